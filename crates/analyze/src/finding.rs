@@ -1,0 +1,180 @@
+//! The finding value every check returns, and the metric a series or matrix holds.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+/// What kind of problem a finding names; serialized lowercase (`"stall"`, `"ceiling"`, …).
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[serde(rename_all = "lowercase")]
+pub enum Kind {
+    Stall,
+    Ceiling,
+    Gap,
+    Outlier,
+    Cache,
+    Sparse,
+    Steady,
+}
+
+impl Kind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Stall => "stall",
+            Kind::Ceiling => "ceiling",
+            Kind::Gap => "gap",
+            Kind::Outlier => "outlier",
+            Kind::Cache => "cache",
+            Kind::Sparse => "sparse",
+            Kind::Steady => "steady",
+        }
+    }
+}
+
+impl fmt::Display for Kind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// `info` describes the measurement; `warning` says it may not mean what it seems to.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Info,
+    Warning,
+}
+
+impl fmt::Display for Severity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Severity::Info => "info",
+            Severity::Warning => "warning",
+        })
+    }
+}
+
+/// One named problem with the numbers behind it and what to try next.
+///
+/// `evidence` keys carry their unit as a suffix (`start_s`, `bs_bytes`, `median_iops`); keys
+/// without one are ratios or indices. Values are always finite, so the map survives JSON.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct Finding {
+    pub kind: Kind,
+    pub severity: Severity,
+    /// One line, with units.
+    pub summary: String,
+    pub evidence: BTreeMap<String, f64>,
+    /// What to try next.
+    pub advice: String,
+    /// Index of the result the finding belongs to; the checks leave it `None` because only the
+    /// caller knows which result it passed in.
+    pub result: Option<usize>,
+}
+
+impl Finding {
+    pub(crate) fn new(
+        kind: Kind,
+        severity: Severity,
+        summary: String,
+        advice: impl Into<String>,
+    ) -> Self {
+        Finding {
+            kind,
+            severity,
+            summary,
+            evidence: BTreeMap::new(),
+            advice: advice.into(),
+            result: None,
+        }
+    }
+
+    /// Adds one number to the evidence; a non-finite value is left out rather than stored,
+    /// because JSON has no NaN and a reader cannot act on one.
+    pub(crate) fn with(mut self, key: &str, value: f64) -> Self {
+        if value.is_finite() {
+            self.evidence.insert(key.to_owned(), value);
+        }
+        self
+    }
+
+    /// Ties the finding to the result at `index` in the caller's list.
+    pub fn for_result(mut self, index: usize) -> Self {
+        self.result = Some(index);
+        self
+    }
+}
+
+/// Which measure a series or matrix holds; decides units in summaries and, for [`crate::gaps`],
+/// how an edge cell's expectation is drawn from its one neighbour.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[serde(rename_all = "lowercase")]
+pub enum Metric {
+    /// IOs per second.
+    Iops,
+    /// Bytes per second.
+    Bandwidth,
+}
+
+impl Metric {
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Metric::Iops => "IOPS",
+            Metric::Bandwidth => "bandwidth",
+        }
+    }
+
+    pub(crate) fn format(self, value: f64) -> String {
+        match self {
+            Metric::Iops => format!("{} IOPS", crate::fmt::count(value)),
+            Metric::Bandwidth => crate::fmt::rate(value),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds_and_severities_serialize_lowercase() {
+        let f = Finding::new(Kind::Stall, Severity::Warning, "s".into(), "a").for_result(3);
+        let json = serde_json::to_value(&f).unwrap();
+        assert_eq!(json["kind"], "stall");
+        assert_eq!(json["severity"], "warning");
+        assert_eq!(json["result"], 3);
+        for kind in [
+            Kind::Stall,
+            Kind::Ceiling,
+            Kind::Gap,
+            Kind::Outlier,
+            Kind::Cache,
+            Kind::Sparse,
+            Kind::Steady,
+        ] {
+            let text = serde_json::to_string(&kind).unwrap();
+            assert_eq!(text, format!("\"{}\"", kind.as_str()));
+            assert_eq!(text, text.to_lowercase());
+        }
+        assert_eq!(serde_json::to_string(&Severity::Info).unwrap(), "\"info\"");
+    }
+
+    #[test]
+    fn finding_round_trips_through_json() {
+        let f = Finding::new(Kind::Gap, Severity::Info, "x".into(), "y")
+            .with("bs_bytes", 65536.0)
+            .with("ratio", 0.25);
+        let back: Finding = serde_json::from_str(&serde_json::to_string(&f).unwrap()).unwrap();
+        assert_eq!(back, f);
+    }
+
+    #[test]
+    fn non_finite_evidence_is_left_out() {
+        let f = Finding::new(Kind::Gap, Severity::Info, "x".into(), "y")
+            .with("nan", f64::NAN)
+            .with("inf", f64::INFINITY)
+            .with("ok", 1.0);
+        assert_eq!(f.evidence.keys().collect::<Vec<_>>(), vec!["ok"]);
+    }
+}

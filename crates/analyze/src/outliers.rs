@@ -1,0 +1,118 @@
+//! Outliers: repeats that the statistics (computed elsewhere) flagged, put into words with the mean
+//! with and without them — seed 001 ran each test five times and had to explain one odd run.
+
+use std::collections::BTreeSet;
+
+use crate::fmt::{count, pct};
+use crate::{Finding, Kind, Severity};
+
+const ADVICE: &str = "Check what else ran during that repeat (cron jobs, backups, a RAID scrub or \
+rebuild, TRIM, SSD garbage collection), make sure caches are dropped before every repeat, and add \
+repeats rather than dropping this one silently; report the mean both ways, as seed 001 did.";
+
+/// One finding per index in `outlier_indices` that points at a finite value of `values` (the
+/// repeats of one measurement of `metric`, e.g. "read IOPS"). Indices out of range or repeated
+/// are ignored, as are non-finite values, which count towards neither mean.
+///
+/// Evidence: `repeat` (index), `value`, `mean` (all finite repeats), `mean_without` (without any
+/// flagged repeat; left out when nothing remains) and `shift_frac` = mean / mean_without − 1.
+pub fn outliers(metric: &str, values: &[f64], outlier_indices: &[usize]) -> Vec<Finding> {
+    let flagged: BTreeSet<usize> = outlier_indices
+        .iter()
+        .copied()
+        .filter(|&i| values.get(i).is_some_and(|v| v.is_finite()))
+        .collect();
+    let finite = |i: &usize| values[*i].is_finite();
+    let all: Vec<usize> = (0..values.len()).filter(finite).collect();
+    let kept: Vec<usize> = all
+        .iter()
+        .copied()
+        .filter(|i| !flagged.contains(i))
+        .collect();
+    let mean_of = |idx: &[usize]| {
+        (!idx.is_empty()).then(|| idx.iter().map(|&i| values[i]).sum::<f64>() / idx.len() as f64)
+    };
+    let Some(mean) = mean_of(&all) else {
+        return Vec::new();
+    };
+    let without = mean_of(&kept);
+
+    flagged
+        .into_iter()
+        .map(|i| {
+            let value = values[i];
+            let summary = match without {
+                Some(w) => format!(
+                    "repeat {} of {}: {} {metric}, {} off the mean of the others ({} {metric}; {} \
+                     with it)",
+                    i + 1,
+                    values.len(),
+                    count(value),
+                    pct(((value - w) / w).abs()),
+                    count(w),
+                    count(mean)
+                ),
+                None => format!(
+                    "repeat {} of {}: {} {metric}, and every repeat was flagged (mean {} {metric})",
+                    i + 1,
+                    values.len(),
+                    count(value),
+                    count(mean)
+                ),
+            };
+            let mut f = Finding::new(Kind::Outlier, Severity::Warning, summary, ADVICE)
+                .with("repeat", i as f64)
+                .with("value", value)
+                .with("mean", mean);
+            if let Some(w) = without {
+                f = f.with("mean_without", w).with("shift_frac", mean / w - 1.0);
+            }
+            f
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_outlier_with_both_means() {
+        let values = [100.0, 102.0, 98.0, 40.0, 100.0];
+        let found = outliers("fsync/s", &values, &[3]);
+        assert_eq!(found.len(), 1);
+        let f = &found[0];
+        assert_eq!(f.kind, Kind::Outlier);
+        assert_eq!(f.evidence["repeat"], 3.0);
+        assert_eq!(f.evidence["value"], 40.0);
+        assert!((f.evidence["mean"] - 88.0).abs() < 1e-12);
+        assert!((f.evidence["mean_without"] - 100.0).abs() < 1e-12);
+        assert!((f.evidence["shift_frac"] - (-0.12)).abs() < 1e-12);
+        assert!(f.summary.contains("repeat 4 of 5"), "{}", f.summary);
+        assert!(f.summary.contains("fsync/s"));
+    }
+
+    #[test]
+    fn mean_without_leaves_out_every_flagged_repeat() {
+        let values = [10.0, 50.0, 10.0, 90.0];
+        let found = outliers("IOPS", &values, &[3, 1, 3]);
+        assert_eq!(found.len(), 2);
+        assert_eq!(found[0].evidence["repeat"], 1.0);
+        assert_eq!(found[1].evidence["repeat"], 3.0);
+        for f in &found {
+            assert_eq!(f.evidence["mean_without"], 10.0);
+            assert_eq!(f.evidence["mean"], 40.0);
+        }
+    }
+
+    #[test]
+    fn bad_indices_and_values_are_skipped() {
+        assert!(outliers("IOPS", &[], &[0]).is_empty());
+        assert!(outliers("IOPS", &[1.0, 2.0], &[]).is_empty());
+        assert!(outliers("IOPS", &[1.0, f64::NAN], &[1, 7]).is_empty());
+        let all = outliers("IOPS", &[1.0, 3.0], &[0, 1]);
+        assert_eq!(all.len(), 2);
+        assert!(!all[0].evidence.contains_key("mean_without"));
+        assert_eq!(all[0].evidence["mean"], 2.0);
+    }
+}

@@ -1,0 +1,370 @@
+//! Stalls: stretches of a run in which (almost) no IO completed — seed 000's "file system freezes
+//! in the order of 10 seconds" that averages hide.
+//!
+//! Rule: the run's completions per bin are compared with a reference rate, the median rate of the
+//! bins that completed any IO (zero bins are left out so that a run frozen for more than half its
+//! time still has a reference). A bin is stalled when it is empty or below `stall_frac` of the
+//! reference. Runs of stalled bins separated by one bin are merged when both sides span at least
+//! two bins, so a freeze interrupted by a trickle of completions is one stall while a merely
+//! bursty device is not one long stall. Stalls shorter than `stall_min_s` are dropped.
+//!
+//! At low rates an empty 0.1 s bin is ordinary Poisson chance (at 10 IOPS a third of all bins are
+//! empty), so bins are first widened by doubling until the median non-empty bin holds
+//! `stall_min_count` IOs; the width used is reported as `bin_s` and bounds the timing error.
+
+use crate::fmt::{count, pct, secs};
+use crate::{Finding, Kind, Severity, Thresholds};
+
+const ADVICE: &str = "Freezes like this usually come from a cache flush in the RAID controller or \
+drive, SSD garbage collection, or a journal commit in the file system (seed 000 saw ~10 s freezes \
+once heavy writes had filled the controller's cache). Rerun while watching `iostat -x 1` and the \
+kernel log, then compare with the controller's write cache off, another file system, or a longer \
+run to see whether the freezes repeat.";
+
+/// Finds stalls in `fine_ios`, the IOs completed per bin of `bin_s` seconds over the measured run.
+///
+/// Evidence: `start_s`, `duration_s` (from the start of `fine_ios`), `depth` (rate during the
+/// stall / reference rate, 0 = nothing completed), `median_iops` (the reference rate) and `bin_s`
+/// (the bin width judged). A run with no IO at all is one finding covering it. Empty input or a
+/// bin width that is not a positive number gives no findings.
+pub fn stalls(fine_ios: &[u32], bin_s: f64, th: &Thresholds) -> Vec<Finding> {
+    if fine_ios.is_empty() || !(bin_s.is_finite() && bin_s > 0.0) {
+        return Vec::new();
+    }
+    let run_s = fine_ios.len() as f64 * bin_s;
+    if fine_ios.iter().all(|&c| c == 0) {
+        return vec![Finding::new(
+            Kind::Stall,
+            Severity::Warning,
+            format!("no IO completed during the whole {} run", secs(run_s)),
+            "Nothing completed at all: check that the device answers (dmesg, the controller's \
+             event log) and that the engine submitted IO, e.g. with a short run on the null engine.",
+        )
+        .with("start_s", 0.0)
+        .with("duration_s", run_s)
+        .with("depth", 0.0)
+        .with("median_iops", 0.0)
+        .with("bin_s", bin_s)];
+    }
+
+    let k = bins_per_window(fine_ios, th.stall_min_count);
+    let width_s = k as f64 * bin_s;
+    let windows: Vec<u64> = fine_ios
+        .chunks(k)
+        .map(|c| c.iter().map(|&v| u64::from(v)).sum())
+        .collect();
+    // The last window may be partial, so compare rates rather than counts.
+    let rates: Vec<f64> = fine_ios
+        .chunks(k)
+        .zip(&windows)
+        .map(|(c, &ios)| ios as f64 / (c.len() as f64 * bin_s))
+        .collect();
+    let busy: Vec<f64> = rates
+        .iter()
+        .zip(&windows)
+        .filter(|(_, &ios)| ios > 0)
+        .map(|(&r, _)| r)
+        .collect();
+    let Some(reference) = median(busy) else {
+        return Vec::new();
+    };
+    let limit = th.stall_frac * reference;
+    let stalled: Vec<bool> = rates
+        .iter()
+        .zip(&windows)
+        .map(|(&r, &ios)| ios == 0 || r < limit)
+        .collect();
+
+    let mut findings = Vec::new();
+    for (first, end) in merge(runs(&stalled)) {
+        let start = first * k;
+        let stop = (end * k).min(fine_ios.len());
+        let duration_s = (stop - start) as f64 * bin_s;
+        // A tolerance of a thousandth of a bin keeps 5 × 0.1 s from missing 0.5 s by rounding.
+        if !(duration_s >= th.stall_min_s - bin_s * 1e-3) {
+            continue;
+        }
+        let ios: u64 = fine_ios[start..stop].iter().map(|&v| u64::from(v)).sum();
+        let depth = ios as f64 / duration_s / reference;
+        let start_s = start as f64 * bin_s;
+        let summary = if ios == 0 {
+            format!(
+                "no IO completed for {} from {} into the run (median {} IOPS)",
+                secs(duration_s),
+                secs(start_s),
+                count(reference)
+            )
+        } else {
+            format!(
+                "IO stalled for {} from {} into the run at {} of the median {} IOPS",
+                secs(duration_s),
+                secs(start_s),
+                pct(depth),
+                count(reference)
+            )
+        };
+        findings.push(
+            Finding::new(Kind::Stall, Severity::Warning, summary, ADVICE)
+                .with("start_s", start_s)
+                .with("duration_s", duration_s)
+                .with("depth", depth)
+                .with("median_iops", reference)
+                .with("bin_s", width_s),
+        );
+    }
+    findings
+}
+
+/// The narrowest window, in fine bins, at which the median non-empty window holds `min_count`
+/// IOs, or the whole run if the run is too slow for that. Doubling finds a wide enough window in
+/// log n steps; a binary search below it then narrows it, since a wide window blurs the timing.
+fn bins_per_window(fine_ios: &[u32], min_count: u32) -> usize {
+    let n = fine_ios.len();
+    let enough = |k: usize| {
+        let sums: Vec<f64> = fine_ios
+            .chunks(k)
+            .map(|c| c.iter().map(|&v| u64::from(v)).sum::<u64>())
+            .filter(|&s| s > 0)
+            .map(|s| s as f64)
+            .collect();
+        median(sums).is_some_and(|m| m >= f64::from(min_count))
+    };
+    let (mut lo, mut hi) = (0usize, 1usize);
+    while !enough(hi) {
+        if hi >= n {
+            return n;
+        }
+        lo = hi;
+        hi = hi.saturating_mul(2).min(n);
+    }
+    // `hi` is enough and `lo` is not (or is zero); the median is not strictly monotone in the
+    // width, so this finds a narrow width that is enough, not necessarily the narrowest.
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if enough(mid) {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    hi
+}
+
+/// Maximal runs of `true` as half-open index ranges.
+fn runs(flags: &[bool]) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let mut start = None;
+    for (i, &f) in flags.iter().enumerate() {
+        match (f, start) {
+            (true, None) => start = Some(i),
+            (false, Some(s)) => {
+                out.push((s, i));
+                start = None;
+            }
+            _ => {}
+        }
+    }
+    if let Some(s) = start {
+        out.push((s, flags.len()));
+    }
+    out
+}
+
+/// Joins runs split by a single bin when both sides are at least two bins long.
+fn merge(runs: Vec<(usize, usize)>) -> Vec<(usize, usize)> {
+    let mut out: Vec<(usize, usize)> = Vec::with_capacity(runs.len());
+    // Length of the run that last joined `out.last()`, so that a merge judges the side next to
+    // the noisy bin rather than everything merged before it.
+    let mut last_side = 0;
+    for (s, e) in runs {
+        if let Some(prev) = out.last_mut() {
+            if s == prev.1 + 1 && last_side >= 2 && e - s >= 2 {
+                prev.1 = e;
+                last_side = e - s;
+                continue;
+            }
+        }
+        out.push((s, e));
+        last_side = e - s;
+    }
+    out
+}
+
+fn median(mut v: Vec<f64>) -> Option<f64> {
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(f64::total_cmp);
+    let mid = v.len() / 2;
+    Some(if v.len() % 2 == 1 {
+        v[mid]
+    } else {
+        (v[mid - 1] + v[mid]) / 2.0
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `seconds` at `iops` in 0.1 s bins, with the bins in `[from_s, to_s)` replaced by `during`.
+    fn run(seconds: f64, iops: u32, from_s: f64, to_s: f64, during: u32) -> Vec<u32> {
+        let bins = (seconds * 10.0).round() as usize;
+        (0..bins)
+            .map(|i| {
+                let t = i as f64 / 10.0;
+                if t + 1e-9 >= from_s && t + 1e-9 < to_s {
+                    during
+                } else {
+                    iops / 10
+                }
+            })
+            .collect()
+    }
+
+    fn assert_near(got: f64, want: f64, tol: f64) {
+        assert!((got - want).abs() <= tol, "got {got}, want {want} ± {tol}");
+    }
+
+    #[test]
+    fn ten_second_freeze_is_timed_within_half_a_second() {
+        let ios = run(30.0, 1000, 12.0, 22.0, 0);
+        let found = stalls(&ios, 0.1, &Thresholds::default());
+        assert_eq!(found.len(), 1, "{found:?}");
+        let f = &found[0];
+        assert_eq!(f.kind, Kind::Stall);
+        assert_near(f.evidence["start_s"], 12.0, 0.5);
+        assert_near(f.evidence["duration_s"], 10.0, 0.5);
+        assert_eq!(f.evidence["depth"], 0.0);
+        assert_near(f.evidence["median_iops"], 1000.0, 1e-9);
+    }
+
+    #[test]
+    fn empty_input_gives_nothing() {
+        assert!(stalls(&[], 0.1, &Thresholds::default()).is_empty());
+    }
+
+    #[test]
+    fn bad_bin_width_gives_nothing() {
+        let ios = run(5.0, 1000, 1.0, 3.0, 0);
+        for bin_s in [0.0, -0.1, f64::NAN, f64::INFINITY] {
+            assert!(stalls(&ios, bin_s, &Thresholds::default()).is_empty());
+        }
+    }
+
+    #[test]
+    fn all_zeros_is_one_finding_over_the_whole_run() {
+        let found = stalls(&[0; 50], 0.1, &Thresholds::default());
+        assert_eq!(found.len(), 1);
+        assert_near(found[0].evidence["start_s"], 0.0, 1e-9);
+        assert_near(found[0].evidence["duration_s"], 5.0, 1e-9);
+        assert_eq!(found[0].evidence["depth"], 0.0);
+    }
+
+    #[test]
+    fn stall_at_the_very_start() {
+        let ios = run(20.0, 2000, 0.0, 3.0, 0);
+        let found = stalls(&ios, 0.1, &Thresholds::default());
+        assert_eq!(found.len(), 1);
+        assert_near(found[0].evidence["start_s"], 0.0, 0.5);
+        assert_near(found[0].evidence["duration_s"], 3.0, 0.5);
+    }
+
+    #[test]
+    fn stall_at_the_very_end() {
+        let ios = run(20.0, 2000, 17.5, 20.0, 0);
+        let found = stalls(&ios, 0.1, &Thresholds::default());
+        assert_eq!(found.len(), 1);
+        let f = &found[0];
+        assert_near(f.evidence["start_s"], 17.5, 0.5);
+        assert_near(f.evidence["start_s"] + f.evidence["duration_s"], 20.0, 1e-9);
+    }
+
+    #[test]
+    fn a_trickle_below_the_limit_is_a_stall_with_its_depth() {
+        // 5 IOs per bin against a median of 100: 5% of the median, under the 10% limit.
+        let ios = run(30.0, 1000, 10.0, 12.0, 5);
+        let found = stalls(&ios, 0.1, &Thresholds::default());
+        assert_eq!(found.len(), 1);
+        assert_near(found[0].evidence["depth"], 0.05, 1e-9);
+    }
+
+    #[test]
+    fn a_dip_above_the_limit_is_not_a_stall() {
+        let ios = run(30.0, 1000, 10.0, 15.0, 20);
+        assert!(stalls(&ios, 0.1, &Thresholds::default()).is_empty());
+    }
+
+    #[test]
+    fn short_stalls_are_dropped() {
+        let ios = run(30.0, 1000, 10.0, 10.4, 0);
+        assert!(stalls(&ios, 0.1, &Thresholds::default()).is_empty());
+        let ios = run(30.0, 1000, 10.0, 10.5, 0);
+        assert_eq!(stalls(&ios, 0.1, &Thresholds::default()).len(), 1);
+    }
+
+    #[test]
+    fn one_noisy_bin_does_not_split_a_freeze() {
+        let mut ios = run(30.0, 1000, 12.0, 22.0, 0);
+        ios[170] = 300; // a burst of held-back completions in the middle of the freeze
+        let found = stalls(&ios, 0.1, &Thresholds::default());
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_near(found[0].evidence["start_s"], 12.0, 0.5);
+        assert_near(found[0].evidence["duration_s"], 10.0, 0.5);
+    }
+
+    #[test]
+    fn two_separate_freezes_stay_two() {
+        let mut ios = run(30.0, 1000, 5.0, 7.0, 0);
+        for b in &mut ios[200..230] {
+            *b = 0;
+        }
+        let found = stalls(&ios, 0.1, &Thresholds::default());
+        assert_eq!(found.len(), 2);
+        assert_near(found[0].evidence["start_s"], 5.0, 0.5);
+        assert_near(found[1].evidence["start_s"], 20.0, 0.5);
+        assert_near(found[1].evidence["duration_s"], 3.0, 0.5);
+    }
+
+    #[test]
+    fn alternating_empty_bins_are_not_one_long_stall() {
+        let ios: Vec<u32> = (0..300).map(|i| if i % 2 == 0 { 0 } else { 200 }).collect();
+        assert!(stalls(&ios, 0.1, &Thresholds::default()).is_empty());
+    }
+
+    #[test]
+    fn slow_runs_are_judged_on_wider_bins() {
+        // 5 IOPS in 0.1 s bins: at such rates runs of empty bins are common by chance. This
+        // deterministic stand-in puts 2 IOs in every fourth bin, with 0.3 s of empty bins
+        // between that are no stall, then a real 5 s freeze.
+        let mut ios: Vec<u32> = (0..600).map(|i| if i % 4 == 0 { 2 } else { 0 }).collect();
+        for b in &mut ios[300..350] {
+            *b = 0;
+        }
+        let found = stalls(&ios, 0.1, &Thresholds::default());
+        assert_eq!(found.len(), 1, "{found:?}");
+        let f = &found[0];
+        assert!(f.evidence["bin_s"] > 0.1);
+        // Timing is only as good as the widened bin.
+        assert_near(f.evidence["start_s"], 30.0, f.evidence["bin_s"]);
+        assert_near(f.evidence["duration_s"], 5.0, 2.0 * f.evidence["bin_s"]);
+    }
+
+    #[test]
+    fn a_run_frozen_most_of_the_time_keeps_its_reference() {
+        // 70% of the run frozen: the median of all bins would be zero.
+        let ios = run(10.0, 1000, 2.0, 9.0, 0);
+        let found = stalls(&ios, 0.1, &Thresholds::default());
+        assert_eq!(found.len(), 1);
+        assert_near(found[0].evidence["median_iops"], 1000.0, 1e-9);
+        assert_near(found[0].evidence["duration_s"], 7.0, 0.5);
+    }
+
+    #[test]
+    fn merge_needs_two_bins_on_each_side() {
+        assert_eq!(merge(vec![(0, 3), (4, 6)]), vec![(0, 6)]);
+        assert_eq!(merge(vec![(0, 1), (2, 6)]), vec![(0, 1), (2, 6)]);
+        assert_eq!(merge(vec![(0, 3), (5, 8)]), vec![(0, 3), (5, 8)]);
+        assert_eq!(merge(vec![(0, 3), (4, 6), (7, 9)]), vec![(0, 9)]);
+    }
+}

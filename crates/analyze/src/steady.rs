@@ -1,0 +1,197 @@
+//! Steady state: whether a run's IOPS had settled before it was measured, by the steady-state
+//! test of the SNIA Solid State Storage Performance Test Specification (SSS PTS; the same
+//! definition of Steady State from PTS Enterprise 1.0 of 2011 to PTS 2.0.2 of 2020): over a
+//! measurement window of the last 5 rounds,
+//! - the data excursion, max − min, is at most 20% of the window's mean, and
+//! - the slope excursion of the least-squares line, |slope| × (window − 1), is at most 10% of it.
+//!
+//! SNIA's rounds are whole passes of a workload; here they are the run's reporting intervals, so
+//! the test says whether the last intervals agree, not that the device was preconditioned.
+
+use crate::fmt::{count, pct};
+use crate::{Finding, Kind, Severity, Thresholds};
+
+/// Intervals in the SNIA PTS measurement window.
+pub const STEADY_WINDOW: usize = 5;
+
+const DRIFTING: &str = "The device had not settled: run longer, or precondition it first (SNIA \
+PTS writes the device twice over with the workload before measuring) until the last intervals \
+agree. SSD write results in particular fall for minutes once the spare area is used up.";
+
+/// Applies the SNIA PTS test to the last `window` values of `per_interval_iops` (one value per
+/// interval of `interval_s` seconds). A `window` under 2 is taken as 2, the least a slope needs.
+/// Empty input, or a non-finite value inside the window, gives no finding; fewer intervals than
+/// the window gives a warning that the run is too short to judge.
+///
+/// Evidence: `window`, `window_mean_iops`, `excursion_iops`, `slope_excursion_iops`,
+/// `slope_iops_per_interval`, and when the mean is positive `excursion_frac` and
+/// `slope_excursion_frac`; with a valid `interval_s` also `slope_iops_per_s` and `window_start_s`.
+pub fn steady(
+    per_interval_iops: &[f64],
+    interval_s: f64,
+    window: usize,
+    th: &Thresholds,
+) -> Vec<Finding> {
+    let window = window.max(2);
+    let n = per_interval_iops.len();
+    if n == 0 {
+        return Vec::new();
+    }
+    if n < window {
+        return vec![Finding::new(
+            Kind::Steady,
+            Severity::Warning,
+            format!("cannot judge steady state: {n} intervals, the test needs {window}"),
+            "Run longer, so that the last intervals can show whether the device settled.",
+        )
+        .with("window", window as f64)
+        .with("intervals", n as f64)];
+    }
+    let ys = &per_interval_iops[n - window..];
+    if ys.iter().any(|y| !y.is_finite()) {
+        return Vec::new();
+    }
+
+    let w = window as f64;
+    let mean = ys.iter().sum::<f64>() / w;
+    let (lo, hi) = ys
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &y| {
+            (lo.min(y), hi.max(y))
+        });
+    let excursion = hi - lo;
+    let x_mean = (w - 1.0) / 2.0;
+    let (sxy, sxx) = ys
+        .iter()
+        .enumerate()
+        .fold((0.0, 0.0), |(sxy, sxx), (i, &y)| {
+            let dx = i as f64 - x_mean;
+            (sxy + dx * (y - mean), sxx + dx * dx)
+        });
+    let slope = sxy / sxx;
+    let slope_excursion = slope.abs() * (w - 1.0);
+    let limit = mean.abs();
+    let flat = excursion <= th.steady_excursion * limit;
+    let level = slope_excursion <= th.steady_slope * limit;
+    let valid_interval = interval_s.is_finite() && interval_s > 0.0;
+    let per_s = if valid_interval {
+        format!("{} IOPS/s", count(slope / interval_s))
+    } else {
+        format!("{} IOPS per interval", count(slope))
+    };
+
+    let share = |v: f64| {
+        if limit > 0.0 {
+            pct(v / limit)
+        } else {
+            "all".to_owned()
+        }
+    };
+    let f = if flat && level {
+        Finding::new(
+            Kind::Steady,
+            Severity::Info,
+            format!(
+                "steady state: the last {window} intervals span {} (limit {}) and the trend {} \
+                 (limit {}) of the mean {} IOPS",
+                share(excursion),
+                pct(th.steady_excursion),
+                share(slope_excursion),
+                pct(th.steady_slope),
+                count(mean)
+            ),
+            "The last intervals agree by the SNIA PTS test; results from them are a fair \
+             steady-state measurement.",
+        )
+    } else {
+        Finding::new(
+            Kind::Steady,
+            Severity::Warning,
+            format!(
+                "still drifting: IOPS changes by {per_s} over the last {window} intervals \
+                 (range {} of the mean {} IOPS, limit {}; trend {}, limit {})",
+                share(excursion),
+                count(mean),
+                pct(th.steady_excursion),
+                share(slope_excursion),
+                pct(th.steady_slope)
+            ),
+            DRIFTING,
+        )
+    };
+    let mut f = f
+        .with("window", w)
+        .with("window_mean_iops", mean)
+        .with("excursion_iops", excursion)
+        .with("slope_excursion_iops", slope_excursion)
+        .with("slope_iops_per_interval", slope);
+    if limit > 0.0 {
+        f = f
+            .with("excursion_frac", excursion / limit)
+            .with("slope_excursion_frac", slope_excursion / limit);
+    }
+    if valid_interval {
+        f = f
+            .with("slope_iops_per_s", slope / interval_s)
+            .with("window_start_s", (n - window) as f64 * interval_s);
+    }
+    vec![f]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_settled_series_is_steady() {
+        // Falls from 30,000 and settles around 10,000 ± 2%.
+        let mut series = vec![30_000.0, 20_000.0, 14_000.0, 11_000.0];
+        series.extend([10_100.0, 9_900.0, 10_200.0, 9_800.0, 10_000.0]);
+        let found = steady(&series, 60.0, STEADY_WINDOW, &Thresholds::default());
+        assert_eq!(found.len(), 1);
+        let f = &found[0];
+        assert_eq!(f.kind, Kind::Steady);
+        assert_eq!(f.severity, Severity::Info);
+        assert!((f.evidence["window_mean_iops"] - 10_000.0).abs() < 1e-9);
+        assert!((f.evidence["excursion_iops"] - 400.0).abs() < 1e-9);
+        assert_eq!(f.evidence["window_start_s"], 4.0 * 60.0);
+    }
+
+    #[test]
+    fn a_linear_drift_is_still_drifting_with_its_slope() {
+        // Falls 300 IOPS per 10 s interval: 30 IOPS/s.
+        let series: Vec<f64> = (0..12).map(|i| 12_000.0 - 300.0 * i as f64).collect();
+        let found = steady(&series, 10.0, STEADY_WINDOW, &Thresholds::default());
+        assert_eq!(found.len(), 1);
+        let f = &found[0];
+        assert_eq!(f.severity, Severity::Warning);
+        assert!((f.evidence["slope_iops_per_s"] + 30.0).abs() < 1e-9);
+        assert!((f.evidence["slope_iops_per_interval"] + 300.0).abs() < 1e-9);
+        // Last 5: 9,300 … 8,100, mean 8,700; slope excursion 1,200 = 13.8% > 10%.
+        assert!((f.evidence["slope_excursion_iops"] - 1_200.0).abs() < 1e-9);
+        assert!((f.evidence["slope_excursion_frac"] - 1_200.0 / 8_700.0).abs() < 1e-12);
+        assert!(f.summary.contains("still drifting"));
+        assert!(f.summary.contains("-30 IOPS/s"), "{}", f.summary);
+    }
+
+    #[test]
+    fn wide_swings_without_trend_fail_the_excursion_test() {
+        let series = [10_000.0, 13_000.0, 10_000.0, 13_000.0, 10_000.0];
+        let found = steady(&series, 1.0, STEADY_WINDOW, &Thresholds::default());
+        assert_eq!(found[0].severity, Severity::Warning);
+        assert_eq!(found[0].evidence["slope_iops_per_interval"], 0.0);
+    }
+
+    #[test]
+    fn short_and_empty_series() {
+        let th = Thresholds::default();
+        assert!(steady(&[], 1.0, STEADY_WINDOW, &th).is_empty());
+        let short = steady(&[1.0, 2.0], 1.0, STEADY_WINDOW, &th);
+        assert_eq!(short.len(), 1);
+        assert_eq!(short[0].severity, Severity::Warning);
+        assert!(steady(&[1.0, f64::NAN, 1.0, 1.0, 1.0], 1.0, STEADY_WINDOW, &th).is_empty());
+        // Window 0 is taken as 2.
+        let two = steady(&[5.0, 5.0], 1.0, 0, &th);
+        assert_eq!(two[0].severity, Severity::Info);
+    }
+}

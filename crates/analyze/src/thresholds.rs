@@ -1,0 +1,180 @@
+//! The limits every check compares against, with their defaults (tabled in the crate doc) and the
+//! check of values a user typed.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+/// Limits for all checks. `#[serde(default)]` lets a stored or typed configuration name only the
+/// fields it changes.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[serde(default)]
+pub struct Thresholds {
+    /// A bin is stalled when its rate is below this fraction of the run's median rate.
+    pub stall_frac: f64,
+    /// Shortest stall reported, in seconds.
+    pub stall_min_s: f64,
+    /// IOs a bin must hold at the median rate before single bins are judged; slower runs are
+    /// judged on wider bins, because at a few IOs per bin empty bins are ordinary chance.
+    pub stall_min_count: u32,
+    /// Growth per doubling of x below which a metric counts as flat.
+    pub ceiling_gain: f64,
+    /// Doublings of x a flat stretch must span to be called a ceiling.
+    pub ceiling_min_doublings: f64,
+    /// Latency growing at least as x^this across a ceiling means a saturated fixed limit.
+    pub ceiling_lat_elasticity: f64,
+    /// A matrix cell below this fraction of its neighbours' trend is a gap.
+    pub gap_frac: f64,
+    /// Buffered IO measures the disk only with a working set above this many times RAM.
+    pub cache_ram_factor: f64,
+    /// Read bandwidth above the device maximum times this was served by a cache.
+    pub cache_bw_margin: f64,
+    /// A read target with more than this fraction in holes or unwritten extents is sparse.
+    pub sparse_frac: f64,
+    /// SNIA PTS data excursion limit, as a fraction of the window mean.
+    pub steady_excursion: f64,
+    /// SNIA PTS slope excursion limit, as a fraction of the window mean.
+    pub steady_slope: f64,
+}
+
+impl Default for Thresholds {
+    fn default() -> Self {
+        Thresholds {
+            stall_frac: 0.1,
+            stall_min_s: 0.5,
+            stall_min_count: 10,
+            ceiling_gain: 0.05,
+            ceiling_min_doublings: 2.0,
+            ceiling_lat_elasticity: 0.5,
+            gap_frac: 0.5,
+            cache_ram_factor: 2.0,
+            cache_bw_margin: 1.1,
+            sparse_frac: 0.01,
+            steady_excursion: 0.2,
+            steady_slope: 0.1,
+        }
+    }
+}
+
+/// A threshold outside the range where its check means anything.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ThresholdError {
+    pub name: &'static str,
+    pub value: f64,
+    pub expected: &'static str,
+}
+
+impl fmt::Display for ThresholdError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "threshold {} = {} is out of range: expected {}",
+            self.name, self.value, self.expected
+        )
+    }
+}
+
+impl std::error::Error for ThresholdError {}
+
+impl Thresholds {
+    /// Checks every field; the checks themselves never panic on bad values, but a typo such as
+    /// `gap_frac = 5` would silently flag every cell, so the CLI should refuse it up front.
+    pub fn validate(&self) -> Result<(), ThresholdError> {
+        const FRACTION: &str = "a number between 0 and 1";
+        const POSITIVE: &str = "a finite number above 0";
+        let checks: [(&'static str, f64, &'static str, fn(f64) -> bool); 11] = [
+            ("stall_frac", self.stall_frac, FRACTION, unit_interval),
+            ("stall_min_s", self.stall_min_s, POSITIVE, positive),
+            ("ceiling_gain", self.ceiling_gain, FRACTION, unit_interval),
+            (
+                "ceiling_min_doublings",
+                self.ceiling_min_doublings,
+                POSITIVE,
+                positive,
+            ),
+            (
+                "ceiling_lat_elasticity",
+                self.ceiling_lat_elasticity,
+                FRACTION,
+                unit_interval,
+            ),
+            ("gap_frac", self.gap_frac, FRACTION, unit_interval),
+            (
+                "cache_ram_factor",
+                self.cache_ram_factor,
+                "a finite number of at least 1",
+                |v| v.is_finite() && v >= 1.0,
+            ),
+            (
+                "cache_bw_margin",
+                self.cache_bw_margin,
+                "a finite number of at least 1",
+                |v| v.is_finite() && v >= 1.0,
+            ),
+            ("sparse_frac", self.sparse_frac, FRACTION, unit_interval),
+            (
+                "steady_excursion",
+                self.steady_excursion,
+                FRACTION,
+                unit_interval,
+            ),
+            ("steady_slope", self.steady_slope, FRACTION, unit_interval),
+        ];
+        for (name, value, expected, ok) in checks {
+            if !ok(value) {
+                return Err(ThresholdError {
+                    name,
+                    value,
+                    expected,
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+fn unit_interval(v: f64) -> bool {
+    (0.0..=1.0).contains(&v)
+}
+
+fn positive(v: f64) -> bool {
+    v.is_finite() && v > 0.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_valid() {
+        assert_eq!(Thresholds::default().validate(), Ok(()));
+    }
+
+    #[test]
+    fn out_of_range_values_are_refused_by_name() {
+        let th = Thresholds {
+            gap_frac: 5.0,
+            ..Thresholds::default()
+        };
+        assert_eq!(th.validate().unwrap_err().name, "gap_frac");
+        let th = Thresholds {
+            stall_min_s: f64::NAN,
+            ..Thresholds::default()
+        };
+        let err = th.validate().unwrap_err();
+        assert_eq!(err.name, "stall_min_s");
+        assert!(err.to_string().contains("stall_min_s"));
+        let th = Thresholds {
+            cache_ram_factor: 0.5,
+            ..Thresholds::default()
+        };
+        assert_eq!(th.validate().unwrap_err().name, "cache_ram_factor");
+    }
+
+    #[test]
+    fn partial_configuration_keeps_other_defaults() {
+        let th: Thresholds = serde_json::from_str(r#"{"gap_frac": 0.3}"#).unwrap();
+        assert_eq!(th.gap_frac, 0.3);
+        assert_eq!(th.stall_min_s, Thresholds::default().stall_min_s);
+    }
+}

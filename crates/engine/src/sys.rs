@@ -1,0 +1,172 @@
+//! Thin, safe wrappers over the few system calls std does not offer.
+
+use std::fs::File;
+use std::io;
+use std::os::fd::AsRawFd;
+use std::time::Duration;
+
+/// User and system CPU time.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct CpuTimes {
+    pub user: Duration,
+    pub sys: Duration,
+}
+
+impl CpuTimes {
+    pub fn since(self, earlier: CpuTimes) -> CpuTimes {
+        CpuTimes {
+            user: self.user.saturating_sub(earlier.user),
+            sys: self.sys.saturating_sub(earlier.sys),
+        }
+    }
+}
+
+fn rusage(who: libc::c_int) -> CpuTimes {
+    let mut ru = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+    // SAFETY: getrusage writes a struct rusage into the pointer we pass; zeroed is a valid value.
+    let rc = unsafe { libc::getrusage(who, ru.as_mut_ptr()) };
+    if rc != 0 {
+        return CpuTimes::default();
+    }
+    // SAFETY: initialised by zeroed() and filled by the kernel.
+    let ru = unsafe { ru.assume_init() };
+    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, (t.tv_usec as u32) * 1000);
+    CpuTimes {
+        user: tv(ru.ru_utime),
+        sys: tv(ru.ru_stime),
+    }
+}
+
+/// CPU time of the whole process (all threads).
+pub fn process_cpu() -> CpuTimes {
+    rusage(libc::RUSAGE_SELF)
+}
+
+/// CPU time of the calling thread.
+pub fn thread_cpu() -> CpuTimes {
+    rusage(libc::RUSAGE_THREAD)
+}
+
+// From <linux/fs.h>: _IOR(0x12, 114, size_t); libc does not export it.
+const BLKGETSIZE64: libc::Ioctl = 0x8008_1272;
+
+/// Size in bytes of a block device (`BLKGETSIZE64`).
+pub fn block_device_size(file: &File) -> io::Result<u64> {
+    let mut size: u64 = 0;
+    // SAFETY: BLKGETSIZE64 writes one u64 through the pointer.
+    let rc = unsafe { libc::ioctl(file.as_raw_fd(), BLKGETSIZE64, &mut size as *mut u64) };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(size)
+}
+
+/// Logical block size of a block device (`BLKSSZGET`).
+pub fn block_device_logical_block_size(file: &File) -> io::Result<u32> {
+    let mut size: libc::c_int = 0;
+    // SAFETY: BLKSSZGET writes one int through the pointer.
+    let rc = unsafe { libc::ioctl(file.as_raw_fd(), libc::BLKSSZGET, &mut size as *mut libc::c_int) };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(size as u32)
+}
+
+/// Bytes of a file that hold data, found by walking SEEK_DATA/SEEK_HOLE. Holes and (on most
+/// file systems) unwritten extents from fallocate read as zeros without touching the disk.
+/// `None` when the file system does not support the walk.
+pub fn data_bytes(file: &File, len: u64) -> Option<u64> {
+    let fd = file.as_raw_fd();
+    let mut pos: i64 = 0;
+    let mut total: u64 = 0;
+    while (pos as u64) < len {
+        // SAFETY: lseek has no memory effects.
+        let data = unsafe { libc::lseek(fd, pos, libc::SEEK_DATA) };
+        if data < 0 {
+            let err = io::Error::last_os_error().raw_os_error();
+            return match err {
+                Some(libc::ENXIO) => Some(total), // no data past pos
+                _ => None,
+            };
+        }
+        // SAFETY: as above.
+        let hole = unsafe { libc::lseek(fd, data, libc::SEEK_HOLE) };
+        if hole < 0 {
+            return None;
+        }
+        total += (hole.min(len as i64) - data).max(0) as u64;
+        pos = hole;
+    }
+    Some(total)
+}
+
+/// Asks the kernel to drop this file's pages from the page cache.
+pub fn drop_file_cache(file: &File) -> io::Result<()> {
+    // SAFETY: posix_fadvise has no memory effects.
+    let rc = unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+    if rc != 0 {
+        return Err(io::Error::from_raw_os_error(rc));
+    }
+    Ok(())
+}
+
+/// Free bytes available to an unprivileged user on the file system holding `file`.
+pub fn free_bytes(file: &File) -> io::Result<u64> {
+    let mut st = std::mem::MaybeUninit::<libc::statvfs>::zeroed();
+    // SAFETY: fstatvfs writes one struct statvfs through the pointer.
+    let rc = unsafe { libc::fstatvfs(file.as_raw_fd(), st.as_mut_ptr()) };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: filled by the kernel.
+    let st = unsafe { st.assume_init() };
+    Ok(st.f_bavail as u64 * st.f_frsize as u64)
+}
+
+/// Total physical memory in bytes.
+pub fn total_memory() -> u64 {
+    // SAFETY: sysconf has no memory effects.
+    let pages = unsafe { libc::sysconf(libc::_SC_PHYS_PAGES) };
+    // SAFETY: as above.
+    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    if pages <= 0 || page <= 0 {
+        return 0;
+    }
+    pages as u64 * page as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    #[test]
+    fn cpu_time_grows_with_work() {
+        let before = thread_cpu();
+        let mut x = 0u64;
+        let start = std::time::Instant::now();
+        while start.elapsed() < Duration::from_millis(50) {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
+        }
+        std::hint::black_box(x);
+        let used = thread_cpu().since(before);
+        assert!(used.user + used.sys >= Duration::from_millis(20), "{used:?}");
+        assert!(process_cpu().user >= used.user);
+    }
+
+    #[test]
+    fn data_bytes_sees_holes() {
+        let dir = std::env::temp_dir().join(format!("iogauge-sys-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("sparse");
+        let mut f = File::create(&path).unwrap();
+        f.write_all(&vec![1u8; 1 << 20]).unwrap();
+        f.set_len(64 << 20).unwrap(); // 63 MiB hole after 1 MiB of data
+        f.sync_all().unwrap();
+        let f = File::open(&path).unwrap();
+        if let Some(data) = data_bytes(&f, 64 << 20) {
+            assert!(data >= 1 << 20 && data < 8 << 20, "data bytes {data}");
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

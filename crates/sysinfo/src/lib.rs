@@ -1,0 +1,350 @@
+//! What a run ran on: kernel, CPU, memory, and for the benchmark target its file system, mount
+//! options and the block-device stack down to the physical disks, with each device's queue
+//! settings (scheduler, read-ahead, write cache) and partition alignment.
+//!
+//! Why: a benchmark result means little without "all involved settings for each and every test
+//! run" (seed 004); alignment, IO schedulers and file systems each moved results by large factors
+//! in the studies iogauge grew from (seeds 000 and 004). Everything here is read from `/proc` and
+//! `/sys` without `unsafe` and without external commands. Nothing is guessed: a value the kernel
+//! does not expose is `None` (JSON `null`), and [`capture`] never fails.
+
+mod blockdev;
+mod host;
+mod mountinfo;
+
+use serde::{Deserialize, Serialize};
+use std::os::unix::fs::{FileTypeExt, MetadataExt};
+use std::path::{Path, PathBuf};
+
+/// The machine and, when a target was given, where the benchmark's IO lands.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct SystemInfo {
+    /// Kernel release, as in `uname -r`.
+    pub kernel: Option<String>,
+    pub hostname: Option<String>,
+    /// The first CPU's model name from `/proc/cpuinfo`.
+    pub cpu_model: Option<String>,
+    /// Online logical CPUs (not the process's affinity mask).
+    pub cpu_count: Option<u32>,
+    pub mem_total_bytes: Option<u64>,
+    pub target: Option<TargetInfo>,
+}
+
+/// What kind of thing the target path is.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum TargetKind {
+    File,
+    BlockDevice,
+    Directory,
+    /// Character device, FIFO, socket: nothing iogauge benchmarks, but recorded as found.
+    Other,
+}
+
+/// The benchmark target and everything between it and the disks.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct TargetInfo {
+    /// The path as given to [`capture`].
+    pub path: String,
+    /// `None` when the path does not exist yet (a file the run will create); the file system,
+    /// block size and devices are then those of the nearest existing parent directory.
+    pub kind: Option<TargetKind>,
+    /// File-system type from `/proc/self/mountinfo` (ext4, xfs, btrfs, tmpfs, ...). `None` for a
+    /// block-device target: its IO bypasses any file system, and the device node's own (devtmpfs)
+    /// would only mislead.
+    pub filesystem: Option<String>,
+    pub mount_point: Option<String>,
+    /// What was mounted, e.g. `/dev/sda1` or `tmpfs`.
+    pub mount_source: Option<String>,
+    /// Per-mount options followed by the super-block options not already listed, comma-separated.
+    pub mount_options: Option<String>,
+    /// `st_blksize` of the target, i.e. the file system's preferred IO size for it. This is the
+    /// file-system block size on ext4 and most others, but not guaranteed to be (it is the
+    /// statfs-free way; XFS, for one, may report a larger stripe-derived size).
+    pub fs_block_size: Option<u64>,
+    /// The block-device stack from the device holding the file system (or the target device
+    /// itself) down to the physical disks, depth-first, each device once. Empty for file systems
+    /// without a block device (tmpfs, NFS, overlay).
+    #[serde(default)]
+    pub devices: Vec<BlockDevice>,
+}
+
+/// What a block device is in the stack.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum DeviceRole {
+    /// A whole device with nothing below it that the kernel knows of (SCSI/SATA/NVMe/virtio
+    /// disks, but also zram or nbd).
+    Disk,
+    Partition,
+    Loop,
+    /// Linux software RAID (mdadm).
+    Md,
+    /// Device mapper (LVM, dm-crypt, ...).
+    Dm,
+    /// Built on other devices but neither md nor dm (bcache, drbd, ...).
+    Stacked,
+}
+
+/// One block device and the settings that change how IO to it performs.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct BlockDevice {
+    /// Kernel name, e.g. `sda1`, `nvme0n1`, `loop0`, `md0`, `dm-0`.
+    pub name: String,
+    /// `major:minor`.
+    pub dev: Option<String>,
+    pub role: DeviceRole,
+    /// As the device reports it (`device/model`, `device/vendor`, of the disk for a partition):
+    /// SCSI and ATA give names, virtio gives only a PCI vendor id such as `0x1af4`.
+    pub model: Option<String>,
+    pub vendor: Option<String>,
+    pub size_bytes: Option<u64>,
+    pub rotational: Option<bool>,
+    pub logical_block_size: Option<u32>,
+    pub physical_block_size: Option<u32>,
+    /// `queue/minimum_io_size`: for md/dm the chunk size, the smallest IO without read-modify-write.
+    pub minimum_io_size: Option<u32>,
+    /// `queue/optimal_io_size`: for RAID the full data stripe width; `None` when the device
+    /// reports none (the kernel's 0).
+    pub optimal_io_size: Option<u32>,
+    /// The active IO scheduler (elevator).
+    pub scheduler: Option<String>,
+    #[serde(default)]
+    pub schedulers_available: Vec<String>,
+    pub nr_requests: Option<u32>,
+    pub read_ahead_kb: Option<u32>,
+    /// `queue/write_cache`: "write back" or "write through".
+    pub write_cache: Option<String>,
+    /// `device/queue_depth`, exposed by SCSI/SATA devices only.
+    pub queue_depth: Option<u32>,
+    pub partition_start_bytes: Option<u64>,
+    /// Whether a partition starts on a 1 MiB boundary (the convention that suits SSD erase blocks
+    /// and RAID stripes alike); `None` for anything not a partition.
+    pub aligned_1mib: Option<bool>,
+    /// Whether a partition starts on a physical-block boundary of its disk.
+    pub aligned_physical: Option<bool>,
+    /// e.g. "raid0", "raid6".
+    pub md_level: Option<String>,
+    pub md_chunk_bytes: Option<u64>,
+    /// Kernel names of the devices an md array is built on.
+    #[serde(default)]
+    pub md_members: Vec<String>,
+    pub loop_backing_file: Option<String>,
+    /// Device-mapper name, e.g. `vg0-data` for an LVM volume.
+    pub dm_name: Option<String>,
+}
+
+/// Where the kernel's pseudo file systems are; tests point these at fake trees.
+pub(crate) struct Roots {
+    pub sys: PathBuf,
+    pub proc: PathBuf,
+}
+
+impl Roots {
+    pub(crate) fn live() -> Self {
+        Roots {
+            sys: PathBuf::from("/sys"),
+            proc: PathBuf::from("/proc"),
+        }
+    }
+}
+
+/// Records the machine and, if `target` is given, the file system and device stack under it.
+/// Never fails: whatever cannot be read is `None` or left out.
+pub fn capture(target: Option<&Path>) -> SystemInfo {
+    let roots = Roots::live();
+    SystemInfo {
+        kernel: host::kernel(&roots),
+        hostname: host::hostname(&roots),
+        cpu_model: host::cpu_model(&roots),
+        cpu_count: host::cpu_count(&roots),
+        mem_total_bytes: host::mem_total_bytes(&roots),
+        target: target.map(|path| capture_target(&roots, path)),
+    }
+}
+
+fn capture_target(roots: &Roots, path: &Path) -> TargetInfo {
+    let mut info = TargetInfo {
+        path: path.to_string_lossy().into_owned(),
+        kind: None,
+        filesystem: None,
+        mount_point: None,
+        mount_source: None,
+        mount_options: None,
+        fs_block_size: None,
+        devices: Vec::new(),
+    };
+    let Some((existing, meta, exists)) = nearest_existing(path) else {
+        return info;
+    };
+    let ft = meta.file_type();
+    if exists {
+        info.kind = Some(if ft.is_file() {
+            TargetKind::File
+        } else if ft.is_dir() {
+            TargetKind::Directory
+        } else if ft.is_block_device() {
+            TargetKind::BlockDevice
+        } else {
+            TargetKind::Other
+        });
+    }
+    if exists && ft.is_block_device() {
+        let (major, minor) = blockdev::split_dev(meta.rdev());
+        info.devices = blockdev::stack(roots, major, minor);
+        return info;
+    }
+    let entries = mountinfo::read(roots);
+    let canonical = std::fs::canonicalize(&existing).unwrap_or(existing);
+    let mount = mountinfo::find_mount(&entries, &canonical, blockdev::split_dev(meta.dev()));
+    if let Some(m) = mount {
+        info.filesystem = Some(m.fs_type.clone());
+        info.mount_point = Some(m.mount_point.to_string_lossy().into_owned());
+        info.mount_source = Some(m.source.clone());
+        info.mount_options = Some(m.combined_options());
+    }
+    info.fs_block_size = Some(meta.blksize());
+    if let Some((major, minor)) = blockdev::fs_devnum(roots, meta.dev(), mount) {
+        info.devices = blockdev::stack(roots, major, minor);
+    }
+    info
+}
+
+/// The path itself if it exists, else its nearest existing ancestor, with its metadata and
+/// whether it is the path itself.
+fn nearest_existing(path: &Path) -> Option<(PathBuf, std::fs::Metadata, bool)> {
+    let absolute = std::path::absolute(path).ok()?;
+    let mut candidate = absolute.as_path();
+    loop {
+        if let Ok(meta) = std::fs::metadata(candidate) {
+            return Some((candidate.to_path_buf(), meta, candidate == absolute));
+        }
+        candidate = candidate.parent()?;
+    }
+}
+
+/// The logical block size of the device a file (or the nearest existing parent of a file still
+/// to be created) lives on, or of a block device itself: the unit O_DIRECT offsets and lengths
+/// must be multiples of. `None` when the file system has no block device (tmpfs, NFS).
+pub fn logical_block_size_for(path: &Path) -> Option<u32> {
+    let roots = Roots::live();
+    let (existing, meta, _) = nearest_existing(path)?;
+    let (major, minor) = if meta.file_type().is_block_device() {
+        blockdev::split_dev(meta.rdev())
+    } else {
+        let entries = mountinfo::read(&roots);
+        let canonical = std::fs::canonicalize(&existing).unwrap_or(existing);
+        let mount = mountinfo::find_mount(&entries, &canonical, blockdev::split_dev(meta.dev()));
+        blockdev::fs_devnum(&roots, meta.dev(), mount)?
+    };
+    blockdev::logical_block_size(&roots, major, minor)
+}
+
+/// The mount point if the block device `major:minor`, or any partition of it, is mounted; the
+/// string `[SWAP]` (as lsblk prints it) if it is an active swap area. Used to refuse writing to a
+/// device in use.
+pub fn mount_of_device(major: u32, minor: u32) -> Option<String> {
+    blockdev::mount_of_device(&Roots::live(), major, minor)
+}
+
+/// Kernel names of the devices built on `name` (from `/sys/class/block/<name>/holders`), e.g. the
+/// md array or dm volume a disk belongs to. Empty if none or if `name` is unknown.
+pub fn holders_of(name: &str) -> Vec<String> {
+    blockdev::holders_of(&Roots::live(), name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> SystemInfo {
+        SystemInfo {
+            kernel: Some("6.1.0-test".into()),
+            hostname: None,
+            cpu_model: Some("Some CPU @ 2.0GHz".into()),
+            cpu_count: Some(16),
+            mem_total_bytes: Some(64 << 30),
+            target: Some(TargetInfo {
+                path: "/data/bench file".into(),
+                kind: Some(TargetKind::File),
+                filesystem: Some("xfs".into()),
+                mount_point: Some("/data".into()),
+                mount_source: Some("/dev/md0".into()),
+                mount_options: Some("rw,noatime,attr2".into()),
+                fs_block_size: Some(4096),
+                devices: vec![BlockDevice {
+                    name: "md0".into(),
+                    dev: Some("9:0".into()),
+                    role: DeviceRole::Md,
+                    model: None,
+                    vendor: None,
+                    size_bytes: Some(1 << 40),
+                    rotational: Some(false),
+                    logical_block_size: Some(512),
+                    physical_block_size: Some(4096),
+                    minimum_io_size: Some(524288),
+                    optimal_io_size: Some(2097152),
+                    scheduler: Some("none".into()),
+                    schedulers_available: vec!["none".into()],
+                    nr_requests: None,
+                    read_ahead_kb: Some(4096),
+                    write_cache: Some("write back".into()),
+                    queue_depth: None,
+                    partition_start_bytes: None,
+                    aligned_1mib: None,
+                    aligned_physical: None,
+                    md_level: Some("raid0".into()),
+                    md_chunk_bytes: Some(524288),
+                    md_members: vec!["sda1".into(), "sdb1".into()],
+                    loop_backing_file: None,
+                    dm_name: None,
+                }],
+            }),
+        }
+    }
+
+    #[test]
+    fn json_round_trip_preserves_everything() {
+        let info = sample();
+        let json = serde_json::to_string(&info).unwrap();
+        let back: SystemInfo = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, info);
+    }
+
+    #[test]
+    fn unknown_values_serialize_as_null_and_enums_as_snake_case() {
+        let value = serde_json::to_value(sample()).unwrap();
+        assert!(value["hostname"].is_null());
+        assert!(value["target"]["devices"][0]["model"].is_null());
+        assert_eq!(value["target"]["kind"], "file");
+        assert_eq!(value["target"]["devices"][0]["role"], "md");
+        let block = serde_json::to_value(TargetKind::BlockDevice).unwrap();
+        assert_eq!(block, "block_device");
+    }
+
+    #[test]
+    fn missing_lists_deserialize_as_empty() {
+        let mut value = serde_json::to_value(sample()).unwrap();
+        let device = value["target"]["devices"][0].as_object_mut().unwrap();
+        device.remove("md_members");
+        device.remove("schedulers_available");
+        let back: SystemInfo = serde_json::from_value(value).unwrap();
+        let device = &back.target.unwrap().devices[0];
+        assert!(device.md_members.is_empty());
+        assert!(device.schedulers_available.is_empty());
+    }
+
+    #[test]
+    fn missing_target_has_no_kind_but_the_parent_file_system() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("not-yet").join("bench.dat");
+        let info = capture_target(&Roots::live(), &path);
+        assert_eq!(info.kind, None);
+        assert_eq!(info.path, path.to_string_lossy());
+        let parent = capture_target(&Roots::live(), dir.path());
+        assert_eq!(parent.kind, Some(TargetKind::Directory));
+        assert!(parent.filesystem.is_some());
+        assert_eq!(info.filesystem, parent.filesystem);
+        assert_eq!(info.devices, parent.devices);
+    }
+}

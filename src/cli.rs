@@ -1,0 +1,184 @@
+//! The command line, defined once: every option's name, unit, default and help live here, and
+//! clap derives help and completions from it. Values are parsed into typed units here; checks
+//! that involve several options or the target happen in `workload::Spec::resolve`.
+
+use crate::units;
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
+use std::time::Duration;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "iogauge",
+    version,
+    about = "A storage benchmark workbench for database servers",
+    long_about = "iogauge measures storage the way database people need it measured: direct IO by \
+default, test files filled with incompressible data, and every number with its unit.\n\nSizes: \
+4k = 4KiB = 4096 bytes (IEC). Bandwidth is printed both as MiB/s (IEC) and MB/s (SI)."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Run one workload against a file, directory or block device.
+    Run(RunArgs),
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct RunArgs {
+    #[command(flatten)]
+    pub target: TargetArgs,
+    #[command(flatten)]
+    pub workload: WorkloadArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+/// Where IO goes, and what iogauge may do to it.
+#[derive(Args, Debug, Clone)]
+pub struct TargetArgs {
+    /// File, directory or block device. A missing file is created, filled with random data and
+    /// removed afterwards; a directory gets a test file of iogauge's own. Default: a test file
+    /// in the current directory.
+    pub target: Option<PathBuf>,
+
+    /// Size of a created test file, or the range used of an existing file or device
+    /// [default: 1GiB for created files, the whole file or device otherwise]
+    #[arg(long, value_name = "SIZE", value_parser = units::parse_size)]
+    pub size: Option<u64>,
+
+    /// Keep a test file iogauge created instead of removing it after the run.
+    #[arg(long)]
+    pub keep: bool,
+
+    /// Allow writes to an existing file or block device (its contents are destroyed).
+    #[arg(long)]
+    pub allow_overwrite: bool,
+
+    /// IO engine.
+    #[arg(long, value_enum, default_value_t = EngineArg::IoUring)]
+    pub engine: EngineArg,
+
+    /// Go through the page cache (O_DIRECT is the default, so the device is measured).
+    #[arg(long, overrides_with = "direct")]
+    pub buffered: bool,
+
+    /// Bypass the page cache with O_DIRECT (the default).
+    #[arg(long, overrides_with = "buffered")]
+    pub direct: bool,
+
+    /// io_uring: a kernel thread polls the submission queue (IORING_SETUP_SQPOLL).
+    #[arg(long)]
+    pub sqpoll: bool,
+
+    /// io_uring: busy-poll for completions (IORING_SETUP_IOPOLL); needs a device with poll queues.
+    #[arg(long)]
+    pub hipri: bool,
+
+    /// io_uring: do not register buffers and the file with the kernel.
+    #[arg(long)]
+    pub no_register: bool,
+}
+
+/// What the workload does.
+#[derive(Args, Debug, Clone)]
+pub struct WorkloadArgs {
+    /// Access pattern.
+    #[arg(long, value_enum, default_value_t = RwArg::Randread)]
+    pub rw: RwArg,
+
+    /// Block size of each IO, 512 … 64m (4k = 4096 bytes).
+    #[arg(long, value_name = "SIZE", default_value = "4k", value_parser = units::parse_size)]
+    pub bs: u64,
+
+    /// Worker threads, each with its own file descriptor and ring.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub threads: u32,
+
+    /// IOs in flight per thread.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub iodepth: u32,
+
+    /// Percentage of reads in rw and randrw.
+    #[arg(long, value_name = "READ%", default_value_t = 50, value_parser = clap::value_parser!(u8).range(0..=100))]
+    pub mix: u8,
+
+    /// Run for a fixed time (like bm-flash) [default: 10s unless --data is given]
+    #[arg(long, value_name = "DURATION", value_parser = units::parse_duration, conflicts_with = "data")]
+    pub time: Option<Duration>,
+
+    /// Run until this much data has been transferred (like xdd), e.g. 4GiB.
+    #[arg(long, value_name = "SIZE", value_parser = units::parse_size)]
+    pub data: Option<u64>,
+
+    /// Run this long first and leave it out of the results.
+    #[arg(long, value_name = "DURATION", default_value = "0s", value_parser = units::parse_duration)]
+    pub ramp: Duration,
+
+    /// fsync(2) after every N writes (N=1 is sysbench's fsync test).
+    #[arg(long, value_name = "N", conflicts_with = "fdatasync")]
+    pub fsync: Option<u32>,
+
+    /// fdatasync(2) after every N writes.
+    #[arg(long, value_name = "N")]
+    pub fdatasync: Option<u32>,
+
+    /// Open the target with O_DSYNC: every write returns only once it is durable.
+    #[arg(long, value_enum, default_value_t = SyncMode::None)]
+    pub sync_mode: SyncMode,
+
+    /// Seed of the random offsets and data, so a run can be repeated exactly.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub seed: u64,
+
+    /// Length of each sample in the time series.
+    #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = units::parse_duration)]
+    pub interval: Duration,
+}
+
+/// What is printed and kept.
+#[derive(Args, Debug, Clone)]
+pub struct OutputArgs {
+    /// Print JSON on stdout (schema in docs/json-schema.md); every message goes to stderr.
+    #[arg(long)]
+    pub json: bool,
+
+    /// A name for this run.
+    #[arg(long, value_name = "TEXT")]
+    pub label: Option<String>,
+
+    /// Do not keep this run in the results database.
+    #[arg(long)]
+    pub no_store: bool,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RwArg {
+    Read,
+    Write,
+    Randread,
+    Randwrite,
+    /// Sequential mix of reads and writes (see --mix).
+    Rw,
+    /// Random mix of reads and writes (see --mix).
+    Randrw,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EngineArg {
+    #[value(name = "io_uring", alias = "iouring", alias = "io-uring")]
+    IoUring,
+    Psync,
+    /// Completes IO without doing it: measures iogauge itself.
+    Null,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SyncMode {
+    None,
+    /// Open with O_DSYNC.
+    Odsync,
+}

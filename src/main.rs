@@ -1,0 +1,36 @@
+//! iogauge: a storage benchmark workbench for database servers.
+//!
+//! The map: parse the command line (`cli`), dispatch to a command (`commands`), print any error
+//! as one line and exit with its code (2 usage, 1 failure, 128+N interrupted).
+
+mod cli;
+mod commands;
+mod error;
+mod interrupt;
+mod measure;
+mod model;
+mod output;
+mod runner;
+mod target;
+mod units;
+mod workload;
+
+use clap::Parser;
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let cli = cli::Cli::parse();
+    interrupt::install();
+    let result = match &cli.command {
+        cli::Command::Run(args) => commands::run::run(args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            if e.downcast_ref::<error::Interrupted>().is_none() {
+                eprintln!("iogauge: error: {e:#}");
+            }
+            ExitCode::from(error::exit_code(&e))
+        }
+    }
+}

@@ -1,0 +1,173 @@
+//! The documents iogauge produces: one [`RunDoc`] per invocation of `run` or `suite`, holding
+//! one [`ResultDoc`] per workload or suite cell. This is the JSON contract (schema
+//! `iogauge.run/1`, documented in docs/json-schema.md) and what the results store keeps.
+//! Rates are per second; bandwidth is bytes/s; latencies are nanoseconds.
+
+use crate::measure::LatNs;
+use crate::workload::{Rw, Spec, SyncKind};
+use serde::{Deserialize, Serialize};
+
+pub const SCHEMA: &str = "iogauge.run/1";
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct RunDoc {
+    pub schema: String,
+    pub run_id: String,
+    pub label: Option<String>,
+    /// RFC 3339, UTC.
+    pub started_at: String,
+    /// The command line as typed.
+    pub command: Vec<String>,
+    /// The suite's name, for `iogauge suite`.
+    pub suite: Option<String>,
+    /// The machine and the target's file system and device stack (seed 004: "document all
+    /// involved settings for each and every test run").
+    pub system: iogauge_sysinfo::SystemInfo,
+    pub results: Vec<ResultDoc>,
+    pub findings: Vec<serde_json::Value>,
+    /// True when a signal or an error cut the run short; `results` hold what was measured.
+    pub interrupted: bool,
+    /// Things the user should know about how the numbers were made.
+    pub notes: Vec<String>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct WorkloadDoc {
+    pub rw: Rw,
+    /// Block size in bytes.
+    pub bs: u64,
+    pub threads: u32,
+    pub iodepth: u32,
+    pub engine: String,
+    pub direct: bool,
+    pub mix_read_pct: u8,
+    pub sync: Option<SyncKind>,
+    pub sync_every: Option<u32>,
+    pub odsync: bool,
+    pub seed: u64,
+    /// Fixed time in seconds, or null for a fixed amount of data.
+    pub time_s: Option<f64>,
+    /// Fixed amount of data in bytes, or null for a fixed time.
+    pub data_bytes: Option<u64>,
+    pub ramp_s: f64,
+    pub interval_s: f64,
+}
+
+impl WorkloadDoc {
+    pub fn of(spec: &Spec) -> WorkloadDoc {
+        use crate::workload::Limit;
+        let (time_s, data_bytes) = match spec.limit {
+            Limit::Time(t) => (Some(t.as_secs_f64()), None),
+            Limit::Data(d) => (None, Some(d)),
+        };
+        WorkloadDoc {
+            rw: spec.rw,
+            bs: spec.bs,
+            threads: spec.threads,
+            iodepth: spec.iodepth,
+            engine: spec.engine.name().to_string(),
+            direct: spec.direct,
+            mix_read_pct: spec.mix_read_pct,
+            sync: spec.sync.map(|s| s.0),
+            sync_every: spec.sync.map(|s| s.1),
+            odsync: spec.odsync,
+            seed: spec.seed,
+            time_s,
+            data_bytes,
+            ramp_s: spec.ramp.as_secs_f64(),
+            interval_s: spec.interval.as_secs_f64(),
+        }
+    }
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct TargetDoc {
+    pub path: String,
+    /// "file" or "block_device".
+    pub kind: String,
+    /// iogauge created (and filled) this file for the run.
+    pub created: bool,
+    /// Offset and length of the byte range the IO used.
+    pub offset_bytes: u64,
+    pub range_bytes: u64,
+    pub logical_block_size: u32,
+}
+
+/// One direction (reads or writes) of a result.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct OpDoc {
+    pub ios: u64,
+    pub bytes: u64,
+    pub iops: f64,
+    pub bw_bytes: f64,
+    pub lat_ns: LatNs,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct SyncDoc {
+    pub kind: Option<SyncKind>,
+    pub count: u64,
+    pub per_s: f64,
+    pub lat_ns: LatNs,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct CpuDoc {
+    pub user_s: f64,
+    pub sys_s: f64,
+    /// (user + sys) / ios, in microseconds.
+    pub per_io_us: f64,
+}
+
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize)]
+pub struct Sample {
+    /// End of the interval, seconds since the measurement started.
+    pub t_s: f64,
+    pub iops: f64,
+    pub bw_bytes: f64,
+    pub lat_p50_ns: u64,
+    pub lat_p99_ns: u64,
+}
+
+/// IO completions counted in short bins, to time stalls closer than the sample interval.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct FineDoc {
+    pub bin_s: f64,
+    pub ios: Vec<u32>,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct EngineDoc {
+    pub name: String,
+    /// io_uring setup flags in use.
+    pub flags: Vec<String>,
+    /// io_uring setup flags asked for and refused by the kernel.
+    pub refused: Vec<String>,
+    pub registered_buffers: bool,
+    pub registered_files: bool,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ResultDoc {
+    /// Name of the suite cell, e.g. "randread 4K × 10 threads".
+    pub name: Option<String>,
+    pub workload: WorkloadDoc,
+    pub target: TargetDoc,
+    pub iops: f64,
+    pub bw_bytes: f64,
+    pub ios: u64,
+    pub bytes: u64,
+    pub runtime_s: f64,
+    pub lat_ns: LatNs,
+    pub read: Option<OpDoc>,
+    pub write: Option<OpDoc>,
+    pub sync: Option<SyncDoc>,
+    pub cpu: CpuDoc,
+    pub timeseries: Vec<Sample>,
+    pub fine: FineDoc,
+    pub engine: EngineDoc,
+    pub interrupted: bool,
+    /// Where the data came from: "direct" (O_DIRECT), "buffered" (through the page cache).
+    pub io_path: String,
+    pub findings: Vec<serde_json::Value>,
+}

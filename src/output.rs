@@ -1,0 +1,168 @@
+//! The human summary of a result: compact, aligned, and a unit on every number.
+
+use crate::model::{OpDoc, ResultDoc, RunDoc};
+use crate::units;
+use std::fmt::Write;
+
+/// One line naming the workload, e.g.
+/// `randread · 4K blocks · 1 thread × 32 in flight · io_uring · O_DIRECT · 10 s`.
+pub fn workload_line(r: &ResultDoc) -> String {
+    let w = &r.workload;
+    let mut s = String::new();
+    let _ = write!(s, "{}", w.rw.name());
+    if matches!(w.rw.name(), "rw" | "randrw") {
+        let _ = write!(s, " {}% reads", w.mix_read_pct);
+    }
+    let _ = write!(
+        s,
+        " · {} blocks · {} thread{} × {} in flight · {} · {}",
+        units::bs_label(w.bs),
+        w.threads,
+        if w.threads == 1 { "" } else { "s" },
+        w.iodepth,
+        w.engine,
+        if w.direct { "O_DIRECT" } else { "buffered" }
+    );
+    if let (Some(kind), Some(n)) = (w.sync, w.sync_every) {
+        let name = match kind {
+            crate::workload::SyncKind::Fsync => "fsync",
+            crate::workload::SyncKind::Fdatasync => "fdatasync",
+        };
+        let _ = write!(s, " · {name} every {n} write{}", if n == 1 { "" } else { "s" });
+    }
+    if w.odsync {
+        s.push_str(" · O_DSYNC");
+    }
+    match (w.time_s, w.data_bytes) {
+        (Some(t), _) => {
+            let _ = write!(s, " · {}", units::duration(std::time::Duration::from_secs_f64(t)));
+        }
+        (_, Some(d)) => {
+            let _ = write!(s, " · {} of data", units::iec(d));
+        }
+        _ => {}
+    }
+    s
+}
+
+fn lat_line(l: &crate::measure::LatNs) -> String {
+    format!(
+        "min {} · mean {} · p50 {} · p90 {} · p99 {} · p99.9 {} · p99.99 {} · max {}",
+        units::latency(l.min as f64),
+        units::latency(l.mean),
+        units::latency(l.p50 as f64),
+        units::latency(l.p90 as f64),
+        units::latency(l.p99 as f64),
+        units::latency(l.p999 as f64),
+        units::latency(l.p9999 as f64),
+        units::latency(l.max as f64)
+    )
+}
+
+fn op_line(o: &OpDoc) -> String {
+    format!(
+        "{} IOPS · {} ({}) · p50 {} · p99 {}",
+        units::count(o.iops),
+        units::mib_s(o.bw_bytes),
+        units::mb_s(o.bw_bytes),
+        units::latency(o.lat_ns.p50 as f64),
+        units::latency(o.lat_ns.p99 as f64)
+    )
+}
+
+/// The full summary of one result.
+pub fn result(r: &ResultDoc) -> String {
+    let mut s = String::new();
+    let row = |s: &mut String, k: &str, v: String| {
+        let _ = writeln!(s, "  {k:<10}  {v}");
+    };
+    let _ = writeln!(s, "{}", workload_line(r));
+    let t = &r.target;
+    let _ = writeln!(
+        s,
+        "target: {} ({}{}, {} used)",
+        t.path,
+        if t.created { "test file created and filled by iogauge" } else { "existing " },
+        if t.created { String::new() } else { t.kind.replace('_', " ") },
+        units::iec(t.range_bytes)
+    );
+    let _ = writeln!(s);
+    row(&mut s, "IOPS", format!("{} IOPS", units::count(r.iops)));
+    row(
+        &mut s,
+        "bandwidth",
+        format!("{}  ({})", units::mib_s(r.bw_bytes), units::mb_s(r.bw_bytes)),
+    );
+    row(&mut s, "latency", lat_line(&r.lat_ns));
+    if let (Some(rd), Some(wr)) = (&r.read, &r.write) {
+        row(&mut s, "reads", op_line(rd));
+        row(&mut s, "writes", op_line(wr));
+    }
+    if let Some(sy) = &r.sync {
+        row(
+            &mut s,
+            "syncs",
+            format!(
+                "{} syncs/s ({} in all) · p50 {} · p99 {} · max {}",
+                units::count(sy.per_s),
+                units::count(sy.count as f64),
+                units::latency(sy.lat_ns.p50 as f64),
+                units::latency(sy.lat_ns.p99 as f64),
+                units::latency(sy.lat_ns.max as f64)
+            ),
+        );
+    }
+    row(
+        &mut s,
+        "transfer",
+        format!(
+            "{} IOs · {} in {:.2} s",
+            units::count(r.ios as f64),
+            units::iec(r.bytes),
+            r.runtime_s
+        ),
+    );
+    row(
+        &mut s,
+        "CPU",
+        format!(
+            "user {:.2} s · sys {:.2} s · {:.2} µs per IO",
+            r.cpu.user_s, r.cpu.sys_s, r.cpu.per_io_us
+        ),
+    );
+    let e = &r.engine;
+    let mut eng = e.name.clone();
+    if !e.flags.is_empty() || e.registered_buffers || e.registered_files {
+        let mut parts: Vec<String> = e.flags.clone();
+        if e.registered_buffers {
+            parts.push("registered buffers".into());
+        }
+        if e.registered_files {
+            parts.push("registered file".into());
+        }
+        let _ = write!(eng, " ({})", parts.join(", "));
+    }
+    if !e.refused.is_empty() {
+        let _ = write!(eng, "; kernel refused {}", e.refused.join(", "));
+    }
+    row(&mut s, "engine", eng);
+    if r.interrupted {
+        let _ = writeln!(s, "  (interrupted: these numbers cover the part that ran)");
+    }
+    s
+}
+
+/// Every result of a run, then its notes.
+pub fn run(doc: &RunDoc) -> String {
+    let mut s = String::new();
+    for (i, r) in doc.results.iter().enumerate() {
+        if i > 0 {
+            s.push('\n');
+        }
+        s.push_str(&result(r));
+    }
+    for n in &doc.notes {
+        let _ = writeln!(s, "note: {n}");
+    }
+    s
+}

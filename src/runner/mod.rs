@@ -1,0 +1,494 @@
+//! Runs one workload: starts the workers behind a barrier, gathers their per-interval samples,
+//! shows progress, stops them on time, data or a signal, and merges what they measured.
+
+mod worker;
+
+pub use worker::FINE_BIN;
+
+use crate::measure::{self, Hist, LatNs};
+use crate::model::{CpuDoc, EngineDoc, FineDoc, OpDoc, Sample, SyncDoc};
+use crate::units;
+use crate::workload::{Limit, Spec};
+use anyhow::{anyhow, Result};
+use iogauge_engine::{
+    sys, EngineConfig, EngineKind, NullEngine, PsyncEngine, UringEngine, UringSetup,
+};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::mpsc::{channel, Receiver, Sender};
+use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant};
+use worker::{WorkerCfg, WorkerOut};
+
+/// One interval of one worker, sent when the worker moves past it.
+pub struct IntervalMsg {
+    pub worker: u32,
+    pub idx: u64,
+    pub ios: u64,
+    pub bytes: u64,
+    pub hist: Box<Hist>,
+}
+
+/// A worker's live IO count, on its own cache line so workers never share one.
+#[repr(align(128))]
+#[derive(Default)]
+pub struct Live {
+    pub ios: AtomicU64,
+}
+
+pub struct Shared {
+    pub stop: AtomicBool,
+    /// Workers that have returned, successfully or not.
+    pub finished: AtomicUsize,
+    pub progress: Vec<Live>,
+}
+
+/// Starts all workers at one instant, after each has built its engine. Unlike a Barrier it
+/// needs no fixed count up front, so a thread that failed to spawn cannot hang the others.
+#[derive(Default)]
+pub struct StartGate {
+    ready: AtomicUsize,
+    origin: OnceLock<Instant>,
+}
+
+impl StartGate {
+    fn arrive_and_wait(&self) -> Instant {
+        self.ready.fetch_add(1, Ordering::SeqCst);
+        loop {
+            if let Some(t) = self.origin.get() {
+                return *t;
+            }
+            std::thread::yield_now();
+        }
+    }
+
+    fn open_when(&self, workers: usize) -> Instant {
+        while self.ready.load(Ordering::SeqCst) < workers {
+            std::thread::sleep(Duration::from_micros(200));
+        }
+        *self.origin.get_or_init(Instant::now)
+    }
+}
+
+/// What a run measured, merged over its threads.
+pub struct Measured {
+    pub ios: u64,
+    pub bytes: u64,
+    pub runtime_s: f64,
+    pub lat: LatNs,
+    pub read: Option<OpDoc>,
+    pub write: Option<OpDoc>,
+    pub sync: Option<SyncDoc>,
+    pub cpu: CpuDoc,
+    pub timeseries: Vec<Sample>,
+    pub fine: FineDoc,
+    pub engine: EngineDoc,
+    /// The signal that cut the run short, if any.
+    pub interrupted: Option<i32>,
+    /// The whole-run histogram, for merging with other runs or hosts.
+    pub hist: Hist,
+}
+
+/// How the run shows itself while it goes.
+pub struct Display {
+    /// A progress line on stderr (only drawn when stderr is a terminal).
+    pub progress: bool,
+    /// Prefix of the progress line, e.g. the suite cell.
+    pub prefix: String,
+}
+
+pub fn run(
+    spec: &Spec,
+    file: &File,
+    range_start: u64,
+    range_bytes: u64,
+    display: &Display,
+) -> Result<Measured> {
+    let threads = spec.threads as usize;
+    let shared = Shared {
+        stop: AtomicBool::new(false),
+        finished: AtomicUsize::new(0),
+        progress: (0..threads).map(|_| Live::default()).collect(),
+    };
+    let start = StartGate::default();
+    let setup: Mutex<Option<UringSetup>> = Mutex::new(None);
+    let (tx, rx) = channel::<IntervalMsg>();
+    let budgets = data_budgets(spec);
+
+    let mut agg = Intervals::default();
+    let (outs, cpu_window, measured_until) = std::thread::scope(|s| {
+        let mut handles = Vec::with_capacity(threads);
+        for id in 0..spec.threads {
+            let tx = tx.clone();
+            let (shared, start, setup) = (&shared, &start, &setup);
+            let cfg = WorkerCfg {
+                id,
+                spec,
+                range_start,
+                range_bytes,
+                data_budget: budgets.as_ref().map(|b| b[id as usize]),
+            };
+            let h = std::thread::Builder::new()
+                .name(format!("iogauge-w{id}"))
+                .spawn_scoped(s, move || {
+                    let r = run_worker(&cfg, file, shared, start, setup, &tx);
+                    if r.is_err() {
+                        shared.stop.store(true, Ordering::SeqCst);
+                    }
+                    shared.finished.fetch_add(1, Ordering::SeqCst);
+                    r
+                })
+                .map_err(|e| anyhow!("cannot start worker thread: {e}"));
+            handles.push(h);
+        }
+        drop(tx);
+        let spawned = handles.iter().filter(|h| h.is_ok()).count();
+        if spawned < threads {
+            // Workers that did start are released below and stop at once.
+            shared.stop.store(true, Ordering::SeqCst);
+            shared.finished.fetch_add(threads - spawned, Ordering::SeqCst);
+        }
+        let t0 = start.open_when(spawned);
+        let (cpu_window, until) = watch(spec, &shared, &rx, &mut agg, t0, display, threads);
+        let outs: Vec<Result<WorkerOut>> = handles
+            .into_iter()
+            .map(|h| match h {
+                Ok(h) => h
+                    .join()
+                    .unwrap_or_else(|_| Err(anyhow!("a worker thread panicked (a bug in iogauge)"))),
+                Err(e) => Err(e),
+            })
+            .collect();
+        (outs, cpu_window, until)
+    });
+
+    // Intervals still in the channel were sent at the very end.
+    agg.drain(&rx);
+    let mut workers = Vec::with_capacity(threads);
+    for o in outs {
+        workers.push(o?);
+    }
+    let interrupted = crate::interrupt::requested();
+    let runtime = match (spec.limit, interrupted) {
+        (Limit::Time(t), None) => t,
+        _ => workers
+            .iter()
+            .map(|w| w.last_completion)
+            .max()
+            .unwrap_or_default()
+            .max(measured_until.min(Duration::from_millis(1))),
+    };
+    let setup = setup.into_inner().unwrap_or_else(|e| e.into_inner());
+    Ok(merge(spec, workers, agg, runtime, cpu_window, setup, interrupted))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run_worker(
+    cfg: &WorkerCfg,
+    file: &File,
+    shared: &Shared,
+    start: &StartGate,
+    setup: &Mutex<Option<UringSetup>>,
+    tx: &Sender<IntervalMsg>,
+) -> Result<WorkerOut> {
+    let spec = cfg.spec;
+    let ecfg = EngineConfig {
+        file,
+        depth: spec.iodepth,
+        buf_size: spec.bs as usize,
+        align: 4096,
+        seed: crate::workload::offsets::thread_seed(spec.seed, cfg.id) ^ 0xA5A5,
+        uring: spec.uring,
+    };
+    // Build the engine before the start gate so setup cost is not measured; pass the gate
+    // either way so one failing worker cannot hang the others.
+    enum Built {
+        Uring(UringEngine),
+        Psync(PsyncEngine),
+        Null(NullEngine),
+    }
+    let built = match spec.engine {
+        EngineKind::IoUring => UringEngine::new(&ecfg).map(|e| {
+            if cfg.id == 0 {
+                *setup.lock().unwrap_or_else(|e| e.into_inner()) = Some(e.setup().clone());
+            }
+            Built::Uring(e)
+        }),
+        EngineKind::Psync => PsyncEngine::new(&ecfg).map(Built::Psync),
+        EngineKind::Null => NullEngine::new(&ecfg).map(Built::Null),
+    };
+    if built.is_err() {
+        shared.stop.store(true, Ordering::SeqCst);
+    }
+    let t0 = start.arrive_and_wait();
+    let built = built.map_err(|e| engine_error(spec.engine, e))?;
+    match built {
+        Built::Uring(e) => worker::work(e, cfg, shared, tx, t0),
+        Built::Psync(e) => worker::work(e, cfg, shared, tx, t0),
+        Built::Null(e) => worker::work(e, cfg, shared, tx, t0),
+    }
+}
+
+fn engine_error(kind: EngineKind, e: std::io::Error) -> anyhow::Error {
+    match (kind, e.raw_os_error()) {
+        (EngineKind::IoUring, Some(libc::ENOSYS | libc::EPERM)) => crate::error::usage(format!(
+            "io_uring is not available here ({e}); it needs Linux 5.10+ and may be disabled by kernel.io_uring_disabled or a seccomp profile; use --engine psync"
+        )),
+        _ => anyhow!("cannot set up the {} engine: {e}", kind.name()),
+    }
+}
+
+/// Per-thread shares of a fixed amount of data, in whole blocks.
+fn data_budgets(spec: &Spec) -> Option<Vec<u64>> {
+    let Limit::Data(total) = spec.limit else {
+        return None;
+    };
+    let blocks = total.div_ceil(spec.bs);
+    let n = u64::from(spec.threads);
+    Some(
+        (0..n)
+            .map(|i| (blocks / n + u64::from(i < blocks % n)) * spec.bs)
+            .collect(),
+    )
+}
+
+/// The main thread while the workers run: aggregate intervals, draw progress, pass on a stop
+/// request, and measure the process's CPU time over the measured window.
+fn watch(
+    spec: &Spec,
+    shared: &Shared,
+    rx: &Receiver<IntervalMsg>,
+    agg: &mut Intervals,
+    t0: Instant,
+    display: &Display,
+    threads: usize,
+) -> (Option<(sys::CpuTimes, sys::CpuTimes)>, Duration) {
+    let measure_start = t0 + spec.ramp;
+    let total = match spec.limit {
+        Limit::Time(t) => spec.ramp + t,
+        Limit::Data(_) => Duration::ZERO,
+    };
+    let bar = progress_bar(spec, display, total);
+    let mut cpu_start = None;
+    let mut last_ios = 0u64;
+    let mut last_t = Instant::now();
+    let mut rate = 0.0;
+    loop {
+        // Wake at least every 100 ms, and right at the end of the ramp.
+        let tick = Duration::from_millis(100);
+        let now = Instant::now();
+        let wait = if cpu_start.is_none() && now < measure_start {
+            (measure_start - now).min(tick)
+        } else {
+            tick
+        };
+        std::thread::sleep(wait);
+        if cpu_start.is_none() && Instant::now() >= measure_start {
+            cpu_start = Some(sys::process_cpu());
+        }
+        if crate::interrupt::requested().is_some() {
+            shared.stop.store(true, Ordering::SeqCst);
+        }
+        // Workers end by themselves (time, data or stop); they hold the only senders.
+        let ios: u64 = shared.progress.iter().map(|l| l.ios.load(Ordering::Relaxed)).sum();
+        let dt = last_t.elapsed().as_secs_f64();
+        if dt >= 0.5 {
+            rate = (ios - last_ios.min(ios)) as f64 / dt;
+            last_ios = ios;
+            last_t = Instant::now();
+        }
+        if let Some(bar) = &bar {
+            let elapsed = t0.elapsed();
+            match spec.limit {
+                Limit::Time(_) => bar.set_position(elapsed.as_millis().min(total.as_millis()) as u64),
+                Limit::Data(_) => bar.set_position(ios * spec.bs),
+            }
+            let phase = if elapsed < spec.ramp { "ramp · " } else { "" };
+            bar.set_message(format!(
+                "{phase}{} IOPS · {}",
+                units::count(rate),
+                units::mib_s(rate * spec.bs as f64)
+            ));
+        }
+        agg.drain(rx);
+        if shared.finished.load(Ordering::SeqCst) == threads {
+            break;
+        }
+    }
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
+    let end = sys::process_cpu();
+    let until = measure_start.elapsed();
+    (cpu_start.map(|s| (s, end)), until)
+}
+
+fn progress_bar(spec: &Spec, display: &Display, total: Duration) -> Option<ProgressBar> {
+    if !display.progress {
+        return None;
+    }
+    let target = ProgressDrawTarget::stderr_with_hz(4);
+    if target.is_hidden() {
+        return None;
+    }
+    let (len, tmpl) = match spec.limit {
+        Limit::Time(_) => (
+            total.as_millis() as u64,
+            "{prefix}[{elapsed_precise}] {wide_bar} ETA {eta} · {msg}",
+        ),
+        Limit::Data(d) => (d, "{prefix}[{elapsed_precise}] {wide_bar} {bytes}/{total_bytes} ETA {eta} · {msg}"),
+    };
+    let bar = ProgressBar::with_draw_target(Some(len), target);
+    bar.set_style(ProgressStyle::with_template(tmpl).unwrap_or_else(|_| ProgressStyle::default_bar()));
+    bar.set_prefix(display.prefix.clone());
+    Some(bar)
+}
+
+/// Per-interval aggregation over workers.
+#[derive(Default)]
+struct Intervals {
+    by_idx: BTreeMap<u64, (u64, u64, Hist)>,
+}
+
+impl Intervals {
+    fn add(&mut self, m: IntervalMsg) {
+        let e = self
+            .by_idx
+            .entry(m.idx)
+            .or_insert_with(|| (0, 0, measure::interval_hist()));
+        e.0 += m.ios;
+        e.1 += m.bytes;
+        measure::merge(&mut e.2, &m.hist);
+    }
+
+    fn drain(&mut self, rx: &Receiver<IntervalMsg>) {
+        while let Ok(m) = rx.try_recv() {
+            self.add(m);
+        }
+    }
+
+    /// One sample per interval from 0 to the end of the run, zeros where nothing completed.
+    fn samples(&self, interval: Duration, runtime: Duration) -> Vec<Sample> {
+        let step = interval.as_secs_f64();
+        let end = runtime.as_secs_f64();
+        let n = (end / step - 1e-9).ceil().max(0.0) as u64;
+        (0..n)
+            .map(|i| {
+                let t_start = i as f64 * step;
+                let t_end = ((i + 1) as f64 * step).min(end);
+                let len = (t_end - t_start).max(1e-9);
+                match self.by_idx.get(&i) {
+                    Some((ios, bytes, h)) => Sample {
+                        t_s: t_end,
+                        iops: *ios as f64 / len,
+                        bw_bytes: *bytes as f64 / len,
+                        lat_p50_ns: h.value_at_quantile(0.5),
+                        lat_p99_ns: h.value_at_quantile(0.99),
+                    },
+                    None => Sample {
+                        t_s: t_end,
+                        ..Sample::default()
+                    },
+                }
+            })
+            .collect()
+    }
+}
+
+fn merge(
+    spec: &Spec,
+    workers: Vec<WorkerOut>,
+    agg: Intervals,
+    runtime: Duration,
+    cpu_window: Option<(sys::CpuTimes, sys::CpuTimes)>,
+    setup: Option<UringSetup>,
+    interrupted: Option<i32>,
+) -> Measured {
+    let mut read = measure::run_hist();
+    let mut write = measure::run_hist();
+    let mut sync = measure::run_hist();
+    let (mut reads, mut writes, mut rb, mut wb, mut syncs) = (0, 0, 0, 0, 0);
+    let mut fine: Vec<u32> = Vec::new();
+    for w in &workers {
+        measure::merge(&mut read, &w.read);
+        measure::merge(&mut write, &w.write);
+        measure::merge(&mut sync, &w.sync);
+        reads += w.reads;
+        writes += w.writes;
+        rb += w.read_bytes;
+        wb += w.write_bytes;
+        syncs += w.syncs;
+        if fine.len() < w.fine.len() {
+            fine.resize(w.fine.len(), 0);
+        }
+        for (a, b) in fine.iter_mut().zip(&w.fine) {
+            *a += b;
+        }
+    }
+    let secs = runtime.as_secs_f64().max(1e-9);
+    // Bins that end after the runtime hold completions beyond it only by rounding; the time
+    // series covers whole bins up to the runtime.
+    let bins = (secs / FINE_BIN.as_secs_f64()).ceil() as usize;
+    fine.resize(bins.max(fine.len().min(bins)), 0);
+    let op = |ios: u64, bytes: u64, h: &Hist| OpDoc {
+        ios,
+        bytes,
+        iops: ios as f64 / secs,
+        bw_bytes: bytes as f64 / secs,
+        lat_ns: LatNs::of(h),
+    };
+    let mut all = measure::run_hist();
+    measure::merge(&mut all, &read);
+    measure::merge(&mut all, &write);
+    let ios = reads + writes;
+    let cpu = match cpu_window {
+        Some((a, b)) => {
+            let used = b.since(a);
+            let (u, s) = (used.user.as_secs_f64(), used.sys.as_secs_f64());
+            CpuDoc {
+                user_s: u,
+                sys_s: s,
+                per_io_us: if ios > 0 { (u + s) * 1e6 / ios as f64 } else { 0.0 },
+            }
+        }
+        None => CpuDoc::default(),
+    };
+    let engine = match setup {
+        Some(s) => EngineDoc {
+            name: spec.engine.name().into(),
+            flags: s.flags.iter().map(|f| f.to_string()).collect(),
+            refused: s.refused.iter().map(|f| f.to_string()).collect(),
+            registered_buffers: s.registered_buffers,
+            registered_files: s.registered_files,
+        },
+        None => EngineDoc {
+            name: spec.engine.name().into(),
+            ..EngineDoc::default()
+        },
+    };
+    Measured {
+        ios,
+        bytes: rb + wb,
+        runtime_s: secs,
+        lat: LatNs::of(&all),
+        read: (spec.mix_read_pct > 0).then(|| op(reads, rb, &read)),
+        write: (spec.mix_read_pct < 100).then(|| op(writes, wb, &write)),
+        sync: spec.sync.map(|(k, _)| SyncDoc {
+            kind: Some(k),
+            count: syncs,
+            per_s: syncs as f64 / secs,
+            lat_ns: LatNs::of(&sync),
+        }),
+        cpu,
+        timeseries: agg.samples(spec.interval, runtime),
+        fine: FineDoc {
+            bin_s: FINE_BIN.as_secs_f64(),
+            ios: fine,
+        },
+        engine,
+        interrupted,
+        hist: all,
+    }
+}

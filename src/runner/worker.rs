@@ -1,0 +1,320 @@
+//! One worker thread's hot loop: issue up to the depth, submit, reap, account. Generic over the
+//! engine so each engine gets its own monomorphised loop. Per IO it does no allocation, no
+//! locking, no formatting and no logging: one histogram record, a few counters, and one clock
+//! read per submission batch and one per completion batch.
+
+use super::{IntervalMsg, Shared};
+use crate::measure::{self, Hist};
+use crate::workload::offsets::Offsets;
+use crate::workload::{Limit, Spec, SyncKind};
+use anyhow::{anyhow, Result};
+use iogauge_engine::{Done, Engine, Io, Op};
+use std::sync::atomic::Ordering;
+use std::sync::mpsc::Sender;
+use std::time::{Duration, Instant};
+
+/// Length of a fine bin: stalls are timed to within this.
+pub const FINE_BIN: Duration = Duration::from_millis(100);
+
+/// What a worker measured.
+pub struct WorkerOut {
+    pub read: Hist,
+    pub write: Hist,
+    pub sync: Hist,
+    pub reads: u64,
+    pub writes: u64,
+    pub read_bytes: u64,
+    pub write_bytes: u64,
+    pub syncs: u64,
+    /// Completed IOs per fine bin since the measurement started.
+    pub fine: Vec<u32>,
+    /// Time of the last counted completion since the measurement started.
+    pub last_completion: Duration,
+}
+
+pub struct WorkerCfg<'a> {
+    pub id: u32,
+    pub spec: &'a Spec,
+    pub range_start: u64,
+    pub range_bytes: u64,
+    /// Bytes this worker transfers in a fixed-data run.
+    pub data_budget: Option<u64>,
+}
+
+pub fn work<E: Engine>(
+    mut eng: E,
+    cfg: &WorkerCfg,
+    shared: &Shared,
+    tx: &Sender<IntervalMsg>,
+    origin: Instant,
+) -> Result<WorkerOut> {
+    let spec = cfg.spec;
+    let depth = spec.iodepth as usize;
+    let bs = spec.bs as u32;
+    let measure_start = origin + spec.ramp;
+    let deadline = match spec.limit {
+        Limit::Time(t) => Some(measure_start + t),
+        Limit::Data(_) => None,
+    };
+    let mut offsets = Offsets::new(
+        spec.rw.random(),
+        spec.seed,
+        cfg.id,
+        spec.threads,
+        cfg.range_start,
+        cfg.range_bytes,
+        spec.bs,
+    );
+    let sync_op = spec.sync.map(|(k, n)| {
+        let op = match k {
+            SyncKind::Fsync => Op::Fsync,
+            SyncKind::Fdatasync => Op::Fdatasync,
+        };
+        (op, n)
+    });
+    let idle = Io {
+        slot: 0,
+        op: Op::Read,
+        offset: 0,
+        len: 0,
+        buf_off: 0,
+    };
+
+    let mut out = WorkerOut {
+        read: measure::run_hist(),
+        write: measure::run_hist(),
+        sync: measure::run_hist(),
+        reads: 0,
+        writes: 0,
+        read_bytes: 0,
+        write_bytes: 0,
+        syncs: 0,
+        fine: Vec::with_capacity(match deadline {
+            Some(_) => (expected_secs(spec) / FINE_BIN.as_secs_f64()) as usize + 2,
+            None => 1024,
+        }),
+        last_completion: Duration::ZERO,
+    };
+    let mut interval = measure::interval_hist();
+    let mut interval_idx: u64 = 0;
+    let mut interval_ios: u64 = 0;
+    let mut interval_bytes: u64 = 0;
+    let interval_ns = spec.interval.as_nanos();
+    let bin_ns = FINE_BIN.as_nanos();
+
+    let mut free: Vec<u32> = (0..depth as u32).rev().collect();
+    let mut slot_io = vec![idle; depth];
+    let mut slot_t = vec![origin; depth];
+    let mut fresh: Vec<u32> = Vec::with_capacity(depth);
+    let mut done: Vec<Done> = Vec::with_capacity(depth * 2);
+    let mut issuing = true;
+    let mut writes_since_sync = 0u32;
+    let mut sync_in_flight = false;
+    let mut issued_bytes = 0u64;
+    let mut seq = 0u64;
+
+    loop {
+        if issuing {
+            while let Some(&slot) = free.last() {
+                if let Some((op, every)) = sync_op {
+                    if writes_since_sync >= every {
+                        // Sync once every write before it has completed, as sysbench does.
+                        if eng.in_flight() == 0 && !sync_in_flight {
+                            let io = Io { slot, op, offset: 0, len: 0, buf_off: 0 };
+                            eng.queue(io);
+                            slot_io[slot as usize] = io;
+                            free.pop();
+                            fresh.push(slot);
+                            sync_in_flight = true;
+                        }
+                        break;
+                    }
+                }
+                if let Some(budget) = cfg.data_budget {
+                    if issued_bytes >= budget {
+                        issuing = false;
+                        break;
+                    }
+                }
+                let read = offsets.coin(spec.mix_read_pct);
+                let offset = offsets.next_offset();
+                let op = if read {
+                    Op::Read
+                } else {
+                    // A header per write makes every block unique (no dedup), and lets a later
+                    // verification pass tell which write a block came from.
+                    seq += 1;
+                    if let Some(buf) = eng.buffer_mut(slot) {
+                        buf[..8].copy_from_slice(&offset.to_le_bytes());
+                        buf[8..16].copy_from_slice(&seq.to_le_bytes());
+                    }
+                    writes_since_sync += 1;
+                    Op::Write
+                };
+                let io = Io { slot, op, offset, len: bs, buf_off: 0 };
+                eng.queue(io);
+                slot_io[slot as usize] = io;
+                free.pop();
+                fresh.push(slot);
+                issued_bytes += u64::from(bs);
+            }
+        }
+        if eng.in_flight() == 0 {
+            if !issuing {
+                break;
+            }
+            if free.len() == depth && fresh.is_empty() {
+                // Nothing could be issued (a sync was due with nothing in flight is handled
+                // above), so there is nothing left to do.
+                break;
+            }
+        }
+        let submitted_at = Instant::now();
+        for s in fresh.drain(..) {
+            slot_t[s as usize] = submitted_at;
+        }
+        eng.submit_and_reap(1, &mut done)
+            .map_err(|e| anyhow!("io_uring submit failed: {e}"))?;
+        let now = Instant::now();
+
+        let counting = now >= measure_start && deadline.is_none_or(|d| now <= d);
+        let since = now.saturating_duration_since(measure_start);
+        if counting {
+            let idx = (since.as_nanos() / interval_ns) as u64;
+            if idx != interval_idx {
+                if interval_ios > 0 {
+                    let h = std::mem::replace(&mut interval, measure::interval_hist());
+                    let _ = tx.send(IntervalMsg {
+                        worker: cfg.id,
+                        idx: interval_idx,
+                        ios: interval_ios,
+                        bytes: interval_bytes,
+                        hist: Box::new(h),
+                    });
+                }
+                interval_idx = idx;
+                interval_ios = 0;
+                interval_bytes = 0;
+            }
+        }
+        let bin = (since.as_nanos() / bin_ns) as usize;
+        let mut batch_ios = 0u32;
+
+        for d in done.drain(..) {
+            let slot = d.slot as usize;
+            let io = slot_io[slot];
+            if d.res < 0 {
+                let errno = -d.res;
+                if errno == libc::EAGAIN || errno == libc::EINTR {
+                    eng.queue(io); // same IO, same start time
+                    continue;
+                }
+                return Err(io_error(errno, &io));
+            }
+            match io.op {
+                Op::Read | Op::Write => {
+                    let n = d.res as u32;
+                    if n < io.len {
+                        if n == 0 {
+                            return Err(anyhow!(
+                                "{} at offset {} returned 0 bytes: the target shrank during the run",
+                                op_name(io.op),
+                                io.offset
+                            ));
+                        }
+                        // A short transfer: resubmit the rest from the same buffer.
+                        let rest = Io {
+                            offset: io.offset + u64::from(n),
+                            len: io.len - n,
+                            buf_off: io.buf_off + n,
+                            ..io
+                        };
+                        slot_io[slot] = rest;
+                        eng.queue(rest);
+                        continue;
+                    }
+                    if counting {
+                        let lat = now.duration_since(slot_t[slot]).as_nanos() as u64;
+                        if io.op == Op::Read {
+                            out.read.saturating_record(lat);
+                            out.reads += 1;
+                            out.read_bytes += u64::from(bs);
+                        } else {
+                            out.write.saturating_record(lat);
+                            out.writes += 1;
+                            out.write_bytes += u64::from(bs);
+                        }
+                        interval.saturating_record(lat);
+                        interval_ios += 1;
+                        interval_bytes += u64::from(bs);
+                        batch_ios += 1;
+                    }
+                }
+                Op::Fsync | Op::Fdatasync => {
+                    if counting {
+                        let lat = now.duration_since(slot_t[slot]).as_nanos() as u64;
+                        out.sync.saturating_record(lat);
+                        out.syncs += 1;
+                    }
+                    sync_in_flight = false;
+                    writes_since_sync = 0;
+                }
+            }
+            free.push(d.slot);
+        }
+        if batch_ios > 0 {
+            if out.fine.len() <= bin {
+                out.fine.resize(bin + 1, 0);
+            }
+            out.fine[bin] += batch_ios;
+            out.last_completion = since;
+            shared.progress[cfg.id as usize]
+                .ios
+                .store(out.reads + out.writes, Ordering::Relaxed);
+        }
+        if issuing
+            && (deadline.is_some_and(|d| now >= d) || shared.stop.load(Ordering::Relaxed))
+        {
+            issuing = false;
+        }
+    }
+    if interval_ios > 0 {
+        let _ = tx.send(IntervalMsg {
+            worker: cfg.id,
+            idx: interval_idx,
+            ios: interval_ios,
+            bytes: interval_bytes,
+            hist: Box::new(interval),
+        });
+    }
+    Ok(out)
+}
+
+fn expected_secs(spec: &Spec) -> f64 {
+    match spec.limit {
+        Limit::Time(t) => t.as_secs_f64(),
+        Limit::Data(_) => 10.0,
+    }
+}
+
+fn op_name(op: Op) -> &'static str {
+    match op {
+        Op::Read => "read",
+        Op::Write => "write",
+        Op::Fsync => "fsync",
+        Op::Fdatasync => "fdatasync",
+    }
+}
+
+fn io_error(errno: i32, io: &Io) -> anyhow::Error {
+    let e = std::io::Error::from_raw_os_error(errno);
+    let hint = match errno {
+        libc::EINVAL if matches!(io.op, Op::Read | Op::Write) => {
+            "; the block size or alignment may not suit O_DIRECT on this target (try a multiple of 4k, or --buffered)"
+        }
+        libc::ENOSPC => "; the file system is full",
+        libc::EOPNOTSUPP => "; this target does not support the requested mode (e.g. --hipri without poll queues)",
+        _ => "",
+    };
+    anyhow!("{} of {} bytes at offset {} failed: {e}{hint}", op_name(io.op), io.len, io.offset)
+}

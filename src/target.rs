@@ -1,0 +1,424 @@
+//! The target of a run: what it is, whether iogauge may write to it, and the test file iogauge
+//! creates, fills with incompressible data and removes on every exit path.
+//!
+//! Rules (seed 000 and 004 lost data and days to less): a missing path is created and filled
+//! (never fallocated or left sparse: a hole reads as zeros without touching the disk); a
+//! directory gets a test file of iogauge's own; an existing file or a block device is read as
+//! it is and written only with --allow-overwrite, and a mounted block device never.
+
+use crate::error::usage;
+use crate::interrupt;
+use crate::units;
+use anyhow::{Context, Result};
+use iogauge_engine::{sys, BufferPool};
+use std::fs::{File, OpenOptions};
+use std::io::{self, IsTerminal, Write};
+use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// Default size of a created test file.
+pub const DEFAULT_CREATED_SIZE: u64 = 1 << 30;
+const FILL_CHUNK: usize = 4 << 20;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    File,
+    BlockDevice,
+}
+
+impl Kind {
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::File => "file",
+            Kind::BlockDevice => "block_device",
+        }
+    }
+}
+
+/// What the user asked for, before anything is touched.
+pub struct Request<'a> {
+    pub path: Option<&'a Path>,
+    pub size: Option<u64>,
+    pub keep: bool,
+    pub allow_overwrite: bool,
+    pub writes: bool,
+    pub direct: bool,
+    pub seed: u64,
+    /// Print the fill's progress (false under --json only changes nothing: it goes to stderr).
+    pub quiet: bool,
+}
+
+/// A target ready for IO. A file iogauge created is removed when this is dropped, unless kept.
+pub struct Target {
+    pub path: PathBuf,
+    pub kind: Kind,
+    pub created: bool,
+    pub range_bytes: u64,
+    pub logical_block: u32,
+    /// Bytes of the range that hold data (SEEK_DATA), when the file system tells.
+    pub data_bytes: Option<u64>,
+    keep: bool,
+}
+
+impl Drop for Target {
+    fn drop(&mut self) {
+        if self.created {
+            if !self.keep {
+                let _ = std::fs::remove_file(&self.path);
+            }
+            interrupt::unregister_created(&self.path);
+        }
+    }
+}
+
+impl Target {
+    /// Opens the target for the workers with the workload's flags. Reads-only workloads open
+    /// it read-only, so they cannot change a byte whatever happens.
+    pub fn open(&self, writes: bool, direct: bool, odsync: bool) -> Result<File> {
+        let mut flags = 0;
+        if direct {
+            flags |= libc::O_DIRECT;
+        }
+        if odsync {
+            flags |= libc::O_DSYNC;
+        }
+        OpenOptions::new()
+            .read(true)
+            .write(writes)
+            .custom_flags(flags)
+            .open(&self.path)
+            .map_err(|e| open_error(&self.path, e, direct))
+    }
+}
+
+/// Resolves, checks and if needed creates the target.
+pub fn prepare(req: &Request) -> Result<Target> {
+    let path = match req.path {
+        Some(p) => p.to_path_buf(),
+        None => PathBuf::from(format!("iogauge-test.{}", std::process::id())),
+    };
+    refuse_system_paths(&path)?;
+    match std::fs::metadata(&path) {
+        Ok(md) if md.is_dir() => {
+            let file = path.join(format!("iogauge-test.{}", std::process::id()));
+            create(req, file)
+        }
+        Ok(md) if md.file_type().is_block_device() => existing_device(req, path, &md),
+        Ok(md) if md.is_file() => existing_file(req, path, &md),
+        Ok(_) => Err(usage(format!(
+            "{} is neither a file, a directory nor a block device; give one of those",
+            path.display()
+        ))),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => create(req, path),
+        Err(e) => Err(open_error(&path, e, false)),
+    }
+}
+
+fn refuse_system_paths(path: &Path) -> Result<()> {
+    let abs = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    for root in ["/proc", "/sys"] {
+        if abs.starts_with(root) {
+            return Err(usage(format!(
+                "{} is under {root}, which is not storage; give a file, directory or block device",
+                path.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
+fn existing_file(req: &Request, path: PathBuf, md: &std::fs::Metadata) -> Result<Target> {
+    if req.writes && !req.allow_overwrite {
+        return Err(usage(format!(
+            "{} exists and this workload writes to it; add --allow-overwrite to destroy its contents, or give a new path or a directory",
+            path.display()
+        )));
+    }
+    let len = md.len();
+    let range = range_of(req.size, len, &path)?;
+    let file = File::open(&path).map_err(|e| open_error(&path, e, false))?;
+    Ok(Target {
+        logical_block: logical_block_size(md.dev()),
+        data_bytes: sys::data_bytes(&file, range),
+        path,
+        kind: Kind::File,
+        created: false,
+        range_bytes: range,
+        keep: true,
+    })
+}
+
+fn existing_device(req: &Request, path: PathBuf, md: &std::fs::Metadata) -> Result<Target> {
+    if path.starts_with("/dev") && !md.file_type().is_block_device() {
+        return Err(usage(format!("{} is not a block device", path.display())));
+    }
+    let file = File::open(&path).map_err(|e| open_error(&path, e, false))?;
+    if req.writes {
+        if !req.allow_overwrite {
+            return Err(usage(format!(
+                "{} is a block device and this workload writes to it; add --allow-overwrite to destroy its contents",
+                path.display()
+            )));
+        }
+        if let Some(reason) = device_in_use(md.rdev()) {
+            return Err(usage(format!(
+                "{} is {reason}; iogauge never writes to a device in use, whatever the flags",
+                path.display()
+            )));
+        }
+    }
+    let len = sys::block_device_size(&file).with_context(|| format!("size of {}", path.display()))?;
+    let range = range_of(req.size, len, &path)?;
+    Ok(Target {
+        logical_block: sys::block_device_logical_block_size(&file).unwrap_or(512),
+        data_bytes: None,
+        path,
+        kind: Kind::BlockDevice,
+        created: false,
+        range_bytes: range,
+        keep: true,
+    })
+}
+
+fn range_of(size: Option<u64>, len: u64, path: &Path) -> Result<u64> {
+    match size {
+        Some(s) if s > len => Err(usage(format!(
+            "--size {} is larger than {} ({}); give at most --size {}",
+            units::iec(s),
+            path.display(),
+            units::iec(len),
+            units::iec(len)
+        ))),
+        Some(s) => Ok(s),
+        None => Ok(len),
+    }
+}
+
+fn create(req: &Request, path: PathBuf) -> Result<Target> {
+    let size = req.size.unwrap_or(DEFAULT_CREATED_SIZE);
+    if size < 4096 {
+        return Err(usage(format!(
+            "--size {size} is smaller than one 4KiB block; give e.g. --size 1GiB"
+        )));
+    }
+    // Whole 4 KiB blocks, so direct IO can reach every byte.
+    let size = size - size % 4096;
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    if !parent.is_dir() {
+        return Err(usage(format!(
+            "directory {} does not exist; create it first or give another path",
+            parent.display()
+        )));
+    }
+    let file = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&path)
+        .map_err(|e| open_error(&path, e, false))?;
+    interrupt::register_created(&path);
+    let md = file.metadata()?;
+    let mut target = Target {
+        path,
+        kind: Kind::File,
+        created: true,
+        range_bytes: size,
+        logical_block: logical_block_size(md.dev()),
+        data_bytes: Some(size),
+        keep: req.keep,
+    };
+    // From here on `target` removes the file on every exit path.
+    if let Ok(free) = sys::free_bytes(&file) {
+        if free < size {
+            return Err(usage(format!(
+                "{} needs {} but only {} is free there; give a smaller --size or another directory",
+                target.path.display(),
+                units::iec(size),
+                units::iec(free)
+            )));
+        }
+    }
+    drop(file);
+    fill(&target.path, size, req).map_err(|e| {
+        target.keep = false;
+        e
+    })?;
+    Ok(target)
+}
+
+/// Writes `size` bytes of fresh pseudo-random data, chunk by chunk, not part of any
+/// measurement. O_DIRECT when the file system allows, so the fill leaves no page cache behind.
+fn fill(path: &Path, size: u64, req: &Request) -> Result<()> {
+    let direct = OpenOptions::new()
+        .write(true)
+        .custom_flags(libc::O_DIRECT)
+        .open(path);
+    let (mut file, used_direct) = match direct {
+        Ok(f) => (f, true),
+        Err(_) => (
+            OpenOptions::new().write(true).open(path).map_err(|e| open_error(path, e, false))?,
+            false,
+        ),
+    };
+    let mut pool = BufferPool::new(1, FILL_CHUNK, 4096, req.seed)
+        .ok_or_else(|| anyhow::anyhow!("out of memory for the fill buffer"))?;
+    let tty = io::stderr().is_terminal() && !req.quiet;
+    if !req.quiet {
+        eprint!("Filling {} ({}) with random data ... ", path.display(), units::iec(size));
+        let _ = io::stderr().flush();
+    }
+    let start = Instant::now();
+    let mut written = 0u64;
+    let mut last_report = start;
+    let mut chunk_no = 0u64;
+    while written < size {
+        if let Some(sig) = interrupt::requested() {
+            return Err(crate::error::Interrupted(sig).into());
+        }
+        let n = (size - written).min(FILL_CHUNK as u64) as usize;
+        let buf = &mut pool.slot_mut(0)[..n];
+        iogauge_engine::fill_random(buf, req.seed ^ chunk_no.wrapping_mul(0x2545_F491_4F6C_DD1D));
+        if let Err(e) = write_all_at(&file, buf, written) {
+            if !req.quiet {
+                eprintln!("failed");
+            }
+            return Err(fill_error(path, e, size));
+        }
+        written += n as u64;
+        chunk_no += 1;
+        if tty && last_report.elapsed().as_millis() >= 250 {
+            last_report = Instant::now();
+            eprint!(
+                "\rFilling {} ({}) with random data ... {:.0}%",
+                path.display(),
+                units::iec(size),
+                written as f64 * 100.0 / size as f64
+            );
+        }
+    }
+    file.sync_all().map_err(|e| fill_error(path, e, size))?;
+    if !used_direct {
+        let _ = sys::drop_file_cache(&file);
+    }
+    file.flush().ok();
+    let secs = start.elapsed().as_secs_f64().max(1e-9);
+    if !req.quiet {
+        if tty {
+            eprint!("\rFilling {} ({}) with random data ... ", path.display(), units::iec(size));
+        }
+        eprintln!(
+            "done in {} ({})",
+            units::duration(start.elapsed()),
+            units::mb_s(size as f64 / secs)
+        );
+    }
+    Ok(())
+}
+
+fn write_all_at(file: &File, mut buf: &[u8], mut off: u64) -> io::Result<()> {
+    use std::os::unix::fs::FileExt;
+    while !buf.is_empty() {
+        match file.write_at(buf, off) {
+            Ok(0) => return Err(io::Error::from(io::ErrorKind::WriteZero)),
+            Ok(n) => {
+                buf = &buf[n..];
+                off += n as u64;
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+fn fill_error(path: &Path, e: io::Error, size: u64) -> anyhow::Error {
+    if e.raw_os_error() == Some(libc::ENOSPC) {
+        anyhow::anyhow!(
+            "no space left on the device while filling {} ({} needed); the partial file was removed; give a smaller --size or another directory",
+            path.display(),
+            units::iec(size)
+        )
+    } else {
+        anyhow::anyhow!("writing {}: {e}", path.display())
+    }
+}
+
+fn open_error(path: &Path, e: io::Error, direct: bool) -> anyhow::Error {
+    match (e.kind(), e.raw_os_error()) {
+        (io::ErrorKind::PermissionDenied, _) => usage(format!(
+            "permission denied for {}; choose a target you may use or run with the needed rights",
+            path.display()
+        )),
+        (_, Some(libc::EINVAL)) if direct => usage(format!(
+            "the file system of {} does not support O_DIRECT (tmpfs?); use --buffered or a target on a disk",
+            path.display()
+        )),
+        (_, Some(libc::EROFS)) => usage(format!(
+            "{} is on a read-only file system; choose a writable target or a read workload",
+            path.display()
+        )),
+        (_, Some(libc::ENOTDIR)) | (io::ErrorKind::NotFound, _) => usage(format!(
+            "{} cannot be reached (a directory on its path is missing); check the path",
+            path.display()
+        )),
+        _ => anyhow::anyhow!("{}: {e}", path.display()),
+    }
+}
+
+/// Logical block size of the device holding a file, from sysfs; 512 when unknown (the kernel
+/// then refuses a misaligned direct IO itself, and the runner reports that clearly).
+fn logical_block_size(dev: u64) -> u32 {
+    let (major, minor) = (libc::major(dev), libc::minor(dev));
+    let base = format!("/sys/dev/block/{major}:{minor}");
+    for q in ["queue/logical_block_size", "../queue/logical_block_size"] {
+        if let Ok(s) = std::fs::read_to_string(format!("{base}/{q}")) {
+            if let Ok(v) = s.trim().parse::<u32>() {
+                if v >= 512 {
+                    return v;
+                }
+            }
+        }
+    }
+    512
+}
+
+/// Why a block device is in use, if it is: mounted (itself or a partition), or held by
+/// another device (dm, md, LVM).
+fn device_in_use(rdev: u64) -> Option<String> {
+    let (major, minor) = (libc::major(rdev), libc::minor(rdev));
+    let mut devs = vec![(major, minor)];
+    let sys = PathBuf::from(format!("/sys/dev/block/{major}:{minor}"));
+    if let Ok(entries) = std::fs::read_dir(&sys) {
+        for e in entries.flatten() {
+            if let Ok(d) = std::fs::read_to_string(e.path().join("dev")) {
+                if let Some((a, b)) = d.trim().split_once(':') {
+                    if let (Ok(a), Ok(b)) = (a.parse(), b.parse()) {
+                        devs.push((a, b));
+                    }
+                }
+            }
+        }
+    }
+    if let Ok(mi) = std::fs::read_to_string("/proc/self/mountinfo") {
+        for line in mi.lines() {
+            let mut f = line.split(' ');
+            let (Some(_), Some(_), Some(dev), Some(_), Some(mnt)) =
+                (f.next(), f.next(), f.next(), f.next(), f.next())
+            else {
+                continue;
+            };
+            if devs.iter().any(|(a, b)| dev == format!("{a}:{b}")) {
+                return Some(format!("mounted on {mnt}"));
+            }
+        }
+    }
+    if let Ok(mut holders) = std::fs::read_dir(sys.join("holders")) {
+        if let Some(Ok(h)) = holders.next() {
+            return Some(format!("held by {}", h.file_name().to_string_lossy()));
+        }
+    }
+    None
+}

@@ -1,0 +1,221 @@
+//! Parsing and printing of sizes, durations, rates and latencies.
+//!
+//! Input sizes follow fio and dd: `4k`, `4K`, `4KiB` and `4KB` all mean 4096 bytes (storage
+//! people mean powers of two when they type a block size). Output names its system every time:
+//! MiB/GiB are IEC (powers of 1024), MB/s and GB/s are SI (powers of 1000).
+
+use std::time::Duration;
+
+/// Parses a byte size such as `512`, `512B`, `4k`, `4KiB`, `1m`, `1.5GiB`.
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    if t.is_empty() {
+        return Err("empty size; write a number with an optional unit, e.g. 4k or 1GiB".into());
+    }
+    if t.starts_with('-') {
+        return Err(format!("size '{s}' is negative; sizes are counts of bytes, e.g. 4k"));
+    }
+    parse_size::Config::new()
+        .with_binary()
+        .parse_size(t)
+        .map_err(|_| format!("'{s}' is not a size; write e.g. 512, 4k, 64KiB, 1m or 2GiB"))
+}
+
+/// Parses a duration such as `10s`, `500ms`, `2m`, `1h30m`, or a bare number of seconds.
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    let t = s.trim();
+    if t.starts_with('-') {
+        return Err(format!("duration '{s}' is negative; write e.g. 10s, 500ms or 2m"));
+    }
+    if let Ok(secs) = t.parse::<f64>() {
+        if secs.is_finite() && secs >= 0.0 && secs < 1e9 {
+            return Ok(Duration::from_secs_f64(secs));
+        }
+    }
+    humantime::parse_duration(t)
+        .map_err(|_| format!("'{s}' is not a duration; write e.g. 10s, 500ms, 2m or 1h"))
+}
+
+/// Parses a comma-separated list with `item`, e.g. block sizes `4k,64k,1m`.
+pub fn parse_list<T>(s: &str, item: impl Fn(&str) -> Result<T, String>) -> Result<Vec<T>, String> {
+    let items: Vec<&str> = s.split(',').map(str::trim).collect();
+    if items.iter().any(|i| i.is_empty()) {
+        return Err(format!("'{s}' has an empty item; separate values by single commas, e.g. 1,10,40"));
+    }
+    items.into_iter().map(item).collect()
+}
+
+/// IEC size: `4 KiB`, `1.5 GiB`; exact powers print without decimals.
+pub fn iec(bytes: u64) -> String {
+    const UNITS: [&str; 7] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
+    let mut v = bytes as f64;
+    let mut u = 0;
+    while v >= 1024.0 && u < UNITS.len() - 1 {
+        v /= 1024.0;
+        u += 1;
+    }
+    if v.fract() == 0.0 {
+        format!("{} {}", v as u64, UNITS[u])
+    } else {
+        format!("{:.1} {}", v, UNITS[u])
+    }
+}
+
+/// Short block-size label for tables: `512B`, `4K`, `1M` (IEC, as bm-flash prints them).
+pub fn bs_label(bytes: u64) -> String {
+    match bytes {
+        b if b >= 1 << 30 && b % (1 << 30) == 0 => format!("{}G", b >> 30),
+        b if b >= 1 << 20 && b % (1 << 20) == 0 => format!("{}M", b >> 20),
+        b if b >= 1 << 10 && b % (1 << 10) == 0 => format!("{}K", b >> 10),
+        b => format!("{b}B"),
+    }
+}
+
+/// Bandwidth in IEC MiB/s.
+pub fn mib_s(bytes_per_s: f64) -> String {
+    format!("{:.1} MiB/s", bytes_per_s / (1024.0 * 1024.0))
+}
+
+/// Bandwidth in SI MB/s.
+pub fn mb_s(bytes_per_s: f64) -> String {
+    format!("{:.1} MB/s", bytes_per_s / 1e6)
+}
+
+/// A rate with thousands separators, e.g. `52,341`.
+pub fn count(v: f64) -> String {
+    let n = v.round() as u64;
+    let s = n.to_string();
+    let mut out = String::with_capacity(s.len() + s.len() / 3);
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// A latency given in nanoseconds, in the unit that keeps 3 significant digits: `812 ns`,
+/// `45.1 µs`, `2.31 ms`, `1.20 s`.
+pub fn latency(ns: f64) -> String {
+    let (v, unit) = if ns < 1e3 {
+        (ns, "ns")
+    } else if ns < 1e6 {
+        (ns / 1e3, "µs")
+    } else if ns < 1e9 {
+        (ns / 1e6, "ms")
+    } else {
+        (ns / 1e9, "s")
+    };
+    if v >= 100.0 {
+        format!("{v:.0} {unit}")
+    } else if v >= 10.0 {
+        format!("{v:.1} {unit}")
+    } else {
+        format!("{v:.2} {unit}")
+    }
+}
+
+/// A duration for humans: `850 ms`, `12.3 s`, `4 min 05 s`.
+pub fn duration(d: Duration) -> String {
+    let s = d.as_secs_f64();
+    if s < 1.0 {
+        format!("{:.0} ms", s * 1e3)
+    } else if s < 60.0 {
+        format!("{s:.1} s")
+    } else {
+        let m = (s / 60.0).floor();
+        format!("{} min {:02.0} s", m as u64, s - m * 60.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn sizes_mean_powers_of_two() {
+        for (s, v) in [
+            ("512", 512),
+            ("512B", 512),
+            ("4k", 4096),
+            ("4K", 4096),
+            ("4KiB", 4096),
+            ("4KB", 4096),
+            ("1m", 1 << 20),
+            ("1MiB", 1 << 20),
+            ("64m", 64 << 20),
+            ("2GiB", 2 << 30),
+            ("1.5g", 3 << 29),
+        ] {
+            assert_eq!(parse_size(s), Ok(v), "{s}");
+        }
+        for bad in ["", "abc", "-4k", "4q", "4 kk", "1e999"] {
+            assert!(parse_size(bad).is_err(), "{bad} should be refused");
+        }
+    }
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("10s"), Ok(Duration::from_secs(10)));
+        assert_eq!(parse_duration("10"), Ok(Duration::from_secs(10)));
+        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
+        assert_eq!(parse_duration("1h30m"), Ok(Duration::from_secs(5400)));
+        for bad in ["-1s", "-5", "ten", "10 parsecs", "", "nan", "inf"] {
+            assert!(parse_duration(bad).is_err(), "{bad} should be refused");
+        }
+    }
+
+    #[test]
+    fn lists() {
+        assert_eq!(parse_list("1,10,40", |s| s.parse::<u32>().map_err(|e| e.to_string())), Ok(vec![1, 10, 40]));
+        assert!(parse_list("1,,40", |s| s.parse::<u32>().map_err(|e| e.to_string())).is_err());
+        assert_eq!(parse_list("4k, 1m", parse_size), Ok(vec![4096, 1 << 20]));
+    }
+
+    #[test]
+    fn printing() {
+        assert_eq!(iec(4096), "4 KiB");
+        assert_eq!(iec(1 << 30), "1 GiB");
+        assert_eq!(iec(1536 << 20), "1.5 GiB");
+        assert_eq!(bs_label(512), "512B");
+        assert_eq!(bs_label(4096), "4K");
+        assert_eq!(bs_label(4 << 20), "4M");
+        assert_eq!(count(52341.4), "52,341");
+        assert_eq!(count(999.0), "999");
+        assert_eq!(count(1_000_000.0), "1,000,000");
+        assert_eq!(latency(812.0), "812 ns");
+        assert_eq!(latency(45_100.0), "45.1 µs");
+        assert_eq!(latency(2_310_000.0), "2.31 ms");
+        assert_eq!(mib_s(1048576.0 * 200.0), "200.0 MiB/s");
+        assert_eq!(mb_s(2e8), "200.0 MB/s");
+    }
+
+    proptest! {
+        #[test]
+        fn size_round_trips_through_every_suffix(n in 0u64..(1 << 20), shift in 0usize..4) {
+            let suffix = ["", "k", "m", "g"][shift];
+            let expect = n << (10 * shift);
+            prop_assert_eq!(parse_size(&format!("{n}{suffix}")), Ok(expect));
+            prop_assert_eq!(parse_size(&format!("{n}{}iB", suffix.to_uppercase())).ok(),
+                (shift > 0).then_some(expect));
+        }
+
+        #[test]
+        fn size_parser_never_panics(s in ".{0,24}") {
+            let _ = parse_size(&s);
+        }
+
+        #[test]
+        fn duration_round_trips_in_ms(ms in 0u64..10_000_000) {
+            prop_assert_eq!(parse_duration(&format!("{ms}ms")), Ok(Duration::from_millis(ms)));
+        }
+
+        #[test]
+        fn duration_parser_never_panics(s in ".{0,24}") {
+            let _ = parse_duration(&s);
+        }
+    }
+}
