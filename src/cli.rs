@@ -25,6 +25,20 @@ pub struct Cli {
 pub enum Command {
     /// Run one workload against a file, directory or block device.
     Run(RunArgs),
+    /// Run a named study (matrix, seq, fsync, seeks, mixes, quick, full) or a suite file.
+    Suite(SuiteArgs),
+    /// List the runs in the results database.
+    List(ListArgs),
+    /// Show one run: its results, system and findings.
+    Show(ShowArgs),
+    /// Compare runs workload by workload, with significance tests.
+    Compare(CompareArgs),
+    /// Write an HTML report with the seeds' graphs.
+    Report(ReportArgs),
+    /// Export a run as JSON or CSV.
+    Export(ExportArgs),
+    /// Delete a run from the results database.
+    Delete(DeleteArgs),
 }
 
 #[derive(Args, Debug, Clone)]
@@ -34,7 +48,168 @@ pub struct RunArgs {
     #[command(flatten)]
     pub workload: WorkloadArgs,
     #[command(flatten)]
+    pub repeat: RepeatArgs,
+    #[command(flatten)]
     pub output: OutputArgs,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct SuiteArgs {
+    /// Suite name: quick, matrix, seq, fsync, seeks, mixes or full.
+    #[arg(value_name = "NAME", required_unless_present = "file")]
+    pub name: Option<String>,
+
+    /// Run the suite defined in this TOML file instead of a named one.
+    #[arg(long, value_name = "PATH", conflicts_with = "name")]
+    pub file: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub target: TargetArgs,
+
+    /// Time per cell (matrix, mixes; the upper bound with --until-stable).
+    #[arg(long, value_name = "DURATION", value_parser = units::parse_duration)]
+    pub cell_time: Option<Duration>,
+
+    /// Run each cell until the 95% confidence interval of its per-second IOPS is within ±3%
+    /// (at least 1 s, at most --cell-time).
+    #[arg(long)]
+    pub until_stable: bool,
+
+    /// Block sizes, e.g. 4k,64k,1m (matrix, seq).
+    #[arg(long, value_name = "LIST")]
+    pub sizes: Option<String>,
+
+    /// Thread counts, e.g. 1,10,40 (matrix).
+    #[arg(long, value_name = "LIST")]
+    pub threads: Option<String>,
+
+    /// Read percentages, e.g. 100,90,80,50 (mixes).
+    #[arg(long, value_name = "LIST")]
+    pub read_pct: Option<String>,
+
+    /// Outstanding IOs, e.g. 1,2,4,8,16,32,64 (mixes).
+    #[arg(long, value_name = "LIST")]
+    pub qd: Option<String>,
+
+    /// Number of files for the seeks suite.
+    #[arg(long, value_name = "N")]
+    pub files: Option<u32>,
+
+    /// Seed of the random offsets and data.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub seed: u64,
+
+    #[command(flatten)]
+    pub repeat: RepeatArgs,
+
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+/// Repeats, for statistics.
+#[derive(Args, Debug, Clone)]
+pub struct RepeatArgs {
+    /// Run each workload or suite cell N times and report mean, spread, 95% CI and outliers.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub repeat: u32,
+
+    /// Drop the page cache between repeats (needs root; says so when it cannot).
+    #[arg(long)]
+    pub drop_caches: bool,
+
+    /// A run parameter for scaling comparisons, e.g. --param disks=4 (repeatable).
+    #[arg(long, value_name = "KEY=VALUE")]
+    pub param: Vec<String>,
+}
+
+/// Where the results database is.
+#[derive(Args, Debug, Clone)]
+pub struct DbArgs {
+    /// Results database [default: $XDG_DATA_HOME/iogauge/results.db or
+    /// ~/.local/share/iogauge/results.db]
+    #[arg(long, value_name = "PATH", env = "IOGAUGE_DB")]
+    pub db: Option<PathBuf>,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct ListArgs {
+    #[command(flatten)]
+    pub db: DbArgs,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// Show at most this many runs, newest first.
+    #[arg(long, value_name = "N", default_value_t = 50)]
+    pub limit: u32,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct ShowArgs {
+    /// A run id, a label (its newest run), or `last`.
+    #[arg(value_name = "RUN", default_value = "last")]
+    pub run: String,
+    #[command(flatten)]
+    pub db: DbArgs,
+    /// Print the run's JSON document.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct CompareArgs {
+    /// Runs to compare (ids, labels or `last`); the first is the baseline.
+    #[arg(value_name = "RUN", num_args = 2.., required = true)]
+    pub runs: Vec<String>,
+    #[command(flatten)]
+    pub db: DbArgs,
+    /// Relative change below which a difference is called noise.
+    #[arg(long, value_name = "FRACTION", default_value_t = 0.02)]
+    pub noise: f64,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct ReportArgs {
+    /// Runs to report on (ids, labels or `last`).
+    #[arg(value_name = "RUN", num_args = 1.., required = true)]
+    pub runs: Vec<String>,
+    #[command(flatten)]
+    pub db: DbArgs,
+    /// Output HTML file.
+    #[arg(short, long, value_name = "PATH", default_value = "report.html")]
+    pub output: PathBuf,
+    /// Also write each chart as its own SVG file into this directory.
+    #[arg(long, value_name = "DIR")]
+    pub charts: Option<PathBuf>,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct ExportArgs {
+    /// A run id, a label (its newest run), or `last`.
+    #[arg(value_name = "RUN")]
+    pub run: String,
+    #[command(flatten)]
+    pub db: DbArgs,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = ExportFormat::Json)]
+    pub format: ExportFormat,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ExportFormat {
+    Json,
+    Csv,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct DeleteArgs {
+    /// A run id, a label (its newest run), or `last`.
+    #[arg(value_name = "RUN")]
+    pub run: String,
+    #[command(flatten)]
+    pub db: DbArgs,
 }
 
 /// Where IO goes, and what iogauge may do to it.
@@ -153,6 +328,9 @@ pub struct OutputArgs {
     /// Do not keep this run in the results database.
     #[arg(long)]
     pub no_store: bool,
+
+    #[command(flatten)]
+    pub db: DbArgs,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]

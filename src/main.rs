@@ -23,6 +23,13 @@ fn main() -> ExitCode {
     interrupt::install();
     let result = match &cli.command {
         cli::Command::Run(args) => commands::run::run(args),
+        cli::Command::Suite(args) => commands::suite::run(args),
+        cli::Command::List(args) => commands::results::list(args),
+        cli::Command::Show(args) => commands::results::show(args),
+        cli::Command::Compare(args) => commands::results::compare(args),
+        cli::Command::Export(args) => commands::results::export(args),
+        cli::Command::Delete(args) => commands::results::delete(args),
+        cli::Command::Report(args) => commands::report::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

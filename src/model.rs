@@ -6,6 +6,7 @@
 use crate::measure::LatNs;
 use crate::workload::{Rw, Spec, SyncKind};
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
 pub const SCHEMA: &str = "iogauge.run/1";
 
@@ -29,6 +30,9 @@ pub struct RunDoc {
     pub interrupted: bool,
     /// Things the user should know about how the numbers were made.
     pub notes: Vec<String>,
+    /// Run parameters given with --param KEY=VALUE, for scaling comparisons.
+    #[serde(default)]
+    pub params: BTreeMap<String, String>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -170,4 +174,44 @@ pub struct ResultDoc {
     /// Where the data came from: "direct" (O_DIRECT), "buffered" (through the page cache).
     pub io_path: String,
     pub findings: Vec<serde_json::Value>,
+    /// One entry per repeat when the workload ran more than once (`--repeat N`); the headline
+    /// numbers above then cover all repeats together (ios / runtime_s over their sum).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub repeats: Vec<RepeatDoc>,
+    /// Statistics over the repeats, per metric: iops, bw_bytes, lat_mean_ns, lat_p50_ns,
+    /// lat_p99_ns (and syncs_per_s for sync workloads).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub stats: BTreeMap<String, StatsDoc>,
+}
+
+/// One repeat of a workload.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct RepeatDoc {
+    pub iops: f64,
+    pub bw_bytes: f64,
+    pub ios: u64,
+    pub bytes: u64,
+    pub runtime_s: f64,
+    pub lat_ns: LatNs,
+    pub syncs_per_s: Option<f64>,
+    pub cpu: CpuDoc,
+}
+
+/// Statistics of one metric over repeats (see crates/stats for the methods).
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct StatsDoc {
+    pub n: usize,
+    pub values: Vec<f64>,
+    pub mean: f64,
+    pub median: f64,
+    pub stddev: f64,
+    /// Coefficient of variation: stddev / mean.
+    pub cv: f64,
+    /// 95% confidence interval of the mean (Student t).
+    pub ci95: [f64; 2],
+    pub min: f64,
+    pub max: f64,
+    /// Indices of outlier repeats (modified z-score, |z| > 3.5).
+    pub outliers: Vec<usize>,
+    pub mean_without_outliers: f64,
 }

@@ -1,3 +1,6 @@
 //! One module per subcommand; each takes its parsed arguments and returns an error or nothing.
 
+pub mod report;
+pub mod results;
 pub mod run;
+pub mod suite;

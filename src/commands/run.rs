@@ -1,6 +1,6 @@
 //! `iogauge run`: one workload, end to end — check, prepare the target, measure, report.
 
-use crate::cli::RunArgs;
+use crate::cli::{RunArgs, TargetArgs};
 use crate::model::{ResultDoc, RunDoc, TargetDoc, WorkloadDoc, SCHEMA};
 use crate::runner::{self, Display};
 use crate::target::{self, Target};
@@ -12,7 +12,7 @@ use std::time::SystemTime;
 
 pub fn run(args: &RunArgs) -> Result<()> {
     let (spec, mut notes) = Spec::resolve(args)?;
-    let target = prepare_target(args, &spec)?;
+    let target = prepare_target(&args.target, &spec)?;
     let started = SystemTime::now();
     let system = iogauge_sysinfo::capture(Some(&target.path));
     let result = measure(&spec, &target, None, !args.output.json)?;
@@ -30,6 +30,7 @@ pub fn run(args: &RunArgs) -> Result<()> {
         findings: Vec::new(),
         interrupted,
         notes,
+        params: Default::default(),
     };
     print(&doc, args.output.json)?;
     drop(target); // removes a created test file before we report an interrupt
@@ -39,9 +40,9 @@ pub fn run(args: &RunArgs) -> Result<()> {
     }
 }
 
-/// Resolves and checks the target for a workload (shared by `run` and the suites).
-pub fn prepare_target(args: &RunArgs, spec: &Spec) -> Result<Target> {
-    let t = &args.target;
+/// Resolves and checks the target for a workload (shared by `run` and the suites). `spec`
+/// decides whether writes need consent and which block size must fit.
+pub fn prepare_target(t: &TargetArgs, spec: &Spec) -> Result<Target> {
     let target = target::prepare(&target::Request {
         path: t.target.as_deref(),
         size: t.size,
@@ -91,6 +92,8 @@ pub fn measure(spec: &Spec, target: &Target, name: Option<String>, progress: boo
         interrupted: m.interrupted.is_some(),
         io_path: if spec.direct { "direct" } else { "buffered" }.into(),
         findings: Vec::new(),
+        repeats: Vec::new(),
+        stats: Default::default(),
     })
 }
 

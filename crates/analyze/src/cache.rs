@@ -123,17 +123,38 @@ mod tests {
     #[test]
     fn bandwidth_beyond_the_device_is_a_cache() {
         // One SATA SSD (550 MB/s) reading at 3.3 GB/s with direct IO.
-        let found = cache(false, 64 * GIB, 48 * GIB, 3.3e9, Some(550e6), &Thresholds::default());
+        let found = cache(
+            false,
+            64 * GIB,
+            48 * GIB,
+            3.3e9,
+            Some(550e6),
+            &Thresholds::default(),
+        );
         assert_eq!(found.len(), 1);
         assert!((found[0].evidence["excess"] - 6.0).abs() < 1e-12);
         assert!(found[0].advice.contains("controller"));
-        let at_limit = cache(false, 64 * GIB, 48 * GIB, 560e6, Some(550e6), &Thresholds::default());
+        let at_limit = cache(
+            false,
+            64 * GIB,
+            48 * GIB,
+            560e6,
+            Some(550e6),
+            &Thresholds::default(),
+        );
         assert!(at_limit.is_empty());
     }
 
     #[test]
     fn both_checks_can_fire() {
-        let found = cache(true, GIB, 48 * GIB, 3.3e9, Some(550e6), &Thresholds::default());
+        let found = cache(
+            true,
+            GIB,
+            48 * GIB,
+            3.3e9,
+            Some(550e6),
+            &Thresholds::default(),
+        );
         assert_eq!(found.len(), 2);
     }
 }

@@ -195,7 +195,12 @@ mod tests {
     #[test]
     fn jfs_like_ceiling_at_65k_from_qd_8() {
         // 8 × 8125 = 65,000: the device keeps up to QD 8 and is flat from there.
-        let found = ceiling(&saturating(&QDS, 65_000.0), "iodepth", Metric::Iops, &Thresholds::default());
+        let found = ceiling(
+            &saturating(&QDS, 65_000.0),
+            "iodepth",
+            Metric::Iops,
+            &Thresholds::default(),
+        );
         assert_eq!(found.len(), 1, "{found:?}");
         let f = &found[0];
         assert_eq!(f.kind, Kind::Ceiling);
@@ -292,10 +297,19 @@ mod tests {
                 }
             })
             .collect();
-        let found = ceiling(&pts, "block size", Metric::Bandwidth, &Thresholds::default());
+        let found = ceiling(
+            &pts,
+            "block size",
+            Metric::Bandwidth,
+            &Thresholds::default(),
+        );
         assert_eq!(found.len(), 1);
         assert_eq!(found[0].evidence["starts_at_x"], 65536.0);
-        assert!(found[0].summary.contains("64.0 KiB"), "{}", found[0].summary);
+        assert!(
+            found[0].summary.contains("64.0 KiB"),
+            "{}",
+            found[0].summary
+        );
         // The same data as IOPS falls with block size; falling is not growing either, so IOPS
         // is flat-or-lower from the first point: a ceiling over the whole sweep.
         let iops = ceiling(&pts, "block size", Metric::Iops, &Thresholds::default());

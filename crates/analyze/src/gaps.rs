@@ -145,8 +145,8 @@ mod tests {
     use super::*;
 
     const BS: [u64; 14] = [
-        512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072, 262144, 524288, 1048576,
-        2097152, 4194304,
+        512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072, 262144, 524288, 1048576, 2097152,
+        4194304,
     ];
 
     /// A smooth device: 60,000 IOPS until bandwidth reaches 1.6 GB/s (between 16 and 32 KiB),
@@ -166,7 +166,10 @@ mod tests {
 
     #[test]
     fn smooth_curve_has_no_gap() {
-        let m = column(BS.iter().map(|&b| Some(smooth_bw(b))).collect(), Metric::Bandwidth);
+        let m = column(
+            BS.iter().map(|&b| Some(smooth_bw(b))).collect(),
+            Metric::Bandwidth,
+        );
         assert!(gaps(&m, &Thresholds::default()).is_empty());
         let iops = column(
             BS.iter().map(|&b| Some(smooth_bw(b) / b as f64)).collect(),
@@ -234,7 +237,10 @@ mod tests {
             Some(198.7),
             Some(218.7),
         ];
-        let m = column(mb.iter().map(|v| v.map(|v| v * 1e6)).collect(), Metric::Bandwidth);
+        let m = column(
+            mb.iter().map(|v| v.map(|v| v * 1e6)).collect(),
+            Metric::Bandwidth,
+        );
         let found = gaps(&m, &Thresholds::default());
         let at: Vec<f64> = found.iter().map(|f| f.evidence["bs_bytes"]).collect();
         // By hand: 64 KiB: 9.0 vs √(38.0 × 12.0) = 21.4; 256 KiB: 3.2 vs 12.0^(2/3) × 10.5^(1/3)

@@ -165,7 +165,7 @@ pub fn verdict(
     } else if smaller == 0.0 {
         f64::INFINITY
     } else {
-        diff.abs() / smaller
+        diff.abs() / b.mean.abs()
     };
     let verdict = if welch.p_value < alpha && relative > noise {
         if (diff > 0.0) == higher_is_better {
