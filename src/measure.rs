@@ -66,6 +66,24 @@ impl LatNs {
     }
 }
 
+/// A histogram as (value, count) pairs of its non-empty buckets: re-recording each pair into a
+/// histogram of the same layout rebuilds it exactly, so runs from other processes or hosts can
+/// be merged later.
+pub fn buckets(h: &Hist) -> Vec<[u64; 2]> {
+    h.iter_recorded()
+        .map(|v| [v.value_iterated_to(), v.count_at_value()])
+        .collect()
+}
+
+/// The inverse of [`buckets`].
+pub fn from_buckets(pairs: &[[u64; 2]]) -> Hist {
+    let mut h = run_hist();
+    for [v, n] in pairs {
+        h.saturating_record_n(*v, *n);
+    }
+    h
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -95,6 +113,17 @@ mod tests {
                 prop_assert_eq!(merged.value_at_quantile(q), whole.value_at_quantile(q));
             }
         }
+    }
+
+    #[test]
+    fn buckets_round_trip_exactly() {
+        let mut h = run_hist();
+        for v in [1u64, 7, 1000, 1001, 123_456, 9_999_999, 5_000_000_000, u64::MAX] {
+            h.saturating_record_n(v, v % 5 + 1);
+        }
+        let back = from_buckets(&buckets(&h));
+        assert_eq!(back.len(), h.len());
+        assert_eq!(back, h);
     }
 
     #[test]

@@ -163,6 +163,10 @@ pub struct ResultDoc {
     pub bytes: u64,
     pub runtime_s: f64,
     pub lat_ns: LatNs,
+    /// The whole latency histogram (ns) as [value, count] pairs of its non-empty buckets, in
+    /// iogauge's fixed layout, so results from threads, repeats and hosts merge exactly.
+    #[serde(default)]
+    pub lat_hist: Vec<[u64; 2]>,
     pub read: Option<OpDoc>,
     pub write: Option<OpDoc>,
     pub sync: Option<SyncDoc>,

@@ -43,7 +43,6 @@ pub struct Request<'a> {
     pub keep: bool,
     pub allow_overwrite: bool,
     pub writes: bool,
-    pub direct: bool,
     pub seed: u64,
     /// Print the fill's progress (false under --json only changes nothing: it goes to stderr).
     pub quiet: bool,
@@ -139,7 +138,7 @@ fn existing_file(req: &Request, path: PathBuf, md: &std::fs::Metadata) -> Result
     let range = range_of(req.size, len, &path)?;
     let file = File::open(&path).map_err(|e| open_error(&path, e, false))?;
     Ok(Target {
-        logical_block: logical_block_size(md.dev()),
+        logical_block: iogauge_sysinfo::logical_block_size_for(&path).unwrap_or(512),
         data_bytes: sys::data_bytes(&file, range),
         path,
         kind: Kind::File,
@@ -161,7 +160,7 @@ fn existing_device(req: &Request, path: PathBuf, md: &std::fs::Metadata) -> Resu
                 path.display()
             )));
         }
-        if let Some(reason) = device_in_use(md.rdev()) {
+        if let Some(reason) = device_in_use(&path, md.rdev()) {
             return Err(usage(format!(
                 "{} is {reason}; iogauge never writes to a device in use, whatever the flags",
                 path.display()
@@ -220,13 +219,12 @@ fn create(req: &Request, path: PathBuf) -> Result<Target> {
         .open(&path)
         .map_err(|e| open_error(&path, e, false))?;
     interrupt::register_created(&path);
-    let md = file.metadata()?;
     let mut target = Target {
+        logical_block: iogauge_sysinfo::logical_block_size_for(&path).unwrap_or(512),
         path,
         kind: Kind::File,
         created: true,
         range_bytes: size,
-        logical_block: logical_block_size(md.dev()),
         data_bytes: Some(size),
         keep: req.keep,
     };
@@ -368,57 +366,16 @@ fn open_error(path: &Path, e: io::Error, direct: bool) -> anyhow::Error {
     }
 }
 
-/// Logical block size of the device holding a file, from sysfs; 512 when unknown (the kernel
-/// then refuses a misaligned direct IO itself, and the runner reports that clearly).
-fn logical_block_size(dev: u64) -> u32 {
-    let (major, minor) = (libc::major(dev), libc::minor(dev));
-    let base = format!("/sys/dev/block/{major}:{minor}");
-    for q in ["queue/logical_block_size", "../queue/logical_block_size"] {
-        if let Ok(s) = std::fs::read_to_string(format!("{base}/{q}")) {
-            if let Ok(v) = s.trim().parse::<u32>() {
-                if v >= 512 {
-                    return v;
-                }
-            }
-        }
-    }
-    512
-}
-
-/// Why a block device is in use, if it is: mounted (itself or a partition), or held by
+/// Why a block device is in use, if it is: mounted (itself or a partition), swap, or held by
 /// another device (dm, md, LVM).
-fn device_in_use(rdev: u64) -> Option<String> {
+fn device_in_use(path: &Path, rdev: u64) -> Option<String> {
     let (major, minor) = (libc::major(rdev), libc::minor(rdev));
-    let mut devs = vec![(major, minor)];
-    let sys = PathBuf::from(format!("/sys/dev/block/{major}:{minor}"));
-    if let Ok(entries) = std::fs::read_dir(&sys) {
-        for e in entries.flatten() {
-            if let Ok(d) = std::fs::read_to_string(e.path().join("dev")) {
-                if let Some((a, b)) = d.trim().split_once(':') {
-                    if let (Ok(a), Ok(b)) = (a.parse(), b.parse()) {
-                        devs.push((a, b));
-                    }
-                }
-            }
-        }
+    if let Some(m) = iogauge_sysinfo::mount_of_device(major, minor) {
+        return Some(if m == "[SWAP]" { "active swap".into() } else { format!("mounted on {m}") });
     }
-    if let Ok(mi) = std::fs::read_to_string("/proc/self/mountinfo") {
-        for line in mi.lines() {
-            let mut f = line.split(' ');
-            let (Some(_), Some(_), Some(dev), Some(_), Some(mnt)) =
-                (f.next(), f.next(), f.next(), f.next(), f.next())
-            else {
-                continue;
-            };
-            if devs.iter().any(|(a, b)| dev == format!("{a}:{b}")) {
-                return Some(format!("mounted on {mnt}"));
-            }
-        }
-    }
-    if let Ok(mut holders) = std::fs::read_dir(sys.join("holders")) {
-        if let Some(Ok(h)) = holders.next() {
-            return Some(format!("held by {}", h.file_name().to_string_lossy()));
-        }
-    }
-    None
+    let name = std::fs::canonicalize(path)
+        .ok()
+        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))?;
+    let holders = iogauge_sysinfo::holders_of(&name);
+    (!holders.is_empty()).then(|| format!("held by {}", holders.join(", ")))
 }

@@ -49,7 +49,6 @@ pub fn prepare_target(t: &TargetArgs, spec: &Spec) -> Result<Target> {
         keep: t.keep,
         allow_overwrite: t.allow_overwrite,
         writes: spec.writes(),
-        direct: spec.direct,
         seed: spec.seed,
         quiet: false,
     })?;
@@ -82,6 +81,7 @@ pub fn measure(spec: &Spec, target: &Target, name: Option<String>, progress: boo
         bytes: m.bytes,
         runtime_s: m.runtime_s,
         lat_ns: m.lat,
+        lat_hist: crate::measure::buckets(&m.hist),
         read: m.read,
         write: m.write,
         sync: m.sync,

@@ -24,7 +24,6 @@ use worker::{WorkerCfg, WorkerOut};
 
 /// One interval of one worker, sent when the worker moves past it.
 pub struct IntervalMsg {
-    pub worker: u32,
     pub idx: u64,
     pub ios: u64,
     pub bytes: u64,

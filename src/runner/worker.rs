@@ -185,7 +185,6 @@ pub fn work<E: Engine>(
                 if interval_ios > 0 {
                     let h = std::mem::replace(&mut interval, measure::interval_hist());
                     let _ = tx.send(IntervalMsg {
-                        worker: cfg.id,
                         idx: interval_idx,
                         ios: interval_ios,
                         bytes: interval_bytes,
@@ -280,7 +279,6 @@ pub fn work<E: Engine>(
     }
     if interval_ios > 0 {
         let _ = tx.send(IntervalMsg {
-            worker: cfg.id,
             idx: interval_idx,
             ios: interval_ios,
             bytes: interval_bytes,

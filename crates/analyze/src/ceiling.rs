@@ -75,7 +75,9 @@ pub fn ceiling(
         return Vec::new();
     };
     let doublings = (x[last] / x[s]).log2();
-    if !(doublings >= th.ceiling_min_doublings) {
+    // Named so that a NaN threshold reads as "not long enough" rather than slipping through.
+    let long_enough = doublings >= th.ceiling_min_doublings;
+    if !long_enough {
         return Vec::new();
     }
 
@@ -84,9 +86,10 @@ pub fn ceiling(
     let (lat0, lat1) = (pts[s].mean_lat_s, pts[last].mean_lat_s);
     let dim = |v: f64| format_x(dimension, v);
     let span = format!(
-        "{} stops growing at {} from {} to {} (under {} per doubling)",
+        "{} flat at {} from {} {} to {} (under {} gain per doubling)",
         metric.name(),
         metric.format(plateau),
+        dimension,
         dim(x[s]),
         dim(x[last]),
         pct(th.ceiling_gain)
@@ -116,7 +119,7 @@ pub fn ceiling(
                 Severity::Warning,
                 format!(
                     "{span} while mean latency stays at {}: by Little's law only {} IOs are in \
-                     flight at {}",
+                     flight at {dimension} {}",
                     latency(lat1),
                     count(in_flight),
                     dim(x[last])
@@ -147,7 +150,8 @@ fn flat_from(x: &[f64], m: &[f64], s: usize, gain: f64) -> bool {
     let mut best = m[s];
     for j in s + 1..m.len() {
         let allowed = best * (1.0 + gain).powf((x[j] / x[j - 1]).log2());
-        if !(m[j] <= allowed) {
+        let within = m[j] <= allowed;
+        if !within {
             return false;
         }
         best = best.max(m[j]);
@@ -158,9 +162,9 @@ fn flat_from(x: &[f64], m: &[f64], s: usize, gain: f64) -> bool {
 fn format_x(dimension: &str, x: f64) -> String {
     let d = dimension.to_ascii_lowercase();
     if d.contains("size") || d == "bs" {
-        format!("{dimension} {}", bytes(x))
+        bytes(x)
     } else {
-        format!("{dimension} {}", count(x))
+        count(x)
     }
 }
 

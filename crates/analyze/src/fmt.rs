@@ -1,12 +1,12 @@
 //! Number formatting for finding summaries: counts, sizes, rates and times with their units.
 
-/// A count or rate without unit: thousands separated above 1000 ("65,000"), three significant
-/// digits below ("12.5", "0.42").
+/// A count or rate without unit: thousands separated above 1000 ("65,000"), whole numbers as
+/// such ("8"), three significant digits otherwise ("12.5", "0.42").
 pub(crate) fn count(v: f64) -> String {
     if !v.is_finite() {
         return "?".to_owned();
     }
-    if v.abs() >= 1000.0 {
+    if v.abs() >= 1000.0 || v.fract() == 0.0 {
         let digits = format!("{:.0}", v.abs());
         let mut out = String::new();
         for (i, c) in digits.chars().enumerate() {
@@ -62,9 +62,14 @@ pub(crate) fn latency(s: f64) -> String {
     }
 }
 
-/// A fraction as a whole percentage: "37%".
+/// A fraction as a whole percentage: "37%"; a small non-zero one as "under 1%", so that it does
+/// not read as none at all.
 pub(crate) fn pct(frac: f64) -> String {
-    format!("{:.0}%", frac * 100.0)
+    if frac > 0.0 && frac < 0.005 {
+        "under 1%".to_owned()
+    } else {
+        format!("{:.0}%", frac * 100.0)
+    }
 }
 
 fn significant(v: f64) -> String {
@@ -91,6 +96,8 @@ mod tests {
         assert_eq!(count(-2500.0), "-2,500");
         assert_eq!(count(999.0), "999");
         assert_eq!(count(12.5), "12.5");
+        assert_eq!(count(8.0), "8");
+        assert_eq!(count(0.0), "0");
     }
 
     #[test]

@@ -79,7 +79,8 @@ pub fn gaps(matrix: &Matrix, th: &Thresholds) -> Vec<Finding> {
             let Some(expected) = expectation(bs, below, above, matrix.metric) else {
                 continue;
             };
-            if !(value < th.gap_frac * expected) {
+            let is_gap = value < th.gap_frac * expected;
+            if !is_gap {
                 continue;
             }
             let label = matrix

@@ -31,7 +31,8 @@ pub fn sparse(
     let unwritten = data_bytes.map(|d| allocated - d.min(allocated));
     let unbacked = holes + unwritten.unwrap_or(0);
     let frac = unbacked as f64 / file_size as f64;
-    if !(frac > th.sparse_frac) {
+    let is_sparse = frac > th.sparse_frac;
+    if !is_sparse {
         return Vec::new();
     }
     let what = match (holes > 0, unwritten.is_some_and(|u| u > 0)) {

@@ -81,7 +81,8 @@ pub fn stalls(fine_ios: &[u32], bin_s: f64, th: &Thresholds) -> Vec<Finding> {
         let stop = (end * k).min(fine_ios.len());
         let duration_s = (stop - start) as f64 * bin_s;
         // A tolerance of a thousandth of a bin keeps 5 × 0.1 s from missing 0.5 s by rounding.
-        if !(duration_s >= th.stall_min_s - bin_s * 1e-3) {
+        let long_enough = duration_s >= th.stall_min_s - bin_s * 1e-3;
+        if !long_enough {
             continue;
         }
         let ios: u64 = fine_ios[start..stop].iter().map(|&v| u64::from(v)).sum();

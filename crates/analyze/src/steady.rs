@@ -171,7 +171,7 @@ mod tests {
         assert!((f.evidence["slope_excursion_iops"] - 1_200.0).abs() < 1e-9);
         assert!((f.evidence["slope_excursion_frac"] - 1_200.0 / 9_300.0).abs() < 1e-9);
         assert!(f.summary.contains("still drifting"));
-        assert!(f.summary.contains("-30.0 IOPS/s"), "{}", f.summary);
+        assert!(f.summary.contains("-30 IOPS/s"), "{}", f.summary);
     }
 
     #[test]

@@ -82,7 +82,7 @@ impl Thresholds {
     pub fn validate(&self) -> Result<(), ThresholdError> {
         const FRACTION: &str = "a number between 0 and 1";
         const POSITIVE: &str = "a finite number above 0";
-        let checks: [(&'static str, f64, &'static str, fn(f64) -> bool); 11] = [
+        let checks: [Check; 11] = [
             ("stall_frac", self.stall_frac, FRACTION, unit_interval),
             ("stall_min_s", self.stall_min_s, POSITIVE, positive),
             ("ceiling_gain", self.ceiling_gain, FRACTION, unit_interval),
@@ -132,6 +132,9 @@ impl Thresholds {
         Ok(())
     }
 }
+
+/// Name, value, what a valid value looks like, and the test for it.
+type Check = (&'static str, f64, &'static str, fn(f64) -> bool);
 
 fn unit_interval(v: f64) -> bool {
     (0.0..=1.0).contains(&v)

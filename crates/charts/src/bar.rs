@@ -16,6 +16,7 @@ pub struct Bar {
 }
 
 impl Bar {
+    /// A bar of height `value` (negative values hang below zero).
     pub fn new(value: f64) -> Bar {
         Bar { value, ci: None }
     }
@@ -23,12 +24,14 @@ impl Bar {
     /// Adds a confidence interval, drawn as a whisker from `lo` to `hi` (swapped if reversed;
     /// left out if either end is not finite).
     pub fn ci(mut self, lo: f64, hi: f64) -> Bar {
-        self.ci = Some((lo.min(hi), lo.max(hi)));
+        self.ci = Some((lo, hi));
         self
     }
 
     fn whisker(&self) -> Option<(f64, f64)> {
-        self.ci.filter(|(lo, hi)| lo.is_finite() && hi.is_finite())
+        // Ordered only after the check: f64::min would quietly drop a NaN end.
+        let (lo, hi) = self.ci?;
+        (lo.is_finite() && hi.is_finite()).then(|| (lo.min(hi), lo.max(hi)))
     }
 }
 
@@ -82,6 +85,7 @@ pub struct BarChart {
 }
 
 impl BarChart {
+    /// An empty chart; add [`BarChart::groups`] and [`BarChart::series`].
     pub fn new(title: impl Into<String>) -> BarChart {
         BarChart {
             title: title.into(),
@@ -104,11 +108,13 @@ impl BarChart {
         self
     }
 
+    /// The value axis: title, formatter and [`Axis::include`] are used; the scale is linear.
     pub fn y_axis(mut self, axis: Axis) -> BarChart {
         self.y = axis;
         self
     }
 
+    /// Adds a run; each series gets one bar in every group, styled in the order added.
     pub fn series(mut self, series: BarSeries) -> BarChart {
         self.series.push(series);
         self

@@ -143,6 +143,15 @@ impl Frame {
                 }
             }
         }
+        // A slanted first category label runs down and left from its slot's centre.
+        if let XSpec::Categories(cats) = &self.x {
+            let slot = (WIDTH - left - right) / cats.len().max(1) as f64;
+            if widest(cats.iter(), TICK_FONT) > slot - 6.0 {
+                let first = cats.first().map_or(0.0, |c| text_width(c, TICK_FONT));
+                let reach = first * SLANT_DEGREES.to_radians().cos() - slot / 2.0;
+                left = left.max(PAD + reach);
+            }
+        }
         let plot = Rect {
             x: left,
             y: top,

@@ -33,6 +33,7 @@
 //! assert!(svg.contains("viewBox"));
 //! ```
 
+mod annotate;
 mod bar;
 mod format;
 mod frame;
@@ -41,8 +42,9 @@ mod scale;
 mod style;
 mod svg;
 
+pub use annotate::{Band, Mark};
 pub use bar::{Bar, BarChart, BarSeries};
 pub use format::{format_bytes, format_percentile, format_si};
-pub use line::{Band, LineChart, Mark, Series, AUTO_MARKER_LIMIT};
+pub use line::{LineChart, Series, AUTO_MARKER_LIMIT};
 pub use scale::{Axis, Scale};
 pub use svg::escape;

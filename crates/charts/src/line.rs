@@ -1,19 +1,24 @@
 //! Line charts: one line per series against a shared x axis, with an optional right-hand axis
-//! (dashed lines), shaded vertical bands (stalls) and marked points ("plateau starts here").
+//! (dashed lines), shaded vertical bands (stalls) and marked points ("plateau starts here"),
+//! drawn by `annotate`.
 //! This one type draws five of the report's figures: metric against block size, IOPS and
 //! latency against outstanding IO, latency percentiles, time series and scaling curves.
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-use crate::frame::{Frame, LegendEntry, Rect, Swatch, XSpec, YSpec, SMALL_FONT};
+use crate::annotate::{draw_bands, draw_mark, Band, Mark};
+use crate::frame::{Frame, LegendEntry, Rect, Swatch, XSpec, YSpec};
 use crate::scale::{resolve, Axis, Resolved};
 use crate::style;
-use crate::svg::{escape, num, text_width, Anchor, Svg, INK};
+use crate::svg::{escape, num, Svg};
 
 /// Series with at most this many drawable points get a marker at each point; denser ones (time
 /// series) are drawn as bare lines, where markers would merge into a smear.
 pub const AUTO_MARKER_LIMIT: usize = 60;
+
+/// A series' points in x order, `None` where a point cannot be drawn (the line breaks there).
+type Checked = Vec<Option<(f64, f64)>>;
 
 /// One line: a label for the legend and `(x, y)` points.
 ///
@@ -30,6 +35,7 @@ pub struct Series {
 }
 
 impl Series {
+    /// A series on the left axis; `points` are `(x, y)` in data units (bytes, percent, ...).
     pub fn new(label: impl Into<String>, points: impl IntoIterator<Item = (f64, f64)>) -> Series {
         Series {
             label: label.into(),
@@ -52,44 +58,6 @@ impl Series {
     pub fn markers(mut self, on: bool) -> Series {
         self.markers = Some(on);
         self
-    }
-}
-
-/// A shaded vertical band from x `from` to x `to`, labelled at its top; for stalls or phases.
-/// Bands widen the x range to show themselves; an edge that has no place on a log axis is drawn
-/// at the axis end.
-#[derive(Clone, Debug)]
-pub struct Band {
-    from: f64,
-    to: f64,
-    label: String,
-}
-
-impl Band {
-    pub fn new(from: f64, to: f64, label: impl Into<String>) -> Band {
-        Band {
-            from,
-            to,
-            label: label.into(),
-        }
-    }
-}
-
-/// A ringed point with a label, on the left axis: "plateau starts here".
-#[derive(Clone, Debug)]
-pub struct Mark {
-    x: f64,
-    y: f64,
-    label: String,
-}
-
-impl Mark {
-    pub fn new(x: f64, y: f64, label: impl Into<String>) -> Mark {
-        Mark {
-            x,
-            y,
-            label: label.into(),
-        }
     }
 }
 
@@ -117,6 +85,7 @@ pub struct LineChart {
 }
 
 impl LineChart {
+    /// An empty chart with untitled linear axes.
     pub fn new(title: impl Into<String>) -> LineChart {
         LineChart {
             title: title.into(),
@@ -129,6 +98,7 @@ impl LineChart {
         }
     }
 
+    /// The horizontal axis.
     pub fn x_axis(mut self, axis: Axis) -> LineChart {
         self.x = axis;
         self
@@ -147,16 +117,19 @@ impl LineChart {
         self
     }
 
+    /// Adds a line; series are styled and listed in the legend in the order added.
     pub fn series(mut self, series: Series) -> LineChart {
         self.series.push(series);
         self
     }
 
+    /// Adds a shaded interval.
     pub fn band(mut self, band: Band) -> LineChart {
         self.bands.push(band);
         self
     }
 
+    /// Adds a ringed, labelled point.
     pub fn mark(mut self, mark: Mark) -> LineChart {
         self.marks.push(mark);
         self
@@ -170,31 +143,7 @@ impl LineChart {
         let y2_axis = self.y2.as_ref().unwrap_or(&default_y2);
         let axis_for = |right: bool| if right && dual { y2_axis } else { &self.y };
 
-        // Sorted points, with None where a point cannot be drawn.
-        let mut skipped: BTreeMap<&'static str, usize> = BTreeMap::new();
-        let mut lines: Vec<Vec<Option<(f64, f64)>>> = Vec::with_capacity(self.series.len());
-        for s in &self.series {
-            let ya = axis_for(s.right);
-            let mut pts = s.points.clone();
-            pts.sort_by(|a, b| a.0.total_cmp(&b.0));
-            let mapped = pts
-                .iter()
-                .map(
-                    |&(x, y)| match (self.x.scale.forward(x), ya.scale.forward(y)) {
-                        (Some(_), Some(_)) => Some((x, y)),
-                        (None, _) => {
-                            *skipped.entry(self.x.scale.rejection(x)).or_default() += 1;
-                            None
-                        }
-                        (_, None) => {
-                            *skipped.entry(ya.scale.rejection(y)).or_default() += 1;
-                            None
-                        }
-                    },
-                )
-                .collect();
-            lines.push(mapped);
-        }
+        let (lines, skipped) = self.checked_points(axis_for);
         let drawable = |right: bool| {
             self.series
                 .iter()
@@ -247,57 +196,9 @@ impl LineChart {
                 })
                 .unwrap_or_default()
         };
-        let mut notes: Vec<String> = skipped
-            .iter()
-            .map(|(why, n)| {
-                let s = if *n == 1 { "point" } else { "points" };
-                format!("{n} {s} not drawn: {why}.")
-            })
-            .collect();
-        let dropped_marks = self.marks.len() - marks.len();
-        if dropped_marks > 0 {
-            notes.push(format!(
-                "{dropped_marks} marked point(s) not drawn: no place on the axes."
-            ));
-        }
-
-        let (mut n_left, mut n_right) = (0, 0);
-        let styles: Vec<(usize, &'static str)> = self
-            .series
-            .iter()
-            .map(|s| {
-                let counter = if s.right { &mut n_right } else { &mut n_left };
-                let k = *counter;
-                *counter += 1;
-                let d = if dual && !s.right {
-                    ""
-                } else {
-                    style::dash(k, s.right)
-                };
-                (k, d)
-            })
-            .collect();
-        let legend = self
-            .series
-            .iter()
-            .zip(&lines)
-            .zip(&styles)
-            .map(|((s, l), &(k, dash))| {
-                let n = l.iter().flatten().count();
-                LegendEntry {
-                    label: if n == 0 {
-                        format!("{} (no data)", s.label)
-                    } else {
-                        s.label.clone()
-                    },
-                    swatch: Swatch::Line {
-                        color: style::color(k),
-                        dash,
-                        marker: self.markers_on(s, n).then(|| style::marker(k)),
-                    },
-                }
-            })
-            .collect();
+        let notes = notes(&skipped, self.marks.len() - marks.len());
+        let pens = self.pens(dual);
+        let legend = self.legend(&lines, &pens);
 
         let frame = Frame {
             title: self.title.clone(),
@@ -317,13 +218,13 @@ impl LineChart {
         };
         frame.render(|svg, plot| {
             let Some(xr) = &x_res else { return };
-            self.draw_bands(svg, plot, xr);
+            draw_bands(svg, plot, xr, &self.bands);
             let mut drawn = Vec::new();
             for (i, (s, pts)) in self.series.iter().zip(&lines).enumerate() {
                 let yr = if s.right { &y2_res } else { &y_res };
                 if let Some(yr) = yr {
                     let axes = (xr, yr, axis_for(s.right));
-                    drawn.push(self.draw_series(svg, plot, axes, s, pts, styles[i]));
+                    drawn.push(self.draw_series(svg, plot, axes, s, pts, pens[i]));
                 }
             }
             if let Some(yr) = &y_res {
@@ -334,12 +235,89 @@ impl LineChart {
         })
     }
 
+    /// Each series' points sorted by x, `None` where a point has no place on the axes, and how
+    /// many points were left out for each reason.
+    fn checked_points<'a>(
+        &self,
+        axis_for: impl Fn(bool) -> &'a Axis,
+    ) -> (Vec<Checked>, BTreeMap<&'static str, usize>) {
+        let mut skipped: BTreeMap<&'static str, usize> = BTreeMap::new();
+        let mut lines = Vec::with_capacity(self.series.len());
+        for s in &self.series {
+            let ya = axis_for(s.right);
+            let mut pts = s.points.clone();
+            pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+            let mut checked = Vec::with_capacity(pts.len());
+            for (x, y) in pts {
+                let why = if self.x.scale.forward(x).is_none() {
+                    Some(self.x.scale.rejection(x))
+                } else if ya.scale.forward(y).is_none() {
+                    Some(ya.scale.rejection(y))
+                } else {
+                    None
+                };
+                match why {
+                    Some(why) => {
+                        *skipped.entry(why).or_default() += 1;
+                        checked.push(None);
+                    }
+                    None => checked.push(Some((x, y))),
+                }
+            }
+            lines.push(checked);
+        }
+        (lines, skipped)
+    }
+
+    /// Style index and dash pattern of each series. Indices count left and right series
+    /// separately so that pairs match; in a dual-axis chart left lines are solid.
+    fn pens(&self, dual: bool) -> Vec<(usize, &'static str)> {
+        let (mut n_left, mut n_right) = (0, 0);
+        self.series
+            .iter()
+            .map(|s| {
+                let counter = if s.right { &mut n_right } else { &mut n_left };
+                let k = *counter;
+                *counter += 1;
+                let dash = if dual && !s.right {
+                    ""
+                } else {
+                    style::dash(k, s.right)
+                };
+                (k, dash)
+            })
+            .collect()
+    }
+
+    fn legend(&self, lines: &[Checked], pens: &[(usize, &'static str)]) -> Vec<LegendEntry> {
+        self.series
+            .iter()
+            .zip(lines)
+            .zip(pens)
+            .map(|((s, l), &(k, dash))| {
+                let n = l.iter().flatten().count();
+                LegendEntry {
+                    label: if n == 0 {
+                        format!("{} (no data)", s.label)
+                    } else {
+                        s.label.clone()
+                    },
+                    swatch: Swatch::Line {
+                        color: style::color(k),
+                        dash,
+                        marker: self.markers_on(s, n).then(|| style::marker(k)),
+                    },
+                }
+            })
+            .collect()
+    }
+
     fn markers_on(&self, s: &Series, drawable: usize) -> bool {
         s.markers.unwrap_or(drawable <= AUTO_MARKER_LIMIT)
     }
 
-    /// Draws one series; `axes` is the resolved x, the resolved y and the y [`Axis`] (for
-    /// tooltip labels), `pen` the style index and dash pattern.
+    /// Draws one series and returns its points in pixels. `axes` is the resolved x, the
+    /// resolved y and the y [`Axis`] (for tooltip labels); then the style index and dash.
     fn draw_series(
         &self,
         svg: &mut Svg,
@@ -348,7 +326,7 @@ impl LineChart {
         s: &Series,
         pts: &[Option<(f64, f64)>],
         (k, dash): (usize, &str),
-    ) -> Vec<Option<(f64, f64)>> {
+    ) -> Checked {
         let color = style::color(k);
         let to_px = |(x, y): (f64, f64)| -> Option<(f64, f64)> {
             Some((
@@ -356,7 +334,7 @@ impl LineChart {
                 yr.map(y, plot.bottom(), plot.y)?,
             ))
         };
-        let px: Vec<Option<(f64, f64)>> = pts.iter().map(|p| p.and_then(to_px)).collect();
+        let px: Checked = pts.iter().map(|p| p.and_then(to_px)).collect();
         let n = px.iter().flatten().count();
         if n == 0 {
             return px;
@@ -411,148 +389,21 @@ impl LineChart {
         }
         px
     }
-
-    fn draw_bands(&self, svg: &mut Svg, plot: Rect, xr: &Resolved) {
-        // Labels go on the first of three rows where they do not run into an earlier one.
-        let mut row_ends = [f64::NEG_INFINITY; 3];
-        for b in &self.bands {
-            let (Some(t0), Some(t1)) = (
-                xr.scale.forward_clamped(b.from),
-                xr.scale.forward_clamped(b.to),
-            ) else {
-                continue;
-            };
-            let (t0, t1) = (t0.min(t1), t0.max(t1));
-            let x0 = xr.px(t0, plot.x, plot.right());
-            let mut x1 = xr.px(t1, plot.x, plot.right());
-            // A short stall still deserves a visible sliver.
-            if x1 - x0 < 1.5 {
-                x1 = (x0 + 1.5).min(plot.right());
-            }
-            svg.raw(&format!(
-                r##"<rect class="band" x="{}" y="{}" width="{}" height="{}" fill="#000000" fill-opacity="0.1"><title>{}</title></rect>"##,
-                num(x0),
-                num(plot.y),
-                num(x1 - x0),
-                num(plot.h),
-                escape(&b.label)
-            ));
-            for x in [x0, x1] {
-                svg.raw(&format!(
-                    r##"<line class="band-edge" x1="{}" y1="{}" x2="{}" y2="{}" stroke="#666666" stroke-width="1" stroke-dasharray="3 3"/>"##,
-                    num(x),
-                    num(plot.y),
-                    num(x),
-                    num(plot.bottom())
-                ));
-            }
-            if b.label.is_empty() {
-                continue;
-            }
-            let w = text_width(&b.label, SMALL_FONT);
-            // Keep the label inside the plot even when the band hugs the right edge.
-            let lx = (x0 + 3.0).min(plot.right() - w - 2.0).max(plot.x + 2.0);
-            let row = row_ends.iter().position(|&end| lx > end + 4.0).unwrap_or(0);
-            row_ends[row] = lx + w;
-            let ly = plot.y + SMALL_FONT + 2.0 + row as f64 * (SMALL_FONT + 3.0);
-            svg.text(lx, ly, &b.label, SMALL_FONT, Anchor::Start, HALO_CLASS_BAND);
-        }
-    }
 }
 
-const HALO_CLASS_BAND: &str =
-    r##"class="band-label" paint-order="stroke" stroke="#ffffff" stroke-width="3""##;
-
-/// Rings the marked point and puts its label on whichever side of it crosses the fewest drawn
-/// lines; `drawn` holds each series' points in pixels.
-fn draw_mark(
-    svg: &mut Svg,
-    plot: Rect,
-    xr: &Resolved,
-    yr: &Resolved,
-    m: &Mark,
-    drawn: &[Vec<Option<(f64, f64)>>],
-) {
-    let (Some(x), Some(y)) = (
-        xr.map(m.x, plot.x, plot.right()),
-        yr.map(m.y, plot.bottom(), plot.y),
-    ) else {
-        return;
-    };
-    svg.raw(&format!(
-        r#"<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="{INK}" stroke-width="1" stroke-dasharray="2 3"/>"#,
-        num(x),
-        num(y + 8.0),
-        num(x),
-        num(plot.bottom())
-    ));
-    svg.raw(&format!(
-        r#"<circle class="mark" cx="{}" cy="{}" r="8" fill="none" stroke="{INK}" stroke-width="1.5"><title>{}</title></circle>"#,
-        num(x),
-        num(y),
-        escape(&m.label)
-    ));
-    if m.label.is_empty() {
-        return;
+/// Footnotes saying what was left out and why.
+fn notes(skipped: &BTreeMap<&'static str, usize>, dropped_marks: usize) -> Vec<String> {
+    let mut notes: Vec<String> = skipped
+        .iter()
+        .map(|(why, n)| {
+            let s = if *n == 1 { "point" } else { "points" };
+            format!("{n} {s} not drawn: {why}.")
+        })
+        .collect();
+    if dropped_marks > 0 {
+        notes.push(format!(
+            "{dropped_marks} marked point(s) not drawn: no place on the axes."
+        ));
     }
-    let size = SMALL_FONT + 1.0;
-    let w = text_width(&m.label, size);
-    // Baseline positions: above right, above left, below right, below left.
-    let candidates = [
-        (x + 12.0, y - 14.0, Anchor::Start),
-        (x - 12.0, y - 14.0, Anchor::End),
-        (x + 12.0, y + 14.0 + size, Anchor::Start),
-        (x - 12.0, y + 14.0 + size, Anchor::End),
-    ];
-    let samples: Vec<(f64, f64)> = drawn.iter().flat_map(|line| line_samples(line)).collect();
-    let cost = |&(lx, ly, anchor): &(f64, f64, Anchor)| -> usize {
-        let x0 = if matches!(anchor, Anchor::End) {
-            lx - w
-        } else {
-            lx
-        };
-        let (x1, y0, y1) = (x0 + w, ly - size, ly + 3.0);
-        let outside = x0 < plot.x || x1 > plot.right() || y0 < plot.y || y1 > plot.bottom();
-        let crossings = samples
-            .iter()
-            .filter(|(sx, sy)| {
-                *sx >= x0 - 2.0 && *sx <= x1 + 2.0 && *sy >= y0 - 2.0 && *sy <= y1 + 2.0
-            })
-            .count();
-        crossings + if outside { 10_000 } else { 0 }
-    };
-    let mut best = candidates[0];
-    let mut best_cost = usize::MAX;
-    for c in &candidates {
-        let k = cost(c);
-        if k < best_cost {
-            best = *c;
-            best_cost = k;
-        }
-    }
-    let (lx, ly, anchor) = best;
-    svg.text(
-        lx,
-        ly,
-        &m.label,
-        size,
-        anchor,
-        r##"class="mark-label" font-weight="600" paint-order="stroke" stroke="#ffffff" stroke-width="3""##,
-    );
-}
-
-/// Points every few pixels along a drawn line, to tell how many lines a label would cover.
-fn line_samples(line: &[Option<(f64, f64)>]) -> Vec<(f64, f64)> {
-    let mut out = Vec::new();
-    for w in line.windows(2) {
-        if let (Some((ax, ay)), Some((bx, by))) = (w[0], w[1]) {
-            let steps = (((bx - ax).hypot(by - ay) / 3.0).ceil() as usize).clamp(1, 400);
-            for i in 0..=steps {
-                let f = i as f64 / steps as f64;
-                out.push((ax + f * (bx - ax), ay + f * (by - ay)));
-            }
-        }
-    }
-    out.extend(line.iter().flatten().copied());
-    out
+    notes
 }

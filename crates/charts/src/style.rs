@@ -278,7 +278,7 @@ mod tests {
             }
             assert!(d.contains('M'), "{h:?} drew nothing");
             let nums: Vec<f64> = d
-                .split(|c: char| c == 'M' || c == 'L' || c == ' ')
+                .split(['M', 'L', ' '])
                 .filter(|s| !s.is_empty())
                 .map(|s| s.parse().unwrap())
                 .collect();

@@ -115,7 +115,6 @@ impl Svg {
     }
 
     /// Writes text; `extra` is appended to the attributes verbatim (already escaped).
-    #[allow(clippy::too_many_arguments)]
     pub(crate) fn text(&mut self, x: f64, y: f64, s: &str, size: f64, anchor: Anchor, extra: &str) {
         let _ = write!(
             self.buf,

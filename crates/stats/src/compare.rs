@@ -82,7 +82,9 @@ fn welch_from_moments(a: Moments, b: Moments) -> Welch {
 /// throughput, or less latency when lower is better).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Verdict {
+    /// The candidate is significantly better by more than the noise threshold.
     Faster,
+    /// The candidate is significantly worse by more than the noise threshold.
     Slower,
     /// Not significant, or within the noise threshold.
     NoChange,
@@ -117,6 +119,7 @@ pub struct Comparison {
     pub ratio: Option<f64>,
     /// Welch's two-sided p-value; `None` when it cannot be computed (see [`welch_t_test`]).
     pub p_value: Option<f64>,
+    /// The conclusion; see [`verdict`] for the rule.
     pub verdict: Verdict,
 }
 
@@ -165,7 +168,7 @@ pub fn verdict(
     } else if smaller == 0.0 {
         f64::INFINITY
     } else {
-        diff.abs() / b.mean.abs()
+        diff.abs() / smaller
     };
     let verdict = if welch.p_value < alpha && relative > noise {
         if (diff > 0.0) == higher_is_better {

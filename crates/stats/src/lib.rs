@@ -26,6 +26,7 @@
 //! (magnitudes beyond `f64::MAX` saturate), because they end up in JSON.
 
 #![forbid(unsafe_code)]
+#![warn(missing_docs)]
 
 mod compare;
 mod dist;

@@ -22,6 +22,8 @@ const TINY: f64 = 1e-300;
 const MAX_ITER: usize = 100_000;
 
 const LANCZOS_G: f64 = 7.0;
+// Kept digit for digit as published, so they can be checked against the source.
+#[allow(clippy::excessive_precision)]
 const LANCZOS_COEF: [f64; 9] = [
     0.999_999_999_999_809_93,
     676.520_368_121_885_1,

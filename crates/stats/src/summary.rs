@@ -14,10 +14,13 @@ use crate::outliers::{mad_outliers, OUTLIER_THRESHOLD};
 /// JSON as is: magnitudes that would overflow saturate at ±`f64::MAX`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Summary {
+    /// Number of runs.
     pub n: usize,
     /// The values as given, in run order (outlier indices refer to this order).
     pub values: Vec<f64>,
+    /// Arithmetic mean of all runs, outliers included.
     pub mean: f64,
+    /// Middle run (mean of the two middle runs for even n).
     pub median: f64,
     /// Sample standard deviation (divisor n − 1); 0 for a single value.
     pub stddev: f64,
@@ -27,7 +30,9 @@ pub struct Summary {
     /// 95 % confidence interval for the mean (Student t, n − 1 degrees of freedom). A single
     /// value gives (x, x): there is no spread to estimate, which `n` tells the reader.
     pub ci95: (f64, f64),
+    /// Smallest run.
     pub min: f64,
+    /// Largest run.
     pub max: f64,
     /// Indices into `values` whose modified z-score exceeds [`OUTLIER_THRESHOLD`].
     pub outliers: Vec<usize>,

@@ -2,8 +2,8 @@
 //! Each expectation is worked out by hand in the comment next to it, not taken from this crate.
 
 use iogauge_stats::{
-    mad_outliers, modified_z_scores, plateau, student_t_quantile, summarize, verdict,
-    welch_t_test, Verdict, DEFAULT_ALPHA, DEFAULT_NOISE, OUTLIER_THRESHOLD,
+    mad_outliers, modified_z_scores, plateau, student_t_quantile, summarize, verdict, welch_t_test,
+    Verdict, DEFAULT_ALPHA, DEFAULT_NOISE, OUTLIER_THRESHOLD,
 };
 
 fn assert_close(actual: f64, expected: f64, tolerance: f64, what: &str) {
@@ -25,7 +25,12 @@ fn seed_001_outlier_run_is_flagged_and_set_aside() {
     assert_eq!((s.min, s.max), (3170.0, 7650.0));
     // 33620 / 5 with every run; (7600 + 7580 + 7650 + 7620) / 4 = 7612.5 without run 0.
     assert_close(s.mean, 6724.0, 1e-9, "mean");
-    assert_close(s.mean_without_outliers, 7612.5, 1e-9, "mean without outliers");
+    assert_close(
+        s.mean_without_outliers,
+        7612.5,
+        1e-9,
+        "mean without outliers",
+    );
 
     let z = modified_z_scores(&runs).unwrap();
     assert_close(z[0], -0.6745 * 4430.0 / 20.0, 1e-9, "z of run 0");
@@ -39,7 +44,12 @@ fn seed_001_hardware_raid_fsync_runs_match_the_authors_numbers() {
     // (divisor n − 1), so ours times √(4/5) must give theirs.
     let runs = [3170.57, 7606.69, 8379.83, 7627.63, 7523.14];
     let s = summarize(&runs).unwrap();
-    assert_close(s.stddev * (4.0_f64 / 5.0).sqrt(), 1871.27, 0.005, "population stddev");
+    assert_close(
+        s.stddev * (4.0_f64 / 5.0).sqrt(),
+        1871.27,
+        0.005,
+        "population stddev",
+    );
     // Sum 34307.86 / 5.
     assert_close(s.mean, 6861.572, 1e-9, "mean");
     // Median 7606.69; deviations 4436.12, 0, 773.14, 20.94, 83.55, so MAD = 83.55.
@@ -48,13 +58,23 @@ fn seed_001_hardware_raid_fsync_runs_match_the_authors_numbers() {
     // removed run 0, but by the Iglewicz–Hoaglin rule run 2 is an outlier too.
     assert_eq!(s.outliers, vec![0, 2]);
     // (7606.69 + 7627.63 + 7523.14) / 3 = 22757.46 / 3.
-    assert_close(s.mean_without_outliers, 7585.82, 1e-9, "mean without outliers");
+    assert_close(
+        s.mean_without_outliers,
+        7585.82,
+        1e-9,
+        "mean without outliers",
+    );
 
     // The author's figures after removing run 0 by hand: mean 7784.32, stddev 346.03
     // (population again, so ours times √(3/4)).
     let s = summarize(&runs[1..]).unwrap();
     assert_close(s.mean, 7784.32, 0.005, "mean of the last four");
-    assert_close(s.stddev * (3.0_f64 / 4.0).sqrt(), 346.03, 0.005, "their stddev");
+    assert_close(
+        s.stddev * (3.0_f64 / 4.0).sqrt(),
+        346.03,
+        0.005,
+        "their stddev",
+    );
 }
 
 #[test]
@@ -74,9 +94,15 @@ fn confidence_interval_of_a_small_sample() {
 #[test]
 fn single_and_identical_values_have_no_spread() {
     let s = summarize(&[42.0]).unwrap();
-    assert_eq!((s.n, s.stddev, s.ci95, s.cv), (1, 0.0, (42.0, 42.0), Some(0.0)));
+    assert_eq!(
+        (s.n, s.stddev, s.ci95, s.cv),
+        (1, 0.0, (42.0, 42.0), Some(0.0))
+    );
     let s = summarize(&[0.1; 7]).unwrap();
-    assert_eq!((s.mean, s.median, s.stddev, s.ci95), (0.1, 0.1, 0.0, (0.1, 0.1)));
+    assert_eq!(
+        (s.mean, s.median, s.stddev, s.ci95),
+        (0.1, 0.1, 0.0, (0.1, 0.1))
+    );
     assert!(s.outliers.is_empty());
     // A zero mean has no coefficient of variation.
     assert_eq!(summarize(&[-1.0, 1.0]).unwrap().cv, None);
@@ -94,7 +120,10 @@ fn unusable_input_gives_none() {
 #[test]
 fn mad_of_zero_flags_nothing() {
     // Four identical runs and one different: MAD = 0, so no scores (see the outliers module).
-    assert_eq!(mad_outliers(&[5.0, 5.0, 5.0, 5.0, 100.0], 3.5), Some(vec![]));
+    assert_eq!(
+        mad_outliers(&[5.0, 5.0, 5.0, 5.0, 100.0], 3.5),
+        Some(vec![])
+    );
     assert_eq!(modified_z_scores(&[5.0, 5.0, 9.0]), Some(vec![0.0; 3]));
 }
 
@@ -161,15 +190,44 @@ fn significant_but_small_changes_are_noise() {
     let c = verdict(&base, &cand, true, DEFAULT_ALPHA, DEFAULT_NOISE);
     assert!(c.p_value.unwrap() < 1e-4);
     assert_eq!(c.verdict, Verdict::NoChange);
-    assert_eq!(verdict(&base, &cand, true, 0.05, 0.005).verdict, Verdict::Faster);
+    assert_eq!(
+        verdict(&base, &cand, true, 0.05, 0.005).verdict,
+        Verdict::Faster
+    );
     // A lower latency is faster.
-    assert_eq!(verdict(&cand, &base, false, 0.05, 0.005).verdict, Verdict::Faster);
+    assert_eq!(
+        verdict(&cand, &base, false, 0.05, 0.005).verdict,
+        Verdict::Faster
+    );
+}
+
+#[test]
+fn a_decrease_is_measured_like_the_matching_increase() {
+    // 100 → 102.01 is +2.01 %, a change beyond 2 % noise. Back from 102.01 → 100 is −1.97 % of
+    // the new baseline, but the same step: the noise rule uses the smaller mean as reference,
+    // so both directions count it.
+    let low = [99.99, 100.0, 100.01];
+    let high = [102.0, 102.01, 102.02];
+    assert_eq!(
+        verdict(&low, &high, true, 0.05, 0.02).verdict,
+        Verdict::Faster
+    );
+    assert_eq!(
+        verdict(&high, &low, true, 0.05, 0.02).verdict,
+        Verdict::Slower
+    );
 }
 
 #[test]
 fn large_but_noisy_changes_are_not_significant() {
     // Means 100 and 130 (+30 %), but the runs scatter over 60–170, so p is far above 0.05.
-    let c = verdict(&[60.0, 140.0, 100.0], &[90.0, 170.0, 130.0], true, 0.05, 0.02);
+    let c = verdict(
+        &[60.0, 140.0, 100.0],
+        &[90.0, 170.0, 130.0],
+        true,
+        0.05,
+        0.02,
+    );
     assert!(c.p_value.unwrap() > 0.05);
     assert_eq!(c.verdict, Verdict::NoChange);
 }
@@ -200,9 +258,15 @@ fn plateau_finds_where_disks_stop_scaling() {
     let hdd = [110.0, 220.0, 330.0, 430.0, 540.0, 650.0, 760.0, 860.0];
     assert_eq!(plateau(&disks, &hdd, 0.05), None);
     // One flat step followed by more growth is not a plateau.
-    assert_eq!(plateau(&[1.0, 2.0, 3.0, 4.0], &[100.0, 200.0, 205.0, 400.0], 0.05), None);
+    assert_eq!(
+        plateau(&[1.0, 2.0, 3.0, 4.0], &[100.0, 200.0, 205.0, 400.0], 0.05),
+        None
+    );
     // A series that falls after its peak plateaus at the peak.
-    assert_eq!(plateau(&[1.0, 2.0, 4.0, 8.0], &[100.0, 300.0, 200.0, 150.0], 0.05), Some(1));
+    assert_eq!(
+        plateau(&[1.0, 2.0, 4.0, 8.0], &[100.0, 300.0, 200.0, 150.0], 0.05),
+        Some(1)
+    );
 }
 
 #[test]

@@ -185,6 +185,22 @@ proptest! {
     }
 
     #[test]
+    fn verdicts_are_symmetric_near_the_noise_threshold(
+        runs in prop::collection::vec(0.9999..1.0001_f64, 3..8),
+        base in 1.0..1e6_f64,
+        factor in 0.95..1.05_f64,
+        higher_is_better in any::<bool>(),
+    ) {
+        // Quiet runs make every step significant, so only the noise rule decides; changes of
+        // 2–2.04 % are where a one-sided relative change would break the symmetry.
+        let a: Vec<f64> = runs.iter().map(|r| base * r).collect();
+        let b: Vec<f64> = runs.iter().map(|r| base * factor * r).collect();
+        let ab = verdict(&a, &b, higher_is_better, 0.05, 0.02);
+        let ba = verdict(&b, &a, higher_is_better, 0.05, 0.02);
+        prop_assert_eq!(ab.verdict, mirrored(ba.verdict));
+    }
+
+    #[test]
     fn clear_changes_in_quiet_data_are_detected(
         runs in prop::collection::vec(0.999..1.001_f64, 3..10),
         base in 1.0..1e6_f64,
