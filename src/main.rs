@@ -19,7 +19,10 @@ use clap::Parser;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let cli = cli::Cli::parse();
+    let cli = match cli::Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return error::clap_exit(e),
+    };
     interrupt::install();
     let result = match &cli.command {
         cli::Command::Run(args) => commands::run::run(args),
