@@ -76,7 +76,10 @@ impl BufferPool {
     /// Raw pointer to byte `off` of a slot, for the kernel. Callers must keep the slot out of
     /// Rust's hands while the kernel uses it (the engines track that per slot).
     pub(crate) fn slot_ptr(&self, slot: usize, off: usize) -> *mut u8 {
-        assert!(slot < self.slots && off <= self.slot_size, "slot out of range");
+        assert!(
+            slot < self.slots && off <= self.slot_size,
+            "slot out of range"
+        );
         // SAFETY: in bounds by the assert.
         unsafe { self.ptr.as_ptr().add(slot * self.slot_size + off) }
     }
@@ -152,6 +155,8 @@ mod tests {
         let mut counts = [0u32; 256];
         a.iter().for_each(|&x| counts[x as usize] += 1);
         let expected = a.len() as f64 / 256.0;
-        assert!(counts.iter().all(|&c| (c as f64 - expected).abs() < expected * 0.25));
+        assert!(counts
+            .iter()
+            .all(|&c| (c as f64 - expected).abs() < expected * 0.25));
     }
 }

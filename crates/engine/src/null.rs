@@ -12,8 +12,9 @@ pub struct NullEngine {
 impl NullEngine {
     pub fn new(cfg: &EngineConfig) -> io::Result<NullEngine> {
         let depth = cfg.depth.max(1) as usize;
-        let pool = BufferPool::new(depth, cfg.buf_size, cfg.align, cfg.seed)
-            .ok_or_else(|| io::Error::new(io::ErrorKind::OutOfMemory, "buffer allocation failed"))?;
+        let pool = BufferPool::new(depth, cfg.buf_size, cfg.align, cfg.seed).ok_or_else(|| {
+            io::Error::new(io::ErrorKind::OutOfMemory, "buffer allocation failed")
+        })?;
         Ok(NullEngine {
             pool,
             queued: Vec::with_capacity(depth),

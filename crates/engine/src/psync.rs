@@ -15,8 +15,9 @@ pub struct PsyncEngine {
 
 impl PsyncEngine {
     pub fn new(cfg: &EngineConfig) -> io::Result<PsyncEngine> {
-        let pool = BufferPool::new(1, cfg.buf_size, cfg.align, cfg.seed)
-            .ok_or_else(|| io::Error::new(io::ErrorKind::OutOfMemory, "buffer allocation failed"))?;
+        let pool = BufferPool::new(1, cfg.buf_size, cfg.align, cfg.seed).ok_or_else(|| {
+            io::Error::new(io::ErrorKind::OutOfMemory, "buffer allocation failed")
+        })?;
         Ok(PsyncEngine {
             file: cfg.file.try_clone()?,
             pool,
@@ -58,7 +59,9 @@ impl Engine for PsyncEngine {
             Op::Read => self
                 .file
                 .read_at(&mut self.pool.slot_mut(0)[start..end], io.offset),
-            Op::Write => self.file.write_at(&self.pool.slot(0)[start..end], io.offset),
+            Op::Write => self
+                .file
+                .write_at(&self.pool.slot(0)[start..end], io.offset),
             Op::Fsync => self.file.sync_all().map(|()| 0),
             Op::Fdatasync => self.file.sync_data().map(|()| 0),
         };

@@ -65,7 +65,13 @@ pub fn block_device_size(file: &File) -> io::Result<u64> {
 pub fn block_device_logical_block_size(file: &File) -> io::Result<u32> {
     let mut size: libc::c_int = 0;
     // SAFETY: BLKSSZGET writes one int through the pointer.
-    let rc = unsafe { libc::ioctl(file.as_raw_fd(), libc::BLKSSZGET, &mut size as *mut libc::c_int) };
+    let rc = unsafe {
+        libc::ioctl(
+            file.as_raw_fd(),
+            libc::BLKSSZGET,
+            &mut size as *mut libc::c_int,
+        )
+    };
     if rc != 0 {
         return Err(io::Error::last_os_error());
     }
@@ -120,7 +126,7 @@ pub fn free_bytes(file: &File) -> io::Result<u64> {
     }
     // SAFETY: filled by the kernel.
     let st = unsafe { st.assume_init() };
-    Ok(st.f_bavail as u64 * st.f_frsize as u64)
+    Ok(st.f_bavail * st.f_frsize)
 }
 
 /// Total physical memory in bytes.
@@ -150,7 +156,10 @@ mod tests {
         }
         std::hint::black_box(x);
         let used = thread_cpu().since(before);
-        assert!(used.user + used.sys >= Duration::from_millis(20), "{used:?}");
+        assert!(
+            used.user + used.sys >= Duration::from_millis(20),
+            "{used:?}"
+        );
         assert!(process_cpu().user >= used.user);
     }
 

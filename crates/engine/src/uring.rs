@@ -139,14 +139,16 @@ impl UringEngine {
             wanted.push(Flag::IoPoll);
         }
         let (ring, mut setup) = build_ring(entries, &wanted)?;
-        let pool = BufferPool::new(depth as usize, cfg.buf_size, cfg.align, cfg.seed)
-            .ok_or_else(|| io::Error::new(io::ErrorKind::OutOfMemory, "buffer allocation failed"))?;
+        let pool = BufferPool::new(depth as usize, cfg.buf_size, cfg.align, cfg.seed).ok_or_else(
+            || io::Error::new(io::ErrorKind::OutOfMemory, "buffer allocation failed"),
+        )?;
         let file = cfg.file.try_clone()?;
         if !cfg.uring.no_register {
             let iovecs = pool.iovecs();
             // SAFETY: the iovecs point into `pool`, which lives as long as the ring: the ring
             // is drained in Drop before the pool is freed, and the pool is never reallocated.
-            setup.registered_buffers = unsafe { ring.submitter().register_buffers(&iovecs) }.is_ok();
+            setup.registered_buffers =
+                unsafe { ring.submitter().register_buffers(&iovecs) }.is_ok();
             setup.registered_files = ring.submitter().register_files(&[file.as_raw_fd()]).is_ok();
         }
         Ok(UringEngine {
@@ -192,7 +194,9 @@ impl UringEngine {
                 with_fd!(|fd| opcode::Read::new(fd, ptr, io.len).offset(io.offset).build())
             }
             (Op::Write, false) => {
-                with_fd!(|fd| opcode::Write::new(fd, ptr, io.len).offset(io.offset).build())
+                with_fd!(|fd| opcode::Write::new(fd, ptr, io.len)
+                    .offset(io.offset)
+                    .build())
             }
             (Op::Fsync, _) => with_fd!(|fd| opcode::Fsync::new(fd).build()),
             (Op::Fdatasync, _) => with_fd!(|fd| opcode::Fsync::new(fd)
@@ -254,7 +258,10 @@ impl Engine for UringEngine {
             }
             // A full SQ: hand what is there to the kernel and try again.
             if let Err(e) = self.ring.submit() {
-                if !matches!(e.raw_os_error(), Some(libc::EINTR | libc::EAGAIN | libc::EBUSY)) {
+                if !matches!(
+                    e.raw_os_error(),
+                    Some(libc::EINTR | libc::EAGAIN | libc::EBUSY)
+                ) {
                     // Nothing sensible to do but retry; the next submit_and_reap reports it.
                     std::thread::yield_now();
                 }
