@@ -173,8 +173,16 @@ pub struct CompareArgs {
 #[derive(Args, Debug, Clone)]
 pub struct ReportArgs {
     /// Runs to report on (ids, labels or `last`).
-    #[arg(value_name = "RUN", num_args = 1.., required = true)]
+    #[arg(value_name = "RUN", required_unless_present = "from_json")]
     pub runs: Vec<String>,
+    /// Also report on the run document in this file, as `run --json` or `export` wrote it
+    /// (repeatable).
+    #[arg(long, value_name = "FILE")]
+    pub from_json: Vec<PathBuf>,
+    /// Recompute the findings with these thresholds: a TOML file naming the ones it changes,
+    /// e.g. `gap_frac = 0.3` (names and defaults: crates/analyze).
+    #[arg(long, value_name = "FILE")]
+    pub thresholds: Option<PathBuf>,
     #[command(flatten)]
     pub db: DbArgs,
     /// Output HTML file.

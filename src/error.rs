@@ -47,7 +47,12 @@ pub fn exit_code(err: &anyhow::Error) -> u8 {
 /// returns its exit code: 2 for usage errors, as clap itself uses.
 pub fn clap_exit(e: clap::Error) -> std::process::ExitCode {
     use clap::error::ErrorKind;
-    if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand) {
+    if matches!(
+        e.kind(),
+        ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    ) {
         let _ = e.print();
         return std::process::ExitCode::from(if e.use_stderr() { 2 } else { 0 });
     }
@@ -55,7 +60,9 @@ pub fn clap_exit(e: clap::Error) -> std::process::ExitCode {
     let line = text
         .lines()
         .map(str::trim)
-        .filter(|l| !l.is_empty() && !l.starts_with("For more information") && !l.starts_with("Usage:"))
+        .filter(|l| {
+            !l.is_empty() && !l.starts_with("For more information") && !l.starts_with("Usage:")
+        })
         .collect::<Vec<_>>()
         .join(" ");
     let line = line.strip_prefix("error: ").unwrap_or(&line);

@@ -3,6 +3,7 @@
 //! The map: parse the command line (`cli`), dispatch to a command (`commands`), print any error
 //! as one line and exit with its code (2 usage, 1 failure, 128+N interrupted).
 
+mod analysis;
 mod cli;
 mod commands;
 mod error;
@@ -10,7 +11,11 @@ mod interrupt;
 mod measure;
 mod model;
 mod output;
+mod repeats;
+mod report;
 mod runner;
+mod store;
+mod suite;
 mod target;
 mod units;
 mod workload;

@@ -32,7 +32,8 @@ pub fn interval_hist() -> Hist {
 
 /// Adds `from` into `into`. Both come from the same constructor, so this cannot fail.
 pub fn merge(into: &mut Hist, from: &Hist) {
-    into.add(from).expect("histograms of one layout always merge");
+    into.add(from)
+        .expect("histograms of one layout always merge");
 }
 
 /// Latency summary in nanoseconds.
@@ -118,7 +119,16 @@ mod tests {
     #[test]
     fn buckets_round_trip_exactly() {
         let mut h = run_hist();
-        for v in [1u64, 7, 1000, 1001, 123_456, 9_999_999, 5_000_000_000, u64::MAX] {
+        for v in [
+            1u64,
+            7,
+            1000,
+            1001,
+            123_456,
+            9_999_999,
+            5_000_000_000,
+            u64::MAX,
+        ] {
             h.saturating_record_n(v, v % 5 + 1);
         }
         let back = from_buckets(&buckets(&h));

@@ -175,6 +175,9 @@ pub struct ResultDoc {
     pub fine: FineDoc,
     pub engine: EngineDoc,
     pub interrupted: bool,
+    /// The error that cut this result short (an IO error, a full disk, a vanished target).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
     /// Where the data came from: "direct" (O_DIRECT), "buffered" (through the page cache).
     pub io_path: String,
     pub findings: Vec<serde_json::Value>,

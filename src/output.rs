@@ -28,14 +28,22 @@ pub fn workload_line(r: &ResultDoc) -> String {
             crate::workload::SyncKind::Fsync => "fsync",
             crate::workload::SyncKind::Fdatasync => "fdatasync",
         };
-        let _ = write!(s, " · {name} every {n} write{}", if n == 1 { "" } else { "s" });
+        let _ = write!(
+            s,
+            " · {name} every {n} write{}",
+            if n == 1 { "" } else { "s" }
+        );
     }
     if w.odsync {
         s.push_str(" · O_DSYNC");
     }
     match (w.time_s, w.data_bytes) {
         (Some(t), _) => {
-            let _ = write!(s, " · {}", units::duration(std::time::Duration::from_secs_f64(t)));
+            let _ = write!(
+                s,
+                " · {}",
+                units::duration(std::time::Duration::from_secs_f64(t))
+            );
         }
         (_, Some(d)) => {
             let _ = write!(s, " · {} of data", units::iec(d));
@@ -82,8 +90,16 @@ pub fn result(r: &ResultDoc) -> String {
         s,
         "target: {} ({}{}, {} used)",
         t.path,
-        if t.created { "test file created and filled by iogauge" } else { "existing " },
-        if t.created { String::new() } else { t.kind.replace('_', " ") },
+        if t.created {
+            "test file created and filled by iogauge"
+        } else {
+            "existing "
+        },
+        if t.created {
+            String::new()
+        } else {
+            t.kind.replace('_', " ")
+        },
         units::iec(t.range_bytes)
     );
     let _ = writeln!(s);
@@ -91,7 +107,11 @@ pub fn result(r: &ResultDoc) -> String {
     row(
         &mut s,
         "bandwidth",
-        format!("{}  ({})", units::mib_s(r.bw_bytes), units::mb_s(r.bw_bytes)),
+        format!(
+            "{}  ({})",
+            units::mib_s(r.bw_bytes),
+            units::mb_s(r.bw_bytes)
+        ),
     );
     row(&mut s, "latency", lat_line(&r.lat_ns));
     if let (Some(rd), Some(wr)) = (&r.read, &r.write) {

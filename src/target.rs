@@ -167,7 +167,8 @@ fn existing_device(req: &Request, path: PathBuf, md: &std::fs::Metadata) -> Resu
             )));
         }
     }
-    let len = sys::block_device_size(&file).with_context(|| format!("size of {}", path.display()))?;
+    let len =
+        sys::block_device_size(&file).with_context(|| format!("size of {}", path.display()))?;
     let range = range_of(req.size, len, &path)?;
     Ok(Target {
         logical_block: sys::block_device_logical_block_size(&file).unwrap_or(512),
@@ -257,7 +258,10 @@ fn fill(path: &Path, size: u64, req: &Request) -> Result<()> {
     let (mut file, used_direct) = match direct {
         Ok(f) => (f, true),
         Err(_) => (
-            OpenOptions::new().write(true).open(path).map_err(|e| open_error(path, e, false))?,
+            OpenOptions::new()
+                .write(true)
+                .open(path)
+                .map_err(|e| open_error(path, e, false))?,
             false,
         ),
     };
@@ -265,7 +269,11 @@ fn fill(path: &Path, size: u64, req: &Request) -> Result<()> {
         .ok_or_else(|| anyhow::anyhow!("out of memory for the fill buffer"))?;
     let tty = io::stderr().is_terminal() && !req.quiet;
     if !req.quiet {
-        eprint!("Filling {} ({}) with random data ... ", path.display(), units::iec(size));
+        eprint!(
+            "Filling {} ({}) with random data ... ",
+            path.display(),
+            units::iec(size)
+        );
         let _ = io::stderr().flush();
     }
     let start = Instant::now();
@@ -305,7 +313,11 @@ fn fill(path: &Path, size: u64, req: &Request) -> Result<()> {
     let secs = start.elapsed().as_secs_f64().max(1e-9);
     if !req.quiet {
         if tty {
-            eprint!("\rFilling {} ({}) with random data ... ", path.display(), units::iec(size));
+            eprint!(
+                "\rFilling {} ({}) with random data ... ",
+                path.display(),
+                units::iec(size)
+            );
         }
         eprintln!(
             "done in {} ({})",
@@ -371,7 +383,11 @@ fn open_error(path: &Path, e: io::Error, direct: bool) -> anyhow::Error {
 fn device_in_use(path: &Path, rdev: u64) -> Option<String> {
     let (major, minor) = (libc::major(rdev), libc::minor(rdev));
     if let Some(m) = iogauge_sysinfo::mount_of_device(major, minor) {
-        return Some(if m == "[SWAP]" { "active swap".into() } else { format!("mounted on {m}") });
+        return Some(if m == "[SWAP]" {
+            "active swap".into()
+        } else {
+            format!("mounted on {m}")
+        });
     }
     let name = std::fs::canonicalize(path)
         .ok()

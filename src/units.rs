@@ -13,7 +13,9 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
         return Err("empty size; write a number with an optional unit, e.g. 4k or 1GiB".into());
     }
     if t.starts_with('-') {
-        return Err(format!("size '{s}' is negative; sizes are counts of bytes, e.g. 4k"));
+        return Err(format!(
+            "size '{s}' is negative; sizes are counts of bytes, e.g. 4k"
+        ));
     }
     parse_size::Config::new()
         .with_binary()
@@ -25,7 +27,9 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
 pub fn parse_duration(s: &str) -> Result<Duration, String> {
     let t = s.trim();
     if t.starts_with('-') {
-        return Err(format!("duration '{s}' is negative; write e.g. 10s, 500ms or 2m"));
+        return Err(format!(
+            "duration '{s}' is negative; write e.g. 10s, 500ms or 2m"
+        ));
     }
     if let Ok(secs) = t.parse::<f64>() {
         if secs.is_finite() && secs >= 0.0 && secs < 1e9 {
@@ -40,7 +44,9 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
 pub fn parse_list<T>(s: &str, item: impl Fn(&str) -> Result<T, String>) -> Result<Vec<T>, String> {
     let items: Vec<&str> = s.split(',').map(str::trim).collect();
     if items.iter().any(|i| i.is_empty()) {
-        return Err(format!("'{s}' has an empty item; separate values by single commas, e.g. 1,10,40"));
+        return Err(format!(
+            "'{s}' has an empty item; separate values by single commas, e.g. 1,10,40"
+        ));
     }
     items.into_iter().map(item).collect()
 }
@@ -170,7 +176,10 @@ mod tests {
 
     #[test]
     fn lists() {
-        assert_eq!(parse_list("1,10,40", |s| s.parse::<u32>().map_err(|e| e.to_string())), Ok(vec![1, 10, 40]));
+        assert_eq!(
+            parse_list("1,10,40", |s| s.parse::<u32>().map_err(|e| e.to_string())),
+            Ok(vec![1, 10, 40])
+        );
         assert!(parse_list("1,,40", |s| s.parse::<u32>().map_err(|e| e.to_string())).is_err());
         assert_eq!(parse_list("4k, 1m", parse_size), Ok(vec![4096, 1 << 20]));
     }

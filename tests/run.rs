@@ -21,7 +21,10 @@ fn json_of(out: &Output) -> Value {
         String::from_utf8_lossy(&out.stderr)
     );
     serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!("stdout is not JSON ({e}):\n{}", String::from_utf8_lossy(&out.stdout))
+        panic!(
+            "stdout is not JSON ({e}):\n{}",
+            String::from_utf8_lossy(&out.stdout)
+        )
     })
 }
 
@@ -49,7 +52,10 @@ fn check_contract(doc: &Value) {
         );
         assert!(ios > 0.0, "some IO completed");
         assert!((iops * bs - bw).abs() <= bw * 1e-9, "iops × bs = bw_bytes");
-        assert!((ios / rt - iops).abs() <= iops * 1e-9, "ios / runtime_s = iops");
+        assert!(
+            (ios / rt - iops).abs() <= iops * 1e-9,
+            "ios / runtime_s = iops"
+        );
         assert_eq!(bytes, ios * bs);
         let l = &r["lat_ns"];
         let order = ["min", "p50", "p90", "p99", "p999", "p9999", "max"];
@@ -71,9 +77,17 @@ fn check_contract(doc: &Value) {
             prev = t;
         }
         assert!((prev - rt).abs() < 1e-6, "series ends at the runtime");
-        assert!((sum - ios).abs() <= ios * 1e-6 + 1.0, "series sums to ios: {sum} vs {ios}");
+        assert!(
+            (sum - ios).abs() <= ios * 1e-6 + 1.0,
+            "series sums to ios: {sum} vs {ios}"
+        );
         // The histogram holds every IO.
-        let hist_count: f64 = r["lat_hist"].as_array().unwrap().iter().map(|p| f(&p[1])).sum();
+        let hist_count: f64 = r["lat_hist"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| f(&p[1]))
+            .sum();
         assert_eq!(hist_count, ios);
         let fine: f64 = r["fine"]["ios"].as_array().unwrap().iter().map(f).sum();
         assert_eq!(fine, ios, "fine bins count every IO");
@@ -86,7 +100,23 @@ fn every_engine_runs_end_to_end() {
         let dir = tempfile::tempdir().unwrap();
         let out = iogauge(
             dir.path(),
-            &["run", "--engine", engine, "--size", "16m", "--time", "1s", "--iodepth", "4", "--threads", "2", "--json", "--no-store", "--interval", "250ms"],
+            &[
+                "run",
+                "--engine",
+                engine,
+                "--size",
+                "16m",
+                "--time",
+                "1s",
+                "--iodepth",
+                "4",
+                "--threads",
+                "2",
+                "--json",
+                "--no-store",
+                "--interval",
+                "250ms",
+            ],
         );
         let doc = json_of(&out);
         check_contract(&doc);
@@ -96,8 +126,11 @@ fn every_engine_runs_end_to_end() {
         assert_eq!(f(&r["runtime_s"]), 1.0);
         assert_eq!(r["timeseries"].as_array().unwrap().len(), 4);
         // Messages go to stderr; the created test file is gone afterwards.
-        let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().flatten()
-            .filter(|e| e.file_name().to_string_lossy().starts_with("iogauge-test")).collect();
+        let left: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().starts_with("iogauge-test"))
+            .collect();
         assert!(left.is_empty(), "{engine}: test file removed");
     }
 }
@@ -105,20 +138,52 @@ fn every_engine_runs_end_to_end() {
 #[test]
 fn human_output_has_units() {
     let dir = tempfile::tempdir().unwrap();
-    let out = iogauge(dir.path(), &["run", "--engine", "null", "--time", "300ms", "--size", "8m", "--no-store"]);
+    let out = iogauge(
+        dir.path(),
+        &[
+            "run",
+            "--engine",
+            "null",
+            "--time",
+            "300ms",
+            "--size",
+            "8m",
+            "--no-store",
+        ],
+    );
     assert!(out.status.success());
     let text = String::from_utf8_lossy(&out.stdout);
     for needle in ["IOPS", "MiB/s", "MB/s", "µs", "p99.99", "per IO"] {
         assert!(text.contains(needle), "missing {needle} in\n{text}");
     }
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("Filling") && err.contains("MB/s"), "fill progress on stderr: {err}");
+    assert!(
+        err.contains("Filling") && err.contains("MB/s"),
+        "fill progress on stderr: {err}"
+    );
 }
 
 #[test]
 fn fixed_data_transfers_exactly_that_much() {
     let dir = tempfile::tempdir().unwrap();
-    let out = iogauge(dir.path(), &["run", "--rw", "read", "--bs", "64k", "--data", "8m", "--size", "4m", "--threads", "2", "--json", "--no-store"]);
+    let out = iogauge(
+        dir.path(),
+        &[
+            "run",
+            "--rw",
+            "read",
+            "--bs",
+            "64k",
+            "--data",
+            "8m",
+            "--size",
+            "4m",
+            "--threads",
+            "2",
+            "--json",
+            "--no-store",
+        ],
+    );
     let doc = json_of(&out);
     check_contract(&doc);
     let r = &doc["results"][0];
@@ -131,7 +196,24 @@ fn written_data_is_really_on_disk() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("data");
     // One sequential pass over 4 MiB: every 4 KiB block is written exactly once.
-    let out = iogauge(dir.path(), &["run", file.to_str().unwrap(), "--rw", "write", "--bs", "4k", "--size", "4m", "--data", "4m", "--keep", "--json", "--no-store"]);
+    let out = iogauge(
+        dir.path(),
+        &[
+            "run",
+            file.to_str().unwrap(),
+            "--rw",
+            "write",
+            "--bs",
+            "4k",
+            "--size",
+            "4m",
+            "--data",
+            "4m",
+            "--keep",
+            "--json",
+            "--no-store",
+        ],
+    );
     json_of(&out);
     let bytes = std::fs::read(&file).unwrap();
     assert_eq!(bytes.len(), 4 << 20);
@@ -152,14 +234,31 @@ fn written_data_is_really_on_disk() {
 fn created_file_is_filled_with_incompressible_data() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("filled");
-    let out = iogauge(dir.path(), &["run", file.to_str().unwrap(), "--engine", "null", "--size", "8m", "--time", "100ms", "--keep", "--no-store"]);
+    let out = iogauge(
+        dir.path(),
+        &[
+            "run",
+            file.to_str().unwrap(),
+            "--engine",
+            "null",
+            "--size",
+            "8m",
+            "--time",
+            "100ms",
+            "--keep",
+            "--no-store",
+        ],
+    );
     assert!(out.status.success());
     let bytes = std::fs::read(&file).unwrap();
     assert_eq!(bytes.len(), 8 << 20);
     let distinct: std::collections::HashSet<&[u8]> = bytes.chunks(4096).collect();
     assert_eq!(distinct.len(), 2048, "no two 4 KiB blocks alike");
     let zeros = bytes.iter().filter(|&&b| b == 0).count() as f64 / bytes.len() as f64;
-    assert!(zeros < 0.01, "about 1/256 of random bytes are zero, got {zeros}");
+    assert!(
+        zeros < 0.01,
+        "about 1/256 of random bytes are zero, got {zeros}"
+    );
     // And it is not sparse: every block is allocated.
     use std::os::unix::fs::MetadataExt;
     assert!(std::fs::metadata(&file).unwrap().blocks() * 512 >= 8 << 20);
@@ -168,20 +267,57 @@ fn created_file_is_filled_with_incompressible_data() {
 #[test]
 fn fsync_after_every_write_like_sysbench() {
     let dir = tempfile::tempdir().unwrap();
-    let out = iogauge(dir.path(), &["run", "--rw", "write", "--engine", "psync", "--fsync", "1", "--size", "4m", "--time", "1s", "--json", "--no-store"]);
+    let out = iogauge(
+        dir.path(),
+        &[
+            "run",
+            "--rw",
+            "write",
+            "--engine",
+            "psync",
+            "--fsync",
+            "1",
+            "--size",
+            "4m",
+            "--time",
+            "1s",
+            "--json",
+            "--no-store",
+        ],
+    );
     let doc = json_of(&out);
     check_contract(&doc);
     let r = &doc["results"][0];
     let ios = f(&r["ios"]);
     let syncs = f(&r["sync"]["count"]);
-    assert!((syncs - ios).abs() <= 1.0, "one fsync per write: {syncs} syncs, {ios} writes");
+    assert!(
+        (syncs - ios).abs() <= 1.0,
+        "one fsync per write: {syncs} syncs, {ios} writes"
+    );
     assert!(f(&r["sync"]["lat_ns"]["p50"]) > 0.0);
 }
 
 #[test]
 fn same_seed_same_result_order_and_mix_ratio() {
     let dir = tempfile::tempdir().unwrap();
-    let out = iogauge(dir.path(), &["run", "--rw", "randrw", "--mix", "70", "--engine", "null", "--size", "8m", "--data", "40m", "--json", "--no-store"]);
+    let out = iogauge(
+        dir.path(),
+        &[
+            "run",
+            "--rw",
+            "randrw",
+            "--mix",
+            "70",
+            "--engine",
+            "null",
+            "--size",
+            "8m",
+            "--data",
+            "40m",
+            "--json",
+            "--no-store",
+        ],
+    );
     let doc = json_of(&out);
     let r = &doc["results"][0];
     let reads = f(&r["read"]["ios"]);
@@ -195,13 +331,39 @@ fn existing_file_is_never_written_without_consent() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("precious");
     std::fs::write(&file, vec![7u8; 1 << 20]).unwrap();
-    let out = iogauge(dir.path(), &["run", file.to_str().unwrap(), "--rw", "randwrite", "--time", "200ms", "--no-store"]);
+    let out = iogauge(
+        dir.path(),
+        &[
+            "run",
+            file.to_str().unwrap(),
+            "--rw",
+            "randwrite",
+            "--time",
+            "200ms",
+            "--no-store",
+        ],
+    );
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("--allow-overwrite"), "{err}");
-    assert!(std::fs::read(&file).unwrap().iter().all(|&b| b == 7), "untouched");
+    assert!(
+        std::fs::read(&file).unwrap().iter().all(|&b| b == 7),
+        "untouched"
+    );
     // Reads are fine, and leave it as it was.
-    let out = iogauge(dir.path(), &["run", file.to_str().unwrap(), "--rw", "randread", "--time", "200ms", "--json", "--no-store"]);
+    let out = iogauge(
+        dir.path(),
+        &[
+            "run",
+            file.to_str().unwrap(),
+            "--rw",
+            "randread",
+            "--time",
+            "200ms",
+            "--json",
+            "--no-store",
+        ],
+    );
     let doc = json_of(&out);
     assert_eq!(doc["results"][0]["target"]["created"], false);
     assert!(std::fs::read(&file).unwrap().iter().all(|&b| b == 7));
@@ -213,11 +375,30 @@ fn directory_target_gets_its_own_file() {
     let dir = tempfile::tempdir().unwrap();
     let sub = dir.path().join("sub");
     std::fs::create_dir(&sub).unwrap();
-    let out = iogauge(dir.path(), &["run", sub.to_str().unwrap(), "--size", "8m", "--time", "200ms", "--json", "--no-store"]);
+    let out = iogauge(
+        dir.path(),
+        &[
+            "run",
+            sub.to_str().unwrap(),
+            "--size",
+            "8m",
+            "--time",
+            "200ms",
+            "--json",
+            "--no-store",
+        ],
+    );
     let doc = json_of(&out);
-    let path = doc["results"][0]["target"]["path"].as_str().unwrap().to_string();
+    let path = doc["results"][0]["target"]["path"]
+        .as_str()
+        .unwrap()
+        .to_string();
     assert!(path.starts_with(sub.to_str().unwrap()));
-    assert_eq!(std::fs::read_dir(&sub).unwrap().count(), 0, "removed afterwards");
+    assert_eq!(
+        std::fs::read_dir(&sub).unwrap().count(),
+        0,
+        "removed afterwards"
+    );
 }
 
 /// Each bad input: exit 2, one line on stderr naming the fix, no panic.
@@ -246,21 +427,44 @@ fn bad_input_is_one_clean_line() {
         &["run", "--rw", "read", "--fsync", "1"],
         &["run", "--data", "0"],
         &["run", "/proc/self/status"],
-        &["run", "--threads", "1024", "--iodepth", "4096", "--bs", "64m"],
+        &[
+            "run",
+            "--threads",
+            "1024",
+            "--iodepth",
+            "4096",
+            "--bs",
+            "64m",
+        ],
     ];
     for args in cases {
         let out = iogauge(dir.path(), args);
         let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: exit 2, stderr: {err}");
-        assert!(!err.contains("panicked") && !err.contains("RUST_BACKTRACE"), "{args:?}: {err}");
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{args:?}: exit 2, stderr: {err}"
+        );
+        assert!(
+            !err.contains("panicked") && !err.contains("RUST_BACKTRACE"),
+            "{args:?}: {err}"
+        );
         let lines: Vec<&str> = err.lines().filter(|l| !l.trim().is_empty()).collect();
         // clap adds a "For more information, try '--help'." line to its own errors.
-        let own: Vec<&&str> = lines.iter().filter(|l| !l.starts_with("For more information")).collect();
+        let own: Vec<&&str> = lines
+            .iter()
+            .filter(|l| !l.starts_with("For more information"))
+            .collect();
         assert_eq!(own.len(), 1, "{args:?}: one line, got:\n{err}");
         assert!(out.stdout.is_empty(), "{args:?}: nothing on stdout");
     }
-    assert!(std::fs::read_dir(dir.path()).unwrap().flatten()
-        .all(|e| !e.file_name().to_string_lossy().starts_with("iogauge-test")), "no test file left");
+    assert!(
+        std::fs::read_dir(dir.path())
+            .unwrap()
+            .flatten()
+            .all(|e| !e.file_name().to_string_lossy().starts_with("iogauge-test")),
+        "no test file left"
+    );
 }
 
 #[test]
@@ -268,18 +472,38 @@ fn no_space_while_filling_removes_the_partial_file() {
     // A file system too small for the test file: a tmpfs would need root, so use the
     // free-space check instead: ask for more than the disk holds.
     let dir = tempfile::tempdir().unwrap();
-    let out = iogauge(dir.path(), &["run", "--size", "1000TiB", "--time", "1s", "--no-store"]);
+    let out = iogauge(
+        dir.path(),
+        &["run", "--size", "1000TiB", "--time", "1s", "--no-store"],
+    );
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("free"), "{err}");
-    assert_eq!(std::fs::read_dir(dir.path()).unwrap().flatten().filter(|e| e.file_name().to_string_lossy().starts_with("iogauge-test")).count(), 0);
+    assert_eq!(
+        std::fs::read_dir(dir.path())
+            .unwrap()
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().starts_with("iogauge-test"))
+            .count(),
+        0
+    );
 }
 
 #[test]
 fn sigint_stops_the_run_keeps_results_and_removes_the_file() {
     let dir = tempfile::tempdir().unwrap();
     let child = Command::new(env!("CARGO_BIN_EXE_iogauge"))
-        .args(["run", "--engine", "psync", "--size", "8m", "--time", "30s", "--json", "--no-store"])
+        .args([
+            "run",
+            "--engine",
+            "psync",
+            "--size",
+            "8m",
+            "--time",
+            "30s",
+            "--json",
+            "--no-store",
+        ])
         .current_dir(dir.path())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
@@ -287,13 +511,22 @@ fn sigint_stops_the_run_keeps_results_and_removes_the_file() {
         .unwrap();
     std::thread::sleep(std::time::Duration::from_millis(1500));
     let start = std::time::Instant::now();
-    Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
     let out = child.wait_with_output().unwrap();
-    assert!(start.elapsed().as_secs_f64() < 2.0, "stopped within a second or so");
+    assert!(
+        start.elapsed().as_secs_f64() < 2.0,
+        "stopped within a second or so"
+    );
     assert_eq!(out.status.code(), Some(130));
     let doc: Value = serde_json::from_slice(&out.stdout).expect("partial results as JSON");
     assert_eq!(doc["interrupted"], true);
     let r = &doc["results"][0];
     assert!(f(&r["ios"]) > 0.0 && f(&r["runtime_s"]) < 30.0);
-    assert!(std::fs::read_dir(dir.path()).unwrap().flatten().all(|e| !e.file_name().to_string_lossy().starts_with("iogauge-test")));
+    assert!(std::fs::read_dir(dir.path())
+        .unwrap()
+        .flatten()
+        .all(|e| !e.file_name().to_string_lossy().starts_with("iogauge-test")));
 }

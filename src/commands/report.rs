@@ -1,8 +1,107 @@
-//! `iogauge report`: one self-contained HTML file with the seeds' graphs.
+//! `iogauge report`: one self-contained HTML file with the seeds' graphs, from stored runs or
+//! run documents in JSON files, and optionally each chart as its own SVG file.
 
 use crate::cli::ReportArgs;
-use anyhow::Result;
+use crate::report::{self, Input};
+use anyhow::{Context, Result};
+use std::path::Path;
 
-pub fn run(_args: &ReportArgs) -> Result<()> {
-    Err(crate::error::usage("reports are being built"))
+pub fn run(args: &ReportArgs) -> Result<()> {
+    let thresholds = match &args.thresholds {
+        Some(path) => Some(read_thresholds(path)?),
+        None => None,
+    };
+    let mut runs = Vec::new();
+    if !args.runs.is_empty() {
+        for s in crate::store::load_runs(&args.db, &args.runs)? {
+            let name = s
+                .doc
+                .label
+                .clone()
+                .map(|l| format!("{l} (run {})", s.id))
+                .unwrap_or_else(|| format!("run {}", s.id));
+            runs.push(Input { name, doc: s.doc });
+        }
+    }
+    for path in &args.from_json {
+        let doc = read_doc(path)?;
+        let name = doc.label.clone().unwrap_or_else(|| doc.run_id.clone());
+        runs.push(Input { name, doc });
+    }
+    if runs.is_empty() {
+        return Err(crate::error::usage(
+            "no runs to report on; name stored runs (ids, labels or `last`) or give --from-json FILE",
+        ));
+    }
+    for r in &mut runs {
+        match &thresholds {
+            Some(th) => reanalyze(&mut r.doc, th),
+            // Documents from before findings were computed get them here.
+            None if r.doc.findings.is_empty() => crate::analysis::annotate(&mut r.doc, None),
+            None => {}
+        }
+    }
+    let built = report::build(&runs);
+    std::fs::write(&args.output, &built.html)
+        .with_context(|| format!("cannot write the report to {}", args.output.display()))?;
+    if let Some(dir) = &args.charts {
+        std::fs::create_dir_all(dir)
+            .with_context(|| format!("cannot create the charts directory {}", dir.display()))?;
+        for c in &built.charts {
+            let file = dir.join(format!("{}.svg", c.slug));
+            std::fs::write(&file, &c.svg)
+                .with_context(|| format!("cannot write the chart {}", file.display()))?;
+        }
+    }
+    eprintln!(
+        "iogauge: wrote {} ({} run{}, {} chart{}{})",
+        args.output.display(),
+        runs.len(),
+        if runs.len() == 1 { "" } else { "s" },
+        built.charts.len(),
+        if built.charts.len() == 1 { "" } else { "s" },
+        args.charts
+            .as_ref()
+            .map(|d| format!(", also as SVG files in {}", d.display()))
+            .unwrap_or_default()
+    );
+    Ok(())
+}
+
+/// A run document as `iogauge run --json` or `iogauge export` wrote it.
+fn read_doc(path: &Path) -> Result<crate::model::RunDoc> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    serde_json::from_str(&text).map_err(|e| {
+        crate::error::usage(format!(
+            "{} is not an iogauge run document ({e}); write one with `iogauge run --json` or `iogauge export`",
+            path.display()
+        ))
+    })
+}
+
+/// Thresholds from a TOML file naming only the ones it changes, e.g. `gap_frac = 0.3`.
+fn read_thresholds(path: &Path) -> Result<iogauge_analyze::Thresholds> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let th: iogauge_analyze::Thresholds = toml::from_str(&text)
+        .map_err(|e| crate::error::usage(format!("{}: {}", path.display(), e.message())))?;
+    th.validate()
+        .map_err(|e| crate::error::usage(format!("{}: {e}", path.display())))?;
+    Ok(th)
+}
+
+/// Recomputes the findings with other thresholds. Sparse-file findings need the target as it was
+/// during the run, so the stored ones are kept.
+fn reanalyze(doc: &mut crate::model::RunDoc, th: &iogauge_analyze::Thresholds) {
+    let sparse = |f: &serde_json::Value| f.get("kind").and_then(|k| k.as_str()) == Some("sparse");
+    let kept: Vec<serde_json::Value> = doc.findings.iter().filter(|f| sparse(f)).cloned().collect();
+    crate::analysis::annotate_with(doc, None, th);
+    for f in kept {
+        let idx = f.get("result").and_then(|i| i.as_u64()).map(|i| i as usize);
+        if let Some(r) = idx.and_then(|i| doc.results.get_mut(i)) {
+            r.findings.push(f.clone());
+        }
+        doc.findings.push(f);
+    }
 }

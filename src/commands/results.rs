@@ -1,29 +1,522 @@
-//! `iogauge list`, `show`, `compare`, `export` and `delete`: the results store from the command
-//! line.
+//! `iogauge list`, `show`, `export`, `delete` and `compare`: the results store from the command
+//! line. The store itself is `crate::store`; comparisons are in `results/compare.rs`, CSV in
+//! `results/csv.rs`.
 
-use crate::cli::{CompareArgs, DeleteArgs, ExportArgs, ListArgs, ShowArgs};
+mod compare;
+mod csv;
+
+use crate::cli::{CompareArgs, DeleteArgs, ExportArgs, ExportFormat, ListArgs, ShowArgs};
+use crate::model::{ResultDoc, RunDoc, StatsDoc};
+use crate::store::{self, RunRow, Store};
+use crate::units;
 use anyhow::Result;
+use std::fmt::Write as _;
+use std::io::Write as _;
 
-fn not_yet() -> Result<()> {
-    Err(crate::error::usage("the results store is being built"))
+/// Writes to stdout; a closed pipe (`| head`) is not an error.
+fn emit(text: &str) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        r => Ok(r?),
+    }
 }
 
-pub fn list(_args: &ListArgs) -> Result<()> {
-    not_yet()
+pub fn list(args: &ListArgs) -> Result<()> {
+    let path = store::db_path(&args.db)?;
+    // Listing never creates the database: a fresh machine just has no runs yet.
+    let runs = if path.exists() {
+        Store::open_path(&path)?.runs(args.limit)?
+    } else {
+        Vec::new()
+    };
+    if args.json {
+        let runs: Vec<serde_json::Value> = runs.iter().map(run_row_json).collect();
+        let doc = serde_json::json!({ "database": path.display().to_string(), "runs": runs });
+        return emit(&(serde_json::to_string_pretty(&doc)? + "\n"));
+    }
+    if runs.is_empty() {
+        eprintln!("no runs stored in {}", path.display());
+        return Ok(());
+    }
+    let mut rows = vec![[
+        "id",
+        "started (UTC)",
+        "label",
+        "what",
+        "target",
+        "IOPS",
+        "bandwidth",
+        "p99 latency",
+    ]
+    .map(String::from)
+    .to_vec()];
+    for r in &runs {
+        rows.push(list_row(r));
+    }
+    emit(&table(
+        &rows,
+        &[true, false, false, false, false, true, true, true],
+    ))
 }
 
-pub fn show(_args: &ShowArgs) -> Result<()> {
-    not_yet()
+fn run_row_json(r: &RunRow) -> serde_json::Value {
+    let results: Vec<serde_json::Value> = r
+        .results
+        .iter()
+        .map(|x| {
+            serde_json::json!({
+                "name": x.name, "workload": x.workload, "target": x.target, "iops": x.iops,
+                "bw_bytes": x.bw_bytes, "lat_p50_ns": x.lat_p50_ns, "lat_p99_ns": x.lat_p99_ns,
+                "interrupted": x.interrupted,
+            })
+        })
+        .collect();
+    serde_json::json!({
+        "id": r.id, "run_id": r.run_id, "label": r.label, "started_at": r.started_at,
+        "finished_at": r.finished_at, "suite": r.suite, "interrupted": r.interrupted,
+        "params": r.params, "results": results,
+    })
 }
 
-pub fn compare(_args: &CompareArgs) -> Result<()> {
-    not_yet()
+fn list_row(r: &RunRow) -> Vec<String> {
+    let mut label = r.label.clone().unwrap_or_default();
+    for (k, v) in &r.params {
+        label.push_str(&format!(
+            "{}{k}={v}",
+            if label.is_empty() { "" } else { " " }
+        ));
+    }
+    let mut what = match (&r.suite, r.results.as_slice()) {
+        (Some(s), res) => format!("suite {s} ({} result{})", res.len(), plural(res.len())),
+        (None, [one]) => match (&one.name, &one.workload) {
+            (Some(n), _) => n.clone(),
+            (None, Some(w)) => short_workload(w),
+            (None, None) => "?".into(),
+        },
+        (None, res) => format!("{} results", res.len()),
+    };
+    if r.finished_at.is_none() {
+        what.push_str(" (unfinished)");
+    } else if r.interrupted {
+        what.push_str(" (interrupted)");
+    }
+    let target = r
+        .results
+        .first()
+        .map(|x| x.target.clone())
+        .unwrap_or_default();
+    let (iops, bw, p99) = match r.results.as_slice() {
+        [] => (String::new(), String::new(), String::new()),
+        [one] => (
+            units::count(one.iops),
+            units::mib_s(one.bw_bytes),
+            units::latency(one.lat_p99_ns as f64),
+        ),
+        many => (
+            format!(
+                "max {}",
+                units::count(many.iter().map(|x| x.iops).fold(0.0, f64::max))
+            ),
+            format!(
+                "max {}",
+                units::mib_s(many.iter().map(|x| x.bw_bytes).fold(0.0, f64::max))
+            ),
+            String::new(),
+        ),
+    };
+    vec![
+        r.id.to_string(),
+        date(&r.started_at),
+        label,
+        what,
+        target,
+        iops,
+        bw,
+        p99,
+    ]
 }
 
-pub fn export(_args: &ExportArgs) -> Result<()> {
-    not_yet()
+fn plural(n: usize) -> &'static str {
+    if n == 1 {
+        ""
+    } else {
+        "s"
+    }
 }
 
-pub fn delete(_args: &DeleteArgs) -> Result<()> {
-    not_yet()
+/// `2026-05-09T07:30:12Z` → `2026-05-09 07:30`.
+fn date(rfc3339: &str) -> String {
+    rfc3339.replacen('T', " ", 1).chars().take(16).collect()
+}
+
+/// e.g. `randread 4K 1×32 io_uring`.
+pub(crate) fn short_workload(w: &crate::model::WorkloadDoc) -> String {
+    let mut s = w.rw.name().to_string();
+    if matches!(s.as_str(), "rw" | "randrw") {
+        let _ = write!(s, " {}%r", w.mix_read_pct);
+    }
+    let _ = write!(
+        s,
+        " {} {}×{} {}",
+        units::bs_label(w.bs),
+        w.threads,
+        w.iodepth,
+        w.engine
+    );
+    if !w.direct {
+        s.push_str(" buffered");
+    }
+    if let (Some(_), Some(n)) = (w.sync, w.sync_every) {
+        let _ = write!(s, " sync/{n}");
+    }
+    if w.odsync {
+        s.push_str(" O_DSYNC");
+    }
+    s
+}
+
+/// Aligned columns; `right[i]` right-aligns column i. Widths count characters, not bytes (µ, ×).
+fn table(rows: &[Vec<String>], right: &[bool]) -> String {
+    let cols = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let width = |c: usize| {
+        rows.iter()
+            .filter_map(|r| r.get(c))
+            .map(|s| s.chars().count())
+            .max()
+            .unwrap_or(0)
+    };
+    let widths: Vec<usize> = (0..cols).map(width).collect();
+    let mut s = String::new();
+    for row in rows {
+        let mut line = String::new();
+        for (c, cell) in row.iter().enumerate() {
+            let pad = widths[c] - cell.chars().count();
+            if c > 0 {
+                line.push_str("  ");
+            }
+            if right.get(c).copied().unwrap_or(false) {
+                line.push_str(&" ".repeat(pad));
+                line.push_str(cell);
+            } else {
+                line.push_str(cell);
+                line.push_str(&" ".repeat(pad));
+            }
+        }
+        s.push_str(line.trim_end());
+        s.push('\n');
+    }
+    s
+}
+
+pub fn show(args: &ShowArgs) -> Result<()> {
+    let store = Store::open_existing(&args.db)?;
+    let id = store.resolve(&args.run)?;
+    if args.json {
+        return emit(&(store.load_json_pretty(id)? + "\n"));
+    }
+    emit(&show_text(id, &store.load(id)?))
+}
+
+fn show_text(id: i64, doc: &RunDoc) -> String {
+    let mut s = String::new();
+    let _ = write!(s, "run {id} ({})", doc.run_id);
+    if let Some(l) = &doc.label {
+        let _ = write!(s, " · label {l}");
+    }
+    if let Some(suite) = &doc.suite {
+        let _ = write!(s, " · suite {suite}");
+    }
+    let _ = writeln!(s, " · started {} UTC", date(&doc.started_at));
+    if !doc.params.is_empty() {
+        let p: Vec<String> = doc.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let _ = writeln!(s, "params: {}", p.join(" "));
+    }
+    if !doc.command.is_empty() {
+        let _ = writeln!(s, "command: {}", doc.command.join(" "));
+    }
+    if doc.interrupted {
+        let _ = writeln!(s, "interrupted: the results cover the part that ran");
+    }
+    s.push('\n');
+    s.push_str(&crate::output::run(doc));
+    for (i, r) in doc.results.iter().enumerate() {
+        if !r.stats.is_empty() {
+            s.push('\n');
+            s.push_str(&stats_text(i, r));
+        }
+    }
+    let findings: Vec<&serde_json::Value> = doc
+        .findings
+        .iter()
+        .chain(doc.results.iter().flat_map(|r| r.findings.iter()))
+        .collect();
+    if !findings.is_empty() {
+        let _ = writeln!(s, "\nfindings:");
+        for f in findings {
+            let _ = writeln!(s, "  {}", finding_line(f));
+        }
+    }
+    s.push('\n');
+    s.push_str(&system_text(&doc.system));
+    s
+}
+
+/// A finding as one line: `[warning] outlier: …`, or its JSON when it has no summary.
+fn finding_line(f: &serde_json::Value) -> String {
+    match (
+        f["severity"].as_str(),
+        f["kind"].as_str(),
+        f["summary"].as_str(),
+    ) {
+        (sev, Some(kind), Some(summary)) => {
+            format!("[{}] {kind}: {summary}", sev.unwrap_or("info"))
+        }
+        _ => f.to_string(),
+    }
+}
+
+/// A value of a stats metric with its unit.
+pub(crate) fn metric_value(metric: &str, v: f64) -> String {
+    match metric {
+        "iops" => format!("{} IOPS", units::count(v)),
+        "bw_bytes" => units::mib_s(v),
+        "syncs_per_s" => format!("{} syncs/s", units::count(v)),
+        m if m.starts_with("lat_") => units::latency(v),
+        _ => format!("{v}"),
+    }
+}
+
+pub(crate) fn metric_label(metric: &str) -> &str {
+    match metric {
+        "iops" => "IOPS",
+        "bw_bytes" => "bandwidth",
+        "lat_mean_ns" => "latency mean",
+        "lat_p50_ns" => "latency p50",
+        "lat_p99_ns" => "latency p99",
+        "syncs_per_s" => "syncs/s",
+        m => m,
+    }
+}
+
+fn stats_text(index: usize, r: &ResultDoc) -> String {
+    let n = r.stats.values().map(|s| s.n).max().unwrap_or(0);
+    let name = r
+        .name
+        .clone()
+        .unwrap_or_else(|| crate::output::workload_line(r));
+    let mut s = format!(
+        "statistics over {n} repeats of result {} ({name})\n",
+        index + 1
+    );
+    let mut rows = vec![[
+        "", "mean", "95% CI", "median", "stddev", "CV", "min", "max", "outliers",
+    ]
+    .map(String::from)
+    .to_vec()];
+    for (metric, st) in &r.stats {
+        rows.push(stats_row(metric, st));
+    }
+    for line in table(
+        &rows,
+        &[false, true, true, true, true, true, true, true, false],
+    )
+    .lines()
+    {
+        let _ = writeln!(s, "  {line}");
+    }
+    s
+}
+
+fn stats_row(metric: &str, st: &StatsDoc) -> Vec<String> {
+    let v = |x: f64| metric_value(metric, x);
+    let outliers = if st.outliers.is_empty() {
+        "none".to_string()
+    } else {
+        let which: Vec<String> = st.outliers.iter().map(|i| format!("#{}", i + 1)).collect();
+        format!(
+            "{} (mean without: {})",
+            which.join(", "),
+            v(st.mean_without_outliers)
+        )
+    };
+    vec![
+        metric_label(metric).to_string(),
+        v(st.mean),
+        format!("{} … {}", v(st.ci95[0]), v(st.ci95[1])),
+        v(st.median),
+        v(st.stddev),
+        format!("{:.1}%", st.cv * 100.0),
+        v(st.min),
+        v(st.max),
+        outliers,
+    ]
+}
+
+/// The machine, the target's file system and its device stack: what seed 004 asks to write down
+/// for every run.
+fn system_text(sys: &iogauge_sysinfo::SystemInfo) -> String {
+    let unknown = || "unknown".to_string();
+    let mut s = String::from("system:\n");
+    let _ = writeln!(
+        s,
+        "  host        {} · kernel {} · {} × {} · {} RAM",
+        sys.hostname.clone().unwrap_or_else(unknown),
+        sys.kernel.clone().unwrap_or_else(unknown),
+        sys.cpu_count.map_or_else(unknown, |n| n.to_string()),
+        sys.cpu_model
+            .clone()
+            .unwrap_or_else(|| "unknown CPU".into()),
+        sys.mem_total_bytes.map_or_else(unknown, units::iec),
+    );
+    let Some(t) = &sys.target else {
+        return s;
+    };
+    let mut line = format!("  target      {}", t.path);
+    if let Some(fs) = &t.filesystem {
+        let _ = write!(line, " · {fs}");
+    }
+    if let Some(mp) = &t.mount_point {
+        let _ = write!(line, " on {mp}");
+    }
+    if let Some(src) = &t.mount_source {
+        let _ = write!(line, " from {src}");
+    }
+    if let Some(b) = t.fs_block_size {
+        let _ = write!(line, " · fs block {}", units::iec(b));
+    }
+    let _ = writeln!(s, "{line}");
+    if let Some(o) = &t.mount_options {
+        let _ = writeln!(s, "  mount       {o}");
+    }
+    for d in &t.devices {
+        let _ = writeln!(s, "  device      {}", device_line(d));
+    }
+    s
+}
+
+fn device_line(d: &iogauge_sysinfo::BlockDevice) -> String {
+    let mut parts = vec![format!(
+        "{} ({})",
+        d.name,
+        serde_json::to_value(d.role)
+            .ok()
+            .and_then(|v| v.as_str().map(String::from))
+            .unwrap_or_default()
+    )];
+    let mut add = |p: Option<String>| parts.extend(p);
+    add(d.model.clone());
+    add(d.size_bytes.map(units::iec));
+    add(d.rotational.map(|r| {
+        if r {
+            "rotational".into()
+        } else {
+            "non-rotational".into()
+        }
+    }));
+    add(match (d.logical_block_size, d.physical_block_size) {
+        (Some(l), Some(p)) => Some(format!("blocks {l}/{p} B logical/physical")),
+        _ => None,
+    });
+    add(Some(format!(
+        "scheduler {}",
+        d.scheduler.as_deref().unwrap_or("unknown")
+    )));
+    add(d.nr_requests.map(|n| format!("nr_requests {n}")));
+    add(d.read_ahead_kb.map(|n| format!("read_ahead {n} KiB")));
+    add(d.write_cache.as_ref().map(|w| format!("cache {w}")));
+    add(d.queue_depth.map(|n| format!("queue depth {n}")));
+    add(d.partition_start_bytes.map(|b| {
+        let yes = |x: Option<bool>| match x {
+            Some(true) => "yes",
+            Some(false) => "NO",
+            None => "?",
+        };
+        format!(
+            "starts at {} (aligned to 1 MiB: {}, to the physical block: {})",
+            units::iec(b),
+            yes(d.aligned_1mib),
+            yes(d.aligned_physical)
+        )
+    }));
+    add(d.md_level.clone());
+    add(d.md_chunk_bytes.map(|c| format!("chunk {}", units::iec(c))));
+    if !d.md_members.is_empty() {
+        add(Some(format!(
+            "{} members: {}",
+            d.md_members.len(),
+            d.md_members.join(", ")
+        )));
+    }
+    add(d
+        .loop_backing_file
+        .as_ref()
+        .map(|f| format!("backed by {f}")));
+    add(d.dm_name.as_ref().map(|n| format!("dm {n}")));
+    parts.join(" · ")
+}
+
+pub fn export(args: &ExportArgs) -> Result<()> {
+    let store = Store::open_existing(&args.db)?;
+    let id = store.resolve(&args.run)?;
+    match args.format {
+        ExportFormat::Json => emit(&(store.load_json_pretty(id)? + "\n")),
+        ExportFormat::Csv => emit(&csv::run(&store.load(id)?)),
+    }
+}
+
+pub fn delete(args: &DeleteArgs) -> Result<()> {
+    let mut store = Store::open_existing(&args.db)?;
+    let id = store.resolve(&args.run)?;
+    let row = store.runs(u32::MAX)?.into_iter().find(|r| r.id == id);
+    store.delete(id)?;
+    let what = row
+        .map(|r| {
+            format!(
+                " ({}{})",
+                r.label.map(|l| format!("{l}, ")).unwrap_or_default(),
+                date(&r.started_at)
+            )
+        })
+        .unwrap_or_default();
+    eprintln!("deleted run {id}{what} from {}", store.path().display());
+    Ok(())
+}
+
+pub fn compare(args: &CompareArgs) -> Result<()> {
+    if !args.noise.is_finite() || args.noise < 0.0 {
+        return Err(crate::error::usage(format!(
+            "--noise {} is not a fraction; give e.g. 0.02 for 2%",
+            args.noise
+        )));
+    }
+    let runs = store::load_runs(&args.db, &args.runs)?;
+    let report = compare::compare(&runs, args.noise);
+    if args.json {
+        emit(&(serde_json::to_string_pretty(&report.json())? + "\n"))
+    } else {
+        emit(&report.text())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn table_aligns_by_characters() {
+        let rows = vec![
+            vec!["a".to_string(), "45.1 µs".to_string()],
+            vec!["long".to_string(), "1 ms".to_string()],
+        ];
+        let t = table(&rows, &[false, true]);
+        let lines: Vec<&str> = t.lines().collect();
+        assert_eq!(lines[0].chars().count(), lines[1].chars().count());
+        assert!(lines[1].ends_with("   1 ms"));
+    }
+
+    #[test]
+    fn dates_drop_seconds_and_the_t() {
+        assert_eq!(date("2026-05-09T07:30:12Z"), "2026-05-09 07:30");
+    }
 }

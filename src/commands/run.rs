@@ -1,43 +1,225 @@
 //! `iogauge run`: one workload, end to end — check, prepare the target, measure, report.
 
-use crate::cli::{RunArgs, TargetArgs};
-use crate::model::{ResultDoc, RunDoc, TargetDoc, WorkloadDoc, SCHEMA};
+use crate::cli::{RepeatArgs, RunArgs, TargetArgs};
+use crate::model::{
+    CpuDoc, OpDoc, RepeatDoc, ResultDoc, RunDoc, Sample, TargetDoc, WorkloadDoc, SCHEMA,
+};
 use crate::runner::{self, Display};
 use crate::target::{self, Target};
 use crate::workload::Spec;
 use crate::{error, output};
 use anyhow::Result;
+use std::collections::BTreeMap;
 use std::io::Write;
 use std::time::SystemTime;
 
 pub fn run(args: &RunArgs) -> Result<()> {
     let (spec, mut notes) = Spec::resolve(args)?;
+    let params = parse_params(&args.repeat.param)?;
     let target = prepare_target(&args.target, &spec)?;
     let started = SystemTime::now();
-    let system = iogauge_sysinfo::capture(Some(&target.path));
-    let result = measure(&spec, &target, None, !args.output.json)?;
     notes.extend(honesty_notes(&spec, &target));
-    let interrupted = result.interrupted;
-    let doc = RunDoc {
+    let mut doc = RunDoc {
         schema: SCHEMA.into(),
         run_id: run_id(started),
         label: args.output.label.clone(),
         started_at: humantime::format_rfc3339_seconds(started).to_string(),
         command: std::env::args().collect(),
         suite: None,
-        system,
-        results: vec![result],
+        system: iogauge_sysinfo::capture(Some(&target.path)),
+        results: Vec::new(),
         findings: Vec::new(),
-        interrupted,
+        interrupted: false,
         notes,
-        params: Default::default(),
+        params,
     };
+    // The run is in the store before it measures anything, so a cut-short run keeps its place.
+    let mut rec = crate::store::Recorder::start(&args.output, &doc)?;
+    let result = measure_repeated(
+        &spec,
+        &target,
+        None,
+        &args.repeat,
+        !args.output.json,
+        &mut doc.notes,
+    )?;
+    doc.interrupted = result.interrupted;
+    let failure = result.error.clone();
+    doc.results.push(result);
+    crate::analysis::annotate(&mut doc, target.data_bytes);
+    for r in &doc.results {
+        rec.add(r)?;
+    }
+    rec.finish(&doc)?;
     print(&doc, args.output.json)?;
-    drop(target); // removes a created test file before we report an interrupt
-    match crate::interrupt::requested() {
-        Some(sig) => Err(error::Interrupted(sig).into()),
+    if !args.output.json && !doc.findings.is_empty() {
+        eprint!("{}", crate::analysis::print_findings(&doc.findings));
+    }
+    drop(target); // removes a created test file before we report an interrupt or a failure
+    if let Some(sig) = crate::interrupt::requested() {
+        return Err(error::Interrupted(sig).into());
+    }
+    match failure {
+        Some(e) => Err(anyhow::anyhow!(
+            "{e} (the results above cover the run up to that point)"
+        )),
         None => Ok(()),
     }
+}
+
+/// `--param KEY=VALUE` pairs.
+pub fn parse_params(raw: &[String]) -> Result<BTreeMap<String, String>> {
+    raw.iter()
+        .map(|p| match p.split_once('=') {
+            Some((k, v)) if !k.trim().is_empty() => {
+                Ok((k.trim().to_string(), v.trim().to_string()))
+            }
+            _ => Err(error::usage(format!(
+                "--param '{p}' is not KEY=VALUE; write e.g. --param disks=4"
+            ))),
+        })
+        .collect()
+}
+
+/// Runs a workload `--repeat` times (dropping the page cache between repeats when asked) and
+/// folds the repeats into one result: the headline numbers over all repeats together, each
+/// repeat in `repeats`, and their statistics in `stats`. Stops early on an interrupt or error.
+pub fn measure_repeated(
+    spec: &Spec,
+    target: &Target,
+    name: Option<String>,
+    repeat: &RepeatArgs,
+    progress: bool,
+    notes: &mut Vec<String>,
+) -> Result<ResultDoc> {
+    let n = repeat.repeat.max(1);
+    let mut results = Vec::with_capacity(n as usize);
+    for i in 0..n {
+        if i > 0 && repeat.drop_caches {
+            if let Err(why) = drop_caches() {
+                let note = format!(
+                    "--drop-caches: the page cache was not dropped between repeats ({why})"
+                );
+                if !notes.contains(&note) {
+                    eprintln!("note: {note}");
+                    notes.push(note);
+                }
+            }
+        }
+        let label = match (&name, n) {
+            (_, 1) => name.clone(),
+            (Some(nm), _) => Some(format!("{nm} [repeat {}/{n}]", i + 1)),
+            (None, _) => Some(format!("repeat {}/{n}", i + 1)),
+        };
+        let mut r = measure(spec, target, label, progress)?;
+        r.name = name.clone();
+        let stop = r.interrupted || r.error.is_some();
+        results.push(r);
+        if stop {
+            break;
+        }
+    }
+    Ok(fold_repeats(results))
+}
+
+/// Drops clean pages from the page cache: sync, then 3 into /proc/sys/vm/drop_caches (root).
+pub fn drop_caches() -> std::result::Result<(), String> {
+    // SAFETY-free: std has no sync(); File::sync_all on the target is enough for our own
+    // writes, and drop_caches only drops clean pages anyway.
+    std::fs::write("/proc/sys/vm/drop_caches", "3").map_err(|e| match e.kind() {
+        std::io::ErrorKind::PermissionDenied => "needs root".to_string(),
+        _ => e.to_string(),
+    })
+}
+
+/// One result from several repeats of the same workload.
+fn fold_repeats(mut results: Vec<ResultDoc>) -> ResultDoc {
+    if results.len() == 1 {
+        return results.remove(0);
+    }
+    let repeats: Vec<RepeatDoc> = results
+        .iter()
+        .map(|r| RepeatDoc {
+            iops: r.iops,
+            bw_bytes: r.bw_bytes,
+            ios: r.ios,
+            bytes: r.bytes,
+            runtime_s: r.runtime_s,
+            lat_ns: r.lat_ns,
+            syncs_per_s: r.sync.as_ref().map(|s| s.per_s),
+            cpu: r.cpu.clone(),
+        })
+        .collect();
+    let mut hist = crate::measure::run_hist();
+    let mut out = results[0].clone();
+    let (mut ios, mut bytes, mut runtime, mut user, mut sys) = (0, 0, 0.0, 0.0, 0.0);
+    out.timeseries.clear();
+    out.fine.ios.clear();
+    for r in &results {
+        crate::measure::merge(&mut hist, &crate::measure::from_buckets(&r.lat_hist));
+        out.timeseries.extend(r.timeseries.iter().map(|s| Sample {
+            t_s: s.t_s + runtime,
+            ..*s
+        }));
+        out.fine.ios.extend(&r.fine.ios);
+        ios += r.ios;
+        bytes += r.bytes;
+        runtime += r.runtime_s;
+        user += r.cpu.user_s;
+        sys += r.cpu.sys_s;
+        out.interrupted |= r.interrupted;
+        if out.error.is_none() {
+            out.error = r.error.clone();
+        }
+    }
+    let secs = runtime.max(1e-9);
+    out.ios = ios;
+    out.bytes = bytes;
+    out.runtime_s = secs;
+    out.iops = ios as f64 / secs;
+    out.bw_bytes = bytes as f64 / secs;
+    out.lat_ns = crate::measure::LatNs::of(&hist);
+    out.lat_hist = crate::measure::buckets(&hist);
+    out.cpu = CpuDoc {
+        user_s: user,
+        sys_s: sys,
+        per_io_us: if ios > 0 {
+            (user + sys) * 1e6 / ios as f64
+        } else {
+            0.0
+        },
+    };
+    // Per-direction and sync figures: sums over the repeats.
+    let fold_op = |get: fn(&ResultDoc) -> Option<&OpDoc>| -> Option<OpDoc> {
+        let ops: Vec<&OpDoc> = results.iter().filter_map(get).collect();
+        (ops.len() == results.len()).then(|| {
+            let (n, b) = ops
+                .iter()
+                .fold((0, 0), |(n, b), o| (n + o.ios, b + o.bytes));
+            OpDoc {
+                ios: n,
+                bytes: b,
+                iops: n as f64 / secs,
+                bw_bytes: b as f64 / secs,
+                // Per-direction histograms are not kept per repeat: the mean of the repeats'.
+                lat_ns: ops[ops.len() / 2].lat_ns,
+            }
+        })
+    };
+    out.read = fold_op(|r| r.read.as_ref());
+    out.write = fold_op(|r| r.write.as_ref());
+    if let Some(sync) = out.sync.as_mut() {
+        let count: u64 = results
+            .iter()
+            .filter_map(|r| r.sync.as_ref())
+            .map(|s| s.count)
+            .sum();
+        sync.count = count;
+        sync.per_s = count as f64 / secs;
+    }
+    out.stats = crate::repeats::stats_for(&repeats);
+    out.repeats = repeats;
+    out
 }
 
 /// Resolves and checks the target for a workload (shared by `run` and the suites). `spec`
@@ -57,7 +239,12 @@ pub fn prepare_target(t: &TargetArgs, spec: &Spec) -> Result<Target> {
 }
 
 /// Runs one workload on a prepared target and describes it as a result.
-pub fn measure(spec: &Spec, target: &Target, name: Option<String>, progress: bool) -> Result<ResultDoc> {
+pub fn measure(
+    spec: &Spec,
+    target: &Target,
+    name: Option<String>,
+    progress: bool,
+) -> Result<ResultDoc> {
     let file = target.open(spec.writes(), spec.direct, spec.odsync)?;
     let display = Display {
         progress,
@@ -89,7 +276,8 @@ pub fn measure(spec: &Spec, target: &Target, name: Option<String>, progress: boo
         timeseries: m.timeseries,
         fine: m.fine,
         engine: m.engine,
-        interrupted: m.interrupted.is_some(),
+        interrupted: m.interrupted.is_some() || m.error.is_some(),
+        error: m.error.as_ref().map(|e| format!("{e:#}")),
         io_path: if spec.direct { "direct" } else { "buffered" }.into(),
         findings: Vec::new(),
         repeats: Vec::new(),
@@ -106,7 +294,10 @@ pub fn honesty_notes(spec: &Spec, target: &Target) -> Vec<String> {
         );
     }
     if spec.engine == iogauge_engine::EngineKind::Null {
-        notes.push("null engine: no IO reached the target; these numbers are iogauge's own overhead".into());
+        notes.push(
+            "null engine: no IO reached the target; these numbers are iogauge's own overhead"
+                .into(),
+        );
     }
     if let Some(data) = target.data_bytes {
         if !target.created && data < target.range_bytes && !spec.writes() {
@@ -121,7 +312,10 @@ pub fn honesty_notes(spec: &Spec, target: &Target) -> Vec<String> {
 }
 
 pub fn run_id(t: SystemTime) -> String {
-    let secs = t.duration_since(SystemTime::UNIX_EPOCH).unwrap_or_default().as_secs();
+    let secs = t
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_secs();
     format!("{secs:x}-{:04x}", fastrand::u16(..))
 }
 

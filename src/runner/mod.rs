@@ -10,10 +10,10 @@ use crate::model::{CpuDoc, EngineDoc, FineDoc, OpDoc, Sample, SyncDoc};
 use crate::units;
 use crate::workload::{Limit, Spec};
 use anyhow::{anyhow, Result};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use iogauge_engine::{
     sys, EngineConfig, EngineKind, NullEngine, PsyncEngine, UringEngine, UringSetup,
 };
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -88,6 +88,8 @@ pub struct Measured {
     pub interrupted: Option<i32>,
     /// The whole-run histogram, for merging with other runs or hosts.
     pub hist: Hist,
+    /// An IO error that stopped the run early; the numbers cover the part before it.
+    pub error: Option<anyhow::Error>,
 }
 
 /// How the run shows itself while it goes.
@@ -147,16 +149,18 @@ pub fn run(
         if spawned < threads {
             // Workers that did start are released below and stop at once.
             shared.stop.store(true, Ordering::SeqCst);
-            shared.finished.fetch_add(threads - spawned, Ordering::SeqCst);
+            shared
+                .finished
+                .fetch_add(threads - spawned, Ordering::SeqCst);
         }
         let t0 = start.open_when(spawned);
         let (cpu_window, until) = watch(spec, &shared, &rx, &mut agg, t0, display, threads);
         let outs: Vec<Result<WorkerOut>> = handles
             .into_iter()
             .map(|h| match h {
-                Ok(h) => h
-                    .join()
-                    .unwrap_or_else(|_| Err(anyhow!("a worker thread panicked (a bug in iogauge)"))),
+                Ok(h) => h.join().unwrap_or_else(|_| {
+                    Err(anyhow!("a worker thread panicked (a bug in iogauge)"))
+                }),
                 Err(e) => Err(e),
             })
             .collect();
@@ -165,13 +169,16 @@ pub fn run(
 
     // Intervals still in the channel were sent at the very end.
     agg.drain(&rx);
+    // A worker that could not start fails the run; one that failed mid-run keeps what it
+    // measured, and the run reports the first such error after its results.
     let mut workers = Vec::with_capacity(threads);
     for o in outs {
         workers.push(o?);
     }
+    let error = workers.iter_mut().find_map(|w| w.error.take());
     let interrupted = crate::interrupt::requested();
-    let runtime = match (spec.limit, interrupted) {
-        (Limit::Time(t), None) => t,
+    let runtime = match (spec.limit, interrupted, &error) {
+        (Limit::Time(t), None, None) => t,
         _ => workers
             .iter()
             .map(|w| w.last_completion)
@@ -180,7 +187,15 @@ pub fn run(
             .max(measured_until.min(Duration::from_millis(1))),
     };
     let setup = setup.into_inner().unwrap_or_else(|e| e.into_inner());
-    Ok(merge(spec, workers, agg, runtime, cpu_window, setup, interrupted))
+    Ok(merge(
+        spec,
+        workers,
+        agg,
+        runtime,
+        cpu_window,
+        setup,
+        interrupted,
+    ))
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -223,11 +238,15 @@ fn run_worker(
     }
     let t0 = start.arrive_and_wait();
     let built = built.map_err(|e| engine_error(spec.engine, e))?;
-    match built {
+    let out = match built {
         Built::Uring(e) => worker::work(e, cfg, shared, tx, t0),
         Built::Psync(e) => worker::work(e, cfg, shared, tx, t0),
         Built::Null(e) => worker::work(e, cfg, shared, tx, t0),
+    };
+    if out.error.is_some() {
+        shared.stop.store(true, Ordering::SeqCst);
     }
+    Ok(out)
 }
 
 fn engine_error(kind: EngineKind, e: std::io::Error) -> anyhow::Error {
@@ -291,7 +310,11 @@ fn watch(
             shared.stop.store(true, Ordering::SeqCst);
         }
         // Workers end by themselves (time, data or stop); they hold the only senders.
-        let ios: u64 = shared.progress.iter().map(|l| l.ios.load(Ordering::Relaxed)).sum();
+        let ios: u64 = shared
+            .progress
+            .iter()
+            .map(|l| l.ios.load(Ordering::Relaxed))
+            .sum();
         let dt = last_t.elapsed().as_secs_f64();
         if dt >= 0.5 {
             rate = (ios - last_ios.min(ios)) as f64 / dt;
@@ -301,7 +324,9 @@ fn watch(
         if let Some(bar) = &bar {
             let elapsed = t0.elapsed();
             match spec.limit {
-                Limit::Time(_) => bar.set_position(elapsed.as_millis().min(total.as_millis()) as u64),
+                Limit::Time(_) => {
+                    bar.set_position(elapsed.as_millis().min(total.as_millis()) as u64)
+                }
                 Limit::Data(_) => bar.set_position(ios * spec.bs),
             }
             let phase = if elapsed < spec.ramp { "ramp · " } else { "" };
@@ -337,10 +362,15 @@ fn progress_bar(spec: &Spec, display: &Display, total: Duration) -> Option<Progr
             total.as_millis() as u64,
             "{prefix}[{elapsed_precise}] {wide_bar} ETA {eta} · {msg}",
         ),
-        Limit::Data(d) => (d, "{prefix}[{elapsed_precise}] {wide_bar} {bytes}/{total_bytes} ETA {eta} · {msg}"),
+        Limit::Data(d) => (
+            d,
+            "{prefix}[{elapsed_precise}] {wide_bar} {bytes}/{total_bytes} ETA {eta} · {msg}",
+        ),
     };
     let bar = ProgressBar::with_draw_target(Some(len), target);
-    bar.set_style(ProgressStyle::with_template(tmpl).unwrap_or_else(|_| ProgressStyle::default_bar()));
+    bar.set_style(
+        ProgressStyle::with_template(tmpl).unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
     bar.set_prefix(display.prefix.clone());
     Some(bar)
 }
@@ -449,7 +479,11 @@ fn merge(
             CpuDoc {
                 user_s: u,
                 sys_s: s,
-                per_io_us: if ios > 0 { (u + s) * 1e6 / ios as f64 } else { 0.0 },
+                per_io_us: if ios > 0 {
+                    (u + s) * 1e6 / ios as f64
+                } else {
+                    0.0
+                },
             }
         }
         None => CpuDoc::default(),
@@ -489,5 +523,6 @@ fn merge(
         engine,
         interrupted,
         hist: all,
+        error: None,
     }
 }

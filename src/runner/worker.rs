@@ -7,7 +7,7 @@ use super::{IntervalMsg, Shared};
 use crate::measure::{self, Hist};
 use crate::workload::offsets::Offsets;
 use crate::workload::{Limit, Spec, SyncKind};
-use anyhow::{anyhow, Result};
+use anyhow::anyhow;
 use iogauge_engine::{Done, Engine, Io, Op};
 use std::sync::atomic::Ordering;
 use std::sync::mpsc::Sender;
@@ -30,6 +30,8 @@ pub struct WorkerOut {
     pub fine: Vec<u32>,
     /// Time of the last counted completion since the measurement started.
     pub last_completion: Duration,
+    /// What stopped this worker early; what it measured until then is kept.
+    pub error: Option<anyhow::Error>,
 }
 
 pub struct WorkerCfg<'a> {
@@ -47,7 +49,7 @@ pub fn work<E: Engine>(
     shared: &Shared,
     tx: &Sender<IntervalMsg>,
     origin: Instant,
-) -> Result<WorkerOut> {
+) -> WorkerOut {
     let spec = cfg.spec;
     let depth = spec.iodepth as usize;
     let bs = spec.bs as u32;
@@ -94,6 +96,7 @@ pub fn work<E: Engine>(
             None => 1024,
         }),
         last_completion: Duration::ZERO,
+        error: None,
     };
     let mut interval = measure::interval_hist();
     let mut interval_idx: u64 = 0;
@@ -113,14 +116,20 @@ pub fn work<E: Engine>(
     let mut issued_bytes = 0u64;
     let mut seq = 0u64;
 
-    loop {
+    'run: loop {
         if issuing {
             while let Some(&slot) = free.last() {
                 if let Some((op, every)) = sync_op {
                     if writes_since_sync >= every {
                         // Sync once every write before it has completed, as sysbench does.
                         if eng.in_flight() == 0 && !sync_in_flight {
-                            let io = Io { slot, op, offset: 0, len: 0, buf_off: 0 };
+                            let io = Io {
+                                slot,
+                                op,
+                                offset: 0,
+                                len: 0,
+                                buf_off: 0,
+                            };
                             eng.queue(io);
                             slot_io[slot as usize] = io;
                             free.pop();
@@ -151,7 +160,13 @@ pub fn work<E: Engine>(
                     writes_since_sync += 1;
                     Op::Write
                 };
-                let io = Io { slot, op, offset, len: bs, buf_off: 0 };
+                let io = Io {
+                    slot,
+                    op,
+                    offset,
+                    len: bs,
+                    buf_off: 0,
+                };
                 eng.queue(io);
                 slot_io[slot as usize] = io;
                 free.pop();
@@ -173,8 +188,10 @@ pub fn work<E: Engine>(
         for s in fresh.drain(..) {
             slot_t[s as usize] = submitted_at;
         }
-        eng.submit_and_reap(1, &mut done)
-            .map_err(|e| anyhow!("io_uring submit failed: {e}"))?;
+        if let Err(e) = eng.submit_and_reap(1, &mut done) {
+            out.error = Some(anyhow!("submitting IO failed: {e}"));
+            break 'run;
+        }
         let now = Instant::now();
 
         let counting = now >= measure_start && deadline.is_none_or(|d| now <= d);
@@ -208,18 +225,20 @@ pub fn work<E: Engine>(
                     eng.queue(io); // same IO, same start time
                     continue;
                 }
-                return Err(io_error(errno, &io));
+                out.error = Some(io_error(errno, &io));
+                break 'run;
             }
             match io.op {
                 Op::Read | Op::Write => {
                     let n = d.res as u32;
                     if n < io.len {
                         if n == 0 {
-                            return Err(anyhow!(
+                            out.error = Some(anyhow!(
                                 "{} at offset {} returned 0 bytes: the target shrank during the run",
                                 op_name(io.op),
                                 io.offset
                             ));
+                            break 'run;
                         }
                         // A short transfer: resubmit the rest from the same buffer.
                         let rest = Io {
@@ -271,9 +290,7 @@ pub fn work<E: Engine>(
                 .ios
                 .store(out.reads + out.writes, Ordering::Relaxed);
         }
-        if issuing
-            && (deadline.is_some_and(|d| now >= d) || shared.stop.load(Ordering::Relaxed))
-        {
+        if issuing && (deadline.is_some_and(|d| now >= d) || shared.stop.load(Ordering::Relaxed)) {
             issuing = false;
         }
     }
@@ -285,7 +302,7 @@ pub fn work<E: Engine>(
             hist: Box::new(interval),
         });
     }
-    Ok(out)
+    out
 }
 
 fn expected_secs(spec: &Spec) -> f64 {
@@ -314,5 +331,10 @@ fn io_error(errno: i32, io: &Io) -> anyhow::Error {
         libc::EOPNOTSUPP => "; this target does not support the requested mode (e.g. --hipri without poll queues)",
         _ => "",
     };
-    anyhow!("{} of {} bytes at offset {} failed: {e}{hint}", op_name(io.op), io.len, io.offset)
+    anyhow!(
+        "{} of {} bytes at offset {} failed: {e}{hint}",
+        op_name(io.op),
+        io.len,
+        io.offset
+    )
 }

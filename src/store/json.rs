@@ -17,7 +17,11 @@ pub fn splice_results(header: &str, results: &[String]) -> Option<String> {
             b'"' => {
                 if depth == 1 && header[i..].starts_with(key) {
                     let at = i + key.len() - 1; // the `]`
-                    let mut out = String::with_capacity(header.len() + results.iter().map(String::len).sum::<usize>() + results.len());
+                    let mut out = String::with_capacity(
+                        header.len()
+                            + results.iter().map(String::len).sum::<usize>()
+                            + results.len(),
+                    );
                     out.push_str(&header[..at]);
                     out.push_str(&results.join(","));
                     out.push_str(&header[at..]);
@@ -124,7 +128,11 @@ mod tests {
         ];
         for v in values {
             let compact = serde_json::to_string(&v).unwrap();
-            assert_eq!(pretty(&compact), serde_json::to_string_pretty(&v).unwrap(), "{compact}");
+            assert_eq!(
+                pretty(&compact),
+                serde_json::to_string_pretty(&v).unwrap(),
+                "{compact}"
+            );
         }
     }
 
@@ -137,12 +145,16 @@ mod tests {
             "findings": [{"results": []}]
         });
         let compact = serde_json::to_string(&header).unwrap();
-        let spliced = splice_results(&compact, &["{\"a\":1}".into(), "{\"b\":2.5}".into()]).unwrap();
+        let spliced =
+            splice_results(&compact, &["{\"a\":1}".into(), "{\"b\":2.5}".into()]).unwrap();
         let back: serde_json::Value = serde_json::from_str(&spliced).unwrap();
         let mut expect = header.clone();
         expect["results"] = json!([{"a": 1}, {"b": 2.5}]);
         assert_eq!(back, expect);
-        assert_eq!(splice_results(&compact, &[]).as_deref(), Some(compact.as_str()));
+        assert_eq!(
+            splice_results(&compact, &[]).as_deref(),
+            Some(compact.as_str())
+        );
         assert_eq!(splice_results("{\"schema\":\"x\"}", &[]), None);
     }
 }

@@ -76,22 +76,36 @@ fn refuse(path: &Path, why: &str) -> anyhow::Error {
 /// read through a read-only connection.
 pub fn check_existing(path: &Path) -> Result<()> {
     let mut header = [0u8; 100];
-    let mut f = std::fs::File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
-    let n = read_up_to(&mut f, &mut header).with_context(|| format!("cannot read {}", path.display()))?;
+    let mut f =
+        std::fs::File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
+    let n = read_up_to(&mut f, &mut header)
+        .with_context(|| format!("cannot read {}", path.display()))?;
     if n < header.len() || &header[..16] != b"SQLite format 3\0" {
-        return Err(refuse(path, "is not an SQLite file, so not an iogauge results database"));
+        return Err(refuse(
+            path,
+            "is not an SQLite file, so not an iogauge results database",
+        ));
     }
     let app = i32::from_be_bytes([header[68], header[69], header[70], header[71]]);
     if app != 0 && app != APPLICATION_ID {
         return Err(refuse(path, "is another application's SQLite database"));
     }
-    let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX)
-        .with_context(|| format!("cannot open {}", path.display()))?;
+    let conn = Connection::open_with_flags(
+        path,
+        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )
+    .with_context(|| format!("cannot open {}", path.display()))?;
     conn.busy_timeout(BUSY_TIMEOUT)?;
     match meta_application(&conn) {
         Ok(Some(name)) if name == APPLICATION => Ok(()),
-        Ok(_) => Err(refuse(path, "is an SQLite database but not iogauge's (it has no iogauge_meta table naming iogauge)")),
-        Err(e) => Err(refuse(path, &format!("could not be read as an SQLite database ({e})"))),
+        Ok(_) => Err(refuse(
+            path,
+            "is an SQLite database but not iogauge's (it has no iogauge_meta table naming iogauge)",
+        )),
+        Err(e) => Err(refuse(
+            path,
+            &format!("could not be read as an SQLite database ({e})"),
+        )),
     }
 }
 
@@ -134,7 +148,10 @@ pub fn prepare(conn: &mut Connection, path: &Path) -> Result<()> {
     if !mode.eq_ignore_ascii_case("wal") {
         // WAL needs shared memory, which some network file systems lack; rollback mode still
         // works, writers just wait for each other longer.
-        eprintln!("note: {} is in {mode} journal mode (WAL unavailable here)", path.display());
+        eprintln!(
+            "note: {} is in {mode} journal mode (WAL unavailable here)",
+            path.display()
+        );
     }
     Ok(())
 }
@@ -144,7 +161,8 @@ pub fn prepare(conn: &mut Connection, path: &Path) -> Result<()> {
 pub fn migrate(conn: &mut Connection, path: &Path, migrations: &[&str]) -> Result<()> {
     // The common case, an up-to-date file, needs no write lock (and works on a read-only file).
     let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
-    if version == migrations.len() as i64 && meta_application(conn)?.as_deref() == Some(APPLICATION) {
+    if version == migrations.len() as i64 && meta_application(conn)?.as_deref() == Some(APPLICATION)
+    {
         return Ok(());
     }
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
@@ -185,7 +203,8 @@ pub fn migrate(conn: &mut Connection, path: &Path, migrations: &[&str]) -> Resul
 
 fn apply(tx: &rusqlite::Transaction<'_>, migrations: &[&str], from: usize) -> Result<()> {
     for (i, sql) in migrations.iter().enumerate().skip(from) {
-        tx.execute_batch(sql).with_context(|| format!("schema migration to version {}", i + 1))?;
+        tx.execute_batch(sql)
+            .with_context(|| format!("schema migration to version {}", i + 1))?;
     }
     tx.execute_batch(&format!("PRAGMA user_version = {};", migrations.len()))?;
     Ok(())

@@ -124,7 +124,9 @@ impl Spec {
         let t = &args.target;
         let mut notes = Vec::new();
         if w.bs == 0 {
-            return Err(usage("--bs 0: the block size must be at least 512 bytes, e.g. --bs 4k"));
+            return Err(usage(
+                "--bs 0: the block size must be at least 512 bytes, e.g. --bs 4k",
+            ));
         }
         if w.bs < MIN_BS || w.bs > MAX_BS || w.bs % MIN_BS != 0 {
             return Err(usage(format!(
@@ -143,14 +145,15 @@ impl Spec {
             ));
             iodepth = 1;
         }
-        let sync = match (w.fsync, w.fdatasync) {
-            (Some(0), _) | (_, Some(0)) => {
-                return Err(usage("--fsync/--fdatasync 0: give how many writes go between syncs, e.g. --fsync 1"))
-            }
-            (Some(n), _) => Some((SyncKind::Fsync, n)),
-            (_, Some(n)) => Some((SyncKind::Fdatasync, n)),
-            _ => None,
-        };
+        let sync =
+            match (w.fsync, w.fdatasync) {
+                (Some(0), _) | (_, Some(0)) => return Err(usage(
+                    "--fsync/--fdatasync 0: give how many writes go between syncs, e.g. --fsync 1",
+                )),
+                (Some(n), _) => Some((SyncKind::Fsync, n)),
+                (_, Some(n)) => Some((SyncKind::Fdatasync, n)),
+                _ => None,
+            };
         let rw = Rw::from(w.rw);
         if sync.is_some() && !rw.writes(w.mix) {
             return Err(usage(format!(
@@ -159,9 +162,14 @@ impl Spec {
             )));
         }
         let limit = match (w.time, w.data) {
-            (_, Some(0)) => return Err(usage("--data 0: give an amount of data, e.g. --data 4GiB")),
+            (_, Some(0)) => {
+                return Err(usage("--data 0: give an amount of data, e.g. --data 4GiB"))
+            }
             (_, Some(d)) if d < w.bs => {
-                return Err(usage(format!("--data {d} is less than one block (--bs {}); give more data", w.bs)))
+                return Err(usage(format!(
+                    "--data {d} is less than one block (--bs {}); give more data",
+                    w.bs
+                )))
             }
             (_, Some(d)) => Limit::Data(d),
             (Some(t), None) if t.is_zero() => {
@@ -171,7 +179,9 @@ impl Spec {
             (None, None) => Limit::Time(Duration::from_secs(10)),
         };
         if w.interval < Duration::from_millis(100) {
-            return Err(usage("--interval is shorter than 100ms; give e.g. --interval 1s"));
+            return Err(usage(
+                "--interval is shorter than 100ms; give e.g. --interval 1s",
+            ));
         }
         let direct = !t.buffered;
         let buffers = u64::from(w.threads) * u64::from(iodepth) * w.bs;

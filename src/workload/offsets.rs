@@ -32,7 +32,11 @@ impl Offsets {
         } else {
             let per = total / u64::from(threads);
             let first = per * u64::from(thread);
-            let blocks = if thread + 1 == threads { total - first } else { per };
+            let blocks = if thread + 1 == threads {
+                total - first
+            } else {
+                per
+            };
             (range_start + first * bs, blocks)
         };
         Offsets {
@@ -69,7 +73,8 @@ impl Offsets {
 
 /// Distinct, well-mixed seeds per thread from one user seed.
 pub fn thread_seed(seed: u64, thread: u32) -> u64 {
-    seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ (u64::from(thread) + 1).wrapping_mul(0xD1B5_4A32_D192_ED03)
+    seed.wrapping_mul(0x9E37_79B9_7F4A_7C15)
+        ^ (u64::from(thread) + 1).wrapping_mul(0xD1B5_4A32_D192_ED03)
 }
 
 #[cfg(test)]
@@ -121,7 +126,10 @@ mod tests {
             // Walk one full lap of the stream.
             loop {
                 let b = (prev / bs) as usize;
-                assert!(owner[b].is_none() || owner[b] == Some(t), "block {b} shared");
+                assert!(
+                    owner[b].is_none() || owner[b] == Some(t),
+                    "block {b} shared"
+                );
                 owner[b] = Some(t);
                 let next = o.next_offset();
                 if next == first {
@@ -131,7 +139,10 @@ mod tests {
                 prev = next;
             }
         }
-        assert!(owner.iter().all(|o| o.is_some()), "the streams cover the range");
+        assert!(
+            owner.iter().all(|o| o.is_some()),
+            "the streams cover the range"
+        );
     }
 
     proptest! {

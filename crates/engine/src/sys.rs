@@ -174,7 +174,7 @@ mod tests {
         f.sync_all().unwrap();
         let f = File::open(&path).unwrap();
         if let Some(data) = data_bytes(&f, 64 << 20) {
-            assert!(data >= 1 << 20 && data < 8 << 20, "data bytes {data}");
+            assert!((1 << 20..8 << 20).contains(&data), "data bytes {data}");
         }
         std::fs::remove_dir_all(&dir).unwrap();
     }

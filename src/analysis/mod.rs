@@ -1,0 +1,409 @@
+//! Findings for iogauge's documents: turns results and runs into the plain numbers the checks of
+//! `crates/analyze` take, and their findings back into the JSON the run document stores.
+//!
+//! Per result ([`result_findings`]): `stall` from the 100 ms completion bins, `steady` from the
+//! per-interval IOPS (SNIA PTS window), `cache` from buffered IO against RAM, `sparse` from the
+//! data the read target holds. Across the results of a run ([`run_findings`]): `ceiling` along
+//! threads, queue depth or block size within groups of otherwise identical workloads, `gap` in
+//! block size × threads tables, `outlier` from the statistics over repeats. [`annotate`] does both
+//! and puts each finding where it belongs: all in the run's list, and those about one result also
+//! in that result's list.
+
+use crate::model::{ResultDoc, RunDoc, WorkloadDoc};
+use crate::units;
+use iogauge_analyze::{CeilingPoint, Finding, Matrix, Metric, Thresholds};
+use iogauge_sysinfo::SystemInfo;
+use serde_json::Value;
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write;
+
+/// Findings about one result, with default thresholds. `data_bytes` is how much of the target
+/// range holds data by SEEK_DATA/SEEK_HOLE, when known (`Target::data_bytes`).
+pub fn result_findings(r: &ResultDoc, system: &SystemInfo, data_bytes: Option<u64>) -> Vec<Value> {
+    result_findings_with(r, system, data_bytes, &Thresholds::default())
+}
+
+/// [`result_findings`] with the given thresholds.
+pub fn result_findings_with(
+    r: &ResultDoc,
+    system: &SystemInfo,
+    data_bytes: Option<u64>,
+    th: &Thresholds,
+) -> Vec<Value> {
+    let mut found = Vec::new();
+    found.extend(iogauge_analyze::stalls(&r.fine.ios, r.fine.bin_s, th));
+    let (iops, interval_s) = whole_intervals(r);
+    found.extend(iogauge_analyze::steady(
+        &iops,
+        interval_s,
+        iogauge_analyze::STEADY_WINDOW,
+        th,
+    ));
+    let w = &r.workload;
+    let read_bw = r
+        .read
+        .as_ref()
+        .map_or_else(|| if reads(w) { r.bw_bytes } else { 0.0 }, |o| o.bw_bytes);
+    found.extend(iogauge_analyze::cache(
+        !w.direct,
+        r.target.range_bytes,
+        system.mem_total_bytes.unwrap_or(0),
+        read_bw,
+        // No device rating is known; the RAM check is the one that applies.
+        None,
+        th,
+    ));
+    if let Some(data) = data_bytes.filter(|_| reads(w) && r.target.kind == "file") {
+        let range = r.target.range_bytes;
+        found.extend(iogauge_analyze::sparse(
+            range,
+            allocated_bytes(&r.target.path, range).unwrap_or(data),
+            Some(data),
+            th,
+        ));
+    }
+    found
+        .into_iter()
+        .filter_map(|f| to_value(named(f, r.name.as_deref())))
+        .collect()
+}
+
+/// Findings across the results of a run, with default thresholds.
+pub fn run_findings(doc: &RunDoc) -> Vec<Value> {
+    run_findings_with(doc, &Thresholds::default())
+}
+
+/// [`run_findings`] with the given thresholds.
+pub fn run_findings_with(doc: &RunDoc, th: &Thresholds) -> Vec<Value> {
+    let usable: Vec<usize> = (0..doc.results.len())
+        .filter(|&i| !doc.results[i].interrupted && doc.results[i].ios > 0)
+        .collect();
+    let mut out = Vec::new();
+    for dim in [Dim::Threads, Dim::Iodepth, Dim::Bs] {
+        for (key, members) in groups(doc, &usable, &[dim]) {
+            out.extend(ceiling(doc, &key, dim, &members, th));
+        }
+    }
+    for (key, members) in groups(doc, &usable, &[Dim::Bs, Dim::Threads]) {
+        out.extend(gaps(doc, &key, &members, th));
+    }
+    let mut values: Vec<Value> = out.into_iter().filter_map(to_value).collect();
+    for (i, r) in doc.results.iter().enumerate() {
+        for mut v in crate::repeats::outlier_findings(i, &r.stats) {
+            if let (Some(name), Some(s)) = (&r.name, v.get("summary").and_then(Value::as_str)) {
+                v["summary"] = Value::String(format!("{name}: {s}"));
+            }
+            values.push(v);
+        }
+    }
+    values
+}
+
+/// Computes every finding of `doc` and stores them: all in `doc.findings` (each with its result
+/// index when it is about one result), and in each result's own `findings` those about it.
+/// `data_bytes` is as for [`result_findings`] and applies to every result (one target per run).
+pub fn annotate(doc: &mut RunDoc, data_bytes: Option<u64>) {
+    annotate_with(doc, data_bytes, &Thresholds::default());
+}
+
+/// [`annotate`] with the given thresholds.
+pub fn annotate_with(doc: &mut RunDoc, data_bytes: Option<u64>, th: &Thresholds) {
+    let mut all = Vec::new();
+    for i in 0..doc.results.len() {
+        let mut own = result_findings_with(&doc.results[i], &doc.system, data_bytes, th);
+        for v in &mut own {
+            v["result"] = Value::from(i);
+        }
+        all.extend(own.iter().cloned());
+        doc.results[i].findings = own;
+    }
+    for v in run_findings_with(doc, th) {
+        // A gap or an outlier is about one cell; a ceiling is about a whole group.
+        let kind = v.get("kind").and_then(Value::as_str);
+        let index = v.get("result").and_then(Value::as_u64).map(|i| i as usize);
+        if let (Some("gap" | "outlier"), Some(i)) = (kind, index) {
+            if let Some(r) = doc.results.get_mut(i) {
+                r.findings.push(v.clone());
+            }
+        }
+        all.push(v);
+    }
+    doc.findings = all;
+}
+
+/// The findings for a terminal: one line each, `warning stall: …`, and what to try next after
+/// the first finding that gives that advice. Empty input gives an empty string.
+pub fn print_findings(findings: &[Value]) -> String {
+    let mut s = String::new();
+    if findings.is_empty() {
+        return s;
+    }
+    let _ = writeln!(s, "\nfindings:");
+    let mut advised = BTreeSet::new();
+    for f in findings {
+        let text = |k: &str| f.get(k).and_then(Value::as_str).unwrap_or("");
+        let _ = writeln!(
+            s,
+            "  {:<7} {:<8} {}",
+            text("severity"),
+            text("kind"),
+            text("summary")
+        );
+        let advice = text("advice");
+        if !advice.is_empty() && advised.insert(advice.to_string()) {
+            let _ = writeln!(s, "{:18}try: {advice}", "");
+        }
+    }
+    s
+}
+
+/// The per-interval IOPS of whole intervals and the interval length: a last interval shorter
+/// than half the others is a rate over a few milliseconds and would read as drift.
+fn whole_intervals(r: &ResultDoc) -> (Vec<f64>, f64) {
+    let interval = r.workload.interval_s;
+    let mut prev = 0.0;
+    let mut iops = Vec::with_capacity(r.timeseries.len());
+    for s in &r.timeseries {
+        if s.t_s - prev >= 0.5 * interval {
+            iops.push(s.iops);
+        }
+        prev = s.t_s;
+    }
+    (iops, interval)
+}
+
+fn reads(w: &WorkloadDoc) -> bool {
+    w.rw.read_pct(w.mix_read_pct) > 0
+}
+
+/// Bytes allocated to the file (st_blocks × 512) when the range is the whole file; otherwise
+/// the allocation cannot be matched to the range.
+fn allocated_bytes(path: &str, range: u64) -> Option<u64> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = std::fs::metadata(path).ok()?;
+    (meta.len() == range).then(|| meta.blocks().saturating_mul(512))
+}
+
+fn named(mut f: Finding, name: Option<&str>) -> Finding {
+    if let Some(n) = name {
+        f.summary = format!("{n}: {}", f.summary);
+    }
+    f
+}
+
+fn to_value(f: Finding) -> Option<Value> {
+    serde_json::to_value(f).ok()
+}
+
+/// A workload dimension that suites sweep.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Dim {
+    Threads,
+    Iodepth,
+    Bs,
+    /// Percentage of reads (Orion's read/write mixes).
+    ReadPct,
+}
+
+impl Dim {
+    fn name(self) -> &'static str {
+        match self {
+            Dim::Threads => "threads",
+            Dim::Iodepth => "iodepth",
+            Dim::Bs => "block size",
+            Dim::ReadPct => "read percentage",
+        }
+    }
+
+    pub(crate) fn of(self, w: &WorkloadDoc) -> u64 {
+        match self {
+            Dim::Threads => u64::from(w.threads),
+            Dim::Iodepth => u64::from(w.iodepth),
+            Dim::Bs => w.bs,
+            Dim::ReadPct => u64::from(w.rw.read_pct(w.mix_read_pct)),
+        }
+    }
+}
+
+/// Everything that makes two workloads comparable; the swept (free) dimensions are `None`.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct Key {
+    random: bool,
+    read_pct: Option<u64>,
+    bs: Option<u64>,
+    threads: Option<u64>,
+    iodepth: Option<u64>,
+    engine: String,
+    direct: bool,
+    sync: Option<(String, u32)>,
+    odsync: bool,
+    /// Empty when results on different targets should match (runs compared).
+    pub(crate) target: String,
+}
+
+impl Key {
+    pub(crate) fn of(r: &ResultDoc, free: &[Dim]) -> Key {
+        let w = &r.workload;
+        let fixed = |d: Dim| (!free.contains(&d)).then(|| d.of(w));
+        Key {
+            random: w.rw.random(),
+            read_pct: fixed(Dim::ReadPct),
+            bs: fixed(Dim::Bs),
+            threads: fixed(Dim::Threads),
+            iodepth: fixed(Dim::Iodepth),
+            engine: w.engine.clone(),
+            direct: w.direct,
+            sync: w
+                .sync
+                .zip(w.sync_every)
+                .map(|(k, n)| (format!("{k:?}").to_lowercase(), n)),
+            odsync: w.odsync,
+            target: r.target.path.clone(),
+        }
+    }
+
+    /// "randread 4K, 1 thread, iodepth 1", naming the fixed dimensions of a group.
+    pub(crate) fn describe(&self) -> String {
+        let mut s = match (self.random, self.read_pct) {
+            (true, Some(100)) => "randread".to_string(),
+            (true, Some(0)) => "randwrite".to_string(),
+            (true, Some(p)) => format!("randrw {p}% reads"),
+            (true, None) => "random".to_string(),
+            (false, Some(100)) => "read".to_string(),
+            (false, Some(0)) => "write".to_string(),
+            (false, Some(p)) => format!("rw {p}% reads"),
+            (false, None) => "sequential".to_string(),
+        };
+        if let Some(bs) = self.bs {
+            let _ = write!(s, " {}", units::bs_label(bs));
+        }
+        if let Some(t) = self.threads {
+            let _ = write!(s, ", {t} thread{}", if t == 1 { "" } else { "s" });
+        }
+        if let Some(d) = self.iodepth {
+            let _ = write!(s, ", iodepth {d}");
+        }
+        if let Some((kind, n)) = &self.sync {
+            let _ = write!(s, ", {kind} every {n}");
+        }
+        if self.odsync {
+            s.push_str(", O_DSYNC");
+        }
+        if !self.direct {
+            s.push_str(", buffered");
+        }
+        s
+    }
+}
+
+/// Results `among` grouped by everything but the `free` dimensions, in key order.
+pub(crate) fn groups(doc: &RunDoc, among: &[usize], free: &[Dim]) -> BTreeMap<Key, Vec<usize>> {
+    let mut out: BTreeMap<Key, Vec<usize>> = BTreeMap::new();
+    for &i in among {
+        out.entry(Key::of(&doc.results[i], free))
+            .or_default()
+            .push(i);
+    }
+    out
+}
+
+/// A ceiling along `dim` in one group: IOPS along threads and queue depth, bandwidth along
+/// block size (where falling IOPS is the expected shape).
+fn ceiling(doc: &RunDoc, key: &Key, dim: Dim, members: &[usize], th: &Thresholds) -> Vec<Finding> {
+    let distinct: BTreeSet<u64> = members
+        .iter()
+        .map(|&i| dim.of(&doc.results[i].workload))
+        .collect();
+    if distinct.len() < 3 {
+        return Vec::new();
+    }
+    let points: Vec<CeilingPoint> = members
+        .iter()
+        .map(|&i| {
+            let r = &doc.results[i];
+            CeilingPoint {
+                x: dim.of(&r.workload) as f64,
+                iops: r.iops,
+                bw_bytes: r.bw_bytes,
+                mean_lat_s: r.lat_ns.mean / 1e9,
+            }
+        })
+        .collect();
+    let metric = if dim == Dim::Bs {
+        Metric::Bandwidth
+    } else {
+        Metric::Iops
+    };
+    iogauge_analyze::ceiling(&points, dim.name(), metric, th)
+        .into_iter()
+        .map(|mut f| {
+            f.summary = format!("{}: {}", key.describe(), f.summary);
+            let start = f.evidence.get("starts_at_x").copied();
+            match members
+                .iter()
+                .find(|&&i| Some(dim.of(&doc.results[i].workload) as f64) == start)
+            {
+                Some(&i) => f.for_result(i),
+                None => f,
+            }
+        })
+        .collect()
+}
+
+/// Gaps in the block size × threads table of one group.
+fn gaps(doc: &RunDoc, key: &Key, members: &[usize], th: &Thresholds) -> Vec<Finding> {
+    let wl = |i: usize| &doc.results[i].workload;
+    let rows: Vec<u64> = members
+        .iter()
+        .map(|&i| wl(i).bs)
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    if rows.len() < 3 {
+        return Vec::new();
+    }
+    let cols: Vec<u32> = members
+        .iter()
+        .map(|&i| wl(i).threads)
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let cell = |bs: u64, threads: u32| {
+        members
+            .iter()
+            .copied()
+            .find(|&i| wl(i).bs == bs && wl(i).threads == threads)
+    };
+    let matrix = Matrix {
+        rows: rows.clone(),
+        cols: cols
+            .iter()
+            .map(|t| format!("{t} thread{}", if *t == 1 { "" } else { "s" }))
+            .collect(),
+        values: rows
+            .iter()
+            .map(|&bs| {
+                cols.iter()
+                    .map(|&t| cell(bs, t).map(|i| doc.results[i].iops))
+                    .collect()
+            })
+            .collect(),
+        metric: Metric::Iops,
+    };
+    iogauge_analyze::gaps(&matrix, th)
+        .into_iter()
+        .map(|mut f| {
+            f.summary = format!("{}: {}", key.describe(), f.summary);
+            let bs = f.evidence.get("bs_bytes").map(|&b| b as u64);
+            let col = f.evidence.get("series").map(|&c| c as usize);
+            let at = bs.zip(col.and_then(|c| cols.get(c).copied()));
+            match at.and_then(|(bs, t)| cell(bs, t)) {
+                Some(i) => f.for_result(i),
+                None => f,
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+pub(crate) mod tests;

@@ -1,0 +1,414 @@
+//! Every finding kind on synthetic results and runs, built here from formulas whose answer is
+//! known without running the checks; and the fixtures the report's tests build on.
+
+use super::*;
+use crate::measure::LatNs;
+use crate::model::{
+    CpuDoc, EngineDoc, FineDoc, ResultDoc, RunDoc, Sample, StatsDoc, TargetDoc, WorkloadDoc,
+};
+use crate::workload::Rw;
+use iogauge_sysinfo::SystemInfo;
+
+const GIB: u64 = 1 << 30;
+
+pub(crate) fn system(mem: u64) -> SystemInfo {
+    SystemInfo {
+        kernel: Some("6.1.0-test".into()),
+        hostname: Some("bench <1>".into()),
+        cpu_model: Some("Test CPU".into()),
+        cpu_count: Some(8),
+        mem_total_bytes: Some(mem),
+        target: None,
+    }
+}
+
+/// A steady result of `iops` for 10 s: 1 s samples, 100 ms bins, mean latency by Little's law
+/// (threads × iodepth in flight).
+pub(crate) fn result(rw: Rw, bs: u64, threads: u32, iodepth: u32, iops: f64) -> ResultDoc {
+    let in_flight = f64::from(threads * iodepth);
+    let mean_ns = in_flight / iops * 1e9;
+    let lat = LatNs {
+        min: (mean_ns / 4.0) as u64,
+        mean: mean_ns,
+        p50: mean_ns as u64,
+        p90: (mean_ns * 1.5) as u64,
+        p99: (mean_ns * 3.0) as u64,
+        p999: (mean_ns * 6.0) as u64,
+        p9999: (mean_ns * 10.0) as u64,
+        max: (mean_ns * 20.0) as u64,
+    };
+    let ios = (iops * 10.0) as u64;
+    ResultDoc {
+        name: None,
+        workload: WorkloadDoc {
+            rw,
+            bs,
+            threads,
+            iodepth,
+            engine: "io_uring".into(),
+            direct: true,
+            mix_read_pct: 50,
+            sync: None,
+            sync_every: None,
+            odsync: false,
+            seed: 1,
+            time_s: Some(10.0),
+            data_bytes: None,
+            ramp_s: 0.0,
+            interval_s: 1.0,
+        },
+        target: TargetDoc {
+            path: "/nonexistent/iogauge-test-target".into(),
+            kind: "file".into(),
+            created: false,
+            offset_bytes: 0,
+            range_bytes: 64 * GIB,
+            logical_block_size: 512,
+        },
+        iops,
+        bw_bytes: iops * bs as f64,
+        ios,
+        bytes: ios * bs,
+        runtime_s: 10.0,
+        lat_ns: lat,
+        lat_hist: Vec::new(),
+        read: None,
+        write: None,
+        sync: None,
+        cpu: CpuDoc::default(),
+        timeseries: (1..=10)
+            .map(|t| Sample {
+                t_s: f64::from(t),
+                iops,
+                bw_bytes: iops * bs as f64,
+                lat_p50_ns: lat.p50,
+                lat_p99_ns: lat.p99,
+            })
+            .collect(),
+        fine: FineDoc {
+            bin_s: 0.1,
+            ios: vec![(iops / 10.0) as u32; 100],
+        },
+        engine: EngineDoc::default(),
+        interrupted: false,
+        error: None,
+        io_path: "direct".into(),
+        findings: Vec::new(),
+        repeats: Vec::new(),
+        stats: Default::default(),
+    }
+}
+
+pub(crate) fn doc(results: Vec<ResultDoc>) -> RunDoc {
+    RunDoc {
+        schema: crate::model::SCHEMA.into(),
+        run_id: "test-0001".into(),
+        label: None,
+        started_at: "2024-01-01T00:00:00Z".into(),
+        command: vec!["iogauge".into(), "suite".into(), "matrix".into()],
+        suite: Some("matrix".into()),
+        system: system(64 * GIB),
+        results,
+        findings: Vec::new(),
+        interrupted: false,
+        notes: Vec::new(),
+        params: Default::default(),
+    }
+}
+
+/// Block sizes 4 KiB … 1 MiB.
+pub(crate) const SIZES: [u64; 9] = [
+    4096, 8192, 16384, 32768, 65536, 131072, 262144, 524288, 1048576,
+];
+
+/// A bm-flash matrix for `rw`: IOPS = 20,000 × threads^0.5 × (4 KiB / bs)^0.5, a power law in
+/// block size so that log–log interpolation predicts every cell exactly.
+pub(crate) fn matrix(rw: Rw, threads: &[u32]) -> Vec<ResultDoc> {
+    let mut out = Vec::new();
+    for &bs in &SIZES {
+        for &t in threads {
+            let iops = 20_000.0 * f64::from(t).sqrt() * (4096.0 / bs as f64).sqrt();
+            out.push(result(rw, bs, t, 1, iops));
+        }
+    }
+    out
+}
+
+fn kinds(v: &[Value]) -> Vec<&str> {
+    v.iter().filter_map(|f| f["kind"].as_str()).collect()
+}
+
+fn of_kind<'a>(v: &'a [Value], kind: &str) -> Vec<&'a Value> {
+    v.iter().filter(|f| f["kind"] == kind).collect()
+}
+
+fn near(got: &Value, want: f64, tol: f64) {
+    let g = got.as_f64().unwrap_or(f64::NAN);
+    assert!((g - want).abs() <= tol, "got {g}, want {want} ± {tol}");
+}
+
+#[test]
+fn steady_result_has_only_a_steady_info() {
+    let r = result(Rw::Randread, 4096, 1, 1, 10_000.0);
+    let found = result_findings(&r, &system(64 * GIB), None);
+    assert_eq!(kinds(&found), ["steady"], "{found:#?}");
+    assert_eq!(found[0]["severity"], "info");
+}
+
+#[test]
+fn a_freeze_in_the_fine_bins_is_a_stall_timed_within_half_a_second() {
+    let mut r = result(Rw::Randwrite, 4096, 1, 1, 10_000.0);
+    // Nothing completes from 3.0 s to 6.0 s.
+    for b in &mut r.fine.ios[30..60] {
+        *b = 0;
+    }
+    r.name = Some("randwrite 4K".into());
+    let found = result_findings(&r, &system(64 * GIB), None);
+    let stalls = of_kind(&found, "stall");
+    assert_eq!(stalls.len(), 1, "{found:#?}");
+    near(&stalls[0]["evidence"]["start_s"], 3.0, 0.5);
+    near(&stalls[0]["evidence"]["duration_s"], 3.0, 0.5);
+    assert_eq!(stalls[0]["evidence"]["depth"], 0.0);
+    assert!(stalls[0]["summary"]
+        .as_str()
+        .unwrap()
+        .starts_with("randwrite 4K: "));
+}
+
+#[test]
+fn drifting_iops_is_not_steady() {
+    let mut r = result(Rw::Randwrite, 4096, 1, 1, 10_000.0);
+    // Falls 10% per interval: the last five span far more than 20% of their mean.
+    for (i, s) in r.timeseries.iter_mut().enumerate() {
+        s.iops = 10_000.0 * 0.9f64.powi(i as i32);
+    }
+    let found = result_findings(&r, &system(64 * GIB), None);
+    let steady = of_kind(&found, "steady");
+    assert_eq!(steady[0]["severity"], "warning");
+    assert!(steady[0]["summary"].as_str().unwrap().contains("drifting"));
+}
+
+#[test]
+fn a_short_last_interval_does_not_count_as_drift() {
+    let mut r = result(Rw::Randread, 4096, 1, 1, 10_000.0);
+    // The run ended 30 ms into an 11th interval, which holds a handful of IOs.
+    r.timeseries.push(Sample {
+        t_s: 10.03,
+        iops: 1_000.0,
+        ..Sample::default()
+    });
+    let found = result_findings(&r, &system(64 * GIB), None);
+    assert_eq!(of_kind(&found, "steady")[0]["severity"], "info");
+}
+
+#[test]
+fn buffered_io_over_a_working_set_in_ram_is_a_cache_finding() {
+    let mut r = result(Rw::Randread, 4096, 1, 1, 500_000.0);
+    r.workload.direct = false;
+    r.target.range_bytes = GIB;
+    let found = result_findings(&r, &system(16 * GIB), None);
+    let cache = of_kind(&found, "cache");
+    assert_eq!(cache.len(), 1, "{found:#?}");
+    near(&cache[0]["evidence"]["ram_ratio"], 1.0 / 16.0, 1e-12);
+    // The same run with O_DIRECT measured the device.
+    r.workload.direct = true;
+    assert!(of_kind(&result_findings(&r, &system(16 * GIB), None), "cache").is_empty());
+}
+
+#[test]
+fn reads_of_a_half_empty_file_are_a_sparse_finding() {
+    let r = result(Rw::Randread, 4096, 1, 1, 10_000.0);
+    let half = r.target.range_bytes / 2;
+    let found = result_findings(&r, &system(64 * GIB), Some(half));
+    let sparse = of_kind(&found, "sparse");
+    assert_eq!(sparse.len(), 1, "{found:#?}");
+    near(&sparse[0]["evidence"]["unbacked_frac"], 0.5, 1e-12);
+    // Writes fill holes rather than read them; a full file has none.
+    let w = result(Rw::Randwrite, 4096, 1, 1, 10_000.0);
+    assert!(of_kind(
+        &result_findings(&w, &system(64 * GIB), Some(half)),
+        "sparse"
+    )
+    .is_empty());
+    let full = result_findings(&r, &system(64 * GIB), Some(r.target.range_bytes));
+    assert!(of_kind(&full, "sparse").is_empty());
+}
+
+#[test]
+fn iops_flat_from_eight_threads_is_a_ceiling_starting_there() {
+    // A device that serves 10,000 IOPS per thread up to 65,000 (seed 004's barrier); latency
+    // follows Little's law, so it grows with the threads past the limit.
+    let results: Vec<ResultDoc> = [1, 2, 4, 8, 16, 32]
+        .iter()
+        .map(|&t| {
+            result(
+                Rw::Randread,
+                4096,
+                t,
+                1,
+                (10_000.0 * f64::from(t)).min(65_000.0),
+            )
+        })
+        .collect();
+    let d = doc(results);
+    let found = run_findings(&d);
+    let ceilings = of_kind(&found, "ceiling");
+    assert_eq!(ceilings.len(), 1, "{found:#?}");
+    let c = ceilings[0];
+    near(&c["evidence"]["starts_at_x"], 8.0, 0.0);
+    near(&c["evidence"]["plateau_value"], 65_000.0, 1e-6);
+    // Points at the result where the plateau starts (threads = 8 is index 3).
+    assert_eq!(c["result"], 3);
+    assert!(c["summary"]
+        .as_str()
+        .unwrap()
+        .starts_with("randread 4K, iodepth 1: "));
+    assert!(c["summary"].as_str().unwrap().contains("saturated"));
+}
+
+#[test]
+fn a_growing_sweep_has_no_ceiling() {
+    let results: Vec<ResultDoc> = [1, 2, 4, 8, 16]
+        .iter()
+        .map(|&qd| result(Rw::Randread, 4096, 1, qd, 10_000.0 * f64::from(qd)))
+        .collect();
+    assert!(of_kind(&run_findings(&doc(results)), "ceiling").is_empty());
+}
+
+#[test]
+fn a_cell_far_below_its_neighbours_is_a_gap_on_that_cell() {
+    let mut results = matrix(Rw::Randwrite, &[1, 10]);
+    // 64 KiB × 10 threads at a fifth of the trend: seed 000's RAID5 write gap.
+    let i = results
+        .iter()
+        .position(|r| r.workload.bs == 65536 && r.workload.threads == 10)
+        .unwrap();
+    results[i].iops /= 5.0;
+    results[i].bw_bytes /= 5.0;
+    let mut d = doc(results);
+    let found = run_findings(&d);
+    let gaps = of_kind(&found, "gap");
+    assert_eq!(gaps.len(), 1, "{found:#?}");
+    assert_eq!(gaps[0]["result"], i);
+    near(&gaps[0]["evidence"]["ratio"], 0.2, 1e-9);
+    near(&gaps[0]["evidence"]["bs_bytes"], 65536.0, 0.0);
+    // annotate puts it in the run's list and in the cell's own.
+    annotate(&mut d, None);
+    assert_eq!(of_kind(&d.findings, "gap").len(), 1);
+    assert_eq!(of_kind(&d.results[i].findings, "gap").len(), 1);
+    assert!(d
+        .results
+        .iter()
+        .enumerate()
+        .all(|(j, r)| j == i || of_kind(&r.findings, "gap").is_empty()));
+}
+
+#[test]
+fn a_smooth_matrix_has_no_gap_and_no_ceiling() {
+    let mut results = matrix(Rw::Randread, &[1, 10, 40]);
+    results.extend(matrix(Rw::Randwrite, &[1, 10, 40]));
+    let found = run_findings(&doc(results));
+    assert!(of_kind(&found, "gap").is_empty(), "{found:#?}");
+    // Bandwidth grows as bs^0.5 and IOPS as threads^0.5: neither levels off.
+    assert!(of_kind(&found, "ceiling").is_empty(), "{found:#?}");
+}
+
+#[test]
+fn flagged_repeats_are_outlier_findings_of_their_result() {
+    let mut r = result(Rw::Randwrite, 4096, 1, 1, 6861.572);
+    // Seed 001's fsync rates; the statistics flagged the first repeat.
+    let values = vec![3170.57, 7606.69, 6833.55, 7585.75, 7690.24];
+    r.stats.insert(
+        "iops".into(),
+        StatsDoc {
+            n: 5,
+            values: values.clone(),
+            mean: values.iter().sum::<f64>() / 5.0,
+            outliers: vec![0],
+            ..StatsDoc::default()
+        },
+    );
+    let mut d = doc(vec![result(Rw::Randread, 4096, 1, 1, 1000.0), r]);
+    let found = run_findings(&d);
+    let out = of_kind(&found, "outlier");
+    assert_eq!(out.len(), 1, "{found:#?}");
+    assert_eq!(out[0]["result"], 1);
+    near(&out[0]["evidence"]["value"], 3170.57, 1e-9);
+    // Mean of the other four, by hand: 29716.23 / 4.
+    near(&out[0]["evidence"]["mean_without"], 7429.0575, 1e-9);
+    annotate(&mut d, None);
+    assert_eq!(of_kind(&d.results[1].findings, "outlier").len(), 1);
+    assert!(of_kind(&d.results[0].findings, "outlier").is_empty());
+}
+
+#[test]
+fn annotate_indexes_every_finding_and_keeps_ceilings_at_run_level() {
+    let mut results: Vec<ResultDoc> = [1, 2, 4, 8, 16, 32]
+        .iter()
+        .map(|&t| {
+            result(
+                Rw::Randread,
+                4096,
+                t,
+                1,
+                (10_000.0 * f64::from(t)).min(65_000.0),
+            )
+        })
+        .collect();
+    for b in &mut results[5].fine.ios[10..40] {
+        *b = 0;
+    }
+    let mut d = doc(results);
+    annotate(&mut d, None);
+    assert!(
+        d.findings.iter().all(|f| f["result"].is_u64()),
+        "{:#?}",
+        d.findings
+    );
+    assert_eq!(of_kind(&d.findings, "stall")[0]["result"], 5);
+    assert_eq!(of_kind(&d.results[5].findings, "stall").len(), 1);
+    assert_eq!(of_kind(&d.findings, "ceiling").len(), 1);
+    assert!(d
+        .results
+        .iter()
+        .all(|r| of_kind(&r.findings, "ceiling").is_empty()));
+    // Every result's own findings are in the run's list too.
+    let own: usize = d.results.iter().map(|r| r.findings.len()).sum();
+    assert_eq!(own + 1, d.findings.len());
+}
+
+#[test]
+fn interrupted_results_stay_out_of_sweeps() {
+    let mut results: Vec<ResultDoc> = [1, 2, 4, 8, 16, 32]
+        .iter()
+        .map(|&t| {
+            result(
+                Rw::Randread,
+                4096,
+                t,
+                1,
+                (10_000.0 * f64::from(t)).min(65_000.0),
+            )
+        })
+        .collect();
+    for r in &mut results[3..] {
+        r.interrupted = true;
+    }
+    assert!(of_kind(&run_findings(&doc(results)), "ceiling").is_empty());
+}
+
+#[test]
+fn printed_findings_give_each_advice_once() {
+    let mut results = matrix(Rw::Randwrite, &[1, 10]);
+    for r in results.iter_mut().filter(|r| r.workload.threads == 10) {
+        if r.workload.bs == 16384 || r.workload.bs == 262144 {
+            r.iops /= 10.0;
+        }
+    }
+    let found = run_findings(&doc(results));
+    assert_eq!(of_kind(&found, "gap").len(), 2, "{found:#?}");
+    let text = print_findings(&found);
+    assert_eq!(text.matches("warning gap").count(), 2, "{text}");
+    assert_eq!(text.matches("try: ").count(), 1, "{text}");
+    assert!(print_findings(&[]).is_empty());
+}

@@ -1,0 +1,689 @@
+//! `iogauge compare`: runs side by side, workload by workload, with a verdict per metric, and
+//! for runs that carry a numeric parameter (`--param disks=4`) where scaling stops.
+//!
+//! Matching: a result of the baseline (the first run) meets the result of another run with the
+//! same cell name, else the same workload (rw, block size, threads, IOs in flight, read mix,
+//! sync, O_DSYNC, engine, direct IO); two runs of one result each are compared whatever their
+//! workloads, since that is what the user asked for (QD1 against QD32), and the differences are
+//! named.
+//!
+//! Verdict (`iogauge_stats::verdict`, criterion.rs's rule): "faster" or "slower" only when
+//! Welch's t-test on the repeats gives p < 0.05 *and* the change exceeds `--noise`; otherwise
+//! "no significant change". Without repeats on both sides there is no variance to test, and the
+//! verdict says so. Lower latency is "faster".
+
+use super::{metric_label, metric_value, short_workload, table};
+use crate::model::ResultDoc;
+use crate::store::Stored;
+use iogauge_stats::{Verdict, DEFAULT_ALPHA};
+use serde_json::{json, Value};
+use std::fmt::Write as _;
+
+/// The metrics compared, and whether more is better.
+const METRICS: [(&str, bool); 4] = [
+    ("iops", true),
+    ("bw_bytes", true),
+    ("lat_p50_ns", false),
+    ("lat_p99_ns", false),
+];
+
+pub const CANNOT_JUDGE: &str = "cannot judge significance (run with --repeat 3 or more)";
+
+pub struct Report {
+    runs: Vec<RunInfo>,
+    groups: Vec<Group>,
+    scaling: Vec<Scaling>,
+    notes: Vec<String>,
+}
+
+struct RunInfo {
+    id: i64,
+    run_id: String,
+    label: Option<String>,
+    params: std::collections::BTreeMap<String, String>,
+}
+
+/// One baseline result and its counterparts.
+struct Group {
+    workload: String,
+    /// Per candidate run (index into `runs`): what differs from the baseline's workload.
+    differences: Vec<(usize, Vec<String>)>,
+    rows: Vec<MetricRow>,
+}
+
+struct MetricRow {
+    metric: &'static str,
+    /// Per run: the values (repeats, or the one headline value); `None` when the run has no
+    /// matching result.
+    sides: Vec<Option<Vec<f64>>>,
+    /// Per run after the first: the comparison against the baseline.
+    comparisons: Vec<Option<iogauge_stats::Comparison>>,
+}
+
+struct Scaling {
+    workload: String,
+    metric: &'static str,
+    param: String,
+    points: Vec<(f64, f64)>,
+    /// The parameter value beyond which the metric stops growing, or `None` if it still grows.
+    plateau: Option<f64>,
+}
+
+fn mean(v: &[f64]) -> f64 {
+    v.iter().sum::<f64>() / v.len() as f64
+}
+
+/// The values of `metric` in `r`: one per repeat, or the headline value without repeats.
+fn values(r: &ResultDoc, metric: &str) -> Vec<f64> {
+    let pick = |iops: f64, bw: f64, lat: &crate::measure::LatNs| match metric {
+        "iops" => iops,
+        "bw_bytes" => bw,
+        "lat_p50_ns" => lat.p50 as f64,
+        _ => lat.p99 as f64,
+    };
+    if r.repeats.is_empty() {
+        vec![pick(r.iops, r.bw_bytes, &r.lat_ns)]
+    } else {
+        r.repeats
+            .iter()
+            .map(|x| pick(x.iops, x.bw_bytes, &x.lat_ns))
+            .collect()
+    }
+}
+
+/// The workload's identity for matching; the fields `differences` names.
+fn workload_fields(r: &ResultDoc) -> Vec<(&'static str, String)> {
+    let w = &r.workload;
+    let mixed = matches!(w.rw.name(), "rw" | "randrw");
+    vec![
+        ("rw", w.rw.name().to_string()),
+        ("block size", crate::units::bs_label(w.bs)),
+        ("threads", w.threads.to_string()),
+        ("iodepth", w.iodepth.to_string()),
+        (
+            "read mix",
+            if mixed {
+                format!("{}%", w.mix_read_pct)
+            } else {
+                "-".into()
+            },
+        ),
+        ("sync", format!("{:?}/{:?}", w.sync, w.sync_every)),
+        ("O_DSYNC", w.odsync.to_string()),
+        ("engine", w.engine.clone()),
+        ("direct", w.direct.to_string()),
+    ]
+}
+
+fn differences(a: &ResultDoc, b: &ResultDoc) -> Vec<String> {
+    workload_fields(a)
+        .into_iter()
+        .zip(workload_fields(b))
+        .filter(|(x, y)| x.1 != y.1)
+        .map(|(x, y)| format!("{} {} → {}", x.0, x.1, y.1))
+        .collect()
+}
+
+fn matches(a: &ResultDoc, b: &ResultDoc) -> bool {
+    match (&a.name, &b.name) {
+        (Some(x), Some(y)) => x == y,
+        _ => differences(a, b).is_empty(),
+    }
+}
+
+fn display_name(r: &ResultDoc) -> String {
+    r.name
+        .clone()
+        .unwrap_or_else(|| short_workload(&r.workload))
+}
+
+/// The one parameter the runs differ in, when it is numeric in every run.
+fn scaling_param(runs: &[&Stored]) -> Option<(String, Vec<f64>)> {
+    let first = &runs.first()?.doc.params;
+    let mut varying = first.keys().filter(|k| {
+        let vals: Vec<Option<&String>> = runs.iter().map(|r| r.doc.params.get(*k)).collect();
+        vals.iter().any(|v| *v != vals[0])
+    });
+    let key = varying.next()?.clone();
+    if varying.next().is_some() {
+        return None;
+    }
+    let xs = runs
+        .iter()
+        .map(|r| {
+            r.doc
+                .params
+                .get(&key)?
+                .trim()
+                .parse::<f64>()
+                .ok()
+                .filter(|x| x.is_finite())
+        })
+        .collect::<Option<Vec<f64>>>()?;
+    Some((key, xs))
+}
+
+/// Compares `runs` (the first is the baseline unless a scaling parameter orders them).
+pub fn compare(runs: &[Stored], noise: f64) -> Report {
+    let mut notes = Vec::new();
+    if runs.is_empty() {
+        notes.push("no runs to compare".to_string());
+        return Report {
+            runs: Vec::new(),
+            groups: Vec::new(),
+            scaling: Vec::new(),
+            notes,
+        };
+    }
+    let mut runs: Vec<&Stored> = runs.iter().collect();
+    let param = scaling_param(&runs);
+    if let Some((key, xs)) = &param {
+        let mut order: Vec<usize> = (0..runs.len()).collect();
+        order.sort_by(|&a, &b| xs[a].total_cmp(&xs[b]));
+        runs = order.iter().map(|&i| runs[i]).collect();
+        notes.push(format!("runs ordered by {key}; the first is the baseline"));
+    }
+    let base = runs[0];
+    if base.doc.results.is_empty() {
+        notes.push(format!(
+            "the baseline, run {}, has no results to compare",
+            base.id
+        ));
+    }
+    let mut groups = Vec::new();
+    for br in &base.doc.results {
+        let counterparts: Vec<Option<&ResultDoc>> = runs
+            .iter()
+            .enumerate()
+            .map(|(i, r)| {
+                if i == 0 {
+                    return Some(br);
+                }
+                r.doc.results.iter().find(|c| matches(br, c)).or_else(|| {
+                    (base.doc.results.len() == 1 && r.doc.results.len() == 1)
+                        .then(|| &r.doc.results[0])
+                })
+            })
+            .collect();
+        let differences = counterparts
+            .iter()
+            .enumerate()
+            .skip(1)
+            .filter_map(|(i, c)| c.map(|c| (i, differences(br, c))))
+            .filter(|(_, d)| !d.is_empty())
+            .collect();
+        let rows = METRICS
+            .iter()
+            .map(|&(metric, higher_is_better)| {
+                let sides: Vec<Option<Vec<f64>>> = counterparts
+                    .iter()
+                    .map(|c| c.map(|r| values(r, metric)))
+                    .collect();
+                let base_values = sides[0].clone().unwrap_or_default();
+                let comparisons = sides
+                    .iter()
+                    .skip(1)
+                    .map(|s| {
+                        s.as_ref().map(|v| {
+                            iogauge_stats::verdict(
+                                &base_values,
+                                v,
+                                higher_is_better,
+                                DEFAULT_ALPHA,
+                                noise,
+                            )
+                        })
+                    })
+                    .collect();
+                MetricRow {
+                    metric,
+                    sides,
+                    comparisons,
+                }
+            })
+            .collect();
+        groups.push(Group {
+            workload: display_name(br),
+            differences,
+            rows,
+        });
+    }
+    for (i, r) in runs.iter().enumerate().skip(1) {
+        let unmatched: Vec<String> = r
+            .doc
+            .results
+            .iter()
+            .filter(|c| !base.doc.results.iter().any(|b| matches(b, c)))
+            .filter(|_| !(base.doc.results.len() == 1 && r.doc.results.len() == 1))
+            .map(display_name)
+            .collect();
+        if !unmatched.is_empty() {
+            notes.push(format!(
+                "run {} has results the baseline lacks: {}",
+                runs[i].id,
+                unmatched.join("; ")
+            ));
+        }
+    }
+    let scaling = match &param {
+        Some((key, _)) => scaling_of(&runs, key, &groups, noise),
+        None => Vec::new(),
+    };
+    Report {
+        runs: runs
+            .iter()
+            .map(|r| RunInfo {
+                id: r.id,
+                run_id: r.doc.run_id.clone(),
+                label: r.doc.label.clone(),
+                params: r.doc.params.clone(),
+            })
+            .collect(),
+        groups,
+        scaling,
+        notes,
+    }
+}
+
+/// For throughput metrics, the point after which no later run gains more than `noise`
+/// (`iogauge_stats::plateau`).
+fn scaling_of(runs: &[&Stored], key: &str, groups: &[Group], noise: f64) -> Vec<Scaling> {
+    let xs: Vec<f64> = runs
+        .iter()
+        .filter_map(|r| r.doc.params.get(key)?.trim().parse().ok())
+        .collect();
+    let mut out = Vec::new();
+    for g in groups {
+        for row in g
+            .rows
+            .iter()
+            .filter(|r| matches!(r.metric, "iops" | "bw_bytes"))
+        {
+            let Some(ys) = row
+                .sides
+                .iter()
+                .map(|s| s.as_deref().map(mean))
+                .collect::<Option<Vec<f64>>>()
+            else {
+                continue;
+            };
+            let plateau = iogauge_stats::plateau(&xs, &ys, noise).map(|i| xs[i]);
+            out.push(Scaling {
+                workload: g.workload.clone(),
+                metric: row.metric,
+                param: key.to_string(),
+                points: xs.iter().copied().zip(ys).collect(),
+                plateau,
+            });
+        }
+    }
+    out
+}
+
+fn verdict_text(c: &iogauge_stats::Comparison) -> &'static str {
+    match c.verdict {
+        Verdict::CannotJudge => CANNOT_JUDGE,
+        v => v.label(),
+    }
+}
+
+fn p_text(p: Option<f64>) -> String {
+    match p {
+        Some(p) if p < 1e-4 => "<0.0001".into(),
+        Some(p) => format!("{p:.4}"),
+        None => String::new(),
+    }
+}
+
+/// `4`, `4.5`: a parameter value as typed.
+fn param_text(x: f64) -> String {
+    format!("{x}")
+}
+
+impl Report {
+    fn run_name(&self, i: usize) -> String {
+        let r = &self.runs[i];
+        let mut s = format!("run {}", r.id);
+        if let Some(l) = &r.label {
+            let _ = write!(s, " {l}");
+        }
+        for (k, v) in &r.params {
+            let _ = write!(s, " {k}={v}");
+        }
+        s
+    }
+
+    pub fn text(&self) -> String {
+        let mut s = String::new();
+        for (gi, g) in self.groups.iter().enumerate() {
+            if gi > 0 {
+                s.push('\n');
+            }
+            let _ = writeln!(s, "{}", g.workload);
+            for (i, d) in &g.differences {
+                let _ = writeln!(s, "  {} differs: {}", self.run_name(*i), d.join(", "));
+            }
+            let mut rows = vec![["", "run", "mean", "n", "ratio", "p", "verdict"]
+                .map(String::from)
+                .to_vec()];
+            for row in &g.rows {
+                for (i, side) in row.sides.iter().enumerate() {
+                    let metric = if i == 0 {
+                        metric_label(row.metric).to_string()
+                    } else {
+                        String::new()
+                    };
+                    let Some(v) = side else {
+                        rows.push(vec![metric, self.run_name(i), "no matching result".into()]);
+                        continue;
+                    };
+                    let mut cells = vec![
+                        metric,
+                        self.run_name(i),
+                        metric_value(row.metric, mean(v)),
+                        v.len().to_string(),
+                    ];
+                    if let Some(Some(c)) = i.checked_sub(1).and_then(|j| row.comparisons.get(j)) {
+                        cells.push(c.ratio.map_or(String::new(), |r| format!("{r:.3}×")));
+                        cells.push(p_text(c.p_value));
+                        cells.push(verdict_text(c).to_string());
+                    }
+                    rows.push(cells);
+                }
+            }
+            for line in table(&rows, &[false, false, true, true, true, true, false]).lines() {
+                let _ = writeln!(s, "  {line}");
+            }
+        }
+        if !self.scaling.is_empty() {
+            let _ = writeln!(s, "\nscaling");
+            for sc in &self.scaling {
+                let points: Vec<String> = sc
+                    .points
+                    .iter()
+                    .map(|(x, y)| {
+                        format!(
+                            "{}={} {}",
+                            sc.param,
+                            param_text(*x),
+                            metric_value(sc.metric, *y)
+                        )
+                    })
+                    .collect();
+                let verdict = match sc.plateau {
+                    Some(x) => format!("no gain beyond {}={}", sc.param, param_text(x)),
+                    None => format!(
+                        "still growing at {}={}",
+                        sc.param,
+                        param_text(sc.points.last().map_or(0.0, |p| p.0))
+                    ),
+                };
+                let _ = writeln!(
+                    s,
+                    "  {} {}: {} — {verdict}",
+                    sc.workload,
+                    metric_label(sc.metric),
+                    points.join(" · ")
+                );
+            }
+        }
+        for n in &self.notes {
+            let _ = writeln!(s, "note: {n}");
+        }
+        s
+    }
+
+    pub fn json(&self) -> Value {
+        let mut comparisons = Vec::new();
+        for g in &self.groups {
+            for row in &g.rows {
+                let Some(base) = &row.sides[0] else { continue };
+                for (j, c) in row.comparisons.iter().enumerate() {
+                    let (Some(c), Some(cand)) = (c, &row.sides[j + 1]) else {
+                        continue;
+                    };
+                    let diff = g
+                        .differences
+                        .iter()
+                        .find(|(i, _)| *i == j + 1)
+                        .map(|(_, d)| d.clone())
+                        .unwrap_or_default();
+                    comparisons.push(json!({
+                        "workload": g.workload,
+                        "metric": row.metric,
+                        "baseline": mean(base),
+                        "candidate": mean(cand),
+                        "ratio": c.ratio,
+                        "p_value": c.p_value,
+                        "verdict": verdict_text(c),
+                        "baseline_run": self.runs[0].id,
+                        "candidate_run": self.runs[j + 1].id,
+                        "baseline_n": base.len(),
+                        "candidate_n": cand.len(),
+                        "differences": diff,
+                    }));
+                }
+            }
+        }
+        let scaling: Vec<Value> = self
+            .scaling
+            .iter()
+            .map(|s| {
+                json!({
+                    "workload": s.workload,
+                    "metric": s.metric,
+                    "param": s.param,
+                    "points": s.points.iter().map(|(x, y)| json!({"value": x, "mean": y})).collect::<Vec<_>>(),
+                    "plateau_at": s.plateau,
+                })
+            })
+            .collect();
+        let runs: Vec<Value> = self
+            .runs
+            .iter()
+            .map(|r| json!({"id": r.id, "run_id": r.run_id, "label": r.label, "params": r.params}))
+            .collect();
+        json!({ "runs": runs, "comparisons": comparisons, "scaling": scaling, "notes": self.notes })
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::model::{RepeatDoc, RunDoc};
+
+    /// A result whose repeats have the given IOPS (none: one headline value of `iops`), 4 KiB
+    /// blocks, and latency inversely proportional to IOPS.
+    pub(crate) fn result(iops: f64, repeats: &[f64]) -> ResultDoc {
+        let lat = |iops: f64| crate::measure::LatNs {
+            p50: (1e9 / iops) as u64,
+            p99: (2e9 / iops) as u64,
+            ..Default::default()
+        };
+        let doc = json!({
+            "name": null,
+            "workload": {"rw": "randread", "bs": 4096, "threads": 1, "iodepth": 1, "engine": "null",
+                "direct": true, "mix_read_pct": 50, "sync": null, "sync_every": null, "odsync": false,
+                "seed": 1, "time_s": 1.0, "data_bytes": null, "ramp_s": 0.0, "interval_s": 1.0},
+            "target": {"path": "/tmp/x", "kind": "file", "created": true, "offset_bytes": 0,
+                "range_bytes": 1048576, "logical_block_size": 512},
+            "iops": iops, "bw_bytes": iops * 4096.0, "ios": 1, "bytes": 4096, "runtime_s": 1.0,
+            "lat_ns": lat(iops), "read": null, "write": null, "sync": null,
+            "cpu": {"user_s": 0.0, "sys_s": 0.0, "per_io_us": 0.0}, "timeseries": [],
+            "fine": {"bin_s": 0.1, "ios": []}, "engine": {"name": "null", "flags": [], "refused": [],
+                "registered_buffers": false, "registered_files": false},
+            "interrupted": false, "io_path": "direct", "findings": [],
+        });
+        let mut r: ResultDoc = serde_json::from_value(doc).expect("test result document");
+        r.repeats = repeats
+            .iter()
+            .map(|&v| RepeatDoc {
+                iops: v,
+                bw_bytes: v * 4096.0,
+                lat_ns: lat(v),
+                ..Default::default()
+            })
+            .collect();
+        r
+    }
+
+    fn run(id: i64, results: Vec<ResultDoc>, params: &[(&str, &str)]) -> Stored {
+        let doc = json!({
+            "schema": crate::model::SCHEMA, "run_id": format!("r{id}"), "label": null,
+            "started_at": "2026-01-01T00:00:00Z", "command": [], "suite": null,
+            "system": {"kernel": null, "hostname": null, "cpu_model": null, "cpu_count": null,
+                "mem_total_bytes": null, "target": null},
+            "results": [], "findings": [], "interrupted": false, "notes": [],
+        });
+        let mut doc: RunDoc = serde_json::from_value(doc).expect("test run document");
+        doc.results = results;
+        doc.params = params
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        Stored { id, doc }
+    }
+
+    fn verdicts(report: &Report, metric: &str) -> Vec<String> {
+        report.json()["comparisons"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|c| c["metric"] == metric)
+            .map(|c| c["verdict"].as_str().unwrap().to_string())
+            .collect()
+    }
+
+    #[test]
+    fn clearly_different_repeats_are_faster_and_latency_agrees() {
+        let a = run(1, vec![result(0.0, &[100.0, 101.0, 99.0])], &[]);
+        let b = run(2, vec![result(0.0, &[200.0, 202.0, 198.0])], &[]);
+        let r = compare(&[a.clone(), b.clone()], 0.02);
+        assert_eq!(verdicts(&r, "iops"), ["faster"]);
+        assert_eq!(verdicts(&r, "bw_bytes"), ["faster"]);
+        assert_eq!(
+            verdicts(&r, "lat_p50_ns"),
+            ["faster"],
+            "lower latency is faster"
+        );
+        let c = &r.json()["comparisons"][0];
+        assert_eq!(c["baseline"], 100.0);
+        assert_eq!(c["candidate"], 200.0);
+        assert_eq!(c["ratio"], 2.0);
+        assert!(c["p_value"].as_f64().unwrap() < 0.05);
+        // Swapped, the same data reads the other way.
+        let r = compare(&[b, a], 0.02);
+        assert_eq!(verdicts(&r, "iops"), ["slower"]);
+        assert_eq!(verdicts(&r, "lat_p99_ns"), ["slower"]);
+    }
+
+    #[test]
+    fn overlapping_repeats_and_changes_within_noise_are_no_change() {
+        // Means 100 and 101, spread ±10: Welch's p is far above 0.05.
+        let a = run(1, vec![result(0.0, &[90.0, 100.0, 110.0])], &[]);
+        let b = run(2, vec![result(0.0, &[91.0, 101.0, 111.0])], &[]);
+        assert_eq!(
+            verdicts(&compare(&[a, b], 0.02), "iops"),
+            ["no significant change"]
+        );
+        // Significant (tiny spread) but only 1% apart: within the 2% noise threshold.
+        let a = run(1, vec![result(0.0, &[100.0, 100.1, 99.9])], &[]);
+        let b = run(2, vec![result(0.0, &[101.0, 101.1, 100.9])], &[]);
+        let r = compare(&[a.clone(), b.clone()], 0.02);
+        assert!(r.json()["comparisons"][0]["p_value"].as_f64().unwrap() < 0.05);
+        assert_eq!(verdicts(&r, "iops"), ["no significant change"]);
+        // With a 0.5% threshold the same 1% is real.
+        assert_eq!(verdicts(&compare(&[a, b], 0.005), "iops"), ["faster"]);
+    }
+
+    #[test]
+    fn without_repeats_significance_cannot_be_judged() {
+        let r = compare(
+            &[
+                run(1, vec![result(100.0, &[])], &[]),
+                run(2, vec![result(300.0, &[])], &[]),
+            ],
+            0.02,
+        );
+        assert_eq!(verdicts(&r, "iops"), [CANNOT_JUDGE]);
+        assert_eq!(r.json()["comparisons"][0]["ratio"], 3.0);
+        assert!(r.json()["comparisons"][0]["p_value"].is_null());
+    }
+
+    #[test]
+    fn results_match_by_workload_and_single_results_pair_with_differences_named() {
+        let mut qd32 = result(0.0, &[400.0, 401.0, 399.0]);
+        qd32.workload.iodepth = 32;
+        let r = compare(
+            &[
+                run(1, vec![result(0.0, &[100.0, 101.0, 99.0])], &[]),
+                run(2, vec![qd32.clone()], &[]),
+            ],
+            0.02,
+        );
+        let c = &r.json()["comparisons"][0];
+        assert_eq!(c["differences"], json!(["iodepth 1 → 32"]));
+        assert_eq!(c["verdict"], "faster");
+        // In a run of two results, the QD32 one meets its own kind, not the QD1 baseline.
+        let mut qd1 = result(0.0, &[120.0, 121.0, 119.0]);
+        qd1.workload.iodepth = 1;
+        let r = compare(
+            &[
+                run(1, vec![result(0.0, &[100.0, 101.0, 99.0])], &[]),
+                run(2, vec![qd32, qd1], &[]),
+            ],
+            0.02,
+        );
+        let j = r.json();
+        let iops: Vec<&Value> = j["comparisons"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|c| c["metric"] == "iops")
+            .collect();
+        assert_eq!(iops.len(), 1);
+        assert_eq!(iops[0]["candidate"], 120.0);
+        assert_eq!(
+            j["notes"].as_array().unwrap().len(),
+            1,
+            "the QD32 result is named as unmatched"
+        );
+    }
+
+    #[test]
+    fn scaling_orders_by_the_parameter_and_names_the_plateau() {
+        // Seed 002's shape: growth up to 6 disks, then flat. Given out of order on purpose.
+        let runs = [
+            run(10, vec![result(81000.0, &[])], &[("disks", "8")]),
+            run(11, vec![result(40000.0, &[])], &[("disks", "4")]),
+            run(12, vec![result(80000.0, &[])], &[("disks", "6")]),
+            run(13, vec![result(80500.0, &[])], &[("disks", "12")]),
+        ];
+        let r = compare(&runs, 0.02);
+        let j = r.json();
+        let ids: Vec<i64> = j["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["id"].as_i64().unwrap())
+            .collect();
+        assert_eq!(ids, [11, 12, 10, 13]);
+        let iops = j["scaling"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["metric"] == "iops")
+            .unwrap()
+            .clone();
+        assert_eq!(iops["plateau_at"], 6.0);
+        assert!(r.text().contains("no gain beyond disks=6"), "{}", r.text());
+        // Still growing at the last point: no plateau.
+        let growing = [
+            run(1, vec![result(100.0, &[])], &[("disks", "1")]),
+            run(2, vec![result(200.0, &[])], &[("disks", "2")]),
+        ];
+        assert!(compare(&growing, 0.02)
+            .text()
+            .contains("still growing at disks=2"));
+    }
+}

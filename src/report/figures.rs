@@ -1,0 +1,527 @@
+//! The seed studies' figures, drawn from run documents: which results feed which chart, and when
+//! the data is too thin to draw one. The SVG itself comes from `crates/charts`.
+
+use super::{Chart, Input, Kind};
+use crate::analysis::{groups, Dim, Key};
+use crate::model::{ResultDoc, RunDoc};
+use crate::units;
+use iogauge_charts::{format_bytes, Axis, Band, Bar, BarChart, BarSeries, LineChart, Mark, Series};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Lines per latency-percentile chart; more turn into a tangle.
+const LAT_LINES: usize = 6;
+/// Latency-percentile charts per run at most (a 42-cell matrix would otherwise get seven).
+const LAT_CHARTS: usize = 4;
+/// Time series are drawn for every result of a run this small, else only for results with stalls.
+const TS_ALL_UP_TO: usize = 4;
+/// Fine bins drawn per time series at most; longer runs are summed into wider bins.
+const TS_MAX_BINS: usize = 1500;
+/// Workloads per comparison chart.
+const COMPARE_GROUPS: usize = 10;
+/// Workloads per scaling chart.
+const SCALING_SERIES: usize = 6;
+/// Growth below which a scaling series has levelled off (as `iogauge_stats::plateau` takes it).
+const SCALING_GAIN: f64 = 0.05;
+
+/// What the charts of one run left out, for the line saying which charts are absent and why.
+#[derive(Default)]
+pub(super) struct Omitted {
+    pub latency: usize,
+    pub timeseries: usize,
+}
+
+/// The charts of one run: block-size tables, Orion sweeps, latency percentiles, time series.
+pub(super) fn run_charts(run: usize, input: &Input, prefix: &str) -> (Vec<Chart>, Omitted) {
+    let doc = &input.doc;
+    let mut charts = Vec::new();
+    let mut omitted = Omitted::default();
+    let measured: Vec<usize> = (0..doc.results.len())
+        .filter(|&i| doc.results[i].ios > 0)
+        .collect();
+    let covered = block_size_charts(doc, &measured, run, prefix, &mut charts);
+    let rest: Vec<usize> = measured
+        .iter()
+        .copied()
+        .filter(|i| !covered.contains(i))
+        .collect();
+    orion_charts(doc, &rest, run, prefix, &mut charts);
+    omitted.latency = latency_charts(doc, &measured, run, prefix, &mut charts);
+    omitted.timeseries = timeseries_charts(doc, run, prefix, &mut charts);
+    (charts, omitted)
+}
+
+/// IOPS and bandwidth against block size, one line per thread count (seed 000's bm-flash
+/// tables), for each group of workloads measured at two or more block sizes. Returns the
+/// results drawn.
+fn block_size_charts(
+    doc: &RunDoc,
+    among: &[usize],
+    run: usize,
+    prefix: &str,
+    out: &mut Vec<Chart>,
+) -> BTreeSet<usize> {
+    let mut covered = BTreeSet::new();
+    for (key, members) in groups(doc, among, &[Dim::Bs, Dim::Threads]) {
+        if distinct(doc, &members, Dim::Bs).len() < 2 {
+            continue;
+        }
+        covered.extend(members.iter().copied());
+        let by_threads = split(doc, &members, Dim::Threads);
+        let series = |value: fn(&ResultDoc) -> f64| {
+            by_threads.iter().map(move |(t, idx)| {
+                let label = format!("{t} thread{}", if *t == 1 { "" } else { "s" });
+                Series::new(
+                    label,
+                    idx.iter()
+                        .map(|&i| (doc.results[i].workload.bs as f64, value(&doc.results[i]))),
+                )
+            })
+        };
+        let what = key.describe();
+        let x = || Axis::log2("Block size").format(format_bytes);
+        let iops_title = format!("{prefix}{what}: IOPS by block size");
+        let bw_title = format!("{prefix}{what}: bandwidth by block size");
+        let mut iops = LineChart::new(iops_title.clone())
+            .x_axis(x())
+            .y_axis(Axis::linear("IOPS").from_zero());
+        for s in series(|r| r.iops) {
+            iops = iops.series(s);
+        }
+        let mut bw = LineChart::new(bw_title.clone())
+            .x_axis(x())
+            .y_axis(Axis::linear("Bandwidth (MiB/s)").from_zero());
+        for s in series(|r| r.bw_bytes / MIB) {
+            bw = bw.series(s);
+        }
+        let caption = format!("{what}; one line per thread count, block size on a log2 axis");
+        out.push(Chart::new(
+            Kind::BsIops,
+            Some(run),
+            iops_title,
+            iops.to_svg(),
+            &caption,
+        ));
+        out.push(Chart::new(
+            Kind::BsBw,
+            Some(run),
+            bw_title,
+            bw.to_svg(),
+            &caption,
+        ));
+    }
+    covered
+}
+
+/// IOPS and mean latency against outstanding IO (threads × iodepth), one pair of lines per read
+/// percentage: Orion's figure (seed 003).
+fn orion_charts(doc: &RunDoc, among: &[usize], run: usize, prefix: &str, out: &mut Vec<Chart>) {
+    let outstanding = |i: usize| {
+        let w = &doc.results[i].workload;
+        u64::from(w.threads) * u64::from(w.iodepth)
+    };
+    for (key, members) in groups(doc, among, &[Dim::Threads, Dim::Iodepth, Dim::ReadPct]) {
+        let by_mix = split(doc, &members, Dim::ReadPct);
+        let sweeps = by_mix.values().any(|idx| {
+            idx.iter()
+                .map(|&i| outstanding(i))
+                .collect::<BTreeSet<_>>()
+                .len()
+                >= 2
+        });
+        if !sweeps {
+            continue;
+        }
+        let xs: Vec<u64> = members.iter().map(|&i| outstanding(i)).collect();
+        let (lo, hi) = (
+            xs.iter().copied().min().unwrap_or(1),
+            xs.iter().copied().max().unwrap_or(1),
+        );
+        let x = if lo > 0 && hi >= 8 * lo {
+            Axis::log2("Outstanding IO (threads × iodepth)")
+        } else {
+            Axis::linear("Outstanding IO (threads × iodepth)")
+        };
+        let what = key.describe();
+        let title = format!("{prefix}{what}: IOPS and latency by outstanding IO");
+        let mut chart = LineChart::new(title.clone())
+            .x_axis(x)
+            .y_axis(Axis::linear("IOPS").from_zero())
+            .y2_axis(Axis::linear("Mean latency (ms, dashed)").from_zero());
+        // Highest read share first, as Orion lists 100, 90, 80, 50 % reads.
+        for (pct, idx) in by_mix.iter().rev() {
+            let pts = |f: fn(&ResultDoc) -> f64| {
+                idx.iter()
+                    .map(|&i| (outstanding(i) as f64, f(&doc.results[i])))
+                    .collect::<Vec<_>>()
+            };
+            chart = chart.series(Series::new(format!("{pct}% reads"), pts(|r| r.iops)));
+        }
+        for (pct, idx) in by_mix.iter().rev() {
+            let pts: Vec<(f64, f64)> = idx
+                .iter()
+                .map(|&i| (outstanding(i) as f64, doc.results[i].lat_ns.mean / 1e6))
+                .collect();
+            chart = chart.series(Series::new(format!("{pct}% reads, latency"), pts).right_axis());
+        }
+        let caption = format!(
+            "{what}; IOPS solid on the left axis, mean latency dashed on the right (Orion's view)"
+        );
+        out.push(Chart::new(
+            Kind::Orion,
+            Some(run),
+            title,
+            chart.to_svg(),
+            &caption,
+        ));
+    }
+}
+
+/// Latency percentiles p50 … p99.99 on a "nines" axis, a line per result, in charts of
+/// [`LAT_LINES`]. Returns how many results were left out by the [`LAT_CHARTS`] cap.
+fn latency_charts(
+    doc: &RunDoc,
+    among: &[usize],
+    run: usize,
+    prefix: &str,
+    out: &mut Vec<Chart>,
+) -> usize {
+    let with: Vec<(usize, Vec<(f64, f64)>)> = among
+        .iter()
+        .map(|&i| (i, percentiles(&doc.results[i])))
+        .filter(|(_, p)| p.len() >= 2)
+        .collect();
+    let chunks: Vec<&[(usize, Vec<(f64, f64)>)]> = with.chunks(LAT_LINES).collect();
+    let n = chunks.len();
+    for (c, chunk) in chunks.iter().take(LAT_CHARTS).enumerate() {
+        let part = if n > 1 {
+            format!(" ({}/{})", c + 1, n.min(LAT_CHARTS))
+        } else {
+            String::new()
+        };
+        let title = format!("{prefix}Latency percentiles{part}");
+        let mut chart = latency_chart(title.clone());
+        for (i, pts) in chunk.iter() {
+            chart = chart.series(Series::new(label(&doc.results[*i]), pts.clone()));
+        }
+        out.push(Chart::new(
+            Kind::Latency,
+            Some(run),
+            title,
+            chart.to_svg(),
+            "completion latency at each percentile; both axes stretch the tail",
+        ));
+    }
+    with.len().saturating_sub(LAT_LINES * LAT_CHARTS)
+}
+
+fn latency_chart(title: String) -> LineChart {
+    LineChart::new(title)
+        .x_axis(Axis::nines("Percentile"))
+        .y_axis(Axis::log10("Latency").format(|ns| units::latency(ns)))
+}
+
+/// IOPS per interval and per 100 ms bin over the run, stalls shaded. Returns how many results
+/// with samples were left out (no stall, in a run of more than [`TS_ALL_UP_TO`] results).
+fn timeseries_charts(doc: &RunDoc, run: usize, prefix: &str, out: &mut Vec<Chart>) -> usize {
+    let mut left_out = 0;
+    for r in &doc.results {
+        if r.timeseries.is_empty() && r.fine.ios.is_empty() {
+            continue;
+        }
+        let bands = stall_bands(r);
+        if bands.is_empty() && doc.results.len() > TS_ALL_UP_TO {
+            left_out += 1;
+            continue;
+        }
+        let name = label(r);
+        let title = format!("{prefix}{name}: IOPS over time");
+        let mut chart = LineChart::new(title.clone())
+            .x_axis(Axis::linear("Time since the measurement started (s)").from_zero())
+            .y_axis(Axis::linear("IOPS").from_zero());
+        let mut prev = 0.0;
+        let per_interval: Vec<(f64, f64)> = r
+            .timeseries
+            .iter()
+            .map(|s| {
+                let mid = (prev + s.t_s) / 2.0;
+                prev = s.t_s;
+                (mid, s.iops)
+            })
+            .collect();
+        if !per_interval.is_empty() {
+            let len = units::duration(std::time::Duration::from_secs_f64(
+                r.workload.interval_s.max(0.0),
+            ));
+            chart = chart.series(Series::new(format!("per {len} interval"), per_interval));
+        }
+        let fine = fine_rates(&r.fine.ios, r.fine.bin_s);
+        if let Some((width, pts)) = fine {
+            let len = units::duration(std::time::Duration::from_secs_f64(width));
+            chart = chart.series(Series::new(format!("per {len}"), pts));
+        }
+        for b in &bands {
+            chart = chart.band(b.clone());
+        }
+        let caption = if bands.is_empty() {
+            format!("{name}; no stalls found")
+        } else {
+            format!("{name}; shaded: stalls found in the 100 ms completion counts")
+        };
+        out.push(Chart::new(
+            Kind::TimeSeries,
+            Some(run),
+            title,
+            chart.to_svg(),
+            &caption,
+        ));
+    }
+    left_out
+}
+
+/// Bands for the stall findings of a result.
+fn stall_bands(r: &ResultDoc) -> Vec<Band> {
+    r.findings
+        .iter()
+        .filter(|f| f.get("kind").and_then(|k| k.as_str()) == Some("stall"))
+        .filter_map(|f| {
+            let ev = f.get("evidence")?;
+            let start = ev.get("start_s")?.as_f64()?;
+            let dur = ev.get("duration_s")?.as_f64()?;
+            Some(Band::new(start, start + dur, format!("stall {dur:.1} s")))
+        })
+        .collect()
+}
+
+/// The fine bins as rates at their midpoints, summed into wider bins so that at most
+/// [`TS_MAX_BINS`] remain; `None` without bins.
+fn fine_rates(ios: &[u32], bin_s: f64) -> Option<(f64, Vec<(f64, f64)>)> {
+    if ios.is_empty() || !(bin_s.is_finite() && bin_s > 0.0) {
+        return None;
+    }
+    let k = ios.len().div_ceil(TS_MAX_BINS).max(1);
+    let width = bin_s * k as f64;
+    let pts = ios
+        .chunks(k)
+        .enumerate()
+        .map(|(j, c)| {
+            let sum: u64 = c.iter().map(|&v| u64::from(v)).sum();
+            let w = bin_s * c.len() as f64;
+            (j as f64 * width + w / 2.0, sum as f64 / w)
+        })
+        .collect();
+    Some((width, pts))
+}
+
+/// Runs compared workload by workload: grouped bars of IOPS and of p99 latency, with the 95%
+/// confidence interval over repeats as whiskers where there were repeats.
+pub(super) fn compare_charts(runs: &[Input]) -> Vec<Chart> {
+    let (keys, at) = matched(runs);
+    let shared: Vec<&String> = keys
+        .iter()
+        .filter(|k| {
+            runs.iter()
+                .enumerate()
+                .filter(|(n, _)| at.contains_key(&(*n, (*k).clone())))
+                .count()
+                >= 2
+        })
+        .collect();
+    let mut out = Vec::new();
+    let chunks: Vec<&[&String]> = shared.chunks(COMPARE_GROUPS).collect();
+    let n = chunks.len();
+    for (c, chunk) in chunks.iter().enumerate() {
+        let part = if n > 1 {
+            format!(" ({}/{n})", c + 1)
+        } else {
+            String::new()
+        };
+        for (metric, title, axis, scale) in [
+            ("iops", "IOPS", "IOPS", 1.0),
+            ("lat_p99_ns", "p99 latency", "p99 latency (ms)", 1e-6),
+        ] {
+            let chart_title = format!("{title} by run{part}");
+            let mut chart = BarChart::new(chart_title.clone())
+                .groups(chunk.iter().map(|k| (*k).clone()))
+                .x_title("Workload")
+                .y_axis(Axis::linear(axis));
+            for (n, input) in runs.iter().enumerate() {
+                let bars = chunk.iter().map(|k| match at.get(&(n, (*k).clone())) {
+                    Some(&i) => bar(&input.doc.results[i], metric, scale),
+                    None => Bar::new(f64::NAN),
+                });
+                chart = chart.series(BarSeries::new(input.name.clone(), bars));
+            }
+            out.push(Chart::new(
+                Kind::Compare,
+                None,
+                chart_title,
+                chart.to_svg(),
+                "one bar per run; whiskers: 95% confidence interval of the mean over repeats",
+            ));
+        }
+    }
+    out
+}
+
+fn bar(r: &ResultDoc, metric: &str, scale: f64) -> Bar {
+    let headline = match metric {
+        "iops" => r.iops,
+        _ => r.lat_ns.p99 as f64,
+    };
+    match r.stats.get(metric) {
+        // The whisker is around the mean of the repeats, so the bar must be that mean too.
+        Some(s) if s.n >= 2 => Bar::new(s.mean * scale).ci(s.ci95[0] * scale, s.ci95[1] * scale),
+        _ => Bar::new(headline * scale),
+    }
+}
+
+/// Every run parameter (`--param disks=4`) with numbers in two or more runs that differ: IOPS of
+/// each shared workload against it, the point where it levels off marked.
+pub(super) fn scaling_charts(runs: &[Input]) -> Vec<Chart> {
+    let (keys, at) = matched(runs);
+    let params: BTreeSet<&String> = runs.iter().flat_map(|r| r.doc.params.keys()).collect();
+    let mut out = Vec::new();
+    for p in params {
+        let xs: Vec<(usize, f64)> = runs
+            .iter()
+            .enumerate()
+            .filter_map(|(n, r)| {
+                let v: f64 = r.doc.params.get(p)?.trim().parse().ok()?;
+                v.is_finite().then_some((n, v))
+            })
+            .collect();
+        let distinct: BTreeSet<u64> = xs.iter().map(|(_, v)| v.to_bits()).collect();
+        if distinct.len() < 2 {
+            continue;
+        }
+        let title = format!("IOPS by {p}");
+        let mut chart = LineChart::new(title.clone())
+            .x_axis(Axis::linear(p.clone()))
+            .y_axis(Axis::linear("IOPS").from_zero());
+        let mut drawn = 0;
+        for k in &keys {
+            let mut pts: Vec<(f64, f64)> = xs
+                .iter()
+                .filter_map(|&(n, x)| {
+                    at.get(&(n, k.clone()))
+                        .map(|&i| (x, runs[n].doc.results[i].iops))
+                })
+                .collect();
+            pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+            pts.dedup_by(|b, a| a.0 == b.0);
+            if pts.len() < 2 || drawn == SCALING_SERIES {
+                continue;
+            }
+            let (px, py): (Vec<f64>, Vec<f64>) = pts.iter().copied().unzip();
+            if let Some(j) = iogauge_stats::plateau(&px, &py, SCALING_GAIN) {
+                chart = chart.mark(Mark::new(
+                    px[j],
+                    py[j],
+                    format!("levels off at {p} = {}", px[j]),
+                ));
+            }
+            chart = chart.series(Series::new(k.clone(), pts));
+            drawn += 1;
+        }
+        if drawn == 0 {
+            continue;
+        }
+        out.push(Chart::new(
+            Kind::Scaling,
+            None,
+            title,
+            chart.to_svg(),
+            &format!("IOPS of each workload the runs share, against the run parameter {p}; ringed: where growth falls under 5%"),
+        ));
+    }
+    out
+}
+
+/// Workloads across runs: the keys in order of first appearance, and where each run has each
+/// (its first result of that workload). Results match by name, else by workload.
+type Matched = (Vec<String>, BTreeMap<(usize, String), usize>);
+
+fn matched(runs: &[Input]) -> Matched {
+    let mut keys: Vec<String> = Vec::new();
+    let mut at = BTreeMap::new();
+    for (n, input) in runs.iter().enumerate() {
+        for (i, r) in input.doc.results.iter().enumerate() {
+            if r.ios == 0 {
+                continue;
+            }
+            let k = label(r);
+            if !keys.contains(&k) {
+                keys.push(k.clone());
+            }
+            at.entry((n, k)).or_insert(i);
+        }
+    }
+    (keys, at)
+}
+
+/// A result's name, or its workload in a few words.
+pub(super) fn label(r: &ResultDoc) -> String {
+    r.name.clone().unwrap_or_else(|| {
+        let mut k = Key::of(r, &[]);
+        k.target.clear();
+        k.describe()
+    })
+}
+
+/// Latency at percentiles from the result's histogram (or its summary when the histogram is
+/// missing), as `(percent, ns)`. A percentile is kept only when at least one IO lies beyond it,
+/// since p99.99 of 500 IOs is just the maximum.
+pub(crate) fn percentiles(r: &ResultDoc) -> Vec<(f64, f64)> {
+    const PCTS: [f64; 9] = [50.0, 75.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95, 99.99];
+    let supported = |total: u64, p: f64| total as f64 * (1.0 - p / 100.0) >= 1.0;
+    let total: u64 = r.lat_hist.iter().map(|b| b[1]).sum();
+    if total > 0 {
+        let mut buckets = r.lat_hist.clone();
+        buckets.sort_by_key(|b| b[0]);
+        return PCTS
+            .iter()
+            .filter(|&&p| supported(total, p))
+            .filter_map(|&p| {
+                let rank = ((p / 100.0 * total as f64).ceil() as u64).max(1);
+                let mut seen = 0;
+                buckets.iter().find_map(|b| {
+                    seen += b[1];
+                    (seen >= rank).then_some((p, b[0] as f64))
+                })
+            })
+            .collect();
+    }
+    let l = &r.lat_ns;
+    [
+        (50.0, l.p50),
+        (90.0, l.p90),
+        (99.0, l.p99),
+        (99.9, l.p999),
+        (99.99, l.p9999),
+    ]
+    .into_iter()
+    .filter(|&(p, v)| v > 0 && supported(r.ios, p))
+    .map(|(p, v)| (p, v as f64))
+    .collect()
+}
+
+const MIB: f64 = 1024.0 * 1024.0;
+
+/// The values of `dim` among `members`.
+fn distinct(doc: &RunDoc, members: &[usize], dim: Dim) -> BTreeSet<u64> {
+    members
+        .iter()
+        .map(|&i| dim.of(&doc.results[i].workload))
+        .collect()
+}
+
+/// `members` split by their value of `dim`, each part in the order of the other swept value.
+fn split(doc: &RunDoc, members: &[usize], dim: Dim) -> BTreeMap<u64, Vec<usize>> {
+    let mut out: BTreeMap<u64, Vec<usize>> = BTreeMap::new();
+    for &i in members {
+        out.entry(dim.of(&doc.results[i].workload))
+            .or_default()
+            .push(i);
+    }
+    out
+}

@@ -1,0 +1,467 @@
+//! The report page: one HTML file with its CSS and charts inline, laid out for a phone as well as
+//! a desktop and for print. Everything from a run document is escaped on the way in.
+
+use super::{figures, terminal, Chart, Input, Kind};
+use crate::model::RunDoc;
+use crate::units;
+use iogauge_charts::escape as esc;
+use iogauge_sysinfo::{BlockDevice, SystemInfo};
+use serde_json::Value;
+use std::fmt::Write;
+
+const CSS: &str = r#"
+:root{--ink:#1f2328;--muted:#57606a;--line:#d0d7de;--bg:#f6f8fa;--warn:#b35900;--warnbg:#fff5e6;--info:#0a5cad;--infobg:#eaf3fc}
+*{box-sizing:border-box}
+body{margin:0;font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:var(--ink);background:var(--bg)}
+header,main,footer{max-width:84rem;margin:0 auto;padding:0 1rem}
+header{padding-top:1.25rem}
+h1{font-size:1.7rem;margin:0}
+h2{font-size:1.35rem;margin:2.25rem 0 .75rem;padding-bottom:.3rem;border-bottom:2px solid var(--line)}
+h3{font-size:1.05rem;margin:1.5rem 0 .5rem}
+p{margin:.4rem 0}
+.sub,.meta,.absent,figcaption,footer{color:var(--muted)}
+.sub{margin:.2rem 0 0}
+nav ol{list-style:none;padding:0;margin:.75rem 0 0;display:flex;flex-wrap:wrap;gap:.25rem .5rem}
+nav a{display:inline-block;padding:.15rem .6rem;border:1px solid var(--line);border-radius:999px;background:#fff;color:var(--info);text-decoration:none;font-size:.9rem}
+.grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(min(100%,36rem),1fr));gap:1rem}
+figure.chart{margin:0;background:#fff;border:1px solid var(--line);border-radius:8px;padding:.5rem;break-inside:avoid}
+figure.chart svg{display:block;height:auto}
+figcaption{font-size:.85rem;padding:.3rem .25rem 0}
+.table-wrap{overflow-x:auto;-webkit-overflow-scrolling:touch;border:1px solid var(--line);border-radius:8px;background:#fff}
+table{border-collapse:collapse;font-size:.9rem;width:100%}
+th,td{padding:.35rem .65rem;border-bottom:1px solid var(--line);text-align:left;vertical-align:top}
+th{background:#f0f3f6;font-weight:600;white-space:nowrap}
+tr:last-child td{border-bottom:none}
+.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+.spark{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;white-space:pre;color:var(--info);letter-spacing:-.05em}
+.kv th{width:12rem}
+ul.findings{list-style:none;padding:0;margin:0}
+li.finding{border-left:4px solid var(--info);border-radius:6px;padding:.55rem .8rem;margin:.5rem 0;background:var(--infobg)}
+li.finding.warning{border-color:var(--warn);background:var(--warnbg)}
+.badge{display:inline-block;font-size:.72rem;font-weight:700;text-transform:uppercase;letter-spacing:.04em;padding:.05rem .45rem;border-radius:4px;margin-right:.35rem;color:#fff;background:var(--info);vertical-align:.1em}
+.warning .badge{background:var(--warn)}
+.kind{font-weight:600;margin-right:.35rem}
+.advice{margin:.3rem 0 0;font-size:.9rem;color:var(--muted)}
+details{font-size:.85rem;margin-top:.25rem}
+summary{cursor:pointer;color:var(--muted)}
+code{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:.85em;overflow-wrap:anywhere}
+footer{font-size:.85rem;padding:2rem 1rem}
+@media (max-width:40rem){body{font-size:15px}h1{font-size:1.4rem}th,td{padding:.3rem .45rem}}
+@media print{
+body{background:#fff;font-size:10pt}
+nav{display:none}
+header,main,footer{max-width:none;padding:0}
+.grid{display:block}
+figure.chart{border:none;padding:0;margin:0 0 1rem;page-break-inside:avoid;break-inside:avoid}
+section.run{break-before:page}
+li.finding{break-inside:avoid;-webkit-print-color-adjust:exact;print-color-adjust:exact}
+.table-wrap{overflow:visible;border:none}
+a{color:inherit;text-decoration:none}
+}
+"#;
+
+/// The whole page.
+pub(super) fn page(runs: &[Input], charts: &[Chart], absent: &[String]) -> String {
+    let mut s =
+        String::with_capacity(64 * 1024 + charts.iter().map(|c| c.svg.len()).sum::<usize>());
+    let names: Vec<&str> = runs.iter().map(|r| r.name.as_str()).collect();
+    let _ = write!(
+        s,
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+         <meta name=\"generator\" content=\"iogauge {v}\">\n<title>iogauge report: {t}</title>\n\
+         <style>{CSS}</style>\n</head>\n<body>\n",
+        v = env!("CARGO_PKG_VERSION"),
+        t = esc(&names.join(", "))
+    );
+    let findings: usize = runs.iter().map(|r| r.doc.findings.len()).sum();
+    let _ = write!(
+        s,
+        "<header>\n<h1>iogauge report</h1>\n<p class=\"sub\">{} run{} · {} result{} · {} chart{} · {} finding{}</p>\n",
+        runs.len(),
+        plural(runs.len()),
+        runs.iter().map(|r| r.doc.results.len()).sum::<usize>(),
+        plural(runs.iter().map(|r| r.doc.results.len()).sum()),
+        charts.len(),
+        plural(charts.len()),
+        findings,
+        plural(findings)
+    );
+    s.push_str("<nav><ol><li><a href=\"#overview\">Overview</a></li>");
+    let cross = |k: Kind| charts.iter().any(|c| c.run.is_none() && c.kind == k);
+    if cross(Kind::Compare) {
+        s.push_str("<li><a href=\"#comparison\">Runs compared</a></li>");
+    }
+    if cross(Kind::Scaling) {
+        s.push_str("<li><a href=\"#scaling\">Scaling</a></li>");
+    }
+    for (n, r) in runs.iter().enumerate() {
+        let _ = write!(
+            s,
+            "<li><a href=\"#run-{}\">{}</a></li>",
+            n + 1,
+            esc(&r.name)
+        );
+    }
+    s.push_str("</ol></nav>\n</header>\n<main>\n");
+
+    overview(&mut s, runs, absent);
+    for (id, title, kind) in [
+        ("comparison", "Runs compared", Kind::Compare),
+        ("scaling", "Scaling", Kind::Scaling),
+    ] {
+        let these: Vec<&Chart> = charts
+            .iter()
+            .filter(|c| c.run.is_none() && c.kind == kind)
+            .collect();
+        if !these.is_empty() {
+            let _ = write!(s, "<section id=\"{id}\">\n<h2>{title}</h2>\n");
+            grid(&mut s, &these);
+            s.push_str("</section>\n");
+        }
+    }
+    for (n, input) in runs.iter().enumerate() {
+        let these: Vec<&Chart> = charts.iter().filter(|c| c.run == Some(n)).collect();
+        run_section(&mut s, n, input, &these);
+    }
+    let _ = write!(
+        s,
+        "</main>\n<footer>Made by iogauge {} from the runs' stored documents. Rates are per second; \
+         MiB/s is IEC (2<sup>20</sup> bytes), latencies are completion latencies.</footer>\n</body>\n</html>\n",
+        env!("CARGO_PKG_VERSION")
+    );
+    s
+}
+
+fn overview(s: &mut String, runs: &[Input], absent: &[String]) {
+    s.push_str("<section id=\"overview\">\n<h2>Overview</h2>\n<div class=\"table-wrap\"><table>\n");
+    s.push_str(
+        "<thead><tr><th>Run</th><th>Started</th><th>Suite</th><th class=\"num\">Results</th>\
+         <th class=\"num\">Findings</th><th>Parameters</th><th>Host</th></tr></thead><tbody>\n",
+    );
+    for (n, r) in runs.iter().enumerate() {
+        let d = &r.doc;
+        let warnings = d
+            .findings
+            .iter()
+            .filter(|f| f.get("severity").and_then(Value::as_str) == Some("warning"))
+            .count();
+        let params: Vec<String> = d.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let _ = writeln!(
+            s,
+            "<tr><td><a href=\"#run-{}\">{}</a>{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td>\
+             <td class=\"num\">{} ({} warning{})</td><td>{}</td><td>{}</td></tr>",
+            n + 1,
+            esc(&r.name),
+            if d.interrupted { " (interrupted)" } else { "" },
+            esc(&d.started_at),
+            esc(d.suite.as_deref().unwrap_or("—")),
+            d.results.len(),
+            d.findings.len(),
+            warnings,
+            plural(warnings),
+            esc(&params.join(", ")),
+            esc(d.system.hostname.as_deref().unwrap_or("—"))
+        );
+    }
+    s.push_str("</tbody></table></div>\n");
+    if !absent.is_empty() {
+        let _ = writeln!(
+            s,
+            "<p class=\"absent\" id=\"absent\">Not drawn: {}.</p>",
+            esc(&absent.join("; "))
+        );
+    }
+    s.push_str("</section>\n");
+}
+
+fn grid(s: &mut String, charts: &[&Chart]) {
+    s.push_str("<div class=\"grid\">\n");
+    for c in charts {
+        let _ = writeln!(
+            s,
+            "<figure class=\"chart\" id=\"{}\" data-kind=\"{}\">{}<figcaption>{}</figcaption></figure>",
+            esc(&c.slug),
+            c.kind.id(),
+            c.svg.trim_end(),
+            esc(&c.caption)
+        );
+    }
+    s.push_str("</div>\n");
+}
+
+fn run_section(s: &mut String, n: usize, input: &Input, charts: &[&Chart]) {
+    let d = &input.doc;
+    let _ = write!(
+        s,
+        "<section class=\"run\" id=\"run-{}\">\n<h2>{}</h2>\n<p class=\"meta\">run id <code>{}</code> · started {}{}{}</p>\n",
+        n + 1,
+        esc(&input.name),
+        esc(&d.run_id),
+        esc(&d.started_at),
+        d.suite
+            .as_ref()
+            .map(|x| format!(" · suite {}", esc(x)))
+            .unwrap_or_default(),
+        if d.interrupted {
+            " · <strong>interrupted</strong>: the results cover what ran"
+        } else {
+            ""
+        }
+    );
+    if !d.command.is_empty() {
+        let _ = writeln!(
+            s,
+            "<p class=\"meta\"><code>{}</code></p>",
+            esc(&d.command.join(" "))
+        );
+    }
+    for note in &d.notes {
+        let _ = writeln!(s, "<p class=\"meta\">Note: {}</p>", esc(note));
+    }
+    results_table(s, d);
+    if !charts.is_empty() {
+        s.push_str("<h3>Charts</h3>\n");
+        grid(s, charts);
+    }
+    let _ = writeln!(s, "<h3 id=\"findings-{}\">Findings</h3>", n + 1);
+    findings_list(s, d);
+    let _ = writeln!(s, "<h3 id=\"system-{}\">System</h3>", n + 1);
+    system(s, &d.system);
+    s.push_str("</section>\n");
+}
+
+fn results_table(s: &mut String, d: &RunDoc) {
+    s.push_str("<h3>Results</h3>\n<div class=\"table-wrap\"><table>\n<thead><tr><th>#</th><th>Workload</th>\
+        <th class=\"num\">IOPS</th><th class=\"num\">MiB/s</th><th class=\"num\">mean</th>\
+        <th class=\"num\">p50</th><th class=\"num\">p99</th><th class=\"num\">p99.9</th>\
+        <th class=\"num\">time</th><th>IOPS over time</th></tr></thead><tbody>\n");
+    for (i, r) in d.results.iter().enumerate() {
+        let ci = r
+            .stats
+            .get("iops")
+            .filter(|st| st.n >= 2)
+            .map(|st| {
+                format!(
+                    "<br><small>95% CI {}–{} ({} repeats)</small>",
+                    units::count(st.ci95[0]),
+                    units::count(st.ci95[1]),
+                    st.n
+                )
+            })
+            .unwrap_or_default();
+        let spark: Vec<f64> = r.timeseries.iter().map(|x| x.iops).collect();
+        let _ = writeln!(
+            s,
+            "<tr><td class=\"num\">{}</td><td>{}{}</td><td class=\"num\">{}{ci}</td><td class=\"num\">{:.1}</td>\
+             <td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>\
+             <td class=\"num\">{:.1} s</td><td class=\"spark\">{}</td></tr>",
+            i + 1,
+            esc(&figures::label(r)),
+            if r.interrupted { " (interrupted)" } else { "" },
+            units::count(r.iops),
+            r.bw_bytes / (1024.0 * 1024.0),
+            units::latency(r.lat_ns.mean),
+            units::latency(r.lat_ns.p50 as f64),
+            units::latency(r.lat_ns.p99 as f64),
+            units::latency(r.lat_ns.p999 as f64),
+            r.runtime_s,
+            esc(&terminal::sparkline_fit(&spark, 30))
+        );
+    }
+    s.push_str("</tbody></table></div>\n");
+}
+
+fn findings_list(s: &mut String, d: &RunDoc) {
+    if d.findings.is_empty() {
+        s.push_str("<p>None: no stalls, ceilings, gaps, outliers, cache or sparse-file effects were found.</p>\n");
+        return;
+    }
+    s.push_str("<ul class=\"findings\">\n");
+    for f in &d.findings {
+        let text = |k: &str| f.get(k).and_then(Value::as_str).unwrap_or("");
+        let severity = match text("severity") {
+            "warning" => "warning",
+            _ => "info",
+        };
+        let _ = write!(
+            s,
+            "<li class=\"finding {severity}\" data-kind=\"{}\"><span class=\"badge\">{severity}</span>\
+             <span class=\"kind\">{}</span>{}",
+            esc(text("kind")),
+            esc(text("kind")),
+            esc(text("summary"))
+        );
+        if !text("advice").is_empty() {
+            let _ = write!(s, "<p class=\"advice\">{}</p>", esc(text("advice")));
+        }
+        if let Some(ev) = f.get("evidence").and_then(Value::as_object) {
+            if !ev.is_empty() {
+                let items: Vec<String> = ev
+                    .iter()
+                    .map(|(k, v)| format!("{}&nbsp;=&nbsp;{}", esc(k), esc(&evidence_value(v))))
+                    .collect();
+                let _ = write!(
+                    s,
+                    "<details><summary>evidence</summary>{}</details>",
+                    items.join(" · ")
+                );
+            }
+        }
+        s.push_str("</li>\n");
+    }
+    s.push_str("</ul>\n");
+}
+
+fn evidence_value(v: &Value) -> String {
+    match v.as_f64() {
+        Some(x) if x.fract() == 0.0 && x.abs() < 1e15 => format!("{x:.0}"),
+        Some(x) => format!("{x:.4}"),
+        None => v.to_string(),
+    }
+}
+
+fn system(s: &mut String, sys: &SystemInfo) {
+    let opt = |v: &Option<String>| v.clone().unwrap_or_else(|| "—".into());
+    let mut rows: Vec<(&str, String)> = vec![
+        ("Host", opt(&sys.hostname)),
+        ("Kernel", opt(&sys.kernel)),
+        (
+            "CPU",
+            match (&sys.cpu_model, sys.cpu_count) {
+                (Some(m), Some(n)) => format!("{m} × {n} logical CPUs"),
+                (Some(m), None) => m.clone(),
+                (None, Some(n)) => format!("{n} logical CPUs"),
+                (None, None) => "—".into(),
+            },
+        ),
+        (
+            "RAM",
+            sys.mem_total_bytes
+                .map(units::iec)
+                .unwrap_or_else(|| "—".into()),
+        ),
+    ];
+    if let Some(t) = &sys.target {
+        rows.push(("Target", t.path.clone()));
+        rows.push(("File system", opt(&t.filesystem)));
+        rows.push((
+            "Mounted",
+            match (&t.mount_source, &t.mount_point) {
+                (Some(src), Some(mp)) => format!("{src} on {mp}"),
+                (None, Some(mp)) => mp.clone(),
+                _ => "—".into(),
+            },
+        ));
+        rows.push(("Mount options", opt(&t.mount_options)));
+        rows.push((
+            "FS block size",
+            t.fs_block_size
+                .map(units::iec)
+                .unwrap_or_else(|| "—".into()),
+        ));
+    }
+    s.push_str("<div class=\"table-wrap\"><table class=\"kv\"><tbody>\n");
+    for (k, v) in rows {
+        let _ = writeln!(s, "<tr><th>{k}</th><td>{}</td></tr>", esc(&v));
+    }
+    s.push_str("</tbody></table></div>\n");
+    let devices = sys
+        .target
+        .as_ref()
+        .map(|t| t.devices.as_slice())
+        .unwrap_or(&[]);
+    if devices.is_empty() {
+        return;
+    }
+    s.push_str(
+        "<p>Device stack, from the file system down:</p>\n<div class=\"table-wrap\"><table>\n<thead><tr>\
+         <th>Device</th><th>Role</th><th>Model</th><th class=\"num\">Size</th><th>Media</th>\
+         <th>Scheduler</th><th class=\"num\">nr_requests</th><th class=\"num\">read-ahead</th>\
+         <th>Write cache</th><th class=\"num\">Queue depth</th><th>Blocks (logical/physical)</th>\
+         <th>Layout</th></tr></thead><tbody>\n",
+    );
+    for d in devices {
+        let _ = writeln!(
+            s,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td><td>{}</td><td>{}</td>\
+             <td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td><td class=\"num\">{}</td>\
+             <td>{}</td><td>{}</td></tr>",
+            esc(&d.name),
+            esc(&format!("{:?}", d.role).to_lowercase()),
+            esc(&[d.vendor.clone(), d.model.clone()]
+                .into_iter()
+                .flatten()
+                .collect::<Vec<_>>()
+                .join(" ")),
+            d.size_bytes.map(units::iec).unwrap_or_default(),
+            match d.rotational {
+                Some(true) => "rotational",
+                Some(false) => "solid state",
+                None => "",
+            },
+            esc(&d.scheduler.clone().unwrap_or_default()),
+            num(d.nr_requests),
+            d.read_ahead_kb
+                .map(|k| format!("{k} KiB"))
+                .unwrap_or_default(),
+            esc(&d.write_cache.clone().unwrap_or_default()),
+            num(d.queue_depth),
+            match (d.logical_block_size, d.physical_block_size) {
+                (Some(l), Some(p)) => format!("{l} / {p}"),
+                _ => String::new(),
+            },
+            esc(&layout(d))
+        );
+    }
+    s.push_str("</tbody></table></div>\n");
+}
+
+/// RAID level and chunk, partition alignment, loop backing file, dm name: whichever apply.
+fn layout(d: &BlockDevice) -> String {
+    let mut parts = Vec::new();
+    if let Some(level) = &d.md_level {
+        let mut p = level.clone();
+        if let Some(c) = d.md_chunk_bytes {
+            let _ = write!(p, ", chunk {}", units::iec(c));
+        }
+        if !d.md_members.is_empty() {
+            let _ = write!(p, " over {}", d.md_members.join(", "));
+        }
+        parts.push(p);
+    }
+    if let Some(start) = d.partition_start_bytes {
+        let aligned = match d.aligned_1mib {
+            Some(true) => "1 MiB aligned",
+            Some(false) => "NOT 1 MiB aligned",
+            None => "",
+        };
+        parts.push(
+            format!("starts at {} {aligned}", units::iec(start))
+                .trim_end()
+                .to_string(),
+        );
+    }
+    if let Some(o) = d.optimal_io_size {
+        parts.push(format!("optimal IO {}", units::iec(u64::from(o))));
+    }
+    if let Some(f) = &d.loop_backing_file {
+        parts.push(format!("backed by {f}"));
+    }
+    if let Some(n) = &d.dm_name {
+        parts.push(format!("dm {n}"));
+    }
+    parts.join("; ")
+}
+
+fn num(v: Option<u32>) -> String {
+    v.map(|n| n.to_string()).unwrap_or_default()
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 {
+        ""
+    } else {
+        "s"
+    }
+}

@@ -1,0 +1,167 @@
+//! Which charts a report draws from which data, and what the page says about the rest.
+
+use super::*;
+use crate::analysis::tests::{doc, matrix, result};
+use crate::workload::Rw;
+
+fn kinds(r: &Report) -> Vec<Kind> {
+    let mut k: Vec<Kind> = r.charts.iter().map(|c| c.kind).collect();
+    k.dedup();
+    k
+}
+
+fn input(name: &str, mut d: RunDoc) -> Input {
+    crate::analysis::annotate(&mut d, None);
+    Input {
+        name: name.into(),
+        doc: d,
+    }
+}
+
+/// Orion's sweep: 100/90/50 % reads × 1…16 outstanding IOs at 8 KiB.
+fn mixes() -> RunDoc {
+    let mut results = Vec::new();
+    for pct in [100u8, 90, 50] {
+        for qd in [1, 2, 4, 8, 16] {
+            let mut r = result(Rw::Randrw, 8192, 1, qd, 5_000.0 * f64::from(qd).min(4.0));
+            r.workload.mix_read_pct = pct;
+            results.push(r);
+        }
+    }
+    let mut d = doc(results);
+    d.suite = Some("mixes".into());
+    d
+}
+
+#[test]
+fn percentiles_from_a_histogram_follow_the_rank_definition() {
+    let mut r = result(Rw::Randread, 4096, 1, 1, 100.0);
+    // One IO at each of 1 … 1000 ns: the p-th percentile is the value of rank ceil(p/100 × n).
+    r.lat_hist = (1..=1000).rev().map(|v| [v, 1]).collect();
+    let p = figures::percentiles(&r);
+    assert_eq!(
+        p,
+        vec![
+            (50.0, 500.0),
+            (75.0, 750.0),
+            (90.0, 900.0),
+            (95.0, 950.0),
+            (99.0, 990.0),
+            (99.5, 995.0),
+            (99.9, 999.0)
+        ],
+        "p99.95 and p99.99 need more than 1000 IOs to mean anything"
+    );
+    // Without a histogram the summary's percentiles are used.
+    r.lat_hist.clear();
+    r.ios = 1_000_000;
+    let p = figures::percentiles(&r);
+    assert_eq!(p.len(), 5);
+    assert_eq!(p[4], (99.99, r.lat_ns.p9999 as f64));
+}
+
+#[test]
+fn a_matrix_gets_block_size_charts_per_pattern_and_no_orion() {
+    let mut results = matrix(Rw::Randread, &[1, 10, 40]);
+    results.extend(matrix(Rw::Randwrite, &[1, 10, 40]));
+    let report = build(&[input("matrix", doc(results))]);
+    let count = |k: Kind| report.charts.iter().filter(|c| c.kind == k).count();
+    assert_eq!(count(Kind::BsIops), 2);
+    assert_eq!(count(Kind::BsBw), 2);
+    assert_eq!(count(Kind::Orion), 0);
+    assert!(report.charts.iter().any(|c| c.title == "randread, iodepth 1: IOPS by block size"));
+    // 54 results: latency charts capped, time series only for results with stalls (none).
+    assert_eq!(count(Kind::Latency), 4);
+    assert_eq!(count(Kind::TimeSeries), 0);
+    let absent = report.absent.join("\n");
+    assert!(absent.contains("latency percentiles of 30 more results"), "{absent}");
+    assert!(absent.contains("time series of 54 results"), "{absent}");
+    assert!(absent.contains("runs compared: needs two or more runs"), "{absent}");
+    // Each thread count is a line of the chart.
+    let svg = &report.charts.iter().find(|c| c.kind == Kind::BsIops).unwrap().svg;
+    for t in ["1 thread", "10 threads", "40 threads"] {
+        assert!(svg.contains(t), "{t}");
+    }
+}
+
+#[test]
+fn an_orion_sweep_gets_its_chart_with_a_line_pair_per_read_share() {
+    let report = build(&[input("mixes", mixes())]);
+    assert_eq!(kinds(&report)[0], Kind::Orion);
+    let orion: Vec<&Chart> = report.charts.iter().filter(|c| c.kind == Kind::Orion).collect();
+    assert_eq!(orion.len(), 1);
+    for s in ["100% reads", "90% reads", "50% reads", "50% reads, latency"] {
+        assert!(orion[0].svg.contains(s), "{s}");
+    }
+    assert!(!report.charts.iter().any(|c| c.kind == Kind::BsIops));
+}
+
+#[test]
+fn stalls_get_a_shaded_time_series_even_in_a_large_run() {
+    let mut results = matrix(Rw::Randwrite, &[1, 10]);
+    for b in &mut results[7].fine.ios[20..50] {
+        *b = 0;
+    }
+    let report = build(&[input("matrix", doc(results))]);
+    let ts: Vec<&Chart> = report.charts.iter().filter(|c| c.kind == Kind::TimeSeries).collect();
+    assert_eq!(ts.len(), 1);
+    assert!(ts[0].svg.contains("stall 3.0 s"), "the band is labelled");
+    assert!(report.html.contains("data-kind=\"stall\""));
+}
+
+#[test]
+fn two_runs_are_compared_and_scaled_by_their_parameter() {
+    let mut a = doc(matrix(Rw::Randread, &[1, 10]));
+    a.params.insert("disks".into(), "2".into());
+    let mut b = doc(
+        matrix(Rw::Randread, &[1, 10])
+            .into_iter()
+            .map(|mut r| {
+                r.iops *= 1.8;
+                r
+            })
+            .collect(),
+    );
+    b.params.insert("disks".into(), "4".into());
+    let mut c = b.clone();
+    c.params.insert("disks".into(), "8".into());
+    let report = build(&[input("two", a), input("four", b), input("eight", c)]);
+    let ks = kinds(&report);
+    assert!(ks.contains(&Kind::Compare) && ks.contains(&Kind::Scaling), "{ks:?}");
+    // 18 shared workloads in charts of 10: two parts, for IOPS and for p99 latency.
+    assert_eq!(report.charts.iter().filter(|c| c.kind == Kind::Compare).count(), 4);
+    let scaling = report.charts.iter().find(|c| c.kind == Kind::Scaling).unwrap();
+    assert_eq!(scaling.title, "IOPS by disks");
+    // 4 → 8 disks gained nothing: the series levels off at 4.
+    assert!(scaling.svg.contains("levels off at disks = 4"), "{}", scaling.svg);
+    // Chart titles carry the run's name once there are several runs.
+    assert!(report.charts.iter().any(|c| c.title.starts_with("two: ")));
+}
+
+#[test]
+fn slugs_are_unique_safe_ids() {
+    let report = build(&[input("x", mixes()), input("y", mixes())]);
+    let mut slugs: Vec<&str> = report.charts.iter().map(|c| c.slug.as_str()).collect();
+    assert!(slugs.iter().all(|s| s.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')));
+    let n = slugs.len();
+    slugs.sort();
+    slugs.dedup();
+    assert_eq!(slugs.len(), n);
+    assert_eq!(slugify("randread 4K, 1 thread: IOPS by block size"), "randread-4k-1-thread-iops-by-block-size");
+    assert_eq!(slugify("../../etc/passwd"), "etc-passwd");
+    assert!(slugify(&"x".repeat(200)).len() <= 60);
+}
+
+#[test]
+fn text_from_documents_is_escaped() {
+    let mut d = mixes();
+    d.label = Some("<script>alert(1)</script>".into());
+    d.notes.push("a & b < c".into());
+    let report = build(&[input("<b>run</b>", d)]);
+    assert!(!report.html.contains("<script>"));
+    assert!(!report.html.contains("<b>run</b>"));
+    assert!(report.html.contains("&lt;b&gt;run&lt;/b&gt;"));
+    assert!(report.html.contains("a &amp; b &lt; c"));
+    // The hostname of the fixture has angle brackets too.
+    assert!(report.html.contains("bench &lt;1&gt;"));
+}

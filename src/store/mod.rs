@@ -1,0 +1,520 @@
+//! The results store: every run and suite kept in one SQLite file, written as it goes so an
+//! interrupted run keeps what it measured, and read back by `list`, `show`, `export`, `delete`,
+//! `compare` and `report`.
+//!
+//! Where: `--db PATH`, else `$IOGAUGE_DB`, else `$XDG_DATA_HOME/iogauge/results.db`, else
+//! `~/.local/share/iogauge/results.db`. A missing or empty file becomes a new database; any other
+//! file must be an iogauge database (see [`schema`]) or it is refused and left untouched.
+//!
+//! Layout (schema version 1):
+//! - `iogauge_meta(key, value)`: `application` = `iogauge`, `created_by`, `created_at`.
+//! - `runs`: one row per run — `id` (what users type), `run_id`, `label`, `started_at`,
+//!   `finished_at` (null until [`Recorder::finish`]), `suite`, and as JSON `command`, `system`,
+//!   `params`, `notes`, `findings`; `interrupted`; `doc`, the run document without its results.
+//! - `results`: one row per result — `(run, idx)`, `name`, `workload` (JSON), `target`, the
+//!   headline `iops`, `bw_bytes`, `lat_p50_ns`, `lat_p99_ns`, `interrupted`, and `doc`, the
+//!   result document.
+//!
+//! The `doc` columns hold the exact text serde_json wrote; a run is rebuilt from them (see
+//! [`json`]), so `iogauge export` prints what `iogauge run --json` printed, byte for byte. The
+//! other columns are copies for queries.
+//!
+//! Several iogauge processes may write one file at once: WAL mode, a busy timeout, and every
+//! write in a `BEGIN IMMEDIATE` transaction, so a writer waits for the lock instead of failing.
+
+mod json;
+mod schema;
+
+use crate::cli::{DbArgs, OutputArgs};
+use crate::model::{ResultDoc, RunDoc, WorkloadDoc};
+use anyhow::{Context, Result};
+use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+/// An open, checked, up-to-date results database.
+pub struct Store {
+    conn: Connection,
+    path: PathBuf,
+}
+
+/// A run read back from the store, with the id `list` shows.
+#[derive(Clone, Debug)]
+pub struct Stored {
+    pub id: i64,
+    pub doc: RunDoc,
+}
+
+/// What `iogauge list` shows of a run, read from the query columns only.
+#[derive(Clone, Debug)]
+pub struct RunRow {
+    pub id: i64,
+    pub run_id: String,
+    pub label: Option<String>,
+    pub started_at: String,
+    /// Null until the run finished; with `interrupted`, tells a run cut short from one that
+    /// ended normally.
+    pub finished_at: Option<String>,
+    pub suite: Option<String>,
+    pub interrupted: bool,
+    pub params: BTreeMap<String, String>,
+    pub results: Vec<ResultRow>,
+}
+
+/// The headline numbers of one stored result.
+#[derive(Clone, Debug)]
+pub struct ResultRow {
+    pub name: Option<String>,
+    /// `None` if the stored workload no longer reads as this version's [`WorkloadDoc`].
+    pub workload: Option<WorkloadDoc>,
+    pub target: String,
+    pub iops: f64,
+    pub bw_bytes: f64,
+    pub lat_p50_ns: u64,
+    pub lat_p99_ns: u64,
+    pub interrupted: bool,
+}
+
+/// The database file `db` names, or the XDG default.
+pub fn db_path(db: &DbArgs) -> Result<PathBuf> {
+    if let Some(p) = &db.db {
+        if p.as_os_str().is_empty() {
+            return Err(crate::error::usage(
+                "--db (or IOGAUGE_DB) is empty; give a file path",
+            ));
+        }
+        return Ok(p.clone());
+    }
+    // The XDG base-directory spec says to ignore a relative XDG_DATA_HOME.
+    let xdg = std::env::var_os("XDG_DATA_HOME")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute());
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute());
+    match (xdg, home) {
+        (Some(d), _) => Ok(d.join("iogauge").join("results.db")),
+        (None, Some(h)) => Ok(h.join(".local/share/iogauge/results.db")),
+        (None, None) => Err(crate::error::usage(
+            "cannot place the results database: neither XDG_DATA_HOME nor HOME is set; give --db PATH or IOGAUGE_DB",
+        )),
+    }
+}
+
+/// Loads one run: `selector` is an id, a run id, a label (its newest run) or `last`.
+pub fn load(db: &DbArgs, selector: &str) -> Result<RunDoc> {
+    let store = Store::open_existing(db)?;
+    store.load(store.resolve(selector)?)
+}
+
+/// Loads several runs in the order given, each with its id (for `compare` and `report`).
+pub fn load_runs(db: &DbArgs, selectors: &[String]) -> Result<Vec<Stored>> {
+    let store = Store::open_existing(db)?;
+    selectors
+        .iter()
+        .map(|s| {
+            let id = store.resolve(s)?;
+            Ok(Stored {
+                id,
+                doc: store.load(id)?,
+            })
+        })
+        .collect()
+}
+
+impl Store {
+    /// Opens the database for writing, creating and initialising it when the file is missing or
+    /// empty, and migrating an older schema.
+    pub fn open(db: &DbArgs) -> Result<Store> {
+        Store::open_path(&db_path(db)?)
+    }
+
+    /// Opens an existing database; a missing file is an error that says no run was stored there.
+    pub fn open_existing(db: &DbArgs) -> Result<Store> {
+        let path = db_path(db)?;
+        match std::fs::metadata(&path) {
+            Ok(_) => Store::open_path(&path),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(crate::error::usage(format!(
+                "no runs are stored in {} (the file does not exist); `iogauge run` stores runs there, --db picks another file",
+                path.display()
+            ))),
+            Err(e) => Err(anyhow::Error::new(e).context(format!("cannot read {}", path.display()))),
+        }
+    }
+
+    /// Opens `path` (see [`Store::open`]).
+    pub fn open_path(path: &Path) -> Result<Store> {
+        match std::fs::metadata(path) {
+            Ok(m) if m.is_dir() => {
+                return Err(crate::error::usage(format!(
+                    "{} is a directory; --db names the database file, e.g. {}",
+                    path.display(),
+                    path.join("results.db").display()
+                )))
+            }
+            Ok(m) if m.len() > 0 => schema::check_existing(path)?,
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+                    std::fs::create_dir_all(dir).with_context(|| {
+                        format!(
+                            "cannot create the directory {} for the results database",
+                            dir.display()
+                        )
+                    })?;
+                }
+            }
+            Err(e) => {
+                return Err(anyhow::Error::new(e).context(format!("cannot read {}", path.display())))
+            }
+        }
+        let mut conn = Connection::open(path)
+            .with_context(|| format!("cannot open the results database {}", path.display()))?;
+        conn.busy_timeout(schema::BUSY_TIMEOUT)?;
+        conn.execute_batch("PRAGMA foreign_keys = ON;")?;
+        schema::prepare(&mut conn, path)
+            .with_context(|| format!("results database {}", path.display()))?;
+        Ok(Store {
+            conn,
+            path: path.to_path_buf(),
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The id of the run `selector` names: `last`, an id, a run id, or a label (its newest run).
+    pub fn resolve(&self, selector: &str) -> Result<i64> {
+        let sel = selector.trim();
+        let found: Option<i64> = if sel == "last" {
+            self.conn
+                .query_row("SELECT max(id) FROM runs", [], |r| r.get(0))?
+        } else {
+            let by_id = match sel.parse::<i64>() {
+                Ok(n) => self
+                    .conn
+                    .query_row("SELECT id FROM runs WHERE id = ?1", [n], |r| r.get(0))
+                    .optional()?,
+                Err(_) => None,
+            };
+            match by_id {
+                Some(id) => Some(id),
+                None => self.conn.query_row(
+                    "SELECT coalesce((SELECT max(id) FROM runs WHERE run_id = ?1), (SELECT max(id) FROM runs WHERE label = ?1))",
+                    [sel],
+                    |r| r.get(0),
+                )?,
+            }
+        };
+        found.ok_or_else(|| {
+            crate::error::usage(if sel == "last" {
+                format!("no runs are stored in {} yet", self.path.display())
+            } else {
+                format!(
+                    "no run with the id, run id or label '{sel}' in {}; `iogauge list` shows the stored runs",
+                    self.path.display()
+                )
+            })
+        })
+    }
+
+    /// The run's document as compact JSON, exactly as it was serialized.
+    pub fn load_json(&self, id: i64) -> Result<String> {
+        let header: String = self
+            .conn
+            .query_row("SELECT doc FROM runs WHERE id = ?1", [id], |r| r.get(0))
+            .optional()?
+            .ok_or_else(|| {
+                crate::error::usage(format!("no run {id} in {}", self.path.display()))
+            })?;
+        let mut stmt = self
+            .conn
+            .prepare("SELECT doc FROM results WHERE run = ?1 ORDER BY idx")?;
+        let results = stmt
+            .query_map([id], |r| r.get::<_, String>(0))?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        json::splice_results(&header, &results).with_context(|| {
+            format!(
+                "run {id} in {} has a damaged document (no results member)",
+                self.path.display()
+            )
+        })
+    }
+
+    /// The run's document as pretty JSON, byte-identical to what `iogauge run --json` printed.
+    pub fn load_json_pretty(&self, id: i64) -> Result<String> {
+        Ok(json::pretty(&self.load_json(id)?))
+    }
+
+    pub fn load(&self, id: i64) -> Result<RunDoc> {
+        serde_json::from_str(&self.load_json(id)?).with_context(|| {
+            format!(
+                "run {id} in {} does not read as a run document",
+                self.path.display()
+            )
+        })
+    }
+
+    /// The newest `limit` runs, newest first.
+    pub fn runs(&self, limit: u32) -> Result<Vec<RunRow>> {
+        let mut stmt = self.conn.prepare(
+            "SELECT id, run_id, label, started_at, finished_at, suite, interrupted, params
+             FROM runs ORDER BY id DESC LIMIT ?1",
+        )?;
+        let mut runs = stmt
+            .query_map([limit], |r| {
+                let params: String = r.get(7)?;
+                Ok(RunRow {
+                    id: r.get(0)?,
+                    run_id: r.get(1)?,
+                    label: r.get(2)?,
+                    started_at: r.get(3)?,
+                    finished_at: r.get(4)?,
+                    suite: r.get(5)?,
+                    interrupted: r.get(6)?,
+                    params: serde_json::from_str(&params).unwrap_or_default(),
+                    results: Vec::new(),
+                })
+            })?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        let mut stmt = self.conn.prepare(
+            "SELECT name, workload, target, iops, bw_bytes, lat_p50_ns, lat_p99_ns, interrupted
+             FROM results WHERE run = ?1 ORDER BY idx",
+        )?;
+        for run in &mut runs {
+            run.results = stmt
+                .query_map([run.id], |r| {
+                    let workload: String = r.get(1)?;
+                    Ok(ResultRow {
+                        name: r.get(0)?,
+                        workload: serde_json::from_str(&workload).ok(),
+                        target: r.get(2)?,
+                        iops: r.get(3)?,
+                        bw_bytes: r.get(4)?,
+                        lat_p50_ns: r.get::<_, i64>(5)?.max(0) as u64,
+                        lat_p99_ns: r.get::<_, i64>(6)?.max(0) as u64,
+                        interrupted: r.get(7)?,
+                    })
+                })?
+                .collect::<rusqlite::Result<Vec<_>>>()?;
+        }
+        Ok(runs)
+    }
+
+    /// Deletes a run and its results.
+    pub fn delete(&mut self, id: i64) -> Result<()> {
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)?;
+        tx.execute("DELETE FROM results WHERE run = ?1", [id])?;
+        let n = tx.execute("DELETE FROM runs WHERE id = ?1", [id])?;
+        tx.commit()?;
+        if n == 0 {
+            return Err(crate::error::usage(format!(
+                "no run {id} in {}",
+                self.path.display()
+            )));
+        }
+        Ok(())
+    }
+
+    /// Writes the run row, marked interrupted until [`Store::finish_run`] says otherwise.
+    fn insert_run(&mut self, header: &RunDoc) -> Result<i64> {
+        let mut doc = header_of(header);
+        doc.interrupted = true;
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)?;
+        tx.execute(
+            "INSERT INTO runs (run_id, label, started_at, suite, command, system, params, interrupted, notes, findings, doc)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 1, ?8, ?9, ?10)",
+            params![
+                doc.run_id,
+                doc.label,
+                doc.started_at,
+                doc.suite,
+                serde_json::to_string(&doc.command)?,
+                serde_json::to_string(&doc.system)?,
+                serde_json::to_string(&doc.params)?,
+                serde_json::to_string(&doc.notes)?,
+                serde_json::to_string(&doc.findings)?,
+                serde_json::to_string(&doc)?,
+            ],
+        )?;
+        let id = tx.last_insert_rowid();
+        tx.commit()?;
+        Ok(id)
+    }
+
+    /// Writes one result of run `run` at position `idx`, in its own transaction.
+    fn insert_result(&mut self, run: i64, idx: usize, r: &ResultDoc) -> Result<()> {
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)?;
+        put_result(&tx, run, idx, r)?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// Replaces the run's row and results with the final document, in one transaction.
+    fn finish_run(&mut self, run: i64, doc: &RunDoc) -> Result<()> {
+        let header = header_of(doc);
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let n = tx.execute(
+            "UPDATE runs SET run_id = ?2, label = ?3, started_at = ?4, finished_at = ?5, suite = ?6, command = ?7,
+                 system = ?8, params = ?9, interrupted = ?10, notes = ?11, findings = ?12, doc = ?13
+             WHERE id = ?1",
+            params![
+                run,
+                header.run_id,
+                header.label,
+                header.started_at,
+                humantime::format_rfc3339_seconds(SystemTime::now()).to_string(),
+                header.suite,
+                serde_json::to_string(&header.command)?,
+                serde_json::to_string(&header.system)?,
+                serde_json::to_string(&header.params)?,
+                header.interrupted,
+                serde_json::to_string(&header.notes)?,
+                serde_json::to_string(&header.findings)?,
+                serde_json::to_string(&header)?,
+            ],
+        )?;
+        if n == 0 {
+            return Err(anyhow::anyhow!(
+                "run {run} was deleted from {} while it ran; its final results were not stored",
+                self.path.display()
+            ));
+        }
+        tx.execute("DELETE FROM results WHERE run = ?1", [run])?;
+        for (i, r) in doc.results.iter().enumerate() {
+            put_result(&tx, run, i, r)?;
+        }
+        tx.commit()?;
+        Ok(())
+    }
+}
+
+/// The run document without its results, as the `runs.doc` column keeps it.
+fn header_of(doc: &RunDoc) -> RunDoc {
+    // Spelled with `..` so fields added to RunDoc later are kept without a change here.
+    RunDoc {
+        results: Vec::new(),
+        ..doc.clone()
+    }
+}
+
+fn put_result(tx: &rusqlite::Transaction<'_>, run: i64, idx: usize, r: &ResultDoc) -> Result<()> {
+    tx.execute(
+        "INSERT OR REPLACE INTO results (run, idx, name, workload, target, iops, bw_bytes, lat_p50_ns, lat_p99_ns, interrupted, doc)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+        params![
+            run,
+            idx as i64,
+            r.name,
+            serde_json::to_string(&r.workload)?,
+            r.target.path,
+            r.iops,
+            r.bw_bytes,
+            r.lat_ns.p50.min(i64::MAX as u64) as i64,
+            r.lat_ns.p99.min(i64::MAX as u64) as i64,
+            r.interrupted,
+            serde_json::to_string(r)?,
+        ],
+    )?;
+    Ok(())
+}
+
+/// Records one run as it happens. The calls, in order:
+///
+/// 1. [`Recorder::start`] before the first measurement, with the run's header document (system,
+///    label, params, command; `results` usually empty). It opens (or creates) the database,
+///    refuses a file that is not iogauge's — before anything is measured — and writes the run
+///    row marked interrupted, so a run that dies is still listed as such.
+/// 2. [`Recorder::add`] for each result as it finishes, one transaction each: whatever happens
+///    next, the results added so far stay in the store.
+/// 3. [`Recorder::finish`] with the final document (results, findings, notes, `interrupted`).
+///    It replaces the header and every result in one transaction, so later changes to a result
+///    (stats, findings) land too. Call it also for an interrupted run, with what was measured.
+///
+/// With `--no-store` every call does nothing. If `finish` is never called (a panic, a second
+/// Ctrl-C), the run stays in the store marked interrupted with the results added so far.
+///
+/// ```ignore
+/// let mut rec = store::Recorder::start(&args.output, &header)?;
+/// for cell in cells {
+///     let result = measure(cell)?;
+///     rec.add(&result)?;
+///     doc.results.push(result);
+/// }
+/// if let Some(id) = rec.finish(&doc)? { eprintln!("stored as run {id}"); }
+/// ```
+pub struct Recorder {
+    active: Option<(Store, i64)>,
+    added: usize,
+}
+
+impl Recorder {
+    /// Starts recording `header` unless `out.no_store` (see the type's documentation).
+    pub fn start(out: &OutputArgs, header: &RunDoc) -> Result<Recorder> {
+        if out.no_store {
+            return Ok(Recorder::disabled());
+        }
+        let mut store = Store::open(&out.db)?;
+        let id = store.insert_run(header)?;
+        let mut rec = Recorder {
+            active: Some((store, id)),
+            added: 0,
+        };
+        for r in &header.results {
+            rec.add(r)?;
+        }
+        Ok(rec)
+    }
+
+    /// A recorder that stores nothing.
+    pub fn disabled() -> Recorder {
+        Recorder {
+            active: None,
+            added: 0,
+        }
+    }
+
+    /// The run's id in the store (what `iogauge show` takes), or `None` with `--no-store`.
+    pub fn id(&self) -> Option<i64> {
+        self.active.as_ref().map(|(_, id)| *id)
+    }
+
+    /// The database file, or `None` with `--no-store`.
+    pub fn path(&self) -> Option<&Path> {
+        self.active.as_ref().map(|(s, _)| s.path())
+    }
+
+    /// Stores one finished result (the next position in the run), in its own transaction.
+    pub fn add(&mut self, result: &ResultDoc) -> Result<()> {
+        if let Some((store, id)) = &mut self.active {
+            store.insert_result(*id, self.added, result)?;
+            self.added += 1;
+        }
+        Ok(())
+    }
+
+    /// Stores the final document: it replaces the header and all results added. Returns the
+    /// run's id, or `None` with `--no-store`.
+    pub fn finish(self, doc: &RunDoc) -> Result<Option<i64>> {
+        match self.active {
+            Some((mut store, id)) => {
+                store.finish_run(id, doc)?;
+                Ok(Some(id))
+            }
+            None => Ok(None),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,565 @@
+//! Turning a cell into workloads on the suite's one target, and their measurements into one
+//! result. Most cells are one workload over the whole target (`commands::run::measure`); three
+//! kinds need more, and are built here from `runner::run` directly:
+//! - a cell with a `range` uses only the start of the target (sysbench's 16 KiB fsync file);
+//! - `copy` runs a sequential read of the first half and a sequential write of the second half
+//!   at the same time, as `cp` reads one file while writing another, and reports them as one
+//!   result whose bytes are both streams' (its copy rate is half its bandwidth);
+//! - `--files N` reads N separate files in turn, an equal slice of the cell's time each, and
+//!   merges the slices (sysbench picks a file per IO; the runner reads one file per run).
+
+use super::cells::{self, Cell};
+use super::Length;
+use crate::measure::{self, LatNs};
+use crate::model::{CpuDoc, FineDoc, ResultDoc, Sample, TargetDoc, WorkloadDoc};
+use crate::runner::{self, Display, Measured};
+use crate::target::Target;
+use crate::units;
+use crate::workload::{Limit, Rw, Spec, MAX_BUFFER_SHARE_OF_RAM, MAX_THREADS};
+use anyhow::Result;
+use iogauge_engine::{EngineKind, UringOptions};
+use std::time::Duration;
+
+/// Samples of the suites' time series: one a second, as `--until-stable` reads them.
+pub const INTERVAL: Duration = Duration::from_secs(1);
+/// Shortest slice of a `--files` cell: shorter runs would measure thread start-up.
+pub const MIN_SLICE: Duration = Duration::from_millis(100);
+
+/// What every cell of a run shares, from the command line.
+#[derive(Clone, Copy, Debug)]
+pub struct Env {
+    pub engine: EngineKind,
+    pub direct: bool,
+    pub seed: u64,
+    pub uring: UringOptions,
+    /// Total RAM in bytes, 0 when unknown.
+    pub ram: u64,
+}
+
+/// How a cell runs.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Plan {
+    /// One workload over `[start, start + len)` of the target.
+    One { spec: Spec, start: u64, len: u64 },
+    /// A read stream over `[0, half)` and a write stream over `[half, 2·half)` at once.
+    Copy { read: Spec, write: Spec, half: u64 },
+    /// One workload over each of the cell's files in turn, `slice` each.
+    Files { spec: Spec, files: u32 },
+}
+
+impl Plan {
+    /// The workloads a plan runs (for notes and the target's consent check).
+    pub fn specs(&self) -> Vec<&Spec> {
+        match self {
+            Plan::One { spec, .. } | Plan::Files { spec, .. } => vec![spec],
+            Plan::Copy { read, write, .. } => vec![read, write],
+        }
+    }
+}
+
+/// The cell's plan on a target of `range` bytes and `logical_block`, or why it cannot run
+/// there (the reason is told to the user, and the suite goes on without the cell).
+pub fn plan(cell: &Cell, env: &Env, range: u64, logical_block: u32) -> Result<Plan, String> {
+    let (mut threads, mut iodepth) = (cell.threads, cell.iodepth);
+    if env.engine == EngineKind::Psync && iodepth > 1 {
+        // psync keeps one IO in flight per thread: keep the outstanding IOs with threads.
+        threads = threads.saturating_mul(iodepth);
+        iodepth = 1;
+        if threads > MAX_THREADS {
+            return Err(format!(
+                "{} IOs in flight need {threads} psync threads, more than {MAX_THREADS}; use --engine io_uring",
+                cell.threads * cell.iodepth
+            ));
+        }
+    }
+    let buffers = u64::from(threads) * u64::from(iodepth) * cell.bs;
+    if env.ram > 0 && buffers as f64 > env.ram as f64 * MAX_BUFFER_SHARE_OF_RAM {
+        return Err(format!(
+            "its IO buffers would take {}, more than a quarter of RAM ({})",
+            units::iec(buffers),
+            units::iec(env.ram)
+        ));
+    }
+    let len = cell.range.map_or(range, |r| r.min(range));
+    let base = Spec {
+        rw: Rw::Read,
+        bs: cell.bs,
+        threads,
+        iodepth,
+        engine: env.engine,
+        direct: cell.direct.unwrap_or(env.direct),
+        mix_read_pct: 100,
+        sync: cell.sync,
+        odsync: cell.odsync,
+        seed: env.seed,
+        limit: Limit::Time(Duration::from_secs(1)),
+        ramp: Duration::ZERO,
+        interval: INTERVAL,
+        uring: env.uring,
+    };
+    let limit = |span: u64, share: u64| match cell.length {
+        Length::Time(t) => Limit::Time(t),
+        Length::Data(a) => {
+            let bytes = cells::data_bytes(a, span) / share;
+            Limit::Data(bytes.max(cell.bs).next_multiple_of(cell.bs))
+        }
+    };
+    let checked = |spec: Spec, span: u64| {
+        spec.check_target(span, logical_block)
+            .map_err(|e| e.to_string())?;
+        Ok::<Spec, String>(spec)
+    };
+    match cell.op.rw() {
+        Some(rw) if cell.files > 1 => {
+            let per = file_size(range, cell.files);
+            let limit = match cell.length {
+                Length::Time(t) => Limit::Time((t / cell.files).max(MIN_SLICE)),
+                Length::Data(a) => {
+                    let bytes = cells::data_bytes(a, per);
+                    Limit::Data(bytes.max(cell.bs).next_multiple_of(cell.bs))
+                }
+            };
+            let spec = Spec {
+                rw,
+                mix_read_pct: rw.read_pct(cell.read_pct),
+                limit,
+                ..base
+            };
+            Ok(Plan::Files {
+                spec: checked(spec, per)?,
+                files: cell.files,
+            })
+        }
+        Some(rw) => {
+            let spec = Spec {
+                rw,
+                mix_read_pct: rw.read_pct(cell.read_pct),
+                limit: limit(len, 1),
+                ..base
+            };
+            Ok(Plan::One {
+                spec: checked(spec, len)?,
+                start: 0,
+                len,
+            })
+        }
+        None => {
+            let half = len / 2 / cell.bs * cell.bs;
+            let read = Spec {
+                rw: Rw::Read,
+                mix_read_pct: 100,
+                limit: limit(2 * half, 2),
+                ..base
+            };
+            let write = Spec {
+                rw: Rw::Write,
+                mix_read_pct: 0,
+                ..read.clone()
+            };
+            Ok(Plan::Copy {
+                read: checked(read, half)?,
+                write: checked(write, half)?,
+                half,
+            })
+        }
+    }
+}
+
+/// Size of each of `files` files sharing a target's worth of space, in whole 4 KiB blocks.
+pub fn file_size(range: u64, files: u32) -> u64 {
+    (range / u64::from(files.max(1))) / 4096 * 4096
+}
+
+/// Runs a plan. `files` are the cell's own files for [`Plan::Files`]; `prefix` heads the
+/// progress line.
+pub fn run(
+    plan: &Plan,
+    target: &Target,
+    files: &[Target],
+    prefix: String,
+    progress: bool,
+) -> Result<ResultDoc> {
+    match plan {
+        Plan::One {
+            spec,
+            start: 0,
+            len,
+        } if *len == target.range_bytes => {
+            crate::commands::run::measure(spec, target, Some(prefix), progress)
+        }
+        Plan::One { spec, start, len } => {
+            let m = region(spec, target, *start, *len, prefix, progress)?;
+            Ok(doc_of(spec, target, *start, *len, m))
+        }
+        Plan::Copy { read, write, half } => {
+            let (r, w) = std::thread::scope(|s| {
+                let reader = s.spawn(|| region(read, target, 0, *half, String::new(), false));
+                let w = region(write, target, *half, *half, prefix, progress);
+                let r = reader.join().unwrap_or_else(|_| {
+                    Err(anyhow::anyhow!(
+                        "the copy's reader panicked (a bug in iogauge)"
+                    ))
+                });
+                (r, w)
+            });
+            let m = concurrent(r?, w?);
+            let both = Spec {
+                rw: Rw::Rw,
+                mix_read_pct: 50,
+                threads: read.threads + write.threads,
+                limit: match read.limit {
+                    Limit::Data(d) => Limit::Data(2 * d),
+                    t => t,
+                },
+                ..read.clone()
+            };
+            Ok(doc_of(&both, target, 0, 2 * half, m))
+        }
+        Plan::Files { spec, .. } => {
+            let mut parts = Vec::with_capacity(files.len());
+            for f in files {
+                if crate::interrupt::requested().is_some() {
+                    break;
+                }
+                parts.push(region(spec, f, 0, f.range_bytes, prefix.clone(), progress)?);
+            }
+            let m = sequential(parts);
+            let total: u64 = files.iter().map(|f| f.range_bytes).sum();
+            let mut doc = doc_of(spec, &files[0], 0, total, m);
+            doc.target.path = format!(
+                "{} and {} more files",
+                files[0].path.display(),
+                files.len() - 1
+            );
+            Ok(doc)
+        }
+    }
+}
+
+fn region(
+    spec: &Spec,
+    target: &Target,
+    start: u64,
+    len: u64,
+    prefix: String,
+    progress: bool,
+) -> Result<Measured> {
+    let file = target.open(spec.writes(), spec.direct, spec.odsync)?;
+    let prefix = if prefix.is_empty() {
+        prefix
+    } else {
+        format!("{prefix} ")
+    };
+    runner::run(spec, &file, start, len, &Display { progress, prefix })
+}
+
+/// The result document of a measurement, as `commands::run::measure` makes it for a whole
+/// target.
+fn doc_of(spec: &Spec, target: &Target, start: u64, len: u64, m: Measured) -> ResultDoc {
+    ResultDoc {
+        name: None,
+        workload: WorkloadDoc::of(spec),
+        target: TargetDoc {
+            path: target.path.display().to_string(),
+            kind: target.kind.name().into(),
+            created: target.created,
+            offset_bytes: start,
+            range_bytes: len,
+            logical_block_size: target.logical_block,
+        },
+        iops: m.ios as f64 / m.runtime_s,
+        bw_bytes: m.bytes as f64 / m.runtime_s,
+        ios: m.ios,
+        bytes: m.bytes,
+        runtime_s: m.runtime_s,
+        lat_ns: m.lat,
+        lat_hist: measure::buckets(&m.hist),
+        read: m.read,
+        write: m.write,
+        sync: m.sync,
+        cpu: m.cpu,
+        timeseries: m.timeseries,
+        fine: m.fine,
+        engine: m.engine,
+        interrupted: m.interrupted.is_some(),
+        error: m.error.as_ref().map(|e| format!("{e:#}")),
+        io_path: if spec.direct { "direct" } else { "buffered" }.into(),
+        findings: Vec::new(),
+        repeats: Vec::new(),
+        stats: Default::default(),
+    }
+}
+
+/// Two measurements that ran at the same time, as one: counts add up, the runtime is the
+/// longer one, latencies merge exactly through the histograms. Per-interval percentiles cannot
+/// be merged from summaries, so a sample keeps the larger of the two (the slower stream).
+fn concurrent(a: Measured, b: Measured) -> Measured {
+    let mut hist = a.hist.clone();
+    measure::merge(&mut hist, &b.hist);
+    let runtime_s = a.runtime_s.max(b.runtime_s);
+    let ios = a.ios + b.ios;
+    let n = a.timeseries.len().max(b.timeseries.len());
+    let at = |s: &[Sample], i: usize| s.get(i).copied().unwrap_or_default();
+    let timeseries = (0..n)
+        .map(|i| {
+            let (x, y) = (at(&a.timeseries, i), at(&b.timeseries, i));
+            Sample {
+                t_s: x.t_s.max(y.t_s),
+                iops: x.iops + y.iops,
+                bw_bytes: x.bw_bytes + y.bw_bytes,
+                lat_p50_ns: x.lat_p50_ns.max(y.lat_p50_ns),
+                lat_p99_ns: x.lat_p99_ns.max(y.lat_p99_ns),
+            }
+        })
+        .collect();
+    let mut fine = a.fine.ios.clone();
+    fine.resize(fine.len().max(b.fine.ios.len()), 0);
+    for (x, y) in fine.iter_mut().zip(&b.fine.ios) {
+        *x += y;
+    }
+    // CPU time is the process's over each window; the windows overlap, so the longer one
+    // holds both streams' work.
+    let cpu = if a.cpu.user_s + a.cpu.sys_s >= b.cpu.user_s + b.cpu.sys_s {
+        a.cpu
+    } else {
+        b.cpu
+    };
+    Measured {
+        ios,
+        bytes: a.bytes + b.bytes,
+        runtime_s,
+        lat: LatNs::of(&hist),
+        read: a.read.or(b.read),
+        write: b.write.or(a.write),
+        sync: None,
+        cpu: per_io(cpu, ios),
+        timeseries,
+        fine: FineDoc {
+            bin_s: a.fine.bin_s,
+            ios: fine,
+        },
+        engine: a.engine,
+        interrupted: a.interrupted.or(b.interrupted),
+        hist,
+        error: a.error.or(b.error),
+    }
+}
+
+/// Measurements that ran one after another, as one run: their time series end to end.
+fn sequential(parts: Vec<Measured>) -> Measured {
+    let mut hist = measure::run_hist();
+    let (mut ios, mut bytes, mut runtime_s) = (0, 0, 0.0);
+    let (mut user, mut sys) = (0.0, 0.0);
+    let mut timeseries = Vec::new();
+    let mut fine = Vec::new();
+    let mut interrupted = None;
+    let mut error = None;
+    let mut engine = Default::default();
+    let mut bin_s = runner::FINE_BIN.as_secs_f64();
+    for (i, p) in parts.into_iter().enumerate() {
+        measure::merge(&mut hist, &p.hist);
+        timeseries.extend(p.timeseries.iter().map(|s| Sample {
+            t_s: s.t_s + runtime_s,
+            ..*s
+        }));
+        ios += p.ios;
+        bytes += p.bytes;
+        runtime_s += p.runtime_s;
+        user += p.cpu.user_s;
+        sys += p.cpu.sys_s;
+        fine.extend(p.fine.ios);
+        interrupted = interrupted.or(p.interrupted);
+        error = error.or(p.error);
+        bin_s = p.fine.bin_s;
+        if i == 0 {
+            engine = p.engine;
+        }
+    }
+    let runtime_s = f64::max(runtime_s, 1e-9);
+    let lat = LatNs::of(&hist);
+    let op = crate::model::OpDoc {
+        ios,
+        bytes,
+        iops: ios as f64 / runtime_s,
+        bw_bytes: bytes as f64 / runtime_s,
+        lat_ns: lat,
+    };
+    Measured {
+        ios,
+        bytes,
+        runtime_s,
+        lat,
+        read: Some(op),
+        write: None,
+        sync: None,
+        cpu: per_io(
+            CpuDoc {
+                user_s: user,
+                sys_s: sys,
+                per_io_us: 0.0,
+            },
+            ios,
+        ),
+        timeseries,
+        fine: FineDoc { bin_s, ios: fine },
+        engine,
+        interrupted,
+        hist,
+        error,
+    }
+}
+
+fn per_io(cpu: CpuDoc, ios: u64) -> CpuDoc {
+    CpuDoc {
+        per_io_us: if ios > 0 {
+            (cpu.user_s + cpu.sys_s) * 1e6 / ios as f64
+        } else {
+            0.0
+        },
+        ..cpu
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::suite::{Layout, Op};
+
+    fn env(engine: EngineKind) -> Env {
+        Env {
+            engine,
+            direct: true,
+            seed: 1,
+            uring: UringOptions::default(),
+            ram: 8 << 30,
+        }
+    }
+
+    fn cell(op: Op, bs: u64) -> Cell {
+        Cell {
+            group: 0,
+            layout: Layout::Plain,
+            op,
+            read_pct: if op.writes(100) { 0 } else { 100 },
+            bs,
+            threads: 1,
+            iodepth: 1,
+            sync: None,
+            odsync: false,
+            direct: None,
+            length: Length::Time(Duration::from_secs(2)),
+            range: None,
+            files: 1,
+            origin: None,
+        }
+    }
+
+    #[test]
+    fn a_cell_becomes_its_workload() {
+        let c = Cell {
+            threads: 4,
+            iodepth: 8,
+            ..cell(Op::Randread, 8192)
+        };
+        let Ok(Plan::One { spec, start, len }) = plan(&c, &env(EngineKind::IoUring), 1 << 30, 512)
+        else {
+            panic!("one workload")
+        };
+        assert_eq!((start, len), (0, 1 << 30));
+        assert_eq!(
+            (spec.rw, spec.bs, spec.threads, spec.iodepth),
+            (Rw::Randread, 8192, 4, 8)
+        );
+        assert_eq!(spec.limit, Limit::Time(Duration::from_secs(2)));
+        assert!(spec.direct && !spec.writes());
+    }
+
+    #[test]
+    fn psync_keeps_the_outstanding_ios_with_threads() {
+        let c = Cell {
+            threads: 2,
+            iodepth: 16,
+            ..cell(Op::Randread, 8192)
+        };
+        let Ok(Plan::One { spec, .. }) = plan(&c, &env(EngineKind::Psync), 1 << 30, 512) else {
+            panic!()
+        };
+        assert_eq!((spec.threads, spec.iodepth), (32, 1));
+    }
+
+    #[test]
+    fn a_block_the_target_refuses_is_a_reason_not_an_error() {
+        let c = cell(Op::Randread, 512);
+        let e = plan(&c, &env(EngineKind::IoUring), 1 << 30, 4096).unwrap_err();
+        assert!(e.contains("logical block size"), "{e}");
+        // Buffered IO takes any multiple of 512.
+        let buffered = Env {
+            direct: false,
+            ..env(EngineKind::IoUring)
+        };
+        assert!(plan(&c, &buffered, 1 << 30, 4096).is_ok());
+    }
+
+    #[test]
+    fn a_range_and_one_pass_of_data() {
+        let c = Cell {
+            range: Some(16 << 10),
+            length: Length::Data(super::super::Amount::Range),
+            ..cell(Op::Write, 4096)
+        };
+        let Ok(Plan::One { spec, len, .. }) = plan(&c, &env(EngineKind::IoUring), 1 << 30, 512)
+        else {
+            panic!()
+        };
+        assert_eq!(len, 16 << 10);
+        assert_eq!(spec.limit, Limit::Data(16 << 10));
+    }
+
+    #[test]
+    fn copy_reads_one_half_while_writing_the_other() {
+        let c = Cell {
+            length: Length::Data(super::super::Amount::Range),
+            ..cell(Op::Copy, 1 << 20)
+        };
+        let range = (64 << 20) + 4096;
+        let Ok(Plan::Copy { read, write, half }) = plan(&c, &env(EngineKind::IoUring), range, 512)
+        else {
+            panic!()
+        };
+        assert_eq!(half, 32 << 20, "whole blocks, equal halves");
+        assert_eq!((read.rw, write.rw), (Rw::Read, Rw::Write));
+        // One pass over the range in all: each stream moves one half.
+        assert_eq!(read.limit, Limit::Data(32 << 20));
+        assert_eq!(write.limit, Limit::Data(32 << 20));
+    }
+
+    #[test]
+    fn files_share_the_time_and_the_space() {
+        let c = Cell {
+            files: 4,
+            ..cell(Op::Randread, 8192)
+        };
+        let Ok(Plan::Files { spec, files }) = plan(&c, &env(EngineKind::IoUring), 1 << 30, 512)
+        else {
+            panic!()
+        };
+        assert_eq!(files, 4);
+        assert_eq!(spec.limit, Limit::Time(Duration::from_millis(500)));
+        assert_eq!(file_size(1 << 30, 4), 1 << 28);
+        assert_eq!(file_size(10_000, 2) % 4096, 0);
+    }
+
+    #[test]
+    fn buffers_beyond_a_quarter_of_ram_skip_the_cell() {
+        let c = Cell {
+            threads: 40,
+            ..cell(Op::Randread, 64 << 20)
+        };
+        let small = Env {
+            ram: 4 << 30,
+            ..env(EngineKind::IoUring)
+        };
+        let e = plan(&c, &small, 1 << 40, 512).unwrap_err();
+        assert!(e.contains("quarter of RAM"), "{e}");
+    }
+}

@@ -1,0 +1,247 @@
+//! Suites as data: each seed study (bm-flash's matrix, dd/bonnie++'s sequential tests, sysbench's
+//! fsync and seeks tests, Orion's mixes) is a TOML file under `suites/`, embedded in the binary,
+//! and a user's own suite is the same format (`iogauge suite --file my.toml`).
+//!
+//! A suite is a list of groups; a group is a cartesian product of lists (operation × read % ×
+//! block size × threads × in-flight IOs) sharing everything else, plus a layout hint that says
+//! how its table is printed. `schema` parses and checks the files, `cells` expands the products
+//! into cells, `stable` is the `--until-stable` rule and `tables` prints the results.
+
+pub mod cells;
+pub mod exec;
+pub mod schema;
+pub mod stable;
+pub mod tables;
+
+use crate::workload::SyncKind;
+use std::time::Duration;
+
+/// The suites iogauge knows by name, in the order `full` runs them.
+pub const BUILTIN: [(&str, &str); 6] = [
+    ("matrix", include_str!("../../suites/matrix.toml")),
+    ("seq", include_str!("../../suites/seq.toml")),
+    ("fsync", include_str!("../../suites/fsync.toml")),
+    ("seeks", include_str!("../../suites/seeks.toml")),
+    ("mixes", include_str!("../../suites/mixes.toml")),
+    ("quick", include_str!("../../suites/quick.toml")),
+];
+
+/// The suites `full` is made of: every study with its seed's defaults (`quick` is their digest).
+const FULL: [&str; 5] = ["matrix", "seq", "fsync", "seeks", "mixes"];
+
+/// Cell time when neither the suite nor the group names one: bm-flash's 10 s.
+pub const DEFAULT_TIME: Duration = Duration::from_secs(10);
+
+/// A checked suite.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Suite {
+    pub name: String,
+    pub description: String,
+    /// Size of a created test file, unless `--size` says otherwise.
+    pub size: Option<u64>,
+    pub groups: Vec<Group>,
+}
+
+/// Cells that share a layout and everything but the listed axes.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Group {
+    pub title: String,
+    pub layout: Layout,
+    /// The suite a group came from when it was merged into `full`, to name its cells.
+    pub origin: Option<String>,
+    pub ops: Vec<Op>,
+    pub read_pct: Vec<u8>,
+    pub bs: Vec<u64>,
+    pub threads: Vec<u32>,
+    pub iodepth: Vec<u32>,
+    /// Sync after every N writes.
+    pub sync: Option<(SyncKind, u32)>,
+    pub odsync: bool,
+    /// Forces O_DIRECT on or off; `None` follows `--direct`/`--buffered`.
+    pub direct: Option<bool>,
+    pub length: Length,
+    /// Only the first this many bytes of the target are used (sysbench's 16 KiB fsync file).
+    pub range: Option<u64>,
+    /// The command-line lists that may replace this group's lists.
+    pub options: Vec<CliOption>,
+}
+
+/// How a group's results are printed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Layout {
+    /// bm-flash: one table per operation, block sizes down, threads across, IOPS and MiB/s.
+    Matrix,
+    /// Orion: in-flight IOs down, read percentages across; IOPS and latency tables.
+    Mixes,
+    /// dd/bonnie++: block sizes down, write/read/copy across, MiB/s and where data came from.
+    Seq,
+    /// sysbench fsync: one row per cell with syncs/s and sync latency percentiles.
+    Fsync,
+    /// One row per cell: IOPS, bandwidth and latency percentiles.
+    Plain,
+}
+
+/// What a cell does: a workload pattern, or `copy` (read one region while writing another).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Op {
+    Read,
+    Write,
+    Randread,
+    Randwrite,
+    Rw,
+    Randrw,
+    /// `cp`: a sequential read stream over the first half of the target and, at the same
+    /// time, a sequential write stream over the second half.
+    Copy,
+}
+
+impl Op {
+    pub fn name(self) -> &'static str {
+        match self {
+            Op::Copy => "copy",
+            _ => self.rw().map_or("copy", crate::workload::Rw::name),
+        }
+    }
+
+    /// The workload pattern, or `None` for `copy`, which is two patterns at once.
+    pub fn rw(self) -> Option<crate::workload::Rw> {
+        use crate::workload::Rw;
+        Some(match self {
+            Op::Read => Rw::Read,
+            Op::Write => Rw::Write,
+            Op::Randread => Rw::Randread,
+            Op::Randwrite => Rw::Randwrite,
+            Op::Rw => Rw::Rw,
+            Op::Randrw => Rw::Randrw,
+            Op::Copy => return None,
+        })
+    }
+
+    /// Whether the read percentage is a free parameter of this operation.
+    pub fn mixed(self) -> bool {
+        matches!(self, Op::Rw | Op::Randrw)
+    }
+
+    pub fn writes(self, read_pct: u8) -> bool {
+        match self.rw() {
+            Some(rw) => rw.writes(read_pct),
+            None => true,
+        }
+    }
+}
+
+/// How long a cell runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Length {
+    Time(Duration),
+    Data(Amount),
+}
+
+/// A fixed amount of data.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Amount {
+    Bytes(u64),
+    /// One pass over the range the cell uses (`data = "range"`), as dd writes a file once.
+    Range,
+}
+
+/// Command-line lists a group may take in place of its own.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CliOption {
+    Sizes,
+    Threads,
+    ReadPct,
+    Qd,
+    Files,
+}
+
+impl CliOption {
+    pub fn flag(self) -> &'static str {
+        match self {
+            CliOption::Sizes => "--sizes",
+            CliOption::Threads => "--threads",
+            CliOption::ReadPct => "--read-pct",
+            CliOption::Qd => "--qd",
+            CliOption::Files => "--files",
+        }
+    }
+}
+
+/// Loads a suite by name: one of [`BUILTIN`], or `full`.
+pub fn builtin(name: &str) -> Result<Suite, String> {
+    if name == "full" {
+        return full();
+    }
+    let Some((_, text)) = BUILTIN.iter().find(|(n, _)| *n == name) else {
+        let names: Vec<&str> = BUILTIN.iter().map(|(n, _)| *n).collect();
+        return Err(format!(
+            "there is no suite '{name}'; choose one of {}, full, or give your own with --file",
+            names.join(", ")
+        ));
+    };
+    // The embedded files are tested to parse; an error here is a bug, reported like any other.
+    schema::parse(text, &format!("suites/{name}.toml"))
+}
+
+/// All studies in one: their groups in order, each keeping its own suite's cell time.
+fn full() -> Result<Suite, String> {
+    let mut groups = Vec::new();
+    let mut size: Option<u64> = None;
+    for name in FULL {
+        let s = builtin(name)?;
+        size = match (size, s.size) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (a, b) => a.or(b),
+        };
+        groups.extend(s.groups.into_iter().map(|g| Group {
+            origin: Some(s.name.clone()),
+            ..g
+        }));
+    }
+    Ok(Suite {
+        name: "full".into(),
+        description: "every study with its seed's defaults: matrix, seq, fsync, seeks, mixes"
+            .into(),
+        size,
+        groups,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_builtin_suite_parses_and_has_cells() {
+        for (name, _) in BUILTIN {
+            let s = builtin(name).unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert_eq!(s.name, name, "a suite file names itself");
+            let cells = cells::expand(&s, &cells::Overrides::default()).unwrap();
+            assert!(!cells.is_empty(), "{name} has cells");
+        }
+    }
+
+    #[test]
+    fn full_is_the_studies_in_order() {
+        let full = builtin("full").unwrap();
+        let mut expect = Vec::new();
+        for name in FULL {
+            expect.extend(builtin(name).unwrap().groups.into_iter().map(|g| g.title));
+        }
+        let titles: Vec<String> = full.groups.iter().map(|g| g.title.clone()).collect();
+        assert_eq!(titles, expect);
+        assert!(full.groups.iter().all(|g| g.origin.is_some()));
+    }
+
+    #[test]
+    fn unknown_suite_names_the_choices() {
+        let e = builtin("bogus").unwrap_err();
+        assert!(
+            e.contains("matrix") && e.contains("full") && e.contains("--file"),
+            "{e}"
+        );
+    }
+}

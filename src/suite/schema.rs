@@ -1,0 +1,683 @@
+//! The suite file format and its checks. A mistake in a user's file is one line naming the file,
+//! line and column and what to write instead; values are checked where they are read, so even a
+//! rule between two keys points at the key that breaks it.
+//!
+//! ```toml
+//! name = "mine"                      # required
+//! description = "what it answers"    # required
+//!
+//! [defaults]                         # optional
+//! time = "10s"                       # per cell, unless a group says otherwise; --cell-time wins
+//! size = "1GiB"                      # created test file, unless --size says otherwise
+//!
+//! [[group]]                          # one or more; each is a cartesian product of its lists
+//! title = "Read Tests"
+//! layout = "matrix"                  # matrix | mixes | seq | fsync | plain (how it is printed)
+//! rw = ["randread", "randwrite"]     # read write randread randwrite rw randrw copy
+//! bs = ["4k", "1m"]                  # 512 … 64m, multiples of 512
+//! threads = [1, 10]                  # default [1]
+//! iodepth = [1]                      # IOs in flight per thread, default [1]
+//! read_pct = [70]                    # for rw and randrw only, and required there
+//! sync = "fsync"                     # or "fdatasync": sync after writes …
+//! sync_every = 1                     # … every N of them (default 1)
+//! odsync = false                     # open with O_DSYNC
+//! direct = true                      # force O_DIRECT on or off; default follows the flags
+//! time = "5s"                        # or data = "1GiB" / data = "range" (one pass); not both
+//! range = "16k"                      # use only the first bytes of the target
+//! options = ["sizes", "threads"]     # command-line lists that may replace this group's:
+//!                                    # sizes threads read-pct qd files
+//! ```
+
+use super::{Amount, CliOption, Group, Layout, Length, Op, Suite, DEFAULT_TIME};
+use crate::units;
+use crate::workload::{SyncKind, MAX_BS, MAX_IODEPTH, MAX_THREADS, MIN_BS};
+use serde::de::{self, Deserializer, Visitor};
+use serde::Deserialize;
+use std::fmt;
+use std::ops::Range;
+use std::time::Duration;
+use toml::Spanned;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileDoc {
+    name: Spanned<String>,
+    description: String,
+    #[serde(default)]
+    defaults: DefaultsDoc,
+    #[serde(default, rename = "group")]
+    groups: Vec<Spanned<GroupDoc>>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct DefaultsDoc {
+    time: Option<Time>,
+    size: Option<Size>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct GroupDoc {
+    title: String,
+    layout: Layout,
+    rw: Spanned<Vec<Op>>,
+    bs: Spanned<Vec<BlockSize>>,
+    threads: Option<Spanned<Vec<Bounded<1, { MAX_THREADS as u64 }>>>>,
+    iodepth: Option<Spanned<Vec<Bounded<1, { MAX_IODEPTH as u64 }>>>>,
+    read_pct: Option<Spanned<Vec<Bounded<0, 100>>>>,
+    sync: Option<Spanned<SyncKind>>,
+    sync_every: Option<Spanned<Bounded<1, 1_000_000>>>,
+    odsync: Option<Spanned<bool>>,
+    direct: Option<bool>,
+    time: Option<Spanned<Time>>,
+    data: Option<Spanned<AmountValue>>,
+    range: Option<Spanned<Size>>,
+    options: Option<Spanned<Vec<CliOption>>>,
+}
+
+/// Parses and checks a suite file; `origin` names it in errors (a path, or `suites/x.toml`).
+pub fn parse(text: &str, origin: &str) -> Result<Suite, String> {
+    let doc: FileDoc = toml::from_str(text).map_err(|e| {
+        let at = e.span().map(|s| s.start);
+        one_line(origin, text, at, e.message())
+    })?;
+    check(doc).map_err(|(span, msg)| one_line(origin, text, span.map(|s| s.start), &msg))
+}
+
+/// `file:line:column: message`, on one line whatever the message holds.
+fn one_line(origin: &str, text: &str, at: Option<usize>, msg: &str) -> String {
+    let msg = msg
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join("; ");
+    match at {
+        Some(offset) => {
+            let (line, col) = line_col(text, offset);
+            format!("{origin}:{line}:{col}: {msg}")
+        }
+        None => format!("{origin}: {msg}"),
+    }
+}
+
+/// 1-based line and column (in characters) of a byte offset.
+pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let mut offset = offset.min(text.len());
+    while !text.is_char_boundary(offset) {
+        offset -= 1;
+    }
+    let before = &text[..offset];
+    let line = before.matches('\n').count() + 1;
+    let col = before
+        .rfind('\n')
+        .map_or(before, |i| &before[i + 1..])
+        .chars()
+        .count()
+        + 1;
+    (line, col)
+}
+
+type CheckError = (Option<Range<usize>>, String);
+
+fn at<T>(s: &Spanned<T>, msg: impl Into<String>) -> CheckError {
+    (Some(s.span()), msg.into())
+}
+
+fn check(doc: FileDoc) -> Result<Suite, CheckError> {
+    let name = doc.name.get_ref().trim();
+    if name.is_empty() || name.chars().any(|c| c.is_whitespace()) {
+        return Err(at(
+            &doc.name,
+            "name must be one word, e.g. name = \"nightly\"",
+        ));
+    }
+    if doc.groups.is_empty() {
+        return Err((
+            None,
+            "the suite has no [[group]]; add at least one, e.g. [[group]] with title, layout, rw and bs".into(),
+        ));
+    }
+    let time = doc.defaults.time.map_or(DEFAULT_TIME, |t| t.0);
+    let groups = doc
+        .groups
+        .into_iter()
+        .map(|g| check_group(g.into_inner(), time))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Suite {
+        name: name.to_string(),
+        description: doc.description,
+        size: doc.defaults.size.map(|s| s.0),
+        groups,
+    })
+}
+
+fn check_group(g: GroupDoc, default_time: Duration) -> Result<Group, CheckError> {
+    let ops = nonempty_unique(&g.rw, "rw", |o| o.name().to_string())?;
+    let bs: Vec<u64> = nonempty_unique(&g.bs, "bs", |b| units::bs_label(b.0))?
+        .into_iter()
+        .map(|b| b.0)
+        .collect();
+    let threads = list_or_one(&g.threads, "threads")?;
+    let iodepth = list_or_one(&g.iodepth, "iodepth")?;
+    let mixed = ops.iter().any(|o| o.mixed());
+    let read_pct: Vec<u8> = match &g.read_pct {
+        Some(p) if !mixed => {
+            return Err(at(
+                p,
+                "read_pct applies to rw and randrw only; remove it or add one of them to rw",
+            ))
+        }
+        Some(p) => nonempty_unique(p, "read_pct", |v| v.0.to_string())?
+            .into_iter()
+            .map(|v| v.0 as u8)
+            .collect(),
+        None if mixed => return Err(at(
+            &g.rw,
+            "rw lists rw or randrw: say which read percentages with read_pct, e.g. read_pct = [70]",
+        )),
+        None => Vec::new(),
+    };
+    let sync = match (&g.sync, &g.sync_every) {
+        (None, Some(e)) => return Err(at(e, "sync_every needs sync = \"fsync\" or \"fdatasync\"")),
+        (None, None) => None,
+        (Some(kind), every) => {
+            let pcts = if read_pct.is_empty() {
+                vec![100]
+            } else {
+                read_pct.clone()
+            };
+            for op in &ops {
+                if *op == Op::Copy {
+                    return Err(at(
+                        kind,
+                        "copy takes no sync; put sync in a group of writes",
+                    ));
+                }
+                if pcts.iter().any(|&p| !op.writes(p)) {
+                    return Err(at(
+                        kind,
+                        format!(
+                            "sync follows writes, and {} at these read percentages does not write; use write or randwrite",
+                            op.name()
+                        ),
+                    ));
+                }
+            }
+            Some((
+                *kind.get_ref(),
+                every.as_ref().map_or(1, |e| e.get_ref().0 as u32),
+            ))
+        }
+    };
+    let odsync = match &g.odsync {
+        Some(o) if *o.get_ref() && ops.contains(&Op::Copy) => {
+            return Err(at(
+                o,
+                "copy takes no odsync; put odsync in a group of writes",
+            ))
+        }
+        Some(o) => *o.get_ref(),
+        None => false,
+    };
+    let length = match (&g.time, &g.data) {
+        (Some(_), Some(d)) => return Err(at(
+            d,
+            "give time or data, not both: a cell runs for a fixed time or a fixed amount of data",
+        )),
+        (Some(t), None) => Length::Time(t.get_ref().0),
+        (None, Some(d)) => {
+            if let AmountValue(Amount::Bytes(b)) = d.get_ref() {
+                if let Some(big) = bs.iter().find(|&&x| x > *b) {
+                    return Err(at(
+                        d,
+                        format!(
+                            "data is less than one {} block; give more data",
+                            units::bs_label(*big)
+                        ),
+                    ));
+                }
+            }
+            Length::Data(d.get_ref().0)
+        }
+        (None, None) => Length::Time(default_time),
+    };
+    let range = match &g.range {
+        Some(r) => {
+            let v = r.get_ref().0;
+            let largest = bs.iter().copied().max().unwrap_or(0);
+            if v < largest || v % MIN_BS != 0 {
+                return Err(at(
+                    r,
+                    format!(
+                        "range must hold the largest block ({}) and be a multiple of 512 bytes",
+                        units::bs_label(largest)
+                    ),
+                ));
+            }
+            Some(v)
+        }
+        None => None,
+    };
+    let options = match &g.options {
+        Some(o) => {
+            let v = nonempty_unique(o, "options", |c| c.flag().to_string())?;
+            if v.contains(&CliOption::Files)
+                && ops.iter().any(|op| !matches!(op, Op::Read | Op::Randread))
+            {
+                return Err(at(o, "files applies to groups of read and randread only"));
+            }
+            v
+        }
+        None => Vec::new(),
+    };
+    Ok(Group {
+        title: g.title,
+        layout: g.layout,
+        origin: None,
+        ops,
+        read_pct,
+        bs,
+        threads,
+        iodepth,
+        sync,
+        odsync,
+        direct: g.direct,
+        length,
+        range,
+        options,
+    })
+}
+
+fn nonempty_unique<T: Clone>(
+    list: &Spanned<Vec<T>>,
+    key: &str,
+    label: impl Fn(&T) -> String,
+) -> Result<Vec<T>, CheckError> {
+    let v = list.get_ref();
+    if v.is_empty() {
+        return Err(at(list, format!("{key} is empty; give at least one value")));
+    }
+    let labels: Vec<String> = v.iter().map(&label).collect();
+    for (i, l) in labels.iter().enumerate() {
+        if labels[..i].contains(l) {
+            return Err(at(list, format!("{key} lists {l} twice; each value once")));
+        }
+    }
+    Ok(v.clone())
+}
+
+fn list_or_one<const HI: u64>(
+    list: &Option<Spanned<Vec<Bounded<1, HI>>>>,
+    key: &str,
+) -> Result<Vec<u32>, CheckError> {
+    match list {
+        Some(l) => Ok(nonempty_unique(l, key, |v| v.0.to_string())?
+            .into_iter()
+            .map(|v| v.0 as u32)
+            .collect()),
+        None => Ok(vec![1]),
+    }
+}
+
+/// A whole number in `LO..=HI`.
+#[derive(Clone, Copy, Debug)]
+struct Bounded<const LO: u64, const HI: u64>(u64);
+
+impl<'de, const LO: u64, const HI: u64> Deserialize<'de> for Bounded<LO, HI> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V<const LO: u64, const HI: u64>;
+        impl<const LO: u64, const HI: u64> Visitor<'_> for V<LO, HI> {
+            type Value = Bounded<LO, HI>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                write!(f, "a whole number from {LO} to {HI}")
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
+                match u64::try_from(v) {
+                    Ok(u) => self.visit_u64(u),
+                    Err(_) => Err(E::custom(format!(
+                        "{v} is negative; give a whole number from {LO} to {HI}"
+                    ))),
+                }
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
+                if (LO..=HI).contains(&v) {
+                    Ok(Bounded(v))
+                } else {
+                    Err(E::custom(format!(
+                        "{v} is out of range; give a whole number from {LO} to {HI}"
+                    )))
+                }
+            }
+        }
+        d.deserialize_any(V::<LO, HI>)
+    }
+}
+
+/// A byte size: a number of bytes, or a string such as "4k" or "1GiB".
+#[derive(Clone, Copy, Debug)]
+struct Size(u64);
+
+struct SizeVisitor;
+
+impl Visitor<'_> for SizeVisitor {
+    type Value = u64;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a size such as \"4k\", \"1m\" or 4096")
+    }
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<u64, E> {
+        u64::try_from(v).map_err(|_| E::custom(format!("size {v} is negative; write e.g. \"4k\"")))
+    }
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<u64, E> {
+        Ok(v)
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<u64, E> {
+        units::parse_size(v).map_err(E::custom)
+    }
+}
+
+impl<'de> Deserialize<'de> for Size {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(SizeVisitor).map(Size)
+    }
+}
+
+/// A block size iogauge can issue: a multiple of 512 bytes from 512 to 64 MiB.
+#[derive(Clone, Copy, Debug)]
+struct BlockSize(u64);
+
+impl<'de> Deserialize<'de> for BlockSize {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let v = d.deserialize_any(SizeVisitor)?;
+        if !(MIN_BS..=MAX_BS).contains(&v) || v % MIN_BS != 0 {
+            return Err(de::Error::custom(format!(
+                "block size {v} bytes is not a multiple of 512 between 512 and 64m; write e.g. \"4k\" or \"1m\""
+            )));
+        }
+        Ok(BlockSize(v))
+    }
+}
+
+/// A positive duration: "10s", "500ms", "2m", or a number of seconds.
+#[derive(Clone, Copy, Debug)]
+struct Time(Duration);
+
+impl<'de> Deserialize<'de> for Time {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = Duration;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a duration such as \"10s\" or \"500ms\"")
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Duration, E> {
+                self.visit_str(&v.to_string())
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Duration, E> {
+                self.visit_str(&v.to_string())
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<Duration, E> {
+                self.visit_str(&v.to_string())
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Duration, E> {
+                match units::parse_duration(v) {
+                    Ok(d) if d.is_zero() => Err(E::custom(
+                        "a duration of 0 runs nothing; write e.g. \"10s\"",
+                    )),
+                    Ok(d) => Ok(d),
+                    Err(e) => Err(E::custom(e)),
+                }
+            }
+        }
+        d.deserialize_any(V).map(Time)
+    }
+}
+
+/// `data`: a size, or "range" for one pass over the range a cell uses.
+#[derive(Clone, Copy, Debug)]
+struct AmountValue(Amount);
+
+impl<'de> Deserialize<'de> for AmountValue {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = Amount;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a size such as \"1GiB\", or \"range\" for one pass over the range")
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Amount, E> {
+                SizeVisitor.visit_i64(v).and_then(|b| self.visit_u64(b))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Amount, E> {
+                if v == 0 {
+                    return Err(E::custom(
+                        "data = 0 moves nothing; write e.g. \"1GiB\" or \"range\"",
+                    ));
+                }
+                Ok(Amount::Bytes(v))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Amount, E> {
+                if v.trim() == "range" {
+                    return Ok(Amount::Range);
+                }
+                units::parse_size(v)
+                    .map_err(E::custom)
+                    .and_then(|b| self.visit_u64(b))
+            }
+        }
+        d.deserialize_any(V).map(AmountValue)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GOOD: &str = r#"
+name = "mine"
+description = "a test"
+
+[defaults]
+time = "2s"
+size = "64m"
+
+[[group]]
+title = "Random"
+layout = "matrix"
+rw = ["randread", "randwrite"]
+bs = ["4k", 1048576]
+threads = [1, 8]
+options = ["sizes", "threads"]
+
+[[group]]
+title = "Mix"
+layout = "mixes"
+rw = ["randrw"]
+bs = ["8k"]
+iodepth = [1, 4]
+read_pct = [70, 50]
+time = "1s"
+
+[[group]]
+title = "Commit"
+layout = "fsync"
+rw = ["write"]
+bs = ["8k"]
+sync = "fdatasync"
+range = "16m"
+
+[[group]]
+title = "Seq"
+layout = "seq"
+rw = ["write", "read", "copy"]
+bs = ["1m"]
+data = "range"
+"#;
+
+    #[test]
+    fn a_good_file_reads_as_written() {
+        let s = parse(GOOD, "mine.toml").unwrap();
+        assert_eq!(s.name, "mine");
+        assert_eq!(s.size, Some(64 << 20));
+        assert_eq!(s.groups.len(), 4);
+        let g = &s.groups[0];
+        assert_eq!(g.layout, Layout::Matrix);
+        assert_eq!(g.ops, vec![Op::Randread, Op::Randwrite]);
+        assert_eq!(g.bs, vec![4096, 1 << 20]);
+        assert_eq!(g.threads, vec![1, 8]);
+        assert_eq!(g.iodepth, vec![1], "iodepth defaults to one");
+        assert_eq!(
+            g.length,
+            Length::Time(Duration::from_secs(2)),
+            "the suite's time"
+        );
+        assert_eq!(g.options, vec![CliOption::Sizes, CliOption::Threads]);
+        let m = &s.groups[1];
+        assert_eq!(m.read_pct, vec![70, 50]);
+        assert_eq!(m.iodepth, vec![1, 4]);
+        assert_eq!(
+            m.length,
+            Length::Time(Duration::from_secs(1)),
+            "the group's own time"
+        );
+        let f = &s.groups[2];
+        assert_eq!(
+            f.sync,
+            Some((SyncKind::Fdatasync, 1)),
+            "sync_every defaults to one"
+        );
+        assert_eq!(f.range, Some(16 << 20));
+        assert_eq!(s.groups[3].length, Length::Data(Amount::Range));
+        assert_eq!(s.groups[3].ops[2], Op::Copy);
+    }
+
+    /// Replaces the first `from` in GOOD and returns the error, which must be one line.
+    fn error_with(from: &str, to: &str) -> String {
+        assert!(GOOD.contains(from), "{from}");
+        let text = GOOD.replacen(from, to, 1);
+        let e = parse(&text, "mine.toml").unwrap_err();
+        assert!(!e.contains('\n'), "one line: {e}");
+        e
+    }
+
+    fn line_of(text: &str, needle: &str) -> usize {
+        text.lines().position(|l| l.contains(needle)).unwrap() + 1
+    }
+
+    #[test]
+    fn errors_name_the_line_of_the_mistake() {
+        let cases = [
+            // (replace, with, the text on the line the error must name, words it must hold)
+            (
+                "bs = [\"4k\", 1048576]",
+                "bs = [\"3000\", 1048576]",
+                "3000",
+                "multiple of 512",
+            ),
+            ("layout = \"mixes\"", "layout = \"orion\"", "orion", "orion"),
+            (
+                "threads = [1, 8]",
+                "threads = [1, 0]",
+                "threads = [1, 0]",
+                "out of range",
+            ),
+            (
+                "read_pct = [70, 50]",
+                "read_pct = [70, 101]",
+                "101",
+                "0 to 100",
+            ),
+            ("time = \"1s\"", "time = \"soon\"", "soon", "not a duration"),
+            ("time = \"1s\"", "time = \"0s\"", "\"0s\"", "0"),
+            (
+                "range = \"16m\"",
+                "range = \"4k\"",
+                "range = \"4k\"",
+                "largest block",
+            ),
+            (
+                "sync = \"fdatasync\"",
+                "sync = \"fdatasync\"\nodsync = 3",
+                "odsync = 3",
+                "bool",
+            ),
+            (
+                "data = \"range\"",
+                "data = \"range\"\ntime = \"1s\"",
+                "data = \"range\"",
+                "not both",
+            ),
+            (
+                "title = \"Mix\"",
+                "title = \"Mix\"\ncolor = \"red\"",
+                "color",
+                "color",
+            ),
+            (
+                "rw = [\"randrw\"]",
+                "rw = [\"randread\"]",
+                "read_pct = [70, 50]",
+                "rw and randrw only",
+            ),
+            (
+                "rw = [\"write\"]",
+                "rw = [\"read\"]",
+                "sync = \"fdatasync\"",
+                "does not write",
+            ),
+            (
+                "[\"4k\", 1048576]",
+                "[\"4k\", \"4k\"]",
+                "[\"4k\", \"4k\"]",
+                "twice",
+            ),
+            (
+                "options = [\"sizes\", \"threads\"]",
+                "options = [\"files\"]",
+                "[\"files\"]",
+                "read",
+            ),
+            (
+                "description = \"a test\"",
+                "description = \"a test",
+                "description",
+                "",
+            ),
+        ];
+        for (from, to, on_line, words) in cases {
+            let e = error_with(from, to);
+            let text = GOOD.replacen(from, to, 1);
+            let want = format!("mine.toml:{}:", line_of(&text, on_line));
+            assert!(
+                e.starts_with(&want),
+                "{from} -> {to}: expected {want}…, got {e}"
+            );
+            assert!(e.contains(words), "{from} -> {to}: {e} should say {words}");
+        }
+    }
+
+    #[test]
+    fn mixed_patterns_need_read_percentages() {
+        let e = error_with("read_pct = [70, 50]\n", "");
+        assert!(e.contains("read_pct"), "{e}");
+    }
+
+    #[test]
+    fn a_file_without_groups_is_refused() {
+        let e = parse("name = \"x\"\ndescription = \"y\"\n", "x.toml").unwrap_err();
+        assert!(e.starts_with("x.toml: ") && e.contains("[[group]]"), "{e}");
+    }
+
+    #[test]
+    fn line_and_column_count_characters() {
+        let text = "ab\ncdé\nf";
+        assert_eq!(line_col(text, 0), (1, 1));
+        assert_eq!(line_col(text, 3), (2, 1));
+        assert_eq!(line_col(text, 5), (2, 3));
+        // Past the two-byte é: third character of line 2 is the 4th column.
+        assert_eq!(line_col(text, 7), (2, 4));
+        assert_eq!(line_col(text, 8), (3, 1));
+        assert_eq!(line_col(text, 99), (3, 2));
+    }
+}
