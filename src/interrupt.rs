@@ -2,17 +2,24 @@
 //!
 //! SIGINT, SIGTERM and SIGHUP set a flag that every loop in iogauge looks at (workers between
 //! completion batches, the fill between chunks), so the run stops within a second, keeps what
-//! it measured, removes its test files and exits 128 + the signal. A second SIGINT means "now":
-//! the signal thread removes the test files itself and exits at once.
+//! it measured, removes its test files and exits 128 + the signal. A second signal means "now":
+//! the signal thread removes the test files itself and exits at once — after at most
+//! [`REMOVE_WAIT`], even when the file system has stopped answering.
 
 use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicI32, AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::{Mutex, MutexGuard};
+use std::time::Duration;
+
+/// How long a second signal waits for the test files to be removed before quitting anyway.
+pub const REMOVE_WAIT: Duration = Duration::from_secs(2);
 
 static COUNT: AtomicUsize = AtomicUsize::new(0);
 static FIRST: AtomicI32 = AtomicI32::new(0);
-static CREATED: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+/// Files this invocation created, with the device and inode they had then.
+static CREATED: Mutex<Vec<(PathBuf, Option<(u64, u64)>)>> = Mutex::new(Vec::new());
 
 /// Starts the signal thread. Call once, early in main.
 pub fn install() {
@@ -30,10 +37,8 @@ pub fn install() {
                 let _ = FIRST.compare_exchange(0, sig, Ordering::SeqCst, Ordering::SeqCst);
                 if n == 1 {
                     eprintln!("\ninterrupted: stopping, keeping what was measured (press Ctrl-C again to quit now)");
-                } else if sig == SIGINT {
-                    remove_created();
-                    eprintln!("interrupted twice: quit without saving; test files removed");
-                    std::process::exit(128 + SIGINT);
+                } else {
+                    quit_now(sig);
                 }
             }
         })
@@ -51,22 +56,70 @@ pub fn requested() -> Option<i32> {
 
 /// Remembers a file this invocation created, so an emergency exit removes it.
 pub fn register_created(path: &Path) {
-    if let Ok(mut v) = CREATED.lock() {
-        v.push(path.to_path_buf());
-    }
+    let identity = std::fs::symlink_metadata(path)
+        .ok()
+        .map(|m| (m.dev(), m.ino()));
+    created().push((path.to_path_buf(), identity));
 }
 
 /// Forgets a file once it has been removed (or is to be kept).
 pub fn unregister_created(path: &Path) {
-    if let Ok(mut v) = CREATED.lock() {
-        v.retain(|p| p != path);
-    }
+    created().retain(|(p, _)| p != path);
 }
 
-fn remove_created() {
-    if let Ok(v) = CREATED.lock() {
-        for p in v.iter() {
-            let _ = std::fs::remove_file(p);
-        }
+/// The list stays usable even if a thread panicked while holding it: removing test files is
+/// exactly what must still work then.
+fn created() -> MutexGuard<'static, Vec<(PathBuf, Option<(u64, u64)>)>> {
+    CREATED.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Removes the test files and exits 128 + `sig`. Unlinking on a hung file system can block
+/// for good, so a second thread exits after [`REMOVE_WAIT`] whatever the removal is doing.
+fn quit_now(sig: i32) -> ! {
+    let code = 128 + sig;
+    let files = created().clone();
+    let names = files
+        .iter()
+        .map(|(p, _)| p.display().to_string())
+        .collect::<Vec<_>>()
+        .join(", ");
+    let watchdog = std::thread::Builder::new()
+        .name("iogauge-quit".into())
+        .spawn(move || {
+            std::thread::sleep(REMOVE_WAIT);
+            eprintln!("interrupted twice: quit without saving; removing the test files did not finish (is the file system hung?); remove them by hand: {names}");
+            std::process::exit(code);
+        });
+    if watchdog.is_err() {
+        // No thread to bound the wait: quitting now matters more than cleaning up.
+        eprintln!("interrupted twice: quit without saving");
+        std::process::exit(code);
+    }
+    let left: Vec<String> = files
+        .iter()
+        .filter(|(p, id)| !remove_if_ours(p, *id))
+        .map(|(p, _)| p.display().to_string())
+        .collect();
+    if left.is_empty() {
+        eprintln!("interrupted twice: quit without saving; test files removed");
+    } else {
+        eprintln!(
+            "interrupted twice: quit without saving; could not remove {}; remove by hand",
+            left.join(", ")
+        );
+    }
+    std::process::exit(code);
+}
+
+/// Removes `path` if it is still the file that was created (a file that replaced it belongs
+/// to someone else). True when nothing of ours is left there.
+fn remove_if_ours(path: &Path, identity: Option<(u64, u64)>) -> bool {
+    match std::fs::symlink_metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => true,
+        Ok(m) if identity.is_some_and(|id| id != (m.dev(), m.ino())) => true,
+        _ => match std::fs::remove_file(path) {
+            Ok(()) => true,
+            Err(e) => e.kind() == std::io::ErrorKind::NotFound,
+        },
     }
 }

@@ -1,7 +1,7 @@
 //! iogauge: a storage benchmark workbench for database servers.
 //!
 //! The map: parse the command line (`cli`), dispatch to a command (`commands`), print any error
-//! as one line and exit with its code (2 usage, 1 failure, 128+N interrupted).
+//! as one line and exit with its code (2 usage, 1 failure, 128+N interrupted, 101 a bug).
 
 mod analysis;
 mod cli;
@@ -24,11 +24,17 @@ use clap::Parser;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    install_panic_hook();
     let cli = match cli::Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => return error::clap_exit(e),
     };
     interrupt::install();
+    // Lets tests check what a bug looks like to the user; not compiled into release builds.
+    #[cfg(debug_assertions)]
+    if std::env::var_os("IOGAUGE_DEBUG_PANIC").is_some_and(|v| v == "main") {
+        panic!("IOGAUGE_DEBUG_PANIC=main");
+    }
     let result = match &cli.command {
         cli::Command::Run(args) => commands::run::run(args),
         cli::Command::Suite(args) => commands::suite::run(args),
@@ -48,4 +54,18 @@ fn main() -> ExitCode {
             ExitCode::from(error::exit_code(&e))
         }
     }
+}
+
+/// A bug shows as one line that says it is one, instead of Rust's panic message and backtrace
+/// note. Unwinding still runs, so test files are removed; a panic in a worker also becomes the
+/// run's error (see `runner`).
+fn install_panic_hook() {
+    std::panic::set_hook(Box::new(|info| {
+        let what = info.payload_as_str().unwrap_or("panic").replace('\n', " ");
+        let at = info
+            .location()
+            .map(|l| format!(" at {}:{}", l.file(), l.line()))
+            .unwrap_or_default();
+        eprintln!("iogauge: internal error: {what}{at} — this is a bug; please report it");
+    }));
 }

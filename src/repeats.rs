@@ -6,9 +6,12 @@
 use crate::model::{RepeatDoc, StatsDoc};
 use std::collections::BTreeMap;
 
+/// Reads one metric from a repeat; `None` when the repeat does not have it.
+type Getter = fn(&RepeatDoc) -> Option<f64>;
+
 /// The metrics summarized, with how to read each from a repeat. `syncs_per_s` only counts when
 /// every repeat has it (sync workloads).
-fn metrics() -> [(&'static str, fn(&RepeatDoc) -> Option<f64>); 6] {
+fn metrics() -> [(&'static str, Getter); 6] {
     [
         ("iops", |r| Some(r.iops)),
         ("bw_bytes", |r| Some(r.bw_bytes)),

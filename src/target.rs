@@ -4,7 +4,13 @@
 //! Rules (seed 000 and 004 lost data and days to less): a missing path is created and filled
 //! (never fallocated or left sparse: a hole reads as zeros without touching the disk); a
 //! directory gets a test file of iogauge's own; an existing file or a block device is read as
-//! it is and written only with --allow-overwrite, and a mounted block device never.
+//! it is and written only with --allow-overwrite. Whatever the flags, iogauge never writes to
+//! a block device that is in use (mounted, swap, held by md/dm/LVM, claimed exclusively) or
+//! holds a signature (`signatures`), nor to a file backing a loop device, and never touches
+//! /proc, /sys or anything under /dev but a block device. A file iogauge created is removed on
+//! every exit path unless it was replaced meanwhile; when that fails, the user is told.
+
+mod signatures;
 
 use crate::error::usage;
 use crate::interrupt;
@@ -58,14 +64,16 @@ pub struct Target {
     /// Bytes of the range that hold data (SEEK_DATA), when the file system tells.
     pub data_bytes: Option<u64>,
     keep: bool,
+    /// Device and inode of a file target, to notice it was deleted or replaced during the run.
+    identity: Option<(u64, u64)>,
 }
 
 impl Drop for Target {
     fn drop(&mut self) {
+        if self.kind == Kind::File {
+            self.settle_file();
+        }
         if self.created {
-            if !self.keep {
-                let _ = std::fs::remove_file(&self.path);
-            }
             interrupt::unregister_created(&self.path);
         }
     }
@@ -73,7 +81,8 @@ impl Drop for Target {
 
 impl Target {
     /// Opens the target for the workers with the workload's flags. Reads-only workloads open
-    /// it read-only, so they cannot change a byte whatever happens.
+    /// it read-only, so they cannot change a byte whatever happens. A block device written to
+    /// is claimed exclusively (O_EXCL), so nothing can mount or assemble it during the run.
     pub fn open(&self, writes: bool, direct: bool, odsync: bool) -> Result<File> {
         let mut flags = 0;
         if direct {
@@ -82,12 +91,50 @@ impl Target {
         if odsync {
             flags |= libc::O_DSYNC;
         }
+        if writes && self.kind == Kind::BlockDevice {
+            flags |= libc::O_EXCL;
+        }
         OpenOptions::new()
             .read(true)
             .write(writes)
             .custom_flags(flags)
             .open(&self.path)
-            .map_err(|e| open_error(&self.path, e, direct))
+            .map_err(|e| match e.raw_os_error() {
+                Some(libc::EBUSY) if self.kind == Kind::BlockDevice => in_use(&self.path, CLAIMED),
+                _ => open_error(&self.path, e, direct),
+            })
+    }
+
+    /// Removes a created file unless kept, and tells the user what became of a file target
+    /// that someone else deleted or replaced during the run. Never fails: this runs on every
+    /// exit path, including after the file system itself failed.
+    fn settle_file(&mut self) {
+        let path = self.path.display();
+        match std::fs::symlink_metadata(&self.path) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                // Linux keeps an unlinked inode alive while it is open, so the IO went on to
+                // the same blocks: the numbers stand.
+                eprintln!(
+                    "warning: {path} was deleted by someone else during the run; the IO went on to the deleted file until the end, so the results stand"
+                );
+            }
+            Ok(md) if self.identity.is_some_and(|id| id != (md.dev(), md.ino())) => {
+                eprintln!(
+                    "warning: {path} was replaced by another file during the run; the results are from the original file{}",
+                    if self.created { ", and the new file was left alone" } else { "" }
+                );
+            }
+            _ if self.created && !self.keep => {
+                if let Err(e) = std::fs::remove_file(&self.path) {
+                    if e.kind() != io::ErrorKind::NotFound {
+                        eprintln!(
+                            "warning: could not remove the test file {path}: {e}; remove it by hand"
+                        );
+                    }
+                }
+            }
+            _ => {}
+        }
     }
 }
 
@@ -114,17 +161,47 @@ pub fn prepare(req: &Request) -> Result<Target> {
     }
 }
 
+/// /proc and /sys are not storage, and under /dev only block devices are: /dev/shm is memory,
+/// /dev/null discards. Symbolic links are followed first, so a link into them is refused too
+/// while /dev/disk/by-id/... (links to block devices) is fine.
 fn refuse_system_paths(path: &Path) -> Result<()> {
-    let abs = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let real = resolved(path);
     for root in ["/proc", "/sys"] {
-        if abs.starts_with(root) {
+        if real.starts_with(root) {
             return Err(usage(format!(
                 "{} is under {root}, which is not storage; give a file, directory or block device",
                 path.display()
             )));
         }
     }
+    let block_device = std::fs::metadata(&real).is_ok_and(|m| m.file_type().is_block_device());
+    if real.starts_with("/dev") && !block_device {
+        return Err(usage(format!(
+            "{} is under /dev but is not a block device; give a block device (e.g. /dev/nvme0n1), or a file or directory on a mounted file system",
+            path.display()
+        )));
+    }
     Ok(())
+}
+
+/// The path with every symbolic link and `..` resolved, as far as it exists; what does not
+/// exist yet is appended as typed.
+fn resolved(path: &Path) -> PathBuf {
+    let abs = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let mut base = abs.as_path();
+    let mut rest = Vec::new();
+    loop {
+        if let Ok(real) = std::fs::canonicalize(base) {
+            return rest.iter().rev().fold(real, |p, c| p.join(c));
+        }
+        match (base.parent(), base.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name.to_os_string());
+                base = parent;
+            }
+            _ => return abs,
+        }
+    }
 }
 
 fn existing_file(req: &Request, path: PathBuf, md: &std::fs::Metadata) -> Result<Target> {
@@ -133,6 +210,14 @@ fn existing_file(req: &Request, path: PathBuf, md: &std::fs::Metadata) -> Result
             "{} exists and this workload writes to it; add --allow-overwrite to destroy its contents, or give a new path or a directory",
             path.display()
         )));
+    }
+    if req.writes {
+        if let Some(dev) = loop_backed_by(md) {
+            return Err(usage(format!(
+                "{} is the backing file of {dev}, so writing to it would write under whatever uses {dev}; iogauge never does that, whatever the flags (detach it first: losetup -d {dev})",
+                path.display()
+            )));
+        }
     }
     let len = md.len();
     let range = range_of(req.size, len, &path)?;
@@ -145,30 +230,71 @@ fn existing_file(req: &Request, path: PathBuf, md: &std::fs::Metadata) -> Result
         created: false,
         range_bytes: range,
         keep: true,
+        identity: Some((md.dev(), md.ino())),
     })
 }
 
+/// The loop device whose backing file is the file `md` describes, if any.
+fn loop_backed_by(md: &std::fs::Metadata) -> Option<String> {
+    let entries = std::fs::read_dir("/sys/block").ok()?;
+    entries.flatten().find_map(|e| {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if !name.starts_with("loop") {
+            return None;
+        }
+        let backing = std::fs::read_to_string(e.path().join("loop/backing_file")).ok()?;
+        // The kernel appends " (deleted)" to a backing file that was unlinked.
+        let b = std::fs::metadata(backing.trim_end()).ok()?;
+        (b.dev() == md.dev() && b.ino() == md.ino()).then(|| format!("/dev/{name}"))
+    })
+}
+
+/// A block device is read as it is. Before a write workload, and whatever the flags, it must
+/// be unused and hold no signature; only then does --allow-overwrite count.
 fn existing_device(req: &Request, path: PathBuf, md: &std::fs::Metadata) -> Result<Target> {
-    if path.starts_with("/dev") && !md.file_type().is_block_device() {
-        return Err(usage(format!("{} is not a block device", path.display())));
-    }
     let file = File::open(&path).map_err(|e| open_error(&path, e, false))?;
+    let len =
+        sys::block_device_size(&file).with_context(|| format!("size of {}", path.display()))?;
     if req.writes {
+        if let Some(reason) = device_in_use(&path, md.rdev()) {
+            return Err(in_use(&path, &reason));
+        }
+        // The kernel's own answer: an exclusive open fails while anything holds the device.
+        if let Err(e) = OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_EXCL)
+            .open(&path)
+        {
+            if e.raw_os_error() == Some(libc::EBUSY) {
+                return Err(in_use(&path, CLAIMED));
+            }
+        }
+        let found = signatures::probe(&file, len)
+            .with_context(|| {
+                format!(
+                    "reading the start of {} to check it holds no data",
+                    path.display()
+                )
+            })?
+            .or_else(|| signatures::blkid(&path));
+        if let Some(found) = found {
+            let at = found
+                .offset
+                .map(|o| format!(" (its signature is at byte {o})"))
+                .unwrap_or_default();
+            return Err(usage(format!(
+                "{p} holds {what}{at}; iogauge never writes over one, whatever the flags. If you really mean to destroy it, wipe the signature deliberately first (wipefs -a {p}) and run again",
+                p = path.display(),
+                what = found.what
+            )));
+        }
         if !req.allow_overwrite {
             return Err(usage(format!(
                 "{} is a block device and this workload writes to it; add --allow-overwrite to destroy its contents",
                 path.display()
             )));
         }
-        if let Some(reason) = device_in_use(&path, md.rdev()) {
-            return Err(usage(format!(
-                "{} is {reason}; iogauge never writes to a device in use, whatever the flags",
-                path.display()
-            )));
-        }
     }
-    let len =
-        sys::block_device_size(&file).with_context(|| format!("size of {}", path.display()))?;
     let range = range_of(req.size, len, &path)?;
     Ok(Target {
         logical_block: sys::block_device_logical_block_size(&file).unwrap_or(512),
@@ -178,7 +304,19 @@ fn existing_device(req: &Request, path: PathBuf, md: &std::fs::Metadata) -> Resu
         created: false,
         range_bytes: range,
         keep: true,
+        identity: None,
     })
+}
+
+/// What an exclusive open failing with EBUSY means.
+const CLAIMED: &str =
+    "in use (claimed by the kernel or another program: mounted, swap, part of a RAID, LVM or dm device, or another benchmark)";
+
+fn in_use(path: &Path, reason: &str) -> anyhow::Error {
+    usage(format!(
+        "{} is {reason}; iogauge never writes to a device in use, whatever the flags",
+        path.display()
+    ))
 }
 
 fn range_of(size: Option<u64>, len: u64, path: &Path) -> Result<u64> {
@@ -220,6 +358,7 @@ fn create(req: &Request, path: PathBuf) -> Result<Target> {
         .open(&path)
         .map_err(|e| open_error(&path, e, false))?;
     interrupt::register_created(&path);
+    let identity = file.metadata().ok().map(|m| (m.dev(), m.ino()));
     let mut target = Target {
         logical_block: iogauge_sysinfo::logical_block_size_for(&path).unwrap_or(512),
         path,
@@ -228,6 +367,7 @@ fn create(req: &Request, path: PathBuf) -> Result<Target> {
         range_bytes: size,
         data_bytes: Some(size),
         keep: req.keep,
+        identity,
     };
     // From here on `target` removes the file on every exit path.
     if let Ok(free) = sys::free_bytes(&file) {

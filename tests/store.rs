@@ -367,18 +367,19 @@ fn compare_pairs_two_workloads_and_names_the_difference() {
     );
 }
 
-/// Needs `run --repeat` in the run loop (the lead wires it); remove the `ignore` then.
+/// 256 times the bytes per IO on the CPU-bound null engine: bandwidth differs by two orders of
+/// magnitude. Five repeats, because a busy machine can spread three so wide that Welch's test
+/// (2 degrees of freedom) no longer calls even that significant.
 #[test]
-#[ignore = "needs --repeat wired into `iogauge run`"]
 fn compare_with_repeats_gives_verdicts() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let (p, db) = db_of(&dir);
     let small: Value =
-        serde_json::from_slice(&run(d, &p, &["--bs", "4k", "--repeat", "3"])).unwrap();
-    run(d, &p, &["--bs", "1m", "--repeat", "3"]);
-    assert_eq!(small["results"][0]["repeats"].as_array().unwrap().len(), 3);
-    assert_eq!(small["results"][0]["stats"]["iops"]["n"], 3);
+        serde_json::from_slice(&run(d, &p, &["--bs", "4k", "--repeat", "5"])).unwrap();
+    run(d, &p, &["--bs", "1m", "--repeat", "5"]);
+    assert_eq!(small["results"][0]["repeats"].as_array().unwrap().len(), 5);
+    assert_eq!(small["results"][0]["stats"]["iops"]["n"], 5);
     let verdict = |a: &str, b: &str, metric: &str| -> String {
         let out = json(iogauge(d, &["compare", a, b, "--json", "--db", &db]));
         let c = out["comparisons"]
@@ -397,12 +398,59 @@ fn compare_with_repeats_gives_verdicts() {
         assert_eq!(verdict("1", "1", metric), "no significant change");
     }
     let shown = text(&ok(iogauge(d, &["show", "1", "--db", &db])));
-    assert!(shown.contains("statistics over 3 repeats"), "{shown}");
+    assert!(shown.contains("statistics over 5 repeats"), "{shown}");
 }
 
-/// Needs `run --param` stored in RunDoc.params (the lead wires it); remove the `ignore` then.
+/// The known-different pair: real random reads through io_uring, one IO in flight
+/// against 32. The device serves the 32 in parallel, so IOPS must be significantly higher.
 #[test]
-#[ignore = "needs --param wired into `iogauge run`"]
+fn compare_qd1_against_qd32_is_faster() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (_, db) = db_of(&dir);
+    for qd in ["1", "32"] {
+        let target = d.join(format!("qd{qd}"));
+        ok(iogauge(
+            d,
+            &[
+                "run",
+                "--engine",
+                "io_uring",
+                "--iodepth",
+                qd,
+                "--repeat",
+                "5",
+                "--time",
+                "300ms",
+                "--size",
+                "16m",
+                "--json",
+                "--label",
+                &format!("qd{qd}"),
+                "--db",
+                &db,
+                target.to_str().unwrap(),
+            ],
+        ));
+    }
+    let out = json(iogauge(
+        d,
+        &["compare", "qd1", "qd32", "--json", "--db", &db],
+    ));
+    let iops = out["comparisons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["metric"] == "iops")
+        .unwrap()
+        .clone();
+    assert_eq!(iops["verdict"], "faster", "{iops}");
+    assert!(iops["p_value"].as_f64().unwrap() < 0.05);
+    assert!(iops["ratio"].as_f64().unwrap() > 1.02);
+    assert_eq!(iops["differences"], serde_json::json!(["iodepth 1 → 32"]));
+}
+
+#[test]
 fn compare_orders_runs_by_their_parameter() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
@@ -455,7 +503,7 @@ fn an_interrupted_run_is_stored_with_its_partial_result() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(1000));
+    std::thread::sleep(std::time::Duration::from_millis(1500));
     Command::new("kill")
         .args(["-INT", &child.id().to_string()])
         .status()

@@ -17,14 +17,10 @@ use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 
-/// Findings about one result, with default thresholds. `data_bytes` is how much of the target
-/// range holds data by SEEK_DATA/SEEK_HOLE, when known (`Target::data_bytes`).
-pub fn result_findings(r: &ResultDoc, system: &SystemInfo, data_bytes: Option<u64>) -> Vec<Value> {
-    result_findings_with(r, system, data_bytes, &Thresholds::default())
-}
-
-/// [`result_findings`] with the given thresholds.
-pub fn result_findings_with(
+/// Findings about one result: stall, steady, cache and sparse. `data_bytes` is how much of the
+/// target range holds data by SEEK_DATA/SEEK_HOLE, when known (`Target::data_bytes`); without it
+/// there is no sparse check.
+pub fn result_findings(
     r: &ResultDoc,
     system: &SystemInfo,
     data_bytes: Option<u64>,
@@ -68,13 +64,8 @@ pub fn result_findings_with(
         .collect()
 }
 
-/// Findings across the results of a run, with default thresholds.
-pub fn run_findings(doc: &RunDoc) -> Vec<Value> {
-    run_findings_with(doc, &Thresholds::default())
-}
-
-/// [`run_findings`] with the given thresholds.
-pub fn run_findings_with(doc: &RunDoc, th: &Thresholds) -> Vec<Value> {
+/// Findings across the results of a run: ceiling, gap and outlier.
+pub fn run_findings(doc: &RunDoc, th: &Thresholds) -> Vec<Value> {
     let usable: Vec<usize> = (0..doc.results.len())
         .filter(|&i| !doc.results[i].interrupted && doc.results[i].ios > 0)
         .collect();
@@ -110,14 +101,14 @@ pub fn annotate(doc: &mut RunDoc, data_bytes: Option<u64>) {
 pub fn annotate_with(doc: &mut RunDoc, data_bytes: Option<u64>, th: &Thresholds) {
     let mut all = Vec::new();
     for i in 0..doc.results.len() {
-        let mut own = result_findings_with(&doc.results[i], &doc.system, data_bytes, th);
+        let mut own = result_findings(&doc.results[i], &doc.system, data_bytes, th);
         for v in &mut own {
             v["result"] = Value::from(i);
         }
         all.extend(own.iter().cloned());
         doc.results[i].findings = own;
     }
-    for v in run_findings_with(doc, th) {
+    for v in run_findings(doc, th) {
         // A gap or an outlier is about one cell; a ceiling is about a whole group.
         let kind = v.get("kind").and_then(Value::as_str);
         let index = v.get("result").and_then(Value::as_u64).map(|i| i as usize);
@@ -131,26 +122,50 @@ pub fn annotate_with(doc: &mut RunDoc, data_bytes: Option<u64>, th: &Thresholds)
     doc.findings = all;
 }
 
-/// The findings for a terminal: one line each, `warning stall: …`, and what to try next after
-/// the first finding that gives that advice. Empty input gives an empty string.
+/// The findings for a terminal: one line each, `warning stall …`, and what to try next after
+/// the first finding that gives that advice. Warnings come first; information alike (same kind
+/// and advice, e.g. `steady` for every cell of a matrix) is one line with a count. Empty input
+/// gives an empty string.
 pub fn print_findings(findings: &[Value]) -> String {
     let mut s = String::new();
     if findings.is_empty() {
         return s;
     }
+    let text = |f: &Value, k: &str| f.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+    let warning = |f: &Value| text(f, "severity") == "warning";
+    let mut lines: Vec<(&Value, usize)> = findings
+        .iter()
+        .filter(|f| warning(f))
+        .map(|f| (f, 1))
+        .collect();
+    for f in findings.iter().filter(|f| !warning(f)) {
+        let alike = |g: &Value| {
+            !warning(g)
+                && text(g, "kind") == text(f, "kind")
+                && text(g, "advice") == text(f, "advice")
+        };
+        match lines.iter_mut().find(|(g, _)| alike(g)) {
+            Some(line) => line.1 += 1,
+            None => lines.push((f, 1)),
+        }
+    }
     let _ = writeln!(s, "\nfindings:");
     let mut advised = BTreeSet::new();
-    for f in findings {
-        let text = |k: &str| f.get(k).and_then(Value::as_str).unwrap_or("");
+    for (f, n) in lines {
+        let more = if n > 1 {
+            format!(" (and {} more alike)", n - 1)
+        } else {
+            String::new()
+        };
         let _ = writeln!(
             s,
-            "  {:<7} {:<8} {}",
-            text("severity"),
-            text("kind"),
-            text("summary")
+            "  {:<7} {:<8} {}{more}",
+            text(f, "severity"),
+            text(f, "kind"),
+            text(f, "summary")
         );
-        let advice = text("advice");
-        if !advice.is_empty() && advised.insert(advice.to_string()) {
+        let advice = text(f, "advice");
+        if !advice.is_empty() && advised.insert(advice.clone()) {
             let _ = writeln!(s, "{:18}try: {advice}", "");
         }
     }

@@ -134,6 +134,10 @@ pub(crate) fn matrix(rw: Rw, threads: &[u32]) -> Vec<ResultDoc> {
     out
 }
 
+fn th() -> Thresholds {
+    Thresholds::default()
+}
+
 fn kinds(v: &[Value]) -> Vec<&str> {
     v.iter().filter_map(|f| f["kind"].as_str()).collect()
 }
@@ -150,7 +154,7 @@ fn near(got: &Value, want: f64, tol: f64) {
 #[test]
 fn steady_result_has_only_a_steady_info() {
     let r = result(Rw::Randread, 4096, 1, 1, 10_000.0);
-    let found = result_findings(&r, &system(64 * GIB), None);
+    let found = result_findings(&r, &system(64 * GIB), None, &th());
     assert_eq!(kinds(&found), ["steady"], "{found:#?}");
     assert_eq!(found[0]["severity"], "info");
 }
@@ -163,7 +167,7 @@ fn a_freeze_in_the_fine_bins_is_a_stall_timed_within_half_a_second() {
         *b = 0;
     }
     r.name = Some("randwrite 4K".into());
-    let found = result_findings(&r, &system(64 * GIB), None);
+    let found = result_findings(&r, &system(64 * GIB), None, &th());
     let stalls = of_kind(&found, "stall");
     assert_eq!(stalls.len(), 1, "{found:#?}");
     near(&stalls[0]["evidence"]["start_s"], 3.0, 0.5);
@@ -182,7 +186,7 @@ fn drifting_iops_is_not_steady() {
     for (i, s) in r.timeseries.iter_mut().enumerate() {
         s.iops = 10_000.0 * 0.9f64.powi(i as i32);
     }
-    let found = result_findings(&r, &system(64 * GIB), None);
+    let found = result_findings(&r, &system(64 * GIB), None, &th());
     let steady = of_kind(&found, "steady");
     assert_eq!(steady[0]["severity"], "warning");
     assert!(steady[0]["summary"].as_str().unwrap().contains("drifting"));
@@ -197,7 +201,7 @@ fn a_short_last_interval_does_not_count_as_drift() {
         iops: 1_000.0,
         ..Sample::default()
     });
-    let found = result_findings(&r, &system(64 * GIB), None);
+    let found = result_findings(&r, &system(64 * GIB), None, &th());
     assert_eq!(of_kind(&found, "steady")[0]["severity"], "info");
 }
 
@@ -206,31 +210,35 @@ fn buffered_io_over_a_working_set_in_ram_is_a_cache_finding() {
     let mut r = result(Rw::Randread, 4096, 1, 1, 500_000.0);
     r.workload.direct = false;
     r.target.range_bytes = GIB;
-    let found = result_findings(&r, &system(16 * GIB), None);
+    let found = result_findings(&r, &system(16 * GIB), None, &th());
     let cache = of_kind(&found, "cache");
     assert_eq!(cache.len(), 1, "{found:#?}");
     near(&cache[0]["evidence"]["ram_ratio"], 1.0 / 16.0, 1e-12);
     // The same run with O_DIRECT measured the device.
     r.workload.direct = true;
-    assert!(of_kind(&result_findings(&r, &system(16 * GIB), None), "cache").is_empty());
+    assert!(of_kind(
+        &result_findings(&r, &system(16 * GIB), None, &th()),
+        "cache"
+    )
+    .is_empty());
 }
 
 #[test]
 fn reads_of_a_half_empty_file_are_a_sparse_finding() {
     let r = result(Rw::Randread, 4096, 1, 1, 10_000.0);
     let half = r.target.range_bytes / 2;
-    let found = result_findings(&r, &system(64 * GIB), Some(half));
+    let found = result_findings(&r, &system(64 * GIB), Some(half), &th());
     let sparse = of_kind(&found, "sparse");
     assert_eq!(sparse.len(), 1, "{found:#?}");
     near(&sparse[0]["evidence"]["unbacked_frac"], 0.5, 1e-12);
     // Writes fill holes rather than read them; a full file has none.
     let w = result(Rw::Randwrite, 4096, 1, 1, 10_000.0);
     assert!(of_kind(
-        &result_findings(&w, &system(64 * GIB), Some(half)),
+        &result_findings(&w, &system(64 * GIB), Some(half), &th()),
         "sparse"
     )
     .is_empty());
-    let full = result_findings(&r, &system(64 * GIB), Some(r.target.range_bytes));
+    let full = result_findings(&r, &system(64 * GIB), Some(r.target.range_bytes), &th());
     assert!(of_kind(&full, "sparse").is_empty());
 }
 
@@ -251,7 +259,7 @@ fn iops_flat_from_eight_threads_is_a_ceiling_starting_there() {
         })
         .collect();
     let d = doc(results);
-    let found = run_findings(&d);
+    let found = run_findings(&d, &th());
     let ceilings = of_kind(&found, "ceiling");
     assert_eq!(ceilings.len(), 1, "{found:#?}");
     let c = ceilings[0];
@@ -272,7 +280,7 @@ fn a_growing_sweep_has_no_ceiling() {
         .iter()
         .map(|&qd| result(Rw::Randread, 4096, 1, qd, 10_000.0 * f64::from(qd)))
         .collect();
-    assert!(of_kind(&run_findings(&doc(results)), "ceiling").is_empty());
+    assert!(of_kind(&run_findings(&doc(results), &th()), "ceiling").is_empty());
 }
 
 #[test]
@@ -286,7 +294,7 @@ fn a_cell_far_below_its_neighbours_is_a_gap_on_that_cell() {
     results[i].iops /= 5.0;
     results[i].bw_bytes /= 5.0;
     let mut d = doc(results);
-    let found = run_findings(&d);
+    let found = run_findings(&d, &th());
     let gaps = of_kind(&found, "gap");
     assert_eq!(gaps.len(), 1, "{found:#?}");
     assert_eq!(gaps[0]["result"], i);
@@ -307,7 +315,7 @@ fn a_cell_far_below_its_neighbours_is_a_gap_on_that_cell() {
 fn a_smooth_matrix_has_no_gap_and_no_ceiling() {
     let mut results = matrix(Rw::Randread, &[1, 10, 40]);
     results.extend(matrix(Rw::Randwrite, &[1, 10, 40]));
-    let found = run_findings(&doc(results));
+    let found = run_findings(&doc(results), &th());
     assert!(of_kind(&found, "gap").is_empty(), "{found:#?}");
     // Bandwidth grows as bs^0.5 and IOPS as threads^0.5: neither levels off.
     assert!(of_kind(&found, "ceiling").is_empty(), "{found:#?}");
@@ -329,7 +337,7 @@ fn flagged_repeats_are_outlier_findings_of_their_result() {
         },
     );
     let mut d = doc(vec![result(Rw::Randread, 4096, 1, 1, 1000.0), r]);
-    let found = run_findings(&d);
+    let found = run_findings(&d, &th());
     let out = of_kind(&found, "outlier");
     assert_eq!(out.len(), 1, "{found:#?}");
     assert_eq!(out[0]["result"], 1);
@@ -394,7 +402,7 @@ fn interrupted_results_stay_out_of_sweeps() {
     for r in &mut results[3..] {
         r.interrupted = true;
     }
-    assert!(of_kind(&run_findings(&doc(results)), "ceiling").is_empty());
+    assert!(of_kind(&run_findings(&doc(results), &th()), "ceiling").is_empty());
 }
 
 #[test]
@@ -405,10 +413,22 @@ fn printed_findings_give_each_advice_once() {
             r.iops /= 10.0;
         }
     }
-    let found = run_findings(&doc(results));
+    let found = run_findings(&doc(results), &th());
     assert_eq!(of_kind(&found, "gap").len(), 2, "{found:#?}");
     let text = print_findings(&found);
     assert_eq!(text.matches("warning gap").count(), 2, "{text}");
     assert_eq!(text.matches("try: ").count(), 1, "{text}");
     assert!(print_findings(&[]).is_empty());
+    // Every cell's steady-state information is one line; warnings come before it.
+    let mut results = matrix(Rw::Randread, &[1, 10]);
+    for b in &mut results[17].fine.ios[50..80] {
+        *b = 0;
+    }
+    let mut d = doc(results);
+    annotate(&mut d, None);
+    let text = print_findings(&d.findings);
+    assert_eq!(text.matches("info    steady").count(), 1, "{text}");
+    assert!(text.contains("(and 17 more alike)"), "{text}");
+    let (stall, steady) = (text.find("warning stall"), text.find("info    steady"));
+    assert!(stall.is_some() && stall < steady, "{text}");
 }

@@ -53,6 +53,9 @@ pub fn run(args: &ReportArgs) -> Result<()> {
                 .with_context(|| format!("cannot write the chart {}", file.display()))?;
         }
     }
+    if !built.absent.is_empty() {
+        eprintln!("iogauge: not drawn: {}", built.absent.join("; "));
+    }
     eprintln!(
         "iogauge: wrote {} ({} run{}, {} chart{}{})",
         args.output.display(),

@@ -277,7 +277,10 @@ pub fn measure(
         fine: m.fine,
         engine: m.engine,
         interrupted: m.interrupted.is_some() || m.error.is_some(),
-        error: m.error.as_ref().map(|e| format!("{e:#}")),
+        error: m
+            .error
+            .as_ref()
+            .map(|e| format!("{}: {e:#}", target.path.display())),
         io_path: if spec.direct { "direct" } else { "buffered" }.into(),
         findings: Vec::new(),
         repeats: Vec::new(),

@@ -291,11 +291,7 @@ fn run_cells(
         }
         let Ok(plan) = &plans[i] else { continue };
         let cell = &cells[i];
-        let left = eta.left(
-            runnable[k..].iter().map(|&j| &cells[j]),
-            plans,
-            target.range_bytes,
-        );
+        let left = eta.left(runnable[k..].iter().map(|&j| &cells[j]), target.range_bytes);
         let prefix = format!(
             "[{}/{}] {} · suite {} left ·",
             k + 1,
@@ -304,25 +300,55 @@ fn run_cells(
             left
         );
         let files = match plan {
-            Plan::Files { files, .. } => seek_files(target, *files, plan)?,
+            Plan::Files { files, .. } => match seek_files(target, *files, plan) {
+                Ok(f) => f,
+                // Interrupted while filling them: nothing of this cell was measured.
+                Err(_) if crate::interrupt::requested().is_some() => break,
+                Err(e) => return Err(e),
+            },
             _ => Vec::new(),
         };
         let begun = Instant::now();
         let outcome = exec::run(plan, target, &files, prefix, !args.output.json);
         drop(files);
+        let direct = plan.specs().iter().any(|s| s.direct);
         match outcome {
+            Ok(r)
+                if r.error
+                    .as_deref()
+                    .is_some_and(|e| refused_block(e, cell.bs, direct))
+                    && r.ios == 0 =>
+            {
+                eprintln!(
+                    "[{}/{}] {}: skipped, the target refused it",
+                    k + 1,
+                    runnable.len(),
+                    cell.name()
+                );
+                state.refused.insert(i, r.error.unwrap_or_default());
+            }
             Ok(mut r) => {
                 eta.record(cell, &r, begun.elapsed());
                 r.name = Some(cell.name());
                 eprintln!("[{}/{}] {}", k + 1, runnable.len(), one_line(cell, &r));
                 let cut = r.interrupted;
+                let failed = r.error.clone();
                 state.results.push(r);
                 state.cell_of.push(i);
+                if let Some(e) = failed {
+                    // The partial cell is kept (flagged with its error); the suite stops, as a
+                    // failing device would make every later number doubtful.
+                    return Err(anyhow::anyhow!(e).context(format!(
+                        "suite {}, cell {}",
+                        suite.name,
+                        cell.name()
+                    )));
+                }
                 if cut {
                     break;
                 }
             }
-            Err(e) if refused_block(&e, cell) => {
+            Err(e) if refused_block(&format!("{e:#}"), cell.bs, direct) => {
                 eprintln!(
                     "[{}/{}] {}: skipped, the target refused it",
                     k + 1,
@@ -345,12 +371,8 @@ fn run_cells(
 /// A direct IO the kernel refused for its size: small blocks under O_DIRECT on a device whose
 /// logical block sysfs did not tell. The suite goes on without the cell, as bm-flash's tables
 /// leave a cell blank.
-fn refused_block(e: &anyhow::Error, cell: &Cell) -> bool {
-    let direct = cell.direct.unwrap_or(true);
-    direct
-        && cell.bs < 4096
-        && e.chain()
-            .any(|c| c.to_string().contains("Invalid argument"))
+fn refused_block(error: &str, bs: u64, direct: bool) -> bool {
+    direct && bs < 4096 && error.contains("Invalid argument")
 }
 
 /// The files of a `--files` cell, next to the suite's test file, filled like it and removed
@@ -412,12 +434,7 @@ impl Eta {
         }
     }
 
-    fn left<'a>(
-        &self,
-        cells: impl Iterator<Item = &'a Cell>,
-        _plans: &[Result<Plan, String>],
-        range: u64,
-    ) -> String {
+    fn left<'a>(&self, cells: impl Iterator<Item = &'a Cell>, range: u64) -> String {
         let rate = if self.data_secs > 0.0 {
             self.data_bytes / self.data_secs
         } else {
@@ -517,7 +534,7 @@ fn notes(
         ));
     }
     if suite.groups.iter().any(|g| g.layout == Layout::Seq) && env.direct {
-        add("seq uses O_DIRECT with one IO in flight by default, where dd and bonnie++ go through the page cache; add --buffered to compare with them (each result then says whether its data could come from RAM)".into());
+        add("the sequential cells use O_DIRECT, where dd and bonnie++ go through the page cache; add --buffered to compare with them (each result then says whether its data could come from RAM)".into());
     }
     notes
 }
@@ -527,11 +544,13 @@ fn stability(cells: &[Cell], cell_of: &[usize], results: &[ResultDoc]) -> Vec<St
     results
         .iter()
         .zip(cell_of)
-        .filter_map(|(r, &ci)| {
+        .enumerate()
+        .filter_map(|(i, (r, &ci))| {
             let max = cells[ci].planned_time()?;
             let iops = whole_samples(r);
             let rule = Rule::new(max);
             Some(Stability {
+                result: i,
                 name: cells[ci].name(),
                 ran: Duration::from_secs_f64(r.runtime_s),
                 stable: rule.stable_after(&iops, Duration::from_secs_f64(r.workload.interval_s)),
@@ -563,7 +582,6 @@ fn add_findings(
     stab: Option<&[Stability]>,
     ram: u64,
 ) {
-    let mut stab = stab.map(|s| s.iter());
     for (i, &ci) in cell_of.iter().enumerate() {
         let mut new = Vec::new();
         let r = &doc.results[i];
@@ -584,7 +602,7 @@ fn add_findings(
             }
             new.push(f);
         }
-        if let Some(s) = stab.as_mut().and_then(|it| it.next()) {
+        if let Some(s) = stab.and_then(|all| all.iter().find(|s| s.result == i)) {
             let summary = match s.stable {
                 Some((t, h)) => format!(
                     "IOPS stable (±{:.1}% at 95% confidence) after {} of {}",
@@ -682,7 +700,14 @@ fn text(
     for n in &doc.notes {
         s.push_str(&format!("note: {n}\n"));
     }
-    s.push_str(&crate::analysis::print_findings(&doc.findings));
+    // The tables already say where each seq result's data came from; only warnings repeat it.
+    let shown: Vec<serde_json::Value> = doc
+        .findings
+        .iter()
+        .filter(|f| !(f["kind"] == "cache" && f["severity"] == "info"))
+        .cloned()
+        .collect();
+    s.push_str(&crate::analysis::print_findings(&shown));
     s
 }
 

@@ -1,27 +1,22 @@
-//! The seed studies' figures, drawn from run documents: which results feed which chart, and when
-//! the data is too thin to draw one. The SVG itself comes from `crates/charts`.
+//! The seed studies' figures of one run, drawn from its document: which results feed which chart,
+//! and when the data is too thin to draw one. The SVG itself comes from `crates/charts`.
 
 use super::{Chart, Input, Kind};
 use crate::analysis::{groups, Dim, Key};
 use crate::model::{ResultDoc, RunDoc};
 use crate::units;
-use iogauge_charts::{format_bytes, Axis, Band, Bar, BarChart, BarSeries, LineChart, Mark, Series};
+use iogauge_charts::{format_bytes, Axis, Band, LineChart, Mark, Series};
+use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Lines per latency-percentile chart; more turn into a tangle.
-const LAT_LINES: usize = 6;
+pub(super) const LAT_LINES: usize = 6;
 /// Latency-percentile charts per run at most (a 42-cell matrix would otherwise get seven).
-const LAT_CHARTS: usize = 4;
+pub(super) const LAT_CHARTS: usize = 2;
 /// Time series are drawn for every result of a run this small, else only for results with stalls.
-const TS_ALL_UP_TO: usize = 4;
+pub(super) const TS_ALL_UP_TO: usize = 4;
 /// Fine bins drawn per time series at most; longer runs are summed into wider bins.
 const TS_MAX_BINS: usize = 1500;
-/// Workloads per comparison chart.
-const COMPARE_GROUPS: usize = 10;
-/// Workloads per scaling chart.
-const SCALING_SERIES: usize = 6;
-/// Growth below which a scaling series has levelled off (as `iogauge_stats::plateau` takes it).
-const SCALING_GAIN: f64 = 0.05;
 
 /// What the charts of one run left out, for the line saying which charts are absent and why.
 #[derive(Default)]
@@ -61,10 +56,13 @@ fn block_size_charts(
     out: &mut Vec<Chart>,
 ) -> BTreeSet<usize> {
     let mut covered = BTreeSet::new();
-    for (key, members) in groups(doc, among, &[Dim::Bs, Dim::Threads]) {
-        if distinct(doc, &members, Dim::Bs).len() < 2 {
-            continue;
-        }
+    let mut tables: Vec<(Key, Vec<usize>)> = groups(doc, among, &[Dim::Bs, Dim::Threads])
+        .into_iter()
+        .filter(|(_, members)| distinct(doc, members, Dim::Bs).len() >= 2)
+        .collect();
+    // By name, so that randread comes before randwrite as in the seed's tables.
+    tables.sort_by_cached_key(|(key, _)| key.describe());
+    for (key, members) in tables {
         covered.extend(members.iter().copied());
         let by_threads = split(doc, &members, Dim::Threads);
         let series = |value: fn(&ResultDoc) -> f64| {
@@ -86,6 +84,11 @@ fn block_size_charts(
             .y_axis(Axis::linear("IOPS").from_zero());
         for s in series(|r| r.iops) {
             iops = iops.series(s);
+        }
+        for (i, f) in findings_on(doc, "gap", &members) {
+            let r = &doc.results[i];
+            let label = format!("gap: {} of trend", pct(f["evidence"]["ratio"].as_f64()));
+            iops = iops.mark(Mark::new(r.workload.bs as f64, r.iops, label));
         }
         let mut bw = LineChart::new(bw_title.clone())
             .x_axis(x())
@@ -163,6 +166,14 @@ fn orion_charts(doc: &RunDoc, among: &[usize], run: usize, prefix: &str, out: &m
                 .collect();
             chart = chart.series(Series::new(format!("{pct}% reads, latency"), pts).right_axis());
         }
+        for (n, (i, _)) in findings_on(doc, "ceiling", &members)
+            .into_iter()
+            .enumerate()
+        {
+            // One label says it; more would be drawn on top of each other at the same x.
+            let label = if n == 0 { "ceiling from here" } else { "" };
+            chart = chart.mark(Mark::new(outstanding(i) as f64, doc.results[i].iops, label));
+        }
         let caption = format!(
             "{what}; IOPS solid on the left axis, mean latency dashed on the right (Orion's view)"
         );
@@ -190,9 +201,8 @@ fn latency_charts(
         .map(|&i| (i, percentiles(&doc.results[i])))
         .filter(|(_, p)| p.len() >= 2)
         .collect();
-    let chunks: Vec<&[(usize, Vec<(f64, f64)>)]> = with.chunks(LAT_LINES).collect();
-    let n = chunks.len();
-    for (c, chunk) in chunks.iter().take(LAT_CHARTS).enumerate() {
+    let n = with.len().div_ceil(LAT_LINES);
+    for (c, chunk) in with.chunks(LAT_LINES).take(LAT_CHARTS).enumerate() {
         let part = if n > 1 {
             format!(" ({}/{})", c + 1, n.min(LAT_CHARTS))
         } else {
@@ -217,7 +227,7 @@ fn latency_charts(
 fn latency_chart(title: String) -> LineChart {
     LineChart::new(title)
         .x_axis(Axis::nines("Percentile"))
-        .y_axis(Axis::log10("Latency").format(|ns| units::latency(ns)))
+        .y_axis(Axis::log10("Latency").format(units::latency))
 }
 
 /// IOPS per interval and per 100 ms bin over the run, stalls shaded. Returns how many results
@@ -257,7 +267,7 @@ fn timeseries_charts(doc: &RunDoc, run: usize, prefix: &str, out: &mut Vec<Chart
         let fine = fine_rates(&r.fine.ios, r.fine.bin_s);
         if let Some((width, pts)) = fine {
             let len = units::duration(std::time::Duration::from_secs_f64(width));
-            chart = chart.series(Series::new(format!("per {len}"), pts));
+            chart = chart.series(Series::new(format!("per {len}"), pts).markers(false));
         }
         for b in &bands {
             chart = chart.band(b.clone());
@@ -312,153 +322,6 @@ fn fine_rates(ios: &[u32], bin_s: f64) -> Option<(f64, Vec<(f64, f64)>)> {
     Some((width, pts))
 }
 
-/// Runs compared workload by workload: grouped bars of IOPS and of p99 latency, with the 95%
-/// confidence interval over repeats as whiskers where there were repeats.
-pub(super) fn compare_charts(runs: &[Input]) -> Vec<Chart> {
-    let (keys, at) = matched(runs);
-    let shared: Vec<&String> = keys
-        .iter()
-        .filter(|k| {
-            runs.iter()
-                .enumerate()
-                .filter(|(n, _)| at.contains_key(&(*n, (*k).clone())))
-                .count()
-                >= 2
-        })
-        .collect();
-    let mut out = Vec::new();
-    let chunks: Vec<&[&String]> = shared.chunks(COMPARE_GROUPS).collect();
-    let n = chunks.len();
-    for (c, chunk) in chunks.iter().enumerate() {
-        let part = if n > 1 {
-            format!(" ({}/{n})", c + 1)
-        } else {
-            String::new()
-        };
-        for (metric, title, axis, scale) in [
-            ("iops", "IOPS", "IOPS", 1.0),
-            ("lat_p99_ns", "p99 latency", "p99 latency (ms)", 1e-6),
-        ] {
-            let chart_title = format!("{title} by run{part}");
-            let mut chart = BarChart::new(chart_title.clone())
-                .groups(chunk.iter().map(|k| (*k).clone()))
-                .x_title("Workload")
-                .y_axis(Axis::linear(axis));
-            for (n, input) in runs.iter().enumerate() {
-                let bars = chunk.iter().map(|k| match at.get(&(n, (*k).clone())) {
-                    Some(&i) => bar(&input.doc.results[i], metric, scale),
-                    None => Bar::new(f64::NAN),
-                });
-                chart = chart.series(BarSeries::new(input.name.clone(), bars));
-            }
-            out.push(Chart::new(
-                Kind::Compare,
-                None,
-                chart_title,
-                chart.to_svg(),
-                "one bar per run; whiskers: 95% confidence interval of the mean over repeats",
-            ));
-        }
-    }
-    out
-}
-
-fn bar(r: &ResultDoc, metric: &str, scale: f64) -> Bar {
-    let headline = match metric {
-        "iops" => r.iops,
-        _ => r.lat_ns.p99 as f64,
-    };
-    match r.stats.get(metric) {
-        // The whisker is around the mean of the repeats, so the bar must be that mean too.
-        Some(s) if s.n >= 2 => Bar::new(s.mean * scale).ci(s.ci95[0] * scale, s.ci95[1] * scale),
-        _ => Bar::new(headline * scale),
-    }
-}
-
-/// Every run parameter (`--param disks=4`) with numbers in two or more runs that differ: IOPS of
-/// each shared workload against it, the point where it levels off marked.
-pub(super) fn scaling_charts(runs: &[Input]) -> Vec<Chart> {
-    let (keys, at) = matched(runs);
-    let params: BTreeSet<&String> = runs.iter().flat_map(|r| r.doc.params.keys()).collect();
-    let mut out = Vec::new();
-    for p in params {
-        let xs: Vec<(usize, f64)> = runs
-            .iter()
-            .enumerate()
-            .filter_map(|(n, r)| {
-                let v: f64 = r.doc.params.get(p)?.trim().parse().ok()?;
-                v.is_finite().then_some((n, v))
-            })
-            .collect();
-        let distinct: BTreeSet<u64> = xs.iter().map(|(_, v)| v.to_bits()).collect();
-        if distinct.len() < 2 {
-            continue;
-        }
-        let title = format!("IOPS by {p}");
-        let mut chart = LineChart::new(title.clone())
-            .x_axis(Axis::linear(p.clone()))
-            .y_axis(Axis::linear("IOPS").from_zero());
-        let mut drawn = 0;
-        for k in &keys {
-            let mut pts: Vec<(f64, f64)> = xs
-                .iter()
-                .filter_map(|&(n, x)| {
-                    at.get(&(n, k.clone()))
-                        .map(|&i| (x, runs[n].doc.results[i].iops))
-                })
-                .collect();
-            pts.sort_by(|a, b| a.0.total_cmp(&b.0));
-            pts.dedup_by(|b, a| a.0 == b.0);
-            if pts.len() < 2 || drawn == SCALING_SERIES {
-                continue;
-            }
-            let (px, py): (Vec<f64>, Vec<f64>) = pts.iter().copied().unzip();
-            if let Some(j) = iogauge_stats::plateau(&px, &py, SCALING_GAIN) {
-                chart = chart.mark(Mark::new(
-                    px[j],
-                    py[j],
-                    format!("levels off at {p} = {}", px[j]),
-                ));
-            }
-            chart = chart.series(Series::new(k.clone(), pts));
-            drawn += 1;
-        }
-        if drawn == 0 {
-            continue;
-        }
-        out.push(Chart::new(
-            Kind::Scaling,
-            None,
-            title,
-            chart.to_svg(),
-            &format!("IOPS of each workload the runs share, against the run parameter {p}; ringed: where growth falls under 5%"),
-        ));
-    }
-    out
-}
-
-/// Workloads across runs: the keys in order of first appearance, and where each run has each
-/// (its first result of that workload). Results match by name, else by workload.
-type Matched = (Vec<String>, BTreeMap<(usize, String), usize>);
-
-fn matched(runs: &[Input]) -> Matched {
-    let mut keys: Vec<String> = Vec::new();
-    let mut at = BTreeMap::new();
-    for (n, input) in runs.iter().enumerate() {
-        for (i, r) in input.doc.results.iter().enumerate() {
-            if r.ios == 0 {
-                continue;
-            }
-            let k = label(r);
-            if !keys.contains(&k) {
-                keys.push(k.clone());
-            }
-            at.entry((n, k)).or_insert(i);
-        }
-    }
-    (keys, at)
-}
-
 /// A result's name, or its workload in a few words.
 pub(super) fn label(r: &ResultDoc) -> String {
     r.name.clone().unwrap_or_else(|| {
@@ -473,7 +336,8 @@ pub(super) fn label(r: &ResultDoc) -> String {
 /// since p99.99 of 500 IOs is just the maximum.
 pub(crate) fn percentiles(r: &ResultDoc) -> Vec<(f64, f64)> {
     const PCTS: [f64; 9] = [50.0, 75.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95, 99.99];
-    let supported = |total: u64, p: f64| total as f64 * (1.0 - p / 100.0) >= 1.0;
+    // The epsilon keeps 1000 × (1 − 0.999) = 0.99999… from dropping p99.9 of 1000 IOs.
+    let supported = |total: u64, p: f64| total as f64 * (1.0 - p / 100.0) >= 1.0 - 1e-9;
     let total: u64 = r.lat_hist.iter().map(|b| b[1]).sum();
     if total > 0 {
         let mut buckets = r.lat_hist.clone();
@@ -482,7 +346,10 @@ pub(crate) fn percentiles(r: &ResultDoc) -> Vec<(f64, f64)> {
             .iter()
             .filter(|&&p| supported(total, p))
             .filter_map(|&p| {
-                let rank = ((p / 100.0 * total as f64).ceil() as u64).max(1);
+                // In integers (p in hundredths of a percent), since 0.999 × 1000 is 999.0000001
+                // in floating point and would round up to the next rank.
+                let hundredths = (p * 100.0).round() as u128;
+                let rank = ((hundredths * u128::from(total)).div_ceil(10_000) as u64).max(1);
                 let mut seen = 0;
                 buckets.iter().find_map(|b| {
                     seen += b[1];
@@ -506,6 +373,23 @@ pub(crate) fn percentiles(r: &ResultDoc) -> Vec<(f64, f64)> {
 }
 
 const MIB: f64 = 1024.0 * 1024.0;
+
+/// The run's findings of `kind` that point at one of `members`, with that result's index.
+fn findings_on<'a>(doc: &'a RunDoc, kind: &str, members: &[usize]) -> Vec<(usize, &'a Value)> {
+    doc.findings
+        .iter()
+        .filter(|f| f["kind"] == kind)
+        .filter_map(|f| {
+            let i = f["result"].as_u64()? as usize;
+            members.contains(&i).then_some((i, f))
+        })
+        .collect()
+}
+
+fn pct(v: Option<f64>) -> String {
+    v.map(|x| format!("{:.0}%", x * 100.0))
+        .unwrap_or_else(|| "?".into())
+}
 
 /// The values of `dim` among `members`.
 fn distinct(doc: &RunDoc, members: &[usize], dim: Dim) -> BTreeSet<u64> {

@@ -1,11 +1,10 @@
 //! The report page: one HTML file with its CSS and charts inline, laid out for a phone as well as
 //! a desktop and for print. Everything from a run document is escaped on the way in.
 
-use super::{figures, terminal, Chart, Input, Kind};
+use super::{figures, Chart, Input, Kind};
 use crate::model::RunDoc;
 use crate::units;
 use iogauge_charts::escape as esc;
-use iogauge_sysinfo::{BlockDevice, SystemInfo};
 use serde_json::Value;
 use std::fmt::Write;
 
@@ -29,12 +28,16 @@ figure.chart svg{display:block;height:auto}
 figcaption{font-size:.85rem;padding:.3rem .25rem 0}
 .table-wrap{overflow-x:auto;-webkit-overflow-scrolling:touch;border:1px solid var(--line);border-radius:8px;background:#fff}
 table{border-collapse:collapse;font-size:.9rem;width:100%}
-th,td{padding:.35rem .65rem;border-bottom:1px solid var(--line);text-align:left;vertical-align:top}
+th,td{padding:.3rem .5rem;border-bottom:1px solid var(--line);text-align:left;vertical-align:top}
 th{background:#f0f3f6;font-weight:600;white-space:nowrap}
 tr:last-child td{border-bottom:none}
 .num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+.wl{white-space:nowrap}
+small{color:var(--muted)}
 .spark{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;white-space:pre;color:var(--info);letter-spacing:-.05em}
 .kv th{width:12rem}
+.devices td{white-space:nowrap}
+.devices td.layout{white-space:normal;min-width:18rem}
 ul.findings{list-style:none;padding:0;margin:0}
 li.finding{border-left:4px solid var(--info);border-radius:6px;padding:.55rem .8rem;margin:.5rem 0;background:var(--infobg)}
 li.finding.warning{border-color:var(--warn);background:var(--warnbg)}
@@ -227,7 +230,7 @@ fn run_section(s: &mut String, n: usize, input: &Input, charts: &[&Chart]) {
     let _ = writeln!(s, "<h3 id=\"findings-{}\">Findings</h3>", n + 1);
     findings_list(s, d);
     let _ = writeln!(s, "<h3 id=\"system-{}\">System</h3>", n + 1);
-    system(s, &d.system);
+    super::system::table(s, &d.system);
     s.push_str("</section>\n");
 }
 
@@ -243,17 +246,16 @@ fn results_table(s: &mut String, d: &RunDoc) {
             .filter(|st| st.n >= 2)
             .map(|st| {
                 format!(
-                    "<br><small>95% CI {}–{} ({} repeats)</small>",
-                    units::count(st.ci95[0]),
-                    units::count(st.ci95[1]),
-                    st.n
+                    "<br><small title=\"95% confidence interval of the mean over {n} repeats\">± {} (n = {n})</small>",
+                    units::count((st.ci95[1] - st.ci95[0]) / 2.0),
+                    n = st.n
                 )
             })
             .unwrap_or_default();
         let spark: Vec<f64> = r.timeseries.iter().map(|x| x.iops).collect();
         let _ = writeln!(
             s,
-            "<tr><td class=\"num\">{}</td><td>{}{}</td><td class=\"num\">{}{ci}</td><td class=\"num\">{:.1}</td>\
+            "<tr><td class=\"num\">{}</td><td class=\"wl\">{}{}</td><td class=\"num\">{}{ci}</td><td class=\"num\">{:.1}</td>\
              <td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>\
              <td class=\"num\">{:.1} s</td><td class=\"spark\">{}</td></tr>",
             i + 1,
@@ -266,7 +268,7 @@ fn results_table(s: &mut String, d: &RunDoc) {
             units::latency(r.lat_ns.p99 as f64),
             units::latency(r.lat_ns.p999 as f64),
             r.runtime_s,
-            esc(&terminal::sparkline_fit(&spark, 30))
+            esc(&super::sparkline_fit(&spark, 20))
         );
     }
     s.push_str("</tbody></table></div>\n");
@@ -277,25 +279,52 @@ fn findings_list(s: &mut String, d: &RunDoc) {
         s.push_str("<p>None: no stalls, ceilings, gaps, outliers, cache or sparse-file effects were found.</p>\n");
         return;
     }
+    let text = |f: &'_ Value, k: &str| f.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+    let warning = |f: &Value| text(f, "severity") == "warning";
+    // Warnings first; information alike (same kind and advice, e.g. "steady" for every cell of a
+    // matrix) as one item whose members open on demand.
+    let mut items: Vec<Vec<&Value>> = Vec::new();
+    for f in d.findings.iter().filter(|f| warning(f)) {
+        items.push(vec![f]);
+    }
+    for f in d.findings.iter().filter(|f| !warning(f)) {
+        let alike = items.iter_mut().find(|it| {
+            !warning(it[0])
+                && text(it[0], "kind") == text(f, "kind")
+                && text(it[0], "advice") == text(f, "advice")
+        });
+        match alike {
+            Some(it) => it.push(f),
+            None => items.push(vec![f]),
+        }
+    }
     s.push_str("<ul class=\"findings\">\n");
-    for f in &d.findings {
-        let text = |k: &str| f.get(k).and_then(Value::as_str).unwrap_or("");
-        let severity = match text("severity") {
-            "warning" => "warning",
-            _ => "info",
-        };
+    for it in items {
+        let f = it[0];
+        let severity = if warning(f) { "warning" } else { "info" };
+        let kind = esc(&text(f, "kind"));
         let _ = write!(
             s,
-            "<li class=\"finding {severity}\" data-kind=\"{}\"><span class=\"badge\">{severity}</span>\
-             <span class=\"kind\">{}</span>{}",
-            esc(text("kind")),
-            esc(text("kind")),
-            esc(text("summary"))
+            "<li class=\"finding {severity}\" data-kind=\"{kind}\"><span class=\"badge\">{severity}</span>\
+             <span class=\"kind\">{kind}</span>"
         );
-        if !text("advice").is_empty() {
-            let _ = write!(s, "<p class=\"advice\">{}</p>", esc(text("advice")));
+        if it.len() == 1 {
+            s.push_str(&esc(&text(f, "summary")));
+        } else {
+            let _ = write!(s, "{} findings alike", it.len());
         }
-        if let Some(ev) = f.get("evidence").and_then(Value::as_object) {
+        let advice = text(f, "advice");
+        if !advice.is_empty() {
+            let _ = write!(s, "<p class=\"advice\">{}</p>", esc(&advice));
+        }
+        if it.len() > 1 {
+            let all: Vec<String> = it.iter().map(|g| esc(&text(g, "summary"))).collect();
+            let _ = write!(
+                s,
+                "<details><summary>each one</summary><ul><li>{}</li></ul></details>",
+                all.join("</li><li>")
+            );
+        } else if let Some(ev) = f.get("evidence").and_then(Value::as_object) {
             if !ev.is_empty() {
                 let items: Vec<String> = ev
                     .iter()
@@ -319,143 +348,6 @@ fn evidence_value(v: &Value) -> String {
         Some(x) => format!("{x:.4}"),
         None => v.to_string(),
     }
-}
-
-fn system(s: &mut String, sys: &SystemInfo) {
-    let opt = |v: &Option<String>| v.clone().unwrap_or_else(|| "—".into());
-    let mut rows: Vec<(&str, String)> = vec![
-        ("Host", opt(&sys.hostname)),
-        ("Kernel", opt(&sys.kernel)),
-        (
-            "CPU",
-            match (&sys.cpu_model, sys.cpu_count) {
-                (Some(m), Some(n)) => format!("{m} × {n} logical CPUs"),
-                (Some(m), None) => m.clone(),
-                (None, Some(n)) => format!("{n} logical CPUs"),
-                (None, None) => "—".into(),
-            },
-        ),
-        (
-            "RAM",
-            sys.mem_total_bytes
-                .map(units::iec)
-                .unwrap_or_else(|| "—".into()),
-        ),
-    ];
-    if let Some(t) = &sys.target {
-        rows.push(("Target", t.path.clone()));
-        rows.push(("File system", opt(&t.filesystem)));
-        rows.push((
-            "Mounted",
-            match (&t.mount_source, &t.mount_point) {
-                (Some(src), Some(mp)) => format!("{src} on {mp}"),
-                (None, Some(mp)) => mp.clone(),
-                _ => "—".into(),
-            },
-        ));
-        rows.push(("Mount options", opt(&t.mount_options)));
-        rows.push((
-            "FS block size",
-            t.fs_block_size
-                .map(units::iec)
-                .unwrap_or_else(|| "—".into()),
-        ));
-    }
-    s.push_str("<div class=\"table-wrap\"><table class=\"kv\"><tbody>\n");
-    for (k, v) in rows {
-        let _ = writeln!(s, "<tr><th>{k}</th><td>{}</td></tr>", esc(&v));
-    }
-    s.push_str("</tbody></table></div>\n");
-    let devices = sys
-        .target
-        .as_ref()
-        .map(|t| t.devices.as_slice())
-        .unwrap_or(&[]);
-    if devices.is_empty() {
-        return;
-    }
-    s.push_str(
-        "<p>Device stack, from the file system down:</p>\n<div class=\"table-wrap\"><table>\n<thead><tr>\
-         <th>Device</th><th>Role</th><th>Model</th><th class=\"num\">Size</th><th>Media</th>\
-         <th>Scheduler</th><th class=\"num\">nr_requests</th><th class=\"num\">read-ahead</th>\
-         <th>Write cache</th><th class=\"num\">Queue depth</th><th>Blocks (logical/physical)</th>\
-         <th>Layout</th></tr></thead><tbody>\n",
-    );
-    for d in devices {
-        let _ = writeln!(
-            s,
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td><td>{}</td><td>{}</td>\
-             <td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td><td class=\"num\">{}</td>\
-             <td>{}</td><td>{}</td></tr>",
-            esc(&d.name),
-            esc(&format!("{:?}", d.role).to_lowercase()),
-            esc(&[d.vendor.clone(), d.model.clone()]
-                .into_iter()
-                .flatten()
-                .collect::<Vec<_>>()
-                .join(" ")),
-            d.size_bytes.map(units::iec).unwrap_or_default(),
-            match d.rotational {
-                Some(true) => "rotational",
-                Some(false) => "solid state",
-                None => "",
-            },
-            esc(&d.scheduler.clone().unwrap_or_default()),
-            num(d.nr_requests),
-            d.read_ahead_kb
-                .map(|k| format!("{k} KiB"))
-                .unwrap_or_default(),
-            esc(&d.write_cache.clone().unwrap_or_default()),
-            num(d.queue_depth),
-            match (d.logical_block_size, d.physical_block_size) {
-                (Some(l), Some(p)) => format!("{l} / {p}"),
-                _ => String::new(),
-            },
-            esc(&layout(d))
-        );
-    }
-    s.push_str("</tbody></table></div>\n");
-}
-
-/// RAID level and chunk, partition alignment, loop backing file, dm name: whichever apply.
-fn layout(d: &BlockDevice) -> String {
-    let mut parts = Vec::new();
-    if let Some(level) = &d.md_level {
-        let mut p = level.clone();
-        if let Some(c) = d.md_chunk_bytes {
-            let _ = write!(p, ", chunk {}", units::iec(c));
-        }
-        if !d.md_members.is_empty() {
-            let _ = write!(p, " over {}", d.md_members.join(", "));
-        }
-        parts.push(p);
-    }
-    if let Some(start) = d.partition_start_bytes {
-        let aligned = match d.aligned_1mib {
-            Some(true) => "1 MiB aligned",
-            Some(false) => "NOT 1 MiB aligned",
-            None => "",
-        };
-        parts.push(
-            format!("starts at {} {aligned}", units::iec(start))
-                .trim_end()
-                .to_string(),
-        );
-    }
-    if let Some(o) = d.optimal_io_size {
-        parts.push(format!("optimal IO {}", units::iec(u64::from(o))));
-    }
-    if let Some(f) = &d.loop_backing_file {
-        parts.push(format!("backed by {f}"));
-    }
-    if let Some(n) = &d.dm_name {
-        parts.push(format!("dm {n}"));
-    }
-    parts.join("; ")
-}
-
-fn num(v: Option<u32>) -> String {
-    v.map(|n| n.to_string()).unwrap_or_default()
 }
 
 fn plural(n: usize) -> &'static str {

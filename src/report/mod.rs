@@ -7,12 +7,17 @@
 //! charts are absent and why. Charts are inline SVG from `crates/charts`, so the page needs no
 //! network, and each can also be written as its own file (`--charts DIR`).
 
+mod across;
 mod figures;
 mod html;
+mod system;
 mod terminal;
 
 use crate::model::RunDoc;
-pub use terminal::{sparkline, sparkline_fit};
+pub use terminal::sparkline_fit;
+// For `iogauge show` (commands/results.rs), which prints a run's time series in the terminal.
+#[allow(unused_imports)]
+pub use terminal::sparkline;
 
 /// One run to report on, with the name the page gives it (its label, or its store id).
 pub struct Input {
@@ -58,9 +63,8 @@ impl Kind {
     /// Why the page has no chart of this kind.
     fn absent_reason(self, runs: usize) -> &'static str {
         match self {
-            Kind::BsIops => "IOPS by block size: no run has a workload at two or more block sizes",
-            Kind::BsBw => {
-                "bandwidth by block size: no run has a workload at two or more block sizes"
+            Kind::BsIops | Kind::BsBw => {
+                "IOPS and bandwidth by block size: no run has a workload at two or more block sizes"
             }
             Kind::Orion => {
                 "IOPS and latency by outstanding IO: no run sweeps threads or iodepth outside a \
@@ -116,8 +120,8 @@ pub fn build(runs: &[Input]) -> Report {
     let mut charts = Vec::new();
     let mut omitted = Vec::new();
     if runs.len() >= 2 {
-        charts.extend(figures::compare_charts(runs));
-        charts.extend(figures::scaling_charts(runs));
+        charts.extend(across::compare_charts(runs));
+        charts.extend(across::scaling_charts(runs));
     }
     for (n, input) in runs.iter().enumerate() {
         let prefix = if runs.len() > 1 {
@@ -132,23 +136,29 @@ pub fn build(runs: &[Input]) -> Report {
     for (i, c) in charts.iter_mut().enumerate() {
         c.slug = format!("{:02}-{}-{}", i + 1, c.kind.id(), slugify(&c.title));
     }
+    let lat: usize = omitted.iter().map(|o| o.latency).sum();
+    let ts: usize = omitted.iter().map(|o| o.timeseries).sum();
     let mut absent: Vec<String> = Kind::ALL
         .iter()
         .filter(|k| !charts.iter().any(|c| c.kind == **k))
+        // Left out by a cap rather than for want of data: said below.
+        .filter(|k| !(**k == Kind::TimeSeries && ts > 0))
+        // Drawn together, absent together: one reason for both.
+        .filter(|k| **k != Kind::BsBw)
         .map(|k| k.absent_reason(runs.len()).to_string())
         .collect();
-    let lat: usize = omitted.iter().map(|o| o.latency).sum();
     if lat > 0 {
         absent.push(format!(
-            "latency percentiles of {lat} more result{} (at most 24 lines per run)",
-            plural(lat)
+            "latency percentiles of {lat} more result{} (at most {} lines per run)",
+            plural(lat),
+            figures::LAT_LINES * figures::LAT_CHARTS
         ));
     }
-    let ts: usize = omitted.iter().map(|o| o.timeseries).sum();
     if ts > 0 {
         absent.push(format!(
-            "time series of {ts} result{} without stalls (drawn for every result only in runs of up to 4)",
-            plural(ts)
+            "time series of {ts} result{} without stalls (drawn for every result only in runs of up to {})",
+            plural(ts),
+            figures::TS_ALL_UP_TO
         ));
     }
     let html = html::page(runs, &charts, &absent);

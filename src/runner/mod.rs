@@ -63,8 +63,10 @@ impl StartGate {
         }
     }
 
-    fn open_when(&self, workers: usize) -> Instant {
-        while self.ready.load(Ordering::SeqCst) < workers {
+    /// Opens once every worker has arrived or is gone: a worker cannot finish after arriving
+    /// before the gate opens, so `finished` counts exactly those that never will arrive.
+    fn open_when(&self, workers: usize, finished: &AtomicUsize) -> Instant {
+        while self.ready.load(Ordering::SeqCst) + finished.load(Ordering::SeqCst) < workers {
             std::thread::sleep(Duration::from_micros(200));
         }
         *self.origin.get_or_init(Instant::now)
@@ -134,7 +136,21 @@ pub fn run(
             let h = std::thread::Builder::new()
                 .name(format!("iogauge-w{id}"))
                 .spawn_scoped(s, move || {
-                    let r = run_worker(&cfg, file, shared, start, setup, &tx);
+                    // A panic (a bug) must still count the worker as finished, or the main
+                    // thread would wait for it forever; it becomes the run's error instead.
+                    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        run_worker(&cfg, file, shared, start, setup, &tx)
+                    }))
+                    .unwrap_or_else(|p| {
+                        let what = p
+                            .downcast_ref::<&str>()
+                            .copied()
+                            .or_else(|| p.downcast_ref::<String>().map(String::as_str))
+                            .unwrap_or("panic");
+                        Err(anyhow!(
+                            "a worker thread panicked: {what} (a bug in iogauge)"
+                        ))
+                    });
                     if r.is_err() {
                         shared.stop.store(true, Ordering::SeqCst);
                     }
@@ -153,7 +169,7 @@ pub fn run(
                 .finished
                 .fetch_add(threads - spawned, Ordering::SeqCst);
         }
-        let t0 = start.open_when(spawned);
+        let t0 = start.open_when(threads, &shared.finished);
         let (cpu_window, until) = watch(spec, &shared, &rx, &mut agg, t0, display, threads);
         let outs: Vec<Result<WorkerOut>> = handles
             .into_iter()
@@ -187,15 +203,9 @@ pub fn run(
             .max(measured_until.min(Duration::from_millis(1))),
     };
     let setup = setup.into_inner().unwrap_or_else(|e| e.into_inner());
-    Ok(merge(
-        spec,
-        workers,
-        agg,
-        runtime,
-        cpu_window,
-        setup,
-        interrupted,
-    ))
+    let mut measured = merge(spec, workers, agg, runtime, cpu_window, setup, interrupted);
+    measured.error = error;
+    Ok(measured)
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -235,6 +245,12 @@ fn run_worker(
     };
     if built.is_err() {
         shared.stop.store(true, Ordering::SeqCst);
+    }
+    // Lets tests check that a bug in a worker ends the run cleanly; debug builds only, and
+    // outside the IO loop.
+    #[cfg(debug_assertions)]
+    if cfg.id == 0 && std::env::var_os("IOGAUGE_DEBUG_PANIC").is_some_and(|v| v == "worker") {
+        panic!("IOGAUGE_DEBUG_PANIC=worker");
     }
     let t0 = start.arrive_and_wait();
     let built = built.map_err(|e| engine_error(spec.engine, e))?;

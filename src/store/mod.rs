@@ -484,16 +484,6 @@ impl Recorder {
         }
     }
 
-    /// The run's id in the store (what `iogauge show` takes), or `None` with `--no-store`.
-    pub fn id(&self) -> Option<i64> {
-        self.active.as_ref().map(|(_, id)| *id)
-    }
-
-    /// The database file, or `None` with `--no-store`.
-    pub fn path(&self) -> Option<&Path> {
-        self.active.as_ref().map(|(s, _)| s.path())
-    }
-
     /// Stores one finished result (the next position in the run), in its own transaction.
     pub fn add(&mut self, result: &ResultDoc) -> Result<()> {
         if let Some((store, id)) = &mut self.active {

@@ -281,7 +281,7 @@ fn doc_of(spec: &Spec, target: &Target, start: u64, len: u64, m: Measured) -> Re
         timeseries: m.timeseries,
         fine: m.fine,
         engine: m.engine,
-        interrupted: m.interrupted.is_some(),
+        interrupted: m.interrupted.is_some() || m.error.is_some(),
         error: m.error.as_ref().map(|e| format!("{e:#}")),
         io_path: if spec.direct { "direct" } else { "buffered" }.into(),
         findings: Vec::new(),

@@ -241,6 +241,9 @@ fn grid(header: &[String], rows: &[Vec<String>]) -> String {
     s
 }
 
+/// How one table of a group reads its number from a result.
+type Column = fn(&ResultDoc) -> String;
+
 /// Orion's tables: outstanding IOs down, read percentages across; IOPS, then latencies.
 fn mixes(cells: &[&Outcome]) -> String {
     let mut s = String::new();
@@ -255,7 +258,7 @@ fn mixes(cells: &[&Outcome]) -> String {
                 format!("{t} × {d}")
             }
         };
-        let tables: [(&str, fn(&ResultDoc) -> String); 3] = [
+        let tables: [(&str, Column); 3] = [
             ("IOPS", |r| units::count(r.iops)),
             ("mean latency", |r| units::latency(r.lat_ns.mean)),
             ("p99 latency", |r| units::latency(r.lat_ns.p99 as f64)),
@@ -441,15 +444,35 @@ pub fn summary(suite: &Suite, outcomes: &[Outcome]) -> String {
                         op if op.mixed() => format!("{} {}/{}", op.name(), pct, 100 - pct),
                         op => op.name().to_string(),
                     };
-                    let _ = writeln!(
-                        s,
-                        "  {what:<12} most IOPS {} ({}, p99 {}); most bandwidth {} ({})",
-                        units::count(ri.iops),
-                        short(ci),
-                        units::latency(ri.lat_ns.p99 as f64),
-                        units::mib_s(rb.bw_bytes),
-                        short(cb),
-                    );
+                    let line = match g.layout {
+                        // Sequential work is judged by bandwidth alone.
+                        Layout::Seq => format!(
+                            "best {} ({})",
+                            units::mib_s(if op == Op::Copy {
+                                rb.bw_bytes / 2.0
+                            } else {
+                                rb.bw_bytes
+                            }),
+                            short(cb)
+                        ),
+                        // One block size: IOPS and latency tell it all.
+                        Layout::Mixes => format!(
+                            "most IOPS {} ({}, mean {}, p99 {})",
+                            units::count(ri.iops),
+                            short(ci),
+                            units::latency(ri.lat_ns.mean),
+                            units::latency(ri.lat_ns.p99 as f64)
+                        ),
+                        _ => format!(
+                            "most IOPS {} ({}, p99 {}); most bandwidth {} ({})",
+                            units::count(ri.iops),
+                            short(ci),
+                            units::latency(ri.lat_ns.p99 as f64),
+                            units::mib_s(rb.bw_bytes),
+                            short(cb),
+                        ),
+                    };
+                    let _ = writeln!(s, "  {what:<12} {line}");
                 }
             }
             Layout::Fsync => {
@@ -500,6 +523,8 @@ fn short(c: &Cell) -> String {
 
 /// One cell's `--until-stable` figures.
 pub struct Stability {
+    /// Index of the result in the run document.
+    pub result: usize,
     pub name: String,
     /// How long the cell ran.
     pub ran: Duration,

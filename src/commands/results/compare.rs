@@ -527,7 +527,7 @@ pub(crate) mod tests {
         r
     }
 
-    fn run(id: i64, results: Vec<ResultDoc>, params: &[(&str, &str)]) -> Stored {
+    pub(crate) fn run(id: i64, results: Vec<ResultDoc>, params: &[(&str, &str)]) -> Stored {
         let doc = json!({
             "schema": crate::model::SCHEMA, "run_id": format!("r{id}"), "label": null,
             "started_at": "2026-01-01T00:00:00Z", "command": [], "suite": null,

@@ -1,0 +1,1459 @@
+//! Safety and reliability end to end (issue 6), through the binary: consent on block devices
+//! and system paths, signals, faults (ENOSPC, EIO, EROFS, a target deleted or a device detached
+//! mid-run), limits, and what a bug looks like. Each test has its own temp dir. Tests that need
+//! root (loop devices, mounts) print "skipped: needs root" and return when not root; they undo
+//! every mount and loop device with Drop guards, also when they fail.
+//!
+//! Every fault test prints what the user saw (`cargo test --test safety -- --nocapture`).
+
+use serde_json::Value;
+use std::fs::File;
+use std::io::{Read, Write};
+use std::os::unix::fs::{FileExt, MetadataExt};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_iogauge");
+const MIB: u64 = 1 << 20;
+
+fn is_root() -> bool {
+    std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0)
+}
+
+macro_rules! needs_root {
+    () => {
+        if !is_root() {
+            eprintln!("skipped: needs root");
+            return;
+        }
+    };
+}
+
+macro_rules! needs_tool {
+    ($tool:expr) => {
+        if !have($tool) {
+            eprintln!("skipped: needs {}", $tool);
+            return;
+        }
+    };
+}
+
+fn have(tool: &str) -> bool {
+    let path = std::env::var("PATH").unwrap_or_default();
+    let found = path
+        .split(':')
+        .chain(["/usr/sbin", "/sbin"])
+        .any(|d| Path::new(d).join(tool).is_file());
+    found
+}
+
+/// Runs a helper command that must succeed; its trimmed stdout.
+fn sh(cmd: &str, args: &[&str]) -> String {
+    let out = Command::new(cmd)
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("{cmd}: {e}"));
+    assert!(
+        out.status.success(),
+        "{cmd} {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+fn iogauge(dir: &Path, args: &[&str]) -> Output {
+    Command::new(BIN)
+        .args(args)
+        .current_dir(dir)
+        .env("IOGAUGE_DB", dir.join("results.db"))
+        .output()
+        .expect("run iogauge")
+}
+
+fn stderr_of(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+fn assert_no_panic(stderr: &str) {
+    assert!(
+        !stderr.contains("panicked") && !stderr.contains("RUST_BACKTRACE"),
+        "no panic: {stderr}"
+    );
+}
+
+/// A refusal: exit 2, one line on stderr containing every `needle`, nothing on stdout.
+fn assert_refused(out: &Output, needles: &[&str]) -> String {
+    let err = stderr_of(out);
+    assert_eq!(out.status.code(), Some(2), "exit 2, stderr: {err}");
+    assert_no_panic(&err);
+    let lines: Vec<&str> = err.lines().filter(|l| !l.trim().is_empty()).collect();
+    assert_eq!(lines.len(), 1, "one line, got:\n{err}");
+    for n in needles {
+        assert!(lines[0].contains(n), "{n:?} in {err}");
+    }
+    assert!(out.stdout.is_empty(), "nothing on stdout");
+    err
+}
+
+fn files_named(dir: &Path, prefix: &str) -> Vec<PathBuf> {
+    std::fs::read_dir(dir)
+        .map(|d| {
+            d.flatten()
+                .filter(|e| e.file_name().to_string_lossy().starts_with(prefix))
+                .map(|e| e.path())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn checksum(path: &Path) -> u64 {
+    let mut f = File::open(path).unwrap();
+    let mut buf = vec![0u8; MIB as usize];
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    loop {
+        let n = f.read(&mut buf).unwrap();
+        if n == 0 {
+            return h;
+        }
+        for b in &buf[..n] {
+            h = (h ^ u64::from(*b)).wrapping_mul(0x100_0000_01b3);
+        }
+    }
+}
+
+/// A loop device over `file`, detached on drop — only if it still is ours (a device the kernel
+/// auto-detached may meanwhile belong to someone else).
+struct LoopDev {
+    dev: String,
+    file: PathBuf,
+}
+
+impl LoopDev {
+    fn attach(file: &Path) -> LoopDev {
+        let dev = sh("losetup", &["-f", "--show", file.to_str().unwrap()]);
+        LoopDev {
+            dev,
+            file: std::fs::canonicalize(file).unwrap(),
+        }
+    }
+
+    fn name(&self) -> &str {
+        self.dev.trim_start_matches("/dev/")
+    }
+
+    fn still_ours(&self) -> bool {
+        std::fs::read_to_string(format!("/sys/block/{}/loop/backing_file", self.name()))
+            .is_ok_and(|b| Path::new(b.trim_end()) == self.file)
+    }
+}
+
+impl Drop for LoopDev {
+    fn drop(&mut self) {
+        if self.still_ours() {
+            let _ = Command::new("losetup").args(["-d", &self.dev]).status();
+        }
+    }
+}
+
+/// A mount, unmounted on drop (lazily if it is busy); thawed first in case a test froze it.
+struct Mount(PathBuf);
+
+impl Mount {
+    fn new(source: &str, dir: &Path, opts: &str) -> Mount {
+        std::fs::create_dir_all(dir).unwrap();
+        sh("mount", &["-o", opts, source, dir.to_str().unwrap()]);
+        Mount(dir.to_path_buf())
+    }
+}
+
+impl Drop for Mount {
+    fn drop(&mut self) {
+        let _ = Command::new("fsfreeze").arg("-u").arg(&self.0).output();
+        let ok = Command::new("umount")
+            .arg(&self.0)
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        if !ok {
+            let _ = Command::new("umount").arg("-l").arg(&self.0).status();
+        }
+    }
+}
+
+/// A small file system on a loop device, in its own temp dir. Fields drop in order: unmount,
+/// detach, then remove the image.
+struct Fs {
+    mount: Mount,
+    dev: LoopDev,
+    dir: tempfile::TempDir,
+}
+
+impl Fs {
+    fn new(mkfs: &str, mkfs_args: &[&str], size: u64, mount_opts: &str) -> Fs {
+        let dir = tempfile::tempdir().unwrap();
+        let img = dir.path().join("fs.img");
+        File::create(&img).unwrap().set_len(size).unwrap();
+        let mut args = mkfs_args.to_vec();
+        args.push(img.to_str().unwrap());
+        sh(mkfs, &args);
+        let dev = LoopDev::attach(&img);
+        let mount = Mount::new(&dev.dev, &dir.path().join("mnt"), mount_opts);
+        Fs { mount, dev, dir }
+    }
+
+    fn ext4(size: u64, mount_opts: &str) -> Fs {
+        // No blocks reserved for root: the test's own fillers then see what iogauge sees.
+        Fs::new("mkfs.ext4", &["-q", "-F", "-m", "0"], size, mount_opts)
+    }
+
+    fn path(&self) -> &Path {
+        &self.mount.0
+    }
+
+    fn shutdown(&self) {
+        // The ext4/XFS "going down" ioctl: every later IO on the file system fails with EIO.
+        sh(
+            "xfs_io",
+            &["-x", "-c", "shutdown", self.path().to_str().unwrap()],
+        );
+    }
+
+    /// Writes a file until the file system is full; true if it ended on ENOSPC.
+    fn fill_up(&self) -> bool {
+        let mut f = File::create(self.path().join("filler")).unwrap();
+        let big = vec![0u8; MIB as usize];
+        let small = vec![0u8; 4096];
+        let mut enospc = false;
+        for chunk in [&big, &small] {
+            loop {
+                if let Err(e) = f.write_all(chunk) {
+                    enospc = e.raw_os_error() == Some(ENOSPC);
+                    break;
+                }
+            }
+        }
+        let _ = f.sync_all();
+        enospc
+    }
+}
+
+/// errno of "No space left on device" on Linux.
+const ENOSPC: i32 = 28;
+
+/// iogauge running in the background, its stderr collected as it comes.
+struct Running {
+    child: Option<Child>,
+    stdout: Arc<Mutex<Vec<u8>>>,
+    stderr: Arc<Mutex<String>>,
+    threads: Vec<std::thread::JoinHandle<()>>,
+}
+
+struct Done {
+    code: Option<i32>,
+    stdout: Vec<u8>,
+    stderr: String,
+    /// From the call to `finish` to the exit.
+    waited: Duration,
+}
+
+impl Running {
+    fn spawn(dir: &Path, args: &[&str]) -> Running {
+        Running::spawn_with(dir, args, None, &[])
+    }
+
+    /// `stdout`: where the child's stdout goes; collected by a thread when None.
+    fn spawn_with(
+        dir: &Path,
+        args: &[&str],
+        stdout: Option<Stdio>,
+        env: &[(&str, &str)],
+    ) -> Running {
+        let collect_stdout = stdout.is_none();
+        let mut cmd = Command::new(BIN);
+        cmd.args(args)
+            .current_dir(dir)
+            .env("IOGAUGE_DB", dir.join("results.db"))
+            .stdout(stdout.unwrap_or_else(Stdio::piped))
+            .stderr(Stdio::piped());
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let mut child = cmd.spawn().expect("spawn iogauge");
+        let stderr = Arc::new(Mutex::new(String::new()));
+        let stdout_buf = Arc::new(Mutex::new(Vec::new()));
+        let mut threads = Vec::new();
+        let mut err_pipe = child.stderr.take().unwrap();
+        let sink = stderr.clone();
+        threads.push(std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = err_pipe.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                sink.lock()
+                    .unwrap()
+                    .push_str(&String::from_utf8_lossy(&buf[..n]));
+            }
+        }));
+        if collect_stdout {
+            let mut out_pipe = child.stdout.take().unwrap();
+            let sink = stdout_buf.clone();
+            threads.push(std::thread::spawn(move || {
+                let mut all = Vec::new();
+                let _ = out_pipe.read_to_end(&mut all);
+                *sink.lock().unwrap() = all;
+            }));
+        }
+        Running {
+            child: Some(child),
+            stdout: stdout_buf,
+            stderr,
+            threads,
+        }
+    }
+
+    fn pid(&self) -> String {
+        self.child.as_ref().unwrap().id().to_string()
+    }
+
+    fn stderr(&self) -> String {
+        self.stderr.lock().unwrap().clone()
+    }
+
+    fn wait_for(&self, needle: &str, timeout: Duration) {
+        let start = Instant::now();
+        while !self.stderr().contains(needle) {
+            assert!(
+                start.elapsed() < timeout,
+                "{needle:?} not seen within {timeout:?}; stderr so far:\n{}",
+                self.stderr()
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    fn signal(&self, sig: &str) {
+        sh("kill", &[&format!("-{sig}"), &self.pid()]);
+    }
+
+    fn finish(mut self, timeout: Duration) -> Done {
+        let start = Instant::now();
+        let mut child = self.child.take().unwrap();
+        let status = loop {
+            if let Some(s) = child.try_wait().unwrap() {
+                break s;
+            }
+            if start.elapsed() > timeout {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!(
+                    "iogauge did not exit within {timeout:?}; stderr:\n{}",
+                    self.stderr()
+                );
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        };
+        let waited = start.elapsed();
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
+        Done {
+            code: status.code(),
+            stdout: std::mem::take(&mut *self.stdout.lock().unwrap()),
+            stderr: self.stderr(),
+            waited,
+        }
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+fn json(bytes: &[u8]) -> Value {
+    serde_json::from_slice(bytes).unwrap_or_else(|e| {
+        panic!(
+            "stdout is not JSON ({e}):\n{}",
+            String::from_utf8_lossy(bytes)
+        )
+    })
+}
+
+/// What the user must see on a fault: exit 1, an error line naming the target and the system's
+/// error, the partial results on stdout with the same error, no panic.
+fn assert_fault(done: &Done, target: &str, error: &str) -> Value {
+    eprintln!(
+        "user saw (exit {:?}):\n{}",
+        done.code,
+        done.stderr.trim_end()
+    );
+    assert_eq!(done.code, Some(1), "exit 1; stderr:\n{}", done.stderr);
+    assert_no_panic(&done.stderr);
+    let line = done
+        .stderr
+        .lines()
+        .find(|l| l.starts_with("iogauge: error:"))
+        .unwrap_or_else(|| panic!("an error line in\n{}", done.stderr));
+    assert!(
+        line.contains(target) && line.contains(error),
+        "{target:?} and {error:?} in {line:?}"
+    );
+    let doc = json(&done.stdout);
+    let r = &doc["results"][0];
+    assert!(
+        r["error"].as_str().is_some_and(|e| e.contains(error)),
+        "the result says why it stopped: {}",
+        r["error"]
+    );
+    assert!(
+        r["ios"].as_f64().unwrap() > 0.0,
+        "what was measured before the fault is kept"
+    );
+    assert_eq!(doc["interrupted"], true, "marked as cut short");
+    doc
+}
+
+fn f64_of(v: &Value) -> f64 {
+    v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Consent
+
+#[test]
+fn system_paths_and_non_block_devices_under_dev_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let shm_name = format!("iogauge-safety-{}", std::process::id());
+    let shm = format!("/dev/shm/{shm_name}");
+    std::os::unix::fs::symlink("/proc/self", dir.path().join("to-proc")).unwrap();
+    std::os::unix::fs::symlink("/dev/shm", dir.path().join("to-shm")).unwrap();
+    let via_proc = dir.path().join("to-proc/status");
+    let via_shm = dir.path().join("to-shm").join(&shm_name);
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (vec!["run", "/dev/null"], "/dev"),
+        (vec!["run", "/dev/zero", "--rw", "read"], "/dev"),
+        (vec!["run", &shm], "/dev"),
+        (vec!["run", "/dev/shm"], "/dev"),
+        (vec!["run", "/proc/self/status", "--rw", "read"], "/proc"),
+        (vec!["run", "/sys/kernel/notes", "--rw", "read"], "/sys"),
+        (
+            vec!["run", via_proc.to_str().unwrap(), "--rw", "read"],
+            "/proc",
+        ),
+        (vec!["run", via_shm.to_str().unwrap()], "/dev"),
+    ];
+    for (args, root) in cases {
+        let out = iogauge(dir.path(), &args);
+        assert_refused(&out, &[root]);
+    }
+    assert!(!Path::new(&shm).exists(), "nothing created in /dev/shm");
+}
+
+/// Writes `patches` into a zeroed image of `size` bytes.
+fn image(dir: &Path, name: &str, size: u64, patches: &[(u64, &[u8])]) -> PathBuf {
+    let path = dir.join(name);
+    let f = File::create(&path).unwrap();
+    f.set_len(size).unwrap();
+    for (at, bytes) in patches {
+        f.write_all_at(bytes, *at).unwrap();
+    }
+    f.sync_all().unwrap();
+    path
+}
+
+/// Signatures placed by hand where each format's specification puts them (independently of
+/// iogauge's table), and ones written by the real tools where they are installed.
+#[test]
+fn a_device_with_a_signature_is_never_written_whatever_the_flags() {
+    needs_root!();
+    let dir = tempfile::tempdir().unwrap();
+    let size = 64 * MIB;
+    let mut mbr_entry = [0u8; 16];
+    mbr_entry[4] = 0x83;
+    let md_magic = 0xa92b_4efc_u32.to_le_bytes();
+    let md_v1: Vec<u8> = [md_magic, 1u32.to_le_bytes()].concat();
+    let md_v0: Vec<u8> = [md_magic, 0u32.to_le_bytes()].concat();
+    // md v0.90: the last 64 KiB-aligned 64 KiB; v1.0: (sectors - 16) & ~7.
+    let md090_at = (size / 65536 - 1) * 65536;
+    let md10_at = ((size / 512 - 16) & !7) * 512;
+    let hand: Vec<(&str, Vec<(u64, &[u8])>, &str)> = vec![
+        (
+            "ext",
+            vec![(1080, &[0x53, 0xEF][..]), (1048, &[2, 0, 0, 0][..])],
+            "ext2/3/4",
+        ),
+        ("xfs", vec![(0, &b"XFSB\0\0\x10\0"[..])], "XFS"),
+        ("btrfs", vec![(65600, &b"_BHRfS_M"[..])], "btrfs"),
+        ("swap", vec![(4086, &b"SWAPSPACE2"[..])], "swap"),
+        (
+            "mbr",
+            vec![(446, &mbr_entry[..]), (510, &[0x55, 0xAA][..])],
+            "MBR",
+        ),
+        ("gpt", vec![(512, &b"EFI PART"[..])], "GPT"),
+        ("gpt4k", vec![(4096, &b"EFI PART"[..])], "GPT"),
+        ("lvm", vec![(512, &b"LABELONE"[..])], "LVM"),
+        ("md12", vec![(4096, &md_v1[..])], "md RAID"),
+        ("md11", vec![(0, &md_v1[..])], "md RAID"),
+        ("md10", vec![(md10_at, &md_v1[..])], "md RAID"),
+        ("md090", vec![(md090_at, &md_v0[..])], "md RAID"),
+    ];
+    let mut images: Vec<(PathBuf, &str)> = hand
+        .iter()
+        .map(|(name, patches, what)| (image(dir.path(), name, size, patches), *what))
+        .collect();
+    for (tool, args, what) in [
+        ("mkfs.ext4", &["-q", "-F"][..], "ext2/3/4"),
+        ("mkswap", &[][..], "swap"),
+        ("mkfs.xfs", &["-q", "-f"][..], "XFS"),
+    ] {
+        if have(tool) {
+            let img = image(dir.path(), tool, 320 * MIB, &[]);
+            let mut a = args.to_vec();
+            a.push(img.to_str().unwrap());
+            sh(tool, &a);
+            images.push((img, what));
+        } else {
+            eprintln!("note: {tool} not installed; its real-tool case is skipped");
+        }
+    }
+    for (img, what) in images {
+        let before = checksum(&img);
+        let dev = LoopDev::attach(&img);
+        for rw in ["randwrite", "write", "randrw"] {
+            let out = iogauge(
+                dir.path(),
+                &[
+                    "run",
+                    &dev.dev,
+                    "--rw",
+                    rw,
+                    "--allow-overwrite",
+                    "--time",
+                    "1s",
+                    "--no-store",
+                ],
+            );
+            let err = assert_refused(&out, &[&dev.dev, what, "wipefs -a", "whatever the flags"]);
+            if rw == "randwrite" {
+                eprintln!("{}: user saw: {}", img.display(), err.trim_end());
+            }
+        }
+        // Reading is harmless and allowed.
+        let out = iogauge(
+            dir.path(),
+            &[
+                "run",
+                &dev.dev,
+                "--rw",
+                "randread",
+                "--time",
+                "200ms",
+                "--no-store",
+            ],
+        );
+        assert!(out.status.success(), "read: {}", stderr_of(&out));
+        drop(dev);
+        assert_eq!(
+            checksum(&img),
+            before,
+            "{}: not one byte changed",
+            img.display()
+        );
+    }
+}
+
+#[test]
+fn a_blank_device_is_written_only_with_consent() {
+    needs_root!();
+    let dir = tempfile::tempdir().unwrap();
+    let img = image(dir.path(), "blank", 64 * MIB, &[]);
+    let dev = LoopDev::attach(&img);
+    let args = [
+        "run",
+        &dev.dev,
+        "--rw",
+        "randwrite",
+        "--time",
+        "300ms",
+        "--no-store",
+    ];
+    assert_refused(&iogauge(dir.path(), &args), &["--allow-overwrite"]);
+    assert_eq!(
+        checksum(&img),
+        checksum(&image(dir.path(), "zeros", 64 * MIB, &[]))
+    );
+    let mut with = args.to_vec();
+    with.push("--allow-overwrite");
+    let out = iogauge(dir.path(), &with);
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    drop(dev);
+    let data = std::fs::read(&img).unwrap();
+    assert!(data.iter().any(|&b| b != 0), "the device was written");
+}
+
+#[test]
+fn a_mounted_device_is_never_written_but_may_be_read() {
+    needs_root!();
+    let fs = Fs::ext4(64 * MIB, "rw");
+    let dir = fs.dir.path();
+    let out = iogauge(
+        dir,
+        &[
+            "run",
+            &fs.dev.dev,
+            "--rw",
+            "randwrite",
+            "--allow-overwrite",
+            "--time",
+            "1s",
+            "--no-store",
+        ],
+    );
+    let err = assert_refused(
+        &out,
+        &[&fs.dev.dev, "mounted on", fs.path().to_str().unwrap()],
+    );
+    eprintln!("user saw: {}", err.trim_end());
+    let out = iogauge(
+        dir,
+        &[
+            "run",
+            &fs.dev.dev,
+            "--rw",
+            "randread",
+            "--time",
+            "200ms",
+            "--no-store",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr_of(&out));
+}
+
+/// Two benchmarks on one device: the second is refused while the first holds it exclusively,
+/// and so is anything else that asks for the device exclusively (mount, mkfs, md, LVM).
+#[test]
+fn a_device_being_written_is_claimed_exclusively() {
+    needs_root!();
+    let dir = tempfile::tempdir().unwrap();
+    let img = image(dir.path(), "blank", 64 * MIB, &[]);
+    let dev = LoopDev::attach(&img);
+    let first = Running::spawn(
+        dir.path(),
+        &[
+            "run",
+            &dev.dev,
+            "--rw",
+            "randwrite",
+            "--allow-overwrite",
+            "--engine",
+            "psync",
+            "--time",
+            "20s",
+            "--no-store",
+        ],
+    );
+    // Until the first run holds the device, the second one may still get it.
+    let start = Instant::now();
+    let out = loop {
+        std::thread::sleep(Duration::from_millis(300));
+        let out = iogauge(
+            dir.path(),
+            &[
+                "run",
+                &dev.dev,
+                "--rw",
+                "randwrite",
+                "--allow-overwrite",
+                "--time",
+                "200ms",
+                "--no-store",
+            ],
+        );
+        if out.status.code() == Some(2) || start.elapsed() > Duration::from_secs(10) {
+            break out;
+        }
+    };
+    let err = assert_refused(&out, &[&dev.dev, "in use"]);
+    eprintln!("user saw: {}", err.trim_end());
+    // Other tools honour the claim too: mkfs refuses a device that is in use.
+    let mkfs = Command::new("mkfs.ext4")
+        .args(["-q", "-F", &dev.dev])
+        .output()
+        .unwrap();
+    assert!(
+        !mkfs.status.success(),
+        "no mkfs while iogauge writes: {}",
+        String::from_utf8_lossy(&mkfs.stderr)
+    );
+    first.signal("INT");
+    assert_eq!(first.finish(Duration::from_secs(10)).code, Some(130));
+}
+
+#[test]
+fn an_active_swap_device_is_never_written() {
+    needs_root!();
+    needs_tool!("swapon");
+    let dir = tempfile::tempdir().unwrap();
+    let img = image(dir.path(), "swap", 64 * MIB, &[]);
+    let dev = LoopDev::attach(&img);
+    sh("mkswap", &[&dev.dev]);
+    if !Command::new("swapon")
+        .arg(&dev.dev)
+        .status()
+        .is_ok_and(|s| s.success())
+    {
+        eprintln!("skipped: swapon is not permitted here");
+        return;
+    }
+    struct SwapOff<'a>(&'a str);
+    impl Drop for SwapOff<'_> {
+        fn drop(&mut self) {
+            let _ = Command::new("swapoff").arg(self.0).status();
+        }
+    }
+    let _off = SwapOff(&dev.dev);
+    let out = iogauge(
+        dir.path(),
+        &[
+            "run",
+            &dev.dev,
+            "--rw",
+            "randwrite",
+            "--allow-overwrite",
+            "--time",
+            "1s",
+            "--no-store",
+        ],
+    );
+    let err = assert_refused(&out, &[&dev.dev, "swap"]);
+    eprintln!("user saw: {}", err.trim_end());
+}
+
+#[test]
+fn the_backing_file_of_a_loop_device_is_never_written() {
+    needs_root!();
+    let dir = tempfile::tempdir().unwrap();
+    let img = image(dir.path(), "backing", 16 * MIB, &[]);
+    let dev = LoopDev::attach(&img);
+    let out = iogauge(
+        dir.path(),
+        &[
+            "run",
+            img.to_str().unwrap(),
+            "--rw",
+            "randwrite",
+            "--allow-overwrite",
+            "--time",
+            "1s",
+            "--no-store",
+        ],
+    );
+    let err = assert_refused(&out, &["backing file of", &dev.dev, "losetup -d"]);
+    eprintln!("user saw: {}", err.trim_end());
+}
+
+// ---------------------------------------------------------------------------------------------
+// Signals
+
+/// Each signal stops the run within a second, prints and stores the partial run marked
+/// interrupted, removes the test file and exits 128 + the signal.
+#[test]
+fn sigint_sigterm_and_sighup_stop_keep_store_and_clean_up() {
+    for (sig, code) in [("TERM", 143), ("HUP", 129), ("INT", 130)] {
+        let dir = tempfile::tempdir().unwrap();
+        let run = Running::spawn(
+            dir.path(),
+            &[
+                "run",
+                "--engine",
+                "psync",
+                "--rw",
+                "randwrite",
+                "--threads",
+                "4",
+                "--size",
+                "16m",
+                "--time",
+                "60s",
+                "--json",
+            ],
+        );
+        run.wait_for("done in", Duration::from_secs(30));
+        std::thread::sleep(Duration::from_millis(1200));
+        run.signal(sig);
+        let done = run.finish(Duration::from_secs(10));
+        assert_eq!(done.code, Some(code), "SIG{sig}; stderr:\n{}", done.stderr);
+        assert!(
+            done.waited < Duration::from_millis(1500),
+            "SIG{sig}: stopped in {:?}",
+            done.waited
+        );
+        assert_no_panic(&done.stderr);
+        let doc = json(&done.stdout);
+        assert_eq!(doc["interrupted"], true);
+        let r = &doc["results"][0];
+        assert!(f64_of(&r["ios"]) > 0.0);
+        assert!(f64_of(&r["runtime_s"]) < 10.0);
+        assert!(
+            files_named(dir.path(), "iogauge-test").is_empty(),
+            "SIG{sig}: test file removed"
+        );
+        // Stored, marked interrupted.
+        let show = iogauge(dir.path(), &["show", "last", "--json"]);
+        assert!(show.status.success(), "{}", stderr_of(&show));
+        let stored = json(&show.stdout);
+        assert_eq!(
+            stored["run_id"], doc["run_id"],
+            "SIG{sig}: the run is stored"
+        );
+        assert_eq!(stored["interrupted"], true);
+    }
+}
+
+/// Room for a big fill in the temp dir's file system, but never more than a quarter of it.
+fn big_fill_size(dir: &Path) -> String {
+    let avail: Vec<u64> = sh("stat", &["-f", "-c", "%a %S", dir.to_str().unwrap()])
+        .split_whitespace()
+        .map(|v| v.parse().unwrap())
+        .collect();
+    let free = avail[0] * avail[1];
+    format!("{}m", (free / 4 / MIB).clamp(64, 2048))
+}
+
+#[test]
+fn an_interrupt_during_the_fill_removes_the_partial_file() {
+    for signals in [1, 2] {
+        let dir = tempfile::tempdir().unwrap();
+        let size = big_fill_size(dir.path());
+        let run = Running::spawn(
+            dir.path(),
+            &[
+                "run",
+                "--size",
+                &size,
+                "--time",
+                "10s",
+                "--json",
+                "--no-store",
+            ],
+        );
+        run.wait_for("Filling", Duration::from_secs(30));
+        std::thread::sleep(Duration::from_millis(100));
+        assert_eq!(files_named(dir.path(), "iogauge-test").len(), 1);
+        for _ in 0..signals {
+            run.signal("INT");
+        }
+        let done = run.finish(Duration::from_secs(10));
+        assert_eq!(done.code, Some(130), "{}", done.stderr);
+        assert!(
+            done.waited < Duration::from_secs(1),
+            "stopped in {:?}",
+            done.waited
+        );
+        assert_no_panic(&done.stderr);
+        assert!(done.stdout.is_empty(), "nothing was measured");
+        assert!(
+            files_named(dir.path(), "iogauge-test").is_empty(),
+            "{signals} SIGINT: partial file removed"
+        );
+    }
+}
+
+/// The second SIGINT quits at once, removing the test file, while the first is still pending.
+/// To hold the first one deterministically, iogauge is left blocked writing its results to a
+/// full pipe (as when a pager stops reading): its main thread cannot act on the first SIGINT.
+#[test]
+fn a_second_sigint_quits_at_once_and_still_removes_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let (reader, writer) = std::io::pipe().unwrap();
+    // Fill the pipe from a thread until it blocks, whatever the pipe's capacity.
+    let mut filler = writer.try_clone().unwrap();
+    let written = Arc::new(AtomicUsize::new(0));
+    let count = written.clone();
+    std::thread::spawn(move || {
+        while filler.write_all(&[b' '; 4096]).is_ok() {
+            count.fetch_add(4096, Ordering::SeqCst);
+        }
+    });
+    let mut last = usize::MAX;
+    while written.load(Ordering::SeqCst) != last {
+        last = written.load(Ordering::SeqCst);
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let run = Running::spawn_with(
+        dir.path(),
+        &[
+            "run",
+            "--engine",
+            "psync",
+            "--size",
+            "8m",
+            "--time",
+            "1s",
+            "--json",
+            "--no-store",
+        ],
+        Some(Stdio::from(writer)),
+        &[],
+    );
+    run.wait_for("done in", Duration::from_secs(30));
+    // Wait until the run is over and iogauge sits in the write of its results.
+    let wchan = format!("/proc/{}/wchan", run.pid());
+    let start = Instant::now();
+    while std::fs::read_to_string(&wchan).unwrap_or_default() != "pipe_write" {
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "iogauge never blocked on its output (wchan {:?})",
+            std::fs::read_to_string(&wchan)
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    run.signal("INT");
+    run.wait_for("interrupted: stopping", Duration::from_secs(5));
+    std::thread::sleep(Duration::from_millis(200));
+    assert_eq!(
+        files_named(dir.path(), "iogauge-test").len(),
+        1,
+        "the first SIGINT is still pending"
+    );
+    run.signal("INT");
+    let done = run.finish(Duration::from_secs(5));
+    drop(reader);
+    eprintln!(
+        "user saw (exit {:?}):\n{}",
+        done.code,
+        done.stderr.trim_end()
+    );
+    assert_eq!(done.code, Some(130));
+    assert!(
+        done.waited < Duration::from_secs(1),
+        "quit in {:?}",
+        done.waited
+    );
+    assert!(done.stderr.contains("interrupted twice"), "{}", done.stderr);
+    assert!(
+        files_named(dir.path(), "iogauge-test").is_empty(),
+        "test file removed"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Faults
+
+/// ENOSPC during the fill although the free-space check passed: iogauge is paused (SIGSTOP)
+/// while it fills, the test takes the rest of the space, then lets it go on (SIGCONT).
+#[test]
+fn no_space_during_the_fill() {
+    needs_root!();
+    let fs = Fs::ext4(256 * MIB, "rw");
+    let avail: Vec<u64> = sh("stat", &["-f", "-c", "%a %S", fs.path().to_str().unwrap()])
+        .split_whitespace()
+        .map(|v| v.parse().unwrap())
+        .collect();
+    let size = (avail[0] * avail[1] - 16 * MIB) / MIB * MIB;
+    let run = Running::spawn(
+        fs.dir.path(),
+        &[
+            "run",
+            fs.path().to_str().unwrap(),
+            "--size",
+            &size.to_string(),
+            "--time",
+            "1s",
+            "--json",
+            "--no-store",
+        ],
+    );
+    run.wait_for("Filling", Duration::from_secs(30));
+    run.signal("STOP");
+    let file = files_named(fs.path(), "iogauge-test")
+        .pop()
+        .expect("test file");
+    let filled = std::fs::metadata(&file).unwrap().blocks() * 512;
+    assert!(
+        filled < size,
+        "the fill must still be going on when the disk fills ({filled} of {size})"
+    );
+    assert!(fs.fill_up(), "the filler ends on ENOSPC");
+    run.signal("CONT");
+    let done = run.finish(Duration::from_secs(60));
+    eprintln!(
+        "user saw (exit {:?}):\n{}",
+        done.code,
+        done.stderr.trim_end()
+    );
+    assert_eq!(done.code, Some(1));
+    assert_no_panic(&done.stderr);
+    let line = done.stderr.lines().last().unwrap();
+    assert!(
+        line.starts_with("iogauge: error: no space left on the device while filling")
+            && line.contains(file.to_str().unwrap()),
+        "{line}"
+    );
+    assert!(!file.exists(), "the partial file was removed");
+    assert!(done.stdout.is_empty(), "nothing was measured");
+}
+
+/// ENOSPC during a run: writes into a sparse file the user gave (--allow-overwrite) allocate
+/// blocks until the file system is full.
+#[test]
+fn no_space_during_a_run_on_a_sparse_file() {
+    needs_root!();
+    let fs = Fs::ext4(64 * MIB, "rw");
+    let sparse = fs.path().join("sparse");
+    File::create(&sparse).unwrap().set_len(256 * MIB).unwrap();
+    let run = Running::spawn(
+        fs.dir.path(),
+        &[
+            "run",
+            sparse.to_str().unwrap(),
+            "--rw",
+            "randwrite",
+            "--allow-overwrite",
+            "--time",
+            "60s",
+            "--json",
+            "--no-store",
+        ],
+    );
+    let done = run.finish(Duration::from_secs(60));
+    assert_fault(&done, sparse.to_str().unwrap(), "No space left on device");
+    assert!(done.stderr.contains("the file system is full"));
+    assert!(
+        sparse.exists(),
+        "a file iogauge did not create is never removed"
+    );
+}
+
+/// ENOSPC during a run on a file iogauge created: on XFS with reflink, a clone made during the
+/// run turns every overwrite into copy-on-write, which needs space the test has taken.
+#[test]
+fn no_space_during_a_run_on_a_created_file() {
+    needs_root!();
+    needs_tool!("mkfs.xfs");
+    let fs = Fs::new(
+        "mkfs.xfs",
+        &["-q", "-f", "-m", "reflink=1"],
+        400 * MIB,
+        "rw",
+    );
+    let run = Running::spawn(
+        fs.dir.path(),
+        &[
+            "run",
+            fs.path().to_str().unwrap(),
+            "--size",
+            "64m",
+            "--rw",
+            "randwrite",
+            "--time",
+            "60s",
+            "--json",
+            "--no-store",
+        ],
+    );
+    run.wait_for("done in", Duration::from_secs(60));
+    std::thread::sleep(Duration::from_millis(500));
+    let file = files_named(fs.path(), "iogauge-test")
+        .pop()
+        .expect("test file");
+    sh(
+        "cp",
+        &[
+            "--reflink=always",
+            file.to_str().unwrap(),
+            fs.path().join("clone").to_str().unwrap(),
+        ],
+    );
+    fs.fill_up();
+    let done = run.finish(Duration::from_secs(60));
+    assert_fault(&done, file.to_str().unwrap(), "No space left on device");
+    assert!(!file.exists(), "the created file was removed");
+}
+
+/// EIO mid-run: the file system under a created test file shuts down.
+#[test]
+fn io_error_during_a_run() {
+    needs_root!();
+    needs_tool!("xfs_io");
+    let fs = Fs::ext4(128 * MIB, "rw");
+    let run = Running::spawn(
+        fs.dir.path(),
+        &[
+            "run",
+            fs.path().to_str().unwrap(),
+            "--size",
+            "32m",
+            "--rw",
+            "randrw",
+            "--time",
+            "60s",
+            "--json",
+            "--no-store",
+        ],
+    );
+    run.wait_for("done in", Duration::from_secs(30));
+    std::thread::sleep(Duration::from_millis(500));
+    let file = files_named(fs.path(), "iogauge-test")
+        .pop()
+        .expect("test file");
+    fs.shutdown();
+    let done = run.finish(Duration::from_secs(10));
+    assert_fault(&done, file.to_str().unwrap(), "Input/output error");
+    // A dead file system cannot unlink: the user is told which file is left.
+    assert!(
+        done.stderr.contains(&format!(
+            "could not remove the test file {}",
+            file.display()
+        )) && done.stderr.contains("remove it by hand"),
+        "{}",
+        done.stderr
+    );
+}
+
+/// A device whose backing store fails under it: a loop device over a file on a file system that
+/// shuts down mid-run returns EIO for every IO, as a dying disk does.
+#[test]
+fn a_failing_device_ends_the_run_with_its_error() {
+    needs_root!();
+    needs_tool!("xfs_io");
+    let fs = Fs::ext4(128 * MIB, "rw");
+    let img = fs.path().join("disk.img");
+    File::create(&img).unwrap().set_len(64 * MIB).unwrap();
+    let dev = LoopDev::attach(&img);
+    let run = Running::spawn(
+        fs.dir.path(),
+        &[
+            "run",
+            &dev.dev,
+            "--rw",
+            "randread",
+            "--iodepth",
+            "8",
+            "--time",
+            "60s",
+            "--json",
+            "--no-store",
+        ],
+    );
+    std::thread::sleep(Duration::from_millis(1500));
+    fs.shutdown();
+    let done = run.finish(Duration::from_secs(10));
+    assert_fault(&done, &dev.dev, "Input/output error");
+    drop(dev);
+}
+
+/// `losetup -d` on a loop device iogauge has open: the kernel defers the detach until the last
+/// user closes it, so the run finishes normally and the device goes away after.
+#[test]
+fn a_loop_device_detached_mid_run_goes_away_after_the_run() {
+    needs_root!();
+    let dir = tempfile::tempdir().unwrap();
+    let img = image(dir.path(), "disk", 32 * MIB, &[]);
+    let dev = LoopDev::attach(&img);
+    let run = Running::spawn(
+        dir.path(),
+        &[
+            "run",
+            &dev.dev,
+            "--rw",
+            "randread",
+            "--time",
+            "2s",
+            "--json",
+            "--no-store",
+        ],
+    );
+    std::thread::sleep(Duration::from_millis(700));
+    sh("losetup", &["-d", &dev.dev]);
+    let done = run.finish(Duration::from_secs(10));
+    eprintln!(
+        "user saw (exit {:?}):\n{}",
+        done.code,
+        done.stderr.trim_end()
+    );
+    assert_eq!(done.code, Some(0), "{}", done.stderr);
+    let doc = json(&done.stdout);
+    assert_eq!(f64_of(&doc["results"][0]["runtime_s"]), 2.0);
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(!dev.still_ours(), "detached once iogauge closed it");
+}
+
+/// EROFS from the start: a file system mounted read-only.
+#[test]
+fn a_read_only_file_system_is_refused_for_writes() {
+    needs_root!();
+    let fs = Fs::ext4(64 * MIB, "rw");
+    let existing = fs.path().join("data");
+    std::fs::write(&existing, vec![5u8; 8 * MIB as usize]).unwrap();
+    sh("mount", &["-o", "remount,ro", fs.path().to_str().unwrap()]);
+    let dir = fs.dir.path();
+    let out = iogauge(dir, &["run", fs.path().to_str().unwrap(), "--no-store"]);
+    let err = assert_refused(&out, &["read-only file system"]);
+    eprintln!("user saw: {}", err.trim_end());
+    let out = iogauge(
+        dir,
+        &[
+            "run",
+            existing.to_str().unwrap(),
+            "--rw",
+            "randwrite",
+            "--allow-overwrite",
+            "--no-store",
+        ],
+    );
+    let err = assert_refused(&out, &[existing.to_str().unwrap(), "read-only file system"]);
+    eprintln!("user saw: {}", err.trim_end());
+    let out = iogauge(
+        dir,
+        &[
+            "run",
+            existing.to_str().unwrap(),
+            "--rw",
+            "randread",
+            "--time",
+            "200ms",
+            "--no-store",
+        ],
+    );
+    assert!(out.status.success(), "reads work: {}", stderr_of(&out));
+    assert_eq!(files_named(fs.path(), "iogauge-test").len(), 0);
+}
+
+/// EROFS mid-run: ext4 with errors=remount-ro meets an error and turns read-only under the run.
+#[test]
+fn a_file_system_turning_read_only_mid_run() {
+    needs_root!();
+    let fs = Fs::ext4(128 * MIB, "rw,errors=remount-ro");
+    let trigger = format!("/sys/fs/ext4/{}/trigger_fs_error", fs.dev.name());
+    if !Path::new(&trigger).exists() {
+        eprintln!("skipped: needs {trigger}");
+        return;
+    }
+    let run = Running::spawn(
+        fs.dir.path(),
+        &[
+            "run",
+            fs.path().to_str().unwrap(),
+            "--size",
+            "32m",
+            "--rw",
+            "randwrite",
+            "--time",
+            "60s",
+            "--json",
+            "--no-store",
+        ],
+    );
+    run.wait_for("done in", Duration::from_secs(30));
+    std::thread::sleep(Duration::from_millis(500));
+    let file = files_named(fs.path(), "iogauge-test")
+        .pop()
+        .expect("test file");
+    std::fs::write(&trigger, "iogauge safety test\n").unwrap();
+    let done = run.finish(Duration::from_secs(10));
+    assert_fault(&done, file.to_str().unwrap(), "Read-only file system");
+    assert!(done.stderr.contains("remove it by hand"), "{}", done.stderr);
+}
+
+/// Someone deletes (or replaces) the test file mid-run: Linux keeps the open inode, the IO
+/// goes on to the same blocks, the run completes and the user is told.
+#[test]
+fn a_target_deleted_or_replaced_mid_run() {
+    for replace in [false, true] {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("t");
+        let run = Running::spawn(
+            dir.path(),
+            &[
+                "run",
+                target.to_str().unwrap(),
+                "--size",
+                "16m",
+                "--rw",
+                "randwrite",
+                "--engine",
+                "psync",
+                "--time",
+                "2s",
+                "--json",
+                "--no-store",
+            ],
+        );
+        run.wait_for("done in", Duration::from_secs(30));
+        std::thread::sleep(Duration::from_millis(500));
+        std::fs::remove_file(&target).unwrap();
+        if replace {
+            std::fs::write(&target, b"someone else's").unwrap();
+        }
+        let done = run.finish(Duration::from_secs(10));
+        eprintln!(
+            "user saw (exit {:?}):\n{}",
+            done.code,
+            done.stderr.trim_end()
+        );
+        assert_eq!(done.code, Some(0), "{}", done.stderr);
+        assert_no_panic(&done.stderr);
+        let doc = json(&done.stdout);
+        let r = &doc["results"][0];
+        assert_eq!(f64_of(&r["runtime_s"]), 2.0, "the run went on to the end");
+        assert!(r["error"].is_null());
+        let warning = if replace {
+            "was replaced by another file during the run"
+        } else {
+            "was deleted by someone else during the run"
+        };
+        assert!(done.stderr.contains(warning), "{}", done.stderr);
+        if replace {
+            assert_eq!(
+                std::fs::read(&target).unwrap(),
+                b"someone else's",
+                "the new file is left alone"
+            );
+        } else {
+            assert!(!target.exists());
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Limits
+
+#[test]
+fn threads_and_iodepth_are_capped_with_a_message() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = "/nonexistent-iogauge-dir/file";
+    for (flag, cap) in [("--threads", 1024u32), ("--iodepth", 4096)] {
+        let over = (cap + 1).to_string();
+        let out = iogauge(
+            dir.path(),
+            &["run", flag, &over, "--bs", "512", "--no-store"],
+        );
+        assert_refused(&out, &[flag, &format!("at most {cap}")]);
+        // At the cap the workload is accepted; the missing directory is what stops it.
+        let at = cap.to_string();
+        let out = iogauge(
+            dir.path(),
+            &["run", missing, flag, &at, "--bs", "512", "--no-store"],
+        );
+        assert_refused(&out, &["does not exist"]);
+    }
+}
+
+/// The buffers (threads × iodepth × bs) may take a quarter of RAM, not more, and are checked
+/// before anything is allocated or created.
+#[test]
+fn buffers_over_a_quarter_of_ram_are_refused() {
+    let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap();
+    let ram_kib: u64 = meminfo
+        .lines()
+        .find_map(|l| l.strip_prefix("MemTotal:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .expect("MemTotal");
+    let quarter = ram_kib * 1024 / 4;
+    let bs = 64 * MIB;
+    let fits = quarter / bs;
+    assert!(
+        fits < 4096,
+        "more RAM than this test can reach with --iodepth"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let missing = "/nonexistent-iogauge-dir/file";
+    let over = (fits + 1).to_string();
+    let out = iogauge(
+        dir.path(),
+        &[
+            "run",
+            missing,
+            "--bs",
+            "64m",
+            "--iodepth",
+            &over,
+            "--no-store",
+        ],
+    );
+    let err = assert_refused(&out, &["quarter of RAM", "--iodepth"]);
+    eprintln!("user saw: {}", err.trim_end());
+    if fits > 0 {
+        let out = iogauge(
+            dir.path(),
+            &[
+                "run",
+                missing,
+                "--bs",
+                "64m",
+                "--iodepth",
+                &fits.to_string(),
+                "--no-store",
+            ],
+        );
+        assert_refused(&out, &["does not exist"]);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Bugs
+
+/// A panic is one line that says it is a bug, with no backtrace note, and the test file is
+/// still removed. The panics are injected by a debug-build-only environment variable.
+#[test]
+fn a_bug_is_one_line_and_still_cleans_up() {
+    if !cfg!(debug_assertions) {
+        eprintln!("skipped: the panic injection exists in debug builds only");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let run = Running::spawn_with(
+        dir.path(),
+        &["run", "--size", "8m", "--time", "1s", "--no-store"],
+        None,
+        &[("IOGAUGE_DEBUG_PANIC", "main")],
+    );
+    let done = run.finish(Duration::from_secs(10));
+    assert_eq!(done.code, Some(101));
+    let lines: Vec<&str> = done.stderr.lines().collect();
+    assert_eq!(lines.len(), 1, "{}", done.stderr);
+    assert!(lines[0].starts_with("iogauge: internal error:") && lines[0].contains("this is a bug"));
+    assert_no_panic(&done.stderr);
+
+    // In a worker, before the workers start together: the run ends (no hang), the error says
+    // what happened, and the created file is removed.
+    let run = Running::spawn_with(
+        dir.path(),
+        &[
+            "run",
+            "--size",
+            "8m",
+            "--threads",
+            "4",
+            "--time",
+            "30s",
+            "--json",
+            "--no-store",
+        ],
+        None,
+        &[("IOGAUGE_DEBUG_PANIC", "worker")],
+    );
+    let done = run.finish(Duration::from_secs(20));
+    eprintln!(
+        "user saw (exit {:?}):\n{}",
+        done.code,
+        done.stderr.trim_end()
+    );
+    assert_eq!(done.code, Some(1));
+    assert_no_panic(&done.stderr);
+    assert!(done.stderr.contains("iogauge: internal error:"));
+    assert!(done
+        .stderr
+        .contains("iogauge: error: a worker thread panicked"));
+    assert!(files_named(dir.path(), "iogauge-test").is_empty());
+}
