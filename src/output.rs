@@ -114,6 +114,20 @@ pub fn result(r: &ResultDoc) -> String {
         ),
     );
     row(&mut s, "latency", lat_line(&r.lat_ns));
+    if r.timeseries.len() >= 3 {
+        let iops: Vec<f64> = r.timeseries.iter().map(|t| t.iops).collect();
+        let peak = iops.iter().copied().fold(0.0, f64::max);
+        row(
+            &mut s,
+            "over time",
+            format!(
+                "{} (per {}, 0 … {} IOPS)",
+                crate::report::sparkline_fit(&iops, 60),
+                units::duration(std::time::Duration::from_secs_f64(r.workload.interval_s)),
+                units::count(peak)
+            ),
+        );
+    }
     if let (Some(rd), Some(wr)) = (&r.read, &r.write) {
         row(&mut s, "reads", op_line(rd));
         row(&mut s, "writes", op_line(wr));

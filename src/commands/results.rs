@@ -246,34 +246,13 @@ fn show_text(id: i64, doc: &RunDoc) -> String {
             s.push_str(&stats_text(i, r));
         }
     }
-    let findings: Vec<&serde_json::Value> = doc
-        .findings
-        .iter()
-        .chain(doc.results.iter().flat_map(|r| r.findings.iter()))
-        .collect();
-    if !findings.is_empty() {
+    if !doc.findings.is_empty() {
         let _ = writeln!(s, "\nfindings:");
-        for f in findings {
-            let _ = writeln!(s, "  {}", finding_line(f));
-        }
+        s.push_str(&crate::analysis::print_findings(&doc.findings));
     }
     s.push('\n');
     s.push_str(&system_text(&doc.system));
     s
-}
-
-/// A finding as one line: `[warning] outlier: …`, or its JSON when it has no summary.
-fn finding_line(f: &serde_json::Value) -> String {
-    match (
-        f["severity"].as_str(),
-        f["kind"].as_str(),
-        f["summary"].as_str(),
-    ) {
-        (sev, Some(kind), Some(summary)) => {
-            format!("[{}] {kind}: {summary}", sev.unwrap_or("info"))
-        }
-        _ => f.to_string(),
-    }
 }
 
 /// A value of a stats metric with its unit.

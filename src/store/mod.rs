@@ -102,12 +102,6 @@ pub fn db_path(db: &DbArgs) -> Result<PathBuf> {
     }
 }
 
-/// Loads one run: `selector` is an id, a run id, a label (its newest run) or `last`.
-pub fn load(db: &DbArgs, selector: &str) -> Result<RunDoc> {
-    let store = Store::open_existing(db)?;
-    store.load(store.resolve(selector)?)
-}
-
 /// Loads several runs in the order given, each with its id (for `compare` and `report`).
 pub fn load_runs(db: &DbArgs, selectors: &[String]) -> Result<Vec<Stored>> {
     let store = Store::open_existing(db)?;
