@@ -19,7 +19,9 @@ pub const REMOVE_WAIT: Duration = Duration::from_secs(2);
 static COUNT: AtomicUsize = AtomicUsize::new(0);
 static FIRST: AtomicI32 = AtomicI32::new(0);
 /// Files this invocation created, with the device and inode they had then.
-static CREATED: Mutex<Vec<(PathBuf, Option<(u64, u64)>)>> = Mutex::new(Vec::new());
+static CREATED: Mutex<Vec<Created>> = Mutex::new(Vec::new());
+
+type Created = (PathBuf, Option<(u64, u64)>);
 
 /// Starts the signal thread. Call once, early in main.
 pub fn install() {
@@ -69,7 +71,7 @@ pub fn unregister_created(path: &Path) {
 
 /// The list stays usable even if a thread panicked while holding it: removing test files is
 /// exactly what must still work then.
-fn created() -> MutexGuard<'static, Vec<(PathBuf, Option<(u64, u64)>)>> {
+fn created() -> MutexGuard<'static, Vec<Created>> {
     CREATED.lock().unwrap_or_else(|e| e.into_inner())
 }
 

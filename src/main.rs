@@ -61,7 +61,13 @@ fn main() -> ExitCode {
 /// run's error (see `runner`).
 fn install_panic_hook() {
     std::panic::set_hook(Box::new(|info| {
-        let what = info.payload_as_str().unwrap_or("panic").replace('\n', " ");
+        let payload = info.payload();
+        let what = payload
+            .downcast_ref::<&str>()
+            .copied()
+            .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
+            .unwrap_or("panic")
+            .replace('\n', " ");
         let at = info
             .location()
             .map(|l| format!(" at {}:{}", l.file(), l.line()))

@@ -166,20 +166,29 @@ pub fn prepare(req: &Request) -> Result<Target> {
 /// while /dev/disk/by-id/... (links to block devices) is fine.
 fn refuse_system_paths(path: &Path) -> Result<()> {
     let real = resolved(path);
+    // Name the resolved path too when a link or the working directory led there.
+    let shown = if real.as_path() == path {
+        path.display().to_string()
+    } else {
+        format!("{} (that is {})", path.display(), real.display())
+    };
     for root in ["/proc", "/sys"] {
         if real.starts_with(root) {
             return Err(usage(format!(
-                "{} is under {root}, which is not storage; give a file, directory or block device",
-                path.display()
+                "{shown} is under {root}, which is not storage; give a file, directory or block device"
             )));
         }
     }
-    let block_device = std::fs::metadata(&real).is_ok_and(|m| m.file_type().is_block_device());
-    if real.starts_with("/dev") && !block_device {
-        return Err(usage(format!(
-            "{} is under /dev but is not a block device; give a block device (e.g. /dev/nvme0n1), or a file or directory on a mounted file system",
-            path.display()
-        )));
+    if real.starts_with("/dev") {
+        return match std::fs::metadata(&real) {
+            Ok(m) if m.file_type().is_block_device() => Ok(()),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Err(usage(format!(
+                "{shown} does not exist; give an existing block device (see lsblk), or a file or directory on a mounted file system"
+            ))),
+            _ => Err(usage(format!(
+                "{shown} is under /dev but is not a block device; give a block device (see lsblk), or a file or directory on a mounted file system"
+            ))),
+        };
     }
     Ok(())
 }
@@ -205,12 +214,7 @@ fn resolved(path: &Path) -> PathBuf {
 }
 
 fn existing_file(req: &Request, path: PathBuf, md: &std::fs::Metadata) -> Result<Target> {
-    if req.writes && !req.allow_overwrite {
-        return Err(usage(format!(
-            "{} exists and this workload writes to it; add --allow-overwrite to destroy its contents, or give a new path or a directory",
-            path.display()
-        )));
-    }
+    // What no flag allows comes first, so the user is not sent to add one in vain.
     if req.writes {
         if let Some(dev) = loop_backed_by(md) {
             return Err(usage(format!(
@@ -218,6 +222,12 @@ fn existing_file(req: &Request, path: PathBuf, md: &std::fs::Metadata) -> Result
                 path.display()
             )));
         }
+    }
+    if req.writes && !req.allow_overwrite {
+        return Err(usage(format!(
+            "{} exists and this workload writes to it; add --allow-overwrite to destroy its contents, or give a new path or a directory",
+            path.display()
+        )));
     }
     let len = md.len();
     let range = range_of(req.size, len, &path)?;
@@ -243,7 +253,6 @@ fn loop_backed_by(md: &std::fs::Metadata) -> Option<String> {
             return None;
         }
         let backing = std::fs::read_to_string(e.path().join("loop/backing_file")).ok()?;
-        // The kernel appends " (deleted)" to a backing file that was unlinked.
         let b = std::fs::metadata(backing.trim_end()).ok()?;
         (b.dev() == md.dev() && b.ino() == md.ino()).then(|| format!("/dev/{name}"))
     })
@@ -381,10 +390,7 @@ fn create(req: &Request, path: PathBuf) -> Result<Target> {
         }
     }
     drop(file);
-    fill(&target.path, size, req).map_err(|e| {
-        target.keep = false;
-        e
-    })?;
+    fill(&target.path, size, req).inspect_err(|_| target.keep = false)?;
     Ok(target)
 }
 

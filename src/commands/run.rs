@@ -4,7 +4,7 @@ use crate::cli::{RepeatArgs, RunArgs, TargetArgs};
 use crate::model::{
     CpuDoc, OpDoc, RepeatDoc, ResultDoc, RunDoc, Sample, TargetDoc, WorkloadDoc, SCHEMA,
 };
-use crate::runner::{self, Display};
+use crate::runner::{self, Display, Measured};
 use crate::target::{self, Target};
 use crate::workload::Spec;
 use crate::{error, output};
@@ -92,6 +92,21 @@ pub fn measure_repeated(
     progress: bool,
     notes: &mut Vec<String>,
 ) -> Result<ResultDoc> {
+    repeated(repeat, notes, name.as_deref(), |label| {
+        let mut r = measure(spec, target, label, progress)?;
+        r.name = name.clone();
+        Ok(r)
+    })
+}
+
+/// Calls `once` (with a progress label naming the repeat) `--repeat` times and folds the
+/// results; shared by `run` and the suites.
+pub fn repeated(
+    repeat: &RepeatArgs,
+    notes: &mut Vec<String>,
+    name: Option<&str>,
+    mut once: impl FnMut(Option<String>) -> Result<ResultDoc>,
+) -> Result<ResultDoc> {
     let n = repeat.repeat.max(1);
     let mut results = Vec::with_capacity(n as usize);
     for i in 0..n {
@@ -106,16 +121,15 @@ pub fn measure_repeated(
                 }
             }
         }
-        let label = match (&name, n) {
-            (_, 1) => name.clone(),
+        let label = match (name, n) {
+            (_, 1) => name.map(str::to_string),
             (Some(nm), _) => Some(format!("{nm} [repeat {}/{n}]", i + 1)),
             (None, _) => Some(format!("repeat {}/{n}", i + 1)),
         };
-        let mut r = measure(spec, target, label, progress)?;
-        r.name = name.clone();
+        let r = once(label)?;
         let stop = r.interrupted || r.error.is_some();
         results.push(r);
-        if stop {
+        if stop || crate::interrupt::requested().is_some() {
             break;
         }
     }
@@ -245,21 +259,45 @@ pub fn measure(
     name: Option<String>,
     progress: bool,
 ) -> Result<ResultDoc> {
-    let file = target.open(spec.writes(), spec.direct, spec.odsync)?;
     let display = Display {
         progress,
         prefix: name.clone().map(|n| format!("{n} ")).unwrap_or_default(),
+        stop_when: None,
     };
-    let m = runner::run(spec, &file, 0, target.range_bytes, &display)?;
-    Ok(ResultDoc {
+    let m = measure_range(spec, target, 0, target.range_bytes, &display)?;
+    Ok(result_doc(spec, target, 0, target.range_bytes, name, m))
+}
+
+/// Runs one workload on `[start, start + len)` of a prepared target.
+pub fn measure_range(
+    spec: &Spec,
+    target: &Target,
+    start: u64,
+    len: u64,
+    display: &Display,
+) -> Result<Measured> {
+    let file = target.open(spec.writes(), spec.direct, spec.odsync)?;
+    runner::run(spec, &file, start, len, display)
+}
+
+/// The result document of a measurement of `[start, start + len)` of `target`.
+pub fn result_doc(
+    spec: &Spec,
+    target: &Target,
+    start: u64,
+    len: u64,
+    name: Option<String>,
+    m: Measured,
+) -> ResultDoc {
+    ResultDoc {
         name,
         workload: WorkloadDoc::of(spec),
         target: TargetDoc {
             path: target.path.display().to_string(),
             kind: target.kind.name().into(),
             created: target.created,
-            offset_bytes: 0,
-            range_bytes: target.range_bytes,
+            offset_bytes: start,
+            range_bytes: len,
             logical_block_size: target.logical_block,
         },
         iops: m.ios as f64 / m.runtime_s,
@@ -285,7 +323,7 @@ pub fn measure(
         findings: Vec::new(),
         repeats: Vec::new(),
         stats: Default::default(),
-    })
+    }
 }
 
 /// What the user must know to read the numbers right.

@@ -27,11 +27,6 @@ pub fn run(args: &SuiteArgs) -> Result<()> {
     let suite = load(args)?;
     let overrides = overrides(args)?;
     let cells = cells::expand(&suite, &overrides).map_err(usage)?;
-    if args.repeat.repeat > 1 {
-        return Err(usage(
-            "suites run each cell once for now; drop --repeat, or repeat one workload with `iogauge run --repeat N`",
-        ));
-    }
     let params = params(&args.repeat.param)?;
     let env = Env {
         engine: EngineKind::from(args.target.engine),
@@ -68,15 +63,9 @@ pub fn run(args: &SuiteArgs) -> Result<()> {
         )));
     }
 
-    let mut state = State::default();
-    let failure = run_cells(&suite, &cells, &plans, &target, args, &mut state).err();
-
-    let mut notes = notes(&suite, &cells, &plans, &state, &target, &env, args);
-    if let Some(e) = &failure {
-        notes.push(format!("the suite stopped at a failing cell: {e:#}"));
-    }
-    let interrupted = failure.is_some() || crate::interrupt::requested().is_some();
-    let mut doc = RunDoc {
+    // The run is in the store before its first cell, and each cell lands as it finishes, so
+    // an interrupted or killed suite keeps what it measured.
+    let header = RunDoc {
         schema: SCHEMA.into(),
         run_id: run_id(started),
         label: args.output.label.clone(),
@@ -84,11 +73,27 @@ pub fn run(args: &SuiteArgs) -> Result<()> {
         command: std::env::args().collect(),
         suite: Some(suite.name.clone()),
         system,
-        results: std::mem::take(&mut state.results),
+        results: Vec::new(),
         findings: Vec::new(),
+        interrupted: true,
+        notes: Vec::new(),
+        params,
+    };
+    let mut rec = crate::store::Recorder::start(&args.output, &header)?;
+    let mut state = State::default();
+    let failure = run_cells(&suite, &cells, &plans, &target, args, &mut state, &mut rec).err();
+
+    let mut notes = notes(&suite, &cells, &plans, &state, &target, &env, args);
+    notes.append(&mut state.notes);
+    if let Some(e) = &failure {
+        notes.push(format!("the suite stopped at a failing cell: {e:#}"));
+    }
+    let interrupted = failure.is_some() || crate::interrupt::requested().is_some();
+    let mut doc = RunDoc {
+        results: std::mem::take(&mut state.results),
         interrupted,
         notes,
-        params,
+        ..header
     };
     crate::analysis::annotate(&mut doc, target.data_bytes);
     let stability = args
@@ -101,8 +106,7 @@ pub fn run(args: &SuiteArgs) -> Result<()> {
         stability.as_deref(),
         env.ram,
     );
-    // STORE(lead): the one place a finished (or interrupted) suite's document is complete and
-    // should be saved — `doc` here, before it is printed. Nothing is saved yet.
+    rec.finish(&doc)?;
     if args.output.json {
         emit(&(serde_json::to_string_pretty(&doc)? + "\n"))?;
     } else {
@@ -146,6 +150,8 @@ struct State {
     cell_of: Vec<usize>,
     /// Cells the target refused while running, with why.
     refused: BTreeMap<usize, String>,
+    /// Notes that came up while running (e.g. caches that could not be dropped).
+    notes: Vec<String>,
 }
 
 impl State {
@@ -282,6 +288,7 @@ fn run_cells(
     target: &Target,
     args: &SuiteArgs,
     state: &mut State,
+    rec: &mut crate::store::Recorder,
 ) -> Result<()> {
     let runnable: Vec<usize> = (0..cells.len()).filter(|&i| plans[i].is_ok()).collect();
     let mut eta = Eta::default();
@@ -293,11 +300,10 @@ fn run_cells(
         let cell = &cells[i];
         let left = eta.left(runnable[k..].iter().map(|&j| &cells[j]), target.range_bytes);
         let prefix = format!(
-            "[{}/{}] {} · suite {} left ·",
+            "[{}/{} · suite {left} left] {}",
             k + 1,
             runnable.len(),
-            cell.name(),
-            left
+            cell.name()
         );
         let files = match plan {
             Plan::Files { files, .. } => match seek_files(target, *files, plan) {
@@ -309,7 +315,28 @@ fn run_cells(
             _ => Vec::new(),
         };
         let begun = Instant::now();
-        let outcome = exec::run(plan, target, &files, prefix, !args.output.json);
+        // --until-stable: stop a timed cell once its per-interval IOPS are stable enough.
+        let rule = cell.planned_time().map(Rule::new);
+        let interval = exec::INTERVAL;
+        let stop = move |iops: &[f64]| {
+            rule.is_some_and(|r| matches!(r.check(iops, interval), stable::Verdict::Stable { .. }))
+        };
+        let stop_when: Option<crate::runner::StopWhen> = args.until_stable.then_some(&stop);
+        let outcome = crate::commands::run::repeated(
+            &args.repeat,
+            &mut state.notes,
+            Some(&prefix),
+            |label| {
+                exec::run(
+                    plan,
+                    target,
+                    &files,
+                    label.unwrap_or_else(|| prefix.clone()),
+                    !args.output.json,
+                    stop_when,
+                )
+            },
+        );
         drop(files);
         let direct = plan.specs().iter().any(|s| s.direct);
         match outcome {
@@ -333,6 +360,7 @@ fn run_cells(
                 eprintln!("[{}/{}] {}", k + 1, runnable.len(), one_line(cell, &r));
                 let cut = r.interrupted;
                 let failed = r.error.clone();
+                rec.add(&r)?;
                 state.results.push(r);
                 state.cell_of.push(i);
                 if let Some(e) = failed {
@@ -528,7 +556,7 @@ fn notes(
     }
     if args.until_stable {
         add(format!(
-            "--until-stable: this build cannot stop a cell early yet, so every cell ran its full time (at most --cell-time) and the stability table shows when each met ±{:.0}% at 95% confidence (at least {}), i.e. the time it would have needed; consecutive seconds are correlated, so treat the interval as a stopping heuristic",
+            "--until-stable: each timed cell stopped once its per-second IOPS had a 95% confidence interval within ±{:.0}% (after at least {}), or at --cell-time; consecutive seconds are correlated, so treat the interval as a stopping rule, not a guarantee",
             stable::REL_HALF_WIDTH * 100.0,
             units::duration(stable::MIN_TIME)
         ));

@@ -92,14 +92,22 @@ pub struct Measured {
     pub hist: Hist,
     /// An IO error that stopped the run early; the numbers cover the part before it.
     pub error: Option<anyhow::Error>,
+    /// `Display::stop_when` ended the run before its limit.
+    pub stopped_early: bool,
 }
 
-/// How the run shows itself while it goes.
-pub struct Display {
+/// Decides, from the per-interval IOPS of the intervals completed so far, that a run has
+/// measured enough (`suite --until-stable`). Called on the watching thread, once per interval.
+pub type StopWhen<'a> = &'a (dyn Fn(&[f64]) -> bool + Sync);
+
+/// How the run shows itself while it goes, and when it may stop before its limit.
+#[derive(Default)]
+pub struct Display<'a> {
     /// A progress line on stderr (only drawn when stderr is a terminal).
     pub progress: bool,
     /// Prefix of the progress line, e.g. the suite cell.
     pub prefix: String,
+    pub stop_when: Option<StopWhen<'a>>,
 }
 
 pub fn run(
@@ -121,7 +129,7 @@ pub fn run(
     let budgets = data_budgets(spec);
 
     let mut agg = Intervals::default();
-    let (outs, cpu_window, measured_until) = std::thread::scope(|s| {
+    let (outs, watched) = std::thread::scope(|s| {
         let mut handles = Vec::with_capacity(threads);
         for id in 0..spec.threads {
             let tx = tx.clone();
@@ -170,7 +178,7 @@ pub fn run(
                 .fetch_add(threads - spawned, Ordering::SeqCst);
         }
         let t0 = start.open_when(threads, &shared.finished);
-        let (cpu_window, until) = watch(spec, &shared, &rx, &mut agg, t0, display, threads);
+        let watched = watch(spec, &shared, &rx, &mut agg, t0, display, threads);
         let outs: Vec<Result<WorkerOut>> = handles
             .into_iter()
             .map(|h| match h {
@@ -180,7 +188,7 @@ pub fn run(
                 Err(e) => Err(e),
             })
             .collect();
-        (outs, cpu_window, until)
+        (outs, watched)
     });
 
     // Intervals still in the channel were sent at the very end.
@@ -194,17 +202,18 @@ pub fn run(
     let error = workers.iter_mut().find_map(|w| w.error.take());
     let interrupted = crate::interrupt::requested();
     let runtime = match (spec.limit, interrupted, &error) {
-        (Limit::Time(t), None, None) => t,
+        (Limit::Time(t), None, None) if !watched.stopped_early => t,
         _ => workers
             .iter()
             .map(|w| w.last_completion)
             .max()
             .unwrap_or_default()
-            .max(measured_until.min(Duration::from_millis(1))),
+            .max(watched.until.min(Duration::from_millis(1))),
     };
     let setup = setup.into_inner().unwrap_or_else(|e| e.into_inner());
-    let mut measured = merge(spec, workers, agg, runtime, cpu_window, setup, interrupted);
+    let mut measured = merge(spec, workers, agg, runtime, watched.cpu, setup, interrupted);
     measured.error = error;
+    measured.stopped_early = watched.stopped_early;
     Ok(measured)
 }
 
@@ -298,8 +307,10 @@ fn watch(
     t0: Instant,
     display: &Display,
     threads: usize,
-) -> (Option<(sys::CpuTimes, sys::CpuTimes)>, Duration) {
+) -> Watched {
     let measure_start = t0 + spec.ramp;
+    let mut stopped_early = false;
+    let mut judged = 0usize;
     let total = match spec.limit {
         Limit::Time(t) => spec.ramp + t,
         Limit::Data(_) => Duration::ZERO,
@@ -353,6 +364,21 @@ fn watch(
             ));
         }
         agg.drain(rx);
+        if let Some(stop_when) = display.stop_when {
+            // An interval is judged 200 ms after it ended: by then every worker that completed
+            // IO in it has moved past it and sent it.
+            let done = Instant::now()
+                .saturating_duration_since(measure_start + Duration::from_millis(200))
+                .as_nanos()
+                / spec.interval.as_nanos().max(1);
+            if done as usize > judged && !stopped_early {
+                judged = done as usize;
+                if stop_when(&agg.iops(spec.interval, judged)) {
+                    stopped_early = true;
+                    shared.stop.store(true, Ordering::SeqCst);
+                }
+            }
+        }
         if shared.finished.load(Ordering::SeqCst) == threads {
             break;
         }
@@ -361,8 +387,19 @@ fn watch(
         bar.finish_and_clear();
     }
     let end = sys::process_cpu();
-    let until = measure_start.elapsed();
-    (cpu_start.map(|s| (s, end)), until)
+    Watched {
+        cpu: cpu_start.map(|s| (s, end)),
+        until: measure_start.elapsed(),
+        stopped_early,
+    }
+}
+
+struct Watched {
+    /// Process CPU times at the start and end of the measured window.
+    cpu: Option<(sys::CpuTimes, sys::CpuTimes)>,
+    /// How long after the measurement start the workers were all done.
+    until: Duration,
+    stopped_early: bool,
 }
 
 fn progress_bar(spec: &Spec, display: &Display, total: Duration) -> Option<ProgressBar> {
@@ -406,6 +443,14 @@ impl Intervals {
         e.0 += m.ios;
         e.1 += m.bytes;
         measure::merge(&mut e.2, &m.hist);
+    }
+
+    /// IOPS of the first `n` intervals (zero where nothing completed).
+    fn iops(&self, interval: Duration, n: usize) -> Vec<f64> {
+        let secs = interval.as_secs_f64();
+        (0..n as u64)
+            .map(|i| self.by_idx.get(&i).map_or(0.0, |e| e.0 as f64 / secs))
+            .collect()
     }
 
     fn drain(&mut self, rx: &Receiver<IntervalMsg>) {
@@ -540,5 +585,6 @@ fn merge(
         interrupted,
         hist: all,
         error: None,
+        stopped_early: false,
     }
 }

@@ -11,8 +11,8 @@
 use super::cells::{self, Cell};
 use super::Length;
 use crate::measure::{self, LatNs};
-use crate::model::{CpuDoc, FineDoc, ResultDoc, Sample, TargetDoc, WorkloadDoc};
-use crate::runner::{self, Display, Measured};
+use crate::model::{CpuDoc, FineDoc, ResultDoc, Sample};
+use crate::runner::{self, Display, Measured, StopWhen};
 use crate::target::Target;
 use crate::units;
 use crate::workload::{Limit, Rw, Spec, MAX_BUFFER_SHARE_OF_RAM, MAX_THREADS};
@@ -171,24 +171,23 @@ pub fn file_size(range: u64, files: u32) -> u64 {
 }
 
 /// Runs a plan. `files` are the cell's own files for [`Plan::Files`]; `prefix` heads the
-/// progress line.
+/// progress line; `stop_when` may end a one-workload cell early (`--until-stable`).
 pub fn run(
     plan: &Plan,
     target: &Target,
     files: &[Target],
     prefix: String,
     progress: bool,
+    stop_when: Option<StopWhen>,
 ) -> Result<ResultDoc> {
     match plan {
-        Plan::One {
-            spec,
-            start: 0,
-            len,
-        } if *len == target.range_bytes => {
-            crate::commands::run::measure(spec, target, Some(prefix), progress)
-        }
         Plan::One { spec, start, len } => {
-            let m = region(spec, target, *start, *len, prefix, progress)?;
+            let display = Display {
+                progress,
+                prefix: format!("{prefix} "),
+                stop_when,
+            };
+            let m = crate::commands::run::measure_range(spec, target, *start, *len, &display)?;
             Ok(doc_of(spec, target, *start, *len, m))
         }
         Plan::Copy { read, write, half } => {
@@ -244,50 +243,21 @@ fn region(
     prefix: String,
     progress: bool,
 ) -> Result<Measured> {
-    let file = target.open(spec.writes(), spec.direct, spec.odsync)?;
     let prefix = if prefix.is_empty() {
         prefix
     } else {
         format!("{prefix} ")
     };
-    runner::run(spec, &file, start, len, &Display { progress, prefix })
+    let display = Display {
+        progress,
+        prefix,
+        stop_when: None,
+    };
+    crate::commands::run::measure_range(spec, target, start, len, &display)
 }
 
-/// The result document of a measurement, as `commands::run::measure` makes it for a whole
-/// target.
 fn doc_of(spec: &Spec, target: &Target, start: u64, len: u64, m: Measured) -> ResultDoc {
-    ResultDoc {
-        name: None,
-        workload: WorkloadDoc::of(spec),
-        target: TargetDoc {
-            path: target.path.display().to_string(),
-            kind: target.kind.name().into(),
-            created: target.created,
-            offset_bytes: start,
-            range_bytes: len,
-            logical_block_size: target.logical_block,
-        },
-        iops: m.ios as f64 / m.runtime_s,
-        bw_bytes: m.bytes as f64 / m.runtime_s,
-        ios: m.ios,
-        bytes: m.bytes,
-        runtime_s: m.runtime_s,
-        lat_ns: m.lat,
-        lat_hist: measure::buckets(&m.hist),
-        read: m.read,
-        write: m.write,
-        sync: m.sync,
-        cpu: m.cpu,
-        timeseries: m.timeseries,
-        fine: m.fine,
-        engine: m.engine,
-        interrupted: m.interrupted.is_some() || m.error.is_some(),
-        error: m.error.as_ref().map(|e| format!("{e:#}")),
-        io_path: if spec.direct { "direct" } else { "buffered" }.into(),
-        findings: Vec::new(),
-        repeats: Vec::new(),
-        stats: Default::default(),
-    }
+    crate::commands::run::result_doc(spec, target, start, len, None, m)
 }
 
 /// Two measurements that ran at the same time, as one: counts add up, the runtime is the
@@ -342,6 +312,7 @@ fn concurrent(a: Measured, b: Measured) -> Measured {
         interrupted: a.interrupted.or(b.interrupted),
         hist,
         error: a.error.or(b.error),
+        stopped_early: a.stopped_early || b.stopped_early,
     }
 }
 
@@ -406,6 +377,7 @@ fn sequential(parts: Vec<Measured>) -> Measured {
         interrupted,
         hist,
         error,
+        stopped_early: false,
     }
 }
 
