@@ -588,3 +588,63 @@ fn merge(
         stopped_early: false,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::Rw;
+    use iogauge_engine::UringOptions;
+
+    fn null_spec(limit: Limit) -> Spec {
+        Spec {
+            rw: Rw::Randread,
+            bs: 4096,
+            threads: 2,
+            iodepth: 4,
+            engine: EngineKind::Null,
+            direct: false,
+            mix_read_pct: 100,
+            sync: None,
+            odsync: false,
+            seed: 1,
+            limit,
+            ramp: Duration::ZERO,
+            interval: Duration::from_millis(100),
+            uring: UringOptions::default(),
+        }
+    }
+
+    #[test]
+    fn stop_when_ends_a_timed_run_early_and_keeps_its_numbers() {
+        let file = tempfile::tempfile().unwrap();
+        let spec = null_spec(Limit::Time(Duration::from_secs(30)));
+        let seen = std::sync::atomic::AtomicUsize::new(0);
+        let stop = |iops: &[f64]| {
+            seen.store(iops.len(), Ordering::SeqCst);
+            iops.len() >= 3
+        };
+        let display = Display {
+            stop_when: Some(&stop),
+            ..Display::default()
+        };
+        let begun = Instant::now();
+        let m = run(&spec, &file, 0, 1 << 20, &display).unwrap();
+        assert!(begun.elapsed() < Duration::from_secs(5), "stopped long before 30 s");
+        assert!(m.stopped_early);
+        assert_eq!(seen.load(Ordering::SeqCst), 3, "judged interval by interval");
+        assert!(m.runtime_s >= 0.3 && m.runtime_s < 5.0, "runtime {}", m.runtime_s);
+        assert!(m.ios > 0);
+        assert!(m.interrupted.is_none() && m.error.is_none());
+    }
+
+    #[test]
+    fn fixed_data_is_split_over_threads_in_whole_blocks() {
+        let spec = Spec {
+            threads: 3,
+            ..null_spec(Limit::Data(10 * 4096 + 1))
+        };
+        let b = data_budgets(&spec).unwrap();
+        assert_eq!(b, vec![4 * 4096, 4 * 4096, 3 * 4096]);
+        assert!(data_budgets(&null_spec(Limit::Time(Duration::from_secs(1)))).is_none());
+    }
+}

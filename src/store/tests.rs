@@ -295,7 +295,8 @@ fn selectors_name_runs_by_id_run_id_label_and_last() {
     let err = store.resolve("nope").err().unwrap();
     assert!(format!("{err}").contains("'nope'"));
     assert_eq!(crate::error::exit_code(&err), 2);
-    assert_eq!(load(&db, "other").unwrap().label.as_deref(), Some("other"));
+    let other = store.resolve("other").unwrap();
+    assert_eq!(store.load(other).unwrap().label.as_deref(), Some("other"));
 }
 
 #[test]
