@@ -32,7 +32,7 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
         ));
     }
     if let Ok(secs) = t.parse::<f64>() {
-        if secs.is_finite() && secs >= 0.0 && secs < 1e9 {
+        if (0.0..1e9).contains(&secs) {
             return Ok(Duration::from_secs_f64(secs));
         }
     }
@@ -93,7 +93,7 @@ pub fn count(v: f64) -> String {
     let s = n.to_string();
     let mut out = String::with_capacity(s.len() + s.len() / 3);
     for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);

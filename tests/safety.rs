@@ -1103,16 +1103,21 @@ fn no_space_during_a_run_on_a_sparse_file() {
             "--time",
             "60s",
             "--json",
-            "--no-store",
         ],
     );
     let done = run.finish(Duration::from_secs(60));
-    assert_fault(&done, sparse.to_str().unwrap(), "No space left on device");
+    let doc = assert_fault(&done, sparse.to_str().unwrap(), "No space left on device");
     assert!(done.stderr.contains("the file system is full"));
     assert!(
         sparse.exists(),
         "a file iogauge did not create is never removed"
     );
+    // The partial run is stored (the database is outside the full file system), error and all.
+    let show = iogauge(fs.dir.path(), &["show", "last", "--json"]);
+    assert!(show.status.success(), "{}", stderr_of(&show));
+    let stored = json(&show.stdout);
+    assert_eq!(stored["run_id"], doc["run_id"]);
+    assert_eq!(stored["results"][0]["error"], doc["results"][0]["error"]);
 }
 
 /// ENOSPC during a run on a file iogauge created: on XFS with reflink, a clone made during the

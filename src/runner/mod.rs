@@ -238,7 +238,8 @@ fn run_worker(
     // Build the engine before the start gate so setup cost is not measured; pass the gate
     // either way so one failing worker cannot hang the others.
     enum Built {
-        Uring(UringEngine),
+        // Boxed: the ring is large, and the enum only lives until the worker starts.
+        Uring(Box<UringEngine>),
         Psync(PsyncEngine),
         Null(NullEngine),
     }
@@ -247,7 +248,7 @@ fn run_worker(
             if cfg.id == 0 {
                 *setup.lock().unwrap_or_else(|e| e.into_inner()) = Some(e.setup().clone());
             }
-            Built::Uring(e)
+            Built::Uring(Box::new(e))
         }),
         EngineKind::Psync => PsyncEngine::new(&ecfg).map(Built::Psync),
         EngineKind::Null => NullEngine::new(&ecfg).map(Built::Null),
@@ -264,7 +265,7 @@ fn run_worker(
     let t0 = start.arrive_and_wait();
     let built = built.map_err(|e| engine_error(spec.engine, e))?;
     let out = match built {
-        Built::Uring(e) => worker::work(e, cfg, shared, tx, t0),
+        Built::Uring(e) => worker::work(*e, cfg, shared, tx, t0),
         Built::Psync(e) => worker::work(e, cfg, shared, tx, t0),
         Built::Null(e) => worker::work(e, cfg, shared, tx, t0),
     };
@@ -629,10 +630,21 @@ mod tests {
         };
         let begun = Instant::now();
         let m = run(&spec, &file, 0, 1 << 20, &display).unwrap();
-        assert!(begun.elapsed() < Duration::from_secs(5), "stopped long before 30 s");
+        assert!(
+            begun.elapsed() < Duration::from_secs(5),
+            "stopped long before 30 s"
+        );
         assert!(m.stopped_early);
-        assert_eq!(seen.load(Ordering::SeqCst), 3, "judged interval by interval");
-        assert!(m.runtime_s >= 0.3 && m.runtime_s < 5.0, "runtime {}", m.runtime_s);
+        assert_eq!(
+            seen.load(Ordering::SeqCst),
+            3,
+            "judged interval by interval"
+        );
+        assert!(
+            m.runtime_s >= 0.3 && m.runtime_s < 5.0,
+            "runtime {}",
+            m.runtime_s
+        );
         assert!(m.ios > 0);
         assert!(m.interrupted.is_none() && m.error.is_none());
     }

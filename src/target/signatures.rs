@@ -250,6 +250,9 @@ mod tests {
     use super::*;
     use std::io::Write;
 
+    /// Bytes to write at offsets of a test device.
+    type Patches<'a> = Vec<(u64, &'a [u8])>;
+
     /// A zeroed "device" of `len` bytes with `patches` written at their offsets.
     fn device(len: u64, patches: &[(u64, &[u8])]) -> File {
         let mut f = tempfile::tempfile().unwrap();
@@ -280,7 +283,7 @@ mod tests {
         fat[510] = 0x55;
         fat[511] = 0xAA;
         let zfs = ZFS_UBERBLOCK_MAGIC.to_le_bytes();
-        let cases: Vec<(&str, Vec<(u64, &[u8])>)> = vec![
+        let cases: Vec<(&str, Patches)> = vec![
             ("LUKS", vec![(0, b"LUKS\xba\xbe")]),
             ("XFS", vec![(0, b"XFSB\x00\x00\x10\x00")]),
             ("btrfs", vec![(65600, b"_BHRfS_M")]),

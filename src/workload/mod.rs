@@ -19,6 +19,8 @@ pub const MAX_BS: u64 = 64 << 20;
 /// Share of RAM the IO buffers may take.
 pub const MAX_BUFFER_SHARE_OF_RAM: f64 = 0.25;
 
+// `Rw::Rw` is fio's name for the sequential mix; users type it, so the variant keeps it.
+#[allow(clippy::enum_variant_names)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Rw {
@@ -128,7 +130,7 @@ impl Spec {
                 "--bs 0: the block size must be at least 512 bytes, e.g. --bs 4k",
             ));
         }
-        if w.bs < MIN_BS || w.bs > MAX_BS || w.bs % MIN_BS != 0 {
+        if w.bs < MIN_BS || w.bs > MAX_BS || !w.bs.is_multiple_of(MIN_BS) {
             return Err(usage(format!(
                 "--bs {}: the block size must be a multiple of 512 bytes between 512 and 64MiB, e.g. 4k or 1m",
                 w.bs
@@ -232,7 +234,7 @@ impl Spec {
                 range_bytes, self.bs
             )));
         }
-        if self.direct && self.bs % u64::from(logical_block) != 0 {
+        if self.direct && !self.bs.is_multiple_of(u64::from(logical_block)) {
             return Err(usage(format!(
                 "--bs {} is not a multiple of the device's logical block size ({} bytes), which O_DIRECT requires; use --bs {} or --buffered",
                 self.bs,
