@@ -3,6 +3,7 @@
 //! that involve several options or the target happen in `workload::Spec::resolve`.
 
 use crate::units;
+use crate::workload::Rw;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -270,8 +271,8 @@ pub struct TargetArgs {
 #[derive(Args, Debug, Clone)]
 pub struct WorkloadArgs {
     /// Access pattern.
-    #[arg(long, value_enum, default_value_t = RwArg::Randread)]
-    pub rw: RwArg,
+    #[arg(long, value_enum, default_value_t = Rw::Randread)]
+    pub rw: Rw,
 
     /// Block size of each IO, 512 … 64m (4k = 4096 bytes).
     #[arg(long, value_name = "SIZE", default_value = "4k", value_parser = units::parse_size)]
@@ -339,18 +340,6 @@ pub struct OutputArgs {
 
     #[command(flatten)]
     pub db: DbArgs,
-}
-
-#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum RwArg {
-    Read,
-    Write,
-    Randread,
-    Randwrite,
-    /// Sequential mix of reads and writes (see --mix).
-    Rw,
-    /// Random mix of reads and writes (see --mix).
-    Randrw,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]

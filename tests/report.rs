@@ -12,14 +12,8 @@ use std::process::{Child, Command, Output, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-fn iogauge(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_iogauge"))
-        .args(args)
-        .current_dir(dir)
-        .env("IOGAUGE_DB", dir.join("results.db"))
-        .output()
-        .expect("run iogauge")
-}
+mod common;
+use common::*;
 
 fn ok(out: &Output) {
     assert!(

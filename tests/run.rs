@@ -1,36 +1,10 @@
 //! End-to-end tests of `iogauge run` through the binary, each in its own temp dir.
 
 use serde_json::Value;
-use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Command;
 
-fn iogauge(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_iogauge"))
-        .args(args)
-        .current_dir(dir)
-        .env("IOGAUGE_DB", dir.join("results.db"))
-        .output()
-        .expect("run iogauge")
-}
-
-fn json_of(out: &Output) -> Value {
-    assert!(
-        out.status.success(),
-        "iogauge failed: {}\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "stdout is not JSON ({e}):\n{}",
-            String::from_utf8_lossy(&out.stdout)
-        )
-    })
-}
-
-fn f(v: &Value) -> f64 {
-    v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
-}
+mod common;
+use common::*;
 
 /// The JSON contract every result keeps, whatever the engine.
 fn check_contract(doc: &Value) {

@@ -6,6 +6,9 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
+mod common;
+use common::*;
+
 const CANNOT_JUDGE: &str = "cannot judge significance (run with --repeat 3 or more)";
 
 /// The binary with a clean environment: no IOGAUGE_DB, and XDG_DATA_HOME inside `dir` so
@@ -16,10 +19,6 @@ fn cmd(dir: &Path) -> Command {
         .env_remove("IOGAUGE_DB")
         .env("XDG_DATA_HOME", dir.join("xdg"));
     c
-}
-
-fn iogauge(dir: &Path, args: &[&str]) -> Output {
-    cmd(dir).args(args).output().expect("run iogauge")
 }
 
 fn ok(out: Output) -> Output {

@@ -3,7 +3,7 @@
 
 pub mod offsets;
 
-use crate::cli::{EngineArg, RunArgs, RwArg, SyncMode};
+use crate::cli::{EngineArg, RunArgs, SyncMode};
 use crate::error::usage;
 use iogauge_engine::{EngineKind, UringOptions};
 use serde::{Deserialize, Serialize};
@@ -21,14 +21,16 @@ pub const MAX_BUFFER_SHARE_OF_RAM: f64 = 0.25;
 
 // `Rw::Rw` is fio's name for the sequential mix; users type it, so the variant keeps it.
 #[allow(clippy::enum_variant_names)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub enum Rw {
     Read,
     Write,
     Randread,
     Randwrite,
+    /// Sequential mix of reads and writes (see --mix).
     Rw,
+    /// Random mix of reads and writes (see --mix).
     Randrw,
 }
 
@@ -59,19 +61,6 @@ impl Rw {
 
     pub fn writes(self, mix: u8) -> bool {
         self.read_pct(mix) < 100
-    }
-}
-
-impl From<RwArg> for Rw {
-    fn from(a: RwArg) -> Rw {
-        match a {
-            RwArg::Read => Rw::Read,
-            RwArg::Write => Rw::Write,
-            RwArg::Randread => Rw::Randread,
-            RwArg::Randwrite => Rw::Randwrite,
-            RwArg::Rw => Rw::Rw,
-            RwArg::Randrw => Rw::Randrw,
-        }
     }
 }
 
@@ -156,7 +145,7 @@ impl Spec {
                 (_, Some(n)) => Some((SyncKind::Fdatasync, n)),
                 _ => None,
             };
-        let rw = Rw::from(w.rw);
+        let rw = w.rw;
         if sync.is_some() && !rw.writes(w.mix) {
             return Err(usage(format!(
                 "--fsync/--fdatasync with --rw {} does nothing: syncs follow writes; use --rw write or randwrite",
