@@ -37,6 +37,7 @@ pub fn run(args: &SuiteArgs) -> Result<()> {
             hipri: args.target.hipri,
             no_register: args.target.no_register,
         },
+        submit_batch: args.target.submit_batch,
         ram: iogauge_engine::sys::total_memory(),
     };
     if cells.iter().any(|c| c.files > 1) {
@@ -277,6 +278,7 @@ fn consent_spec(cells: &[Cell], env: &Env) -> Spec {
         ramp: Duration::ZERO,
         interval: exec::INTERVAL,
         uring: env.uring,
+        submit_batch: env.submit_batch,
     }
 }
 

@@ -612,6 +612,7 @@ mod tests {
             ramp: Duration::ZERO,
             interval: Duration::from_millis(100),
             uring: UringOptions::default(),
+            submit_batch: 2,
         }
     }
 

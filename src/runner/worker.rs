@@ -115,6 +115,7 @@ pub fn work<E: Engine>(
     let mut sync_in_flight = false;
     let mut issued_bytes = 0u64;
     let mut seq = 0u64;
+    let submit_batch = spec.submit_batch.max(1) as usize;
 
     'run: loop {
         if issuing {
@@ -172,6 +173,18 @@ pub fn work<E: Engine>(
                 free.pop();
                 fresh.push(slot);
                 issued_bytes += u64::from(bs);
+                // Refilling every freed slot in one burst makes the device see bursts, and
+                // each IO waits behind its burst; hand them over in small groups instead.
+                if fresh.len() >= submit_batch && !free.is_empty() {
+                    let t = Instant::now();
+                    for s in fresh.drain(..) {
+                        slot_t[s as usize] = t;
+                    }
+                    if let Err(e) = eng.submit() {
+                        out.error = Some(anyhow!("submitting IO failed: {e}"));
+                        break 'run;
+                    }
+                }
             }
         }
         if eng.in_flight() == 0 {
@@ -337,4 +350,126 @@ fn io_error(errno: i32, io: &Io) -> anyhow::Error {
         io.len,
         io.offset
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runner::Live;
+    use crate::workload::Rw;
+    use iogauge_engine::{Caps, UringOptions};
+    use std::sync::atomic::{AtomicBool, AtomicUsize};
+
+    /// Completes every IO at once, and records how many IOs each hand-over to the "kernel"
+    /// (submit or submit_and_reap) carried.
+    struct Recorder {
+        buf: Vec<u8>,
+        queued: Vec<Io>,
+        unsubmitted: usize,
+        handed: std::rc::Rc<std::cell::RefCell<Vec<usize>>>,
+    }
+
+    impl Engine for Recorder {
+        fn caps(&self) -> Caps {
+            Caps {
+                async_depth: true,
+                does_io: false,
+                sync_ops: true,
+            }
+        }
+        fn buffer_mut(&mut self, _slot: u32) -> Option<&mut [u8]> {
+            Some(&mut self.buf)
+        }
+        fn buffer(&self, _slot: u32) -> Option<&[u8]> {
+            Some(&self.buf)
+        }
+        fn queue(&mut self, io: Io) {
+            self.queued.push(io);
+            self.unsubmitted += 1;
+        }
+        fn submit(&mut self) -> std::io::Result<()> {
+            self.handed
+                .borrow_mut()
+                .push(std::mem::take(&mut self.unsubmitted));
+            Ok(())
+        }
+        fn submit_and_reap(&mut self, _min: usize, done: &mut Vec<Done>) -> std::io::Result<()> {
+            if self.unsubmitted > 0 {
+                self.handed
+                    .borrow_mut()
+                    .push(std::mem::take(&mut self.unsubmitted));
+            }
+            done.extend(self.queued.drain(..).map(|io| Done {
+                slot: io.slot,
+                res: io.len as i32,
+            }));
+            Ok(())
+        }
+        fn in_flight(&self) -> usize {
+            self.queued.len()
+        }
+    }
+
+    fn handed_over(submit_batch: u32, depth: u32) -> (Vec<usize>, u64) {
+        let spec = Spec {
+            rw: Rw::Randwrite,
+            bs: 4096,
+            threads: 1,
+            iodepth: depth,
+            engine: iogauge_engine::EngineKind::Null,
+            direct: false,
+            mix_read_pct: 0,
+            sync: None,
+            odsync: false,
+            seed: 1,
+            limit: Limit::Data(64 * 4096),
+            ramp: Duration::ZERO,
+            interval: Duration::from_secs(1),
+            uring: UringOptions::default(),
+            submit_batch,
+        };
+        let cfg = WorkerCfg {
+            id: 0,
+            spec: &spec,
+            range_start: 0,
+            range_bytes: 1 << 20,
+            data_budget: Some(64 * 4096),
+        };
+        let shared = Shared {
+            stop: AtomicBool::new(false),
+            finished: AtomicUsize::new(0),
+            progress: vec![Live::default()],
+        };
+        let (tx, _rx) = std::sync::mpsc::channel();
+        let handed = std::rc::Rc::default();
+        let eng = Recorder {
+            buf: vec![0; 4096],
+            queued: Vec::new(),
+            unsubmitted: 0,
+            handed: std::rc::Rc::clone(&handed),
+        };
+        let out = work(eng, &cfg, &shared, &tx, Instant::now());
+        assert!(out.error.is_none());
+        let handed = handed.borrow().clone();
+        (handed, out.writes)
+    }
+
+    #[test]
+    fn queued_ios_reach_the_kernel_in_groups_of_the_submit_batch() {
+        let (handed, writes) = handed_over(2, 8);
+        assert_eq!(writes, 64, "every IO completed");
+        assert_eq!(
+            handed.iter().sum::<usize>(),
+            64,
+            "every IO handed over once"
+        );
+        assert_eq!(
+            handed.iter().max(),
+            Some(&2),
+            "never more than 2 at a time: {handed:?}"
+        );
+        // A batch as large as the depth hands each refill over in one burst.
+        let (handed, _) = handed_over(8, 8);
+        assert_eq!(handed.iter().max(), Some(&8), "{handed:?}");
+    }
 }

@@ -32,6 +32,8 @@ pub struct Env {
     pub direct: bool,
     pub seed: u64,
     pub uring: UringOptions,
+    /// `--submit-batch`.
+    pub submit_batch: u32,
     /// Total RAM in bytes, 0 when unknown.
     pub ram: u64,
 }
@@ -96,6 +98,7 @@ pub fn plan(cell: &Cell, env: &Env, range: u64, logical_block: u32) -> Result<Pl
         ramp: Duration::ZERO,
         interval: INTERVAL,
         uring: env.uring,
+        submit_batch: env.submit_batch,
     };
     let limit = |span: u64, share: u64| match cell.length {
         Length::Time(t) => Limit::Time(t),
@@ -403,6 +406,7 @@ mod tests {
             direct: true,
             seed: 1,
             uring: UringOptions::default(),
+            submit_batch: 2,
             ram: 8 << 30,
         }
     }

@@ -106,6 +106,8 @@ pub struct Spec {
     pub ramp: Duration,
     pub interval: Duration,
     pub uring: UringOptions,
+    /// Queued IOs handed to the kernel at a time (see `--submit-batch`).
+    pub submit_batch: u32,
 }
 
 impl Spec {
@@ -206,6 +208,7 @@ impl Spec {
                 hipri: t.hipri,
                 no_register: t.no_register,
             },
+            submit_batch: t.submit_batch,
         };
         Ok((spec, notes))
     }

@@ -83,6 +83,12 @@ pub trait Engine {
     /// wait). Completions are appended to `done`, whose capacity the caller reserved.
     fn submit_and_reap(&mut self, min: usize, done: &mut Vec<Done>) -> io::Result<()>;
 
+    /// Start everything queued without waiting or reaping. Engines that only do IO inside
+    /// `submit_and_reap` (psync, null) have nothing to start early.
+    fn submit(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+
     /// IOs queued or in flight.
     fn in_flight(&self) -> usize;
 }

@@ -300,6 +300,23 @@ impl Engine for UringEngine {
         Ok(())
     }
 
+    #[inline]
+    fn submit(&mut self) -> io::Result<()> {
+        match self.ring.submit() {
+            Ok(_) => Ok(()),
+            // Busy or short of resources: what is queued goes with the next submit_and_reap.
+            Err(e)
+                if matches!(
+                    e.raw_os_error(),
+                    Some(libc::EINTR | libc::EAGAIN | libc::EBUSY)
+                ) =>
+            {
+                Ok(())
+            }
+            Err(e) => Err(e),
+        }
+    }
+
     fn in_flight(&self) -> usize {
         self.outstanding
     }
