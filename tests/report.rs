@@ -272,14 +272,25 @@ fn matrix_suite_and_comparison_show_every_chart_and_finding() {
         assert!(!absent.contains(why), "{absent}");
     }
 
-    // --charts DIR: one SVG file per figure on the page.
+    // --charts DIR: one SVG and one PNG file per figure on the page.
     let figures = html.matches("<figure class=\"chart\"").count();
-    let mut files: Vec<PathBuf> = std::fs::read_dir(tmp.path().join("charts"))
+    let all: Vec<PathBuf> = std::fs::read_dir(tmp.path().join("charts"))
         .unwrap()
         .map(|e| e.unwrap().path())
         .collect();
+    let mut files: Vec<PathBuf> = all
+        .iter()
+        .filter(|f| f.extension().unwrap() == "svg")
+        .cloned()
+        .collect();
     files.sort();
     assert_eq!(files.len(), figures);
+    for svg in &files {
+        let png = std::fs::read(svg.with_extension("png")).expect("a PNG beside each SVG");
+        assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n", "{}", svg.display());
+        assert!(png.len() > 5_000, "{} is not blank", svg.display());
+    }
+    assert_eq!(all.len(), 2 * figures, "nothing else in the directory");
     for f in &files {
         assert_eq!(f.extension().unwrap(), "svg");
         let svg = std::fs::read_to_string(f).unwrap();

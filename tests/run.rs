@@ -504,3 +504,46 @@ fn sigint_stops_the_run_keeps_results_and_removes_the_file() {
         .flatten()
         .all(|e| !e.file_name().to_string_lossy().starts_with("iogauge-test")));
 }
+
+#[test]
+fn progress_line_on_a_terminal_and_none_in_a_pipe() {
+    let dir = tempfile::tempdir().unwrap();
+    // In a pipe (as here): no progress line, no carriage returns.
+    let out = iogauge(
+        dir.path(),
+        &[
+            "run",
+            "--engine",
+            "null",
+            "--size",
+            "8m",
+            "--time",
+            "1s",
+            "--no-store",
+        ],
+    );
+    assert!(out.status.success());
+    let err = stderr_of(&out);
+    assert!(!err.contains("ETA") && !err.contains('\r'), "{err}");
+    // On a terminal (script(1) gives it a pseudo-terminal): elapsed, ETA and live IOPS.
+    if Command::new("script").arg("--version").output().is_err() {
+        eprintln!("skipped: script(1) is not installed");
+        return;
+    }
+    let cmd = format!(
+        "{} run --engine null --size 8m --time 2s --no-store",
+        common::BIN
+    );
+    let out = Command::new("script")
+        .args(["-qec", &cmd, "/dev/null"])
+        .current_dir(dir.path())
+        .env("IOGAUGE_DB", dir.path().join("results.db"))
+        .output()
+        .unwrap();
+    let all = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{all}");
+    assert!(
+        all.contains("ETA") && all.contains("IOPS ·") && all.contains("[00:00:0"),
+        "{all}"
+    );
+}

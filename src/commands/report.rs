@@ -47,10 +47,21 @@ pub fn run(args: &ReportArgs) -> Result<()> {
     if let Some(dir) = &args.charts {
         std::fs::create_dir_all(dir)
             .with_context(|| format!("cannot create the charts directory {}", dir.display()))?;
+        let png = report::png::fonts_available();
+        if !png {
+            eprintln!("iogauge: no fonts found on this system, so the charts are written as SVG only (install fonts-dejavu-core for PNG files)");
+        }
         for c in &built.charts {
             let file = dir.join(format!("{}.svg", c.slug));
             std::fs::write(&file, &c.svg)
                 .with_context(|| format!("cannot write the chart {}", file.display()))?;
+            if png {
+                let file = dir.join(format!("{}.png", c.slug));
+                let bytes = report::png::render(&c.svg)
+                    .with_context(|| format!("rendering {}", file.display()))?;
+                std::fs::write(&file, bytes)
+                    .with_context(|| format!("cannot write the chart {}", file.display()))?;
+            }
         }
     }
     if !built.absent.is_empty() {
@@ -65,7 +76,7 @@ pub fn run(args: &ReportArgs) -> Result<()> {
         if built.charts.len() == 1 { "" } else { "s" },
         args.charts
             .as_ref()
-            .map(|d| format!(", also as SVG files in {}", d.display()))
+            .map(|d| format!(", also as SVG and PNG files in {}", d.display()))
             .unwrap_or_default()
     );
     Ok(())

@@ -10,6 +10,7 @@
 mod across;
 mod figures;
 mod html;
+pub mod png;
 mod system;
 mod terminal;
 
