@@ -36,7 +36,7 @@ fn options() -> &'static resvg::usvg::Options<'static> {
 
 /// True when at least one font was found: without fonts a PNG would have no text.
 pub fn fonts_available() -> bool {
-    options().fontdb.len() > 0
+    !options().fontdb.is_empty()
 }
 
 /// Renders one SVG document to PNG bytes.
