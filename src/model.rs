@@ -123,6 +123,21 @@ pub struct CpuDoc {
     pub per_io_us: f64,
 }
 
+impl CpuDoc {
+    /// CPU seconds spent on `ios` IOs.
+    pub fn new(user_s: f64, sys_s: f64, ios: u64) -> CpuDoc {
+        CpuDoc {
+            user_s,
+            sys_s,
+            per_io_us: if ios > 0 {
+                (user_s + sys_s) * 1e6 / ios as f64
+            } else {
+                0.0
+            },
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, Default, Serialize, Deserialize)]
 pub struct Sample {
     /// End of the interval, seconds since the measurement started.

@@ -194,15 +194,7 @@ fn fold_repeats(mut results: Vec<ResultDoc>) -> ResultDoc {
     out.bw_bytes = bytes as f64 / secs;
     out.lat_ns = crate::measure::LatNs::of(&hist);
     out.lat_hist = crate::measure::buckets(&hist);
-    out.cpu = CpuDoc {
-        user_s: user,
-        sys_s: sys,
-        per_io_us: if ios > 0 {
-            (user + sys) * 1e6 / ios as f64
-        } else {
-            0.0
-        },
-    };
+    out.cpu = CpuDoc::new(user, sys, ios);
     // Per-direction and sync figures: sums over the repeats.
     let fold_op = |get: fn(&ResultDoc) -> Option<&OpDoc>| -> Option<OpDoc> {
         let ops: Vec<&OpDoc> = results.iter().filter_map(get).collect();

@@ -537,16 +537,7 @@ fn merge(
     let cpu = match cpu_window {
         Some((a, b)) => {
             let used = b.since(a);
-            let (u, s) = (used.user.as_secs_f64(), used.sys.as_secs_f64());
-            CpuDoc {
-                user_s: u,
-                sys_s: s,
-                per_io_us: if ios > 0 {
-                    (u + s) * 1e6 / ios as f64
-                } else {
-                    0.0
-                },
-            }
+            CpuDoc::new(used.user.as_secs_f64(), used.sys.as_secs_f64(), ios)
         }
         None => CpuDoc::default(),
     };

@@ -122,7 +122,8 @@ pub fn work<E: Engine>(
             while let Some(&slot) = free.last() {
                 if let Some((op, every)) = sync_op {
                     if writes_since_sync >= every {
-                        // Sync once every write before it has completed, as sysbench does.
+                        // Sync once every write before it has completed, as sysbench does:
+                        // stop issuing, let the writes drain, then sync alone.
                         if eng.in_flight() == 0 && !sync_in_flight {
                             let io = Io {
                                 slot,
@@ -146,7 +147,12 @@ pub fn work<E: Engine>(
                         break;
                     }
                 }
-                let read = offsets.coin(spec.mix_read_pct);
+                // Only mixes spend a random number on the direction.
+                let read = match spec.mix_read_pct {
+                    100 => true,
+                    0 => false,
+                    pct => offsets.coin(pct),
+                };
                 let offset = offsets.next_offset();
                 let op = if read {
                     Op::Read

@@ -305,7 +305,7 @@ fn concurrent(a: Measured, b: Measured) -> Measured {
         read: a.read.or(b.read),
         write: b.write.or(a.write),
         sync: None,
-        cpu: per_io(cpu, ios),
+        cpu: CpuDoc::new(cpu.user_s, cpu.sys_s, ios),
         timeseries,
         fine: FineDoc {
             bin_s: a.fine.bin_s,
@@ -366,14 +366,7 @@ fn sequential(parts: Vec<Measured>) -> Measured {
         read: Some(op),
         write: None,
         sync: None,
-        cpu: per_io(
-            CpuDoc {
-                user_s: user,
-                sys_s: sys,
-                per_io_us: 0.0,
-            },
-            ios,
-        ),
+        cpu: CpuDoc::new(user, sys, ios),
         timeseries,
         fine: FineDoc { bin_s, ios: fine },
         engine,
@@ -381,17 +374,6 @@ fn sequential(parts: Vec<Measured>) -> Measured {
         hist,
         error,
         stopped_early: false,
-    }
-}
-
-fn per_io(cpu: CpuDoc, ios: u64) -> CpuDoc {
-    CpuDoc {
-        per_io_us: if ios > 0 {
-            (cpu.user_s + cpu.sys_s) * 1e6 / ios as f64
-        } else {
-            0.0
-        },
-        ..cpu
     }
 }
 
