@@ -564,13 +564,20 @@ fn until_stable_says_when_each_cell_was_stable() {
     assert_eq!(timed.len(), 1, "{}", doc["results"][1]["findings"]);
     assert_eq!(timed[0]["result"], 1);
     let e = &timed[0]["evidence"];
-    assert_eq!(f(&e["ran_s"]), 3.0);
-    if !e["stable_after_s"].is_null() {
+    let ran = f(&e["ran_s"]);
+    if e["stable_after_s"].is_null() {
+        assert_eq!(ran, 3.0, "not stable: it ran its whole --cell-time");
+    } else {
         let after = f(&e["stable_after_s"]);
         assert!(
             (2.0..=3.0).contains(&after),
             "at least two whole seconds: {after}"
         );
         assert!(f(&e["ci95_half_width_frac"]) <= 0.03);
+        // Stopped at once: judged 200 ms after the interval that made it stable.
+        assert!(
+            ran >= after - 1e-9 && ran < after + 0.7 && ran <= 3.0,
+            "ran {ran} s, stable after {after} s"
+        );
     }
 }
