@@ -89,6 +89,9 @@ pub fn mb_s(bytes_per_s: f64) -> String {
 
 /// A rate with thousands separators, e.g. `52,341`.
 pub fn count(v: f64) -> String {
+    if v < 0.0 {
+        return format!("-{}", count(-v));
+    }
     let n = v.round() as u64;
     let s = n.to_string();
     let mut out = String::with_capacity(s.len() + s.len() / 3);
@@ -104,6 +107,10 @@ pub fn count(v: f64) -> String {
 /// A latency given in nanoseconds, in the unit that keeps 3 significant digits: `812 ns`,
 /// `45.1 µs`, `2.31 ms`, `1.20 s`.
 pub fn latency(ns: f64) -> String {
+    if ns < 0.0 {
+        // Only a confidence bound can be negative.
+        return format!("-{}", latency(-ns));
+    }
     let (v, unit) = if ns < 1e3 {
         (ns, "ns")
     } else if ns < 1e6 {
@@ -195,6 +202,8 @@ mod tests {
         assert_eq!(count(52341.4), "52,341");
         assert_eq!(count(999.0), "999");
         assert_eq!(count(1_000_000.0), "1,000,000");
+        assert_eq!(count(-1234.0), "-1,234");
+        assert_eq!(latency(-86_744.7), "-86.7 µs");
         assert_eq!(latency(812.0), "812 ns");
         assert_eq!(latency(45_100.0), "45.1 µs");
         assert_eq!(latency(2_310_000.0), "2.31 ms");

@@ -246,10 +246,7 @@ fn show_text(id: i64, doc: &RunDoc) -> String {
             s.push_str(&stats_text(i, r));
         }
     }
-    if !doc.findings.is_empty() {
-        let _ = writeln!(s, "\nfindings:");
-        s.push_str(&crate::analysis::print_findings(&doc.findings));
-    }
+    s.push_str(&crate::analysis::print_findings(&doc.findings));
     s.push('\n');
     s.push_str(&system_text(&doc.system));
     s
