@@ -21,7 +21,8 @@ agree. SSD write results in particular fall for minutes once the spare area is u
 /// Applies the SNIA PTS test to the last `window` values of `per_interval_iops` (one value per
 /// interval of `interval_s` seconds). A `window` under 2 is taken as 2, the least a slope needs.
 /// Empty input, or a non-finite value inside the window, gives no finding; fewer intervals than
-/// the window gives a warning that the run is too short to judge.
+/// the window gives an info finding that the run is too short to judge (a limit of the
+/// measurement, not of the storage).
 ///
 /// Evidence: `window`, `window_mean_iops`, `excursion_iops`, `slope_excursion_iops`,
 /// `slope_iops_per_interval`, and when the mean is positive `excursion_frac` and
@@ -40,7 +41,7 @@ pub fn steady(
     if n < window {
         return vec![Finding::new(
             Kind::Steady,
-            Severity::Warning,
+            Severity::Info,
             format!("cannot judge steady state: {n} intervals, the test needs {window}"),
             "Run longer, so that the last intervals can show whether the device settled.",
         )
@@ -188,7 +189,7 @@ mod tests {
         assert!(steady(&[], 1.0, STEADY_WINDOW, &th).is_empty());
         let short = steady(&[1.0, 2.0], 1.0, STEADY_WINDOW, &th);
         assert_eq!(short.len(), 1);
-        assert_eq!(short[0].severity, Severity::Warning);
+        assert_eq!(short[0].severity, Severity::Info);
         assert!(steady(&[1.0, f64::NAN, 1.0, 1.0, 1.0], 1.0, STEADY_WINDOW, &th).is_empty());
         // Window 0 is taken as 2.
         let two = steady(&[5.0, 5.0], 1.0, 0, &th);
