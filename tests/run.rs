@@ -547,3 +547,83 @@ fn progress_line_on_a_terminal_and_none_in_a_pipe() {
         "{all}"
     );
 }
+
+/// `--drop-caches` between repeats: done as root; as another user the run goes on and says
+/// the cache was not dropped (seed 001 dropped caches by hand before each of five runs).
+#[test]
+fn drop_caches_between_repeats_or_say_why_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let args = [
+        "run",
+        "--buffered",
+        "--rw",
+        "read",
+        "--bs",
+        "64k",
+        "--size",
+        "8m",
+        "--data",
+        "8m",
+        "--repeat",
+        "2",
+        "--drop-caches",
+        "--json",
+        "--no-store",
+    ];
+    let root = Command::new("id")
+        .arg("-u")
+        .output()
+        .map(|o| o.stdout == b"0\n")
+        .unwrap_or(false);
+    let out = iogauge(dir.path(), &args);
+    let doc = json_of(&out);
+    assert_eq!(doc["results"][0]["repeats"].as_array().unwrap().len(), 2);
+    let said = |doc: &Value| {
+        doc["notes"].as_array().unwrap().iter().any(|n| {
+            n.as_str()
+                .unwrap()
+                .contains("--drop-caches: the page cache was not dropped")
+        })
+    };
+    assert_eq!(said(&doc), !root, "notes: {}", doc["notes"]);
+    if !root || Command::new("setpriv").arg("--version").output().is_err() {
+        eprintln!("skipped: the unprivileged half needs root and setpriv");
+        return;
+    }
+    // The same run as an unprivileged user: not dropped, and said so.
+    let nobody = |extra: &[&str]| {
+        Command::new("setpriv")
+            .args([
+                "--reuid=65534",
+                "--regid=65534",
+                "--clear-groups",
+                common::BIN,
+            ])
+            .args(extra)
+            .current_dir(dir.path())
+            .output()
+    };
+    if !nobody(&["--version"]).is_ok_and(|o| o.status.success()) {
+        eprintln!(
+            "skipped: the unprivileged half: user 65534 cannot run {}",
+            common::BIN
+        );
+        return;
+    }
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+    let out = Command::new("setpriv")
+        .args([
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            common::BIN,
+        ])
+        .args(args)
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let doc = json_of(&out);
+    assert!(said(&doc), "notes: {}", doc["notes"]);
+    assert!(stderr_of(&out).contains("needs root"));
+}

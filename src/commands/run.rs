@@ -136,10 +136,10 @@ pub fn repeated(
     Ok(fold_repeats(results))
 }
 
-/// Drops clean pages from the page cache: sync, then 3 into /proc/sys/vm/drop_caches (root).
+/// Empties the page cache between repeats: sync(2), then 3 into /proc/sys/vm/drop_caches
+/// (root only), as the seeds' authors did by hand before each of their five runs.
 pub fn drop_caches() -> std::result::Result<(), String> {
-    // SAFETY-free: std has no sync(); File::sync_all on the target is enough for our own
-    // writes, and drop_caches only drops clean pages anyway.
+    iogauge_engine::sys::sync_all();
     std::fs::write("/proc/sys/vm/drop_caches", "3").map_err(|e| match e.kind() {
         std::io::ErrorKind::PermissionDenied => "needs root".to_string(),
         _ => e.to_string(),

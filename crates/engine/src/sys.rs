@@ -116,6 +116,13 @@ pub fn drop_file_cache(file: &File) -> io::Result<()> {
     Ok(())
 }
 
+/// Flushes every file system's dirty data (`sync(2)`), so that dropping the page cache
+/// afterwards drops everything and the next repeat starts cold.
+pub fn sync_all() {
+    // SAFETY: sync takes no arguments and cannot fail.
+    unsafe { libc::sync() }
+}
+
 /// Free bytes available to an unprivileged user on the file system holding `file`.
 pub fn free_bytes(file: &File) -> io::Result<u64> {
     let mut st = std::mem::MaybeUninit::<libc::statvfs>::zeroed();
