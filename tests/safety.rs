@@ -88,6 +88,32 @@ fn assert_refused(out: &Output, needles: &[&str]) -> String {
     err
 }
 
+/// Starts a 60 s run of `rw` on a test file iogauge creates in `fs`, and waits until the fill
+/// is done and IO is under way; returns the run and its test file.
+fn long_run_on(fs: &Fs, size: &str, rw: &str, extra: &[&str]) -> (Running, PathBuf) {
+    let target = fs.path().to_str().unwrap().to_string();
+    let mut args = vec![
+        "run",
+        &target,
+        "--size",
+        size,
+        "--rw",
+        rw,
+        "--time",
+        "60s",
+        "--json",
+        "--no-store",
+    ];
+    args.extend_from_slice(extra);
+    let run = Running::spawn(fs.dir.path(), &args);
+    run.wait_for("done in", Duration::from_secs(60));
+    std::thread::sleep(Duration::from_millis(500));
+    let file = files_named(fs.path(), "iogauge-test")
+        .pop()
+        .expect("test file");
+    (run, file)
+}
+
 fn files_named(dir: &Path, prefix: &str) -> Vec<PathBuf> {
     std::fs::read_dir(dir)
         .map(|d| {
@@ -967,28 +993,7 @@ fn a_second_sigint_on_a_hung_file_system_says_what_is_left() {
     needs_root!();
     needs_tool!("fsfreeze");
     let fs = Fs::ext4(128 * MIB, "rw");
-    let run = Running::spawn(
-        fs.dir.path(),
-        &[
-            "run",
-            fs.path().to_str().unwrap(),
-            "--size",
-            "32m",
-            "--rw",
-            "randwrite",
-            "--engine",
-            "psync",
-            "--time",
-            "60s",
-            "--json",
-            "--no-store",
-        ],
-    );
-    run.wait_for("done in", Duration::from_secs(30));
-    std::thread::sleep(Duration::from_millis(300));
-    let file = files_named(fs.path(), "iogauge-test")
-        .pop()
-        .expect("test file");
+    let (run, file) = long_run_on(&fs, "32m", "randwrite", &["--engine", "psync"]);
     sh("fsfreeze", &["-f", fs.path().to_str().unwrap()]);
     run.signal("INT");
     run.wait_for("interrupted: stopping", Duration::from_secs(5));
@@ -1121,26 +1126,7 @@ fn no_space_during_a_run_on_a_created_file() {
         400 * MIB,
         "rw",
     );
-    let run = Running::spawn(
-        fs.dir.path(),
-        &[
-            "run",
-            fs.path().to_str().unwrap(),
-            "--size",
-            "64m",
-            "--rw",
-            "randwrite",
-            "--time",
-            "60s",
-            "--json",
-            "--no-store",
-        ],
-    );
-    run.wait_for("done in", Duration::from_secs(60));
-    std::thread::sleep(Duration::from_millis(500));
-    let file = files_named(fs.path(), "iogauge-test")
-        .pop()
-        .expect("test file");
+    let (run, file) = long_run_on(&fs, "64m", "randwrite", &[]);
     sh(
         "cp",
         &[
@@ -1175,26 +1161,7 @@ fn io_error_during_a_run() {
     needs_root!();
     needs_tool!("xfs_io");
     let fs = Fs::ext4(128 * MIB, "rw");
-    let run = Running::spawn(
-        fs.dir.path(),
-        &[
-            "run",
-            fs.path().to_str().unwrap(),
-            "--size",
-            "32m",
-            "--rw",
-            "randrw",
-            "--time",
-            "60s",
-            "--json",
-            "--no-store",
-        ],
-    );
-    run.wait_for("done in", Duration::from_secs(30));
-    std::thread::sleep(Duration::from_millis(500));
-    let file = files_named(fs.path(), "iogauge-test")
-        .pop()
-        .expect("test file");
+    let (run, file) = long_run_on(&fs, "32m", "randrw", &[]);
     fs.shutdown();
     let done = run.finish(Duration::from_secs(10));
     assert_fault(&done, file.to_str().unwrap(), "Input/output error");
@@ -1328,26 +1295,7 @@ fn a_file_system_turning_read_only_mid_run() {
         eprintln!("skipped: needs {trigger}");
         return;
     }
-    let run = Running::spawn(
-        fs.dir.path(),
-        &[
-            "run",
-            fs.path().to_str().unwrap(),
-            "--size",
-            "32m",
-            "--rw",
-            "randwrite",
-            "--time",
-            "60s",
-            "--json",
-            "--no-store",
-        ],
-    );
-    run.wait_for("done in", Duration::from_secs(30));
-    std::thread::sleep(Duration::from_millis(500));
-    let file = files_named(fs.path(), "iogauge-test")
-        .pop()
-        .expect("test file");
+    let (run, file) = long_run_on(&fs, "32m", "randwrite", &[]);
     std::fs::write(&trigger, "iogauge safety test\n").unwrap();
     let done = run.finish(Duration::from_secs(10));
     assert_fault(&done, file.to_str().unwrap(), "Read-only file system");
