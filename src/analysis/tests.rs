@@ -246,18 +246,7 @@ fn reads_of_a_half_empty_file_are_a_sparse_finding() {
 fn iops_flat_from_eight_threads_is_a_ceiling_starting_there() {
     // A device that serves 10,000 IOPS per thread up to 65,000 (seed 004's barrier); latency
     // follows Little's law, so it grows with the threads past the limit.
-    let results: Vec<ResultDoc> = [1, 2, 4, 8, 16, 32]
-        .iter()
-        .map(|&t| {
-            result(
-                Rw::Randread,
-                4096,
-                t,
-                1,
-                (10_000.0 * f64::from(t)).min(65_000.0),
-            )
-        })
-        .collect();
+    let results: Vec<ResultDoc> = capped_thread_sweep();
     let d = doc(results);
     let found = run_findings(&d, &th());
     let ceilings = of_kind(&found, "ceiling");
@@ -349,9 +338,10 @@ fn flagged_repeats_are_outlier_findings_of_their_result() {
     assert!(of_kind(&d.results[0].findings, "outlier").is_empty());
 }
 
-#[test]
-fn annotate_indexes_every_finding_and_keeps_ceilings_at_run_level() {
-    let mut results: Vec<ResultDoc> = [1, 2, 4, 8, 16, 32]
+/// Random reads at 1…32 threads, 10,000 IOPS a thread up to a fixed limit of 65,000 (seed
+/// 004's ceiling).
+fn capped_thread_sweep() -> Vec<ResultDoc> {
+    [1, 2, 4, 8, 16, 32]
         .iter()
         .map(|&t| {
             result(
@@ -362,7 +352,12 @@ fn annotate_indexes_every_finding_and_keeps_ceilings_at_run_level() {
                 (10_000.0 * f64::from(t)).min(65_000.0),
             )
         })
-        .collect();
+        .collect()
+}
+
+#[test]
+fn annotate_indexes_every_finding_and_keeps_ceilings_at_run_level() {
+    let mut results: Vec<ResultDoc> = capped_thread_sweep();
     for b in &mut results[5].fine.ios[10..40] {
         *b = 0;
     }
@@ -387,18 +382,7 @@ fn annotate_indexes_every_finding_and_keeps_ceilings_at_run_level() {
 
 #[test]
 fn interrupted_results_stay_out_of_sweeps() {
-    let mut results: Vec<ResultDoc> = [1, 2, 4, 8, 16, 32]
-        .iter()
-        .map(|&t| {
-            result(
-                Rw::Randread,
-                4096,
-                t,
-                1,
-                (10_000.0 * f64::from(t)).min(65_000.0),
-            )
-        })
-        .collect();
+    let mut results: Vec<ResultDoc> = capped_thread_sweep();
     for r in &mut results[3..] {
         r.interrupted = true;
     }

@@ -21,7 +21,7 @@ use std::io;
 pub use buffer::{fill_random, BufferPool};
 pub use null::NullEngine;
 pub use psync::PsyncEngine;
-pub use uring::{probe as probe_uring, UringEngine, UringOptions, UringProbe, UringSetup};
+pub use uring::{UringEngine, UringOptions, UringSetup};
 
 /// What one IO does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -7,7 +7,7 @@
 //! RLIMIT_MEMLOCK) allow, and skipped otherwise.
 
 use crate::{BufferPool, Caps, Done, Engine, EngineConfig, Io, Op};
-use io_uring::{opcode, squeue, types, IoUring, Probe};
+use io_uring::{opcode, squeue, types, IoUring};
 use std::fs::File;
 use std::io;
 use std::mem::ManuallyDrop;
@@ -341,43 +341,5 @@ impl Drop for UringEngine {
             unsafe { ManuallyDrop::drop(&mut self.pool) }
         }
         // Otherwise the pool is leaked on purpose: the kernel may still write into it.
-    }
-}
-
-/// What this kernel's io_uring supports, for `iogauge` to report and store.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct UringProbe {
-    pub available: bool,
-    pub error: Option<String>,
-    pub read_fixed: bool,
-    pub write_fixed: bool,
-    pub fsync: bool,
-}
-
-pub fn probe() -> UringProbe {
-    let ring = match IoUring::new(2) {
-        Ok(r) => r,
-        Err(e) => {
-            return UringProbe {
-                available: false,
-                error: Some(e.to_string()),
-                ..UringProbe::default()
-            }
-        }
-    };
-    let mut p = Probe::new();
-    if let Err(e) = ring.submitter().register_probe(&mut p) {
-        return UringProbe {
-            available: true,
-            error: Some(format!("probe refused: {e}")),
-            ..UringProbe::default()
-        };
-    }
-    UringProbe {
-        available: true,
-        error: None,
-        read_fixed: p.is_supported(opcode::ReadFixed::CODE),
-        write_fixed: p.is_supported(opcode::WriteFixed::CODE),
-        fsync: p.is_supported(opcode::Fsync::CODE),
     }
 }
