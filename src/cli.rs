@@ -234,6 +234,10 @@ pub struct TargetArgs {
     #[arg(long, value_name = "SIZE", value_parser = units::parse_size)]
     pub size: Option<u64>,
 
+    /// Start of the range used on the target, e.g. 1GiB (a multiple of 4KiB).
+    #[arg(long, value_name = "SIZE", default_value = "0", value_parser = units::parse_size)]
+    pub offset: u64,
+
     /// Keep a test file iogauge created instead of removing it after the run.
     #[arg(long)]
     pub keep: bool,

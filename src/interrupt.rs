@@ -28,7 +28,7 @@ pub fn install() {
     let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP]) else {
         // Without the thread, signals keep their default action (terminate): the run is lost
         // but nothing is corrupted; say so rather than fail.
-        eprintln!("warning: could not install signal handlers; an interrupt will not clean up");
+        crate::say!("warning: could not install signal handlers; an interrupt will not clean up");
         return;
     };
     std::thread::Builder::new()
@@ -38,13 +38,19 @@ pub fn install() {
                 let n = COUNT.fetch_add(1, Ordering::SeqCst) + 1;
                 let _ = FIRST.compare_exchange(0, sig, Ordering::SeqCst, Ordering::SeqCst);
                 if n == 1 {
-                    eprintln!("\ninterrupted: stopping, keeping what was measured (press Ctrl-C again to quit now)");
+                    crate::say!("\ninterrupted: stopping, keeping what was measured (press Ctrl-C again to quit now)");
                 } else {
                     quit_now(sig);
                 }
             }
         })
         .ok();
+}
+
+/// Stops the run as `sig` would, without a message (stderr may be what is gone): a closed
+/// pipe on stdout or stderr.
+pub fn raise(sig: i32) {
+    let _ = FIRST.compare_exchange(0, sig, Ordering::SeqCst, Ordering::SeqCst);
 }
 
 /// The first signal received, if any.
@@ -89,12 +95,12 @@ fn quit_now(sig: i32) -> ! {
         .name("iogauge-quit".into())
         .spawn(move || {
             std::thread::sleep(REMOVE_WAIT);
-            eprintln!("interrupted twice: quit without saving; removing the test files did not finish (is the file system hung?); remove them by hand: {names}");
+            crate::say!("interrupted twice: quit without saving; removing the test files did not finish (is the file system hung?); remove them by hand: {names}");
             std::process::exit(code);
         });
     if watchdog.is_err() {
         // No thread to bound the wait: quitting now matters more than cleaning up.
-        eprintln!("interrupted twice: quit without saving");
+        crate::say!("interrupted twice: quit without saving");
         std::process::exit(code);
     }
     let left: Vec<String> = files
@@ -103,9 +109,9 @@ fn quit_now(sig: i32) -> ! {
         .map(|(p, _)| p.display().to_string())
         .collect();
     if left.is_empty() {
-        eprintln!("interrupted twice: quit without saving; test files removed");
+        crate::say!("interrupted twice: quit without saving; test files removed");
     } else {
-        eprintln!(
+        crate::say!(
             "interrupted twice: quit without saving; could not remove {}; remove by hand",
             left.join(", ")
         );

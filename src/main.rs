@@ -7,16 +7,20 @@ mod analysis;
 mod cli;
 mod commands;
 mod error;
+mod exec;
 mod interrupt;
 mod measure;
 mod model;
 mod output;
+mod plan;
+mod present;
 mod repeats;
 mod report;
 mod runner;
 mod store;
 mod suite;
 mod target;
+mod ui;
 mod units;
 mod workload;
 
@@ -49,7 +53,7 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             if e.downcast_ref::<error::Interrupted>().is_none() {
-                eprintln!("iogauge: error: {e:#}");
+                crate::say!("iogauge: error: {e:#}");
             }
             ExitCode::from(error::exit_code(&e))
         }
@@ -72,6 +76,6 @@ fn install_panic_hook() {
             .location()
             .map(|l| format!(" at {}:{}", l.file(), l.line()))
             .unwrap_or_default();
-        eprintln!("iogauge: internal error: {what}{at} — this is a bug; please report it");
+        crate::say!("iogauge: internal error: {what}{at} — this is a bug; please report it");
     }));
 }

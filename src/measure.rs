@@ -77,6 +77,7 @@ pub fn buckets(h: &Hist) -> Vec<[u64; 2]> {
 }
 
 /// The inverse of [`buckets`].
+#[cfg(test)]
 pub fn from_buckets(pairs: &[[u64; 2]]) -> Hist {
     let mut h = run_hist();
     for [v, n] in pairs {

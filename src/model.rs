@@ -86,7 +86,11 @@ impl WorkloadDoc {
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct TargetDoc {
+    /// The path as typed (or iogauge's test file).
     pub path: String,
+    /// The same path made absolute, so runs in /data and /data2 can be told apart.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub absolute_path: Option<String>,
     /// "file" or "block_device".
     pub kind: String,
     /// iogauge created (and filled) this file for the run.

@@ -45,7 +45,12 @@ impl Kind {
 /// What the user asked for, before anything is touched.
 pub struct Request<'a> {
     pub path: Option<&'a Path>,
+    /// `--size`: the range used of an existing target, the size of a created file.
     pub size: Option<u64>,
+    /// Size of a created file when `size` is not given.
+    pub created_size: u64,
+    /// Start of the range.
+    pub offset: u64,
     pub keep: bool,
     pub allow_overwrite: bool,
     pub writes: bool,
@@ -59,13 +64,22 @@ pub struct Target {
     pub path: PathBuf,
     pub kind: Kind,
     pub created: bool,
+    /// Start and length of the range the IO uses.
+    pub offset: u64,
     pub range_bytes: u64,
+    /// Size of the whole file or device.
+    pub total_bytes: u64,
     pub logical_block: u32,
     /// Bytes of the range that hold data (SEEK_DATA), when the file system tells.
     pub data_bytes: Option<u64>,
     keep: bool,
     /// Device and inode of a file target, to notice it was deleted or replaced during the run.
     identity: Option<(u64, u64)>,
+    /// A block device iogauge writes to is claimed exclusively (O_EXCL) once, for the whole
+    /// run: nothing can mount or assemble it meanwhile, and the workers' own descriptors need
+    /// no claim of their own, so a cell never trips over the claim of the cell before it (an
+    /// io_uring ring lets go of its file asynchronously).
+    claim: Option<File>,
 }
 
 impl Drop for Target {
@@ -80,9 +94,9 @@ impl Drop for Target {
 }
 
 impl Target {
-    /// Opens the target for the workers with the workload's flags. Reads-only workloads open
-    /// it read-only, so they cannot change a byte whatever happens. A block device written to
-    /// is claimed exclusively (O_EXCL), so nothing can mount or assemble it during the run.
+    /// Opens the target for a worker with the workload's flags. Reads-only workloads open it
+    /// read-only, so they cannot change a byte whatever happens. Writes to a block device need
+    /// the run's claim (see `claim`), taken when the target was resolved.
     pub fn open(&self, writes: bool, direct: bool, odsync: bool) -> Result<File> {
         let mut flags = 0;
         if direct {
@@ -91,8 +105,11 @@ impl Target {
         if odsync {
             flags |= libc::O_DSYNC;
         }
-        if writes && self.kind == Kind::BlockDevice {
-            flags |= libc::O_EXCL;
+        if writes && self.kind == Kind::BlockDevice && self.claim.is_none() {
+            return Err(anyhow::anyhow!(
+                "{} was not claimed for writing (a bug in iogauge)",
+                self.path.display()
+            ));
         }
         OpenOptions::new()
             .read(true)
@@ -114,12 +131,12 @@ impl Target {
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
                 // Linux keeps an unlinked inode alive while it is open, so the IO went on to
                 // the same blocks: the numbers stand.
-                eprintln!(
+                crate::say!(
                     "warning: {path} was deleted by someone else during the run; the IO went on to the deleted file until the end, so the results stand"
                 );
             }
             Ok(md) if self.identity.is_some_and(|id| id != (md.dev(), md.ino())) => {
-                eprintln!(
+                crate::say!(
                     "warning: {path} was replaced by another file during the run; the results are from the original file{}",
                     if self.created { ", and the new file was left alone" } else { "" }
                 );
@@ -127,7 +144,7 @@ impl Target {
             _ if self.created && !self.keep => {
                 if let Err(e) = std::fs::remove_file(&self.path) {
                     if e.kind() != io::ErrorKind::NotFound {
-                        eprintln!(
+                        crate::say!(
                             "warning: could not remove the test file {path}: {e}; remove it by hand"
                         );
                     }
@@ -138,8 +155,56 @@ impl Target {
     }
 }
 
-/// Resolves, checks and if needed creates the target.
+/// A target looked at but not yet written: an existing file or device ready for IO, or a test
+/// file still to be created. Everything that can refuse a run is checked by then, so the plan's
+/// cells can be held against the range and logical block before the fill writes a byte.
+pub enum Resolved<'a> {
+    Ready(Target),
+    Create {
+        req: &'a Request<'a>,
+        path: PathBuf,
+        size: u64,
+        logical_block: u32,
+    },
+}
+
+impl Resolved<'_> {
+    pub fn range_bytes(&self) -> u64 {
+        match self {
+            Resolved::Ready(t) => t.range_bytes,
+            Resolved::Create { req, size, .. } => size - req.offset,
+        }
+    }
+
+    pub fn logical_block(&self) -> u32 {
+        match self {
+            Resolved::Ready(t) => t.logical_block,
+            Resolved::Create { logical_block, .. } => *logical_block,
+        }
+    }
+
+    /// The target ready for IO: a test file is created, checked to take O_DIRECT when `direct`
+    /// (before the fill, so a file system that refuses it costs no time), and filled.
+    pub fn realize(self, direct: bool) -> Result<Target> {
+        match self {
+            Resolved::Ready(t) => Ok(t),
+            Resolved::Create {
+                req,
+                path,
+                size,
+                logical_block,
+            } => create(req, path, size, logical_block, direct),
+        }
+    }
+}
+
+/// Resolves, checks and if needed creates and fills the target, without O_DIRECT's check.
 pub fn prepare(req: &Request) -> Result<Target> {
+    resolve(req)?.realize(false)
+}
+
+/// Looks at the target and checks everything that can refuse it, writing nothing.
+pub fn resolve<'a>(req: &'a Request<'a>) -> Result<Resolved<'a>> {
     let path = match req.path {
         Some(p) => p.to_path_buf(),
         None => PathBuf::from(format!("iogauge-test.{}", std::process::id())),
@@ -148,15 +213,17 @@ pub fn prepare(req: &Request) -> Result<Target> {
     match std::fs::metadata(&path) {
         Ok(md) if md.is_dir() => {
             let file = path.join(format!("iogauge-test.{}", std::process::id()));
-            create(req, file)
+            to_create(req, file)
         }
-        Ok(md) if md.file_type().is_block_device() => existing_device(req, path, &md),
-        Ok(md) if md.is_file() => existing_file(req, path, &md),
+        Ok(md) if md.file_type().is_block_device() => {
+            existing_device(req, path, &md).map(Resolved::Ready)
+        }
+        Ok(md) if md.is_file() => existing_file(req, path, &md).map(Resolved::Ready),
         Ok(_) => Err(usage(format!(
             "{} is neither a file, a directory nor a block device; give one of those",
             path.display()
         ))),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => create(req, path),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => to_create(req, path),
         Err(e) => Err(open_error(&path, e, false)),
     }
 }
@@ -230,17 +297,23 @@ fn existing_file(req: &Request, path: PathBuf, md: &std::fs::Metadata) -> Result
         )));
     }
     let len = md.len();
-    let range = range_of(req.size, len, &path)?;
+    let range = range_of(req, len, &path)?;
     let file = File::open(&path).map_err(|e| open_error(&path, e, false))?;
     Ok(Target {
         logical_block: iogauge_sysinfo::logical_block_size_for(&path).unwrap_or(512),
-        data_bytes: sys::data_bytes(&file, range),
+        // SEEK_DATA counts from the start of the file: only then does it describe the range.
+        data_bytes: (req.offset == 0)
+            .then(|| sys::data_bytes(&file, range))
+            .flatten(),
         path,
         kind: Kind::File,
         created: false,
+        offset: req.offset,
         range_bytes: range,
+        total_bytes: len,
         keep: true,
         identity: Some((md.dev(), md.ino())),
+        claim: None,
     })
 }
 
@@ -268,16 +341,6 @@ fn existing_device(req: &Request, path: PathBuf, md: &std::fs::Metadata) -> Resu
         if let Some(reason) = device_in_use(&path, md.rdev()) {
             return Err(in_use(&path, &reason));
         }
-        // The kernel's own answer: an exclusive open fails while anything holds the device.
-        if let Err(e) = OpenOptions::new()
-            .read(true)
-            .custom_flags(libc::O_EXCL)
-            .open(&path)
-        {
-            if e.raw_os_error() == Some(libc::EBUSY) {
-                return Err(in_use(&path, CLAIMED));
-            }
-        }
         let found = signatures::probe(&file, len)
             .with_context(|| {
                 format!(
@@ -304,18 +367,52 @@ fn existing_device(req: &Request, path: PathBuf, md: &std::fs::Metadata) -> Resu
             )));
         }
     }
-    let range = range_of(req.size, len, &path)?;
+    let range = range_of(req, len, &path)?;
+    // The run's claim: the kernel's own answer that nothing else holds the device, kept until
+    // the run ends.
+    let claim = match req.writes {
+        true => Some(claim(&path)?),
+        false => None,
+    };
     Ok(Target {
         logical_block: sys::block_device_logical_block_size(&file).unwrap_or(512),
         data_bytes: None,
         path,
         kind: Kind::BlockDevice,
         created: false,
+        offset: req.offset,
         range_bytes: range,
+        total_bytes: len,
         keep: true,
         identity: None,
+        claim,
     })
 }
+
+/// Claims a block device exclusively. A claim that another process of iogauge has just let go
+/// of (its rings release the device asynchronously when it exits) may take a moment to
+/// disappear, so a refusal is retried briefly before it is reported.
+fn claim(path: &Path) -> Result<File> {
+    let deadline = Instant::now() + CLAIM_WAIT;
+    loop {
+        match OpenOptions::new()
+            .read(true)
+            .write(true)
+            .custom_flags(libc::O_EXCL)
+            .open(path)
+        {
+            Ok(f) => return Ok(f),
+            Err(e) if e.raw_os_error() == Some(libc::EBUSY) && Instant::now() < deadline => {
+                std::thread::sleep(std::time::Duration::from_millis(100));
+            }
+            Err(e) if e.raw_os_error() == Some(libc::EBUSY) => return Err(in_use(path, CLAIMED)),
+            Err(e) => return Err(open_error(path, e, false)),
+        }
+    }
+}
+
+/// How long a refused exclusive claim is retried.
+const CLAIM_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// What an exclusive open failing with EBUSY means.
 const CLAIMED: &str =
@@ -328,22 +425,38 @@ fn in_use(path: &Path, reason: &str) -> anyhow::Error {
     ))
 }
 
-fn range_of(size: Option<u64>, len: u64, path: &Path) -> Result<u64> {
-    match size {
-        Some(s) if s > len => Err(usage(format!(
-            "--size {} is larger than {} ({}); give at most --size {}",
+/// The range of an existing target of `len` bytes: from --offset, --size long or to the end.
+fn range_of(req: &Request, len: u64, path: &Path) -> Result<u64> {
+    if req.offset >= len {
+        return Err(usage(format!(
+            "--offset {} is at or past the end of {} ({})",
+            units::iec(req.offset),
+            path.display(),
+            units::iec(len)
+        )));
+    }
+    let room = len - req.offset;
+    match req.size {
+        Some(s) if s > room => Err(usage(format!(
+            "--size {} is larger than {} ({}{}); give at most --size {}",
             units::iec(s),
             path.display(),
             units::iec(len),
-            units::iec(len)
+            if req.offset > 0 {
+                format!(", {} after --offset", units::iec(room))
+            } else {
+                String::new()
+            },
+            units::iec(room)
         ))),
         Some(s) => Ok(s),
-        None => Ok(len),
+        None => Ok(room),
     }
 }
 
-fn create(req: &Request, path: PathBuf) -> Result<Target> {
-    let size = req.size.unwrap_or(DEFAULT_CREATED_SIZE);
+/// Checks a test file iogauge is to create, without creating it.
+fn to_create<'a>(req: &'a Request<'a>, path: PathBuf) -> Result<Resolved<'a>> {
+    let size = req.size.map_or(req.created_size, |s| s + req.offset);
     if size < 4096 {
         return Err(usage(format!(
             "--size {size} is smaller than one 4KiB block; give e.g. --size 1GiB"
@@ -351,6 +464,13 @@ fn create(req: &Request, path: PathBuf) -> Result<Target> {
     }
     // Whole 4 KiB blocks, so direct IO can reach every byte.
     let size = size - size % 4096;
+    if req.offset >= size {
+        return Err(usage(format!(
+            "--offset {} is at or past the end of the {} test file; give a larger --size",
+            units::iec(req.offset),
+            units::iec(size)
+        )));
+    }
     let parent = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
@@ -361,6 +481,31 @@ fn create(req: &Request, path: PathBuf) -> Result<Target> {
             parent.display()
         )));
     }
+    if let Ok(free) = File::open(&parent).and_then(|d| sys::free_bytes(&d)) {
+        if free < size {
+            return Err(usage(format!(
+                "{} needs {} but only {} is free there; give a smaller --size or another directory",
+                path.display(),
+                units::iec(size),
+                units::iec(free)
+            )));
+        }
+    }
+    Ok(Resolved::Create {
+        req,
+        logical_block: iogauge_sysinfo::logical_block_size_for(&parent).unwrap_or(512),
+        path,
+        size,
+    })
+}
+
+fn create(
+    req: &Request,
+    path: PathBuf,
+    size: u64,
+    logical_block: u32,
+    direct: bool,
+) -> Result<Target> {
     let file = OpenOptions::new()
         .write(true)
         .create_new(true)
@@ -369,27 +514,31 @@ fn create(req: &Request, path: PathBuf) -> Result<Target> {
     interrupt::register_created(&path);
     let identity = file.metadata().ok().map(|m| (m.dev(), m.ino()));
     let mut target = Target {
-        logical_block: iogauge_sysinfo::logical_block_size_for(&path).unwrap_or(512),
+        logical_block,
         path,
         kind: Kind::File,
         created: true,
-        range_bytes: size,
-        data_bytes: Some(size),
+        offset: req.offset,
+        range_bytes: size - req.offset,
+        total_bytes: size,
+        data_bytes: Some(size - req.offset),
         keep: req.keep,
         identity,
+        claim: None,
     };
     // From here on `target` removes the file on every exit path.
-    if let Ok(free) = sys::free_bytes(&file) {
-        if free < size {
-            return Err(usage(format!(
-                "{} needs {} but only {} is free there; give a smaller --size or another directory",
-                target.path.display(),
-                units::iec(size),
-                units::iec(free)
-            )));
-        }
-    }
     drop(file);
+    if direct {
+        // Before the fill: a file system that refuses O_DIRECT (tmpfs) is told at once.
+        OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_DIRECT)
+            .open(&target.path)
+            .map_err(|e| {
+                target.keep = false;
+                open_error(&target.path, e, true)
+            })?;
+    }
     fill(&target.path, size, req).inspect_err(|_| target.keep = false)?;
     Ok(target)
 }
@@ -415,7 +564,7 @@ fn fill(path: &Path, size: u64, req: &Request) -> Result<()> {
         .ok_or_else(|| anyhow::anyhow!("out of memory for the fill buffer"))?;
     let tty = io::stderr().is_terminal() && !req.quiet;
     if !req.quiet {
-        eprint!(
+        crate::say_part!(
             "Filling {} ({}) with random data ... ",
             path.display(),
             units::iec(size)
@@ -435,7 +584,7 @@ fn fill(path: &Path, size: u64, req: &Request) -> Result<()> {
         iogauge_engine::fill_random(buf, req.seed ^ chunk_no.wrapping_mul(0x2545_F491_4F6C_DD1D));
         if let Err(e) = write_all_at(&file, buf, written) {
             if !req.quiet {
-                eprintln!("failed");
+                crate::say!("failed");
             }
             return Err(fill_error(path, e, size));
         }
@@ -443,7 +592,7 @@ fn fill(path: &Path, size: u64, req: &Request) -> Result<()> {
         chunk_no += 1;
         if tty && last_report.elapsed().as_millis() >= 250 {
             last_report = Instant::now();
-            eprint!(
+            crate::say_part!(
                 "\rFilling {} ({}) with random data ... {:.0}%",
                 path.display(),
                 units::iec(size),
@@ -459,13 +608,13 @@ fn fill(path: &Path, size: u64, req: &Request) -> Result<()> {
     let secs = start.elapsed().as_secs_f64().max(1e-9);
     if !req.quiet {
         if tty {
-            eprint!(
+            crate::say_part!(
                 "\rFilling {} ({}) with random data ... ",
                 path.display(),
                 units::iec(size)
             );
         }
-        eprintln!(
+        crate::say!(
             "done in {} ({})",
             units::duration(start.elapsed()),
             units::mb_s(size as f64 / secs)

@@ -58,6 +58,7 @@ pub(crate) fn result(rw: Rw, bs: u64, threads: u32, iodepth: u32, iops: f64) -> 
             interval_s: 1.0,
         },
         target: TargetDoc {
+            absolute_path: None,
             path: "/nonexistent/iogauge-test-target".into(),
             kind: "file".into(),
             created: false,

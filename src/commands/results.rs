@@ -36,7 +36,7 @@ pub fn list(args: &ListArgs) -> Result<()> {
         return emit(&(serde_json::to_string_pretty(&doc)? + "\n"));
     }
     if runs.is_empty() {
-        eprintln!("no runs stored in {}", path.display());
+        crate::say!("no runs stored in {}", path.display());
         return Ok(());
     }
     let mut rows = vec![[
@@ -473,7 +473,7 @@ pub fn delete(args: &DeleteArgs) -> Result<()> {
             )
         })
         .unwrap_or_default();
-    eprintln!("deleted run {id}{what} from {}", store.path().display());
+    crate::say!("deleted run {id}{what} from {}", store.path().display());
     Ok(())
 }
 

@@ -90,6 +90,10 @@ pub struct Measured {
     pub interrupted: Option<i32>,
     /// The whole-run histogram, for merging with other runs or hosts.
     pub hist: Hist,
+    /// Whole-run histograms of reads, writes and syncs apart, so repeats fold exactly.
+    pub read_hist: Hist,
+    pub write_hist: Hist,
+    pub sync_hist: Hist,
     /// An IO error that stopped the run early; the numbers cover the part before it.
     pub error: Option<anyhow::Error>,
     /// `Display::stop_when` ended the run before its limit.
@@ -576,6 +580,9 @@ fn merge(
         engine,
         interrupted,
         hist: all,
+        read_hist: read,
+        write_hist: write,
+        sync_hist: sync,
         error: None,
         stopped_early: false,
     }

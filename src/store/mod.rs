@@ -25,7 +25,7 @@
 mod json;
 mod schema;
 
-use crate::cli::{DbArgs, OutputArgs};
+use crate::cli::DbArgs;
 use crate::model::{ResultDoc, RunDoc, WorkloadDoc};
 use anyhow::{Context, Result};
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
@@ -151,11 +151,11 @@ impl Store {
             Ok(_) => {}
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-                    std::fs::create_dir_all(dir).with_context(|| {
-                        format!(
-                            "cannot create the directory {} for the results database",
+                    std::fs::create_dir_all(dir).map_err(|e| {
+                        crate::error::usage(format!(
+                            "cannot create the directory {} for the results database ({e}); give --db PATH for another file, or --no-store to keep nothing",
                             dir.display()
-                        )
+                        ))
                     })?;
                 }
             }
@@ -439,13 +439,13 @@ fn put_result(tx: &rusqlite::Transaction<'_>, run: i64, idx: usize, r: &ResultDo
 /// Ctrl-C), the run stays in the store marked interrupted with the results added so far.
 ///
 /// ```ignore
-/// let mut rec = store::Recorder::start(&args.output, &header)?;
+/// let mut rec = store::Recorder::start(Some(Store::open(&db)?), &header)?;
 /// for cell in cells {
 ///     let result = measure(cell)?;
 ///     rec.add(&result)?;
 ///     doc.results.push(result);
 /// }
-/// if let Some(id) = rec.finish(&doc)? { eprintln!("stored as run {id}"); }
+/// if let Some(id) = rec.finish(&doc)? { say!("stored as run {id}"); }
 /// ```
 pub struct Recorder {
     active: Option<(Store, i64)>,
@@ -453,12 +453,12 @@ pub struct Recorder {
 }
 
 impl Recorder {
-    /// Starts recording `header` unless `out.no_store` (see the type's documentation).
-    pub fn start(out: &OutputArgs, header: &RunDoc) -> Result<Recorder> {
-        if out.no_store {
+    /// Starts recording `header` in `store` (see the type's documentation); `None` stores
+    /// nothing (`--no-store`).
+    pub fn start(store: Option<Store>, header: &RunDoc) -> Result<Recorder> {
+        let Some(mut store) = store else {
             return Ok(Recorder::disabled());
-        }
-        let mut store = Store::open(&out.db)?;
+        };
         let id = store.insert_run(header)?;
         let mut rec = Recorder {
             active: Some((store, id)),

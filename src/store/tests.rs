@@ -10,13 +10,8 @@ fn db_in(dir: &tempfile::TempDir) -> DbArgs {
     }
 }
 
-fn output(db: &DbArgs) -> OutputArgs {
-    OutputArgs {
-        json: false,
-        label: None,
-        no_store: false,
-        db: db.clone(),
-    }
+fn output(db: &DbArgs) -> Option<Store> {
+    Some(Store::open(db).unwrap())
 }
 
 /// A result with awkward numbers. serde_json's default parser reads 5.810589763872054e-10 back
@@ -61,7 +56,7 @@ fn header(label: Option<&str>) -> RunDoc {
 
 fn record(db: &DbArgs, label: Option<&str>, n: u32) -> (i64, RunDoc) {
     let mut doc = header(label);
-    let mut rec = Recorder::start(&output(db), &doc).unwrap();
+    let mut rec = Recorder::start(output(db), &doc).unwrap();
     for i in 0..n {
         let r = result(i);
         rec.add(&r).unwrap();
@@ -210,7 +205,7 @@ fn files_that_are_not_ours_are_refused_untouched() {
 fn a_run_keeps_its_results_as_it_goes_and_is_marked_interrupted_until_finished() {
     let dir = tempfile::tempdir().unwrap();
     let db = db_in(&dir);
-    let mut rec = Recorder::start(&output(&db), &header(Some("partial"))).unwrap();
+    let mut rec = Recorder::start(output(&db), &header(Some("partial"))).unwrap();
     rec.add(&result(0)).unwrap();
     rec.add(&result(1)).unwrap();
     // Dropped without finish: the process died after two cells.
@@ -227,7 +222,7 @@ fn a_run_keeps_its_results_as_it_goes_and_is_marked_interrupted_until_finished()
     assert_eq!(row.results[1].lat_p99_ns, 141);
 
     // finish replaces everything with the final document, results included.
-    let mut rec = Recorder::start(&output(&db), &header(Some("final"))).unwrap();
+    let mut rec = Recorder::start(output(&db), &header(Some("final"))).unwrap();
     rec.add(&result(0)).unwrap();
     let mut last = header(Some("final"));
     let mut changed = result(0);
@@ -246,9 +241,7 @@ fn a_run_keeps_its_results_as_it_goes_and_is_marked_interrupted_until_finished()
 fn no_store_writes_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let db = db_in(&dir);
-    let mut out = output(&db);
-    out.no_store = true;
-    let mut rec = Recorder::start(&out, &header(None)).unwrap();
+    let mut rec = Recorder::start(None, &header(None)).unwrap();
     rec.add(&result(0)).unwrap();
     assert_eq!(rec.finish(&header(None)).unwrap(), None);
     assert!(!db.db.unwrap().exists());

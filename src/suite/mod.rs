@@ -8,7 +8,6 @@
 //! into cells, `stable` is the `--until-stable` rule and `tables` prints the results.
 
 pub mod cells;
-pub mod exec;
 pub mod schema;
 pub mod stable;
 pub mod tables;

@@ -1,9 +1,9 @@
-//! A workload as the user typed it, resolved into a checked [`Spec`]: every cross-option rule
-//! lives here (fio's `fixup_options`), so the runner can trust what it gets.
+//! A workload: its patterns, limits and the checked [`Spec`] the runner runs. Specs are built
+//! in one place, `exec::work::of`, from a plan's cell, so the runner can trust what it gets.
 
 pub mod offsets;
 
-use crate::cli::{EngineArg, RunArgs, SyncMode};
+use crate::cli::EngineArg;
 use crate::error::usage;
 use iogauge_engine::{EngineKind, UringOptions};
 use serde::{Deserialize, Serialize};
@@ -111,108 +111,6 @@ pub struct Spec {
 }
 
 impl Spec {
-    /// Checks everything that does not depend on the target.
-    pub fn resolve(args: &RunArgs) -> anyhow::Result<(Spec, Vec<String>)> {
-        let w = &args.workload;
-        let t = &args.target;
-        let mut notes = Vec::new();
-        if w.bs == 0 {
-            return Err(usage(
-                "--bs 0: the block size must be at least 512 bytes, e.g. --bs 4k",
-            ));
-        }
-        if w.bs < MIN_BS || w.bs > MAX_BS || !w.bs.is_multiple_of(MIN_BS) {
-            return Err(usage(format!(
-                "--bs {}: the block size must be a multiple of 512 bytes between 512 and 64MiB, e.g. 4k or 1m",
-                w.bs
-            )));
-        }
-        check_count("--threads", w.threads, MAX_THREADS)?;
-        check_count("--iodepth", w.iodepth, MAX_IODEPTH)?;
-        let engine = EngineKind::from(t.engine);
-        let mut iodepth = w.iodepth;
-        if engine == EngineKind::Psync && iodepth > 1 {
-            notes.push(format!(
-                "psync keeps one IO in flight per thread; --iodepth {iodepth} is ignored (use --threads {} or --engine io_uring)",
-                w.threads * iodepth
-            ));
-            iodepth = 1;
-        }
-        let sync =
-            match (w.fsync, w.fdatasync) {
-                (Some(0), _) | (_, Some(0)) => return Err(usage(
-                    "--fsync/--fdatasync 0: give how many writes go between syncs, e.g. --fsync 1",
-                )),
-                (Some(n), _) => Some((SyncKind::Fsync, n)),
-                (_, Some(n)) => Some((SyncKind::Fdatasync, n)),
-                _ => None,
-            };
-        let rw = w.rw;
-        if sync.is_some() && !rw.writes(w.mix) {
-            return Err(usage(format!(
-                "--fsync/--fdatasync with --rw {} does nothing: syncs follow writes; use --rw write or randwrite",
-                rw.name()
-            )));
-        }
-        let limit = match (w.time, w.data) {
-            (_, Some(0)) => {
-                return Err(usage("--data 0: give an amount of data, e.g. --data 4GiB"))
-            }
-            (_, Some(d)) if d < w.bs => {
-                return Err(usage(format!(
-                    "--data {d} is less than one block (--bs {}); give more data",
-                    w.bs
-                )))
-            }
-            (_, Some(d)) => Limit::Data(d),
-            (Some(t), None) if t.is_zero() => {
-                return Err(usage("--time 0: give a duration, e.g. --time 10s"))
-            }
-            (Some(t), None) => Limit::Time(t),
-            (None, None) => Limit::Time(Duration::from_secs(10)),
-        };
-        if w.interval < Duration::from_millis(100) {
-            return Err(usage(
-                "--interval is shorter than 100ms; give e.g. --interval 1s",
-            ));
-        }
-        let direct = !t.buffered;
-        let buffers = u64::from(w.threads) * u64::from(iodepth) * w.bs;
-        let ram = iogauge_engine::sys::total_memory();
-        if ram > 0 && buffers as f64 > ram as f64 * MAX_BUFFER_SHARE_OF_RAM {
-            return Err(usage(format!(
-                "the IO buffers would take {} ({} threads × {} in flight × {}), more than a quarter of RAM ({}); lower --threads, --iodepth or --bs",
-                crate::units::iec(buffers),
-                w.threads,
-                iodepth,
-                crate::units::iec(w.bs),
-                crate::units::iec(ram)
-            )));
-        }
-        let spec = Spec {
-            rw,
-            bs: w.bs,
-            threads: w.threads,
-            iodepth,
-            engine,
-            direct,
-            mix_read_pct: rw.read_pct(w.mix),
-            sync,
-            odsync: w.sync_mode == SyncMode::Odsync,
-            seed: w.seed,
-            limit,
-            ramp: w.ramp,
-            interval: w.interval,
-            uring: UringOptions {
-                sqpoll: t.sqpoll,
-                hipri: t.hipri,
-                no_register: t.no_register,
-            },
-            submit_batch: t.submit_batch,
-        };
-        Ok((spec, notes))
-    }
-
     pub fn writes(&self) -> bool {
         self.mix_read_pct < 100
     }
@@ -245,16 +143,4 @@ impl Spec {
         }
         Ok(())
     }
-}
-
-fn check_count(flag: &str, v: u32, max: u32) -> anyhow::Result<()> {
-    if v == 0 {
-        return Err(usage(format!("{flag} 0: it must be at least 1")));
-    }
-    if v > max {
-        return Err(usage(format!(
-            "{flag} {v} is more than {max}, which measures iogauge's scheduling rather than storage; use at most {max}"
-        )));
-    }
-    Ok(())
 }

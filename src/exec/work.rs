@@ -1,6 +1,7 @@
-//! Turning a cell into workloads on the suite's one target, and their measurements into one
-//! result. Most cells are one workload over the whole target (`commands::run::measure`); three
-//! kinds need more, and are built here from `runner::run` directly:
+//! A cell turned into the workloads it runs on the plan's one target, and their measurements
+//! into one [`Measured`]. This is the only place a [`Spec`] is built, so the rules on block
+//! size, memory and psync's depth are written once for `run` and every suite. Most cells are
+//! one workload over the target's range; three kinds need more:
 //! - a cell with a `range` uses only the start of the target (sysbench's 16 KiB fsync file);
 //! - `copy` runs a sequential read of the first half and a sequential write of the second half
 //!   at the same time, as `cp` reads one file while writing another, and reports them as one
@@ -8,39 +9,25 @@
 //! - `--files N` reads N separate files in turn, an equal slice of the cell's time each, and
 //!   merges the slices (sysbench picks a file per IO; the runner reads one file per run).
 
-use super::cells::{self, Cell};
-use super::Length;
 use crate::measure::{self, LatNs};
-use crate::model::{CpuDoc, FineDoc, ResultDoc, Sample};
+use crate::model::{CpuDoc, FineDoc, Sample};
+use crate::plan::Env;
 use crate::runner::{self, Display, Measured, StopWhen};
+use crate::suite::cells::{self, Cell};
+use crate::suite::Length;
 use crate::target::Target;
 use crate::units;
 use crate::workload::{Limit, Rw, Spec, MAX_BUFFER_SHARE_OF_RAM, MAX_THREADS};
 use anyhow::Result;
-use iogauge_engine::{EngineKind, UringOptions};
+use iogauge_engine::EngineKind;
 use std::time::Duration;
 
-/// Samples of the suites' time series: one a second, as `--until-stable` reads them.
-pub const INTERVAL: Duration = Duration::from_secs(1);
 /// Shortest slice of a `--files` cell: shorter runs would measure thread start-up.
 pub const MIN_SLICE: Duration = Duration::from_millis(100);
 
-/// What every cell of a run shares, from the command line.
-#[derive(Clone, Copy, Debug)]
-pub struct Env {
-    pub engine: EngineKind,
-    pub direct: bool,
-    pub seed: u64,
-    pub uring: UringOptions,
-    /// `--submit-batch`.
-    pub submit_batch: u32,
-    /// Total RAM in bytes, 0 when unknown.
-    pub ram: u64,
-}
-
 /// How a cell runs.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Plan {
+pub enum Work {
     /// One workload over `[start, start + len)` of the target.
     One { spec: Spec, start: u64, len: u64 },
     /// A read stream over `[0, half)` and a write stream over `[half, 2·half)` at once.
@@ -49,19 +36,19 @@ pub enum Plan {
     Files { spec: Spec, files: u32 },
 }
 
-impl Plan {
+impl Work {
     /// The workloads a plan runs (for notes and the target's consent check).
     pub fn specs(&self) -> Vec<&Spec> {
         match self {
-            Plan::One { spec, .. } | Plan::Files { spec, .. } => vec![spec],
-            Plan::Copy { read, write, .. } => vec![read, write],
+            Work::One { spec, .. } | Work::Files { spec, .. } => vec![spec],
+            Work::Copy { read, write, .. } => vec![read, write],
         }
     }
 }
 
 /// The cell's plan on a target of `range` bytes and `logical_block`, or why it cannot run
 /// there (the reason is told to the user, and the suite goes on without the cell).
-pub fn plan(cell: &Cell, env: &Env, range: u64, logical_block: u32) -> Result<Plan, String> {
+pub fn of(cell: &Cell, env: &Env, range: u64, logical_block: u32) -> Result<Work, String> {
     let (mut threads, mut iodepth) = (cell.threads, cell.iodepth);
     if env.engine == EngineKind::Psync && iodepth > 1 {
         // psync keeps one IO in flight per thread: keep the outstanding IOs with threads.
@@ -95,8 +82,8 @@ pub fn plan(cell: &Cell, env: &Env, range: u64, logical_block: u32) -> Result<Pl
         odsync: cell.odsync,
         seed: env.seed,
         limit: Limit::Time(Duration::from_secs(1)),
-        ramp: Duration::ZERO,
-        interval: INTERVAL,
+        ramp: env.ramp,
+        interval: env.interval,
         uring: env.uring,
         submit_batch: env.submit_batch,
     };
@@ -128,7 +115,7 @@ pub fn plan(cell: &Cell, env: &Env, range: u64, logical_block: u32) -> Result<Pl
                 limit,
                 ..base
             };
-            Ok(Plan::Files {
+            Ok(Work::Files {
                 spec: checked(spec, per)?,
                 files: cell.files,
             })
@@ -140,7 +127,7 @@ pub fn plan(cell: &Cell, env: &Env, range: u64, logical_block: u32) -> Result<Pl
                 limit: limit(len, 1),
                 ..base
             };
-            Ok(Plan::One {
+            Ok(Work::One {
                 spec: checked(spec, len)?,
                 start: 0,
                 len,
@@ -159,7 +146,7 @@ pub fn plan(cell: &Cell, env: &Env, range: u64, logical_block: u32) -> Result<Pl
                 mix_read_pct: 0,
                 ..read.clone()
             };
-            Ok(Plan::Copy {
+            Ok(Work::Copy {
                 read: checked(read, half)?,
                 write: checked(write, half)?,
                 half,
@@ -173,29 +160,46 @@ pub fn file_size(range: u64, files: u32) -> u64 {
     (range / u64::from(files.max(1))) / 4096 * 4096
 }
 
-/// Runs a plan. `files` are the cell's own files for [`Plan::Files`]; `prefix` heads the
+/// A work's measurement, and what it measured: the workload as reported (a copy's two
+/// streams as one `rw` workload), its range relative to the target's, and the path when it is
+/// not the target's (a `--files` cell).
+pub struct Ran {
+    pub spec: Spec,
+    pub start: u64,
+    pub len: u64,
+    pub path: Option<String>,
+    pub m: Measured,
+}
+
+/// Runs a work. `files` are the cell's own files for [`Work::Files`]; `prefix` heads the
 /// progress line; `stop_when` may end a one-workload cell early (`--until-stable`).
 pub fn run(
-    plan: &Plan,
+    work: &Work,
     target: &Target,
     files: &[Target],
-    prefix: String,
+    prefix: &str,
     progress: bool,
     stop_when: Option<StopWhen>,
-) -> Result<ResultDoc> {
-    match plan {
-        Plan::One { spec, start, len } => {
+) -> Result<Ran> {
+    match work {
+        Work::One { spec, start, len } => {
             let display = Display {
                 progress,
                 prefix: format!("{prefix} "),
                 stop_when,
             };
-            let m = crate::commands::run::measure_range(spec, target, *start, *len, &display)?;
-            Ok(doc_of(spec, target, *start, *len, m))
+            let m = measure(spec, target, *start, *len, &display)?;
+            Ok(Ran {
+                spec: spec.clone(),
+                start: *start,
+                len: *len,
+                path: None,
+                m,
+            })
         }
-        Plan::Copy { read, write, half } => {
+        Work::Copy { read, write, half } => {
             let (r, w) = std::thread::scope(|s| {
-                let reader = s.spawn(|| region(read, target, 0, *half, String::new(), false));
+                let reader = s.spawn(|| region(read, target, 0, *half, "", false));
                 let w = region(write, target, *half, *half, prefix, progress);
                 let r = reader.join().unwrap_or_else(|_| {
                     Err(anyhow::anyhow!(
@@ -215,25 +219,34 @@ pub fn run(
                 },
                 ..read.clone()
             };
-            Ok(doc_of(&both, target, 0, 2 * half, m))
+            Ok(Ran {
+                spec: both,
+                start: 0,
+                len: 2 * half,
+                path: None,
+                m,
+            })
         }
-        Plan::Files { spec, .. } => {
+        Work::Files { spec, .. } => {
             let mut parts = Vec::with_capacity(files.len());
             for f in files {
                 if crate::interrupt::requested().is_some() {
                     break;
                 }
-                parts.push(region(spec, f, 0, f.range_bytes, prefix.clone(), progress)?);
+                parts.push(region(spec, f, 0, f.range_bytes, prefix, progress)?);
             }
-            let m = sequential(parts);
             let total: u64 = files.iter().map(|f| f.range_bytes).sum();
-            let mut doc = doc_of(spec, &files[0], 0, total, m);
-            doc.target.path = format!(
-                "{} and {} more files",
-                files[0].path.display(),
-                files.len() - 1
-            );
-            Ok(doc)
+            Ok(Ran {
+                spec: spec.clone(),
+                start: 0,
+                len: total,
+                path: Some(format!(
+                    "{} and {} more files",
+                    files[0].path.display(),
+                    files.len() - 1
+                )),
+                m: sequential(parts),
+            })
         }
     }
 }
@@ -243,11 +256,11 @@ fn region(
     target: &Target,
     start: u64,
     len: u64,
-    prefix: String,
+    prefix: &str,
     progress: bool,
 ) -> Result<Measured> {
     let prefix = if prefix.is_empty() {
-        prefix
+        String::new()
     } else {
         format!("{prefix} ")
     };
@@ -256,19 +269,35 @@ fn region(
         prefix,
         stop_when: None,
     };
-    crate::commands::run::measure_range(spec, target, start, len, &display)
+    measure(spec, target, start, len, &display)
 }
 
-fn doc_of(spec: &Spec, target: &Target, start: u64, len: u64, m: Measured) -> ResultDoc {
-    crate::commands::run::result_doc(spec, target, start, len, None, m)
+/// One workload on `[start, start + len)` of the target's range.
+fn measure(
+    spec: &Spec,
+    target: &Target,
+    start: u64,
+    len: u64,
+    display: &Display,
+) -> Result<Measured> {
+    let file = target.open(spec.writes(), spec.direct, spec.odsync)?;
+    runner::run(spec, &file, target.offset + start, len, display)
 }
 
 /// Two measurements that ran at the same time, as one: counts add up, the runtime is the
 /// longer one, latencies merge exactly through the histograms. Per-interval percentiles cannot
 /// be merged from summaries, so a sample keeps the larger of the two (the slower stream).
 fn concurrent(a: Measured, b: Measured) -> Measured {
-    let mut hist = a.hist.clone();
-    measure::merge(&mut hist, &b.hist);
+    let merged = |x: &measure::Hist, y: &measure::Hist| {
+        let mut h = x.clone();
+        measure::merge(&mut h, y);
+        h
+    };
+    let hist = merged(&a.hist, &b.hist);
+    let (read_hist, write_hist) = (
+        merged(&a.read_hist, &b.read_hist),
+        merged(&a.write_hist, &b.write_hist),
+    );
     let runtime_s = a.runtime_s.max(b.runtime_s);
     let ios = a.ios + b.ios;
     let n = a.timeseries.len().max(b.timeseries.len());
@@ -314,6 +343,9 @@ fn concurrent(a: Measured, b: Measured) -> Measured {
         engine: a.engine,
         interrupted: a.interrupted.or(b.interrupted),
         hist,
+        read_hist,
+        write_hist,
+        sync_hist: measure::run_hist(),
         error: a.error.or(b.error),
         stopped_early: a.stopped_early || b.stopped_early,
     }
@@ -322,6 +354,7 @@ fn concurrent(a: Measured, b: Measured) -> Measured {
 /// Measurements that ran one after another, as one run: their time series end to end.
 fn sequential(parts: Vec<Measured>) -> Measured {
     let mut hist = measure::run_hist();
+    let mut read_hist = measure::run_hist();
     let (mut ios, mut bytes, mut runtime_s) = (0, 0, 0.0);
     let (mut user, mut sys) = (0.0, 0.0);
     let mut timeseries = Vec::new();
@@ -332,6 +365,7 @@ fn sequential(parts: Vec<Measured>) -> Measured {
     let mut bin_s = runner::FINE_BIN.as_secs_f64();
     for (i, p) in parts.into_iter().enumerate() {
         measure::merge(&mut hist, &p.hist);
+        measure::merge(&mut read_hist, &p.read_hist);
         timeseries.extend(p.timeseries.iter().map(|s| Sample {
             t_s: s.t_s + runtime_s,
             ..*s
@@ -372,6 +406,9 @@ fn sequential(parts: Vec<Measured>) -> Measured {
         engine,
         interrupted,
         hist,
+        read_hist,
+        write_hist: measure::run_hist(),
+        sync_hist: measure::run_hist(),
         error,
         stopped_early: false,
     }
@@ -381,6 +418,7 @@ fn sequential(parts: Vec<Measured>) -> Measured {
 mod tests {
     use super::*;
     use crate::suite::{Layout, Op};
+    use iogauge_engine::UringOptions;
 
     fn env(engine: EngineKind) -> Env {
         Env {
@@ -390,6 +428,8 @@ mod tests {
             uring: UringOptions::default(),
             submit_batch: 2,
             ram: 8 << 30,
+            ramp: Duration::ZERO,
+            interval: Duration::from_secs(1),
         }
     }
 
@@ -419,7 +459,7 @@ mod tests {
             iodepth: 8,
             ..cell(Op::Randread, 8192)
         };
-        let Ok(Plan::One { spec, start, len }) = plan(&c, &env(EngineKind::IoUring), 1 << 30, 512)
+        let Ok(Work::One { spec, start, len }) = of(&c, &env(EngineKind::IoUring), 1 << 30, 512)
         else {
             panic!("one workload")
         };
@@ -439,7 +479,7 @@ mod tests {
             iodepth: 16,
             ..cell(Op::Randread, 8192)
         };
-        let Ok(Plan::One { spec, .. }) = plan(&c, &env(EngineKind::Psync), 1 << 30, 512) else {
+        let Ok(Work::One { spec, .. }) = of(&c, &env(EngineKind::Psync), 1 << 30, 512) else {
             panic!()
         };
         assert_eq!((spec.threads, spec.iodepth), (32, 1));
@@ -448,24 +488,24 @@ mod tests {
     #[test]
     fn a_block_the_target_refuses_is_a_reason_not_an_error() {
         let c = cell(Op::Randread, 512);
-        let e = plan(&c, &env(EngineKind::IoUring), 1 << 30, 4096).unwrap_err();
+        let e = of(&c, &env(EngineKind::IoUring), 1 << 30, 4096).unwrap_err();
         assert!(e.contains("logical block size"), "{e}");
         // Buffered IO takes any multiple of 512.
         let buffered = Env {
             direct: false,
             ..env(EngineKind::IoUring)
         };
-        assert!(plan(&c, &buffered, 1 << 30, 4096).is_ok());
+        assert!(of(&c, &buffered, 1 << 30, 4096).is_ok());
     }
 
     #[test]
     fn a_range_and_one_pass_of_data() {
         let c = Cell {
             range: Some(16 << 10),
-            length: Length::Data(super::super::Amount::Range),
+            length: Length::Data(crate::suite::Amount::Range),
             ..cell(Op::Write, 4096)
         };
-        let Ok(Plan::One { spec, len, .. }) = plan(&c, &env(EngineKind::IoUring), 1 << 30, 512)
+        let Ok(Work::One { spec, len, .. }) = of(&c, &env(EngineKind::IoUring), 1 << 30, 512)
         else {
             panic!()
         };
@@ -476,11 +516,11 @@ mod tests {
     #[test]
     fn copy_reads_one_half_while_writing_the_other() {
         let c = Cell {
-            length: Length::Data(super::super::Amount::Range),
+            length: Length::Data(crate::suite::Amount::Range),
             ..cell(Op::Copy, 1 << 20)
         };
         let range = (64 << 20) + 4096;
-        let Ok(Plan::Copy { read, write, half }) = plan(&c, &env(EngineKind::IoUring), range, 512)
+        let Ok(Work::Copy { read, write, half }) = of(&c, &env(EngineKind::IoUring), range, 512)
         else {
             panic!()
         };
@@ -497,7 +537,7 @@ mod tests {
             files: 4,
             ..cell(Op::Randread, 8192)
         };
-        let Ok(Plan::Files { spec, files }) = plan(&c, &env(EngineKind::IoUring), 1 << 30, 512)
+        let Ok(Work::Files { spec, files }) = of(&c, &env(EngineKind::IoUring), 1 << 30, 512)
         else {
             panic!()
         };
@@ -517,7 +557,7 @@ mod tests {
             ram: 4 << 30,
             ..env(EngineKind::IoUring)
         };
-        let e = plan(&c, &small, 1 << 40, 512).unwrap_err();
+        let e = of(&c, &small, 1 << 40, 512).unwrap_err();
         assert!(e.contains("quarter of RAM"), "{e}");
     }
 }

@@ -1,0 +1,644 @@
+//! The one executor: takes a checked [`Plan`], looks at the target, holds every cell against
+//! it, opens the results store, and only then writes — the fill, then the cells in order with
+//! their repeats. Each cell is stored as it finishes, so an interrupted or killed run keeps what
+//! it measured; at the end the run is analysed and handed to `present`.
+//!
+//! An interrupt or a failing cell ends the run after presenting what was measured.
+
+pub mod fold;
+pub mod work;
+
+use crate::error::{self, usage};
+use crate::model::{ResultDoc, RunDoc, SCHEMA};
+use crate::plan::{Kind, Plan};
+use crate::present::{self, Outcome};
+use crate::runner::StopWhen;
+use crate::store::{Recorder, Store};
+use crate::suite::cells::{self, Cell};
+use crate::suite::stable::{self, Rule};
+use crate::suite::tables::{self, Source, Stability};
+use crate::suite::{Layout, Length, Op};
+use crate::target::{self, Target};
+use crate::{say, units};
+use anyhow::Result;
+use iogauge_analyze::{Finding, Kind as FindingKind, Severity};
+use iogauge_engine::EngineKind;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant, SystemTime};
+use work::{Ran, Work};
+
+pub fn execute(plan: &Plan) -> Result<()> {
+    let req = target::Request {
+        path: plan.target.path.as_deref(),
+        size: plan.target.size,
+        created_size: plan.target.created_size,
+        offset: plan.target.offset,
+        keep: plan.target.keep,
+        allow_overwrite: plan.target.allow_overwrite,
+        writes: plan.writes(),
+        seed: plan.env.seed,
+        quiet: false,
+    };
+    let resolved = target::resolve(&req)?;
+    let works: Vec<Result<Work, String>> = plan
+        .cells
+        .iter()
+        .map(|c| work::of(c, &plan.env, resolved.range_bytes(), resolved.logical_block()))
+        .collect();
+    if works.iter().all(Result::is_err) {
+        let reason = works
+            .iter()
+            .find_map(|w| w.as_ref().err())
+            .cloned()
+            .unwrap_or_else(|| "it has no cells".into());
+        return Err(usage(match plan.kind {
+            Kind::Run => reason,
+            Kind::Suite => format!("no cell of suite {} fits this target: {reason}", plan.suite.name),
+        }));
+    }
+    // Opened before the fill: a results database that cannot be written is told at once.
+    let store = match plan.output.no_store {
+        true => None,
+        false => Some(Store::open(&plan.output.db)?),
+    };
+    let direct = works.iter().flatten().any(|w| w.specs().iter().any(|s| s.direct));
+    let target = resolved.realize(direct)?;
+    let started = SystemTime::now();
+    let begun = Instant::now();
+
+    let header = RunDoc {
+        schema: SCHEMA.into(),
+        run_id: run_id(started),
+        label: plan.output.label.clone(),
+        started_at: humantime::format_rfc3339_seconds(started).to_string(),
+        command: std::env::args().collect(),
+        suite: (plan.kind == Kind::Suite).then(|| plan.suite.name.clone()),
+        system: iogauge_sysinfo::capture(Some(&target.path)),
+        results: Vec::new(),
+        findings: Vec::new(),
+        interrupted: true,
+        notes: Vec::new(),
+        params: plan.params.clone(),
+    };
+    let mut rec = Recorder::start(store, &header)?;
+    let mut state = State::default();
+    let failure = run_cells(plan, &works, &target, &mut state, &mut rec).err();
+
+    let mut notes = plan.notes.clone();
+    notes.extend(notes_of(plan, &works, &state, &target));
+    notes.append(&mut state.notes);
+    if let (Some(e), Kind::Suite) = (&failure, plan.kind) {
+        notes.push(format!("the suite stopped at a failing cell: {e:#}"));
+    }
+    let results = std::mem::take(&mut state.results);
+    let interrupted = failure.is_some()
+        || crate::interrupt::requested().is_some()
+        || results.iter().any(|r| r.interrupted);
+    let mut doc = RunDoc {
+        results,
+        interrupted,
+        notes,
+        ..header
+    };
+    crate::analysis::annotate(&mut doc, target.data_bytes);
+    let stability = plan
+        .until_stable
+        .then(|| stability(&plan.cells, &state.cell_of, &doc.results));
+    add_findings(
+        &mut doc,
+        &plan.cells,
+        &state.cell_of,
+        stability.as_deref(),
+        plan.env.ram,
+    );
+    rec.finish(&doc)?;
+    let outcomes: Vec<Outcome> = plan
+        .cells
+        .iter()
+        .enumerate()
+        .map(|(i, c)| Outcome {
+            cell: c,
+            result: state.index_of(i).map(|r| &doc.results[r]),
+            skipped: works[i]
+                .as_ref()
+                .err()
+                .map(String::as_str)
+                .or(state.skipped_reason(i)),
+        })
+        .collect();
+    present::emit(
+        plan,
+        &doc,
+        &outcomes,
+        &target,
+        stability.as_deref(),
+        begun.elapsed(),
+    )?;
+    drop(target); // removes a created test file before the exit code is decided
+    if let Some(e) = failure {
+        return Err(match plan.kind {
+            Kind::Run if !doc.results.is_empty() => {
+                e.context("the results above cover the run up to that point")
+            }
+            _ => e,
+        });
+    }
+    match crate::interrupt::requested() {
+        Some(sig) => Err(error::Interrupted(sig).into()),
+        None => Ok(()),
+    }
+}
+
+/// What the cells left behind.
+#[derive(Default)]
+struct State {
+    results: Vec<ResultDoc>,
+    /// Cell index of each result.
+    cell_of: Vec<usize>,
+    /// Cells the target refused while running, with why.
+    refused: BTreeMap<usize, String>,
+    /// Notes that came up while running (e.g. caches that could not be dropped).
+    notes: Vec<String>,
+}
+
+impl State {
+    fn index_of(&self, cell: usize) -> Option<usize> {
+        self.cell_of.iter().position(|&c| c == cell)
+    }
+
+    fn skipped_reason(&self, cell: usize) -> Option<&str> {
+        self.refused.get(&cell).map(String::as_str)
+    }
+}
+
+/// Runs the cells in order until all ran, a signal came, or one failed.
+fn run_cells(
+    plan: &Plan,
+    works: &[Result<Work, String>],
+    target: &Target,
+    state: &mut State,
+    rec: &mut Recorder,
+) -> Result<()> {
+    let cells = &plan.cells;
+    let runnable: Vec<usize> = (0..cells.len()).filter(|&i| works[i].is_ok()).collect();
+    let suite = plan.kind == Kind::Suite;
+    let progress = !plan.output.json;
+    let mut eta = Eta::default();
+    for (k, &i) in runnable.iter().enumerate() {
+        if crate::interrupt::requested().is_some() {
+            break;
+        }
+        let Ok(work) = &works[i] else { continue };
+        let cell = &cells[i];
+        let prefix = match suite {
+            true => {
+                let left = eta.left(runnable[k..].iter().map(|&j| &cells[j]), target.range_bytes);
+                format!(
+                    "[{}/{} · suite {left} left] {}",
+                    k + 1,
+                    runnable.len(),
+                    cell.name()
+                )
+            }
+            false => String::new(),
+        };
+        let files = match work {
+            Work::Files { files, spec } => match seek_files(target, *files, spec.seed) {
+                Ok(f) => f,
+                // Interrupted while filling them: nothing of this cell was measured.
+                Err(_) if crate::interrupt::requested().is_some() => break,
+                Err(e) => return Err(e),
+            },
+            _ => Vec::new(),
+        };
+        let started = Instant::now();
+        // --until-stable: stop a timed cell once its per-interval IOPS are stable enough.
+        let rule = cell.planned_time().map(Rule::new);
+        let interval = plan.env.interval;
+        let stop = move |iops: &[f64]| {
+            rule.is_some_and(|r| matches!(r.check(iops, interval), stable::Verdict::Stable { .. }))
+        };
+        let stop_when: Option<StopWhen> = plan.until_stable.then_some(&stop);
+        let outcome = repeated(plan, &mut state.notes, &prefix, |label| {
+            work::run(work, target, &files, &label, progress, stop_when)
+        });
+        drop(files);
+        let direct = work.specs().iter().any(|s| s.direct);
+        let refused = |e: &str, ios: u64| suite && ios == 0 && refused_block(e, cell.bs, direct);
+        let skip = |state: &mut State, why: String| {
+            say!(
+                "[{}/{}] {}: skipped, the target refused it",
+                k + 1,
+                runnable.len(),
+                cell.name()
+            );
+            state.refused.insert(i, why);
+        };
+        match outcome {
+            Ok(ran) => {
+                let r = fold::result(ran, target, suite.then(|| cell.name()));
+                if r.error.as_deref().is_some_and(|e| refused(e, r.ios)) {
+                    skip(state, r.error.unwrap_or_default());
+                    continue;
+                }
+                eta.record(cell, &r, started.elapsed());
+                if suite {
+                    say!("[{}/{}] {}", k + 1, runnable.len(), one_line(cell, &r));
+                }
+                let cut = r.interrupted;
+                let failed = r.error.clone();
+                rec.add(&r)?;
+                state.results.push(r);
+                state.cell_of.push(i);
+                if let Some(e) = failed {
+                    // The partial cell is kept (flagged with its error); the run stops, as a
+                    // failing device would make every later number doubtful.
+                    let e = anyhow::anyhow!(e);
+                    return Err(match suite {
+                        true => e.context(format!(
+                            "suite {}, cell {}",
+                            plan.suite.name,
+                            cell.name()
+                        )),
+                        false => e,
+                    });
+                }
+                if cut {
+                    break;
+                }
+            }
+            Err(e) if refused(&format!("{e:#}"), 0) => skip(state, format!("{e:#}")),
+            Err(e) => {
+                if crate::interrupt::requested().is_some() {
+                    break;
+                }
+                return Err(match suite {
+                    true => e.context(format!("suite {}, cell {}", plan.suite.name, cell.name())),
+                    false => e,
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Calls `once` (with a progress label naming the repeat) `--repeat` times, dropping the page
+/// cache between repeats when asked; stops early on an interrupt or an error.
+fn repeated(
+    plan: &Plan,
+    notes: &mut Vec<String>,
+    prefix: &str,
+    mut once: impl FnMut(String) -> Result<Ran>,
+) -> Result<Vec<Ran>> {
+    let n = plan.repeat.n;
+    let mut out = Vec::with_capacity(n as usize);
+    for i in 0..n {
+        if i > 0 && plan.repeat.drop_caches {
+            if let Err(why) = drop_caches() {
+                let note = format!(
+                    "--drop-caches: the page cache was not dropped between repeats ({why})"
+                );
+                if !notes.contains(&note) {
+                    say!("note: {note}");
+                    notes.push(note);
+                }
+            }
+        }
+        let label = match (prefix.is_empty(), n) {
+            (_, 1) => prefix.to_string(),
+            (false, _) => format!("{prefix} [repeat {}/{n}]", i + 1),
+            (true, _) => format!("repeat {}/{n}", i + 1),
+        };
+        let r = once(label)?;
+        let stop = r.m.interrupted.is_some() || r.m.error.is_some();
+        out.push(r);
+        if stop || crate::interrupt::requested().is_some() {
+            break;
+        }
+    }
+    Ok(out)
+}
+
+/// Empties the page cache between repeats: sync(2), then 3 into /proc/sys/vm/drop_caches
+/// (root only), as the PostgreSQL and MySQL studies' authors did by hand before each run.
+pub fn drop_caches() -> std::result::Result<(), String> {
+    iogauge_engine::sys::sync_all();
+    std::fs::write("/proc/sys/vm/drop_caches", "3").map_err(|e| match e.kind() {
+        std::io::ErrorKind::PermissionDenied => "needs root".to_string(),
+        _ => e.to_string(),
+    })
+}
+
+pub fn run_id(t: SystemTime) -> String {
+    let secs = t
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_secs();
+    format!("{secs:x}-{:04x}", fastrand::u16(..))
+}
+
+/// A direct IO the kernel refused for its size: small blocks under O_DIRECT on a device whose
+/// logical block sysfs did not tell. The suite goes on without the cell, as bm-flash's tables
+/// leave a cell blank.
+fn refused_block(error: &str, bs: u64, direct: bool) -> bool {
+    direct && bs < 4096 && error.contains("Invalid argument")
+}
+
+/// The files of a `--files` cell, next to the run's test file, filled like it and removed
+/// after the cell.
+fn seek_files(target: &Target, files: u32, seed: u64) -> Result<Vec<Target>> {
+    let dir = target
+        .path
+        .parent()
+        .map(Path::to_path_buf)
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or_else(|| PathBuf::from("."));
+    let size = work::file_size(target.range_bytes, files);
+    say!(
+        "Creating {files} files of {} for the seeks ...",
+        units::iec(size)
+    );
+    let begun = Instant::now();
+    let mut out = Vec::with_capacity(files as usize);
+    for i in 0..files {
+        let path = dir.join(format!("iogauge-seeks.{}.{i}", std::process::id()));
+        out.push(target::prepare(&target::Request {
+            path: Some(&path),
+            size: Some(size),
+            created_size: size,
+            offset: 0,
+            keep: false,
+            allow_overwrite: false,
+            writes: false,
+            seed: seed.wrapping_add(u64::from(i)),
+            quiet: true,
+        })?);
+    }
+    say!(
+        "Created {files} files in {}",
+        units::duration(begun.elapsed())
+    );
+    Ok(out)
+}
+
+/// The run's remaining time, from each cell's planned time; fixed-data cells are estimated
+/// from the rate the finished ones moved data at (or 100 MB/s before any finished).
+#[derive(Default)]
+struct Eta {
+    data_bytes: f64,
+    data_secs: f64,
+    /// Start-up and wind-down per cell beyond its planned time.
+    overhead_secs: f64,
+    timed: u32,
+}
+
+impl Eta {
+    fn record(&mut self, cell: &Cell, r: &ResultDoc, took: Duration) {
+        match cell.planned_time() {
+            Some(t) => {
+                self.overhead_secs += (took.as_secs_f64() - t.as_secs_f64()).max(0.0);
+                self.timed += 1;
+            }
+            None => {
+                self.data_bytes += r.bytes as f64;
+                self.data_secs += took.as_secs_f64();
+            }
+        }
+    }
+
+    fn left<'a>(&self, cells: impl Iterator<Item = &'a Cell>, range: u64) -> String {
+        let rate = if self.data_secs > 0.0 {
+            self.data_bytes / self.data_secs
+        } else {
+            100e6
+        };
+        let per_cell = if self.timed > 0 {
+            self.overhead_secs / f64::from(self.timed)
+        } else {
+            0.0
+        };
+        let secs: f64 = cells
+            .map(|c| match c.length {
+                Length::Time(t) => t.as_secs_f64() + per_cell,
+                Length::Data(a) => {
+                    let span = c.range.map_or(range, |r| r.min(range));
+                    cells::data_bytes(a, span) as f64 / rate.max(1.0)
+                }
+            })
+            .sum();
+        units::duration(Duration::from_secs_f64(secs))
+    }
+}
+
+/// One finished cell, for the log on stderr.
+fn one_line(cell: &Cell, r: &ResultDoc) -> String {
+    let mut s = format!(
+        "{}: {} IOPS · {} · p99 {}",
+        cell.name(),
+        units::count(r.iops),
+        units::mib_s(r.bw_bytes),
+        units::latency(r.lat_ns.p99 as f64)
+    );
+    if let Some(sy) = &r.sync {
+        s.push_str(&format!(" · {} syncs/s", units::count(sy.per_s)));
+    }
+    if r.interrupted {
+        s.push_str(" (interrupted)");
+    }
+    s
+}
+
+/// What the reader of the numbers must know: the target's and engine's honesty notes once
+/// each, the cells that did not run and why, and how copy, `--files` and `--until-stable`
+/// were measured.
+fn notes_of(
+    plan: &Plan,
+    works: &[Result<Work, String>],
+    state: &State,
+    target: &Target,
+) -> Vec<String> {
+    let cells = &plan.cells;
+    let mut notes: Vec<String> = Vec::new();
+    let mut add = |n: String| {
+        if !notes.contains(&n) {
+            notes.push(n);
+        }
+    };
+    for w in works.iter().flatten() {
+        for spec in w.specs() {
+            for n in honesty_notes(spec, target) {
+                add(n);
+            }
+        }
+    }
+    for (i, w) in works.iter().enumerate() {
+        if let Err(reason) = w {
+            add(format!("skipped {}: {reason}", cells[i].name()));
+        }
+    }
+    for (i, reason) in &state.refused {
+        add(format!(
+            "skipped {}: the target refused its block size under O_DIRECT ({reason})",
+            cells[*i].name()
+        ));
+    }
+    if plan.env.engine == EngineKind::Psync && cells.iter().any(|c| c.iodepth > 1) {
+        add("psync keeps one IO in flight per thread: cells with N IOs in flight ran N times the threads instead".into());
+    }
+    if cells.iter().any(|c| c.op == Op::Copy) {
+        add("copy reads the first half of the test file while writing the second half, as cp reads one file while writing another; its result counts both streams (bytes read + written), its copy rate is half of that".into());
+    }
+    if let Some(c) = cells.iter().find(|c| c.files > 1) {
+        add(format!(
+            "--files {}: the seeks read {} files in turn, an equal share of the cell's time each (at least {}), and their results are merged; sysbench picks a file per IO, so on a rotating disk iogauge's seeks span one file at a time and are shorter",
+            c.files,
+            c.files,
+            units::duration(work::MIN_SLICE)
+        ));
+    }
+    if plan.until_stable {
+        add(format!(
+            "--until-stable: each timed cell stopped once its per-second IOPS had a 95% confidence interval within ±{:.0}% (after at least {}), or at --cell-time; consecutive seconds are correlated, so treat the interval as a stopping rule, not a guarantee",
+            stable::REL_HALF_WIDTH * 100.0,
+            units::duration(stable::MIN_TIME)
+        ));
+    }
+    if plan.kind == Kind::Suite
+        && plan.suite.groups.iter().any(|g| g.layout == Layout::Seq)
+        && plan.env.direct
+    {
+        add("the sequential cells use O_DIRECT, where dd and bonnie++ go through the page cache; add --buffered to compare with them (each result then says whether its data could come from RAM)".into());
+    }
+    notes
+}
+
+/// What the user must know to read one workload's numbers right.
+fn honesty_notes(spec: &crate::workload::Spec, target: &Target) -> Vec<String> {
+    let mut notes = Vec::new();
+    if !spec.direct {
+        notes.push(
+            "buffered IO goes through the page cache: reads of a working set that fits in RAM and writes not yet flushed measure memory, not the device".into(),
+        );
+    }
+    if spec.engine == EngineKind::Null {
+        notes.push(
+            "null engine: no IO reached the target; these numbers are iogauge's own overhead"
+                .into(),
+        );
+    }
+    if let Some(data) = target.data_bytes {
+        if !target.created && data < target.range_bytes && !spec.writes() {
+            notes.push(format!(
+                "{} of the {} range hold no data (holes or unwritten extents read as zeros without touching the disk); fill the file first or let iogauge create one",
+                units::iec(target.range_bytes - data),
+                units::iec(target.range_bytes)
+            ));
+        }
+    }
+    notes
+}
+
+/// Per result: when its per-second IOPS met the stability rule.
+fn stability(cells: &[Cell], cell_of: &[usize], results: &[ResultDoc]) -> Vec<Stability> {
+    results
+        .iter()
+        .zip(cell_of)
+        .enumerate()
+        .filter_map(|(i, (r, &ci))| {
+            let max = cells[ci].planned_time()?;
+            let iops = whole_samples(r);
+            let rule = Rule::new(max);
+            Some(Stability {
+                result: i,
+                name: cells[ci].name(),
+                ran: Duration::from_secs_f64(r.runtime_s),
+                stable: rule.stable_after(&iops, Duration::from_secs_f64(r.workload.interval_s)),
+                full: stable::rel_half_width(&iops),
+            })
+        })
+        .collect()
+}
+
+/// Per-interval IOPS of the intervals that ran their full length.
+fn whole_samples(r: &ResultDoc) -> Vec<f64> {
+    let step = r.workload.interval_s;
+    let mut prev = 0.0;
+    let mut out = Vec::new();
+    for s in &r.timeseries {
+        if s.t_s - prev >= step * 0.999 {
+            out.push(s.iops);
+        }
+        prev = s.t_s;
+    }
+    out
+}
+
+/// The suite's own findings: where a seq result's data came from, and when a cell was stable.
+fn add_findings(
+    doc: &mut RunDoc,
+    cells: &[Cell],
+    cell_of: &[usize],
+    stab: Option<&[Stability]>,
+    ram: u64,
+) {
+    for (i, &ci) in cell_of.iter().enumerate() {
+        let mut new = Vec::new();
+        let r = &doc.results[i];
+        let has_cache = r
+            .findings
+            .iter()
+            .any(|f| f.get("kind").and_then(|k| k.as_str()) == Some("cache"));
+        if cells[ci].layout == Layout::Seq && !has_cache {
+            let ws = tables::working_set(r);
+            let src = Source::of(r.workload.direct, ws, ram);
+            let mut f = finding(FindingKind::Cache, src.describe().to_string(), i);
+            f.evidence.insert("working_set_bytes".into(), ws as f64);
+            f.evidence.insert("mem_total_bytes".into(), ram as f64);
+            if src == Source::Cache {
+                f.severity = Severity::Warning;
+                f.advice =
+                    "Use --direct, or a --size larger than RAM, so the device answers.".into();
+            }
+            new.push(f);
+        }
+        if let Some(s) = stab.and_then(|all| all.iter().find(|s| s.result == i)) {
+            let summary = match s.stable {
+                Some((t, h)) => format!(
+                    "IOPS stable (±{:.1}% at 95% confidence) after {} of {}",
+                    h * 100.0,
+                    units::duration(t),
+                    units::duration(s.ran)
+                ),
+                None => format!("IOPS not stable to ±3% within {}", units::duration(s.ran)),
+            };
+            let mut f = finding(FindingKind::Steady, summary, i);
+            f.evidence.insert("ran_s".into(), s.ran.as_secs_f64());
+            if let Some((t, h)) = s.stable {
+                f.evidence.insert("stable_after_s".into(), t.as_secs_f64());
+                f.evidence.insert("ci95_half_width_frac".into(), h);
+            }
+            if let Some(h) = s.full {
+                f.evidence.insert("ci95_half_width_frac_at_end".into(), h);
+            }
+            new.push(f);
+        }
+        for f in new {
+            if let Ok(v) = serde_json::to_value(&f) {
+                doc.results[i].findings.push(v.clone());
+                doc.findings.push(v);
+            }
+        }
+    }
+}
+
+fn finding(kind: FindingKind, summary: String, result: usize) -> Finding {
+    Finding {
+        kind,
+        severity: Severity::Info,
+        summary,
+        evidence: BTreeMap::new(),
+        advice: String::new(),
+        result: Some(result),
+    }
+}

@@ -1,0 +1,442 @@
+//! What the user asked for, checked and resolved into one [`Plan`] before anything is touched:
+//! the target and what iogauge may do to it, the cells to run, how often, and where the results
+//! go. Every command that measures builds a plan here and hands it to `exec`; `run` is a suite
+//! of one cell, so a workload typed as flags and a workload written in a suite file go down the
+//! same path and obey the same rules (as ripgrep turns low-level flags into high-level
+//! arguments once, and fio checks its options in one `fixup_options`).
+//!
+//! Checks that need only what was typed are made here; checks that need the target (its size,
+//! its logical block) are made by `exec` right after the target is looked at and before a byte
+//! is written.
+
+use crate::cli::{OutputArgs, RepeatArgs, RunArgs, SuiteArgs, SyncMode, TargetArgs};
+use crate::error::usage;
+use crate::suite::cells::{self, Cell, Overrides};
+use crate::suite::{self as suites, Amount, Group, Layout, Length, Op, Suite};
+use crate::units;
+use crate::workload::{Rw, SyncKind, MAX_BS, MAX_IODEPTH, MAX_THREADS, MIN_BS};
+use anyhow::Result;
+use iogauge_engine::{EngineKind, UringOptions};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Samples of a suite's time series: one a second, as `--until-stable` reads them.
+pub const SUITE_INTERVAL: Duration = Duration::from_secs(1);
+/// A run without --time or --data runs this long (bm-flash's 10 s).
+pub const DEFAULT_RUN_TIME: Duration = Duration::from_secs(10);
+
+/// Everything one invocation will do.
+#[derive(Clone, Debug)]
+pub struct Plan {
+    pub kind: Kind,
+    /// The suite the cells came from; `run` makes a suite of one group.
+    pub suite: Suite,
+    pub cells: Vec<Cell>,
+    pub env: Env,
+    pub target: TargetPlan,
+    pub repeat: Repeat,
+    /// `--until-stable`: stop a timed cell once its IOPS are known well enough.
+    pub until_stable: bool,
+    pub params: BTreeMap<String, String>,
+    pub output: OutputArgs,
+    /// Notes decided while planning (e.g. how psync keeps the in-flight IOs).
+    pub notes: Vec<String>,
+}
+
+/// How the results are presented.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// `iogauge run`: one workload, its summary.
+    Run,
+    /// `iogauge suite`: the study's tables.
+    Suite,
+}
+
+/// What every cell of a plan shares, from the command line.
+#[derive(Clone, Copy, Debug)]
+pub struct Env {
+    pub engine: EngineKind,
+    pub direct: bool,
+    pub seed: u64,
+    pub uring: UringOptions,
+    /// `--submit-batch`.
+    pub submit_batch: u32,
+    /// Total RAM in bytes, 0 when unknown.
+    pub ram: u64,
+    pub ramp: Duration,
+    /// Length of a sample of the time series.
+    pub interval: Duration,
+}
+
+/// The target as asked for; `target::resolve` looks at it without writing.
+#[derive(Clone, Debug)]
+pub struct TargetPlan {
+    pub path: Option<PathBuf>,
+    /// `--size`: the range used of an existing target, or the size of a created file.
+    pub size: Option<u64>,
+    /// Size of a file iogauge creates when --size is not given.
+    pub created_size: u64,
+    /// `--offset`: where the range starts.
+    pub offset: u64,
+    pub keep: bool,
+    pub allow_overwrite: bool,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct Repeat {
+    pub n: u32,
+    pub drop_caches: bool,
+}
+
+impl Plan {
+    /// Whether any cell writes (the target then needs consent).
+    pub fn writes(&self) -> bool {
+        self.cells.iter().any(Cell::writes)
+    }
+}
+
+/// `iogauge run`: a suite of one cell, from the workload flags.
+pub fn from_run(args: &RunArgs) -> Result<Plan> {
+    let w = &args.workload;
+    let bs = check_bs("--bs", w.bs)?;
+    check_count("--threads", w.threads, MAX_THREADS)?;
+    check_count("--iodepth", w.iodepth, MAX_IODEPTH)?;
+    let sync = match (w.fsync, w.fdatasync) {
+        (Some(0), _) | (_, Some(0)) => {
+            return Err(usage(
+                "--fsync/--fdatasync 0: give how many writes go between syncs, e.g. --fsync 1",
+            ))
+        }
+        (Some(n), _) => Some((SyncKind::Fsync, n)),
+        (_, Some(n)) => Some((SyncKind::Fdatasync, n)),
+        _ => None,
+    };
+    if sync.is_some() && !w.rw.writes(w.mix) {
+        return Err(usage(format!(
+            "--fsync/--fdatasync with --rw {} does nothing: syncs follow writes; use --rw write or randwrite",
+            w.rw.name()
+        )));
+    }
+    let length = match (w.time, w.data) {
+        (_, Some(0)) => return Err(usage("--data 0: give an amount of data, e.g. --data 4GiB")),
+        (_, Some(d)) if d < bs => {
+            return Err(usage(format!(
+                "--data {} is less than one block (--bs {}); give more data",
+                units::iec(d),
+                units::bs_label(bs)
+            )))
+        }
+        (_, Some(d)) => Length::Data(Amount::Bytes(d)),
+        (Some(t), None) if t.is_zero() => {
+            return Err(usage("--time 0: give a duration, e.g. --time 10s"))
+        }
+        (Some(t), None) => Length::Time(t),
+        (None, None) => Length::Time(DEFAULT_RUN_TIME),
+    };
+    if w.interval < Duration::from_millis(100) {
+        return Err(usage(
+            "--interval is shorter than 100ms; give e.g. --interval 1s",
+        ));
+    }
+    let op = op_of(w.rw);
+    let group = Group {
+        title: w.rw.name().into(),
+        layout: Layout::Plain,
+        origin: None,
+        ops: vec![op],
+        read_pct: vec![w.rw.read_pct(w.mix)],
+        bs: vec![bs],
+        threads: vec![w.threads],
+        iodepth: vec![w.iodepth],
+        sync,
+        odsync: w.sync_mode == SyncMode::Odsync,
+        direct: None,
+        length,
+        range: None,
+        options: Vec::new(),
+    };
+    let suite = Suite {
+        name: "run".into(),
+        description: "one workload".into(),
+        size: None,
+        groups: vec![group],
+    };
+    let cells = cells::expand(&suite, &Overrides::default()).map_err(usage)?;
+    Ok(Plan {
+        kind: Kind::Run,
+        cells,
+        suite,
+        env: env(&args.target, w.seed, w.ramp, w.interval),
+        target: target(&args.target, None)?,
+        repeat: repeat(&args.repeat),
+        until_stable: false,
+        params: params(&args.repeat.param)?,
+        output: args.output.clone(),
+        notes: Vec::new(),
+    })
+}
+
+/// `iogauge suite`: a named study or the user's suite file, with the lists the command line
+/// replaces.
+pub fn from_suite(args: &SuiteArgs) -> Result<Plan> {
+    let suite = load(args)?;
+    let overrides = overrides(args)?;
+    let cells = cells::expand(&suite, &overrides).map_err(usage)?;
+    if cells.iter().any(|c| c.files > 1) {
+        check_files_target(&args.target)?;
+    }
+    Ok(Plan {
+        kind: Kind::Suite,
+        target: target(&args.target, suite.size)?,
+        cells,
+        suite,
+        env: env(&args.target, args.seed, Duration::ZERO, SUITE_INTERVAL),
+        repeat: repeat(&args.repeat),
+        until_stable: args.until_stable,
+        params: params(&args.repeat.param)?,
+        output: args.output.clone(),
+        notes: Vec::new(),
+    })
+}
+
+fn op_of(rw: Rw) -> Op {
+    match rw {
+        Rw::Read => Op::Read,
+        Rw::Write => Op::Write,
+        Rw::Randread => Op::Randread,
+        Rw::Randwrite => Op::Randwrite,
+        Rw::Rw => Op::Rw,
+        Rw::Randrw => Op::Randrw,
+    }
+}
+
+fn env(t: &TargetArgs, seed: u64, ramp: Duration, interval: Duration) -> Env {
+    Env {
+        engine: EngineKind::from(t.engine),
+        direct: !t.buffered,
+        seed,
+        uring: UringOptions {
+            sqpoll: t.sqpoll,
+            hipri: t.hipri,
+            no_register: t.no_register,
+        },
+        submit_batch: t.submit_batch,
+        ram: iogauge_engine::sys::total_memory(),
+        ramp,
+        interval,
+    }
+}
+
+fn target(t: &TargetArgs, suite_size: Option<u64>) -> Result<TargetPlan> {
+    if let Some(s) = t.size {
+        if s < 4096 {
+            return Err(usage(format!(
+                "--size {} is smaller than one 4KiB block; give e.g. --size 1GiB",
+                units::iec(s)
+            )));
+        }
+    }
+    if t.offset % 4096 != 0 {
+        return Err(usage(format!(
+            "--offset {} is not a multiple of 4KiB, which O_DIRECT needs; give e.g. --offset {}",
+            t.offset,
+            units::iec(t.offset.next_multiple_of(4096))
+        )));
+    }
+    Ok(TargetPlan {
+        path: t.target.clone(),
+        size: t.size,
+        created_size: suite_size.unwrap_or(crate::target::DEFAULT_CREATED_SIZE),
+        offset: t.offset,
+        keep: t.keep,
+        allow_overwrite: t.allow_overwrite,
+    })
+}
+
+fn repeat(r: &RepeatArgs) -> Repeat {
+    Repeat {
+        n: r.repeat.max(1),
+        drop_caches: r.drop_caches,
+    }
+}
+
+/// `--param KEY=VALUE` pairs.
+pub fn params(raw: &[String]) -> Result<BTreeMap<String, String>> {
+    raw.iter()
+        .map(|p| match p.split_once('=') {
+            Some((k, v)) if !k.trim().is_empty() => {
+                Ok((k.trim().to_string(), v.trim().to_string()))
+            }
+            _ => Err(usage(format!(
+                "--param '{p}' is not KEY=VALUE; write e.g. --param disks=4"
+            ))),
+        })
+        .collect()
+}
+
+fn check_bs(flag: &str, bs: u64) -> Result<u64> {
+    if bs == 0 {
+        return Err(usage(format!(
+            "{flag} 0: the block size must be at least 512 bytes, e.g. {flag} 4k"
+        )));
+    }
+    if !(MIN_BS..=MAX_BS).contains(&bs) || !bs.is_multiple_of(MIN_BS) {
+        return Err(usage(format!(
+            "{flag} {}: the block size must be a multiple of 512 bytes between 512 and 64MiB, e.g. 4k or 1m",
+            units::bs_label(bs)
+        )));
+    }
+    Ok(bs)
+}
+
+fn check_count(flag: &str, v: u32, max: u32) -> Result<()> {
+    if v == 0 {
+        return Err(usage(format!("{flag} 0: it must be at least 1")));
+    }
+    if v > max {
+        return Err(usage(format!(
+            "{flag} {v} is more than {max}, which measures iogauge's scheduling rather than storage; use at most {max}"
+        )));
+    }
+    Ok(())
+}
+
+fn load(args: &SuiteArgs) -> Result<Suite> {
+    match (&args.file, &args.name) {
+        (Some(path), _) => {
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| usage(format!("cannot read suite file {}: {e}", path.display())))?;
+            suites::schema::parse(&text, &path.display().to_string()).map_err(usage)
+        }
+        (None, Some(name)) => suites::builtin(name).map_err(usage),
+        (None, None) => Err(usage(
+            "name a suite (quick, matrix, seq, fsync, seeks, mixes, full) or give --file",
+        )),
+    }
+}
+
+fn overrides(args: &SuiteArgs) -> Result<Overrides> {
+    let list = |flag: &str, s: &Option<String>, item: &dyn Fn(&str) -> Result<u64, String>| {
+        s.as_deref()
+            .map(|s| units::parse_list(s, item).map_err(|e| usage(format!("{flag} {s}: {e}"))))
+            .transpose()
+    };
+    let bs = |s: &str| {
+        let v = units::parse_size(s)?;
+        if !(MIN_BS..=MAX_BS).contains(&v) || v % 512 != 0 {
+            return Err(format!(
+                "{s} is not a multiple of 512 bytes between 512 and 64m"
+            ));
+        }
+        Ok(v)
+    };
+    let count = |max: u32| {
+        move |s: &str| match s.parse::<u64>() {
+            Ok(v) if (1..=u64::from(max)).contains(&v) => Ok(v),
+            _ => Err(format!("{s} is not a whole number from 1 to {max}")),
+        }
+    };
+    let pct = |s: &str| match s.parse::<u64>() {
+        Ok(v) if v <= 100 => Ok(v),
+        _ => Err(format!("{s} is not a percentage from 0 to 100")),
+    };
+    if args.cell_time.is_some_and(|t| t.is_zero()) {
+        return Err(usage(
+            "--cell-time 0 runs nothing; give e.g. --cell-time 10s",
+        ));
+    }
+    if args.files == Some(0) {
+        return Err(usage(
+            "--files 0: give how many files to read, e.g. --files 8",
+        ));
+    }
+    let narrow = |v: Option<Vec<u64>>| v.map(|v| v.into_iter().map(|x| x as u32).collect());
+    Ok(Overrides {
+        sizes: list("--sizes", &args.sizes, &bs)?,
+        threads: narrow(list("--threads", &args.threads, &count(MAX_THREADS))?),
+        read_pct: list("--read-pct", &args.read_pct, &pct)?
+            .map(|v| v.into_iter().map(|x| x as u8).collect()),
+        qd: narrow(list("--qd", &args.qd, &count(MAX_IODEPTH))?),
+        files: args.files,
+        cell_time: args.cell_time,
+    })
+}
+
+/// `--files` creates its files next to iogauge's own test file, never inside a user's file.
+fn check_files_target(t: &TargetArgs) -> Result<()> {
+    match t.target.as_deref().map(std::fs::metadata) {
+        None | Some(Err(_)) => Ok(()),
+        Some(Ok(md)) if md.is_dir() => Ok(()),
+        Some(Ok(_)) => Err(usage(
+            "--files N creates N test files of iogauge's own; give a directory as TARGET (or none for the current one)",
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    fn run_plan(args: &[&str]) -> Result<Plan> {
+        let mut argv = vec!["iogauge", "run"];
+        argv.extend_from_slice(args);
+        let cli = crate::cli::Cli::try_parse_from(argv).unwrap();
+        match cli.command {
+            crate::cli::Command::Run(a) => from_run(&a),
+            _ => unreachable!(),
+        }
+    }
+
+    fn suite_plan(args: &[&str]) -> Result<Plan> {
+        let mut argv = vec!["iogauge", "suite"];
+        argv.extend_from_slice(args);
+        let cli = crate::cli::Cli::try_parse_from(argv).unwrap();
+        match cli.command {
+            crate::cli::Command::Suite(a) => from_suite(&a),
+            _ => unreachable!(),
+        }
+    }
+
+    #[test]
+    fn a_run_is_a_suite_of_one_cell() {
+        let p = run_plan(&[
+            "--rw", "randrw", "--mix", "70", "--bs", "8k", "--threads", "2", "--iodepth", "16",
+            "--data", "1g",
+        ])
+        .unwrap();
+        assert_eq!(p.kind, Kind::Run);
+        assert_eq!(p.cells.len(), 1);
+        let c = &p.cells[0];
+        assert_eq!(
+            (c.op, c.read_pct, c.bs, c.threads, c.iodepth),
+            (Op::Randrw, 70, 8192, 2, 16)
+        );
+        assert_eq!(c.length, Length::Data(Amount::Bytes(1 << 30)));
+        assert!(p.writes());
+    }
+
+    // Regression (issue 10, item 1): a suite's file size is for files it creates, never the
+    // range of an existing target.
+    #[test]
+    fn a_suites_size_is_only_for_created_files() {
+        let p = suite_plan(&["quick"]).unwrap();
+        assert_eq!(p.target.size, None, "no --size: existing targets are used whole");
+        assert_eq!(p.target.created_size, 1 << 30);
+        let p = suite_plan(&["quick", "--size", "256m"]).unwrap();
+        assert_eq!(p.target.size, Some(256 << 20));
+    }
+
+    #[test]
+    fn typed_values_are_echoed_in_errors() {
+        let e = run_plan(&["--bs", "1000"]).unwrap_err().to_string();
+        assert!(e.contains("--bs 1000"), "{e}");
+        let e = run_plan(&["--rw", "read", "--fsync", "1"])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("syncs follow writes"), "{e}");
+        let e = run_plan(&["--offset", "1000"]).unwrap_err().to_string();
+        assert!(e.contains("--offset"), "{e}");
+    }
+}

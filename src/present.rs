@@ -1,0 +1,111 @@
+//! What the user reads at the end of a run: the JSON document, or for people a run's summary
+//! (`output`) or a suite's tables (`suite::tables`), then the notes and findings. One stream
+//! rule for every command: results and findings on stdout, progress and errors on stderr.
+
+use crate::model::RunDoc;
+use crate::plan::{Kind, Plan};
+use crate::suite::tables::{self, Stability};
+use crate::target::Target;
+use crate::units;
+use anyhow::Result;
+use std::time::Duration;
+
+pub use crate::suite::tables::Outcome;
+
+/// Prints the run on stdout as the plan asks.
+pub fn emit(
+    plan: &Plan,
+    doc: &RunDoc,
+    outcomes: &[Outcome],
+    target: &Target,
+    stability: Option<&[Stability]>,
+    _elapsed: Duration,
+) -> Result<()> {
+    let text = if plan.output.json {
+        serde_json::to_string_pretty(doc)? + "\n"
+    } else {
+        match plan.kind {
+            Kind::Run => {
+                let mut s = crate::output::run(doc);
+                s.push_str(&crate::analysis::print_findings(&doc.findings));
+                s
+            }
+            Kind::Suite => suite_text(plan, doc, outcomes, target, stability),
+        }
+    };
+    Ok(crate::ui::out(&text)?)
+}
+
+/// A suite for people: what ran where, the study's tables, the summary, notes and findings.
+fn suite_text(
+    plan: &Plan,
+    doc: &RunDoc,
+    outcomes: &[Outcome],
+    target: &Target,
+    stab: Option<&[Stability]>,
+) -> String {
+    let suite = &plan.suite;
+    let ram = plan.env.ram;
+    let mut s = String::new();
+    let ran = doc.results.len();
+    let where_ = if target.created {
+        format!(
+            "a {} test file created by iogauge at {}",
+            units::iec(target.range_bytes),
+            target.path.display()
+        )
+    } else {
+        let region = match target.offset {
+            0 => String::new(),
+            o => format!(" from {}", units::iec(o)),
+        };
+        format!(
+            "{} ({} used{region} of {})",
+            target.path.display(),
+            units::iec(target.range_bytes),
+            units::iec(target.total_bytes)
+        )
+    };
+    let how = doc.results.first().map(|r| {
+        format!(
+            "{} · {}",
+            r.workload.engine,
+            if r.workload.direct {
+                "O_DIRECT"
+            } else {
+                "buffered"
+            }
+        )
+    });
+    s.push_str(&format!(
+        "suite {} — {}\n{} of {} cells on {}{}\n\n",
+        suite.name,
+        suite.description,
+        ran,
+        outcomes.len(),
+        where_,
+        how.map(|h| format!(" · {h}")).unwrap_or_default()
+    ));
+    s.push_str(&tables::render(suite, outcomes, ram));
+    if let Some(rows) = stab {
+        s.push_str("Stability (--until-stable)\n\n");
+        s.push_str(&tables::stability(rows));
+        s.push('\n');
+    }
+    s.push_str(&tables::summary(suite, outcomes));
+    if doc.interrupted {
+        s.push_str("\n(interrupted: the tables hold the cells that finished)\n");
+    }
+    for n in &doc.notes {
+        s.push_str(&format!("note: {n}\n"));
+    }
+    // The tables already say where each seq result's data came from; only warnings repeat it.
+    let shown: Vec<serde_json::Value> = doc
+        .findings
+        .iter()
+        .filter(|f| !(f["kind"] == "cache" && f["severity"] == "info"))
+        .cloned()
+        .collect();
+    s.push_str(&crate::analysis::print_findings(&shown));
+    s
+}
