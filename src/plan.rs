@@ -14,7 +14,9 @@ use crate::error::usage;
 use crate::suite::cells::{self, Cell, Overrides};
 use crate::suite::{self as suites, Amount, Group, Layout, Length, Op, Suite};
 use crate::units;
-use crate::workload::{Rw, SyncKind, MAX_BS, MAX_IODEPTH, MAX_THREADS, MIN_BS};
+use crate::workload::{
+    buffers_over_share, Rw, SyncKind, MAX_BS, MAX_IODEPTH, MAX_THREADS, MIN_BS,
+};
 use anyhow::Result;
 use iogauge_engine::{EngineKind, UringOptions};
 use std::collections::BTreeMap;
@@ -139,6 +141,20 @@ pub fn from_run(args: &RunArgs) -> Result<Plan> {
             "--interval is shorter than 100ms; give e.g. --interval 1s",
         ));
     }
+    let env = env(&args.target, w.seed, w.ramp, w.interval);
+    // The rule `exec` applies to every cell, told here in the flags the user typed.
+    let depth = if env.engine == EngineKind::Psync { 1 } else { w.iodepth };
+    let threads = w.threads.saturating_mul(w.iodepth / depth);
+    if let Some(buffers) = buffers_over_share(threads, depth, bs, env.ram) {
+        return Err(usage(format!(
+            "the IO buffers would take {} ({} threads × {} in flight × {}), more than a quarter of RAM ({}); lower --threads, --iodepth or --bs",
+            units::iec(buffers),
+            w.threads,
+            w.iodepth,
+            units::bs_label(bs),
+            units::iec(env.ram)
+        )));
+    }
     let op = op_of(w.rw);
     let group = Group {
         title: w.rw.name().into(),
@@ -167,7 +183,7 @@ pub fn from_run(args: &RunArgs) -> Result<Plan> {
         kind: Kind::Run,
         cells,
         suite,
-        env: env(&args.target, w.seed, w.ramp, w.interval),
+        env,
         target: target(&args.target, None)?,
         repeat: repeat(&args.repeat),
         until_stable: false,

@@ -389,30 +389,22 @@ fn existing_device(req: &Request, path: PathBuf, md: &std::fs::Metadata) -> Resu
     })
 }
 
-/// Claims a block device exclusively. A claim that another process of iogauge has just let go
-/// of (its rings release the device asynchronously when it exits) may take a moment to
-/// disappear, so a refusal is retried briefly before it is reported.
+/// Claims a block device exclusively: the kernel's own answer that nothing else holds it
+/// (mounted, swap, RAID, LVM, another benchmark). Only this descriptor claims the device: the
+/// workers' own descriptors are plain opens, so an io_uring ring that lets go of its file
+/// asynchronously after a cell or at exit never holds a claim that the next cell or the next
+/// run would trip over.
 fn claim(path: &Path) -> Result<File> {
-    let deadline = Instant::now() + CLAIM_WAIT;
-    loop {
-        match OpenOptions::new()
-            .read(true)
-            .write(true)
-            .custom_flags(libc::O_EXCL)
-            .open(path)
-        {
-            Ok(f) => return Ok(f),
-            Err(e) if e.raw_os_error() == Some(libc::EBUSY) && Instant::now() < deadline => {
-                std::thread::sleep(std::time::Duration::from_millis(100));
-            }
-            Err(e) if e.raw_os_error() == Some(libc::EBUSY) => return Err(in_use(path, CLAIMED)),
-            Err(e) => return Err(open_error(path, e, false)),
-        }
-    }
+    OpenOptions::new()
+        .read(true)
+        .write(true)
+        .custom_flags(libc::O_EXCL)
+        .open(path)
+        .map_err(|e| match e.raw_os_error() {
+            Some(libc::EBUSY) => in_use(path, CLAIMED),
+            _ => open_error(path, e, false),
+        })
 }
-
-/// How long a refused exclusive claim is retried.
-const CLAIM_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// What an exclusive open failing with EBUSY means.
 const CLAIMED: &str =
@@ -481,7 +473,14 @@ fn to_create<'a>(req: &'a Request<'a>, path: PathBuf) -> Result<Resolved<'a>> {
             parent.display()
         )));
     }
-    if let Ok(free) = File::open(&parent).and_then(|d| sys::free_bytes(&d)) {
+    let dir = File::open(&parent).ok();
+    if let Some(true) = dir.as_ref().and_then(|d| sys::read_only(d).ok()) {
+        return Err(usage(format!(
+            "{} is on a read-only file system; choose a writable directory for the test file",
+            path.display()
+        )));
+    }
+    if let Some(free) = dir.as_ref().and_then(|d| sys::free_bytes(d).ok()) {
         if free < size {
             return Err(usage(format!(
                 "{} needs {} but only {} is free there; give a smaller --size or another directory",
@@ -658,7 +657,7 @@ fn open_error(path: &Path, e: io::Error, direct: bool) -> anyhow::Error {
             path.display()
         )),
         (_, Some(libc::EINVAL)) if direct => usage(format!(
-            "the file system of {} does not support O_DIRECT (tmpfs?); use --buffered or a target on a disk",
+            "the file system of {} does not support O_DIRECT (ramfs, or tmpfs before Linux 6.6); use --buffered or a target on a disk",
             path.display()
         )),
         (_, Some(libc::EROFS)) => usage(format!(

@@ -16,55 +16,11 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+#[macro_use]
 mod common;
 use common::*;
 
 const MIB: u64 = 1 << 20;
-
-fn is_root() -> bool {
-    std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0)
-}
-
-macro_rules! needs_root {
-    () => {
-        if !is_root() {
-            eprintln!("skipped: needs root");
-            return;
-        }
-    };
-}
-
-macro_rules! needs_tool {
-    ($tool:expr) => {
-        if !have($tool) {
-            eprintln!("skipped: needs {}", $tool);
-            return;
-        }
-    };
-}
-
-fn have(tool: &str) -> bool {
-    let path = std::env::var("PATH").unwrap_or_default();
-    let found = path
-        .split(':')
-        .chain(["/usr/sbin", "/sbin"])
-        .any(|d| Path::new(d).join(tool).is_file());
-    found
-}
-
-/// Runs a helper command that must succeed; its trimmed stdout.
-fn sh(cmd: &str, args: &[&str]) -> String {
-    let out = Command::new(cmd)
-        .args(args)
-        .output()
-        .unwrap_or_else(|e| panic!("{cmd}: {e}"));
-    assert!(
-        out.status.success(),
-        "{cmd} {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
-}
 
 fn assert_no_panic(stderr: &str) {
     // Rust's own panic report, as opposed to iogauge's one-line messages about one.
@@ -139,65 +95,6 @@ fn checksum(path: &Path) -> u64 {
             let mut word = [0u8; 8];
             word[..w.len()].copy_from_slice(w);
             h = (h ^ u64::from_le_bytes(word)).wrapping_mul(0x100_0000_01b3);
-        }
-    }
-}
-
-/// A loop device over `file`, detached on drop — only if it still is ours (a device the kernel
-/// auto-detached may meanwhile belong to someone else).
-struct LoopDev {
-    dev: String,
-    file: PathBuf,
-}
-
-impl LoopDev {
-    fn attach(file: &Path) -> LoopDev {
-        let dev = sh("losetup", &["-f", "--show", file.to_str().unwrap()]);
-        LoopDev {
-            dev,
-            file: std::fs::canonicalize(file).unwrap(),
-        }
-    }
-
-    fn name(&self) -> &str {
-        self.dev.trim_start_matches("/dev/")
-    }
-
-    fn still_ours(&self) -> bool {
-        std::fs::read_to_string(format!("/sys/block/{}/loop/backing_file", self.name()))
-            .is_ok_and(|b| Path::new(b.trim_end()) == self.file)
-    }
-}
-
-impl Drop for LoopDev {
-    fn drop(&mut self) {
-        if self.still_ours() {
-            let _ = Command::new("losetup").args(["-d", &self.dev]).status();
-        }
-    }
-}
-
-/// A mount, unmounted on drop (lazily if it is busy); thawed first in case a test froze it.
-struct Mount(PathBuf);
-
-impl Mount {
-    fn new(source: &str, dir: &Path, opts: &str) -> Mount {
-        std::fs::create_dir_all(dir).unwrap();
-        sh("mount", &["-o", opts, source, dir.to_str().unwrap()]);
-        Mount(dir.to_path_buf())
-    }
-}
-
-impl Drop for Mount {
-    fn drop(&mut self) {
-        let _ = Command::new("fsfreeze").arg("-u").arg(&self.0).output();
-        let ok = Command::new("umount")
-            .arg(&self.0)
-            .stderr(Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success());
-        if !ok {
-            let _ = Command::new("umount").arg("-l").arg(&self.0).status();
         }
     }
 }

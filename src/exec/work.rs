@@ -17,7 +17,7 @@ use crate::suite::cells::{self, Cell};
 use crate::suite::Length;
 use crate::target::Target;
 use crate::units;
-use crate::workload::{Limit, Rw, Spec, MAX_BUFFER_SHARE_OF_RAM, MAX_THREADS};
+use crate::workload::{buffers_over_share, Limit, Rw, Spec, MAX_THREADS};
 use anyhow::Result;
 use iogauge_engine::EngineKind;
 use std::time::Duration;
@@ -61,8 +61,7 @@ pub fn of(cell: &Cell, env: &Env, range: u64, logical_block: u32) -> Result<Work
             ));
         }
     }
-    let buffers = u64::from(threads) * u64::from(iodepth) * cell.bs;
-    if env.ram > 0 && buffers as f64 > env.ram as f64 * MAX_BUFFER_SHARE_OF_RAM {
+    if let Some(buffers) = buffers_over_share(threads, iodepth, cell.bs, env.ram) {
         return Err(format!(
             "its IO buffers would take {}, more than a quarter of RAM ({})",
             units::iec(buffers),

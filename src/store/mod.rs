@@ -160,7 +160,10 @@ impl Store {
                 }
             }
             Err(e) => {
-                return Err(anyhow::Error::new(e).context(format!("cannot read {}", path.display())))
+                return Err(crate::error::usage(format!(
+                    "cannot reach the results database {} ({e}); give --db PATH for another file, or --no-store to keep nothing",
+                    path.display()
+                )))
             }
         }
         let mut conn = Connection::open(path)

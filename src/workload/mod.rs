@@ -88,6 +88,13 @@ pub enum SyncKind {
     Fdatasync,
 }
 
+/// Bytes of IO buffers `threads` × `iodepth` blocks of `bs` take, when they take more than
+/// [`MAX_BUFFER_SHARE_OF_RAM`] of `ram` bytes (0: unknown, anything goes).
+pub fn buffers_over_share(threads: u32, iodepth: u32, bs: u64, ram: u64) -> Option<u64> {
+    let buffers = u64::from(threads) * u64::from(iodepth) * bs;
+    (ram > 0 && buffers as f64 > ram as f64 * MAX_BUFFER_SHARE_OF_RAM).then_some(buffers)
+}
+
 /// A checked workload.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Spec {

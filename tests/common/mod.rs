@@ -2,11 +2,12 @@
 //! own results database) and read what it printed.
 
 // Each test crate uses its own subset.
-#![allow(dead_code)]
+#![allow(dead_code, unused_macros)]
 
 use serde_json::Value;
-use std::path::Path;
-use std::process::{Command, Output};
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_iogauge");
 
@@ -44,3 +45,108 @@ pub fn f(v: &Value) -> f64 {
 pub fn stderr_of(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
+
+pub fn is_root() -> bool {
+    std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0)
+}
+
+macro_rules! needs_root {
+    () => {
+        if !is_root() {
+            eprintln!("skipped: needs root");
+            return;
+        }
+    };
+}
+
+macro_rules! needs_tool {
+    ($tool:expr) => {
+        if !have($tool) {
+            eprintln!("skipped: needs {}", $tool);
+            return;
+        }
+    };
+}
+
+pub fn have(tool: &str) -> bool {
+    let path = std::env::var("PATH").unwrap_or_default();
+    let found = path
+        .split(':')
+        .chain(["/usr/sbin", "/sbin"])
+        .any(|d| Path::new(d).join(tool).is_file());
+    found
+}
+
+/// Runs a helper command that must succeed; its trimmed stdout.
+pub fn sh(cmd: &str, args: &[&str]) -> String {
+    let out = Command::new(cmd)
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("{cmd}: {e}"));
+    assert!(
+        out.status.success(),
+        "{cmd} {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+/// A loop device over `file`, detached on drop — only if it still is ours (a device the kernel
+/// auto-detached may meanwhile belong to someone else).
+pub struct LoopDev {
+    pub dev: String,
+    pub file: PathBuf,
+}
+
+impl LoopDev {
+    pub fn attach(file: &Path) -> LoopDev {
+        let dev = sh("losetup", &["-f", "--show", file.to_str().unwrap()]);
+        LoopDev {
+            dev,
+            file: std::fs::canonicalize(file).unwrap(),
+        }
+    }
+
+    pub fn name(&self) -> &str {
+        self.dev.trim_start_matches("/dev/")
+    }
+
+    pub fn still_ours(&self) -> bool {
+        std::fs::read_to_string(format!("/sys/block/{}/loop/backing_file", self.name()))
+            .is_ok_and(|b| Path::new(b.trim_end()) == self.file)
+    }
+}
+
+impl Drop for LoopDev {
+    fn drop(&mut self) {
+        if self.still_ours() {
+            let _ = Command::new("losetup").args(["-d", &self.dev]).status();
+        }
+    }
+}
+
+/// A mount, unmounted on drop (lazily if it is busy); thawed first in case a test froze it.
+pub struct Mount(pub PathBuf);
+
+impl Mount {
+    pub fn new(source: &str, dir: &Path, opts: &str) -> Mount {
+        std::fs::create_dir_all(dir).unwrap();
+        sh("mount", &["-o", opts, source, dir.to_str().unwrap()]);
+        Mount(dir.to_path_buf())
+    }
+}
+
+impl Drop for Mount {
+    fn drop(&mut self) {
+        let _ = Command::new("fsfreeze").arg("-u").arg(&self.0).output();
+        let ok = Command::new("umount")
+            .arg(&self.0)
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        if !ok {
+            let _ = Command::new("umount").arg("-l").arg(&self.0).status();
+        }
+    }
+}
+

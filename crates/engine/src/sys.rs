@@ -136,6 +136,19 @@ pub fn free_bytes(file: &File) -> io::Result<u64> {
     Ok(st.f_bavail * st.f_frsize)
 }
 
+/// Whether the file system holding `file` is mounted read-only (statvfs's ST_RDONLY).
+pub fn read_only(file: &File) -> io::Result<bool> {
+    let mut st = std::mem::MaybeUninit::<libc::statvfs>::zeroed();
+    // SAFETY: fstatvfs writes one struct statvfs through the pointer.
+    let rc = unsafe { libc::fstatvfs(file.as_raw_fd(), st.as_mut_ptr()) };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: filled by the kernel.
+    let st = unsafe { st.assume_init() };
+    Ok(st.f_flag & libc::ST_RDONLY != 0)
+}
+
 /// Total physical memory in bytes.
 pub fn total_memory() -> u64 {
     // SAFETY: sysconf has no memory effects.
