@@ -133,6 +133,10 @@ pub fn free_bytes(file: &File) -> io::Result<u64> {
     }
     // SAFETY: filled by the kernel.
     let st = unsafe { st.assume_init() };
+    if st.f_blocks == 0 {
+        // ramfs and the like have no size: nothing is known about free space.
+        return Err(io::Error::other("the file system reports no size"));
+    }
     Ok(st.f_bavail * st.f_frsize)
 }
 
