@@ -237,7 +237,8 @@ pub struct StatsDoc {
     pub ci95: [f64; 2],
     pub min: f64,
     pub max: f64,
-    /// Indices of outlier repeats (modified z-score, |z| > 3.5).
+    /// Indices of outlier repeats: modified z-score |z| > 3.5 and at least 10% from the
+    /// median of the other repeats (crates/stats `material_outliers`).
     pub outliers: Vec<usize>,
     pub mean_without_outliers: f64,
 }

@@ -8,6 +8,10 @@
 //! two bins, so a freeze interrupted by a trickle of completions is one stall while a merely
 //! bursty device is not one long stall. Stalls shorter than `stall_min_s` are dropped.
 //!
+//! A stretch of slow but non-empty bins at the very start is a warm-up (a buffered run reading
+//! from the disk until the page cache holds its working set), not a stall; a start with nothing
+//! completing at all still is one.
+//!
 //! At low rates an empty 0.1 s bin is ordinary Poisson chance (at 10 IOPS a third of all bins are
 //! empty), so bins are first widened by doubling until the median non-empty bin holds
 //! `stall_min_count` IOs; the width used is reported as `bin_s` and bounds the timing error.
@@ -69,11 +73,19 @@ pub fn stalls(fine_ios: &[u32], bin_s: f64, th: &Thresholds) -> Vec<Finding> {
         return Vec::new();
     };
     let limit = th.stall_frac * reference;
-    let stalled: Vec<bool> = rates
+    let mut stalled: Vec<bool> = rates
         .iter()
         .zip(&windows)
         .map(|(&r, &ios)| ios == 0 || r < limit)
         .collect();
+    // A slow start that still completes IO is a warm-up, not a freeze: a buffered run that
+    // reads from the disk until the page cache holds its working set, a device waking up.
+    for (s, &ios) in stalled.iter_mut().zip(&windows) {
+        if !*s || ios == 0 {
+            break;
+        }
+        *s = false;
+    }
 
     let mut findings = Vec::new();
     for (first, end) in merge(runs(&stalled)) {
@@ -225,6 +237,20 @@ mod tests {
 
     fn assert_near(got: f64, want: f64, tol: f64) {
         assert!((got - want).abs() <= tol, "got {got}, want {want} ± {tol}");
+    }
+
+    // Regression (issue 10, item 7): a buffered cold start was reported as a stall.
+    #[test]
+    fn a_slow_start_is_a_warm_up_but_a_frozen_start_is_a_stall() {
+        let warm = run(10.0, 10_000, 0.0, 2.0, 20);
+        assert!(stalls(&warm, 0.1, &Thresholds::default()).is_empty());
+        let frozen = run(10.0, 10_000, 0.0, 2.0, 0);
+        let found = stalls(&frozen, 0.1, &Thresholds::default());
+        assert_eq!(found.len(), 1);
+        assert_near(found[0].evidence["duration_s"], 2.0, 0.3);
+        // The same slowdown later in the run is still one.
+        let later = run(10.0, 10_000, 5.0, 7.0, 20);
+        assert_eq!(stalls(&later, 0.1, &Thresholds::default()).len(), 1);
     }
 
     #[test]

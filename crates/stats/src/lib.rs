@@ -40,6 +40,8 @@ pub use compare::{
     verdict, welch_t_test, Comparison, Verdict, Welch, DEFAULT_ALPHA, DEFAULT_NOISE,
 };
 pub use dist::{student_t_cdf, student_t_quantile};
-pub use outliers::{mad_outliers, modified_z_scores, OUTLIER_THRESHOLD};
+pub use outliers::{
+    mad_outliers, material_outliers, modified_z_scores, OutlierRule, MIN_SHIFT, OUTLIER_THRESHOLD,
+};
 pub use scaling::plateau;
 pub use summary::{summarize, Summary};

@@ -9,6 +9,12 @@
 //! point: in seed study 001 one fsync run at 3170/s dragged the mean and inflated the standard
 //! deviation that an ordinary z-score would have judged it by. hyperfine uses the same rule.
 //!
+//! A high score alone is not enough to call a repeat an outlier: repeats of a benchmark on a
+//! quiet machine can agree so closely (MAD of a fraction of a percent) that a repeat 2% off
+//! scores |z| > 3.5, while a comparison calls 2% noise. So an outlier must also be *material*:
+//! at least [`MIN_SHIFT`] (10%) away from the median of the other repeats
+//! ([`material_outliers`]); both rules are in [`OutlierRule`].
+//!
 //! When MAD is 0, more than half the values are identical and z is undefined. We then report no
 //! outliers (all scores 0): identical values mostly come from quantized measurements, such as
 //! latency percentiles read from histogram buckets or stall counts, where flagging the one run
@@ -18,6 +24,55 @@ use crate::moments::{median_of_sorted, saturate, sorted, Scale};
 
 /// The cut-off Iglewicz and Hoaglin recommend for |modified z-score|.
 pub const OUTLIER_THRESHOLD: f64 = 3.5;
+
+/// The smallest relative distance from the median of the other values for an outlier.
+pub const MIN_SHIFT: f64 = 0.10;
+
+/// When a value is an outlier: |modified z-score| above `z` and at least `min_shift` (a
+/// fraction) away from the median of the other values.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct OutlierRule {
+    pub z: f64,
+    pub min_shift: f64,
+}
+
+impl Default for OutlierRule {
+    fn default() -> Self {
+        OutlierRule {
+            z: OUTLIER_THRESHOLD,
+            min_shift: MIN_SHIFT,
+        }
+    }
+}
+
+/// Indices (ascending) of the values that are outliers by `rule`: a high modified z-score and
+/// a material distance from the median of the others. `None` if any value is not finite.
+pub fn material_outliers(values: &[f64], rule: OutlierRule) -> Option<Vec<usize>> {
+    let flagged = mad_outliers(values, rule.z)?;
+    Some(
+        flagged
+            .into_iter()
+            .filter(|&i| {
+                let others: Vec<f64> = values
+                    .iter()
+                    .enumerate()
+                    .filter(|&(j, _)| j != i)
+                    .map(|(_, &v)| v)
+                    .collect();
+                if others.is_empty() {
+                    return false;
+                }
+                let m = median_of_sorted(&sorted(&others));
+                let shift = if m == 0.0 {
+                    f64::INFINITY
+                } else {
+                    ((values[i] - m) / m).abs()
+                };
+                shift >= rule.min_shift
+            })
+            .collect(),
+    )
+}
 
 /// 0.75 quantile of the standard normal distribution, Φ⁻¹(0.75) = 0.6744897…, rounded as in the
 /// reference.
@@ -62,4 +117,27 @@ pub fn mad_outliers(values: &[f64], threshold: f64) -> Option<Vec<usize>> {
             .map(|(i, _)| i)
             .collect(),
     )
+}
+
+#[cfg(test)]
+mod material_tests {
+    use super::*;
+
+    // Regression (issue 10, item 7): `--repeat 3` called repeats 2% off the others outliers
+    // while `compare` calls under 2% noise.
+    #[test]
+    fn a_repeat_two_percent_off_is_not_an_outlier_but_twenty_is() {
+        let close = [1000.0, 1001.0, 999.0, 1000.0, 1020.0];
+        assert_eq!(mad_outliers(&close, OUTLIER_THRESHOLD).unwrap(), vec![4]);
+        assert!(material_outliers(&close, OutlierRule::default())
+            .unwrap()
+            .is_empty());
+        let far = [1000.0, 1001.0, 999.0, 1000.0, 1200.0];
+        assert_eq!(material_outliers(&far, OutlierRule::default()).unwrap(), vec![4]);
+        let strict = OutlierRule {
+            min_shift: 0.01,
+            ..OutlierRule::default()
+        };
+        assert_eq!(material_outliers(&close, strict).unwrap(), vec![4]);
+    }
 }

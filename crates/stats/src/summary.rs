@@ -8,7 +8,7 @@
 
 use crate::dist::student_t_quantile;
 use crate::moments::{median_of_sorted, moments, saturate, sorted, Scale};
-use crate::outliers::{mad_outliers, OUTLIER_THRESHOLD};
+use crate::outliers::{material_outliers, OutlierRule};
 
 /// Summary statistics of one metric over repeated runs. Every field is finite, so it can go to
 /// JSON as is: magnitudes that would overflow saturate at ±`f64::MAX`.
@@ -69,7 +69,7 @@ pub fn summarize(values: &[f64]) -> Option<Summary> {
         (lo.min(mean), hi.max(mean))
     };
 
-    let outliers = mad_outliers(values, OUTLIER_THRESHOLD)?;
+    let outliers = material_outliers(values, OutlierRule::default())?;
     let mean_without_outliers = if outliers.is_empty() {
         mean
     } else {
