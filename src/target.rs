@@ -300,7 +300,10 @@ fn existing_file(req: &Request, path: PathBuf, md: &std::fs::Metadata) -> Result
     let range = range_of(req, len, &path)?;
     let file = File::open(&path).map_err(|e| open_error(&path, e, false))?;
     Ok(Target {
-        logical_block: iogauge_sysinfo::logical_block_size_for(&path).unwrap_or(512),
+        // What the file system says O_DIRECT needs on this file, else its device's block.
+        logical_block: sys::dio_offset_align(&path)
+            .or_else(|| iogauge_sysinfo::logical_block_size_for(&path))
+            .unwrap_or(512),
         // SEEK_DATA counts from the start of the file: only then does it describe the range.
         data_bytes: (req.offset == 0)
             .then(|| sys::data_bytes(&file, range))

@@ -140,6 +140,33 @@ pub fn free_bytes(file: &File) -> io::Result<u64> {
     Ok(st.f_bavail * st.f_frsize)
 }
 
+/// The file offset and length alignment O_DIRECT needs on `path`, as the file system itself
+/// tells through statx(STATX_DIOALIGN) (Linux 6.1+); `None` where it does not (older kernels,
+/// file systems without direct IO, block devices before 6.11).
+pub fn dio_offset_align(path: &std::path::Path) -> Option<u32> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
+    let mut st = std::mem::MaybeUninit::<libc::statx>::zeroed();
+    // SAFETY: statx reads the NUL-terminated path and writes one struct statx through the
+    // pointer, which is valid for that size.
+    let rc = unsafe {
+        libc::statx(
+            libc::AT_FDCWD,
+            c.as_ptr(),
+            0,
+            libc::STATX_DIOALIGN,
+            st.as_mut_ptr(),
+        )
+    };
+    if rc != 0 {
+        return None;
+    }
+    // SAFETY: filled (or zeroed) by the kernel.
+    let st = unsafe { st.assume_init() };
+    (st.stx_mask & libc::STATX_DIOALIGN != 0 && st.stx_dio_offset_align > 0)
+        .then_some(st.stx_dio_offset_align)
+}
+
 /// Whether the file system holding `file` is mounted read-only (statvfs's ST_RDONLY).
 pub fn read_only(file: &File) -> io::Result<bool> {
     let mut st = std::mem::MaybeUninit::<libc::statvfs>::zeroed();

@@ -32,7 +32,9 @@ pub const MIN_SHIFT: f64 = 0.10;
 /// fraction) away from the median of the other values.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct OutlierRule {
+    /// The |modified z-score| to exceed.
     pub z: f64,
+    /// The smallest relative distance from the median of the others.
     pub min_shift: f64,
 }
 
