@@ -352,6 +352,11 @@ pub struct OutputArgs {
     #[arg(long)]
     pub no_store: bool,
 
+    /// Print the plan (cells, target, working set, estimated time) and exit without writing
+    /// or measuring anything.
+    #[arg(long)]
+    pub dry_run: bool,
+
     #[command(flatten)]
     pub db: DbArgs,
 }

@@ -327,3 +327,21 @@ fn a_closed_pipe_ends_the_suite_cleanly() {
     assert_eq!(runs.len(), 1, "the run was stored: {list}");
     assert_eq!(runs[0]["interrupted"], true);
 }
+
+// The plan before a long suite, and --dry-run that prints only that (issue 12).
+#[test]
+fn dry_run_prints_the_plan_and_touches_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = iogauge(
+        dir.path(),
+        &["suite", "matrix", "--sizes", "4k,1m", "--cell-time", "5s", "--dry-run"],
+    );
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let text = String::from_utf8_lossy(&out.stdout);
+    // 2 sizes × 3 thread counts × read and write.
+    assert!(text.contains("plan: suite matrix — 12 cells × 5.0 s"), "{text}");
+    assert!(text.contains("estimated time: about 1 min"), "{text}");
+    assert!(text.contains("1 GiB test file"), "{text}");
+    let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().flatten().collect();
+    assert!(left.is_empty(), "nothing created, not even the database: {left:?}");
+}

@@ -57,6 +57,14 @@ pub fn execute(plan: &Plan) -> Result<()> {
             Kind::Suite => format!("no cell of suite {} fits this target: {reason}", plan.suite.name),
         }));
     }
+    let summary = plan_text(plan, &resolved, &works);
+    if plan.output.dry_run {
+        crate::ui::out(&summary)?;
+        return Ok(());
+    }
+    if plan.kind == Kind::Suite && !plan.output.json {
+        crate::ui::part(&summary);
+    }
     // Opened before the fill: a results database that cannot be written is told at once.
     let store = match plan.output.no_store {
         true => None,
@@ -148,6 +156,97 @@ pub fn execute(plan: &Plan) -> Result<()> {
         Some(sig) => Err(error::Interrupted(sig).into()),
         None => Ok(()),
     }
+}
+
+/// The plan in a few lines, before anything is written: what runs, where, on how much data,
+/// and about how long it takes.
+fn plan_text(plan: &Plan, target: &target::Resolved, works: &[Result<Work, String>]) -> String {
+    let runnable: Vec<&Cell> = plan
+        .cells
+        .iter()
+        .zip(works)
+        .filter(|(_, w)| w.is_ok())
+        .map(|(c, _)| c)
+        .collect();
+    let repeats = plan.repeat.n;
+    let range = target.range_bytes();
+    let timed: Duration = runnable.iter().filter_map(|c| c.planned_time()).sum();
+    // Fixed-data cells and the fill at an assumed 100 MB/s: an estimate, said to be one.
+    let data: u64 = runnable
+        .iter()
+        .filter_map(|c| match c.length {
+            Length::Data(a) => Some(cells::data_bytes(a, c.range.map_or(range, |r| r.min(range)))),
+            Length::Time(_) => None,
+        })
+        .sum();
+    let per_run = timed.as_secs_f64() + data as f64 / 100e6;
+    let mut secs = per_run * f64::from(repeats);
+    let what = match plan.kind {
+        Kind::Run => "run".to_string(),
+        Kind::Suite => format!("suite {}", plan.suite.name),
+    };
+    let mut s = format!(
+        "plan: {what} — {} cell{}{}",
+        runnable.len(),
+        if runnable.len() == 1 { "" } else { "s" },
+        match repeats {
+            1 => String::new(),
+            n => format!(", {n} repeats each"),
+        }
+    );
+    let times: std::collections::BTreeSet<Duration> =
+        runnable.iter().filter_map(|c| c.planned_time()).collect();
+    if times.len() == 1 {
+        let t = times.iter().next().copied().unwrap_or_default();
+        s.push_str(&format!(" × {}", units::duration(t)));
+    }
+    s.push('\n');
+    let shown = plan
+        .target
+        .path
+        .as_deref()
+        .map_or_else(|| ".".to_string(), |p| p.display().to_string());
+    match target {
+        target::Resolved::Create { path, size, .. } => {
+            secs += *size as f64 / 100e6;
+            s.push_str(&format!(
+                "  target: {}, a {} test file iogauge creates, fills with random data and removes\n",
+                path.display(),
+                units::iec(*size)
+            ));
+        }
+        target::Resolved::Ready(t) => s.push_str(&format!(
+            "  target: {shown}, an existing {} ({} of {} used{})\n",
+            t.kind.name().replace('_', " "),
+            units::iec(t.range_bytes),
+            units::iec(t.total_bytes),
+            if plan.writes() { "; its contents are destroyed" } else { ", read only" }
+        )),
+    }
+    if plan.env.ram > 0 {
+        s.push_str(&format!(
+            "  working set: {} · RAM {}\n",
+            units::iec(range),
+            units::iec(plan.env.ram)
+        ));
+    }
+    let skipped = works.iter().filter(|w| w.is_err()).count();
+    if skipped > 0 {
+        s.push_str(&format!(
+            "  skipped: {skipped} cell{} that cannot run here (named in the notes)\n",
+            if skipped == 1 { "" } else { "s" }
+        ));
+    }
+    s.push_str(&format!(
+        "  estimated time: about {}{}\n\n",
+        units::duration(Duration::from_secs_f64(secs.max(1.0))),
+        if data > 0 || matches!(target, target::Resolved::Create { .. }) {
+            " (data at an assumed 100 MB/s)"
+        } else {
+            ""
+        }
+    ));
+    s
 }
 
 /// What the cells left behind.
