@@ -40,6 +40,17 @@ pub enum Command {
     Export(ExportArgs),
     /// Delete a run from the results database.
     Delete(DeleteArgs),
+    /// Print shell completions, e.g. `iogauge completions bash > /etc/bash_completion.d/iogauge`.
+    Completions(CompletionsArgs),
+    /// Print the man page (roff), e.g. `iogauge man > /usr/local/share/man/man1/iogauge.1`.
+    Man,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct CompletionsArgs {
+    /// The shell: bash, zsh, fish, elvish or powershell.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
 }
 
 #[derive(Args, Debug, Clone)]

@@ -48,6 +48,8 @@ fn main() -> ExitCode {
         cli::Command::Export(args) => commands::results::export(args),
         cli::Command::Delete(args) => commands::results::delete(args),
         cli::Command::Report(args) => commands::report::run(args),
+        cli::Command::Completions(args) => commands::docs::completions(args),
+        cli::Command::Man => commands::docs::man(),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

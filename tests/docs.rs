@@ -1,0 +1,40 @@
+//! Shell completions and the man page, generated from the one command-line definition
+//! (issue 12): every subcommand and flag is in them, and the shells accept what is generated.
+
+use std::process::Command;
+
+mod common;
+use common::*;
+
+#[test]
+fn completions_cover_every_command_and_parse_in_their_shell() {
+    let dir = tempfile::tempdir().unwrap();
+    for shell in ["bash", "zsh", "fish"] {
+        let out = iogauge(dir.path(), &["completions", shell]);
+        assert!(out.status.success(), "{shell}: {}", stderr_of(&out));
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        for word in ["suite", "compare", "report", "--allow-overwrite", "--dry-run"] {
+            assert!(text.contains(word), "{shell} completions lack {word}");
+        }
+        if shell == "bash" && have("bash") {
+            let script = dir.path().join("iogauge.bash");
+            std::fs::write(&script, &text).unwrap();
+            let check = Command::new("bash").arg("-n").arg(&script).output().unwrap();
+            assert!(check.status.success(), "bash -n: {}", stderr_of(&check));
+        }
+    }
+    let out = iogauge(dir.path(), &["completions", "tcsh"]);
+    assert_eq!(out.status.code(), Some(2), "an unknown shell is a usage error");
+}
+
+#[test]
+fn the_man_page_documents_the_commands() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = iogauge(dir.path(), &["man"]);
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains(".TH iogauge 1"), "{text}");
+    for word in ["run", "suite", "compare", "completions"] {
+        assert!(text.contains(word), "man page lacks {word}");
+    }
+}
