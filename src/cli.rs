@@ -34,7 +34,7 @@ pub enum Command {
     Show(ShowArgs),
     /// Compare runs workload by workload, with significance tests.
     Compare(CompareArgs),
-    /// Write an HTML report with the seeds' graphs.
+    /// Write an HTML report with the studies' graphs.
     Report(ReportArgs),
     /// Export a run as JSON or CSV.
     Export(ExportArgs),

@@ -21,7 +21,7 @@ pub struct RunDoc {
     pub command: Vec<String>,
     /// The suite's name, for `iogauge suite`.
     pub suite: Option<String>,
-    /// The machine and the target's file system and device stack (seed 004: "document all
+    /// The machine and the target's file system and device stack ("100K+ IOPS on semi-commodity hardware": "document all
     /// involved settings for each and every test run").
     pub system: iogauge_sysinfo::SystemInfo,
     pub results: Vec<ResultDoc>,

@@ -104,7 +104,7 @@ mod tests {
         r
     }
 
-    /// Seed 001's hardware RAID fsync rates: one run at 3170/s against about 7600/s for the rest.
+    /// "PostgreSQL Server Benchmarks — Disks"'s hardware RAID fsync rates: one run at 3170/s against about 7600/s for the rest.
     /// By hand: median 7606.69, absolute deviations 4436.12, 0, 773.14, 20.94, 83.55, so MAD =
     /// 83.55 and z = 0.6745 · dev / MAD = 35.8 for 3170.57 and 6.24 for 8379.83 — both beyond
     /// 3.5 (the study removed only the first by eye). The mean of all five is 6861.572, of the

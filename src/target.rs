@@ -1,7 +1,7 @@
 //! The target of a run: what it is, whether iogauge may write to it, and the test file iogauge
 //! creates, fills with incompressible data and removes on every exit path.
 //!
-//! Rules (seed 000 and 004 lost data and days to less): a missing path is created and filled
+//! Rules ("One DVD per second" and "100K+ IOPS on semi-commodity hardware" lost data and days to less): a missing path is created and filled
 //! (never fallocated or left sparse: a hole reads as zeros without touching the disk); a
 //! directory gets a test file of iogauge's own; an existing file or a block device is read as
 //! it is and written only with --allow-overwrite. Whatever the flags, iogauge never writes to

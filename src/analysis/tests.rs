@@ -245,7 +245,7 @@ fn reads_of_a_half_empty_file_are_a_sparse_finding() {
 
 #[test]
 fn iops_flat_from_eight_threads_is_a_ceiling_starting_there() {
-    // A device that serves 10,000 IOPS per thread up to 65,000 (seed 004's barrier); latency
+    // A device that serves 10,000 IOPS per thread up to 65,000 ("100K+ IOPS on semi-commodity hardware"'s barrier); latency
     // follows Little's law, so it grows with the threads past the limit.
     let results: Vec<ResultDoc> = capped_thread_sweep();
     let d = doc(results);
@@ -276,7 +276,7 @@ fn a_growing_sweep_has_no_ceiling() {
 #[test]
 fn a_cell_far_below_its_neighbours_is_a_gap_on_that_cell() {
     let mut results = matrix(Rw::Randwrite, &[1, 10]);
-    // 64 KiB × 10 threads at a fifth of the trend: seed 000's RAID5 write gap.
+    // 64 KiB × 10 threads at a fifth of the trend: "One DVD per second"'s RAID5 write gap.
     let i = results
         .iter()
         .position(|r| r.workload.bs == 65536 && r.workload.threads == 10)
@@ -314,7 +314,7 @@ fn a_smooth_matrix_has_no_gap_and_no_ceiling() {
 #[test]
 fn flagged_repeats_are_outlier_findings_of_their_result() {
     let mut r = result(Rw::Randwrite, 4096, 1, 1, 6861.572);
-    // Seed 001's fsync rates; the statistics flagged the first repeat.
+    // "PostgreSQL Server Benchmarks — Disks"'s fsync rates; the statistics flagged the first repeat.
     let values = vec![3170.57, 7606.69, 6833.55, 7585.75, 7690.24];
     r.stats.insert(
         "iops".into(),

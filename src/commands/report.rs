@@ -1,4 +1,4 @@
-//! `iogauge report`: one self-contained HTML file with the seeds' graphs, from stored runs or
+//! `iogauge report`: one self-contained HTML file with the studies' graphs, from stored runs or
 //! run documents in JSON files, and optionally each chart as its own SVG file.
 
 use crate::cli::ReportArgs;

@@ -347,7 +347,7 @@ fn stats_row(metric: &str, st: &StatsDoc) -> Vec<String> {
     ]
 }
 
-/// The machine, the target's file system and its device stack: what seed 004 asks to write down
+/// The machine, the target's file system and its device stack: what "100K+ IOPS on semi-commodity hardware" asks to write down
 /// for every run.
 fn system_text(sys: &iogauge_sysinfo::SystemInfo) -> String {
     let unknown = || "unknown".to_string();
@@ -511,7 +511,7 @@ mod tests {
 
     #[test]
     fn show_lists_repeat_statistics_throughput_first_with_outliers() {
-        // Seed 001's fsync rates: repeats 1 and 3 are outliers by the modified z-score (worked
+        // "PostgreSQL Server Benchmarks — Disks"'s fsync rates: repeats 1 and 3 are outliers by the modified z-score (worked
         // out by hand in repeats.rs).
         let mut r = compare::tests::result(0.0, &[3170.57, 7606.69, 8379.83, 7627.63, 7523.14]);
         r.stats = crate::repeats::stats_for(&r.repeats);

@@ -1,5 +1,5 @@
 //! Figures across runs: the runs compared workload by workload, and scaling with a run
-//! parameter such as the number of disks (seed 002's "no longer scales after 4 disks").
+//! parameter such as the number of disks ("SSD Performance"'s "no longer scales after 4 disks").
 
 use super::figures::label;
 use super::{Chart, Input, Kind};

@@ -45,7 +45,7 @@ pub(super) fn run_charts(run: usize, input: &Input, prefix: &str) -> (Vec<Chart>
     (charts, omitted)
 }
 
-/// IOPS and bandwidth against block size, one line per thread count (seed 000's bm-flash
+/// IOPS and bandwidth against block size, one line per thread count ("One DVD per second"'s bm-flash
 /// tables), for each group of workloads measured at two or more block sizes. Returns the
 /// results drawn.
 fn block_size_charts(
@@ -60,7 +60,7 @@ fn block_size_charts(
         .into_iter()
         .filter(|(_, members)| distinct(doc, members, Dim::Bs).len() >= 2)
         .collect();
-    // By name, so that randread comes before randwrite as in the seed's tables.
+    // By name, so that randread comes before randwrite as in bm-flash's tables.
     tables.sort_by_cached_key(|(key, _)| key.describe());
     for (key, members) in tables {
         covered.extend(members.iter().copied());
@@ -116,7 +116,7 @@ fn block_size_charts(
 }
 
 /// IOPS and mean latency against outstanding IO (threads × iodepth), one pair of lines per read
-/// percentage: Orion's figure (seed 003).
+/// percentage: Orion's figure (MySQL "Solid State Disk Benchmarking").
 fn orion_charts(doc: &RunDoc, among: &[usize], run: usize, prefix: &str, out: &mut Vec<Chart>) {
     let outstanding = |i: usize| {
         let w = &doc.results[i].workload;

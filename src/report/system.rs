@@ -1,5 +1,5 @@
 //! Each run's system in the report: kernel, CPU, RAM, file system and mount options, and the
-//! device stack with scheduler, queue settings, RAID layout and alignment (seed 004: "document
+//! device stack with scheduler, queue settings, RAID layout and alignment ("100K+ IOPS on semi-commodity hardware": "document
 //! all involved settings for each and every test run").
 
 use crate::units;

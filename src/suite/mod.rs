@@ -1,4 +1,4 @@
-//! Suites as data: each seed study (bm-flash's matrix, dd/bonnie++'s sequential tests, sysbench's
+//! Suites as data: each study (bm-flash's matrix, dd/bonnie++'s sequential tests, sysbench's
 //! fsync and seeks tests, Orion's mixes) is a TOML file under `suites/`, embedded in the binary,
 //! and a user's own suite is the same format (`iogauge suite --file my.toml`).
 //!
@@ -25,7 +25,7 @@ pub const BUILTIN: [(&str, &str); 6] = [
     ("quick", include_str!("../../suites/quick.toml")),
 ];
 
-/// The suites `full` is made of: every study with its seed's defaults (`quick` is their digest).
+/// The suites `full` is made of: every study with its own defaults (`quick` is their digest).
 const FULL: [&str; 5] = ["matrix", "seq", "fsync", "seeks", "mixes"];
 
 /// Cell time when neither the suite nor the group names one: bm-flash's 10 s.
@@ -202,7 +202,7 @@ fn full() -> Result<Suite, String> {
     }
     Ok(Suite {
         name: "full".into(),
-        description: "every study with its seed's defaults: matrix, seq, fsync, seeks, mixes"
+        description: "every study with its own defaults: matrix, seq, fsync, seeks, mixes"
             .into(),
         size,
         groups,

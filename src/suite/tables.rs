@@ -18,7 +18,7 @@ pub struct Outcome<'a> {
     pub skipped: Option<&'a str>,
 }
 
-/// Where a result's data came from, as dd and bonnie++ users must ask (seed 001's bonnie++
+/// Where a result's data came from, as dd and bonnie++ users must ask ("PostgreSQL Server Benchmarks — Disks"'s bonnie++
 /// writes twice the RAM for this reason).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Source {

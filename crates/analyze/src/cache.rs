@@ -1,7 +1,7 @@
 //! Cache: runs that measured a cache instead of the disk — buffered IO over a working set that
-//! fits in RAM, or read bandwidth beyond what the device stack can deliver. Seed 004 warns that
+//! fits in RAM, or read bandwidth beyond what the device stack can deliver. "100K+ IOPS on semi-commodity hardware" warns that
 //! bm-flash's 10 s tests "likely" measured the controller's cache and switched to xdd reading
-//! 16 GB of a 64 GB file with direct IO past an 8 GB cache; seed 003's results moved with the
+//! 16 GB of a 64 GB file with direct IO past an 8 GB cache; MySQL "Solid State Disk Benchmarking"'s results moved with the
 //! ratio of buffer pool to data.
 
 use crate::fmt::{bytes, rate};

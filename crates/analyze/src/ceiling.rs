@@ -1,6 +1,6 @@
 //! Ceilings: IOPS or bandwidth that stops growing while outstanding IO, threads or block size
-//! keep doubling — seed 004's 65K IOPS barrier, which no amount of hardware moved because it was
-//! JFS's transaction locks, and seed 003's Orion sweep where latency doubled with the threads.
+//! keep doubling — "100K+ IOPS on semi-commodity hardware"'s 65K IOPS barrier, which no amount of hardware moved because it was
+//! JFS's transaction locks, and MySQL "Solid State Disk Benchmarking"'s Orion sweep where latency doubled with the threads.
 //!
 //! Rule: points are sorted by x. The ceiling starts at the first point s from which no later point
 //! rises more than `ceiling_gain` per doubling of x above the best value seen since s (so a dip
@@ -29,7 +29,7 @@ pub struct CeilingPoint {
 const SATURATED: &str = "Latency rising in step with outstanding IO means requests queue behind a \
 fixed throughput limit (Little's law: IOPS = IOs in flight / latency). If the device is rated \
 higher, the limit is in the stack: rerun on the raw block device, with another file system or IO \
-scheduler, or without the RAID or LVM layer to find which one. Seed 004's 65K IOPS ceiling was \
+scheduler, or without the RAID or LVM layer to find which one. "100K+ IOPS on semi-commodity hardware"'s 65K IOPS ceiling was \
 JFS's transaction locks (nTxLock), not the disks; XFS doubled it.";
 
 const NOT_REACHING: &str = "Latency did not grow with the requested concurrency, so the extra IO \
@@ -278,7 +278,7 @@ mod tests {
 
     #[test]
     fn bandwidth_ceiling_over_block_size() {
-        // Seed 000, RAID0 reads with 10 threads: bandwidth flat at ~1,735 MB/s from 64 KiB.
+        // "One DVD per second", RAID0 reads with 10 threads: bandwidth flat at ~1,735 MB/s from 64 KiB.
         let table = [
             (16384.0, 958.3),
             (32768.0, 1601.5),

@@ -34,7 +34,7 @@ pub struct Matrix {
 const ADVICE: &str = "Rerun this cell on its own to see whether the gap repeats. If it does, look \
 at what this block size meets in the stack: partial-stripe writes on RAID5/6 (a read-modify-write \
 per write), the stripe and alignment of partitions and LVM, the controller's cache and firmware. \
-Seed 000 saw such gaps on RAID5 writes and traced them to the controller's SATA stack.";
+"One DVD per second" saw such gaps on RAID5 writes and traced them to the controller's SATA stack.";
 
 /// Finds gaps in `matrix` by the rule in the module doc. Rows may come in any order; rows with a
 /// zero or repeated block size, cells that are `None`, not finite or not positive are not judged
@@ -208,7 +208,7 @@ mod tests {
 
     #[test]
     fn edge_cells_are_judged_against_their_one_neighbour() {
-        // Seed 000, RAID5 reads, 1 thread: 24 IOPS at 512 B next to 22,599 at 1 KiB.
+        // "One DVD per second", RAID5 reads, 1 thread: 24 IOPS at 512 B next to 22,599 at 1 KiB.
         let m = column(
             vec![Some(24.0), Some(22_599.0), Some(24_644.0), Some(29_294.0)],
             Metric::Iops,
@@ -221,7 +221,7 @@ mod tests {
 
     #[test]
     fn seed_000_raid5_write_gaps() {
-        // Seed 000, RAID5 with 4 SSDs, write bandwidth in MB/s, 10 threads (512 KiB missing).
+        // "One DVD per second", RAID5 with 4 SSDs, write bandwidth in MB/s, 10 threads (512 KiB missing).
         let mb = [
             Some(3.5),
             Some(5.0),

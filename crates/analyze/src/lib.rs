@@ -1,7 +1,7 @@
 //! Findings: the problems iogauge names in its measurements, the ones the seed studies' authors
-//! found by hand — ~10 s freezes and RAID5 write "gaps" (seed 000), a 65K IOPS ceiling that was a
-//! file-system lock rather than the disks (seed 004), caches measured instead of disks (seeds 003
-//! and 004), and runs judged before the device settled.
+//! found by hand — ~10 s freezes and RAID5 write "gaps" ("One DVD per second"), a 65K IOPS ceiling that was a
+//! file-system lock rather than the disks ("100K+ IOPS on semi-commodity hardware"), caches measured instead of disks (MySQL "Solid State Disk Benchmarking"
+//! and "100K+ IOPS on semi-commodity hardware"), and runs judged before the device settled.
 //!
 //! Every check is a pure function over plain numbers returning `Vec<Finding>`; the main crate
 //! converts its results into these inputs, sets [`Finding::result`] with

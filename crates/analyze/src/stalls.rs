@@ -1,4 +1,4 @@
-//! Stalls: stretches of a run in which (almost) no IO completed — seed 000's "file system freezes
+//! Stalls: stretches of a run in which (almost) no IO completed — "One DVD per second"'s "file system freezes
 //! in the order of 10 seconds" that averages hide.
 //!
 //! Rule: the run's completions per bin are compared with a reference rate, the median rate of the
@@ -20,7 +20,7 @@ use crate::fmt::{count, pct, secs};
 use crate::{Finding, Kind, Severity, Thresholds};
 
 const ADVICE: &str = "Freezes like this usually come from a cache flush in the RAID controller or \
-drive, SSD garbage collection, or a journal commit in the file system (seed 000 saw ~10 s freezes \
+drive, SSD garbage collection, or a journal commit in the file system ("One DVD per second" saw ~10 s freezes \
 once heavy writes had filled the controller's cache). Rerun while watching `iostat -x 1` and the \
 kernel log, then compare with the controller's write cache off, another file system, or a longer \
 run to see whether the freezes repeat.";

@@ -11,7 +11,7 @@ fn block_sizes() -> Vec<f64> {
     (0..14).map(|i| 512.0 * 2f64.powi(i)).collect()
 }
 
-/// Random read IOPS, RAID0 of 12 SSDs on one controller (seed 000, first bm-flash table).
+/// Random read IOPS, RAID0 of 12 SSDs on one controller ("One DVD per second", first bm-flash table).
 const READ_1: [f64; 14] = [
     11307.0, 22720.0, 24788.0, 29158.0, 30170.0, 26110.0, 19936.0, 13589.0, 8273.0, 4828.0, 2563.0,
     1447.0, 796.0, 407.0,
@@ -20,7 +20,7 @@ const READ_10: [f64; 14] = [
     63751.0, 63717.0, 63510.0, 63088.0, 61824.0, 61337.0, 51250.0, 27716.0, 13877.0, 6942.0,
     3472.0, 1736.0, 866.0, 430.0,
 ];
-/// Random write IOPS with 10 threads on RAID5 of 4 SSDs: the "gaps" (seed 000), with the
+/// Random write IOPS with 10 threads on RAID5 of 4 SSDs: the "gaps" ("One DVD per second"), with the
 /// 512KiB row missing as in the original output.
 const WRITE_GAPS_10: [f64; 14] = [
     7221.0,
@@ -61,7 +61,7 @@ fn main() -> std::io::Result<()> {
         .series(Series::new("10 threads", pts(&READ_10)))
         .series(Series::new("10 threads, RAID5 write", pts(&WRITE_GAPS_10)));
 
-    // Orion-style: IOPS and latency against outstanding IO (seed 003, 100 % reads).
+    // Orion-style: IOPS and latency against outstanding IO (MySQL "Solid State Disk Benchmarking", 100 % reads).
     let outstanding = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0];
     let mtron_iops = [
         1900.0, 3300.0, 4300.0, 4900.0, 5100.0, 5200.0, 5200.0, 5200.0,
@@ -107,7 +107,7 @@ fn main() -> std::io::Result<()> {
             pct.iter().copied().zip([0.22, 0.39, 1.1, 9.5, 10400.0]),
         ));
 
-    // A minute of write bandwidth with two controller freezes (seed 000's "10 s freezes").
+    // A minute of write bandwidth with two controller freezes ("One DVD per second"'s "10 s freezes").
     let samples: Vec<(f64, f64)> = (0..=600)
         .map(|i| {
             let t = i as f64 * 0.1;

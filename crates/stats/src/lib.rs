@@ -2,7 +2,7 @@
 //! comparisons with a verdict, and where a scaling series levels off. Pure functions on `f64`
 //! slices, no dependencies; the main crate adds serialization.
 //!
-//! Why it exists: in seed study 001 each test was run five times and averaged by hand; one fsync
+//! Why it exists: in "PostgreSQL Server Benchmarks — Disks" each test was run five times and averaged by hand; one fsync
 //! run at 3170/s against about 7600/s for the rest pulled the mean down by 12 % and was only
 //! found by eye. Here every metric gets its spread, its interval and its suspicious runs, and a
 //! comparison says "no significant change" unless the data support more.

@@ -6,7 +6,7 @@
 //! and |z_i| > 3.5 marks x_i as a likely outlier. The constant 0.6745 is the 0.75 quantile of
 //! the standard normal distribution, so that for normal data E[MAD]/0.6745 = σ and z is on the
 //! scale of an ordinary z-score. Median and MAD are unmoved by a few wild runs, which is the
-//! point: in seed study 001 one fsync run at 3170/s dragged the mean and inflated the standard
+//! point: in "PostgreSQL Server Benchmarks — Disks" one fsync run at 3170/s dragged the mean and inflated the standard
 //! deviation that an ordinary z-score would have judged it by. hyperfine uses the same rule.
 //!
 //! A high score alone is not enough to call a repeat an outlier: repeats of a benchmark on a

@@ -1,4 +1,4 @@
-//! Where a scaling series stops scaling: "SSDs no longer scale after 4 disks" (seed study 002),
+//! Where a scaling series stops scaling: "SSDs no longer scale after 4 disks" ("SSD Performance"),
 //! the same question for threads, queue depth or stripe width.
 //!
 //! The rule: the plateau is the first point i such that no later point beats y_i by more than

@@ -248,7 +248,7 @@ fn one_run_cannot_be_judged() {
 
 #[test]
 fn plateau_finds_where_disks_stop_scaling() {
-    // "SSDs no longer scale after 4 disks" (seed 002): MB/s for 1..8 disks. After 4 disks the
+    // "SSDs no longer scale after 4 disks" ("SSD Performance"): MB/s for 1..8 disks. After 4 disks the
     // best later point is 965, within 5 % of 950 (997.5); before, each point is beaten by
     // far more.
     let disks = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0];

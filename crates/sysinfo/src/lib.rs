@@ -3,8 +3,8 @@
 //! settings (scheduler, read-ahead, write cache) and partition alignment.
 //!
 //! Why: a benchmark result means little without "all involved settings for each and every test
-//! run" (seed 004); alignment, IO schedulers and file systems each moved results by large factors
-//! in the studies iogauge grew from (seeds 000 and 004). Everything here is read from `/proc` and
+//! run" ("100K+ IOPS on semi-commodity hardware"); alignment, IO schedulers and file systems each moved results by large factors
+//! in the studies iogauge grew from ("One DVD per second" and "100K+ IOPS on semi-commodity hardware"). Everything here is read from `/proc` and
 //! `/sys` without `unsafe` and without external commands. Nothing is guessed: a value the kernel
 //! does not expose is `None` (JSON `null`), and [`capture`] never fails.
 

@@ -652,7 +652,7 @@ pub(crate) mod tests {
 
     #[test]
     fn scaling_orders_by_the_parameter_and_names_the_plateau() {
-        // Seed 002's shape: growth up to 6 disks, then flat. Given out of order on purpose.
+        // "SSD Performance"'s shape: growth up to 6 disks, then flat. Given out of order on purpose.
         let runs = [
             run(10, vec![result(81000.0, &[])], &[("disks", "8")]),
             run(11, vec![result(40000.0, &[])], &[("disks", "4")]),
