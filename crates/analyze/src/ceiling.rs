@@ -29,7 +29,7 @@ pub struct CeilingPoint {
 const SATURATED: &str = "Latency rising in step with outstanding IO means requests queue behind a \
 fixed throughput limit (Little's law: IOPS = IOs in flight / latency). If the device is rated \
 higher, the limit is in the stack: rerun on the raw block device, with another file system or IO \
-scheduler, or without the RAID or LVM layer to find which one. "100K+ IOPS on semi-commodity hardware"'s 65K IOPS ceiling was \
+scheduler, or without the RAID or LVM layer to find which one. the 65K IOPS ceiling of the study “100K+ IOPS on semi-commodity hardware” was \
 JFS's transaction locks (nTxLock), not the disks; XFS doubled it.";
 
 const NOT_REACHING: &str = "Latency did not grow with the requested concurrency, so the extra IO \

@@ -34,7 +34,7 @@ pub struct Matrix {
 const ADVICE: &str = "Rerun this cell on its own to see whether the gap repeats. If it does, look \
 at what this block size meets in the stack: partial-stripe writes on RAID5/6 (a read-modify-write \
 per write), the stripe and alignment of partitions and LVM, the controller's cache and firmware. \
-"One DVD per second" saw such gaps on RAID5 writes and traced them to the controller's SATA stack.";
+The study “One DVD per second” saw such gaps on RAID5 writes and traced them to the controller's SATA stack.";
 
 /// Finds gaps in `matrix` by the rule in the module doc. Rows may come in any order; rows with a
 /// zero or repeated block size, cells that are `None`, not finite or not positive are not judged

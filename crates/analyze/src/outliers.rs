@@ -8,7 +8,7 @@ use crate::{Finding, Kind, Severity};
 
 const ADVICE: &str = "Check what else ran during that repeat (cron jobs, backups, a RAID scrub or \
 rebuild, TRIM, SSD garbage collection), make sure caches are dropped before every repeat, and add \
-repeats rather than dropping this one silently; report the mean both ways, as "PostgreSQL Server Benchmarks — Disks" did.";
+repeats rather than dropping this one silently; report the mean both ways, as the study “PostgreSQL Server Benchmarks — Disks” did.";
 
 /// One finding per index in `outlier_indices` that points at a finite value of `values` (the
 /// repeats of one measurement of `metric`, e.g. "read IOPS"). Indices out of range or repeated

@@ -20,7 +20,7 @@ use crate::fmt::{count, pct, secs};
 use crate::{Finding, Kind, Severity, Thresholds};
 
 const ADVICE: &str = "Freezes like this usually come from a cache flush in the RAID controller or \
-drive, SSD garbage collection, or a journal commit in the file system ("One DVD per second" saw ~10 s freezes \
+drive, SSD garbage collection, or a journal commit in the file system (the study “One DVD per second” saw ~10 s freezes \
 once heavy writes had filled the controller's cache). Rerun while watching `iostat -x 1` and the \
 kernel log, then compare with the controller's write cache off, another file system, or a longer \
 run to see whether the freezes repeat.";
