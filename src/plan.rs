@@ -14,9 +14,7 @@ use crate::error::usage;
 use crate::suite::cells::{self, Cell, Overrides};
 use crate::suite::{self as suites, Amount, Group, Layout, Length, Op, Suite};
 use crate::units;
-use crate::workload::{
-    buffers_over_share, Rw, SyncKind, MAX_BS, MAX_IODEPTH, MAX_THREADS, MIN_BS,
-};
+use crate::workload::{buffers_over_share, Rw, SyncKind, MAX_BS, MAX_IODEPTH, MAX_THREADS, MIN_BS};
 use anyhow::Result;
 use iogauge_engine::{EngineKind, UringOptions};
 use std::collections::BTreeMap;
@@ -143,7 +141,11 @@ pub fn from_run(args: &RunArgs) -> Result<Plan> {
     }
     let env = env(&args.target, w.seed, w.ramp, w.interval);
     // The rule `exec` applies to every cell, told here in the flags the user typed.
-    let depth = if env.engine == EngineKind::Psync { 1 } else { w.iodepth };
+    let depth = if env.engine == EngineKind::Psync {
+        1
+    } else {
+        w.iodepth
+    };
     let threads = w.threads.saturating_mul(w.iodepth / depth);
     if let Some(buffers) = buffers_over_share(threads, depth, bs, env.ram) {
         return Err(usage(format!(
@@ -418,8 +420,18 @@ mod tests {
     #[test]
     fn a_run_is_a_suite_of_one_cell() {
         let p = run_plan(&[
-            "--rw", "randrw", "--mix", "70", "--bs", "8k", "--threads", "2", "--iodepth", "16",
-            "--data", "1g",
+            "--rw",
+            "randrw",
+            "--mix",
+            "70",
+            "--bs",
+            "8k",
+            "--threads",
+            "2",
+            "--iodepth",
+            "16",
+            "--data",
+            "1g",
         ])
         .unwrap();
         assert_eq!(p.kind, Kind::Run);
@@ -438,7 +450,10 @@ mod tests {
     #[test]
     fn a_suites_size_is_only_for_created_files() {
         let p = suite_plan(&["quick"]).unwrap();
-        assert_eq!(p.target.size, None, "no --size: existing targets are used whole");
+        assert_eq!(
+            p.target.size, None,
+            "no --size: existing targets are used whole"
+        );
         assert_eq!(p.target.created_size, 1 << 30);
         let p = suite_plan(&["quick", "--size", "256m"]).unwrap();
         assert_eq!(p.target.size, Some(256 << 20));

@@ -70,11 +70,15 @@ pub fn outlier_findings(
     let mut out = Vec::new();
     for (key, label) in [
         ("iops", "IOPS"),
-        ("lat_p99_ns", "ns p99 latency"),
+        ("lat_p99_ns", "p99 latency"),
         ("syncs_per_s", "syncs/s"),
     ] {
         let Some(s) = stats.get(key) else { continue };
-        for f in iogauge_analyze::outliers(label, &s.values, &s.outliers) {
+        let found = match key {
+            "lat_p99_ns" => iogauge_analyze::latency_outliers(label, &s.values, &s.outliers),
+            _ => iogauge_analyze::outliers(label, &s.values, &s.outliers),
+        };
+        for f in found {
             let mut v = match serde_json::to_value(f.for_result(result_index)) {
                 Ok(v) => v,
                 Err(_) => continue,

@@ -20,12 +20,20 @@ fn completions_cover_every_command_and_parse_in_their_shell() {
         if shell == "bash" && have("bash") {
             let script = dir.path().join("iogauge.bash");
             std::fs::write(&script, &text).unwrap();
-            let check = Command::new("bash").arg("-n").arg(&script).output().unwrap();
+            let check = Command::new("bash")
+                .arg("-n")
+                .arg(&script)
+                .output()
+                .unwrap();
             assert!(check.status.success(), "bash -n: {}", stderr_of(&check));
         }
     }
     let out = iogauge(dir.path(), &["completions", "tcsh"]);
-    assert_eq!(out.status.code(), Some(2), "an unknown shell is a usage error");
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "an unknown shell is a usage error"
+    );
 }
 
 #[test]

@@ -81,9 +81,7 @@ fn a_suite_uses_the_whole_device_without_size() {
     );
     let run = json_of(&iogauge(
         dir.path(),
-        &[
-            "run", &dev.dev, "--time", "300ms", "--json", "--no-store",
-        ],
+        &["run", &dev.dev, "--time", "300ms", "--json", "--no-store"],
     ));
     assert_eq!(ranges(&run), [256 * MIB]);
 }
@@ -170,11 +168,7 @@ fn write_cells_and_runs_back_to_back_on_one_device() {
                 "--no-store",
             ],
         );
-        assert!(
-            out.status.success(),
-            "run {i}: {}",
-            stderr_of(&out)
-        );
+        assert!(out.status.success(), "run {i}: {}", stderr_of(&out));
     }
 }
 
@@ -188,7 +182,13 @@ fn four_k_native_and_512_byte_sectors() {
     let out = iogauge(
         dir.path(),
         &[
-            "run", &native.dev, "--bs", "512", "--time", "200ms", "--no-store",
+            "run",
+            &native.dev,
+            "--bs",
+            "512",
+            "--time",
+            "200ms",
+            "--no-store",
         ],
     );
     assert_eq!(out.status.code(), Some(2), "{}", stderr_of(&out));
@@ -227,7 +227,14 @@ fn four_k_native_and_512_byte_sectors() {
     let doc = json_of(&iogauge(
         dir.path(),
         &[
-            "run", &small.dev, "--bs", "512", "--time", "200ms", "--json", "--no-store",
+            "run",
+            &small.dev,
+            "--bs",
+            "512",
+            "--time",
+            "200ms",
+            "--json",
+            "--no-store",
         ],
     ));
     assert_eq!(doc["results"][0]["target"]["logical_block_size"], 512);
@@ -278,7 +285,10 @@ fn a_file_system_without_o_direct_is_told_before_the_fill() {
     );
     let err = stderr_of(&out);
     assert_eq!(out.status.code(), Some(2), "{err}");
-    assert!(err.contains("O_DIRECT") && err.contains("--buffered"), "{err}");
+    assert!(
+        err.contains("O_DIRECT") && err.contains("--buffered"),
+        "{err}"
+    );
     assert!(!err.contains("Filling"), "told before the fill: {err}");
     assert!(test_files(&mnt).is_empty(), "no test file left");
 }
@@ -334,14 +344,28 @@ fn dry_run_prints_the_plan_and_touches_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let out = iogauge(
         dir.path(),
-        &["suite", "matrix", "--sizes", "4k,1m", "--cell-time", "5s", "--dry-run"],
+        &[
+            "suite",
+            "matrix",
+            "--sizes",
+            "4k,1m",
+            "--cell-time",
+            "5s",
+            "--dry-run",
+        ],
     );
     assert!(out.status.success(), "{}", stderr_of(&out));
     let text = String::from_utf8_lossy(&out.stdout);
     // 2 sizes × 3 thread counts × read and write.
-    assert!(text.contains("plan: suite matrix — 12 cells × 5.0 s"), "{text}");
+    assert!(
+        text.contains("plan: suite matrix — 12 cells × 5.0 s"),
+        "{text}"
+    );
     assert!(text.contains("estimated time: about 1 min"), "{text}");
     assert!(text.contains("1 GiB test file"), "{text}");
     let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().flatten().collect();
-    assert!(left.is_empty(), "nothing created, not even the database: {left:?}");
+    assert!(
+        left.is_empty(),
+        "nothing created, not even the database: {left:?}"
+    );
 }

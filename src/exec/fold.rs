@@ -209,13 +209,20 @@ mod tests {
         let sync = m.sync.unwrap();
         assert_eq!((read.ios, write.ios, sync.count), (40, 40, 40));
         // 30 of 40 reads took 3 µs: the median is the second repeat's, the min the first's.
-        assert!((2_990..=3_010).contains(&read.lat_ns.p50), "{:?}", read.lat_ns);
+        assert!(
+            (2_990..=3_010).contains(&read.lat_ns.p50),
+            "{:?}",
+            read.lat_ns
+        );
         assert!((990..=1_010).contains(&read.lat_ns.min));
         assert!((299_000..=301_000).contains(&write.lat_ns.p50));
         assert!((4_990_000..=5_010_000).contains(&sync.lat_ns.min));
         assert!((8_990_000..=9_010_000).contains(&sync.lat_ns.p50));
         assert_eq!(m.runtime_s, 2.0);
-        assert_eq!(m.timeseries[1].t_s, 2.0, "the second repeat follows the first");
+        assert_eq!(
+            m.timeseries[1].t_s, 2.0,
+            "the second repeat follows the first"
+        );
         assert_eq!(m.cpu.user_s, 1.0);
     }
 }

@@ -44,7 +44,14 @@ pub fn execute(plan: &Plan) -> Result<()> {
     let works: Vec<Result<Work, String>> = plan
         .cells
         .iter()
-        .map(|c| work::of(c, &plan.env, resolved.range_bytes(), resolved.logical_block()))
+        .map(|c| {
+            work::of(
+                c,
+                &plan.env,
+                resolved.range_bytes(),
+                resolved.logical_block(),
+            )
+        })
         .collect();
     if works.iter().all(Result::is_err) {
         let reason = works
@@ -54,7 +61,10 @@ pub fn execute(plan: &Plan) -> Result<()> {
             .unwrap_or_else(|| "it has no cells".into());
         return Err(usage(match plan.kind {
             Kind::Run => reason,
-            Kind::Suite => format!("no cell of suite {} fits this target: {reason}", plan.suite.name),
+            Kind::Suite => format!(
+                "no cell of suite {} fits this target: {reason}",
+                plan.suite.name
+            ),
         }));
     }
     let summary = plan_text(plan, &resolved, &works);
@@ -70,7 +80,10 @@ pub fn execute(plan: &Plan) -> Result<()> {
         true => None,
         false => Some(Store::open(&plan.output.db)?),
     };
-    let direct = works.iter().flatten().any(|w| w.specs().iter().any(|s| s.direct));
+    let direct = works
+        .iter()
+        .flatten()
+        .any(|w| w.specs().iter().any(|s| s.direct));
     let target = resolved.realize(direct)?;
     let started = SystemTime::now();
     let begun = Instant::now();
@@ -175,7 +188,10 @@ fn plan_text(plan: &Plan, target: &target::Resolved, works: &[Result<Work, Strin
     let data: u64 = runnable
         .iter()
         .filter_map(|c| match c.length {
-            Length::Data(a) => Some(cells::data_bytes(a, c.range.map_or(range, |r| r.min(range)))),
+            Length::Data(a) => Some(cells::data_bytes(
+                a,
+                c.range.map_or(range, |r| r.min(range)),
+            )),
             Length::Time(_) => None,
         })
         .sum();
@@ -220,7 +236,11 @@ fn plan_text(plan: &Plan, target: &target::Resolved, works: &[Result<Work, Strin
             t.kind.name().replace('_', " "),
             units::iec(t.range_bytes),
             units::iec(t.total_bytes),
-            if plan.writes() { "; its contents are destroyed" } else { ", read only" }
+            if plan.writes() {
+                "; its contents are destroyed"
+            } else {
+                ", read only"
+            }
         )),
     }
     if plan.env.ram > 0 {
@@ -355,11 +375,9 @@ fn run_cells(
                     // failing device would make every later number doubtful.
                     let e = anyhow::anyhow!(e);
                     return Err(match suite {
-                        true => e.context(format!(
-                            "suite {}, cell {}",
-                            plan.suite.name,
-                            cell.name()
-                        )),
+                        true => {
+                            e.context(format!("suite {}, cell {}", plan.suite.name, cell.name()))
+                        }
                         false => e,
                     });
                 }

@@ -202,8 +202,7 @@ fn full() -> Result<Suite, String> {
     }
     Ok(Suite {
         name: "full".into(),
-        description: "every study with its own defaults: matrix, seq, fsync, seeks, mixes"
-            .into(),
+        description: "every study with its own defaults: matrix, seq, fsync, seeks, mixes".into(),
         size,
         groups,
     })

@@ -55,7 +55,7 @@ pub use cache::cache;
 pub use ceiling::{ceiling, CeilingPoint};
 pub use finding::{Finding, Kind, Metric, Severity};
 pub use gaps::{gaps, Matrix};
-pub use outliers::outliers;
+pub use outliers::{latency_outliers, outliers};
 pub use sparse::sparse;
 pub use stalls::stalls;
 pub use steady::{steady, STEADY_WINDOW};

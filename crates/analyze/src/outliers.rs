@@ -3,7 +3,7 @@
 
 use std::collections::BTreeSet;
 
-use crate::fmt::{count, pct};
+use crate::fmt::{count, latency, pct};
 use crate::{Finding, Kind, Severity};
 
 const ADVICE: &str = "Check what else ran during that repeat (cron jobs, backups, a RAID scrub or \
@@ -17,6 +17,24 @@ repeats rather than dropping this one silently; report the mean both ways, as th
 /// Evidence: `repeat` (index), `value`, `mean` (all finite repeats), `mean_without` (without any
 /// flagged repeat; left out when nothing remains) and `shift_frac` = mean / mean_without − 1.
 pub fn outliers(metric: &str, values: &[f64], outlier_indices: &[usize]) -> Vec<Finding> {
+    find(values, outlier_indices, &|v| {
+        format!("{} {metric}", count(v))
+    })
+}
+
+/// [`outliers`] of a latency in nanoseconds, e.g. `metric` "p99 latency": the values are
+/// written in µs, ms or s like every other latency ("1.77 ms p99 latency").
+pub fn latency_outliers(
+    metric: &str,
+    values_ns: &[f64],
+    outlier_indices: &[usize],
+) -> Vec<Finding> {
+    find(values_ns, outlier_indices, &|v| {
+        format!("{} {metric}", latency(v / 1e9))
+    })
+}
+
+fn find(values: &[f64], outlier_indices: &[usize], show: &dyn Fn(f64) -> String) -> Vec<Finding> {
     let flagged: BTreeSet<usize> = outlier_indices
         .iter()
         .copied()
@@ -43,21 +61,20 @@ pub fn outliers(metric: &str, values: &[f64], outlier_indices: &[usize]) -> Vec<
             let value = values[i];
             let summary = match without {
                 Some(w) => format!(
-                    "repeat {} of {}: {} {metric}, {} off the mean of the others ({} {metric}; {} \
-                     with it)",
+                    "repeat {} of {}: {}, {} off the mean of the others ({}; {} with it)",
                     i + 1,
                     values.len(),
-                    count(value),
+                    show(value),
                     pct(((value - w) / w).abs()),
-                    count(w),
-                    count(mean)
+                    show(w),
+                    show(mean)
                 ),
                 None => format!(
-                    "repeat {} of {}: {} {metric}, and every repeat was flagged (mean {} {metric})",
+                    "repeat {} of {}: {}, and every repeat was flagged (mean {})",
                     i + 1,
                     values.len(),
-                    count(value),
-                    count(mean)
+                    show(value),
+                    show(mean)
                 ),
             };
             let mut f = Finding::new(Kind::Outlier, Severity::Warning, summary, ADVICE)
@@ -90,6 +107,17 @@ mod tests {
         assert!((f.evidence["shift_frac"] - (-0.12)).abs() < 1e-12);
         assert!(f.summary.contains("repeat 4 of 5"), "{}", f.summary);
         assert!(f.summary.contains("fsync/s"));
+    }
+
+    // Regression (issue 12): findings gave latency as "1,765,375 ns p99 latency".
+    #[test]
+    fn latencies_are_written_in_readable_units() {
+        let values = [250_000.0, 251_000.0, 1_765_375.0, 249_000.0, 250_500.0];
+        let found = latency_outliers("p99 latency", &values, &[2]);
+        assert_eq!(found.len(), 1);
+        let s = &found[0].summary;
+        assert!(s.contains("1.77 ms p99 latency"), "{s}");
+        assert!(!s.contains(" ns"), "{s}");
     }
 
     #[test]

@@ -135,7 +135,10 @@ mod material_tests {
             .unwrap()
             .is_empty());
         let far = [1000.0, 1001.0, 999.0, 1000.0, 1200.0];
-        assert_eq!(material_outliers(&far, OutlierRule::default()).unwrap(), vec![4]);
+        assert_eq!(
+            material_outliers(&far, OutlierRule::default()).unwrap(),
+            vec![4]
+        );
         let strict = OutlierRule {
             min_shift: 0.01,
             ..OutlierRule::default()
