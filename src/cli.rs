@@ -79,7 +79,7 @@ pub struct SuiteArgs {
     pub target: TargetArgs,
 
     /// Time per cell (matrix, mixes; the upper bound with --until-stable).
-    #[arg(long, value_name = "DURATION", value_parser = units::parse_duration)]
+    #[arg(long, value_name = "DURATION", allow_hyphen_values = true, value_parser = units::parse_duration)]
     pub cell_time: Option<Duration>,
 
     /// Run each cell until the 95% confidence interval of its per-second IOPS is within ±3%
@@ -242,11 +242,11 @@ pub struct TargetArgs {
 
     /// Size of a created test file, or the range used of an existing file or device
     /// [default: 1GiB for created files, the whole file or device otherwise]
-    #[arg(long, value_name = "SIZE", value_parser = units::parse_size)]
+    #[arg(long, value_name = "SIZE", allow_hyphen_values = true, value_parser = units::parse_size)]
     pub size: Option<u64>,
 
     /// Start of the range used on the target, e.g. 1GiB (a multiple of 4KiB).
-    #[arg(long, value_name = "SIZE", default_value = "0", value_parser = units::parse_size)]
+    #[arg(long, value_name = "SIZE", default_value = "0", allow_hyphen_values = true, value_parser = units::parse_size)]
     pub offset: u64,
 
     /// Keep a test file iogauge created instead of removing it after the run.
@@ -300,7 +300,7 @@ pub struct WorkloadArgs {
     pub rw: Rw,
 
     /// Block size of each IO, 512 … 64m (4k = 4096 bytes).
-    #[arg(long, value_name = "SIZE", default_value = "4k", value_parser = units::parse_size)]
+    #[arg(long, value_name = "SIZE", default_value = "4k", allow_hyphen_values = true, value_parser = units::parse_size)]
     pub bs: u64,
 
     /// Worker threads, each with its own file descriptor and ring.
@@ -316,15 +316,15 @@ pub struct WorkloadArgs {
     pub mix: u8,
 
     /// Run for a fixed time (like bm-flash) [default: 10s unless --data is given]
-    #[arg(long, value_name = "DURATION", value_parser = units::parse_duration, conflicts_with = "data")]
+    #[arg(long, value_name = "DURATION", allow_hyphen_values = true, value_parser = units::parse_duration, conflicts_with = "data")]
     pub time: Option<Duration>,
 
     /// Run until this much data has been transferred (like xdd), e.g. 4GiB.
-    #[arg(long, value_name = "SIZE", value_parser = units::parse_size)]
+    #[arg(long, value_name = "SIZE", allow_hyphen_values = true, value_parser = units::parse_size)]
     pub data: Option<u64>,
 
     /// Run this long first and leave it out of the results.
-    #[arg(long, value_name = "DURATION", default_value = "0s", value_parser = units::parse_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "0s", allow_hyphen_values = true, value_parser = units::parse_duration)]
     pub ramp: Duration,
 
     /// fsync(2) after every N writes (N=1 is sysbench's fsync test).
@@ -344,7 +344,7 @@ pub struct WorkloadArgs {
     pub seed: u64,
 
     /// Length of each sample in the time series.
-    #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = units::parse_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "1s", allow_hyphen_values = true, value_parser = units::parse_duration)]
     pub interval: Duration,
 }
 

@@ -123,8 +123,8 @@ pub fn from_run(args: &RunArgs) -> Result<Plan> {
         (_, Some(d)) if d < bs => {
             return Err(usage(format!(
                 "--data {} is less than one block (--bs {}); give more data",
-                units::iec(d),
-                units::bs_label(bs)
+                typed("--data", units::iec(d)),
+                typed("--bs", units::bs_label(bs))
             )))
         }
         (_, Some(d)) => Length::Data(Amount::Bytes(d)),
@@ -258,7 +258,7 @@ fn target(t: &TargetArgs, suite_size: Option<u64>) -> Result<TargetPlan> {
     if t.offset % 4096 != 0 {
         return Err(usage(format!(
             "--offset {} is not a multiple of 4KiB, which O_DIRECT needs; give e.g. --offset {}",
-            t.offset,
+            typed("--offset", t.offset.to_string()),
             units::iec(t.offset.next_multiple_of(4096))
         )));
     }
@@ -293,6 +293,21 @@ pub fn params(raw: &[String]) -> Result<BTreeMap<String, String>> {
         .collect()
 }
 
+/// The value of `flag` as the user typed it (`--bs 128m`, not 134217728), else `shown`.
+fn typed(flag: &str, shown: String) -> String {
+    let args: Vec<String> = std::env::args().collect();
+    let eq = format!("{flag}=");
+    args.iter()
+        .enumerate()
+        .rev()
+        .find_map(|(i, a)| match a.strip_prefix(&eq) {
+            Some(v) => Some(v.to_string()),
+            None if a == flag => args.get(i + 1).cloned(),
+            None => None,
+        })
+        .unwrap_or(shown)
+}
+
 fn check_bs(flag: &str, bs: u64) -> Result<u64> {
     if bs == 0 {
         return Err(usage(format!(
@@ -302,7 +317,7 @@ fn check_bs(flag: &str, bs: u64) -> Result<u64> {
     if !(MIN_BS..=MAX_BS).contains(&bs) || !bs.is_multiple_of(MIN_BS) {
         return Err(usage(format!(
             "{flag} {}: the block size must be a multiple of 512 bytes between 512 and 64MiB, e.g. 4k or 1m",
-            units::bs_label(bs)
+            typed(flag, units::bs_label(bs))
         )));
     }
     Ok(bs)

@@ -28,7 +28,7 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
     let t = s.trim();
     if t.starts_with('-') {
         return Err(format!(
-            "duration '{s}' is negative; write e.g. 10s, 500ms or 2m"
+            "{s}: a duration cannot be negative; write e.g. 10s, 500ms or 2m"
         ));
     }
     if let Ok(secs) = t.parse::<f64>() {

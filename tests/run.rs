@@ -627,3 +627,25 @@ fn drop_caches_between_repeats_or_say_why_not() {
     assert!(said(&doc), "notes: {}", doc["notes"]);
     assert!(stderr_of(&out).contains("needs root"));
 }
+
+/// Errors echo what the user typed (issue 12).
+#[test]
+fn errors_echo_the_values_as_typed() {
+    let dir = tempfile::tempdir().unwrap();
+    for (args, want) in [
+        (&["run", "--bs", "1000"][..], "--bs 1000:"),
+        (
+            &["run", "--bs=100k", "--data", "1k"][..],
+            "--data 1k is less than one block (--bs 100k)",
+        ),
+        (
+            &["run", "--time", "-1s"][..],
+            "a duration cannot be negative",
+        ),
+    ] {
+        let out = iogauge(dir.path(), args);
+        assert_eq!(out.status.code(), Some(2));
+        let err = stderr_of(&out);
+        assert!(err.contains(want), "{args:?}: {err}");
+    }
+}

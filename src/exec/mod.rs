@@ -550,15 +550,25 @@ impl Eta {
 
 /// One finished cell, for the log on stderr.
 fn one_line(cell: &Cell, r: &ResultDoc) -> String {
+    // Each p99 says what it is the p99 of: a sync cell has two.
+    let what = match (&r.read, &r.write) {
+        (Some(_), None) => "read",
+        (None, Some(_)) => "write",
+        _ => "IO",
+    };
     let mut s = format!(
-        "{}: {} IOPS · {} · p99 {}",
+        "{}: {} IOPS · {} · {what} p99 {}",
         cell.name(),
         units::count(r.iops),
         units::mib_s(r.bw_bytes),
         units::latency(r.lat_ns.p99 as f64)
     );
     if let Some(sy) = &r.sync {
-        s.push_str(&format!(" · {} syncs/s", units::count(sy.per_s)));
+        s.push_str(&format!(
+            " · {} syncs/s · sync p99 {}",
+            units::count(sy.per_s),
+            units::latency(sy.lat_ns.p99 as f64)
+        ));
     }
     if r.interrupted {
         s.push_str(" (interrupted)");

@@ -479,12 +479,12 @@ pub fn summary(suite: &Suite, outcomes: &[Outcome]) -> String {
                 for (c, r) in &done {
                     let line = match &r.sync {
                         Some(sy) => format!(
-                            "{} syncs/s, p99 {}",
+                            "{} syncs/s, sync p99 {}",
                             units::count(sy.per_s),
                             units::latency(sy.lat_ns.p99 as f64)
                         ),
                         None => format!(
-                            "{} durable writes/s, p99 {}",
+                            "{} durable writes/s, write p99 {}",
                             units::count(r.iops),
                             units::latency(r.lat_ns.p99 as f64)
                         ),

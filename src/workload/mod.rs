@@ -127,14 +127,15 @@ impl Spec {
     pub fn check_target(&self, range_bytes: u64, logical_block: u32) -> anyhow::Result<()> {
         if range_bytes < self.bs {
             return Err(usage(format!(
-                "the target range is {} bytes, smaller than one block (--bs {}); use a larger --size or a smaller --bs",
-                range_bytes, self.bs
+                "the target range is {}, smaller than one block (--bs {}); use a larger --size or a smaller --bs",
+                crate::units::iec(range_bytes),
+                crate::units::bs_label(self.bs)
             )));
         }
         if self.direct && !self.bs.is_multiple_of(u64::from(logical_block)) {
             return Err(usage(format!(
                 "--bs {} is not a multiple of the device's logical block size ({} bytes), which O_DIRECT requires; use --bs {} or --buffered",
-                self.bs,
+                crate::units::bs_label(self.bs),
                 logical_block,
                 crate::units::bs_label(self.bs.next_multiple_of(u64::from(logical_block)))
             )));
