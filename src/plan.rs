@@ -255,7 +255,7 @@ fn target(t: &TargetArgs, suite_size: Option<u64>) -> Result<TargetPlan> {
             )));
         }
     }
-    if t.offset % 4096 != 0 {
+    if !t.offset.is_multiple_of(4096) {
         return Err(usage(format!(
             "--offset {} is not a multiple of 4KiB, which O_DIRECT needs; give e.g. --offset {}",
             typed("--offset", t.offset.to_string()),
