@@ -71,8 +71,9 @@ pub struct SuiteArgs {
     #[arg(value_name = "NAME", required_unless_present = "file")]
     pub name: Option<String>,
 
-    /// Run the suite defined in this TOML file instead of a named one.
-    #[arg(long, value_name = "PATH", conflicts_with = "name")]
+    /// Run the suite defined in this TOML file instead of a named one (docs/suite-format.md);
+    /// the first argument is then the target: `iogauge suite --file my.toml /data`.
+    #[arg(long, value_name = "PATH")]
     pub file: Option<PathBuf>,
 
     #[command(flatten)]

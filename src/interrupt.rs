@@ -9,7 +9,7 @@
 use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicI32, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -17,6 +17,11 @@ use std::time::Duration;
 pub const REMOVE_WAIT: Duration = Duration::from_secs(2);
 
 static COUNT: AtomicUsize = AtomicUsize::new(0);
+/// Whether IO is being measured yet (false while the target is prepared and filled), so the
+/// first signal's message says what a stop keeps.
+static MEASURING: AtomicBool = AtomicBool::new(false);
+/// Results stored so far, so a second signal's message says what is kept.
+static STORED: AtomicUsize = AtomicUsize::new(0);
 static FIRST: AtomicI32 = AtomicI32::new(0);
 /// Files this invocation created, with the device and inode they had then.
 static CREATED: Mutex<Vec<Created>> = Mutex::new(Vec::new());
@@ -38,7 +43,11 @@ pub fn install() {
                 let n = COUNT.fetch_add(1, Ordering::SeqCst) + 1;
                 let _ = FIRST.compare_exchange(0, sig, Ordering::SeqCst, Ordering::SeqCst);
                 if n == 1 {
-                    crate::say!("\ninterrupted: stopping, keeping what was measured (press Ctrl-C again to quit now)");
+                    if MEASURING.load(Ordering::SeqCst) {
+                        crate::say!("\ninterrupted: stopping, keeping what was measured (press Ctrl-C again to quit now)");
+                    } else {
+                        crate::say!("\ninterrupted: stopping before anything was measured; the test file is removed (press Ctrl-C again to quit now)");
+                    }
                 } else {
                     quit_now(sig);
                 }
@@ -59,6 +68,27 @@ pub fn requested() -> Option<i32> {
     match FIRST.load(Ordering::Relaxed) {
         0 => None,
         s => Some(s),
+    }
+}
+
+/// From now on a stop keeps what was measured.
+pub fn measuring() {
+    MEASURING.store(true, Ordering::SeqCst);
+}
+
+/// `n` results of this run are in the results store.
+pub fn note_stored(n: usize) {
+    STORED.store(n, Ordering::SeqCst);
+}
+
+/// What a second signal leaves in the store, in words.
+fn kept() -> String {
+    match STORED.load(Ordering::SeqCst) {
+        0 => "quit without saving".into(),
+        1 => "quit now; the 1 result finished before is stored, the one running is lost".into(),
+        n => {
+            format!("quit now; the {n} results finished before are stored, the one running is lost")
+        }
     }
 }
 
@@ -95,12 +125,12 @@ fn quit_now(sig: i32) -> ! {
         .name("iogauge-quit".into())
         .spawn(move || {
             std::thread::sleep(REMOVE_WAIT);
-            crate::say!("interrupted twice: quit without saving; removing the test files did not finish (is the file system hung?); remove them by hand: {names}");
+            crate::say!("interrupted twice: {}; removing the test files did not finish (is the file system hung?); remove them by hand: {names}", kept());
             std::process::exit(code);
         });
     if watchdog.is_err() {
         // No thread to bound the wait: quitting now matters more than cleaning up.
-        crate::say!("interrupted twice: quit without saving");
+        crate::say!("interrupted twice: {}", kept());
         std::process::exit(code);
     }
     let left: Vec<String> = files
@@ -109,10 +139,11 @@ fn quit_now(sig: i32) -> ! {
         .map(|(p, _)| p.display().to_string())
         .collect();
     if left.is_empty() {
-        crate::say!("interrupted twice: quit without saving; test files removed");
+        crate::say!("interrupted twice: {}; test files removed", kept());
     } else {
         crate::say!(
-            "interrupted twice: quit without saving; could not remove {}; remove by hand",
+            "interrupted twice: {}; could not remove {}; remove by hand",
+            kept(),
             left.join(", ")
         );
     }

@@ -37,13 +37,14 @@ pub fn workload_line(r: &ResultDoc) -> String {
     if w.odsync {
         s.push_str(" · O_DSYNC");
     }
+    let secs = |t: f64| units::duration(std::time::Duration::from_secs_f64(t));
     match (w.time_s, w.data_bytes) {
+        // A run cut short says how long it ran, not how long it was asked to.
+        (Some(t), _) if r.interrupted => {
+            let _ = write!(s, " · ran {} of {}", secs(r.runtime_s), secs(t));
+        }
         (Some(t), _) => {
-            let _ = write!(
-                s,
-                " · {}",
-                units::duration(std::time::Duration::from_secs_f64(t))
-            );
+            let _ = write!(s, " · {}", secs(t));
         }
         (_, Some(d)) => {
             let _ = write!(s, " · {} of data", units::iec(d));

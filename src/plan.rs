@@ -198,6 +198,19 @@ pub fn from_run(args: &RunArgs) -> Result<Plan> {
 /// `iogauge suite`: a named study or the user's suite file, with the lists the command line
 /// replaces.
 pub fn from_suite(args: &SuiteArgs) -> Result<Plan> {
+    // With --file there is no suite name, so the one positional argument is the target.
+    let mut args = args.clone();
+    if args.file.is_some() {
+        if let Some(name) = args.name.take() {
+            if args.target.target.is_some() {
+                return Err(usage(format!(
+                    "--file names the suite, so '{name}' is one argument too many; give the suite file and the target, e.g. iogauge suite --file my.toml /data"
+                )));
+            }
+            args.target.target = Some(PathBuf::from(name));
+        }
+    }
+    let args = &args;
     let suite = load(args)?;
     let overrides = overrides(args)?;
     let cells = cells::expand(&suite, &overrides).map_err(usage)?;
@@ -472,6 +485,30 @@ mod tests {
         assert_eq!(p.target.created_size, 1 << 30);
         let p = suite_plan(&["quick", "--size", "256m"]).unwrap();
         assert_eq!(p.target.size, Some(256 << 20));
+    }
+
+    // Regression (issue 12): `suite --file my.toml /data` was refused as a name and a file.
+    #[test]
+    fn with_a_suite_file_the_first_argument_is_the_target() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("my.toml");
+        std::fs::write(
+            &file,
+            "name = \"mine\"\ndescription = \"d\"\n[[group]]\ntitle = \"t\"\nrw = [\"randread\"]\nbs = [\"8k\"]\n",
+        )
+        .unwrap();
+        let f = file.to_str().unwrap();
+        let p = suite_plan(&["--file", f, "/data"]).unwrap();
+        assert_eq!(p.target.path, Some(PathBuf::from("/data")));
+        assert_eq!(
+            p.suite.groups[0].layout,
+            Layout::Plain,
+            "layout defaults to plain"
+        );
+        let e = suite_plan(&["--file", f, "/a", "/b"])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("one argument too many"), "{e}");
     }
 
     #[test]

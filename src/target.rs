@@ -299,6 +299,13 @@ fn existing_file(req: &Request, path: PathBuf, md: &std::fs::Metadata) -> Result
     let len = md.len();
     let range = range_of(req, len, &path)?;
     let file = File::open(&path).map_err(|e| open_error(&path, e, false))?;
+    if req.writes && sys::read_only(&file).unwrap_or(false) {
+        return Err(open_error(
+            &path,
+            io::Error::from_raw_os_error(libc::EROFS),
+            false,
+        ));
+    }
     Ok(Target {
         // What the file system says O_DIRECT needs on this file, else its device's block.
         logical_block: sys::dio_offset_align(&path)

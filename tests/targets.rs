@@ -315,27 +315,40 @@ fn a_results_database_that_cannot_be_made_is_told_before_the_fill() {
 
 // Item 5: stderr (and stdout) closed early: the run stops, stores what it measured, removes
 // its test file and exits as SIGPIPE would have it.
-#[test]
-fn a_closed_pipe_ends_the_suite_cleanly() {
-    let dir = tempfile::tempdir().unwrap();
+fn suite_into_head(dir: &Path, lines: u32) -> i32 {
     let script = format!(
-        "'{}' suite quick --size 64m --cell-time 300ms 2>&1 | head -2 >/dev/null; echo ${{PIPESTATUS[0]}}",
+        "'{}' suite quick --size 64m --cell-time 300ms 2>&1 | head -{lines} >/dev/null; echo ${{PIPESTATUS[0]}}",
         BIN
     );
     let out = Command::new("bash")
         .args(["-c", &script])
-        .current_dir(dir.path())
-        .env("IOGAUGE_DB", dir.path().join("results.db"))
+        .current_dir(dir)
+        .env("IOGAUGE_DB", dir.join("results.db"))
         .stdin(Stdio::null())
         .output()
         .unwrap();
-    let code: i32 = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
-    assert_eq!(code, 128 + 13, "exit as SIGPIPE: {}", stderr_of(&out));
+    String::from_utf8_lossy(&out.stdout).trim().parse().unwrap()
+}
+
+#[test]
+fn a_closed_pipe_ends_the_suite_cleanly() {
+    let dir = tempfile::tempdir().unwrap();
+    let runs = |dir: &Path| {
+        let list = json_of(&iogauge(dir, &["list", "--json"]));
+        list["runs"].as_array().unwrap().clone()
+    };
+    // Closed while the plan is printed: nothing measured, nothing stored, no file left.
+    assert_eq!(suite_into_head(dir.path(), 2), 128 + 13, "exit as SIGPIPE");
     assert!(test_files(dir.path()).is_empty(), "test file removed");
-    let list = json_of(&iogauge(dir.path(), &["list", "--json"]));
-    let runs = list["runs"].as_array().unwrap();
-    assert_eq!(runs.len(), 1, "the run was stored: {list}");
-    assert_eq!(runs[0]["interrupted"], true);
+    assert!(runs(dir.path()).is_empty(), "an empty run is not stored");
+    // Closed after two cells' lines (5 lines of plan, the fill's line, then one per cell).
+    assert_eq!(suite_into_head(dir.path(), 8), 128 + 13, "exit as SIGPIPE");
+    assert!(test_files(dir.path()).is_empty(), "test file removed");
+    let stored = runs(dir.path());
+    assert_eq!(stored.len(), 1, "the run was stored");
+    assert_eq!(stored[0]["interrupted"], true);
+    let results = stored[0]["results"].as_array().unwrap().len();
+    assert!((2..12).contains(&results), "{results} results kept");
 }
 
 // The plan before a long suite, and --dry-run that prints only that (issue 12).
@@ -368,4 +381,42 @@ fn dry_run_prints_the_plan_and_touches_nothing() {
         left.is_empty(),
         "nothing created, not even the database: {left:?}"
     );
+}
+
+// README's `iogauge suite mixes /dev/nvme0n1` works as written: without consent the cells that
+// write are skipped and named, the reads run (issue 12).
+#[test]
+fn a_suite_without_consent_runs_its_reads_on_a_device() {
+    needs_root!();
+    let dir = tempfile::tempdir().unwrap();
+    let dev = blank_loop(dir.path(), "d.img", 128 * MIB, 512);
+    let out = iogauge(
+        dir.path(),
+        &[
+            "suite",
+            "mixes",
+            &dev.dev,
+            "--qd",
+            "1,4",
+            "--cell-time",
+            "200ms",
+            "--json",
+            "--no-store",
+        ],
+    );
+    let doc = json_of(&out);
+    let results = doc["results"].as_array().unwrap();
+    assert!(!results.is_empty());
+    assert!(
+        results.iter().all(|r| r["workload"]["mix_read_pct"] == 100),
+        "only reads ran"
+    );
+    let notes = doc["notes"].to_string();
+    assert!(notes.contains("--allow-overwrite"), "{notes}");
+    // Only-writing suites and `run` are still refused.
+    let out = iogauge(
+        dir.path(),
+        &["run", &dev.dev, "--rw", "randwrite", "--no-store"],
+    );
+    assert_eq!(out.status.code(), Some(2));
 }

@@ -29,6 +29,17 @@ use std::time::{Duration, Instant, SystemTime};
 use work::{Ran, Work};
 
 pub fn execute(plan: &Plan) -> Result<()> {
+    // A suite on an existing file or device without consent runs what only reads, and names the
+    // cells it leaves out; a suite that only writes (and `run`) is refused by the target.
+    let read_only = plan.kind == Kind::Suite
+        && !plan.target.allow_overwrite
+        && plan.writes()
+        && plan.cells.iter().any(|c| !c.writes())
+        && plan
+            .target
+            .path
+            .as_deref()
+            .is_some_and(|p| std::fs::metadata(p).is_ok_and(|m| !m.is_dir()));
     let req = target::Request {
         path: plan.target.path.as_deref(),
         size: plan.target.size,
@@ -36,23 +47,24 @@ pub fn execute(plan: &Plan) -> Result<()> {
         offset: plan.target.offset,
         keep: plan.target.keep,
         allow_overwrite: plan.target.allow_overwrite,
-        writes: plan.writes(),
+        writes: plan.writes() && !read_only,
         seed: plan.env.seed,
         quiet: false,
     };
     let resolved = target::resolve(&req)?;
-    let works: Vec<Result<Work, String>> = plan
-        .cells
-        .iter()
-        .map(|c| {
-            work::of(
-                c,
-                &plan.env,
-                resolved.range_bytes(),
-                resolved.logical_block(),
-            )
-        })
-        .collect();
+    let works: Vec<Result<Work, String>> =
+        plan.cells
+            .iter()
+            .map(|c| {
+                match read_only && c.writes() {
+            true => Err(
+                "it writes, and an existing file or device is written only with --allow-overwrite"
+                    .to_string(),
+            ),
+            false => work::of(c, &plan.env, resolved.range_bytes(), resolved.logical_block()),
+        }
+            })
+            .collect();
     if works.iter().all(Result::is_err) {
         let reason = works
             .iter()
@@ -103,6 +115,7 @@ pub fn execute(plan: &Plan) -> Result<()> {
         params: plan.params.clone(),
     };
     let mut rec = Recorder::start(store, &header)?;
+    crate::interrupt::measuring();
     let mut state = State::default();
     let failure = run_cells(plan, &works, &target, &mut state, &mut rec).err();
 
@@ -133,7 +146,19 @@ pub fn execute(plan: &Plan) -> Result<()> {
         stability.as_deref(),
         plan.env.ram,
     );
-    rec.finish(&doc)?;
+    if doc.results.is_empty() && doc.interrupted {
+        // Stopped or failed before a cell finished: an empty run in the store, or an empty
+        // summary, would only mislead.
+        let discarded = rec.discard()?;
+        if let Some(e) = failure {
+            return Err(e);
+        }
+        if discarded {
+            say!("nothing was measured, so nothing was stored");
+        }
+    } else {
+        rec.finish(&doc)?;
+    }
     let outcomes: Vec<Outcome> = plan
         .cells
         .iter()

@@ -486,8 +486,21 @@ impl Recorder {
         if let Some((store, id)) = &mut self.active {
             store.insert_result(*id, self.added, result)?;
             self.added += 1;
+            crate::interrupt::note_stored(self.added);
         }
         Ok(())
+    }
+
+    /// Removes a run that measured nothing (interrupted before its first result), so the store
+    /// holds no empty run. True if a run was removed.
+    pub fn discard(self) -> Result<bool> {
+        match self.active {
+            Some((mut store, id)) if self.added == 0 => {
+                store.delete(id)?;
+                Ok(true)
+            }
+            _ => Ok(false),
+        }
     }
 
     /// Stores the final document: it replaces the header and all results added. Returns the

@@ -12,7 +12,8 @@
 //!
 //! [[group]]                          # one or more; each is a cartesian product of its lists
 //! title = "Read Tests"
-//! layout = "matrix"                  # matrix | mixes | seq | fsync | plain (how it is printed)
+//! layout = "matrix"                  # matrix | mixes | seq | fsync | plain (how it is printed;
+//!                                    # default plain: one row per cell)
 //! rw = ["randread", "randwrite"]     # read write randread randwrite rw randrw copy
 //! bs = ["4k", "1m"]                  # 512 … 64m, multiples of 512
 //! threads = [1, 10]                  # default [1]
@@ -56,10 +57,16 @@ struct DefaultsDoc {
     size: Option<Size>,
 }
 
+fn plain() -> Layout {
+    Layout::Plain
+}
+
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct GroupDoc {
     title: String,
+    /// One row per cell unless the group asks for a study's table.
+    #[serde(default = "plain")]
     layout: Layout,
     rw: Spanned<Vec<Op>>,
     bs: Spanned<Vec<BlockSize>>,
