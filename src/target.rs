@@ -572,13 +572,18 @@ fn fill(path: &Path, size: u64, req: &Request) -> Result<()> {
     let mut pool = BufferPool::new(1, FILL_CHUNK, 4096, req.seed)
         .ok_or_else(|| anyhow::anyhow!("out of memory for the fill buffer"))?;
     let tty = io::stderr().is_terminal() && !req.quiet;
+    let what = format!(
+        "Filling {} ({}) with random data",
+        path.display(),
+        units::iec(size)
+    );
     if !req.quiet {
-        crate::say_part!(
-            "Filling {} ({}) with random data ... ",
-            path.display(),
-            units::iec(size)
-        );
-        let _ = io::stderr().flush();
+        // On a terminal one line that updates itself; elsewhere (a log) a line every
+        // PROGRESS_EVERY, so a long fill is never silent.
+        match tty {
+            true => crate::say_part!("{what} ..."),
+            false => crate::say!("{what} ..."),
+        }
     }
     let start = Instant::now();
     let mut written = 0u64;
@@ -586,27 +591,34 @@ fn fill(path: &Path, size: u64, req: &Request) -> Result<()> {
     let mut chunk_no = 0u64;
     while written < size {
         if let Some(sig) = interrupt::requested() {
+            if tty {
+                crate::say!("");
+            }
             return Err(crate::error::Interrupted(sig).into());
         }
         let n = (size - written).min(FILL_CHUNK as u64) as usize;
         let buf = &mut pool.slot_mut(0)[..n];
         iogauge_engine::fill_random(buf, req.seed ^ chunk_no.wrapping_mul(0x2545_F491_4F6C_DD1D));
         if let Err(e) = write_all_at(&file, buf, written) {
-            if !req.quiet {
-                crate::say!("failed");
+            if tty {
+                crate::say!(" failed");
             }
             return Err(fill_error(path, e, size));
         }
         written += n as u64;
         chunk_no += 1;
-        if tty && last_report.elapsed().as_millis() >= 250 {
+        let every = if tty {
+            std::time::Duration::from_millis(250)
+        } else {
+            PROGRESS_EVERY
+        };
+        if !req.quiet && last_report.elapsed() >= every {
             last_report = Instant::now();
-            crate::say_part!(
-                "\rFilling {} ({}) with random data ... {:.0}%",
-                path.display(),
-                units::iec(size),
-                written as f64 * 100.0 / size as f64
-            );
+            let line = fill_progress(written, size, start.elapsed());
+            match tty {
+                true => crate::say_part!("\r{what} ... {line}\x1b[K"),
+                false => crate::say!("  {line}"),
+            }
         }
     }
     file.sync_all().map_err(|e| fill_error(path, e, size))?;
@@ -616,20 +628,32 @@ fn fill(path: &Path, size: u64, req: &Request) -> Result<()> {
     file.flush().ok();
     let secs = start.elapsed().as_secs_f64().max(1e-9);
     if !req.quiet {
-        if tty {
-            crate::say_part!(
-                "\rFilling {} ({}) with random data ... ",
-                path.display(),
-                units::iec(size)
-            );
-        }
-        crate::say!(
+        let done = format!(
             "done in {} ({})",
             units::duration(start.elapsed()),
             units::mb_s(size as f64 / secs)
         );
+        match tty {
+            true => crate::say!("\r{what} ... {done}\x1b[K"),
+            false => crate::say!("  {done}"),
+        }
     }
     Ok(())
+}
+
+/// How often a fill that is not on a terminal says how far it got.
+const PROGRESS_EVERY: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// "35% · 270 MB/s · about 25 s left".
+fn fill_progress(written: u64, size: u64, took: std::time::Duration) -> String {
+    let rate = written as f64 / took.as_secs_f64().max(1e-9);
+    let left = (size - written) as f64 / rate.max(1.0);
+    format!(
+        "{:.0}% · {} · about {} left",
+        written as f64 * 100.0 / size as f64,
+        units::mb_s(rate),
+        units::duration(std::time::Duration::from_secs_f64(left))
+    )
 }
 
 fn write_all_at(file: &File, mut buf: &[u8], mut off: u64) -> io::Result<()> {
@@ -698,4 +722,17 @@ fn device_in_use(path: &Path, rdev: u64) -> Option<String> {
         .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))?;
     let holders = iogauge_sysinfo::holders_of(&name);
     (!holders.is_empty()).then(|| format!("held by {}", holders.join(", ")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fill_progress_says_share_rate_and_time_left() {
+        let line = fill_progress(3 << 30, 10 << 30, std::time::Duration::from_secs(12));
+        // 3 GiB in 12 s: 268 MB/s, 7 GiB left ≈ 28 s.
+        assert!(line.starts_with("30% · 268"), "{line}");
+        assert!(line.contains("MB/s") && line.contains("about 28"), "{line}");
+    }
 }

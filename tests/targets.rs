@@ -341,7 +341,7 @@ fn a_closed_pipe_ends_the_suite_cleanly() {
     assert_eq!(suite_into_head(dir.path(), 2), 128 + 13, "exit as SIGPIPE");
     assert!(test_files(dir.path()).is_empty(), "test file removed");
     assert!(runs(dir.path()).is_empty(), "an empty run is not stored");
-    // Closed after two cells' lines (5 lines of plan, the fill's line, then one per cell).
+
     assert_eq!(suite_into_head(dir.path(), 8), 128 + 13, "exit as SIGPIPE");
     assert!(test_files(dir.path()).is_empty(), "test file removed");
     let stored = runs(dir.path());
