@@ -219,6 +219,14 @@ pub struct ExportArgs {
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OutputFormat {
+    Json,
+    Csv,
+    /// The human summary.
+    Text,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ExportFormat {
     Json,
     Csv,
@@ -363,6 +371,15 @@ pub struct OutputArgs {
     /// Do not keep this run in the results database.
     #[arg(long)]
     pub no_store: bool,
+
+    /// Also write the run to FILE: .json (the document, as --json prints it), .csv (a row per
+    /// result) or .txt (the summary); the terminal still gets the summary.
+    #[arg(short = 'o', long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+
+    /// Format of --output [default: from the file's extension]
+    #[arg(long, value_enum, requires = "output")]
+    pub format: Option<OutputFormat>,
 
     /// Print the plan (cells, target, working set, estimated time) and exit without writing
     /// or measuring anything.

@@ -9,7 +9,7 @@
 //! its logical block) are made by `exec` right after the target is looked at and before a byte
 //! is written.
 
-use crate::cli::{OutputArgs, RepeatArgs, RunArgs, SuiteArgs, SyncMode, TargetArgs};
+use crate::cli::{OutputArgs, OutputFormat, RepeatArgs, RunArgs, SuiteArgs, SyncMode, TargetArgs};
 use crate::error::usage;
 use crate::suite::cells::{self, Cell, Overrides};
 use crate::suite::{self as suites, Amount, Group, Layout, Length, Op, Suite};
@@ -40,6 +40,8 @@ pub struct Plan {
     pub until_stable: bool,
     pub params: BTreeMap<String, String>,
     pub output: OutputArgs,
+    /// `--output FILE` and its format, checked before anything runs.
+    pub file: Option<(PathBuf, OutputFormat)>,
     /// Notes decided while planning (e.g. how psync keeps the in-flight IOs).
     pub notes: Vec<String>,
 }
@@ -190,6 +192,7 @@ pub fn from_run(args: &RunArgs) -> Result<Plan> {
         repeat: repeat(&args.repeat),
         until_stable: false,
         params: params(&args.repeat.param)?,
+        file: output_file(&args.output)?,
         output: args.output.clone(),
         notes: Vec::new(),
     })
@@ -226,9 +229,45 @@ pub fn from_suite(args: &SuiteArgs) -> Result<Plan> {
         repeat: repeat(&args.repeat),
         until_stable: args.until_stable,
         params: params(&args.repeat.param)?,
+        file: output_file(&args.output)?,
         output: args.output.clone(),
         notes: Vec::new(),
     })
+}
+
+/// `--output FILE` with its format from `--format` or the file's extension; its directory must
+/// exist, so the results of a long run are never lost to a typo at the end.
+fn output_file(o: &OutputArgs) -> Result<Option<(PathBuf, OutputFormat)>> {
+    let Some(path) = &o.output else {
+        return Ok(None);
+    };
+    let ext = path
+        .extension()
+        .map(|e| e.to_string_lossy().to_ascii_lowercase());
+    let format = match (o.format, ext.as_deref()) {
+        (Some(f), _) => f,
+        (None, Some("json")) => OutputFormat::Json,
+        (None, Some("csv")) => OutputFormat::Csv,
+        (None, Some("txt" | "text")) => OutputFormat::Text,
+        (None, _) => {
+            return Err(usage(format!(
+                "--output {}: name a .json, .csv or .txt file, or say which with --format json|csv|text",
+                path.display()
+            )))
+        }
+    };
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => std::path::Path::new("."),
+    };
+    if !dir.is_dir() {
+        return Err(usage(format!(
+            "--output {}: the directory {} does not exist; create it first",
+            path.display(),
+            dir.display()
+        )));
+    }
+    Ok(Some((path.clone(), format)))
 }
 
 fn op_of(rw: Rw) -> Op {

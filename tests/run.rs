@@ -649,3 +649,53 @@ fn errors_echo_the_values_as_typed() {
         assert!(err.contains(want), "{args:?}: {err}");
     }
 }
+
+/// `--output FILE` writes the run in the format its extension names, and the terminal still
+/// gets the summary; a file that cannot be written is refused before anything runs (issue 12).
+#[test]
+fn output_file_in_the_format_of_its_extension() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = [
+        "run",
+        "--engine",
+        "null",
+        "--size",
+        "16m",
+        "--time",
+        "200ms",
+        "--no-store",
+    ];
+    for (file, extra, check) in [
+        ("r.json", &[][..], "\"schema\": \"iogauge.run/1\""),
+        ("r.csv", &[][..], "run_id,label"),
+        ("r.txt", &[][..], "IOPS"),
+        ("r.out", &["--format", "csv"][..], "run_id,label"),
+    ] {
+        let mut args = base.to_vec();
+        args.extend(["--output", file]);
+        args.extend(extra);
+        let out = iogauge(dir.path(), &args);
+        assert!(out.status.success(), "{file}: {}", stderr_of(&out));
+        let text = std::fs::read_to_string(dir.path().join(file)).unwrap();
+        assert!(text.contains(check), "{file}: {text}");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            stdout.contains("IOPS"),
+            "the terminal still gets the summary"
+        );
+    }
+    for bad in [
+        &["--output", "r.xls"][..],
+        &["--output", "no/such/dir/r.json"][..],
+    ] {
+        let mut args = base.to_vec();
+        args.extend(bad);
+        let out = iogauge(dir.path(), &args);
+        let err = stderr_of(&out);
+        assert_eq!(out.status.code(), Some(2), "{bad:?}: {err}");
+        assert!(
+            err.contains("--output") && !err.contains("Filling"),
+            "{err}"
+        );
+    }
+}

@@ -3,7 +3,6 @@
 //! `results/csv.rs`.
 
 mod compare;
-mod csv;
 
 use crate::cli::{CompareArgs, DeleteArgs, ExportArgs, ExportFormat, ListArgs, ShowArgs};
 use crate::model::{ResultDoc, RunDoc, StatsDoc};
@@ -455,7 +454,7 @@ pub fn export(args: &ExportArgs) -> Result<()> {
     let id = store.resolve(&args.run)?;
     match args.format {
         ExportFormat::Json => emit(&(store.load_json_pretty(id)? + "\n")),
-        ExportFormat::Csv => emit(&csv::run(&store.load(id)?)),
+        ExportFormat::Csv => emit(&crate::present::csv::run(&store.load(id)?)),
     }
 }
 

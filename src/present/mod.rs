@@ -2,13 +2,16 @@
 //! (`output`) or a suite's tables (`suite::tables`), then the notes and findings. One stream
 //! rule for every command: results and findings on stdout, progress and errors on stderr.
 
+use crate::cli::OutputFormat;
 use crate::model::RunDoc;
 use crate::plan::{Kind, Plan};
 use crate::suite::tables::{self, Stability};
 use crate::target::Target;
 use crate::units;
-use anyhow::Result;
+use anyhow::{Context, Result};
 use std::time::Duration;
+
+pub mod csv;
 
 pub use crate::suite::tables::Outcome;
 
@@ -21,17 +24,29 @@ pub fn emit(
     stability: Option<&[Stability]>,
     _elapsed: Duration,
 ) -> Result<()> {
-    let text = if plan.output.json {
-        serde_json::to_string_pretty(doc)? + "\n"
-    } else {
-        match plan.kind {
-            Kind::Run => {
-                let mut s = crate::output::run(doc);
-                s.push_str(&crate::analysis::print_findings(&doc.findings));
-                s
-            }
-            Kind::Suite => suite_text(plan, doc, outcomes, target, stability),
+    let json = || serde_json::to_string_pretty(doc).map(|s| s + "\n");
+    let human = || match plan.kind {
+        Kind::Run => {
+            let mut s = crate::output::run(doc);
+            s.push_str(&crate::analysis::print_findings(&doc.findings));
+            s
         }
+        Kind::Suite => suite_text(plan, doc, outcomes, target, stability),
+    };
+    // The file first: it is what a script waits for, and it must not depend on a terminal.
+    if let Some((path, format)) = &plan.file {
+        let text = match format {
+            OutputFormat::Json => json()?,
+            OutputFormat::Csv => csv::run(doc),
+            OutputFormat::Text => human(),
+        };
+        std::fs::write(path, text)
+            .with_context(|| format!("writing --output {}", path.display()))?;
+        crate::say!("wrote {}", path.display());
+    }
+    let text = match plan.output.json {
+        true => json()?,
+        false => human(),
     };
     Ok(crate::ui::out(&text)?)
 }
