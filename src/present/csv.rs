@@ -185,7 +185,8 @@ mod tests {
 
     #[test]
     fn every_result_row_has_a_field_per_column() {
-        let r: ResultDoc = crate::commands::results::compare::tests::result(1000.0, &[]);
+        let r: ResultDoc =
+            crate::analysis::tests::result(crate::workload::Rw::Randread, 4096, 1, 1, 1000.0);
         assert_eq!(result_fields(0, &r).len(), RESULT_COLUMNS.len());
     }
 }
