@@ -9,6 +9,7 @@ mod commands;
 mod error;
 mod exec;
 mod interrupt;
+mod matching;
 mod measure;
 mod model;
 mod output;

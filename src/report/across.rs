@@ -7,61 +7,43 @@ use crate::model::ResultDoc;
 use iogauge_charts::{Axis, Bar, BarChart, BarSeries, LineChart, Mark, Series};
 use std::collections::{BTreeMap, BTreeSet};
 
-/// Workloads per comparison chart.
-const COMPARE_GROUPS: usize = 10;
+/// Workloads compared in charts (two charts each); the rest are in `compare`'s table.
+const COMPARE_WORKLOADS: usize = 12;
 /// Workloads per scaling chart.
 const SCALING_SERIES: usize = 6;
-/// Growth below which a scaling series has levelled off (as `iogauge_stats::plateau` takes it).
-const SCALING_GAIN: f64 = 0.05;
 
-/// Runs compared workload by workload: grouped bars of IOPS and of p99 latency, with the 95%
-/// confidence interval over repeats as whiskers where there were repeats.
+/// Runs compared workload by workload: for each shared workload a small chart of IOPS and one
+/// of p99 latency, one bar per run with its value written on it and the 95% confidence interval
+/// over repeats as whiskers. Each workload gets its own axis, so a 1M cell beside a 4K cell
+/// (100× fewer IOPS) is as readable as the 4K one.
 pub(super) fn compare_charts(runs: &[Input]) -> Vec<Chart> {
     let (keys, at) = matched(runs);
-    let shared: Vec<&String> = keys
-        .iter()
-        .filter(|k| {
-            runs.iter()
-                .enumerate()
-                .filter(|(n, _)| at.contains_key(&(*n, (*k).clone())))
-                .count()
-                >= 2
-        })
-        .collect();
     let mut out = Vec::new();
-    let chunks: Vec<&[&String]> = shared.chunks(COMPARE_GROUPS).collect();
-    let n = chunks.len();
-    for (c, chunk) in chunks.iter().enumerate() {
-        let part = if n > 1 {
-            format!(" ({}/{n})", c + 1)
-        } else {
-            String::new()
-        };
+    for k in keys.iter().take(COMPARE_WORKLOADS) {
         for (metric, title, axis, scale) in [
             ("iops", "IOPS", "IOPS", 1.0),
             ("lat_p99_ns", "p99 latency", "p99 latency (ms)", 1e-6),
         ] {
-            let chart_title = format!("{title} by run{part}");
+            let chart_title = format!("{title}: {k}");
             let mut chart = BarChart::new(chart_title.clone())
-                .groups(chunk.iter().map(|k| (*k).clone()))
+                .groups([k.clone()])
                 .x_title("Workload")
-                .y_axis(Axis::linear(axis));
+                .y_axis(Axis::linear(axis))
+                .values_on_bars();
             for (n, input) in runs.iter().enumerate() {
-                if !chunk.iter().any(|k| at.contains_key(&(n, (*k).clone()))) {
-                    continue;
+                if let Some(&i) = at.get(&(n, k.clone())) {
+                    chart = chart.series(BarSeries::new(
+                        input.name.clone(),
+                        [bar(&input.doc.results[i], metric, scale)],
+                    ));
                 }
-                let bars = chunk.iter().map(|k| match at.get(&(n, (*k).clone())) {
-                    Some(&i) => bar(&input.doc.results[i], metric, scale),
-                    None => Bar::new(f64::NAN),
-                });
-                chart = chart.series(BarSeries::new(input.name.clone(), bars));
             }
             out.push(Chart::new(
                 Kind::Compare,
                 None,
                 chart_title,
                 chart.to_svg(),
-                "one bar per run; whiskers: 95% confidence interval of the mean over repeats",
+                "one bar per run, its value written on it; whiskers: 95% confidence interval of the mean over repeats",
             ));
         }
     }
@@ -118,7 +100,13 @@ pub(super) fn scaling_charts(runs: &[Input]) -> Vec<Chart> {
                 continue;
             }
             let (px, py): (Vec<f64>, Vec<f64>) = pts.iter().copied().unzip();
-            if let Some(j) = iogauge_stats::plateau(&px, &py, SCALING_GAIN) {
+            // The ceiling finding's rule, as `compare` uses it.
+            let gain = iogauge_analyze::Thresholds::default().ceiling_gain;
+            let positive = px.iter().all(|&x| x > 0.0);
+            if let Some(j) = positive
+                .then(|| iogauge_analyze::levels_off(&px, &py, gain))
+                .flatten()
+            {
                 chart = chart.mark(Mark::new(
                     px[j],
                     py[j],
@@ -136,29 +124,43 @@ pub(super) fn scaling_charts(runs: &[Input]) -> Vec<Chart> {
             None,
             title,
             chart.to_svg(),
-            &format!("IOPS of each workload the runs share, against the run parameter {p}; ringed: where growth falls under 5%"),
+            &format!("IOPS of each workload the runs share, against the run parameter {p}; ringed: where growth falls under 5% per doubling"),
         ));
     }
     out
 }
 
-/// Workloads across runs: the keys in order of first appearance, and where each run has each
-/// (its first result of that workload). Results match by name, else by workload.
+/// Workloads across runs, by the one rule `compare` uses (`crate::matching`): a key per result
+/// of the first run that another run shares, and where each run has it.
 type Matched = (Vec<String>, BTreeMap<(usize, String), usize>);
 
 fn matched(runs: &[Input]) -> Matched {
     let mut keys: Vec<String> = Vec::new();
     let mut at = BTreeMap::new();
-    for (n, input) in runs.iter().enumerate() {
-        for (i, r) in input.doc.results.iter().enumerate() {
-            if r.ios == 0 {
-                continue;
+    let Some(base) = runs.first() else {
+        return (keys, at);
+    };
+    for (i, br) in base.doc.results.iter().enumerate() {
+        if br.ios == 0 {
+            continue;
+        }
+        let k = label(br);
+        if keys.contains(&k) {
+            continue;
+        }
+        let mut found = vec![(0, i)];
+        for (n, input) in runs.iter().enumerate().skip(1) {
+            if let Some(j) = crate::matching::counterpart(&base.doc, br, &input.doc) {
+                if input.doc.results[j].ios > 0 {
+                    found.push((n, j));
+                }
             }
-            let k = label(r);
-            if !keys.contains(&k) {
-                keys.push(k.clone());
+        }
+        if found.len() >= 2 {
+            keys.push(k.clone());
+            for (n, j) in found {
+                at.insert((n, k.clone()), j);
             }
-            at.entry((n, k)).or_insert(i);
         }
     }
     (keys, at)

@@ -151,14 +151,14 @@ fn two_runs_are_compared_and_scaled_by_their_parameter() {
         ks.contains(&Kind::Compare) && ks.contains(&Kind::Scaling),
         "{ks:?}"
     );
-    // 18 shared workloads in charts of 10: two parts, for IOPS and for p99 latency.
+    // 18 shared workloads: the first 12 get a chart of IOPS and one of p99 latency each.
     assert_eq!(
         report
             .charts
             .iter()
             .filter(|c| c.kind == Kind::Compare)
             .count(),
-        4
+        2 * 12
     );
     let scaling = report
         .charts
@@ -174,6 +174,31 @@ fn two_runs_are_compared_and_scaled_by_their_parameter() {
     );
     // Chart titles carry the run's name once there are several runs.
     assert!(report.charts.iter().any(|c| c.title.starts_with("two: ")));
+}
+
+// Regression (issue 12): `report A qd1 qd32` said "the runs share no workload" while
+// `compare qd1 qd32` compared them; one rule now decides for both, and each workload has its
+// own chart so 4K beside 1M stays readable.
+#[test]
+fn report_and_compare_share_one_rule_for_matching() {
+    let qd1 = doc(vec![result(Rw::Randread, 8192, 1, 1, 5_000.0)]);
+    let qd32 = doc(vec![result(Rw::Randread, 8192, 1, 32, 60_000.0)]);
+    assert_eq!(
+        crate::matching::counterpart(&qd1, &qd1.results[0], &qd32),
+        Some(0),
+        "two runs of one result each are compared whatever their workloads"
+    );
+    let report = build(&[input("qd1", qd1), input("qd32", qd32)]);
+    let compared: Vec<&Chart> = report
+        .charts
+        .iter()
+        .filter(|c| c.kind == Kind::Compare)
+        .collect();
+    assert_eq!(compared.len(), 2, "IOPS and p99 latency");
+    assert!(
+        compared[0].svg.contains("class=\"value\""),
+        "values on the bars"
+    );
 }
 
 #[test]

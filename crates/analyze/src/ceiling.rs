@@ -71,7 +71,7 @@ pub fn ceiling(
         return Vec::new();
     }
     let last = pts.len() - 1;
-    let Some(s) = (0..last).find(|&s| flat_from(&x, &m, s, th.ceiling_gain)) else {
+    let Some(s) = levels_off(&x, &m, th.ceiling_gain) else {
         return Vec::new();
     };
     let doublings = (x[last] / x[s]).log2();
@@ -142,6 +142,17 @@ pub fn ceiling(
         .with("ends_at_x", x[last])
         .with("x_growth", x_growth);
     vec![finding]
+}
+
+/// Where a series levels off: the first point `s` (not the last) after which no point rises
+/// more than `gain` per doubling of x above the best value seen since `s`. `x` must be
+/// positive and increasing. The one rule for "still growing" and "flat", used by the ceiling
+/// finding here and by `compare`'s and the report's scaling verdicts, so they never disagree.
+pub fn levels_off(x: &[f64], m: &[f64], gain: f64) -> Option<usize> {
+    if x.len() != m.len() || x.len() < 2 {
+        return None;
+    }
+    (0..x.len() - 1).find(|&s| flat_from(x, m, s, gain))
 }
 
 /// True when no point after `s` rises more than `gain` per doubling of x above the best value
@@ -265,6 +276,22 @@ mod tests {
         // Little's law: 32,500 IOPS × 1/8125 s = 4 IOs in flight, not 128.
         assert!((f.evidence["in_flight"] - 4.0).abs() < 1e-9);
         assert!(f.advice.contains("queue depth"));
+    }
+
+    // Regression (issue 12): +2.6% per doubling was "still growing" in compare and flat here.
+    #[test]
+    fn two_and_a_half_percent_per_doubling_is_flat_for_everyone() {
+        let x = [1.0, 2.0, 4.0, 8.0, 16.0];
+        let m = [1000.0, 2000.0, 2052.0, 2105.0, 2160.0];
+        assert_eq!(
+            levels_off(&x, &m, Thresholds::default().ceiling_gain),
+            Some(1)
+        );
+        let growing = [1000.0, 2000.0, 2200.0, 2420.0, 2662.0];
+        assert_eq!(
+            levels_off(&x, &growing, Thresholds::default().ceiling_gain),
+            None
+        );
     }
 
     #[test]

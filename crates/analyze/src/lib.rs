@@ -52,7 +52,7 @@ mod steady;
 mod thresholds;
 
 pub use cache::cache;
-pub use ceiling::{ceiling, CeilingPoint};
+pub use ceiling::{ceiling, levels_off, CeilingPoint};
 pub use finding::{Finding, Kind, Metric, Severity};
 pub use gaps::{gaps, Matrix};
 pub use outliers::{latency_outliers, outliers};

@@ -82,6 +82,7 @@ pub struct BarChart {
     groups: Vec<String>,
     y: Axis,
     series: Vec<BarSeries>,
+    values: bool,
 }
 
 impl BarChart {
@@ -93,7 +94,14 @@ impl BarChart {
             groups: Vec::new(),
             y: Axis::linear(""),
             series: Vec::new(),
+            values: false,
         }
+    }
+
+    /// Writes each bar's value above it, so a reader needs no axis to compare runs.
+    pub fn values_on_bars(mut self) -> BarChart {
+        self.values = true;
+        self
     }
 
     /// The category names along the x axis.
@@ -241,6 +249,18 @@ impl BarChart {
                         let _ = write!(
                             out,
                             r##"<path class="hatch" d="{d}" stroke="#ffffff" stroke-width="1.5" fill="none"/>"##
+                        );
+                    }
+                    if self.values {
+                        let above = bar.whisker().map_or(top, |(_, hi)| {
+                            yr.px(hi, plot.bottom(), plot.y).min(top)
+                        });
+                        let _ = write!(
+                            out,
+                            r##"<text class="value" x="{}" y="{}" text-anchor="middle" font-size="11" fill="{INK}">{}</text>"##,
+                            num(x + w / 2.0),
+                            num(above - 4.0),
+                            escape(&axis.label(bar.value))
                         );
                     }
                     if let Some((lo, hi)) = bar.whisker() {

@@ -696,3 +696,17 @@ fn negative_bars_hang_below_zero() {
     );
     assert!((num_attr(bars[0], "height") - 2.0 * num_attr(bars[1], "height")).abs() <= 0.02);
 }
+
+/// Values written on the bars (issue 12: a comparison stays readable when runs differ 100×).
+#[test]
+fn values_on_bars_are_written_above_each_bar() {
+    let plain = BarChart::new("p")
+        .groups(["8K"])
+        .y_axis(Axis::linear("IOPS"))
+        .series(BarSeries::new("qd1", [1200.0]))
+        .series(BarSeries::new("qd32", [123_456.0]));
+    let with = plain.clone().values_on_bars().to_svg();
+    assert_well_formed(&with);
+    assert_eq!(with.matches("<text class=\"value\"").count(), 2, "{with}");
+    assert!(!plain.to_svg().contains("class=\"value\""));
+}

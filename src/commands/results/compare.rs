@@ -13,6 +13,7 @@
 //! verdict says so. Lower latency is "faster".
 
 use super::{metric_label, metric_value, short_workload, table};
+use crate::matching::differences;
 use crate::model::ResultDoc;
 use crate::store::Stored;
 use iogauge_stats::{Verdict, DEFAULT_ALPHA};
@@ -91,46 +92,6 @@ fn values(r: &ResultDoc, metric: &str) -> Vec<f64> {
     }
 }
 
-/// The workload's identity for matching; the fields `differences` names.
-fn workload_fields(r: &ResultDoc) -> Vec<(&'static str, String)> {
-    let w = &r.workload;
-    let mixed = matches!(w.rw.name(), "rw" | "randrw");
-    vec![
-        ("rw", w.rw.name().to_string()),
-        ("block size", crate::units::bs_label(w.bs)),
-        ("threads", w.threads.to_string()),
-        ("iodepth", w.iodepth.to_string()),
-        (
-            "read mix",
-            if mixed {
-                format!("{}%", w.mix_read_pct)
-            } else {
-                "-".into()
-            },
-        ),
-        ("sync", format!("{:?}/{:?}", w.sync, w.sync_every)),
-        ("O_DSYNC", w.odsync.to_string()),
-        ("engine", w.engine.clone()),
-        ("direct", w.direct.to_string()),
-    ]
-}
-
-fn differences(a: &ResultDoc, b: &ResultDoc) -> Vec<String> {
-    workload_fields(a)
-        .into_iter()
-        .zip(workload_fields(b))
-        .filter(|(x, y)| x.1 != y.1)
-        .map(|(x, y)| format!("{} {} → {}", x.0, x.1, y.1))
-        .collect()
-}
-
-fn matches(a: &ResultDoc, b: &ResultDoc) -> bool {
-    match (&a.name, &b.name) {
-        (Some(x), Some(y)) => x == y,
-        _ => differences(a, b).is_empty(),
-    }
-}
-
 fn display_name(r: &ResultDoc) -> String {
     r.name
         .clone()
@@ -199,10 +160,7 @@ pub fn compare(runs: &[Stored], noise: f64) -> Report {
                 if i == 0 {
                     return Some(br);
                 }
-                r.doc.results.iter().find(|c| matches(br, c)).or_else(|| {
-                    (base.doc.results.len() == 1 && r.doc.results.len() == 1)
-                        .then(|| &r.doc.results[0])
-                })
+                crate::matching::counterpart(&base.doc, br, &r.doc).map(|j| &r.doc.results[j])
             })
             .collect();
         let differences = counterparts
@@ -253,7 +211,13 @@ pub fn compare(runs: &[Stored], noise: f64) -> Report {
             .doc
             .results
             .iter()
-            .filter(|c| !base.doc.results.iter().any(|b| matches(b, c)))
+            .filter(|c| {
+                !base
+                    .doc
+                    .results
+                    .iter()
+                    .any(|b| crate::matching::matches(b, c))
+            })
             .filter(|_| !(base.doc.results.len() == 1 && r.doc.results.len() == 1))
             .map(display_name)
             .collect();
@@ -266,7 +230,7 @@ pub fn compare(runs: &[Stored], noise: f64) -> Report {
         }
     }
     let scaling = match &param {
-        Some((key, _)) => scaling_of(&runs, key, &groups, noise),
+        Some((key, _)) => scaling_of(&runs, key, &groups),
         None => Vec::new(),
     };
     Report {
@@ -285,9 +249,11 @@ pub fn compare(runs: &[Stored], noise: f64) -> Report {
     }
 }
 
-/// For throughput metrics, the point after which no later run gains more than `noise`
-/// (`iogauge_stats::plateau`).
-fn scaling_of(runs: &[&Stored], key: &str, groups: &[Group], noise: f64) -> Vec<Scaling> {
+/// For throughput metrics, the point after which no later run gains more than the ceiling
+/// finding's gain per doubling of the parameter (`iogauge_analyze::levels_off`): one rule for
+/// "flat" across compare, the report and the findings.
+fn scaling_of(runs: &[&Stored], key: &str, groups: &[Group]) -> Vec<Scaling> {
+    let gain = iogauge_analyze::Thresholds::default().ceiling_gain;
     let xs: Vec<f64> = runs
         .iter()
         .filter_map(|r| r.doc.params.get(key)?.trim().parse().ok())
@@ -307,7 +273,11 @@ fn scaling_of(runs: &[&Stored], key: &str, groups: &[Group], noise: f64) -> Vec<
             else {
                 continue;
             };
-            let plateau = iogauge_stats::plateau(&xs, &ys, noise).map(|i| xs[i]);
+            let positive = xs.iter().all(|&x| x > 0.0);
+            let plateau = positive
+                .then(|| iogauge_analyze::levels_off(&xs, &ys, gain))
+                .flatten()
+                .map(|i| xs[i]);
             out.push(Scaling {
                 workload: g.workload.clone(),
                 metric: row.metric,

@@ -1,0 +1,60 @@
+//! Which results of different runs measured the same workload: one rule for `compare`, the
+//! report's comparison charts and its scaling charts, so they never disagree about what the
+//! runs share.
+//!
+//! A result meets the result of another run with the same cell name, else the same workload
+//! (rw, block size, threads, IOs in flight, read mix, sync, O_DSYNC, engine, direct IO); two
+//! runs of one result each are compared whatever their workloads, since that is what the user
+//! asked for (QD1 against QD32), and the differences are named.
+
+use crate::model::{ResultDoc, RunDoc};
+
+/// The workload's identity for matching; the fields `differences` names.
+pub fn workload_fields(r: &ResultDoc) -> Vec<(&'static str, String)> {
+    let w = &r.workload;
+    let mixed = matches!(w.rw.name(), "rw" | "randrw");
+    vec![
+        ("rw", w.rw.name().to_string()),
+        ("block size", crate::units::bs_label(w.bs)),
+        ("threads", w.threads.to_string()),
+        ("iodepth", w.iodepth.to_string()),
+        (
+            "read mix",
+            if mixed {
+                format!("{}%", w.mix_read_pct)
+            } else {
+                "-".into()
+            },
+        ),
+        ("sync", format!("{:?}/{:?}", w.sync, w.sync_every)),
+        ("O_DSYNC", w.odsync.to_string()),
+        ("engine", w.engine.clone()),
+        ("direct", w.direct.to_string()),
+    ]
+}
+
+pub fn differences(a: &ResultDoc, b: &ResultDoc) -> Vec<String> {
+    workload_fields(a)
+        .into_iter()
+        .zip(workload_fields(b))
+        .filter(|(x, y)| x.1 != y.1)
+        .map(|(x, y)| format!("{} {} → {}", x.0, x.1, y.1))
+        .collect()
+}
+
+pub fn matches(a: &ResultDoc, b: &ResultDoc) -> bool {
+    match (&a.name, &b.name) {
+        (Some(x), Some(y)) => x == y,
+        _ => differences(a, b).is_empty(),
+    }
+}
+
+/// The index of the result of `other` that measured what `base_result` (a result of `base`)
+/// measured, by the rule above.
+pub fn counterpart(base: &RunDoc, base_result: &ResultDoc, other: &RunDoc) -> Option<usize> {
+    other
+        .results
+        .iter()
+        .position(|c| matches(base_result, c))
+        .or_else(|| (base.results.len() == 1 && other.results.len() == 1).then_some(0))
+}
