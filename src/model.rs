@@ -91,6 +91,10 @@ pub struct TargetDoc {
     /// The same path made absolute, so runs in /data and /data2 can be told apart.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub absolute_path: Option<String>,
+    /// The block device at the top of the target's stack (e.g. `nvme0n1p2`, `loop3`), so runs
+    /// on /data and /data2 can be told apart.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device: Option<String>,
     /// "file" or "block_device".
     pub kind: String,
     /// iogauge created (and filled) this file for the run.

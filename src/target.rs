@@ -69,6 +69,8 @@ pub struct Target {
     pub range_bytes: u64,
     /// Size of the whole file or device.
     pub total_bytes: u64,
+    /// The block device at the top of its stack, once the system has been looked at.
+    pub device: Option<String>,
     pub logical_block: u32,
     /// Bytes of the range that hold data (SEEK_DATA), when the file system tells.
     pub data_bytes: Option<u64>,
@@ -324,6 +326,7 @@ fn existing_file(req: &Request, path: PathBuf, md: &std::fs::Metadata) -> Result
         keep: true,
         identity: Some((md.dev(), md.ino())),
         claim: None,
+        device: None,
     })
 }
 
@@ -396,6 +399,7 @@ fn existing_device(req: &Request, path: PathBuf, md: &std::fs::Metadata) -> Resu
         keep: true,
         identity: None,
         claim,
+        device: None,
     })
 }
 
@@ -534,6 +538,7 @@ fn create(
         keep: req.keep,
         identity,
         claim: None,
+        device: None,
     };
     // From here on `target` removes the file on every exit path.
     drop(file);

@@ -699,3 +699,36 @@ fn output_file_in_the_format_of_its_extension() {
         );
     }
 }
+
+/// Stored targets carry their absolute path and device, so runs on /data and /data2 can be
+/// told apart (issue 12).
+#[test]
+fn targets_carry_their_absolute_path_and_device() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = iogauge(
+        dir.path(),
+        &[
+            "run",
+            "--size",
+            "16m",
+            "--time",
+            "100ms",
+            "--json",
+            "--no-store",
+        ],
+    );
+    let doc = json_of(&out);
+    let t = &doc["results"][0]["target"];
+    let abs = t["absolute_path"].as_str().unwrap();
+    assert!(abs.starts_with('/'), "{abs}");
+    let real = std::fs::canonicalize(dir.path()).unwrap();
+    assert!(
+        abs.starts_with(dir.path().to_str().unwrap()) || abs.starts_with(real.to_str().unwrap()),
+        "{abs}"
+    );
+    // Where sysfs names the device under the file system, the result says which.
+    let stack = &doc["system"]["target"]["devices"];
+    if let Some(top) = stack.get(0) {
+        assert_eq!(t["device"], top["name"]);
+    }
+}

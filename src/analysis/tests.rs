@@ -59,6 +59,7 @@ pub(crate) fn result(rw: Rw, bs: u64, threads: u32, iodepth: u32, iops: f64) -> 
         },
         target: TargetDoc {
             absolute_path: None,
+            device: None,
             path: "/nonexistent/iogauge-test-target".into(),
             kind: "file".into(),
             created: false,

@@ -30,6 +30,7 @@ pub fn result(mut ran: Vec<Ran>, target: &Target, name: Option<String>) -> Resul
             absolute_path: std::path::absolute(&target.path)
                 .map(|p| p.display().to_string())
                 .ok(),
+            device: target.device.clone(),
             kind: target.kind.name().into(),
             created: target.created,
             offset_bytes: target.offset + first.start,

@@ -96,10 +96,16 @@ pub fn execute(plan: &Plan) -> Result<()> {
         .iter()
         .flatten()
         .any(|w| w.specs().iter().any(|s| s.direct));
-    let target = resolved.realize(direct)?;
+    let mut target = resolved.realize(direct)?;
     let started = SystemTime::now();
     let begun = Instant::now();
 
+    let system = iogauge_sysinfo::capture(Some(&target.path));
+    target.device = system
+        .target
+        .as_ref()
+        .and_then(|t| t.devices.first())
+        .map(|d| d.name.clone());
     let header = RunDoc {
         schema: SCHEMA.into(),
         run_id: run_id(started),
@@ -107,7 +113,7 @@ pub fn execute(plan: &Plan) -> Result<()> {
         started_at: humantime::format_rfc3339_seconds(started).to_string(),
         command: std::env::args().collect(),
         suite: (plan.kind == Kind::Suite).then(|| plan.suite.name.clone()),
-        system: iogauge_sysinfo::capture(Some(&target.path)),
+        system: system.clone(),
         results: Vec::new(),
         findings: Vec::new(),
         interrupted: true,
