@@ -375,7 +375,7 @@ fn dry_run_prints_the_plan_and_touches_nothing() {
         "{text}"
     );
     assert!(text.contains("estimated time: about 1 min"), "{text}");
-    assert!(text.contains("1 GiB test file"), "{text}");
+    assert!(text.contains("a test file of 1 GiB"), "{text}");
     let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().flatten().collect();
     assert!(
         left.is_empty(),

@@ -257,7 +257,7 @@ fn plan_text(plan: &Plan, target: &target::Resolved, works: &[Result<Work, Strin
         target::Resolved::Create { path, size, .. } => {
             secs += *size as f64 / 100e6;
             s.push_str(&format!(
-                "  target: {}, a {} test file iogauge creates, fills with random data and removes\n",
+                "  target: {}, a test file of {} that iogauge creates, fills with random data and removes\n",
                 path.display(),
                 units::iec(*size)
             ));

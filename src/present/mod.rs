@@ -65,7 +65,7 @@ fn suite_text(
     let ran = doc.results.len();
     let where_ = if target.created {
         format!(
-            "a {} test file created by iogauge at {}",
+            "a test file of {} created by iogauge at {}",
             units::iec(target.range_bytes),
             target.path.display()
         )
