@@ -22,6 +22,8 @@ static COUNT: AtomicUsize = AtomicUsize::new(0);
 static MEASURING: AtomicBool = AtomicBool::new(false);
 /// Results stored so far, so a second signal's message says what is kept.
 static STORED: AtomicUsize = AtomicUsize::new(0);
+/// The whole run is in the store (only printing is left).
+static FINISHED: AtomicBool = AtomicBool::new(false);
 static FIRST: AtomicI32 = AtomicI32::new(0);
 /// Files this invocation created, with the device and inode they had then.
 static CREATED: Mutex<Vec<Created>> = Mutex::new(Vec::new());
@@ -81,8 +83,16 @@ pub fn note_stored(n: usize) {
     STORED.store(n, Ordering::SeqCst);
 }
 
+/// The run's final document is in the store.
+pub fn note_finished() {
+    FINISHED.store(true, Ordering::SeqCst);
+}
+
 /// What a second signal leaves in the store, in words.
 fn kept() -> String {
+    if FINISHED.load(Ordering::SeqCst) {
+        return "quit now; the whole run was already stored".into();
+    }
     match STORED.load(Ordering::SeqCst) {
         0 => "quit without saving".into(),
         1 => "quit now; the 1 result finished before is stored, the one running is lost".into(),

@@ -201,3 +201,27 @@ pub fn run(doc: &RunDoc) -> String {
     }
     s
 }
+
+#[cfg(test)]
+mod header_tests {
+    use super::*;
+
+    // Issue 12: the header of an interrupted run gave the time asked, not the time it ran.
+    #[test]
+    fn an_interrupted_run_says_how_long_it_ran() {
+        let mut r = crate::analysis::tests::result(crate::workload::Rw::Randread, 4096, 1, 1, 1e3);
+        r.workload.time_s = Some(10.0);
+        r.runtime_s = 3.2;
+        assert!(
+            workload_line(&r).ends_with("· 10.0 s"),
+            "{}",
+            workload_line(&r)
+        );
+        r.interrupted = true;
+        assert!(
+            workload_line(&r).ends_with("· ran 3.2 s of 10.0 s"),
+            "{}",
+            workload_line(&r)
+        );
+    }
+}

@@ -732,3 +732,49 @@ fn targets_carry_their_absolute_path_and_device() {
         assert_eq!(t["device"], top["name"]);
     }
 }
+
+/// One stream rule for run and suite: results and findings on stdout, progress and errors on
+/// stderr (issue 12; `run` printed its findings on stderr).
+#[test]
+fn findings_go_to_stdout_for_run_and_suite() {
+    let dir = tempfile::tempdir().unwrap();
+    for args in [
+        &[
+            "run",
+            "--engine",
+            "null",
+            "--size",
+            "16m",
+            "--time",
+            "1s",
+            "--interval",
+            "100ms",
+            "--no-store",
+        ][..],
+        &[
+            "suite",
+            "quick",
+            "--engine",
+            "null",
+            "--size",
+            "16m",
+            "--cell-time",
+            "600ms",
+            "--no-store",
+        ][..],
+    ] {
+        let out = iogauge(dir.path(), args);
+        assert!(out.status.success(), "{args:?}: {}", stderr_of(&out));
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let stderr = stderr_of(&out);
+        assert!(
+            stdout.contains("findings:"),
+            "{args:?}: findings on stdout:\n{stdout}"
+        );
+        assert!(
+            !stderr.contains("findings:"),
+            "{args:?}: none on stderr:\n{stderr}"
+        );
+        assert!(stderr.contains("Filling"), "progress on stderr");
+    }
+}

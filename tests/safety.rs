@@ -793,6 +793,13 @@ fn an_interrupt_during_the_fill_removes_the_partial_file() {
         );
         assert_no_panic(&done.stderr);
         assert!(done.stdout.is_empty(), "nothing was measured");
+        // Issue 12: a stop during the fill does not claim to keep what was measured.
+        assert!(
+            done.stderr.contains("before anything was measured")
+                && !done.stderr.contains("keeping what was measured"),
+            "{}",
+            done.stderr
+        );
         assert!(
             files_named(dir.path(), "iogauge-test").is_empty(),
             "{signals} SIGINT: partial file removed"
@@ -824,15 +831,7 @@ fn a_second_sigint_quits_at_once_and_still_removes_the_file() {
     let run = Running::spawn_with(
         dir.path(),
         &[
-            "run",
-            "--engine",
-            "psync",
-            "--size",
-            "8m",
-            "--time",
-            "1s",
-            "--json",
-            "--no-store",
+            "run", "--engine", "psync", "--size", "8m", "--time", "1s", "--json",
         ],
         Some(Stdio::from(writer)),
         &[],
@@ -876,6 +875,14 @@ fn a_second_sigint_quits_at_once_and_still_removes_the_file() {
         done.waited
     );
     assert!(done.stderr.contains("interrupted twice"), "{}", done.stderr);
+    // The message matches what was stored: the run was in the store before its output.
+    assert!(
+        done.stderr.contains("the whole run was already stored"),
+        "{}",
+        done.stderr
+    );
+    let list = iogauge(dir.path(), &["list", "--json"]);
+    assert!(String::from_utf8_lossy(&list.stdout).contains("\"run_id\""));
     assert!(
         files_named(dir.path(), "iogauge-test").is_empty(),
         "test file removed"

@@ -509,6 +509,7 @@ impl Recorder {
         match self.active {
             Some((mut store, id)) => {
                 store.finish_run(id, doc)?;
+                crate::interrupt::note_finished();
                 Ok(Some(id))
             }
             None => Ok(None),
