@@ -67,7 +67,8 @@ pub struct RunArgs {
 
 #[derive(Args, Debug, Clone)]
 pub struct SuiteArgs {
-    /// Suite name: quick, matrix, seq, fsync, seeks, mixes or full.
+    /// Suite name: quick, matrix, seq, fsync, seeks, mixes, full, or the SNIA PTS tests
+    /// snia-iops, snia-latency and snia-throughput.
     #[arg(value_name = "NAME", required_unless_present = "file")]
     pub name: Option<String>,
 
@@ -79,8 +80,9 @@ pub struct SuiteArgs {
     #[command(flatten)]
     pub target: TargetArgs,
 
-    /// Time per cell (matrix, mixes; the upper bound with --until-stable).
-    #[arg(long, value_name = "DURATION", allow_hyphen_values = true, value_parser = units::parse_duration)]
+    /// Time per cell (matrix, mixes; the upper bound with --until-stable; per cell and round
+    /// in the SNIA suites, where the specification uses 1m).
+    #[arg(long, alias = "round-cell-time", value_name = "DURATION", allow_hyphen_values = true, value_parser = units::parse_duration)]
     pub cell_time: Option<Duration>,
 
     /// Run each cell until the 95% confidence interval of its per-second IOPS is within ±3%
@@ -112,6 +114,10 @@ pub struct SuiteArgs {
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub seed: u64,
 
+    /// Most rounds of a suite that runs until steady state (snia-iops; the specification's 25).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub max_rounds: Option<u32>,
+
     #[command(flatten)]
     pub repeat: RepeatArgs,
 
@@ -125,6 +131,11 @@ pub struct RepeatArgs {
     /// Run each workload or suite cell N times and report mean, spread, 95% CI and outliers.
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub repeat: u32,
+
+    /// Before measuring, write the whole range twice in 128 KiB sequential writes (SNIA PTS's
+    /// workload-independent preconditioning), so a fresh SSD is measured as a used one.
+    #[arg(long)]
+    pub precondition: bool,
 
     /// Drop the page cache between repeats (needs root; says so when it cannot).
     #[arg(long)]

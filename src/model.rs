@@ -33,6 +33,29 @@ pub struct RunDoc {
     /// Run parameters given with --param KEY=VALUE, for scaling comparisons.
     #[serde(default)]
     pub params: BTreeMap<String, String>,
+    /// For a suite run in rounds until steady state (SNIA PTS): the convergence record.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rounds: Option<RoundsDoc>,
+}
+
+/// How a suite run in rounds converged (SNIA SSS PTS steady state). The results of such a run
+/// are the last `window` rounds of each cell, folded as repeats.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct RoundsDoc {
+    /// The cell whose IOPS decide steady state, e.g. "randrw 0/100 4K × 2 threads · QD 16".
+    pub tracked: String,
+    /// The tracked cell's IOPS in each round, in order.
+    pub iops_per_round: Vec<f64>,
+    /// Rounds in the measurement window.
+    pub window: usize,
+    pub max_rounds: u32,
+    /// The round at which the window first passed the test; `None` if it never did.
+    pub steady_at_round: Option<u32>,
+    /// The last window's numbers, as fractions of its mean (limits 0.2 and 0.1).
+    pub excursion_frac: Option<f64>,
+    pub slope_excursion_frac: Option<f64>,
+    /// Workload-independent preconditioning before the first round, in seconds.
+    pub precondition_s: Option<f64>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]

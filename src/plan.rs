@@ -38,6 +38,10 @@ pub struct Plan {
     pub repeat: Repeat,
     /// `--until-stable`: stop a timed cell once its IOPS are known well enough.
     pub until_stable: bool,
+    /// Write the range twice in 128 KiB sequential writes before measuring.
+    pub precondition: bool,
+    /// `--max-rounds`, for suites that run in rounds.
+    pub max_rounds: Option<u32>,
     pub params: BTreeMap<String, String>,
     pub output: OutputArgs,
     /// `--output FILE` and its format, checked before anything runs.
@@ -94,7 +98,7 @@ pub struct Repeat {
 impl Plan {
     /// Whether any cell writes (the target then needs consent).
     pub fn writes(&self) -> bool {
-        self.cells.iter().any(Cell::writes)
+        self.precondition || self.cells.iter().any(Cell::writes)
     }
 }
 
@@ -181,6 +185,7 @@ pub fn from_run(args: &RunArgs) -> Result<Plan> {
         description: "one workload".into(),
         size: None,
         groups: vec![group],
+        rounds: None,
     };
     let cells = cells::expand(&suite, &Overrides::default()).map_err(usage)?;
     Ok(Plan {
@@ -191,6 +196,8 @@ pub fn from_run(args: &RunArgs) -> Result<Plan> {
         target: target(&args.target, None)?,
         repeat: repeat(&args.repeat),
         until_stable: false,
+        precondition: args.repeat.precondition,
+        max_rounds: None,
         params: params(&args.repeat.param)?,
         file: output_file(&args.output)?,
         output: args.output.clone(),
@@ -215,6 +222,8 @@ pub fn from_suite(args: &SuiteArgs) -> Result<Plan> {
     }
     let args = &args;
     let suite = load(args)?;
+    let precondition =
+        args.repeat.precondition || suite.rounds.as_ref().is_some_and(|r| r.precondition);
     let overrides = overrides(args)?;
     let cells = cells::expand(&suite, &overrides).map_err(usage)?;
     if cells.iter().any(|c| c.files > 1) {
@@ -228,6 +237,8 @@ pub fn from_suite(args: &SuiteArgs) -> Result<Plan> {
         env: env(&args.target, args.seed, Duration::ZERO, SUITE_INTERVAL),
         repeat: repeat(&args.repeat),
         until_stable: args.until_stable,
+        precondition,
+        max_rounds: args.max_rounds,
         params: params(&args.repeat.param)?,
         file: output_file(&args.output)?,
         output: args.output.clone(),
@@ -396,7 +407,7 @@ fn load(args: &SuiteArgs) -> Result<Suite> {
         }
         (None, Some(name)) => suites::builtin(name).map_err(usage),
         (None, None) => Err(usage(
-            "name a suite (quick, matrix, seq, fsync, seeks, mixes, full) or give --file",
+            "name a suite (quick, matrix, seq, fsync, seeks, mixes, full, snia-iops, snia-latency, snia-throughput) or give --file",
         )),
     }
 }

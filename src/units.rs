@@ -136,9 +136,12 @@ pub fn duration(d: Duration) -> String {
         format!("{:.0} ms", s * 1e3)
     } else if s < 60.0 {
         format!("{s:.1} s")
-    } else {
+    } else if s < 3600.0 {
         let m = (s / 60.0).floor();
         format!("{} min {:02.0} s", m as u64, s - m * 60.0)
+    } else {
+        let whole = s.round() as u64;
+        format!("{} h {:02} min", whole / 3600, (whole % 3600) / 60)
     }
 }
 
@@ -146,6 +149,12 @@ pub fn duration(d: Duration) -> String {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn long_durations_in_hours() {
+        assert_eq!(duration(Duration::from_secs(16929)), "4 h 42 min");
+        assert_eq!(duration(Duration::from_secs(3599)), "59 min 59 s");
+    }
 
     #[test]
     fn sizes_mean_powers_of_two() {

@@ -115,6 +115,7 @@ pub(crate) fn doc(results: Vec<ResultDoc>) -> RunDoc {
         interrupted: false,
         notes: Vec::new(),
         params: Default::default(),
+        rounds: None,
     }
 }
 

@@ -119,11 +119,18 @@ pub fn execute(plan: &Plan) -> Result<()> {
         interrupted: true,
         notes: Vec::new(),
         params: plan.params.clone(),
+        rounds: None,
     };
     let mut rec = Recorder::start(store, &header)?;
     crate::interrupt::measuring();
     let mut state = State::default();
-    let failure = run_cells(plan, &works, &target, &mut state, &mut rec).err();
+    let failure = match (&plan.suite.rounds, precondition(plan, &target, &mut state)) {
+        (_, Err(e)) => Some(e),
+        (Some(rounds), Ok(())) => {
+            run_rounds(plan, rounds, &works, &target, &mut state, &mut rec).err()
+        }
+        (None, Ok(())) => run_cells(plan, &works, &target, &mut state, &mut rec).err(),
+    };
 
     let mut notes = plan.notes.clone();
     notes.extend(notes_of(plan, &works, &state, &target));
@@ -139,9 +146,15 @@ pub fn execute(plan: &Plan) -> Result<()> {
         results,
         interrupted,
         notes,
+        rounds: state.rounds.take(),
         ..header
     };
     crate::analysis::annotate(&mut doc, target.data_bytes);
+    if let Some(f) = doc.rounds.as_ref().and_then(rounds_finding) {
+        if let Ok(v) = serde_json::to_value(&f) {
+            doc.findings.push(v);
+        }
+    }
     let stability = plan
         .until_stable
         .then(|| stability(&plan.cells, &state.cell_of, &doc.results));
@@ -227,7 +240,13 @@ fn plan_text(plan: &Plan, target: &target::Resolved, works: &[Result<Work, Strin
         })
         .sum();
     let per_run = timed.as_secs_f64() + data as f64 / 100e6;
-    let mut secs = per_run * f64::from(repeats);
+    // A suite in rounds runs every cell once a round, at least a window's worth of rounds.
+    let (least, most) = match &plan.suite.rounds {
+        Some(r) => (r.window as u32, plan.max_rounds.unwrap_or(r.max)),
+        None => (repeats, repeats),
+    };
+    let mut secs = per_run * f64::from(least);
+    let mut secs_most = per_run * f64::from(most);
     let what = match plan.kind {
         Kind::Run => "run".to_string(),
         Kind::Suite => format!("suite {}", plan.suite.name),
@@ -247,7 +266,21 @@ fn plan_text(plan: &Plan, target: &target::Resolved, works: &[Result<Work, Strin
         let t = times.iter().next().copied().unwrap_or_default();
         s.push_str(&format!(" × {}", units::duration(t)));
     }
+    if least != most {
+        s.push_str(&format!(
+            ", in rounds until steady state ({least} to {most} rounds)"
+        ));
+    }
     s.push('\n');
+    if plan.precondition {
+        let bytes = 2 * range;
+        secs += bytes as f64 / 100e6;
+        secs_most += bytes as f64 / 100e6;
+        s.push_str(&format!(
+            "  preconditioning: the range written twice ({}) in 128 KiB sequential writes\n",
+            units::iec(bytes)
+        ));
+    }
     let shown = plan
         .target
         .path
@@ -256,6 +289,7 @@ fn plan_text(plan: &Plan, target: &target::Resolved, works: &[Result<Work, Strin
     match target {
         target::Resolved::Create { path, size, .. } => {
             secs += *size as f64 / 100e6;
+            secs_most += *size as f64 / 100e6;
             s.push_str(&format!(
                 "  target: {}, a test file of {} that iogauge creates, fills with random data and removes\n",
                 path.display(),
@@ -288,8 +322,15 @@ fn plan_text(plan: &Plan, target: &target::Resolved, works: &[Result<Work, Strin
             if skipped == 1 { "" } else { "s" }
         ));
     }
+    let span = match least == most {
+        true => String::new(),
+        false => format!(
+            " to {}",
+            units::duration(Duration::from_secs_f64(secs_most.max(1.0)))
+        ),
+    };
     s.push_str(&format!(
-        "  estimated time: about {}{}\n\n",
+        "  estimated time: about {}{span}{}\n\n",
         units::duration(Duration::from_secs_f64(secs.max(1.0))),
         if data > 0 || matches!(target, target::Resolved::Create { .. }) {
             " (data at an assumed 100 MB/s)"
@@ -310,6 +351,10 @@ struct State {
     refused: BTreeMap<usize, String>,
     /// Notes that came up while running (e.g. caches that could not be dropped).
     notes: Vec<String>,
+    /// How a suite run in rounds converged.
+    rounds: Option<crate::model::RoundsDoc>,
+    /// Seconds the preconditioning took, when it ran.
+    precondition_s: Option<f64>,
 }
 
 impl State {
@@ -429,6 +474,171 @@ fn run_cells(
         }
     }
     Ok(())
+}
+
+/// SNIA PTS's workload-independent preconditioning: the whole range written twice in 128 KiB
+/// sequential writes, so what follows measures a used device rather than a fresh one. Built as
+/// a cell like any other, so its workload obeys the same rules; not stored as a result.
+fn precondition(plan: &Plan, target: &Target, state: &mut State) -> Result<()> {
+    if !plan.precondition {
+        return Ok(());
+    }
+    let cell = Cell {
+        group: 0,
+        layout: Layout::Plain,
+        op: Op::Write,
+        read_pct: 0,
+        bs: PRECONDITION_BS,
+        threads: 1,
+        iodepth: PRECONDITION_DEPTH,
+        sync: None,
+        odsync: false,
+        direct: None,
+        length: Length::Data(crate::suite::Amount::Bytes(2 * target.range_bytes)),
+        range: None,
+        files: 1,
+        origin: None,
+    };
+    let w = work::of(&cell, &plan.env, target.range_bytes, target.logical_block).map_err(usage)?;
+    say!(
+        "Preconditioning: writing the {} range twice in 128 KiB sequential writes ...",
+        units::iec(target.range_bytes)
+    );
+    let begun = Instant::now();
+    let ran = work::run(&w, target, &[], "precondition", !plan.output.json, None)?;
+    if let Some(e) = ran.m.error {
+        return Err(e.context("preconditioning"));
+    }
+    let took = begun.elapsed();
+    say!(
+        "  done in {} ({})",
+        units::duration(took),
+        units::mb_s(ran.m.bytes as f64 / took.as_secs_f64().max(1e-9))
+    );
+    state.precondition_s = Some(took.as_secs_f64());
+    state.notes.push(format!(
+        "preconditioned: the {} range was written twice in 128 KiB sequential writes ({} in {}) before the first measurement, as the SNIA PTS asks",
+        units::iec(target.range_bytes),
+        units::iec(ran.m.bytes),
+        units::duration(took)
+    ));
+    Ok(())
+}
+
+const PRECONDITION_BS: u64 = 128 << 10;
+const PRECONDITION_DEPTH: u32 = 32;
+
+/// A suite in rounds (SNIA PTS): every cell once per round, until the tracked cell's IOPS over
+/// the last `window` rounds pass the steady-state test (`iogauge_analyze::snia_window`), at
+/// most `max` rounds. Each cell's result is its measurement window: the last `window` rounds
+/// folded as repeats, so their spread is the result's confidence interval. Rounds keep only
+/// the window's measurements in memory; the results are stored when the loop ends.
+fn run_rounds(
+    plan: &Plan,
+    rounds: &crate::suite::Rounds,
+    works: &[Result<Work, String>],
+    target: &Target,
+    state: &mut State,
+    rec: &mut Recorder,
+) -> Result<()> {
+    let cells = &plan.cells;
+    let runnable: Vec<usize> = (0..cells.len()).filter(|&i| works[i].is_ok()).collect();
+    let (op, pct, bs) = rounds.track;
+    let tracked = runnable
+        .iter()
+        .copied()
+        .find(|&i| cells[i].op == op && cells[i].read_pct == pct && cells[i].bs == bs)
+        .ok_or_else(|| {
+            usage("the cell that decides steady state cannot run on this target (see the notes)")
+        })?;
+    let max = plan.max_rounds.unwrap_or(rounds.max);
+    let th = iogauge_analyze::Thresholds::default();
+    let mut window: Vec<std::collections::VecDeque<Ran>> = (0..cells.len())
+        .map(|_| std::collections::VecDeque::new())
+        .collect();
+    let mut doc = crate::model::RoundsDoc {
+        tracked: cells[tracked].name(),
+        window: rounds.window,
+        max_rounds: max,
+        precondition_s: state.precondition_s,
+        ..Default::default()
+    };
+    let mut failure = None;
+    'rounds: for round in 1..=max {
+        for (k, &i) in runnable.iter().enumerate() {
+            if crate::interrupt::requested().is_some() {
+                break 'rounds;
+            }
+            let Ok(work) = &works[i] else { continue };
+            let prefix = format!(
+                "[round {round}/{max} · {}/{}] {}",
+                k + 1,
+                runnable.len(),
+                cells[i].name()
+            );
+            let ran = match work::run(work, target, &[], &prefix, !plan.output.json, None) {
+                Ok(r) => r,
+                Err(e) => {
+                    failure = Some(e);
+                    break 'rounds;
+                }
+            };
+            let iops = ran.m.ios as f64 / ran.m.runtime_s;
+            let cut = ran.m.interrupted.is_some();
+            if let Some(e) = &ran.m.error {
+                failure = Some(anyhow::anyhow!("{e:#}"));
+            }
+            if i == tracked && !cut && failure.is_none() {
+                doc.iops_per_round.push(iops);
+                say!(
+                    "[round {round}/{max}] {}: {} IOPS",
+                    cells[i].name(),
+                    units::count(iops)
+                );
+            }
+            if cut || failure.is_some() {
+                break 'rounds;
+            }
+            window[i].push_back(ran);
+            if window[i].len() > rounds.window {
+                window[i].pop_front();
+            }
+        }
+        let n = doc.iops_per_round.len();
+        if n >= rounds.window {
+            let w = iogauge_analyze::snia_window(&doc.iops_per_round[n - rounds.window..]);
+            let mean = w.mean.abs().max(f64::MIN_POSITIVE);
+            doc.excursion_frac = Some(w.excursion / mean);
+            doc.slope_excursion_frac = Some(w.slope_excursion / mean);
+            if w.steady(&th) {
+                doc.steady_at_round = Some(round);
+                say!(
+                    "steady state in round {round}: rounds {}–{round} span {:.1}% (limit {:.0}%), trend {:.1}% (limit {:.0}%)",
+                    round + 1 - rounds.window as u32,
+                    w.excursion / mean * 100.0,
+                    th.steady_excursion * 100.0,
+                    w.slope_excursion / mean * 100.0,
+                    th.steady_slope * 100.0
+                );
+                break;
+            }
+        }
+    }
+    for &i in &runnable {
+        let rans: Vec<Ran> = window[i].drain(..).collect();
+        if rans.is_empty() {
+            continue;
+        }
+        let r = fold::result(rans, target, Some(cells[i].name()));
+        rec.add(&r)?;
+        state.results.push(r);
+        state.cell_of.push(i);
+    }
+    state.rounds = Some(doc);
+    match failure {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
 }
 
 /// Calls `once` (with a progress label naming the repeat) `--repeat` times, dropping the page
@@ -800,6 +1010,45 @@ fn add_findings(
             }
         }
     }
+}
+
+/// Steady state by rounds, as the SNIA PTS states it: reached (and when), or not within the
+/// rounds allowed, with the window's numbers.
+fn rounds_finding(r: &crate::model::RoundsDoc) -> Option<Finding> {
+    let (ex, sl) = (r.excursion_frac?, r.slope_excursion_frac?);
+    let numbers = format!(
+        "the last {} rounds of {} span {:.1}% of their mean (limit 20%) with a trend of {:.1}% (limit 10%)",
+        r.window,
+        r.tracked,
+        ex * 100.0,
+        sl * 100.0
+    );
+    let mut f = match r.steady_at_round {
+        Some(n) => Finding {
+            kind: FindingKind::Steady,
+            severity: Severity::Info,
+            summary: format!("steady state (SNIA PTS) in round {n}: {numbers}"),
+            evidence: BTreeMap::new(),
+            advice: "The results are the measurement window: the last rounds of every cell.".into(),
+            result: None,
+        },
+        None => Finding {
+            kind: FindingKind::Steady,
+            severity: Severity::Warning,
+            summary: format!(
+                "no steady state (SNIA PTS) within {} rounds: {numbers}",
+                r.iops_per_round.len()
+            ),
+            evidence: BTreeMap::new(),
+            advice: "Run more rounds (--max-rounds) or longer ones (--cell-time); a device still drifting after 25 rounds is reported as such by the specification.".into(),
+            result: None,
+        },
+    };
+    f.evidence.insert("excursion_frac".into(), ex);
+    f.evidence.insert("slope_excursion_frac".into(), sl);
+    f.evidence
+        .insert("rounds".into(), r.iops_per_round.len() as f64);
+    Some(f)
 }
 
 fn finding(kind: FindingKind, summary: String, result: usize) -> Finding {

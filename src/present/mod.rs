@@ -51,6 +51,29 @@ pub fn emit(
     Ok(crate::ui::out(&text)?)
 }
 
+/// The convergence of a suite in rounds: the tracked cell's IOPS per round, the window marked.
+fn rounds_text(r: &crate::model::RoundsDoc) -> String {
+    let n = r.iops_per_round.len();
+    let mut s = format!("Steady state (SNIA PTS): {} by round\n\n", r.tracked);
+    let window_from = n.saturating_sub(r.window);
+    for (i, v) in r.iops_per_round.iter().enumerate() {
+        let mark = if i >= window_from { "  ◀ window" } else { "" };
+        s.push_str(&format!(
+            "  round {:>2}  {:>12} IOPS{mark}\n",
+            i + 1,
+            units::count(*v)
+        ));
+    }
+    s.push_str(&match r.steady_at_round {
+        Some(k) => format!("  steady in round {k} of at most {}\n\n", r.max_rounds),
+        None => format!(
+            "  not steady after {n} rounds (at most {})\n\n",
+            r.max_rounds
+        ),
+    });
+    s
+}
+
 /// A suite for people: what ran where, the study's tables, the summary, notes and findings.
 fn suite_text(
     plan: &Plan,
@@ -106,6 +129,9 @@ fn suite_text(
         s.push_str("Stability (--until-stable)\n\n");
         s.push_str(&tables::stability(rows));
         s.push('\n');
+    }
+    if let Some(r) = &doc.rounds {
+        s.push_str(&rounds_text(r));
     }
     s.push_str(&tables::summary(suite, outcomes));
     if doc.interrupted {

@@ -42,7 +42,46 @@ pub(super) fn run_charts(run: usize, input: &Input, prefix: &str) -> (Vec<Chart>
     orion_charts(doc, &rest, run, prefix, &mut charts);
     omitted.latency = latency_charts(doc, &measured, run, prefix, &mut charts);
     omitted.timeseries = timeseries_charts(doc, run, prefix, &mut charts);
+    convergence_chart(doc, run, prefix, &mut charts);
     (charts, omitted)
+}
+
+/// A suite in rounds (SNIA PTS): the tracked cell's IOPS per round, the measurement window
+/// shaded, the round where steady state was reached marked.
+fn convergence_chart(doc: &RunDoc, run: usize, prefix: &str, out: &mut Vec<Chart>) {
+    let Some(r) = &doc.rounds else { return };
+    if r.iops_per_round.is_empty() {
+        return;
+    }
+    let n = r.iops_per_round.len();
+    let pts: Vec<(f64, f64)> = r
+        .iops_per_round
+        .iter()
+        .enumerate()
+        .map(|(i, &v)| ((i + 1) as f64, v))
+        .collect();
+    let title = format!("{prefix}Steady state by round: {}", r.tracked);
+    let from = n.saturating_sub(r.window) + 1;
+    let mut chart = LineChart::new(title.clone())
+        .x_axis(Axis::linear("Round"))
+        .y_axis(Axis::linear("IOPS").from_zero())
+        .series(Series::new(r.tracked.clone(), pts).markers(true))
+        .band(Band::new(
+            from as f64 - 0.5,
+            n as f64 + 0.5,
+            "measurement window",
+        ));
+    if let Some(k) = r.steady_at_round {
+        let y = r.iops_per_round[(k as usize).saturating_sub(1).min(n - 1)];
+        chart = chart.mark(Mark::new(k as f64, y, format!("steady in round {k}")));
+    }
+    out.push(Chart::new(
+        Kind::Convergence,
+        Some(run),
+        title,
+        chart.to_svg(),
+        "the tracked cell's IOPS in each round; shaded: the window the SNIA PTS steady-state test judged (max − min within 20% of its mean, trend within 10%)",
+    ));
 }
 
 /// IOPS and bandwidth against block size, one line per thread count ("One DVD per second"'s bm-flash

@@ -36,10 +36,11 @@ pub enum Kind {
     TimeSeries,
     Compare,
     Scaling,
+    Convergence,
 }
 
 impl Kind {
-    pub const ALL: [Kind; 7] = [
+    pub const ALL: [Kind; 8] = [
         Kind::BsIops,
         Kind::BsBw,
         Kind::Orion,
@@ -47,6 +48,7 @@ impl Kind {
         Kind::TimeSeries,
         Kind::Compare,
         Kind::Scaling,
+        Kind::Convergence,
     ];
 
     pub fn id(self) -> &'static str {
@@ -58,6 +60,7 @@ impl Kind {
             Kind::TimeSeries => "timeseries",
             Kind::Compare => "compare",
             Kind::Scaling => "scaling",
+            Kind::Convergence => "convergence",
         }
     }
 
@@ -75,6 +78,10 @@ impl Kind {
             Kind::TimeSeries => "time series: no result has per-interval samples",
             Kind::Compare if runs < 2 => "runs compared: needs two or more runs",
             Kind::Compare => "runs compared: the runs share no workload",
+            Kind::Convergence => {
+                "steady-state convergence: no run went in rounds (the snia-iops, snia-latency and \
+                 snia-throughput suites do)"
+            }
             Kind::Scaling => {
                 "scaling: needs two or more runs with a numeric run parameter that differs \
                  (e.g. --param disks=4)"

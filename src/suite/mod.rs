@@ -16,13 +16,22 @@ use crate::workload::SyncKind;
 use std::time::Duration;
 
 /// The suites iogauge knows by name, in the order `full` runs them.
-pub const BUILTIN: [(&str, &str); 6] = [
+pub const BUILTIN: [(&str, &str); 9] = [
     ("matrix", include_str!("../../suites/matrix.toml")),
     ("seq", include_str!("../../suites/seq.toml")),
     ("fsync", include_str!("../../suites/fsync.toml")),
     ("seeks", include_str!("../../suites/seeks.toml")),
     ("mixes", include_str!("../../suites/mixes.toml")),
     ("quick", include_str!("../../suites/quick.toml")),
+    ("snia-iops", include_str!("../../suites/snia-iops.toml")),
+    (
+        "snia-latency",
+        include_str!("../../suites/snia-latency.toml"),
+    ),
+    (
+        "snia-throughput",
+        include_str!("../../suites/snia-throughput.toml"),
+    ),
 ];
 
 /// The suites `full` is made of: every study with its own defaults (`quick` is their digest).
@@ -39,6 +48,20 @@ pub struct Suite {
     /// Size of a created test file, unless `--size` says otherwise.
     pub size: Option<u64>,
     pub groups: Vec<Group>,
+    /// The SNIA PTS loop, for suites that run in rounds until steady state.
+    pub rounds: Option<Rounds>,
+}
+
+/// Rounds until steady state (SNIA SSS PTS): every cell once per round, until the tracked cell's
+/// IOPS over the last `window` rounds pass the steady-state test, at most `max` rounds.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Rounds {
+    /// The tracked cell: operation, read percentage, block size.
+    pub track: (Op, u8, u64),
+    pub window: usize,
+    pub max: u32,
+    /// Workload-independent preconditioning first: the range written twice, 128 KiB at a time.
+    pub precondition: bool,
 }
 
 /// Cells that share a layout and everything but the listed axes.
@@ -79,6 +102,9 @@ pub enum Layout {
     Fsync,
     /// One row per cell: IOPS, bandwidth and latency percentiles.
     Plain,
+    /// The SNIA PTS tables: block sizes down, read/write mixes across; IOPS, mean and maximum
+    /// latency, and bandwidth.
+    Snia,
 }
 
 /// What a cell does: a workload pattern, or `copy` (read one region while writing another).
@@ -205,6 +231,7 @@ fn full() -> Result<Suite, String> {
         description: "every study with its own defaults: matrix, seq, fsync, seeks, mixes".into(),
         size,
         groups,
+        rounds: None,
     })
 }
 

@@ -29,7 +29,7 @@
 //!                                    # sizes threads read-pct qd files
 //! ```
 
-use super::{Amount, CliOption, Group, Layout, Length, Op, Suite, DEFAULT_TIME};
+use super::{Amount, CliOption, Group, Layout, Length, Op, Rounds, Suite, DEFAULT_TIME};
 use crate::units;
 use crate::workload::{SyncKind, MAX_BS, MAX_IODEPTH, MAX_THREADS, MIN_BS};
 use serde::de::{self, Deserializer, Visitor};
@@ -48,6 +48,23 @@ struct FileDoc {
     defaults: DefaultsDoc,
     #[serde(default, rename = "group")]
     groups: Vec<Spanned<GroupDoc>>,
+    rounds: Option<Spanned<RoundsDoc>>,
+}
+
+/// `[rounds]`: the SNIA PTS loop — every cell once per round, rounds repeated until the tracked
+/// cell's IOPS are steady over a window of rounds.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RoundsDoc {
+    /// The tracked cell: its rw, read percentage (for rw/randrw) and block size.
+    track_rw: Op,
+    track_read_pct: Option<Bounded<0, 100>>,
+    track_bs: BlockSize,
+    window: Option<Bounded<2, 100>>,
+    max: Option<Bounded<1, 1000>>,
+    /// Write the range twice in 128 KiB sequential writes before the first round.
+    #[serde(default)]
+    precondition: bool,
 }
 
 #[derive(Deserialize, Default)]
@@ -152,11 +169,50 @@ fn check(doc: FileDoc) -> Result<Suite, CheckError> {
         .into_iter()
         .map(|g| check_group(g.into_inner(), time))
         .collect::<Result<Vec<_>, _>>()?;
+    let rounds = match doc.rounds {
+        None => None,
+        Some(r) => {
+            let span = r.span();
+            let r = r.into_inner();
+            let read_pct = match r.track_rw.rw() {
+                Some(_) if r.track_rw.mixed() => match r.track_read_pct {
+                    Some(p) => p.0 as u8,
+                    None => {
+                        return Err((
+                            Some(span),
+                            "track_rw is a mix: say which with track_read_pct, e.g. 0".into(),
+                        ))
+                    }
+                },
+                Some(rw) => rw.read_pct(0),
+                None => return Err((Some(span), "track_rw cannot be copy".into())),
+            };
+            let rounds = Rounds {
+                track: (r.track_rw, read_pct, r.track_bs.0),
+                window: r.window.map_or(5, |w| w.0 as usize),
+                max: r.max.map_or(25, |m| m.0 as u32),
+                precondition: r.precondition,
+            };
+            let tracked = groups.iter().any(|g| {
+                g.ops.contains(&rounds.track.0)
+                    && g.bs.contains(&rounds.track.2)
+                    && (!rounds.track.0.mixed() || g.read_pct.contains(&rounds.track.1))
+            });
+            if !tracked {
+                return Err((
+                    Some(span),
+                    "no group has the tracked cell; name an rw, read percentage and block size a group lists".into(),
+                ));
+            }
+            Some(rounds)
+        }
+    };
     Ok(Suite {
         name: name.to_string(),
         description: doc.description,
         size: doc.defaults.size.map(|s| s.0),
         groups,
+        rounds,
     })
 }
 
@@ -686,5 +742,27 @@ data = "range"
         assert_eq!(line_col(text, 7), (2, 4));
         assert_eq!(line_col(text, 8), (3, 1));
         assert_eq!(line_col(text, 99), (3, 2));
+    }
+
+    #[test]
+    fn rounds_name_a_cell_the_suite_has() {
+        let base = "name = \"r\"\ndescription = \"d\"\n[[group]]\ntitle = \"t\"\nrw = [\"randrw\"]\nread_pct = [0, 100]\nbs = [\"4k\"]\n";
+        let ok = format!(
+            "{base}[rounds]\ntrack_rw = \"randrw\"\ntrack_read_pct = 0\ntrack_bs = \"4k\"\n"
+        );
+        let r = parse(&ok, "t.toml").unwrap().rounds.unwrap();
+        assert_eq!(r.track, (Op::Randrw, 0, 4096));
+        assert_eq!((r.window, r.max, r.precondition), (5, 25, false));
+        let missing_pct = format!("{base}[rounds]\ntrack_rw = \"randrw\"\ntrack_bs = \"4k\"\n");
+        let e = parse(&missing_pct, "t.toml").unwrap_err();
+        assert!(e.contains("track_read_pct"), "{e}");
+        let absent = format!(
+            "{base}[rounds]\ntrack_rw = \"randrw\"\ntrack_read_pct = 0\ntrack_bs = \"8k\"\n"
+        );
+        let e = parse(&absent, "t.toml").unwrap_err();
+        assert!(
+            e.contains("no group has the tracked cell") && e.starts_with("t.toml:"),
+            "{e}"
+        );
     }
 }

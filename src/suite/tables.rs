@@ -82,6 +82,7 @@ pub fn render(suite: &Suite, outcomes: &[Outcome], ram: u64) -> String {
             Layout::Seq => seq(&mine, ram),
             Layout::Fsync => fsync(&mine),
             Layout::Plain => plain(&mine),
+            Layout::Snia => snia(&mine),
         };
         s.push_str(&body);
         s.push('\n');
@@ -283,6 +284,40 @@ fn mixes(cells: &[&Outcome]) -> String {
             s.push_str(&grid(&header, &body));
             s.push('\n');
         }
+    }
+    s
+}
+
+/// The SNIA PTS tables: block sizes down, read/write mixes across ("100/0" … "0/100").
+fn snia(cells: &[&Outcome]) -> String {
+    let mut s = String::new();
+    let rows = distinct(cells.iter().map(|o| o.cell.bs));
+    let cols = distinct(cells.iter().map(|o| o.cell.read_pct));
+    let tables: [(&str, Column); 4] = [
+        ("IOPS", |r| units::count(r.iops)),
+        ("MiB/s", |r| units::mib_s(r.bw_bytes)),
+        ("mean latency", |r| units::latency(r.lat_ns.mean)),
+        ("max latency", |r| units::latency(r.lat_ns.max as f64)),
+    ];
+    for (what, value) in tables {
+        let mut header = vec![format!("{what} · block")];
+        header.extend(cols.iter().map(|p| format!("{p}/{}", 100 - p)));
+        let body: Vec<Vec<String>> = rows
+            .iter()
+            .map(|&bs| {
+                let mut line = vec![units::bs_label(bs)];
+                for &p in &cols {
+                    let o = find(cells, |c| c.bs == bs && c.read_pct == p);
+                    line.push(match o.and_then(|o| o.result) {
+                        Some(r) => value(r),
+                        None => missing(o),
+                    });
+                }
+                line
+            })
+            .collect();
+        s.push_str(&grid(&header, &body));
+        s.push('\n');
     }
     s
 }
@@ -490,6 +525,31 @@ pub fn summary(suite: &Suite, outcomes: &[Outcome]) -> String {
                         ),
                     };
                     let _ = writeln!(s, "  {}: {line}", c.name());
+                }
+            }
+            Layout::Snia => {
+                // The specification's headline cells: the extremes of the table.
+                let pick =
+                    |bs: u64, pct: u8| done.iter().find(|(c, _)| c.bs == bs && c.read_pct == pct);
+                for (bs, pct) in [
+                    (4096, 100),
+                    (4096, 0),
+                    (131_072, 100),
+                    (131_072, 0),
+                    (1 << 20, 100),
+                    (1 << 20, 0),
+                ] {
+                    if let Some((c, r)) = pick(bs, pct) {
+                        let _ = writeln!(
+                            s,
+                            "  {}: {} IOPS, {}, mean {}, max {}",
+                            c.name(),
+                            units::count(r.iops),
+                            units::mib_s(r.bw_bytes),
+                            units::latency(r.lat_ns.mean),
+                            units::latency(r.lat_ns.max as f64)
+                        );
+                    }
                 }
             }
             Layout::Plain => {

@@ -58,5 +58,5 @@ pub use gaps::{gaps, Matrix};
 pub use outliers::{latency_outliers, outliers};
 pub use sparse::sparse;
 pub use stalls::stalls;
-pub use steady::{steady, STEADY_WINDOW};
+pub use steady::{snia_window, steady, Window, STEADY_WINDOW};
 pub use thresholds::{ThresholdError, Thresholds};

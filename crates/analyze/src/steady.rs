@@ -18,6 +18,52 @@ const DRIFTING: &str = "The device had not settled: run longer, or precondition 
 PTS writes the device twice over with the workload before measuring) until the last intervals \
 agree. SSD write results in particular fall for minutes once the spare area is used up.";
 
+/// The SNIA PTS numbers of a measurement window: its mean, data excursion (max − min), the
+/// least-squares slope per step and the slope excursion |slope| × (window − 1).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Window {
+    pub mean: f64,
+    pub excursion: f64,
+    pub slope: f64,
+    pub slope_excursion: f64,
+}
+
+impl Window {
+    /// Steady by the specification: excursion ≤ `th.steady_excursion` and slope excursion ≤
+    /// `th.steady_slope` of the mean (20% and 10% by default).
+    pub fn steady(&self, th: &Thresholds) -> bool {
+        let limit = self.mean.abs();
+        self.excursion <= th.steady_excursion * limit
+            && self.slope_excursion <= th.steady_slope * limit
+    }
+}
+
+/// The SNIA PTS numbers of `ys`, one value per round (or interval), at least two.
+pub fn snia_window(ys: &[f64]) -> Window {
+    let w = ys.len().max(1) as f64;
+    let mean = ys.iter().sum::<f64>() / w;
+    let (lo, hi) = ys
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &y| {
+            (lo.min(y), hi.max(y))
+        });
+    let x_mean = (w - 1.0) / 2.0;
+    let (sxy, sxx) = ys
+        .iter()
+        .enumerate()
+        .fold((0.0, 0.0), |(sxy, sxx), (i, &y)| {
+            let dx = i as f64 - x_mean;
+            (sxy + dx * (y - mean), sxx + dx * dx)
+        });
+    let slope = if sxx > 0.0 { sxy / sxx } else { 0.0 };
+    Window {
+        mean,
+        excursion: hi - lo,
+        slope,
+        slope_excursion: slope.abs() * (w - 1.0),
+    }
+}
+
 /// Applies the SNIA PTS test to the last `window` values of `per_interval_iops` (one value per
 /// interval of `interval_s` seconds). A `window` under 2 is taken as 2, the least a slope needs.
 /// Empty input, or a non-finite value inside the window, gives no finding; fewer intervals than
@@ -53,24 +99,13 @@ pub fn steady(
         return Vec::new();
     }
 
+    let Window {
+        mean,
+        excursion,
+        slope,
+        slope_excursion,
+    } = snia_window(ys);
     let w = window as f64;
-    let mean = ys.iter().sum::<f64>() / w;
-    let (lo, hi) = ys
-        .iter()
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &y| {
-            (lo.min(y), hi.max(y))
-        });
-    let excursion = hi - lo;
-    let x_mean = (w - 1.0) / 2.0;
-    let (sxy, sxx) = ys
-        .iter()
-        .enumerate()
-        .fold((0.0, 0.0), |(sxy, sxx), (i, &y)| {
-            let dx = i as f64 - x_mean;
-            (sxy + dx * (y - mean), sxx + dx * dx)
-        });
-    let slope = sxy / sxx;
-    let slope_excursion = slope.abs() * (w - 1.0);
     let limit = mean.abs();
     let flat = excursion <= th.steady_excursion * limit;
     let level = slope_excursion <= th.steady_slope * limit;

@@ -218,7 +218,10 @@ mod tests {
         let process = total(process_cpu().since(process0));
         // The process's total holds this thread's work (a millisecond of slack for the
         // kernel's split of runtime into user and system time).
-        assert!(process + Duration::from_millis(1) >= used, "{process:?} < {used:?}");
+        assert!(
+            process + Duration::from_millis(1) >= used,
+            "{process:?} < {used:?}"
+        );
     }
 
     #[test]

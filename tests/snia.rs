@@ -1,0 +1,209 @@
+//! SNIA PTS steady state (issue 16): suites in rounds until the tracked cell is steady, with
+//! ground truth from the kernel — a loop device whose cgroup v1 blkio throttle is lowered round
+//! by round and then held. The test must find steady state only once the window holds rounds
+//! after the last change, and not before. Needs root (loop devices, cgroups); says so otherwise.
+
+use serde_json::Value;
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+#[macro_use]
+mod common;
+use common::*;
+
+const SUITE: &str = r#"
+name = "steady-test"
+description = "one 4K random write cell, in rounds"
+
+[rounds]
+track_rw = "randwrite"
+track_bs = "4k"
+window = 5
+max = 16
+
+[[group]]
+title = "4K random writes"
+rw = ["randwrite"]
+bs = ["4k"]
+iodepth = [4]
+time = "500ms"
+"#;
+
+/// The blkio throttle of the rounds: lowered by more than the 20% the test allows for each of
+/// the first five rounds, then held.
+const THROTTLE: [u32; 5] = [2000, 1500, 1100, 800, 600];
+
+struct Cgroup(std::path::PathBuf);
+
+impl Drop for Cgroup {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir(&self.0);
+    }
+}
+
+#[test]
+fn steady_state_is_found_only_after_the_throttle_stops_changing() {
+    needs_root!();
+    let blkio = Path::new("/sys/fs/cgroup/blkio");
+    if !blkio.join("cgroup.procs").exists() {
+        eprintln!("skipped: needs cgroup v1 blkio");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    // The image lives in RAM, so the throttle is the only limit: a busy disk beneath (another
+    // test writing) would make its own noise, and the test is about the throttle.
+    let shm = tempfile::tempdir_in("/dev/shm").unwrap();
+    let img = shm.path().join("d.img");
+    std::fs::File::create(&img)
+        .unwrap()
+        .set_len(64 << 20)
+        .unwrap();
+    let dev = sh(
+        "losetup",
+        &["-f", "--show", "--direct-io=on", img.to_str().unwrap()],
+    );
+    let dev = LoopDev {
+        dev,
+        file: std::fs::canonicalize(&img).unwrap(),
+    };
+    let majmin = std::fs::read_to_string(format!("/sys/block/{}/dev", dev.name()))
+        .unwrap()
+        .trim()
+        .to_string();
+    let cg = Cgroup(blkio.join(format!("iogauge-test-{}", std::process::id())));
+    std::fs::create_dir_all(&cg.0).unwrap();
+    let throttle = |iops: u32| {
+        std::fs::write(
+            cg.0.join("blkio.throttle.write_iops_device"),
+            format!("{majmin} {iops}"),
+        )
+        .unwrap()
+    };
+    throttle(THROTTLE[0]);
+    let suite = dir.path().join("steady.toml");
+    std::fs::write(&suite, SUITE).unwrap();
+    // The shell joins the cgroup and then becomes iogauge, so every IO it issues is throttled.
+    let script = format!(
+        "echo $$ > {}/cgroup.procs && exec '{}' suite --file '{}' {} --allow-overwrite --json",
+        cg.0.display(),
+        BIN,
+        suite.display(),
+        dev.dev
+    );
+    let mut child = Command::new("sh")
+        .args(["-c", &script])
+        .current_dir(dir.path())
+        .env("IOGAUGE_DB", dir.path().join("results.db"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The JSON document is larger than a pipe holds: read it while stderr is followed.
+    let mut stdout = child.stdout.take().unwrap();
+    let json = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        std::io::Read::read_to_end(&mut stdout, &mut v).unwrap();
+        v
+    });
+    // Each finished round prints "[round k/16] …: N IOPS"; the next round's throttle is set
+    // then, before most of that round has run.
+    let stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut log = String::new();
+    for line in stderr.lines() {
+        let line = line.unwrap();
+        log.push_str(&line);
+        log.push('\n');
+        if let Some(k) = line
+            .strip_prefix("[round ")
+            .and_then(|r| r.split('/').next())
+            .and_then(|k| k.parse::<usize>().ok())
+        {
+            if line.ends_with("IOPS") && k < THROTTLE.len() {
+                throttle(THROTTLE[k]);
+            }
+        }
+    }
+    let status = child.wait().unwrap();
+    let stdout = json.join().unwrap();
+    assert!(status.success(), "{log}");
+    let doc: Value = serde_json::from_slice(&stdout).unwrap();
+    let rounds = &doc["rounds"];
+    let iops: Vec<f64> = rounds["iops_per_round"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_f64().unwrap())
+        .collect();
+    eprintln!("IOPS by round: {iops:?}\n{log}");
+    let steady = rounds["steady_at_round"]
+        .as_u64()
+        .expect("steady state reached") as usize;
+    // The last change is in round 5: the first window of unchanged rounds is 5–9.
+    assert!(
+        steady >= 9,
+        "steady in round {steady}, before the throttle settled: {iops:?}"
+    );
+    assert!(steady <= 12, "steady only in round {steady}: {iops:?}");
+    // Ground truth: the measurement window ran at the held throttle. blk-throttle lets a
+    // slice's worth of credit through when a cell starts (about 110 IOs over a half-second
+    // cell here), so the cells measure up to a fifth above the limit, the same in every round.
+    let held = f64::from(THROTTLE[4]);
+    for v in &iops[steady - 5..steady] {
+        assert!(
+            (0.95..1.3).contains(&(v / held)),
+            "{v} IOPS against {held}: {iops:?}"
+        );
+    }
+    // The early rounds ran at their higher throttles, so the test had something to find.
+    assert!(iops[0] > 2.0 * held, "{iops:?}");
+    // The result is the window: five rounds folded as repeats.
+    let r = &doc["results"][0];
+    assert_eq!(r["repeats"].as_array().unwrap().len(), 5);
+    let finding = doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["summary"].as_str().unwrap_or("").contains("SNIA PTS"))
+        .expect("a steady-state finding");
+    assert!(finding["summary"]
+        .as_str()
+        .unwrap()
+        .contains(&format!("round {steady}")));
+}
+
+/// The built-in SNIA suites plan as the specification says, and run end to end on a test file.
+#[test]
+fn snia_suites_run_and_print_the_specifications_tables() {
+    let dir = tempfile::tempdir().unwrap();
+    let plan = iogauge(dir.path(), &["suite", "snia-iops", "--dry-run"]);
+    let text = String::from_utf8_lossy(&plan.stdout);
+    assert!(text.contains("56 cells"), "{text}");
+    assert!(text.contains("5 to 25 rounds"), "{text}");
+    assert!(text.contains("preconditioning"), "{text}");
+    let out = iogauge(
+        dir.path(),
+        &[
+            "suite",
+            "snia-throughput",
+            "--size",
+            "64m",
+            "--cell-time",
+            "200ms",
+            "--max-rounds",
+            "6",
+            "--no-store",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let text = String::from_utf8_lossy(&out.stdout);
+    for want in [
+        "MiB/s · block",
+        "100/0",
+        "0/100",
+        "Steady state (SNIA PTS)",
+        "preconditioned",
+    ] {
+        assert!(text.contains(want), "{want}:\n{text}");
+    }
+}
