@@ -195,6 +195,10 @@ pub struct EngineDoc {
     pub refused: Vec<String>,
     pub registered_buffers: bool,
     pub registered_files: bool,
+    /// What backs the IO buffers, as the kernel reported it: huge pages keep a large IO in one
+    /// piece (one device request), 4 KiB pages may split it.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub buffers: String,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]

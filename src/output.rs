@@ -180,6 +180,9 @@ pub fn result(r: &ResultDoc) -> String {
     if !e.refused.is_empty() {
         let _ = write!(eng, "; kernel refused {}", e.refused.join(", "));
     }
+    if !e.buffers.is_empty() {
+        let _ = write!(eng, "; buffers on {}", e.buffers);
+    }
     row(&mut s, "engine", eng);
     if r.interrupted {
         let _ = writeln!(s, "  (interrupted: these numbers cover the part that ran)");

@@ -279,8 +279,8 @@ fn measure(
     len: u64,
     display: &Display,
 ) -> Result<Measured> {
-    let file = target.open(spec.writes(), spec.direct, spec.odsync)?;
-    runner::run(spec, &file, target.offset + start, len, display)
+    let open = || target.open(spec.writes(), spec.direct, spec.odsync);
+    runner::run(spec, &open, target.offset + start, len, display)
 }
 
 /// Two measurements that ran at the same time, as one: counts add up, the runtime is the

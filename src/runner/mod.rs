@@ -12,7 +12,7 @@ use crate::workload::{Limit, Spec};
 use anyhow::{anyhow, Result};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use iogauge_engine::{
-    sys, EngineConfig, EngineKind, NullEngine, PsyncEngine, UringEngine, UringSetup,
+    sys, Engine, EngineConfig, EngineKind, NullEngine, PsyncEngine, UringEngine, UringSetup,
 };
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -114,9 +114,13 @@ pub struct Display<'a> {
     pub stop_when: Option<StopWhen<'a>>,
 }
 
+/// Opens the target for one worker: each worker has its own file description, as fio opens one
+/// per job (buffered sequential streams would otherwise share one readahead state).
+pub type Opener<'a> = &'a (dyn Fn() -> Result<File> + Sync);
+
 pub fn run(
     spec: &Spec,
-    file: &File,
+    open: Opener,
     range_start: u64,
     range_bytes: u64,
     display: &Display,
@@ -129,6 +133,7 @@ pub fn run(
     };
     let start = StartGate::default();
     let setup: Mutex<Option<UringSetup>> = Mutex::new(None);
+    let backing: Mutex<Option<String>> = Mutex::new(None);
     let (tx, rx) = channel::<IntervalMsg>();
     let budgets = data_budgets(spec);
 
@@ -137,7 +142,7 @@ pub fn run(
         let mut handles = Vec::with_capacity(threads);
         for id in 0..spec.threads {
             let tx = tx.clone();
-            let (shared, start, setup) = (&shared, &start, &setup);
+            let (shared, start, setup, backing) = (&shared, &start, &setup, &backing);
             let cfg = WorkerCfg {
                 id,
                 spec,
@@ -151,7 +156,7 @@ pub fn run(
                     // A panic (a bug) must still count the worker as finished, or the main
                     // thread would wait for it forever; it becomes the run's error instead.
                     let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                        run_worker(&cfg, file, shared, start, setup, &tx)
+                        run_worker(&cfg, open, shared, start, (setup, backing), &tx)
                     }))
                     .unwrap_or_else(|p| {
                         let what = p
@@ -216,23 +221,35 @@ pub fn run(
     };
     let setup = setup.into_inner().unwrap_or_else(|e| e.into_inner());
     let mut measured = merge(spec, workers, agg, runtime, watched.cpu, setup, interrupted);
+    measured.engine.buffers = backing
+        .into_inner()
+        .unwrap_or_else(|e| e.into_inner())
+        .unwrap_or_default();
     measured.error = error;
     measured.stopped_early = watched.stopped_early;
     Ok(measured)
 }
 
-#[allow(clippy::too_many_arguments)]
 fn run_worker(
     cfg: &WorkerCfg,
-    file: &File,
+    open: Opener,
     shared: &Shared,
     start: &StartGate,
-    setup: &Mutex<Option<UringSetup>>,
+    (setup, backing): (&Mutex<Option<UringSetup>>, &Mutex<Option<String>>),
     tx: &Sender<IntervalMsg>,
 ) -> Result<WorkerOut> {
     let spec = cfg.spec;
+    // This worker's own descriptor; an open that fails ends the run like an engine that does.
+    let file = match open() {
+        Ok(f) => f,
+        Err(e) => {
+            shared.stop.store(true, Ordering::SeqCst);
+            start.arrive_and_wait();
+            return Err(e);
+        }
+    };
     let ecfg = EngineConfig {
-        file,
+        file: &file,
         depth: spec.iodepth,
         buf_size: spec.bs as usize,
         align: 4096,
@@ -265,6 +282,15 @@ fn run_worker(
     #[cfg(debug_assertions)]
     if cfg.id == 0 && std::env::var_os("IOGAUGE_DEBUG_PANIC").is_some_and(|v| v == "worker") {
         panic!("IOGAUGE_DEBUG_PANIC=worker");
+    }
+    if cfg.id == 0 {
+        let what = match &built {
+            Ok(Built::Uring(e)) => Some(e.backing()),
+            Ok(Built::Psync(e)) => Some(e.backing()),
+            Ok(Built::Null(e)) => Some(e.backing()),
+            Err(_) => None,
+        };
+        *backing.lock().unwrap_or_else(|e| e.into_inner()) = what.map(|b| b.describe());
     }
     let t0 = start.arrive_and_wait();
     let built = built.map_err(|e| engine_error(spec.engine, e))?;
@@ -325,6 +351,10 @@ fn watch(
     let mut last_ios = 0u64;
     let mut last_t = Instant::now();
     let mut rate = 0.0;
+    if spec.ramp.is_zero() {
+        // The measurement starts now: its CPU time too (the first tick is 100 ms away).
+        cpu_start = Some(sys::process_cpu());
+    }
     loop {
         // Wake at least every 100 ms, and right at the end of the ramp.
         let tick = Duration::from_millis(100);
@@ -552,6 +582,7 @@ fn merge(
             refused: s.refused.iter().map(|f| f.to_string()).collect(),
             registered_buffers: s.registered_buffers,
             registered_files: s.registered_files,
+            buffers: String::new(),
         },
         None => EngineDoc {
             name: spec.engine.name().into(),
@@ -628,7 +659,8 @@ mod tests {
             ..Display::default()
         };
         let begun = Instant::now();
-        let m = run(&spec, &file, 0, 1 << 20, &display).unwrap();
+        let open = || Ok(file.try_clone()?);
+        let m = run(&spec, &open, 0, 1 << 20, &display).unwrap();
         assert!(
             begun.elapsed() < Duration::from_secs(5),
             "stopped long before 30 s"
@@ -646,6 +678,54 @@ mod tests {
         );
         assert!(m.ios > 0);
         assert!(m.interrupted.is_none() && m.error.is_none());
+    }
+
+    // Regression (issue 10, item 7): with --ramp, --data was spent during the ramp, so the
+    // measured window moved less data than asked (none at all on a fast engine).
+    #[test]
+    fn a_data_budget_is_measured_after_the_ramp() {
+        let file = tempfile::tempfile().unwrap();
+        let spec = Spec {
+            ramp: Duration::from_millis(200),
+            ..null_spec(Limit::Data(1 << 20))
+        };
+        let open = || Ok(file.try_clone()?);
+        let m = run(&spec, &open, 0, 1 << 20, &Display::default()).unwrap();
+        assert!(m.bytes >= 1 << 20, "measured {} bytes of 1 MiB", m.bytes);
+    }
+
+    // Regression (issue 10, item 7): without a ramp, the CPU of the first 100 ms was left
+    // out while its IOs were counted; a run shorter than that had no CPU at all.
+    #[test]
+    fn cpu_is_counted_from_the_first_io() {
+        let file = tempfile::tempfile().unwrap();
+        let spec = null_spec(Limit::Data(4096 * 4096));
+        let open = || Ok(file.try_clone()?);
+        let m = run(&spec, &open, 0, 1 << 20, &Display::default()).unwrap();
+        assert!(m.ios >= 4096);
+        assert!(m.cpu.user_s + m.cpu.sys_s > 0.0, "{:?}", m.cpu);
+    }
+
+    // Each worker opens its own file description.
+    #[test]
+    fn every_worker_opens_the_target_itself() {
+        let file = tempfile::tempfile().unwrap();
+        let opened = AtomicUsize::new(0);
+        let open = || {
+            opened.fetch_add(1, Ordering::SeqCst);
+            Ok(file.try_clone()?)
+        };
+        let spec = Spec {
+            threads: 3,
+            ..null_spec(Limit::Data(64 * 4096))
+        };
+        run(&spec, &open, 0, 1 << 20, &Display::default()).unwrap();
+        assert_eq!(opened.load(Ordering::SeqCst), 3);
+        let refuse = || -> Result<File> { Err(anyhow!("no such target")) };
+        let e = run(&spec, &refuse, 0, 1 << 20, &Display::default())
+            .err()
+            .unwrap();
+        assert!(e.to_string().contains("no such target"), "{e}");
     }
 
     #[test]

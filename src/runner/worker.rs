@@ -116,6 +116,7 @@ pub fn work<E: Engine>(
     let mut issued_bytes = 0u64;
     let mut seq = 0u64;
     let submit_batch = spec.submit_batch.max(1) as usize;
+    let ramped = !spec.ramp.is_zero() && cfg.data_budget.is_some();
 
     'run: loop {
         if issuing {
@@ -132,7 +133,10 @@ pub fn work<E: Engine>(
                                 len: 0,
                                 buf_off: 0,
                             };
-                            eng.queue(io);
+                            if let Err(e) = eng.queue(io) {
+                                out.error = Some(anyhow!("queueing a sync failed: {e}"));
+                                break 'run;
+                            }
                             slot_io[slot as usize] = io;
                             free.pop();
                             fresh.push(slot);
@@ -153,7 +157,7 @@ pub fn work<E: Engine>(
                     0 => false,
                     pct => offsets.coin(pct),
                 };
-                let offset = offsets.next_offset();
+                let offset = offsets.next_offset(!read);
                 let op = if read {
                     Op::Read
                 } else {
@@ -174,11 +178,18 @@ pub fn work<E: Engine>(
                     len: bs,
                     buf_off: 0,
                 };
-                eng.queue(io);
+                if let Err(e) = eng.queue(io) {
+                    out.error = Some(anyhow!("queueing IO failed: {e}"));
+                    break 'run;
+                }
                 slot_io[slot as usize] = io;
                 free.pop();
                 fresh.push(slot);
-                issued_bytes += u64::from(bs);
+                // A fixed amount of data is measured data: what the ramp moves does not count
+                // against it (the clock read is one per IO only in ramped, fixed-data runs).
+                if !ramped || Instant::now() >= measure_start {
+                    issued_bytes += u64::from(bs);
+                }
                 // Refilling every freed slot in one burst makes the device see bursts, and
                 // each IO waits behind its burst; hand them over in small groups instead.
                 if fresh.len() >= submit_batch && !free.is_empty() {
@@ -241,7 +252,11 @@ pub fn work<E: Engine>(
             if d.res < 0 {
                 let errno = -d.res;
                 if errno == libc::EAGAIN || errno == libc::EINTR {
-                    eng.queue(io); // same IO, same start time
+                    // Same IO, same start time.
+                    if let Err(e) = eng.queue(io) {
+                        out.error = Some(anyhow!("requeueing IO failed: {e}"));
+                        break 'run;
+                    }
                     continue;
                 }
                 out.error = Some(io_error(errno, &io));
@@ -267,7 +282,10 @@ pub fn work<E: Engine>(
                             ..io
                         };
                         slot_io[slot] = rest;
-                        eng.queue(rest);
+                        if let Err(e) = eng.queue(rest) {
+                            out.error = Some(anyhow!("requeueing a short IO failed: {e}"));
+                            break 'run;
+                        }
                         continue;
                     }
                     if counting {
@@ -389,9 +407,10 @@ mod tests {
         fn buffer(&self, _slot: u32) -> Option<&[u8]> {
             Some(&self.buf)
         }
-        fn queue(&mut self, io: Io) {
+        fn queue(&mut self, io: Io) -> std::io::Result<()> {
             self.queued.push(io);
             self.unsubmitted += 1;
+            Ok(())
         }
         fn submit(&mut self) -> std::io::Result<()> {
             self.handed

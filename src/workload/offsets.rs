@@ -11,7 +11,10 @@ pub struct Offsets {
     /// Blocks in the region.
     blocks: u64,
     bs: u64,
-    cursor: u64,
+    /// Sequential position of reads and of writes apart: a sequential mix is a read stream and
+    /// a write stream over the region (as fio keeps a position per direction), not one stream
+    /// whose blocks are alternately read and written.
+    cursor: [u64; 2],
 }
 
 impl Offsets {
@@ -45,19 +48,21 @@ impl Offsets {
             base,
             blocks: blocks.max(1),
             bs,
-            cursor: 0,
+            cursor: [0, 0],
         }
     }
 
+    /// The next offset of a read, or with `write` of a write.
     #[inline]
-    pub fn next_offset(&mut self) -> u64 {
+    pub fn next_offset(&mut self, write: bool) -> u64 {
         let block = if self.random {
             self.rng.u64(0..self.blocks)
         } else {
-            let b = self.cursor;
-            self.cursor += 1;
-            if self.cursor == self.blocks {
-                self.cursor = 0;
+            let c = &mut self.cursor[usize::from(write)];
+            let b = *c;
+            *c += 1;
+            if *c == self.blocks {
+                *c = 0;
             }
             b
         };
@@ -82,6 +87,27 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
+    // Regression (issue 10, item 7): a sequential `rw` mix shared one cursor, so reads and
+    // writes took turns on one stream instead of each streaming through the region.
+    #[test]
+    fn a_sequential_mix_has_a_read_stream_and_a_write_stream() {
+        let bs = 4096;
+        let mut o = Offsets::new(false, 1, 0, 1, 0, 64 * bs, bs);
+        let pattern = [false, true, true, false, true, false, false, false];
+        let mut reads = Vec::new();
+        let mut writes = Vec::new();
+        for &w in &pattern {
+            let off = o.next_offset(w);
+            if w {
+                writes.push(off)
+            } else {
+                reads.push(off)
+            }
+        }
+        assert_eq!(reads, [0, bs, 2 * bs, 3 * bs, 4 * bs]);
+        assert_eq!(writes, [0, bs, 2 * bs]);
+    }
+
     #[test]
     fn random_offsets_cover_the_range() {
         let bs = 4096;
@@ -89,7 +115,7 @@ mod tests {
         let mut o = Offsets::new(true, 7, 0, 1, 1 << 20, blocks * bs, bs);
         let mut seen = vec![false; blocks as usize];
         for _ in 0..20_000 {
-            let off = o.next_offset();
+            let off = o.next_offset(false);
             seen[((off - (1 << 20)) / bs) as usize] = true;
         }
         assert!(seen.iter().all(|&s| s), "every block is reached");
@@ -99,15 +125,15 @@ mod tests {
     fn same_seed_same_offsets_other_seed_other_offsets() {
         let a: Vec<u64> = {
             let mut o = Offsets::new(true, 42, 0, 1, 0, 1 << 30, 4096);
-            (0..100).map(|_| o.next_offset()).collect()
+            (0..100).map(|_| o.next_offset(false)).collect()
         };
         let b: Vec<u64> = {
             let mut o = Offsets::new(true, 42, 0, 1, 0, 1 << 30, 4096);
-            (0..100).map(|_| o.next_offset()).collect()
+            (0..100).map(|_| o.next_offset(false)).collect()
         };
         let c: Vec<u64> = {
             let mut o = Offsets::new(true, 43, 0, 1, 0, 1 << 30, 4096);
-            (0..100).map(|_| o.next_offset()).collect()
+            (0..100).map(|_| o.next_offset(false)).collect()
         };
         assert_eq!(a, b);
         assert_ne!(a, c);
@@ -121,7 +147,7 @@ mod tests {
         let mut owner = vec![None; 100];
         for t in 0..threads {
             let mut o = Offsets::new(false, 1, t, threads, 0, range, bs);
-            let first = o.next_offset();
+            let first = o.next_offset(false);
             let mut prev = first;
             // Walk one full lap of the stream.
             loop {
@@ -131,7 +157,7 @@ mod tests {
                     "block {b} shared"
                 );
                 owner[b] = Some(t);
-                let next = o.next_offset();
+                let next = o.next_offset(false);
                 if next == first {
                     break;
                 }
@@ -161,7 +187,7 @@ mod tests {
             for t in 0..threads {
                 let mut o = Offsets::new(random, seed, t, threads, start, blocks * bs, bs);
                 for _ in 0..200 {
-                    let off = o.next_offset();
+                    let off = o.next_offset(false);
                     prop_assert_eq!(off % bs, 0);
                     prop_assert!(off >= start && off + bs <= start + blocks * bs);
                 }

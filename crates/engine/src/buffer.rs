@@ -1,18 +1,62 @@
 //! Aligned IO buffers, allocated once per worker and filled with incompressible data.
 //!
 //! O_DIRECT needs buffers aligned to the device's logical block size; we align to at least 4096
-//! so any device works. The pool owns one allocation split into equal slots; the io_uring engine
+//! so any device works. The pool owns one mapping split into equal slots; the io_uring engine
 //! registers it with the kernel, so the pool must outlive every IO that uses it (the engines
 //! drain their rings before dropping the pool).
+//!
+//! Whole IOs: the block layer builds one request from physically contiguous pieces, and a queue
+//! takes a limited number of pieces (`max_segments`, 254 on a virtio disk). A 1 MiB buffer of
+//! 4 KiB pages is 256 pieces, so the device saw two ~512 KiB requests per 1 MiB read where fio,
+//! whose buffers happened to be contiguous, sent one. So a pool whose IOs span more than a page
+//! is mapped 2 MiB-aligned on huge pages (hugetlbfs when the system has reserved some, else
+//! transparent huge pages asked for with MADV_HUGEPAGE), and its slots are laid out so that no
+//! slot of 2 MiB or less straddles a 2 MiB boundary. What the kernel really gave is read back
+//! from /proc/self/smaps and reported ([`BufferPool::backing`]), never assumed.
 
-use std::alloc::{alloc_zeroed, dealloc, Layout};
 use std::ptr::NonNull;
 
+const HUGE: usize = 2 << 20;
+
+/// What backs a pool's memory, as the kernel reports it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backing {
+    /// Reserved huge pages (MAP_HUGETLB).
+    HugeTlb,
+    /// Transparent huge pages backing `huge` of the pool's `total` bytes.
+    Thp { huge: usize, total: usize },
+    /// Ordinary 4 KiB pages (IOs of one page, or no huge page could be had).
+    Pages,
+}
+
+impl Backing {
+    /// For people and the run document, e.g. "transparent huge pages (4 MiB of 4 MiB)".
+    pub fn describe(self) -> String {
+        let mib = |b: usize| b as f64 / (1 << 20) as f64;
+        match self {
+            Backing::HugeTlb => "2 MiB huge pages (hugetlb)".into(),
+            Backing::Thp { huge, total } if huge >= total => {
+                format!("transparent huge pages ({:.0} MiB)", mib(total))
+            }
+            Backing::Thp { huge, total } => format!(
+                "transparent huge pages for {:.0} of {:.0} MiB; the rest 4 KiB pages, so some IOs may reach the device in pieces",
+                mib(huge),
+                mib(total)
+            ),
+            Backing::Pages => "4 KiB pages".into(),
+        }
+    }
+}
+
 pub struct BufferPool {
+    /// Start of the mapping (for munmap) and its length.
+    map: NonNull<u8>,
+    map_len: usize,
+    /// Start of slot 0, aligned.
     ptr: NonNull<u8>,
-    layout: Layout,
     slot_size: usize,
     slots: usize,
+    backing: Backing,
 }
 
 // SAFETY: the pool is plain owned memory; access goes through &self / &mut self like a Vec.
@@ -23,19 +67,39 @@ impl BufferPool {
     /// two, at least 4096), filled with pseudo-random bytes from `seed`.
     pub fn new(slots: usize, slot_size: usize, align: usize, seed: u64) -> Option<BufferPool> {
         let align = align.max(4096).next_power_of_two();
-        let slot_size_aligned = slot_size.checked_next_multiple_of(align)?.max(align);
-        let total = slot_size_aligned.checked_mul(slots.max(1))?;
-        let layout = Layout::from_size_align(total, align).ok()?;
-        // SAFETY: layout has a non-zero size (slots >= 1, slot size >= align >= 4096).
-        let raw = unsafe { alloc_zeroed(layout) };
-        let ptr = NonNull::new(raw)?;
+        let slots = slots.max(1);
+        let whole = slot_size.checked_next_multiple_of(align)?.max(align);
+        // A slot of at most 2 MiB gets a power-of-two stride, which divides 2 MiB: no slot
+        // straddles a huge page. Larger slots start on huge page boundaries.
+        let stride = if whole <= HUGE {
+            whole.next_power_of_two()
+        } else {
+            whole.checked_next_multiple_of(HUGE)?
+        };
+        let total = stride.checked_mul(slots)?;
+        let (map, map_len, ptr, backing) = if stride > 4096 {
+            map_huge(total)?
+        } else {
+            let (map, len) = map_anon(total, 0)?;
+            (map, len, map, Backing::Pages)
+        };
         let mut pool = BufferPool {
+            map,
+            map_len,
             ptr,
-            layout,
-            slot_size: slot_size_aligned,
-            slots: slots.max(1),
+            slot_size: stride,
+            slots,
+            backing,
         };
         fill_random(pool.as_mut_slice(), seed);
+        if let Backing::Thp { .. } = pool.backing {
+            // Touched by the fill: now the kernel can say what it gave.
+            let huge = thp_bytes(ptr.as_ptr() as usize, total).unwrap_or(0);
+            pool.backing = match huge {
+                0 => Backing::Pages,
+                h => Backing::Thp { huge: h, total },
+            };
+        }
         Some(pool)
     }
 
@@ -43,15 +107,20 @@ impl BufferPool {
         self.slots
     }
 
-    /// Bytes between the starts of two slots (the requested size rounded up to the alignment).
+    /// Bytes between the starts of two slots.
     pub fn slot_stride(&self) -> usize {
         self.slot_size
     }
 
+    /// What backs the buffers.
+    pub fn backing(&self) -> Backing {
+        self.backing
+    }
+
     fn as_mut_slice(&mut self) -> &mut [u8] {
-        // SAFETY: ptr points to layout.size() initialised (zeroed) bytes owned by self, and
-        // &mut self guarantees exclusive access.
-        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.layout.size()) }
+        // SAFETY: ptr points to slots × slot_size bytes of the mapping, owned by self and
+        // initialised (anonymous mappings are zero-filled); &mut self gives exclusive access.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.slots * self.slot_size) }
     }
 
     pub fn slot(&self, slot: usize) -> &[u8] {
@@ -97,9 +166,79 @@ impl BufferPool {
 
 impl Drop for BufferPool {
     fn drop(&mut self) {
-        // SAFETY: allocated in `new` with exactly this layout.
-        unsafe { dealloc(self.ptr.as_ptr(), self.layout) }
+        // SAFETY: map and map_len are the mapping made in `new`, unmapped once.
+        unsafe { libc::munmap(self.map.as_ptr().cast(), self.map_len) };
     }
+}
+
+/// An anonymous private mapping of `len` bytes with extra `flags`.
+fn map_anon(len: usize, flags: libc::c_int) -> Option<(NonNull<u8>, usize)> {
+    // SAFETY: a fresh anonymous mapping touches no existing memory; failure is MAP_FAILED.
+    let p = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            len,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | flags,
+            -1,
+            0,
+        )
+    };
+    if p == libc::MAP_FAILED {
+        return None;
+    }
+    NonNull::new(p.cast()).map(|p| (p, len))
+}
+
+/// `total` bytes on huge pages where the kernel gives them: hugetlb first, else a 2 MiB-aligned
+/// region of an ordinary mapping with MADV_HUGEPAGE. Returns the mapping, its length, the
+/// aligned start and what was asked for (Thp is checked once the memory is touched).
+fn map_huge(total: usize) -> Option<(NonNull<u8>, usize, NonNull<u8>, Backing)> {
+    let rounded = total.checked_next_multiple_of(HUGE)?;
+    if let Some((p, len)) = map_anon(rounded, libc::MAP_HUGETLB) {
+        return Some((p, len, p, Backing::HugeTlb));
+    }
+    // One huge page more than needed, so a 2 MiB boundary lies inside for the start.
+    let (map, len) = map_anon(rounded + HUGE, 0)?;
+    let start = (map.as_ptr() as usize).next_multiple_of(HUGE);
+    let ptr = NonNull::new(start as *mut u8)?;
+    // SAFETY: [start, start + rounded) lies inside the mapping just made; madvise only
+    // changes how the kernel backs it. A refusal (THP disabled) leaves ordinary pages.
+    let advised = unsafe { libc::madvise(ptr.as_ptr().cast(), rounded, libc::MADV_HUGEPAGE) } == 0;
+    let backing = match advised {
+        true => Backing::Thp {
+            huge: 0,
+            total: rounded,
+        },
+        false => Backing::Pages,
+    };
+    Some((map, len, ptr, backing))
+}
+
+/// Bytes of `[start, start + len)` backed by transparent huge pages, from /proc/self/smaps
+/// (the mapping that contains `start`, whose AnonHugePages may also count its unaligned
+/// head, so the answer is capped at `len`).
+fn thp_bytes(start: usize, len: usize) -> Option<usize> {
+    let smaps = std::fs::read_to_string("/proc/self/smaps").ok()?;
+    let mut inside = false;
+    for line in smaps.lines() {
+        if let Some((range, _)) = line.split_once(' ') {
+            if let Some((a, b)) = range.split_once('-') {
+                if let (Ok(a), Ok(b)) = (usize::from_str_radix(a, 16), usize::from_str_radix(b, 16))
+                {
+                    inside = a <= start && start < b;
+                    continue;
+                }
+            }
+        }
+        if inside {
+            if let Some(v) = line.strip_prefix("AnonHugePages:") {
+                let kib: usize = v.trim().trim_end_matches("kB").trim().parse().ok()?;
+                return Some((kib * 1024).min(len));
+            }
+        }
+    }
+    None
 }
 
 /// Fills `buf` with bytes from a fast seeded generator (SplitMix64): incompressible to a
@@ -126,6 +265,42 @@ fn splitmix64(state: &mut u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    // Regression (issue 10, item 3): 1 MiB IOs reached the device as two requests because
+    // their buffers were 256 scattered pages.
+    #[test]
+    fn large_slots_never_straddle_a_huge_page_and_say_what_backs_them() {
+        for (slots, size) in [(4usize, 1 << 20), (3, 3 << 19), (8, 8192), (2, 3 << 20)] {
+            let pool = BufferPool::new(slots, size, 4096, 1).unwrap();
+            for s in 0..slots {
+                let start = pool.slot_ptr(s, 0) as usize;
+                let end = start + size.min(pool.slot_stride()) - 1;
+                if size <= HUGE {
+                    assert_eq!(start / HUGE, end / HUGE, "slot {s} of {size} straddles");
+                } else {
+                    assert_eq!(start % HUGE, 0, "a large slot starts on a huge page");
+                }
+            }
+            // Only ask the kernel where it can have given huge pages at all.
+            let thp = std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled")
+                .unwrap_or_default();
+            match pool.backing() {
+                Backing::Thp { huge, total } => assert!(huge > 0 && huge <= total),
+                Backing::HugeTlb => {}
+                Backing::Pages => assert!(
+                    thp.contains("[never]") || !thp.contains('['),
+                    "huge pages were available ({thp}) but none backs the pool"
+                ),
+            }
+            assert!(!pool.backing().describe().is_empty());
+        }
+        let small = BufferPool::new(32, 4096, 4096, 1).unwrap();
+        assert_eq!(
+            small.backing(),
+            Backing::Pages,
+            "one-page IOs need no huge pages"
+        );
+    }
 
     #[test]
     fn slots_are_aligned_and_disjoint() {

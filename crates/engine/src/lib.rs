@@ -18,7 +18,7 @@ mod uring;
 use std::fs::File;
 use std::io;
 
-pub use buffer::{fill_random, BufferPool};
+pub use buffer::{fill_random, Backing, BufferPool};
 pub use null::NullEngine;
 pub use psync::PsyncEngine;
 pub use uring::{UringEngine, UringOptions, UringSetup};
@@ -76,8 +76,9 @@ pub trait Engine {
     /// The buffer of a slot that is not in flight, to check read data.
     fn buffer(&self, slot: u32) -> Option<&[u8]>;
 
-    /// Queue one IO. It is not started before [`Engine::submit_and_reap`].
-    fn queue(&mut self, io: Io);
+    /// Queue one IO. It is not started before [`Engine::submit_and_reap`]. An error means the
+    /// kernel refused to take queued IO at all; the run stops with it.
+    fn queue(&mut self, io: Io) -> io::Result<()>;
 
     /// Start everything queued and wait until at least `min` IOs have completed (0: do not
     /// wait). Completions are appended to `done`, whose capacity the caller reserved.
@@ -91,6 +92,11 @@ pub trait Engine {
 
     /// IOs queued or in flight.
     fn in_flight(&self) -> usize;
+
+    /// What backs the IO buffers (huge pages or not), as the kernel reports it.
+    fn backing(&self) -> Backing {
+        Backing::Pages
+    }
 }
 
 /// Which engine to build; the runner turns this into a concrete type once, outside the hot loop.

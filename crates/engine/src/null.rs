@@ -40,8 +40,9 @@ impl Engine for NullEngine {
     }
 
     #[inline]
-    fn queue(&mut self, io: Io) {
+    fn queue(&mut self, io: Io) -> io::Result<()> {
         self.queued.push(io);
+        Ok(())
     }
 
     #[inline]
@@ -54,6 +55,10 @@ impl Engine for NullEngine {
             done.push(Done { slot: io.slot, res });
         }
         Ok(())
+    }
+
+    fn backing(&self) -> crate::Backing {
+        self.pool.backing()
     }
 
     fn in_flight(&self) -> usize {

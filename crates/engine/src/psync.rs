@@ -44,9 +44,10 @@ impl Engine for PsyncEngine {
     }
 
     #[inline]
-    fn queue(&mut self, io: Io) {
+    fn queue(&mut self, io: Io) -> io::Result<()> {
         debug_assert!(self.queued.is_none(), "psync holds one IO at a time");
         self.queued = Some(io);
+        Ok(())
     }
 
     fn submit_and_reap(&mut self, _min: usize, done: &mut Vec<Done>) -> io::Result<()> {
@@ -71,6 +72,10 @@ impl Engine for PsyncEngine {
         };
         done.push(Done { slot: io.slot, res });
         Ok(())
+    }
+
+    fn backing(&self) -> crate::Backing {
+        self.pool.backing()
     }
 
     fn in_flight(&self) -> usize {

@@ -110,6 +110,9 @@ fn build_ring(entries: u32, wanted: &[Flag]) -> io::Result<(IoUring, UringSetup)
     }
 }
 
+/// Attempts to hand a full submission queue to the kernel before giving up.
+const QUEUE_TRIES: u32 = 100_000;
+
 pub struct UringEngine {
     ring: IoUring,
     // Dropped by hand in `Drop`, only once no IO can still reach it.
@@ -244,29 +247,40 @@ impl Engine for UringEngine {
         }
     }
 
-    fn queue(&mut self, io: Io) {
+    fn queue(&mut self, io: Io) -> io::Result<()> {
         let entry = self.entry(&io);
-        self.slot_busy[io.slot as usize] = true;
-        self.outstanding += 1;
-        loop {
+        // The runner never queues more than the SQ holds, so a full SQ is already unusual;
+        // bounded, so a kernel that keeps refusing ends the run instead of spinning forever.
+        for _ in 0..QUEUE_TRIES {
             // SAFETY: the entry's buffer is slot `io.slot` of `self.pool` and its descriptor is
             // `self.file`; both live until the IO is reaped (Drop drains the ring first), and
-            // the slot is marked busy so no Rust reference to it is handed out meanwhile.
+            // the slot is marked busy below so no Rust reference to it is handed out meanwhile.
             let pushed = unsafe { self.ring.submission().push(&entry) };
             if pushed.is_ok() {
-                return;
+                self.slot_busy[io.slot as usize] = true;
+                self.outstanding += 1;
+                return Ok(());
             }
-            // A full SQ: hand what is there to the kernel and try again.
-            if let Err(e) = self.ring.submit() {
-                if !matches!(
-                    e.raw_os_error(),
-                    Some(libc::EINTR | libc::EAGAIN | libc::EBUSY)
-                ) {
-                    // Nothing sensible to do but retry; the next submit_and_reap reports it.
+            // A full SQ: hand what is there to the kernel and try again. Busy or short of
+            // resources is worth another try after the completions are reaped by the caller;
+            // anything else (the ring is gone, a bad descriptor) is the run's end, not a loop.
+            match self.ring.submit() {
+                Ok(_) => {}
+                Err(e)
+                    if matches!(
+                        e.raw_os_error(),
+                        Some(libc::EINTR | libc::EAGAIN | libc::EBUSY)
+                    ) =>
+                {
                     std::thread::yield_now();
                 }
+                Err(e) => return Err(e),
             }
         }
+        Err(io::Error::new(
+            io::ErrorKind::WouldBlock,
+            "the io_uring submission queue stayed full",
+        ))
     }
 
     #[inline]
@@ -315,6 +329,10 @@ impl Engine for UringEngine {
             }
             Err(e) => Err(e),
         }
+    }
+
+    fn backing(&self) -> crate::Backing {
+        self.pool.backing()
     }
 
     fn in_flight(&self) -> usize {
