@@ -235,6 +235,10 @@ pub struct ResultDoc {
     /// numbers above then cover all repeats together (ios / runtime_s over their sum).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub repeats: Vec<RepeatDoc>,
+    /// What each device of the target's stack saw during the result (top device first),
+    /// from the block layer's own counters.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub devices: Vec<DeviceDoc>,
     /// Statistics over the repeats, per metric: iops, bw_bytes, lat_mean_ns, lat_p50_ns,
     /// lat_p99_ns (and syncs_per_s for sync workloads).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
@@ -272,4 +276,101 @@ pub struct StatsDoc {
     /// median of the other repeats (crates/stats `material_outliers`).
     pub outliers: Vec<usize>,
     pub mean_without_outliers: f64,
+}
+
+/// One block device's view of a result (`/sys/class/block/DEV/stat` over the measurement),
+/// for reads and writes apart. Counters that could not be read are null, never guessed.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct DeviceDoc {
+    pub name: String,
+    /// Seconds the counters were watched (the measurement with its start-up).
+    pub elapsed_s: f64,
+    pub reads: Option<u64>,
+    pub writes: Option<u64>,
+    pub read_bytes: Option<u64>,
+    pub write_bytes: Option<u64>,
+    pub read_merges: Option<u64>,
+    pub write_merges: Option<u64>,
+    pub avg_read_request_bytes: Option<f64>,
+    pub avg_write_request_bytes: Option<f64>,
+    /// time_in_queue / elapsed: the IOs the device held on average.
+    pub avg_queue_depth: Option<f64>,
+    /// io_ticks / elapsed, 0–1: the share of time the device was busy.
+    pub util: Option<f64>,
+    /// Mean device time per request (ticks / requests), ms.
+    pub read_ms_per_io: Option<f64>,
+    pub write_ms_per_io: Option<f64>,
+    pub limits: iogauge_sysinfo::diskstats::QueueLimits,
+    /// Per interval: request sizes, queue depth and utilisation over time.
+    #[serde(default)]
+    pub intervals: Vec<DeviceSample>,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct DeviceSample {
+    /// End of the interval, seconds since the watch started.
+    pub t_s: f64,
+    pub reads: u64,
+    pub writes: u64,
+    pub avg_read_request_bytes: Option<f64>,
+    pub avg_write_request_bytes: Option<f64>,
+    pub avg_queue_depth: f64,
+    pub util: f64,
+}
+
+impl DeviceDoc {
+    /// The document of one device over a window of `elapsed_s` seconds.
+    pub fn of(
+        name: &str,
+        total: Option<&iogauge_sysinfo::diskstats::DiskStat>,
+        elapsed_s: f64,
+        intervals: &[(f64, Option<iogauge_sysinfo::diskstats::DiskStat>)],
+        limits: iogauge_sysinfo::diskstats::QueueLimits,
+    ) -> DeviceDoc {
+        let per = |n: u64, v: u64| (n > 0).then(|| v as f64 / n as f64);
+        let secs = elapsed_s.max(1e-9);
+        let samples = intervals
+            .iter()
+            .filter_map(|(t, s)| {
+                let s = s.as_ref()?;
+                let step = intervals.first().map_or(1.0, |f| f.0).max(1e-3);
+                Some(DeviceSample {
+                    t_s: *t,
+                    reads: s.reads,
+                    writes: s.writes,
+                    avg_read_request_bytes: per(s.reads, s.sectors_read * 512),
+                    avg_write_request_bytes: per(s.writes, s.sectors_written * 512),
+                    avg_queue_depth: s.time_in_queue_ms as f64 / 1e3 / step,
+                    util: (s.io_ticks_ms as f64 / 1e3 / step).min(1.0),
+                })
+            })
+            .collect();
+        match total {
+            None => DeviceDoc {
+                name: name.into(),
+                elapsed_s,
+                limits,
+                intervals: samples,
+                ..DeviceDoc::default()
+            },
+            Some(t) => DeviceDoc {
+                name: name.into(),
+                elapsed_s,
+                reads: Some(t.reads),
+                writes: Some(t.writes),
+                read_bytes: Some(t.sectors_read * 512),
+                write_bytes: Some(t.sectors_written * 512),
+                read_merges: Some(t.reads_merged),
+                write_merges: Some(t.writes_merged),
+                avg_read_request_bytes: per(t.reads, t.sectors_read * 512),
+                avg_write_request_bytes: per(t.writes, t.sectors_written * 512),
+                avg_queue_depth: Some(t.time_in_queue_ms as f64 / 1e3 / secs),
+                util: Some((t.io_ticks_ms as f64 / 1e3 / secs).min(1.0)),
+                read_ms_per_io: per(t.reads, t.read_ticks_ms),
+                write_ms_per_io: per(t.writes, t.write_ticks_ms),
+                limits,
+                intervals: samples,
+            },
+        }
+    }
 }

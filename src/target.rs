@@ -71,6 +71,8 @@ pub struct Target {
     pub total_bytes: u64,
     /// The block device at the top of its stack, once the system has been looked at.
     pub device: Option<String>,
+    /// Every block device of its stack, top first (whose counters each result reads).
+    pub devices: Vec<String>,
     pub logical_block: u32,
     /// Bytes of the range that hold data (SEEK_DATA), when the file system tells.
     pub data_bytes: Option<u64>,
@@ -327,6 +329,7 @@ fn existing_file(req: &Request, path: PathBuf, md: &std::fs::Metadata) -> Result
         identity: Some((md.dev(), md.ino())),
         claim: None,
         device: None,
+        devices: Vec::new(),
     })
 }
 
@@ -400,6 +403,7 @@ fn existing_device(req: &Request, path: PathBuf, md: &std::fs::Metadata) -> Resu
         identity: None,
         claim,
         device: None,
+        devices: Vec::new(),
     })
 }
 
@@ -539,6 +543,7 @@ fn create(
         identity,
         claim: None,
         device: None,
+        devices: Vec::new(),
     };
     // From here on `target` removes the file on every exit path.
     drop(file);

@@ -420,3 +420,67 @@ fn a_suite_without_consent_runs_its_reads_on_a_device() {
     );
     assert_eq!(out.status.code(), Some(2));
 }
+
+// Item 3: a 1 MiB IO reaches the device as one 1 MiB request, because its buffer is one
+// physically contiguous piece (huge pages), as the device's own counters show.
+#[test]
+fn a_one_mib_read_reaches_the_device_whole() {
+    needs_root!();
+    let dir = tempfile::tempdir().unwrap();
+    let dev = blank_loop(dir.path(), "d.img", 128 * MIB, 512);
+    // A loop device takes 128 KiB requests by default; let it take 1 MiB where it can.
+    let queue = format!("/sys/block/{}/queue", dev.name());
+    let hw: u64 = std::fs::read_to_string(format!("{queue}/max_hw_sectors_kb"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    if hw < 1024 || std::fs::write(format!("{queue}/max_sectors_kb"), "1024").is_err() {
+        eprintln!("skipped: this loop device cannot take 1 MiB requests (max_hw_sectors_kb {hw})");
+        return;
+    }
+    let stat = || -> Vec<u64> {
+        std::fs::read_to_string(format!("/sys/block/{}/stat", dev.name()))
+            .unwrap()
+            .split_whitespace()
+            .map(|v| v.parse().unwrap())
+            .collect()
+    };
+    let before = stat();
+    let doc = json_of(&iogauge(
+        dir.path(),
+        &[
+            "run",
+            &dev.dev,
+            "--rw",
+            "read",
+            "--bs",
+            "1m",
+            "--iodepth",
+            "4",
+            "--time",
+            "500ms",
+            "--json",
+            "--no-store",
+        ],
+    ));
+    let after = stat();
+    let r = &doc["results"][0];
+    let buffers = r["engine"]["buffers"].as_str().unwrap_or("").to_string();
+    if !buffers.contains("huge pages") {
+        eprintln!("skipped: no huge pages here ({buffers})");
+        return;
+    }
+    let ios = r["ios"].as_u64().unwrap();
+    let (reads, sectors) = (after[0] - before[0], after[2] - before[2]);
+    assert!(reads > 0 && ios > 0);
+    let avg = sectors * 512 / reads;
+    assert!(
+        avg >= 1000 * 1024,
+        "the device saw {reads} requests averaging {} KiB for {ios} IOs of 1 MiB ({buffers})",
+        avg / 1024
+    );
+    // The result says the same from its own device counters (issue 11).
+    let seen = r["devices"][0]["avg_read_request_bytes"].as_f64().unwrap();
+    assert!(seen >= 1000.0 * 1024.0, "results[0].devices says {seen}");
+}

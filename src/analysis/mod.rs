@@ -58,10 +58,66 @@ pub fn result_findings(
             th,
         ));
     }
+    found.extend(device_findings(r, system));
     found
         .into_iter()
         .filter_map(|f| to_value(named(f, r.name.as_deref())))
         .collect()
+}
+
+/// What the devices saw against what was issued (crates/analyze `device_findings`). The null
+/// engine issues nothing to a device; a result without device counters (older runs, `--files`
+/// cells) is not judged, except a direct-IO target with no block device under it at all.
+fn device_findings(r: &ResultDoc, system: &SystemInfo) -> Vec<iogauge_analyze::Finding> {
+    let w = &r.workload;
+    if w.engine == "null" || r.runtime_s <= 0.0 {
+        return Vec::new();
+    }
+    let secs = r.runtime_s;
+    let op = |o: Option<&crate::model::OpDoc>| {
+        o.map_or((0.0, 0.0), |o| (o.ios as f64 / secs, o.bytes as f64 / secs))
+    };
+    let (reads, read_bytes) = op(r.read.as_ref());
+    let (writes, write_bytes) = op(r.write.as_ref());
+    let issued = iogauge_analyze::Issued {
+        reads_per_s: reads,
+        writes_per_s: writes,
+        read_bytes_per_s: read_bytes,
+        write_bytes_per_s: write_bytes,
+        direct: w.direct,
+        in_flight: w.threads * w.iodepth,
+    };
+    let no_device = system
+        .target
+        .as_ref()
+        .is_some_and(|t| t.devices.is_empty() && t.filesystem.is_some());
+    if r.devices.is_empty() && !no_device {
+        return Vec::new();
+    }
+    let mut stack = Vec::new();
+    for d in &r.devices {
+        // A device whose counters could not be read is not judged.
+        let (Some(rd), Some(wr), Some(rb), Some(wb)) =
+            (d.reads, d.writes, d.read_bytes, d.write_bytes)
+        else {
+            return Vec::new();
+        };
+        let t = d.elapsed_s.max(1e-9);
+        stack.push(iogauge_analyze::Seen {
+            name: d.name.clone(),
+            reads_per_s: rd as f64 / t,
+            writes_per_s: wr as f64 / t,
+            read_bytes_per_s: rb as f64 / t,
+            write_bytes_per_s: wb as f64 / t,
+            avg_queue_depth: d.avg_queue_depth.unwrap_or(0.0),
+            max_sectors_kb: d.limits.max_sectors_kb,
+            max_segments: d.limits.max_segments,
+            max_segment_size: d.limits.max_segment_size,
+            nr_requests: d.limits.nr_requests,
+            scheduler: d.limits.scheduler.clone(),
+        });
+    }
+    iogauge_analyze::device_findings(&issued, &stack)
 }
 
 /// Findings across the results of a run: ceiling, gap and outlier.

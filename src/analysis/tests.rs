@@ -97,6 +97,7 @@ pub(crate) fn result(rw: Rw, bs: u64, threads: u32, iodepth: u32, iops: f64) -> 
         io_path: "direct".into(),
         findings: Vec::new(),
         repeats: Vec::new(),
+        devices: Vec::new(),
         stats: Default::default(),
     }
 }

@@ -4,9 +4,12 @@
 
 use super::work::Ran;
 use crate::measure::{self, LatNs};
-use crate::model::{CpuDoc, FineDoc, OpDoc, RepeatDoc, ResultDoc, Sample, TargetDoc, WorkloadDoc};
+use crate::model::{
+    CpuDoc, DeviceDoc, FineDoc, OpDoc, RepeatDoc, ResultDoc, Sample, TargetDoc, WorkloadDoc,
+};
 use crate::runner::Measured;
 use crate::target::Target;
+use iogauge_sysinfo::diskstats::QueueLimits;
 
 /// One result from the repeats of one cell (at least one).
 pub fn result(mut ran: Vec<Ran>, target: &Target, name: Option<String>) -> ResultDoc {
@@ -15,6 +18,7 @@ pub fn result(mut ran: Vec<Ran>, target: &Target, name: Option<String>) -> Resul
     } else {
         Vec::new()
     };
+    let devices = devices(&ran);
     let first = ran.remove(0);
     let mut m = first.m;
     for r in ran {
@@ -64,6 +68,7 @@ pub fn result(mut ran: Vec<Ran>, target: &Target, name: Option<String>) -> Resul
         .into(),
         findings: Vec::new(),
         repeats: Vec::new(),
+        devices,
         stats: Default::default(),
     };
     if !repeats.is_empty() {
@@ -71,6 +76,51 @@ pub fn result(mut ran: Vec<Ran>, target: &Target, name: Option<String>) -> Resul
         doc.repeats = repeats;
     }
     doc
+}
+
+/// Each device's counts summed over the repeats (unknown if any repeat could not read them),
+/// its intervals end to end.
+fn devices(ran: &[Ran]) -> Vec<DeviceDoc> {
+    let Some(first) = ran.first() else {
+        return Vec::new();
+    };
+    first
+        .devices
+        .iter()
+        .enumerate()
+        .map(|(i, d)| {
+            let mut total = d.total;
+            let mut elapsed = 0.0;
+            let mut intervals = Vec::new();
+            for r in ran {
+                let Some(w) = r.devices.get(i) else {
+                    total = None;
+                    continue;
+                };
+                let step = w.interval.as_secs_f64();
+                intervals.extend(
+                    w.intervals
+                        .iter()
+                        .enumerate()
+                        .map(|(k, s)| (elapsed + (k + 1) as f64 * step, *s)),
+                );
+                elapsed += w.elapsed.as_secs_f64();
+                if !std::ptr::eq(r, first) {
+                    match (total.as_mut(), w.total) {
+                        (Some(t), Some(x)) => t.add(&x),
+                        _ => total = None,
+                    }
+                }
+            }
+            DeviceDoc::of(
+                &d.name,
+                total.as_ref(),
+                elapsed,
+                &intervals,
+                QueueLimits::read(&d.name),
+            )
+        })
+        .collect()
 }
 
 fn repeat_doc(m: &Measured) -> RepeatDoc {

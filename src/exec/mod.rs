@@ -106,6 +106,13 @@ pub fn execute(plan: &Plan) -> Result<()> {
         .as_ref()
         .and_then(|t| t.devices.first())
         .map(|d| d.name.clone());
+    if plan.env.engine != EngineKind::Null {
+        target.devices = system
+            .target
+            .as_ref()
+            .map(|t| t.devices.iter().map(|d| d.name.clone()).collect())
+            .unwrap_or_default();
+    }
     let header = RunDoc {
         schema: SCHEMA.into(),
         run_id: run_id(started),

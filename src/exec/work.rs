@@ -20,6 +20,7 @@ use crate::units;
 use crate::workload::{buffers_over_share, Limit, Rw, Spec, MAX_THREADS};
 use anyhow::Result;
 use iogauge_engine::EngineKind;
+use iogauge_sysinfo::diskstats::DeviceWatch;
 use std::time::Duration;
 
 /// Shortest slice of a `--files` cell: shorter runs would measure thread start-up.
@@ -168,6 +169,8 @@ pub struct Ran {
     pub len: u64,
     pub path: Option<String>,
     pub m: Measured,
+    /// What the target's devices counted meanwhile (one window per measurement).
+    pub devices: Vec<iogauge_sysinfo::diskstats::DeviceWindow>,
 }
 
 /// Runs a work. `files` are the cell's own files for [`Work::Files`]; `prefix` heads the
@@ -187,6 +190,7 @@ pub fn run(
                 prefix: format!("{prefix} "),
                 stop_when,
             };
+            let watch = DeviceWatch::start(&target.devices, spec.interval);
             let m = measure(spec, target, *start, *len, &display)?;
             Ok(Ran {
                 spec: spec.clone(),
@@ -194,9 +198,11 @@ pub fn run(
                 len: *len,
                 path: None,
                 m,
+                devices: watch.stop(),
             })
         }
         Work::Copy { read, write, half } => {
+            let watch = DeviceWatch::start(&target.devices, read.interval);
             let (r, w) = std::thread::scope(|s| {
                 let reader = s.spawn(|| region(read, target, 0, *half, "", false));
                 let w = region(write, target, *half, *half, prefix, progress);
@@ -224,6 +230,7 @@ pub fn run(
                 len: 2 * half,
                 path: None,
                 m,
+                devices: watch.stop(),
             })
         }
         Work::Files { spec, .. } => {
@@ -245,6 +252,8 @@ pub fn run(
                     files.len() - 1
                 )),
                 m: sequential(parts),
+                // Several files in turn: their devices are the target's, watched per file.
+                devices: Vec::new(),
             })
         }
     }

@@ -16,6 +16,17 @@ pub enum Kind {
     Cache,
     Sparse,
     Steady,
+    /// The device saw more, smaller requests than were issued.
+    Split,
+    /// The device saw fewer, larger requests than were issued.
+    Merged,
+    /// Direct IO that never reached a device below the target.
+    Absorbed,
+    /// The devices counted markedly more IO than was issued.
+    #[serde(rename = "other-io")]
+    OtherIo,
+    /// The device's queue held far fewer IOs than were kept in flight.
+    Queue,
 }
 
 impl Kind {
@@ -28,6 +39,11 @@ impl Kind {
             Kind::Cache => "cache",
             Kind::Sparse => "sparse",
             Kind::Steady => "steady",
+            Kind::Split => "split",
+            Kind::Merged => "merged",
+            Kind::Absorbed => "absorbed",
+            Kind::OtherIo => "other-io",
+            Kind::Queue => "queue",
         }
     }
 }

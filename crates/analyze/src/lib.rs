@@ -42,6 +42,7 @@
 
 mod cache;
 mod ceiling;
+mod device;
 mod finding;
 mod fmt;
 mod gaps;
@@ -53,6 +54,7 @@ mod thresholds;
 
 pub use cache::cache;
 pub use ceiling::{ceiling, levels_off, CeilingPoint};
+pub use device::{device_findings, Issued, Seen};
 pub use finding::{Finding, Kind, Metric, Severity};
 pub use gaps::{gaps, Matrix};
 pub use outliers::{latency_outliers, outliers};

@@ -9,6 +9,7 @@
 //! does not expose is `None` (JSON `null`), and [`capture`] never fails.
 
 mod blockdev;
+pub mod diskstats;
 mod host;
 mod mountinfo;
 

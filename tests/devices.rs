@@ -1,0 +1,212 @@
+//! What the device saw (issue 11): each result carries the block layer's own counters for the
+//! devices of its target's stack, and the findings that hold them against what iogauge issued
+//! are provoked for real on loop devices — split (a lowered max_sectors_kb), absorbed (a loop
+//! device without direct IO over a cached file), other-io (a second reader), queue (a lowered
+//! nr_requests) — and stay silent on a clean run. Needs root; says so otherwise.
+
+use serde_json::Value;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+#[macro_use]
+mod common;
+use common::*;
+
+const MIB: u64 = 1 << 20;
+
+/// A loop device over a new image of `size` bytes in `dir` (RAM when `dir` is in /dev/shm).
+fn loop_over(dir: &Path, size: u64, direct: bool) -> LoopDev {
+    let img = dir.join("d.img");
+    // Real data, so no read is answered from a hole.
+    let mut f = std::fs::File::create(&img).unwrap();
+    let chunk: Vec<u8> = (0..MIB).map(|i| (i * 2654435761 % 251) as u8).collect();
+    for _ in 0..size / MIB {
+        std::io::Write::write_all(&mut f, &chunk).unwrap();
+    }
+    drop(f);
+    let dio = if direct {
+        "--direct-io=on"
+    } else {
+        "--direct-io=off"
+    };
+    let dev = sh("losetup", &["-f", "--show", dio, img.to_str().unwrap()]);
+    LoopDev {
+        dev,
+        file: std::fs::canonicalize(&img).unwrap(),
+    }
+}
+
+fn run(dir: &Path, dev: &str, extra: &[&str]) -> Value {
+    let mut args = vec!["run", dev, "--time", "1s", "--json", "--no-store"];
+    args.extend_from_slice(extra);
+    json_of(&iogauge(dir, &args))
+}
+
+fn kinds(doc: &Value) -> Vec<String> {
+    doc["results"][0]["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["kind"].as_str().unwrap().to_string())
+        .collect()
+}
+
+fn finding<'a>(doc: &'a Value, kind: &str) -> &'a Value {
+    doc["results"][0]["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["kind"] == kind)
+        .unwrap_or_else(|| panic!("no {kind} finding in {:?}", kinds(doc)))
+}
+
+const DEVICE_KINDS: [&str; 5] = ["split", "merged", "absorbed", "other-io", "queue"];
+
+fn sysfs(dev: &LoopDev, attr: &str) -> String {
+    std::fs::read_to_string(format!("/sys/block/{}/queue/{attr}", dev.name()))
+        .unwrap()
+        .trim()
+        .to_string()
+}
+
+fn set_sysfs(dev: &LoopDev, attr: &str, v: &str) -> bool {
+    std::fs::write(format!("/sys/block/{}/queue/{attr}", dev.name()), v).is_ok()
+}
+
+#[test]
+fn a_clean_run_has_device_counters_and_no_device_finding() {
+    needs_root!();
+    let shm = tempfile::tempdir_in("/dev/shm").unwrap();
+    let dev = loop_over(shm.path(), 64 * MIB, true);
+    let doc = run(
+        shm.path(),
+        &dev.dev,
+        &["--rw", "randread", "--iodepth", "4"],
+    );
+    let d = &doc["results"][0]["devices"][0];
+    assert_eq!(d["name"], dev.name());
+    let ios = doc["results"][0]["ios"].as_u64().unwrap();
+    let reads = d["reads"].as_u64().unwrap();
+    // The device window also holds the workers' start: a little more than the measured IOs.
+    assert!(
+        reads >= ios && reads < ios + ios / 5 + 100,
+        "{reads} reads for {ios} IOs"
+    );
+    assert_eq!(
+        d["avg_read_request_bytes"].as_f64().unwrap().round(),
+        4096.0
+    );
+    let util = d["util"].as_f64().unwrap();
+    assert!((0.0..=1.0).contains(&util));
+    assert!(!d["intervals"].as_array().unwrap().is_empty());
+    for k in kinds(&doc) {
+        assert!(!DEVICE_KINDS.contains(&k.as_str()), "{k} on a clean run");
+    }
+}
+
+#[test]
+fn a_lowered_max_sectors_kb_splits_the_ios_and_is_named() {
+    needs_root!();
+    let shm = tempfile::tempdir_in("/dev/shm").unwrap();
+    let dev = loop_over(shm.path(), 64 * MIB, true);
+    assert!(
+        set_sysfs(&dev, "max_sectors_kb", "128"),
+        "max_sectors_kb is writable"
+    );
+    let doc = run(
+        shm.path(),
+        &dev.dev,
+        &["--rw", "read", "--bs", "1m", "--iodepth", "4"],
+    );
+    let f = finding(&doc, "split");
+    let summary = f["summary"].as_str().unwrap();
+    assert!(summary.contains("max_sectors_kb is 128"), "{summary}");
+    let avg = doc["results"][0]["devices"][0]["avg_read_request_bytes"]
+        .as_f64()
+        .unwrap();
+    assert!(avg <= 128.0 * 1024.0, "{avg}");
+    eprintln!("user sees: {summary}");
+}
+
+#[test]
+fn reads_a_cached_backing_file_answers_are_absorbed() {
+    needs_root!();
+    // The image on the disk (not RAM), read once so its pages are cached; the loop device
+    // without direct IO then serves O_DIRECT reads from the page cache.
+    let dir = tempfile::tempdir().unwrap();
+    let dev = loop_over(dir.path(), 64 * MIB, false);
+    let _ = std::fs::read(&dev.file).unwrap();
+    let doc = run(
+        dir.path(),
+        &dev.dev,
+        &["--rw", "randread", "--iodepth", "4"],
+    );
+    let names: Vec<&str> = doc["results"][0]["devices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        names.len() >= 2,
+        "the loop device and the disk beneath: {names:?}"
+    );
+    let f = finding(&doc, "absorbed");
+    let summary = f["summary"].as_str().unwrap();
+    assert!(
+        summary.contains(&format!("never reached {}", names[names.len() - 1])),
+        "{summary}"
+    );
+    eprintln!("user sees: {summary}");
+}
+
+#[test]
+fn a_second_reader_is_other_io() {
+    needs_root!();
+    let shm = tempfile::tempdir_in("/dev/shm").unwrap();
+    let dev = loop_over(shm.path(), 64 * MIB, true);
+    let mut reader = Command::new("sh")
+        .args([
+            "-c",
+            &format!(
+                "while true; do dd if={} of=/dev/null bs=1M iflag=direct status=none; done",
+                dev.dev
+            ),
+        ])
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let doc = run(shm.path(), &dev.dev, &["--rw", "randread", "--bs", "4k"]);
+    let _ = Command::new("pkill")
+        .args(["-P", &reader.id().to_string()])
+        .status();
+    let _ = reader.kill();
+    let _ = reader.wait();
+    let f = finding(&doc, "other-io");
+    let summary = f["summary"].as_str().unwrap();
+    assert!(
+        summary.contains("another process used the disk"),
+        "{summary}"
+    );
+    eprintln!("user sees: {summary}");
+}
+
+#[test]
+fn a_lowered_nr_requests_holds_the_queue_and_is_named() {
+    needs_root!();
+    let shm = tempfile::tempdir_in("/dev/shm").unwrap();
+    let dev = loop_over(shm.path(), 64 * MIB, true);
+    if !set_sysfs(&dev, "nr_requests", "4") || sysfs(&dev, "nr_requests") != "4" {
+        eprintln!("skipped: nr_requests of a loop device cannot be lowered to 4 here");
+        return;
+    }
+    let doc = run(
+        shm.path(),
+        &dev.dev,
+        &["--rw", "randread", "--bs", "64k", "--iodepth", "32"],
+    );
+    let f = finding(&doc, "queue");
+    let summary = f["summary"].as_str().unwrap();
+    assert!(summary.contains("nr_requests is 4"), "{summary}");
+    eprintln!("user sees: {summary}");
+}
