@@ -144,7 +144,21 @@ fn meta_application(conn: &Connection) -> rusqlite::Result<Option<String>> {
 /// one waits for the lock and then finds the schema in place.
 pub fn prepare(conn: &mut Connection, path: &Path) -> Result<()> {
     migrate(conn, path, MIGRATIONS)?;
-    let mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))?;
+    // Switching to WAL needs the file to itself for a moment, and SQLite answers "locked"
+    // at once instead of waiting (its busy handler does not cover this step) when another
+    // process is opening the same new database: retry within the busy timeout.
+    let deadline = std::time::Instant::now() + BUSY_TIMEOUT;
+    let mode: String = loop {
+        match conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0)) {
+            Err(rusqlite::Error::SqliteFailure(e, _))
+                if e.code == rusqlite::ErrorCode::DatabaseBusy
+                    && std::time::Instant::now() < deadline =>
+            {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            r => break r?,
+        }
+    };
     if !mode.eq_ignore_ascii_case("wal") {
         // WAL needs shared memory, which some network file systems lack; rollback mode still
         // works, writers just wait for each other longer.
