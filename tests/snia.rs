@@ -145,13 +145,13 @@ fn steady_state_is_found_only_after_the_throttle_stops_changing() {
         "steady in round {steady}, before the throttle settled: {iops:?}"
     );
     assert!(steady <= 12, "steady only in round {steady}: {iops:?}");
-    // Ground truth: the measurement window ran at the held throttle. blk-throttle lets a
-    // slice's worth of credit through when a cell starts (about 110 IOs over a half-second
-    // cell here), so the cells measure up to a fifth above the limit, the same in every round.
+    // Ground truth: the measurement window ran at the held throttle. blk-throttle lets one or
+    // two slices' worth of credit through when a cell starts (about 110 or 220 IOs over a
+    // half-second cell here), so a cell measures up to ~40% above the limit.
     let held = f64::from(THROTTLE[4]);
     for v in &iops[steady - 5..steady] {
         assert!(
-            (0.95..1.3).contains(&(v / held)),
+            (0.95..1.45).contains(&(v / held)),
             "{v} IOPS against {held}: {iops:?}"
         );
     }
