@@ -43,7 +43,54 @@ pub(super) fn run_charts(run: usize, input: &Input, prefix: &str) -> (Vec<Chart>
     omitted.latency = latency_charts(doc, &measured, run, prefix, &mut charts);
     omitted.timeseries = timeseries_charts(doc, run, prefix, &mut charts);
     convergence_chart(doc, run, prefix, &mut charts);
+    device_charts(doc, run, prefix, &mut charts);
     (charts, omitted)
+}
+
+/// Results whose device charts are drawn per run; the table has every one.
+const DEVICE_CHARTS: usize = 4;
+
+/// The top device's request size (left axis) and queue depth (right axis) over time, for the
+/// first results of a run: where splitting, merging or a shallow queue set in.
+fn device_charts(doc: &RunDoc, run: usize, prefix: &str, out: &mut Vec<Chart>) {
+    let with: Vec<&crate::model::ResultDoc> = doc
+        .results
+        .iter()
+        .filter(|r| r.devices.first().is_some_and(|d| d.intervals.len() >= 2))
+        .take(DEVICE_CHARTS)
+        .collect();
+    for r in with {
+        let d = &r.devices[0];
+        let size: Vec<(f64, f64)> = d
+            .intervals
+            .iter()
+            .filter_map(|s| {
+                let n = (s.reads + s.writes) as f64;
+                let bytes = s.avg_read_request_bytes.unwrap_or(0.0) * s.reads as f64
+                    + s.avg_write_request_bytes.unwrap_or(0.0) * s.writes as f64;
+                (n > 0.0).then(|| (s.t_s, bytes / n / 1024.0))
+            })
+            .collect();
+        let depth: Vec<(f64, f64)> = d
+            .intervals
+            .iter()
+            .map(|s| (s.t_s, s.avg_queue_depth))
+            .collect();
+        let title = format!("{prefix}{}: what {} saw", label(r), d.name);
+        let chart = LineChart::new(title.clone())
+            .x_axis(Axis::linear("Time (s)"))
+            .y_axis(Axis::linear("Request size (KiB)").from_zero())
+            .y2_axis(Axis::linear("Queue depth").from_zero())
+            .series(Series::new("request size", size))
+            .series(Series::new("queue depth", depth).right_axis());
+        out.push(Chart::new(
+            Kind::TimeSeries,
+            Some(run),
+            title,
+            chart.to_svg(),
+            "the device's average request size and queue depth per interval, from its own counters (/sys/block/DEV/stat)",
+        ));
+    }
 }
 
 /// A suite in rounds (SNIA PTS): the tracked cell's IOPS per round, the measurement window

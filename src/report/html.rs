@@ -223,6 +223,7 @@ fn run_section(s: &mut String, n: usize, input: &Input, charts: &[&Chart]) {
         let _ = writeln!(s, "<p class=\"meta\">Note: {}</p>", esc(note));
     }
     results_table(s, d);
+    devices_table(s, d);
     if !charts.is_empty() {
         s.push_str("<h3>Charts</h3>\n");
         grid(s, charts);
@@ -270,6 +271,46 @@ fn results_table(s: &mut String, d: &RunDoc) {
             r.runtime_s,
             esc(&super::sparkline_fit(&spark, 20))
         );
+    }
+    s.push_str("</tbody></table></div>\n");
+}
+
+/// What each device of the stack saw, per result: the block layer's own counts next to the
+/// IOs iogauge issued.
+fn devices_table(s: &mut String, d: &RunDoc) {
+    if d.results.iter().all(|r| r.devices.is_empty()) {
+        return;
+    }
+    s.push_str("<h3>What the devices saw</h3>\n<div class=\"table-wrap\"><table>\n<thead><tr><th>#</th>\
+        <th>Device</th><th class=\"num\">reads/s</th><th class=\"num\">avg read</th>\
+        <th class=\"num\">writes/s</th><th class=\"num\">avg write</th><th class=\"num\">merges</th>\
+        <th class=\"num\">queue depth</th><th class=\"num\">busy</th></tr></thead><tbody>\n");
+    let opt = |v: Option<f64>, f: &dyn Fn(f64) -> String| v.map_or("?".to_string(), f);
+    for (i, r) in d.results.iter().enumerate() {
+        for dev in &r.devices {
+            let secs = dev.elapsed_s.max(1e-9);
+            let rate = |n: Option<u64>| opt(n.map(|n| n as f64 / secs), &|v| units::count(v));
+            let size = |b: Option<f64>| opt(b, &|v| units::iec(v.round() as u64));
+            let merges = match (dev.read_merges, dev.write_merges) {
+                (Some(a), Some(b)) => units::count((a + b) as f64),
+                _ => "?".into(),
+            };
+            let _ = writeln!(
+                s,
+                "<tr><td class=\"num\">{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>\
+                 <td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>\
+                 <td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
+                i + 1,
+                esc(&dev.name),
+                rate(dev.reads),
+                size(dev.avg_read_request_bytes),
+                rate(dev.writes),
+                size(dev.avg_write_request_bytes),
+                merges,
+                opt(dev.avg_queue_depth, &|v| format!("{v:.1}")),
+                opt(dev.util, &|v| format!("{:.0}%", v * 100.0)),
+            );
+        }
     }
     s.push_str("</tbody></table></div>\n");
 }

@@ -233,3 +233,38 @@ fn text_from_documents_is_escaped() {
     // The hostname of the fixture has angle brackets too.
     assert!(report.html.contains("bench &lt;1&gt;"));
 }
+
+// Issue 11: the report has a table of what each device saw, and its request size and queue
+// depth over time.
+#[test]
+fn devices_get_a_table_and_a_chart() {
+    let mut r = result(Rw::Read, 1 << 20, 1, 4, 1000.0);
+    let s = iogauge_sysinfo::diskstats::DiskStat {
+        reads: 1000,
+        sectors_read: 1000 * 2048,
+        time_in_queue_ms: 4000,
+        io_ticks_ms: 1000,
+        ..Default::default()
+    };
+    let intervals: Vec<(f64, Option<iogauge_sysinfo::diskstats::DiskStat>)> =
+        (1..=3).map(|t| (t as f64, Some(s))).collect();
+    r.devices = vec![crate::model::DeviceDoc::of(
+        "vda",
+        Some(&s),
+        1.0,
+        &intervals,
+        Default::default(),
+    )];
+    assert_eq!(r.devices[0].avg_read_request_bytes, Some(1048576.0));
+    assert_eq!(r.devices[0].avg_queue_depth, Some(4.0));
+    let report = build(&[input("dev", doc(vec![r]))]);
+    assert!(report.html.contains("What the devices saw"));
+    assert!(
+        report.html.contains("<td>vda</td>"),
+        "the table names the device"
+    );
+    assert!(report
+        .charts
+        .iter()
+        .any(|c| c.title.contains("what vda saw")));
+}
