@@ -267,25 +267,44 @@ fn mixes(cells: &[&Outcome]) -> String {
         for (what, value) in tables {
             let mut header = vec![format!("{} {what} · in flight", units::bs_label(bs))];
             header.extend(cols.iter().map(|p| format!("{p}% reads")));
-            let body: Vec<Vec<String>> = rows
-                .iter()
-                .map(|&row| {
-                    let mut line = vec![row_label(row)];
-                    for &p in &cols {
-                        let o = find(&mine, |c| (c.threads, c.iodepth) == row && c.read_pct == p);
-                        line.push(match o.and_then(|o| o.result) {
-                            Some(r) => value(r),
-                            None => missing(o),
-                        });
-                    }
-                    line
-                })
-                .collect();
+            let body = body(
+                &mine,
+                &rows,
+                &cols,
+                row_label,
+                |c, row, p| (c.threads, c.iodepth) == row && c.read_pct == p,
+                value,
+            );
             s.push_str(&grid(&header, &body));
             s.push('\n');
         }
     }
     s
+}
+
+/// A grid's lines: per row value its label, then each column's value, or why the cell has
+/// none.
+fn body<R: Copy, C: Copy>(
+    cells: &[&Outcome],
+    rows: &[R],
+    cols: &[C],
+    label: impl Fn(R) -> String,
+    at: impl Fn(&Cell, R, C) -> bool,
+    value: Column,
+) -> Vec<Vec<String>> {
+    rows.iter()
+        .map(|&row| {
+            let mut line = vec![label(row)];
+            for &col in cols {
+                let o = find(cells, |c| at(c, row, col));
+                line.push(match o.and_then(|o| o.result) {
+                    Some(r) => value(r),
+                    None => missing(o),
+                });
+            }
+            line
+        })
+        .collect()
 }
 
 /// The SNIA PTS tables: block sizes down, read/write mixes across ("100/0" … "0/100").
@@ -302,20 +321,14 @@ fn snia(cells: &[&Outcome]) -> String {
     for (what, value) in tables {
         let mut header = vec![format!("{what} · block")];
         header.extend(cols.iter().map(|p| format!("{p}/{}", 100 - p)));
-        let body: Vec<Vec<String>> = rows
-            .iter()
-            .map(|&bs| {
-                let mut line = vec![units::bs_label(bs)];
-                for &p in &cols {
-                    let o = find(cells, |c| c.bs == bs && c.read_pct == p);
-                    line.push(match o.and_then(|o| o.result) {
-                        Some(r) => value(r),
-                        None => missing(o),
-                    });
-                }
-                line
-            })
-            .collect();
+        let body = body(
+            cells,
+            &rows,
+            &cols,
+            units::bs_label,
+            |c, bs, p| c.bs == bs && c.read_pct == p,
+            value,
+        );
         s.push_str(&grid(&header, &body));
         s.push('\n');
     }
