@@ -36,6 +36,9 @@ pub enum Command {
     Compare(CompareArgs),
     /// Write an HTML report with the studies' graphs.
     Report(ReportArgs),
+    /// Probe the storage stack: `probe cache` finds the caches in it.
+    #[command(subcommand)]
+    Probe(ProbeCommand),
     /// Export a run as JSON or CSV.
     Export(ExportArgs),
     /// Delete a run from the results database.
@@ -44,6 +47,27 @@ pub enum Command {
     Completions(CompletionsArgs),
     /// Print the man page (roff), e.g. `iogauge man > /usr/local/share/man/man1/iogauge.1`.
     Man,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum ProbeCommand {
+    /// 4 KiB random reads over growing working sets (16 MiB, doubling, up to the target) and
+    /// the knee where they get slower: the size of a cache in the stack.
+    Cache(ProbeCacheArgs),
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct ProbeCacheArgs {
+    #[command(flatten)]
+    pub target: TargetArgs,
+
+    /// Random reads measured per working set (after one sequential pass that warms it).
+    #[arg(long, value_name = "N", default_value_t = 20_000,
+          value_parser = clap::value_parser!(u64).range(100..=100_000_000))]
+    pub ios: u64,
+
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 #[derive(Args, Debug, Clone)]

@@ -48,6 +48,8 @@ pub struct Plan {
     pub file: Option<(PathBuf, OutputFormat)>,
     /// Notes decided while planning (e.g. how psync keeps the in-flight IOs).
     pub notes: Vec<String>,
+    /// `probe cache`: fit a cache size to the probe cells' latencies at the end.
+    pub probe: bool,
 }
 
 /// How the results are presented.
@@ -202,6 +204,7 @@ pub fn from_run(args: &RunArgs) -> Result<Plan> {
         file: output_file(&args.output)?,
         output: args.output.clone(),
         notes: Vec::new(),
+        probe: false,
     })
 }
 
@@ -243,6 +246,7 @@ pub fn from_suite(args: &SuiteArgs) -> Result<Plan> {
         file: output_file(&args.output)?,
         output: args.output.clone(),
         notes: Vec::new(),
+        probe: false,
     })
 }
 
@@ -279,6 +283,116 @@ fn output_file(o: &OutputArgs) -> Result<Option<(PathBuf, OutputFormat)>> {
         )));
     }
     Ok(Some((path.clone(), format)))
+}
+
+/// Smallest working set of `probe cache`.
+const PROBE_FROM: u64 = 16 << 20;
+
+/// `iogauge probe cache`: for each working set (16 MiB, doubling, up to the target), one
+/// sequential pass that puts the set in whatever caches there are, then 4 KiB random reads
+/// over it; `exec` fits the cache size to their mean latencies.
+pub fn from_probe_cache(args: &crate::cli::ProbeCacheArgs) -> Result<Plan> {
+    let target = target(&args.target, None)?;
+    let len = probe_len(&target);
+    if len < 4 * PROBE_FROM {
+        return Err(usage(format!(
+            "probe cache needs a target of at least {} to see a knee, this one has {}; give a larger --size",
+            units::iec(4 * PROBE_FROM),
+            units::iec(len)
+        )));
+    }
+    let mut sets = Vec::new();
+    let mut ws = PROBE_FROM;
+    while ws < len {
+        sets.push(ws);
+        ws *= 2;
+    }
+    sets.push(len / 4096 * 4096);
+    let mut groups = Vec::new();
+    for &ws in &sets {
+        let group = |title: String, op, bs, iodepth, length| Group {
+            title,
+            layout: Layout::Plain,
+            origin: None,
+            ops: vec![op],
+            read_pct: Vec::new(),
+            bs: vec![bs],
+            threads: vec![1],
+            iodepth: vec![iodepth],
+            sync: None,
+            odsync: false,
+            direct: None,
+            length,
+            range: Some(ws),
+            options: Vec::new(),
+        };
+        groups.push(group(
+            format!("warm {}", units::iec(ws)),
+            Op::Read,
+            1 << 20,
+            4,
+            Length::Data(Amount::Range),
+        ));
+        groups.push(group(
+            format!("probe {}", units::iec(ws)),
+            Op::Randread,
+            4096,
+            1,
+            Length::Data(Amount::Bytes(args.ios * 4096)),
+        ));
+    }
+    let suite = Suite {
+        name: "probe-cache".into(),
+        description: "4 KiB random reads over growing working sets, each read through once first"
+            .into(),
+        size: None,
+        groups,
+        rounds: None,
+    };
+    let cells = cells::expand(&suite, &Overrides::default()).map_err(usage)?;
+    Ok(Plan {
+        kind: Kind::Suite,
+        cells,
+        suite,
+        env: env(&args.target, 1, Duration::ZERO, SUITE_INTERVAL),
+        target,
+        repeat: Repeat {
+            n: 1,
+            drop_caches: false,
+        },
+        until_stable: false,
+        precondition: false,
+        max_rounds: None,
+        params: BTreeMap::new(),
+        file: output_file(&args.output)?,
+        output: args.output.clone(),
+        notes: Vec::new(),
+        probe: true,
+    })
+}
+
+/// Bytes `probe cache` can use of its target, before the target is opened: `--size`, else an
+/// existing file's or device's size, else the size of the file it would create.
+fn probe_len(t: &TargetPlan) -> u64 {
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
+    let existing = t.path.as_deref().and_then(|p| {
+        let md = std::fs::metadata(p).ok()?;
+        if md.file_type().is_block_device() {
+            let (ma, mi) = (libc::major(md.rdev()), libc::minor(md.rdev()));
+            let sectors: u64 = std::fs::read_to_string(format!("/sys/dev/block/{ma}:{mi}/size"))
+                .ok()?
+                .trim()
+                .parse()
+                .ok()?;
+            Some(sectors * 512)
+        } else if md.is_file() {
+            Some(md.len())
+        } else {
+            None
+        }
+    });
+    let len = existing.unwrap_or(t.created_size).saturating_sub(t.offset);
+    t.size.map_or(len, |s| s.min(len))
 }
 
 fn op_of(rw: Rw) -> Op {

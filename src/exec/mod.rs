@@ -157,6 +157,19 @@ pub fn execute(plan: &Plan) -> Result<()> {
         ..header
     };
     crate::analysis::annotate(&mut doc, target.data_bytes);
+    if plan.probe {
+        // Each step of a probe measures a cache on purpose: its own cache warnings say nothing.
+        let own_cache = |f: &serde_json::Value| f["kind"] == "cache" && !f["result"].is_null();
+        doc.findings.retain(|f| !own_cache(f));
+        for r in &mut doc.results {
+            r.findings.retain(|f| f["kind"] != "cache");
+        }
+        if let Some(f) = probe_finding(&plan.cells, &state.cell_of, &doc.results, &target) {
+            if let Ok(v) = serde_json::to_value(&f) {
+                doc.findings.push(v);
+            }
+        }
+    }
     if let Some(f) = doc.rounds.as_ref().and_then(rounds_finding) {
         if let Ok(v) = serde_json::to_value(&f) {
             doc.findings.push(v);
@@ -1017,6 +1030,70 @@ fn add_findings(
             }
         }
     }
+}
+
+/// `probe cache`: the cache size fitted to the random reads' mean latency by working set.
+fn probe_finding(
+    cells: &[Cell],
+    cell_of: &[usize],
+    results: &[ResultDoc],
+    target: &Target,
+) -> Option<Finding> {
+    let (ws, lat): (Vec<f64>, Vec<f64>) = cell_of
+        .iter()
+        .zip(results)
+        .filter(|(&c, r)| cells[c].op == Op::Randread && r.ios > 0)
+        .filter_map(|(&c, r)| Some((cells[c].range? as f64, r.lat_ns.mean)))
+        .unzip();
+    let (lo, hi) = (*ws.first()?, *ws.last()?);
+    let on = target.device.as_deref().unwrap_or("the target");
+    let mut f = match iogauge_analyze::cache_knee(&ws, &lat) {
+        Some(k) if k.cache_bytes >= hi => Finding {
+            kind: FindingKind::Cache,
+            severity: Severity::Info,
+            summary: format!(
+                "random reads stay at {} up to the whole {} probed: a cache of at least that size sits in the stack of {on}",
+                units::latency(k.hit_ns),
+                units::iec(hi as u64)
+            ),
+            evidence: BTreeMap::new(),
+            advice: "Measure with a working set larger than this (a larger --size), or these results come from the cache.".into(),
+            result: None,
+        },
+        Some(k) => Finding {
+            kind: FindingKind::Cache,
+            severity: Severity::Info,
+            summary: format!(
+                "reads within ~{} are served {:.0}× faster ({} against {}): a cache of about {} sits in the stack of {on}",
+                units::iec(k.cache_bytes as u64),
+                k.miss_ns / k.hit_ns,
+                units::latency(k.hit_ns),
+                units::latency(k.miss_ns),
+                units::iec(k.cache_bytes as u64)
+            ),
+            evidence: BTreeMap::new(),
+            advice: "Give runs on this stack a working set well beyond the cache (--size), or they measure the cache.".into(),
+            result: None,
+        },
+        None => Finding {
+            kind: FindingKind::Cache,
+            severity: Severity::Info,
+            summary: format!(
+                "no cache shows between {} and {}: random reads take about as long over every working set",
+                units::iec(lo as u64),
+                units::iec(hi as u64)
+            ),
+            evidence: BTreeMap::new(),
+            advice: String::new(),
+            result: None,
+        },
+    };
+    if let Some(k) = iogauge_analyze::cache_knee(&ws, &lat) {
+        f.evidence.insert("cache_bytes".into(), k.cache_bytes);
+        f.evidence.insert("hit_ns".into(), k.hit_ns);
+        f.evidence.insert("miss_ns".into(), k.miss_ns);
+    }
+    Some(f)
 }
 
 /// Steady state by rounds, as the SNIA PTS states it: reached (and when), or not within the

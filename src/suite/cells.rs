@@ -80,6 +80,10 @@ impl Cell {
         if self.files > 1 {
             s.push_str(&format!(" · {} files", self.files));
         }
+        // Cells that differ only in their range (a working-set sweep) are told apart by it.
+        if let (Some(r), Layout::Plain) = (self.range, self.layout) {
+            s.push_str(&format!(" over {}", units::iec(r)));
+        }
         s
     }
 

@@ -1,0 +1,8 @@
+//! `iogauge probe cache`: the caches of a storage stack, found by their knee.
+
+use crate::cli::ProbeCacheArgs;
+use anyhow::Result;
+
+pub fn cache(args: &ProbeCacheArgs) -> Result<()> {
+    crate::exec::execute(&crate::plan::from_probe_cache(args)?)
+}

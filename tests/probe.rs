@@ -1,0 +1,107 @@
+//! `iogauge probe cache` (issue 11) against ground truth: buffered reads inside a cgroup v1
+//! memory cgroup of known size make the page cache a cache of that size, and the probe must
+//! name it within 25%. Needs root; says so otherwise.
+
+use serde_json::Value;
+use std::path::Path;
+use std::process::Command;
+
+#[macro_use]
+mod common;
+use common::*;
+
+const LIMIT: u64 = 256 << 20;
+
+struct Cgroup(std::path::PathBuf);
+
+impl Drop for Cgroup {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir(&self.0);
+    }
+}
+
+#[test]
+fn the_probe_names_a_memory_cgroups_page_cache() {
+    needs_root!();
+    let memory = Path::new("/sys/fs/cgroup/memory");
+    if !memory.join("cgroup.procs").exists() {
+        eprintln!("skipped: needs cgroup v1 memory");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("probe.dat");
+    // Filled with O_DIRECT, outside the cgroup: none of it is in the page cache yet.
+    let out = iogauge(
+        dir.path(),
+        &[
+            "run",
+            file.to_str().unwrap(),
+            "--size",
+            "1g",
+            "--keep",
+            "--engine",
+            "null",
+            "--time",
+            "100ms",
+            "--no-store",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let cg = Cgroup(memory.join(format!("iogauge-probe-{}", std::process::id())));
+    std::fs::create_dir_all(&cg.0).unwrap();
+    std::fs::write(cg.0.join("memory.limit_in_bytes"), LIMIT.to_string()).unwrap();
+    let script = format!(
+        "echo $$ > {}/cgroup.procs && exec '{}' probe cache '{}' --buffered --ios 20000 --json --no-store",
+        cg.0.display(),
+        BIN,
+        file.display()
+    );
+    let out = Command::new("sh").args(["-c", &script]).output().unwrap();
+    let doc = json_of(&out);
+    let f = doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["kind"] == "cache" && f["result"].is_null())
+        .cloned()
+        .unwrap_or(Value::Null);
+    eprintln!("user sees: {}", f["summary"]);
+    let found = f["evidence"]["cache_bytes"]
+        .as_f64()
+        .expect("a cache was named");
+    let ratio = found / LIMIT as f64;
+    assert!(
+        (0.75..=1.25).contains(&ratio),
+        "found {found} bytes for a {LIMIT}-byte cgroup"
+    );
+    assert!(f["summary"].as_str().unwrap().contains("a cache of about"));
+    // Each step's own cache warning would only repeat what the probe is for.
+    assert!(doc["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|r| r["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|f| f["kind"] != "cache")));
+}
+
+#[test]
+fn the_probe_plans_doubling_working_sets_and_refuses_a_small_target() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = iogauge(dir.path(), &["probe", "cache", "--size", "1g", "--dry-run"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    // 16, 32, … 512 MiB and the whole 1 GiB: 7 sets, a warm pass and a probe each.
+    assert!(text.contains("14 cells"), "{text}");
+    let out = iogauge(
+        dir.path(),
+        &["probe", "cache", "--size", "32m", "--no-store"],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr_of(&out).contains("at least 64 MiB"),
+        "{}",
+        stderr_of(&out)
+    );
+}
