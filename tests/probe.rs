@@ -51,12 +51,16 @@ fn the_probe_names_a_memory_cgroups_page_cache() {
     std::fs::create_dir_all(&cg.0).unwrap();
     std::fs::write(cg.0.join("memory.limit_in_bytes"), LIMIT.to_string()).unwrap();
     let script = format!(
-        "echo $$ > {}/cgroup.procs && exec '{}' probe cache '{}' --buffered --ios 20000 --json --no-store",
+        "echo $$ > {}/cgroup.procs && exec '{}' probe cache '{}' --buffered --ios 20000 --json",
         cg.0.display(),
         BIN,
         file.display()
     );
-    let out = Command::new("sh").args(["-c", &script]).output().unwrap();
+    let out = Command::new("sh")
+        .args(["-c", &script])
+        .env("IOGAUGE_DB", dir.path().join("results.db"))
+        .output()
+        .unwrap();
     let doc = json_of(&out);
     let f = doc["findings"]
         .as_array()

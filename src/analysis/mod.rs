@@ -117,7 +117,28 @@ fn device_findings(r: &ResultDoc, system: &SystemInfo) -> Vec<iogauge_analyze::F
             scheduler: d.limits.scheduler.clone(),
         });
     }
-    iogauge_analyze::device_findings(&issued, &stack)
+    let mut found = iogauge_analyze::device_findings(&issued, &stack);
+    // A striped device (md, dm): its members are the disks (or partitions) beneath it.
+    if let Some(t) = system.target.as_ref() {
+        use iogauge_sysinfo::DeviceRole;
+        if t.devices
+            .iter()
+            .any(|d| matches!(d.role, DeviceRole::Md | DeviceRole::Dm))
+        {
+            let members: Vec<(String, f64)> = t
+                .devices
+                .iter()
+                .filter(|d| matches!(d.role, DeviceRole::Disk | DeviceRole::Partition))
+                .filter_map(|d| {
+                    let doc = r.devices.iter().find(|x| x.name == d.name)?;
+                    let bytes = doc.read_bytes? + doc.write_bytes?;
+                    Some((d.name.clone(), bytes as f64 / doc.elapsed_s.max(1e-9)))
+                })
+                .collect();
+            found.extend(iogauge_analyze::stripe_imbalance(&members));
+        }
+    }
+    found
 }
 
 /// Findings across the results of a run: ceiling, gap and outlier.

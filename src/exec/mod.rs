@@ -129,6 +129,13 @@ pub fn execute(plan: &Plan) -> Result<()> {
         rounds: None,
     };
     let mut rec = Recorder::start(store, &header)?;
+    // A cache `probe cache` found on this stack earlier, for the working-set warning below.
+    let known_cache = match (plan.probe, rec.store(), target.device.as_deref()) {
+        (false, Some(store), Some(dev)) => store
+            .known_cache(dev)
+            .map(|(id, b)| (id, b, dev.to_string())),
+        _ => None,
+    };
     crate::interrupt::measuring();
     let mut state = State::default();
     let failure = match (&plan.suite.rounds, precondition(plan, &target, &mut state)) {
@@ -157,6 +164,28 @@ pub fn execute(plan: &Plan) -> Result<()> {
         ..header
     };
     crate::analysis::annotate(&mut doc, target.data_bytes);
+    if let Some((id, bytes, dev)) = &known_cache {
+        if (target.range_bytes as f64) <= *bytes {
+            let f = Finding {
+                kind: FindingKind::Cache,
+                severity: Severity::Warning,
+                summary: format!(
+                    "the working set ({}) fits inside the cache of about {} that `iogauge probe cache` found in front of {dev} (run {id}): these numbers may come from that cache",
+                    units::iec(target.range_bytes),
+                    units::iec(*bytes as u64)
+                ),
+                evidence: BTreeMap::from([
+                    ("working_set_bytes".to_string(), target.range_bytes as f64),
+                    ("cache_bytes".to_string(), *bytes),
+                ]),
+                advice: "Use a --size well beyond the cache so the device answers.".into(),
+                result: None,
+            };
+            if let Ok(v) = serde_json::to_value(&f) {
+                doc.findings.push(v);
+            }
+        }
+    }
     if plan.probe {
         // Each step of a probe measures a cache on purpose: its own cache warnings say nothing.
         let own_cache = |f: &serde_json::Value| f["kind"] == "cache" && !f["result"].is_null();

@@ -182,6 +182,26 @@ impl Store {
         &self.path
     }
 
+    /// The newest cache `iogauge probe cache` found in front of `device`: (run id, bytes).
+    pub fn known_cache(&self, device: &str) -> Option<(i64, f64)> {
+        let rows = self.runs(1000).ok()?;
+        rows.iter()
+            .filter(|r| r.suite.as_deref() == Some("probe-cache") && !r.interrupted)
+            .find_map(|r| {
+                let doc = self.load(r.id).ok()?;
+                let top = doc.system.target.as_ref()?.devices.first()?.name.clone();
+                if top != device {
+                    return None;
+                }
+                let bytes = doc.findings.iter().find_map(|f| {
+                    (f["kind"] == "cache" && f["result"].is_null())
+                        .then(|| f["evidence"]["cache_bytes"].as_f64())
+                        .flatten()
+                })?;
+                Some((r.id, bytes))
+            })
+    }
+
     /// The id of the run `selector` names: `last`, an id, a run id, or a label (its newest run).
     pub fn resolve(&self, selector: &str) -> Result<i64> {
         let sel = selector.trim();
@@ -471,6 +491,11 @@ impl Recorder {
             rec.add(r)?;
         }
         Ok(rec)
+    }
+
+    /// The store it records into, for look-ups while a run goes.
+    pub fn store(&self) -> Option<&Store> {
+        self.active.as_ref().map(|(s, _)| s)
     }
 
     /// A recorder that stores nothing.

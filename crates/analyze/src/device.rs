@@ -214,6 +214,46 @@ pub fn device_findings(issued: &Issued, stack: &[Seen]) -> Vec<Finding> {
     out
 }
 
+/// Busiest over idlest member beyond this is an imbalance ("One DVD per second" found its two
+/// controller legs 25% apart).
+pub const IMBALANCE: f64 = 1.2;
+
+/// The members of a striped device (md, dm, LVM) and the bytes each moved: each one's share,
+/// and an imbalance when the busiest moved more than [`IMBALANCE`] times the idlest.
+pub fn stripe_imbalance(members: &[(String, f64)]) -> Option<Finding> {
+    if members.len() < 2 {
+        return None;
+    }
+    let total: f64 = members.iter().map(|m| m.1).sum();
+    if total < FLOOR_BYTES_PER_S {
+        return None;
+    }
+    let (lo, hi) = members.iter().fold((f64::INFINITY, 0.0f64), |(lo, hi), m| {
+        (lo.min(m.1), hi.max(m.1))
+    });
+    if hi <= IMBALANCE * lo {
+        return None;
+    }
+    let shares: Vec<String> = members
+        .iter()
+        .map(|(n, b)| format!("{n} {}", pct(b / total)))
+        .collect();
+    let mut f = Finding::new(
+        Kind::Imbalance,
+        Severity::Warning,
+        format!(
+            "the stripe's members did unequal work: {} (the busiest moved {:.1}× the idlest)",
+            shares.join(", "),
+            if lo > 0.0 { hi / lo } else { f64::INFINITY }
+        ),
+        "Check the stripe's layout and chunk size against the IO size, and the members' paths (controller, port): the slowest member sets the pace.",
+    );
+    for (n, b) in members {
+        f = f.with(&format!("share_{n}"), b / total);
+    }
+    Some(f)
+}
+
 /// Which queue limit cuts an IO of `size` bytes into pieces.
 fn split_limit(d: &Seen, size: f64) -> String {
     if let Some(kb) = d.max_sectors_kb {
@@ -278,6 +318,21 @@ mod tests {
         d.writes_per_s = 5.0;
         d.write_bytes_per_s = 20480.0;
         assert!(device_findings(&issued(1000.0, mib), &[d]).is_empty());
+    }
+
+    #[test]
+    fn a_stripe_names_its_members_shares_when_they_differ() {
+        let even = [("sda".to_string(), 50e6), ("sdb".to_string(), 52e6)];
+        assert!(stripe_imbalance(&even).is_none());
+        let legs = [("sda".to_string(), 40e6), ("sdb".to_string(), 60e6)];
+        let f = stripe_imbalance(&legs).unwrap();
+        assert_eq!(f.kind, Kind::Imbalance);
+        assert!(f.summary.contains("sda 40%, sdb 60%"), "{}", f.summary);
+        assert!((f.evidence["share_sdb"] - 0.6).abs() < 1e-9);
+        assert!(
+            stripe_imbalance(&legs[..1]).is_none(),
+            "one member is no stripe"
+        );
     }
 
     #[test]

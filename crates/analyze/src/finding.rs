@@ -27,6 +27,8 @@ pub enum Kind {
     OtherIo,
     /// The device's queue held far fewer IOs than were kept in flight.
     Queue,
+    /// The members of a stripe (md, dm, LVM) did unequal shares of the work.
+    Imbalance,
 }
 
 impl Kind {
@@ -44,6 +46,7 @@ impl Kind {
             Kind::Absorbed => "absorbed",
             Kind::OtherIo => "other-io",
             Kind::Queue => "queue",
+            Kind::Imbalance => "imbalance",
         }
     }
 }
