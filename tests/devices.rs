@@ -102,6 +102,30 @@ fn a_clean_run_has_device_counters_and_no_device_finding() {
     for k in kinds(&doc) {
         assert!(!DEVICE_KINDS.contains(&k.as_str()), "{k} on a clean run");
     }
+    // The CSV carries the top device's figures too.
+    let csv = shm.path().join("r.csv");
+    let out = iogauge(
+        shm.path(),
+        &[
+            "run",
+            &dev.dev,
+            "--time",
+            "300ms",
+            "--no-store",
+            "--output",
+            csv.to_str().unwrap(),
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let row: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = header
+        .iter()
+        .position(|h| *h == "dev_avg_read_request_bytes")
+        .unwrap();
+    assert_eq!(row[col], "4096");
 }
 
 #[test]

@@ -74,10 +74,19 @@ const RESULT_COLUMNS: &[&str] = &[
     "iops_ci95_hi",
     "iops_cv",
     "interrupted",
+    // What the top device of the stack saw (empty when unknown).
+    "dev_name",
+    "dev_reads",
+    "dev_writes",
+    "dev_avg_read_request_bytes",
+    "dev_avg_write_request_bytes",
+    "dev_avg_queue_depth",
+    "dev_util",
 ];
 
 fn result_fields(i: usize, r: &ResultDoc) -> Vec<String> {
     let w = &r.workload;
+    let dev = r.devices.first();
     let us = |ns: f64| num(ns / 1e3);
     let opt = |v: Option<String>| v.unwrap_or_default();
     let op = |o: &Option<OpDoc>| -> [String; 3] {
@@ -143,6 +152,13 @@ fn result_fields(i: usize, r: &ResultDoc) -> Vec<String> {
         opt(iops_stats.map(|s| num(s.ci95[1]))),
         opt(iops_stats.map(|s| num(s.cv))),
         r.interrupted.to_string(),
+        opt(dev.map(|d| d.name.clone())),
+        opt(dev.and_then(|d| d.reads).map(|v| v.to_string())),
+        opt(dev.and_then(|d| d.writes).map(|v| v.to_string())),
+        opt(dev.and_then(|d| d.avg_read_request_bytes).map(num)),
+        opt(dev.and_then(|d| d.avg_write_request_bytes).map(num)),
+        opt(dev.and_then(|d| d.avg_queue_depth).map(num)),
+        opt(dev.and_then(|d| d.util).map(num)),
     ]
 }
 
