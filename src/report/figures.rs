@@ -44,7 +44,55 @@ pub(super) fn run_charts(run: usize, input: &Input, prefix: &str) -> (Vec<Chart>
     omitted.timeseries = timeseries_charts(doc, run, prefix, &mut charts);
     convergence_chart(doc, run, prefix, &mut charts);
     device_charts(doc, run, prefix, &mut charts);
+    cache_probe_chart(doc, run, prefix, &mut charts);
     (charts, omitted)
+}
+
+/// `probe cache`: the random reads' mean and median latency against the working set, the
+/// fitted cache size marked.
+fn cache_probe_chart(doc: &RunDoc, run: usize, prefix: &str, out: &mut Vec<Chart>) {
+    if doc.suite.as_deref() != Some("probe-cache") {
+        return;
+    }
+    let probes: Vec<(f64, &crate::model::ResultDoc)> = doc
+        .results
+        .iter()
+        .filter(|r| r.workload.rw == crate::workload::Rw::Randread && r.ios > 0)
+        .map(|r| (r.target.range_bytes as f64, r))
+        .collect();
+    if probes.len() < 2 {
+        return;
+    }
+    let us = |ns: f64| ns / 1e3;
+    let mean: Vec<(f64, f64)> = probes
+        .iter()
+        .map(|(w, r)| (*w, us(r.lat_ns.mean)))
+        .collect();
+    let p50: Vec<(f64, f64)> = probes
+        .iter()
+        .map(|(w, r)| (*w, us(r.lat_ns.p50 as f64)))
+        .collect();
+    let title = format!("{prefix}Cache map: latency by working set");
+    let mut chart = LineChart::new(title.clone())
+        .x_axis(Axis::log2("Working set").format(iogauge_charts::format_bytes))
+        .y_axis(Axis::log10("4 KiB random read latency (µs)"))
+        .series(Series::new("mean", mean).markers(true))
+        .series(Series::new("median", p50).markers(true));
+    let knee = doc.findings.iter().find_map(|f| {
+        (f["kind"] == "cache" && f["result"].is_null())
+            .then(|| f["evidence"]["cache_bytes"].as_f64())
+            .flatten()
+    });
+    if let (Some(c), Some((_, r))) = (knee, probes.first()) {
+        chart = chart.mark(Mark::new(c, us(r.lat_ns.mean), "fitted cache size"));
+    }
+    out.push(Chart::new(
+        Kind::Latency,
+        Some(run),
+        title,
+        chart.to_svg(),
+        "mean and median latency of 4 KiB random reads over each working set (read through once first); marked: the cache size fitted to the means",
+    ));
 }
 
 /// Results whose device charts are drawn per run; the table has every one.
