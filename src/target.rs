@@ -84,6 +84,10 @@ pub struct Target {
     /// no claim of their own, so a cell never trips over the claim of the cell before it (an
     /// io_uring ring lets go of its file asynchronously).
     claim: Option<File>,
+    /// A block device is held open for the whole run: the kernel drops a block device's page
+    /// cache when its last opener closes it, so without this every cell of a buffered run (and
+    /// `probe cache`'s warm pass) would start from an empty cache.
+    _hold: Option<File>,
 }
 
 impl Drop for Target {
@@ -328,6 +332,7 @@ fn existing_file(req: &Request, path: PathBuf, md: &std::fs::Metadata) -> Result
         keep: true,
         identity: Some((md.dev(), md.ino())),
         claim: None,
+        _hold: None,
         device: None,
         devices: Vec::new(),
     })
@@ -392,6 +397,7 @@ fn existing_device(req: &Request, path: PathBuf, md: &std::fs::Metadata) -> Resu
     };
     Ok(Target {
         logical_block: sys::block_device_logical_block_size(&file).unwrap_or(512),
+        _hold: Some(file),
         data_bytes: None,
         path,
         kind: Kind::BlockDevice,
@@ -542,6 +548,7 @@ fn create(
         keep: req.keep,
         identity,
         claim: None,
+        _hold: None,
         device: None,
         devices: Vec::new(),
     };

@@ -29,24 +29,29 @@ fn the_probe_names_a_memory_cgroups_page_cache() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("probe.dat");
-    // Filled with O_DIRECT, outside the cgroup: none of it is in the page cache yet.
-    let out = iogauge(
-        dir.path(),
-        &[
-            "run",
-            file.to_str().unwrap(),
-            "--size",
-            "1g",
-            "--keep",
-            "--engine",
-            "null",
-            "--time",
-            "100ms",
-            "--no-store",
-        ],
+    // The data lives in RAM behind a loop device with direct IO, so every miss of the cgroup's
+    // page cache costs the same; a virtual disk would add its host's cache as a second level.
+    let shm = tempfile::tempdir_in("/dev/shm").unwrap();
+    let image = shm.path().join("probe.img");
+    // Filled outside the cgroup: none of it is in the cgroup's page cache yet.
+    {
+        let mut f = std::fs::File::create(&image).unwrap();
+        let chunk: Vec<u8> = (0..1u32 << 20)
+            .map(|i| (i.wrapping_mul(2654435761) >> 24) as u8)
+            .collect();
+        for _ in 0..1024 {
+            std::io::Write::write_all(&mut f, &chunk).unwrap();
+        }
+    }
+    let dev = sh(
+        "losetup",
+        &["-f", "--show", "--direct-io=on", image.to_str().unwrap()],
     );
-    assert!(out.status.success(), "{}", stderr_of(&out));
+    let dev = LoopDev {
+        dev,
+        file: std::fs::canonicalize(&image).unwrap(),
+    };
+    let file = std::path::PathBuf::from(&dev.dev);
     let cg = Cgroup(memory.join(format!("iogauge-probe-{}", std::process::id())));
     std::fs::create_dir_all(&cg.0).unwrap();
     std::fs::write(cg.0.join("memory.limit_in_bytes"), LIMIT.to_string()).unwrap();
