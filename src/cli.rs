@@ -383,6 +383,12 @@ pub struct WorkloadArgs {
     #[arg(long, value_enum, default_value_t = SyncMode::None)]
     pub sync_mode: SyncMode,
 
+    /// Where random IOs land: uniform, zipf:THETA, pareto:H, normal:STDDEV% or hot:DATA%/IO%
+    /// (e.g. hot:10%/90%, a database's hot pages), as fio's random_distribution.
+    #[arg(long, value_name = "DIST", default_value = "uniform",
+          value_parser = crate::workload::Distribution::parse)]
+    pub distribution: crate::workload::Distribution,
+
     /// Seed of the random offsets and data, so a run can be repeated exactly.
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub seed: u64,

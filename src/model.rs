@@ -78,6 +78,17 @@ pub struct WorkloadDoc {
     pub data_bytes: Option<u64>,
     pub ramp_s: f64,
     pub interval_s: f64,
+    /// Where random IOs landed: "uniform" unless --distribution said otherwise.
+    #[serde(default = "uniform", skip_serializing_if = "is_uniform")]
+    pub distribution: String,
+}
+
+fn uniform() -> String {
+    "uniform".into()
+}
+
+fn is_uniform(s: &String) -> bool {
+    s == "uniform"
 }
 
 impl WorkloadDoc {
@@ -103,6 +114,7 @@ impl WorkloadDoc {
             data_bytes,
             ramp_s: spec.ramp.as_secs_f64(),
             interval_s: spec.interval.as_secs_f64(),
+            distribution: spec.distribution.to_string(),
         }
     }
 }

@@ -37,6 +37,9 @@ pub fn workload_line(r: &ResultDoc) -> String {
     if w.odsync {
         s.push_str(" · O_DSYNC");
     }
+    if w.distribution != "uniform" {
+        let _ = write!(s, " · {}", w.distribution);
+    }
     let secs = |t: f64| units::duration(std::time::Duration::from_secs_f64(t));
     match (w.time_s, w.data_bytes) {
         // A run cut short says how long it ran, not how long it was asked to.

@@ -75,6 +75,8 @@ pub struct Env {
     pub ramp: Duration,
     /// Length of a sample of the time series.
     pub interval: Duration,
+    /// Where random IOs land (`--distribution`).
+    pub distribution: crate::workload::Distribution,
 }
 
 /// The target as asked for; `target::resolve` looks at it without writing.
@@ -147,7 +149,15 @@ pub fn from_run(args: &RunArgs) -> Result<Plan> {
             "--interval is shorter than 100ms; give e.g. --interval 1s",
         ));
     }
-    let env = env(&args.target, w.seed, w.ramp, w.interval);
+    let mut env = env(&args.target, w.seed, w.ramp, w.interval);
+    if w.distribution != crate::workload::Distribution::Uniform && !w.rw.random() {
+        return Err(usage(format!(
+            "--distribution {} shapes random offsets; --rw {} is sequential: use randread, randwrite or randrw",
+            w.distribution,
+            w.rw.name()
+        )));
+    }
+    env.distribution = w.distribution;
     // The rule `exec` applies to every cell, told here in the flags the user typed.
     let depth = if env.engine == EngineKind::Psync {
         1
@@ -420,6 +430,7 @@ fn env(t: &TargetArgs, seed: u64, ramp: Duration, interval: Duration) -> Env {
         ram: iogauge_engine::sys::total_memory(),
         ramp,
         interval,
+        distribution: Default::default(),
     }
 }
 

@@ -778,3 +778,33 @@ fn findings_go_to_stdout_for_run_and_suite() {
         assert!(stderr.contains("Filling"), "progress on stderr");
     }
 }
+
+/// `--distribution` (issue 16): recorded with the run, refused for sequential patterns and
+/// for values it does not know.
+#[test]
+fn distributions_are_recorded_and_checked() {
+    let dir = tempfile::tempdir().unwrap();
+    let doc = json_of(&iogauge(
+        dir.path(),
+        &[
+            "run",
+            "--size",
+            "16m",
+            "--time",
+            "200ms",
+            "--distribution",
+            "hot:10%/90%",
+            "--json",
+            "--no-store",
+        ],
+    ));
+    assert_eq!(doc["results"][0]["workload"]["distribution"], "hot:10%/90%");
+    for bad in [
+        &["run", "--rw", "read", "--distribution", "zipf:1.2"][..],
+        &["run", "--distribution", "zipf:1"][..],
+        &["run", "--distribution", "gauss"][..],
+    ] {
+        let out = iogauge(dir.path(), bad);
+        assert_eq!(out.status.code(), Some(2), "{bad:?}: {}", stderr_of(&out));
+    }
+}

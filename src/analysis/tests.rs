@@ -56,6 +56,7 @@ pub(crate) fn result(rw: Rw, bs: u64, threads: u32, iodepth: u32, iops: f64) -> 
             data_bytes: None,
             ramp_s: 0.0,
             interval_s: 1.0,
+            distribution: "uniform".into(),
         },
         target: TargetDoc {
             absolute_path: None,

@@ -86,6 +86,7 @@ pub fn of(cell: &Cell, env: &Env, range: u64, logical_block: u32) -> Result<Work
         interval: env.interval,
         uring: env.uring,
         submit_batch: env.submit_batch,
+        distribution: env.distribution,
     };
     let limit = |span: u64, share: u64| match cell.length {
         Length::Time(t) => Limit::Time(t),
@@ -438,6 +439,7 @@ mod tests {
             ram: 8 << 30,
             ramp: Duration::ZERO,
             interval: Duration::from_secs(1),
+            distribution: Default::default(),
         }
     }
 

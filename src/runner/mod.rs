@@ -642,6 +642,7 @@ mod tests {
             interval: Duration::from_millis(100),
             uring: UringOptions::default(),
             submit_batch: 2,
+            distribution: Default::default(),
         }
     }
 

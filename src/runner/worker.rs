@@ -60,6 +60,7 @@ pub fn work<E: Engine>(
     };
     let mut offsets = Offsets::new(
         spec.rw.random(),
+        spec.distribution,
         spec.seed,
         cfg.id,
         spec.threads,
@@ -452,6 +453,7 @@ mod tests {
             interval: Duration::from_secs(1),
             uring: UringOptions::default(),
             submit_batch,
+            distribution: Default::default(),
         };
         let cfg = WorkerCfg {
             id: 0,

@@ -1,7 +1,10 @@
 //! A workload: its patterns, limits and the checked [`Spec`] the runner runs. Specs are built
 //! in one place, `exec::work::of`, from a plan's cell, so the runner can trust what it gets.
 
+pub mod distribution;
 pub mod offsets;
+
+pub use distribution::Distribution;
 
 use crate::cli::EngineArg;
 use crate::error::usage;
@@ -115,6 +118,8 @@ pub struct Spec {
     pub uring: UringOptions,
     /// Queued IOs handed to the kernel at a time (see `--submit-batch`).
     pub submit_batch: u32,
+    /// Where random IOs land.
+    pub distribution: Distribution,
 }
 
 impl Spec {

@@ -5,6 +5,7 @@
 /// One thread's offset stream.
 pub struct Offsets {
     random: bool,
+    sampler: super::distribution::Sampler,
     rng: fastrand::Rng,
     /// First byte of this stream's region.
     base: u64,
@@ -20,8 +21,10 @@ pub struct Offsets {
 impl Offsets {
     /// Stream `thread` of `threads` over `[range_start, range_start + range_len)`.
     /// The caller guarantees `range_len / bs >= threads` (checked in `Spec::check_target`).
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
         random: bool,
+        distribution: super::Distribution,
         seed: u64,
         thread: u32,
         threads: u32,
@@ -44,6 +47,7 @@ impl Offsets {
         };
         Offsets {
             random,
+            sampler: super::distribution::Sampler::new(distribution, blocks.max(1)),
             rng: fastrand::Rng::with_seed(thread_seed(seed, thread)),
             base,
             blocks: blocks.max(1),
@@ -56,7 +60,7 @@ impl Offsets {
     #[inline]
     pub fn next_offset(&mut self, write: bool) -> u64 {
         let block = if self.random {
-            self.rng.u64(0..self.blocks)
+            self.sampler.block(&mut self.rng)
         } else {
             let c = &mut self.cursor[usize::from(write)];
             let b = *c;
@@ -92,7 +96,16 @@ mod tests {
     #[test]
     fn a_sequential_mix_has_a_read_stream_and_a_write_stream() {
         let bs = 4096;
-        let mut o = Offsets::new(false, 1, 0, 1, 0, 64 * bs, bs);
+        let mut o = Offsets::new(
+            false,
+            crate::workload::Distribution::Uniform,
+            1,
+            0,
+            1,
+            0,
+            64 * bs,
+            bs,
+        );
         let pattern = [false, true, true, false, true, false, false, false];
         let mut reads = Vec::new();
         let mut writes = Vec::new();
@@ -112,7 +125,16 @@ mod tests {
     fn random_offsets_cover_the_range() {
         let bs = 4096;
         let blocks = 256;
-        let mut o = Offsets::new(true, 7, 0, 1, 1 << 20, blocks * bs, bs);
+        let mut o = Offsets::new(
+            true,
+            crate::workload::Distribution::Uniform,
+            7,
+            0,
+            1,
+            1 << 20,
+            blocks * bs,
+            bs,
+        );
         let mut seen = vec![false; blocks as usize];
         for _ in 0..20_000 {
             let off = o.next_offset(false);
@@ -124,15 +146,42 @@ mod tests {
     #[test]
     fn same_seed_same_offsets_other_seed_other_offsets() {
         let a: Vec<u64> = {
-            let mut o = Offsets::new(true, 42, 0, 1, 0, 1 << 30, 4096);
+            let mut o = Offsets::new(
+                true,
+                crate::workload::Distribution::Uniform,
+                42,
+                0,
+                1,
+                0,
+                1 << 30,
+                4096,
+            );
             (0..100).map(|_| o.next_offset(false)).collect()
         };
         let b: Vec<u64> = {
-            let mut o = Offsets::new(true, 42, 0, 1, 0, 1 << 30, 4096);
+            let mut o = Offsets::new(
+                true,
+                crate::workload::Distribution::Uniform,
+                42,
+                0,
+                1,
+                0,
+                1 << 30,
+                4096,
+            );
             (0..100).map(|_| o.next_offset(false)).collect()
         };
         let c: Vec<u64> = {
-            let mut o = Offsets::new(true, 43, 0, 1, 0, 1 << 30, 4096);
+            let mut o = Offsets::new(
+                true,
+                crate::workload::Distribution::Uniform,
+                43,
+                0,
+                1,
+                0,
+                1 << 30,
+                4096,
+            );
             (0..100).map(|_| o.next_offset(false)).collect()
         };
         assert_eq!(a, b);
@@ -146,7 +195,16 @@ mod tests {
         let range = 100 * bs;
         let mut owner = vec![None; 100];
         for t in 0..threads {
-            let mut o = Offsets::new(false, 1, t, threads, 0, range, bs);
+            let mut o = Offsets::new(
+                false,
+                crate::workload::Distribution::Uniform,
+                1,
+                t,
+                threads,
+                0,
+                range,
+                bs,
+            );
             let first = o.next_offset(false);
             let mut prev = first;
             // Walk one full lap of the stream.
@@ -185,7 +243,7 @@ mod tests {
             prop_assume!(blocks >= u64::from(threads));
             let start = start_blocks * bs;
             for t in 0..threads {
-                let mut o = Offsets::new(random, seed, t, threads, start, blocks * bs, bs);
+                let mut o = Offsets::new(random, crate::workload::Distribution::Uniform, seed, t, threads, start, blocks * bs, bs);
                 for _ in 0..200 {
                     let off = o.next_offset(false);
                     prop_assert_eq!(off % bs, 0);
@@ -196,7 +254,7 @@ mod tests {
 
         #[test]
         fn mix_coin_matches_its_percentage(pct in 0u8..=100, seed in any::<u64>()) {
-            let mut o = Offsets::new(true, seed, 0, 1, 0, 1 << 20, 4096);
+            let mut o = Offsets::new(true, crate::workload::Distribution::Uniform, seed, 0, 1, 0, 1 << 20, 4096);
             let n = 20_000;
             let reads = (0..n).filter(|_| o.coin(pct)).count() as f64;
             let expect = n as f64 * f64::from(pct) / 100.0;
