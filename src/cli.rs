@@ -383,6 +383,20 @@ pub struct WorkloadArgs {
     #[arg(long, value_enum, default_value_t = SyncMode::None)]
     pub sync_mode: SyncMode,
 
+    /// Issue IOs on a schedule at this many per second (all threads together), as a database
+    /// does, instead of as fast as possible. Latency then counts from each IO's planned start,
+    /// so a stall that delays the schedule shows (coordinated omission, as wrk2 corrects it).
+    #[arg(long, value_name = "IOPS", conflicts_with = "rate_bw")]
+    pub rate: Option<f64>,
+
+    /// Like --rate, as bandwidth per second, e.g. 200MiB.
+    #[arg(long, value_name = "SIZE", allow_hyphen_values = true, value_parser = units::parse_size)]
+    pub rate_bw: Option<u64>,
+
+    /// --rate and --rate-bw are per thread rather than in total.
+    #[arg(long)]
+    pub rate_per_thread: bool,
+
     /// Where random IOs land: uniform, zipf:THETA, pareto:H, normal:STDDEV% or hot:DATA%/IO%
     /// (e.g. hot:10%/90%, a database's hot pages), as fio's random_distribution.
     #[arg(long, value_name = "DIST", default_value = "uniform",

@@ -78,6 +78,9 @@ pub struct WorkloadDoc {
     pub data_bytes: Option<u64>,
     pub ramp_s: f64,
     pub interval_s: f64,
+    /// Target IOs per second over all threads (`--rate`), or null for as fast as possible.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_iops: Option<f64>,
     /// Where random IOs landed: "uniform" unless --distribution said otherwise.
     #[serde(default = "uniform", skip_serializing_if = "is_uniform")]
     pub distribution: String,
@@ -115,6 +118,7 @@ impl WorkloadDoc {
             ramp_s: spec.ramp.as_secs_f64(),
             interval_s: spec.interval.as_secs_f64(),
             distribution: spec.distribution.to_string(),
+            rate_iops: spec.rate_per_thread.map(|r| r * f64::from(spec.threads)),
         }
     }
 }
@@ -232,6 +236,10 @@ pub struct ResultDoc {
     pub read: Option<OpDoc>,
     pub write: Option<OpDoc>,
     pub sync: Option<SyncDoc>,
+    /// With `--rate`: latency from submission to completion (the device's service time), while
+    /// `lat_ns` counts from each IO's planned start.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub service_lat_ns: Option<LatNs>,
     pub cpu: CpuDoc,
     pub timeseries: Vec<Sample>,
     pub fine: FineDoc,

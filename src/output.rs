@@ -117,7 +117,31 @@ pub fn result(r: &ResultDoc) -> String {
             units::mb_s(r.bw_bytes)
         ),
     );
-    row(&mut s, "latency", lat_line(&r.lat_ns));
+    match (&r.service_lat_ns, r.workload.rate_iops) {
+        (Some(svc), Some(rate)) => {
+            row(
+                &mut s,
+                "rate",
+                format!(
+                    "{} IOPS asked, {} achieved ({:.1}%)",
+                    units::count(rate),
+                    units::count(r.iops),
+                    r.iops / rate * 100.0
+                ),
+            );
+            row(
+                &mut s,
+                "latency",
+                format!("{} (from each IO's planned start)", lat_line(&r.lat_ns)),
+            );
+            row(
+                &mut s,
+                "service",
+                format!("{} (from submission)", lat_line(svc)),
+            );
+        }
+        _ => row(&mut s, "latency", lat_line(&r.lat_ns)),
+    }
     if r.timeseries.len() >= 3 {
         let iops: Vec<f64> = r.timeseries.iter().map(|t| t.iops).collect();
         let peak = iops.iter().copied().fold(0.0, f64::max);

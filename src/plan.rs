@@ -77,6 +77,25 @@ pub struct Env {
     pub interval: Duration,
     /// Where random IOs land (`--distribution`).
     pub distribution: crate::workload::Distribution,
+    /// `--rate`/`--rate-bw`: IOs issued on a schedule.
+    pub rate: Option<Rate>,
+}
+
+/// A target rate of IOs per second, for all threads together or for each.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Rate {
+    pub iops: f64,
+    pub per_thread: bool,
+}
+
+impl Rate {
+    /// Each of `threads` threads' share.
+    pub fn per_thread(self, threads: u32) -> f64 {
+        match self.per_thread {
+            true => self.iops,
+            false => self.iops / f64::from(threads.max(1)),
+        }
+    }
 }
 
 /// The target as asked for; `target::resolve` looks at it without writing.
@@ -158,6 +177,27 @@ pub fn from_run(args: &RunArgs) -> Result<Plan> {
         )));
     }
     env.distribution = w.distribution;
+    env.rate =
+        match (w.rate, w.rate_bw) {
+            (Some(r), _) if !(r > 0.0 && r.is_finite()) => {
+                return Err(usage(format!(
+                    "--rate {r}: give a positive number of IOs per second, e.g. --rate 5000"
+                )))
+            }
+            (Some(r), _) => Some(Rate {
+                iops: r,
+                per_thread: w.rate_per_thread,
+            }),
+            (None, Some(0)) => return Err(usage("--rate-bw 0: give e.g. --rate-bw 100MiB")),
+            (None, Some(b)) => Some(Rate {
+                iops: b as f64 / bs as f64,
+                per_thread: w.rate_per_thread,
+            }),
+            (None, None) if w.rate_per_thread => return Err(usage(
+                "--rate-per-thread needs --rate or --rate-bw, e.g. --rate 1000 --rate-per-thread",
+            )),
+            (None, None) => None,
+        };
     // The rule `exec` applies to every cell, told here in the flags the user typed.
     let depth = if env.engine == EngineKind::Psync {
         1
@@ -431,6 +471,7 @@ fn env(t: &TargetArgs, seed: u64, ramp: Duration, interval: Duration) -> Env {
         ramp,
         interval,
         distribution: Default::default(),
+        rate: None,
     }
 }
 

@@ -59,10 +59,34 @@ pub fn result_findings(
         ));
     }
     found.extend(device_findings(r, system));
+    found.extend(rate_shortfall(r));
     found
         .into_iter()
         .filter_map(|f| to_value(named(f, r.name.as_deref())))
         .collect()
+}
+
+/// Share of a `--rate` below which the run is said to have fallen short.
+const RATE_MET: f64 = 0.98;
+
+/// A rate-controlled run that could not keep its schedule.
+fn rate_shortfall(r: &ResultDoc) -> Option<iogauge_analyze::Finding> {
+    let target = r.workload.rate_iops?;
+    (r.iops < RATE_MET * target).then(|| {
+        iogauge_analyze::Finding::new(
+            iogauge_analyze::Kind::Rate,
+            iogauge_analyze::Severity::Warning,
+            format!(
+                "the rate fell short: {} IOPS of the {} asked ({:.0}%); every IO late to its planned start counts that wait in its latency",
+                crate::units::count(r.iops),
+                crate::units::count(target),
+                r.iops / target * 100.0
+            ),
+            "Lower --rate to what the storage sustains, or find what held it back (the latency over time, stalls).",
+        )
+        .with("target_iops", target)
+        .with("achieved_iops", r.iops)
+    })
 }
 
 /// What the devices saw against what was issued (crates/analyze `device_findings`). The null

@@ -51,6 +51,7 @@ pub fn result(mut ran: Vec<Ran>, target: &Target, name: Option<String>) -> Resul
         read: m.read,
         write: m.write,
         sync: m.sync,
+        service_lat_ns: m.service_hist.as_ref().map(LatNs::of),
         cpu: m.cpu,
         timeseries: m.timeseries,
         fine: m.fine,
@@ -144,6 +145,9 @@ fn append(mut a: Measured, b: Measured) -> Measured {
     measure::merge(&mut a.read_hist, &b.read_hist);
     measure::merge(&mut a.write_hist, &b.write_hist);
     measure::merge(&mut a.sync_hist, &b.sync_hist);
+    if let (Some(x), Some(y)) = (a.service_hist.as_mut(), b.service_hist.as_ref()) {
+        measure::merge(x, y);
+    }
     a.ios += b.ios;
     a.bytes += b.bytes;
     a.runtime_s = (a.runtime_s + b.runtime_s).max(1e-9);
@@ -243,6 +247,7 @@ mod tests {
             read_hist,
             write_hist,
             sync_hist,
+            service_hist: None,
             error: None,
             stopped_early: false,
         }

@@ -87,6 +87,7 @@ pub fn of(cell: &Cell, env: &Env, range: u64, logical_block: u32) -> Result<Work
         uring: env.uring,
         submit_batch: env.submit_batch,
         distribution: env.distribution,
+        rate_per_thread: env.rate.map(|r| r.per_thread(threads)),
     };
     let limit = |span: u64, share: u64| match cell.length {
         Length::Time(t) => Limit::Time(t),
@@ -355,6 +356,7 @@ fn concurrent(a: Measured, b: Measured) -> Measured {
         read_hist,
         write_hist,
         sync_hist: measure::run_hist(),
+        service_hist: None,
         error: a.error.or(b.error),
         stopped_early: a.stopped_early || b.stopped_early,
     }
@@ -418,6 +420,7 @@ fn sequential(parts: Vec<Measured>) -> Measured {
         read_hist,
         write_hist: measure::run_hist(),
         sync_hist: measure::run_hist(),
+        service_hist: None,
         error,
         stopped_early: false,
     }
@@ -440,6 +443,7 @@ mod tests {
             ramp: Duration::ZERO,
             interval: Duration::from_secs(1),
             distribution: Default::default(),
+            rate_per_thread: None,
         }
     }
 

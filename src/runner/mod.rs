@@ -94,6 +94,8 @@ pub struct Measured {
     pub read_hist: Hist,
     pub write_hist: Hist,
     pub sync_hist: Hist,
+    /// With a rate: service times (from submission), beside latencies from planned starts.
+    pub service_hist: Option<Hist>,
     /// An IO error that stopped the run early; the numbers cover the part before it.
     pub error: Option<anyhow::Error>,
     /// `Display::stop_when` ended the run before its limit.
@@ -534,12 +536,14 @@ fn merge(
     let mut read = measure::run_hist();
     let mut write = measure::run_hist();
     let mut sync = measure::run_hist();
+    let mut service = measure::run_hist();
     let (mut reads, mut writes, mut rb, mut wb, mut syncs) = (0, 0, 0, 0, 0);
     let mut fine: Vec<u32> = Vec::new();
     for w in &workers {
         measure::merge(&mut read, &w.read);
         measure::merge(&mut write, &w.write);
         measure::merge(&mut sync, &w.sync);
+        measure::merge(&mut service, &w.service);
         reads += w.reads;
         writes += w.writes;
         rb += w.read_bytes;
@@ -614,6 +618,7 @@ fn merge(
         read_hist: read,
         write_hist: write,
         sync_hist: sync,
+        service_hist: spec.rate_per_thread.map(|_| service),
         error: None,
         stopped_early: false,
     }
@@ -643,6 +648,7 @@ mod tests {
             uring: UringOptions::default(),
             submit_batch: 2,
             distribution: Default::default(),
+            rate_per_thread: None,
         }
     }
 

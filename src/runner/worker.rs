@@ -21,6 +21,9 @@ pub struct WorkerOut {
     pub read: Hist,
     pub write: Hist,
     pub sync: Hist,
+    /// With a rate: reads' and writes' time from submission, beside the latency from their
+    /// planned start that `read` and `write` hold.
+    pub service: Hist,
     pub reads: u64,
     pub writes: u64,
     pub read_bytes: u64,
@@ -87,6 +90,7 @@ pub fn work<E: Engine>(
         read: measure::run_hist(),
         write: measure::run_hist(),
         sync: measure::run_hist(),
+        service: measure::run_hist(),
         reads: 0,
         writes: 0,
         read_bytes: 0,
@@ -109,6 +113,17 @@ pub fn work<E: Engine>(
     let mut free: Vec<u32> = (0..depth as u32).rev().collect();
     let mut slot_io = vec![idle; depth];
     let mut slot_t = vec![origin; depth];
+    // With a rate, each IO has a planned start on a fixed schedule; latency counts from it, so
+    // an IO that could not start on time (the device stalled, the queue was full) shows the
+    // wait it would have cost a database. The schedule never skips ahead to hide a backlog.
+    let period = spec
+        .rate_per_thread
+        .map(|r| Duration::from_secs_f64(1.0 / r.max(1e-9)));
+    let mut slot_planned = vec![origin; depth];
+    let mut next_due = origin;
+    if period.is_some() {
+        iogauge_engine::sys::set_timer_slack_ns(1_000);
+    }
     let mut fresh: Vec<u32> = Vec::with_capacity(depth);
     let mut done: Vec<Done> = Vec::with_capacity(depth * 2);
     let mut issuing = true;
@@ -152,6 +167,14 @@ pub fn work<E: Engine>(
                         break;
                     }
                 }
+                let mut planned = origin;
+                if let Some(p) = period {
+                    if Instant::now() < next_due {
+                        break;
+                    }
+                    planned = next_due;
+                    next_due += p;
+                }
                 // Only mixes spend a random number on the direction.
                 let read = match spec.mix_read_pct {
                     100 => true,
@@ -184,6 +207,7 @@ pub fn work<E: Engine>(
                     break 'run;
                 }
                 slot_io[slot as usize] = io;
+                slot_planned[slot as usize] = planned;
                 free.pop();
                 fresh.push(slot);
                 // A fixed amount of data is measured data: what the ramp moves does not count
@@ -204,6 +228,20 @@ pub fn work<E: Engine>(
                     }
                 }
             }
+        }
+        if period.is_some() && issuing && eng.in_flight() == 0 && fresh.is_empty() {
+            // Nothing in flight and the next IO not due yet: wait for its planned start (or
+            // the end of the run, or a stop request, whichever comes first).
+            let now = Instant::now();
+            let until = deadline.map_or(next_due, |d| d.min(next_due));
+            if now < until {
+                std::thread::sleep((until - now).min(Duration::from_millis(50)));
+            }
+            if deadline.is_some_and(|d| Instant::now() >= d) || shared.stop.load(Ordering::Relaxed)
+            {
+                issuing = false;
+            }
+            continue 'run;
         }
         if eng.in_flight() == 0 {
             if !issuing {
@@ -290,7 +328,14 @@ pub fn work<E: Engine>(
                         continue;
                     }
                     if counting {
-                        let lat = now.duration_since(slot_t[slot]).as_nanos() as u64;
+                        let lat = match period {
+                            Some(_) => {
+                                let service = now.duration_since(slot_t[slot]).as_nanos() as u64;
+                                out.service.saturating_record(service);
+                                now.duration_since(slot_planned[slot]).as_nanos() as u64
+                            }
+                            None => now.duration_since(slot_t[slot]).as_nanos() as u64,
+                        };
                         if io.op == Op::Read {
                             out.read.saturating_record(lat);
                             out.reads += 1;
@@ -454,6 +499,7 @@ mod tests {
             uring: UringOptions::default(),
             submit_batch,
             distribution: Default::default(),
+            rate_per_thread: None,
         };
         let cfg = WorkerCfg {
             id: 0,

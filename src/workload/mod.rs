@@ -120,6 +120,8 @@ pub struct Spec {
     pub submit_batch: u32,
     /// Where random IOs land.
     pub distribution: Distribution,
+    /// IOs per second per thread on a schedule (`--rate`), or as fast as possible.
+    pub rate_per_thread: Option<f64>,
 }
 
 impl Spec {

@@ -29,6 +29,8 @@ pub enum Kind {
     Queue,
     /// The members of a stripe (md, dm, LVM) did unequal shares of the work.
     Imbalance,
+    /// A rate-controlled run fell short of its rate.
+    Rate,
 }
 
 impl Kind {
@@ -47,6 +49,7 @@ impl Kind {
             Kind::OtherIo => "other-io",
             Kind::Queue => "queue",
             Kind::Imbalance => "imbalance",
+            Kind::Rate => "rate",
         }
     }
 }
@@ -93,12 +96,7 @@ pub struct Finding {
 }
 
 impl Finding {
-    pub(crate) fn new(
-        kind: Kind,
-        severity: Severity,
-        summary: String,
-        advice: impl Into<String>,
-    ) -> Self {
+    pub fn new(kind: Kind, severity: Severity, summary: String, advice: impl Into<String>) -> Self {
         Finding {
             kind,
             severity,
@@ -111,7 +109,7 @@ impl Finding {
 
     /// Adds one number to the evidence; a non-finite value is left out rather than stored,
     /// because JSON has no NaN and a reader cannot act on one.
-    pub(crate) fn with(mut self, key: &str, value: f64) -> Self {
+    pub fn with(mut self, key: &str, value: f64) -> Self {
         if value.is_finite() {
             self.evidence.insert(key.to_owned(), value);
         }

@@ -1,0 +1,171 @@
+//! `--rate` (issue 16) against ground truth from the kernel: a loop device throttled by a
+//! cgroup v1 blkio limit meets a rate below the limit and names the shortfall above it; and a
+//! 2 s fsfreeze in the middle of a rate-controlled write run shows in the latency from each IO's
+//! planned start (coordinated omission, corrected as wrk2 does) but not in the service time.
+//! Needs root; says so otherwise.
+
+use serde_json::Value;
+use std::io::{BufRead, BufReader, Read};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+#[macro_use]
+mod common;
+use common::*;
+
+struct Cgroup(std::path::PathBuf);
+
+impl Drop for Cgroup {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir(&self.0);
+    }
+}
+
+fn in_cgroup(cg: &Path, dir: &Path, args: &str) -> Value {
+    let script = format!(
+        "echo $$ > {}/cgroup.procs && exec '{}' {args}",
+        cg.display(),
+        BIN
+    );
+    let out = Command::new("sh")
+        .args(["-c", &script])
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    json_of(&out)
+}
+
+#[test]
+fn a_rate_below_the_throttle_is_met_and_one_above_is_named() {
+    needs_root!();
+    let blkio = Path::new("/sys/fs/cgroup/blkio");
+    if !blkio.join("cgroup.procs").exists() {
+        eprintln!("skipped: needs cgroup v1 blkio");
+        return;
+    }
+    let shm = tempfile::tempdir_in("/dev/shm").unwrap();
+    let img = shm.path().join("d.img");
+    std::fs::File::create(&img)
+        .unwrap()
+        .set_len(64 << 20)
+        .unwrap();
+    let dev = sh(
+        "losetup",
+        &["-f", "--show", "--direct-io=on", img.to_str().unwrap()],
+    );
+    let dev = LoopDev {
+        dev,
+        file: std::fs::canonicalize(&img).unwrap(),
+    };
+    let majmin = std::fs::read_to_string(format!("/sys/block/{}/dev", dev.name())).unwrap();
+    let cg = Cgroup(blkio.join(format!("iogauge-rate-{}", std::process::id())));
+    std::fs::create_dir_all(&cg.0).unwrap();
+    std::fs::write(
+        cg.0.join("blkio.throttle.read_iops_device"),
+        format!("{} 2000", majmin.trim()),
+    )
+    .unwrap();
+    let run = |rate: u32| {
+        in_cgroup(
+            &cg.0,
+            shm.path(),
+            &format!(
+                "run {} --rw randread --iodepth 4 --rate {rate} --time 3s --json --no-store",
+                dev.dev
+            ),
+        )
+    };
+    let below = run(1000);
+    let r = &below["results"][0];
+    let iops = r["iops"].as_f64().unwrap();
+    assert!(
+        (iops / 1000.0 - 1.0).abs() < 0.02,
+        "{iops} IOPS for --rate 1000"
+    );
+    assert!(r["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|f| f["kind"] != "rate"));
+    let above = run(4000);
+    let r = &above["results"][0];
+    let f = r["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["kind"] == "rate")
+        .expect("a shortfall finding");
+    eprintln!("user sees: {}", f["summary"]);
+    assert!(r["iops"].as_f64().unwrap() < 0.7 * 4000.0);
+}
+
+#[test]
+fn a_freeze_shows_in_latency_from_the_planned_start_but_not_in_service_time() {
+    needs_root!();
+    needs_tool!("mkfs.ext4");
+    needs_tool!("fsfreeze");
+    let dir = tempfile::tempdir().unwrap();
+    let img = dir.path().join("fs.img");
+    std::fs::File::create(&img)
+        .unwrap()
+        .set_len(256 << 20)
+        .unwrap();
+    sh("mkfs.ext4", &["-q", "-F", img.to_str().unwrap()]);
+    let dev = LoopDev::attach(&img);
+    let mnt = dir.path().join("mnt");
+    let _mount = Mount::new(&dev.dev, &mnt, "rw");
+    let mut child = Command::new(BIN)
+        .args([
+            "run",
+            mnt.join("t").to_str().unwrap(),
+            "--size",
+            "32m",
+            "--rw",
+            "randwrite",
+            "--rate",
+            "500",
+            "--time",
+            "6s",
+            "--json",
+            "--no-store",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let json = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        stdout.read_to_end(&mut v).unwrap();
+        v
+    });
+    // Once the fill is done the measurement starts; freeze 1.5 s into it, for 2 s.
+    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    while err.read_line(&mut line).unwrap() > 0 && !line.contains("done in") {
+        line.clear();
+    }
+    std::thread::sleep(Duration::from_millis(1500));
+    sh("fsfreeze", &["-f", mnt.to_str().unwrap()]);
+    std::thread::sleep(Duration::from_secs(2));
+    sh("fsfreeze", &["-u", mnt.to_str().unwrap()]);
+    let rest = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = err.read_to_string(&mut s);
+        s
+    });
+    let status = child.wait().unwrap();
+    let stderr = rest.join().unwrap();
+    assert!(status.success(), "{stderr}");
+    let doc: Value = serde_json::from_slice(&json.join().unwrap()).unwrap();
+    let r = &doc["results"][0];
+    let p99 = r["lat_ns"]["p99"].as_f64().unwrap();
+    let service = r["service_lat_ns"]["p99"].as_f64().unwrap();
+    eprintln!("p99 from the planned start {p99} ns, service p99 {service} ns");
+    assert!(p99 >= 1e9, "the 2 s freeze shows: p99 {p99} ns");
+    assert!(
+        service < 1e9,
+        "the wait is not service time: p99 {service} ns"
+    );
+}
