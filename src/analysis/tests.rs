@@ -57,6 +57,7 @@ pub(crate) fn result(rw: Rw, bs: u64, threads: u32, iodepth: u32, iops: f64) -> 
             ramp_s: 0.0,
             interval_s: 1.0,
             distribution: "uniform".into(),
+            rate_iops: None,
         },
         target: TargetDoc {
             absolute_path: None,
@@ -78,6 +79,7 @@ pub(crate) fn result(rw: Rw, bs: u64, threads: u32, iodepth: u32, iops: f64) -> 
         read: None,
         write: None,
         sync: None,
+        service_lat_ns: None,
         cpu: CpuDoc::default(),
         timeseries: (1..=10)
             .map(|t| Sample {

@@ -443,7 +443,7 @@ mod tests {
             ramp: Duration::ZERO,
             interval: Duration::from_secs(1),
             distribution: Default::default(),
-            rate_per_thread: None,
+            rate: None,
         }
     }
 
