@@ -393,6 +393,13 @@ pub struct WorkloadArgs {
     #[arg(long, value_name = "SIZE", allow_hyphen_values = true, value_parser = units::parse_size)]
     pub rate_bw: Option<u64>,
 
+    /// Find the highest rate whose latency percentile stays under a target, e.g. p99=2ms: the
+    /// rate is raised step by step (a binary search below the unthrottled IOPS) and the curve
+    /// reported — Orion's knee and fio's latency_target in one command.
+    #[arg(long, value_name = "pNN=DURATION", conflicts_with_all = ["rate", "rate_bw"],
+          value_parser = crate::plan::parse_latency_target)]
+    pub latency_target: Option<crate::plan::LatencyTarget>,
+
     /// --rate and --rate-bw are per thread rather than in total.
     #[arg(long)]
     pub rate_per_thread: bool,

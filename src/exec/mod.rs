@@ -143,7 +143,10 @@ pub fn execute(plan: &Plan) -> Result<()> {
         (Some(rounds), Ok(())) => {
             run_rounds(plan, rounds, &works, &target, &mut state, &mut rec).err()
         }
-        (None, Ok(())) => run_cells(plan, &works, &target, &mut state, &mut rec).err(),
+        (None, Ok(())) => match plan.latency_target {
+            Some(lt) => latency_search(plan, lt, &works, &target, &mut state, &mut rec).err(),
+            None => run_cells(plan, &works, &target, &mut state, &mut rec).err(),
+        },
     };
 
     let mut notes = plan.notes.clone();
@@ -197,6 +200,20 @@ pub fn execute(plan: &Plan) -> Result<()> {
             if let Ok(v) = serde_json::to_value(&f) {
                 doc.findings.push(v);
             }
+        }
+    }
+    if let Some(answer) = state.latency_answer.take() {
+        let mut f = finding(FindingKind::Ceiling, answer, 0);
+        f.result = None;
+        f.severity = match state.latency_best {
+            Some(_) => Severity::Info,
+            None => Severity::Warning,
+        };
+        if let Some(b) = state.latency_best {
+            f.evidence.insert("best_iops".into(), b);
+        }
+        if let Ok(v) = serde_json::to_value(&f) {
+            doc.findings.push(v);
         }
     }
     if let Some(f) = doc.rounds.as_ref().and_then(rounds_finding) {
@@ -404,6 +421,9 @@ struct State {
     rounds: Option<crate::model::RoundsDoc>,
     /// Seconds the preconditioning took, when it ran.
     precondition_s: Option<f64>,
+    /// `--latency-target`: the answer in words, and the rate found.
+    latency_answer: Option<String>,
+    latency_best: Option<f64>,
 }
 
 impl State {
@@ -688,6 +708,104 @@ fn run_rounds(
         Some(e) => Err(e),
         None => Ok(()),
     }
+}
+
+/// Steps of the rate search after the unthrottled run: each halves the interval the answer is
+/// in, so the answer is within 1/2^SEARCH_STEPS of the unthrottled IOPS.
+const SEARCH_STEPS: u32 = 6;
+
+/// `--latency-target`: the highest rate whose percentile stays under the target. First the
+/// workload as fast as it goes (if that keeps the target, it is the answer), then a binary
+/// search of the rate between 0 and those IOPS. Every step is a result, so the curve of latency
+/// against rate is in the run; the answer is a finding.
+fn latency_search(
+    plan: &Plan,
+    lt: crate::plan::LatencyTarget,
+    works: &[Result<Work, String>],
+    target: &Target,
+    state: &mut State,
+    rec: &mut Recorder,
+) -> Result<()> {
+    let Some((i, Ok(Work::One { spec, start, len }))) = works.iter().enumerate().next() else {
+        return Err(usage("--latency-target takes one plain workload"));
+    };
+    let q = lt.percentile / 100.0;
+    let mut step = |rate: Option<f64>, state: &mut State| -> Result<Option<(f64, f64)>> {
+        let mut s = spec.clone();
+        s.rate_per_thread = rate.map(|r| r / f64::from(s.threads));
+        let w = Work::One {
+            spec: s,
+            start: *start,
+            len: *len,
+        };
+        let label = match rate {
+            Some(r) => format!("rate {} IOPS", units::count(r)),
+            None => "unthrottled".to_string(),
+        };
+        let ran = work::run(&w, target, &[], &label, !plan.output.json, None)?;
+        if ran.m.interrupted.is_some() || ran.m.error.is_some() {
+            return Ok(None);
+        }
+        let lat = ran.m.hist.value_at_quantile(q) as f64;
+        let mut r = fold::result(vec![ran], target, Some(label));
+        let iops = r.iops;
+        say!(
+            "{}: {} IOPS · p{} {}",
+            r.name.as_deref().unwrap_or(""),
+            units::count(iops),
+            lt.percentile,
+            units::latency(lat)
+        );
+        r.findings.clear();
+        rec.add(&r)?;
+        state.results.push(r);
+        state.cell_of.push(i);
+        Ok(Some((iops, lat)))
+    };
+    let limit = lt.limit.as_nanos() as f64;
+    let Some((max_iops, max_lat)) = step(None, state)? else {
+        return Ok(());
+    };
+    let mut curve = vec![(max_iops, max_lat)];
+    let (mut lo, mut hi) = (0.0, max_iops);
+    let mut best = (max_lat <= limit).then_some((max_iops, max_lat));
+    if best.is_none() {
+        for _ in 0..SEARCH_STEPS {
+            let rate = (lo + hi) / 2.0;
+            let Some((iops, lat)) = step(Some(rate), state)? else {
+                break;
+            };
+            curve.push((iops, lat));
+            // A rate counts as kept only when it was also achieved.
+            if lat <= limit && iops >= 0.98 * rate {
+                best = Some((iops, lat));
+                lo = rate;
+            } else {
+                hi = rate;
+            }
+        }
+    }
+    state.latency_answer = Some(match best {
+        Some((iops, lat)) => format!(
+            "the highest rate with p{} under {}: {} IOPS (p{} {}), found in {} run{}",
+            lt.percentile,
+            units::latency(lt.limit.as_nanos() as f64),
+            units::count(iops),
+            lt.percentile,
+            units::latency(lat),
+            curve.len(),
+            if curve.len() == 1 { "" } else { "s" }
+        ),
+        None => format!(
+            "no rate kept p{} under {}: even at {} IOPS it was {}",
+            lt.percentile,
+            units::latency(lt.limit.as_nanos() as f64),
+            units::count(lo.max(hi / 2f64.powi(SEARCH_STEPS as i32))),
+            units::latency(curve.last().map_or(0.0, |c| c.1))
+        ),
+    });
+    state.latency_best = best.map(|b| b.0);
+    Ok(())
 }
 
 /// Calls `once` (with a progress label naming the repeat) `--repeat` times, dropping the page
