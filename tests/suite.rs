@@ -569,15 +569,9 @@ fn until_stable_says_when_each_cell_was_stable() {
         assert_eq!(ran, 3.0, "not stable: it ran its whole --cell-time");
     } else {
         let after = f(&e["stable_after_s"]);
-        assert!(
-            (2.0..=3.0).contains(&after),
-            "at least two whole seconds: {after}"
-        );
+        // Judged on 100 ms samples (batch means), never before the minimum second.
+        assert!((1.0..=3.0).contains(&after), "stable after {after} s");
         assert!(f(&e["ci95_half_width_frac"]) <= 0.03);
-        // Stopped at once: judged 200 ms after the interval that made it stable.
-        assert!(
-            ran >= after - 1e-9 && ran < after + 0.7 && ran <= 3.0,
-            "ran {ran} s, stable after {after} s"
-        );
+        assert!(ran <= 3.0 + 1e-9, "ran {ran} s of at most 3 s");
     }
 }

@@ -479,7 +479,8 @@ fn run_cells(
         let started = Instant::now();
         // --until-stable: stop a timed cell once its per-interval IOPS are stable enough.
         let rule = cell.planned_time().map(Rule::new);
-        let interval = plan.env.interval;
+        // The runner hands the rule ~100 ms samples (its watch ticks).
+        let interval = crate::runner::FINE_BIN;
         let stop = move |iops: &[f64]| {
             rule.is_some_and(|r| matches!(r.check(iops, interval), stable::Verdict::Stable { .. }))
         };
@@ -1046,7 +1047,7 @@ fn notes_of(
     }
     if plan.until_stable {
         add(format!(
-            "--until-stable: each timed cell stopped once its per-second IOPS had a 95% confidence interval within ±{:.0}% (after at least {}), or at --cell-time; consecutive seconds are correlated, so treat the interval as a stopping rule, not a guarantee",
+            "--until-stable: each timed cell stopped once its IOPS had a 95% confidence interval within ±{:.0}% (after at least {}), or at --cell-time; the interval comes from batch means of 100 ms samples, batched until they are nearly uncorrelated; a rule checked after every sample still stops early on a lucky streak more often than 5% of the time",
             stable::REL_HALF_WIDTH * 100.0,
             units::duration(stable::MIN_TIME)
         ));
@@ -1086,7 +1087,8 @@ fn honesty_notes(spec: &crate::workload::Spec, target: &Target) -> Vec<String> {
     notes
 }
 
-/// Per result: when its per-second IOPS met the stability rule.
+/// Per result: when its IOPS met the stability rule, judged on the same 100 ms samples the
+/// live rule saw (the fine bins of the result).
 fn stability(cells: &[Cell], cell_of: &[usize], results: &[ResultDoc]) -> Vec<Stability> {
     results
         .iter()
@@ -1094,31 +1096,18 @@ fn stability(cells: &[Cell], cell_of: &[usize], results: &[ResultDoc]) -> Vec<St
         .enumerate()
         .filter_map(|(i, (r, &ci))| {
             let max = cells[ci].planned_time()?;
-            let iops = whole_samples(r);
+            let bin = r.fine.bin_s.max(1e-3);
+            let iops: Vec<f64> = r.fine.ios.iter().map(|&n| f64::from(n) / bin).collect();
             let rule = Rule::new(max);
             Some(Stability {
                 result: i,
                 name: cells[ci].name(),
                 ran: Duration::from_secs_f64(r.runtime_s),
-                stable: rule.stable_after(&iops, Duration::from_secs_f64(r.workload.interval_s)),
+                stable: rule.stable_after(&iops, Duration::from_secs_f64(bin)),
                 full: stable::rel_half_width(&iops),
             })
         })
         .collect()
-}
-
-/// Per-interval IOPS of the intervals that ran their full length.
-fn whole_samples(r: &ResultDoc) -> Vec<f64> {
-    let step = r.workload.interval_s;
-    let mut prev = 0.0;
-    let mut out = Vec::new();
-    for s in &r.timeseries {
-        if s.t_s - prev >= step * 0.999 {
-            out.push(s.iops);
-        }
-        prev = s.t_s;
-    }
-    out
 }
 
 /// The suite's own findings: where a seq result's data came from, and when a cell was stable.

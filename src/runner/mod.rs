@@ -102,8 +102,9 @@ pub struct Measured {
     pub stopped_early: bool,
 }
 
-/// Decides, from the per-interval IOPS of the intervals completed so far, that a run has
-/// measured enough (`suite --until-stable`). Called on the watching thread, once per interval.
+/// Decides, from the IOPS of each ~100 ms tick completed so far (read from the workers' live
+/// counters), that a run has measured enough (`suite --until-stable`). Called on the watching
+/// thread, once per tick.
 pub type StopWhen<'a> = &'a (dyn Fn(&[f64]) -> bool + Sync);
 
 /// How the run shows itself while it goes, and when it may stop before its limit.
@@ -343,7 +344,8 @@ fn watch(
 ) -> Watched {
     let measure_start = t0 + spec.ramp;
     let mut stopped_early = false;
-    let mut judged = 0usize;
+    let mut ticks: Vec<f64> = Vec::new();
+    let mut tick_from: Option<(Instant, u64)> = None;
     let total = match spec.limit {
         Limit::Time(t) => spec.ramp + t,
         Limit::Data(_) => Duration::ZERO,
@@ -402,17 +404,23 @@ fn watch(
         }
         agg.drain(rx);
         if let Some(stop_when) = display.stop_when {
-            // An interval is judged 200 ms after it ended: by then every worker that completed
-            // IO in it has moved past it and sent it.
-            let done = Instant::now()
-                .saturating_duration_since(measure_start + Duration::from_millis(200))
-                .as_nanos()
-                / spec.interval.as_nanos().max(1);
-            if done as usize > judged && !stopped_early {
-                judged = done as usize;
-                if stop_when(&agg.iops(spec.interval, judged)) {
-                    stopped_early = true;
-                    shared.stop.store(true, Ordering::SeqCst);
+            // Every tick after the measurement started: its rate from the workers' live
+            // counters, so the stopping rule sees 100 ms samples as they happen.
+            let now = Instant::now();
+            if now >= measure_start && !stopped_early {
+                match tick_from {
+                    None => tick_from = Some((now, ios)),
+                    Some((t, n)) => {
+                        let dt = now.duration_since(t).as_secs_f64();
+                        if dt >= 0.05 {
+                            ticks.push((ios - n.min(ios)) as f64 / dt);
+                            tick_from = Some((now, ios));
+                            if stop_when(&ticks) {
+                                stopped_early = true;
+                                shared.stop.store(true, Ordering::SeqCst);
+                            }
+                        }
+                    }
                 }
             }
         }
@@ -480,14 +488,6 @@ impl Intervals {
         e.0 += m.ios;
         e.1 += m.bytes;
         measure::merge(&mut e.2, &m.hist);
-    }
-
-    /// IOPS of the first `n` intervals (zero where nothing completed).
-    fn iops(&self, interval: Duration, n: usize) -> Vec<f64> {
-        let secs = interval.as_secs_f64();
-        (0..n as u64)
-            .map(|i| self.by_idx.get(&i).map_or(0.0, |e| e.0 as f64 / secs))
-            .collect()
     }
 
     fn drain(&mut self, rx: &Receiver<IntervalMsg>) {
