@@ -1097,7 +1097,18 @@ fn stability(cells: &[Cell], cell_of: &[usize], results: &[ResultDoc]) -> Vec<St
         .filter_map(|(i, (r, &ci))| {
             let max = cells[ci].planned_time()?;
             let bin = r.fine.bin_s.max(1e-3);
-            let iops: Vec<f64> = r.fine.ios.iter().map(|&n| f64::from(n) / bin).collect();
+            // Whole bins only: a run stopped mid-bin leaves a short last one; and the first bin
+            // holds the workers' start, which the live rule (starting at its first tick) never
+            // saw either.
+            let whole = ((r.runtime_s / bin) + 1e-6).floor() as usize;
+            let iops: Vec<f64> = r
+                .fine
+                .ios
+                .iter()
+                .take(whole)
+                .skip(1)
+                .map(|&n| f64::from(n) / bin)
+                .collect();
             let rule = Rule::new(max);
             Some(Stability {
                 result: i,
