@@ -397,8 +397,8 @@ pub struct WorkloadArgs {
     /// rate is raised step by step (a binary search below the unthrottled IOPS) and the curve
     /// reported — Orion's knee and fio's latency_target in one command.
     #[arg(long, value_name = "pNN=DURATION", conflicts_with_all = ["rate", "rate_bw"],
-          value_parser = crate::plan::parse_latency_target)]
-    pub latency_target: Option<crate::plan::LatencyTarget>,
+          value_parser = crate::workload::parse_latency_target)]
+    pub latency_target: Option<crate::workload::LatencyTarget>,
 
     /// --rate and --rate-bw are per thread rather than in total.
     #[arg(long)]
@@ -466,4 +466,14 @@ pub enum SyncMode {
     None,
     /// Open with O_DSYNC.
     Odsync,
+}
+
+impl From<EngineArg> for iogauge_engine::EngineKind {
+    fn from(a: EngineArg) -> iogauge_engine::EngineKind {
+        match a {
+            EngineArg::IoUring => iogauge_engine::EngineKind::IoUring,
+            EngineArg::Psync => iogauge_engine::EngineKind::Psync,
+            EngineArg::Null => iogauge_engine::EngineKind::Null,
+        }
+    }
 }

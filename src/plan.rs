@@ -51,7 +51,7 @@ pub struct Plan {
     /// `probe cache`: fit a cache size to the probe cells' latencies at the end.
     pub probe: bool,
     /// `--latency-target`: search the highest rate that keeps it.
-    pub latency_target: Option<LatencyTarget>,
+    pub latency_target: Option<crate::workload::LatencyTarget>,
 }
 
 /// How the results are presented.
@@ -81,34 +81,6 @@ pub struct Env {
     pub distribution: crate::workload::Distribution,
     /// `--rate`/`--rate-bw`: IOs issued on a schedule.
     pub rate: Option<Rate>,
-}
-
-/// `--latency-target p99=2ms`: a percentile (0–100) and the latency it must stay under.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct LatencyTarget {
-    pub percentile: f64,
-    pub limit: Duration,
-}
-
-pub fn parse_latency_target(s: &str) -> Result<LatencyTarget, String> {
-    let (p, d) = s
-        .split_once('=')
-        .ok_or_else(|| format!("'{s}': write a percentile and a latency, e.g. p99=2ms"))?;
-    let pct: f64 = p
-        .trim_start_matches(['p', 'P'])
-        .parse()
-        .map_err(|_| format!("'{p}' is not a percentile like p99 or p99.9"))?;
-    if !(pct > 0.0 && pct < 100.0) {
-        return Err(format!("{p}: the percentile must be between p0 and p100"));
-    }
-    let limit = units::parse_duration(d)?;
-    if limit.is_zero() {
-        return Err("the latency target must be more than 0".into());
-    }
-    Ok(LatencyTarget {
-        percentile: pct,
-        limit,
-    })
 }
 
 /// A target rate of IOs per second, for all threads together or for each.

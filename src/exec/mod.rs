@@ -721,7 +721,7 @@ const SEARCH_STEPS: u32 = 6;
 /// against rate is in the run; the answer is a finding.
 fn latency_search(
     plan: &Plan,
-    lt: crate::plan::LatencyTarget,
+    lt: crate::workload::LatencyTarget,
     works: &[Result<Work, String>],
     target: &Target,
     state: &mut State,

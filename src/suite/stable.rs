@@ -205,9 +205,14 @@ mod tests {
             (s.ci95.1 - s.ci95.0) / 2.0 / s.mean
         };
         let batched = rel_half_width(&values).unwrap();
-        assert!(batched > 1.5 * naive, "batched {batched} against naive {naive}");
+        assert!(
+            batched > 1.5 * naive,
+            "batched {batched} against naive {naive}"
+        );
         // Independent samples are not batched: the interval is the textbook one.
-        let iid: Vec<f64> = (0..400).map(|_| 1000.0 + (rng.f64() - 0.5) * 40.0).collect();
+        let iid: Vec<f64> = (0..400)
+            .map(|_| 1000.0 + (rng.f64() - 0.5) * 40.0)
+            .collect();
         let s = iogauge_stats::summarize(&iid).unwrap();
         let textbook = (s.ci95.1 - s.ci95.0) / 2.0 / s.mean;
         assert!((rel_half_width(&iid).unwrap() - textbook).abs() < 0.3 * textbook);

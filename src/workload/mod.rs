@@ -6,7 +6,6 @@ pub mod offsets;
 
 pub use distribution::Distribution;
 
-use crate::cli::EngineArg;
 use crate::error::usage;
 use iogauge_engine::{EngineKind, UringOptions};
 use serde::{Deserialize, Serialize};
@@ -67,16 +66,6 @@ impl Rw {
     }
 }
 
-impl From<EngineArg> for EngineKind {
-    fn from(a: EngineArg) -> EngineKind {
-        match a {
-            EngineArg::IoUring => EngineKind::IoUring,
-            EngineArg::Psync => EngineKind::Psync,
-            EngineArg::Null => EngineKind::Null,
-        }
-    }
-}
-
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Limit {
     Time(Duration),
@@ -89,6 +78,34 @@ pub enum Limit {
 pub enum SyncKind {
     Fsync,
     Fdatasync,
+}
+
+/// `--latency-target p99=2ms`: a percentile (0–100) and the latency it must stay under.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LatencyTarget {
+    pub percentile: f64,
+    pub limit: Duration,
+}
+
+pub fn parse_latency_target(s: &str) -> Result<LatencyTarget, String> {
+    let (p, d) = s
+        .split_once('=')
+        .ok_or_else(|| format!("'{s}': write a percentile and a latency, e.g. p99=2ms"))?;
+    let pct: f64 = p
+        .trim_start_matches(['p', 'P'])
+        .parse()
+        .map_err(|_| format!("'{p}' is not a percentile like p99 or p99.9"))?;
+    if !(pct > 0.0 && pct < 100.0) {
+        return Err(format!("{p}: the percentile must be between p0 and p100"));
+    }
+    let limit = crate::units::parse_duration(d)?;
+    if limit.is_zero() {
+        return Err("the latency target must be more than 0".into());
+    }
+    Ok(LatencyTarget {
+        percentile: pct,
+        limit,
+    })
 }
 
 /// Bytes of IO buffers `threads` × `iodepth` blocks of `bs` take, when they take more than
