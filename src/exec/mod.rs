@@ -1186,15 +1186,42 @@ fn probe_finding(
     results: &[ResultDoc],
     target: &Target,
 ) -> Option<Finding> {
-    let (ws, lat): (Vec<f64>, Vec<f64>) = cell_of
+    let probes: Vec<(f64, &ResultDoc)> = cell_of
         .iter()
         .zip(results)
         .filter(|(&c, r)| cells[c].op == Op::Randread && r.ios > 0)
-        .filter_map(|(&c, r)| Some((cells[c].range? as f64, r.lat_ns.mean)))
-        .unzip();
-    let (lo, hi) = (*ws.first()?, *ws.last()?);
+        .filter_map(|(&c, r)| Some((cells[c].range? as f64, r)))
+        .collect();
+    let (lo, hi) = (probes.first()?.0, probes.last()?.0);
+    // Each step's share of reads at or under a latency, from its histogram.
+    let shares: Vec<Box<dyn Fn(f64) -> f64 + '_>> = probes
+        .iter()
+        .map(|(_, r)| {
+            let total: u64 = r.lat_hist.iter().map(|b| b[1]).sum();
+            Box::new(move |t: f64| {
+                let under: u64 = r
+                    .lat_hist
+                    .iter()
+                    .filter(|b| b[0] as f64 <= t)
+                    .map(|b| b[1])
+                    .sum();
+                under as f64 / total.max(1) as f64
+            }) as Box<dyn Fn(f64) -> f64>
+        })
+        .collect();
+    let steps: Vec<iogauge_analyze::Step> = probes
+        .iter()
+        .zip(&shares)
+        .map(|((w, r), f)| iogauge_analyze::Step {
+            bytes: *w,
+            median_ns: r.lat_ns.p50 as f64,
+            p90_ns: r.lat_ns.p90 as f64,
+            share_under: f.as_ref(),
+        })
+        .collect();
+    let knee = iogauge_analyze::cache_knee(&steps);
     let on = target.device.as_deref().unwrap_or("the target");
-    let mut f = match iogauge_analyze::cache_knee(&ws, &lat) {
+    let mut f = match knee {
         Some(k) if k.cache_bytes >= hi => Finding {
             kind: FindingKind::Cache,
             severity: Severity::Info,
@@ -1235,10 +1262,11 @@ fn probe_finding(
             result: None,
         },
     };
-    if let Some(k) = iogauge_analyze::cache_knee(&ws, &lat) {
+    if let Some(k) = knee {
         f.evidence.insert("cache_bytes".into(), k.cache_bytes);
         f.evidence.insert("hit_ns".into(), k.hit_ns);
         f.evidence.insert("miss_ns".into(), k.miss_ns);
+        f.evidence.insert("threshold_ns".into(), k.threshold_ns);
     }
     Some(f)
 }

@@ -1,18 +1,18 @@
-//! The size of a cache from latency against working set (`iogauge probe cache`).
+//! The size of a cache from how many reads it answered (`iogauge probe cache`).
 //!
 //! Uniform random reads over a working set of w bytes, with a cache of C bytes in front of a
 //! slower device, hit the cache with probability h = min(1, C/w) once the set has been read
-//! through (an LRU or clock cache keeps a C-sized random part of it). The mean latency is then
-//! L(w) = h·t_hit + (1 − h)·t_miss. Medians would be useless here: they switch from t_hit to
-//! t_miss at w = 2C, not at C. So C is fitted: t_hit is the fastest step's mean, and for each
-//! candidate C on a fine logarithmic grid t_miss follows by least squares (L is linear in it);
-//! the C with the smallest relative squared error wins. A cache is named only when misses are
-//! at least [`MIN_SPEEDUP`] times slower than hits.
+//! through (an LRU or clock cache keeps a C-sized random part of it). So each working set gives
+//! an estimate C = h·w, with h counted directly: the share of its reads faster than a threshold
+//! halfway (geometrically) between the hit latency (the median of the smallest set) and the miss
+//! latency (the 90th percentile of the largest). Counting reads on either side of a threshold,
+//! instead of fitting mean latencies, keeps a busy CPU from moving the answer: a miss delayed by
+//! the scheduler is still a miss. Sets whose hit share is between 5% and 95% give estimates, and
+//! their median is the answer; medians of latency would be useless here, as they switch from
+//! hit to miss at w = 2C, not at C.
 
 /// Misses must be at least this many times slower than hits for a cache to be named.
 pub const MIN_SPEEDUP: f64 = 2.0;
-/// Candidates per doubling of the working set.
-const GRID: f64 = 32.0;
 
 /// A cache found in the stack.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -20,83 +20,112 @@ pub struct Knee {
     pub cache_bytes: f64,
     pub hit_ns: f64,
     pub miss_ns: f64,
+    /// The hit/miss threshold the shares were counted with.
+    pub threshold_ns: f64,
 }
 
-/// Fits the cache size from working sets (bytes, increasing) and the mean latency at each (ns).
-/// `None` when the latencies do not rise enough for a cache to show, or the input is not a
-/// series; a cache at least as large as the largest set is reported as that set.
-pub fn cache_knee(ws: &[f64], mean_ns: &[f64]) -> Option<Knee> {
-    let valid = ws.len() == mean_ns.len()
-        && ws.len() >= 3
-        && ws.windows(2).all(|p| p[0] < p[1])
-        && ws.iter().chain(mean_ns).all(|v| v.is_finite() && *v > 0.0);
-    if !valid {
+/// One working set's reads: its size, and the share of its reads at or under a latency.
+pub struct Step<'a> {
+    pub bytes: f64,
+    pub median_ns: f64,
+    pub p90_ns: f64,
+    pub share_under: &'a dyn Fn(f64) -> f64,
+}
+
+/// The cache the steps show (increasing sizes), or `None` when misses are not clearly slower
+/// than hits. A cache holding every set is reported at the largest set's size.
+pub fn cache_knee(steps: &[Step]) -> Option<Knee> {
+    if steps.len() < 3 || steps.windows(2).any(|p| p[0].bytes >= p[1].bytes) {
         return None;
     }
-    let hit = mean_ns.iter().copied().fold(f64::INFINITY, f64::min);
-    let (lo, hi) = (ws[0] / 2.0, ws[ws.len() - 1]);
-    let steps = ((hi / lo).log2() * GRID).ceil() as usize;
-    let mut best: Option<(f64, Knee)> = None;
-    for k in 0..=steps {
-        let c = lo * 2f64.powf(k as f64 / GRID);
-        let hs: Vec<f64> = ws.iter().map(|&w| (c / w).min(1.0)).collect();
-        let (num, den) = hs.iter().zip(mean_ns).fold((0.0, 0.0), |(n, d), (&h, &l)| {
-            (n + (1.0 - h) * (l - hit * h), d + (1.0 - h) * (1.0 - h))
-        });
-        if den <= 0.0 {
-            continue;
-        }
-        let miss = num / den;
-        let err: f64 = hs
-            .iter()
-            .zip(mean_ns)
-            .map(|(&h, &l)| ((h * hit + (1.0 - h) * miss - l) / l).powi(2))
-            .sum();
-        if best.is_none_or(|(e, _)| err < e) {
-            best = Some((
-                err,
-                Knee {
-                    cache_bytes: c,
-                    hit_ns: hit,
-                    miss_ns: miss,
-                },
-            ));
-        }
+    let hit = steps[0].median_ns;
+    let last = &steps[steps.len() - 1];
+    let miss = last.p90_ns;
+    if !(hit > 0.0 && miss >= MIN_SPEEDUP * hit) {
+        return None;
     }
-    best.map(|(_, k)| k)
-        .filter(|k| k.miss_ns >= MIN_SPEEDUP * k.hit_ns)
+    let threshold = (hit * miss).sqrt();
+    let shares: Vec<f64> = steps.iter().map(|s| (s.share_under)(threshold)).collect();
+    let mut estimates: Vec<f64> = steps
+        .iter()
+        .zip(&shares)
+        .filter(|(_, &h)| (0.05..=0.95).contains(&h))
+        .map(|(s, &h)| h * s.bytes)
+        .collect();
+    let cache = if estimates.is_empty() {
+        // Every set all hits or all misses: the cache lies between the last all-hit set and
+        // the first all-miss one, or holds them all.
+        match shares.iter().position(|&h| h < 0.05) {
+            Some(0) => return None,
+            Some(k) => (steps[k - 1].bytes * steps[k].bytes).sqrt(),
+            None => last.bytes,
+        }
+    } else {
+        estimates.sort_by(f64::total_cmp);
+        estimates[estimates.len() / 2]
+    };
+    Some(Knee {
+        cache_bytes: cache,
+        hit_ns: hit,
+        miss_ns: miss,
+        threshold_ns: threshold,
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn series(c: f64, hit: f64, miss: f64) -> (Vec<f64>, Vec<f64>) {
+    /// Sets of 16 MiB doubling to 1 GiB in front of a cache of `c` bytes: a share min(1, c/w)
+    /// of reads take `hit` ns, the rest `miss` ns.
+    fn check(c: f64, hit: f64, miss: f64) -> Option<Knee> {
         let ws: Vec<f64> = (0..7).map(|k| (16u64 << 20 << k) as f64).collect();
-        let lat = ws
+        let funcs: Vec<Box<dyn Fn(f64) -> f64>> = ws
             .iter()
             .map(|&w| {
                 let h = (c / w).min(1.0);
-                h * hit + (1.0 - h) * miss
+                Box::new(move |t: f64| {
+                    if t >= miss {
+                        1.0
+                    } else if t >= hit {
+                        h
+                    } else {
+                        0.0
+                    }
+                }) as Box<dyn Fn(f64) -> f64>
             })
             .collect();
-        (ws, lat)
+        let steps: Vec<Step> = ws
+            .iter()
+            .zip(&funcs)
+            .map(|(&w, f)| {
+                let h = (c / w).min(1.0);
+                Step {
+                    bytes: w,
+                    median_ns: if h >= 0.5 { hit } else { miss },
+                    p90_ns: if h >= 0.9 { hit } else { miss },
+                    share_under: f.as_ref(),
+                }
+            })
+            .collect();
+        cache_knee(&steps)
     }
 
     #[test]
-    fn a_cache_between_the_steps_is_found_within_a_few_percent() {
+    fn a_cache_between_the_steps_is_found() {
         for c in [100e6, 256.0 * 1048576.0, 300e6] {
-            let (ws, lat) = series(c, 3_000.0, 120_000.0);
-            let k = cache_knee(&ws, &lat).unwrap();
-            assert!((k.cache_bytes / c - 1.0).abs() < 0.05, "{c}: {k:?}");
-            assert!((k.miss_ns / 120_000.0 - 1.0).abs() < 0.05, "{k:?}");
+            let k = check(c, 2_000.0, 60_000.0).unwrap();
+            assert!((k.cache_bytes / c - 1.0).abs() < 0.01, "{c}: {k:?}");
         }
     }
 
     #[test]
     fn flat_latency_names_no_cache() {
-        let ws: Vec<f64> = (0..6).map(|k| (16u64 << 20 << k) as f64).collect();
-        assert!(cache_knee(&ws, &[100.0; 6]).is_none());
-        assert!(cache_knee(&ws[..2], &[1.0, 2.0]).is_none(), "too few steps");
+        assert!(
+            check(100e6, 2_000.0, 3_000.0).is_none(),
+            "misses not slower"
+        );
+        let all = check(4e9, 2_000.0, 60_000.0);
+        assert!(all.is_none(), "no miss at all: nothing to count against");
     }
 }

@@ -58,7 +58,7 @@ pub use ceiling::{ceiling, levels_off, CeilingPoint};
 pub use device::{device_findings, stripe_imbalance, Issued, Seen};
 pub use finding::{Finding, Kind, Metric, Severity};
 pub use gaps::{gaps, Matrix};
-pub use knee::{cache_knee, Knee};
+pub use knee::{cache_knee, Knee, Step};
 pub use outliers::{latency_outliers, outliers};
 pub use sparse::sparse;
 pub use stalls::stalls;
