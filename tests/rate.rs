@@ -14,22 +14,10 @@ use std::time::Duration;
 mod common;
 use common::*;
 
-struct Cgroup(std::path::PathBuf);
-
-impl Drop for Cgroup {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir(&self.0);
-    }
-}
-
-fn in_cgroup(cg: &Path, dir: &Path, args: &str) -> Value {
-    let script = format!(
-        "echo $$ > {}/cgroup.procs && exec '{}' {args}",
-        cg.display(),
-        BIN
-    );
+/// Runs iogauge inside `cg` and returns its JSON.
+fn in_cgroup(cg: &Blkio, dir: &Path, args: &str) -> Value {
     let out = Command::new("sh")
-        .args(["-c", &script])
+        .args(["-c", &cg.iogauge(args)])
         .current_dir(dir)
         .output()
         .unwrap();
@@ -39,36 +27,16 @@ fn in_cgroup(cg: &Path, dir: &Path, args: &str) -> Value {
 #[test]
 fn a_rate_below_the_throttle_is_met_and_one_above_is_named() {
     needs_root!();
-    let blkio = Path::new("/sys/fs/cgroup/blkio");
-    if !blkio.join("cgroup.procs").exists() {
+    let Some(cg) = Blkio::new("rate") else {
         eprintln!("skipped: needs cgroup v1 blkio");
         return;
-    }
-    let shm = tempfile::tempdir_in("/dev/shm").unwrap();
-    let img = shm.path().join("d.img");
-    std::fs::File::create(&img)
-        .unwrap()
-        .set_len(64 << 20)
-        .unwrap();
-    let dev = sh(
-        "losetup",
-        &["-f", "--show", "--direct-io=on", img.to_str().unwrap()],
-    );
-    let dev = LoopDev {
-        dev,
-        file: std::fs::canonicalize(&img).unwrap(),
     };
-    let majmin = std::fs::read_to_string(format!("/sys/block/{}/dev", dev.name())).unwrap();
-    let cg = Cgroup(blkio.join(format!("iogauge-rate-{}", std::process::id())));
-    std::fs::create_dir_all(&cg.0).unwrap();
-    std::fs::write(
-        cg.0.join("blkio.throttle.read_iops_device"),
-        format!("{} 2000", majmin.trim()),
-    )
-    .unwrap();
+    let ram = RamLoop::new(64 << 20);
+    let (dev, shm) = (&ram.dev, &ram.dir);
+    cg.throttle(dev, "read", 2000);
     let run = |rate: u32| {
         in_cgroup(
-            &cg.0,
+            &cg,
             shm.path(),
             &format!(
                 "run {} --rw randread --iodepth 4 --rate {rate} --time 3s --json --no-store",
@@ -175,35 +143,15 @@ fn a_freeze_shows_in_latency_from_the_planned_start_but_not_in_service_time() {
 #[test]
 fn the_latency_target_search_stays_under_the_throttle() {
     needs_root!();
-    let blkio = Path::new("/sys/fs/cgroup/blkio");
-    if !blkio.join("cgroup.procs").exists() {
+    let Some(cg) = Blkio::new("latency") else {
         eprintln!("skipped: needs cgroup v1 blkio");
         return;
-    }
-    let shm = tempfile::tempdir_in("/dev/shm").unwrap();
-    let img = shm.path().join("d.img");
-    std::fs::File::create(&img)
-        .unwrap()
-        .set_len(64 << 20)
-        .unwrap();
-    let dev = sh(
-        "losetup",
-        &["-f", "--show", "--direct-io=on", img.to_str().unwrap()],
-    );
-    let dev = LoopDev {
-        dev,
-        file: std::fs::canonicalize(&img).unwrap(),
     };
-    let majmin = std::fs::read_to_string(format!("/sys/block/{}/dev", dev.name())).unwrap();
-    let cg = Cgroup(blkio.join(format!("iogauge-lt-{}", std::process::id())));
-    std::fs::create_dir_all(&cg.0).unwrap();
-    std::fs::write(
-        cg.0.join("blkio.throttle.read_iops_device"),
-        format!("{} 2000", majmin.trim()),
-    )
-    .unwrap();
+    let ram = RamLoop::new(64 << 20);
+    let (dev, shm) = (&ram.dev, &ram.dir);
+    cg.throttle(dev, "read", 2000);
     let doc = in_cgroup(
-        &cg.0,
+        &cg,
         shm.path(),
         &format!(
             "run {} --rw randread --iodepth 64 --latency-target p99=20ms --time 1s --json --no-store",

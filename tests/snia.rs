@@ -5,7 +5,6 @@
 
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
-use std::path::Path;
 use std::process::{Command, Stdio};
 
 #[macro_use]
@@ -34,63 +33,28 @@ time = "500ms"
 /// the first five rounds, then held.
 const THROTTLE: [u32; 5] = [2000, 1500, 1100, 800, 600];
 
-struct Cgroup(std::path::PathBuf);
-
-impl Drop for Cgroup {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir(&self.0);
-    }
-}
-
 #[test]
 fn steady_state_is_found_only_after_the_throttle_stops_changing() {
     needs_root!();
-    let blkio = Path::new("/sys/fs/cgroup/blkio");
-    if !blkio.join("cgroup.procs").exists() {
+    let Some(cg) = Blkio::new("steady") else {
         eprintln!("skipped: needs cgroup v1 blkio");
         return;
-    }
+    };
     let dir = tempfile::tempdir().unwrap();
     // The image lives in RAM, so the throttle is the only limit: a busy disk beneath (another
     // test writing) would make its own noise, and the test is about the throttle.
-    let shm = tempfile::tempdir_in("/dev/shm").unwrap();
-    let img = shm.path().join("d.img");
-    std::fs::File::create(&img)
-        .unwrap()
-        .set_len(64 << 20)
-        .unwrap();
-    let dev = sh(
-        "losetup",
-        &["-f", "--show", "--direct-io=on", img.to_str().unwrap()],
-    );
-    let dev = LoopDev {
-        dev,
-        file: std::fs::canonicalize(&img).unwrap(),
-    };
-    let majmin = std::fs::read_to_string(format!("/sys/block/{}/dev", dev.name()))
-        .unwrap()
-        .trim()
-        .to_string();
-    let cg = Cgroup(blkio.join(format!("iogauge-test-{}", std::process::id())));
-    std::fs::create_dir_all(&cg.0).unwrap();
-    let throttle = |iops: u32| {
-        std::fs::write(
-            cg.0.join("blkio.throttle.write_iops_device"),
-            format!("{majmin} {iops}"),
-        )
-        .unwrap()
-    };
+    let ram = RamLoop::new(64 << 20);
+    let dev = &ram.dev;
+    let throttle = |iops: u32| cg.throttle(dev, "write", iops);
     throttle(THROTTLE[0]);
     let suite = dir.path().join("steady.toml");
     std::fs::write(&suite, SUITE).unwrap();
     // The shell joins the cgroup and then becomes iogauge, so every IO it issues is throttled.
-    let script = format!(
-        "echo $$ > {}/cgroup.procs && exec '{}' suite --file '{}' {} --allow-overwrite --json",
-        cg.0.display(),
-        BIN,
+    let script = cg.iogauge(&format!(
+        "suite --file '{}' {} --allow-overwrite --json",
         suite.display(),
         dev.dev
-    );
+    ));
     let mut child = Command::new("sh")
         .args(["-c", &script])
         .current_dir(dir.path())

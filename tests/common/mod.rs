@@ -149,3 +149,70 @@ impl Drop for Mount {
         }
     }
 }
+
+/// A loop device with direct IO over a `size`-byte image in RAM (/dev/shm): nothing but what a
+/// test sets (a throttle) decides its speed, and no other test's disk IO disturbs it. The
+/// directory must outlive the device (fields drop in order: device first).
+pub struct RamLoop {
+    pub dev: LoopDev,
+    pub dir: tempfile::TempDir,
+}
+
+impl RamLoop {
+    pub fn new(size: u64) -> RamLoop {
+        let dir = tempfile::tempdir_in("/dev/shm").unwrap();
+        let img = dir.path().join("d.img");
+        std::fs::File::create(&img).unwrap().set_len(size).unwrap();
+        let dev = sh(
+            "losetup",
+            &["-f", "--show", "--direct-io=on", img.to_str().unwrap()],
+        );
+        RamLoop {
+            dev: LoopDev {
+                dev,
+                file: std::fs::canonicalize(&img).unwrap(),
+            },
+            dir,
+        }
+    }
+}
+
+/// A cgroup v1 blkio group of the test's own, removed on drop; `None` where cgroup v1 blkio
+/// is missing.
+pub struct Blkio(pub PathBuf);
+
+impl Blkio {
+    pub fn new(tag: &str) -> Option<Blkio> {
+        let root = Path::new("/sys/fs/cgroup/blkio");
+        if !root.join("cgroup.procs").exists() {
+            return None;
+        }
+        let path = root.join(format!("iogauge-{tag}-{}", std::process::id()));
+        std::fs::create_dir_all(&path).unwrap();
+        Some(Blkio(path))
+    }
+
+    /// Limits `dev` to `iops` per second; `which` is "read" or "write".
+    pub fn throttle(&self, dev: &LoopDev, which: &str, iops: u32) {
+        let majmin = std::fs::read_to_string(format!("/sys/block/{}/dev", dev.name())).unwrap();
+        std::fs::write(
+            self.0.join(format!("blkio.throttle.{which}_iops_device")),
+            format!("{} {iops}", majmin.trim()),
+        )
+        .unwrap();
+    }
+
+    /// A shell command line that joins the group and then becomes iogauge with `args`.
+    pub fn iogauge(&self, args: &str) -> String {
+        format!(
+            "echo $$ > {}/cgroup.procs && exec '{BIN}' {args}",
+            self.0.display()
+        )
+    }
+}
+
+impl Drop for Blkio {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir(&self.0);
+    }
+}
