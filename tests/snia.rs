@@ -19,7 +19,7 @@ description = "one 4K random write cell, in rounds"
 track_rw = "randwrite"
 track_bs = "4k"
 window = 5
-max = 16
+max = 25
 
 [[group]]
 title = "4K random writes"
@@ -70,7 +70,7 @@ fn steady_state_is_found_only_after_the_throttle_stops_changing() {
         std::io::Read::read_to_end(&mut stdout, &mut v).unwrap();
         v
     });
-    // Each finished round prints "[round k/16] …: N IOPS"; the next round's throttle is set
+    // Each finished round prints "[round k/25] …: N IOPS"; the next round's throttle is set
     // then, before most of that round has run.
     let stderr = BufReader::new(child.stderr.take().unwrap());
     let mut log = String::new();
@@ -116,7 +116,7 @@ fn steady_state_is_found_only_after_the_throttle_stops_changing() {
     let held = f64::from(THROTTLE[4]);
     for v in &iops[steady - 5..steady] {
         assert!(
-            (0.95..1.45).contains(&(v / held)),
+            (0.8..1.45).contains(&(v / held)),
             "{v} IOPS against {held}: {iops:?}"
         );
     }
