@@ -69,10 +69,6 @@ fn sysfs(dev: &LoopDev, attr: &str) -> String {
         .to_string()
 }
 
-fn set_sysfs(dev: &LoopDev, attr: &str, v: &str) -> bool {
-    std::fs::write(format!("/sys/block/{}/queue/{attr}", dev.name()), v).is_ok()
-}
-
 #[test]
 fn a_clean_run_has_device_counters_and_no_device_finding() {
     needs_root!();
@@ -133,10 +129,8 @@ fn a_lowered_max_sectors_kb_splits_the_ios_and_is_named() {
     needs_root!();
     let shm = tempfile::tempdir_in("/dev/shm").unwrap();
     let dev = loop_over(shm.path(), 64 * MIB, true);
-    assert!(
-        set_sysfs(&dev, "max_sectors_kb", "128"),
-        "max_sectors_kb is writable"
-    );
+    let _limit =
+        QueueSetting::set(&dev, "max_sectors_kb", "128").expect("max_sectors_kb is writable");
     let doc = run(
         shm.path(),
         &dev.dev,
@@ -220,7 +214,8 @@ fn a_lowered_nr_requests_holds_the_queue_and_is_named() {
     needs_root!();
     let shm = tempfile::tempdir_in("/dev/shm").unwrap();
     let dev = loop_over(shm.path(), 64 * MIB, true);
-    if !set_sysfs(&dev, "nr_requests", "4") || sysfs(&dev, "nr_requests") != "4" {
+    let _limit = QueueSetting::set(&dev, "nr_requests", "4");
+    if _limit.is_none() || sysfs(&dev, "nr_requests") != "4" {
         eprintln!("skipped: nr_requests of a loop device cannot be lowered to 4 here");
         return;
     }

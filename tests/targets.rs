@@ -428,14 +428,17 @@ fn a_one_mib_read_reaches_the_device_whole() {
     needs_root!();
     let dir = tempfile::tempdir().unwrap();
     let dev = blank_loop(dir.path(), "d.img", 128 * MIB, 512);
-    // A loop device takes 128 KiB requests by default; let it take 1 MiB where it can.
+    // Let the loop device take 1 MiB requests where it can (put back at the end).
     let queue = format!("/sys/block/{}/queue", dev.name());
     let hw: u64 = std::fs::read_to_string(format!("{queue}/max_hw_sectors_kb"))
         .unwrap()
         .trim()
         .parse()
         .unwrap();
-    if hw < 1024 || std::fs::write(format!("{queue}/max_sectors_kb"), "1024").is_err() {
+    let limit = (hw >= 1024)
+        .then(|| QueueSetting::set(&dev, "max_sectors_kb", "1024"))
+        .flatten();
+    if limit.is_none() {
         eprintln!("skipped: this loop device cannot take 1 MiB requests (max_hw_sectors_kb {hw})");
         return;
     }

@@ -216,3 +216,27 @@ impl Drop for Blkio {
         let _ = std::fs::remove_dir(&self.0);
     }
 }
+
+/// A queue setting of a device changed for a test, put back on drop: the kernel keeps a loop
+/// device's queue settings after it is detached, so a setting left behind would change the
+/// next test that gets the same loop device.
+pub struct QueueSetting {
+    path: PathBuf,
+    original: String,
+}
+
+impl QueueSetting {
+    /// Sets `/sys/block/DEV/queue/ATTR` to `value`; `None` when the kernel refuses.
+    pub fn set(dev: &LoopDev, attr: &str, value: &str) -> Option<QueueSetting> {
+        let path = PathBuf::from(format!("/sys/block/{}/queue/{attr}", dev.name()));
+        let original = std::fs::read_to_string(&path).ok()?.trim().to_string();
+        std::fs::write(&path, value).ok()?;
+        Some(QueueSetting { path, original })
+    }
+}
+
+impl Drop for QueueSetting {
+    fn drop(&mut self) {
+        let _ = std::fs::write(&self.path, &self.original);
+    }
+}
