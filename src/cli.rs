@@ -47,6 +47,9 @@ pub enum Command {
     Completions(CompletionsArgs),
     /// Print the man page (roff), e.g. `iogauge man > /usr/local/share/man/man1/iogauge.1`.
     Man,
+    /// Run a database with its data on the target: `db pgbench` runs PostgreSQL's pgbench.
+    #[command(subcommand)]
+    Db(DbCommand),
 }
 
 #[derive(Subcommand, Debug)]
@@ -476,4 +479,92 @@ impl From<EngineArg> for iogauge_engine::EngineKind {
             EngineArg::Null => iogauge_engine::EngineKind::Null,
         }
     }
+}
+
+#[derive(Subcommand, Debug)]
+pub enum DbCommand {
+    /// A throwaway PostgreSQL cluster in TARGET_DIR, loaded and driven by pgbench: TPS and
+    /// transaction latency, next to the WAL sync rate and 8 KiB random reads of the same
+    /// directory (docs/db.md).
+    Pgbench(PgbenchArgs),
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct PgbenchArgs {
+    /// The directory under test; the cluster lives in a directory of its own inside it and is
+    /// removed afterwards.
+    #[arg(value_name = "TARGET_DIR")]
+    pub target: PathBuf,
+
+    /// Where PostgreSQL's programs are [default: pg_ctl's installation on PATH, else the newest
+    /// /usr/lib/postgresql/*/bin]
+    #[arg(long, value_name = "DIR")]
+    pub pg_bin: Option<PathBuf>,
+
+    /// pgbench's scale factor (100,000 accounts, about 15 MiB, each).
+    #[arg(long, value_name = "N", conflicts_with = "data",
+          value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub scale: Option<u32>,
+
+    /// The database's size instead of --scale, e.g. 10GiB (the scale that gives about this).
+    #[arg(long, value_name = "SIZE", value_parser = units::parse_size)]
+    pub data: Option<u64>,
+
+    /// Client connections (pgbench -c).
+    #[arg(long, value_name = "N", default_value_t = 8,
+          value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub clients: u32,
+
+    /// pgbench worker threads (pgbench -j) [default: the clients, at most one per CPU]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub jobs: Option<u32>,
+
+    /// Length of each measured pgbench run (pgbench -T).
+    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = units::parse_duration)]
+    pub time: Duration,
+
+    /// pgbench's built-in transaction.
+    #[arg(long, value_enum, default_value_t = crate::db::pgbench::Script::TpcbLike)]
+    pub script: crate::db::pgbench::Script,
+
+    /// A server setting, e.g. --pg-setting synchronous_commit=off (repeatable).
+    #[arg(long, value_name = "KEY=VALUE")]
+    pub pg_setting: Vec<String>,
+
+    /// Put the WAL in a directory of its own under DIR (initdb --waldir), e.g. another disk.
+    #[arg(long, value_name = "DIR")]
+    pub wal_dir: Option<PathBuf>,
+
+    /// shared_buffers as shares of the data, one run each, e.g. 25%,14%,9%,4.5% (the MySQL
+    /// SSD study's buffer-pool sweep).
+    #[arg(long, value_name = "LIST")]
+    pub buffer_ratio: Option<String>,
+
+    /// Run the server in a memory cgroup of this size (needs root), so the page cache cannot
+    /// hold the data, e.g. 512MiB.
+    #[arg(long, value_name = "SIZE", value_parser = units::parse_size)]
+    pub memory_limit: Option<u64>,
+
+    /// Run each pgbench measurement N times (for compare's significance tests).
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub repeat: u32,
+
+    /// Length of each storage cell (WAL writes + fdatasync, 8 KiB random reads).
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = units::parse_duration)]
+    pub storage_time: Duration,
+
+    /// Skip the storage cells.
+    #[arg(long)]
+    pub no_storage: bool,
+
+    /// Keep the cluster directory (the server is stopped all the same).
+    #[arg(long)]
+    pub keep: bool,
+
+    /// Length of each sample of the TPS time series.
+    #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = units::parse_duration)]
+    pub interval: Duration,
+
+    #[command(flatten)]
+    pub output: OutputArgs,
 }

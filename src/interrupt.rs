@@ -30,6 +30,12 @@ static CREATED: Mutex<Vec<Created>> = Mutex::new(Vec::new());
 
 type Created = (PathBuf, Option<(u64, u64)>);
 
+/// Work a second signal's quick exit does before removing files: what a plain unlink cannot
+/// undo, such as a database server `db pgbench` started (stopped, its cluster removed).
+type Hook = Box<dyn Fn() + Send>;
+static HOOKS: Mutex<Vec<(u64, Hook)>> = Mutex::new(Vec::new());
+static NEXT_HOOK: AtomicUsize = AtomicUsize::new(1);
+
 /// Starts the signal thread. Call once, early in main.
 pub fn install() {
     let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP]) else {
@@ -115,6 +121,22 @@ pub fn unregister_created(path: &Path) {
     created().retain(|(p, _)| p != path);
 }
 
+/// Registers `hook` to run if a second signal quits at once; the id unregisters it.
+pub fn register_hook(hook: Hook) -> u64 {
+    let id = NEXT_HOOK.fetch_add(1, Ordering::SeqCst) as u64;
+    hooks().push((id, hook));
+    id
+}
+
+/// Forgets a hook once its owner has done the work itself.
+pub fn unregister_hook(id: u64) {
+    hooks().retain(|(h, _)| *h != id);
+}
+
+fn hooks() -> MutexGuard<'static, Vec<(u64, Hook)>> {
+    HOOKS.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// The list stays usable even if a thread panicked while holding it: removing test files is
 /// exactly what must still work then.
 fn created() -> MutexGuard<'static, Vec<Created>> {
@@ -142,6 +164,9 @@ fn quit_now(sig: i32) -> ! {
         // No thread to bound the wait: quitting now matters more than cleaning up.
         crate::say!("interrupted twice: {}", kept());
         std::process::exit(code);
+    }
+    for (_, hook) in hooks().iter() {
+        hook();
     }
     let left: Vec<String> = files
         .iter()

@@ -6,6 +6,7 @@
 mod analysis;
 mod cli;
 mod commands;
+mod db;
 mod error;
 mod exec;
 mod interrupt;
@@ -52,6 +53,7 @@ fn main() -> ExitCode {
         cli::Command::Probe(cli::ProbeCommand::Cache(args)) => commands::probe::cache(args),
         cli::Command::Completions(args) => commands::docs::completions(args),
         cli::Command::Man => commands::docs::man(),
+        cli::Command::Db(cli::DbCommand::Pgbench(args)) => commands::db::pgbench(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

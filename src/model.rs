@@ -263,6 +263,49 @@ pub struct ResultDoc {
     /// lat_p99_ns (and syncs_per_s for sync workloads).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub stats: BTreeMap<String, StatsDoc>,
+    /// For a `db pgbench` result: the database run behind it. Its `iops` are then
+    /// transactions per second and its latencies those of whole transactions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pg: Option<PgDoc>,
+}
+
+/// A PostgreSQL run on the target (`iogauge db pgbench`): what ran, how the server was set up,
+/// and what the server itself counted of its IO.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct PgDoc {
+    /// The server's `version()`, e.g. "PostgreSQL 15.18 (Debian 15.18-0+deb12u1) on …".
+    pub version: String,
+    /// pgbench's built-in script: tpcb-like, simple-update or select-only.
+    pub script: String,
+    pub scale: u32,
+    pub clients: u32,
+    pub jobs: u32,
+    /// The database's size after `pgbench -i`, in bytes.
+    pub data_bytes: u64,
+    /// shared_buffers as a fraction of `data_bytes`, when `--buffer-ratio` set it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub buffer_ratio: Option<f64>,
+    /// shared_buffers, fsync, synchronous_commit, wal_sync_method, the checkpoint settings and
+    /// any set with --pg-setting, as the server reported them.
+    pub settings: BTreeMap<String, String>,
+    /// pgbench's own "tps = … (without initial connection time)"; `iops` is the same number.
+    pub pgbench_tps: f64,
+    pub failed_transactions: u64,
+    /// Checkpoints the server made during the measurement.
+    pub checkpoints: Option<u64>,
+    /// The server's IO counters over the measurement, per view (pg_stat_bgwriter, pg_stat_wal,
+    /// pg_stat_checkpointer, pg_stat_io summed), as differences.
+    pub server_io: BTreeMap<String, BTreeMap<String, f64>>,
+    /// How the page cache was kept from answering for the storage, or that it was not.
+    pub page_cache: String,
+    /// The server's memory cgroup limit (`--memory-limit`), bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_limit_bytes: Option<u64>,
+    /// Where the WAL was (`--wal-dir`), when not in the data directory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wal_dir: Option<String>,
+    /// The operating-system user the server ran as.
+    pub user: String,
 }
 
 /// One repeat of a workload.

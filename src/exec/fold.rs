@@ -71,6 +71,7 @@ pub fn result(mut ran: Vec<Ran>, target: &Target, name: Option<String>) -> Resul
         repeats: Vec::new(),
         devices,
         stats: Default::default(),
+        pg: None,
     };
     if !repeats.is_empty() {
         doc.stats = crate::repeats::stats_for(&repeats);

@@ -29,6 +29,19 @@ use std::time::{Duration, Instant, SystemTime};
 use work::{Ran, Work};
 
 pub fn execute(plan: &Plan) -> Result<()> {
+    execute_as(plan, true).map(drop)
+}
+
+/// Runs `plan` as [`execute`] does but hands back the run's document instead of printing it
+/// (progress still goes to stderr; `plan.output.no_store` decides whether it is stored). An
+/// interrupt is not an error here: the document says `interrupted` and the caller, which has
+/// its own results to keep, decides. For `db pgbench`, which puts these storage figures next
+/// to its transactions.
+pub fn measure(plan: &Plan) -> Result<RunDoc> {
+    execute_as(plan, false)?.ok_or_else(|| anyhow::anyhow!("a dry run measures nothing"))
+}
+
+fn execute_as(plan: &Plan, print: bool) -> Result<Option<RunDoc>> {
     // A suite on an existing file or device without consent runs what only reads, and names the
     // cells it leaves out; a suite that only writes (and `run`) is refused by the target.
     let read_only = plan.kind == Kind::Suite
@@ -81,10 +94,12 @@ pub fn execute(plan: &Plan) -> Result<()> {
     }
     let summary = plan_text(plan, &resolved, &works);
     if plan.output.dry_run {
-        crate::ui::out(&summary)?;
-        return Ok(());
+        if print {
+            crate::ui::out(&summary)?;
+        }
+        return Ok(None);
     }
-    if plan.kind == Kind::Suite && !plan.output.json {
+    if print && plan.kind == Kind::Suite && !plan.output.json {
         crate::ui::part(&summary);
     }
     // Opened before the fill: a results database that cannot be written is told at once.
@@ -244,6 +259,13 @@ pub fn execute(plan: &Plan) -> Result<()> {
     } else {
         rec.finish(&doc)?;
     }
+    if !print {
+        drop(target);
+        return match failure {
+            Some(e) => Err(e),
+            None => Ok(Some(doc)),
+        };
+    }
     let outcomes: Vec<Outcome> = plan
         .cells
         .iter()
@@ -277,7 +299,7 @@ pub fn execute(plan: &Plan) -> Result<()> {
     }
     match crate::interrupt::requested() {
         Some(sig) => Err(error::Interrupted(sig).into()),
-        None => Ok(()),
+        None => Ok(Some(doc)),
     }
 }
 

@@ -1,0 +1,566 @@
+//! A throwaway PostgreSQL cluster on the storage under test: found, created with initdb,
+//! started on a private Unix socket with TCP off, and always stopped and removed — on a normal
+//! end, an error, a panic (by `Drop`) and a second Ctrl-C (by an `interrupt` hook). Nothing of
+//! any other PostgreSQL on the machine is touched: every tool is given the cluster's socket
+//! directory and the `PG*` environment is cleared.
+//!
+//! initdb and the server refuse to run as root, so when iogauge is root every PostgreSQL tool
+//! runs as an unprivileged user (`postgres` if it exists, else `nobody`), the cluster directory
+//! is that user's, and the user is named in the output.
+
+use crate::error::usage;
+use anyhow::{anyhow, Context, Result};
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+/// The tools a run needs, all from one installation.
+const TOOLS: [&str; 5] = ["initdb", "pg_ctl", "postgres", "pgbench", "psql"];
+/// The port names the socket file; with a private socket directory no other server shares it.
+pub const PORT: u16 = 5432;
+/// The superuser initdb creates, whatever the operating-system user.
+pub const ROLE: &str = "iogauge";
+/// The longest Unix socket path (sun_path holds 108 bytes with its NUL).
+const SOCKET_PATH_MAX: usize = 107;
+/// How long pg_ctl waits for the server to start or stop before iogauge gives up on it.
+const PG_CTL_WAIT: Duration = Duration::from_secs(120);
+/// Variables through which libpq and the server tools would find another server.
+const PG_ENV: [&str; 16] = [
+    "PGHOST",
+    "PGHOSTADDR",
+    "PGPORT",
+    "PGDATABASE",
+    "PGUSER",
+    "PGPASSWORD",
+    "PGPASSFILE",
+    "PGSERVICE",
+    "PGSERVICEFILE",
+    "PGOPTIONS",
+    "PGDATA",
+    "PGSSLMODE",
+    "PGAPPNAME",
+    "PGTZ",
+    "PGCONNECT_TIMEOUT",
+    "PGTARGETSESSIONATTRS",
+];
+
+/// One PostgreSQL installation's programs.
+#[derive(Clone, Debug)]
+pub struct PgBin {
+    pub dir: PathBuf,
+    /// As `pg_ctl --version` says it, e.g. "15.18 (Debian 15.18-0+deb12u1)".
+    pub version: String,
+}
+
+/// `--pg-bin DIR`, else the installation whose `pg_ctl` is on PATH, else the newest
+/// /usr/lib/postgresql/*/bin (Debian and Ubuntu keep the server programs off PATH).
+pub fn find(pg_bin: Option<&Path>) -> Result<PgBin> {
+    let complete = |d: &Path| TOOLS.iter().all(|t| d.join(t).is_file());
+    let dir = match pg_bin {
+        Some(d) => {
+            let missing: Vec<&str> = TOOLS
+                .iter()
+                .copied()
+                .filter(|t| !d.join(t).is_file())
+                .collect();
+            if !missing.is_empty() {
+                return Err(usage(format!(
+                    "--pg-bin {}: {} not found there; give the directory holding PostgreSQL's initdb, pg_ctl, postgres, pgbench and psql",
+                    d.display(),
+                    missing.join(", ")
+                )));
+            }
+            d.to_path_buf()
+        }
+        None => {
+            // A pg_ctl on PATH may be a link into an installation (Debian's /usr/local/bin
+            // links, pg_wrapper); the installation is where it really lives.
+            let on_path = std::env::var_os("PATH")
+                .map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
+                .unwrap_or_default()
+                .into_iter()
+                .filter_map(|d| std::fs::canonicalize(d.join("pg_ctl")).ok())
+                .filter_map(|p| p.parent().map(Path::to_path_buf))
+                .find(|d| complete(d));
+            let mut installed: Vec<(u32, PathBuf)> = std::fs::read_dir("/usr/lib/postgresql")
+                .into_iter()
+                .flatten()
+                .flatten()
+                .filter_map(|e| {
+                    let v = e.file_name().to_str()?.parse::<u32>().ok()?;
+                    Some((v, e.path().join("bin")))
+                })
+                .filter(|(_, d)| complete(d))
+                .collect();
+            installed.sort();
+            on_path
+                .or_else(|| installed.pop().map(|(_, d)| d))
+                .ok_or_else(|| {
+                    anyhow!(
+                        "PostgreSQL not found (no pg_ctl on PATH, nothing in /usr/lib/postgresql/*/bin); install it (Debian: apt-get install postgresql) or give --pg-bin DIR"
+                    )
+                })?
+        }
+    };
+    let out = Command::new(dir.join("pg_ctl"))
+        .arg("--version")
+        .output()
+        .with_context(|| format!("running {}", dir.join("pg_ctl").display()))?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let version = text
+        .trim()
+        .strip_prefix("pg_ctl (PostgreSQL) ")
+        .unwrap_or(text.trim())
+        .to_string();
+    Ok(PgBin { dir, version })
+}
+
+/// The operating-system user the cluster belongs to.
+#[derive(Clone, Debug)]
+pub struct Owner {
+    pub name: String,
+    /// Set when iogauge is root and runs PostgreSQL as someone else.
+    pub ids: Option<(u32, u32)>,
+}
+
+/// The invoking user, or when root an unprivileged one: initdb refuses root.
+pub fn owner() -> Result<Owner> {
+    if !crate::db::is_root() {
+        let name = std::env::var("USER").unwrap_or_else(|_| "the invoking user".into());
+        return Ok(Owner { name, ids: None });
+    }
+    let passwd = std::fs::read_to_string("/etc/passwd").context("reading /etc/passwd")?;
+    let user = |want: &str| {
+        passwd.lines().find_map(|l| {
+            let f: Vec<&str> = l.split(':').collect();
+            (f.len() > 3 && f[0] == want)
+                .then(|| Some((f[2].parse().ok()?, f[3].parse().ok()?)))
+                .flatten()
+        })
+    };
+    for name in ["postgres", "nobody"] {
+        if let Some(ids) = user(name) {
+            return Ok(Owner {
+                name: name.into(),
+                ids: Some(ids),
+            });
+        }
+    }
+    Err(anyhow!(
+        "running as root, and neither a postgres nor a nobody user exists to run PostgreSQL as (initdb refuses root); create one or run iogauge as an ordinary user"
+    ))
+}
+
+/// As root, PostgreSQL runs as another user, who must be able to reach `dir`: every directory
+/// above it searchable by that user. Checked before anything is created, so the error names the
+/// directory to open up rather than initdb's "Permission denied".
+pub fn check_reachable(dir: &Path, owner: &Owner) -> Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    let Some((uid, gid)) = owner.ids else {
+        return Ok(());
+    };
+    let abs = std::path::absolute(dir)?;
+    for d in abs.ancestors() {
+        let md = std::fs::metadata(d).with_context(|| format!("looking at {}", d.display()))?;
+        let mode = md.mode();
+        let ok = match (md.uid() == uid, md.gid() == gid) {
+            (true, _) => mode & 0o100 != 0,
+            (_, true) => mode & 0o010 != 0,
+            _ => mode & 0o001 != 0,
+        };
+        if !ok {
+            return Err(usage(format!(
+                "PostgreSQL runs as user {} (initdb refuses root), who cannot enter {} (mode {:o}); allow it (chmod o+x {}) or choose another directory",
+                owner.name,
+                d.display(),
+                mode & 0o7777,
+                d.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Where the cluster's memory is limited, and what to undo.
+#[derive(Clone, Debug)]
+struct Cgroup {
+    dir: PathBuf,
+}
+
+impl Cgroup {
+    /// A memory cgroup of `limit` bytes (v1 `memory.limit_in_bytes`, else v2 `memory.max`),
+    /// its `cgroup.procs` given to `owner` so the server's launcher can enter it itself.
+    fn create(name: &str, limit: u64, owner: &Owner) -> Result<Cgroup> {
+        let v1 = Path::new("/sys/fs/cgroup/memory");
+        let (dir, file) = if v1.is_dir() {
+            (v1.join(name), "memory.limit_in_bytes")
+        } else if Path::new("/sys/fs/cgroup/cgroup.controllers").is_file() {
+            (Path::new("/sys/fs/cgroup").join(name), "memory.max")
+        } else {
+            return Err(usage(
+                "--memory-limit needs a memory cgroup, and none is mounted at /sys/fs/cgroup",
+            ));
+        };
+        std::fs::create_dir(&dir)
+            .with_context(|| format!("creating the memory cgroup {}", dir.display()))?;
+        let cg = Cgroup { dir };
+        std::fs::write(cg.dir.join(file), limit.to_string())
+            .with_context(|| format!("setting {}", cg.dir.join(file).display()))?;
+        if let Some((uid, gid)) = owner.ids {
+            std::os::unix::fs::chown(cg.dir.join("cgroup.procs"), Some(uid), Some(gid))?;
+        }
+        Ok(cg)
+    }
+
+    /// The cgroup is removable once its processes are gone; a server that just stopped may
+    /// take a moment to leave.
+    fn remove(&self) {
+        for _ in 0..50 {
+            if std::fs::remove_dir(&self.dir).is_ok() || !self.dir.exists() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        crate::say!(
+            "warning: could not remove the memory cgroup {}; remove it with rmdir",
+            self.dir.display()
+        );
+    }
+}
+
+/// What undoes a cluster: shared by `Drop` and the second-signal hook.
+#[derive(Clone, Debug)]
+struct Teardown {
+    bin: PathBuf,
+    owner: Owner,
+    data: PathBuf,
+    /// Directories iogauge created, removed unless kept.
+    dirs: Vec<PathBuf>,
+    keep: bool,
+    cgroup: Option<Cgroup>,
+}
+
+impl Teardown {
+    fn run(&self, gently: bool) {
+        if self.data.join("postmaster.pid").exists() {
+            let stop = |mode: &str| {
+                command(&self.bin, "pg_ctl", &self.owner)
+                    .args(["stop", "-w", "-m", mode, "-t", "60", "-D"])
+                    .arg(&self.data)
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::null())
+                    .status()
+                    .is_ok_and(|s| s.success())
+            };
+            if !(gently && stop("fast")) && !stop("immediate") {
+                crate::say!(
+                    "warning: the PostgreSQL server of {} did not stop; stop it with pg_ctl stop -D {}",
+                    self.data.display(),
+                    self.data.display()
+                );
+            }
+        }
+        if let Some(cg) = &self.cgroup {
+            cg.remove();
+        }
+        if self.keep {
+            return;
+        }
+        for d in &self.dirs {
+            if let Err(e) = std::fs::remove_dir_all(d) {
+                if e.kind() != std::io::ErrorKind::NotFound {
+                    crate::say!("warning: could not remove {}: {e}", d.display());
+                }
+            }
+        }
+    }
+}
+
+/// A command of the installation, run as the cluster's owner, seeing no other server.
+fn command(bin: &Path, tool: &str, owner: &Owner) -> Command {
+    let mut c = Command::new(bin.join(tool));
+    for v in PG_ENV {
+        c.env_remove(v);
+    }
+    if let Some((uid, gid)) = owner.ids {
+        c.uid(uid).gid(gid);
+    }
+    c.stdin(Stdio::null());
+    c
+}
+
+/// A cluster iogauge created; stopped and removed when dropped (unless kept).
+pub struct Cluster {
+    pub bin: PgBin,
+    pub owner: Owner,
+    /// The directory of iogauge's own under the target: data, logs and the socket.
+    pub work: PathBuf,
+    pub data: PathBuf,
+    pub wal: Option<PathBuf>,
+    pub socket_dir: PathBuf,
+    pub log: PathBuf,
+    teardown: Teardown,
+    hook: u64,
+}
+
+impl Cluster {
+    /// Creates `iogauge-pg-PID` under `target` (and under `wal_dir`), runs initdb there, and
+    /// prepares a memory cgroup of `memory_limit` bytes for the server.
+    pub fn create(
+        bin: &PgBin,
+        owner: &Owner,
+        target: &Path,
+        wal_dir: Option<&Path>,
+        memory_limit: Option<u64>,
+        keep: bool,
+    ) -> Result<Cluster> {
+        let name = format!("iogauge-pg-{}", std::process::id());
+        let work = std::path::absolute(target)?.join(&name);
+        let mut teardown = Teardown {
+            bin: bin.dir.clone(),
+            owner: owner.clone(),
+            data: work.join("data"),
+            dirs: Vec::new(),
+            keep,
+            cgroup: None,
+        };
+        let private_dir = |d: &Path, t: &mut Teardown| -> Result<()> {
+            std::fs::create_dir(d).with_context(|| format!("creating {}", d.display()))?;
+            t.dirs.push(d.to_path_buf());
+            std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o700))?;
+            if let Some((uid, gid)) = owner.ids {
+                std::os::unix::fs::chown(d, Some(uid), Some(gid))?;
+            }
+            Ok(())
+        };
+        // Registered before the first directory exists, so every later failure cleans up.
+        let hook_td = std::sync::Arc::new(std::sync::Mutex::new(None::<Teardown>));
+        let hook = {
+            let td = hook_td.clone();
+            crate::interrupt::register_hook(Box::new(move || {
+                if let Some(t) = td.lock().ok().and_then(|g| g.clone()) {
+                    t.run(false);
+                }
+            }))
+        };
+        let mut cluster = Cluster {
+            bin: bin.clone(),
+            owner: owner.clone(),
+            data: work.join("data"),
+            wal: None,
+            socket_dir: work.clone(),
+            log: work.join("server.log"),
+            work: work.clone(),
+            teardown: teardown.clone(),
+            hook,
+        };
+        let publish = |c: &mut Cluster, t: &Teardown| {
+            c.teardown = t.clone();
+            if let Ok(mut g) = hook_td.lock() {
+                *g = Some(t.clone());
+            }
+        };
+        private_dir(&work, &mut teardown)?;
+        publish(&mut cluster, &teardown);
+        private_dir(&cluster.data, &mut teardown)?;
+        publish(&mut cluster, &teardown);
+        if let Some(w) = wal_dir {
+            let wal = std::path::absolute(w)?.join(format!("{name}-wal"));
+            private_dir(&wal, &mut teardown)?;
+            publish(&mut cluster, &teardown);
+            cluster.wal = Some(wal);
+        }
+        // A socket path too long for sun_path goes to a private directory in /tmp instead.
+        if work.join(format!(".s.PGSQL.{PORT}")).as_os_str().len() > SOCKET_PATH_MAX {
+            let sock = std::env::temp_dir().join(format!("{name}-socket"));
+            private_dir(&sock, &mut teardown)?;
+            publish(&mut cluster, &teardown);
+            cluster.socket_dir = sock;
+        }
+        if let Some(limit) = memory_limit {
+            teardown.cgroup = Some(Cgroup::create(&name, limit, owner)?);
+            publish(&mut cluster, &teardown);
+        }
+        let mut initdb = cluster.cmd("initdb");
+        initdb
+            .args(["--auth=trust", "--encoding=UTF8", "--no-instructions"])
+            .arg(format!("--username={ROLE}"))
+            .arg("-D")
+            .arg(&cluster.data);
+        if let Some(w) = &cluster.wal {
+            initdb.arg("--waldir").arg(w);
+        }
+        let out = initdb.output().context("running initdb")?;
+        if !out.status.success() {
+            return Err(anyhow!(
+                "initdb failed in {}: {}",
+                cluster.data.display(),
+                last_lines(&String::from_utf8_lossy(&out.stderr), 3)
+            ));
+        }
+        // Later lines win: iogauge's own file, rewritten before each start, comes last.
+        let conf = cluster.data.join("postgresql.conf");
+        let mut text = std::fs::read_to_string(&conf)?;
+        text.push_str("\n# iogauge: the settings of this run\ninclude_if_exists = 'iogauge.conf'\n");
+        std::fs::write(&conf, text)?;
+        Ok(cluster)
+    }
+
+    /// A tool of the installation, as the cluster's owner, with no other server in sight.
+    pub fn cmd(&self, tool: &str) -> Command {
+        let mut c = command(&self.bin.dir, tool, &self.owner);
+        c.current_dir(&self.work).env("HOME", &self.work);
+        c
+    }
+
+    /// A client tool pointed at this cluster's socket as its superuser.
+    pub fn client(&self, tool: &str) -> Command {
+        let mut c = self.cmd(tool);
+        c.arg("-h")
+            .arg(&self.socket_dir)
+            .arg("-p")
+            .arg(PORT.to_string())
+            .arg("-U")
+            .arg(ROLE);
+        c
+    }
+
+    /// Writes the server's settings for the next start: the user's, then the ones that keep
+    /// the server private (which the user cannot override).
+    pub fn configure(&self, settings: &[(String, String)]) -> Result<()> {
+        let mut text = String::from("# written by iogauge for this run\n");
+        for (k, v) in settings {
+            text.push_str(&format!("{k} = '{}'\n", v.replace('\'', "''")));
+        }
+        text.push_str(&format!(
+            "listen_addresses = ''\nunix_socket_directories = '{}'\nport = {PORT}\n",
+            self.socket_dir.display().to_string().replace('\'', "''")
+        ));
+        let path = self.data.join("iogauge.conf");
+        std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;
+        if let Some((uid, gid)) = self.owner.ids {
+            std::os::unix::fs::chown(&path, Some(uid), Some(gid))?;
+        }
+        Ok(())
+    }
+
+    /// Starts the server and waits until it accepts connections. A server that does not start
+    /// is one error with the last lines of its log.
+    pub fn start(&self) -> Result<()> {
+        let mut c = match &self.teardown.cgroup {
+            // The launcher enters the cgroup itself, so the postmaster and every backend it
+            // forks are inside, and iogauge and pgbench are not.
+            Some(cg) => {
+                let mut sh = command(Path::new("/bin"), "sh", &self.owner);
+                sh.current_dir(&self.work)
+                    .env("HOME", &self.work)
+                    .arg("-c")
+                    .arg("echo $$ > \"$0\" && exec \"$@\"")
+                    .arg(cg.dir.join("cgroup.procs"))
+                    .arg(self.bin.dir.join("pg_ctl"));
+                sh
+            }
+            None => self.cmd("pg_ctl"),
+        };
+        c.args(["start", "-w", "-t"])
+            .arg(PG_CTL_WAIT.as_secs().to_string())
+            .arg("-D")
+            .arg(&self.data)
+            .arg("-l")
+            .arg(&self.log)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        let out = c.output().context("running pg_ctl start")?;
+        if out.status.success() {
+            return Ok(());
+        }
+        let log = std::fs::read_to_string(&self.log).unwrap_or_default();
+        let why = match log.trim().is_empty() {
+            true => last_lines(&String::from_utf8_lossy(&out.stderr), 3),
+            false => last_lines(&log, 3),
+        };
+        Err(anyhow!(
+            "the PostgreSQL server did not start (log {}): {why}",
+            self.log.display()
+        ))
+    }
+
+    /// Stops the server, fast (connections cut, a shutdown checkpoint).
+    pub fn stop(&self) -> Result<()> {
+        let out = self
+            .cmd("pg_ctl")
+            .args(["stop", "-w", "-m", "fast", "-t"])
+            .arg(PG_CTL_WAIT.as_secs().to_string())
+            .arg("-D")
+            .arg(&self.data)
+            .output()
+            .context("running pg_ctl stop")?;
+        match out.status.success() {
+            true => Ok(()),
+            false => Err(anyhow!(
+                "the PostgreSQL server did not stop: {}",
+                last_lines(&String::from_utf8_lossy(&out.stderr), 2)
+            )),
+        }
+    }
+
+    /// One SQL statement's rows through psql, unaligned, fields split by `|`.
+    pub fn query(&self, sql: &str) -> Result<String> {
+        let out = self
+            .client("psql")
+            .args(["-X", "-A", "-t", "-q", "-v", "ON_ERROR_STOP=1", "-d", "postgres", "-c"])
+            .arg(sql)
+            .output()
+            .context("running psql")?;
+        if !out.status.success() {
+            return Err(anyhow!(
+                "psql failed on `{sql}`: {}",
+                last_lines(&String::from_utf8_lossy(&out.stderr), 2)
+            ));
+        }
+        Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+    }
+
+    /// Where the memory cgroup is, when the server runs in one.
+    pub fn cgroup(&self) -> Option<&Path> {
+        self.teardown.cgroup.as_ref().map(|c| c.dir.as_path())
+    }
+
+    pub fn kept(&self) -> bool {
+        self.teardown.keep
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        self.teardown.run(true);
+        crate::interrupt::unregister_hook(self.hook);
+    }
+}
+
+/// The last `n` non-empty lines of `text`, joined into one line.
+pub fn last_lines(text: &str, n: usize) -> String {
+    let lines: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    lines[lines.len().saturating_sub(n)..].join(" | ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn last_lines_are_one_line() {
+        let log = "a\n\nLOG:  starting\nFATAL:  unrecognized configuration parameter \"nosuch\"\n";
+        assert_eq!(
+            last_lines(log, 2),
+            "LOG:  starting | FATAL:  unrecognized configuration parameter \"nosuch\""
+        );
+        assert_eq!(last_lines("", 3), "");
+    }
+}

@@ -1,0 +1,962 @@
+//! The database itself on the storage under test: `iogauge db pgbench` runs a throwaway
+//! PostgreSQL cluster in the target directory, loads it with `pgbench -i`, and measures pgbench
+//! transactions — once, or once per shared_buffers share of the data (`--buffer-ratio`, the
+//! MySQL SSD study's buffer-pool sweep). Next to the TPS, in the same command and on the same
+//! directory, iogauge measures what explains it: the fsync suite's WAL cell (8 KiB writes +
+//! fdatasync) and 8 KiB random reads at the clients' concurrency.
+//!
+//! Every pgbench measurement becomes a `ResultDoc` (its `iops` are transactions per second,
+//! its latencies whole transactions from pgbench's per-transaction log, in iogauge's histogram
+//! layout) with a `pg` section; the storage cells are ordinary results. One run document holds
+//! both and is stored as it goes, so `list`, `show`, `compare` and `export` work on it.
+//!
+//! Modules: `cluster` (finding PostgreSQL, initdb, start, stop, always removed), `pgbench`
+//! (its report and log), `server` (settings and the server's own IO counters), `text` (the
+//! summary people read).
+
+pub mod cluster;
+pub mod pgbench;
+pub mod server;
+mod text;
+
+use crate::cli::{OutputArgs, OutputFormat, PgbenchArgs};
+use crate::error::{self, usage};
+use crate::measure::{self, LatNs};
+use crate::model::{
+    CpuDoc, DeviceDoc, EngineDoc, FineDoc, PgDoc, RepeatDoc, ResultDoc, RunDoc, Sample,
+    TargetDoc, WorkloadDoc, SCHEMA,
+};
+use crate::store::{Recorder, Store};
+use crate::workload::Rw;
+use crate::{say, units};
+use anyhow::{anyhow, Context, Result};
+use cluster::{Cluster, Owner, PgBin};
+use iogauge_analyze::{Finding, Kind as FindingKind, Severity};
+use pgbench::Script;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::{Duration, Instant, SystemTime};
+
+/// Bytes of database per pgbench scale unit: 100,000 accounts with their index, and the
+/// tellers, branches and history that go with them (measured on PostgreSQL 15: scale 1 gives
+/// 22.4 MiB, of which 7.4 MiB are the empty database's catalogs).
+pub const BYTES_PER_SCALE: u64 = 15_800_000;
+/// Catalogs of an empty database, which `--data` does not count as pgbench data.
+const EMPTY_DB_BYTES: u64 = 7_700_000;
+/// Settings iogauge owns to keep the server private.
+const OWN_SETTINGS: [&str; 4] = [
+    "listen_addresses",
+    "unix_socket_directories",
+    "port",
+    "include_if_exists",
+];
+/// shared_buffers may take at most this share of a --memory-limit: the rest is for the
+/// backends and the page cache that makes the limit mean something.
+const SHARED_OF_LIMIT: f64 = 0.75;
+/// The smallest shared_buffers PostgreSQL accepts: 16 buffers of 8 KiB.
+const MIN_SHARED_BUFFERS: u64 = 128 << 10;
+
+/// Whether iogauge runs as root: /proc/self belongs to the effective user (libc's geteuid is
+/// `unsafe` to call, which only crates/engine may do).
+pub fn is_root() -> bool {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0)
+}
+
+/// Everything `db pgbench` will do, checked before anything is created.
+#[derive(Debug)]
+pub struct DbPlan {
+    pub target: PathBuf,
+    pub bin: PgBin,
+    pub owner: Owner,
+    pub scale: u32,
+    pub clients: u32,
+    pub jobs: u32,
+    pub time: Duration,
+    pub script: Script,
+    /// --pg-setting pairs, in order.
+    pub settings: Vec<(String, String)>,
+    pub wal_dir: Option<PathBuf>,
+    /// shared_buffers as fractions of the data, one run each; empty: one run as configured.
+    pub ratios: Vec<f64>,
+    pub memory_limit: Option<u64>,
+    pub repeat: u32,
+    /// Length of each storage cell; `None` with --no-storage.
+    pub storage: Option<Duration>,
+    pub keep: bool,
+    pub interval: Duration,
+    pub ram: u64,
+    pub output: OutputArgs,
+    pub file: Option<(PathBuf, OutputFormat)>,
+}
+
+/// What the user typed, checked: numbers, settings and directories, and where PostgreSQL is.
+pub fn plan(a: &PgbenchArgs) -> Result<DbPlan> {
+    if !a.target.is_dir() {
+        return Err(usage(format!(
+            "{} is not a directory: give the directory under test, e.g. iogauge db pgbench /mnt/data",
+            a.target.display()
+        )));
+    }
+    if let Some(w) = &a.wal_dir {
+        if !w.is_dir() {
+            return Err(usage(format!(
+                "--wal-dir {} is not a directory; create it first",
+                w.display()
+            )));
+        }
+    }
+    let scale = match (a.scale, a.data) {
+        (Some(s), _) => s,
+        (None, Some(d)) if d < BYTES_PER_SCALE => {
+            return Err(usage(format!(
+                "--data {}: the smallest pgbench database (scale 1) holds about {}; give more",
+                units::iec(d),
+                units::iec(BYTES_PER_SCALE + EMPTY_DB_BYTES)
+            )))
+        }
+        (None, Some(d)) => u32::try_from(d.div_ceil(BYTES_PER_SCALE)).unwrap_or(u32::MAX),
+        (None, None) => 10,
+    };
+    if a.time < Duration::from_secs(1) {
+        return Err(usage("--time is under 1s; pgbench counts whole seconds, e.g. --time 60s"));
+    }
+    if a.interval < Duration::from_millis(100) || a.interval > a.time {
+        return Err(usage(format!(
+            "--interval must be from 100ms to --time ({}), e.g. --interval 1s",
+            units::duration(a.time)
+        )));
+    }
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
+    let jobs = match a.jobs {
+        Some(j) if j > a.clients => {
+            return Err(usage(format!(
+                "--jobs {j} is more than --clients {}: pgbench gives each job at least one client",
+                a.clients
+            )))
+        }
+        Some(j) => j,
+        None => a.clients.min(cpus),
+    };
+    let settings = a
+        .pg_setting
+        .iter()
+        .map(|s| match s.split_once('=') {
+            Some((k, v)) if !k.trim().is_empty() => {
+                let k = k.trim().to_ascii_lowercase();
+                if OWN_SETTINGS.contains(&k.as_str()) {
+                    return Err(usage(format!(
+                        "--pg-setting {k}: iogauge sets it, to keep the server on a private socket with TCP off"
+                    )));
+                }
+                Ok((k, v.trim().to_string()))
+            }
+            _ => Err(usage(format!(
+                "--pg-setting '{s}' is not KEY=VALUE; write e.g. --pg-setting synchronous_commit=off"
+            ))),
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let ratios = match &a.buffer_ratio {
+        None => Vec::new(),
+        Some(list) => {
+            let r = units::parse_list(list, |s| {
+                let v: f64 = s
+                    .trim()
+                    .trim_end_matches('%')
+                    .parse()
+                    .map_err(|_| format!("{s} is not a percentage"))?;
+                match v > 0.0 && v <= 100.0 {
+                    true => Ok(v / 100.0),
+                    false => Err(format!("{s} is not a percentage above 0 and at most 100")),
+                }
+            })
+            .map_err(|e| usage(format!("--buffer-ratio {list}: {e}")))?;
+            if settings.iter().any(|(k, _)| k == "shared_buffers") {
+                return Err(usage(
+                    "--buffer-ratio sets shared_buffers for each run; leave out --pg-setting shared_buffers",
+                ));
+            }
+            r
+        }
+    };
+    if a.memory_limit.is_some() && !is_root() {
+        return Err(usage(
+            "--memory-limit puts the server in a memory cgroup, which needs root",
+        ));
+    }
+    if a.storage_time.is_zero() && !a.no_storage {
+        return Err(usage("--storage-time 0: give e.g. --storage-time 10s, or --no-storage"));
+    }
+    let bin = cluster::find(a.pg_bin.as_deref())?;
+    let owner = cluster::owner()?;
+    cluster::check_reachable(&a.target, &owner)?;
+    if let Some(w) = &a.wal_dir {
+        cluster::check_reachable(w, &owner)?;
+    }
+    Ok(DbPlan {
+        target: a.target.clone(),
+        bin,
+        owner,
+        scale,
+        clients: a.clients,
+        jobs,
+        time: a.time,
+        script: a.script,
+        settings,
+        wal_dir: a.wal_dir.clone(),
+        ratios,
+        memory_limit: a.memory_limit,
+        repeat: a.repeat,
+        storage: (!a.no_storage).then_some(a.storage_time),
+        keep: a.keep,
+        interval: a.interval,
+        ram: iogauge_engine::sys::total_memory(),
+        file: output_file(&a.output)?,
+        output: a.output.clone(),
+    })
+}
+
+fn output_file(o: &OutputArgs) -> Result<Option<(PathBuf, OutputFormat)>> {
+    let Some(path) = &o.output else {
+        return Ok(None);
+    };
+    let ext = path
+        .extension()
+        .map(|e| e.to_string_lossy().to_ascii_lowercase());
+    let format = match (o.format, ext.as_deref()) {
+        (Some(f), _) => f,
+        (None, Some("json")) => OutputFormat::Json,
+        (None, Some("csv")) => OutputFormat::Csv,
+        (None, Some("txt" | "text")) => OutputFormat::Text,
+        _ => {
+            return Err(usage(format!(
+                "--output {}: name a .json, .csv or .txt file, or say which with --format",
+                path.display()
+            )))
+        }
+    };
+    Ok(Some((path.clone(), format)))
+}
+
+/// One measured pgbench run.
+struct Measured {
+    summary: pgbench::Summary,
+    timeline: pgbench::Timeline,
+    runtime_s: f64,
+    server_io: server::Snapshot,
+    devices: Vec<iogauge_sysinfo::diskstats::DeviceWindow>,
+}
+
+/// Runs the plan: cluster, load, one pgbench measurement per ratio (with repeats), the storage
+/// cells, the findings; stored as it goes and printed at the end.
+pub fn run(p: &DbPlan) -> Result<()> {
+    if p.output.dry_run {
+        return Ok(crate::ui::out(&text::plan(p))?);
+    }
+    // Opened before the cluster: a results database that cannot be written is told at once.
+    let store = match p.output.no_store {
+        true => None,
+        false => Some(Store::open(&p.output.db)?),
+    };
+    say!(
+        "PostgreSQL {} from {}; the server runs as user {}",
+        p.bin.version,
+        p.bin.dir.display(),
+        p.owner.name
+    );
+    let started = SystemTime::now();
+    let cluster = Cluster::create(
+        &p.bin,
+        &p.owner,
+        &p.target,
+        p.wal_dir.as_deref(),
+        p.memory_limit,
+        p.keep,
+    )?;
+    say!("cluster in {}", cluster.work.display());
+    cluster.configure(&p.settings)?;
+    cluster.start()?;
+    let (version, version_num) = server::version(&cluster)?;
+    say!("loading: pgbench -i at scale {}", p.scale);
+    let load = Instant::now();
+    run_tool(
+        cluster
+            .client("pgbench")
+            .args(["-i", "-q", "-s", &p.scale.to_string(), "postgres"]),
+        &cluster,
+        "pgbench -i",
+    )?;
+    let data_bytes = server::database_bytes(&cluster)?;
+    say!(
+        "loaded {} in {}",
+        units::iec(data_bytes),
+        units::duration(load.elapsed())
+    );
+    let shared = |r: f64| ((data_bytes as f64 * r) as u64 / 8192 * 8192).max(MIN_SHARED_BUFFERS);
+    if let Some(limit) = p.memory_limit {
+        if let Some(r) = p
+            .ratios
+            .iter()
+            .find(|&&r| shared(r) as f64 > SHARED_OF_LIMIT * limit as f64)
+        {
+            return Err(usage(format!(
+                "--memory-limit {} leaves no room beside shared_buffers of {} ({}% of the data); give a larger limit or a smaller ratio",
+                units::iec(limit),
+                units::iec(shared(*r)),
+                r * 100.0
+            )));
+        }
+    }
+    let page_cache = page_cache(p, data_bytes);
+
+    let system = iogauge_sysinfo::capture(Some(&cluster.data));
+    let device_names: Vec<String> = system
+        .target
+        .as_ref()
+        .map(|t| t.devices.iter().map(|d| d.name.clone()).collect())
+        .unwrap_or_default();
+    let mut params: BTreeMap<String, String> = BTreeMap::new();
+    params.insert("pg.scale".into(), p.scale.to_string());
+    params.insert("pg.clients".into(), p.clients.to_string());
+    params.insert("pg.script".into(), p.script.name().into());
+    let header = RunDoc {
+        schema: SCHEMA.into(),
+        run_id: format!(
+            "{}-{}",
+            humantime::format_rfc3339_seconds(started)
+                .to_string()
+                .replace([':', '-'], ""),
+            std::process::id()
+        ),
+        label: p.output.label.clone(),
+        started_at: humantime::format_rfc3339_seconds(started).to_string(),
+        command: std::env::args().collect(),
+        suite: Some("db-pgbench".into()),
+        system,
+        results: Vec::new(),
+        findings: Vec::new(),
+        interrupted: true,
+        notes: Vec::new(),
+        params,
+        rounds: None,
+    };
+    let mut rec = Recorder::start(store, &header)?;
+    crate::interrupt::measuring();
+    let mut results = Vec::new();
+    let mut notes = vec![page_cache.0.clone()];
+    let steps: Vec<Option<f64>> = match p.ratios.is_empty() {
+        true => vec![None],
+        false => p.ratios.iter().map(|&r| Some(r)).collect(),
+    };
+    let mut failure = None;
+    for (i, ratio) in steps.iter().enumerate() {
+        if crate::interrupt::requested().is_some() {
+            break;
+        }
+        let mut settings = p.settings.clone();
+        if let Some(r) = ratio {
+            settings.push(("shared_buffers".into(), format!("{}kB", shared(*r) / 1024)));
+        }
+        let res = (|| -> Result<Option<ResultDoc>> {
+            cluster.stop()?;
+            cluster.configure(&settings)?;
+            cluster.start()?;
+            let extra: Vec<String> = p.settings.iter().map(|(k, _)| k.clone()).collect();
+            let recorded = server::settings(&cluster, &extra)?;
+            let mut runs = Vec::new();
+            for k in 0..p.repeat {
+                if crate::interrupt::requested().is_some() {
+                    break;
+                }
+                say!(
+                    "[{}/{}] pgbench {} · {} clients · shared_buffers {}{}{}",
+                    i + 1,
+                    steps.len(),
+                    p.script.name(),
+                    p.clients,
+                    recorded.get("shared_buffers").map_or("?", String::as_str),
+                    ratio.map_or(String::new(), |r| format!(" ({} of the data)", pct(r))),
+                    match p.repeat {
+                        1 => String::new(),
+                        n => format!(" · repeat {}/{n}", k + 1),
+                    }
+                );
+                match measure_once(p, &cluster, version_num, &device_names, &format!("{i}-{k}"))? {
+                    Some(m) => runs.push(m),
+                    None => break,
+                }
+            }
+            if runs.is_empty() {
+                return Ok(None);
+            }
+            let pg = PgDoc {
+                version: version.clone(),
+                script: p.script.name().into(),
+                scale: p.scale,
+                clients: p.clients,
+                jobs: p.jobs,
+                data_bytes,
+                buffer_ratio: *ratio,
+                settings: recorded,
+                pgbench_tps: 0.0,
+                failed_transactions: 0,
+                checkpoints: None,
+                server_io: BTreeMap::new(),
+                page_cache: page_cache.0.clone(),
+                memory_limit_bytes: p.memory_limit,
+                wal_dir: cluster.wal.as_ref().map(|w| w.display().to_string()),
+                user: p.owner.name.clone(),
+            };
+            Ok(Some(result_doc(p, &cluster, runs, pg, *ratio)))
+        })();
+        match res {
+            Ok(Some(r)) => {
+                say!("[{}/{}] {}", i + 1, steps.len(), text::one_line(&r));
+                rec.add(&r)?;
+                results.push(r);
+            }
+            Ok(None) => break,
+            Err(e) => {
+                failure = Some(e);
+                break;
+            }
+        }
+    }
+    let kept = cluster.kept().then(|| cluster.work.clone());
+    let cgroup = cluster.cgroup().map(Path::to_path_buf);
+    drop(cluster); // stopped and removed before the storage cells need the space
+    if let Some(k) = &kept {
+        notes.push(format!("the cluster was kept (--keep) in {}", k.display()));
+    }
+    if let (Some(dir), Some(limit)) = (&cgroup, p.memory_limit) {
+        notes.push(format!(
+            "the server ran in the memory cgroup {} limited to {} (page cache included)",
+            dir.display(),
+            units::iec(limit)
+        ));
+    }
+    let pg_results = results.len();
+    if let (Some(t), None, None) = (p.storage, &failure, crate::interrupt::requested()) {
+        match storage(p, data_bytes, t) {
+            Ok(doc) => {
+                for r in doc.results {
+                    rec.add(&r)?;
+                    results.push(r);
+                }
+                notes.extend(doc.notes.into_iter().map(|n| format!("storage cells: {n}")));
+            }
+            Err(e) => notes.push(format!("the storage cells did not run: {e:#}")),
+        }
+    }
+    if p.ram > 0 && p.memory_limit.is_none() {
+        notes.push(format!(
+            "the database ({}) against RAM ({}): PostgreSQL reads through the page cache, the storage cells with O_DIRECT",
+            units::iec(data_bytes),
+            units::iec(p.ram)
+        ));
+    }
+    let interrupted = failure.is_some() || crate::interrupt::requested().is_some();
+    let mut doc = RunDoc {
+        results,
+        interrupted,
+        notes,
+        ..header
+    };
+    crate::analysis::annotate(&mut doc, None);
+    // The page-cache check of a buffered result knows nothing of the cgroup; the db's own
+    // finding below says how the cache was kept out (or that it was not).
+    let pg_cache = |f: &serde_json::Value| {
+        f["kind"] == "cache" && f["result"].as_u64().is_some_and(|i| (i as usize) < pg_results)
+    };
+    doc.findings.retain(|f| !pg_cache(f));
+    for r in doc.results.iter_mut().take(pg_results) {
+        r.findings.retain(|f| f["kind"] != "cache");
+    }
+    if pg_results > 0 {
+        if let Ok(v) = serde_json::to_value(&page_cache.1) {
+            doc.findings.push(v);
+        }
+    }
+    if doc.results.is_empty() {
+        let discarded = rec.discard()?;
+        if let Some(e) = failure {
+            return Err(e);
+        }
+        if discarded {
+            say!("nothing was measured, so nothing was stored");
+        }
+    } else if let Some(id) = rec.finish(&doc)? {
+        say!("stored as run {id}");
+    }
+    emit(p, &doc)?;
+    if let Some(e) = failure {
+        return Err(match doc.results.is_empty() {
+            true => e,
+            false => e.context("the results above cover the runs that finished"),
+        });
+    }
+    match crate::interrupt::requested() {
+        Some(sig) => Err(error::Interrupted(sig).into()),
+        None => Ok(()),
+    }
+}
+
+fn pct(r: f64) -> String {
+    let v = r * 100.0;
+    match (v - v.round()).abs() < 1e-9 {
+        true => format!("{v:.0}%"),
+        false => format!("{v}%"),
+    }
+}
+
+/// Runs a client tool to its end; its failure is one error with its last words.
+fn run_tool(c: &mut std::process::Command, cl: &Cluster, what: &str) -> Result<()> {
+    let out = c
+        .current_dir(&cl.work)
+        .output()
+        .with_context(|| format!("running {what}"))?;
+    match out.status.success() {
+        true => Ok(()),
+        false => Err(anyhow!(
+            "{what} failed: {}",
+            cluster::last_lines(&String::from_utf8_lossy(&out.stderr), 3)
+        )),
+    }
+}
+
+/// One pgbench measurement: the tables brought to the same state, a checkpoint, the server's
+/// counters and the devices watched around pgbench, its log read. `None` when interrupted.
+fn measure_once(
+    p: &DbPlan,
+    cl: &Cluster,
+    version_num: u32,
+    devices: &[String],
+    tag: &str,
+) -> Result<Option<Measured>> {
+    // pgbench's own vacuum, done here so it is not inside the measurement or its counters.
+    if p.script.writes() {
+        cl.query("VACUUM pgbench_branches, pgbench_tellers")?;
+        cl.query("TRUNCATE pgbench_history")?;
+    }
+    cl.query("CHECKPOINT")?;
+    let prefix = cl.work.join(format!("pgbench-{tag}"));
+    let before = server::snapshot(cl, version_num)?;
+    let watch = iogauge_sysinfo::diskstats::DeviceWatch::start(devices, p.interval);
+    let out_path = cl.work.join(format!("pgbench-{tag}.out"));
+    let err_path = cl.work.join(format!("pgbench-{tag}.err"));
+    let out_file = std::fs::File::create(&out_path)?;
+    let err_file = std::fs::File::create(&err_path)?;
+    let begun = Instant::now();
+    let mut child = cl
+        .client("pgbench")
+        .args(["-n", "-b", p.script.name(), "-c"])
+        .arg(p.clients.to_string())
+        .arg("-j")
+        .arg(p.jobs.to_string())
+        .arg("-T")
+        .arg(p.time.as_secs().max(1).to_string())
+        .arg("-l")
+        .arg(format!("--log-prefix={}", prefix.display()))
+        .arg("postgres")
+        .stdout(Stdio::from(out_file))
+        .stderr(Stdio::from(err_file))
+        .spawn()
+        .context("starting pgbench")?;
+    let status = loop {
+        if let Some(s) = child.try_wait()? {
+            break Some(s);
+        }
+        if crate::interrupt::requested().is_some() {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let runtime = begun.elapsed();
+    let windows = watch.stop();
+    let logs = pgbench::log_files(&prefix);
+    let remove = || {
+        for f in logs.iter().chain([&out_path, &err_path]) {
+            let _ = std::fs::remove_file(f);
+        }
+    };
+    let Some(status) = status else {
+        remove();
+        return Ok(None);
+    };
+    let stdout = std::fs::read_to_string(&out_path).unwrap_or_default();
+    let stderr = std::fs::read_to_string(&err_path).unwrap_or_default();
+    if !status.success() {
+        remove();
+        return Err(anyhow!(
+            "pgbench failed: {}",
+            cluster::last_lines(&stderr, 3)
+        ));
+    }
+    let after = server::snapshot(cl, version_num)?;
+    let summary = pgbench::parse_summary(&stdout);
+    let timeline = pgbench::read_logs(&logs, p.time, p.interval);
+    remove();
+    let summary = summary?;
+    let timeline = timeline?;
+    Ok(Some(Measured {
+        runtime_s: if summary.tps > 0.0 {
+            summary.transactions as f64 / summary.tps
+        } else {
+            runtime.as_secs_f64()
+        },
+        summary,
+        timeline,
+        server_io: server::delta(&before, &after),
+        devices: windows,
+    }))
+}
+
+/// The repeats of one ratio as one result: histograms merged exactly, time series end to end,
+/// counters added; each repeat kept for the statistics.
+fn result_doc(
+    p: &DbPlan,
+    cl: &Cluster,
+    runs: Vec<Measured>,
+    mut pg: PgDoc,
+    ratio: Option<f64>,
+) -> ResultDoc {
+    let mut hist = measure::run_hist();
+    let mut timeseries: Vec<Sample> = Vec::new();
+    let mut fine = FineDoc {
+        bin_s: crate::runner::FINE_BIN.as_secs_f64(),
+        ios: Vec::new(),
+    };
+    let (mut txns, mut failed, mut runtime_s) = (0u64, 0u64, 0.0f64);
+    let mut server_io = server::Snapshot::new();
+    let mut repeats = Vec::new();
+    for m in &runs {
+        measure::merge(&mut hist, &m.timeline.hist);
+        let offset = timeseries.last().map_or(0.0, |s| s.t_s);
+        timeseries.extend(m.timeline.timeseries.iter().map(|s| Sample {
+            t_s: s.t_s + offset,
+            ..*s
+        }));
+        fine.ios.extend_from_slice(&m.timeline.fine.ios);
+        txns += m.summary.transactions;
+        failed += m.summary.failed + m.timeline.failed.saturating_sub(m.summary.failed);
+        runtime_s += m.runtime_s;
+        for (view, counters) in &m.server_io {
+            let into = server_io.entry(view.clone()).or_default();
+            for (k, v) in counters {
+                *into.entry(k.clone()).or_default() += v;
+            }
+        }
+        repeats.push(RepeatDoc {
+            iops: m.summary.tps,
+            bw_bytes: 0.0,
+            ios: m.summary.transactions,
+            bytes: 0,
+            runtime_s: m.runtime_s,
+            lat_ns: m.timeline.lat,
+            syncs_per_s: None,
+            cpu: CpuDoc::default(),
+        });
+    }
+    let tps = txns as f64 / runtime_s.max(1e-9);
+    pg.pgbench_tps = tps;
+    pg.failed_transactions = failed;
+    pg.checkpoints = server::checkpoints(&server_io);
+    pg.server_io = server_io;
+    let name = match ratio {
+        Some(r) => format!(
+            "pgbench {} · scale {} · {} clients · shared_buffers {} of data",
+            p.script.name(),
+            p.scale,
+            p.clients,
+            pct(r)
+        ),
+        None => format!(
+            "pgbench {} · scale {} · {} clients",
+            p.script.name(),
+            p.scale,
+            p.clients
+        ),
+    };
+    let devices = devices_of(&runs);
+    let mut doc = ResultDoc {
+        name: Some(name),
+        workload: WorkloadDoc {
+            rw: match p.script {
+                Script::SelectOnly => Rw::Randread,
+                _ => Rw::Randrw,
+            },
+            bs: 8192,
+            threads: p.clients,
+            iodepth: 1,
+            engine: "pgbench".into(),
+            direct: false,
+            mix_read_pct: if p.script.writes() { 50 } else { 100 },
+            sync: None,
+            sync_every: None,
+            odsync: false,
+            seed: 0,
+            time_s: Some(p.time.as_secs_f64()),
+            data_bytes: None,
+            ramp_s: 0.0,
+            interval_s: p.interval.as_secs_f64(),
+            rate_iops: None,
+            distribution: "uniform".into(),
+        },
+        target: TargetDoc {
+            path: cl.data.display().to_string(),
+            absolute_path: Some(cl.data.display().to_string()),
+            device: devices.first().map(|d| d.name.clone()),
+            kind: "directory".into(),
+            created: true,
+            offset_bytes: 0,
+            range_bytes: pg.data_bytes,
+            logical_block_size: iogauge_sysinfo::logical_block_size_for(&cl.data).unwrap_or(512),
+        },
+        iops: tps,
+        bw_bytes: 0.0,
+        ios: txns,
+        bytes: 0,
+        runtime_s,
+        lat_ns: LatNs::of(&hist),
+        lat_hist: measure::buckets(&hist),
+        read: None,
+        write: None,
+        sync: None,
+        service_lat_ns: None,
+        cpu: CpuDoc::default(),
+        timeseries,
+        fine,
+        engine: EngineDoc {
+            name: "pgbench".into(),
+            ..EngineDoc::default()
+        },
+        interrupted: false,
+        error: None,
+        io_path: "postgresql (buffered)".into(),
+        findings: Vec::new(),
+        repeats: Vec::new(),
+        devices,
+        stats: BTreeMap::new(),
+        pg: Some(pg),
+    };
+    if repeats.len() > 1 {
+        doc.stats = crate::repeats::stats_for(&repeats);
+        doc.repeats = repeats;
+    }
+    doc
+}
+
+/// What each device of the data directory's stack did over the measurements.
+fn devices_of(runs: &[Measured]) -> Vec<DeviceDoc> {
+    let Some(first) = runs.first() else {
+        return Vec::new();
+    };
+    (0..first.devices.len())
+        .map(|i| {
+            let name = &first.devices[i].name;
+            let mut total = first.devices[i].total;
+            let (mut elapsed, mut intervals) = (0.0, Vec::new());
+            for (k, m) in runs.iter().enumerate() {
+                let Some(w) = m.devices.get(i) else { continue };
+                let step = w.interval.as_secs_f64();
+                intervals.extend(
+                    w.intervals
+                        .iter()
+                        .enumerate()
+                        .map(|(j, s)| (elapsed + (j + 1) as f64 * step, *s)),
+                );
+                elapsed += w.elapsed.as_secs_f64();
+                if k > 0 {
+                    match (total.as_mut(), w.total) {
+                        (Some(t), Some(x)) => t.add(&x),
+                        _ => total = None,
+                    }
+                }
+            }
+            DeviceDoc::of(
+                name,
+                total.as_ref(),
+                elapsed,
+                &intervals,
+                iogauge_sysinfo::diskstats::QueueLimits::read(name),
+            )
+        })
+        .collect()
+}
+
+/// How the page cache was kept from answering for the storage, said every time: as a note,
+/// and as a finding (a warning when it was not kept out).
+fn page_cache(p: &DbPlan, data: u64) -> (String, Finding) {
+    let (sev, text, advice) = match (p.memory_limit, p.ram) {
+        (Some(limit), _) if limit < data => (
+            Severity::Info,
+            format!(
+                "the server ran in a memory cgroup of {}, less than the {} of data: shared_buffers and the page cache together held at most that much of it",
+                units::iec(limit),
+                units::iec(data)
+            ),
+            String::new(),
+        ),
+        (Some(limit), _) => (
+            Severity::Warning,
+            format!(
+                "the memory cgroup of {} holds all {} of data: reads may come from the page cache, not the storage",
+                units::iec(limit),
+                units::iec(data)
+            ),
+            "Give a --memory-limit below the data size, or more data (--scale, --data).".into(),
+        ),
+        (None, ram) if ram > 0 && data > ram => (
+            Severity::Info,
+            format!(
+                "the {} of data is larger than the {} of RAM: most reads reach the storage",
+                units::iec(data),
+                units::iec(ram)
+            ),
+            String::new(),
+        ),
+        (None, ram) => (
+            Severity::Warning,
+            format!(
+                "the {} of data fits in the {} of RAM and nothing limited the server's memory: reads may come from the page cache, so the TPS can hide the storage",
+                units::iec(data),
+                units::iec(ram)
+            ),
+            "Give --memory-limit (below the data size, needs root) or more data than RAM (--scale, --data).".into(),
+        ),
+    };
+    let mut evidence = BTreeMap::from([("data_bytes".to_string(), data as f64)]);
+    if p.ram > 0 {
+        evidence.insert("mem_total_bytes".into(), p.ram as f64);
+    }
+    if let Some(l) = p.memory_limit {
+        evidence.insert("memory_limit_bytes".into(), l as f64);
+    }
+    let f = Finding {
+        kind: FindingKind::Cache,
+        severity: sev,
+        summary: text.clone(),
+        evidence,
+        advice,
+        result: None,
+    };
+    (format!("page cache: {text}"), f)
+}
+
+/// The storage figures that explain the TPS, on the same directory: the fsync suite's WAL cell
+/// and 8 KiB random reads by as many threads as pgbench had clients, over a file as large as
+/// the database (O_DIRECT, so they measure the storage, not the page cache).
+fn storage(p: &DbPlan, data_bytes: u64, time: Duration) -> Result<RunDoc> {
+    use crate::plan::{Env, Kind, Plan, Repeat, TargetPlan};
+    use crate::suite::{cells, Group, Layout, Length, Op, Suite};
+    let group = |title: &str, op, threads, sync, range, layout| Group {
+        title: title.into(),
+        layout,
+        origin: None,
+        ops: vec![op],
+        read_pct: Vec::new(),
+        bs: vec![8192],
+        threads: vec![threads],
+        iodepth: vec![1],
+        sync,
+        odsync: false,
+        direct: None,
+        length: Length::Time(time),
+        range,
+        options: Vec::new(),
+    };
+    let suite = Suite {
+        name: "db-storage".into(),
+        description: "the storage under the database: WAL writes + fdatasync, 8 KiB random reads"
+            .into(),
+        size: None,
+        groups: vec![
+            group(
+                "WAL: sequential 8 KiB writes + fdatasync in a 16 MiB segment",
+                Op::Write,
+                1,
+                Some((crate::workload::SyncKind::Fdatasync, 1)),
+                Some(16 << 20),
+                Layout::Fsync,
+            ),
+            group(
+                "8 KiB random reads at the clients' concurrency",
+                Op::Randread,
+                p.clients,
+                None,
+                None,
+                Layout::Plain,
+            ),
+        ],
+        rounds: None,
+    };
+    let cells = cells::expand(&suite, &Default::default()).map_err(usage)?;
+    let plan = Plan {
+        kind: Kind::Suite,
+        suite,
+        cells,
+        env: Env {
+            engine: iogauge_engine::EngineKind::IoUring,
+            direct: true,
+            seed: 1,
+            uring: Default::default(),
+            submit_batch: crate::cli::DEFAULT_SUBMIT_BATCH,
+            ram: p.ram,
+            ramp: Duration::ZERO,
+            interval: crate::plan::SUITE_INTERVAL,
+            distribution: Default::default(),
+            rate: None,
+        },
+        target: TargetPlan {
+            path: Some(p.target.clone()),
+            size: None,
+            created_size: data_bytes.next_multiple_of(1 << 20).max(64 << 20),
+            offset: 0,
+            keep: false,
+            allow_overwrite: false,
+        },
+        repeat: Repeat {
+            n: 1,
+            drop_caches: false,
+        },
+        until_stable: false,
+        precondition: false,
+        max_rounds: None,
+        params: BTreeMap::new(),
+        output: OutputArgs {
+            no_store: true,
+            output: None,
+            format: None,
+            dry_run: false,
+            ..p.output.clone()
+        },
+        file: None,
+        notes: Vec::new(),
+        probe: false,
+        latency_target: None,
+    };
+    say!("storage cells on {}:", p.target.display());
+    crate::exec::measure(&plan)
+}
+
+/// Prints the run as asked: JSON, or the summary for people; and the --output file.
+fn emit(p: &DbPlan, doc: &RunDoc) -> Result<()> {
+    let json = || serde_json::to_string_pretty(doc).map(|s| s + "\n");
+    if let Some((path, format)) = &p.file {
+        let t = match format {
+            OutputFormat::Json => json()?,
+            OutputFormat::Csv => crate::present::csv::run(doc),
+            OutputFormat::Text => text::run(p, doc),
+        };
+        std::fs::write(path, t).with_context(|| format!("writing --output {}", path.display()))?;
+        say!("wrote {}", path.display());
+    }
+    let t = match p.output.json {
+        true => json()?,
+        false => text::run(p, doc),
+    };
+    Ok(crate::ui::out(&t)?)
+}

@@ -1,0 +1,244 @@
+//! `db pgbench` for people: what ran where, a table of TPS per shared_buffers share with the
+//! transaction latencies and what the server and the devices did, the storage figures of the
+//! same directory, then the notes and findings.
+
+use super::DbPlan;
+use crate::model::{ResultDoc, RunDoc};
+use crate::units;
+use std::fmt::Write;
+
+/// The plan of a `--dry-run`.
+pub fn plan(p: &DbPlan) -> String {
+    let mut s = format!(
+        "plan: db pgbench — PostgreSQL {} ({}), server run as user {}\n",
+        p.bin.version,
+        p.bin.dir.display(),
+        p.owner.name
+    );
+    let _ = writeln!(
+        s,
+        "  cluster: a directory of its own in {}, removed afterwards{}",
+        p.target.display(),
+        if p.keep { " (kept: --keep)" } else { "" }
+    );
+    if let Some(w) = &p.wal_dir {
+        let _ = writeln!(s, "  WAL: a directory of its own in {}", w.display());
+    }
+    let _ = writeln!(
+        s,
+        "  pgbench {} · scale {} (about {}) · {} clients, {} jobs · {} per run{}",
+        p.script.name(),
+        p.scale,
+        units::iec(u64::from(p.scale) * super::BYTES_PER_SCALE + super::EMPTY_DB_BYTES),
+        p.clients,
+        p.jobs,
+        units::duration(p.time),
+        match p.repeat {
+            1 => String::new(),
+            n => format!(" × {n} repeats"),
+        }
+    );
+    if !p.ratios.is_empty() {
+        let r: Vec<String> = p.ratios.iter().map(|&r| super::pct(r)).collect();
+        let _ = writeln!(s, "  shared_buffers: {} of the data, one run each", r.join(", "));
+    }
+    if let Some(l) = p.memory_limit {
+        let _ = writeln!(s, "  memory cgroup: {}", units::iec(l));
+    }
+    if let Some(t) = p.storage {
+        let _ = writeln!(
+            s,
+            "  storage cells: WAL 8 KiB writes + fdatasync, 8 KiB random reads × {} threads, {} each",
+            p.clients,
+            units::duration(t)
+        );
+    }
+    s
+}
+
+/// One pgbench result, for the log on stderr.
+pub fn one_line(r: &ResultDoc) -> String {
+    format!(
+        "{} TPS · transaction p50 {} · p99 {}",
+        units::count(r.iops),
+        units::latency(r.lat_ns.p50 as f64),
+        units::latency(r.lat_ns.p99 as f64)
+    )
+}
+
+pub fn run(p: &DbPlan, doc: &RunDoc) -> String {
+    let mut s = String::new();
+    let pg: Vec<&ResultDoc> = doc.results.iter().filter(|r| r.pg.is_some()).collect();
+    let storage: Vec<&ResultDoc> = doc.results.iter().filter(|r| r.pg.is_none()).collect();
+    if let Some(first) = pg.first().and_then(|r| r.pg.as_ref()) {
+        let short = first
+            .version
+            .split(" on ")
+            .next()
+            .unwrap_or(&first.version);
+        let where_ = doc
+            .system
+            .target
+            .as_ref()
+            .map(|t| {
+                let fs = t.filesystem.as_deref().unwrap_or("?");
+                match t.devices.first() {
+                    Some(d) => format!("{fs} on {}", d.name),
+                    None => fs.to_string(),
+                }
+            })
+            .unwrap_or_default();
+        let _ = writeln!(
+            s,
+            "pgbench {} on {} ({where_}) · {short} · server run as user {}",
+            first.script,
+            p.target.display(),
+            first.user
+        );
+        let _ = writeln!(
+            s,
+            "scale {} ({} of data) · {} clients, {} jobs · {} per run{}",
+            first.scale,
+            units::iec(first.data_bytes),
+            first.clients,
+            first.jobs,
+            units::duration(p.time),
+            match p.repeat {
+                1 => String::new(),
+                n => format!(" × {n} repeats"),
+            }
+        );
+        let set = |k: &str| first.settings.get(k).map_or("?", String::as_str);
+        let _ = writeln!(
+            s,
+            "fsync={} synchronous_commit={} wal_sync_method={} full_page_writes={} checkpoint_timeout={} max_wal_size={}{}\n",
+            set("fsync"),
+            set("synchronous_commit"),
+            set("wal_sync_method"),
+            set("full_page_writes"),
+            set("checkpoint_timeout"),
+            set("max_wal_size"),
+            first
+                .wal_dir
+                .as_ref()
+                .map(|w| format!(" · WAL in {w}"))
+                .unwrap_or_default()
+        );
+        s.push_str(&table(&pg));
+    } else {
+        s.push_str("no pgbench run finished\n");
+    }
+    if !storage.is_empty() {
+        let _ = writeln!(
+            s,
+            "\nThe storage of the same directory (iogauge, O_DIRECT, {}):",
+            storage[0].workload.engine
+        );
+        for r in &storage {
+            let name = r.name.clone().unwrap_or_default();
+            let line = match &r.sync {
+                Some(sy) => format!(
+                    "{} syncs/s · sync p50 {} · p99 {}",
+                    units::count(sy.per_s),
+                    units::latency(sy.lat_ns.p50 as f64),
+                    units::latency(sy.lat_ns.p99 as f64)
+                ),
+                None => format!(
+                    "{} IOPS · {} · p50 {} · p99 {}",
+                    units::count(r.iops),
+                    units::mib_s(r.bw_bytes),
+                    units::latency(r.lat_ns.p50 as f64),
+                    units::latency(r.lat_ns.p99 as f64)
+                ),
+            };
+            let _ = writeln!(s, "  {name:<34} {line}");
+        }
+    }
+    if doc.interrupted {
+        s.push_str("\n(interrupted: the results hold the runs that finished)\n");
+    }
+    s.push('\n');
+    for n in &doc.notes {
+        let _ = writeln!(s, "note: {n}");
+    }
+    s.push_str(&crate::analysis::print_findings(&doc.findings));
+    s
+}
+
+/// TPS against shared_buffers, with what explains it: latencies, checkpoints, WAL written, and
+/// what the device read and wrote.
+fn table(rows: &[&ResultDoc]) -> String {
+    let head = [
+        "shared_buffers",
+        "of data",
+        "TPS",
+        "txn p50",
+        "txn p99",
+        "txn p99.9",
+        "checkpoints",
+        "WAL written",
+        "device read",
+        "device written",
+    ];
+    let mut cells: Vec<Vec<String>> = vec![head.iter().map(|h| h.to_string()).collect()];
+    for r in rows {
+        let Some(pg) = &r.pg else { continue };
+        let wal = pg
+            .server_io
+            .get("pg_stat_wal")
+            .and_then(|m| m.get("wal_bytes"))
+            .map_or("-".into(), |b| units::iec(*b as u64));
+        let dev = r.devices.first();
+        let bytes = |b: Option<u64>| b.map_or("-".into(), units::iec);
+        let tps = match r.stats.get("iops") {
+            Some(st) => format!(
+                "{} ±{}",
+                units::count(r.iops),
+                units::count((st.ci95[1] - st.ci95[0]) / 2.0)
+            ),
+            None => units::count(r.iops),
+        };
+        cells.push(vec![
+            pg.settings
+                .get("shared_buffers")
+                .cloned()
+                .unwrap_or_default(),
+            match pg.buffer_ratio {
+                Some(x) => super::pct(x),
+                None => format!(
+                    "{:.1}%",
+                    crate::units::parse_size(pg.settings.get("shared_buffers").map_or("", |s| s))
+                        .map_or(0.0, |b| b as f64 * 100.0 / pg.data_bytes.max(1) as f64)
+                ),
+            },
+            tps,
+            units::latency(r.lat_ns.p50 as f64),
+            units::latency(r.lat_ns.p99 as f64),
+            units::latency(r.lat_ns.p999 as f64),
+            pg.checkpoints.map_or("-".into(), |c| c.to_string()),
+            wal,
+            bytes(dev.and_then(|d| d.read_bytes)),
+            bytes(dev.and_then(|d| d.write_bytes)),
+        ]);
+    }
+    let widths: Vec<usize> = (0..head.len())
+        .map(|c| cells.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
+        .collect();
+    let mut s = String::new();
+    for row in &cells {
+        let line: Vec<String> = row
+            .iter()
+            .zip(&widths)
+            .enumerate()
+            .map(|(i, (v, w))| match i {
+                0 => format!("{v:<w$}"),
+                _ => format!("{v:>w$}"),
+            })
+            .collect();
+        let _ = writeln!(s, "  {}", line.join("  ").trim_end());
+    }
+    if rows.iter().any(|r| !r.stats.is_empty()) {
+        s.push_str("  (TPS ± the half-width of its 95% confidence interval over the repeats)\n");
+    }
+    s
+}
