@@ -254,7 +254,9 @@ impl Teardown {
                     .status()
                     .is_ok_and(|s| s.success())
             };
-            if !(gently && stop("fast")) && !stop("immediate") {
+            // A fast stop first when the run ended normally; an immediate one if that failed.
+            let stopped = (gently && stop("fast")) || stop("immediate");
+            if !stopped {
                 crate::say!(
                     "warning: the PostgreSQL server of {} did not stop; stop it with pg_ctl stop -D {}",
                     self.data.display(),
@@ -403,7 +405,9 @@ impl Cluster {
         // Later lines win: iogauge's own file, rewritten before each start, comes last.
         let conf = cluster.data.join("postgresql.conf");
         let mut text = std::fs::read_to_string(&conf)?;
-        text.push_str("\n# iogauge: the settings of this run\ninclude_if_exists = 'iogauge.conf'\n");
+        text.push_str(
+            "\n# iogauge: the settings of this run\ninclude_if_exists = 'iogauge.conf'\n",
+        );
         std::fs::write(&conf, text)?;
         Ok(cluster)
     }
@@ -510,7 +514,17 @@ impl Cluster {
     pub fn query(&self, sql: &str) -> Result<String> {
         let out = self
             .client("psql")
-            .args(["-X", "-A", "-t", "-q", "-v", "ON_ERROR_STOP=1", "-d", "postgres", "-c"])
+            .args([
+                "-X",
+                "-A",
+                "-t",
+                "-q",
+                "-v",
+                "ON_ERROR_STOP=1",
+                "-d",
+                "postgres",
+                "-c",
+            ])
             .arg(sql)
             .output()
             .context("running psql")?;

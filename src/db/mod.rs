@@ -23,8 +23,8 @@ use crate::cli::{OutputArgs, OutputFormat, PgbenchArgs};
 use crate::error::{self, usage};
 use crate::measure::{self, LatNs};
 use crate::model::{
-    CpuDoc, DeviceDoc, EngineDoc, FineDoc, PgDoc, RepeatDoc, ResultDoc, RunDoc, Sample,
-    TargetDoc, WorkloadDoc, SCHEMA,
+    CpuDoc, DeviceDoc, EngineDoc, FineDoc, PgDoc, RepeatDoc, ResultDoc, RunDoc, Sample, TargetDoc,
+    WorkloadDoc, SCHEMA,
 };
 use crate::store::{Recorder, Store};
 use crate::workload::Rw;
@@ -120,7 +120,9 @@ pub fn plan(a: &PgbenchArgs) -> Result<DbPlan> {
         (None, None) => 10,
     };
     if a.time < Duration::from_secs(1) {
-        return Err(usage("--time is under 1s; pgbench counts whole seconds, e.g. --time 60s"));
+        return Err(usage(
+            "--time is under 1s; pgbench counts whole seconds, e.g. --time 60s",
+        ));
     }
     if a.interval < Duration::from_millis(100) || a.interval > a.time {
         return Err(usage(format!(
@@ -186,7 +188,9 @@ pub fn plan(a: &PgbenchArgs) -> Result<DbPlan> {
         ));
     }
     if a.storage_time.is_zero() && !a.no_storage {
-        return Err(usage("--storage-time 0: give e.g. --storage-time 10s, or --no-storage"));
+        return Err(usage(
+            "--storage-time 0: give e.g. --storage-time 10s, or --no-storage",
+        ));
     }
     let bin = cluster::find(a.pg_bin.as_deref())?;
     let owner = cluster::owner()?;
@@ -467,7 +471,10 @@ pub fn run(p: &DbPlan) -> Result<()> {
     // The page-cache check of a buffered result knows nothing of the cgroup; the db's own
     // finding below says how the cache was kept out (or that it was not).
     let pg_cache = |f: &serde_json::Value| {
-        f["kind"] == "cache" && f["result"].as_u64().is_some_and(|i| (i as usize) < pg_results)
+        f["kind"] == "cache"
+            && f["result"]
+                .as_u64()
+                .is_some_and(|i| (i as usize) < pg_results)
     };
     doc.findings.retain(|f| !pg_cache(f));
     for r in doc.results.iter_mut().take(pg_results) {
@@ -601,6 +608,15 @@ fn measure_once(
     remove();
     let summary = summary?;
     let timeline = timeline?;
+    // The latencies come from the log and the TPS from pgbench's summary: they must describe
+    // the same transactions, or the two figures are of different runs.
+    if timeline.transactions != summary.transactions {
+        crate::say!(
+            "note: pgbench counted {} transactions, its per-transaction log {}",
+            summary.transactions,
+            timeline.transactions
+        );
+    }
     Ok(Some(Measured {
         runtime_s: if summary.tps > 0.0 {
             summary.transactions as f64 / summary.tps

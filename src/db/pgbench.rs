@@ -158,7 +158,9 @@ pub fn read_logs(files: &[PathBuf], length: Duration, interval: Duration) -> Res
     let n_steps = length_us.div_ceil(step_us) as usize;
     let n_fine = length_us.div_ceil(fine_us) as usize;
     let mut hist = measure::run_hist();
-    let mut steps: Vec<(u64, Hist)> = (0..n_steps).map(|_| (0, measure::interval_hist())).collect();
+    let mut steps: Vec<(u64, Hist)> = (0..n_steps)
+        .map(|_| (0, measure::interval_hist()))
+        .collect();
     let mut fine = vec![0u32; n_fine];
     let (mut transactions, mut failed) = (0u64, 0u64);
     each(&mut |t| match t {

@@ -145,8 +145,12 @@ mod tests {
             s.insert("pg_stat_bgwriter".into(), numbers(j));
             s
         };
-        let a = row(r#"{"checkpoints_timed":1,"checkpoints_req":2,"buffers_alloc":10,"stats_reset":"2026-11-22T14:04:41+00:00"}"#);
-        let b = row(r#"{"checkpoints_timed":1,"checkpoints_req":5,"buffers_alloc":"25","stats_reset":"x"}"#);
+        let a = row(
+            r#"{"checkpoints_timed":1,"checkpoints_req":2,"buffers_alloc":10,"stats_reset":"2026-11-22T14:04:41+00:00"}"#,
+        );
+        let b = row(
+            r#"{"checkpoints_timed":1,"checkpoints_req":5,"buffers_alloc":"25","stats_reset":"x"}"#,
+        );
         let d = delta(&a, &b);
         assert_eq!(d["pg_stat_bgwriter"]["buffers_alloc"], 15.0);
         assert!(!d["pg_stat_bgwriter"].contains_key("stats_reset"));

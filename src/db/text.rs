@@ -40,7 +40,11 @@ pub fn plan(p: &DbPlan) -> String {
     );
     if !p.ratios.is_empty() {
         let r: Vec<String> = p.ratios.iter().map(|&r| super::pct(r)).collect();
-        let _ = writeln!(s, "  shared_buffers: {} of the data, one run each", r.join(", "));
+        let _ = writeln!(
+            s,
+            "  shared_buffers: {} of the data, one run each",
+            r.join(", ")
+        );
     }
     if let Some(l) = p.memory_limit {
         let _ = writeln!(s, "  memory cgroup: {}", units::iec(l));
@@ -71,11 +75,7 @@ pub fn run(p: &DbPlan, doc: &RunDoc) -> String {
     let pg: Vec<&ResultDoc> = doc.results.iter().filter(|r| r.pg.is_some()).collect();
     let storage: Vec<&ResultDoc> = doc.results.iter().filter(|r| r.pg.is_none()).collect();
     if let Some(first) = pg.first().and_then(|r| r.pg.as_ref()) {
-        let short = first
-            .version
-            .split(" on ")
-            .next()
-            .unwrap_or(&first.version);
+        let short = first.version.split(" on ").next().unwrap_or(&first.version);
         let where_ = doc
             .system
             .target
@@ -222,7 +222,13 @@ fn table(rows: &[&ResultDoc]) -> String {
         ]);
     }
     let widths: Vec<usize> = (0..head.len())
-        .map(|c| cells.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
+        .map(|c| {
+            cells
+                .iter()
+                .map(|r| r[c].chars().count())
+                .max()
+                .unwrap_or(0)
+        })
         .collect();
     let mut s = String::new();
     for row in &cells {
