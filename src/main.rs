@@ -52,6 +52,7 @@ fn main() -> ExitCode {
         cli::Command::Probe(cli::ProbeCommand::Cache(args)) => commands::probe::cache(args),
         cli::Command::Completions(args) => commands::docs::completions(args),
         cli::Command::Man => commands::docs::man(),
+        cli::Command::FsyncCheck(args) => commands::fsync_check::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,6 +1,7 @@
 //! One module per subcommand; each takes its parsed arguments and returns an error or nothing.
 
 pub mod docs;
+pub mod fsync_check;
 pub mod probe;
 pub mod report;
 pub mod results;
