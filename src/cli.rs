@@ -50,6 +50,9 @@ pub enum Command {
     /// Run a database with its data on the target: `db pgbench` runs PostgreSQL's pgbench.
     #[command(subcommand)]
     Db(DbCommand),
+    /// Does fsync survive a power cut? diskchecker.pl's test: `listen` on a second machine,
+    /// `write` on the one under test, cut its power, reboot, `verify`.
+    FsyncCheck(FsyncCheckArgs),
 }
 
 #[derive(Subcommand, Debug)]
@@ -567,4 +570,91 @@ pub struct PgbenchArgs {
 
     #[command(flatten)]
     pub output: OutputArgs,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct FsyncCheckArgs {
+    #[command(subcommand)]
+    pub command: FsyncCheckCommand,
+}
+
+#[derive(Subcommand, Debug, Clone)]
+pub enum FsyncCheckCommand {
+    /// Record what the machine under test says it wrote; run it on a machine that keeps power.
+    Listen(FsyncListenArgs),
+    /// Write random blocks with a sync after each and tell the listener before and after;
+    /// runs until the power is cut (or --count / --time).
+    Write(FsyncWriteArgs),
+    /// After the reboot: read back every block the listener knows was synced.
+    Verify(FsyncVerifyArgs),
+}
+
+/// Where the listener is, as the machine under test reaches it.
+pub const FSYNC_CHECK_ADDR: &str = "127.0.0.1:5400";
+
+#[derive(Args, Debug, Clone)]
+pub struct FsyncListenArgs {
+    /// Address and port to listen on, e.g. 0.0.0.0:5400 to hear another machine (port 0 picks
+    /// a free one and prints it).
+    #[arg(value_name = "ADDR", default_value = FSYNC_CHECK_ADDR)]
+    pub addr: String,
+
+    /// Directory for the records, one file per target; a restarted listener reads them back.
+    #[arg(long, value_name = "DIR", default_value = "fsync-check-records")]
+    pub records: PathBuf,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct FsyncWriteArgs {
+    /// The file to write: created if missing. An existing file is used only if fsync-check
+    /// created it, or with --overwrite.
+    pub target: PathBuf,
+
+    /// The listener's address (`iogauge fsync-check listen` on another machine).
+    #[arg(long, value_name = "ADDR")]
+    pub to: String,
+
+    /// How each write is made durable.
+    #[arg(long, value_enum, default_value_t = FsyncSync::Fsync)]
+    pub sync: FsyncSync,
+
+    /// Block size, a multiple of 4KiB (diskchecker.pl writes 16 KiB).
+    #[arg(long, value_name = "SIZE", default_value = "16k", allow_hyphen_values = true, value_parser = units::parse_size)]
+    pub block: u64,
+
+    /// Size of the file; blocks are written at random places in it.
+    #[arg(long, value_name = "SIZE", default_value = "256MiB", allow_hyphen_values = true, value_parser = units::parse_size)]
+    pub size: u64,
+
+    /// Stop after this many acknowledged writes instead of running until the power is cut.
+    #[arg(long, value_name = "N")]
+    pub count: Option<u64>,
+
+    /// Stop after this long instead of running until the power is cut.
+    #[arg(long, value_name = "DURATION", allow_hyphen_values = true, value_parser = units::parse_duration)]
+    pub time: Option<Duration>,
+
+    /// Write into an existing file fsync-check did not create (its contents are destroyed).
+    #[arg(long)]
+    pub overwrite: bool,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FsyncSync {
+    /// fsync(2) after each write.
+    Fsync,
+    /// fdatasync(2) after each write.
+    Fdatasync,
+    /// Open with O_DSYNC: each write returns once durable.
+    Odsync,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct FsyncVerifyArgs {
+    /// The file `fsync-check write` wrote.
+    pub target: PathBuf,
+
+    /// The listener's address.
+    #[arg(long, value_name = "ADDR")]
+    pub to: String,
 }

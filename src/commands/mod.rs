@@ -2,6 +2,7 @@
 
 pub mod db;
 pub mod docs;
+pub mod fsync_check;
 pub mod probe;
 pub mod report;
 pub mod results;

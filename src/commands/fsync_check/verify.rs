@@ -1,0 +1,145 @@
+//! `iogauge fsync-check verify`: reads back every block the listener was told was synced.
+
+use super::protocol::{self, Run, ACK, MESSAGE, PRE};
+use crate::cli::FsyncVerifyArgs;
+use crate::units;
+use anyhow::{bail, Context, Result};
+use iogauge_verify::{check, Verdict};
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::Read;
+use std::os::unix::fs::FileExt;
+
+/// What the listener knows of one block: the last generation whose sync returned, and the
+/// last one announced (newer while a write was in flight at the cut).
+#[derive(Default, Clone, Copy)]
+struct Known {
+    acked: u64,
+    announced: u64,
+}
+
+pub fn run(args: &FsyncVerifyArgs) -> Result<()> {
+    let name = protocol::target_name(&args.target)?;
+    let (mut reader, rest) = protocol::connect(&args.to, &format!("verify {name}"))?;
+    let (bytes, run) = rest
+        .split_once(' ')
+        .and_then(|(n, r)| Some((n.parse::<usize>().ok()?, Run::parse(r)?)))
+        .with_context(|| format!("the listener at {} answered {rest:?}", args.to))?;
+    let mut messages = vec![0u8; bytes];
+    reader
+        .read_exact(&mut messages)
+        .with_context(|| format!("the listener at {} broke off", args.to))?;
+
+    let mut known: HashMap<u64, Known> = HashMap::new();
+    for m in messages.chunks_exact(MESSAGE) {
+        let (kind, offset, generation) = protocol::parse(m);
+        let k = known.entry(offset).or_default();
+        match kind {
+            PRE => k.announced = k.announced.max(generation),
+            ACK => k.acked = k.acked.max(generation),
+            _ => bail!("the listener's record for {name} is damaged"),
+        }
+    }
+    let mut offsets: Vec<u64> = known
+        .iter()
+        .filter(|(_, k)| k.acked > 0)
+        .map(|(&o, _)| o)
+        .collect();
+    offsets.sort_unstable();
+    let total = offsets.len() as u64;
+    if total == 0 {
+        bail!(
+            "the listener knows no synced write to {}; run `iogauge fsync-check write` first",
+            args.target.display()
+        );
+    }
+
+    // After a real cut the file may be gone or short: what is missing reads as zeros.
+    let file = File::open(&args.target).ok();
+    if file.is_none() {
+        crate::say!(
+            "fsync-check: {} is gone: every block reads as never written",
+            args.target.display()
+        );
+    }
+    let mut buf = vec![0u8; run.block as usize];
+    let (mut lost, mut first) = (0u64, None);
+    let (mut in_flight, mut landed, mut mixed) = (0u64, 0u64, 0u64);
+    for &offset in &offsets {
+        let k = known[&offset];
+        read_block(file.as_ref(), &mut buf, offset)?;
+        let v = check(&buf, &run.key, offset, Some(k.acked));
+        let newer_in_flight = k.announced > k.acked;
+        if newer_in_flight {
+            in_flight += 1;
+        }
+        let durable = match v {
+            Verdict::Ok { generation } => {
+                if generation > k.acked {
+                    landed += 1;
+                }
+                true
+            }
+            // A write in flight at the cut may leave part of its block new, part old.
+            Verdict::Torn {
+                first: Some(a),
+                other: Some(b),
+                ..
+            } if newer_in_flight && a.min(b) >= k.acked => {
+                mixed += 1;
+                true
+            }
+            _ => false,
+        };
+        if !durable {
+            lost += 1;
+            first.get_or_insert((offset, v));
+        }
+    }
+    if in_flight > 0 {
+        crate::say!(
+            "fsync-check: {} blocks were being rewritten at the cut: {} hold the new version, {} a mix, {} the old (all allowed)",
+            units::count(in_flight as f64),
+            units::count(landed as f64),
+            units::count(mixed as f64),
+            units::count((in_flight - landed - mixed) as f64)
+        );
+    }
+    let verdict = match first {
+        None => format!(
+            "honest: 0 of {} acknowledged writes lost\n",
+            units::count(total as f64)
+        ),
+        Some((offset, v)) => format!(
+            "LIES: {} of {} acknowledged writes lost (first at offset {}: {v})\n",
+            units::count(lost as f64),
+            units::count(total as f64),
+            units::count(offset as f64)
+        ),
+    };
+    crate::ui::out(&verdict)?;
+    if lost > 0 {
+        bail!(
+            "{}: syncs returned before the data was durable; do not trust this storage with a \
+             database's commits (check its write cache setting)",
+            args.target.display()
+        );
+    }
+    Ok(())
+}
+
+fn read_block(file: Option<&File>, buf: &mut [u8], offset: u64) -> Result<()> {
+    let mut done = 0;
+    if let Some(f) = file {
+        while done < buf.len() {
+            match f.read_at(&mut buf[done..], offset + done as u64) {
+                Ok(0) => break,
+                Ok(n) => done += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e).with_context(|| format!("reading offset {offset}")),
+            }
+        }
+    }
+    buf[done..].fill(0);
+    Ok(())
+}
