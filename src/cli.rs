@@ -43,6 +43,9 @@ pub enum Command {
     Export(ExportArgs),
     /// Delete a run from the results database.
     Delete(DeleteArgs),
+    /// Read back a target kept from a `--verify` run (`--keep` for a created file) and name
+    /// every block that is not what that run wrote.
+    Verify(VerifyArgs),
     /// Print shell completions, e.g. `iogauge completions bash > /etc/bash_completion.d/iogauge`.
     Completions(CompletionsArgs),
     /// Print the man page (roff), e.g. `iogauge man > /usr/local/share/man/man1/iogauge.1`.
@@ -274,6 +277,19 @@ pub enum ExportFormat {
 }
 
 #[derive(Args, Debug, Clone)]
+pub struct VerifyArgs {
+    /// The file or block device a `--verify` run wrote.
+    pub target: PathBuf,
+    /// Which run wrote it [default: the newest `--verify` run on this target].
+    #[arg(long, value_name = "RUN")]
+    pub run: Option<String>,
+    #[command(flatten)]
+    pub sample: VerifySample,
+    #[command(flatten)]
+    pub db: DbArgs,
+}
+
+#[derive(Args, Debug, Clone)]
 pub struct DeleteArgs {
     /// A run id, a label (its newest run), or `last`.
     #[arg(value_name = "RUN")]
@@ -307,6 +323,15 @@ pub struct TargetArgs {
     #[arg(long)]
     pub allow_overwrite: bool,
 
+    /// Stamp every 4 KiB sector written with a checksummed header, check every read, and read
+    /// back what each cell wrote after it: corrupt, misdirected, lost, torn and unwritten blocks
+    /// are named, and the run fails (exit 1). Costs CPU per IO (docs/verify.md).
+    #[arg(long)]
+    pub verify: bool,
+
+    #[command(flatten)]
+    pub sample: VerifySample,
+
     /// IO engine.
     #[arg(long, value_enum, default_value_t = EngineArg::IoUring)]
     pub engine: EngineArg,
@@ -336,6 +361,24 @@ pub struct TargetArgs {
     #[arg(long, value_name = "N", default_value_t = DEFAULT_SUBMIT_BATCH,
           value_parser = clap::value_parser!(u32).range(1..=4096))]
     pub submit_batch: u32,
+}
+
+/// How much of what was written a verify pass reads back.
+#[derive(Args, Debug, Clone)]
+pub struct VerifySample {
+    /// Read back only this fraction of the written blocks after each cell (implies --verify for
+    /// `run` and `suite`), e.g. 0.01 on a huge target; the same blocks every time for a run.
+    #[arg(long, value_name = "FRACTION", value_parser = parse_fraction)]
+    pub verify_sample: Option<f64>,
+}
+
+fn parse_fraction(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(f) if f > 0.0 && f <= 1.0 => Ok(f),
+        _ => Err(format!(
+            "'{s}' is not a fraction in (0, 1]; give e.g. 0.1 for a tenth of the blocks"
+        )),
+    }
 }
 
 /// Submitting every 2 IOs matched or beat fio's IOPS on a virtio disk at QD32, where one burst

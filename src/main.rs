@@ -49,6 +49,7 @@ fn main() -> ExitCode {
         cli::Command::Compare(args) => commands::results::compare(args),
         cli::Command::Export(args) => commands::results::export(args),
         cli::Command::Delete(args) => commands::results::delete(args),
+        cli::Command::Verify(args) => commands::verify::verify(args),
         cli::Command::Report(args) => commands::report::run(args),
         cli::Command::Probe(cli::ProbeCommand::Cache(args)) => commands::probe::cache(args),
         cli::Command::Completions(args) => commands::docs::completions(args),

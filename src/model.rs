@@ -36,6 +36,59 @@ pub struct RunDoc {
     /// For a suite run in rounds until steady state (SNIA PTS): the convergence record.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rounds: Option<RoundsDoc>,
+    /// With `--verify`: how the blocks were stamped, so `iogauge verify` can check the target
+    /// again later.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verify: Option<RunVerifyDoc>,
+}
+
+/// The key to a run's stamped blocks (`--verify`).
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct RunVerifyDoc {
+    /// The run's id in every sector header (below 2^53, so JSON readers keep it exact).
+    pub key: u64,
+    /// The seed the payloads derive from.
+    pub seed: u64,
+    /// The fill stamped every sector of the file, so all of it is checked later.
+    pub filled: bool,
+    pub path: String,
+    pub offset: u64,
+    pub range_bytes: u64,
+    /// Block size of the generations kept in the results database (0: none kept; then a later
+    /// check cannot tell a lost write from the version before it).
+    pub map_block: u64,
+}
+
+/// What verification found in one result: the reads' checks during the run and the pass that
+/// read back the written blocks after it.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct VerifyDoc {
+    /// Reads checked while the workload ran.
+    pub read_checks: u64,
+    /// Blocks the cell wrote.
+    pub written_blocks: u64,
+    /// Blocks the pass after the cell read back.
+    pub pass_checks: u64,
+    /// The share of written blocks the pass read (`--verify-sample`).
+    pub sample: f64,
+    /// Blocks that failed, by class (corrupt, misdirected, lost, torn, unwritten).
+    pub failed: BTreeMap<String, u64>,
+    /// The first failures, with their offsets.
+    pub first: Vec<FailureDoc>,
+}
+
+impl VerifyDoc {
+    pub fn failures(&self) -> u64 {
+        self.failed.values().sum()
+    }
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct FailureDoc {
+    pub offset: u64,
+    pub class: String,
+    /// What was found, e.g. "a block written for offset 1048576".
+    pub detail: String,
 }
 
 /// How a suite run in rounds converged (SNIA SSS PTS steady state). The results of such a run
@@ -267,6 +320,8 @@ pub struct ResultDoc {
     /// transactions per second and its latencies those of whole transactions.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pg: Option<PgDoc>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verify: Option<VerifyDoc>,
 }
 
 /// A PostgreSQL run on the target (`iogauge db pgbench`): what ran, how the server was set up,

@@ -214,10 +214,42 @@ pub fn result(r: &ResultDoc) -> String {
     for d in &r.devices {
         row(&mut s, "device", device_line(d));
     }
+    if let Some(v) = &r.verify {
+        row(&mut s, "verify", verify_line(v));
+    }
     if r.interrupted {
         let _ = writeln!(s, "  (interrupted: these numbers cover the part that ran)");
     }
     s
+}
+
+/// What `--verify` checked and found, e.g. `4,012 blocks written · 4,012 read back · 0 reads
+/// checked · all intact`.
+pub fn verify_line(v: &crate::model::VerifyDoc) -> String {
+    let mut line = format!(
+        "{} blocks written · {} read back",
+        units::count(v.written_blocks as f64),
+        units::count(v.pass_checks as f64)
+    );
+    if v.sample < 1.0 && v.written_blocks > 0 {
+        let _ = write!(line, " (a {:.3}% sample)", v.sample * 100.0);
+    }
+    let _ = write!(
+        line,
+        " · {} reads checked during the run",
+        units::count(v.read_checks as f64)
+    );
+    if v.failures() == 0 {
+        line.push_str(" · all intact");
+    } else {
+        let classes: Vec<String> = v
+            .failed
+            .iter()
+            .map(|(c, n)| format!("{} {c}", units::count(*n as f64)))
+            .collect();
+        let _ = write!(line, " · FAILED: {}", classes.join(", "));
+    }
+    line
 }
 
 /// What one device saw, e.g. `vda: 5,390 reads/s of 1 MiB · 0 writes/s · queue 3.9 · busy 99%`.

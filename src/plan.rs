@@ -81,6 +81,8 @@ pub struct Env {
     pub distribution: crate::workload::Distribution,
     /// `--rate`/`--rate-bw`: IOs issued on a schedule.
     pub rate: Option<Rate>,
+    /// `--verify`: the share of written blocks the pass after each cell reads back.
+    pub verify: Option<f64>,
 }
 
 /// A target rate of IOs per second, for all threads together or for each.
@@ -242,7 +244,7 @@ pub fn from_run(args: &RunArgs) -> Result<Plan> {
         rounds: None,
     };
     let cells = cells::expand(&suite, &Overrides::default()).map_err(usage)?;
-    Ok(Plan {
+    checked(Plan {
         kind: Kind::Run,
         cells,
         suite,
@@ -285,7 +287,7 @@ pub fn from_suite(args: &SuiteArgs) -> Result<Plan> {
     if cells.iter().any(|c| c.files > 1) {
         check_files_target(&args.target)?;
     }
-    Ok(Plan {
+    checked(Plan {
         kind: Kind::Suite,
         target: target(&args.target, suite.size)?,
         cells,
@@ -302,6 +304,30 @@ pub fn from_suite(args: &SuiteArgs) -> Result<Plan> {
         probe: false,
         latency_target: None,
     })
+}
+
+/// What `--verify` needs of a plan, checked before anything is written.
+fn checked(plan: Plan) -> Result<Plan> {
+    if plan.env.verify.is_none() {
+        return Ok(plan);
+    }
+    if plan.suite.rounds.is_some() || plan.latency_target.is_some() {
+        return Err(usage(
+            "--verify checks cells that run once each; it does not go with SNIA rounds or --latency-target",
+        ));
+    }
+    if let Some(c) = plan
+        .cells
+        .iter()
+        .find(|c| c.writes() && !c.bs.is_multiple_of(iogauge_verify::SECTOR as u64))
+    {
+        return Err(usage(format!(
+            "--verify stamps whole 4 KiB sectors, and {} writes {} blocks; use a block size that is a multiple of 4k",
+            c.name(),
+            units::bs_label(c.bs)
+        )));
+    }
+    Ok(plan)
 }
 
 /// `--output FILE` with its format from `--format` or the file's extension; its directory must
@@ -477,6 +503,11 @@ fn env(t: &TargetArgs, seed: u64, ramp: Duration, interval: Duration) -> Env {
         interval,
         distribution: Default::default(),
         rate: None,
+        verify: match (t.verify, t.sample.verify_sample) {
+            (_, Some(f)) => Some(f),
+            (true, None) => Some(1.0),
+            (false, None) => None,
+        },
     }
 }
 

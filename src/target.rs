@@ -57,6 +57,8 @@ pub struct Request<'a> {
     pub seed: u64,
     /// Print the fill's progress (false under --json only changes nothing: it goes to stderr).
     pub quiet: bool,
+    /// `--verify`: the fill stamps every 4 KiB sector as generation 0 of this run.
+    pub verify: Option<iogauge_verify::RunKey>,
 }
 
 /// A target ready for IO. A file iogauge created is removed when this is dropped, unless kept.
@@ -615,7 +617,18 @@ fn fill(path: &Path, size: u64, req: &Request) -> Result<()> {
         }
         let n = (size - written).min(FILL_CHUNK as u64) as usize;
         let buf = &mut pool.slot_mut(0)[..n];
-        iogauge_engine::fill_random(buf, req.seed ^ chunk_no.wrapping_mul(0x2545_F491_4F6C_DD1D));
+        match &req.verify {
+            // Stamped sectors are as incompressible as random ones, and checkable.
+            Some(key) => {
+                let whole = n / iogauge_verify::SECTOR * iogauge_verify::SECTOR;
+                iogauge_verify::stamp(&mut buf[..whole], key, written, 0);
+                buf[whole..].fill(0);
+            }
+            None => iogauge_engine::fill_random(
+                buf,
+                req.seed ^ chunk_no.wrapping_mul(0x2545_F491_4F6C_DD1D),
+            ),
+        }
         if let Err(e) = write_all_at(&file, buf, written) {
             if tty {
                 crate::say!(" failed");

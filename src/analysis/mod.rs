@@ -2,12 +2,14 @@
 //! `crates/analyze` take, and their findings back into the JSON the run document stores.
 //!
 //! Per result ([`result_findings`]): `stall` from the 100 ms completion bins, `steady` from the
-//! per-interval IOPS (SNIA PTS window), `cache` from buffered IO against RAM, `sparse` from the
+//! per-interval IOPS (SNIA PTS window), `cache` from buffered IO against RAM, `integrity` from
+//! `--verify`'s checks, `sparse` from the
 //! data the read target holds. Across the results of a run ([`run_findings`]): `ceiling` along
 //! threads, queue depth or block size within groups of otherwise identical workloads, `gap` in
 //! block size × threads tables, `outlier` from the statistics over repeats. [`annotate`] does both
 //! and puts each finding where it belongs: all in the run's list, and those about one result also
 //! in that result's list.
+mod integrity;
 
 use crate::model::{ResultDoc, RunDoc, WorkloadDoc};
 use crate::units;
@@ -60,6 +62,7 @@ pub fn result_findings(
     }
     found.extend(device_findings(r, system));
     found.extend(rate_shortfall(r));
+    found.extend(integrity::findings(r));
     found
         .into_iter()
         .filter_map(|f| to_value(named(f, r.name.as_deref())))

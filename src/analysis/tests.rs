@@ -103,6 +103,7 @@ pub(crate) fn result(rw: Rw, bs: u64, threads: u32, iodepth: u32, iops: f64) -> 
         devices: Vec::new(),
         stats: Default::default(),
         pg: None,
+        verify: None,
     }
 }
 
@@ -121,6 +122,7 @@ pub(crate) fn doc(results: Vec<ResultDoc>) -> RunDoc {
         notes: Vec::new(),
         params: Default::default(),
         rounds: None,
+        verify: None,
     }
 }
 

@@ -8,3 +8,4 @@ pub mod report;
 pub mod results;
 pub mod run;
 pub mod suite;
+pub mod verify;

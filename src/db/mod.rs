@@ -344,6 +344,7 @@ pub fn run(p: &DbPlan) -> Result<()> {
         notes: Vec::new(),
         params,
         rounds: None,
+        verify: None,
     };
     let mut rec = Recorder::start(store, &header)?;
     crate::interrupt::measuring();
@@ -757,6 +758,7 @@ fn result_doc(
         devices,
         stats: BTreeMap::new(),
         pg: Some(pg),
+        verify: None,
     };
     if repeats.len() > 1 {
         doc.stats = crate::repeats::stats_for(&repeats);
@@ -925,6 +927,7 @@ fn storage(p: &DbPlan, data_bytes: u64, time: Duration) -> Result<RunDoc> {
             interval: crate::plan::SUITE_INTERVAL,
             distribution: Default::default(),
             rate: None,
+            verify: None,
         },
         target: TargetPlan {
             path: Some(p.target.clone()),

@@ -72,6 +72,7 @@ pub fn result(mut ran: Vec<Ran>, target: &Target, name: Option<String>) -> Resul
         devices,
         stats: Default::default(),
         pg: None,
+        verify: None,
     };
     if !repeats.is_empty() {
         doc.stats = crate::repeats::stats_for(&repeats);
@@ -251,6 +252,7 @@ mod tests {
             service_hist: None,
             error: None,
             stopped_early: false,
+            verify: None,
         }
     }
 

@@ -6,6 +6,7 @@
 //! An interrupt or a failing cell ends the run after presenting what was measured.
 
 pub mod fold;
+pub mod verify;
 pub mod work;
 
 use crate::error::{self, usage};
@@ -53,7 +54,12 @@ fn execute_as(plan: &Plan, print: bool) -> Result<Option<RunDoc>> {
             .path
             .as_deref()
             .is_some_and(|p| std::fs::metadata(p).is_ok_and(|m| !m.is_dir()));
+    let mut session = plan
+        .env
+        .verify
+        .map(|sample| verify::Session::new(plan.env.seed, sample));
     let req = target::Request {
+        verify: session.as_ref().map(|s| s.key),
         path: plan.target.path.as_deref(),
         size: plan.target.size,
         created_size: plan.target.created_size,
@@ -92,6 +98,9 @@ fn execute_as(plan: &Plan, print: bool) -> Result<Option<RunDoc>> {
             ),
         }));
     }
+    if session.is_some() {
+        verify::Session::check(&works, plan.env.ram)?;
+    }
     let summary = plan_text(plan, &resolved, &works);
     if plan.output.dry_run {
         if print {
@@ -112,6 +121,9 @@ fn execute_as(plan: &Plan, print: bool) -> Result<Option<RunDoc>> {
         .flatten()
         .any(|w| w.specs().iter().any(|s| s.direct));
     let mut target = resolved.realize(direct)?;
+    if let Some(s) = &mut session {
+        s.filled = target.created;
+    }
     let started = SystemTime::now();
     let begun = Instant::now();
 
@@ -142,6 +154,7 @@ fn execute_as(plan: &Plan, print: bool) -> Result<Option<RunDoc>> {
         notes: Vec::new(),
         params: plan.params.clone(),
         rounds: None,
+        verify: session.as_ref().map(|s| s.doc(&target)),
     };
     let mut rec = Recorder::start(store, &header)?;
     // A cache `probe cache` found on this stack earlier, for the working-set warning below.
@@ -152,7 +165,10 @@ fn execute_as(plan: &Plan, print: bool) -> Result<Option<RunDoc>> {
         _ => None,
     };
     crate::interrupt::measuring();
-    let mut state = State::default();
+    let mut state = State {
+        verify: session,
+        ..State::default()
+    };
     let failure = match (&plan.suite.rounds, precondition(plan, &target, &mut state)) {
         (_, Err(e)) => Some(e),
         (Some(rounds), Ok(())) => {
@@ -171,6 +187,7 @@ fn execute_as(plan: &Plan, print: bool) -> Result<Option<RunDoc>> {
         notes.push(format!("the suite stopped at a failing cell: {e:#}"));
     }
     let results = std::mem::take(&mut state.results);
+    let session = state.verify.take();
     let interrupted = failure.is_some()
         || crate::interrupt::requested().is_some()
         || results.iter().any(|r| r.interrupted);
@@ -179,8 +196,16 @@ fn execute_as(plan: &Plan, print: bool) -> Result<Option<RunDoc>> {
         interrupted,
         notes,
         rounds: state.rounds.take(),
+        verify: session.as_ref().map(|s| s.doc(&target)),
         ..header
     };
+    if let Some(s) = &session {
+        if let Some(why) = s.no_map() {
+            doc.notes.push(format!(
+                "--verify: {why}, so a later `iogauge verify` checks each block's integrity but cannot tell a lost write from the version before it"
+            ));
+        }
+    }
     crate::analysis::annotate(&mut doc, target.data_bytes);
     if let Some((id, bytes, dev)) = &known_cache {
         if (target.range_bytes as f64) <= *bytes {
@@ -257,11 +282,26 @@ fn execute_as(plan: &Plan, print: bool) -> Result<Option<RunDoc>> {
             say!("nothing was measured, so nothing was stored");
         }
     } else {
+        if let Some((block, map)) = session.as_ref().and_then(|s| s.map()) {
+            rec.verify_map(block, map)?;
+        }
         rec.finish(&doc)?;
     }
+    let damaged: u64 = doc
+        .results
+        .iter()
+        .filter_map(|r| r.verify.as_ref())
+        .map(|v| v.failures())
+        .sum();
+    let damaged = (damaged > 0).then(|| {
+        anyhow::anyhow!(
+            "verify failed: {damaged} block{} came back other than iogauge wrote them (the integrity findings above name them)",
+            if damaged == 1 { "" } else { "s" }
+        )
+    });
     if !print {
         drop(target);
-        return match failure {
+        return match failure.or(damaged) {
             Some(e) => Err(e),
             None => Ok(Some(doc)),
         };
@@ -296,6 +336,9 @@ fn execute_as(plan: &Plan, print: bool) -> Result<Option<RunDoc>> {
             }
             _ => e,
         });
+    }
+    if let Some(e) = damaged {
+        return Err(e);
     }
     match crate::interrupt::requested() {
         Some(sig) => Err(error::Interrupted(sig).into()),
@@ -439,6 +482,8 @@ struct State {
     refused: BTreeMap<usize, String>,
     /// Notes that came up while running (e.g. caches that could not be dropped).
     notes: Vec<String>,
+    /// `--verify`: the run's key and what its cells wrote.
+    verify: Option<verify::Session>,
     /// How a suite run in rounds converged.
     rounds: Option<crate::model::RoundsDoc>,
     /// Seconds the preconditioning took, when it ran.
@@ -507,8 +552,21 @@ fn run_cells(
             rule.is_some_and(|r| matches!(r.check(iops, interval), stable::Verdict::Stable { .. }))
         };
         let stop_when: Option<StopWhen> = plan.until_stable.then_some(&stop);
+        let tracker = state
+            .verify
+            .as_ref()
+            .and_then(|s| s.tracker(i, work, target));
+        let verifier = state.verify.as_ref().map(|s| s.verifier(tracker.as_ref()));
         let outcome = repeated(plan, &mut state.notes, &prefix, |label| {
-            work::run(work, target, &files, &label, progress, stop_when)
+            work::run(
+                work,
+                target,
+                &files,
+                &label,
+                progress,
+                stop_when,
+                verifier.as_ref(),
+            )
         });
         drop(files);
         let direct = work.specs().iter().any(|s| s.direct);
@@ -524,7 +582,25 @@ fn run_cells(
         };
         match outcome {
             Ok(ran) => {
-                let r = fold::result(ran, target, suite.then(|| cell.name()));
+                let during = verifier.as_ref().map(|_| {
+                    let mut all = iogauge_verify::Tally::new(crate::runner::KEEP_FAILURES);
+                    for t in ran.iter().filter_map(|r| r.m.verify.as_ref()) {
+                        all.merge(t);
+                    }
+                    all
+                });
+                let mut r = fold::result(ran, target, suite.then(|| cell.name()));
+                // Read back what the cell wrote, unless it was cut short: then the writes in
+                // flight at the cut make the last blocks' state unknown.
+                if let Some(s) = state.verify.as_mut() {
+                    let whole = !r.interrupted && crate::interrupt::requested().is_none();
+                    let direct = work.specs().iter().any(|s| s.direct);
+                    let t = tracker.as_ref().filter(|_| whole);
+                    if t.is_some() && !plan.output.json {
+                        say!("verifying what {} wrote ...", cell.name());
+                    }
+                    r.verify = Some(s.pass(t, target, direct, during.as_ref())?);
+                }
                 if r.error.as_deref().is_some_and(|e| refused(e, r.ios)) {
                     skip(state, r.error.unwrap_or_default());
                     continue;
@@ -597,7 +673,17 @@ fn precondition(plan: &Plan, target: &Target, state: &mut State) -> Result<()> {
         units::iec(target.range_bytes)
     );
     let begun = Instant::now();
-    let ran = work::run(&w, target, &[], "precondition", !plan.output.json, None)?;
+    // Under --verify the preconditioning stamps its writes as the fill does.
+    let stamp = state.verify.as_ref().map(|s| s.verifier(None));
+    let ran = work::run(
+        &w,
+        target,
+        &[],
+        "precondition",
+        !plan.output.json,
+        None,
+        stamp.as_ref(),
+    )?;
     if let Some(e) = ran.m.error {
         return Err(e.context("preconditioning"));
     }
@@ -668,7 +754,7 @@ fn run_rounds(
                 runnable.len(),
                 cells[i].name()
             );
-            let ran = match work::run(work, target, &[], &prefix, !plan.output.json, None) {
+            let ran = match work::run(work, target, &[], &prefix, !plan.output.json, None, None) {
                 Ok(r) => r,
                 Err(e) => {
                     failure = Some(e);
@@ -765,7 +851,7 @@ fn latency_search(
             Some(r) => format!("rate {} IOPS", units::count(r)),
             None => "unthrottled".to_string(),
         };
-        let ran = work::run(&w, target, &[], &label, !plan.output.json, None)?;
+        let ran = work::run(&w, target, &[], &label, !plan.output.json, None, None)?;
         if ran.m.interrupted.is_some() || ran.m.error.is_some() {
             return Ok(None);
         }
@@ -921,6 +1007,7 @@ fn seek_files(target: &Target, files: u32, seed: u64) -> Result<Vec<Target>> {
             writes: false,
             seed: seed.wrapping_add(u64::from(i)),
             quiet: true,
+            verify: None,
         })?);
     }
     say!(

@@ -12,7 +12,7 @@
 use crate::measure::{self, LatNs};
 use crate::model::{CpuDoc, FineDoc, Sample};
 use crate::plan::Env;
-use crate::runner::{self, Display, Measured, StopWhen};
+use crate::runner::{self, Display, Measured, StopWhen, Verifier};
 use crate::suite::cells::{self, Cell};
 use crate::suite::Length;
 use crate::target::Target;
@@ -184,6 +184,7 @@ pub fn run(
     prefix: &str,
     progress: bool,
     stop_when: Option<StopWhen>,
+    verify: Option<&Verifier>,
 ) -> Result<Ran> {
     match work {
         Work::One { spec, start, len } => {
@@ -193,7 +194,7 @@ pub fn run(
                 stop_when,
             };
             let watch = DeviceWatch::start(&target.devices, spec.interval);
-            let m = measure(spec, target, *start, *len, &display)?;
+            let m = measure(spec, target, *start, *len, &display, verify)?;
             Ok(Ran {
                 spec: spec.clone(),
                 start: *start,
@@ -279,7 +280,7 @@ fn region(
         prefix,
         stop_when: None,
     };
-    measure(spec, target, start, len, &display)
+    measure(spec, target, start, len, &display, None)
 }
 
 /// One workload on `[start, start + len)` of the target's range.
@@ -289,9 +290,10 @@ fn measure(
     start: u64,
     len: u64,
     display: &Display,
+    verify: Option<&Verifier>,
 ) -> Result<Measured> {
     let open = || target.open(spec.writes(), spec.direct, spec.odsync);
-    runner::run(spec, &open, target.offset + start, len, display)
+    runner::run(spec, &open, target.offset + start, len, display, verify)
 }
 
 /// Two measurements that ran at the same time, as one: counts add up, the runtime is the
@@ -359,6 +361,7 @@ fn concurrent(a: Measured, b: Measured) -> Measured {
         service_hist: None,
         error: a.error.or(b.error),
         stopped_early: a.stopped_early || b.stopped_early,
+        verify: None,
     }
 }
 
@@ -423,6 +426,7 @@ fn sequential(parts: Vec<Measured>) -> Measured {
         service_hist: None,
         error,
         stopped_early: false,
+        verify: None,
     }
 }
 
@@ -444,6 +448,7 @@ mod tests {
             interval: Duration::from_secs(1),
             distribution: Default::default(),
             rate: None,
+            verify: None,
         }
     }
 

@@ -14,6 +14,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use iogauge_engine::{
     sys, Engine, EngineConfig, EngineKind, NullEngine, PsyncEngine, UringEngine, UringSetup,
 };
+use iogauge_verify::{RunKey, Tally, Tracker};
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -100,6 +101,21 @@ pub struct Measured {
     pub error: Option<anyhow::Error>,
     /// `Display::stop_when` ended the run before its limit.
     pub stopped_early: bool,
+    /// With `--verify`: what the reads found as they went.
+    pub verify: Option<Tally>,
+}
+
+/// Failures kept with their offsets as evidence; the rest are only counted.
+pub const KEEP_FAILURES: usize = 10;
+
+/// What the workers do for `--verify`: stamp every write, check every read they can judge.
+pub struct Verifier<'a> {
+    pub key: RunKey,
+    /// This cell's writes; `None` for a cell that only reads.
+    pub tracker: Option<&'a Tracker>,
+    /// The fill stamped every sector, so a block this cell did not write is still iogauge's
+    /// and a read of it can be checked sector by sector.
+    pub filled: bool,
 }
 
 /// Decides, from the IOPS of each ~100 ms tick completed so far (read from the workers' live
@@ -127,6 +143,7 @@ pub fn run(
     range_start: u64,
     range_bytes: u64,
     display: &Display,
+    verify: Option<&Verifier>,
 ) -> Result<Measured> {
     let threads = spec.threads as usize;
     let shared = Shared {
@@ -152,6 +169,7 @@ pub fn run(
                 range_start,
                 range_bytes,
                 data_budget: budgets.as_ref().map(|b| b[id as usize]),
+                verify,
             };
             let h = std::thread::Builder::new()
                 .name(format!("iogauge-w{id}"))
@@ -212,6 +230,13 @@ pub fn run(
         workers.push(o?);
     }
     let error = workers.iter_mut().find_map(|w| w.error.take());
+    let checked = verify.map(|_| {
+        let mut all = Tally::new(KEEP_FAILURES);
+        for w in &workers {
+            all.merge(&w.verify);
+        }
+        all
+    });
     let interrupted = crate::interrupt::requested();
     let runtime = match (spec.limit, interrupted, &error) {
         (Limit::Time(t), None, None) if !watched.stopped_early => t,
@@ -224,6 +249,7 @@ pub fn run(
     };
     let setup = setup.into_inner().unwrap_or_else(|e| e.into_inner());
     let mut measured = merge(spec, workers, agg, runtime, watched.cpu, setup, interrupted);
+    measured.verify = checked;
     measured.engine.buffers = backing
         .into_inner()
         .unwrap_or_else(|e| e.into_inner())
@@ -621,6 +647,7 @@ fn merge(
         service_hist: spec.rate_per_thread.map(|_| service),
         error: None,
         stopped_early: false,
+        verify: None,
     }
 }
 
@@ -667,7 +694,7 @@ mod tests {
         };
         let begun = Instant::now();
         let open = || Ok(file.try_clone()?);
-        let m = run(&spec, &open, 0, 1 << 20, &display).unwrap();
+        let m = run(&spec, &open, 0, 1 << 20, &display, None).unwrap();
         assert!(
             begun.elapsed() < Duration::from_secs(5),
             "stopped long before 30 s"
@@ -697,7 +724,7 @@ mod tests {
             ..null_spec(Limit::Data(1 << 20))
         };
         let open = || Ok(file.try_clone()?);
-        let m = run(&spec, &open, 0, 1 << 20, &Display::default()).unwrap();
+        let m = run(&spec, &open, 0, 1 << 20, &Display::default(), None).unwrap();
         assert!(m.bytes >= 1 << 20, "measured {} bytes of 1 MiB", m.bytes);
     }
 
@@ -708,7 +735,7 @@ mod tests {
         let file = tempfile::tempfile().unwrap();
         let spec = null_spec(Limit::Data(4096 * 4096));
         let open = || Ok(file.try_clone()?);
-        let m = run(&spec, &open, 0, 1 << 20, &Display::default()).unwrap();
+        let m = run(&spec, &open, 0, 1 << 20, &Display::default(), None).unwrap();
         assert!(m.ios >= 4096);
         assert!(m.cpu.user_s + m.cpu.sys_s > 0.0, "{:?}", m.cpu);
     }
@@ -726,10 +753,10 @@ mod tests {
             threads: 3,
             ..null_spec(Limit::Data(64 * 4096))
         };
-        run(&spec, &open, 0, 1 << 20, &Display::default()).unwrap();
+        run(&spec, &open, 0, 1 << 20, &Display::default(), None).unwrap();
         assert_eq!(opened.load(Ordering::SeqCst), 3);
         let refuse = || -> Result<File> { Err(anyhow!("no such target")) };
-        let e = run(&spec, &refuse, 0, 1 << 20, &Display::default())
+        let e = run(&spec, &refuse, 0, 1 << 20, &Display::default(), None)
             .err()
             .unwrap();
         assert!(e.to_string().contains("no such target"), "{e}");

@@ -3,12 +3,13 @@
 //! locking, no formatting and no logging: one histogram record, a few counters, and one clock
 //! read per submission batch and one per completion batch.
 
-use super::{IntervalMsg, Shared};
+use super::{IntervalMsg, Shared, Verifier, KEEP_FAILURES};
 use crate::measure::{self, Hist};
 use crate::workload::offsets::Offsets;
 use crate::workload::{Limit, Spec, SyncKind};
 use anyhow::anyhow;
 use iogauge_engine::{Done, Engine, Io, Op};
+use iogauge_verify::{check, Expect, Tally, Ticket, Verdict, SECTOR};
 use std::sync::atomic::Ordering;
 use std::sync::mpsc::Sender;
 use std::time::{Duration, Instant};
@@ -35,6 +36,8 @@ pub struct WorkerOut {
     pub last_completion: Duration,
     /// What stopped this worker early; what it measured until then is kept.
     pub error: Option<anyhow::Error>,
+    /// With `--verify`: the verdicts of the reads this worker could judge.
+    pub verify: Tally,
 }
 
 pub struct WorkerCfg<'a> {
@@ -44,6 +47,7 @@ pub struct WorkerCfg<'a> {
     pub range_bytes: u64,
     /// Bytes this worker transfers in a fixed-data run.
     pub data_budget: Option<u64>,
+    pub verify: Option<&'a Verifier<'a>>,
 }
 
 pub fn work<E: Engine>(
@@ -102,6 +106,11 @@ pub fn work<E: Engine>(
         }),
         last_completion: Duration::ZERO,
         error: None,
+        verify: Tally::new(if cfg.verify.is_some() {
+            KEEP_FAILURES
+        } else {
+            0
+        }),
     };
     let mut interval = measure::interval_hist();
     let mut interval_idx: u64 = 0;
@@ -120,6 +129,12 @@ pub fn work<E: Engine>(
         .rate_per_thread
         .map(|r| Duration::from_secs_f64(1.0 / r.max(1e-9)));
     let mut slot_planned = vec![origin; depth];
+    // With --verify: per slot, the block's offset as first queued (a short transfer moves
+    // `io.offset`), the write's ticket, and the tracker's word when a read was queued.
+    let mut slot_block = vec![0u64; depth];
+    let mut slot_ticket = vec![Ticket::default(); depth];
+    let mut slot_seen = vec![0u64; depth];
+    let tracker = cfg.verify.and_then(|v| v.tracker);
     let mut next_due = origin;
     if period.is_some() {
         iogauge_engine::sys::set_timer_slack_ns(1_000);
@@ -182,15 +197,34 @@ pub fn work<E: Engine>(
                     pct => offsets.coin(pct),
                 };
                 let offset = offsets.next_offset(!read);
+                slot_block[slot as usize] = offset;
                 let op = if read {
+                    if let Some(t) = tracker {
+                        slot_seen[slot as usize] = t.read_begin(offset);
+                    }
                     Op::Read
                 } else {
-                    // A header per write makes every block unique (no dedup), and lets a later
-                    // verification pass tell which write a block came from.
-                    seq += 1;
-                    if let Some(buf) = eng.buffer_mut(slot) {
-                        buf[..8].copy_from_slice(&offset.to_le_bytes());
-                        buf[8..16].copy_from_slice(&seq.to_le_bytes());
+                    match (cfg.verify, eng.buffer_mut(slot)) {
+                        (Some(v), Some(buf)) => {
+                            // Every sector says what it is, so the reads and the verify pass
+                            // can name a block that came back wrong.
+                            let ticket =
+                                v.tracker.map(|t| t.write_begin(offset)).unwrap_or_default();
+                            iogauge_verify::stamp(
+                                &mut buf[..bs as usize],
+                                &v.key,
+                                offset,
+                                ticket.generation,
+                            );
+                            slot_ticket[slot as usize] = ticket;
+                        }
+                        (None, Some(buf)) => {
+                            // A header per write makes every block unique (no dedup).
+                            seq += 1;
+                            buf[..8].copy_from_slice(&offset.to_le_bytes());
+                            buf[8..16].copy_from_slice(&seq.to_le_bytes());
+                        }
+                        _ => {}
                     }
                     writes_since_sync += 1;
                     Op::Write
@@ -327,6 +361,25 @@ pub fn work<E: Engine>(
                         }
                         continue;
                     }
+                    if let Some(v) = cfg.verify {
+                        let at = slot_block[slot];
+                        match io.op {
+                            Op::Write => {
+                                if let Some(t) = v.tracker {
+                                    t.write_end(at, slot_ticket[slot]);
+                                }
+                            }
+                            _ => {
+                                let expect = match v.tracker {
+                                    Some(t) => t.read_expect(at, slot_seen[slot]),
+                                    None => Some(Expect::Skip),
+                                };
+                                if let Some(buf) = eng.buffer(d.slot) {
+                                    judge_read(&mut out.verify, v, &buf[..bs as usize], at, expect);
+                                }
+                            }
+                        }
+                    }
                     if counting {
                         let lat = match period {
                             Some(_) => {
@@ -386,6 +439,31 @@ pub fn work<E: Engine>(
         });
     }
     out
+}
+
+/// Checks a block a read brought back, if the tracker says it can be judged: a block this cell
+/// wrote as a whole (torn and lost need its generation), one it did not write sector by sector
+/// (only when the fill stamped them: then every sector is iogauge's own).
+fn judge_read(tally: &mut Tally, v: &Verifier, buf: &[u8], at: u64, expect: Option<Expect>) {
+    match expect {
+        None => {}
+        Some(Expect::Skip) if v.filled => {
+            let worst = buf
+                .chunks_exact(SECTOR)
+                .enumerate()
+                .map(|(i, s)| check(s, &v.key, at + (i * SECTOR) as u64, None))
+                .find(|v| v.class().is_some())
+                .unwrap_or(Verdict::Ok { generation: 0 });
+            tally.record(at, worst);
+        }
+        Some(Expect::Skip) => {}
+        Some(Expect::Written) => {
+            tally.record(at, check(buf, &v.key, at, None));
+        }
+        Some(Expect::AtLeast(g)) => {
+            tally.record(at, check(buf, &v.key, at, Some(g)));
+        }
+    }
 }
 
 fn expected_secs(spec: &Spec) -> f64 {
@@ -507,6 +585,7 @@ mod tests {
             range_start: 0,
             range_bytes: 1 << 20,
             data_budget: Some(64 * 4096),
+            verify: None,
         };
         let shared = Shared {
             stop: AtomicBool::new(false),

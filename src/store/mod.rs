@@ -326,6 +326,7 @@ impl Store {
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)?;
         tx.execute("DELETE FROM results WHERE run = ?1", [id])?;
+        tx.execute("DELETE FROM verify_maps WHERE run = ?1", [id])?;
         let n = tx.execute("DELETE FROM runs WHERE id = ?1", [id])?;
         tx.commit()?;
         if n == 0 {
@@ -334,6 +335,34 @@ impl Store {
                 self.path.display()
             )));
         }
+        Ok(())
+    }
+
+    /// The generations kept for a `--verify` run: the block size and one value per block.
+    pub fn verify_map(&self, id: i64) -> Result<Option<(u64, Vec<u64>)>> {
+        let row: Option<(i64, Vec<u8>)> = self
+            .conn
+            .query_row(
+                "SELECT block, map FROM verify_maps WHERE run = ?1",
+                [id],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()?;
+        Ok(row.map(|(block, bytes)| {
+            let map = bytes
+                .chunks_exact(8)
+                .map(|c| u64::from_le_bytes(c.try_into().unwrap_or_default()))
+                .collect();
+            (block as u64, map)
+        }))
+    }
+
+    fn save_verify_map(&mut self, id: i64, block: u64, map: &[u64]) -> Result<()> {
+        let bytes: Vec<u8> = map.iter().flat_map(|g| g.to_le_bytes()).collect();
+        self.conn.execute(
+            "INSERT OR REPLACE INTO verify_maps (run, block, map) VALUES (?1, ?2, ?3)",
+            rusqlite::params![id, block as i64, bytes],
+        )?;
         Ok(())
     }
 
@@ -514,6 +543,14 @@ impl Recorder {
             crate::interrupt::note_stored(self.added);
         }
         Ok(())
+    }
+
+    /// Keeps a `--verify` run's generations beside it (see [`Store::verify_map`]).
+    pub fn verify_map(&mut self, block: u64, map: &[u64]) -> Result<()> {
+        match &mut self.active {
+            Some((store, id)) => store.save_verify_map(*id, block, map),
+            None => Ok(()),
+        }
     }
 
     /// Removes a run that measured nothing (interrupted before its first result), so the store

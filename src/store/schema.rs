@@ -60,8 +60,19 @@ CREATE TABLE results (
 );
 ";
 
+/// Version 2: for runs with `--verify`, the generation each block must at least hold, so
+/// `iogauge verify` can tell a lost write from the version before it later (little-endian u64
+/// per block of `block` bytes from the run's offset; 0 = not written, 1 = written).
+const V2: &str = "
+CREATE TABLE verify_maps (
+    run   INTEGER PRIMARY KEY REFERENCES runs (id) ON DELETE CASCADE,
+    block INTEGER NOT NULL,
+    map   BLOB NOT NULL
+);
+";
+
 /// Every migration in order; the schema version of a file is how many it has had.
-pub const MIGRATIONS: &[&str] = &[V1];
+pub const MIGRATIONS: &[&str] = &[V1, V2];
 
 /// Why a file is not ours. Each message says what to do, and that the file was not changed.
 fn refuse(path: &Path, why: &str) -> anyhow::Error {

@@ -31,6 +31,8 @@ pub enum Kind {
     Imbalance,
     /// A rate-controlled run fell short of its rate.
     Rate,
+    /// `--verify` read back something other than what was written.
+    Integrity,
 }
 
 impl Kind {
@@ -50,6 +52,7 @@ impl Kind {
             Kind::Queue => "queue",
             Kind::Imbalance => "imbalance",
             Kind::Rate => "rate",
+            Kind::Integrity => "integrity",
         }
     }
 }
@@ -60,12 +63,14 @@ impl fmt::Display for Kind {
     }
 }
 
-/// `info` describes the measurement; `warning` says it may not mean what it seems to.
+/// `info` describes the measurement; `warning` says it may not mean what it seems to; `error`
+/// says the storage did something wrong (the run fails).
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
     Info,
     Warning,
+    Error,
 }
 
 impl fmt::Display for Severity {
@@ -73,6 +78,7 @@ impl fmt::Display for Severity {
         f.write_str(match self {
             Severity::Info => "info",
             Severity::Warning => "warning",
+            Severity::Error => "error",
         })
     }
 }

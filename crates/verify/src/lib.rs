@@ -27,7 +27,9 @@
 mod range;
 mod sector;
 mod tally;
+mod tracker;
 
 pub use range::{verify_range, Expect, VerifyOptions};
 pub use sector::{check, stamp, RunKey, Verdict, HEADER, SECTOR};
 pub use tally::{Class, Failure, Tally};
+pub use tracker::{Ticket, Tracker};

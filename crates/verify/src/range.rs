@@ -7,6 +7,17 @@ use std::io;
 use std::ops::Range;
 use std::os::unix::fs::FileExt;
 
+impl Expect {
+    /// The inverse of [`crate::Tracker::floors`]' encoding.
+    pub fn from_floor(floor: u64) -> Expect {
+        match floor {
+            0 => Expect::Skip,
+            1 => Expect::Written,
+            g => Expect::AtLeast(g),
+        }
+    }
+}
+
 /// What the writer knows about one block.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Expect {
