@@ -12,10 +12,15 @@
 //!   would overflow its PAGES 4 KiB pages (the newest write always stays cached), like a drive
 //!   that ignores flushes but writes back under pressure.
 //!
+//! Faults for `--verify`'s tests, each on the write that covers a byte offset:
+//! `--flip-at OFFSET` stores that byte with its lowest bit flipped (a bad transfer), and
+//! `--drop-at OFFSET` acknowledges the first such write and keeps nothing of it (a lost write).
+//!
 //! A power cut is SIGKILL to this process (then a lazy unmount of the dead mount); a reboot is
 //! mounting it again over the same backing file, which holds exactly what was persisted.
 //!
-//! Usage: `iogauge-fakedisk BACKING MOUNTPOINT [--size BYTES] [--lie | --lie-cache PAGES]`
+//! Usage: `iogauge-fakedisk BACKING MOUNTPOINT [--size BYTES] [--lie | --lie-cache PAGES]
+//! [--flip-at OFFSET] [--drop-at OFFSET]`
 //! (BACKING is created, zero-filled, with --size when missing).
 
 use fuser::{
@@ -51,6 +56,7 @@ struct Disk {
     mode: Mode,
     /// Pages written but not persisted, by page index.
     cache: BTreeMap<u64, Box<[u8; PAGE]>>,
+    faults: Faults,
     uid: u32,
     gid: u32,
 }
@@ -101,6 +107,21 @@ impl Disk {
     }
 
     fn write_at(&mut self, offset: u64, data: &[u8]) -> std::io::Result<()> {
+        let covers =
+            |at: Option<u64>| at.is_some_and(|a| a >= offset && a < offset + data.len() as u64);
+        if covers(self.faults.drop_at) {
+            self.faults.drop_at = None;
+            return Ok(());
+        }
+        let mut flipped;
+        let data = match self.faults.flip_at {
+            Some(a) if covers(Some(a)) => {
+                flipped = data.to_vec();
+                flipped[(a - offset) as usize] ^= 1;
+                &flipped[..]
+            }
+            _ => data,
+        };
         let first = offset / PAGE as u64;
         let last = (offset + data.len() as u64 - 1) / PAGE as u64;
         if let Mode::LieCache(limit) = self.mode {
@@ -206,9 +227,16 @@ impl Filesystem for Disk {
         }
     }
 
-    fn open(&mut self, _req: &Request<'_>, ino: u64, _flags: i32, reply: ReplyOpen) {
+    fn open(&mut self, _req: &Request<'_>, ino: u64, flags: i32, reply: ReplyOpen) {
         if ino == DISK {
-            reply.opened(0, 0);
+            // O_DIRECT reaches this process, as it would reach a drive, instead of stopping
+            // at the page cache.
+            let direct = if flags & libc::O_DIRECT != 0 {
+                fuser::consts::FOPEN_DIRECT_IO
+            } else {
+                0
+            };
+            reply.opened(0, direct);
         } else {
             reply.error(libc::EISDIR);
         }
@@ -328,11 +356,26 @@ struct Args {
     mountpoint: PathBuf,
     size: Option<u64>,
     mode: Mode,
+    faults: Faults,
+}
+
+/// Damage done to writes, for the tests of `--verify`.
+#[derive(Clone, Copy, Debug, Default)]
+struct Faults {
+    flip_at: Option<u64>,
+    drop_at: Option<u64>,
 }
 
 fn parse(args: &[String]) -> Result<Args, String> {
     let mut pos = Vec::new();
     let (mut size, mut mode) = (None, Mode::Honest);
+    let mut faults = Faults::default();
+    let offset = |v: Option<&String>, flag: &str| -> Result<Option<u64>, String> {
+        let v = v.ok_or(format!("{flag} needs a byte offset"))?;
+        v.parse()
+            .map(Some)
+            .map_err(|_| format!("{flag} {v}: not a byte offset"))
+    };
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
@@ -353,6 +396,8 @@ fn parse(args: &[String]) -> Result<Args, String> {
                     .map_err(|_| format!("--lie-cache {v}: not a number"))?;
                 mode = Mode::LieCache(n.max(1));
             }
+            "--flip-at" => faults.flip_at = offset(it.next(), "--flip-at")?,
+            "--drop-at" => faults.drop_at = offset(it.next(), "--drop-at")?,
             s if s.starts_with("--") => return Err(format!("unknown option {s}")),
             _ => pos.push(PathBuf::from(a)),
         }
@@ -365,6 +410,7 @@ fn parse(args: &[String]) -> Result<Args, String> {
         mountpoint,
         size,
         mode,
+        faults,
     })
 }
 
@@ -390,6 +436,7 @@ fn main() -> ExitCode {
         size,
         mode: args.mode,
         cache: BTreeMap::new(),
+        faults: args.faults,
         uid: std::fs::metadata("/proc/self").map_or(0, |m| std::os::unix::fs::MetadataExt::uid(&m)),
         gid: std::fs::metadata("/proc/self").map_or(0, |m| std::os::unix::fs::MetadataExt::gid(&m)),
     };

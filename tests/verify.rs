@@ -1,0 +1,365 @@
+//! `--verify` and `iogauge verify` against ground truth: a target edited after the run the way
+//! failing storage would have left it (one fault of each class, at known offsets), a FUSE disk
+//! that damages writes during the run, and a clean run of a million blocks.
+
+#[macro_use]
+mod common;
+use common::*;
+
+use iogauge_verify::{stamp, RunKey, SECTOR};
+use serde_json::Value;
+use std::fs::OpenOptions;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+const BLOCK: u64 = 16384;
+
+fn read_block(path: &Path, offset: u64) -> Vec<u8> {
+    let mut b = vec![0u8; BLOCK as usize];
+    OpenOptions::new()
+        .read(true)
+        .open(path)
+        .unwrap()
+        .read_exact_at(&mut b, offset)
+        .unwrap();
+    b
+}
+
+fn write_at(path: &Path, offset: u64, data: &[u8]) {
+    let f = OpenOptions::new().write(true).open(path).unwrap();
+    f.write_all_at(data, offset).unwrap();
+    f.sync_all().unwrap();
+}
+
+/// The generation in a block's first sector header.
+fn generation(block: &[u8]) -> u64 {
+    u64::from_le_bytes(block[24..32].try_into().unwrap())
+}
+
+fn key_of(run: &Value) -> RunKey {
+    RunKey {
+        id: run["verify"]["key"]
+            .as_u64()
+            .expect("the run keeps its verify key"),
+        seed: run["verify"]["seed"].as_u64().unwrap(),
+    }
+}
+
+#[test]
+fn each_kind_of_damage_is_named_with_its_offset() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("t.dat");
+    let t = target.to_str().unwrap();
+    // One writer, one IO in flight: every write is ordered after the one before, so each
+    // block's last generation is certain and an older one is a lost write.
+    let run = json_of(&iogauge(
+        dir.path(),
+        &[
+            "run",
+            t,
+            "--rw",
+            "randwrite",
+            "--bs",
+            "16k",
+            "--size",
+            "16m",
+            "--data",
+            "32m",
+            "--iodepth",
+            "1",
+            "--threads",
+            "1",
+            "--verify",
+            "--keep",
+            "--json",
+        ],
+    ));
+    let r = &run["results"][0]["verify"];
+    assert_eq!(r["failed"], serde_json::json!({}), "a clean run: {r}");
+    assert!(f(&r["written_blocks"]) > 500.0, "{r}");
+    assert_eq!(r["pass_checks"], r["written_blocks"]);
+
+    let out = iogauge(dir.path(), &["verify", t]);
+    assert!(out.status.success(), "untouched: {}", stderr_of(&out));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("intact"));
+
+    // Blocks this run wrote (generation above the fill's 0), in order.
+    let key = key_of(&run);
+    let written: Vec<u64> = (0..1024)
+        .map(|i| i * BLOCK)
+        .filter(|&o| generation(&read_block(&target, o)) > 0)
+        .collect();
+    assert!(written.len() >= 6);
+    let [corrupt, misdirected, source, lost, torn, unwritten] =
+        [0, 1, 2, 3, 4, 5].map(|i| written[i * written.len() / 6]);
+
+    let mut b = read_block(&target, corrupt);
+    b[2 * SECTOR + 1000] ^= 0x10;
+    write_at(&target, corrupt, &b);
+
+    write_at(&target, misdirected, &read_block(&target, source));
+
+    let older = generation(&read_block(&target, lost)) - 1;
+    let mut b = vec![0u8; BLOCK as usize];
+    stamp(&mut b, &key, lost, older);
+    write_at(&target, lost, &b);
+
+    let g = generation(&read_block(&target, torn));
+    let mut half = vec![0u8; BLOCK as usize / 2];
+    stamp(&mut half, &key, torn + BLOCK / 2, g - 1);
+    write_at(&target, torn + BLOCK / 2, &half);
+
+    write_at(&target, unwritten, &vec![0u8; BLOCK as usize]);
+
+    let out = iogauge(dir.path(), &["verify", t]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}\n{}", stderr_of(&out));
+    for (class, offset) in [
+        ("corrupt", corrupt),
+        ("misdirected", misdirected),
+        ("lost", lost),
+        ("torn", torn),
+        ("unwritten", unwritten),
+    ] {
+        let words = |l: &str| l.split_whitespace().map(str::to_string).collect::<Vec<_>>();
+        let line = text
+            .lines()
+            .find(|l| words(l)[..].starts_with(&["offset".to_string(), offset.to_string()]))
+            .unwrap_or_else(|| panic!("no failure listed at offset {offset}:\n{text}"));
+        assert!(
+            words(line)[2].starts_with(class),
+            "offset {offset} should be {class}: {line}"
+        );
+        assert!(
+            text.lines()
+                .any(|l| words(l)[..].starts_with(&[class.to_string(), "1".to_string()])),
+            "one {class} block counted:\n{text}"
+        );
+    }
+    assert!(
+        text.contains(&format!("holds the block written at offset {source}")),
+        "{text}"
+    );
+    assert!(
+        stderr_of(&out).contains("5 of 1,024 blocks"),
+        "{}",
+        stderr_of(&out)
+    );
+}
+
+#[test]
+fn a_read_back_of_a_million_blocks_finds_nothing_wrong() {
+    needs_root!();
+    // A loop device over RAM: a million 4 KiB blocks without touching the disk.
+    let blocks: u64 = 1_000_000;
+    let ram = RamLoop::new(blocks * 4096);
+    let dir = tempfile::tempdir().unwrap();
+    let size = (blocks * 4096).to_string();
+    let run = json_of(&iogauge(
+        dir.path(),
+        &[
+            "run",
+            &ram.dev.dev,
+            "--allow-overwrite",
+            "--rw",
+            "write",
+            "--bs",
+            "4k",
+            "--iodepth",
+            "8",
+            "--data",
+            &size,
+            "--verify",
+            "--json",
+        ],
+    ));
+    let v = &run["results"][0]["verify"];
+    assert_eq!(f(&v["written_blocks"]) as u64, blocks, "{v}");
+    assert_eq!(f(&v["pass_checks"]) as u64, blocks, "{v}");
+    assert_eq!(v["failed"], serde_json::json!({}), "{v}");
+    // And again later, from what the store kept.
+    let out = iogauge(dir.path(), &["verify", &ram.dev.dev]);
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("checked 1,000,000 blocks of 4K"), "{text}");
+}
+
+#[test]
+fn verify_refuses_what_it_cannot_check_before_reading() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("x.dat");
+    std::fs::write(&file, vec![0u8; 1 << 20]).unwrap();
+    // A results database with a run in it, but none with --verify on this file.
+    json_of(&iogauge(
+        dir.path(),
+        &[
+            "run",
+            "other.dat",
+            "--size",
+            "1m",
+            "--time",
+            "100ms",
+            "--json",
+        ],
+    ));
+    let out = iogauge(dir.path(), &["verify", file.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr_of(&out));
+    assert!(
+        stderr_of(&out).contains("no --verify run on"),
+        "{}",
+        stderr_of(&out)
+    );
+    // A write block size the stamp cannot cover is a usage error before anything is written.
+    let out = iogauge(
+        dir.path(),
+        &[
+            "run",
+            "new.dat",
+            "--rw",
+            "randwrite",
+            "--bs",
+            "512",
+            "--size",
+            "1m",
+            "--verify",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr_of(&out));
+    assert!(
+        stderr_of(&out).contains("multiple of 4k"),
+        "{}",
+        stderr_of(&out)
+    );
+    assert!(!dir.path().join("new.dat").exists());
+}
+
+/// The fake disk from `iogauge-fakedisk`, unmounted on every way out of a test.
+struct FakeDisk {
+    dir: tempfile::TempDir,
+    child: Child,
+}
+
+impl FakeDisk {
+    fn mount(size: u64, faults: &[&str]) -> Option<FakeDisk> {
+        let bin = Path::new(BIN).with_file_name("iogauge-fakedisk");
+        if !is_root() || !Path::new("/dev/fuse").exists() || !bin.exists() {
+            eprintln!("skipped: needs root, /dev/fuse and iogauge-fakedisk built beside iogauge");
+            return None;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("mnt")).unwrap();
+        let child = Command::new(bin)
+            .arg(dir.path().join("backing.img"))
+            .arg(dir.path().join("mnt"))
+            .args(["--size", &size.to_string()])
+            .args(faults)
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut disk = FakeDisk { dir, child };
+        let until = Instant::now() + Duration::from_secs(60);
+        while !disk.target().exists() {
+            if let Some(st) = disk.child.try_wait().unwrap() {
+                panic!("iogauge-fakedisk exited before mounting: {st}");
+            }
+            assert!(
+                Instant::now() < until,
+                "the fake disk did not mount in 60 s"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Some(disk)
+    }
+
+    fn target(&self) -> PathBuf {
+        self.dir.path().join("mnt").join("disk")
+    }
+}
+
+impl Drop for FakeDisk {
+    fn drop(&mut self) {
+        let _ = Command::new("umount")
+            .arg(self.dir.path().join("mnt"))
+            .stderr(Stdio::null())
+            .status();
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = Command::new("umount")
+            .arg("-l")
+            .arg(self.dir.path().join("mnt"))
+            .stderr(Stdio::null())
+            .status();
+    }
+}
+
+#[test]
+fn a_disk_that_damages_writes_fails_the_run_and_the_store_keeps_why() {
+    // One write has a bit flipped on its way, another is acknowledged and dropped.
+    let (flip, drop) = (5 * BLOCK + 777, 9 * BLOCK);
+    let Some(disk) = FakeDisk::mount(
+        64 * BLOCK,
+        &[
+            "--flip-at",
+            &flip.to_string(),
+            "--drop-at",
+            &drop.to_string(),
+        ],
+    ) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let out = iogauge(
+        dir.path(),
+        &[
+            "run",
+            disk.target().to_str().unwrap(),
+            "--allow-overwrite",
+            "--rw",
+            "write",
+            "--bs",
+            "16k",
+            "--data",
+            &(64 * BLOCK).to_string(),
+            "--verify",
+            "--json",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stderr_of(&out));
+    assert!(
+        stderr_of(&out).contains("verify failed: 2 blocks"),
+        "{}",
+        stderr_of(&out)
+    );
+    let run: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = &run["results"][0]["verify"];
+    assert_eq!(v["failed"]["corrupt"], 1, "{v}");
+    assert_eq!(v["failed"]["unwritten"], 1, "{v}");
+    let at = |class: &str| {
+        v["first"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|x| x["class"] == class)
+            .map(|x| x["offset"].as_u64().unwrap())
+    };
+    assert_eq!(at("corrupt"), Some(5 * BLOCK));
+    assert_eq!(at("unwritten"), Some(drop));
+    // Stored with the run, findings and all.
+    let shown = json_of(&iogauge(dir.path(), &["show", "last", "--json"]));
+    let kinds: Vec<&str> = shown["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["kind"] == "integrity" && f["severity"] == "error")
+        .map(|f| f["summary"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds.len(), 2, "{kinds:?}");
+    assert!(kinds
+        .iter()
+        .any(|s| s.contains("corrupt") && s.contains(&(5 * BLOCK).to_string())));
+    assert!(kinds
+        .iter()
+        .any(|s| s.contains("unwritten") && s.contains(&drop.to_string())));
+}
