@@ -116,6 +116,8 @@ fn each_kind_of_damage_is_named_with_its_offset() {
     let out = iogauge(dir.path(), &["verify", t]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(1), "{text}\n{}", stderr_of(&out));
+    // Shown with --nocapture, for the record of what a user sees.
+    println!("{text}{}", stderr_of(&out));
     for (class, offset) in [
         ("corrupt", corrupt),
         ("misdirected", misdirected),
@@ -362,4 +364,34 @@ fn a_disk_that_damages_writes_fails_the_run_and_the_store_keeps_why() {
     assert!(kinds
         .iter()
         .any(|s| s.contains("unwritten") && s.contains(&drop.to_string())));
+}
+
+#[test]
+fn a_sample_reads_back_that_share_of_the_written_blocks() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = json_of(&iogauge(
+        dir.path(),
+        &[
+            "run",
+            "s.dat",
+            "--rw",
+            "randwrite",
+            "--bs",
+            "4k",
+            "--size",
+            "16m",
+            "--data",
+            "64m",
+            "--verify-sample",
+            "0.25",
+            "--no-store",
+            "--json",
+        ],
+    ));
+    let v = &run["results"][0]["verify"];
+    let (written, read) = (f(&v["written_blocks"]), f(&v["pass_checks"]));
+    assert_eq!(f(&v["sample"]), 0.25);
+    // 4096 blocks, nearly all written; a quarter of them chosen by a hash: far from the edges.
+    assert!(written > 3000.0, "{v}");
+    assert!(read > 0.18 * written && read < 0.32 * written, "{v}");
 }

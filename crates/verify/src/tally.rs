@@ -65,9 +65,9 @@ impl Verdict {
 impl fmt::Display for Verdict {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let gen =
-            |g: &Option<u64>| g.map_or("never written".to_string(), |g| format!("generation {g}"));
+            |g: &Option<u64>| g.map_or("never written".to_string(), |g| Generation(g).to_string());
         match self {
-            Verdict::Ok { generation } => write!(f, "ok (generation {generation})"),
+            Verdict::Ok { generation } => write!(f, "ok ({})", Generation(*generation)),
             Verdict::Corrupt { sector } => {
                 write!(
                     f,
@@ -80,7 +80,9 @@ impl fmt::Display for Verdict {
             ),
             Verdict::Lost { found, expected } => write!(
                 f,
-                "lost: holds generation {found} where generation {expected} was acknowledged"
+                "lost: holds {} where {} was acknowledged",
+                Generation(*found),
+                Generation(*expected)
             ),
             Verdict::Torn {
                 sector,
@@ -93,6 +95,20 @@ impl fmt::Display for Verdict {
                 gen(other)
             ),
             Verdict::Unwritten => f.write_str("unwritten: zeros or foreign data"),
+        }
+    }
+}
+
+/// A generation as people read it. Writers that number their phases put the phase in the high
+/// 32 bits (iogauge: a suite's cell, 0 for the fill), the write's count in the low ones.
+struct Generation(u64);
+
+impl fmt::Display for Generation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match (self.0 >> 32, self.0 & 0xffff_ffff) {
+            (0, 0) => f.write_str("the fill's data"),
+            (0, n) => write!(f, "write {n}"),
+            (phase, n) => write!(f, "write {n} of cell {phase}"),
         }
     }
 }
