@@ -113,13 +113,15 @@ fn migrations_keep_the_data_and_newer_schemas_are_refused() {
     let db = db_in(&dir);
     let (id, doc) = record(&db, Some("before"), 2);
     let path = db.db.clone().unwrap();
-    let v2 = "ALTER TABLE runs ADD COLUMN host TEXT; UPDATE runs SET host = 'h';";
+    // A later version: every migration this build knows, and one more.
+    let mut next = schema::MIGRATIONS.to_vec();
+    next.push("ALTER TABLE runs ADD COLUMN host TEXT; UPDATE runs SET host = 'h';");
     let mut conn = raw(&path);
-    schema::migrate(&mut conn, &path, &[schema::MIGRATIONS[0], v2]).unwrap();
+    schema::migrate(&mut conn, &path, &next).unwrap();
     let version: i64 = conn
         .query_row("PRAGMA user_version", [], |r| r.get(0))
         .unwrap();
-    assert_eq!(version, 2);
+    assert_eq!(version, next.len() as i64);
     let host: String = conn
         .query_row("SELECT host FROM runs WHERE id = ?1", [id], |r| r.get(0))
         .unwrap();
@@ -130,9 +132,9 @@ fn migrations_keep_the_data_and_newer_schemas_are_refused() {
     let err = Store::open_path(&path).err().unwrap();
     assert!(format!("{err:#}").contains("newer iogauge"), "{err:#}");
     assert_eq!(std::fs::read(&path).unwrap(), before);
-    // A build that knows version 2 reads the run as it was written.
+    // A build that knows the later version reads the run as it was written.
     let mut conn = raw(&path);
-    schema::migrate(&mut conn, &path, &[schema::MIGRATIONS[0], v2]).unwrap();
+    schema::migrate(&mut conn, &path, &next).unwrap();
     let store = Store {
         conn,
         path: path.clone(),
@@ -359,4 +361,27 @@ fn default_path_follows_xdg() {
         db: Some(PathBuf::new())
     })
     .is_err());
+}
+
+#[test]
+fn a_version_1_file_gains_the_verify_maps_and_keeps_its_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("v1.db");
+    let mut conn = raw(&path);
+    schema::migrate(&mut conn, &path, &schema::MIGRATIONS[..1]).unwrap();
+    drop(conn);
+    let db = crate::cli::DbArgs {
+        db: Some(path.clone()),
+    };
+    let (id, _) = record(&db, Some("old"), 1);
+    let mut store = Store::open_path(&path).unwrap();
+    assert_eq!(store.verify_map(id).unwrap(), None);
+    store.save_verify_map(id, 4096, &[0, 1, 5 << 32]).unwrap();
+    assert_eq!(
+        store.verify_map(id).unwrap(),
+        Some((4096, vec![0, 1, 5 << 32]))
+    );
+    // Deleting the run takes its map with it.
+    store.delete(id).unwrap();
+    assert_eq!(store.verify_map(id).unwrap(), None);
 }
