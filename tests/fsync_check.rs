@@ -10,33 +10,10 @@ use common::*;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
 
 const SIZE: &str = "4MiB";
-const SIZE_BYTES: &str = "4194304";
+const SIZE_BYTES: u64 = 4 << 20;
 const WRITES: &str = "60";
-
-fn fakedisk_bin() -> PathBuf {
-    // Built beside iogauge by `cargo test` (the crate is a default workspace member).
-    Path::new(BIN).with_file_name("iogauge-fakedisk")
-}
-
-/// Skips (with the reason) unless this machine can mount the fake disk.
-fn can_run() -> bool {
-    if !is_root() {
-        eprintln!("skipped: needs root to mount a FUSE file system");
-        return false;
-    }
-    if !Path::new("/dev/fuse").exists() {
-        eprintln!("skipped: /dev/fuse is missing (load the fuse module)");
-        return false;
-    }
-    if !fakedisk_bin().exists() {
-        eprintln!("skipped: build the helper first: cargo build -p iogauge-fakedisk");
-        return false;
-    }
-    true
-}
 
 /// Starts a listener on a free loopback port; it and the address it printed.
 fn listen(records: &Path) -> (Child, String) {
@@ -71,7 +48,7 @@ struct Rig {
     dir: tempfile::TempDir,
     listener: Child,
     addr: String,
-    disk: Option<Child>,
+    disk: Option<FakeDisk>,
 }
 
 impl Rig {
@@ -97,39 +74,13 @@ impl Rig {
 
     /// Mounts the fake disk over the backing file (created on the first mount).
     fn power_on(&mut self, lie: &[&str]) {
-        let disk = Command::new(fakedisk_bin())
-            .arg(self.dir.path().join("backing.img"))
-            .arg(self.mnt())
-            .args(["--size", SIZE_BYTES])
-            .args(lie)
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        self.disk = Some(disk);
-        let until = Instant::now() + Duration::from_secs(60);
-        while !self.target().exists() {
-            if let Some(st) = self.disk.as_mut().unwrap().try_wait().unwrap() {
-                panic!("iogauge-fakedisk exited before mounting: {st}");
-            }
-            assert!(
-                Instant::now() < until,
-                "the fake disk did not mount in 60 s"
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        let backing = self.dir.path().join("backing.img");
+        self.disk = Some(FakeDisk::mount(&backing, &self.mnt(), SIZE_BYTES, lie));
     }
 
     /// Kills the disk with everything it held in memory and detaches the dead mount.
     fn power_cut(&mut self) {
-        if let Some(mut d) = self.disk.take() {
-            let _ = d.kill();
-            let _ = d.wait();
-        }
-        let _ = Command::new("umount")
-            .arg("-l")
-            .arg(self.mnt())
-            .stderr(Stdio::null())
-            .status();
+        self.disk = None;
     }
 
     fn iogauge(&self, args: &[&str]) -> std::process::Output {
@@ -190,7 +141,7 @@ fn lost_of(line: &str) -> (u64, u64) {
 
 #[test]
 fn honest_disk_loses_nothing_acknowledged() {
-    if !can_run() {
+    if !can_mount_fakedisk() {
         return;
     }
     for sync in ["fsync", "fdatasync", "odsync"] {
@@ -206,7 +157,7 @@ fn honest_disk_loses_nothing_acknowledged() {
 
 #[test]
 fn lying_disk_is_caught_every_time() {
-    if !can_run() {
+    if !can_mount_fakedisk() {
         return;
     }
     for sync in ["fsync", "fdatasync", "odsync"] {
@@ -222,7 +173,7 @@ fn lying_disk_is_caught_every_time() {
 
 #[test]
 fn disk_that_writes_back_late_is_caught_on_what_it_still_held() {
-    if !can_run() {
+    if !can_mount_fakedisk() {
         return;
     }
     // A cache of 8 pages (two 16 KiB blocks) written back only under pressure: all but the

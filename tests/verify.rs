@@ -10,9 +10,7 @@ use iogauge_verify::{stamp, RunKey, SECTOR};
 use serde_json::Value;
 use std::fs::OpenOptions;
 use std::os::unix::fs::FileExt;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::path::Path;
 
 const BLOCK: u64 = 16384;
 
@@ -237,70 +235,18 @@ fn verify_refuses_what_it_cannot_check_before_reading() {
     assert!(!dir.path().join("new.dat").exists());
 }
 
-/// The fake disk from `iogauge-fakedisk`, unmounted on every way out of a test.
-struct FakeDisk {
-    dir: tempfile::TempDir,
-    child: Child,
-}
-
-impl FakeDisk {
-    fn mount(size: u64, faults: &[&str]) -> Option<FakeDisk> {
-        let bin = Path::new(BIN).with_file_name("iogauge-fakedisk");
-        if !is_root() || !Path::new("/dev/fuse").exists() || !bin.exists() {
-            eprintln!("skipped: needs root, /dev/fuse and iogauge-fakedisk built beside iogauge");
-            return None;
-        }
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir(dir.path().join("mnt")).unwrap();
-        let child = Command::new(bin)
-            .arg(dir.path().join("backing.img"))
-            .arg(dir.path().join("mnt"))
-            .args(["--size", &size.to_string()])
-            .args(faults)
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let mut disk = FakeDisk { dir, child };
-        let until = Instant::now() + Duration::from_secs(60);
-        while !disk.target().exists() {
-            if let Some(st) = disk.child.try_wait().unwrap() {
-                panic!("iogauge-fakedisk exited before mounting: {st}");
-            }
-            assert!(
-                Instant::now() < until,
-                "the fake disk did not mount in 60 s"
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        Some(disk)
-    }
-
-    fn target(&self) -> PathBuf {
-        self.dir.path().join("mnt").join("disk")
-    }
-}
-
-impl Drop for FakeDisk {
-    fn drop(&mut self) {
-        let _ = Command::new("umount")
-            .arg(self.dir.path().join("mnt"))
-            .stderr(Stdio::null())
-            .status();
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        let _ = Command::new("umount")
-            .arg("-l")
-            .arg(self.dir.path().join("mnt"))
-            .stderr(Stdio::null())
-            .status();
-    }
-}
-
 #[test]
 fn a_disk_that_damages_writes_fails_the_run_and_the_store_keeps_why() {
     // One write has a bit flipped on its way, another is acknowledged and dropped.
     let (flip, drop) = (5 * BLOCK + 777, 9 * BLOCK);
-    let Some(disk) = FakeDisk::mount(
+    if !can_mount_fakedisk() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("mnt")).unwrap();
+    let disk = FakeDisk::mount(
+        &dir.path().join("backing.img"),
+        &dir.path().join("mnt"),
         64 * BLOCK,
         &[
             "--flip-at",
@@ -308,10 +254,7 @@ fn a_disk_that_damages_writes_fails_the_run_and_the_store_keeps_why() {
             "--drop-at",
             &drop.to_string(),
         ],
-    ) else {
-        return;
-    };
-    let dir = tempfile::tempdir().unwrap();
+    );
     let out = iogauge(
         dir.path(),
         &[

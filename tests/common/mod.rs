@@ -240,3 +240,76 @@ impl Drop for QueueSetting {
         let _ = std::fs::write(&self.path, &self.original);
     }
 }
+
+/// `iogauge-fakedisk` (crates/fakedisk), built beside iogauge by `cargo test`.
+pub fn fakedisk_bin() -> PathBuf {
+    Path::new(BIN).with_file_name("iogauge-fakedisk")
+}
+
+/// Whether this machine can mount the fake disk; says why not (the test then skips).
+pub fn can_mount_fakedisk() -> bool {
+    let why = if !is_root() {
+        "needs root to mount a FUSE file system"
+    } else if !Path::new("/dev/fuse").exists() {
+        "/dev/fuse is missing (load the fuse module)"
+    } else if !fakedisk_bin().exists() {
+        "build the helper first: cargo build -p iogauge-fakedisk"
+    } else {
+        return true;
+    };
+    eprintln!("skipped: {why}");
+    false
+}
+
+/// The fake disk mounted on `mnt` over `backing` (created with `size` bytes on the first
+/// mount); its file is `mnt/disk`. Dropping it is a power cut: the process is killed with all
+/// it held in memory and the dead mount detached.
+pub struct FakeDisk {
+    child: std::process::Child,
+    mnt: PathBuf,
+}
+
+impl FakeDisk {
+    pub fn mount(backing: &Path, mnt: &Path, size: u64, args: &[&str]) -> FakeDisk {
+        let child = Command::new(fakedisk_bin())
+            .arg(backing)
+            .arg(mnt)
+            .args(["--size", &size.to_string()])
+            .args(args)
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut disk = FakeDisk {
+            child,
+            mnt: mnt.to_path_buf(),
+        };
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        while !disk.target().exists() {
+            if let Some(st) = disk.child.try_wait().unwrap() {
+                panic!("iogauge-fakedisk exited before mounting: {st}");
+            }
+            assert!(
+                std::time::Instant::now() < until,
+                "the fake disk did not mount in 60 s"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        disk
+    }
+
+    pub fn target(&self) -> PathBuf {
+        self.mnt.join("disk")
+    }
+}
+
+impl Drop for FakeDisk {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = Command::new("umount")
+            .arg("-l")
+            .arg(&self.mnt)
+            .stderr(Stdio::null())
+            .status();
+    }
+}
