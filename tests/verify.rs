@@ -338,3 +338,57 @@ fn a_sample_reads_back_that_share_of_the_written_blocks() {
     assert!(written > 3000.0, "{v}");
     assert!(read > 0.18 * written && read < 0.32 * written, "{v}");
 }
+
+#[test]
+fn a_suite_of_writes_and_reads_at_several_block_sizes_verifies_clean() {
+    // Reads after writes of another block size see blocks whose sectors come from different
+    // writes: legal, and never to be called torn.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("s.toml"),
+        r#"
+name = "verify-mix"
+description = "writes and reads of different block sizes"
+[defaults]
+time = "300ms"
+size = "16MiB"
+[[group]]
+title = "writes"
+rw = ["randwrite", "write"]
+bs = ["4k", "16k"]
+iodepth = [4]
+[[group]]
+title = "reads and a mix"
+rw = ["randrw"]
+read_pct = [100, 70]
+bs = ["8k", "64k"]
+iodepth = [4]
+"#,
+    )
+    .unwrap();
+    let run = json_of(&iogauge(
+        dir.path(),
+        &["suite", "--file", "s.toml", "s.dat", "--verify", "--json"],
+    ));
+    let results = run["results"].as_array().unwrap();
+    assert_eq!(results.len(), 8);
+    let mut reads_checked = 0.0;
+    for r in results {
+        let v = &r["verify"];
+        assert_eq!(v["failed"], serde_json::json!({}), "{}: {v}", r["name"]);
+        reads_checked += f(&v["read_checks"]);
+        if r["workload"]["mix_read_pct"].as_u64() != Some(100) {
+            assert!(f(&v["pass_checks"]) > 0.0, "{}: {v}", r["name"]);
+        }
+    }
+    assert!(reads_checked > 0.0, "reads were checked as they went");
+    assert!(
+        run["notes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|n| n.as_str().unwrap().contains("different block sizes")),
+        "{}",
+        run["notes"]
+    );
+}
