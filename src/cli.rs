@@ -46,6 +46,10 @@ pub enum Command {
     /// Read back a target kept from a `--verify` run (`--keep` for a created file) and name
     /// every block that is not what that run wrote.
     Verify(VerifyArgs),
+    /// Run a suite once per setting of device queue knobs (scheduler, read_ahead_kb, …) or per
+    /// file system on a scratch device, one change at a time, restore everything, and say which
+    /// setting won and whether the win is real.
+    Sweep(SweepArgs),
     /// Print shell completions, e.g. `iogauge completions bash > /etc/bash_completion.d/iogauge`.
     Completions(CompletionsArgs),
     /// Print the man page (roff), e.g. `iogauge man > /usr/local/share/man/man1/iogauge.1`.
@@ -161,9 +165,10 @@ pub struct SuiteArgs {
 /// Repeats, for statistics.
 #[derive(Args, Debug, Clone)]
 pub struct RepeatArgs {
-    /// Run each workload or suite cell N times and report mean, spread, 95% CI and outliers.
-    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
-    pub repeat: u32,
+    /// Run each workload or suite cell N times and report mean, spread, 95% CI and outliers
+    /// [default: 1; 3 for each setting of a sweep].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub repeat: Option<u32>,
 
     /// Before measuring, write the whole range twice in 128 KiB sequential writes (SNIA PTS's
     /// workload-independent preconditioning), so a fresh SSD is measured as a used one.
@@ -214,8 +219,9 @@ pub struct ShowArgs {
 
 #[derive(Args, Debug, Clone)]
 pub struct CompareArgs {
-    /// Runs to compare (ids, labels or `last`); the first is the baseline.
-    #[arg(value_name = "RUN", num_args = 2.., required = true)]
+    /// Runs to compare (ids, labels, `last`, or `sweep:ID` for every run of a sweep); the first
+    /// is the baseline.
+    #[arg(value_name = "RUN", num_args = 1.., required = true)]
     pub runs: Vec<String>,
     #[command(flatten)]
     pub db: DbArgs,
@@ -229,7 +235,7 @@ pub struct CompareArgs {
 
 #[derive(Args, Debug, Clone)]
 pub struct ReportArgs {
-    /// Runs to report on (ids, labels or `last`).
+    /// Runs to report on (ids, labels, `last`, or `sweep:ID`).
     #[arg(value_name = "RUN", required_unless_present = "from_json")]
     pub runs: Vec<String>,
     /// Also report on the run document in this file, as `run --json` or `export` wrote it
@@ -274,6 +280,38 @@ pub enum OutputFormat {
 pub enum ExportFormat {
     Json,
     Csv,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct SweepArgs {
+    #[command(flatten)]
+    pub suite: SuiteArgs,
+
+    /// A queue setting and its values, e.g. scheduler=none,mq-deadline,bfq or
+    /// read_ahead_kb=128,4096: any attribute under /sys/block/DEV/queue, set on every device of
+    /// the target's stack that has it, or on one with DEV:NAME=… (repeatable; one knob changes
+    /// at a time, the others keep their original value).
+    #[arg(long, value_name = "[DEV:]NAME=V1,V2")]
+    pub knob: Vec<String>,
+
+    /// Every combination of the knobs' values instead of one knob at a time.
+    #[arg(long)]
+    pub grid: bool,
+
+    /// A block device with no signature at all, for --fs: each file system is made on it,
+    /// mounted privately, measured and wiped again.
+    #[arg(long, value_name = "DEV", requires = "fs")]
+    pub scratch: Option<PathBuf>,
+
+    /// File systems to compare on --scratch, e.g. ext4,xfs,btrfs, or one with mkfs options:
+    /// 'ext4:-b 1024' (repeatable).
+    #[arg(long, value_name = "FS[:MKFS OPTIONS]", requires = "scratch")]
+    pub fs: Vec<String>,
+
+    /// Mount options for each --fs, e.g. noatime or noatime,nodiratime (repeatable: each is
+    /// one setting).
+    #[arg(long, value_name = "OPTIONS", requires = "fs")]
+    pub mount_opts: Vec<String>,
 }
 
 #[derive(Args, Debug, Clone)]

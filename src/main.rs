@@ -21,6 +21,7 @@ mod report;
 mod runner;
 mod store;
 mod suite;
+mod sweep;
 mod target;
 mod ui;
 mod units;
@@ -36,6 +37,8 @@ fn main() -> ExitCode {
         Err(e) => return error::clap_exit(e),
     };
     interrupt::install();
+    // Device settings a killed sweep left changed are put back before anything else runs.
+    sweep::recover();
     // Lets tests check what a bug looks like to the user; not compiled into release builds.
     #[cfg(debug_assertions)]
     if std::env::var_os("IOGAUGE_DEBUG_PANIC").is_some_and(|v| v == "main") {
@@ -50,6 +53,7 @@ fn main() -> ExitCode {
         cli::Command::Export(args) => commands::results::export(args),
         cli::Command::Delete(args) => commands::results::delete(args),
         cli::Command::Verify(args) => commands::verify::verify(args),
+        cli::Command::Sweep(args) => commands::sweep::sweep(args),
         cli::Command::Report(args) => commands::report::run(args),
         cli::Command::Probe(cli::ProbeCommand::Cache(args)) => commands::probe::cache(args),
         cli::Command::Completions(args) => commands::docs::completions(args),

@@ -539,7 +539,7 @@ fn target(t: &TargetArgs, suite_size: Option<u64>) -> Result<TargetPlan> {
 
 fn repeat(r: &RepeatArgs) -> Repeat {
     Repeat {
-        n: r.repeat.max(1),
+        n: r.repeat.unwrap_or(1).max(1),
         drop_caches: r.drop_caches,
     }
 }

@@ -10,7 +10,7 @@
 //! /proc, /sys or anything under /dev but a block device. A file iogauge created is removed on
 //! every exit path unless it was replaced meanwhile; when that fails, the user is told.
 
-mod signatures;
+pub mod signatures;
 
 use crate::error::usage;
 use crate::interrupt;

@@ -8,4 +8,5 @@ pub mod report;
 pub mod results;
 pub mod run;
 pub mod suite;
+pub mod sweep;
 pub mod verify;

@@ -484,6 +484,11 @@ pub fn compare(args: &CompareArgs) -> Result<()> {
         )));
     }
     let runs = store::load_runs(&args.db, &args.runs)?;
+    if runs.len() < 2 {
+        return Err(crate::error::usage(
+            "compare needs at least two runs: give two or more RUNs, or a sweep:ID of several",
+        ));
+    }
     let report = compare::compare(&runs, args.noise);
     if args.json {
         emit(&(serde_json::to_string_pretty(&report.json())? + "\n"))

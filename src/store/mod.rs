@@ -105,10 +105,15 @@ pub fn db_path(db: &DbArgs) -> Result<PathBuf> {
 /// Loads several runs in the order given, each with its id (for `compare` and `report`).
 pub fn load_runs(db: &DbArgs, selectors: &[String]) -> Result<Vec<Stored>> {
     let store = Store::open_existing(db)?;
-    selectors
-        .iter()
-        .map(|s| {
-            let id = store.resolve(s)?;
+    let mut ids = Vec::new();
+    for s in selectors {
+        match s.trim().strip_prefix("sweep:") {
+            Some(sweep) => ids.extend(store.sweep(sweep)?),
+            None => ids.push(store.resolve(s)?),
+        }
+    }
+    ids.into_iter()
+        .map(|id| {
             Ok(Stored {
                 id,
                 doc: store.load(id)?,
@@ -235,6 +240,24 @@ impl Store {
                 )
             })
         })
+    }
+
+    /// The runs of a sweep (`iogauge sweep`), in the order they ran: its first setting (the
+    /// knobs as found) is the baseline.
+    pub fn sweep(&self, id: &str) -> Result<Vec<i64>> {
+        let mut stmt = self.conn.prepare(
+            "SELECT id FROM runs WHERE json_extract(params, '$.sweep') = ?1 ORDER BY id",
+        )?;
+        let ids = stmt
+            .query_map([id], |r| r.get(0))?
+            .collect::<rusqlite::Result<Vec<i64>>>()?;
+        if ids.is_empty() {
+            return Err(crate::error::usage(format!(
+                "no sweep '{id}' in {}; `iogauge list` shows each run's sweep=…",
+                self.path.display()
+            )));
+        }
+        Ok(ids)
     }
 
     /// The run's document as compact JSON, exactly as it was serialized.

@@ -1,0 +1,212 @@
+//! File systems on a scratch device: make one, mount it in a private directory, run the suite
+//! in it, unmount, and wipe the signature iogauge wrote, so the device is left as found.
+//!
+//! Only a device that carries no signature at all is used: iogauge never writes over something
+//! it did not write.
+
+use crate::error::usage;
+use crate::target::signatures;
+use anyhow::{anyhow, Context, Result};
+use std::fs::File;
+use std::os::unix::fs::FileTypeExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// One `--fs` entry: a file system and the options for its mkfs, e.g. `ext4:-b 1024`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FsSpec {
+    pub fs: String,
+    pub mkfs_opts: Vec<String>,
+}
+
+impl FsSpec {
+    pub fn parse(s: &str) -> Result<Vec<FsSpec>> {
+        // `ext4,xfs,btrfs` is three; `ext4:-b 1024` is one with options (which may hold commas
+        // only in a list of its own entries: `--fs 'ext4:-E stride=16,stripe_width=64'`).
+        let entries: Vec<&str> = match s.contains(':') {
+            true => vec![s],
+            false => s.split(',').collect(),
+        };
+        entries
+            .into_iter()
+            .map(|e| {
+                let (fs, opts) = e.split_once(':').unwrap_or((e, ""));
+                let fs = fs.trim();
+                if fs.is_empty() || !fs.chars().all(|c| c.is_ascii_alphanumeric()) {
+                    return Err(usage(format!(
+                        "--fs '{s}': '{fs}' is not a file system name; give e.g. --fs ext4,xfs,btrfs or --fs 'ext4:-b 1024'"
+                    )));
+                }
+                Ok(FsSpec {
+                    fs: fs.to_string(),
+                    mkfs_opts: opts.split_whitespace().map(str::to_string).collect(),
+                })
+            })
+            .collect()
+    }
+
+    pub fn label(&self) -> String {
+        match self.mkfs_opts.is_empty() {
+            true => self.fs.clone(),
+            false => format!("{} ({})", self.fs, self.mkfs_opts.join(" ")),
+        }
+    }
+
+    /// The mkfs program, if installed.
+    pub fn mkfs(&self) -> Option<PathBuf> {
+        let name = format!("mkfs.{}", self.fs);
+        ["/usr/sbin", "/sbin", "/usr/bin", "/bin"]
+            .iter()
+            .map(|d| Path::new(d).join(&name))
+            .find(|p| p.is_file())
+    }
+}
+
+/// Checks that `dev` may be used as a scratch device: a block device, not mounted, with no
+/// signature (iogauge's own probe and blkid's).
+pub fn check_scratch(dev: &Path) -> Result<()> {
+    let meta = std::fs::metadata(dev).map_err(|e| {
+        usage(format!(
+            "--scratch {}: {e}; give a block device",
+            dev.display()
+        ))
+    })?;
+    if !meta.file_type().is_block_device() {
+        return Err(usage(format!(
+            "--scratch {} is not a block device; give an empty disk or partition (see lsblk)",
+            dev.display()
+        )));
+    }
+    let real = std::fs::canonicalize(dev)?;
+    let mounts = std::fs::read_to_string("/proc/mounts").unwrap_or_default();
+    if mounts
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .any(|src| std::fs::canonicalize(src).ok().as_deref() == Some(real.as_path()))
+    {
+        return Err(usage(format!(
+            "--scratch {} is mounted; give a device nothing uses",
+            dev.display()
+        )));
+    }
+    let file = File::open(dev).with_context(|| format!("opening {}", dev.display()))?;
+    let len = iogauge_engine::sys::block_device_size(&file).unwrap_or(0);
+    let found = signatures::probe(&file, len)?.or_else(|| signatures::blkid(dev));
+    if let Some(f) = found {
+        return Err(usage(format!(
+            "--scratch {} holds {}; a scratch device must carry no signature at all (iogauge never writes over one it did not write). Use another device, or wipe it yourself (wipefs -a) if its contents are not needed",
+            dev.display(),
+            f.what
+        )));
+    }
+    Ok(())
+}
+
+/// A file system iogauge made and mounted; unmounted and its signature wiped on drop.
+pub struct Mounted {
+    pub dir: PathBuf,
+    dev: PathBuf,
+    hook: u64,
+    mounted: bool,
+}
+
+impl Mounted {
+    /// mkfs, then mount with `opts` in a private directory.
+    pub fn make(dev: &Path, spec: &FsSpec, opts: Option<&str>) -> Result<Mounted> {
+        let mkfs = spec
+            .mkfs()
+            .ok_or_else(|| anyhow!("mkfs.{} is not installed", spec.fs))?;
+        // From here on the device holds our signature: the guard wipes it on every way out,
+        // a second Ctrl-C included.
+        let dir = std::env::temp_dir().join(format!(
+            "iogauge-scratch-{}-{}",
+            std::process::id(),
+            spec.fs
+        ));
+        std::fs::create_dir_all(&dir)?;
+        let (d, m) = (dev.to_path_buf(), dir.clone());
+        let hook = crate::interrupt::register_hook(Box::new(move || {
+            let _ = Command::new("umount").arg("-l").arg(&m).status();
+            wipe(&d);
+            let _ = std::fs::remove_dir(&m);
+        }));
+        let mut me = Mounted {
+            dir,
+            dev: dev.to_path_buf(),
+            hook,
+            mounted: false,
+        };
+        let quiet = match spec.fs.as_str() {
+            "xfs" | "btrfs" | "ext2" | "ext3" | "ext4" => vec!["-q"],
+            _ => vec![],
+        };
+        run(Command::new(&mkfs)
+            .args(&quiet)
+            .args(&spec.mkfs_opts)
+            .arg(dev))
+        .with_context(|| format!("mkfs.{} {}", spec.fs, spec.mkfs_opts.join(" ")))?;
+        let mut mount = Command::new("mount");
+        if let Some(o) = opts {
+            mount.args(["-o", o]);
+        }
+        run(mount.arg(dev).arg(&me.dir)).context("mounting the new file system")?;
+        me.mounted = true;
+        Ok(me)
+    }
+}
+
+impl Drop for Mounted {
+    fn drop(&mut self) {
+        if self.mounted {
+            let _ = run(Command::new("umount").arg(&self.dir));
+        }
+        wipe(&self.dev);
+        let _ = std::fs::remove_dir(&self.dir);
+        crate::interrupt::unregister_hook(self.hook);
+    }
+}
+
+/// Removes every signature on `dev` — only ever called on a device iogauge checked was blank
+/// and then wrote a file system to.
+fn wipe(dev: &Path) {
+    let _ = Command::new("wipefs")
+        .arg("-a")
+        .arg("-q")
+        .arg(dev)
+        .stdout(std::process::Stdio::null())
+        .status();
+}
+
+fn run(cmd: &mut Command) -> Result<()> {
+    let out = cmd.output().context("starting the command")?;
+    if out.status.success() {
+        return Ok(());
+    }
+    let err = String::from_utf8_lossy(&out.stderr);
+    let last = err
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("");
+    Err(anyhow!("failed ({}): {last}", out.status))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fs_lists_and_options_parse() {
+        let l = FsSpec::parse("ext4,xfs,btrfs").unwrap();
+        assert_eq!(
+            l.iter().map(|f| f.fs.as_str()).collect::<Vec<_>>(),
+            ["ext4", "xfs", "btrfs"]
+        );
+        let l = FsSpec::parse("ext4:-b 1024").unwrap();
+        assert_eq!(l.len(), 1);
+        assert_eq!(l[0].mkfs_opts, ["-b", "1024"]);
+        assert_eq!(l[0].label(), "ext4 (-b 1024)");
+        assert!(FsSpec::parse("ext4,../x").is_err());
+        assert!(FsSpec::parse(",").is_err());
+    }
+}

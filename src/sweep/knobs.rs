@@ -1,0 +1,324 @@
+//! Block-queue knobs (/sys/block/DEV/queue/NAME): read, set, and always put back.
+//!
+//! Every value iogauge changes is first written to a journal with the value it had, and the
+//! journal is removed only once all are restored. A sweep killed with SIGKILL leaves it behind;
+//! the next iogauge command restores the values from it ([`recover`]) and says so.
+
+use crate::error::usage;
+use crate::say;
+use anyhow::{Context, Result};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// Where the journal lives: /run is emptied at boot, when every knob has its default again.
+const JOURNAL_DIR: &str = "/run/iogauge";
+
+/// One journal per sweep process, so two sweeps never overwrite each other's.
+fn journal_path(pid: u32) -> PathBuf {
+    Path::new(JOURNAL_DIR).join(format!("knobs-{pid}.json"))
+}
+
+/// One knob as the user asked for it: `[DEV:]NAME=v1,v2,...`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct KnobSpec {
+    pub device: Option<String>,
+    pub name: String,
+    pub values: Vec<String>,
+}
+
+impl KnobSpec {
+    pub fn parse(s: &str) -> Result<KnobSpec> {
+        let bad = || {
+            usage(format!(
+                "--knob '{s}' is not NAME=VALUE,VALUE…; give e.g. --knob scheduler=none,mq-deadline or --knob sda:read_ahead_kb=128,4096"
+            ))
+        };
+        let (lhs, rhs) = s.split_once('=').ok_or_else(bad)?;
+        let (device, name) = match lhs.split_once(':') {
+            Some((d, n)) => (Some(d.trim().to_string()), n.trim().to_string()),
+            None => (None, lhs.trim().to_string()),
+        };
+        let values: Vec<String> = rhs
+            .split(',')
+            .map(|v| v.trim().to_string())
+            .filter(|v| !v.is_empty())
+            .collect();
+        let plain = |t: &str| {
+            !t.is_empty()
+                && t.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        };
+        if !plain(&name) || device.as_deref().is_some_and(|d| !plain(d)) || values.is_empty() {
+            return Err(bad());
+        }
+        Ok(KnobSpec {
+            device,
+            name,
+            values,
+        })
+    }
+
+    /// How the knob is named in tables and run parameters.
+    pub fn label(&self) -> String {
+        match &self.device {
+            Some(d) => format!("{d}:{}", self.name),
+            None => self.name.clone(),
+        }
+    }
+}
+
+/// A knob found on the devices it applies to, with each device's original value.
+#[derive(Clone, Debug)]
+pub struct Knob {
+    pub spec: KnobSpec,
+    /// (attribute file, its value before the sweep).
+    pub files: Vec<(PathBuf, String)>,
+}
+
+impl Knob {
+    /// The original value, as the first device (the top of the stack) had it.
+    pub fn original(&self) -> &str {
+        self.files.first().map_or("", |(_, v)| v.as_str())
+    }
+
+    /// The values as found, per device: `none on loop0, mq-deadline on vda`.
+    pub fn as_found(&self) -> String {
+        self.files
+            .iter()
+            .map(|(p, v)| {
+                // …/block/<dev>/queue/<name>
+                let dev = p
+                    .parent()
+                    .and_then(|q| q.parent())
+                    .and_then(|d| d.file_name())
+                    .map_or_else(String::new, |d| d.to_string_lossy().into_owned());
+                format!("{v} on {dev}")
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+/// The queue directory of a block device; a partition's is its disk's.
+fn queue_dir(dev: &str) -> Option<PathBuf> {
+    let base = Path::new("/sys/class/block").join(dev);
+    [base.join("queue"), base.join("..").join("queue")]
+        .into_iter()
+        .find(|q| q.is_dir())
+        .and_then(|q| std::fs::canonicalize(q).ok())
+}
+
+/// The value a knob file holds; for a list like the scheduler's `none [mq-deadline] bfq`, the
+/// one in brackets.
+pub fn read_value(path: &Path) -> Result<String> {
+    let raw =
+        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let raw = raw.trim();
+    Ok(match (raw.find('['), raw.find(']')) {
+        (Some(a), Some(b)) if a < b => raw[a + 1..b].to_string(),
+        _ => raw.to_string(),
+    })
+}
+
+/// Finds each knob on `devices` (the target's stack, top first): every device whose queue has
+/// the attribute, or the one the knob names. A knob found nowhere is refused: nothing would
+/// change.
+pub fn find(specs: &[KnobSpec], devices: &[String]) -> Result<Vec<Knob>> {
+    let mut out = Vec::new();
+    for spec in specs {
+        let on: Vec<String> = match &spec.device {
+            Some(d) => vec![d.clone()],
+            None => devices.to_vec(),
+        };
+        let mut files: Vec<(PathBuf, String)> = Vec::new();
+        for dev in &on {
+            let Some(q) = queue_dir(dev) else { continue };
+            let f = q.join(&spec.name);
+            if files.iter().any(|(p, _)| *p == f) {
+                continue;
+            }
+            if let Ok(v) = read_value(&f) {
+                files.push((f, v));
+            }
+        }
+        if files.is_empty() {
+            return Err(usage(format!(
+                "--knob {}: no device of the target ({}) has /sys/block/…/queue/{}; see ls /sys/block/DEV/queue",
+                spec.label(),
+                on.join(", "),
+                spec.name
+            )));
+        }
+        out.push(Knob {
+            spec: spec.clone(),
+            files,
+        });
+    }
+    Ok(out)
+}
+
+#[derive(Serialize, Deserialize)]
+struct Journal {
+    pid: u32,
+    /// (attribute file, value to put back).
+    restore: Vec<(PathBuf, String)>,
+}
+
+/// Holds the original values of every knob a sweep may change, journaled; puts them back on
+/// [`Guard::restore`] or drop, whatever ends the sweep.
+pub struct Guard {
+    originals: Vec<(PathBuf, String)>,
+    done: bool,
+    hook: u64,
+}
+
+impl Guard {
+    /// Journals the originals of `knobs` before anything changes.
+    pub fn new(knobs: &[Knob]) -> Result<Guard> {
+        let originals: Vec<(PathBuf, String)> =
+            knobs.iter().flat_map(|k| k.files.iter().cloned()).collect();
+        let path = journal_path(std::process::id());
+        std::fs::create_dir_all(JOURNAL_DIR)
+            .with_context(|| format!("creating {JOURNAL_DIR} for the knob journal"))?;
+        let j = Journal {
+            pid: std::process::id(),
+            restore: originals.clone(),
+        };
+        std::fs::write(&path, serde_json::to_vec_pretty(&j)?)
+            .with_context(|| format!("writing the knob journal {}", path.display()))?;
+        // A second Ctrl-C quits at once; the knobs are put back even then.
+        let back = originals.clone();
+        let hook = crate::interrupt::register_hook(Box::new(move || {
+            if restore_all(&back).is_empty() {
+                let _ = std::fs::remove_file(journal_path(std::process::id()));
+            }
+        }));
+        Ok(Guard {
+            originals,
+            done: false,
+            hook,
+        })
+    }
+
+    /// Puts every original value back; the journal goes once all are back. What could not be
+    /// put back, in words.
+    pub fn restore(&mut self) -> Vec<String> {
+        let failed = restore_all(&self.originals);
+        if failed.is_empty() {
+            let _ = std::fs::remove_file(journal_path(std::process::id()));
+        }
+        self.done = true;
+        crate::interrupt::unregister_hook(self.hook);
+        failed
+    }
+}
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        if !self.done {
+            for f in self.restore() {
+                say!("warning: {f}");
+            }
+        }
+    }
+}
+
+/// Writes `value` to a knob file; the kernel's refusal comes back as the error.
+pub fn set(path: &Path, value: &str) -> std::io::Result<()> {
+    std::fs::write(path, value)
+}
+
+/// Puts each value back; what could not be, in words.
+fn restore_all(originals: &[(PathBuf, String)]) -> Vec<String> {
+    let mut failed = Vec::new();
+    for (path, value) in originals {
+        let now = read_value(path).ok();
+        if now.as_deref() == Some(value.as_str()) {
+            continue;
+        }
+        if let Err(e) = set(path, value) {
+            failed.push(format!(
+                "could not put {} back to {value} ({e}); set it by hand: echo {value} > {}",
+                path.display(),
+                path.display()
+            ));
+        }
+    }
+    failed
+}
+
+/// Restores what killed sweeps left in their journals. Called once as any command starts;
+/// leaves alone the journal of a sweep that is still running.
+pub fn recover() {
+    let Ok(dir) = std::fs::read_dir(JOURNAL_DIR) else {
+        return;
+    };
+    for entry in dir.flatten() {
+        let path = entry.path();
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix("knobs-"))
+            .and_then(|n| n.strip_suffix(".json"))
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if pid == std::process::id() || Path::new(&format!("/proc/{pid}")).exists() {
+            continue;
+        }
+        let Ok(j) = std::fs::read(&path)
+            .map_err(anyhow::Error::from)
+            .and_then(|raw| Ok(serde_json::from_slice::<Journal>(&raw)?))
+        else {
+            continue;
+        };
+        let changed: Vec<String> = j
+            .restore
+            .iter()
+            .filter(|(p, v)| read_value(p).ok().as_deref() != Some(v.as_str()))
+            .map(|(p, v)| format!("{} = {v}", p.display()))
+            .collect();
+        let failed = restore_all(&j.restore);
+        if failed.is_empty() {
+            let _ = std::fs::remove_file(&path);
+        }
+        if !changed.is_empty() {
+            say!(
+                "note: a sweep (pid {pid}) ended without restoring its device settings; put back: {}",
+                changed.join(", ")
+            );
+        }
+        for f in failed {
+            say!("warning: {f}");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn knobs_parse_with_and_without_a_device() {
+        let k = KnobSpec::parse("scheduler=none, mq-deadline").unwrap();
+        assert_eq!(k.device, None);
+        assert_eq!(k.values, ["none", "mq-deadline"]);
+        let k = KnobSpec::parse("loop3:read_ahead_kb=128,4096").unwrap();
+        assert_eq!(k.device.as_deref(), Some("loop3"));
+        assert_eq!(k.label(), "loop3:read_ahead_kb");
+        for bad in ["scheduler", "=a", "x=", "../x=1", "a b=1"] {
+            assert!(KnobSpec::parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn the_bracketed_value_is_the_current_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("scheduler");
+        std::fs::write(&f, "none [mq-deadline] bfq\n").unwrap();
+        assert_eq!(read_value(&f).unwrap(), "mq-deadline");
+        std::fs::write(&f, "128\n").unwrap();
+        assert_eq!(read_value(&f).unwrap(), "128");
+    }
+}
