@@ -64,12 +64,16 @@ pub fn run(args: &SweepArgs) -> Result<()> {
             "sweep knobs or file systems, not both at once (one change at a time); run two sweeps",
         ));
     }
-    if args.scratch.is_some() && args.suite.target.target.is_some() {
+    let mut suite = args.suite.clone();
+    // With --file the one positional argument is the target, as `suite` reads it.
+    if suite.file.is_some() && suite.target.target.is_none() {
+        suite.target.target = suite.name.take().map(PathBuf::from);
+    }
+    if args.scratch.is_some() && suite.target.target.is_some() {
         return Err(usage(
             "with --scratch the suite runs in the file systems made there; give no TARGET",
         ));
     }
-    let mut suite = args.suite.clone();
     suite.repeat.repeat.get_or_insert(3);
     // Everything the suite needs is checked before any knob changes or any mkfs runs.
     let check = crate::plan::from_suite(&suite)?;

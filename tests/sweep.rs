@@ -1,0 +1,290 @@
+//! `iogauge sweep` on loop devices: knobs changed one at a time and found as they were after
+//! the sweep, after a Ctrl-C in the middle and after a SIGKILL (the next command restores
+//! them); a refused value skipped and named; file systems made on a blank scratch device that
+//! carries no signature afterwards. Ground truth is sysfs and blkid, read by the test.
+
+#[macro_use]
+mod common;
+use common::*;
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+const SUITE: &str = r#"
+name = "tiny"
+description = "two short cells"
+[defaults]
+time = "200ms"
+[[group]]
+title = "reads"
+rw = ["randread", "read"]
+bs = ["16k"]
+iodepth = [4]
+"#;
+
+fn queue(dev: &LoopDev, knob: &str) -> String {
+    let raw = std::fs::read_to_string(format!("/sys/block/{}/queue/{knob}", dev.name())).unwrap();
+    let raw = raw.trim();
+    match (raw.find('['), raw.find(']')) {
+        (Some(a), Some(b)) => raw[a + 1..b].to_string(),
+        _ => raw.to_string(),
+    }
+}
+
+fn suite_file(dir: &Path) -> String {
+    let p = dir.join("tiny.toml");
+    std::fs::write(&p, SUITE).unwrap();
+    p.to_str().unwrap().to_string()
+}
+
+/// A scheduler the kernel offers other than the current one.
+fn other_scheduler(dev: &LoopDev) -> Option<String> {
+    let raw =
+        std::fs::read_to_string(format!("/sys/block/{}/queue/scheduler", dev.name())).unwrap();
+    raw.split_whitespace()
+        .find(|s| !s.starts_with('['))
+        .map(str::to_string)
+}
+
+#[test]
+fn knobs_change_one_at_a_time_and_are_found_as_they_were() {
+    needs_root!();
+    let ram = RamLoop::new(64 << 20);
+    let dev = &ram.dev;
+    let dir = tempfile::tempdir().unwrap();
+    let Some(other) = other_scheduler(dev) else {
+        eprintln!("skipped: the kernel offers one scheduler only");
+        return;
+    };
+    let (sched0, ra0) = (queue(dev, "scheduler"), queue(dev, "read_ahead_kb"));
+    let ra = if ra0 == "128" { "256" } else { "128" };
+    let out = iogauge(
+        dir.path(),
+        &[
+            "sweep",
+            "--file",
+            &suite_file(dir.path()),
+            &dev.dev,
+            "--knob",
+            &format!("scheduler={sched0},{other},no-such-scheduler"),
+            "--knob",
+            &format!("read_ahead_kb={ra}"),
+            "--repeat",
+            "2",
+        ],
+    );
+    let (text, err) = (String::from_utf8_lossy(&out.stdout), stderr_of(&out));
+    assert!(out.status.success(), "{err}\n{text}");
+    // Put back, read from sysfs.
+    assert_eq!(queue(dev, "scheduler"), sched0);
+    assert_eq!(queue(dev, "read_ahead_kb"), ra0);
+    // A table per knob, the baseline first, a verdict each; the refused value named.
+    assert!(
+        text.contains(&format!(
+            "knob scheduler (as found: {sched0} on {})",
+            dev.name()
+        )),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!(
+            "knob read_ahead_kb (as found: {ra0} on {})",
+            dev.name()
+        )),
+        "{text}"
+    );
+    assert_eq!(text.matches("\n  verdict: ").count(), 2, "{text}");
+    assert!(
+        text.contains("scheduler=no-such-scheduler: skipped, the kernel refused"),
+        "{text}"
+    );
+    // Stored as one sweep: the baseline, the other scheduler and the read-ahead, 2 repeats.
+    let id = text
+        .split_whitespace()
+        .nth(1)
+        .expect("the table names the sweep")
+        .to_string();
+    let runs = json_of(&iogauge(dir.path(), &["list", "--json"]));
+    let of_sweep: Vec<&serde_json::Value> = runs["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["params"]["sweep"] == id.as_str())
+        .collect();
+    assert_eq!(of_sweep.len(), 3, "{runs}");
+    let cmp = iogauge(dir.path(), &["compare", &format!("sweep:{id}")]);
+    assert!(cmp.status.success(), "{}", stderr_of(&cmp));
+}
+
+/// Starts a sweep of longer cells and returns once it has changed a knob.
+fn sweep_until_changed(dir: &Path, dev: &LoopDev, knob: &str) -> std::process::Child {
+    let slow = SUITE.replace("200ms", "3s");
+    std::fs::write(dir.join("slow.toml"), slow).unwrap();
+    let mut child = Command::new(BIN)
+        .args(["sweep", "--file"])
+        .arg(dir.join("slow.toml"))
+        .arg(&dev.dev)
+        .args(["--knob", knob, "--repeat", "1"])
+        .env("IOGAUGE_DB", dir.join("results.db"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    loop {
+        line.clear();
+        if err.read_line(&mut line).unwrap() == 0 {
+            panic!("the sweep ended before its second setting");
+        }
+        // The first cell of the second setting has begun: the knob is changed.
+        if line.contains("[setting 2/") {
+            break;
+        }
+    }
+    std::thread::spawn(move || std::io::copy(&mut err, &mut std::io::sink()));
+    child
+}
+
+#[test]
+fn ctrl_c_in_the_middle_puts_the_knob_back() {
+    needs_root!();
+    let ram = RamLoop::new(64 << 20);
+    let dev = &ram.dev;
+    let dir = tempfile::tempdir().unwrap();
+    let ra0 = queue(dev, "read_ahead_kb");
+    let ra = if ra0 == "512" { "1024" } else { "512" };
+    let mut child = sweep_until_changed(dir.path(), dev, &format!("read_ahead_kb={ra}"));
+    // Changed now, ground truth from sysfs (polled: the write follows the progress line).
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while queue(dev, "read_ahead_kb") != ra && std::time::Instant::now() < until {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    assert_eq!(queue(dev, "read_ahead_kb"), ra);
+    sh("kill", &["-INT", &child.id().to_string()]);
+    let st = child.wait().unwrap();
+    assert_eq!(st.code(), Some(130));
+    assert_eq!(queue(dev, "read_ahead_kb"), ra0);
+}
+
+#[test]
+fn a_killed_sweep_is_undone_by_the_next_command() {
+    needs_root!();
+    let ram = RamLoop::new(64 << 20);
+    let dev = &ram.dev;
+    let dir = tempfile::tempdir().unwrap();
+    let ra0 = queue(dev, "read_ahead_kb");
+    let ra = if ra0 == "384" { "768" } else { "384" };
+    let mut child = sweep_until_changed(dir.path(), dev, &format!("read_ahead_kb={ra}"));
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while queue(dev, "read_ahead_kb") != ra && std::time::Instant::now() < until {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_eq!(queue(dev, "read_ahead_kb"), ra, "SIGKILL leaves it changed");
+    let out = iogauge(dir.path(), &["list"]);
+    assert!(
+        stderr_of(&out).contains("ended without restoring its device settings"),
+        "{}",
+        stderr_of(&out)
+    );
+    assert_eq!(queue(dev, "read_ahead_kb"), ra0);
+    assert!(!Path::new(&format!("/run/iogauge/knobs-{}.json", child.id())).exists());
+}
+
+#[test]
+fn file_systems_on_a_blank_scratch_device_leave_it_blank() {
+    needs_root!();
+    let dir = tempfile::tempdir().unwrap();
+    let img = dir.path().join("scratch.img");
+    std::fs::File::create(&img)
+        .unwrap()
+        .set_len(512 << 20)
+        .unwrap();
+    let dev = LoopDev::attach(&img);
+    let fs: Vec<&str> = ["ext4", "xfs", "btrfs"]
+        .into_iter()
+        .filter(|f| {
+            Path::new(&format!("/usr/sbin/mkfs.{f}")).exists()
+                || Path::new(&format!("/sbin/mkfs.{f}")).exists()
+        })
+        .collect();
+    if fs.len() < 2 {
+        eprintln!("skipped: needs at least two of mkfs.ext4, mkfs.xfs, mkfs.btrfs");
+        return;
+    }
+    let out = iogauge(
+        dir.path(),
+        &[
+            "sweep",
+            "--file",
+            &suite_file(dir.path()),
+            "--scratch",
+            &dev.dev,
+            "--fs",
+            &fs.join(","),
+            "--mount-opts",
+            "noatime",
+            "--size",
+            "64m",
+            "--repeat",
+            "2",
+        ],
+    );
+    let (text, err) = (String::from_utf8_lossy(&out.stdout), stderr_of(&out));
+    assert!(out.status.success(), "{err}\n{text}");
+    for f in &fs {
+        assert!(text.contains(&format!("{f} -o noatime")), "{text}");
+    }
+    assert!(text.contains("\n  verdict: "), "{text}");
+    // Left as found: no signature (blkid's low-level probe and wipefs both see nothing).
+    let probe = Command::new("blkid")
+        .args(["-p", &dev.dev])
+        .output()
+        .unwrap();
+    assert!(
+        probe.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&probe.stdout)
+    );
+    assert_eq!(sh("wipefs", &[&dev.dev]), "");
+    // Each run records how its file system was made and mounted.
+    let runs = json_of(&iogauge(dir.path(), &["list", "--json"]));
+    let made: Vec<String> = runs["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| {
+            Some(format!(
+                "{} {}",
+                r["params"]["fs"].as_str()?,
+                r["params"]["fs.mount"].as_str()?
+            ))
+        })
+        .collect();
+    assert_eq!(made.len(), fs.len(), "{runs}");
+    assert!(made.iter().all(|m| m.ends_with(" noatime")), "{made:?}");
+    // A device with a signature is refused before anything is written.
+    sh("mkfs.ext4", &["-q", &dev.dev]);
+    let out = iogauge(
+        dir.path(),
+        &[
+            "sweep",
+            "--file",
+            &suite_file(dir.path()),
+            "--scratch",
+            &dev.dev,
+            "--fs",
+            "xfs",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr_of(&out));
+    assert!(
+        stderr_of(&out).contains("must carry no signature"),
+        "{}",
+        stderr_of(&out)
+    );
+    assert!(sh("blkid", &["-p", "-o", "value", "-s", "TYPE", &dev.dev]).contains("ext4"));
+}
