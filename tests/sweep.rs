@@ -115,6 +115,18 @@ fn knobs_change_one_at_a_time_and_are_found_as_they_were() {
     assert_eq!(of_sweep.len(), 3, "{runs}");
     let cmp = iogauge(dir.path(), &["compare", &format!("sweep:{id}")]);
     assert!(cmp.status.success(), "{}", stderr_of(&cmp));
+    // The report draws each cell's IOPS per setting (with CI whiskers), named by setting.
+    let rep = iogauge(
+        dir.path(),
+        &["report", &format!("sweep:{id}"), "-o", "sweep.html"],
+    );
+    assert!(rep.status.success(), "{}", stderr_of(&rep));
+    let html = std::fs::read_to_string(dir.path().join("sweep.html")).unwrap();
+    assert!(
+        html.contains(&format!("scheduler={other} (run ")),
+        "setting names in the report"
+    );
+    assert!(html.contains("data-kind=\"compare\""));
 }
 
 /// Starts a sweep of longer cells and returns once it has changed a knob.

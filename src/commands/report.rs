@@ -14,10 +14,13 @@ pub fn run(args: &ReportArgs) -> Result<()> {
     let mut runs = Vec::new();
     if !args.runs.is_empty() {
         for s in crate::store::load_runs(&args.db, &args.runs)? {
+            // A sweep's runs are named by their setting, so its charts read knob value by
+            // knob value.
             let name = s
                 .doc
                 .label
                 .clone()
+                .or_else(|| s.doc.params.get("sweep.setting").cloned())
                 .map(|l| format!("{l} (run {})", s.id))
                 .unwrap_or_else(|| format!("run {}", s.id));
             runs.push(Input { name, doc: s.doc });

@@ -127,7 +127,7 @@ impl Mounted {
         let (d, m) = (dev.to_path_buf(), dir.clone());
         let hook = crate::interrupt::register_hook(Box::new(move || {
             let _ = Command::new("umount").arg("-l").arg(&m).status();
-            wipe(&d);
+            let _ = wipe(&d);
             let _ = std::fs::remove_dir(&m);
         }));
         let mut me = Mounted {
@@ -155,26 +155,48 @@ impl Mounted {
     }
 }
 
+/// How long an unmount may stay busy: an io_uring ring releases its files asynchronously after
+/// the run closed it, and the file system is busy until it has.
+const UNMOUNT_PATIENCE: std::time::Duration = std::time::Duration::from_secs(20);
+
 impl Drop for Mounted {
     fn drop(&mut self) {
         if self.mounted {
-            let _ = run(Command::new("umount").arg(&self.dir));
+            let until = std::time::Instant::now() + UNMOUNT_PATIENCE;
+            while let Err(e) = run(Command::new("umount").arg(&self.dir)) {
+                if std::time::Instant::now() >= until {
+                    crate::say!(
+                        "warning: could not unmount {} ({e:#}); unmount it and wipe {} by hand (umount {0}; wipefs -a {1})",
+                        self.dir.display(),
+                        self.dev.display()
+                    );
+                    crate::interrupt::unregister_hook(self.hook);
+                    return;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(100));
+            }
         }
-        wipe(&self.dev);
+        if let Err(e) = wipe(&self.dev) {
+            crate::say!("warning: {e:#}");
+        }
         let _ = std::fs::remove_dir(&self.dir);
         crate::interrupt::unregister_hook(self.hook);
     }
 }
 
 /// Removes every signature on `dev` — only ever called on a device iogauge checked was blank
-/// and then wrote a file system to.
-fn wipe(dev: &Path) {
-    let _ = Command::new("wipefs")
-        .arg("-a")
-        .arg("-q")
-        .arg(dev)
-        .stdout(std::process::Stdio::null())
-        .status();
+/// and then wrote a file system to — and checks that none is left.
+fn wipe(dev: &Path) -> Result<()> {
+    run(Command::new("wipefs").args(["-a", "-q"]).arg(dev))
+        .with_context(|| format!("wiping the file system iogauge made on {}", dev.display()))?;
+    if let Some(f) = signatures::blkid(dev) {
+        return Err(anyhow!(
+            "{} still holds {} after wipefs; wipe it by hand: wipefs -a {0}",
+            dev.display(),
+            f.what
+        ));
+    }
+    Ok(())
 }
 
 fn run(cmd: &mut Command) -> Result<()> {

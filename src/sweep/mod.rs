@@ -19,6 +19,7 @@ use crate::{say, units};
 use anyhow::Result;
 use fs::{FsSpec, Mounted};
 use knobs::{Guard, Knob, KnobSpec};
+use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::path::PathBuf;
@@ -101,8 +102,11 @@ pub fn run(args: &SweepArgs) -> Result<()> {
         None => knob_sweep(&suite, &id, &specs, args.grid)?,
     };
     let (knob_list, outcomes) = outcomes;
-    let text = table(&id, &check.suite.name, &knob_list, &outcomes, &fss);
-    crate::ui::out(&text)?;
+    let doc = summarize(&id, &check.suite.name, &knob_list, &outcomes, &fss);
+    match check.output.json {
+        true => crate::ui::out(&format!("{}\n", serde_json::to_string_pretty(&doc)?))?,
+        false => crate::ui::out(&render(&doc))?,
+    }
     match crate::interrupt::requested() {
         Some(sig) => Err(crate::error::Interrupted(sig).into()),
         None => Ok(()),
@@ -415,25 +419,58 @@ fn cell_name(r: &ResultDoc) -> String {
     })
 }
 
-/// The sweep table: per knob (or for the file systems), each cell's IOPS with its 95% CI under
-/// each setting, and the verdict against the baseline.
-fn table(
+/// What a sweep found, as `--json` prints it and the table shows it.
+#[derive(Serialize)]
+struct SweepDoc {
+    sweep: String,
+    suite: String,
+    alpha: f64,
+    noise: f64,
+    /// One per knob (its baseline and its settings), or one for a grid or a file-system sweep.
+    groups: Vec<GroupDoc>,
+}
+
+#[derive(Serialize)]
+struct GroupDoc {
+    title: String,
+    /// Column heads: the setting's value (or label); the first is the baseline.
+    settings: Vec<SettingDoc>,
+    cells: Vec<String>,
+    /// The setting best in most cells, and in how many of those it beats the baseline.
+    best: Option<String>,
+    best_in: usize,
+    beats_baseline_in: usize,
+}
+
+#[derive(Serialize)]
+struct SettingDoc {
+    head: String,
+    label: String,
+    /// The stored run's id (`run_id`), when it ran.
+    run_id: Option<String>,
+    skipped: Option<String>,
+    /// Per cell: IOPS mean, the 95% CI, and the verdict against the baseline.
+    iops: Vec<Option<CellDoc>>,
+}
+
+#[derive(Serialize)]
+struct CellDoc {
+    mean: f64,
+    ci95: Option<[f64; 2]>,
+    vs_baseline: Option<String>,
+    p_value: Option<f64>,
+}
+
+fn summarize(
     id: &str,
     suite: &str,
     knobs: &[Knob],
     outcomes: &[(Setting, Outcome)],
     fss: &[FsSpec],
-) -> String {
-    let mut s = String::new();
-    let _ = writeln!(
-        s,
-        "sweep {id} · suite {suite} · IOPS: mean of the repeats (± half the 95% CI, Student t) · verdict: Welch p < {ALPHA} and a change above {:.0}%",
-        NOISE * 100.0
-    );
+) -> SweepDoc {
     let base = outcomes.first();
-    // Groups: one per knob (the baseline and that knob's settings), or all of a grid / fs sweep.
-    let mut groups: Vec<(String, Vec<&(Setting, Outcome)>)> = Vec::new();
     let grid = outcomes.iter().any(|(s, _)| s.knobs.len() > 1);
+    let mut groups: Vec<(String, Vec<&(Setting, Outcome)>)> = Vec::new();
     if !knobs.is_empty() && !grid {
         for (k, knob) in knobs.iter().enumerate() {
             let mut members: Vec<&(Setting, Outcome)> = base.into_iter().collect();
@@ -454,61 +491,150 @@ fn table(
         };
         groups.push((title, outcomes.iter().collect()));
     }
-    for (title, members) in groups {
-        let _ = writeln!(s, "\n{title}");
-        let head: Vec<String> = members
-            .iter()
-            .map(|(set, o)| match set.knobs.as_slice() {
+    let groups = groups
+        .into_iter()
+        .map(|(title, members)| group(title, &members, grid))
+        .collect();
+    SweepDoc {
+        sweep: id.to_string(),
+        suite: suite.to_string(),
+        alpha: ALPHA,
+        noise: NOISE,
+        groups,
+    }
+}
+
+fn group(title: String, members: &[&(Setting, Outcome)], grid: bool) -> GroupDoc {
+    let cells: Vec<String> = members
+        .iter()
+        .find_map(|(_, o)| o.doc.as_ref())
+        .map(|d| d.results.iter().map(cell_name).collect())
+        .unwrap_or_default();
+    let baseline = members.first().and_then(|(_, o)| o.doc.as_ref());
+    let settings: Vec<SettingDoc> = members
+        .iter()
+        .enumerate()
+        .map(|(mi, (set, o))| {
+            let head = match set.knobs.as_slice() {
                 [(_, v)] if !grid => v.clone(),
                 [] if set.fs.is_none() => "as found".into(),
                 _ => o.label.clone(),
-            })
-            .collect();
-        let Some(first) = members.iter().find_map(|(_, o)| o.doc.as_ref()) else {
-            let _ = writeln!(s, "  nothing was measured");
-            continue;
-        };
-        let cells: Vec<String> = first.results.iter().map(cell_name).collect();
-        let w0 = cells.iter().map(|c| c.len()).max().unwrap_or(4).max(4) + 2;
-        let _ = write!(s, "  {:<w0$}", "cell");
-        for h in &head {
-            let _ = write!(s, "{h:>24}");
-        }
-        let _ = writeln!(s);
-        let baseline = members.first().and_then(|(_, o)| o.doc.as_ref());
-        // Per setting: (cells where it is best, cells where it beats the baseline).
-        let mut best_count = vec![0usize; members.len()];
-        let mut beats = vec![0usize; members.len()];
-        for (ci, cell) in cells.iter().enumerate() {
-            let _ = write!(s, "  {cell:<w0$}");
-            let mut means = Vec::new();
-            for (mi, (_, o)) in members.iter().enumerate() {
-                let r = o.doc.as_ref().and_then(|d| d.results.get(ci));
-                let text = match (r, &o.skipped) {
-                    (_, Some(_)) => "skipped".to_string(),
-                    (None, None) => "—".to_string(),
-                    (Some(r), None) => {
-                        let v = iops_of(r);
-                        let mean = v.iter().sum::<f64>() / v.len() as f64;
-                        means.push((mi, mean));
-                        let mut t = units::count(mean);
-                        if let Some(st) = r.stats.get("iops") {
-                            let half = (st.ci95[1] - st.ci95[0]) / 2.0;
-                            let _ = write!(t, " ±{}", units::count(half));
+            };
+            let iops = (0..cells.len())
+                .map(|ci| {
+                    let r = o.doc.as_ref()?.results.get(ci)?;
+                    let v = iops_of(r);
+                    let mut cell = CellDoc {
+                        mean: v.iter().sum::<f64>() / v.len() as f64,
+                        ci95: r.stats.get("iops").map(|s| s.ci95),
+                        vs_baseline: None,
+                        p_value: None,
+                    };
+                    if mi > 0 {
+                        if let Some(b) = baseline.and_then(|d| d.results.get(ci)) {
+                            let c = iogauge_stats::verdict(&iops_of(b), &v, true, ALPHA, NOISE);
+                            cell.vs_baseline = Some(c.verdict.label().to_string());
+                            cell.p_value = c.p_value;
                         }
-                        if mi > 0 {
-                            if let Some(b) = baseline.and_then(|d| d.results.get(ci)) {
-                                let c = iogauge_stats::verdict(&iops_of(b), &v, true, ALPHA, NOISE);
-                                let mark = match c.verdict {
-                                    iogauge_stats::Verdict::Faster => {
-                                        beats[mi] += 1;
-                                        " ▲"
-                                    }
-                                    iogauge_stats::Verdict::Slower => " ▼",
-                                    _ => " ·",
-                                };
-                                t.push_str(mark);
-                            }
+                    }
+                    Some(cell)
+                })
+                .collect();
+            SettingDoc {
+                head,
+                label: o.label.clone(),
+                run_id: o.doc.as_ref().map(|d| d.run_id.clone()),
+                skipped: o.skipped.clone(),
+                iops,
+            }
+        })
+        .collect();
+    let mut best_count = vec![0usize; settings.len()];
+    for ci in 0..cells.len() {
+        let best = settings
+            .iter()
+            .enumerate()
+            .filter_map(|(mi, s)| s.iops[ci].as_ref().map(|c| (mi, c.mean)))
+            .max_by(|a, b| a.1.total_cmp(&b.1));
+        if let Some((mi, _)) = best {
+            best_count[mi] += 1;
+        }
+    }
+    let best = best_count
+        .iter()
+        .enumerate()
+        .filter(|(_, n)| **n > 0)
+        .max_by_key(|(_, n)| **n)
+        .map(|(mi, _)| mi);
+    let beats = |mi: usize| {
+        settings[mi]
+            .iops
+            .iter()
+            .flatten()
+            .filter(|c| c.vs_baseline.as_deref() == Some(iogauge_stats::Verdict::Faster.label()))
+            .count()
+    };
+    let (best_in, beats_baseline_in) = best.map_or((0, 0), |mi| (best_count[mi], beats(mi)));
+    let best = best.map(|mi| settings[mi].head.clone());
+    GroupDoc {
+        title,
+        settings,
+        cells,
+        best,
+        best_in,
+        beats_baseline_in,
+    }
+}
+
+/// The sweep table: per knob (or for the file systems), each cell's IOPS with its 95% CI under
+/// each setting, marked against the baseline, and the verdict.
+fn render(doc: &SweepDoc) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "sweep {} · suite {} · IOPS: mean of the repeats (± half the 95% CI, Student t) · ▲ faster ▼ slower · no significant change, against the first column: Welch p < {} and a change above {:.0}%",
+        doc.sweep,
+        doc.suite,
+        doc.alpha,
+        doc.noise * 100.0
+    );
+    for g in &doc.groups {
+        let _ = writeln!(s, "\n{}", g.title);
+        if g.cells.is_empty() {
+            let _ = writeln!(s, "  nothing was measured");
+        }
+        let w0 = g
+            .cells
+            .iter()
+            .map(|c| c.chars().count())
+            .max()
+            .unwrap_or(4)
+            .max(4)
+            + 2;
+        if !g.cells.is_empty() {
+            let _ = write!(s, "  {:<w0$}", "cell");
+            for h in &g.settings {
+                let _ = write!(s, "{:>24}", h.head);
+            }
+            let _ = writeln!(s);
+        }
+        for (ci, cell) in g.cells.iter().enumerate() {
+            let pad = w0.saturating_sub(cell.chars().count());
+            let _ = write!(s, "  {cell}{:pad$}", "");
+            for set in &g.settings {
+                let text = match (&set.skipped, &set.iops[ci]) {
+                    (Some(_), _) => "skipped".to_string(),
+                    (None, None) => "—".to_string(),
+                    (None, Some(c)) => {
+                        let mut t = units::count(c.mean);
+                        if let Some([lo, hi]) = c.ci95 {
+                            let _ = write!(t, " ±{}", units::count((hi - lo) / 2.0));
+                        }
+                        match c.vs_baseline.as_deref() {
+                            Some("faster") => t.push_str(" ▲"),
+                            Some("slower") => t.push_str(" ▼"),
+                            Some(_) => t.push_str(" ·"),
+                            None => {}
                         }
                         t
                     }
@@ -516,36 +642,35 @@ fn table(
                 let _ = write!(s, "{text:>24}");
             }
             let _ = writeln!(s);
-            if let Some(&(mi, _)) = means.iter().max_by(|a, b| a.1.total_cmp(&b.1)) {
-                best_count[mi] += 1;
-            }
         }
-        if let Some((mi, n)) = best_count.iter().enumerate().max_by_key(|(_, n)| **n) {
-            let who = &head[mi];
-            let real = match mi {
-                0 => format!(
-                    "{} is best in {n} of {} cells: no other setting beats it",
-                    head[0],
-                    cells.len()
-                ),
-                _ => format!(
-                    "{who} is best in {n} of {} cells and beats {} in {} of them (▲ faster, ▼ slower, · no significant change, by compare's rule)",
-                    cells.len(),
-                    head[0],
-                    beats[mi]
-                ),
+        if let (Some(best), Some(first)) = (&g.best, g.settings.first()) {
+            let verdict = if *best == first.head {
+                format!(
+                    "{best} is best in {} of {} cells: no other setting beats it",
+                    g.best_in,
+                    g.cells.len()
+                )
+            } else {
+                format!(
+                    "{best} is best in {} of {} cells and beats {} in {} of them",
+                    g.best_in,
+                    g.cells.len(),
+                    first.head,
+                    g.beats_baseline_in
+                )
             };
-            let _ = writeln!(s, "  verdict: {real}");
+            let _ = writeln!(s, "  verdict: {verdict}");
         }
-        for (_, o) in &members {
-            if let Some(why) = &o.skipped {
-                let _ = writeln!(s, "  {}: skipped, {why}", o.label);
+        for set in &g.settings {
+            if let Some(why) = &set.skipped {
+                let _ = writeln!(s, "  {}: skipped, {why}", set.label);
             }
         }
     }
     let _ = writeln!(
         s,
-        "\nEach setting is stored as a run tagged sweep={id}: iogauge list, iogauge compare sweep:{id}, iogauge report sweep:{id}"
+        "\nEach setting is stored as a run tagged sweep={0}: iogauge list, iogauge compare sweep:{0}, iogauge report sweep:{0}",
+        doc.sweep
     );
     s
 }
