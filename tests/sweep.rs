@@ -99,7 +99,7 @@ fn knobs_change_one_at_a_time_and_are_found_as_they_were() {
         text.contains("scheduler=no-such-scheduler: skipped, the kernel refused"),
         "{text}"
     );
-    // Stored as one sweep: the baseline, the other scheduler and the read-ahead, 2 repeats.
+    // Stored as one sweep: the baseline, the other scheduler and the read-ahead, 2 repeats…
     let id = text
         .split_whitespace()
         .nth(1)
@@ -112,7 +112,8 @@ fn knobs_change_one_at_a_time_and_are_found_as_they_were() {
         .iter()
         .filter(|r| r["params"]["sweep"] == id.as_str())
         .collect();
-    assert_eq!(of_sweep.len(), 3, "{runs}");
+    // …and the baseline again at the end.
+    assert_eq!(of_sweep.len(), 4, "{runs}");
     let cmp = iogauge(dir.path(), &["compare", &format!("sweep:{id}")]);
     assert!(cmp.status.success(), "{}", stderr_of(&cmp));
     // The report draws each cell's IOPS per setting (with CI whiskers), named by setting.

@@ -24,6 +24,9 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::path::PathBuf;
 
+/// The label of the baseline measured again after every other setting.
+const AGAIN: &str = "as found, again";
+
 /// `compare`'s rule: Welch's p below this, and a change above the noise.
 const ALPHA: f64 = 0.05;
 const NOISE: f64 = 0.02;
@@ -133,7 +136,14 @@ fn knob_sweep(
         .map(|t| t.devices.iter().map(|d| d.name.clone()).collect())
         .unwrap_or_default();
     let knobs = knobs::find(specs, &devices)?;
-    let settings = settings_of(&knobs, grid);
+    let mut settings = settings_of(&knobs, grid);
+    // The baseline once more at the end: a device whose state moved during the sweep (blocks
+    // written for the first time, a cache warming, an SSD's spare area used up) shows as a
+    // baseline that changed, instead of as a knob that seemed to matter.
+    settings.push(Setting {
+        knobs: Vec::new(),
+        fs: None,
+    });
     say!(
         "sweep {id}: {} settings of {} on {} · {} repeats each",
         settings.len(),
@@ -151,7 +161,10 @@ fn knob_sweep(
         if crate::interrupt::requested().is_some() {
             break;
         }
-        let label = label_of(&knobs, s);
+        let label = match n + 1 == settings.len() {
+            true => AGAIN.to_string(),
+            false => label_of(&knobs, s),
+        };
         say!("[setting {}/{}] {label}", n + 1, settings.len());
         if let Err(why) = apply(&knobs, s) {
             say!(
@@ -426,6 +439,8 @@ struct SweepDoc {
     suite: String,
     alpha: f64,
     noise: f64,
+    /// Cells whose baseline changed between the first and the last run of the sweep.
+    drift: Vec<String>,
     /// One per knob (its baseline and its settings), or one for a grid or a file-system sweep.
     groups: Vec<GroupDoc>,
 }
@@ -469,6 +484,36 @@ fn summarize(
     fss: &[FsSpec],
 ) -> SweepDoc {
     let base = outcomes.first();
+    let (again, outcomes) = match outcomes.split_last() {
+        Some((last, rest)) if last.1.label == AGAIN => (Some(last), rest),
+        _ => (None, outcomes),
+    };
+    let drift = match (
+        base.and_then(|b| b.1.doc.as_ref()),
+        again.and_then(|a| a.1.doc.as_ref()),
+    ) {
+        (Some(first), Some(last)) => first
+            .results
+            .iter()
+            .zip(&last.results)
+            .filter_map(|(a, b)| {
+                let c = iogauge_stats::verdict(&iops_of(a), &iops_of(b), true, ALPHA, NOISE);
+                matches!(
+                    c.verdict,
+                    iogauge_stats::Verdict::Faster | iogauge_stats::Verdict::Slower
+                )
+                .then(|| {
+                    format!(
+                        "{}: {} IOPS at the start, {} at the end",
+                        cell_name(a),
+                        units::count(a.iops),
+                        units::count(b.iops)
+                    )
+                })
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
     let grid = outcomes.iter().any(|(s, _)| s.knobs.len() > 1);
     let mut groups: Vec<(String, Vec<&(Setting, Outcome)>)> = Vec::new();
     if !knobs.is_empty() && !grid {
@@ -500,6 +545,7 @@ fn summarize(
         suite: suite.to_string(),
         alpha: ALPHA,
         noise: NOISE,
+        drift,
         groups,
     }
 }
@@ -666,6 +712,13 @@ fn render(doc: &SweepDoc) -> String {
                 let _ = writeln!(s, "  {}: skipped, {why}", set.label);
             }
         }
+    }
+    if !doc.drift.is_empty() {
+        let _ = writeln!(
+            s,
+            "\nwarning: the settings as found measured differently at the start and at the end of the sweep, so the device changed while it ran and the columns above are not comparable:\n  {}\n  try: fill or precondition the target first (--precondition writes it twice over), or run the sweep twice and keep the second",
+            doc.drift.join("\n  ")
+        );
     }
     let _ = writeln!(
         s,
