@@ -1,0 +1,281 @@
+//! `iogauge db pgbench` against a real PostgreSQL (Debian's postgresql-15 in CI): a short
+//! pgbench with a buffer-ratio sweep, the server's settings and IO recorded, the runs stored;
+//! and no server process or cluster directory left after a normal end, an error or a Ctrl-C.
+
+#[macro_use]
+mod common;
+use common::*;
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// Whether PostgreSQL's programs are installed where the command looks for them.
+fn have_postgres() -> bool {
+    let found = std::fs::read_dir("/usr/lib/postgresql")
+        .map(|d| d.flatten().any(|e| e.path().join("bin/pgbench").exists()))
+        .unwrap_or(false);
+    if !found {
+        eprintln!("skipped: PostgreSQL is not installed (apt-get install postgresql-15)");
+    }
+    found
+}
+
+/// Server processes whose command line names `dir`.
+fn servers_in(dir: &Path) -> String {
+    let out = Command::new("pgrep")
+        .args(["-a", "-f", &dir.display().to_string()])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| l.contains("postgres"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The cluster directories iogauge made under `dir`.
+fn clusters_in(dir: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("iogauge-pg-"))
+        })
+        .collect()
+}
+
+fn pgbench(dir: &Path, target: &Path, extra: &[&str]) -> std::process::Output {
+    let mut args = vec![
+        "db",
+        "pgbench",
+        target.to_str().unwrap(),
+        "--scale",
+        "1",
+        "--clients",
+        "2",
+        "--time",
+        "2s",
+        "--storage-time",
+        "1s",
+    ];
+    args.extend_from_slice(extra);
+    iogauge(dir, &args)
+}
+
+#[test]
+fn a_buffer_ratio_sweep_is_measured_stored_and_cleaned_up() {
+    needs_root!();
+    if !have_postgres() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("data");
+    std::fs::create_dir(&target).unwrap();
+    let out = pgbench(
+        dir.path(),
+        &target,
+        &[
+            "--buffer-ratio",
+            "50%,10%",
+            "--pg-setting",
+            "synchronous_commit=off",
+            "--json",
+        ],
+    );
+    let run = json_of(&out);
+    let results = run["results"].as_array().unwrap();
+    let pg: Vec<&serde_json::Value> = results.iter().filter(|r| r["pg"].is_object()).collect();
+    assert_eq!(pg.len(), 2, "one pgbench result per ratio");
+    for (r, ratio) in pg.iter().zip([0.5, 0.1]) {
+        let p = &r["pg"];
+        assert!(f(&r["iops"]) > 0.0, "{r}");
+        assert_eq!(f(&r["iops"]), f(&p["pgbench_tps"]));
+        assert!((f(&p["buffer_ratio"]) - ratio).abs() < 1e-9, "{p}");
+        assert!(
+            p["version"].as_str().unwrap().starts_with("PostgreSQL "),
+            "{p}"
+        );
+        assert_eq!(p["settings"]["synchronous_commit"], "off", "{p}");
+        assert_eq!(p["settings"]["fsync"], "on", "{p}");
+        assert!(p["settings"]["shared_buffers"].is_string(), "{p}");
+        // The latencies are those of the logged transactions: as many as pgbench counted.
+        let logged: f64 = r["lat_hist"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|b| f(&b[1]))
+            .sum();
+        assert_eq!(logged, f(&r["ios"]), "{r}");
+        assert!(!r["timeseries"].as_array().unwrap().is_empty());
+    }
+    // Beside the TPS, the storage cells of the same directory.
+    assert!(
+        results
+            .iter()
+            .any(|r| r["workload"]["sync"] == "fdatasync" && r["pg"].is_null()),
+        "the WAL cell"
+    );
+    assert!(results
+        .iter()
+        .any(|r| r["workload"]["rw"] == "randread" && r["pg"].is_null()));
+    // Stored like any run.
+    let shown = json_of(&iogauge(dir.path(), &["show", "last", "--json"]));
+    assert_eq!(shown["results"].as_array().unwrap().len(), results.len());
+    let csv = iogauge(dir.path(), &["export", "last", "--format", "csv"]);
+    assert!(csv.status.success(), "{}", stderr_of(&csv));
+    // Nothing left: no server, no cluster.
+    assert_eq!(servers_in(&target), "");
+    assert!(
+        clusters_in(&target).is_empty(),
+        "{:?}",
+        clusters_in(&target)
+    );
+}
+
+#[test]
+fn a_server_that_will_not_start_is_one_error_and_nothing_is_left() {
+    needs_root!();
+    if !have_postgres() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("data");
+    std::fs::create_dir(&target).unwrap();
+    let out = pgbench(dir.path(), &target, &["--pg-setting", "no_such_setting=1"]);
+    assert!(!out.status.success());
+    let err = stderr_of(&out);
+    assert!(err.contains("no_such_setting"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(servers_in(&target), "");
+    assert!(
+        clusters_in(&target).is_empty(),
+        "{:?}",
+        clusters_in(&target)
+    );
+    // A setting without a value is a usage error, before anything is created.
+    let out = pgbench(dir.path(), &target, &["--pg-setting", "shared_buffers"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr_of(&out));
+    assert!(clusters_in(&target).is_empty());
+}
+
+#[test]
+fn ctrl_c_during_pgbench_stops_the_server_and_removes_the_cluster() {
+    needs_root!();
+    if !have_postgres() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("data");
+    std::fs::create_dir(&target).unwrap();
+    let mut child = Command::new(BIN)
+        .args(["db", "pgbench"])
+        .arg(&target)
+        .args([
+            "--scale",
+            "1",
+            "--clients",
+            "2",
+            "--time",
+            "60s",
+            "--no-storage",
+        ])
+        .env("IOGAUGE_DB", dir.path().join("results.db"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    let mut seen = String::new();
+    loop {
+        line.clear();
+        if err.read_line(&mut line).unwrap() == 0 {
+            panic!("pgbench never started:\n{seen}");
+        }
+        seen.push_str(&line);
+        // "[1/1] pgbench tpcb-like · 2 clients …": the measurement has begun.
+        if line.contains("] pgbench ") {
+            break;
+        }
+    }
+    assert!(
+        !servers_in(&target).is_empty(),
+        "a server runs in the cluster"
+    );
+    sh("kill", &["-INT", &child.id().to_string()]);
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut err, &mut rest).unwrap();
+    let st = child.wait().unwrap();
+    assert_eq!(st.code(), Some(130), "{seen}{rest}");
+    assert_eq!(servers_in(&target), "", "{rest}");
+    assert!(clusters_in(&target).is_empty(), "{rest}");
+}
+
+#[test]
+fn the_wal_goes_where_it_is_told_and_a_memory_limit_is_kept_and_removed() {
+    needs_root!();
+    if !have_postgres() {
+        return;
+    }
+    if !Path::new("/sys/fs/cgroup/memory/memory.limit_in_bytes").exists()
+        && !Path::new("/sys/fs/cgroup/cgroup.controllers").exists()
+    {
+        eprintln!("skipped: no memory cgroup");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (target, wal) = (dir.path().join("data"), dir.path().join("wal"));
+    std::fs::create_dir(&target).unwrap();
+    std::fs::create_dir(&wal).unwrap();
+    let run = json_of(&pgbench(
+        dir.path(),
+        &target,
+        &[
+            "--wal-dir",
+            wal.to_str().unwrap(),
+            "--memory-limit",
+            "256MiB",
+            "--keep",
+            "--no-storage",
+            "--json",
+        ],
+    ));
+    let p = &run["results"][0]["pg"];
+    assert_eq!(f(&p["memory_limit_bytes"]) as u64, 256 << 20, "{p}");
+    assert!(
+        p["wal_dir"]
+            .as_str()
+            .unwrap()
+            .starts_with(wal.to_str().unwrap()),
+        "{p}"
+    );
+    // Kept: the data directory's pg_wal is a link into the WAL directory, which holds segments.
+    let kept = clusters_in(&target);
+    assert_eq!(kept.len(), 1, "--keep keeps the cluster");
+    let link = walk_for_pg_wal(&kept[0]).expect("a pg_wal in the kept cluster");
+    let to = std::fs::read_link(&link).expect("pg_wal is a link with --wal-dir");
+    assert!(to.starts_with(&wal), "{}", to.display());
+    assert!(std::fs::read_dir(&to).unwrap().count() > 0);
+    // The server is stopped all the same, and its cgroup is gone.
+    assert_eq!(servers_in(&target), "");
+    let cgroups = sh("sh", &["-c", "ls -d /sys/fs/cgroup/memory/iogauge-pg-* /sys/fs/cgroup/iogauge-pg-* 2>/dev/null || true"]);
+    assert_eq!(cgroups, "", "the memory cgroup is removed");
+}
+
+fn walk_for_pg_wal(dir: &Path) -> Option<PathBuf> {
+    for e in std::fs::read_dir(dir).ok()?.flatten() {
+        let p = e.path();
+        if p.file_name().is_some_and(|n| n == "pg_wal") {
+            return Some(p);
+        }
+        if p.is_dir() && !p.is_symlink() {
+            if let Some(found) = walk_for_pg_wal(&p) {
+                return Some(found);
+            }
+        }
+    }
+    None
+}
