@@ -332,7 +332,7 @@ fn checked(plan: Plan) -> Result<Plan> {
 
 /// `--output FILE` with its format from `--format` or the file's extension; its directory must
 /// exist, so the results of a long run are never lost to a typo at the end.
-fn output_file(o: &OutputArgs) -> Result<Option<(PathBuf, OutputFormat)>> {
+pub fn output_file(o: &OutputArgs) -> Result<Option<(PathBuf, OutputFormat)>> {
     let Some(path) = &o.output else {
         return Ok(None);
     };

@@ -2,7 +2,6 @@
 //! pgbench with a buffer-ratio sweep, the server's settings and IO recorded, the runs stored;
 //! and no server process or cluster directory left after a normal end, an error or a Ctrl-C.
 
-#[macro_use]
 mod common;
 use common::*;
 
@@ -47,6 +46,21 @@ fn clusters_in(dir: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
+/// A test directory with an empty target directory in it, where PostgreSQL can run as root.
+fn rig() -> Option<(tempfile::TempDir, PathBuf)> {
+    if !is_root() {
+        eprintln!("skipped: needs root (initdb runs as the postgres user, cgroups)");
+        return None;
+    }
+    if !have_postgres() {
+        return None;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("data");
+    std::fs::create_dir(&target).unwrap();
+    Some((dir, target))
+}
+
 fn pgbench(dir: &Path, target: &Path, extra: &[&str]) -> std::process::Output {
     let mut args = vec![
         "db",
@@ -67,13 +81,7 @@ fn pgbench(dir: &Path, target: &Path, extra: &[&str]) -> std::process::Output {
 
 #[test]
 fn a_buffer_ratio_sweep_is_measured_stored_and_cleaned_up() {
-    needs_root!();
-    if !have_postgres() {
-        return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let target = dir.path().join("data");
-    std::fs::create_dir(&target).unwrap();
+    let Some((dir, target)) = rig() else { return };
     let out = pgbench(
         dir.path(),
         &target,
@@ -137,13 +145,7 @@ fn a_buffer_ratio_sweep_is_measured_stored_and_cleaned_up() {
 
 #[test]
 fn a_server_that_will_not_start_is_one_error_and_nothing_is_left() {
-    needs_root!();
-    if !have_postgres() {
-        return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let target = dir.path().join("data");
-    std::fs::create_dir(&target).unwrap();
+    let Some((dir, target)) = rig() else { return };
     let out = pgbench(dir.path(), &target, &["--pg-setting", "no_such_setting=1"]);
     assert!(!out.status.success());
     let err = stderr_of(&out);
@@ -163,13 +165,7 @@ fn a_server_that_will_not_start_is_one_error_and_nothing_is_left() {
 
 #[test]
 fn ctrl_c_during_pgbench_stops_the_server_and_removes_the_cluster() {
-    needs_root!();
-    if !have_postgres() {
-        return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let target = dir.path().join("data");
-    std::fs::create_dir(&target).unwrap();
+    let Some((dir, target)) = rig() else { return };
     let mut child = Command::new(BIN)
         .args(["db", "pgbench"])
         .arg(&target)
@@ -216,19 +212,14 @@ fn ctrl_c_during_pgbench_stops_the_server_and_removes_the_cluster() {
 
 #[test]
 fn the_wal_goes_where_it_is_told_and_a_memory_limit_is_kept_and_removed() {
-    needs_root!();
-    if !have_postgres() {
-        return;
-    }
+    let Some((dir, target)) = rig() else { return };
     if !Path::new("/sys/fs/cgroup/memory/memory.limit_in_bytes").exists()
         && !Path::new("/sys/fs/cgroup/cgroup.controllers").exists()
     {
         eprintln!("skipped: no memory cgroup");
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
-    let (target, wal) = (dir.path().join("data"), dir.path().join("wal"));
-    std::fs::create_dir(&target).unwrap();
+    let wal = dir.path().join("wal");
     std::fs::create_dir(&wal).unwrap();
     let run = json_of(&pgbench(
         dir.path(),

@@ -130,8 +130,11 @@ fn knobs_change_one_at_a_time_and_are_found_as_they_were() {
     assert!(html.contains("data-kind=\"compare\""));
 }
 
-/// Starts a sweep of longer cells and returns once it has changed a knob.
-fn sweep_until_changed(dir: &Path, dev: &LoopDev, knob: &str) -> std::process::Child {
+/// Starts a sweep of read_ahead_kb (as found, then `value`) with longer cells, and returns once
+/// sysfs shows the knob changed.
+fn sweep_until_changed(dir: &Path, dev: &LoopDev, value: &str) -> std::process::Child {
+    let knob = format!("read_ahead_kb={value}");
+    let knob = knob.as_str();
     let slow = SUITE.replace("200ms", "3s");
     std::fs::write(dir.join("slow.toml"), slow).unwrap();
     let mut child = Command::new(BIN)
@@ -157,6 +160,12 @@ fn sweep_until_changed(dir: &Path, dev: &LoopDev, knob: &str) -> std::process::C
         }
     }
     std::thread::spawn(move || std::io::copy(&mut err, &mut std::io::sink()));
+    // Polled: the write to sysfs follows the progress line.
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while queue(dev, "read_ahead_kb") != value && std::time::Instant::now() < until {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    assert_eq!(queue(dev, "read_ahead_kb"), value);
     child
 }
 
@@ -168,13 +177,7 @@ fn ctrl_c_in_the_middle_puts_the_knob_back() {
     let dir = tempfile::tempdir().unwrap();
     let ra0 = queue(dev, "read_ahead_kb");
     let ra = if ra0 == "512" { "1024" } else { "512" };
-    let mut child = sweep_until_changed(dir.path(), dev, &format!("read_ahead_kb={ra}"));
-    // Changed now, ground truth from sysfs (polled: the write follows the progress line).
-    let until = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    while queue(dev, "read_ahead_kb") != ra && std::time::Instant::now() < until {
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
-    assert_eq!(queue(dev, "read_ahead_kb"), ra);
+    let mut child = sweep_until_changed(dir.path(), dev, ra);
     sh("kill", &["-INT", &child.id().to_string()]);
     let st = child.wait().unwrap();
     assert_eq!(st.code(), Some(130));
@@ -189,11 +192,7 @@ fn a_killed_sweep_is_undone_by_the_next_command() {
     let dir = tempfile::tempdir().unwrap();
     let ra0 = queue(dev, "read_ahead_kb");
     let ra = if ra0 == "384" { "768" } else { "384" };
-    let mut child = sweep_until_changed(dir.path(), dev, &format!("read_ahead_kb={ra}"));
-    let until = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    while queue(dev, "read_ahead_kb") != ra && std::time::Instant::now() < until {
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
+    let mut child = sweep_until_changed(dir.path(), dev, ra);
     child.kill().unwrap();
     child.wait().unwrap();
     assert_eq!(queue(dev, "read_ahead_kb"), ra, "SIGKILL leaves it changed");

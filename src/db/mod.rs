@@ -216,31 +216,9 @@ pub fn plan(a: &PgbenchArgs) -> Result<DbPlan> {
         keep: a.keep,
         interval: a.interval,
         ram: iogauge_engine::sys::total_memory(),
-        file: output_file(&a.output)?,
+        file: crate::plan::output_file(&a.output)?,
         output: a.output.clone(),
     })
-}
-
-fn output_file(o: &OutputArgs) -> Result<Option<(PathBuf, OutputFormat)>> {
-    let Some(path) = &o.output else {
-        return Ok(None);
-    };
-    let ext = path
-        .extension()
-        .map(|e| e.to_string_lossy().to_ascii_lowercase());
-    let format = match (o.format, ext.as_deref()) {
-        (Some(f), _) => f,
-        (None, Some("json")) => OutputFormat::Json,
-        (None, Some("csv")) => OutputFormat::Csv,
-        (None, Some("txt" | "text")) => OutputFormat::Text,
-        _ => {
-            return Err(usage(format!(
-                "--output {}: name a .json, .csv or .txt file, or say which with --format",
-                path.display()
-            )))
-        }
-    };
-    Ok(Some((path.clone(), format)))
 }
 
 /// One measured pgbench run.

@@ -167,12 +167,7 @@ fn knob_sweep(
         };
         say!("[setting {}/{}] {label}", n + 1, settings.len());
         if let Err(why) = apply(&knobs, s) {
-            say!(
-                "[setting {}/{}] {label}: skipped, {why}",
-                n + 1,
-                settings.len()
-            );
-            out.push((s.clone(), skipped(label, why)));
+            out.push((s.clone(), skipped(n, settings.len(), label, why)));
             continue;
         }
         // The changed knob is a parameter (for compare's scaling order); every knob's value on
@@ -199,7 +194,7 @@ fn knob_sweep(
             })
             .collect();
         let doc = measure(suite, id, &label, params, None, notes);
-        out.push((s.clone(), outcome(label, doc)?));
+        out.push((s.clone(), outcome(n, settings.len(), label, doc)?));
     }
     for f in guard.restore() {
         say!("warning: {f}");
@@ -326,12 +321,7 @@ fn fs_sweep(
         let Some((f, o)) = &s.fs else { continue };
         if f.mkfs().is_none() {
             let why = format!("mkfs.{} is not installed", f.fs);
-            say!(
-                "[setting {}/{}] {label}: skipped, {why}",
-                n + 1,
-                settings.len()
-            );
-            out.push((s.clone(), skipped(label, why)));
+            out.push((s.clone(), skipped(n, settings.len(), label, why)));
             continue;
         }
         say!("[setting {}/{}] {label}", n + 1, settings.len());
@@ -339,12 +329,7 @@ fn fs_sweep(
             Ok(m) => m,
             Err(e) => {
                 let why = format!("{e:#}");
-                say!(
-                    "[setting {}/{}] {label}: skipped, {why}",
-                    n + 1,
-                    settings.len()
-                );
-                out.push((s.clone(), skipped(label, why)));
+                out.push((s.clone(), skipped(n, settings.len(), label, why)));
                 continue;
             }
         };
@@ -362,12 +347,14 @@ fn fs_sweep(
         )];
         let doc = measure(suite, id, &label, params, Some(mounted.dir.clone()), notes);
         drop(mounted);
-        out.push((s.clone(), outcome(label, doc)?));
+        out.push((s.clone(), outcome(n, settings.len(), label, doc)?));
     }
     Ok((Vec::new(), out))
 }
 
-fn skipped(label: String, why: String) -> Outcome {
+/// A setting that did not run, said as it happens and kept for the table.
+fn skipped(n: usize, of: usize, label: String, why: String) -> Outcome {
+    say!("[setting {}/{of}] {label}: skipped, {why}", n + 1);
     Outcome {
         label,
         doc: None,
@@ -376,7 +363,7 @@ fn skipped(label: String, why: String) -> Outcome {
 }
 
 /// A setting's run; a failing suite is named and the sweep goes on, an interrupt ends it.
-fn outcome(label: String, doc: Result<RunDoc>) -> Result<Outcome> {
+fn outcome(n: usize, of: usize, label: String, doc: Result<RunDoc>) -> Result<Outcome> {
     match doc {
         Ok(d) => Ok(Outcome {
             label,
@@ -384,11 +371,7 @@ fn outcome(label: String, doc: Result<RunDoc>) -> Result<Outcome> {
             skipped: None,
         }),
         Err(e) if e.downcast_ref::<crate::error::Interrupted>().is_some() => Err(e),
-        Err(e) => {
-            let why = format!("{e:#}");
-            say!("{label}: the suite failed: {why}");
-            Ok(skipped(label, why))
-        }
+        Err(e) => Ok(skipped(n, of, label, format!("the suite failed: {e:#}"))),
     }
 }
 
