@@ -63,6 +63,17 @@ pub fn result_findings(
     found.extend(device_findings(r, system));
     found.extend(rate_shortfall(r));
     found.extend(integrity::findings(r));
+    if r.pg.is_some() {
+        // A pgbench result counts transactions: its rates are TPS, not IOPS.
+        for f in found.iter_mut().filter(|f| {
+            matches!(
+                f.kind,
+                iogauge_analyze::Kind::Steady | iogauge_analyze::Kind::Stall
+            )
+        }) {
+            f.summary = f.summary.replace("IOPS", "TPS");
+        }
+    }
     found
         .into_iter()
         .filter_map(|f| to_value(named(f, r.name.as_deref())))

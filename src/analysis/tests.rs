@@ -426,3 +426,26 @@ fn printed_findings_give_each_advice_once() {
     let (stall, steady) = (text.find("warning stall"), text.find("info    steady"));
     assert!(stall.is_some() && stall < steady, "{text}");
 }
+
+#[test]
+fn a_pgbench_result_speaks_of_transactions() {
+    let mut r = result(Rw::Randwrite, 8192, 1, 1, 3_000.0);
+    for (i, s) in r.timeseries.iter_mut().enumerate() {
+        s.iops = 3_000.0 * 0.9f64.powi(i as i32);
+    }
+    let plain = result_findings(&r, &system(64 * GIB), None, &th());
+    assert!(of_kind(&plain, "steady")[0]["summary"]
+        .as_str()
+        .unwrap()
+        .contains(" IOPS"));
+    r.pg = Some(Default::default());
+    let found = result_findings(&r, &system(64 * GIB), None, &th());
+    let summary = of_kind(&found, "steady")[0]["summary"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        summary.contains(" TPS") && !summary.contains("IOPS"),
+        "{summary}"
+    );
+}
