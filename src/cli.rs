@@ -60,6 +60,10 @@ pub enum Command {
     /// Does fsync survive a power cut? diskchecker.pl's test: `listen` on a second machine,
     /// `write` on the one under test, cut its power, reboot, `verify`.
     FsyncCheck(FsyncCheckArgs),
+    /// Remove what killed iogauge runs left: test files, mounted scratch file systems and their
+    /// signatures, database servers, clusters and cgroups (device knobs are put back by any
+    /// command). Only what iogauge itself wrote down as made is touched.
+    Clean(CleanArgs),
 }
 
 #[derive(Subcommand, Debug)]
@@ -514,7 +518,7 @@ pub struct OutputArgs {
     pub json: bool,
 
     /// A name for this run.
-    #[arg(long, value_name = "TEXT")]
+    #[arg(long, value_name = "TEXT", value_parser = units::parse_label)]
     pub label: Option<String>,
 
     /// Do not keep this run in the results database.
@@ -738,4 +742,11 @@ pub struct FsyncVerifyArgs {
     /// The listener's address.
     #[arg(long, value_name = "ADDR")]
     pub to: String,
+}
+
+#[derive(Args, Debug)]
+pub struct CleanArgs {
+    /// Only list what would be removed.
+    #[arg(long)]
+    pub dry_run: bool,
 }

@@ -28,7 +28,8 @@ static FIRST: AtomicI32 = AtomicI32::new(0);
 /// Files this invocation created, with the device and inode they had then.
 static CREATED: Mutex<Vec<Created>> = Mutex::new(Vec::new());
 
-type Created = (PathBuf, Option<(u64, u64)>);
+/// (path, its device and inode when created, kept with --keep).
+type Created = (PathBuf, Option<(u64, u64)>, bool);
 
 /// Work a second signal's quick exit does before removing files: what a plain unlink cannot
 /// undo, such as a database server `db pgbench` started (stopped, its cluster removed).
@@ -108,17 +109,15 @@ fn kept() -> String {
     }
 }
 
-/// Remembers a file this invocation created, so an emergency exit removes it.
-pub fn register_created(path: &Path) {
-    let identity = std::fs::symlink_metadata(path)
-        .ok()
-        .map(|m| (m.dev(), m.ino()));
-    created().push((path.to_path_buf(), identity));
+/// Remembers a file this invocation created, so an emergency exit removes it — unless the
+/// user asked to keep it (`keep`), which a second Ctrl-C honours as much as a clean end.
+pub fn register_created(path: &Path, identity: Option<(u64, u64)>, keep: bool) {
+    created().push((path.to_path_buf(), identity, keep));
 }
 
 /// Forgets a file once it has been removed (or is to be kept).
 pub fn unregister_created(path: &Path) {
-    created().retain(|(p, _)| p != path);
+    created().retain(|(p, _, _)| p != path);
 }
 
 /// Registers `hook` to run if a second signal quits at once; the id unregisters it.
@@ -147,10 +146,10 @@ fn created() -> MutexGuard<'static, Vec<Created>> {
 /// for good, so a second thread exits after [`REMOVE_WAIT`] whatever the removal is doing.
 fn quit_now(sig: i32) -> ! {
     let code = 128 + sig;
-    let files = created().clone();
+    let files: Vec<Created> = created().iter().filter(|f| !f.2).cloned().collect();
     let names = files
         .iter()
-        .map(|(p, _)| p.display().to_string())
+        .map(|(p, _, _)| p.display().to_string())
         .collect::<Vec<_>>()
         .join(", ");
     let watchdog = std::thread::Builder::new()
@@ -170,8 +169,8 @@ fn quit_now(sig: i32) -> ! {
     }
     let left: Vec<String> = files
         .iter()
-        .filter(|(p, id)| !remove_if_ours(p, *id))
-        .map(|(p, _)| p.display().to_string())
+        .filter(|(p, id, _)| !remove_if_ours(p, *id))
+        .map(|(p, _, _)| p.display().to_string())
         .collect();
     if left.is_empty() {
         crate::say!("interrupted twice: {}; test files removed", kept());

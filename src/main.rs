@@ -10,6 +10,7 @@ mod db;
 mod error;
 mod exec;
 mod interrupt;
+mod ledger;
 mod matching;
 mod measure;
 mod model;
@@ -39,6 +40,11 @@ fn main() -> ExitCode {
     interrupt::install();
     // Device settings a killed sweep left changed are put back before anything else runs.
     sweep::recover();
+    // What a killed run left (test files, mounts, clusters) is named, except by `clean` itself,
+    // which lists it anyway.
+    if !matches!(cli.command, cli::Command::Clean(_)) {
+        ledger::announce();
+    }
     // Lets tests check what a bug looks like to the user; not compiled into release builds.
     #[cfg(debug_assertions)]
     if std::env::var_os("IOGAUGE_DEBUG_PANIC").is_some_and(|v| v == "main") {
@@ -60,6 +66,7 @@ fn main() -> ExitCode {
         cli::Command::Man => commands::docs::man(),
         cli::Command::Db(cli::DbCommand::Pgbench(args)) => commands::db::pgbench(args),
         cli::Command::FsyncCheck(args) => commands::fsync_check::run(args),
+        cli::Command::Clean(args) => commands::clean::clean(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -362,6 +362,25 @@ pub fn output_file(o: &OutputArgs) -> Result<Option<(PathBuf, OutputFormat)>> {
             dir.display()
         )));
     }
+    // Tried now, so a directory that cannot be written (permissions, a read-only file system)
+    // is told before the run rather than after it. A file that was not there is not left.
+    let existed = std::fs::symlink_metadata(path).is_ok();
+    match std::fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .open(path)
+    {
+        Ok(_) if !existed => {
+            let _ = std::fs::remove_file(path);
+        }
+        Ok(_) => {}
+        Err(e) => {
+            return Err(usage(format!(
+                "--output {}: cannot be written ({e}); give a path in a directory you may write to",
+                path.display()
+            )))
+        }
+    }
     Ok(Some((path.clone(), format)))
 }
 

@@ -79,17 +79,26 @@ pub struct Target {
     /// Bytes of the range that hold data (SEEK_DATA), when the file system tells.
     pub data_bytes: Option<u64>,
     keep: bool,
+    /// Whether the run may write here: granted once, by `resolve` after every check (consent,
+    /// mounts, signatures, loop backing) or by `create`. [`Target::open`] is the only way to a
+    /// writable descriptor and asks this, so no path that writes (fill, preconditioning, cells,
+    /// verify passes, sweeps, database runs) can forget the checks.
+    may_write: bool,
+    /// The file or device as opened when it was looked at. Workers open *this* inode again
+    /// (through /proc/self/fd), never the path: a path swapped for a symlink or another file
+    /// during the run cannot redirect a write. Held for the whole run, it also keeps a block
+    /// device's page cache: the kernel drops it when the last opener closes the device, so
+    /// without it every cell of a buffered run (and `probe cache`'s warm pass) would start cold.
+    handle: File,
     /// Device and inode of a file target, to notice it was deleted or replaced during the run.
     identity: Option<(u64, u64)>,
+    /// Its entry in the crash ledger, for a file iogauge created.
+    ledger: Option<crate::ledger::Entry>,
     /// A block device iogauge writes to is claimed exclusively (O_EXCL) once, for the whole
     /// run: nothing can mount or assemble it meanwhile, and the workers' own descriptors need
     /// no claim of their own, so a cell never trips over the claim of the cell before it (an
     /// io_uring ring lets go of its file asynchronously).
     claim: Option<File>,
-    /// A block device is held open for the whole run: the kernel drops a block device's page
-    /// cache when its last opener closes it, so without this every cell of a buffered run (and
-    /// `probe cache`'s warm pass) would start from an empty cache.
-    _hold: Option<File>,
 }
 
 impl Drop for Target {
@@ -99,6 +108,9 @@ impl Drop for Target {
         }
         if self.created {
             interrupt::unregister_created(&self.path);
+        }
+        if let Some(e) = &self.ledger {
+            crate::ledger::remove(e);
         }
     }
 }
@@ -115,17 +127,34 @@ impl Target {
         if odsync {
             flags |= libc::O_DSYNC;
         }
+        if writes && !self.may_write {
+            return Err(usage(format!(
+                "{} exists and was not given for writing; add --allow-overwrite to destroy its contents, or give a new path or a directory",
+                self.path.display()
+            )));
+        }
         if writes && self.kind == Kind::BlockDevice && self.claim.is_none() {
             return Err(anyhow::anyhow!(
                 "{} was not claimed for writing (a bug in iogauge)",
                 self.path.display()
             ));
         }
+        if self.kind == Kind::File {
+            if let Ok(md) = std::fs::metadata(&self.path) {
+                if self.identity.is_some_and(|id| id != (md.dev(), md.ino())) {
+                    return Err(anyhow::anyhow!(
+                        "{} was replaced by another file or a link during the run; iogauge stopped rather than follow it (the results so far are from the original file)",
+                        self.path.display()
+                    ));
+                }
+            }
+        }
+        use std::os::fd::AsRawFd;
         OpenOptions::new()
             .read(true)
             .write(writes)
             .custom_flags(flags)
-            .open(&self.path)
+            .open(format!("/proc/self/fd/{}", self.handle.as_raw_fd()))
             .map_err(|e| match e.raw_os_error() {
                 Some(libc::EBUSY) if self.kind == Kind::BlockDevice => in_use(&self.path, CLAIMED),
                 _ => open_error(&self.path, e, direct),
@@ -217,14 +246,11 @@ pub fn prepare(req: &Request) -> Result<Target> {
 pub fn resolve<'a>(req: &'a Request<'a>) -> Result<Resolved<'a>> {
     let path = match req.path {
         Some(p) => p.to_path_buf(),
-        None => PathBuf::from(format!("iogauge-test.{}", std::process::id())),
+        None => return to_create(req, fresh_name(Path::new("."))),
     };
     refuse_system_paths(&path)?;
     match std::fs::metadata(&path) {
-        Ok(md) if md.is_dir() => {
-            let file = path.join(format!("iogauge-test.{}", std::process::id()));
-            to_create(req, file)
-        }
+        Ok(md) if md.is_dir() => to_create(req, fresh_name(&path)),
         Ok(md) if md.file_type().is_block_device() => {
             existing_device(req, path, &md).map(Resolved::Ready)
         }
@@ -236,6 +262,19 @@ pub fn resolve<'a>(req: &'a Request<'a>) -> Result<Resolved<'a>> {
         Err(e) if e.kind() == io::ErrorKind::NotFound => to_create(req, path),
         Err(e) => Err(open_error(&path, e, false)),
     }
+}
+
+/// A name for a test file in `dir` that nothing holds yet — not a file, not a link: a name
+/// iogauge makes up is never one someone else chose, whatever is planted in a shared directory.
+/// (`create` opens it with O_EXCL|O_NOFOLLOW, so a name taken between now and then fails.)
+fn fresh_name(dir: &Path) -> PathBuf {
+    let pid = std::process::id();
+    std::iter::once(dir.join(format!("iogauge-test.{pid}")))
+        .chain(std::iter::repeat_with(|| {
+            dir.join(format!("iogauge-test.{pid}.{:08x}", fastrand::u32(..)))
+        }))
+        .find(|p| std::fs::symlink_metadata(p).is_err())
+        .expect("an endless supply of names")
 }
 
 /// /proc and /sys are not storage, and under /dev only block devices are: /dev/shm is memory,
@@ -333,8 +372,10 @@ fn existing_file(req: &Request, path: PathBuf, md: &std::fs::Metadata) -> Result
         total_bytes: len,
         keep: true,
         identity: Some((md.dev(), md.ino())),
+        ledger: None,
+        may_write: req.writes,
+        handle: file,
         claim: None,
-        _hold: None,
         device: None,
         devices: Vec::new(),
     })
@@ -399,7 +440,8 @@ fn existing_device(req: &Request, path: PathBuf, md: &std::fs::Metadata) -> Resu
     };
     Ok(Target {
         logical_block: sys::block_device_logical_block_size(&file).unwrap_or(512),
-        _hold: Some(file),
+        may_write: claim.is_some(),
+        handle: file,
         data_bytes: None,
         path,
         kind: Kind::BlockDevice,
@@ -409,6 +451,7 @@ fn existing_device(req: &Request, path: PathBuf, md: &std::fs::Metadata) -> Resu
         total_bytes: len,
         keep: true,
         identity: None,
+        ledger: None,
         claim,
         device: None,
         devices: Vec::new(),
@@ -531,13 +574,27 @@ fn create(
     logical_block: u32,
     direct: bool,
 ) -> Result<Target> {
+    // O_EXCL: a file or a link already at the name (planted in a shared directory) is never
+    // opened; O_NOFOLLOW says so for the last component explicitly.
     let file = OpenOptions::new()
+        .read(true)
         .write(true)
         .create_new(true)
+        .custom_flags(libc::O_NOFOLLOW)
         .open(&path)
         .map_err(|e| open_error(&path, e, false))?;
-    interrupt::register_created(&path);
     let identity = file.metadata().ok().map(|m| (m.dev(), m.ino()));
+    interrupt::register_created(&path, identity, req.keep);
+    // A test file is in the crash ledger until the run is over: a kill -9 leaves it named for
+    // the next command and `iogauge clean`.
+    let entry = identity.map(|(dev, ino)| crate::ledger::Entry::File {
+        path: std::path::absolute(&path).unwrap_or_else(|_| path.clone()),
+        dev,
+        ino,
+    });
+    if let Some(e) = &entry {
+        crate::ledger::add(e.clone());
+    }
     let mut target = Target {
         logical_block,
         path,
@@ -549,44 +606,32 @@ fn create(
         data_bytes: Some(size - req.offset),
         keep: req.keep,
         identity,
+        ledger: entry,
+        may_write: true,
+        handle: file,
         claim: None,
-        _hold: None,
         device: None,
         devices: Vec::new(),
     };
     // From here on `target` removes the file on every exit path.
-    drop(file);
     if direct {
         // Before the fill: a file system that refuses O_DIRECT (tmpfs) is told at once.
-        OpenOptions::new()
-            .read(true)
-            .custom_flags(libc::O_DIRECT)
-            .open(&target.path)
-            .map_err(|e| {
-                target.keep = false;
-                open_error(&target.path, e, true)
-            })?;
+        if let Err(e) = target.open(false, true, false) {
+            target.keep = false;
+            return Err(e);
+        }
     }
-    fill(&target.path, size, req).inspect_err(|_| target.keep = false)?;
+    fill(&target, size, req).inspect_err(|_| target.keep = false)?;
     Ok(target)
 }
 
 /// Writes `size` bytes of fresh pseudo-random data, chunk by chunk, not part of any
 /// measurement. O_DIRECT when the file system allows, so the fill leaves no page cache behind.
-fn fill(path: &Path, size: u64, req: &Request) -> Result<()> {
-    let direct = OpenOptions::new()
-        .write(true)
-        .custom_flags(libc::O_DIRECT)
-        .open(path);
-    let (mut file, used_direct) = match direct {
+fn fill(target: &Target, size: u64, req: &Request) -> Result<()> {
+    let path = target.path.as_path();
+    let (mut file, used_direct) = match target.open(true, true, false) {
         Ok(f) => (f, true),
-        Err(_) => (
-            OpenOptions::new()
-                .write(true)
-                .open(path)
-                .map_err(|e| open_error(path, e, false))?,
-            false,
-        ),
+        Err(_) => (target.open(true, false, false)?, false),
     };
     let mut pool = BufferPool::new(1, FILL_CHUNK, 4096, req.seed)
         .ok_or_else(|| anyhow::anyhow!("out of memory for the fill buffer"))?;

@@ -23,7 +23,13 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
         .map_err(|_| format!("'{s}' is not a size; write e.g. 512, 4k, 64KiB, 1m or 2GiB"))
 }
 
-/// Parses a duration such as `10s`, `500ms`, `2m`, `1h30m`, or a bare number of seconds.
+/// The longest duration any option takes: 30 days. Longer is a typo (or an attack on the
+/// arithmetic: every duration is multiplied by counts of cells, rounds and threads), and
+/// bounding it here keeps every product of durations and every buffer sized by one finite.
+pub const MAX_DURATION: Duration = Duration::from_secs(30 * 24 * 3600);
+
+/// Parses a duration such as `10s`, `500ms`, `2m`, `1h30m`, or a bare number of seconds, of
+/// at most [`MAX_DURATION`].
 pub fn parse_duration(s: &str) -> Result<Duration, String> {
     let t = s.trim();
     if t.starts_with('-') {
@@ -31,13 +37,40 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
             "{s}: a duration cannot be negative; write e.g. 10s, 500ms or 2m"
         ));
     }
-    if let Ok(secs) = t.parse::<f64>() {
-        if (0.0..1e9).contains(&secs) {
-            return Ok(Duration::from_secs_f64(secs));
+    let d = match t.parse::<f64>() {
+        Ok(secs) if secs.is_finite() && secs >= 0.0 => {
+            Duration::try_from_secs_f64(secs.min(MAX_DURATION.as_secs_f64() * 2.0))
+                .map_err(|_| format!("'{s}' is not a duration; write e.g. 10s, 500ms, 2m or 1h"))?
         }
+        _ => humantime::parse_duration(t)
+            .map_err(|_| format!("'{s}' is not a duration; write e.g. 10s, 500ms, 2m or 1h"))?,
+    };
+    if d > MAX_DURATION {
+        return Err(format!(
+            "'{s}' is longer than 30 days, the longest duration iogauge takes; give e.g. 10m, 2h or 7d"
+        ));
     }
-    humantime::parse_duration(t)
-        .map_err(|_| format!("'{s}' is not a duration; write e.g. 10s, 500ms, 2m or 1h"))
+    Ok(d)
+}
+
+/// A run's label: printable text, since `list` and `show` print it on a terminal.
+pub fn parse_label(s: &str) -> Result<String, String> {
+    match s.chars().any(char::is_control) {
+        true => Err(format!(
+            "'{}' holds control characters (a newline, tab or terminal escape); give a label of printable text",
+            s.escape_default()
+        )),
+        false => Ok(s.to_string()),
+    }
+}
+
+/// `s` with control characters (newlines, ANSI escapes) shown as escapes, for printing text a
+/// user or a file supplied — labels, paths, a journal's contents — on a terminal.
+pub fn printable(s: &str) -> std::borrow::Cow<'_, str> {
+    match s.chars().any(char::is_control) {
+        false => std::borrow::Cow::Borrowed(s),
+        true => std::borrow::Cow::Owned(s.chars().flat_map(char::escape_default).collect()),
+    }
 }
 
 /// Parses a comma-separated list with `item`, e.g. block sizes `4k,64k,1m`.
@@ -185,6 +218,23 @@ mod tests {
         assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
         assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
         assert_eq!(parse_duration("1h30m"), Ok(Duration::from_secs(5400)));
+        assert_eq!(parse_duration("30days"), Ok(MAX_DURATION));
+        for huge in [
+            "99999999999999h",
+            "18446744073709551615s",
+            "5124095576030431h",
+            "1000000h",
+            "31days",
+            "1e300",
+        ] {
+            let e = parse_duration(huge).unwrap_err();
+            assert!(
+                e.contains("30 days") || e.contains("not a duration"),
+                "{huge}: {e}"
+            );
+        }
+        assert_eq!(printable("a\nb\x1b[31m"), "a\\nb\\u{1b}[31m");
+        assert_eq!(printable("plain · ok"), "plain · ok");
         for bad in ["-1s", "-5", "ten", "10 parsecs", "", "nan", "inf"] {
             assert!(parse_duration(bad).is_err(), "{bad} should be refused");
         }
@@ -334,8 +384,8 @@ mod tests {
             let _ = parse_duration(&s);
         }
 
-        /// n of a unit is exactly n × the unit whenever that fits in u64 nanoseconds (584
-        /// years); beyond, an error or the exact value, never a wrapped one.
+        /// n of a unit is exactly n × the unit up to MAX_DURATION; beyond, an error, never a
+        /// wrapped or clipped value.
         #[test]
         fn duration_is_exact_or_refused(
             n in prop_oneof![any::<u64>(), 0u64..100_000],
@@ -346,14 +396,10 @@ mod tests {
                 ("m", 60_000_000_000), ("h", 3_600_000_000_000), ("d", 86_400_000_000_000),
             ][unit];
             let exact = u128::from(n) * ns;
-            let expect = Duration::new(
-                (exact / 1_000_000_000) as u64,
-                (exact % 1_000_000_000) as u32,
-            );
             let text = format!("{n}{name}");
             match parse_duration(&text) {
-                Ok(d) => prop_assert_eq!(d, expect, "{}", text),
-                Err(_) => prop_assert!(exact > u128::from(u64::MAX), "{} refused", text),
+                Ok(d) => prop_assert!(d.as_nanos() == exact && d <= MAX_DURATION, "{}", text),
+                Err(_) => prop_assert!(exact > MAX_DURATION.as_nanos(), "{} refused", text),
             }
         }
 
@@ -366,7 +412,7 @@ mod tests {
 
         /// Parts add up: 1h30m is 90 minutes.
         #[test]
-        fn compound_durations_add_up(h in 0u64..10_000, m in 0u64..60, s in 0u64..60) {
+        fn compound_durations_add_up(h in 0u64..720, m in 0u64..60, s in 0u64..60) {
             prop_assert_eq!(
                 parse_duration(&format!("{h}h{m}m{s}s")),
                 Ok(Duration::from_secs(h * 3600 + m * 60 + s))

@@ -1,5 +1,6 @@
 //! One module per subcommand; each takes its parsed arguments and returns an error or nothing.
 
+pub mod clean;
 pub mod db;
 pub mod docs;
 pub mod fsync_check;

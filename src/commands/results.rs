@@ -79,7 +79,8 @@ fn run_row_json(r: &RunRow) -> serde_json::Value {
 }
 
 fn list_row(r: &RunRow) -> Vec<String> {
-    let mut label = r.label.clone().unwrap_or_default();
+    // Labels stored by older versions (or by hand) may hold control characters.
+    let mut label = crate::units::printable(r.label.as_deref().unwrap_or_default()).into_owned();
     for (k, v) in &r.params {
         label.push_str(&format!(
             "{}{k}={v}",
@@ -221,7 +222,7 @@ fn show_text(id: i64, doc: &RunDoc) -> String {
     let mut s = String::new();
     let _ = write!(s, "run {id} ({})", doc.run_id);
     if let Some(l) = &doc.label {
-        let _ = write!(s, " · label {l}");
+        let _ = write!(s, " · label {}", crate::units::printable(l));
     }
     if let Some(suite) = &doc.suite {
         let _ = write!(s, " · suite {suite}");

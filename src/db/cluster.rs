@@ -192,17 +192,22 @@ struct Cgroup {
 impl Cgroup {
     /// A memory cgroup of `limit` bytes (v1 `memory.limit_in_bytes`, else v2 `memory.max`),
     /// its `cgroup.procs` given to `owner` so the server's launcher can enter it itself.
-    fn create(name: &str, limit: u64, owner: &Owner) -> Result<Cgroup> {
+    /// Where the cgroup `name` goes and its limit file (v1 or v2).
+    fn path(name: &str) -> Result<(PathBuf, &'static str)> {
         let v1 = Path::new("/sys/fs/cgroup/memory");
-        let (dir, file) = if v1.is_dir() {
-            (v1.join(name), "memory.limit_in_bytes")
+        if v1.is_dir() {
+            Ok((v1.join(name), "memory.limit_in_bytes"))
         } else if Path::new("/sys/fs/cgroup/cgroup.controllers").is_file() {
-            (Path::new("/sys/fs/cgroup").join(name), "memory.max")
+            Ok((Path::new("/sys/fs/cgroup").join(name), "memory.max"))
         } else {
-            return Err(usage(
+            Err(usage(
                 "--memory-limit needs a memory cgroup, and none is mounted at /sys/fs/cgroup",
-            ));
-        };
+            ))
+        }
+    }
+
+    fn create(name: &str, limit: u64, owner: &Owner) -> Result<Cgroup> {
+        let (dir, file) = Cgroup::path(name)?;
         std::fs::create_dir(&dir)
             .with_context(|| format!("creating the memory cgroup {}", dir.display()))?;
         let cg = Cgroup { dir };
@@ -305,6 +310,8 @@ pub struct Cluster {
     pub log: PathBuf,
     teardown: Teardown,
     hook: u64,
+    /// Its entry in the crash ledger.
+    planned: crate::ledger::Entry,
 }
 
 impl Cluster {
@@ -320,6 +327,27 @@ impl Cluster {
     ) -> Result<Cluster> {
         let name = format!("iogauge-pg-{}", std::process::id());
         let work = std::path::absolute(target)?.join(&name);
+        // Written down before anything exists, so a killed run's cluster, server and cgroup
+        // are named by the next command and removed by `iogauge clean`.
+        let planned = crate::ledger::Entry::Cluster {
+            data: work.join("data"),
+            dirs: [
+                Some(work.clone()),
+                wal_dir.map(|w| {
+                    std::path::absolute(w)
+                        .map(|w| w.join(format!("{name}-wal")))
+                        .unwrap_or_default()
+                }),
+                Some(std::env::temp_dir().join(format!("{name}-socket"))),
+            ]
+            .into_iter()
+            .flatten()
+            .collect(),
+            cgroup: memory_limit.and_then(|_| Cgroup::path(&name).ok().map(|(d, _)| d)),
+        };
+        if !keep {
+            crate::ledger::add(planned.clone());
+        }
         let mut teardown = Teardown {
             bin: bin.dir.clone(),
             owner: owner.clone(),
@@ -357,6 +385,7 @@ impl Cluster {
             work: work.clone(),
             teardown: teardown.clone(),
             hook,
+            planned,
         };
         let publish = |c: &mut Cluster, t: &Teardown| {
             c.teardown = t.clone();
@@ -551,7 +580,76 @@ impl Drop for Cluster {
     fn drop(&mut self) {
         self.teardown.run(true);
         crate::interrupt::unregister_hook(self.hook);
+        crate::ledger::remove(&self.planned);
     }
+}
+
+/// Undoes a cluster a killed run left (`iogauge clean`): stops its server — only a process
+/// whose command line is a postgres of exactly this data directory — removes the directories
+/// (only ones named as iogauge names its own) and the cgroup. What was done, and whether all of
+/// it worked.
+pub fn undo(data: &Path, dirs: &[PathBuf], cgroup: Option<&Path>) -> (String, bool) {
+    let mut done = Vec::new();
+    let mut ok = true;
+    let pid = std::fs::read_to_string(data.join("postmaster.pid"))
+        .ok()
+        .and_then(|t| t.lines().next().and_then(|l| l.trim().parse::<u32>().ok()));
+    if let Some(pid) = pid {
+        let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+        let args: Vec<&[u8]> = cmdline.split(|b| *b == 0).collect();
+        let ours = args.first().is_some_and(|a| a.ends_with(b"postgres"))
+            && args.contains(&data.as_os_str().as_encoded_bytes());
+        if ours {
+            // SIGQUIT: PostgreSQL's immediate shutdown; nothing of this cluster is kept.
+            let _ = Command::new("kill")
+                .args(["-QUIT", &pid.to_string()])
+                .status();
+            let until = std::time::Instant::now() + PG_CTL_WAIT;
+            while Path::new(&format!("/proc/{pid}")).exists() && std::time::Instant::now() < until {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            match Path::new(&format!("/proc/{pid}")).exists() {
+                true => {
+                    ok = false;
+                    done.push(format!("its server (pid {pid}) did not stop"));
+                }
+                false => done.push(format!("server (pid {pid}) stopped")),
+            }
+        }
+    }
+    if ok {
+        for d in dirs {
+            let named_ours = d
+                .file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("iogauge-pg-"));
+            if !named_ours {
+                continue;
+            }
+            match std::fs::remove_dir_all(d) {
+                Ok(()) => done.push(format!("{} removed", d.display())),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => {
+                    ok = false;
+                    done.push(format!("{} could not be removed: {e}", d.display()));
+                }
+            }
+        }
+    }
+    if let Some(cg) = cgroup {
+        match std::fs::remove_dir(cg) {
+            Ok(()) => done.push(format!("cgroup {} removed", cg.display())),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => {
+                ok = false;
+                done.push(format!("cgroup {} could not be removed: {e}", cg.display()));
+            }
+        }
+    }
+    if done.is_empty() {
+        done.push("already gone".into());
+    }
+    (done.join(", "), ok)
 }
 
 /// The last `n` non-empty lines of `text`, joined into one line.

@@ -54,6 +54,14 @@ fn execute_as(plan: &Plan, print: bool) -> Result<Option<RunDoc>> {
             .path
             .as_deref()
             .is_some_and(|p| std::fs::metadata(p).is_ok_and(|m| !m.is_dir()));
+    // Preconditioning writes the whole range: it needs the same consent as a writing cell, and
+    // without it there is nothing a read-only suite could measure the way it was meant.
+    if read_only && plan.precondition {
+        return Err(usage(format!(
+            "{} exists and preconditioning writes its whole range; add --allow-overwrite to destroy its contents, or give a new path or a directory",
+            plan.target.path.as_deref().unwrap_or(Path::new(".")).display()
+        )));
+    }
     let mut session = plan
         .env
         .verify
@@ -169,7 +177,7 @@ fn execute_as(plan: &Plan, print: bool) -> Result<Option<RunDoc>> {
         verify: session,
         ..State::default()
     };
-    let failure = match (&plan.suite.rounds, precondition(plan, &target, &mut state)) {
+    let mut failure = match (&plan.suite.rounds, precondition(plan, &target, &mut state)) {
         (_, Err(e)) => Some(e),
         (Some(rounds), Ok(())) => {
             run_rounds(plan, rounds, &works, &target, &mut state, &mut rec).err()
@@ -282,10 +290,16 @@ fn execute_as(plan: &Plan, print: bool) -> Result<Option<RunDoc>> {
             say!("nothing was measured, so nothing was stored");
         }
     } else {
-        if let Some((block, map)) = session.as_ref().and_then(|s| s.map()) {
-            rec.verify_map(block, map)?;
+        let stored = match session.as_ref().and_then(|s| s.map()) {
+            Some((block, map)) => rec.verify_map(block, map),
+            None => Ok(()),
         }
-        rec.finish(&doc)?;
+        .and_then(|()| rec.finish(&doc));
+        // What was measured is still presented (and written to --output) when the store
+        // fails; the run then ends with the store's error.
+        if let Err(e) = stored {
+            failure.get_or_insert(not_stored(e));
+        }
     }
     let damaged: u64 = doc
         .results
@@ -611,9 +625,13 @@ fn run_cells(
                 }
                 let cut = r.interrupted;
                 let failed = r.error.clone();
-                rec.add(&r)?;
+                // Kept in the run's document first: a results database that fails now (its
+                // file system full) loses no measurement, which is still printed and written
+                // to --output.
+                let stored = rec.add(&r);
                 state.results.push(r);
                 state.cell_of.push(i);
+                stored.map_err(not_stored)?;
                 if let Some(e) = failed {
                     // The partial cell is kept (flagged with its error); the run stops, as a
                     // failing device would make every later number doubtful.
@@ -642,6 +660,11 @@ fn run_cells(
         }
     }
     Ok(())
+}
+
+/// A results database that could not take a result: the run stops, what was measured is shown.
+fn not_stored(e: anyhow::Error) -> anyhow::Error {
+    e.context("the results database could not store the run (the results measured are printed, and written to --output when asked, but not stored)")
 }
 
 /// SNIA PTS's workload-independent preconditioning: the whole range written twice in 128 KiB
@@ -808,9 +831,10 @@ fn run_rounds(
             continue;
         }
         let r = fold::result(rans, target, Some(cells[i].name()));
-        rec.add(&r)?;
+        let stored = rec.add(&r);
         state.results.push(r);
         state.cell_of.push(i);
+        stored.map_err(not_stored)?;
     }
     state.rounds = Some(doc);
     match failure {
@@ -866,9 +890,10 @@ fn latency_search(
             units::latency(lat)
         );
         r.findings.clear();
-        rec.add(&r)?;
+        let stored = rec.add(&r);
         state.results.push(r);
         state.cell_of.push(i);
+        stored.map_err(not_stored)?;
         Ok(Some((iops, lat)))
     };
     let limit = lt.limit.as_nanos() as f64;

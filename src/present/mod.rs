@@ -150,3 +150,23 @@ fn suite_text(
     s.push_str(&crate::analysis::print_findings(&shown));
     s
 }
+
+/// What `iogauge clean` did, one line per thing a killed run left.
+pub fn clean(done: &[crate::ledger::Outcome], dry_run: bool) -> String {
+    if done.is_empty() {
+        return "nothing to clean: no killed iogauge run left anything\n".into();
+    }
+    let mut out = String::new();
+    for o in done {
+        out.push_str(&format!(
+            "{} (run pid {}): {}\n",
+            units::printable(&o.entry.describe()),
+            o.pid,
+            o.done
+        ));
+    }
+    if dry_run {
+        out.push_str("dry run: nothing was changed; run `iogauge clean` to remove these\n");
+    }
+    out
+}

@@ -101,7 +101,8 @@ pub fn work<E: Engine>(
         write_bytes: 0,
         syncs: 0,
         fine: Vec::with_capacity(match deadline {
-            Some(_) => (expected_secs(spec) / FINE_BIN.as_secs_f64()) as usize + 2,
+            // At most a day's bins up front (7 MB); a longer run grows the vector a few times.
+            Some(_) => ((expected_secs(spec) / FINE_BIN.as_secs_f64()) as usize).min(864_000) + 2,
             None => 1024,
         }),
         last_completion: Duration::ZERO,

@@ -34,6 +34,18 @@ use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 /// An open, checked, up-to-date results database.
+/// SQLite's busy handler: wait in short steps up to BUSY_TIMEOUT, giving up at an interrupt.
+fn busy(attempt: i32) -> bool {
+    const STEP: std::time::Duration = std::time::Duration::from_millis(20);
+    if crate::interrupt::requested().is_some()
+        || STEP * attempt.max(0) as u32 >= schema::BUSY_TIMEOUT
+    {
+        return false;
+    }
+    std::thread::sleep(STEP);
+    true
+}
+
 pub struct Store {
     conn: Connection,
     path: PathBuf,
@@ -174,9 +186,22 @@ impl Store {
         let mut conn = Connection::open(path)
             .with_context(|| format!("cannot open the results database {}", path.display()))?;
         conn.busy_timeout(schema::BUSY_TIMEOUT)?;
+        // A database another process holds is waited for up to BUSY_TIMEOUT, but a Ctrl-C
+        // ends the wait at once (the busy timeout alone would not hear it).
+        conn.busy_handler(Some(busy))?;
         conn.execute_batch("PRAGMA foreign_keys = ON;")?;
         schema::prepare(&mut conn, path)
             .with_context(|| format!("results database {}", path.display()))?;
+        // Before anything is measured: a database that is locked or cannot be written is told
+        // now, not after the fill and the first cell.
+        conn.execute_batch("BEGIN IMMEDIATE; ROLLBACK;")
+            .map_err(|e| match crate::interrupt::requested() {
+                Some(sig) => crate::error::Interrupted(sig).into(),
+                None => anyhow::anyhow!(
+                    "the results database {} cannot be written ({e}); is another program holding it? give --db PATH for another file, or --no-store to keep nothing",
+                    path.display()
+                ),
+            })?;
         Ok(Store {
             conn,
             path: path.to_path_buf(),
@@ -501,9 +526,10 @@ fn put_result(tx: &rusqlite::Transaction<'_>, run: i64, idx: usize, r: &ResultDo
 /// Records one run as it happens. The calls, in order:
 ///
 /// 1. [`Recorder::start`] before the first measurement, with the run's header document (system,
-///    label, params, command; `results` usually empty). It opens (or creates) the database,
-///    refuses a file that is not iogauge's — before anything is measured — and writes the run
-///    row marked interrupted, so a run that dies is still listed as such.
+///    label, params, command; `results` usually empty), and a store opened (and checked to be
+///    writable) before anything is measured. The run row, marked interrupted, is written with
+///    the first result, so a run that dies after measuring is listed as such and one that dies
+///    before leaves nothing.
 /// 2. [`Recorder::add`] for each result as it finishes, one transaction each: whatever happens
 ///    next, the results added so far stay in the store.
 /// 3. [`Recorder::finish`] with the final document (results, findings, notes, `interrupted`).
@@ -511,7 +537,8 @@ fn put_result(tx: &rusqlite::Transaction<'_>, run: i64, idx: usize, r: &ResultDo
 ///    (stats, findings) land too. Call it also for an interrupted run, with what was measured.
 ///
 /// With `--no-store` every call does nothing. If `finish` is never called (a panic, a second
-/// Ctrl-C), the run stays in the store marked interrupted with the results added so far.
+/// Ctrl-C, a kill), the run stays in the store marked interrupted with the results added so
+/// far — or is not there at all when none was.
 ///
 /// ```ignore
 /// let mut rec = store::Recorder::start(Some(Store::open(&db)?), &header)?;
@@ -523,20 +550,25 @@ fn put_result(tx: &rusqlite::Transaction<'_>, run: i64, idx: usize, r: &ResultDo
 /// if let Some(id) = rec.finish(&doc)? { say!("stored as run {id}"); }
 /// ```
 pub struct Recorder {
-    active: Option<(Store, i64)>,
+    store: Option<Store>,
+    /// The run's id, once its first result (or its end) put it in the store.
+    id: Option<i64>,
+    header: Option<RunDoc>,
     added: usize,
 }
 
 impl Recorder {
     /// Starts recording `header` in `store` (see the type's documentation); `None` stores
-    /// nothing (`--no-store`).
+    /// nothing (`--no-store`). The run row is written with the first result, so a run killed
+    /// before it measured anything leaves no empty run behind.
     pub fn start(store: Option<Store>, header: &RunDoc) -> Result<Recorder> {
-        let Some(mut store) = store else {
+        let Some(store) = store else {
             return Ok(Recorder::disabled());
         };
-        let id = store.insert_run(header)?;
         let mut rec = Recorder {
-            active: Some((store, id)),
+            store: Some(store),
+            id: None,
+            header: Some(header.clone()),
             added: 0,
         };
         for r in &header.results {
@@ -547,21 +579,43 @@ impl Recorder {
 
     /// The store it records into, for look-ups while a run goes.
     pub fn store(&self) -> Option<&Store> {
-        self.active.as_ref().map(|(s, _)| s)
+        self.store.as_ref()
     }
 
     /// A recorder that stores nothing.
     pub fn disabled() -> Recorder {
         Recorder {
-            active: None,
+            store: None,
+            id: None,
+            header: None,
             added: 0,
         }
     }
 
+    /// The run's row, written now if it is not yet.
+    fn row(&mut self, doc: Option<&RunDoc>) -> Result<Option<(&mut Store, i64)>> {
+        let Some(store) = self.store.as_mut() else {
+            return Ok(None);
+        };
+        let id = match self.id {
+            Some(id) => id,
+            None => {
+                let header = doc
+                    .or(self.header.as_ref())
+                    .expect("a recorder with a store has a header");
+                let id = store.insert_run(header)?;
+                self.id = Some(id);
+                id
+            }
+        };
+        Ok(Some((store, id)))
+    }
+
     /// Stores one finished result (the next position in the run), in its own transaction.
     pub fn add(&mut self, result: &ResultDoc) -> Result<()> {
-        if let Some((store, id)) = &mut self.active {
-            store.insert_result(*id, self.added, result)?;
+        let at = self.added;
+        if let Some((store, id)) = self.row(None)? {
+            store.insert_result(id, at, result)?;
             self.added += 1;
             crate::interrupt::note_stored(self.added);
         }
@@ -570,29 +624,30 @@ impl Recorder {
 
     /// Keeps a `--verify` run's generations beside it (see [`Store::verify_map`]).
     pub fn verify_map(&mut self, block: u64, map: &[u64]) -> Result<()> {
-        match &mut self.active {
-            Some((store, id)) => store.save_verify_map(*id, block, map),
+        match self.row(None)? {
+            Some((store, id)) => store.save_verify_map(id, block, map),
             None => Ok(()),
         }
     }
 
     /// Removes a run that measured nothing (interrupted before its first result), so the store
-    /// holds no empty run. True if a run was removed.
+    /// holds no empty run. True if there was a store to keep it from.
     pub fn discard(self) -> Result<bool> {
-        match self.active {
-            Some((mut store, id)) if self.added == 0 => {
+        match (self.store, self.id) {
+            (Some(mut store), Some(id)) if self.added == 0 => {
                 store.delete(id)?;
                 Ok(true)
             }
+            (Some(_), None) => Ok(true),
             _ => Ok(false),
         }
     }
 
     /// Stores the final document: it replaces the header and all results added. Returns the
     /// run's id, or `None` with `--no-store`.
-    pub fn finish(self, doc: &RunDoc) -> Result<Option<i64>> {
-        match self.active {
-            Some((mut store, id)) => {
+    pub fn finish(mut self, doc: &RunDoc) -> Result<Option<i64>> {
+        match self.row(Some(doc))? {
+            Some((store, id)) => {
                 store.finish_run(id, doc)?;
                 crate::interrupt::note_finished();
                 Ok(Some(id))

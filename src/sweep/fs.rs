@@ -108,6 +108,7 @@ pub struct Mounted {
     dev: PathBuf,
     hook: u64,
     mounted: bool,
+    entry: crate::ledger::Entry,
 }
 
 impl Mounted {
@@ -116,14 +117,18 @@ impl Mounted {
         let mkfs = spec
             .mkfs()
             .ok_or_else(|| anyhow!("mkfs.{} is not installed", spec.fs))?;
-        // From here on the device holds our signature: the guard wipes it on every way out,
-        // a second Ctrl-C included.
-        let dir = std::env::temp_dir().join(format!(
-            "iogauge-scratch-{}-{}",
-            std::process::id(),
-            spec.fs
-        ));
-        std::fs::create_dir_all(&dir)?;
+        // A directory of our own that nobody else can have planted or enter: a fresh random
+        // name made with mkdir (which never follows a link) and mode 0700.
+        let dir = private_dir(&spec.fs)?;
+        let entry = crate::ledger::Entry::Mount {
+            dir: dir.clone(),
+            dev: dev.to_path_buf(),
+            fs: spec.fs.clone(),
+        };
+        // Written down before mkfs: from then on the device holds our signature, and a killed
+        // run's is named by the next command and wiped by `iogauge clean`.
+        crate::ledger::add(entry.clone());
+        // The guard wipes it on every way out, a second Ctrl-C included.
         let (d, m) = (dev.to_path_buf(), dir.clone());
         let hook = crate::interrupt::register_hook(Box::new(move || {
             let _ = Command::new("umount").arg("-l").arg(&m).status();
@@ -135,6 +140,7 @@ impl Mounted {
             dev: dev.to_path_buf(),
             hook,
             mounted: false,
+            entry,
         };
         let quiet = match spec.fs.as_str() {
             "xfs" | "btrfs" | "ext2" | "ext3" | "ext4" => vec!["-q"],
@@ -171,17 +177,82 @@ impl Drop for Mounted {
                         self.dev.display()
                     );
                     crate::interrupt::unregister_hook(self.hook);
+                    crate::ledger::remove(&self.entry);
                     return;
                 }
                 std::thread::sleep(std::time::Duration::from_millis(100));
             }
         }
-        if let Err(e) = wipe(&self.dev) {
-            crate::say!("warning: {e:#}");
+        match wipe(&self.dev) {
+            Err(e) => crate::say!("warning: {e:#}"),
+            Ok(()) => crate::ledger::remove(&self.entry),
         }
         let _ = std::fs::remove_dir(&self.dir);
         crate::interrupt::unregister_hook(self.hook);
     }
+}
+
+/// A new directory for a mount point: a random name under the temporary directory, made by
+/// mkdir with mode 0700, so a name planted there in advance is never used.
+fn private_dir(fs: &str) -> Result<PathBuf> {
+    use std::os::unix::fs::DirBuilderExt;
+    for _ in 0..64 {
+        let dir = std::env::temp_dir().join(format!(
+            "iogauge-scratch-{}-{fs}-{:08x}",
+            std::process::id(),
+            fastrand::u32(..)
+        ));
+        match std::fs::DirBuilder::new().mode(0o700).create(&dir) {
+            Ok(()) => return Ok(dir),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(anyhow!("creating a mount point {}: {e}", dir.display())),
+        }
+    }
+    Err(anyhow!(
+        "could not find a free name for a mount point in {}",
+        std::env::temp_dir().display()
+    ))
+}
+
+/// Undoes a scratch mount a killed run left (`iogauge clean`): unmounts `dir` if a file system
+/// of `dev` is mounted exactly there, then wipes `dev` only if it still holds the `fs` file
+/// system iogauge made (nothing else is ever wiped), and removes the directory.
+pub fn undo_mount(dir: &Path, dev: &Path, fs: &str) -> (String, bool) {
+    let real_dev = std::fs::canonicalize(dev).unwrap_or_else(|_| dev.to_path_buf());
+    let mounts = std::fs::read_to_string("/proc/self/mounts").unwrap_or_default();
+    let mounted_here = mounts.lines().any(|l| {
+        let mut f = l.split_whitespace();
+        let (src, at) = (f.next().unwrap_or(""), f.next().unwrap_or(""));
+        Path::new(at) == dir
+            && std::fs::canonicalize(src).ok().as_deref() == Some(real_dev.as_path())
+    });
+    let mut done = Vec::new();
+    if mounted_here {
+        if let Err(e) = run(Command::new("umount").arg(dir)) {
+            return (
+                format!("could not be unmounted ({e:#}): umount {}", dir.display()),
+                false,
+            );
+        }
+        done.push("unmounted".to_string());
+    }
+    match signatures::blkid(dev) {
+        Some(f) if f.what == format!("a '{fs}' signature") => match wipe(dev) {
+            Ok(()) => done.push(format!("its {fs} signature wiped")),
+            Err(e) => return (format!("{e:#}"), false),
+        },
+        Some(f) => done.push(format!(
+            "{} now holds {}, left alone",
+            dev.display(),
+            f.what
+        )),
+        None => {}
+    }
+    let _ = std::fs::remove_dir(dir);
+    if done.is_empty() {
+        done.push("already gone".into());
+    }
+    (done.join(", "), true)
 }
 
 /// Removes every signature on `dev` — only ever called on a device iogauge checked was blank

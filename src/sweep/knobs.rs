@@ -3,19 +3,42 @@
 //! Every value iogauge changes is first written to a journal with the value it had, and the
 //! journal is removed only once all are restored. A sweep killed with SIGKILL leaves it behind;
 //! the next iogauge command restores the values from it ([`recover`]) and says so.
+//!
+//! The journal steers root's writes, so nothing in it is trusted: it lives in the private run
+//! directory (`ledger::dir`), is opened without following links and read only when owned by
+//! the caller, a live sweep is known by the lock it holds on its journal (not by a PID that may
+//! have been reused), and every path in it must be a block-queue attribute under /sys.
 
 use crate::error::usage;
 use crate::say;
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
-use std::path::{Path, PathBuf};
-
-/// Where the journal lives: /run is emptied at boot, when every knob has its default again.
-const JOURNAL_DIR: &str = "/run/iogauge";
+use std::io::Read;
+use std::path::{Component, Path, PathBuf};
 
 /// One journal per sweep process, so two sweeps never overwrite each other's.
-fn journal_path(pid: u32) -> PathBuf {
-    Path::new(JOURNAL_DIR).join(format!("knobs-{pid}.json"))
+fn journal_path(dir: &Path, pid: u32) -> PathBuf {
+    dir.join(format!("knobs-{pid}.json"))
+}
+
+/// Whether `path` is a block-queue attribute as `find` names them: an absolute, canonical
+/// path `/sys/devices/…/queue/NAME` of a regular sysfs file, NAME plain. Anything else in a
+/// journal was not written by iogauge and is never written to.
+pub fn is_queue_attr(path: &Path) -> bool {
+    let plain = |s: &str| {
+        !s.is_empty()
+            && s.chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+    };
+    path.is_absolute()
+        && path.starts_with("/sys/devices")
+        && path
+            .components()
+            .all(|c| matches!(c, Component::RootDir | Component::Normal(_)))
+        && path.parent().and_then(Path::file_name) == Some(std::ffi::OsStr::new("queue"))
+        && path.file_name().and_then(|n| n.to_str()).is_some_and(plain)
+        && std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file())
+        && std::fs::canonicalize(path).is_ok_and(|c| c == path)
 }
 
 /// One knob as the user asked for it: `[DEV:]NAME=v1,v2,...`.
@@ -170,6 +193,9 @@ pub struct Guard {
     originals: Vec<(PathBuf, String)>,
     done: bool,
     hook: u64,
+    journal: PathBuf,
+    /// The journal, locked for the sweep's life: the lock is how `recover` knows it is alive.
+    _lock: std::fs::File,
 }
 
 impl Guard {
@@ -177,26 +203,32 @@ impl Guard {
     pub fn new(knobs: &[Knob]) -> Result<Guard> {
         let originals: Vec<(PathBuf, String)> =
             knobs.iter().flat_map(|k| k.files.iter().cloned()).collect();
-        let path = journal_path(std::process::id());
-        std::fs::create_dir_all(JOURNAL_DIR)
-            .with_context(|| format!("creating {JOURNAL_DIR} for the knob journal"))?;
+        let dir = crate::ledger::dir().context("the knob journal's directory")?;
+        let path = journal_path(&dir, std::process::id());
+        let mut file = crate::ledger::create_private(&path)
+            .with_context(|| format!("opening the knob journal {}", path.display()))?;
+        file.try_lock()
+            .map_err(|e| anyhow::anyhow!("locking the knob journal {}: {e}", path.display()))?;
         let j = Journal {
             pid: std::process::id(),
             restore: originals.clone(),
         };
-        std::fs::write(&path, serde_json::to_vec_pretty(&j)?)
+        crate::ledger::rewrite(&mut file, &serde_json::to_vec_pretty(&j)?)
             .with_context(|| format!("writing the knob journal {}", path.display()))?;
         // A second Ctrl-C quits at once; the knobs are put back even then.
         let back = originals.clone();
+        let journal = path.clone();
         let hook = crate::interrupt::register_hook(Box::new(move || {
             if restore_all(&back).is_empty() {
-                let _ = std::fs::remove_file(journal_path(std::process::id()));
+                let _ = std::fs::remove_file(&journal);
             }
         }));
         Ok(Guard {
             originals,
             done: false,
             hook,
+            journal: path,
+            _lock: file,
         })
     }
 
@@ -205,7 +237,7 @@ impl Guard {
     pub fn restore(&mut self) -> Vec<String> {
         let failed = restore_all(&self.originals);
         if failed.is_empty() {
-            let _ = std::fs::remove_file(journal_path(std::process::id()));
+            let _ = std::fs::remove_file(&self.journal);
         }
         self.done = true;
         crate::interrupt::unregister_hook(self.hook);
@@ -228,19 +260,26 @@ pub fn set(path: &Path, value: &str) -> std::io::Result<()> {
     std::fs::write(path, value)
 }
 
-/// Puts each value back; what could not be, in words.
+/// Puts each value back; what could not be, in words. A path that is not a block-queue
+/// attribute is refused, whatever asked for it.
 fn restore_all(originals: &[(PathBuf, String)]) -> Vec<String> {
     let mut failed = Vec::new();
     for (path, value) in originals {
+        let shown = crate::units::printable(&path.to_string_lossy()).into_owned();
+        if !is_queue_attr(path) {
+            failed.push(format!(
+                "refused to write to {shown}: not a block-queue attribute under /sys/devices, so not a knob iogauge changed"
+            ));
+            continue;
+        }
         let now = read_value(path).ok();
         if now.as_deref() == Some(value.as_str()) {
             continue;
         }
         if let Err(e) = set(path, value) {
+            let value = crate::units::printable(value);
             failed.push(format!(
-                "could not put {} back to {value} ({e}); set it by hand: echo {value} > {}",
-                path.display(),
-                path.display()
+                "could not put {shown} back to {value} ({e}); set it by hand: echo {value} > {shown}"
             ));
         }
     }
@@ -248,12 +287,16 @@ fn restore_all(originals: &[(PathBuf, String)]) -> Vec<String> {
 }
 
 /// Restores what killed sweeps left in their journals. Called once as any command starts;
-/// leaves alone the journal of a sweep that is still running.
+/// leaves alone the journal of a sweep that is still running (its lock is held), and ignores a
+/// journal that is a link, is not the caller's, or is outside the private run directory.
 pub fn recover() {
-    let Ok(dir) = std::fs::read_dir(JOURNAL_DIR) else {
+    let Ok(dir) = crate::ledger::dir() else {
         return;
     };
-    for entry in dir.flatten() {
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
         let path = entry.path();
         let name = entry.file_name();
         let Some(pid) = name
@@ -264,20 +307,29 @@ pub fn recover() {
         else {
             continue;
         };
-        if pid == std::process::id() || Path::new(&format!("/proc/{pid}")).exists() {
+        if pid == std::process::id() {
             continue;
         }
-        let Ok(j) = std::fs::read(&path)
+        let Some(mut file) = crate::ledger::open_owned(&path) else {
+            continue;
+        };
+        if file.try_lock().is_err() {
+            continue;
+        }
+        let mut raw = Vec::new();
+        let Ok(j) = file
+            .read_to_end(&mut raw)
             .map_err(anyhow::Error::from)
-            .and_then(|raw| Ok(serde_json::from_slice::<Journal>(&raw)?))
+            .and_then(|_| Ok(serde_json::from_slice::<Journal>(&raw)?))
         else {
             continue;
         };
         let changed: Vec<String> = j
             .restore
             .iter()
+            .filter(|(p, _)| is_queue_attr(p))
             .filter(|(p, v)| read_value(p).ok().as_deref() != Some(v.as_str()))
-            .map(|(p, v)| format!("{} = {v}", p.display()))
+            .map(|(p, v)| format!("{} = {}", p.display(), crate::units::printable(v)))
             .collect();
         let failed = restore_all(&j.restore);
         if failed.is_empty() {
@@ -309,6 +361,31 @@ mod tests {
         assert_eq!(k.label(), "loop3:read_ahead_kb");
         for bad in ["scheduler", "=a", "x=", "../x=1", "a b=1"] {
             assert!(KnobSpec::parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn only_queue_attributes_are_knobs() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("queue");
+        std::fs::create_dir(&f).unwrap();
+        std::fs::write(f.join("scheduler"), "none").unwrap();
+        for bad in [
+            f.join("scheduler"),
+            PathBuf::from("/etc/passwd"),
+            PathBuf::from("/sys/devices/../../etc/queue/x"),
+            PathBuf::from("sys/devices/x/queue/scheduler"),
+            PathBuf::from("/sys/devices/virtual/block/loop0/queue/../../../../../../etc/passwd"),
+        ] {
+            assert!(!is_queue_attr(&bad), "{}", bad.display());
+        }
+        // A real one, where the machine has a block device.
+        if let Some(q) = std::fs::read_dir("/sys/block")
+            .ok()
+            .and_then(|mut d| d.next())
+        {
+            let q = std::fs::canonicalize(q.unwrap().path().join("queue")).unwrap();
+            assert!(is_queue_attr(&q.join("read_ahead_kb")), "{}", q.display());
         }
     }
 

@@ -135,6 +135,14 @@ fn knob_sweep(
         .as_ref()
         .map(|t| t.devices.iter().map(|d| d.name.clone()).collect())
         .unwrap_or_default();
+    // Held for the whole sweep, before the values "as found" are read: a second sweep of the
+    // same device would take this one's temporary values for the originals and "restore" them.
+    let named: Vec<String> = devices
+        .iter()
+        .cloned()
+        .chain(specs.iter().filter_map(|s| s.device.clone()))
+        .collect();
+    let _locks = crate::ledger::lock_devices(&named)?;
     let knobs = knobs::find(specs, &devices)?;
     let mut settings = settings_of(&knobs, grid);
     // The baseline once more at the end: a device whose state moved during the sweep (blocks
@@ -292,6 +300,12 @@ fn fs_sweep(
     fss: &[FsSpec],
     mount_opts: &[String],
 ) -> Result<Swept> {
+    // Two file-system sweeps on one scratch device would wipe each other's file systems.
+    let name = std::fs::canonicalize(dev)
+        .ok()
+        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .unwrap_or_else(|| dev.display().to_string());
+    let _lock = crate::ledger::lock_devices(std::slice::from_ref(&name))?;
     fs::check_scratch(dev)?;
     let opts: Vec<Option<String>> = match mount_opts.is_empty() {
         true => vec![None],

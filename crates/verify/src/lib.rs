@@ -30,6 +30,6 @@ mod tally;
 mod tracker;
 
 pub use range::{verify_range, Expect, VerifyOptions};
-pub use sector::{check, stamp, RunKey, Verdict, HEADER, SECTOR};
+pub use sector::{check, run_id_of, stamp, RunKey, Verdict, HEADER, SECTOR};
 pub use tally::{Class, Failure, Tally};
 pub use tracker::{Ticket, Tracker};

@@ -122,6 +122,17 @@ pub fn check(buf: &[u8], run: &RunKey, offset: u64, expected_generation: Option<
     }
 }
 
+/// The run id a stamped sector carries, when it is an intact stamped sector (magic and
+/// checksum hold): how a reader that kept nothing learns which run wrote a file.
+pub fn run_id_of(s: &[u8]) -> Option<u64> {
+    if s.len() < SECTOR || s[0..8] != MAGIC {
+        return None;
+    }
+    let s = &s[..SECTOR];
+    let crc = u32::from_le_bytes([s[32], s[33], s[34], s[35]]);
+    (crc == crc_of(s)).then(|| u64_at(s, 8))
+}
+
 enum Sector {
     Ours(u64),
     Corrupt,

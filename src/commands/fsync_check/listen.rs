@@ -4,19 +4,28 @@
 use super::protocol::{self, Run, ACK, HELLO, MESSAGE};
 use crate::cli::FsyncListenArgs;
 use anyhow::{Context, Result};
-use std::fs::File;
+use std::fs::OpenOptions;
 use std::io::{BufRead, BufReader, BufWriter, Read, Write};
 use std::net::{TcpListener, TcpStream};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
+/// Clients served at once; more are told to come back later. One client can hold one slot
+/// and one thread, never the listener.
+const MAX_CLIENTS: usize = 64;
+/// The longest first line a client may send (the hello and the target's name).
+const MAX_LINE: u64 = 8 << 10;
+/// How long a client may take to say who it is.
+const HELLO_WAIT: Duration = Duration::from_secs(30);
+/// How long a writer may stay silent before its session is over (a writer whose machine lost
+/// power never says goodbye).
+const WRITER_SILENCE: Duration = Duration::from_secs(600);
+
 pub fn run(args: &FsyncListenArgs) -> Result<()> {
-    std::fs::create_dir_all(&args.records).with_context(|| {
-        format!(
-            "cannot create the records directory {}",
-            args.records.display()
-        )
-    })?;
+    private_records_dir(&args.records)?;
     let listener = TcpListener::bind(&args.addr).map_err(|e| {
         crate::error::usage(format!(
             "cannot listen on {}: {e}; name a free local address and port, e.g. 0.0.0.0:5400",
@@ -30,20 +39,45 @@ pub fn run(args: &FsyncListenArgs) -> Result<()> {
         listener.local_addr()?,
         args.records.display()
     );
+    let clients = Arc::new(AtomicUsize::new(0));
     loop {
         if let Some(sig) = crate::interrupt::requested() {
             return Err(crate::error::Interrupted(sig).into());
         }
         match listener.accept() {
-            Ok((stream, peer)) => {
+            Ok((mut stream, peer)) => {
+                if clients.fetch_add(1, Ordering::SeqCst) >= MAX_CLIENTS {
+                    clients.fetch_sub(1, Ordering::SeqCst);
+                    let _ = stream.write_all(b"error the listener is serving as many clients as it can; try again later\n");
+                    continue;
+                }
                 let dir = args.records.clone();
-                std::thread::spawn(move || {
-                    if let Err(e) = serve(stream, &dir) {
-                        crate::say!("fsync-check: {peer}: {e:#}");
-                    }
-                });
+                let slot = clients.clone();
+                let spawned = std::thread::Builder::new()
+                    .name("fsync-check-client".into())
+                    .spawn(move || {
+                        if let Err(e) = serve(stream, &dir) {
+                            crate::say!("fsync-check: {peer}: {e:#}");
+                        }
+                        slot.fetch_sub(1, Ordering::SeqCst);
+                    });
+                if spawned.is_err() {
+                    // The system gave no thread: this client is dropped, the listener goes on.
+                    clients.fetch_sub(1, Ordering::SeqCst);
+                    crate::say!("fsync-check: {peer}: no thread to serve it (system limit); connection closed");
+                }
             }
             Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            // Out of file descriptors or a connection reset before accept: that client is lost,
+            // not the listener.
+            Err(e)
+                if matches!(
+                    e.raw_os_error(),
+                    Some(libc::EMFILE | libc::ENFILE | libc::ECONNABORTED)
+                ) =>
+            {
                 std::thread::sleep(Duration::from_millis(50));
             }
             Err(e) => return Err(e).context("accepting a connection"),
@@ -51,21 +85,63 @@ pub fn run(args: &FsyncListenArgs) -> Result<()> {
     }
 }
 
+/// The records directory: made 0700 if new; an existing one must be a real directory of this
+/// user that nobody else may write to, since the records in it decide a verdict.
+fn private_records_dir(dir: &Path) -> Result<()> {
+    use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
+    match std::fs::DirBuilder::new().mode(0o700).create(dir) {
+        Ok(()) => return Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(e) => {
+            return Err(crate::error::usage(format!(
+                "cannot create the records directory {}: {e}; give another with --records DIR",
+                dir.display()
+            )))
+        }
+    }
+    let md = std::fs::symlink_metadata(dir)?;
+    let me = std::fs::metadata("/proc/self")
+        .map(|m| m.uid())
+        .unwrap_or(u32::MAX);
+    if !md.is_dir() || md.uid() != me || md.permissions().mode() & 0o022 != 0 {
+        return Err(crate::error::usage(format!(
+            "the records directory {} is not a directory of this user that only it may write to (a link, another user's, or writable by others); give another with --records DIR",
+            dir.display()
+        )));
+    }
+    Ok(())
+}
+
 fn serve(stream: TcpStream, dir: &Path) -> Result<()> {
     stream.set_nonblocking(false)?;
+    stream.set_read_timeout(Some(HELLO_WAIT))?;
     let mut out = stream.try_clone()?;
     let mut input = BufReader::new(stream);
     let mut line = String::new();
-    input.read_line(&mut line)?;
+    (&mut input).take(MAX_LINE).read_line(&mut line)?;
+    if !line.ends_with('\n') {
+        let _ = out.write_all(b"error the first line is too long or never ended\n");
+        return Ok(());
+    }
     let Some(rest) = line.trim_end().strip_prefix(HELLO) else {
         let _ = out.write_all(b"error not an iogauge fsync-check client of this version\n");
         return Ok(());
     };
     let rest = rest.trim_start();
     if let Some(run) = rest.strip_prefix("write ").and_then(Run::parse) {
+        input.get_ref().set_read_timeout(Some(WRITER_SILENCE))?;
         record(&mut input, &mut out, dir, &run)
+    } else if let Some(asked) = rest.strip_prefix("verify-id ") {
+        let (id, name) = asked.split_once(' ').unwrap_or((asked, ""));
+        match u64::from_str_radix(id, 16) {
+            Ok(id) => replay(&mut out, dir, name, Some(id)),
+            Err(_) => {
+                let _ = out.write_all(b"error a run id is 16 hex digits\n");
+                Ok(())
+            }
+        }
     } else if let Some(name) = rest.strip_prefix("verify ") {
-        replay(&mut out, dir, name)
+        replay(&mut out, dir, name, None)
     } else {
         let _ = out.write_all(b"error unknown request\n");
         Ok(())
@@ -81,10 +157,17 @@ fn record(
     dir: &Path,
     run: &Run,
 ) -> Result<()> {
-    let path = protocol::record_file(dir, &run.name);
-    let mut file = BufWriter::new(
-        File::create(&path).with_context(|| format!("cannot create {}", path.display()))?,
-    );
+    let path = protocol::record_file(dir, &run.name, run.key.id);
+    // Never through a link, whoever could have put one there.
+    let file = OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(&path)
+        .with_context(|| format!("cannot create {}", path.display()))?;
+    let mut file = BufWriter::new(file);
     file.write_all(format!("{}\n", run.line()).as_bytes())?;
     file.flush()?;
     out.write_all(b"ok\n")?;
@@ -127,10 +210,28 @@ fn record(
     Ok(())
 }
 
-/// A verifier's session: the target's run and every message recorded for it.
-fn replay(out: &mut TcpStream, dir: &Path, name: &str) -> Result<()> {
-    let path: PathBuf = protocol::record_file(dir, name);
-    let data = match std::fs::read(&path) {
+/// A verifier's session: the target's run and every message recorded for it. With the run id
+/// the verifier found stamped in the target, exactly that writer's record; without one (the
+/// target is gone or unreadable), the only record of the target, if there is only one.
+fn replay(out: &mut TcpStream, dir: &Path, name: &str, id: Option<u64>) -> Result<()> {
+    let path: PathBuf = match id {
+        Some(id) => protocol::record_file(dir, name, id),
+        None => match protocol::records_of(dir, name).as_slice() {
+            [one] => one.clone(),
+            [] => protocol::record_file(dir, name, 0),
+            many => {
+                out.write_all(
+                    format!(
+                        "error {} writers recorded {name} and the target carries no run id to tell which is its own\n",
+                        many.len()
+                    )
+                    .as_bytes(),
+                )?;
+                return Ok(());
+            }
+        },
+    };
+    let data = match read_record(&path) {
         Ok(d) => d,
         Err(_) => {
             out.write_all(
@@ -160,4 +261,15 @@ fn replay(out: &mut TcpStream, dir: &Path, name: &str) -> Result<()> {
         crate::units::count((messages.len() / MESSAGE) as f64)
     );
     Ok(())
+}
+
+/// A record, read without following a link.
+fn read_record(path: &Path) -> std::io::Result<Vec<u8>> {
+    let mut f = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path)?;
+    let mut data = Vec::new();
+    f.read_to_end(&mut data)?;
+    Ok(data)
 }

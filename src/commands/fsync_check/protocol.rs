@@ -146,13 +146,39 @@ pub fn connect(addr: &str, hello: &str) -> Result<(std::io::BufReader<TcpStream>
     }
 }
 
-/// The listener's file for a target: a hash of its name, so any name makes a file name.
-pub fn record_file(dir: &Path, name: &str) -> PathBuf {
+/// The listener's file for one writer's run of a target: a hash of the target's name (so any
+/// name makes a file name) and the writer's run id, a secret the writer chose at random. A
+/// client that does not know it cannot replace or forge the record a verifier will read: the
+/// verifier asks for the id it finds stamped in the target itself.
+pub fn record_file(dir: &Path, name: &str, id: u64) -> PathBuf {
+    dir.join(format!("{}-{id:016x}.rec", name_hash(name)))
+}
+
+/// Every record kept for `name`, whoever wrote it.
+pub fn records_of(dir: &Path, name: &str) -> Vec<PathBuf> {
+    let prefix = format!("{}-", name_hash(name));
+    let mut out: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.path())
+                .filter(|p| {
+                    p.file_name()
+                        .and_then(|n| n.to_str())
+                        .is_some_and(|n| n.starts_with(&prefix) && n.ends_with(".rec"))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    out.sort();
+    out
+}
+
+fn name_hash(name: &str) -> String {
     // FNV-1a, 64 bits: stable across versions and platforms, unlike std's hasher.
     let h = name.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
         (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
     });
-    dir.join(format!("{h:016x}.rec"))
+    format!("{h:016x}")
 }
 
 #[cfg(test)]

@@ -20,7 +20,13 @@ struct Known {
 
 pub fn run(args: &FsyncVerifyArgs) -> Result<()> {
     let name = protocol::target_name(&args.target)?;
-    let (mut reader, rest) = protocol::connect(&args.to, &format!("verify {name}"))?;
+    // The writer's run id, as stamped in the target itself: the listener hands back that
+    // writer's record and no other, so nobody else's record can judge this file.
+    let hello = match stamped_run_id(&args.target) {
+        Some(id) => format!("verify-id {id:016x} {name}"),
+        None => format!("verify {name}"),
+    };
+    let (mut reader, rest) = protocol::connect(&args.to, &hello)?;
     let (bytes, run) = rest
         .split_once(' ')
         .and_then(|(n, r)| Some((n.parse::<usize>().ok()?, Run::parse(r)?)))
@@ -142,4 +148,15 @@ fn read_block(file: Option<&File>, buf: &mut [u8], offset: u64) -> Result<()> {
     }
     buf[done..].fill(0);
     Ok(())
+}
+
+/// The run id of the first intact stamped sector among the target's first MiB, if any.
+fn stamped_run_id(target: &std::path::Path) -> Option<u64> {
+    let file = File::open(target).ok()?;
+    let mut buf = vec![0u8; iogauge_verify::SECTOR];
+    (0..256u64).find_map(|i| {
+        file.read_exact_at(&mut buf, i * iogauge_verify::SECTOR as u64)
+            .ok()?;
+        iogauge_verify::run_id_of(&buf)
+    })
 }

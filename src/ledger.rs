@@ -1,0 +1,404 @@
+//! What a run leaves on the machine while it runs — test files, mounted scratch file systems,
+//! database servers and their clusters and cgroups, changed device knobs — written down before
+//! it exists, so a run killed with SIGKILL (or a power cut of the process) leaves a list behind,
+//! and the next iogauge command names it and `iogauge clean` undoes it.
+//!
+//! Nothing in here may let someone else steer a root write. The directory ([`dir`]) is private:
+//! created 0700 without following links and used only when it is a real directory owned by the
+//! caller with no access for anyone else; every file in it is opened with O_NOFOLLOW and read
+//! only when it is a regular file owned by the caller. A ledger is held locked (flock) for its
+//! process's life, so a dead run is told apart from a live one by the kernel's lock, never by a
+//! PID that may have been reused. Every path a ledger or a knob journal names is checked again
+//! before anything is done to it (see `clean` and `sweep::knobs`).
+
+use anyhow::{anyhow, Context, Result};
+use serde::{Deserialize, Serialize};
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Write};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
+
+/// One thing a run made that outlives it if the run dies.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Entry {
+    /// A test file, with the device and inode it was created with: a file that has replaced it
+    /// since is someone else's and is never removed.
+    File { path: PathBuf, dev: u64, ino: u64 },
+    /// A file system iogauge made on a scratch device and mounted at `dir` (a directory it made).
+    Mount {
+        dir: PathBuf,
+        dev: PathBuf,
+        fs: String,
+    },
+    /// A database cluster iogauge made: its data directory (whose postmaster.pid names a
+    /// server still running), the directories it created for it, and its memory cgroup.
+    Cluster {
+        data: PathBuf,
+        dirs: Vec<PathBuf>,
+        cgroup: Option<PathBuf>,
+    },
+}
+
+impl Entry {
+    /// The entry in words, for the user.
+    pub fn describe(&self) -> String {
+        match self {
+            Entry::File { path, .. } => format!("test file {}", path.display()),
+            Entry::Mount { dir, dev, fs } => format!(
+                "{fs} file system on {} mounted at {}",
+                dev.display(),
+                dir.display()
+            ),
+            Entry::Cluster { data, cgroup, .. } => format!(
+                "database cluster {}{}{}",
+                data.display(),
+                match data.join("postmaster.pid").exists() {
+                    true => " with its server running",
+                    false => "",
+                },
+                cgroup
+                    .as_ref()
+                    .map(|c| format!(" and memory cgroup {}", c.display()))
+                    .unwrap_or_default()
+            ),
+        }
+    }
+}
+
+#[derive(Default, Serialize, Deserialize)]
+struct Book {
+    pid: u32,
+    entries: Vec<Entry>,
+}
+
+/// This process's ledger: the file (locked for life) and what it lists.
+struct Open {
+    file: File,
+    book: Book,
+}
+
+static LEDGER: Mutex<Option<Open>> = Mutex::new(None);
+
+fn ledger() -> MutexGuard<'static, Option<Open>> {
+    // Cleaning up must work even after a thread panicked while holding the lock.
+    LEDGER.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The private directory for ledgers and knob journals: `IOGAUGE_RUN_DIR`, else /run/iogauge
+/// for root (emptied at boot, when every knob has its default again and nothing is mounted),
+/// else the user's runtime directory. Created 0700 without following a link; refused unless it
+/// is a directory owned by the caller that nobody else may enter.
+pub fn dir() -> Result<PathBuf> {
+    let euid = euid();
+    let dir = match std::env::var_os("IOGAUGE_RUN_DIR") {
+        Some(d) if !d.is_empty() => PathBuf::from(d),
+        _ if euid == 0 => PathBuf::from("/run/iogauge"),
+        _ => match std::env::var_os("XDG_RUNTIME_DIR") {
+            Some(d) if !d.is_empty() => PathBuf::from(d).join("iogauge"),
+            _ => std::env::temp_dir().join(format!("iogauge-{euid}")),
+        },
+    };
+    // mkdir never follows a link at its last component: a planted link makes it fail (EEXIST)
+    // and the check below refuses it.
+    match std::fs::DirBuilder::new().mode(0o700).create(&dir) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(e) => return Err(anyhow!("creating {}: {e}", dir.display())),
+    }
+    let md = std::fs::symlink_metadata(&dir)?;
+    // A directory of ours that others may only read (made by an earlier version under a loose
+    // umask) is tightened; one anybody else may write to, or owns, is refused.
+    if md.is_dir() && md.uid() == euid && md.permissions().mode() & 0o022 == 0 {
+        let _ = std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700));
+    }
+    let md = std::fs::symlink_metadata(&dir)?;
+    if !md.is_dir() || md.uid() != euid || md.permissions().mode() & 0o077 != 0 {
+        return Err(anyhow!(
+            "{} is not a private directory of this user (it must be a directory owned by uid {euid} with mode 0700, not a link); iogauge keeps its journals there and will not use it: remove it, or set IOGAUGE_RUN_DIR to another place",
+            dir.display()
+        ));
+    }
+    Ok(dir)
+}
+
+fn euid() -> u32 {
+    std::fs::metadata("/proc/self").map_or(u32::MAX, |m| m.uid())
+}
+
+/// Opens a file in the run directory for writing, never through a link, readable by its owner
+/// only.
+pub fn create_private(path: &Path) -> std::io::Result<File> {
+    OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path)
+}
+
+/// Opens a journal someone may have left, for reading, only if it is a regular file of this
+/// user reached without a link.
+pub fn open_owned(path: &Path) -> Option<File> {
+    let f = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
+        .ok()?;
+    let md = f.metadata().ok()?;
+    (md.is_file() && md.uid() == euid()).then_some(f)
+}
+
+/// Replaces a locked journal's contents in place (the lock lives on the inode, so the file is
+/// rewritten rather than renamed over). A torn write from a crash mid-way reads as no journal,
+/// which loses only the entries of a process that was dying anyway.
+pub fn rewrite(file: &mut File, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::{Seek, SeekFrom};
+    file.set_len(0)?;
+    file.seek(SeekFrom::Start(0))?;
+    file.write_all(bytes)?;
+    file.sync_data()
+}
+
+/// Writes `entry` down before the thing exists. Without a usable run directory the run goes
+/// on without a ledger (it cleans up on every exit path it lives through), once said.
+pub fn add(entry: Entry) {
+    let mut g = ledger();
+    if g.is_none() {
+        match open_own() {
+            Ok(o) => *g = Some(o),
+            Err(e) => {
+                static SAID: std::sync::Once = std::sync::Once::new();
+                SAID.call_once(|| {
+                    crate::say!("warning: no crash ledger ({e:#}); if iogauge is killed, what it made is not listed for `iogauge clean`")
+                });
+                return;
+            }
+        }
+    }
+    if let Some(o) = g.as_mut() {
+        o.book.entries.push(entry);
+        save(o);
+    }
+}
+
+/// Crosses `entry` off once it is gone (or handed to the user on purpose).
+pub fn remove(entry: &Entry) {
+    let mut g = ledger();
+    if let Some(o) = g.as_mut() {
+        o.book.entries.retain(|e| e != entry);
+        save(o);
+    }
+}
+
+/// This process's ledger, created and locked for its life.
+fn open_own() -> Result<Open> {
+    let pid = std::process::id();
+    let path = dir()?.join(format!("ledger-{pid}.json"));
+    let file = create_private(&path).with_context(|| format!("opening {}", path.display()))?;
+    file.try_lock()
+        .map_err(|e| anyhow!("locking {}: {e}", path.display()))?;
+    Ok(Open {
+        file,
+        book: Book {
+            pid,
+            entries: Vec::new(),
+        },
+    })
+}
+
+fn save(o: &mut Open) {
+    if let Ok(bytes) = serde_json::to_vec_pretty(&o.book) {
+        let _ = rewrite(&mut o.file, &bytes);
+    }
+}
+
+/// A ledger left by a run that is no longer alive.
+pub struct Left {
+    pub path: PathBuf,
+    pub pid: u32,
+    pub entries: Vec<Entry>,
+    /// Held so no second cleaner works on it meanwhile.
+    _lock: File,
+}
+
+/// The ledgers of dead runs in the run directory. A ledger whose lock is held belongs to a
+/// live run and is left alone, whatever its PID.
+pub fn left() -> Vec<Left> {
+    let Ok(dir) = dir() else { return Vec::new() };
+    let Ok(rd) = std::fs::read_dir(&dir) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for e in rd.flatten() {
+        let name = e.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix("ledger-"))
+            .and_then(|n| n.strip_suffix(".json"))
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if pid == std::process::id() {
+            continue;
+        }
+        let path = e.path();
+        let Some(mut f) = open_owned(&path) else {
+            continue;
+        };
+        if f.try_lock().is_err() {
+            continue;
+        }
+        let mut raw = Vec::new();
+        let book: Book = match f.read_to_end(&mut raw) {
+            Ok(_) => serde_json::from_slice(&raw).unwrap_or_default(),
+            Err(_) => continue,
+        };
+        out.push(Left {
+            path,
+            pid,
+            entries: book.entries,
+            _lock: f,
+        });
+    }
+    out
+}
+
+/// Names, as any command starts, what killed runs left, and how to remove it.
+pub fn announce() {
+    let left = left();
+    for l in &left {
+        if l.entries.is_empty() {
+            let _ = std::fs::remove_file(&l.path);
+            continue;
+        }
+        let what: Vec<String> = l.entries.iter().map(Entry::describe).collect();
+        crate::say!(
+            "note: an iogauge run (pid {}) ended without cleaning up and left: {}; `iogauge clean` removes it (`iogauge clean --dry-run` only lists)",
+            l.pid,
+            crate::units::printable(&what.join("; "))
+        );
+    }
+}
+
+/// What `clean` did or would do with one entry.
+pub struct Outcome {
+    pub entry: Entry,
+    pub pid: u32,
+    /// What was (or would be) done, or why nothing was.
+    pub done: String,
+    pub ok: bool,
+}
+
+/// Removes what dead runs left (only lists it with `dry_run`). Each entry is checked again
+/// first: a file is removed only if it is still the inode iogauge created, a mount is
+/// unmounted only at the directory iogauge made and wiped only if the device holds the file
+/// system iogauge made, a server is stopped only if its PID is still a postgres whose data
+/// directory is the one iogauge made.
+pub fn clean(dry_run: bool) -> Vec<Outcome> {
+    let mut out = Vec::new();
+    for l in left() {
+        let mut kept = Vec::new();
+        for entry in &l.entries {
+            let (done, ok) = undo(entry, dry_run);
+            if !ok || dry_run {
+                kept.push(entry.clone());
+            }
+            out.push(Outcome {
+                entry: entry.clone(),
+                pid: l.pid,
+                done,
+                ok,
+            });
+        }
+        if kept.is_empty() {
+            let _ = std::fs::remove_file(&l.path);
+        } else if !dry_run {
+            let mut f = l._lock;
+            let book = Book {
+                pid: l.pid,
+                entries: kept,
+            };
+            if let Ok(b) = serde_json::to_vec_pretty(&book) {
+                let _ = rewrite(&mut f, &b);
+            }
+        }
+    }
+    out
+}
+
+fn undo(entry: &Entry, dry_run: bool) -> (String, bool) {
+    match entry {
+        Entry::File { path, dev, ino } => match std::fs::symlink_metadata(path) {
+            Err(_) => ("already gone".into(), true),
+            Ok(m) if (m.dev(), m.ino()) != (*dev, *ino) => (
+                "left alone: another file has taken its name since".into(),
+                true,
+            ),
+            Ok(_) if dry_run => ("would be removed".into(), true),
+            Ok(_) => match std::fs::remove_file(path) {
+                Ok(()) => ("removed".into(), true),
+                Err(e) => (format!("could not be removed: {e}"), false),
+            },
+        },
+        Entry::Mount { dir, dev, fs } => {
+            if dry_run {
+                return ("would be unmounted and its signature wiped".into(), true);
+            }
+            crate::sweep::fs::undo_mount(dir, dev, fs)
+        }
+        Entry::Cluster { data, dirs, cgroup } => {
+            if dry_run {
+                return (
+                    "its server would be stopped and the cluster removed".into(),
+                    true,
+                );
+            }
+            crate::db::cluster::undo(data, dirs, cgroup.as_deref())
+        }
+    }
+}
+
+/// Locks each named block device for this process's life (the files are the locks): a second
+/// sweep of one of them is refused with the holder's PID, instead of taking this sweep's
+/// temporary values for the originals or wiping its file system.
+pub fn lock_devices(names: &[String]) -> Result<Vec<File>> {
+    let dir = dir()?;
+    let mut held = Vec::new();
+    let mut names: Vec<&String> = names.iter().collect();
+    names.sort();
+    names.dedup();
+    for name in names {
+        let safe: String = name
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        let path = dir.join(format!("device-{safe}.lock"));
+        let mut f = create_private(&path).with_context(|| format!("opening {}", path.display()))?;
+        if f.try_lock().is_err() {
+            let mut holder = String::new();
+            let _ = f.read_to_string(&mut holder);
+            return Err(crate::error::usage(format!(
+                "another iogauge sweep{} is changing {name}; wait for it to end (two sweeps of one device would take each other's settings for the originals)",
+                match holder.trim() {
+                    "" => String::new(),
+                    pid => format!(" (pid {})", crate::units::printable(pid)),
+                }
+            )));
+        }
+        let _ = rewrite(&mut f, std::process::id().to_string().as_bytes());
+        held.push(f);
+    }
+    Ok(held)
+}
