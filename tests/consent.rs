@@ -1,0 +1,636 @@
+//! Consent and what iogauge leaves behind, tried as an adversary would (docs/safety.md): every
+//! path that writes asks the target, nothing iogauge reads back steers a root write, no name in
+//! a shared directory is predictable, and a killed run's leftovers are named and cleaned.
+//!
+//! Every test runs iogauge with a private run directory (IOGAUGE_RUN_DIR), so its ledgers and
+//! journals are its own and no other test's command cleans them up.
+
+#[macro_use]
+mod common;
+
+use common::*;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// A test's own directory, results database and run directory.
+struct Place {
+    dir: tempfile::TempDir,
+}
+
+impl Place {
+    fn new() -> Place {
+        let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+        std::fs::create_dir(dir.path().join("run")).unwrap();
+        std::fs::set_permissions(
+            dir.path().join("run"),
+            std::fs::Permissions::from_mode(0o700),
+        )
+        .unwrap();
+        Place { dir }
+    }
+
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    fn run_dir(&self) -> PathBuf {
+        self.path().join("run")
+    }
+
+    fn cmd(&self, args: &[&str]) -> Command {
+        let mut c = Command::new(BIN);
+        c.args(args)
+            .current_dir(self.path())
+            .env("IOGAUGE_DB", self.path().join("results.db"))
+            .env("IOGAUGE_RUN_DIR", self.run_dir())
+            .stdin(Stdio::null());
+        c
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        self.cmd(args).output().expect("run iogauge")
+    }
+}
+
+fn sha(path: &Path) -> String {
+    sh("sha256sum", &[path.to_str().unwrap()])
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .to_string()
+}
+
+fn random_file(path: &Path, mib: usize) {
+    let mut buf = vec![0u8; mib << 20];
+    std::fs::File::open("/dev/urandom")
+        .unwrap()
+        .read_exact(&mut buf)
+        .unwrap();
+    std::fs::write(path, buf).unwrap();
+}
+
+const SUITES: [&str; 10] = [
+    "quick",
+    "matrix",
+    "seq",
+    "fsync",
+    "seeks",
+    "mixes",
+    "full",
+    "snia-iops",
+    "snia-latency",
+    "snia-throughput",
+];
+
+/// Issue 20, item 1: `suite snia-latency customer.db` preconditioned (destroyed) an existing
+/// file without consent. Every suite, with and without --precondition, leaves an existing
+/// file's bytes as they were; with --precondition it is refused before anything runs.
+#[test]
+fn no_suite_writes_an_existing_file_without_consent() {
+    let p = Place::new();
+    let file = p.path().join("customer.db");
+    random_file(&file, 8);
+    let before = sha(&file);
+    for suite in SUITES {
+        let out = p.run(&[
+            "suite",
+            suite,
+            "customer.db",
+            "--precondition",
+            "--no-store",
+        ]);
+        let err = stderr_of(&out);
+        assert_eq!(out.status.code(), Some(2), "{suite} --precondition: {err}");
+        assert!(
+            err.contains("--allow-overwrite") && err.lines().count() == 1,
+            "{suite} --precondition: {err}"
+        );
+        assert_eq!(sha(&file), before, "suite {suite} --precondition changed the file");
+    }
+    // Without --precondition: what only reads runs (briefly), what writes is left out.
+    for suite in SUITES {
+        let out = p.run(&[
+            "suite",
+            suite,
+            "customer.db",
+            "--cell-time",
+            "50ms",
+            "--repeat",
+            "1",
+            "--no-store",
+        ]);
+        assert!(
+            matches!(out.status.code(), Some(0 | 2)),
+            "{suite}: {}",
+            stderr_of(&out)
+        );
+        assert_eq!(sha(&file), before, "suite {suite} changed the file");
+    }
+}
+
+/// The same on block devices: a signed one and a mounted one are refused with every suite,
+/// --allow-overwrite or not, and their bytes stay as they were.
+#[test]
+fn no_suite_writes_a_signed_or_mounted_device() {
+    needs_root!();
+    let p = Place::new();
+    let signed = RamLoop::new(64 << 20);
+    sh("mkfs.ext4", &["-q", &signed.dev.dev]);
+    let mounted = RamLoop::new(64 << 20);
+    sh("mkfs.ext4", &["-q", &mounted.dev.dev]);
+    let _m = Mount::new(&mounted.dev.dev, &p.path().join("mnt"), "rw");
+    for dev in [&signed.dev, &mounted.dev] {
+        let before = sha(Path::new(&dev.dev));
+        for suite in SUITES {
+            for extra in [&["--precondition"][..], &["--precondition", "--allow-overwrite"]] {
+                let mut args = vec!["suite", suite, &dev.dev, "--no-store", "--cell-time", "50ms"];
+                args.extend_from_slice(extra);
+                let out = p.run(&args);
+                let err = stderr_of(&out);
+                assert_eq!(out.status.code(), Some(2), "{suite} {extra:?} on {}: {err}", dev.dev);
+                assert!(
+                    err.contains("ext") || err.contains("mounted") || err.contains("--allow-overwrite"),
+                    "{suite} {extra:?} on {}: {err}",
+                    dev.dev
+                );
+            }
+        }
+        assert_eq!(sha(Path::new(&dev.dev)), before, "{} changed", dev.dev);
+    }
+}
+
+/// Issue 20, item 3: with --allow-overwrite and no path, a link planted at the default
+/// `iogauge-test.PID` name was followed. The shell `exec`s iogauge, so the PID it plants for
+/// is iogauge's own.
+#[test]
+fn a_link_planted_at_the_default_name_is_never_followed() {
+    let p = Place::new();
+    let victim = p.path().join("victim");
+    random_file(&victim, 1);
+    let before = sha(&victim);
+    let line = format!(
+        "ln -s {} iogauge-test.$$ && exec '{BIN}' run --allow-overwrite --rw randwrite --bs 4k --size 4m --time 200ms --no-store",
+        victim.display()
+    );
+    let out = Command::new("sh")
+        .args(["-c", &line])
+        .current_dir(p.path())
+        .env("IOGAUGE_RUN_DIR", p.run_dir())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    assert_eq!(sha(&victim), before, "the write went through the planted link");
+    let err = stderr_of(&out);
+    assert!(err.contains("iogauge-test."), "{err}");
+}
+
+/// Issue 20, item 2: a forged knob journal naming an ordinary file was written by
+/// `iogauge list`. Only block-queue attributes are ever restored; a journal that is a link or
+/// sits in a directory others may write to is not read at all.
+#[test]
+fn a_forged_knob_journal_writes_nothing() {
+    let p = Place::new();
+    let victim = p.path().join("victim");
+    std::fs::write(&victim, "precious\n").unwrap();
+    let journal = serde_json::json!({"pid": 999_999, "restore": [[victim, "owned"]]});
+    std::fs::write(
+        p.run_dir().join("knobs-999999.json"),
+        serde_json::to_vec(&journal).unwrap(),
+    )
+    .unwrap();
+    let traversal = serde_json::json!({"pid": 999_998, "restore": [[
+        format!("/sys/devices/../..{}", victim.display()), "owned"]]});
+    std::fs::write(
+        p.run_dir().join("knobs-999998.json"),
+        serde_json::to_vec(&traversal).unwrap(),
+    )
+    .unwrap();
+    let out = p.run(&["list"]);
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious\n");
+    let err = stderr_of(&out);
+    assert!(err.contains("refused to write"), "{err}");
+
+    // A journal reached through a link is not read.
+    let elsewhere = p.path().join("elsewhere.json");
+    std::fs::write(&elsewhere, serde_json::to_vec(&journal).unwrap()).unwrap();
+    std::fs::remove_file(p.run_dir().join("knobs-999999.json")).ok();
+    std::fs::remove_file(p.run_dir().join("knobs-999998.json")).ok();
+    std::os::unix::fs::symlink(&elsewhere, p.run_dir().join("knobs-999997.json")).unwrap();
+    let out = p.run(&["list"]);
+    assert!(!stderr_of(&out).contains("refused to write"), "{}", stderr_of(&out));
+
+    // A run directory others may write to is refused for a sweep, and not read by others.
+    std::fs::set_permissions(p.run_dir(), std::fs::Permissions::from_mode(0o777)).unwrap();
+    let out = p.run(&["list"]);
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious\n");
+    assert!(!stderr_of(&out).contains("refused to write"), "{}", stderr_of(&out));
+}
+
+/// A journal left by a sweep whose PID now belongs to a live process (here: this test) is
+/// still restored: a live sweep is known by the lock on its journal, not by its PID.
+#[test]
+fn a_dead_sweeps_journal_is_restored_even_when_its_pid_was_reused() {
+    needs_root!();
+    let p = Place::new();
+    let ram = RamLoop::new(16 << 20);
+    let attr = std::fs::canonicalize(format!("/sys/block/{}/queue", ram.dev.name()))
+        .unwrap()
+        .join("read_ahead_kb");
+    let original = std::fs::read_to_string(&attr).unwrap().trim().to_string();
+    let changed = if original == "4096" { "256" } else { "4096" };
+    let _restore = QueueGuard(attr.clone(), original.clone());
+    std::fs::write(&attr, changed).unwrap();
+    let journal = serde_json::json!({"pid": std::process::id(), "restore": [[attr, original]]});
+    std::fs::write(
+        p.run_dir().join(format!("knobs-{}.json", std::process::id())),
+        serde_json::to_vec(&journal).unwrap(),
+    )
+    .unwrap();
+    let out = p.run(&["list"]);
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    assert_eq!(
+        std::fs::read_to_string(&attr).unwrap().trim(),
+        original,
+        "{}",
+        stderr_of(&out)
+    );
+    assert!(stderr_of(&out).contains("put back"), "{}", stderr_of(&out));
+}
+
+struct QueueGuard(PathBuf, String);
+
+impl Drop for QueueGuard {
+    fn drop(&mut self) {
+        let _ = std::fs::write(&self.0, &self.1);
+    }
+}
+
+/// Two sweeps of one device: the second is refused while the first runs, instead of taking
+/// the first's temporary value for the original.
+#[test]
+fn a_second_sweep_of_a_device_is_refused() {
+    needs_root!();
+    let p = Place::new();
+    let ram = RamLoop::new(64 << 20);
+    let mut first = p
+        .cmd(&[
+            "sweep",
+            "seq",
+            &ram.dev.dev,
+            "--allow-overwrite",
+            "--knob",
+            "read_ahead_kb=128,256",
+            "--cell-time",
+            "2s",
+            "--repeat",
+            "1",
+            "--no-store",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let _kill = KillOnDrop(first.id());
+    // Wait until the first sweep is at its first setting (it holds the lock by then).
+    wait_for_line(&mut first, "[setting 1/");
+    let out = p.run(&[
+        "sweep",
+        "seq",
+        &ram.dev.dev,
+        "--allow-overwrite",
+        "--knob",
+        "read_ahead_kb=512",
+        "--no-store",
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr_of(&out));
+    assert!(
+        stderr_of(&out).contains("another iogauge sweep"),
+        "{}",
+        stderr_of(&out)
+    );
+    let _ = first.kill();
+    let _ = first.wait();
+}
+
+/// A child's stderr, line by line, read in the background.
+struct Lines {
+    rx: std::sync::mpsc::Receiver<String>,
+    seen: std::cell::RefCell<String>,
+}
+
+impl Lines {
+    fn of(child: &mut Child) -> Lines {
+        let err = child.stderr.take().expect("stderr piped");
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(err).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Lines {
+            rx,
+            seen: Default::default(),
+        }
+    }
+
+    /// Waits for a line that contains `marker`; a watchdog of two minutes fails the test
+    /// rather than hang it, and so does the end of the output.
+    fn wait(&self, marker: &str) {
+        let until = Instant::now() + Duration::from_secs(120);
+        loop {
+            let left = until.saturating_duration_since(Instant::now());
+            match self.rx.recv_timeout(left) {
+                Ok(line) => {
+                    let found = line.contains(marker);
+                    self.seen.borrow_mut().push_str(&line);
+                    self.seen.borrow_mut().push('\n');
+                    if found {
+                        return;
+                    }
+                }
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                    panic!("no line with {marker:?} within two minutes:\n{}", self.seen.borrow())
+                }
+                Err(_) => panic!(
+                    "the process ended before a line with {marker:?}:\n{}",
+                    self.seen.borrow()
+                ),
+            }
+        }
+    }
+}
+
+/// Reads a child's stderr until a line contains `marker`; the rest is drained meanwhile.
+fn wait_for_line(child: &mut Child, marker: &str) -> Lines {
+    let lines = Lines::of(child);
+    lines.wait(marker);
+    lines
+}
+
+struct KillOnDrop(u32);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = Command::new("kill")
+            .args(["-9", &self.0.to_string()])
+            .status();
+    }
+}
+
+/// Issue 20, item 4: kill -9 at random moments of runs and suites (the fill, the cells, the
+/// preconditioning) leaves test files that nothing named. Now the next command names them,
+/// `iogauge clean` removes them, and the results database is intact.
+#[test]
+fn killed_runs_leave_nothing_after_clean() {
+    let p = Place::new();
+    let kinds: [&[&str]; 3] = [
+        &["run", ".", "--size", "64m", "--time", "5s", "--rw", "randwrite"],
+        &["suite", "quick", ".", "--size", "64m", "--cell-time", "1s"],
+        &["run", ".", "--size", "64m", "--time", "5s", "--precondition", "--rw", "randread"],
+    ];
+    let mut rng = 0x9e37_79b9_7f4a_7c15u64;
+    for k in 0..12 {
+        let args = kinds[k % kinds.len()];
+        let mut child = p
+            .cmd(args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        // A random moment to kill at — the experiment's design, not a wait for anything:
+        // somewhere in the fill, the preconditioning or the cells.
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        std::thread::sleep(Duration::from_millis(50 + rng % 1500));
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+    let out = p.run(&["clean", "--dry-run"]);
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let listed = String::from_utf8_lossy(&out.stdout).into_owned();
+    let left = test_files(p.path());
+    for f in &left {
+        assert!(
+            listed.contains(&f.display().to_string()),
+            "{} left but not listed:\n{listed}",
+            f.display()
+        );
+    }
+    let out = p.run(&["clean"]);
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    assert!(test_files(p.path()).is_empty(), "{:?}", test_files(p.path()));
+    assert!(
+        std::fs::read_dir(p.run_dir())
+            .unwrap()
+            .flatten()
+            .all(|e| !e.file_name().to_string_lossy().starts_with("ledger-")),
+        "ledgers left after clean"
+    );
+    let again = p.run(&["clean"]);
+    assert!(String::from_utf8_lossy(&again.stdout).contains("nothing to clean"));
+    if p.path().join("results.db").exists() {
+        let check = Command::new("python3")
+            .args([
+                "-c",
+                "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('pragma integrity_check').fetchone()[0])",
+            ])
+            .arg(p.path().join("results.db"))
+            .output()
+            .unwrap();
+        assert_eq!(String::from_utf8_lossy(&check.stdout).trim(), "ok");
+        // No empty run: a run killed before its first result is not in the store.
+        let list = p.run(&["list"]);
+        assert!(
+            !String::from_utf8_lossy(&list.stdout).contains("0 results"),
+            "{}",
+            String::from_utf8_lossy(&list.stdout)
+        );
+    }
+}
+
+fn test_files(dir: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("iogauge-test."))
+        })
+        .collect()
+}
+
+/// A killed run's leftovers are named by the next command, whatever it is.
+#[test]
+fn the_next_command_names_what_a_killed_run_left() {
+    let p = Place::new();
+    let mut child = p
+        .cmd(&["run", ".", "--size", "16m", "--time", "60s", "--rw", "randread", "--no-store"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let _kill = KillOnDrop(child.id());
+    // Measuring has begun once the fill is done.
+    wait_for_line(&mut child, "done");
+    let _ = child.kill();
+    let _ = child.wait();
+    let left = test_files(p.path());
+    assert_eq!(left.len(), 1, "{left:?}");
+    let out = p.run(&["list"]);
+    let err = stderr_of(&out);
+    assert!(
+        err.contains(&left[0].display().to_string()) && err.contains("iogauge clean"),
+        "{err}"
+    );
+}
+
+/// Issue 20, item 4: a second Ctrl-C with --keep deleted the kept file.
+#[test]
+fn a_second_interrupt_keeps_what_keep_asked_for() {
+    let p = Place::new();
+    let mut child = p
+        .cmd(&[
+            "run", "kept.dat", "--size", "16m", "--time", "60s", "--rw", "randread", "--keep",
+            "--no-store",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let _kill = KillOnDrop(child.id());
+    let lines = Lines::of(&mut child);
+    lines.wait("done");
+    sh("kill", &["-INT", &child.id().to_string()]);
+    lines.wait("interrupted: stopping");
+    sh("kill", &["-INT", &child.id().to_string()]);
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    assert!(p.path().join("kept.dat").exists(), "the kept file was removed");
+}
+
+/// Issue 20, item 6: durations that overflowed panicked (exit 101) or allocated 144 GB.
+#[test]
+fn huge_durations_are_one_line_errors() {
+    let p = Place::new();
+    for args in [
+        &["run", "--time", "99999999999999h", "--no-store"][..],
+        &["run", "--time", "18446744073709551615s", "--no-store"],
+        &["run", "--ramp", "5124095576030431h", "--no-store"],
+        &["suite", "quick", "--cell-time", "5124095576030431h", "--dry-run"],
+        &["run", "--interval", "5124095576030431h", "--no-store"],
+        &["run", "--time", "1000000h", "--no-store"],
+    ] {
+        let out = p.run(args);
+        let err = stderr_of(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains("30 days"), "{args:?}: {err}");
+        assert!(test_files(p.path()).is_empty(), "{args:?} left a file");
+    }
+}
+
+/// Issue 20, item 7: labels with newlines and terminal escapes were stored and printed raw.
+#[test]
+fn labels_are_printable() {
+    let p = Place::new();
+    let out = p.run(&["run", "--engine", "null", "--time", "10ms", "--label", "a\nb\x1b[31m"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr_of(&out));
+    assert!(!stderr_of(&out).contains('\x1b'), "{}", stderr_of(&out));
+}
+
+/// Issue 20, item 7: a results database held locked was found only after the fill; now the
+/// run stops (after SQLite's busy wait of 30 s) before it writes a byte.
+#[test]
+fn a_locked_results_database_is_found_before_the_fill() {
+    let p = Place::new();
+    let db = p.path().join("results.db");
+    // Create it, then hold it with an exclusive transaction from another process.
+    let out = p.run(&["run", "--engine", "null", "--time", "10ms"]);
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let mut holder = Command::new("python3")
+        .args([
+            "-c",
+            "import sqlite3,sys; c=sqlite3.connect(sys.argv[1], isolation_level=None); c.execute('BEGIN EXCLUSIVE'); print('held', flush=True); sys.stdin.read()",
+        ])
+        .arg(&db)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(holder.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    assert_eq!(line.trim(), "held");
+    let out = p.run(&["run", "data", "--size", "64m", "--time", "1s"]);
+    let err = stderr_of(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("results database"), "{err}");
+    assert!(!p.path().join("data").exists(), "the fill ran while the database was locked");
+    let _ = holder.stdin.take().unwrap().write_all(b"");
+    let _ = holder.kill();
+    let _ = holder.wait();
+}
+
+/// Issue 20, item 5: one client could end the listener (a 1.5 GiB line, 129 idle
+/// connections). Now a long first line is cut off, idle connections beyond the limit are
+/// told to come back, and the listener keeps answering.
+#[test]
+fn the_listener_survives_its_clients() {
+    let p = Place::new();
+    let port = free_port();
+    let addr = format!("127.0.0.1:{port}");
+    let mut listener = p
+        .cmd(&["fsync-check", "listen", &addr, "--records", "records"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let _kill = KillOnDrop(listener.id());
+    wait_for_line(&mut listener, "listening on");
+    // A line that never ends.
+    let mut long = std::net::TcpStream::connect(&addr).unwrap();
+    let chunk = vec![b'x'; 1 << 20];
+    for _ in 0..16 {
+        if long.write_all(&chunk).is_err() {
+            break;
+        }
+    }
+    // (Its answer may be lost to the reset of a socket closed with data unread: what matters
+    // is that the listener lives on and answers the next client.)
+    drop(long);
+    // Many idle connections.
+    let idle: Vec<std::net::TcpStream> = (0..150)
+        .map(|_| std::net::TcpStream::connect(&addr).unwrap())
+        .collect();
+    // The listener still answers a verifier (with an error: nothing recorded), or says it is
+    // busy — it does not die.
+    assert!(listener.try_wait().unwrap().is_none(), "the listener died");
+    drop(idle);
+    let mut s = std::net::TcpStream::connect(&addr).unwrap();
+    s.write_all(b"iogauge-fsync-check 1 verify nothing\n").unwrap();
+    let mut answer = String::new();
+    BufReader::new(&s).read_line(&mut answer).unwrap();
+    assert!(answer.starts_with("error"), "{answer:?}");
+    assert!(listener.try_wait().unwrap().is_none(), "the listener died");
+    // Its records directory is private.
+    let md = std::fs::metadata(p.path().join("records")).unwrap();
+    assert_eq!(md.permissions().mode() & 0o077, 0);
+    assert_eq!(md.uid(), std::fs::metadata("/proc/self").unwrap().uid());
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
