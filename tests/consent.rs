@@ -108,7 +108,11 @@ fn no_suite_writes_an_existing_file_without_consent() {
             err.contains("--allow-overwrite") && err.lines().count() == 1,
             "{suite} --precondition: {err}"
         );
-        assert_eq!(sha(&file), before, "suite {suite} --precondition changed the file");
+        assert_eq!(
+            sha(&file),
+            before,
+            "suite {suite} --precondition changed the file"
+        );
     }
     // Without --precondition: what only reads runs (briefly), what writes is left out.
     for suite in SUITES {
@@ -145,14 +149,31 @@ fn no_suite_writes_a_signed_or_mounted_device() {
     for dev in [&signed.dev, &mounted.dev] {
         let before = sha(Path::new(&dev.dev));
         for suite in SUITES {
-            for extra in [&["--precondition"][..], &["--precondition", "--allow-overwrite"]] {
-                let mut args = vec!["suite", suite, &dev.dev, "--no-store", "--cell-time", "50ms"];
+            for extra in [
+                &["--precondition"][..],
+                &["--precondition", "--allow-overwrite"],
+            ] {
+                let mut args = vec![
+                    "suite",
+                    suite,
+                    &dev.dev,
+                    "--no-store",
+                    "--cell-time",
+                    "50ms",
+                ];
                 args.extend_from_slice(extra);
                 let out = p.run(&args);
                 let err = stderr_of(&out);
-                assert_eq!(out.status.code(), Some(2), "{suite} {extra:?} on {}: {err}", dev.dev);
+                assert_eq!(
+                    out.status.code(),
+                    Some(2),
+                    "{suite} {extra:?} on {}: {err}",
+                    dev.dev
+                );
                 assert!(
-                    err.contains("ext") || err.contains("mounted") || err.contains("--allow-overwrite"),
+                    err.contains("ext")
+                        || err.contains("mounted")
+                        || err.contains("--allow-overwrite"),
                     "{suite} {extra:?} on {}: {err}",
                     dev.dev
                 );
@@ -182,7 +203,11 @@ fn a_link_planted_at_the_default_name_is_never_followed() {
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", stderr_of(&out));
-    assert_eq!(sha(&victim), before, "the write went through the planted link");
+    assert_eq!(
+        sha(&victim),
+        before,
+        "the write went through the planted link"
+    );
     let err = stderr_of(&out);
     assert!(err.contains("iogauge-test."), "{err}");
 }
@@ -221,14 +246,22 @@ fn a_forged_knob_journal_writes_nothing() {
     std::fs::remove_file(p.run_dir().join("knobs-999998.json")).ok();
     std::os::unix::fs::symlink(&elsewhere, p.run_dir().join("knobs-999997.json")).unwrap();
     let out = p.run(&["list"]);
-    assert!(!stderr_of(&out).contains("refused to write"), "{}", stderr_of(&out));
+    assert!(
+        !stderr_of(&out).contains("refused to write"),
+        "{}",
+        stderr_of(&out)
+    );
 
     // A run directory others may write to is refused for a sweep, and not read by others.
     std::fs::set_permissions(p.run_dir(), std::fs::Permissions::from_mode(0o777)).unwrap();
     let out = p.run(&["list"]);
     assert!(out.status.success(), "{}", stderr_of(&out));
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious\n");
-    assert!(!stderr_of(&out).contains("refused to write"), "{}", stderr_of(&out));
+    assert!(
+        !stderr_of(&out).contains("refused to write"),
+        "{}",
+        stderr_of(&out)
+    );
 }
 
 /// A journal left by a sweep whose PID now belongs to a live process (here: this test) is
@@ -247,7 +280,8 @@ fn a_dead_sweeps_journal_is_restored_even_when_its_pid_was_reused() {
     std::fs::write(&attr, changed).unwrap();
     let journal = serde_json::json!({"pid": std::process::id(), "restore": [[attr, original]]});
     std::fs::write(
-        p.run_dir().join(format!("knobs-{}.json", std::process::id())),
+        p.run_dir()
+            .join(format!("knobs-{}.json", std::process::id())),
         serde_json::to_vec(&journal).unwrap(),
     )
     .unwrap();
@@ -356,7 +390,10 @@ impl Lines {
                     }
                 }
                 Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
-                    panic!("no line with {marker:?} within two minutes:\n{}", self.seen.borrow())
+                    panic!(
+                        "no line with {marker:?} within two minutes:\n{}",
+                        self.seen.borrow()
+                    )
                 }
                 Err(_) => panic!(
                     "the process ended before a line with {marker:?}:\n{}",
@@ -380,6 +417,7 @@ impl Drop for KillOnDrop {
     fn drop(&mut self) {
         let _ = Command::new("kill")
             .args(["-9", &self.0.to_string()])
+            .stderr(Stdio::null())
             .status();
     }
 }
@@ -391,9 +429,28 @@ impl Drop for KillOnDrop {
 fn killed_runs_leave_nothing_after_clean() {
     let p = Place::new();
     let kinds: [&[&str]; 3] = [
-        &["run", ".", "--size", "64m", "--time", "5s", "--rw", "randwrite"],
+        &[
+            "run",
+            ".",
+            "--size",
+            "64m",
+            "--time",
+            "5s",
+            "--rw",
+            "randwrite",
+        ],
         &["suite", "quick", ".", "--size", "64m", "--cell-time", "1s"],
-        &["run", ".", "--size", "64m", "--time", "5s", "--precondition", "--rw", "randread"],
+        &[
+            "run",
+            ".",
+            "--size",
+            "64m",
+            "--time",
+            "5s",
+            "--precondition",
+            "--rw",
+            "randread",
+        ],
     ];
     let mut rng = 0x9e37_79b9_7f4a_7c15u64;
     for k in 0..12 {
@@ -426,7 +483,11 @@ fn killed_runs_leave_nothing_after_clean() {
     }
     let out = p.run(&["clean"]);
     assert!(out.status.success(), "{}", stderr_of(&out));
-    assert!(test_files(p.path()).is_empty(), "{:?}", test_files(p.path()));
+    assert!(
+        test_files(p.path()).is_empty(),
+        "{:?}",
+        test_files(p.path())
+    );
     assert!(
         std::fs::read_dir(p.run_dir())
             .unwrap()
@@ -473,7 +534,17 @@ fn test_files(dir: &Path) -> Vec<PathBuf> {
 fn the_next_command_names_what_a_killed_run_left() {
     let p = Place::new();
     let mut child = p
-        .cmd(&["run", ".", "--size", "16m", "--time", "60s", "--rw", "randread", "--no-store"])
+        .cmd(&[
+            "run",
+            ".",
+            "--size",
+            "16m",
+            "--time",
+            "60s",
+            "--rw",
+            "randread",
+            "--no-store",
+        ])
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -499,7 +570,15 @@ fn a_second_interrupt_keeps_what_keep_asked_for() {
     let p = Place::new();
     let mut child = p
         .cmd(&[
-            "run", "kept.dat", "--size", "16m", "--time", "60s", "--rw", "randread", "--keep",
+            "run",
+            "kept.dat",
+            "--size",
+            "16m",
+            "--time",
+            "60s",
+            "--rw",
+            "randread",
+            "--keep",
             "--no-store",
         ])
         .stdout(Stdio::null())
@@ -514,7 +593,10 @@ fn a_second_interrupt_keeps_what_keep_asked_for() {
     sh("kill", &["-INT", &child.id().to_string()]);
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(130));
-    assert!(p.path().join("kept.dat").exists(), "the kept file was removed");
+    assert!(
+        p.path().join("kept.dat").exists(),
+        "the kept file was removed"
+    );
 }
 
 /// Issue 20, item 6: durations that overflowed panicked (exit 101) or allocated 144 GB.
@@ -525,7 +607,13 @@ fn huge_durations_are_one_line_errors() {
         &["run", "--time", "99999999999999h", "--no-store"][..],
         &["run", "--time", "18446744073709551615s", "--no-store"],
         &["run", "--ramp", "5124095576030431h", "--no-store"],
-        &["suite", "quick", "--cell-time", "5124095576030431h", "--dry-run"],
+        &[
+            "suite",
+            "quick",
+            "--cell-time",
+            "5124095576030431h",
+            "--dry-run",
+        ],
         &["run", "--interval", "5124095576030431h", "--no-store"],
         &["run", "--time", "1000000h", "--no-store"],
     ] {
@@ -541,7 +629,15 @@ fn huge_durations_are_one_line_errors() {
 #[test]
 fn labels_are_printable() {
     let p = Place::new();
-    let out = p.run(&["run", "--engine", "null", "--time", "10ms", "--label", "a\nb\x1b[31m"]);
+    let out = p.run(&[
+        "run",
+        "--engine",
+        "null",
+        "--time",
+        "10ms",
+        "--label",
+        "a\nb\x1b[31m",
+    ]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr_of(&out));
     assert!(!stderr_of(&out).contains('\x1b'), "{}", stderr_of(&out));
 }
@@ -574,7 +670,10 @@ fn a_locked_results_database_is_found_before_the_fill() {
     let err = stderr_of(&out);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(err.contains("results database"), "{err}");
-    assert!(!p.path().join("data").exists(), "the fill ran while the database was locked");
+    assert!(
+        !p.path().join("data").exists(),
+        "the fill ran while the database was locked"
+    );
     let _ = holder.stdin.take().unwrap().write_all(b"");
     let _ = holder.kill();
     let _ = holder.wait();
@@ -616,7 +715,8 @@ fn the_listener_survives_its_clients() {
     assert!(listener.try_wait().unwrap().is_none(), "the listener died");
     drop(idle);
     let mut s = std::net::TcpStream::connect(&addr).unwrap();
-    s.write_all(b"iogauge-fsync-check 1 verify nothing\n").unwrap();
+    s.write_all(b"iogauge-fsync-check 1 verify nothing\n")
+        .unwrap();
     let mut answer = String::new();
     BufReader::new(&s).read_line(&mut answer).unwrap();
     assert!(answer.starts_with("error"), "{answer:?}");
@@ -633,4 +733,40 @@ fn free_port() -> u16 {
         .local_addr()
         .unwrap()
         .port()
+}
+
+/// Issue 20, item 3: a test file swapped for a link between cells (in a directory others may
+/// write to) was written through. Workers open the file by its handle, and a swap stops the
+/// run with a message.
+#[test]
+fn a_test_file_swapped_for_a_link_between_cells_is_not_followed() {
+    let p = Place::new();
+    let victim = p.path().join("victim");
+    random_file(&victim, 16);
+    let before = sha(&victim);
+    let mut child = p
+        .cmd(&[
+            "suite",
+            "seq",
+            "data",
+            "--size",
+            "16m",
+            "--cell-time",
+            "300ms",
+            "--repeat",
+            "1",
+            "--no-store",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let _kill = KillOnDrop(child.id());
+    let lines = wait_for_line(&mut child, "[1/");
+    std::fs::rename(p.path().join("data"), p.path().join("moved")).unwrap();
+    std::os::unix::fs::symlink(&victim, p.path().join("data")).unwrap();
+    lines.wait("replaced");
+    let status = child.wait().unwrap();
+    assert_eq!(sha(&victim), before, "a write went through the link");
+    assert!(!status.success());
 }

@@ -531,8 +531,19 @@ fn measure_once(
     let watch = iogauge_sysinfo::diskstats::DeviceWatch::start(devices, p.interval);
     let out_path = cl.work.join(format!("pgbench-{tag}.out"));
     let err_path = cl.work.join(format!("pgbench-{tag}.err"));
-    let out_file = std::fs::File::create(&out_path)?;
-    let err_file = std::fs::File::create(&err_path)?;
+    // The cluster's directory belongs to the server's account, which could have planted a
+    // link at these names: create them new, never through a link.
+    let fresh = |p: &std::path::Path| {
+        use std::os::unix::fs::OpenOptionsExt;
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(p)
+            .with_context(|| format!("creating {} (something is already there)", p.display()))
+    };
+    let out_file = fresh(&out_path)?;
+    let err_file = fresh(&err_path)?;
     let begun = Instant::now();
     let mut child = cl
         .client("pgbench")

@@ -132,7 +132,10 @@ impl Mounted {
         let (d, m) = (dev.to_path_buf(), dir.clone());
         let hook = crate::interrupt::register_hook(Box::new(move || {
             let _ = Command::new("umount").arg("-l").arg(&m).status();
-            let _ = wipe(&d);
+            // A lazily unmounted file system keeps the device busy for a moment, and wipefs
+            // refuses a busy device unless forced: this is the file system iogauge just made
+            // on a device it holds locked, so forcing is right here (and only here).
+            let _ = run(Command::new("wipefs").args(["-a", "-q", "-f"]).arg(&d));
             let _ = std::fs::remove_dir(&m);
         }));
         let mut me = Mounted {
