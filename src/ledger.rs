@@ -304,7 +304,8 @@ pub fn clean(dry_run: bool) -> Vec<Outcome> {
     let mut out = Vec::new();
     for l in left() {
         let mut kept = Vec::new();
-        for entry in &l.entries {
+        // Last made, first undone: a test file inside a scratch mount goes before the mount.
+        for entry in l.entries.iter().rev() {
             let (done, ok) = undo(entry, dry_run);
             if !ok || dry_run {
                 kept.push(entry.clone());
@@ -316,6 +317,7 @@ pub fn clean(dry_run: bool) -> Vec<Outcome> {
                 ok,
             });
         }
+        kept.reverse();
         if kept.is_empty() {
             let _ = std::fs::remove_file(&l.path);
         } else if !dry_run {

@@ -770,3 +770,155 @@ fn a_test_file_swapped_for_a_link_between_cells_is_not_followed() {
     assert_eq!(sha(&victim), before, "a write went through the link");
     assert!(!status.success());
 }
+
+/// Issue 20, "done when": kill -9 at random moments of knob sweeps, file-system sweeps and
+/// `db pgbench` (with a memory cgroup), then one `iogauge clean`: no changed knob, no mount,
+/// no signature, no server, cluster or cgroup is left.
+#[test]
+fn killed_sweeps_and_databases_leave_nothing_after_clean() {
+    needs_root!();
+    needs_tool!("mkfs.ext4");
+    let pg_bin = std::fs::read_dir("/usr/lib/postgresql").ok().and_then(|d| {
+        d.flatten()
+            .map(|e| e.path().join("bin"))
+            .find(|b| b.join("pgbench").exists())
+    });
+    if pg_bin.is_none() {
+        needs_tool!("pgbench");
+    }
+    let p = Place::new();
+    let knob_dev = RamLoop::new(64 << 20);
+    let scratch = RamLoop::new(256 << 20);
+    let attr = format!("/sys/block/{}/queue/read_ahead_kb", knob_dev.dev.name());
+    let original = std::fs::read_to_string(&attr).unwrap().trim().to_string();
+    let _restore = QueueGuard(PathBuf::from(&attr), original.clone());
+    let suite = p.path().join("tiny.toml");
+    std::fs::write(
+        &suite,
+        "name = \"tiny\"\ndescription = \"one small cell\"\n[[group]]\ntitle = \"t\"\nrw = [\"randwrite\"]\nbs = [\"4k\"]\n",
+    )
+    .unwrap();
+    let target = p.path().join("pg");
+    std::fs::create_dir(&target).unwrap();
+    let suite_s = suite.to_str().unwrap().to_string();
+    let target_s = target.to_str().unwrap().to_string();
+    let kinds: Vec<Vec<&str>> = vec![
+        vec![
+            "sweep",
+            "--file",
+            &suite_s,
+            &knob_dev.dev.dev,
+            "--allow-overwrite",
+            "--knob",
+            "read_ahead_kb=128,256,512",
+            "--cell-time",
+            "1s",
+            "--repeat",
+            "1",
+        ],
+        vec![
+            "sweep",
+            "--file",
+            &suite_s,
+            "--scratch",
+            &scratch.dev.dev,
+            "--fs",
+            "ext4",
+            "--cell-time",
+            "1s",
+            "--repeat",
+            "1",
+            "--size",
+            "32m",
+        ],
+        vec![
+            "db",
+            "pgbench",
+            &target_s,
+            "--scale",
+            "1",
+            "--clients",
+            "2",
+            "--time",
+            "3s",
+            "--storage-time",
+            "1s",
+            "--memory-limit",
+            "512m",
+        ],
+    ];
+    let mut rng = 0x2545_f491_4f6c_dd1du64;
+    for k in 0..9 {
+        let args = &kinds[k % kinds.len()];
+        let mut child = p
+            .cmd(args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        // A random moment to kill at (the experiment's design, not a wait for anything).
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        std::thread::sleep(Duration::from_millis(200 + rng % 3000));
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+    let out = p.run(&["clean"]);
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        stderr_of(&out)
+    );
+    // The knob is back (any command restores it; clean is one).
+    assert_eq!(std::fs::read_to_string(&attr).unwrap().trim(), original);
+    // No mount of the scratch device, no signature on it.
+    let mounts = std::fs::read_to_string("/proc/self/mounts").unwrap();
+    assert!(!mounts.contains(&scratch.dev.dev), "{mounts}");
+    let sig = Command::new("blkid")
+        .args(["-p", &scratch.dev.dev])
+        .output()
+        .unwrap();
+    assert!(
+        !String::from_utf8_lossy(&sig.stdout).contains("TYPE="),
+        "{}",
+        String::from_utf8_lossy(&sig.stdout)
+    );
+    // No server, cluster or cgroup.
+    let servers = Command::new("pgrep")
+        .args(["-a", "-f", &target_s])
+        .output()
+        .unwrap();
+    assert!(
+        !String::from_utf8_lossy(&servers.stdout).contains("postgres"),
+        "{}",
+        String::from_utf8_lossy(&servers.stdout)
+    );
+    let clusters: Vec<_> = std::fs::read_dir(&target)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("iogauge-pg-"))
+        .map(|e| e.path())
+        .collect();
+    assert!(clusters.is_empty(), "{clusters:?}");
+    for root in ["/sys/fs/cgroup/memory", "/sys/fs/cgroup"] {
+        if let Ok(d) = std::fs::read_dir(root) {
+            let ours: Vec<_> = d
+                .flatten()
+                .filter(|e| e.file_name().to_string_lossy().starts_with("iogauge-pg-"))
+                .filter(|e| {
+                    // Only the cgroups of the runs this test killed.
+                    std::fs::read_dir(p.run_dir()).is_ok()
+                        && e.path().join("cgroup.procs").exists()
+                        && std::fs::read_to_string(e.path().join("cgroup.procs"))
+                            .is_ok_and(|s| s.trim().is_empty())
+                })
+                .map(|e| e.path())
+                .collect();
+            assert!(ours.is_empty(), "{ours:?}");
+        }
+    }
+    let again = p.run(&["clean"]);
+    assert!(String::from_utf8_lossy(&again.stdout).contains("nothing to clean"));
+}

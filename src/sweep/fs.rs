@@ -231,16 +231,21 @@ pub fn undo_mount(dir: &Path, dev: &Path, fs: &str) -> (String, bool) {
     });
     let mut done = Vec::new();
     if mounted_here {
-        if let Err(e) = run(Command::new("umount").arg(dir)) {
-            return (
-                format!("could not be unmounted ({e:#}): umount {}", dir.display()),
-                false,
-            );
+        // The killed run's io_uring rings may still be letting go of their files.
+        let until = std::time::Instant::now() + UNMOUNT_PATIENCE;
+        while let Err(e) = run(Command::new("umount").arg(dir)) {
+            if std::time::Instant::now() >= until {
+                return (
+                    format!("could not be unmounted ({e:#}): umount {}", dir.display()),
+                    false,
+                );
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
         }
         done.push("unmounted".to_string());
     }
     match signatures::blkid(dev) {
-        Some(f) if f.what == format!("a '{fs}' signature") => match wipe(dev) {
+        Some(f) if f.what.starts_with(&format!("a '{fs}' signature")) => match wipe(dev) {
             Ok(()) => done.push(format!("its {fs} signature wiped")),
             Err(e) => return (format!("{e:#}"), false),
         },
