@@ -922,3 +922,65 @@ fn killed_sweeps_and_databases_leave_nothing_after_clean() {
     let again = p.run(&["clean"]);
     assert!(String::from_utf8_lossy(&again.stdout).contains("nothing to clean"));
 }
+
+/// Issue 20, item 5: any client could overwrite a writer's record or forge one that made
+/// `verify` print "LIES: 50 of 50" for honest storage. Records are per writer (its run id);
+/// the verifier asks for the one whose id is stamped in the target.
+#[test]
+fn a_forged_record_cannot_judge_a_file() {
+    let p = Place::new();
+    let port = free_port();
+    let addr = format!("127.0.0.1:{port}");
+    let mut listener = p
+        .cmd(&["fsync-check", "listen", &addr, "--records", "records"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let _kill = KillOnDrop(listener.id());
+    let _lines = wait_for_line(&mut listener, "listening on");
+    let target = p.path().join("fc.img");
+    let t = target.to_str().unwrap();
+    let w = p.run(&[
+        "fsync-check",
+        "write",
+        t,
+        "--to",
+        &addr,
+        "--size",
+        "1MiB",
+        "--count",
+        "50",
+    ]);
+    assert!(w.status.success(), "{}", stderr_of(&w));
+    // A forger, knowing the target's name but not the writer's run id, claims 50 synced
+    // writes of generation 1000 that the file cannot hold.
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
+    let name = format!(
+        "{}:{}",
+        host.trim(),
+        std::fs::canonicalize(&target).unwrap().display()
+    );
+    let mut s = std::net::TcpStream::connect(&addr).unwrap();
+    s.write_all(format!("iogauge-fsync-check 1 write 1234abcd 99 16384 {name}\n").as_bytes())
+        .unwrap();
+    let mut ok = String::new();
+    BufReader::new(&s).read_line(&mut ok).unwrap();
+    assert_eq!(ok.trim(), "ok");
+    let mut forged = Vec::new();
+    for i in 0..50u64 {
+        for kind in [b'P', b'A'] {
+            forged.push(kind);
+            forged.extend_from_slice(&(i * 16384).to_le_bytes());
+            forged.extend_from_slice(&1000u64.to_le_bytes());
+        }
+    }
+    s.write_all(&forged).unwrap();
+    drop(s);
+    // The forger's session is over once the listener has seen the connection close; a
+    // verifier asking now gets the writer's own record either way.
+    let v = p.run(&["fsync-check", "verify", t, "--to", &addr]);
+    let out = String::from_utf8_lossy(&v.stdout);
+    assert!(out.starts_with("honest: 0 of "), "{out}{}", stderr_of(&v));
+    assert_eq!(v.status.code(), Some(0));
+}
