@@ -409,6 +409,9 @@ pub struct DeviceDoc {
     pub write_bytes: Option<u64>,
     pub read_merges: Option<u64>,
     pub write_merges: Option<u64>,
+    /// Flush requests (fsync, fdatasync, FUA emulation), counted apart from data writes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flushes: Option<u64>,
     pub avg_read_request_bytes: Option<f64>,
     pub avg_write_request_bytes: Option<f64>,
     /// time_in_queue / elapsed: the IOs the device held on average.
@@ -480,6 +483,7 @@ impl DeviceDoc {
                 write_bytes: Some(t.sectors_written * 512),
                 read_merges: Some(t.reads_merged),
                 write_merges: Some(t.writes_merged),
+                flushes: Some(t.flushes),
                 avg_read_request_bytes: per(t.reads, t.sectors_read * 512),
                 avg_write_request_bytes: per(t.writes, t.sectors_written * 512),
                 avg_queue_depth: Some(t.time_in_queue_ms as f64 / 1e3 / secs),

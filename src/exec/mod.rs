@@ -1186,6 +1186,22 @@ fn notes_of(
             units::duration(stable::MIN_TIME)
         ));
     }
+    // Said once for the run rather than as a finding per cell: a short cell is a choice of the
+    // suite, not a fault of the storage.
+    let window = iogauge_analyze::min_intervals(iogauge_analyze::STEADY_WINDOW);
+    if plan.suite.rounds.is_none()
+        && state
+            .results
+            .iter()
+            .any(|r| r.timeseries.len() < window && !r.interrupted && r.pg.is_none())
+    {
+        let interval = state.results.first().map_or(1.0, |r| r.workload.interval_s);
+        add(format!(
+            "steady state was not judged: a cell needs {window} intervals of {} (cells of {} or longer) before the SNIA PTS test can tell a settled device from a drifting one",
+            units::duration(Duration::from_secs_f64(interval)),
+            units::duration(Duration::from_secs_f64(interval * window as f64))
+        ));
+    }
     if plan.kind == Kind::Suite
         && plan.suite.groups.iter().any(|g| g.layout == Layout::Seq)
         && plan.env.direct

@@ -16,6 +16,21 @@
 //!   else used it during the run.
 //! - `queue`: the device's average queue depth stayed under [`QUEUE_SHARE`] of the IOs kept in
 //!   flight while its `nr_requests` is below them: IOs waited above the device.
+//!
+//! Minimum evidence: no device finding is made from fewer than [`MIN_IOS`] IOs issued or a
+//! measurement shorter than [`MIN_SECS`], nor when the device's counters were watched over a
+//! window much longer than the measurement ([`MAX_WINDOW_RATIO`]): a short cell's start-up and
+//! a few requests of someone else would be most of what the device saw.
+//!
+//! Flushes: every fsync/fdatasync sends the device an empty flush, which the kernel counts
+//! once as a flush and once as a write with no data. Split is judged on the data writes alone
+//! (writes − flushes: the fewest the device can have done), merged on all writes (the most it
+//! can have done), so neither fires on the flushes of a sync workload.
+//!
+//! One finding never contradicts another on the same result: when `other-io` shows someone
+//! else moved data on the stack, the device's counters are not iogauge's alone, and split,
+//! merged and absorbed (each a comparison of those counters with what iogauge issued) are not
+//! judged.
 
 use crate::fmt::{bytes, count, pct};
 use crate::{Finding, Kind, Severity};
@@ -27,6 +42,13 @@ pub const OTHER_IO_MORE: f64 = 1.5;
 pub const QUEUE_SHARE: f64 = 0.75;
 /// Below this many bytes per second a device's traffic is background noise, never a finding.
 const FLOOR_BYTES_PER_S: f64 = 1024.0 * 1024.0;
+/// The fewest IOs issued that a device finding may rest on.
+pub const MIN_IOS: u64 = 1000;
+/// The shortest measurement a device finding may rest on, in seconds.
+pub const MIN_SECS: f64 = 0.5;
+/// The device window may exceed the measurement by this factor (plus [`WINDOW_SLACK_S`]).
+pub const MAX_WINDOW_RATIO: f64 = 1.5;
+const WINDOW_SLACK_S: f64 = 0.25;
 
 /// What iogauge issued, per second of measurement.
 #[derive(Clone, Copy, Debug, Default)]
@@ -38,6 +60,9 @@ pub struct Issued {
     pub direct: bool,
     /// IOs kept in flight (threads × depth).
     pub in_flight: u32,
+    /// IOs completed in the measurement, and its length in seconds.
+    pub ios: u64,
+    pub measured_s: f64,
 }
 
 /// What one device of the target's stack saw, per second, and its queue limits.
@@ -48,6 +73,10 @@ pub struct Seen {
     pub writes_per_s: f64,
     pub read_bytes_per_s: f64,
     pub write_bytes_per_s: f64,
+    /// Flush requests per second (also counted in `writes_per_s`, with no data).
+    pub flushes_per_s: f64,
+    /// Seconds the counters were watched.
+    pub window_s: f64,
     pub avg_queue_depth: f64,
     pub max_sectors_kb: Option<u64>,
     pub max_segments: Option<u64>,
@@ -75,13 +104,29 @@ pub fn device_findings(issued: &Issued, stack: &[Seen]) -> Vec<Finding> {
         }
         return out;
     };
+    if issued.ios < MIN_IOS
+        || issued.measured_s < MIN_SECS
+        || stack
+            .iter()
+            .any(|d| d.window_s > MAX_WINDOW_RATIO * issued.measured_s + WINDOW_SLACK_S)
+    {
+        return out;
+    }
     let lowest = stack.last().unwrap_or(top);
-    for (dir, n_iss, b_iss, n_dev, b_dev) in [
+    let other = other_io(issued, stack);
+    if let Some(f) = other {
+        // The counters hold someone else's IO too: nothing else can be judged from them.
+        out.push(f);
+        out.extend(queue(issued, top));
+        return out;
+    }
+    for (dir, n_iss, b_iss, n_dev, n_flush, b_dev) in [
         (
             "read",
             issued.reads_per_s,
             issued.read_bytes_per_s,
             top.reads_per_s,
+            0.0,
             top.read_bytes_per_s,
         ),
         (
@@ -89,6 +134,7 @@ pub fn device_findings(issued: &Issued, stack: &[Seen]) -> Vec<Finding> {
             issued.writes_per_s,
             issued.write_bytes_per_s,
             top.writes_per_s,
+            top.flushes_per_s,
             top.write_bytes_per_s,
         ),
     ] {
@@ -96,8 +142,16 @@ pub fn device_findings(issued: &Issued, stack: &[Seen]) -> Vec<Finding> {
             continue;
         }
         let size_iss = b_iss / n_iss;
+        // The fewest data requests the device can have done: its empty flushes are not data.
+        let n_data = (n_dev - n_flush).max(0.0);
+        let size_data = if n_data > 0.0 {
+            b_dev / n_data
+        } else {
+            f64::INFINITY
+        };
         let size_dev = b_dev / n_dev;
-        if n_dev >= SPLIT_MORE * n_iss && size_dev < size_iss / SPLIT_MORE {
+        if n_data >= SPLIT_MORE * n_iss && size_data < size_iss / SPLIT_MORE {
+            let (n_dev, size_dev) = (n_data, size_data);
             let limit = split_limit(top, size_iss);
             out.push(
                 Finding::new(
@@ -130,7 +184,11 @@ pub fn device_findings(issued: &Issued, stack: &[Seen]) -> Vec<Finding> {
                         count(n_iss),
                         bytes(size_iss)
                     ),
-                    "Use O_DIRECT (the default) to measure device IOPS; buffered IO and plugging merge neighbouring requests.",
+                    if issued.direct {
+                        "Neighbouring direct IOs were merged below iogauge (plugging, the scheduler): the device did fewer, larger requests. Use random offsets, or --iodepth 1, to measure its per-request IOPS."
+                    } else {
+                        "Use O_DIRECT (the default) to measure device IOPS; buffered IO and plugging merge neighbouring requests."
+                    },
                 )
                 .with("device_requests_per_s", n_dev)
                 .with("avg_request_bytes", size_dev),
@@ -165,53 +223,57 @@ pub fn device_findings(issued: &Issued, stack: &[Seen]) -> Vec<Finding> {
             }
         }
     }
-    for d in stack {
-        let seen = d.read_bytes_per_s + d.write_bytes_per_s;
-        if issued_bytes > 0.0 && seen > OTHER_IO_MORE * issued_bytes + FLOOR_BYTES_PER_S {
-            out.push(
-                Finding::new(
-                    Kind::OtherIo,
-                    Severity::Warning,
-                    format!(
-                        "{} moved {}/s while iogauge issued {}/s: another process used the disk, and the result is disturbed",
-                        d.name,
-                        bytes(seen),
-                        bytes(issued_bytes)
-                    ),
-                    "Find the other IO (iotop, pidstat -d) and run again on a quiet device.",
-                )
-                .with("device_bytes_per_s", seen)
-                .with("issued_bytes_per_s", issued_bytes),
-            );
-            break;
-        }
-    }
-    let want = f64::from(issued.in_flight);
-    if let Some(nr) = top.nr_requests {
-        if issued.in_flight >= 4 && (nr as f64) < want && top.avg_queue_depth < QUEUE_SHARE * want {
-            out.push(
-                Finding::new(
-                    Kind::Queue,
-                    Severity::Warning,
-                    format!(
-                        "{} queued {:.1} IOs on average while iogauge kept {} in flight: its nr_requests is {nr}{}, so the rest waited above the device",
-                        top.name,
-                        top.avg_queue_depth,
-                        issued.in_flight,
-                        top.scheduler
-                            .as_deref()
-                            .map(|s| format!(" (scheduler {s})"))
-                            .unwrap_or_default()
-                    ),
-                    "Raise /sys/block/DEV/queue/nr_requests to at least the IOs in flight, or measure at a depth the queue takes.",
-                )
-                .with("avg_queue_depth", top.avg_queue_depth)
-                .with("in_flight", want)
-                .with("nr_requests", nr as f64),
-            );
-        }
-    }
+    out.extend(queue(issued, top));
     out
+}
+
+/// `other-io`: a device of the stack moved far more than iogauge issued.
+fn other_io(issued: &Issued, stack: &[Seen]) -> Option<Finding> {
+    let issued_bytes = issued.read_bytes_per_s + issued.write_bytes_per_s;
+    stack.iter().find_map(|d| {
+        let seen = d.read_bytes_per_s + d.write_bytes_per_s;
+        (issued_bytes > 0.0 && seen > OTHER_IO_MORE * issued_bytes + FLOOR_BYTES_PER_S).then(|| {
+            Finding::new(
+                Kind::OtherIo,
+                Severity::Warning,
+                format!(
+                    "{} moved {}/s while iogauge issued {}/s: another process used the disk, and the result is disturbed",
+                    d.name,
+                    bytes(seen),
+                    bytes(issued_bytes)
+                ),
+                "Find the other IO (iotop, pidstat -d) and run again on a quiet device.",
+            )
+            .with("device_bytes_per_s", seen)
+            .with("issued_bytes_per_s", issued_bytes)
+        })
+    })
+}
+
+/// `queue`: IOs waited above a device whose nr_requests is below the IOs in flight.
+fn queue(issued: &Issued, top: &Seen) -> Option<Finding> {
+    let want = f64::from(issued.in_flight);
+    let nr = top.nr_requests?;
+    (issued.in_flight >= 4 && (nr as f64) < want && top.avg_queue_depth < QUEUE_SHARE * want).then(|| {
+        Finding::new(
+            Kind::Queue,
+            Severity::Warning,
+            format!(
+                "{} queued {:.1} IOs on average while iogauge kept {} in flight: its nr_requests is {nr}{}, so the rest waited above the device",
+                top.name,
+                top.avg_queue_depth,
+                issued.in_flight,
+                top.scheduler
+                    .as_deref()
+                    .map(|s| format!(" (scheduler {s})"))
+                    .unwrap_or_default()
+            ),
+            "Raise /sys/block/DEV/queue/nr_requests to at least the IOs in flight, or measure at a depth the queue takes.",
+        )
+        .with("avg_queue_depth", top.avg_queue_depth)
+        .with("in_flight", want)
+        .with("nr_requests", nr as f64)
+    })
 }
 
 /// Busiest over idlest member beyond this is an imbalance ("One DVD per second" found its two
@@ -281,12 +343,27 @@ fn split_limit(d: &Seen, size: f64) -> String {
 mod tests {
     use super::*;
 
+    /// A 10-second measurement.
     fn issued(reads: f64, size: f64) -> Issued {
         Issued {
             reads_per_s: reads,
             read_bytes_per_s: reads * size,
             direct: true,
             in_flight: 4,
+            ios: (reads * 10.0) as u64,
+            measured_s: 10.0,
+            ..Issued::default()
+        }
+    }
+
+    fn writes(n: f64, size: f64) -> Issued {
+        Issued {
+            writes_per_s: n,
+            write_bytes_per_s: n * size,
+            direct: true,
+            in_flight: 1,
+            ios: (n * 10.0) as u64,
+            measured_s: 10.0,
             ..Issued::default()
         }
     }
@@ -301,6 +378,7 @@ mod tests {
             max_segments: Some(254),
             max_segment_size: Some(1 << 30),
             nr_requests: Some(256),
+            window_s: 10.1,
             ..Seen::default()
         }
     }
@@ -386,5 +464,60 @@ mod tests {
             [Kind::Absorbed],
             "no device at all"
         );
+    }
+
+    /// An 8 KiB fdatasync workload: every write arrives whole, and each sync adds an empty
+    /// flush the kernel counts as a write too (issue 23: split fired on every sync workload).
+    #[test]
+    fn the_flushes_of_a_sync_workload_are_no_split() {
+        let k8 = 8192.0;
+        let mut d = seen("loop1", 0.0, 0.0);
+        d.writes_per_s = 2000.0;
+        d.flushes_per_s = 1000.0;
+        d.write_bytes_per_s = 1000.0 * k8;
+        assert!(device_findings(&writes(1000.0, k8), &[d.clone()]).is_empty());
+        // A near miss the other way: the same counters without flushes are a real split.
+        d.flushes_per_s = 0.0;
+        assert_eq!(
+            kinds(&device_findings(&writes(1000.0, k8), &[d])),
+            [Kind::Split]
+        );
+    }
+
+    /// A few IOs, a short cell, or a device window much longer than the measurement judge
+    /// nothing (issue 23: "93% of the reads never reached vda" from 16 IOs).
+    #[test]
+    fn too_little_evidence_judges_nothing() {
+        let k = 4096.0;
+        let absorbed = [seen("loop0", 10_000.0, k), seen("vda", 100.0, k)];
+        let mut few = issued(10_000.0, k);
+        few.ios = 16;
+        assert!(device_findings(&few, &absorbed).is_empty());
+        let mut short = issued(10_000.0, k);
+        short.measured_s = 0.0077;
+        assert!(device_findings(&short, &absorbed).is_empty());
+        let mut wide = absorbed.clone();
+        wide[1].window_s = 30.0;
+        assert!(device_findings(&issued(10_000.0, k), &wide).is_empty());
+        // The same evidence over a long enough, matching window is judged.
+        assert_eq!(
+            kinds(&device_findings(&issued(10_000.0, k), &absorbed)),
+            [Kind::Absorbed]
+        );
+    }
+
+    /// Someone else's IO on the stack: other-io alone, never merged or absorbed beside it
+    /// (issue 23: other-io and merged with "use O_DIRECT" on a direct cell).
+    #[test]
+    fn other_io_is_not_contradicted() {
+        let k = 4096.0;
+        let mut d = seen("vda", 500.0, 20.0 * k);
+        d.read_bytes_per_s = 500.0 * 400.0 * k;
+        let f = device_findings(&issued(10_000.0, k), &[d]);
+        assert_eq!(kinds(&f), [Kind::OtherIo]);
+        // Merged on a direct run does not advise direct IO.
+        let f = device_findings(&issued(10_000.0, k), &[seen("vda", 500.0, 20.0 * k)]);
+        assert_eq!(kinds(&f), [Kind::Merged]);
+        assert!(!f[0].advice.contains("Use O_DIRECT"), "{}", f[0].advice);
     }
 }

@@ -62,5 +62,5 @@ pub use knee::{cache_knee, Knee, Step};
 pub use outliers::{latency_outliers, outliers};
 pub use sparse::sparse;
 pub use stalls::stalls;
-pub use steady::{snia_window, steady, Window, STEADY_WINDOW};
+pub use steady::{min_intervals, snia_window, steady, Window, STEADY_WINDOW};
 pub use thresholds::{ThresholdError, Thresholds};

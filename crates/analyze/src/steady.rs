@@ -17,6 +17,16 @@ pub const STEADY_WINDOW: usize = 5;
 const DRIFTING: &str = "The device had not settled: run longer, or precondition it first (SNIA \
 PTS writes the device twice over with the workload before measuring) until the last intervals \
 agree. SSD write results in particular fall for minutes once the spare area is used up.";
+/// Reads do not wear a device into a new state; a read rate drifts with caches and other load.
+const DRIFTING_READS: &str = "The rate had not settled: run longer until the last intervals \
+agree (a cache warming up, or other load on the device, moves read rates).";
+
+/// The fewest intervals a series needs before it is judged: twice the window, so the window
+/// never holds the start of the run (a ramp, a cache filling) and a short cell is not called
+/// drifting for what every run does in its first seconds.
+pub fn min_intervals(window: usize) -> usize {
+    2 * window.max(2)
+}
 
 /// The SNIA PTS numbers of a measurement window: its mean, data excursion (max − min), the
 /// least-squares slope per step and the slope excursion |slope| × (window − 1).
@@ -66,9 +76,10 @@ pub fn snia_window(ys: &[f64]) -> Window {
 
 /// Applies the SNIA PTS test to the last `window` values of `per_interval_iops` (one value per
 /// interval of `interval_s` seconds). A `window` under 2 is taken as 2, the least a slope needs.
-/// Empty input, or a non-finite value inside the window, gives no finding; fewer intervals than
-/// the window gives an info finding that the run is too short to judge (a limit of the
-/// measurement, not of the storage).
+/// Empty input, fewer intervals than [`min_intervals`] (too short to judge: a limit of the
+/// measurement, not of the storage, which the run says once in its notes), or a non-finite
+/// value inside the window gives no finding. `writes`: the workload writes, so a drift may be
+/// the device's own change of state (advice on preconditioning), not only the run's.
 ///
 /// Evidence: `window`, `window_mean_iops`, `excursion_iops`, `slope_excursion_iops`,
 /// `slope_iops_per_interval`, and when the mean is positive `excursion_frac` and
@@ -77,22 +88,13 @@ pub fn steady(
     per_interval_iops: &[f64],
     interval_s: f64,
     window: usize,
+    writes: bool,
     th: &Thresholds,
 ) -> Vec<Finding> {
     let window = window.max(2);
     let n = per_interval_iops.len();
-    if n == 0 {
+    if n < min_intervals(window) {
         return Vec::new();
-    }
-    if n < window {
-        return vec![Finding::new(
-            Kind::Steady,
-            Severity::Info,
-            format!("cannot judge steady state: {n} intervals, the test needs {window}"),
-            "Run longer, so that the last intervals can show whether the device settled.",
-        )
-        .with("window", window as f64)
-        .with("intervals", n as f64)];
     }
     let ys = &per_interval_iops[n - window..];
     if ys.iter().any(|y| !y.is_finite()) {
@@ -152,7 +154,7 @@ pub fn steady(
                 share(slope_excursion),
                 pct(th.steady_slope)
             ),
-            DRIFTING,
+            if writes { DRIFTING } else { DRIFTING_READS },
         )
     };
     let mut f = f
@@ -181,26 +183,34 @@ mod tests {
     #[test]
     fn a_settled_series_is_steady() {
         // Falls from 30,000 and settles around 10,000 ± 2%.
-        let mut series = vec![30_000.0, 20_000.0, 14_000.0, 11_000.0];
+        let mut series = vec![30_000.0, 20_000.0, 14_000.0, 11_000.0, 10_500.0];
         series.extend([10_100.0, 9_900.0, 10_200.0, 9_800.0, 10_000.0]);
-        let found = steady(&series, 60.0, STEADY_WINDOW, &Thresholds::default());
+        let found = steady(&series, 60.0, STEADY_WINDOW, true, &Thresholds::default());
         assert_eq!(found.len(), 1);
         let f = &found[0];
         assert_eq!(f.kind, Kind::Steady);
         assert_eq!(f.severity, Severity::Info);
         assert!((f.evidence["window_mean_iops"] - 10_000.0).abs() < 1e-9);
         assert!((f.evidence["excursion_iops"] - 400.0).abs() < 1e-9);
-        assert_eq!(f.evidence["window_start_s"], 4.0 * 60.0);
+        assert_eq!(f.evidence["window_start_s"], 5.0 * 60.0);
     }
 
     #[test]
     fn a_linear_drift_is_still_drifting_with_its_slope() {
         // Falls 300 IOPS per 10 s interval: 30 IOPS/s.
         let series: Vec<f64> = (0..12).map(|i| 12_000.0 - 300.0 * i as f64).collect();
-        let found = steady(&series, 10.0, STEADY_WINDOW, &Thresholds::default());
+        let found = steady(&series, 10.0, STEADY_WINDOW, true, &Thresholds::default());
         assert_eq!(found.len(), 1);
         let f = &found[0];
         assert_eq!(f.severity, Severity::Warning);
+        assert!(f.advice.contains("precondition"), "{}", f.advice);
+        // A read workload drifting the same way gets no advice about wearing the device.
+        let reads = steady(&series, 10.0, STEADY_WINDOW, false, &Thresholds::default());
+        assert!(
+            !reads[0].advice.contains("spare area"),
+            "{}",
+            reads[0].advice
+        );
         assert!((f.evidence["slope_iops_per_s"] + 30.0).abs() < 1e-9);
         assert!((f.evidence["slope_iops_per_interval"] + 300.0).abs() < 1e-9);
         // Last 5: 9,900 … 8,700, mean 9,300; slope excursion 1,200 = 12.9% > 10%.
@@ -212,22 +222,31 @@ mod tests {
 
     #[test]
     fn wide_swings_without_trend_fail_the_excursion_test() {
-        let series = [10_000.0, 13_000.0, 10_000.0, 13_000.0, 10_000.0];
-        let found = steady(&series, 1.0, STEADY_WINDOW, &Thresholds::default());
+        let series = [10_000.0, 13_000.0, 10_000.0, 13_000.0, 10_000.0].repeat(2);
+        let found = steady(&series, 1.0, STEADY_WINDOW, true, &Thresholds::default());
         assert_eq!(found[0].severity, Severity::Warning);
         assert_eq!(found[0].evidence["slope_iops_per_interval"], 0.0);
     }
 
+    /// A series shorter than twice the window is not judged at all (issue 23: 5-second cells
+    /// were each called "still drifting" for their first seconds); the near miss one interval
+    /// longer is.
     #[test]
     fn short_and_empty_series() {
         let th = Thresholds::default();
-        assert!(steady(&[], 1.0, STEADY_WINDOW, &th).is_empty());
-        let short = steady(&[1.0, 2.0], 1.0, STEADY_WINDOW, &th);
-        assert_eq!(short.len(), 1);
-        assert_eq!(short[0].severity, Severity::Info);
-        assert!(steady(&[1.0, f64::NAN, 1.0, 1.0, 1.0], 1.0, STEADY_WINDOW, &th).is_empty());
-        // Window 0 is taken as 2.
-        let two = steady(&[5.0, 5.0], 1.0, 0, &th);
+        assert!(steady(&[], 1.0, STEADY_WINDOW, true, &th).is_empty());
+        let ramp: Vec<f64> = (1..=9).map(|i| 1000.0 * i as f64).collect();
+        assert!(steady(&ramp, 1.0, STEADY_WINDOW, true, &th).is_empty());
+        let ramp: Vec<f64> = (1..=10).map(|i| 1000.0 * i as f64).collect();
+        assert_eq!(
+            steady(&ramp, 1.0, STEADY_WINDOW, true, &th)[0].severity,
+            Severity::Warning
+        );
+        let mut nan = vec![1.0; 10];
+        nan[7] = f64::NAN;
+        assert!(steady(&nan, 1.0, STEADY_WINDOW, true, &th).is_empty());
+        // Window 0 is taken as 2: four intervals are enough.
+        let two = steady(&[5.0, 5.0, 5.0, 5.0], 1.0, 0, true, &th);
         assert_eq!(two[0].severity, Severity::Info);
     }
 }
