@@ -230,8 +230,8 @@ proptest! {
         window in 0usize..10,
         th in any_thresholds(),
     ) {
-        assert_finite(&steady(&series, interval, window, &th));
-        prop_assert!(steady(&series, interval, window, &Thresholds::default()).len() <= 1);
+        assert_finite(&steady(&series, interval, window, true, &th));
+        prop_assert!(steady(&series, interval, window, false, &Thresholds::default()).len() <= 1);
     }
 
     #[test]
