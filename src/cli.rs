@@ -379,11 +379,11 @@ pub struct TargetArgs {
     pub engine: EngineArg,
 
     /// Go through the page cache (O_DIRECT is the default, so the device is measured).
-    #[arg(long, overrides_with = "direct")]
+    #[arg(long, conflicts_with = "direct")]
     pub buffered: bool,
 
     /// Bypass the page cache with O_DIRECT (the default).
-    #[arg(long, overrides_with = "buffered")]
+    #[arg(long, conflicts_with = "buffered")]
     pub direct: bool,
 
     /// io_uring: a kernel thread polls the submission queue (IORING_SETUP_SQPOLL).
@@ -446,9 +446,9 @@ pub struct WorkloadArgs {
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub iodepth: u32,
 
-    /// Percentage of reads in rw and randrw.
-    #[arg(long, value_name = "READ%", default_value_t = 50, value_parser = clap::value_parser!(u8).range(0..=100))]
-    pub mix: u8,
+    /// Percentage of reads in rw and randrw [default: 50].
+    #[arg(long, value_name = "READ%", value_parser = clap::value_parser!(u8).range(0..=100))]
+    pub mix: Option<u8>,
 
     /// Run for a fixed time (like bm-flash) [default: 10s unless --data is given]
     #[arg(long, value_name = "DURATION", allow_hyphen_values = true, value_parser = units::parse_duration, conflicts_with = "data")]
@@ -477,7 +477,7 @@ pub struct WorkloadArgs {
     /// Issue IOs on a schedule at this many per second (all threads together), as a database
     /// does, instead of as fast as possible. Latency then counts from each IO's planned start,
     /// so a stall that delays the schedule shows (coordinated omission, as wrk2 corrects it).
-    #[arg(long, value_name = "IOPS", conflicts_with = "rate_bw")]
+    #[arg(long, value_name = "IOPS", conflicts_with = "rate_bw", value_parser = units::parse_rate)]
     pub rate: Option<f64>,
 
     /// Like --rate, as bandwidth per second, e.g. 200MiB.
@@ -517,7 +517,7 @@ pub struct OutputArgs {
     #[arg(long)]
     pub json: bool,
 
-    /// A name for this run.
+    /// A name for this run (not a number and not `last`, which name runs by id).
     #[arg(long, value_name = "TEXT", value_parser = units::parse_label)]
     pub label: Option<String>,
 
@@ -720,8 +720,8 @@ pub struct FsyncWriteArgs {
     pub time: Option<Duration>,
 
     /// Write into an existing file fsync-check did not create (its contents are destroyed).
-    #[arg(long)]
-    pub overwrite: bool,
+    #[arg(long, alias = "overwrite")]
+    pub allow_overwrite: bool,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]

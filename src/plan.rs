@@ -135,6 +135,17 @@ pub fn from_run(args: &RunArgs) -> Result<Plan> {
     let bs = check_bs("--bs", w.bs)?;
     check_count("--threads", w.threads, MAX_THREADS)?;
     check_count("--iodepth", w.iodepth, MAX_IODEPTH)?;
+    // An option the workload ignores is refused, not silently dropped.
+    let mix = match (w.mix, w.rw) {
+        (Some(m), Rw::Rw | Rw::Randrw) => m,
+        (Some(m), rw) => {
+            return Err(usage(format!(
+                "--mix {m} does nothing with --rw {}: it sets the reads of a mix; use --rw randrw (or rw) --mix {m}",
+                rw.name()
+            )))
+        }
+        (None, _) => 50,
+    };
     let sync = match (w.fsync, w.fdatasync) {
         (Some(0), _) | (_, Some(0)) => {
             return Err(usage(
@@ -145,7 +156,7 @@ pub fn from_run(args: &RunArgs) -> Result<Plan> {
         (_, Some(n)) => Some((SyncKind::Fdatasync, n)),
         _ => None,
     };
-    if sync.is_some() && !w.rw.writes(w.mix) {
+    if sync.is_some() && !w.rw.writes(mix) {
         return Err(usage(format!(
             "--fsync/--fdatasync with --rw {} does nothing: syncs follow writes; use --rw write or randwrite",
             w.rw.name()
@@ -225,7 +236,7 @@ pub fn from_run(args: &RunArgs) -> Result<Plan> {
         layout: Layout::Plain,
         origin: None,
         ops: vec![op],
-        read_pct: vec![w.rw.read_pct(w.mix)],
+        read_pct: vec![w.rw.read_pct(mix)],
         bs: vec![bs],
         threads: vec![w.threads],
         iodepth: vec![w.iodepth],
@@ -280,6 +291,22 @@ pub fn from_suite(args: &SuiteArgs) -> Result<Plan> {
     }
     let args = &args;
     let suite = load(args)?;
+    // Options this suite would ignore are refused, not silently dropped.
+    match (&suite.rounds, args.max_rounds, args.until_stable) {
+        (None, Some(n), _) => {
+            return Err(usage(format!(
+                "--max-rounds {n} does nothing for suite {}: only the SNIA PTS suites (snia-iops, snia-latency, snia-throughput) run rounds",
+                suite.name
+            )))
+        }
+        (Some(_), _, true) => {
+            return Err(usage(format!(
+                "--until-stable does nothing for suite {}: its rounds decide steady state (SNIA PTS); use --max-rounds to bound them",
+                suite.name
+            )))
+        }
+        _ => {}
+    }
     let precondition =
         args.repeat.precondition || suite.rounds.as_ref().is_some_and(|r| r.precondition);
     let overrides = overrides(args)?;

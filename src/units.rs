@@ -53,14 +53,38 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
     Ok(d)
 }
 
-/// A run's label: printable text, since `list` and `show` print it on a terminal.
+/// A run's label: printable text, since `list` and `show` print it on a terminal, and not a
+/// word that names runs another way (a run id, `last`), or it could never be looked up.
 pub fn parse_label(s: &str) -> Result<String, String> {
-    match s.chars().any(char::is_control) {
-        true => Err(format!(
+    if s.chars().any(char::is_control) {
+        return Err(format!(
             "'{}' holds control characters (a newline, tab or terminal escape); give a label of printable text",
             s.escape_default()
+        ));
+    }
+    let t = s.trim();
+    if t.is_empty() || t.eq_ignore_ascii_case("last") || t.parse::<i64>().is_ok() {
+        return Err(format!(
+            "'{s}' would be read as a run id or `last` by show and compare, so the run could not be found by it; give a label with a letter in it, e.g. ssd-{t}"
+        ));
+    }
+    Ok(s.to_string())
+}
+
+/// A rate in IOs per second: a number with an optional k/m (thousands, millions), e.g. 5000,
+/// 5k or 1.5m.
+pub fn parse_rate(s: &str) -> Result<f64, String> {
+    let t = s.trim();
+    let (num, mult) = match t.char_indices().last() {
+        Some((i, 'k' | 'K')) => (&t[..i], 1e3),
+        Some((i, 'm' | 'M')) => (&t[..i], 1e6),
+        _ => (t, 1.0),
+    };
+    match num.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 && v * mult <= 1e9 => Ok(v * mult),
+        _ => Err(format!(
+            "'{s}' is not a rate; give IOs per second above 0, e.g. 500, 5k or 1.5m"
         )),
-        false => Ok(s.to_string()),
     }
 }
 
@@ -235,6 +259,16 @@ mod tests {
         }
         assert_eq!(printable("a\nb\x1b[31m"), "a\\nb\\u{1b}[31m");
         assert_eq!(printable("plain · ok"), "plain · ok");
+        assert_eq!(parse_rate("5k"), Ok(5000.0));
+        assert_eq!(parse_rate("1.5m"), Ok(1.5e6));
+        assert_eq!(parse_rate("250"), Ok(250.0));
+        for bad in ["", "0", "-5", "k", "5x", "nan", "1e12"] {
+            assert!(parse_rate(bad).is_err(), "{bad}");
+        }
+        for bad in ["2", "last", "LAST", " 17 "] {
+            assert!(parse_label(bad).is_err(), "{bad}");
+        }
+        assert!(parse_label("ssd-2").is_ok());
         for bad in ["-1s", "-5", "ten", "10 parsecs", "", "nan", "inf"] {
             assert!(parse_duration(bad).is_err(), "{bad} should be refused");
         }

@@ -114,7 +114,7 @@ fn cycle(lie: &[&str], sync: &str) -> (String, i32) {
         SIZE,
         "--count",
         WRITES,
-        "--overwrite",
+        "--allow-overwrite",
     ]);
     assert!(w.status.success(), "write failed: {}", stderr_of(&w));
     assert!(
@@ -196,7 +196,7 @@ fn write_refuses_what_is_not_its_own() {
     );
     assert_eq!(out.status.code(), Some(2), "{}", stderr_of(&out));
     assert!(
-        stderr_of(&out).contains("--overwrite"),
+        stderr_of(&out).contains("--allow-overwrite"),
         "{}",
         stderr_of(&out)
     );
@@ -257,7 +257,7 @@ fn plain_file_checks_honest_across_a_listener_restart() {
     // A second listener over the same records directory.
     let (mut l, addr) = listen(&rig.dir.path().join("records"));
     let v = rig.iogauge(&["fsync-check", "verify", t, "--to", &addr]);
-    // A second write run reuses its own file without --overwrite.
+    // A second write run reuses its own file without --allow-overwrite.
     let w = rig.iogauge(&[
         "fsync-check",
         "write",

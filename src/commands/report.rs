@@ -7,6 +7,17 @@ use anyhow::{Context, Result};
 use std::path::Path;
 
 pub fn run(args: &ReportArgs) -> Result<()> {
+    // The report is HTML: a file named for another format would be opened by the wrong program.
+    let ext = args
+        .output
+        .extension()
+        .map(|e| e.to_string_lossy().to_ascii_lowercase());
+    if !matches!(ext.as_deref(), Some("html" | "htm")) {
+        return Err(crate::error::usage(format!(
+            "-o {}: the report is one HTML file; name it .html (print it to PDF from a browser if you need one)",
+            args.output.display()
+        )));
+    }
     let thresholds = match &args.thresholds {
         Some(path) => Some(read_thresholds(path)?),
         None => None,

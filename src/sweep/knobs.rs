@@ -149,9 +149,12 @@ pub fn read_value(path: &Path) -> Result<String> {
 pub fn find(specs: &[KnobSpec], devices: &[String]) -> Result<Vec<Knob>> {
     let mut out = Vec::new();
     for spec in specs {
+        // Only what the user named is changed: the target's own device by default (the top
+        // of its stack), a device below it only when named (`DEV:NAME`). A loop device's knob
+        // must never reach the disk under it, which other work uses.
         let on: Vec<String> = match &spec.device {
             Some(d) => vec![d.clone()],
-            None => devices.to_vec(),
+            None => devices.iter().take(1).cloned().collect(),
         };
         let mut files: Vec<(PathBuf, String)> = Vec::new();
         for dev in &on {

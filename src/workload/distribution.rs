@@ -43,9 +43,13 @@ impl Distribution {
             }
         };
         let (kind, arg) = s.split_once(':').unwrap_or((s, ""));
-        let num = |v: &str| {
-            v.parse::<f64>()
-                .map_err(|_| format!("'{v}' is not a number"))
+        let num = |v: &str| match v {
+            "" => Err(format!(
+                "'{s}' needs its parameter: zipf:THETA, pareto:H, e.g. zipf:1.2 or pareto:0.9"
+            )),
+            _ => v
+                .parse::<f64>()
+                .map_err(|_| format!("'{v}' is not a number")),
         };
         match kind {
             "uniform" if arg.is_empty() => Ok(Distribution::Uniform),

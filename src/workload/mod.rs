@@ -98,6 +98,13 @@ pub fn parse_latency_target(s: &str) -> Result<LatencyTarget, String> {
     if !(pct > 0.0 && pct < 100.0) {
         return Err(format!("{p}: the percentile must be between p0 and p100"));
     }
+    // A bare number would be seconds, as for every other duration, which no latency target
+    // means: `p99=2` is refused rather than read as two seconds.
+    if d.trim().parse::<f64>().is_ok() {
+        return Err(format!(
+            "'{s}': give the latency with its unit, e.g. p99=2ms or p99=500us"
+        ));
+    }
     let limit = crate::units::parse_duration(d)?;
     if limit.is_zero() {
         return Err("the latency target must be more than 0".into());

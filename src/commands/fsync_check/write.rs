@@ -177,10 +177,10 @@ fn open_target(args: &FsyncWriteArgs, size: u64) -> Result<File> {
             path.display()
         ))),
         Ok(m) => {
-            if !ours(path) && !args.overwrite {
+            if !ours(path) && !args.allow_overwrite {
                 bail!(usage(format!(
                     "{} exists and fsync-check did not create it; name a new file, or pass \
-                     --overwrite to destroy its contents",
+                     --allow-overwrite to destroy its contents",
                     path.display()
                 )));
             }

@@ -1,0 +1,67 @@
+//! Input that would do nothing, or something else than typed, is refused before anything runs:
+//! one line on stderr, exit 2, nothing created (issue 23).
+
+mod common;
+
+use common::*;
+
+fn refused(dir: &std::path::Path, args: &[&str], needle: &str) {
+    let out = iogauge(dir, args);
+    let err = stderr_of(&out);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+    assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+    assert!(err.contains(needle), "{args:?}: {needle:?} in {err}");
+    let left: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("iogauge-test"))
+        .collect();
+    assert!(left.is_empty(), "{args:?} created a file");
+}
+
+#[test]
+fn options_that_would_do_nothing_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    refused(d, &["run", "--mix", "70"], "--mix 70 does nothing");
+    refused(d, &["run", "--buffered", "--direct"], "cannot be used with");
+    refused(
+        d,
+        &["suite", "quick", "--max-rounds", "3", "--dry-run"],
+        "--max-rounds 3 does nothing",
+    );
+    refused(
+        d,
+        &["suite", "snia-iops", "--until-stable", "--dry-run"],
+        "--until-stable does nothing",
+    );
+    refused(d, &["run", "--latency-target", "p99=2"], "with its unit");
+    refused(d, &["run", "--distribution", "zipf"], "needs its parameter");
+    refused(d, &["run", "--label", "2"], "run id");
+    refused(d, &["run", "--label", "last"], "run id");
+    refused(d, &["report", "last", "-o", "x.pdf"], "HTML");
+    refused(
+        d,
+        &["run", "--engine", "null", "-o", "/proc/x.json"],
+        "cannot be written",
+    );
+}
+
+#[test]
+fn near_misses_are_accepted() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    for args in [
+        &["run", "--rw", "randrw", "--mix", "70", "--dry-run"][..],
+        &["run", "--buffered", "--dry-run"],
+        &["run", "--latency-target", "p99=2ms", "--dry-run"],
+        &["run", "--distribution", "zipf:1.2", "--dry-run"],
+        &["run", "--label", "ssd-2", "--dry-run"],
+        &["run", "--rate", "5k", "--dry-run"],
+        &["suite", "snia-iops", "--max-rounds", "3", "--dry-run"],
+        &["suite", "quick", "--until-stable", "--dry-run"],
+    ] {
+        let out = iogauge(d, args);
+        assert!(out.status.success(), "{args:?}: {}", stderr_of(&out));
+    }
+}
