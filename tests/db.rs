@@ -15,7 +15,7 @@ fn have_postgres() -> bool {
         .map(|d| d.flatten().any(|e| e.path().join("bin/pgbench").exists()))
         .unwrap_or(false);
     if !found {
-        eprintln!("skipped: PostgreSQL is not installed (apt-get install postgresql-15)");
+        skip("PostgreSQL is not installed (apt-get install postgresql-15)");
     }
     found
 }
@@ -49,7 +49,7 @@ fn clusters_in(dir: &Path) -> Vec<PathBuf> {
 /// A test directory with an empty target directory in it, where PostgreSQL can run as root.
 fn rig() -> Option<(tempfile::TempDir, PathBuf)> {
     if !is_root() {
-        eprintln!("skipped: needs root (initdb runs as the postgres user, cgroups)");
+        skip("needs root");
         return None;
     }
     if !have_postgres() {
@@ -216,7 +216,7 @@ fn the_wal_goes_where_it_is_told_and_a_memory_limit_is_kept_and_removed() {
     if !Path::new("/sys/fs/cgroup/memory/memory.limit_in_bytes").exists()
         && !Path::new("/sys/fs/cgroup/cgroup.controllers").exists()
     {
-        eprintln!("skipped: no memory cgroup");
+        skip("needs a memory cgroup");
         return;
     }
     let wal = dir.path().join("wal");

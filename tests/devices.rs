@@ -216,7 +216,7 @@ fn a_lowered_nr_requests_holds_the_queue_and_is_named() {
     let dev = loop_over(shm.path(), 64 * MIB, true);
     let _limit = QueueSetting::set(&dev, "nr_requests", "4");
     if _limit.is_none() || sysfs(&dev, "nr_requests") != "4" {
-        eprintln!("skipped: nr_requests of a loop device cannot be lowered to 4 here");
+        skip("nr_requests of a loop device cannot be lowered to 4 here");
         return;
     }
     let doc = run(

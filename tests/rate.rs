@@ -28,7 +28,7 @@ fn in_cgroup(cg: &Blkio, dir: &Path, args: &str) -> Value {
 fn a_rate_below_the_throttle_is_met_and_one_above_is_named() {
     needs_root!();
     let Some(cg) = Blkio::new("rate") else {
-        eprintln!("skipped: needs cgroup v1 blkio");
+        skip("needs cgroup v1 blkio");
         return;
     };
     let ram = RamLoop::new(64 << 20);
@@ -144,7 +144,7 @@ fn a_freeze_shows_in_latency_from_the_planned_start_but_not_in_service_time() {
 fn the_latency_target_search_stays_under_the_throttle() {
     needs_root!();
     let Some(cg) = Blkio::new("latency") else {
-        eprintln!("skipped: needs cgroup v1 blkio");
+        skip("needs cgroup v1 blkio");
         return;
     };
     let ram = RamLoop::new(64 << 20);

@@ -512,7 +512,7 @@ fn png_facts(png: &[u8]) -> (u32, u32, usize) {
 #[test]
 fn chromium_renders_the_report_with_its_charts() {
     let Some(bin) = chromium() else {
-        println!("skipped: chromium not installed");
+        skip("needs chromium");
         return;
     };
     let tmp = tempfile::tempdir().unwrap();
@@ -653,7 +653,7 @@ impl Drop for LoopMount {
 #[test]
 fn a_frozen_file_system_is_a_stall_at_the_right_time() {
     if !is_root() {
-        println!("skipped: needs root");
+        skip("needs root");
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
@@ -673,7 +673,7 @@ fn a_frozen_file_system_is_a_stall_at_the_right_time() {
     match sh("losetup", &["--find", "--show", img.to_str().unwrap()]) {
         Ok(dev) => guard.dev = Some(dev),
         Err(e) => {
-            println!("skipped: cannot set up a loop device ({e})");
+            skip(&format!("cannot set up a loop device ({e})"));
             return;
         }
     }

@@ -527,7 +527,7 @@ fn progress_line_on_a_terminal_and_none_in_a_pipe() {
     assert!(!err.contains("ETA") && !err.contains('\r'), "{err}");
     // On a terminal (script(1) gives it a pseudo-terminal): elapsed, ETA and live IOPS.
     if Command::new("script").arg("--version").output().is_err() {
-        eprintln!("skipped: script(1) is not installed");
+        skip("needs script(1)");
         return;
     }
     let cmd = format!(
@@ -587,7 +587,7 @@ fn drop_caches_between_repeats_or_say_why_not() {
     };
     assert_eq!(said(&doc), !root, "notes: {}", doc["notes"]);
     if !root || Command::new("setpriv").arg("--version").output().is_err() {
-        eprintln!("skipped: the unprivileged half needs root and setpriv");
+        skip("the unprivileged half needs root and setpriv");
         return;
     }
     // The same run as an unprivileged user: not dropped, and said so.
@@ -604,10 +604,10 @@ fn drop_caches_between_repeats_or_say_why_not() {
             .output()
     };
     if !nobody(&["--version"]).is_ok_and(|o| o.status.success()) {
-        eprintln!(
-            "skipped: the unprivileged half: user 65534 cannot run {}",
+        skip(&format!(
+            "the unprivileged half: user 65534 cannot run {}",
             common::BIN
-        );
+        ));
         return;
     }
     use std::os::unix::fs::PermissionsExt;

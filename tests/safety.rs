@@ -1,7 +1,7 @@
 //! Safety and reliability end to end (issue 6), through the binary: consent on block devices
 //! and system paths, signals, faults (ENOSPC, EIO, EROFS, a target deleted or a device detached
 //! mid-run), limits, and what a bug looks like. Each test has its own temp dir. Tests that need
-//! root (loop devices, mounts) print "skipped: needs root" and return when not root; they undo
+//! root (loop devices, mounts) skip through `common::skip` when not root; they undo
 //! every mount and loop device with Drop guards, also when they fail.
 //!
 //! Every fault test prints what the user saw (`cargo test --test safety -- --nocapture`).
@@ -440,7 +440,8 @@ fn a_device_with_a_signature_is_never_written_whatever_the_flags() {
         let romfs = image(dir.path(), "romfs", size, &[(0, b"-rom1fs-\0\0\x10\0")]);
         images.push((romfs, "'romfs' signature (found by blkid -p)"));
     } else {
-        eprintln!("note: blkid not installed; its cross-check case is skipped");
+        // One case of several: the others still run.
+        skip("needs blkid (its cross-check case)");
     }
     for (tool, args, what) in [
         ("mkfs.ext4", &["-q", "-F"][..], "ext2/3/4"),
@@ -454,7 +455,7 @@ fn a_device_with_a_signature_is_never_written_whatever_the_flags() {
             sh(tool, &a);
             images.push((img, what));
         } else {
-            eprintln!("note: {tool} not installed; its real-tool case is skipped");
+            skip(&format!("needs {tool} (its real-tool case)"));
         }
     }
     for (img, what) in images {
@@ -643,7 +644,7 @@ fn an_active_swap_device_is_never_written() {
         .status()
         .is_ok_and(|s| s.success())
     {
-        eprintln!("skipped: swapon is not permitted here");
+        skip("swapon is not permitted here");
         return;
     }
     struct SwapOff<'a>(&'a str);
@@ -1196,7 +1197,7 @@ fn a_file_system_turning_read_only_mid_run() {
     let fs = Fs::ext4(128 * MIB, "rw,errors=remount-ro");
     let trigger = format!("/sys/fs/ext4/{}/trigger_fs_error", fs.dev.name());
     if !Path::new(&trigger).exists() {
-        eprintln!("skipped: needs {trigger}");
+        skip(&format!("needs {trigger}"));
         return;
     }
     let (run, file) = long_run_on(&fs, "32m", "randwrite", &[]);
@@ -1349,7 +1350,7 @@ fn buffers_over_a_quarter_of_ram_are_refused() {
 #[test]
 fn a_bug_is_one_line_and_still_cleans_up() {
     if !cfg!(debug_assertions) {
-        eprintln!("skipped: the panic injection exists in debug builds only");
+        skip("the panic injection exists in debug builds only");
         return;
     }
     let dir = tempfile::tempdir().unwrap();

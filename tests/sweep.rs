@@ -54,7 +54,7 @@ fn knobs_change_one_at_a_time_and_are_found_as_they_were() {
     let dev = &ram.dev;
     let dir = tempfile::tempdir().unwrap();
     let Some(other) = other_scheduler(dev) else {
-        eprintln!("skipped: the kernel offers one scheduler only");
+        skip("the kernel offers one scheduler only");
         return;
     };
     let (sched0, ra0) = (queue(dev, "scheduler"), queue(dev, "read_ahead_kb"));
@@ -224,7 +224,7 @@ fn file_systems_on_a_blank_scratch_device_leave_it_blank() {
         })
         .collect();
     if fs.len() < 2 {
-        eprintln!("skipped: needs at least two of mkfs.ext4, mkfs.xfs, mkfs.btrfs");
+        skip("needs at least two of mkfs.ext4, mkfs.xfs, mkfs.btrfs");
         return;
     }
     let out = iogauge(

@@ -1,7 +1,7 @@
 //! Real targets, measured right (issue 10): raw block devices used whole by `run` and every
 //! suite, back-to-back writes on one device, 4Kn and 512-byte sectors, every check made before
 //! the fill, and a closed pipe that ends the run cleanly. Tests that need root (loop devices,
-//! mounts) print "skipped: needs root" and return otherwise.
+//! mounts) skip through `common::skip` otherwise.
 
 use serde_json::Value;
 use std::fs::File;
@@ -439,7 +439,9 @@ fn a_one_mib_read_reaches_the_device_whole() {
         .then(|| QueueSetting::set(&dev, "max_sectors_kb", "1024"))
         .flatten();
     if limit.is_none() {
-        eprintln!("skipped: this loop device cannot take 1 MiB requests (max_hw_sectors_kb {hw})");
+        skip(&format!(
+            "this loop device cannot take 1 MiB requests (max_hw_sectors_kb {hw})"
+        ));
         return;
     }
     let stat = || -> Vec<u64> {
@@ -471,7 +473,7 @@ fn a_one_mib_read_reaches_the_device_whole() {
     let r = &doc["results"][0];
     let buffers = r["engine"]["buffers"].as_str().unwrap_or("").to_string();
     if !buffers.contains("huge pages") {
-        eprintln!("skipped: no huge pages here ({buffers})");
+        skip(&format!("no huge pages here ({buffers})"));
         return;
     }
     let ios = r["ios"].as_u64().unwrap();

@@ -50,10 +50,40 @@ pub fn is_root() -> bool {
     std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0)
 }
 
+/// Why a test cannot run here. Under CI (`CI=true`) that is a failure naming what is missing,
+/// because a green CI must mean every test ran; elsewhere the test says why on stderr and adds a
+/// line to [`skips_file`], so a developer (and .ci/run) sees "3 skipped: needs root" instead of
+/// a row of `ok`. The caller returns right after.
+pub fn skip(why: &str) {
+    let test = std::thread::current()
+        .name()
+        .unwrap_or("an unnamed test")
+        .to_string();
+    if std::env::var("CI").is_ok_and(|v| v == "true") {
+        panic!("{test} cannot run here: {why} (CI=true: every test must run)");
+    }
+    eprintln!("skipped: {why}");
+    use std::io::Write;
+    // One short append per line: lines from test binaries running at once do not interleave.
+    let line = format!("{why}\t{test}\n");
+    let _ = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(skips_file())
+        .and_then(|mut f| f.write_all(line.as_bytes()));
+}
+
+/// One line per skipped test ("why<TAB>test"), in the target directory; .ci/run empties it
+/// before `cargo test` and counts it after.
+pub fn skips_file() -> PathBuf {
+    let tmp = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    tmp.parent().unwrap_or(tmp).join("iogauge-skips.txt")
+}
+
 macro_rules! needs_root {
     () => {
         if !is_root() {
-            eprintln!("skipped: needs root");
+            skip("needs root");
             return;
         }
     };
@@ -62,7 +92,7 @@ macro_rules! needs_root {
 macro_rules! needs_tool {
     ($tool:expr) => {
         if !have($tool) {
-            eprintln!("skipped: needs {}", $tool);
+            skip(&format!("needs {}", $tool));
             return;
         }
     };
@@ -241,23 +271,60 @@ impl Drop for QueueSetting {
     }
 }
 
-/// `iogauge-fakedisk` (crates/fakedisk), built beside iogauge by `cargo test`.
+/// `iogauge-fakedisk` (crates/fakedisk), built by the first test that asks, once per test
+/// binary. `cargo test` builds plain binaries only for integration tests of their own package,
+/// and the fake disk is a package of its own: a file left in target/ by hand would be missing in
+/// a fresh clone (the tests then never ran) or stale after a change to the fake disk. Cargo
+/// decides whether anything needs rebuilding, in the same profile and target directory as this
+/// test, and names the executable it made.
 pub fn fakedisk_bin() -> PathBuf {
-    Path::new(BIN).with_file_name("iogauge-fakedisk")
+    static BIN_PATH: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    BIN_PATH
+        .get_or_init(|| build_bin("iogauge-fakedisk", "iogauge-fakedisk"))
+        .clone()
 }
 
-/// Whether this machine can mount the fake disk; says why not (the test then skips).
+/// Builds binary `bin` of workspace package `package` with the cargo that runs this test; the
+/// path of the executable. The profile is the one iogauge was built with (the name of the
+/// directory holding it).
+fn build_bin(package: &str, bin: &str) -> PathBuf {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let profile = Path::new(BIN)
+        .parent()
+        .and_then(Path::file_name)
+        .and_then(|n| n.to_str())
+        .unwrap_or("debug");
+    let profile = match profile {
+        "debug" => "dev",
+        other => other,
+    };
+    let out = Command::new(&cargo)
+        .args(["build", "--quiet", "--message-format=json", "--profile"])
+        .args([profile, "-p", package, "--bin", bin])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stderr(Stdio::inherit())
+        .output()
+        .unwrap_or_else(|e| panic!("{cargo} build -p {package}: {e}"));
+    assert!(out.status.success(), "{cargo} build -p {package} failed");
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|m| m["reason"] == "compiler-artifact" && m["target"]["name"] == bin)
+        .find_map(|m| m["executable"].as_str().map(PathBuf::from))
+        .unwrap_or_else(|| panic!("{cargo} build -p {package} named no executable {bin}"))
+}
+
+/// Whether this machine can mount the fake disk; when not, skips the test saying why.
 pub fn can_mount_fakedisk() -> bool {
     let why = if !is_root() {
         "needs root to mount a FUSE file system"
     } else if !Path::new("/dev/fuse").exists() {
         "/dev/fuse is missing (load the fuse module)"
-    } else if !fakedisk_bin().exists() {
-        "build the helper first: cargo build -p iogauge-fakedisk"
     } else {
-        return true;
+        // Built here, so a test that can mount never runs an old fake disk.
+        return fakedisk_bin().exists();
     };
-    eprintln!("skipped: {why}");
+    skip(why);
     false
 }
 
