@@ -493,21 +493,20 @@ fn an_interrupted_run_is_stored_with_its_partial_result() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let (_, db) = db_of(&dir);
-    let child = cmd(d)
-        .args([
-            "run", "--engine", "psync", "--size", "8m", "--time", "30s", "--json",
-        ])
-        .args(["--label", "cut", "--db", &db])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(1500));
-    Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+    let mut c = cmd(d);
+    c.args([
+        "run", "--engine", "psync", "--size", "8m", "--time", "30s", "--json",
+    ])
+    .args(["--label", "cut", "--db", &db]);
+    let mut run = Spawned::start(c);
+    // Stopped once the fill is over and the run's own reads are under way.
+    run.wait_for("done in", WATCHDOG);
+    let before = syscalls_of(run.pid());
+    wait_until("the run's first reads", WATCHDOG, || {
+        syscalls_of(run.pid()) > before + 100
+    });
+    run.signal("INT");
+    let out = run.finish(WATCHDOG);
     assert_eq!(
         out.status.code(),
         Some(130),

@@ -380,3 +380,170 @@ impl Drop for FakeDisk {
             .status();
     }
 }
+
+/// How long a test waits for something iogauge or the kernel is sure to do. Far above any
+/// honest wait even on a loaded machine: it only turns a hang into a failure that says what
+/// did not happen.
+pub const WATCHDOG: std::time::Duration = std::time::Duration::from_secs(120);
+
+/// Waits until `done()` holds, looking every 10 ms; fails the test naming `what` after `limit`.
+/// The one place the tests wait by polling: for a condition, never for a length of time.
+pub fn wait_until(what: &str, limit: std::time::Duration, mut done: impl FnMut() -> bool) {
+    let start = std::time::Instant::now();
+    while !done() {
+        assert!(start.elapsed() < limit, "waited {limit:?} for {what}");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
+
+/// Read and write system calls process `pid` has made (/proc/PID/io, syscr + syscw): with the
+/// psync engine, a count that grows once IO is under way.
+pub fn syscalls_of(pid: u32) -> u64 {
+    let io = std::fs::read_to_string(format!("/proc/{pid}/io")).unwrap_or_default();
+    io.lines()
+        .filter(|l| l.starts_with("syscr:") || l.starts_with("syscw:"))
+        .filter_map(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
+        .sum()
+}
+
+/// IOs block device `name` has completed (/sys/block/NAME/stat: reads + writes).
+pub fn device_ios(name: &str) -> u64 {
+    let stat = std::fs::read_to_string(format!("/sys/block/{name}/stat")).unwrap();
+    let v: Vec<u64> = stat
+        .split_whitespace()
+        .map(|x| x.parse().unwrap())
+        .collect();
+    v[0] + v[4]
+}
+
+/// A spawned process (iogauge, a server, a load) whose stderr is read line by line as it
+/// comes, so a test waits for what it prints rather than for a length of time. Killed on drop,
+/// so a failing test leaves nothing running.
+pub struct Spawned {
+    child: Option<std::process::Child>,
+    lines: std::sync::mpsc::Receiver<String>,
+    /// Every stderr line read so far.
+    pub stderr: String,
+    stdout: Option<std::thread::JoinHandle<Vec<u8>>>,
+}
+
+impl Spawned {
+    /// Starts `cmd` with stdout and stderr piped to the test.
+    pub fn start(mut cmd: Command) -> Spawned {
+        let mut child = cmd
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("start {cmd:?}: {e}"));
+        let (tx, lines) = std::sync::mpsc::channel();
+        let mut err = child.stderr.take().unwrap();
+        std::thread::spawn(move || {
+            use std::io::Read;
+            // Lines end in \n, or \r for a progress line redrawn in place.
+            let (mut buf, mut line) = ([0u8; 4096], Vec::new());
+            while let Ok(n) = err.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                for &b in &buf[..n] {
+                    if b == b'\n' || b == b'\r' {
+                        let _ = tx.send(String::from_utf8_lossy(&line).into_owned());
+                        line.clear();
+                    } else {
+                        line.push(b);
+                    }
+                }
+            }
+            if !line.is_empty() {
+                let _ = tx.send(String::from_utf8_lossy(&line).into_owned());
+            }
+        });
+        let mut out = child.stdout.take().unwrap();
+        let stdout = std::thread::spawn(move || {
+            let mut all = Vec::new();
+            let _ = std::io::Read::read_to_end(&mut out, &mut all);
+            all
+        });
+        Spawned {
+            child: Some(child),
+            lines,
+            stderr: String::new(),
+            stdout: Some(stdout),
+        }
+    }
+
+    /// Starts iogauge with `args` in `dir`, with `dir/results.db` as its results database.
+    pub fn iogauge(dir: &Path, args: &[&str]) -> Spawned {
+        let mut cmd = Command::new(BIN);
+        cmd.args(args)
+            .current_dir(dir)
+            .env("IOGAUGE_DB", dir.join("results.db"));
+        Spawned::start(cmd)
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.as_ref().unwrap().id()
+    }
+
+    /// Waits for a stderr line containing `needle`; that line. Fails after `limit`, or when
+    /// stderr ends without it, showing what was printed.
+    pub fn wait_for(&mut self, needle: &str, limit: std::time::Duration) -> String {
+        let until = std::time::Instant::now() + limit;
+        loop {
+            let left = until.saturating_duration_since(std::time::Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(line) => {
+                    self.stderr.push_str(&line);
+                    self.stderr.push('\n');
+                    if line.contains(needle) {
+                        return line;
+                    }
+                }
+                Err(e) => panic!(
+                    "{needle:?} not printed ({e}, waited up to {limit:?}); stderr so far:\n{}",
+                    self.stderr
+                ),
+            }
+        }
+    }
+
+    /// Sends signal `sig` ("INT", "TERM", …).
+    pub fn signal(&self, sig: &str) {
+        sh("kill", &[&format!("-{sig}"), &self.pid().to_string()]);
+    }
+
+    /// Waits for the process to end (its stderr closing), at most `limit`; its output.
+    pub fn finish(mut self, limit: std::time::Duration) -> Output {
+        let until = std::time::Instant::now() + limit;
+        loop {
+            let left = until.saturating_duration_since(std::time::Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(line) => {
+                    self.stderr.push_str(&line);
+                    self.stderr.push('\n');
+                }
+                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => panic!(
+                    "the process did not end within {limit:?}; stderr so far:\n{}",
+                    self.stderr
+                ),
+            }
+        }
+        let status = self.child.take().unwrap().wait().unwrap();
+        let stdout = self.stdout.take().unwrap().join().unwrap_or_default();
+        Output {
+            status,
+            stdout,
+            stderr: std::mem::take(&mut self.stderr).into_bytes(),
+        }
+    }
+}
+
+impl Drop for Spawned {
+    fn drop(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
