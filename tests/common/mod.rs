@@ -388,12 +388,20 @@ pub const WATCHDOG: std::time::Duration = std::time::Duration::from_secs(120);
 
 /// Waits until `done()` holds, looking every 10 ms; fails the test naming `what` after `limit`.
 /// The one place the tests wait by polling: for a condition, never for a length of time.
-pub fn wait_until(what: &str, limit: std::time::Duration, mut done: impl FnMut() -> bool) {
+pub fn wait_until(what: &str, limit: std::time::Duration, done: impl FnMut() -> bool) {
+    assert!(poll_until(limit, done), "waited {limit:?} for {what}");
+}
+
+/// Whether `done()` came to hold within `limit`, looking every 10 ms.
+pub fn poll_until(limit: std::time::Duration, mut done: impl FnMut() -> bool) -> bool {
     let start = std::time::Instant::now();
     while !done() {
-        assert!(start.elapsed() < limit, "waited {limit:?} for {what}");
+        if start.elapsed() >= limit {
+            return false;
+        }
         std::thread::sleep(std::time::Duration::from_millis(10));
     }
+    true
 }
 
 /// Read and write system calls process `pid` has made (/proc/PID/io, syscr + syscw): with the
