@@ -555,3 +555,31 @@ impl Drop for Spawned {
         }
     }
 }
+
+/// A helper shell command (a load, a loop of dd) in a process group of its own, killed whole
+/// on drop, so a failing test leaves none of it running.
+pub struct Helper(std::process::Child);
+
+impl Helper {
+    pub fn shell(script: &str) -> Helper {
+        use std::os::unix::process::CommandExt;
+        let child = Command::new("sh")
+            .args(["-c", script])
+            .process_group(0)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("sh -c {script:?}: {e}"));
+        Helper(child)
+    }
+}
+
+impl Drop for Helper {
+    fn drop(&mut self) {
+        let _ = Command::new("kill")
+            .args(["-KILL", "--", &format!("-{}", self.0.id())])
+            .stderr(Stdio::null())
+            .status();
+        let _ = self.0.wait();
+    }
+}
