@@ -5,9 +5,9 @@
 //! Needs root; says so otherwise.
 
 use serde_json::Value;
-use std::io::{BufRead, BufReader, Read};
+
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 
 #[macro_use]
@@ -83,8 +83,9 @@ fn a_freeze_shows_in_latency_from_the_planned_start_but_not_in_service_time() {
     let dev = LoopDev::attach(&img);
     let mnt = dir.path().join("mnt");
     let _mount = Mount::new(&dev.dev, &mnt, "rw");
-    let mut child = Command::new(BIN)
-        .args([
+    let mut run = Spawned::iogauge(
+        dir.path(),
+        &[
             "run",
             mnt.join("t").to_str().unwrap(),
             "--size",
@@ -97,36 +98,24 @@ fn a_freeze_shows_in_latency_from_the_planned_start_but_not_in_service_time() {
             "6s",
             "--json",
             "--no-store",
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdout = child.stdout.take().unwrap();
-    let json = std::thread::spawn(move || {
-        let mut v = Vec::new();
-        stdout.read_to_end(&mut v).unwrap();
-        v
+        ],
+    );
+    // Once the fill is done and the device counts the run's writes, the measurement is on.
+    run.wait_for("done in", WATCHDOG);
+    let before = device_ios(dev.name());
+    wait_until("the run's writes", WATCHDOG, || {
+        device_ios(dev.name()) > before + 100
     });
-    // Once the fill is done the measurement starts; freeze 1.5 s into it, for 2 s.
-    let mut err = BufReader::new(child.stderr.take().unwrap());
-    let mut line = String::new();
-    while err.read_line(&mut line).unwrap() > 0 && !line.contains("done in") {
-        line.clear();
-    }
+    // The stimulus: 1.5 s more of IO, then a 2 s freeze (the sleeps shape it; nothing waits
+    // on them). The guard thaws on every path, before the run is killed on a failure.
     std::thread::sleep(Duration::from_millis(1500));
-    sh("fsfreeze", &["-f", mnt.to_str().unwrap()]);
-    std::thread::sleep(Duration::from_secs(2));
-    sh("fsfreeze", &["-u", mnt.to_str().unwrap()]);
-    let rest = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = err.read_to_string(&mut s);
-        s
-    });
-    let status = child.wait().unwrap();
-    let stderr = rest.join().unwrap();
-    assert!(status.success(), "{stderr}");
-    let doc: Value = serde_json::from_slice(&json.join().unwrap()).unwrap();
+    {
+        let _frozen = Frozen::new(&mnt);
+        std::thread::sleep(Duration::from_secs(2));
+    }
+    let out = run.finish(WATCHDOG);
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
     let r = &doc["results"][0];
     let p99 = r["lat_ns"]["p99"].as_f64().unwrap();
     let service = r["service_lat_ns"]["p99"].as_f64().unwrap();

@@ -74,23 +74,6 @@ fn long_run_on(fs: &Fs, size: &str, rw: &str, extra: &[&str]) -> (Running, PathB
     (run, file)
 }
 
-/// A file system frozen (fsfreeze) until dropped: a test that fails while it is frozen still
-/// thaws it, so the writers stuck in it can end and the mount can go.
-struct Frozen(PathBuf);
-
-impl Frozen {
-    fn new(mnt: &Path) -> Frozen {
-        sh("fsfreeze", &["-f", mnt.to_str().unwrap()]);
-        Frozen(mnt.to_path_buf())
-    }
-}
-
-impl Drop for Frozen {
-    fn drop(&mut self) {
-        let _ = Command::new("fsfreeze").arg("-u").arg(&self.0).status();
-    }
-}
-
 /// Sets or clears O_NONBLOCK on a pipe's file (shared by every descriptor of it).
 fn set_nonblocking(pipe: &impl std::os::fd::AsRawFd, on: bool) {
     let fd = pipe.as_raw_fd();

@@ -180,6 +180,23 @@ impl Drop for Mount {
     }
 }
 
+/// A file system frozen (fsfreeze) until dropped: a test that fails while it is frozen still
+/// thaws it, so the writers stuck in it can end and the mount can go.
+pub struct Frozen(PathBuf);
+
+impl Frozen {
+    pub fn new(mnt: &Path) -> Frozen {
+        sh("fsfreeze", &["-f", mnt.to_str().unwrap()]);
+        Frozen(mnt.to_path_buf())
+    }
+}
+
+impl Drop for Frozen {
+    fn drop(&mut self) {
+        let _ = Command::new("fsfreeze").arg("-u").arg(&self.0).status();
+    }
+}
+
 /// A loop device with direct IO over a `size`-byte image in RAM (/dev/shm): nothing but what a
 /// test sets (a throttle) decides its speed, and no other test's disk IO disturbs it. The
 /// directory must outlive the device (fields drop in order: device first).
