@@ -20,11 +20,14 @@
 //! timer, so reads in flight together overlap as on a drive with many queues: a device of known
 //! latency, for tests of what queue depth buys.
 //!
+//! `--log-reads FILE` appends "OFFSET LENGTH" for every read it is asked for, as it arrives
+//! (unbuffered, so a power cut loses none): the offsets a benchmark really issued.
+//!
 //! A power cut is SIGKILL to this process (then a lazy unmount of the dead mount); a reboot is
 //! mounting it again over the same backing file, which holds exactly what was persisted.
 //!
 //! Usage: `iogauge-fakedisk BACKING MOUNTPOINT [--size BYTES] [--lie | --lie-cache PAGES]
-//! [--flip-at OFFSET] [--drop-at OFFSET] [--read-latency MS]`
+//! [--flip-at OFFSET] [--drop-at OFFSET] [--read-latency MS] [--log-reads FILE]`
 //! (BACKING is created, zero-filled, with --size when missing).
 
 use fuser::{
@@ -62,6 +65,7 @@ struct Disk {
     cache: BTreeMap<u64, Box<[u8; PAGE]>>,
     faults: Faults,
     read_latency: Option<std::time::Duration>,
+    read_log: Option<File>,
     uid: u32,
     gid: u32,
 }
@@ -273,6 +277,10 @@ impl Filesystem for Disk {
         reply: ReplyData,
     ) {
         let offset = offset as u64;
+        if let Some(log) = &mut self.read_log {
+            // One write per line: whole lines, even when the process is killed.
+            let _ = std::io::Write::write_all(log, format!("{offset} {size}\n").as_bytes());
+        }
         let len = (size as u64).min(self.size.saturating_sub(offset)) as usize;
         match (self.read_at(offset, len), self.read_latency) {
             // Answered later from a thread of its own, so this loop takes the next request.
@@ -384,6 +392,7 @@ struct Args {
     mode: Mode,
     faults: Faults,
     read_latency: Option<std::time::Duration>,
+    read_log: Option<PathBuf>,
 }
 
 /// Damage done to writes, for the tests of `--verify`.
@@ -398,6 +407,7 @@ fn parse(args: &[String]) -> Result<Args, String> {
     let (mut size, mut mode) = (None, Mode::Honest);
     let mut faults = Faults::default();
     let mut read_latency = None;
+    let mut read_log = None;
     let offset = |v: Option<&String>, flag: &str| -> Result<Option<u64>, String> {
         let v = v.ok_or(format!("{flag} needs a byte offset"))?;
         v.parse()
@@ -426,6 +436,9 @@ fn parse(args: &[String]) -> Result<Args, String> {
             }
             "--flip-at" => faults.flip_at = offset(it.next(), "--flip-at")?,
             "--drop-at" => faults.drop_at = offset(it.next(), "--drop-at")?,
+            "--log-reads" => {
+                read_log = Some(PathBuf::from(it.next().ok_or("--log-reads needs a file")?));
+            }
             "--read-latency" => {
                 let v = it.next().ok_or("--read-latency needs milliseconds")?;
                 let ms: u64 = v
@@ -447,6 +460,7 @@ fn parse(args: &[String]) -> Result<Args, String> {
         mode,
         faults,
         read_latency,
+        read_log,
     })
 }
 
@@ -474,6 +488,16 @@ fn main() -> ExitCode {
         cache: BTreeMap::new(),
         faults: args.faults,
         read_latency: args.read_latency,
+        read_log: match &args.read_log {
+            Some(path) => match OpenOptions::new().create(true).append(true).open(path) {
+                Ok(f) => Some(f),
+                Err(e) => {
+                    eprintln!("iogauge-fakedisk: {}: {e}", path.display());
+                    return ExitCode::FAILURE;
+                }
+            },
+            None => None,
+        },
         uid: std::fs::metadata("/proc/self").map_or(0, |m| std::os::unix::fs::MetadataExt::uid(&m)),
         gid: std::fs::metadata("/proc/self").map_or(0, |m| std::os::unix::fs::MetadataExt::gid(&m)),
     };
