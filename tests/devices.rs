@@ -1,8 +1,9 @@
 //! What the device saw (issue 11): each result carries the block layer's own counters for the
 //! devices of its target's stack, and the findings that hold them against what iogauge issued
-//! are provoked for real on loop devices — split (a lowered max_sectors_kb), absorbed (a loop
-//! device without direct IO over a cached file), other-io (a second reader), queue (a lowered
-//! nr_requests) — and stay silent on a clean run. Needs root; says so otherwise.
+//! are provoked for real on loop devices — split (a lowered max_sectors_kb), merged (buffered
+//! sequential reads), absorbed (a loop device without direct IO over a cached file), other-io
+//! (a second reader), queue (a lowered nr_requests) — and stay silent on a clean run. Needs
+//! root; says so otherwise.
 
 use serde_json::Value;
 use std::path::Path;
@@ -232,4 +233,34 @@ fn a_lowered_nr_requests_holds_the_queue_and_is_named() {
     let summary = f["summary"].as_str().unwrap();
     assert!(summary.contains("nr_requests is 4"), "{summary}");
     eprintln!("user sees: {summary}");
+}
+
+#[test]
+fn buffered_sequential_reads_are_merged_and_named() {
+    needs_root!();
+    // Buffered 4 KiB reads in order: the page cache reads ahead in large requests, so the
+    // device, which only this test uses, completes far fewer reads than iogauge issues.
+    let shm = tempfile::tempdir_in("/dev/shm").unwrap();
+    let dev = loop_over(shm.path(), 64 * MIB, true);
+    let before = device_ios(dev.name());
+    let doc = run(
+        shm.path(),
+        &dev.dev,
+        &["--buffered", "--rw", "read", "--bs", "4k"],
+    );
+    let all = device_ios(dev.name()) - before;
+    let ios = doc["results"][0]["ios"].as_u64().unwrap();
+    // The kernel's own count over the whole process: the ground truth of the finding.
+    assert!(all * 4 < ios, "{all} device requests for {ios} IOs issued");
+    let f = finding(&doc, "merged");
+    let size = f["evidence"]["avg_request_bytes"].as_f64().unwrap();
+    assert!(size > 4096.0 * 1.2, "{}", f["evidence"]);
+    let per_s = f["evidence"]["device_requests_per_s"].as_f64().unwrap();
+    let d = &doc["results"][0]["devices"][0];
+    assert!(
+        d["reads"].as_u64().unwrap() <= all && per_s > 0.0,
+        "{} reads in the window, {all} in the run",
+        d["reads"]
+    );
+    eprintln!("user sees: {}", f["summary"]);
 }
