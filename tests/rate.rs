@@ -1,7 +1,8 @@
 //! `--rate` (issue 16) against ground truth from the kernel: a loop device throttled by a
-//! cgroup v1 blkio limit meets a rate below the limit and names the shortfall above it; and a
-//! 2 s fsfreeze in the middle of a rate-controlled write run shows in the latency from each IO's
-//! planned start (coordinated omission, corrected as wrk2 does) but not in the service time.
+//! cgroup v1 blkio limit meets a rate below the limit and names the shortfall above it; a queue
+//! depth sweep against the same kind of limit is a saturated ceiling; and a 2 s fsfreeze in the
+//! middle of a rate-controlled write run shows in the latency from each IO's planned start
+//! (coordinated omission, corrected as wrk2 does) but not in the service time.
 //! Needs root; says so otherwise.
 
 use serde_json::Value;
@@ -173,5 +174,72 @@ fn the_latency_target_search_stays_under_the_throttle() {
     assert!(
         best > 0.0 && best <= 2300.0,
         "{best} IOPS under a 2,000 IOPS throttle"
+    );
+}
+
+/// A ceiling end to end (issue 21): queue depths 1 to 32 against a device the kernel's blkio
+/// throttle holds at 1,000 reads/s. IOPS cannot grow, so latency must grow with the depth
+/// (Little's law), and the run must name a saturated ceiling over the whole sweep, at the
+/// throttle (plus the first throttle slice's allowance, at most half again in a 500 ms cell).
+#[test]
+fn queue_depths_against_a_throttle_are_a_saturated_ceiling() {
+    needs_root!();
+    let Some(cg) = Blkio::new("ceiling") else {
+        skip("needs cgroup v1 blkio");
+        return;
+    };
+    let ram = RamLoop::new(64 << 20);
+    let (dev, shm) = (&ram.dev, &ram.dir);
+    cg.throttle(dev, "read", 1000);
+    let suite = shm.path().join("qd.toml");
+    std::fs::write(
+        &suite,
+        r#"
+name = "qd"
+description = "queue depth against a throttle"
+[defaults]
+time = "500ms"
+[[group]]
+title = "qd"
+rw = ["randread"]
+bs = ["4k"]
+iodepth = [1, 2, 4, 8, 16, 32]
+"#,
+    )
+    .unwrap();
+    let doc = in_cgroup(
+        &cg,
+        shm.path(),
+        &format!(
+            "suite --file {} {} --json --no-store",
+            suite.display(),
+            dev.dev
+        ),
+    );
+    for r in doc["results"].as_array().unwrap() {
+        let iops = r["iops"].as_f64().unwrap();
+        assert!(iops <= 1500.0, "{iops} IOPS through a 1,000/s throttle");
+    }
+    let ceiling = doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["kind"] == "ceiling")
+        .unwrap_or_else(|| panic!("no ceiling in {:#}", doc["findings"]));
+    eprintln!("user sees: {}", ceiling["summary"]);
+    let e = &ceiling["evidence"];
+    assert_eq!(
+        (e["starts_at_x"].as_f64(), e["ends_at_x"].as_f64()),
+        (Some(1.0), Some(32.0)),
+        "{e}"
+    );
+    let plateau = e["plateau_value"].as_f64().unwrap();
+    assert!(plateau <= 1500.0, "{e}");
+    // The cause: latency grew with the depth, as behind a fixed limit.
+    assert!(e["lat_elasticity"].as_f64().unwrap() > 0.5, "{e}");
+    assert!(
+        ceiling["summary"].as_str().unwrap().contains("saturated"),
+        "{}",
+        ceiling["summary"]
     );
 }
