@@ -5,9 +5,8 @@
 mod common;
 use common::*;
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 /// Whether PostgreSQL's programs are installed where the command looks for them.
 fn have_postgres() -> bool {
@@ -15,7 +14,7 @@ fn have_postgres() -> bool {
         .map(|d| d.flatten().any(|e| e.path().join("bin/pgbench").exists()))
         .unwrap_or(false);
     if !found {
-        eprintln!("skipped: PostgreSQL is not installed (apt-get install postgresql-15)");
+        skip("PostgreSQL is not installed (apt-get install postgresql-15)");
     }
     found
 }
@@ -49,7 +48,7 @@ fn clusters_in(dir: &Path) -> Vec<PathBuf> {
 /// A test directory with an empty target directory in it, where PostgreSQL can run as root.
 fn rig() -> Option<(tempfile::TempDir, PathBuf)> {
     if !is_root() {
-        eprintln!("skipped: needs root (initdb runs as the postgres user, cgroups)");
+        skip("needs root");
         return None;
     }
     if !have_postgres() {
@@ -88,6 +87,8 @@ fn a_buffer_ratio_sweep_is_measured_stored_and_cleaned_up() {
         &[
             "--buffer-ratio",
             "50%,10%",
+            "--repeat",
+            "2",
             "--pg-setting",
             "synchronous_commit=off",
             "--json",
@@ -97,10 +98,32 @@ fn a_buffer_ratio_sweep_is_measured_stored_and_cleaned_up() {
     let results = run["results"].as_array().unwrap();
     let pg: Vec<&serde_json::Value> = results.iter().filter(|r| r["pg"].is_object()).collect();
     assert_eq!(pg.len(), 2, "one pgbench result per ratio");
+    let mut buffers = Vec::new();
     for (r, ratio) in pg.iter().zip([0.5, 0.1]) {
         let p = &r["pg"];
         assert!(f(&r["iops"]) > 0.0, "{r}");
-        assert_eq!(f(&r["iops"]), f(&p["pgbench_tps"]));
+        // The result's TPS is all transactions over all time: between the TPS pgbench
+        // printed for each repeat.
+        let repeats: Vec<f64> = r["repeats"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| f(&x["iops"]))
+            .collect();
+        assert_eq!(repeats.len(), 2, "{r}");
+        let (lo, hi) = (repeats[0].min(repeats[1]), repeats[0].max(repeats[1]));
+        let tps = f(&p["pgbench_tps"]);
+        assert!(
+            tps >= lo * (1.0 - 1e-9) && tps <= hi * (1.0 + 1e-9),
+            "{tps} TPS from repeats of {repeats:?}"
+        );
+        assert!(
+            (f(&r["ios"]) / f(&r["runtime_s"]) - tps).abs() <= tps * 1e-6,
+            "{r}"
+        );
+        // The server's own CPU, measured: thousands of transactions cost it some.
+        let cpu = f(&r["cpu"]["user_s"]) + f(&r["cpu"]["sys_s"]);
+        assert!(cpu > 0.0, "the server's CPU: {}", r["cpu"]);
         assert!((f(&p["buffer_ratio"]) - ratio).abs() < 1e-9, "{p}");
         assert!(
             p["version"].as_str().unwrap().starts_with("PostgreSQL "),
@@ -108,7 +131,15 @@ fn a_buffer_ratio_sweep_is_measured_stored_and_cleaned_up() {
         );
         assert_eq!(p["settings"]["synchronous_commit"], "off", "{p}");
         assert_eq!(p["settings"]["fsync"], "on", "{p}");
-        assert!(p["settings"]["shared_buffers"].is_string(), "{p}");
+        // What the server says it uses: the ratio of the data, in whole 8 kB pages.
+        let sb = pg_bytes(p["settings"]["shared_buffers"].as_str().unwrap());
+        let asked = f(&p["data_bytes"]) * ratio;
+        assert!(
+            sb as f64 <= asked && sb as f64 > asked - 8192.0,
+            "shared_buffers {sb} for {ratio} of {} bytes",
+            p["data_bytes"]
+        );
+        buffers.push(sb);
         // The latencies are those of the logged transactions: as many as pgbench counted.
         let logged: f64 = r["lat_hist"]
             .as_array()
@@ -119,6 +150,10 @@ fn a_buffer_ratio_sweep_is_measured_stored_and_cleaned_up() {
         assert_eq!(logged, f(&r["ios"]), "{r}");
         assert!(!r["timeseries"].as_array().unwrap().is_empty());
     }
+    assert!(
+        buffers[0] > buffers[1],
+        "shared_buffers per ratio: {buffers:?}"
+    );
     // Beside the TPS, the storage cells of the same directory.
     assert!(
         results
@@ -166,8 +201,8 @@ fn a_server_that_will_not_start_is_one_error_and_nothing_is_left() {
 #[test]
 fn ctrl_c_during_pgbench_stops_the_server_and_removes_the_cluster() {
     let Some((dir, target)) = rig() else { return };
-    let mut child = Command::new(BIN)
-        .args(["db", "pgbench"])
+    let mut cmd = Command::new(BIN);
+    cmd.args(["db", "pgbench"])
         .arg(&target)
         .args([
             "--scale",
@@ -178,62 +213,80 @@ fn ctrl_c_during_pgbench_stops_the_server_and_removes_the_cluster() {
             "60s",
             "--no-storage",
         ])
-        .env("IOGAUGE_DB", dir.path().join("results.db"))
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut err = BufReader::new(child.stderr.take().unwrap());
-    let mut line = String::new();
-    let mut seen = String::new();
-    loop {
-        line.clear();
-        if err.read_line(&mut line).unwrap() == 0 {
-            panic!("pgbench never started:\n{seen}");
-        }
-        seen.push_str(&line);
-        // "[1/1] pgbench tpcb-like · 2 clients …": the measurement has begun.
-        if line.contains("] pgbench ") {
-            break;
-        }
-    }
+        .env("IOGAUGE_DB", dir.path().join("results.db"));
+    let mut run = Spawned::start(cmd);
+    // "[1/1] pgbench tpcb-like · 2 clients …": the measurement begins.
+    run.wait_for("] pgbench ", WATCHDOG);
     assert!(
         !servers_in(&target).is_empty(),
         "a server runs in the cluster"
     );
-    sh("kill", &["-INT", &child.id().to_string()]);
-    let mut rest = String::new();
-    std::io::Read::read_to_string(&mut err, &mut rest).unwrap();
-    let st = child.wait().unwrap();
-    assert_eq!(st.code(), Some(130), "{seen}{rest}");
-    assert_eq!(servers_in(&target), "", "{rest}");
-    assert!(clusters_in(&target).is_empty(), "{rest}");
+    run.signal("INT");
+    let out = run.finish(WATCHDOG);
+    let err = stderr_of(&out);
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    assert_eq!(servers_in(&target), "", "{err}");
+    assert!(clusters_in(&target).is_empty(), "{err}");
 }
 
 #[test]
 fn the_wal_goes_where_it_is_told_and_a_memory_limit_is_kept_and_removed() {
     let Some((dir, target)) = rig() else { return };
-    if !Path::new("/sys/fs/cgroup/memory/memory.limit_in_bytes").exists()
-        && !Path::new("/sys/fs/cgroup/cgroup.controllers").exists()
-    {
-        eprintln!("skipped: no memory cgroup");
+    // Where iogauge makes the server's cgroup, and the file holding its limit.
+    let (root, limit_file) = if Path::new("/sys/fs/cgroup/memory/memory.limit_in_bytes").exists() {
+        ("/sys/fs/cgroup/memory", "memory.limit_in_bytes")
+    } else if Path::new("/sys/fs/cgroup/cgroup.controllers").exists() {
+        ("/sys/fs/cgroup", "memory.max")
+    } else {
+        skip("needs a memory cgroup");
         return;
-    }
+    };
     let wal = dir.path().join("wal");
     std::fs::create_dir(&wal).unwrap();
-    let run = json_of(&pgbench(
-        dir.path(),
-        &target,
-        &[
-            "--wal-dir",
-            wal.to_str().unwrap(),
+    let mut cmd = Command::new(BIN);
+    cmd.args(["db", "pgbench"])
+        .arg(&target)
+        .args(["--scale", "1", "--clients", "2", "--time", "2s"])
+        .args(["--storage-time", "1s", "--wal-dir", wal.to_str().unwrap()])
+        .args([
             "--memory-limit",
             "256MiB",
             "--keep",
             "--no-storage",
             "--json",
-        ],
-    ));
+        ])
+        .env("IOGAUGE_DB", dir.path().join("results.db"));
+    let mut running = Spawned::start(cmd);
+    // "[1/1] pgbench …" comes before the measurement, with the server up: the kernel's own
+    // limit on its cgroup, and the server inside it.
+    running.wait_for("] pgbench ", WATCHDOG);
+    let cgroup = std::fs::read_dir(root)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("iogauge-pg-"))
+                && std::fs::read_to_string(p.join("cgroup.procs"))
+                    .is_ok_and(|procs| !procs.trim().is_empty())
+        })
+        .expect("a memory cgroup iogauge-pg-* with the server in it");
+    let limit = std::fs::read_to_string(cgroup.join(limit_file)).unwrap();
+    assert_eq!(
+        limit.trim(),
+        (256u64 << 20).to_string(),
+        "{}",
+        cgroup.display()
+    );
+    let procs = std::fs::read_to_string(cgroup.join("cgroup.procs")).unwrap();
+    let server = servers_in(&target);
+    let postmaster = server.split_whitespace().next().expect("a server");
+    assert!(
+        procs.lines().any(|p| p == postmaster),
+        "server {postmaster} in {}: {procs}",
+        cgroup.display()
+    );
+    let run = json_of(&running.finish(WATCHDOG));
     let p = &run["results"][0]["pg"];
     assert_eq!(f(&p["memory_limit_bytes"]) as u64, 256 << 20, "{p}");
     assert!(
@@ -254,6 +307,20 @@ fn the_wal_goes_where_it_is_told_and_a_memory_limit_is_kept_and_removed() {
     assert_eq!(servers_in(&target), "");
     let cgroups = sh("sh", &["-c", "ls -d /sys/fs/cgroup/memory/iogauge-pg-* /sys/fs/cgroup/iogauge-pg-* 2>/dev/null || true"]);
     assert_eq!(cgroups, "", "the memory cgroup is removed");
+}
+
+/// A memory setting as PostgreSQL shows it ("1600kB", "12MB", "1GB") in bytes.
+fn pg_bytes(v: &str) -> u64 {
+    let digits = v.trim_end_matches(|c: char| c.is_ascii_alphabetic());
+    let n: u64 = digits.parse().unwrap_or_else(|_| panic!("not a size: {v}"));
+    n * match &v[digits.len()..] {
+        "kB" => 1 << 10,
+        "MB" => 1 << 20,
+        "GB" => 1 << 30,
+        "TB" => 1 << 40,
+        "" => 8192,
+        u => panic!("unit {u} in {v}"),
+    }
 }
 
 fn walk_for_pg_wal(dir: &Path) -> Option<PathBuf> {

@@ -25,7 +25,7 @@ fn the_probe_names_a_memory_cgroups_page_cache() {
     needs_root!();
     let memory = Path::new("/sys/fs/cgroup/memory");
     if !memory.join("cgroup.procs").exists() {
-        eprintln!("skipped: needs cgroup v1 memory");
+        skip("needs cgroup v1 memory");
         return;
     }
     let dir = tempfile::tempdir().unwrap();

@@ -1,13 +1,14 @@
 //! `--rate` (issue 16) against ground truth from the kernel: a loop device throttled by a
-//! cgroup v1 blkio limit meets a rate below the limit and names the shortfall above it; and a
-//! 2 s fsfreeze in the middle of a rate-controlled write run shows in the latency from each IO's
-//! planned start (coordinated omission, corrected as wrk2 does) but not in the service time.
+//! cgroup v1 blkio limit meets a rate below the limit and names the shortfall above it; a queue
+//! depth sweep against the same kind of limit is a saturated ceiling; and a 2 s fsfreeze in the
+//! middle of a rate-controlled write run shows in the latency from each IO's planned start
+//! (coordinated omission, corrected as wrk2 does) but not in the service time.
 //! Needs root; says so otherwise.
 
 use serde_json::Value;
-use std::io::{BufRead, BufReader, Read};
+
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 
 #[macro_use]
@@ -28,7 +29,7 @@ fn in_cgroup(cg: &Blkio, dir: &Path, args: &str) -> Value {
 fn a_rate_below_the_throttle_is_met_and_one_above_is_named() {
     needs_root!();
     let Some(cg) = Blkio::new("rate") else {
-        eprintln!("skipped: needs cgroup v1 blkio");
+        skip("needs cgroup v1 blkio");
         return;
     };
     let ram = RamLoop::new(64 << 20);
@@ -83,8 +84,9 @@ fn a_freeze_shows_in_latency_from_the_planned_start_but_not_in_service_time() {
     let dev = LoopDev::attach(&img);
     let mnt = dir.path().join("mnt");
     let _mount = Mount::new(&dev.dev, &mnt, "rw");
-    let mut child = Command::new(BIN)
-        .args([
+    let mut run = Spawned::iogauge(
+        dir.path(),
+        &[
             "run",
             mnt.join("t").to_str().unwrap(),
             "--size",
@@ -97,36 +99,24 @@ fn a_freeze_shows_in_latency_from_the_planned_start_but_not_in_service_time() {
             "6s",
             "--json",
             "--no-store",
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdout = child.stdout.take().unwrap();
-    let json = std::thread::spawn(move || {
-        let mut v = Vec::new();
-        stdout.read_to_end(&mut v).unwrap();
-        v
+        ],
+    );
+    // Once the fill is done and the device counts the run's writes, the measurement is on.
+    run.wait_for("done in", WATCHDOG);
+    let before = device_ios(dev.name());
+    wait_until("the run's writes", WATCHDOG, || {
+        device_ios(dev.name()) > before + 100
     });
-    // Once the fill is done the measurement starts; freeze 1.5 s into it, for 2 s.
-    let mut err = BufReader::new(child.stderr.take().unwrap());
-    let mut line = String::new();
-    while err.read_line(&mut line).unwrap() > 0 && !line.contains("done in") {
-        line.clear();
-    }
+    // The stimulus: 1.5 s more of IO, then a 2 s freeze (the sleeps shape it; nothing waits
+    // on them). The guard thaws on every path, before the run is killed on a failure.
     std::thread::sleep(Duration::from_millis(1500));
-    sh("fsfreeze", &["-f", mnt.to_str().unwrap()]);
-    std::thread::sleep(Duration::from_secs(2));
-    sh("fsfreeze", &["-u", mnt.to_str().unwrap()]);
-    let rest = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = err.read_to_string(&mut s);
-        s
-    });
-    let status = child.wait().unwrap();
-    let stderr = rest.join().unwrap();
-    assert!(status.success(), "{stderr}");
-    let doc: Value = serde_json::from_slice(&json.join().unwrap()).unwrap();
+    {
+        let _frozen = Frozen::new(&mnt);
+        std::thread::sleep(Duration::from_secs(2));
+    }
+    let out = run.finish(WATCHDOG);
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
     let r = &doc["results"][0];
     let p99 = r["lat_ns"]["p99"].as_f64().unwrap();
     let service = r["service_lat_ns"]["p99"].as_f64().unwrap();
@@ -144,7 +134,7 @@ fn a_freeze_shows_in_latency_from_the_planned_start_but_not_in_service_time() {
 fn the_latency_target_search_stays_under_the_throttle() {
     needs_root!();
     let Some(cg) = Blkio::new("latency") else {
-        eprintln!("skipped: needs cgroup v1 blkio");
+        skip("needs cgroup v1 blkio");
         return;
     };
     let ram = RamLoop::new(64 << 20);
@@ -184,5 +174,72 @@ fn the_latency_target_search_stays_under_the_throttle() {
     assert!(
         best > 0.0 && best <= 2300.0,
         "{best} IOPS under a 2,000 IOPS throttle"
+    );
+}
+
+/// A ceiling end to end (issue 21): queue depths 1 to 32 against a device the kernel's blkio
+/// throttle holds at 1,000 reads/s. IOPS cannot grow, so latency must grow with the depth
+/// (Little's law), and the run must name a saturated ceiling over the whole sweep, at the
+/// throttle (plus the first throttle slice's allowance, at most half again in a 500 ms cell).
+#[test]
+fn queue_depths_against_a_throttle_are_a_saturated_ceiling() {
+    needs_root!();
+    let Some(cg) = Blkio::new("ceiling") else {
+        skip("needs cgroup v1 blkio");
+        return;
+    };
+    let ram = RamLoop::new(64 << 20);
+    let (dev, shm) = (&ram.dev, &ram.dir);
+    cg.throttle(dev, "read", 1000);
+    let suite = shm.path().join("qd.toml");
+    std::fs::write(
+        &suite,
+        r#"
+name = "qd"
+description = "queue depth against a throttle"
+[defaults]
+time = "500ms"
+[[group]]
+title = "qd"
+rw = ["randread"]
+bs = ["4k"]
+iodepth = [1, 2, 4, 8, 16, 32]
+"#,
+    )
+    .unwrap();
+    let doc = in_cgroup(
+        &cg,
+        shm.path(),
+        &format!(
+            "suite --file {} {} --json --no-store",
+            suite.display(),
+            dev.dev
+        ),
+    );
+    for r in doc["results"].as_array().unwrap() {
+        let iops = r["iops"].as_f64().unwrap();
+        assert!(iops <= 1500.0, "{iops} IOPS through a 1,000/s throttle");
+    }
+    let ceiling = doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["kind"] == "ceiling")
+        .unwrap_or_else(|| panic!("no ceiling in {:#}", doc["findings"]));
+    eprintln!("user sees: {}", ceiling["summary"]);
+    let e = &ceiling["evidence"];
+    assert_eq!(
+        (e["starts_at_x"].as_f64(), e["ends_at_x"].as_f64()),
+        (Some(1.0), Some(32.0)),
+        "{e}"
+    );
+    let plateau = e["plateau_value"].as_f64().unwrap();
+    assert!(plateau <= 1500.0, "{e}");
+    // The cause: latency grew with the depth, as behind a fixed limit.
+    assert!(e["lat_elasticity"].as_f64().unwrap() > 0.5, "{e}");
+    assert!(
+        ceiling["summary"].as_str().unwrap().contains("saturated"),
+        "{}",
+        ceiling["summary"]
     );
 }

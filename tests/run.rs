@@ -37,9 +37,19 @@ fn check_contract(doc: &Value) {
             assert!(f(&l[w[0]]) <= f(&l[w[1]]), "{} <= {}", w[0], w[1]);
         }
         assert!(f(&l["min"]) <= f(&l["mean"]) && f(&l["mean"]) <= f(&l["max"]));
-        for key in ["user_s", "sys_s"] {
-            assert!(f(&r["cpu"][key]) >= 0.0);
-        }
+        // The workers' CPU: some was spent, no more than their threads had in the run (plus
+        // their start and stop), and per IO is the same figure divided.
+        let threads = f(&r["workload"]["threads"]);
+        let cpu = f(&r["cpu"]["user_s"]) + f(&r["cpu"]["sys_s"]);
+        assert!(
+            cpu > 0.0 && cpu <= threads * (rt + 1.0),
+            "{cpu} CPU seconds for {threads} threads over {rt} s"
+        );
+        let per_io = f(&r["cpu"]["per_io_us"]);
+        assert!(
+            (per_io - cpu * 1e6 / ios).abs() <= per_io * 1e-6 + 1e-9,
+            "per_io_us {per_io} for {cpu} s over {ios} IOs"
+        );
         let ts = r["timeseries"].as_array().unwrap();
         assert!(!ts.is_empty());
         // The time series adds up to the whole run.
@@ -72,6 +82,7 @@ fn check_contract(doc: &Value) {
 fn every_engine_runs_end_to_end() {
     for engine in ["null", "psync", "io_uring"] {
         let dir = tempfile::tempdir().unwrap();
+        let started = std::time::Instant::now();
         let out = iogauge(
             dir.path(),
             &[
@@ -92,12 +103,18 @@ fn every_engine_runs_end_to_end() {
                 "250ms",
             ],
         );
+        let lived = started.elapsed().as_secs_f64();
         let doc = json_of(&out);
         check_contract(&doc);
         let r = &doc["results"][0];
         assert_eq!(r["workload"]["engine"], engine);
         assert_eq!(r["workload"]["rw"], "randread");
-        assert_eq!(f(&r["runtime_s"]), 1.0);
+        // Measured for the second asked, and not longer than the process lived.
+        let rt = f(&r["runtime_s"]);
+        assert!(
+            rt >= 1.0 - 1e-9 && rt <= lived,
+            "{engine}: runtime_s {rt} for --time 1s, in a process that lived {lived:.3} s"
+        );
         assert_eq!(r["timeseries"].as_array().unwrap().len(), 4);
         // Messages go to stderr; the created test file is gone afterwards.
         let left: Vec<_> = std::fs::read_dir(dir.path())
@@ -466,8 +483,9 @@ fn no_space_while_filling_removes_the_partial_file() {
 #[test]
 fn sigint_stops_the_run_keeps_results_and_removes_the_file() {
     let dir = tempfile::tempdir().unwrap();
-    let child = Command::new(env!("CARGO_BIN_EXE_iogauge"))
-        .args([
+    let mut run = Spawned::iogauge(
+        dir.path(),
+        &[
             "run",
             "--engine",
             "psync",
@@ -477,28 +495,23 @@ fn sigint_stops_the_run_keeps_results_and_removes_the_file() {
             "30s",
             "--json",
             "--no-store",
-        ])
-        .current_dir(dir.path())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(1500));
-    let start = std::time::Instant::now();
-    Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(
-        start.elapsed().as_secs_f64() < 2.0,
-        "stopped within a second or so"
+        ],
     );
-    assert_eq!(out.status.code(), Some(130));
+    // The fill is over, then the kernel counts the run's own reads: the measurement is on.
+    run.wait_for("done in", WATCHDOG);
+    let before = syscalls_of(run.pid());
+    wait_until("the run's first reads", WATCHDOG, || {
+        syscalls_of(run.pid()) > before + 100
+    });
+    run.signal("INT");
+    let out = run.finish(WATCHDOG);
+    assert_eq!(out.status.code(), Some(130), "{}", stderr_of(&out));
     let doc: Value = serde_json::from_slice(&out.stdout).expect("partial results as JSON");
     assert_eq!(doc["interrupted"], true);
     let r = &doc["results"][0];
-    assert!(f(&r["ios"]) > 0.0 && f(&r["runtime_s"]) < 30.0);
+    // Stopped by the signal, not by --time: what iogauge measured ended well before 30 s.
+    assert!(f(&r["ios"]) > 0.0 && f(&r["runtime_s"]) < 30.0, "{r}");
+    assert_eq!(r["interrupted"], true);
     assert!(std::fs::read_dir(dir.path())
         .unwrap()
         .flatten()
@@ -527,7 +540,7 @@ fn progress_line_on_a_terminal_and_none_in_a_pipe() {
     assert!(!err.contains("ETA") && !err.contains('\r'), "{err}");
     // On a terminal (script(1) gives it a pseudo-terminal): elapsed, ETA and live IOPS.
     if Command::new("script").arg("--version").output().is_err() {
-        eprintln!("skipped: script(1) is not installed");
+        skip("needs script(1)");
         return;
     }
     let cmd = format!(
@@ -587,7 +600,7 @@ fn drop_caches_between_repeats_or_say_why_not() {
     };
     assert_eq!(said(&doc), !root, "notes: {}", doc["notes"]);
     if !root || Command::new("setpriv").arg("--version").output().is_err() {
-        eprintln!("skipped: the unprivileged half needs root and setpriv");
+        skip("the unprivileged half needs root and setpriv");
         return;
     }
     // The same run as an unprivileged user: not dropped, and said so.
@@ -604,10 +617,10 @@ fn drop_caches_between_repeats_or_say_why_not() {
             .output()
     };
     if !nobody(&["--version"]).is_ok_and(|o| o.status.success()) {
-        eprintln!(
-            "skipped: the unprivileged half: user 65534 cannot run {}",
+        skip(&format!(
+            "the unprivileged half: user 65534 cannot run {}",
             common::BIN
-        );
+        ));
         return;
     }
     use std::os::unix::fs::PermissionsExt;
@@ -807,4 +820,74 @@ fn distributions_are_recorded_and_checked() {
         let out = iogauge(dir.path(), bad);
         assert_eq!(out.status.code(), Some(2), "{bad:?}: {}", stderr_of(&out));
     }
+}
+
+/// The offsets iogauge issues under `--distribution zipf:1.2`, as the fake disk received them
+/// (not only the sampler): the block of rank k is read with probability k^-1.2 / H(N, 1.2).
+/// The seed is fixed and `--data` fixes the number of reads, so the sample is the same every
+/// time; the bounds are several standard errors of a sample of that size wide.
+#[test]
+fn zipf_offsets_reach_the_disk_as_zipf() {
+    if !can_mount_fakedisk() {
+        return;
+    }
+    const BLOCKS: usize = 4096;
+    const READS: usize = 8192;
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::create_dir(d.join("mnt")).unwrap();
+    let log = d.join("reads.log");
+    let disk = FakeDisk::mount(
+        &d.join("backing.img"),
+        &d.join("mnt"),
+        (BLOCKS * 4096) as u64,
+        &["--log-reads", log.to_str().unwrap()],
+    );
+    let doc = json_of(&iogauge(
+        d,
+        &[
+            "run",
+            disk.target().to_str().unwrap(),
+            "--engine",
+            "psync",
+            "--rw",
+            "randread",
+            "--bs",
+            "4k",
+            "--distribution",
+            "zipf:1.2",
+            "--data",
+            &format!("{}k", READS * 4),
+            "--json",
+            "--no-store",
+        ],
+    ));
+    assert_eq!(doc["results"][0]["ios"].as_u64(), Some(READS as u64));
+    drop(disk);
+    let mut hits = vec![0usize; BLOCKS];
+    let mut reads = 0;
+    for line in std::fs::read_to_string(&log).unwrap().lines() {
+        let (offset, len) = line.split_once(' ').unwrap();
+        let (offset, len): (usize, usize) = (offset.parse().unwrap(), len.parse().unwrap());
+        assert_eq!((offset % 4096, len), (0, 4096), "{line}");
+        hits[offset / 4096] += 1;
+        reads += 1;
+    }
+    // Every read iogauge counted reached the disk, and nothing else did.
+    assert_eq!(reads, READS);
+    hits.sort_unstable_by(|a, b| b.cmp(a));
+    let h = |n: usize| (1..=n).map(|k| (k as f64).powf(-1.2)).sum::<f64>();
+    for top in [1, BLOCKS / 100, BLOCKS / 10] {
+        let expected = h(top) / h(BLOCKS);
+        let seen = hits[..top].iter().sum::<usize>() as f64 / READS as f64;
+        eprintln!("top {top} blocks: {seen:.3} of the reads (zipf:1.2: {expected:.3})");
+        // Sorting the sample's counts can only raise the top share a little above the true
+        // ranks' share; 0.03 is over six standard errors of 8,192 reads.
+        assert!(
+            (seen - expected).abs() < 0.03,
+            "the {top} most read blocks took {seen:.3} of the reads, zipf:1.2 gives {expected:.3}"
+        );
+    }
+    // Against uniform: the top 1% of blocks would take about 1% of the reads.
+    assert!(hits[..BLOCKS / 100].iter().sum::<usize>() > READS / 2);
 }

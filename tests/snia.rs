@@ -37,7 +37,7 @@ const THROTTLE: [u32; 5] = [2000, 1500, 1100, 800, 600];
 fn steady_state_is_found_only_after_the_throttle_stops_changing() {
     needs_root!();
     let Some(cg) = Blkio::new("steady") else {
-        eprintln!("skipped: needs cgroup v1 blkio");
+        skip("needs cgroup v1 blkio");
         return;
     };
     let dir = tempfile::tempdir().unwrap();

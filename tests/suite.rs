@@ -3,8 +3,6 @@
 
 use serde_json::Value;
 use std::collections::BTreeSet;
-use std::process::{Command, Stdio};
-use std::time::Duration;
 
 mod common;
 use common::*;
@@ -437,8 +435,9 @@ fn matrix_text_has_bm_flash_shape() {
 #[test]
 fn an_interrupted_suite_keeps_its_finished_cells() {
     let dir = tempfile::tempdir().unwrap();
-    let child = Command::new(env!("CARGO_BIN_EXE_iogauge"))
-        .args([
+    let mut run = Spawned::iogauge(
+        dir.path(),
+        &[
             "suite",
             "matrix",
             "--engine",
@@ -451,20 +450,12 @@ fn an_interrupted_suite_keeps_its_finished_cells() {
             "1,2",
             "--json",
             "--no-store",
-        ])
-        .current_dir(dir.path())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start iogauge");
-    // 84 cells of 200 ms would take 17 s; stop it after a few.
-    std::thread::sleep(Duration::from_millis(1500));
-    let kill = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(kill.success());
-    let out = child.wait_with_output().unwrap();
+        ],
+    );
+    // 56 cells of 200 ms would take 11 s; stop it once two have finished.
+    run.wait_for("[2/", WATCHDOG);
+    run.signal("INT");
+    let out = run.finish(WATCHDOG);
     assert_eq!(
         out.status.code(),
         Some(130),
@@ -476,7 +467,7 @@ fn an_interrupted_suite_keeps_its_finished_cells() {
     assert_eq!(doc["interrupted"], true);
     let results = doc["results"].as_array().unwrap();
     assert!(
-        results.len() >= 2 && results.len() < 28,
+        results.len() >= 2 && results.len() < 56,
         "{} cells",
         results.len()
     );

@@ -7,9 +7,8 @@
 mod common;
 use common::*;
 
-use std::io::{BufRead, BufReader};
-use std::path::Path;
-use std::process::{Command, Stdio};
+use std::path::{Path, PathBuf};
+use std::process::Command;
 
 const SUITE: &str = r#"
 name = "tiny"
@@ -22,6 +21,25 @@ rw = ["randread", "read"]
 bs = ["16k"]
 iodepth = [4]
 "#;
+
+/// The test's own directory for knob journals (IOGAUGE_RUN_DIR), so that one test's
+/// `iogauge list` cannot restore the knobs of another test's sweep.
+fn run_dir(dir: &Path) -> PathBuf {
+    let run = dir.join("run");
+    std::fs::create_dir_all(&run).unwrap();
+    run
+}
+
+/// `iogauge` in `dir`, with the test's own results database and knob journals.
+fn iogauge_here(dir: &Path, args: &[&str]) -> std::process::Output {
+    Command::new(BIN)
+        .args(args)
+        .current_dir(dir)
+        .env("IOGAUGE_DB", dir.join("results.db"))
+        .env("IOGAUGE_RUN_DIR", run_dir(dir))
+        .output()
+        .expect("run iogauge")
+}
 
 fn queue(dev: &LoopDev, knob: &str) -> String {
     let raw = std::fs::read_to_string(format!("/sys/block/{}/queue/{knob}", dev.name())).unwrap();
@@ -54,12 +72,12 @@ fn knobs_change_one_at_a_time_and_are_found_as_they_were() {
     let dev = &ram.dev;
     let dir = tempfile::tempdir().unwrap();
     let Some(other) = other_scheduler(dev) else {
-        eprintln!("skipped: the kernel offers one scheduler only");
+        skip("the kernel offers one scheduler only");
         return;
     };
     let (sched0, ra0) = (queue(dev, "scheduler"), queue(dev, "read_ahead_kb"));
     let ra = if ra0 == "128" { "256" } else { "128" };
-    let out = iogauge(
+    let out = iogauge_here(
         dir.path(),
         &[
             "sweep",
@@ -105,7 +123,7 @@ fn knobs_change_one_at_a_time_and_are_found_as_they_were() {
         .nth(1)
         .expect("the table names the sweep")
         .to_string();
-    let runs = json_of(&iogauge(dir.path(), &["list", "--json"]));
+    let runs = json_of(&iogauge_here(dir.path(), &["list", "--json"]));
     let of_sweep: Vec<&serde_json::Value> = runs["runs"]
         .as_array()
         .unwrap()
@@ -114,10 +132,10 @@ fn knobs_change_one_at_a_time_and_are_found_as_they_were() {
         .collect();
     // …and the baseline again at the end.
     assert_eq!(of_sweep.len(), 4, "{runs}");
-    let cmp = iogauge(dir.path(), &["compare", &format!("sweep:{id}")]);
+    let cmp = iogauge_here(dir.path(), &["compare", &format!("sweep:{id}")]);
     assert!(cmp.status.success(), "{}", stderr_of(&cmp));
     // The report draws each cell's IOPS per setting (with CI whiskers), named by setting.
-    let rep = iogauge(
+    let rep = iogauge_here(
         dir.path(),
         &["report", &format!("sweep:{id}"), "-o", "sweep.html"],
     );
@@ -131,42 +149,27 @@ fn knobs_change_one_at_a_time_and_are_found_as_they_were() {
 }
 
 /// Starts a sweep of read_ahead_kb (as found, then `value`) with longer cells, and returns once
-/// sysfs shows the knob changed.
-fn sweep_until_changed(dir: &Path, dev: &LoopDev, value: &str) -> std::process::Child {
+/// sysfs shows the knob changed. The sweep is killed if the test fails.
+fn sweep_until_changed(dir: &Path, dev: &LoopDev, value: &str) -> Spawned {
     let knob = format!("read_ahead_kb={value}");
     let knob = knob.as_str();
     let slow = SUITE.replace("200ms", "3s");
     std::fs::write(dir.join("slow.toml"), slow).unwrap();
-    let mut child = Command::new(BIN)
-        .args(["sweep", "--file"])
+    let mut cmd = Command::new(BIN);
+    cmd.args(["sweep", "--file"])
         .arg(dir.join("slow.toml"))
         .arg(&dev.dev)
         .args(["--knob", knob, "--repeat", "1"])
         .env("IOGAUGE_DB", dir.join("results.db"))
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut err = BufReader::new(child.stderr.take().unwrap());
-    let mut line = String::new();
-    loop {
-        line.clear();
-        if err.read_line(&mut line).unwrap() == 0 {
-            panic!("the sweep ended before its second setting");
-        }
-        // The first cell of the second setting has begun: the knob is changed.
-        if line.contains("[setting 2/") {
-            break;
-        }
-    }
-    std::thread::spawn(move || std::io::copy(&mut err, &mut std::io::sink()));
-    // Polled: the write to sysfs follows the progress line.
-    let until = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    while queue(dev, "read_ahead_kb") != value && std::time::Instant::now() < until {
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
-    assert_eq!(queue(dev, "read_ahead_kb"), value);
-    child
+        .env("IOGAUGE_RUN_DIR", run_dir(dir));
+    let mut run = Spawned::start(cmd);
+    // The first cell of the second setting has begun: the knob is changed, and the write to
+    // sysfs follows the progress line.
+    run.wait_for("[setting 2/", WATCHDOG);
+    wait_until("the knob's change in sysfs", WATCHDOG, || {
+        queue(dev, "read_ahead_kb") == value
+    });
+    run
 }
 
 #[test]
@@ -177,10 +180,10 @@ fn ctrl_c_in_the_middle_puts_the_knob_back() {
     let dir = tempfile::tempdir().unwrap();
     let ra0 = queue(dev, "read_ahead_kb");
     let ra = if ra0 == "512" { "1024" } else { "512" };
-    let mut child = sweep_until_changed(dir.path(), dev, ra);
-    sh("kill", &["-INT", &child.id().to_string()]);
-    let st = child.wait().unwrap();
-    assert_eq!(st.code(), Some(130));
+    let run = sweep_until_changed(dir.path(), dev, ra);
+    run.signal("INT");
+    let out = run.finish(WATCHDOG);
+    assert_eq!(out.status.code(), Some(130), "{}", stderr_of(&out));
     assert_eq!(queue(dev, "read_ahead_kb"), ra0);
 }
 
@@ -192,18 +195,22 @@ fn a_killed_sweep_is_undone_by_the_next_command() {
     let dir = tempfile::tempdir().unwrap();
     let ra0 = queue(dev, "read_ahead_kb");
     let ra = if ra0 == "384" { "768" } else { "384" };
-    let mut child = sweep_until_changed(dir.path(), dev, ra);
-    child.kill().unwrap();
-    child.wait().unwrap();
+    let run = sweep_until_changed(dir.path(), dev, ra);
+    let pid = run.pid();
+    run.signal("KILL");
+    run.finish(WATCHDOG);
     assert_eq!(queue(dev, "read_ahead_kb"), ra, "SIGKILL leaves it changed");
-    let out = iogauge(dir.path(), &["list"]);
+    let out = iogauge_here(dir.path(), &["list"]);
     assert!(
         stderr_of(&out).contains("ended without restoring its device settings"),
         "{}",
         stderr_of(&out)
     );
     assert_eq!(queue(dev, "read_ahead_kb"), ra0);
-    assert!(!Path::new(&format!("/run/iogauge/knobs-{}.json", child.id())).exists());
+    for journals in [Path::new("/run/iogauge"), &run_dir(dir.path())] {
+        let journal = journals.join(format!("knobs-{pid}.json"));
+        assert!(!journal.exists(), "{}", journal.display());
+    }
 }
 
 #[test]
@@ -224,10 +231,10 @@ fn file_systems_on_a_blank_scratch_device_leave_it_blank() {
         })
         .collect();
     if fs.len() < 2 {
-        eprintln!("skipped: needs at least two of mkfs.ext4, mkfs.xfs, mkfs.btrfs");
+        skip("needs at least two of mkfs.ext4, mkfs.xfs, mkfs.btrfs");
         return;
     }
-    let out = iogauge(
+    let out = iogauge_here(
         dir.path(),
         &[
             "sweep",
@@ -263,7 +270,7 @@ fn file_systems_on_a_blank_scratch_device_leave_it_blank() {
     );
     assert_eq!(sh("wipefs", &[&dev.dev]), "");
     // Each run records how its file system was made and mounted.
-    let runs = json_of(&iogauge(dir.path(), &["list", "--json"]));
+    let runs = json_of(&iogauge_here(dir.path(), &["list", "--json"]));
     let made: Vec<String> = runs["runs"]
         .as_array()
         .unwrap()
@@ -280,7 +287,7 @@ fn file_systems_on_a_blank_scratch_device_leave_it_blank() {
     assert!(made.iter().all(|m| m.ends_with(" noatime")), "{made:?}");
     // A device with a signature is refused before anything is written.
     sh("mkfs.ext4", &["-q", &dev.dev]);
-    let out = iogauge(
+    let out = iogauge_here(
         dir.path(),
         &[
             "sweep",

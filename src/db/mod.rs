@@ -228,6 +228,8 @@ struct Measured {
     runtime_s: f64,
     server_io: server::Snapshot,
     devices: Vec<iogauge_sysinfo::diskstats::DeviceWindow>,
+    /// The server's CPU seconds (user, system) during the run; `None` if /proc could not say.
+    server_cpu: Option<(f64, f64)>,
 }
 
 /// Runs the plan: cluster, load, one pgbench measurement per ratio (with repeats), the storage
@@ -544,6 +546,7 @@ fn measure_once(
     };
     let out_file = fresh(&out_path)?;
     let err_file = fresh(&err_path)?;
+    let cpu_before = server::cpu(cl);
     let begun = Instant::now();
     let mut child = cl
         .client("pgbench")
@@ -572,6 +575,10 @@ fn measure_once(
         std::thread::sleep(Duration::from_millis(50));
     };
     let runtime = begun.elapsed();
+    let server_cpu = match (cpu_before, server::cpu(cl)) {
+        (Some(b), Some(a)) => Some(((a.0 - b.0).max(0.0), (a.1 - b.1).max(0.0))),
+        _ => None,
+    };
     let windows = watch.stop();
     let logs = pgbench::log_files(&prefix);
     let remove = || {
@@ -617,7 +624,18 @@ fn measure_once(
         timeline,
         server_io: server::delta(&before, &after),
         devices: windows,
+        server_cpu,
     }))
+}
+
+/// The server's CPU over `runs` (its processes, from /proc: pgbench's own client is not in it),
+/// per transaction in `per_io_us`. A run whose /proc entries could not be read adds nothing.
+fn server_cpu(runs: &[Measured]) -> CpuDoc {
+    let (user, sys) = runs
+        .iter()
+        .filter_map(|m| m.server_cpu)
+        .fold((0.0, 0.0), |(u, s), (du, ds)| (u + du, s + ds));
+    CpuDoc::new(user, sys, runs.iter().map(|m| m.summary.transactions).sum())
 }
 
 /// The repeats of one ratio as one result: histograms merged exactly, time series end to end,
@@ -663,7 +681,7 @@ fn result_doc(
             runtime_s: m.runtime_s,
             lat_ns: m.timeline.lat,
             syncs_per_s: None,
-            cpu: CpuDoc::default(),
+            cpu: server_cpu(std::slice::from_ref(m)),
         });
     }
     let tps = txns as f64 / runtime_s.max(1e-9);
@@ -732,7 +750,7 @@ fn result_doc(
         write: None,
         sync: None,
         service_lat_ns: None,
-        cpu: CpuDoc::default(),
+        cpu: server_cpu(&runs),
         timeseries,
         fine,
         engine: EngineDoc {

@@ -50,10 +50,40 @@ pub fn is_root() -> bool {
     std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0)
 }
 
+/// Why a test cannot run here. Under CI (`CI=true`) that is a failure naming what is missing,
+/// because a green CI must mean every test ran; elsewhere the test says why on stderr and adds a
+/// line to [`skips_file`], so a developer (and .ci/run) sees "3 skipped: needs root" instead of
+/// a row of `ok`. The caller returns right after.
+pub fn skip(why: &str) {
+    let test = std::thread::current()
+        .name()
+        .unwrap_or("an unnamed test")
+        .to_string();
+    if std::env::var("CI").is_ok_and(|v| v == "true") {
+        panic!("{test} cannot run here: {why} (CI=true: every test must run)");
+    }
+    eprintln!("skipped: {why}");
+    use std::io::Write;
+    // One short append per line: lines from test binaries running at once do not interleave.
+    let line = format!("{why}\t{test}\n");
+    let _ = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(skips_file())
+        .and_then(|mut f| f.write_all(line.as_bytes()));
+}
+
+/// One line per skipped test ("why<TAB>test"), in the target directory; .ci/run empties it
+/// before `cargo test` and counts it after.
+pub fn skips_file() -> PathBuf {
+    let tmp = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    tmp.parent().unwrap_or(tmp).join("iogauge-skips.txt")
+}
+
 macro_rules! needs_root {
     () => {
         if !is_root() {
-            eprintln!("skipped: needs root");
+            skip("needs root");
             return;
         }
     };
@@ -62,7 +92,7 @@ macro_rules! needs_root {
 macro_rules! needs_tool {
     ($tool:expr) => {
         if !have($tool) {
-            eprintln!("skipped: needs {}", $tool);
+            skip(&format!("needs {}", $tool));
             return;
         }
     };
@@ -147,6 +177,23 @@ impl Drop for Mount {
         if !ok {
             let _ = Command::new("umount").arg("-l").arg(&self.0).status();
         }
+    }
+}
+
+/// A file system frozen (fsfreeze) until dropped: a test that fails while it is frozen still
+/// thaws it, so the writers stuck in it can end and the mount can go.
+pub struct Frozen(PathBuf);
+
+impl Frozen {
+    pub fn new(mnt: &Path) -> Frozen {
+        sh("fsfreeze", &["-f", mnt.to_str().unwrap()]);
+        Frozen(mnt.to_path_buf())
+    }
+}
+
+impl Drop for Frozen {
+    fn drop(&mut self) {
+        let _ = Command::new("fsfreeze").arg("-u").arg(&self.0).status();
     }
 }
 
@@ -241,23 +288,60 @@ impl Drop for QueueSetting {
     }
 }
 
-/// `iogauge-fakedisk` (crates/fakedisk), built beside iogauge by `cargo test`.
+/// `iogauge-fakedisk` (crates/fakedisk), built by the first test that asks, once per test
+/// binary. `cargo test` builds plain binaries only for integration tests of their own package,
+/// and the fake disk is a package of its own: a file left in target/ by hand would be missing in
+/// a fresh clone (the tests then never ran) or stale after a change to the fake disk. Cargo
+/// decides whether anything needs rebuilding, in the same profile and target directory as this
+/// test, and names the executable it made.
 pub fn fakedisk_bin() -> PathBuf {
-    Path::new(BIN).with_file_name("iogauge-fakedisk")
+    static BIN_PATH: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    BIN_PATH
+        .get_or_init(|| build_bin("iogauge-fakedisk", "iogauge-fakedisk"))
+        .clone()
 }
 
-/// Whether this machine can mount the fake disk; says why not (the test then skips).
+/// Builds binary `bin` of workspace package `package` with the cargo that runs this test; the
+/// path of the executable. The profile is the one iogauge was built with (the name of the
+/// directory holding it).
+fn build_bin(package: &str, bin: &str) -> PathBuf {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let profile = Path::new(BIN)
+        .parent()
+        .and_then(Path::file_name)
+        .and_then(|n| n.to_str())
+        .unwrap_or("debug");
+    let profile = match profile {
+        "debug" => "dev",
+        other => other,
+    };
+    let out = Command::new(&cargo)
+        .args(["build", "--quiet", "--message-format=json", "--profile"])
+        .args([profile, "-p", package, "--bin", bin])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stderr(Stdio::inherit())
+        .output()
+        .unwrap_or_else(|e| panic!("{cargo} build -p {package}: {e}"));
+    assert!(out.status.success(), "{cargo} build -p {package} failed");
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|m| m["reason"] == "compiler-artifact" && m["target"]["name"] == bin)
+        .find_map(|m| m["executable"].as_str().map(PathBuf::from))
+        .unwrap_or_else(|| panic!("{cargo} build -p {package} named no executable {bin}"))
+}
+
+/// Whether this machine can mount the fake disk; when not, skips the test saying why.
 pub fn can_mount_fakedisk() -> bool {
     let why = if !is_root() {
         "needs root to mount a FUSE file system"
     } else if !Path::new("/dev/fuse").exists() {
         "/dev/fuse is missing (load the fuse module)"
-    } else if !fakedisk_bin().exists() {
-        "build the helper first: cargo build -p iogauge-fakedisk"
     } else {
-        return true;
+        // Built here, so a test that can mount never runs an old fake disk.
+        return fakedisk_bin().exists();
     };
-    eprintln!("skipped: {why}");
+    skip(why);
     false
 }
 
@@ -311,5 +395,208 @@ impl Drop for FakeDisk {
             .arg(&self.mnt)
             .stderr(Stdio::null())
             .status();
+    }
+}
+
+/// How long a test waits for something iogauge or the kernel is sure to do. Far above any
+/// honest wait even on a loaded machine: it only turns a hang into a failure that says what
+/// did not happen.
+pub const WATCHDOG: std::time::Duration = std::time::Duration::from_secs(120);
+
+/// Waits until `done()` holds, looking every 10 ms; fails the test naming `what` after `limit`.
+/// The one place the tests wait by polling: for a condition, never for a length of time.
+pub fn wait_until(what: &str, limit: std::time::Duration, done: impl FnMut() -> bool) {
+    assert!(poll_until(limit, done), "waited {limit:?} for {what}");
+}
+
+/// Whether `done()` came to hold within `limit`, looking every 10 ms.
+pub fn poll_until(limit: std::time::Duration, mut done: impl FnMut() -> bool) -> bool {
+    let start = std::time::Instant::now();
+    while !done() {
+        if start.elapsed() >= limit {
+            return false;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    true
+}
+
+/// Read and write system calls process `pid` has made (/proc/PID/io, syscr + syscw): with the
+/// psync engine, a count that grows once IO is under way.
+pub fn syscalls_of(pid: u32) -> u64 {
+    let io = std::fs::read_to_string(format!("/proc/{pid}/io")).unwrap_or_default();
+    io.lines()
+        .filter(|l| l.starts_with("syscr:") || l.starts_with("syscw:"))
+        .filter_map(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
+        .sum()
+}
+
+/// IOs block device `name` has completed (/sys/block/NAME/stat: reads + writes).
+pub fn device_ios(name: &str) -> u64 {
+    let stat = std::fs::read_to_string(format!("/sys/block/{name}/stat")).unwrap();
+    let v: Vec<u64> = stat
+        .split_whitespace()
+        .map(|x| x.parse().unwrap())
+        .collect();
+    v[0] + v[4]
+}
+
+/// A spawned process (iogauge, a server, a load) whose stderr is read line by line as it
+/// comes, so a test waits for what it prints rather than for a length of time. Killed on drop,
+/// so a failing test leaves nothing running.
+pub struct Spawned {
+    child: Option<std::process::Child>,
+    lines: std::sync::mpsc::Receiver<String>,
+    /// Every stderr line read so far.
+    pub stderr: String,
+    stdout: Option<std::thread::JoinHandle<Vec<u8>>>,
+}
+
+impl Spawned {
+    /// Starts `cmd` with stdout and stderr piped to the test.
+    pub fn start(mut cmd: Command) -> Spawned {
+        let mut child = cmd
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("start {cmd:?}: {e}"));
+        let (tx, lines) = std::sync::mpsc::channel();
+        let mut err = child.stderr.take().unwrap();
+        std::thread::spawn(move || {
+            use std::io::Read;
+            // Lines end in \n, or \r for a progress line redrawn in place.
+            let (mut buf, mut line) = ([0u8; 4096], Vec::new());
+            while let Ok(n) = err.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                for &b in &buf[..n] {
+                    if b == b'\n' || b == b'\r' {
+                        let _ = tx.send(String::from_utf8_lossy(&line).into_owned());
+                        line.clear();
+                    } else {
+                        line.push(b);
+                    }
+                }
+            }
+            if !line.is_empty() {
+                let _ = tx.send(String::from_utf8_lossy(&line).into_owned());
+            }
+        });
+        let mut out = child.stdout.take().unwrap();
+        let stdout = std::thread::spawn(move || {
+            let mut all = Vec::new();
+            let _ = std::io::Read::read_to_end(&mut out, &mut all);
+            all
+        });
+        Spawned {
+            child: Some(child),
+            lines,
+            stderr: String::new(),
+            stdout: Some(stdout),
+        }
+    }
+
+    /// Starts iogauge with `args` in `dir`, with `dir/results.db` as its results database.
+    pub fn iogauge(dir: &Path, args: &[&str]) -> Spawned {
+        let mut cmd = Command::new(BIN);
+        cmd.args(args)
+            .current_dir(dir)
+            .env("IOGAUGE_DB", dir.join("results.db"));
+        Spawned::start(cmd)
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.as_ref().unwrap().id()
+    }
+
+    /// Waits for a stderr line containing `needle`; that line. Fails after `limit`, or when
+    /// stderr ends without it, showing what was printed.
+    pub fn wait_for(&mut self, needle: &str, limit: std::time::Duration) -> String {
+        let until = std::time::Instant::now() + limit;
+        loop {
+            let left = until.saturating_duration_since(std::time::Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(line) => {
+                    self.stderr.push_str(&line);
+                    self.stderr.push('\n');
+                    if line.contains(needle) {
+                        return line;
+                    }
+                }
+                Err(e) => panic!(
+                    "{needle:?} not printed ({e}, waited up to {limit:?}); stderr so far:\n{}",
+                    self.stderr
+                ),
+            }
+        }
+    }
+
+    /// Sends signal `sig` ("INT", "TERM", …).
+    pub fn signal(&self, sig: &str) {
+        sh("kill", &[&format!("-{sig}"), &self.pid().to_string()]);
+    }
+
+    /// Waits for the process to end (its stderr closing), at most `limit`; its output.
+    pub fn finish(mut self, limit: std::time::Duration) -> Output {
+        let until = std::time::Instant::now() + limit;
+        loop {
+            let left = until.saturating_duration_since(std::time::Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(line) => {
+                    self.stderr.push_str(&line);
+                    self.stderr.push('\n');
+                }
+                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => panic!(
+                    "the process did not end within {limit:?}; stderr so far:\n{}",
+                    self.stderr
+                ),
+            }
+        }
+        let status = self.child.take().unwrap().wait().unwrap();
+        let stdout = self.stdout.take().unwrap().join().unwrap_or_default();
+        Output {
+            status,
+            stdout,
+            stderr: std::mem::take(&mut self.stderr).into_bytes(),
+        }
+    }
+}
+
+impl Drop for Spawned {
+    fn drop(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+/// A helper shell command (a load, a loop of dd) in a process group of its own, killed whole
+/// on drop, so a failing test leaves none of it running.
+pub struct Helper(std::process::Child);
+
+impl Helper {
+    pub fn shell(script: &str) -> Helper {
+        use std::os::unix::process::CommandExt;
+        let child = Command::new("sh")
+            .args(["-c", script])
+            .process_group(0)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("sh -c {script:?}: {e}"));
+        Helper(child)
+    }
+}
+
+impl Drop for Helper {
+    fn drop(&mut self) {
+        let _ = Command::new("kill")
+            .args(["-KILL", "--", &format!("-{}", self.0.id())])
+            .stderr(Stdio::null())
+            .status();
+        let _ = self.0.wait();
     }
 }

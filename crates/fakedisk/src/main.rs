@@ -16,11 +16,18 @@
 //! `--flip-at OFFSET` stores that byte with its lowest bit flipped (a bad transfer), and
 //! `--drop-at OFFSET` acknowledges the first such write and keeps nothing of it (a lost write).
 //!
+//! `--read-latency MS` answers every read MS milliseconds after it arrives, each on its own
+//! timer, so reads in flight together overlap as on a drive with many queues: a device of known
+//! latency, for tests of what queue depth buys.
+//!
+//! `--log-reads FILE` appends "OFFSET LENGTH" for every read it is asked for, as it arrives
+//! (unbuffered, so a power cut loses none): the offsets a benchmark really issued.
+//!
 //! A power cut is SIGKILL to this process (then a lazy unmount of the dead mount); a reboot is
 //! mounting it again over the same backing file, which holds exactly what was persisted.
 //!
 //! Usage: `iogauge-fakedisk BACKING MOUNTPOINT [--size BYTES] [--lie | --lie-cache PAGES]
-//! [--flip-at OFFSET] [--drop-at OFFSET]`
+//! [--flip-at OFFSET] [--drop-at OFFSET] [--read-latency MS] [--log-reads FILE]`
 //! (BACKING is created, zero-filled, with --size when missing).
 
 use fuser::{
@@ -57,6 +64,8 @@ struct Disk {
     /// Pages written but not persisted, by page index.
     cache: BTreeMap<u64, Box<[u8; PAGE]>>,
     faults: Faults,
+    read_latency: Option<std::time::Duration>,
+    read_log: Option<File>,
     uid: u32,
     gid: u32,
 }
@@ -186,6 +195,20 @@ fn read_full(f: &File, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
 }
 
 impl Filesystem for Disk {
+    fn init(
+        &mut self,
+        _req: &Request<'_>,
+        config: &mut fuser::KernelConfig,
+    ) -> Result<(), libc::c_int> {
+        // Asynchronous O_DIRECT (io_uring, libaio) reaches this process as concurrent requests,
+        // as on a drive, instead of one at a time. Kernels without it keep the old behaviour.
+        // FUSE_ASYNC_DIO (include/uapi/linux/fuse.h, since 7.13); fuser exports it only with
+        // an ABI feature this crate does not enable.
+        const FUSE_ASYNC_DIO: u64 = 1 << 15;
+        let _ = config.add_capabilities(FUSE_ASYNC_DIO);
+        Ok(())
+    }
+
     fn lookup(&mut self, _req: &Request<'_>, parent: u64, name: &OsStr, reply: ReplyEntry) {
         if parent == ROOT && name == NAME {
             reply.entry(&TTL, &self.attr(DISK), 0);
@@ -254,10 +277,21 @@ impl Filesystem for Disk {
         reply: ReplyData,
     ) {
         let offset = offset as u64;
+        if let Some(log) = &mut self.read_log {
+            // One write per line: whole lines, even when the process is killed.
+            let _ = std::io::Write::write_all(log, format!("{offset} {size}\n").as_bytes());
+        }
         let len = (size as u64).min(self.size.saturating_sub(offset)) as usize;
-        match self.read_at(offset, len) {
-            Ok(data) => reply.data(&data),
-            Err(e) => reply.error(e.raw_os_error().unwrap_or(libc::EIO)),
+        match (self.read_at(offset, len), self.read_latency) {
+            // Answered later from a thread of its own, so this loop takes the next request.
+            (Ok(data), Some(latency)) => {
+                std::thread::spawn(move || {
+                    std::thread::sleep(latency);
+                    reply.data(&data);
+                });
+            }
+            (Ok(data), None) => reply.data(&data),
+            (Err(e), _) => reply.error(e.raw_os_error().unwrap_or(libc::EIO)),
         }
     }
 
@@ -357,6 +391,8 @@ struct Args {
     size: Option<u64>,
     mode: Mode,
     faults: Faults,
+    read_latency: Option<std::time::Duration>,
+    read_log: Option<PathBuf>,
 }
 
 /// Damage done to writes, for the tests of `--verify`.
@@ -370,6 +406,8 @@ fn parse(args: &[String]) -> Result<Args, String> {
     let mut pos = Vec::new();
     let (mut size, mut mode) = (None, Mode::Honest);
     let mut faults = Faults::default();
+    let mut read_latency = None;
+    let mut read_log = None;
     let offset = |v: Option<&String>, flag: &str| -> Result<Option<u64>, String> {
         let v = v.ok_or(format!("{flag} needs a byte offset"))?;
         v.parse()
@@ -398,6 +436,16 @@ fn parse(args: &[String]) -> Result<Args, String> {
             }
             "--flip-at" => faults.flip_at = offset(it.next(), "--flip-at")?,
             "--drop-at" => faults.drop_at = offset(it.next(), "--drop-at")?,
+            "--log-reads" => {
+                read_log = Some(PathBuf::from(it.next().ok_or("--log-reads needs a file")?));
+            }
+            "--read-latency" => {
+                let v = it.next().ok_or("--read-latency needs milliseconds")?;
+                let ms: u64 = v
+                    .parse()
+                    .map_err(|_| format!("--read-latency {v}: not a number of milliseconds"))?;
+                read_latency = Some(std::time::Duration::from_millis(ms));
+            }
             s if s.starts_with("--") => return Err(format!("unknown option {s}")),
             _ => pos.push(PathBuf::from(a)),
         }
@@ -411,6 +459,8 @@ fn parse(args: &[String]) -> Result<Args, String> {
         size,
         mode,
         faults,
+        read_latency,
+        read_log,
     })
 }
 
@@ -437,6 +487,17 @@ fn main() -> ExitCode {
         mode: args.mode,
         cache: BTreeMap::new(),
         faults: args.faults,
+        read_latency: args.read_latency,
+        read_log: match &args.read_log {
+            Some(path) => match OpenOptions::new().create(true).append(true).open(path) {
+                Ok(f) => Some(f),
+                Err(e) => {
+                    eprintln!("iogauge-fakedisk: {}: {e}", path.display());
+                    return ExitCode::FAILURE;
+                }
+            },
+            None => None,
+        },
         uid: std::fs::metadata("/proc/self").map_or(0, |m| std::os::unix::fs::MetadataExt::uid(&m)),
         gid: std::fs::metadata("/proc/self").map_or(0, |m| std::os::unix::fs::MetadataExt::gid(&m)),
     };
