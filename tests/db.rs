@@ -202,7 +202,8 @@ fn a_server_that_will_not_start_is_one_error_and_nothing_is_left() {
 fn ctrl_c_during_pgbench_stops_the_server_and_removes_the_cluster() {
     let Some((dir, target)) = rig() else { return };
     let mut cmd = Command::new(BIN);
-    cmd.args(["db", "pgbench"])
+    cmd.env("IOGAUGE_RUN_DIR", own_run_dir(dir.path()))
+        .args(["db", "pgbench"])
         .arg(&target)
         .args([
             "--scale",
@@ -244,7 +245,8 @@ fn the_wal_goes_where_it_is_told_and_a_memory_limit_is_kept_and_removed() {
     let wal = dir.path().join("wal");
     std::fs::create_dir(&wal).unwrap();
     let mut cmd = Command::new(BIN);
-    cmd.args(["db", "pgbench"])
+    cmd.env("IOGAUGE_RUN_DIR", own_run_dir(dir.path()))
+        .args(["db", "pgbench"])
         .arg(&target)
         .args(["--scale", "1", "--clients", "2", "--time", "2s"])
         .args(["--storage-time", "1s", "--wal-dir", wal.to_str().unwrap()])

@@ -221,6 +221,7 @@ impl Running {
         cmd.args(args)
             .current_dir(dir)
             .env("IOGAUGE_DB", dir.join("results.db"))
+            .env("IOGAUGE_RUN_DIR", own_run_dir(dir))
             .stdout(stdout.unwrap_or_else(Stdio::piped))
             .stderr(Stdio::piped());
         for (k, v) in env {

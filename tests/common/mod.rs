@@ -11,14 +11,22 @@ use std::process::{Command, Output, Stdio};
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_iogauge");
 
-/// Runs iogauge in `dir`, with `dir/results.db` as its results database.
+/// Runs iogauge in `dir`, with `dir/results.db` as its results database and its own run
+/// directory (crash ledgers, knob journals), so what one test's killed run leaves is never
+/// named or cleaned by another test's command.
 pub fn iogauge(dir: &Path, args: &[&str]) -> Output {
     Command::new(BIN)
         .args(args)
         .current_dir(dir)
         .env("IOGAUGE_DB", dir.join("results.db"))
+        .env("IOGAUGE_RUN_DIR", own_run_dir(dir))
         .output()
         .expect("run iogauge")
+}
+
+/// A test directory's own IOGAUGE_RUN_DIR (iogauge makes it, 0700).
+pub fn own_run_dir(dir: &Path) -> PathBuf {
+    dir.join(".iogauge-run")
 }
 
 /// The JSON iogauge printed on stdout; fails the test if it failed or printed something else.
@@ -502,7 +510,8 @@ impl Spawned {
         let mut cmd = Command::new(BIN);
         cmd.args(args)
             .current_dir(dir)
-            .env("IOGAUGE_DB", dir.join("results.db"));
+            .env("IOGAUGE_DB", dir.join("results.db"))
+            .env("IOGAUGE_RUN_DIR", own_run_dir(dir));
         Spawned::start(cmd)
     }
 
