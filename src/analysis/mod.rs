@@ -30,6 +30,14 @@ pub fn result_findings(
 ) -> Vec<Value> {
     let mut found = Vec::new();
     found.extend(iogauge_analyze::stalls(&r.fine.ios, r.fine.bin_s, th));
+    // A pgbench result's rate is transactions, which have no size.
+    let bytes_per_io = (r.iops > 0.0 && r.pg.is_none()).then(|| r.bw_bytes / r.iops);
+    found.extend(iogauge_analyze::regime(
+        &r.fine.ios,
+        r.fine.bin_s,
+        bytes_per_io,
+        th,
+    ));
     let (iops, interval_s) = whole_intervals(r);
     let w = &r.workload;
     found.extend(iogauge_analyze::steady(
@@ -69,7 +77,9 @@ pub fn result_findings(
         for f in found.iter_mut().filter(|f| {
             matches!(
                 f.kind,
-                iogauge_analyze::Kind::Steady | iogauge_analyze::Kind::Stall
+                iogauge_analyze::Kind::Steady
+                    | iogauge_analyze::Kind::Stall
+                    | iogauge_analyze::Kind::Regime
             )
         }) {
             f.summary = f.summary.replace("IOPS", "TPS");

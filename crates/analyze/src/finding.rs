@@ -33,6 +33,8 @@ pub enum Kind {
     Rate,
     /// `--verify` read back something other than what was written.
     Integrity,
+    /// The rate moved to another level and stayed there (burst credits, an SLC cache).
+    Regime,
 }
 
 impl Kind {
@@ -53,6 +55,7 @@ impl Kind {
             Kind::Imbalance => "imbalance",
             Kind::Rate => "rate",
             Kind::Integrity => "integrity",
+            Kind::Regime => "regime",
         }
     }
 }

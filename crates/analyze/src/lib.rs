@@ -16,6 +16,7 @@
 //! | [`cache`] | `cache` | buffered IO over a working set that fits in RAM; bandwidth beyond the device |
 //! | [`sparse`] | `sparse` | read targets with holes or unwritten extents |
 //! | [`steady`] | `steady` | the SNIA PTS steady-state test over the last intervals |
+//! | [`regime`] | `regime` | a rate that moved to another level and stayed (burst credits, an SLC cache) |
 //!
 //! # Thresholds
 //!
@@ -36,6 +37,7 @@
 //! | `sparse_frac` | 0.01 | a read target with more than this fraction in holes or unwritten extents is sparse |
 //! | `steady_excursion` | 0.2 | steady state: max − min over the window at most this fraction of its mean (SNIA PTS) |
 //! | `steady_slope` | 0.1 | steady state: slope × (window − 1) at most this fraction of the mean (SNIA PTS) |
+//! | `regime_frac` | 0.3 | a change of regime moves the rate by at least this fraction of the higher level |
 //!
 //! The steady-state window itself (5 intervals in SNIA PTS) is an argument of [`steady`], with
 //! [`STEADY_WINDOW`] as its default.
@@ -48,6 +50,7 @@ mod fmt;
 mod gaps;
 mod knee;
 mod outliers;
+mod regime;
 mod sparse;
 mod stalls;
 mod steady;
@@ -60,6 +63,7 @@ pub use finding::{Finding, Kind, Metric, Severity};
 pub use gaps::{gaps, Matrix};
 pub use knee::{cache_knee, Knee, Step};
 pub use outliers::{latency_outliers, outliers};
+pub use regime::{best_shift, regime, Change};
 pub use sparse::sparse;
 pub use stalls::stalls;
 pub use steady::{min_intervals, snia_window, steady, Window, STEADY_WINDOW};

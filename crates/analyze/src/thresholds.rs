@@ -35,6 +35,8 @@ pub struct Thresholds {
     pub steady_excursion: f64,
     /// SNIA PTS slope excursion limit, as a fraction of the window mean.
     pub steady_slope: f64,
+    /// A change of regime moves the rate by at least this fraction of the higher level.
+    pub regime_frac: f64,
 }
 
 impl Default for Thresholds {
@@ -52,6 +54,7 @@ impl Default for Thresholds {
             sparse_frac: 0.01,
             steady_excursion: 0.2,
             steady_slope: 0.1,
+            regime_frac: 0.3,
         }
     }
 }
@@ -82,7 +85,8 @@ impl Thresholds {
     pub fn validate(&self) -> Result<(), ThresholdError> {
         const FRACTION: &str = "a number between 0 and 1";
         const POSITIVE: &str = "a finite number above 0";
-        let checks: [Check; 11] = [
+        let checks: [Check; 12] = [
+            ("regime_frac", self.regime_frac, FRACTION, unit_interval),
             ("stall_frac", self.stall_frac, FRACTION, unit_interval),
             ("stall_min_s", self.stall_min_s, POSITIVE, positive),
             ("ceiling_gain", self.ceiling_gain, FRACTION, unit_interval),

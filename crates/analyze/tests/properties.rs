@@ -36,7 +36,7 @@ fn any_f64() -> impl Strategy<Value = f64> {
 
 fn any_thresholds() -> impl Strategy<Value = Thresholds> {
     (
-        prop::collection::vec(any_f64(), 11),
+        prop::collection::vec(any_f64(), 12),
         prop_oneof![Just(0u32), Just(10u32), any::<u32>()],
     )
         .prop_map(|(v, count)| Thresholds {
@@ -52,6 +52,7 @@ fn any_thresholds() -> impl Strategy<Value = Thresholds> {
             sparse_frac: v[8],
             steady_excursion: v[9],
             steady_slope: v[10],
+            regime_frac: v[11],
         })
 }
 
@@ -232,6 +233,13 @@ proptest! {
     ) {
         assert_finite(&steady(&series, interval, window, true, &th));
         prop_assert!(steady(&series, interval, window, false, &Thresholds::default()).len() <= 1);
+    }
+
+    #[test]
+    fn regime_survives_anything(fine in bins(), bin_s in any_f64(), b in any_f64(), th in any_thresholds()) {
+        let found = iogauge_analyze::regime(&fine, bin_s, Some(b), &th);
+        assert_finite(&found);
+        prop_assert!(found.len() <= 1);
     }
 
     #[test]

@@ -1,0 +1,306 @@
+//! Changes of regime: a run whose rate moved to another level and stayed there — a cloud
+//! volume's burst credits running out, an SSD's SLC write cache filling, a drive throttling
+//! when hot, or the other way, a cache warming up or a throttle lifted. "100K+ IOPS on
+//! semi-commodity hardware" saw performance "degraded later" with no way to tell when; a run
+//! that straddles the change reports an average that describes neither level.
+//!
+//! Method: one mean-shift change point by least squares (the binary segmentation step of
+//! Scott & Knott 1974; Killick, Fearnhead & Eckley 2012, "Optimal detection of changepoints
+//! with a linear computational cost", for the penalised cost). On the completions per bin the
+//! split `t` that most reduces the squared error, `t(n−t)/n · (μ₁−μ₂)²`, is taken when the
+//! reduction exceeds a penalty of [`PENALTY`] · σ² · ln n (σ from the median absolute first
+//! difference, so the change itself does not inflate it) and the change is material: the two
+//! levels differ by at least `regime_frac` of the higher one (the materiality floor, as the
+//! outlier rule has one). A change is a regime only if it stays: the later part, split again
+//! the same way, must not come back towards the earlier level (that is a dip, which `stall`
+//! names when it is deep), and each part must last at least [`MIN_PART_S`] and
+//! [`MIN_PART_BINS`] bins.
+//!
+//! Bins are widened first (as `stalls` does) until the median bin holds [`MIN_BIN_IOS`] IOs, so
+//! a slow device's Poisson noise is not taken for a level.
+
+use crate::fmt::{bytes, count, pct, secs};
+use crate::{Finding, Kind, Severity, Thresholds};
+
+/// Penalty factor of the change-point test (× σ² ln n).
+pub const PENALTY: f64 = 8.0;
+/// The fewest IOs a (widened) bin holds at the median, so noise is at most ~10%.
+pub const MIN_BIN_IOS: u64 = 100;
+/// The shortest part before or after a change, in seconds and in bins.
+pub const MIN_PART_S: f64 = 1.0;
+pub const MIN_PART_BINS: usize = 3;
+
+/// Two levels of a series and where the second begins.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Change {
+    /// Index of the first bin of the later level.
+    pub at: usize,
+    pub before: f64,
+    pub after: f64,
+}
+
+/// The best single mean shift of `xs` that passes the penalty, if any (before materiality).
+pub fn best_shift(xs: &[f64], min_part: usize) -> Option<Change> {
+    let n = xs.len();
+    let min_part = min_part.max(1);
+    if n < min_part.saturating_mul(2) || n < 4 {
+        return None;
+    }
+    let total: f64 = xs.iter().sum();
+    let mut left = 0.0;
+    let mut best: Option<(f64, Change)> = None;
+    for t in 1..n {
+        left += xs[t - 1];
+        if t < min_part || n - t < min_part {
+            continue;
+        }
+        let (m1, m2) = (left / t as f64, (total - left) / (n - t) as f64);
+        let gain = (t * (n - t)) as f64 / n as f64 * (m1 - m2).powi(2);
+        if best.is_none_or(|(g, _)| gain > g) {
+            best = Some((
+                gain,
+                Change {
+                    at: t,
+                    before: m1,
+                    after: m2,
+                },
+            ));
+        }
+    }
+    let (gain, change) = best?;
+    let sigma = noise(xs);
+    (gain > PENALTY * sigma * sigma * (n as f64).ln()).then_some(change)
+}
+
+/// σ of the noise around a piecewise-constant level: the median absolute first difference
+/// scaled to a standard deviation (1.4826 for a normal's MAD, √2 for a difference).
+fn noise(xs: &[f64]) -> f64 {
+    let mut d: Vec<f64> = xs.windows(2).map(|w| (w[1] - w[0]).abs()).collect();
+    if d.is_empty() {
+        return 0.0;
+    }
+    d.sort_by(f64::total_cmp);
+    let med = d[d.len() / 2];
+    // A perfectly regular series still has some noise: a hundredth of its level.
+    let level = xs.iter().sum::<f64>() / xs.len() as f64;
+    (med * 1.4826 / std::f64::consts::SQRT_2).max(level.abs() * 0.01)
+}
+
+/// The change of regime in `fine_ios` (IOs completed per bin of `bin_s` seconds over the
+/// measured run), with `bytes_per_io` to say how much was delivered above the later level.
+///
+/// Evidence: `change_s` (from the start of the measurement), `before_iops`, `after_iops`,
+/// `change_frac` ((after − before) / before), `bin_s`, and for a fall `ios_above_later` and
+/// `bytes_above_later`: what the earlier level delivered beyond the later one, the size of the
+/// burst bucket or write cache.
+pub fn regime(
+    fine_ios: &[u32],
+    bin_s: f64,
+    bytes_per_io: Option<f64>,
+    th: &Thresholds,
+) -> Vec<Finding> {
+    if fine_ios.is_empty() || !(bin_s.is_finite() && bin_s > 0.0) {
+        return Vec::new();
+    }
+    let k = widen(fine_ios);
+    let width = k as f64 * bin_s;
+    // Whole widened bins only: a partial last bin would read as a fall.
+    let xs: Vec<f64> = fine_ios
+        .chunks_exact(k)
+        .map(|c| c.iter().map(|&v| f64::from(v)).sum::<f64>() / width)
+        .collect();
+    let min_part = MIN_PART_BINS.max((MIN_PART_S / width).ceil().min(1e9) as usize);
+    let Some(mut c) = best_shift(&xs, min_part) else {
+        return Vec::new();
+    };
+    // The levels reported are the medians of the two parts without the bin on either side of
+    // the change (which mixes both levels): robust to a throttle's first burst or a pause as
+    // the new level sets in, where the means that found the split are not.
+    c.before = median(&xs[..c.at.saturating_sub(1).max(1)]);
+    c.after = median(&xs[(c.at + 1).min(xs.len() - 1)..]);
+    let hi = c.before.max(c.after);
+    // Nothing at all before is a stall at the start (`stalls` names it), not a level.
+    if !(hi.is_finite() && (c.at as f64 * width).is_finite())
+        || c.before <= 0.0
+        || (c.after - c.before).abs() < th.regime_frac * hi
+    {
+        return Vec::new();
+    }
+    // It must stay: a later part that comes back towards the earlier level was a dip.
+    if let Some(back) = best_shift(&xs[c.at..], min_part) {
+        if (back.after - c.before).abs() < (back.after - c.after).abs()
+            && (back.after - back.before).abs() >= th.regime_frac * hi
+        {
+            return Vec::new();
+        }
+    }
+    let change_s = c.at as f64 * width;
+    let frac = (c.after - c.before) / c.before;
+    let f = if c.after < c.before {
+        // What was delivered before the change beyond what the later level would have.
+        let delivered: f64 = xs[..c.at].iter().sum::<f64>() * width;
+        let above = (delivered - c.after * change_s).max(0.0);
+        let amount = match bytes_per_io {
+            Some(b) if b > 0.0 && b.is_finite() => {
+                format!("{} IOs ({})", count(above), bytes(above * b))
+            }
+            _ => format!("{} IOs", count(above)),
+        };
+        let f = Finding::new(
+            Kind::Regime,
+            Severity::Warning,
+            format!(
+                "at {} IOPS fell from {} to {} ({}) and stayed there: {amount} were delivered above the later rate — a burst bucket or a write cache of about that size",
+                secs(change_s),
+                count(c.before),
+                count(c.after),
+                signed_pct(frac),
+            ),
+            "The run measured two speeds: the later one is what the device sustains (its baseline), the earlier one a burst. Quote them apart, and run longer than the burst (or until the change) to measure the baseline.",
+        )
+        .with("ios_above_later", above);
+        match bytes_per_io {
+            Some(b) if b > 0.0 && b.is_finite() => f.with("bytes_above_later", above * b),
+            _ => f,
+        }
+    } else {
+        Finding::new(
+            Kind::Regime,
+            Severity::Warning,
+            format!(
+                "at {} IOPS rose from {} to {} ({}) and stayed there: a cache warming up or a throttle lifted",
+                secs(change_s),
+                count(c.before),
+                count(c.after),
+                signed_pct(frac)
+            ),
+            "The run measured two speeds: quote the later one for a warmed-up device, and find what changed at that moment (a cache filling with the working set, a throttle or another load ending).",
+        )
+    };
+    vec![f
+        .with("change_s", change_s)
+        .with("before_iops", c.before)
+        .with("after_iops", c.after)
+        .with("change_frac", frac)
+        .with("bin_s", width)]
+}
+
+fn median(xs: &[f64]) -> f64 {
+    let mut v = xs.to_vec();
+    v.sort_by(f64::total_cmp);
+    match v.len() {
+        0 => 0.0,
+        n if n % 2 == 1 => v[n / 2],
+        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
+    }
+}
+
+fn signed_pct(f: f64) -> String {
+    match f < 0.0 {
+        true => format!("−{}", pct(-f)),
+        false => format!("+{}", pct(f)),
+    }
+}
+
+/// How many bins to join so that the median bin holds [`MIN_BIN_IOS`] IOs.
+fn widen(fine: &[u32]) -> usize {
+    let mut k = 1usize;
+    loop {
+        let mut sums: Vec<u64> = fine
+            .chunks_exact(k)
+            .map(|c| c.iter().map(|&v| u64::from(v)).sum())
+            .collect();
+        if sums.is_empty() {
+            return k.max(1) / 2 + 1;
+        }
+        sums.sort_unstable();
+        if sums[sums.len() / 2] >= MIN_BIN_IOS || k * 2 > fine.len() {
+            return k;
+        }
+        k *= 2;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn th() -> Thresholds {
+        Thresholds::default()
+    }
+
+    /// 100 ms bins at `rate` IOPS with ±`jitter` relative noise from a fixed sequence.
+    fn bins(rate: f64, n: usize, jitter: f64, seed: u64) -> Vec<u32> {
+        let mut s = seed | 1;
+        (0..n)
+            .map(|_| {
+                s ^= s << 13;
+                s ^= s >> 7;
+                s ^= s << 17;
+                let u = (s % 10_000) as f64 / 10_000.0 * 2.0 - 1.0;
+                (rate * 0.1 * (1.0 + jitter * u)).round() as u32
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_burst_bucket_running_out_is_named_with_its_size() {
+        // 3,000 IOPS for 41.2 s, then 1,000 IOPS for 20 s, 4 KiB IOs.
+        let mut f = bins(3000.0, 412, 0.05, 7);
+        f.extend(bins(1000.0, 200, 0.05, 9));
+        let found = regime(&f, 0.1, Some(4096.0), &th());
+        assert_eq!(found.len(), 1, "{found:?}");
+        let e = &found[0].evidence;
+        assert!((e["change_s"] - 41.2).abs() <= 0.5, "{e:?}");
+        assert!((e["before_iops"] / 3000.0 - 1.0).abs() < 0.05, "{e:?}");
+        assert!((e["after_iops"] / 1000.0 - 1.0).abs() < 0.05, "{e:?}");
+        assert!(
+            (e["ios_above_later"] / 82_400.0 - 1.0).abs() < 0.05,
+            "{e:?}"
+        );
+        assert!(
+            found[0].summary.contains("fell from") && found[0].summary.contains("stayed"),
+            "{}",
+            found[0].summary
+        );
+    }
+
+    #[test]
+    fn a_rise_is_named_too() {
+        let mut f = bins(1000.0, 50, 0.05, 3);
+        f.extend(bins(3000.0, 50, 0.05, 5));
+        let found = regime(&f, 0.1, Some(4096.0), &th());
+        assert_eq!(found.len(), 1);
+        assert!(found[0].summary.contains("rose"), "{}", found[0].summary);
+    }
+
+    #[test]
+    fn steady_and_noisy_runs_are_silent() {
+        assert!(regime(&bins(5000.0, 300, 0.02, 11), 0.1, Some(4096.0), &th()).is_empty());
+        assert!(regime(&bins(5000.0, 300, 0.4, 13), 0.1, Some(4096.0), &th()).is_empty());
+        // A near miss: a real but immaterial step (−15%) stays silent.
+        let mut f = bins(5000.0, 150, 0.02, 17);
+        f.extend(bins(4250.0, 150, 0.02, 19));
+        assert!(regime(&f, 0.1, Some(4096.0), &th()).is_empty());
+    }
+
+    #[test]
+    fn a_dip_that_comes_back_is_no_regime() {
+        let mut f = bins(5000.0, 100, 0.03, 21);
+        f.extend(vec![0; 30]);
+        f.extend(bins(5000.0, 100, 0.03, 23));
+        assert!(regime(&f, 0.1, Some(4096.0), &th()).is_empty());
+        // Also when the dip is at the end of a long run it came back from.
+        let mut f = bins(5000.0, 200, 0.03, 25);
+        f.extend(bins(1000.0, 40, 0.03, 27));
+        f.extend(bins(5000.0, 40, 0.03, 29));
+        assert!(regime(&f, 0.1, Some(4096.0), &th()).is_empty());
+    }
+
+    #[test]
+    fn short_or_empty_input_is_silent() {
+        assert!(regime(&[], 0.1, None, &th()).is_empty());
+        assert!(regime(&[500, 500, 100], 0.1, None, &th()).is_empty());
+        assert!(regime(&[1; 100], f64::NAN, None, &th()).is_empty());
+    }
+}
