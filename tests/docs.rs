@@ -47,3 +47,14 @@ fn the_man_page_documents_the_commands() {
         assert!(text.contains(word), "man page lacks {word}");
     }
 }
+
+/// docs/findings.md has a row for every kind of finding the code can make (issue 23).
+#[test]
+fn every_finding_kind_is_documented() {
+    let doc =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/findings.md")).unwrap();
+    for kind in iogauge_analyze::Kind::ALL {
+        let row = format!("| `{}` |", kind.as_str());
+        assert!(doc.contains(&row), "docs/findings.md has no row {row}");
+    }
+}

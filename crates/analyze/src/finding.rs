@@ -38,6 +38,26 @@ pub enum Kind {
 }
 
 impl Kind {
+    /// Every kind, for documentation checks.
+    pub const ALL: [Kind; 16] = [
+        Kind::Stall,
+        Kind::Ceiling,
+        Kind::Gap,
+        Kind::Outlier,
+        Kind::Cache,
+        Kind::Sparse,
+        Kind::Steady,
+        Kind::Split,
+        Kind::Merged,
+        Kind::Absorbed,
+        Kind::OtherIo,
+        Kind::Queue,
+        Kind::Imbalance,
+        Kind::Rate,
+        Kind::Integrity,
+        Kind::Regime,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
             Kind::Stall => "stall",
