@@ -1,0 +1,106 @@
+//! The precision suite (issue 23): built-in suites on clean targets give no warning. A warning
+//! is only worth reading if a clean run on a clean device never shows one; each target here is
+//! RAM-backed, so no other test's disk traffic is in its counters:
+//! a loop device with direct IO over /dev/shm, zram (this machine's stand-in for NVMe), and a
+//! file on ext4 and on xfs over such loop devices.
+//!
+//! Cells run 1 s each, long enough for the device findings' minimum evidence (1,000 IOs, 0.5 s),
+//! so split, merged, absorbed, other-io and queue are judged here, not skipped.
+
+#[macro_use]
+mod common;
+
+use common::*;
+use serde_json::Value;
+use std::path::Path;
+
+/// Warnings (and errors) of a run's document, as "kind: summary" lines.
+fn warnings(doc: &Value) -> Vec<String> {
+    doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["severity"] != "info")
+        .map(|f| format!("{}: {}", f["kind"], f["summary"]))
+        .collect()
+}
+
+fn suite(dir: &Path, name: &str, target: &str, extra: &[&str]) -> Value {
+    let mut args = vec![
+        "suite",
+        name,
+        target,
+        "--cell-time",
+        "1s",
+        "--repeat",
+        "1",
+        "--json",
+        "--no-store",
+    ];
+    args.extend_from_slice(extra);
+    json_of(&iogauge(dir, &args))
+}
+
+/// zram0 sized for the test and reset after it.
+struct Zram;
+
+impl Zram {
+    fn new(size: &str) -> Option<Zram> {
+        let disk = Path::new("/sys/block/zram0");
+        if !disk.exists() {
+            let _ = std::process::Command::new("modprobe").arg("zram").status();
+        }
+        if !disk.exists() {
+            return None;
+        }
+        let _ = std::fs::write(disk.join("reset"), "1");
+        std::fs::write(disk.join("disksize"), size).ok()?;
+        Some(Zram)
+    }
+}
+
+impl Drop for Zram {
+    fn drop(&mut self) {
+        let _ = std::fs::write("/sys/block/zram0/reset", "1");
+    }
+}
+
+#[test]
+fn suites_on_raw_ram_devices_give_no_warning() {
+    needs_root!();
+    let dir = tempfile::tempdir().unwrap();
+    let ram = RamLoop::new(256 << 20);
+    let Some(_z) = Zram::new("256M") else {
+        skip("needs zram (modprobe zram)");
+        return;
+    };
+    for target in [ram.dev.dev.as_str(), "/dev/zram0"] {
+        for name in ["quick", "fsync", "mixes"] {
+            let doc = suite(dir.path(), name, target, &["--allow-overwrite"]);
+            let w = warnings(&doc);
+            assert!(w.is_empty(), "suite {name} on {target}:\n{}", w.join("\n"));
+        }
+    }
+}
+
+#[test]
+fn suites_on_file_systems_give_no_warning() {
+    needs_root!();
+    for fs in ["ext4", "xfs"] {
+        if !have(&format!("mkfs.{fs}")) {
+            skip(&format!("needs mkfs.{fs}"));
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        // xfs needs 300 MiB at least.
+        let ram = RamLoop::new(512 << 20);
+        sh(&format!("mkfs.{fs}"), &["-q", &ram.dev.dev]);
+        let mnt = dir.path().join("mnt");
+        let _m = Mount::new(&ram.dev.dev, &mnt, "rw");
+        for name in ["quick", "fsync", "mixes"] {
+            let doc = suite(dir.path(), name, mnt.to_str().unwrap(), &["--size", "128m"]);
+            let w = warnings(&doc);
+            assert!(w.is_empty(), "suite {name} on {fs}:\n{}", w.join("\n"));
+        }
+    }
+}
