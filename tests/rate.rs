@@ -177,10 +177,13 @@ fn the_latency_target_search_stays_under_the_throttle() {
     );
 }
 
-/// A ceiling end to end (issue 21): queue depths 1 to 32 against a device the kernel's blkio
-/// throttle holds at 1,000 reads/s. IOPS cannot grow, so latency must grow with the depth
+/// A ceiling end to end (issue 21): queue depths 4 to 64 against a device the kernel's blkio
+/// throttle holds at 500 reads/s. IOPS cannot grow, so latency must grow with the depth
 /// (Little's law), and the run must name a saturated ceiling over the whole sweep, at the
-/// throttle (plus the first throttle slice's allowance, at most half again in a 500 ms cell).
+/// throttle. The kernel lets each cell start with a slice or two of 100 ms already allowed (up
+/// to 584 reads/s in 1 s cells, enough to break the 5% flatness): 3 s cells keep that within
+/// 3%. Depth 4 already saturates the throttle however loaded the machine: the throttle holds
+/// each read ~8 ms (at depth 1 scheduling delays alone kept it below).
 #[test]
 fn queue_depths_against_a_throttle_are_a_saturated_ceiling() {
     needs_root!();
@@ -190,7 +193,7 @@ fn queue_depths_against_a_throttle_are_a_saturated_ceiling() {
     };
     let ram = RamLoop::new(64 << 20);
     let (dev, shm) = (&ram.dev, &ram.dir);
-    cg.throttle(dev, "read", 1000);
+    cg.throttle(dev, "read", 500);
     let suite = shm.path().join("qd.toml");
     std::fs::write(
         &suite,
@@ -198,12 +201,12 @@ fn queue_depths_against_a_throttle_are_a_saturated_ceiling() {
 name = "qd"
 description = "queue depth against a throttle"
 [defaults]
-time = "500ms"
+time = "3s"
 [[group]]
 title = "qd"
 rw = ["randread"]
 bs = ["4k"]
-iodepth = [1, 2, 4, 8, 16, 32]
+iodepth = [4, 8, 16, 32, 64]
 "#,
     )
     .unwrap();
@@ -216,25 +219,31 @@ iodepth = [1, 2, 4, 8, 16, 32]
             dev.dev
         ),
     );
-    for r in doc["results"].as_array().unwrap() {
-        let iops = r["iops"].as_f64().unwrap();
-        assert!(iops <= 1500.0, "{iops} IOPS through a 1,000/s throttle");
-    }
+    let by_depth: Vec<(f64, f64)> = doc["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            let iops = r["iops"].as_f64().unwrap();
+            assert!(iops <= 600.0, "{iops} IOPS through a 500/s throttle");
+            (r["workload"]["iodepth"].as_f64().unwrap(), iops)
+        })
+        .collect();
     let ceiling = doc["findings"]
         .as_array()
         .unwrap()
         .iter()
         .find(|f| f["kind"] == "ceiling")
-        .unwrap_or_else(|| panic!("no ceiling in {:#}", doc["findings"]));
+        .unwrap_or_else(|| panic!("no ceiling for (depth, IOPS) {by_depth:?}"));
     eprintln!("user sees: {}", ceiling["summary"]);
     let e = &ceiling["evidence"];
     assert_eq!(
         (e["starts_at_x"].as_f64(), e["ends_at_x"].as_f64()),
-        (Some(1.0), Some(32.0)),
+        (Some(4.0), Some(64.0)),
         "{e}"
     );
     let plateau = e["plateau_value"].as_f64().unwrap();
-    assert!(plateau <= 1500.0, "{e}");
+    assert!(plateau <= 600.0, "{e}");
     // The cause: latency grew with the depth, as behind a fixed limit.
     assert!(e["lat_elasticity"].as_f64().unwrap() > 0.5, "{e}");
     assert!(
