@@ -232,6 +232,11 @@ pub struct CompareArgs {
     /// Relative change below which a difference is called noise.
     #[arg(long, value_name = "FRACTION", default_value_t = 0.02)]
     pub noise: f64,
+    /// Where a result's rate fell to another level and stayed (a `regime` finding: burst
+    /// credits, an SLC cache), compare its later level — what the device sustains — instead of
+    /// the average over both.
+    #[arg(long)]
+    pub baseline: bool,
     /// Print JSON.
     #[arg(long)]
     pub json: bool,

@@ -91,36 +91,58 @@ fn ledger() -> MutexGuard<'static, Option<Open>> {
 /// else the user's runtime directory. Created 0700 without following a link; refused unless it
 /// is a directory owned by the caller that nobody else may enter.
 pub fn dir() -> Result<PathBuf> {
+    let dir = location();
+    checked(&dir, true)?;
+    Ok(dir)
+}
+
+/// The run directory if it exists (and passes the same checks), for readers: a command that
+/// only looks for what killed runs left creates nothing (a `--dry-run` touches nothing).
+pub fn existing_dir() -> Option<PathBuf> {
+    let dir = location();
+    std::fs::symlink_metadata(&dir).ok()?;
+    checked(&dir, false).ok()?;
+    Some(dir)
+}
+
+fn location() -> PathBuf {
     let euid = euid();
-    let dir = match std::env::var_os("IOGAUGE_RUN_DIR") {
+    match std::env::var_os("IOGAUGE_RUN_DIR") {
         Some(d) if !d.is_empty() => PathBuf::from(d),
         _ if euid == 0 => PathBuf::from("/run/iogauge"),
         _ => match std::env::var_os("XDG_RUNTIME_DIR") {
             Some(d) if !d.is_empty() => PathBuf::from(d).join("iogauge"),
             _ => std::env::temp_dir().join(format!("iogauge-{euid}")),
         },
-    };
+    }
+}
+
+/// Creates `dir` (when `create`) and checks it is private to this user.
+fn checked(dir: &Path, create: bool) -> Result<()> {
+    let euid = euid();
     // mkdir never follows a link at its last component: a planted link makes it fail (EEXIST)
     // and the check below refuses it.
-    match std::fs::DirBuilder::new().mode(0o700).create(&dir) {
-        Ok(()) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-        Err(e) => return Err(anyhow!("creating {}: {e}", dir.display())),
+    if create {
+        match std::fs::DirBuilder::new().mode(0o700).create(dir) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(anyhow!("creating {}: {e}", dir.display())),
+        }
     }
-    let md = std::fs::symlink_metadata(&dir)?;
+    let md = std::fs::symlink_metadata(dir)?;
     // A directory of ours that others may only read (made by an earlier version under a loose
     // umask) is tightened; one anybody else may write to, or owns, is refused.
     if md.is_dir() && md.uid() == euid && md.permissions().mode() & 0o022 == 0 {
-        let _ = std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700));
+        let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
     }
-    let md = std::fs::symlink_metadata(&dir)?;
+    let md = std::fs::symlink_metadata(dir)?;
     if !md.is_dir() || md.uid() != euid || md.permissions().mode() & 0o077 != 0 {
         return Err(anyhow!(
             "{} is not a private directory of this user (it must be a directory owned by uid {euid} with mode 0700, not a link); iogauge keeps its journals there and will not use it: remove it, or set IOGAUGE_RUN_DIR to another place",
             dir.display()
         ));
     }
-    Ok(dir)
+    Ok(())
 }
 
 fn euid() -> u32 {
@@ -229,7 +251,9 @@ pub struct Left {
 /// The ledgers of dead runs in the run directory. A ledger whose lock is held belongs to a
 /// live run and is left alone, whatever its PID.
 pub fn left() -> Vec<Left> {
-    let Ok(dir) = dir() else { return Vec::new() };
+    let Some(dir) = existing_dir() else {
+        return Vec::new();
+    };
     let Ok(rd) = std::fs::read_dir(&dir) else {
         return Vec::new();
     };

@@ -199,6 +199,37 @@ fn device_findings(r: &ResultDoc, system: &SystemInfo) -> Vec<iogauge_analyze::F
     found
 }
 
+/// Replaces, in each result of `doc` whose rate fell to another level and stayed (a `regime`
+/// finding), the IOPS and bandwidth by that later level — what the device sustains — and its
+/// repeats' in the same proportion. The names of the results changed.
+pub fn use_baseline(doc: &mut RunDoc) -> Vec<String> {
+    let mut changed = Vec::new();
+    for r in &mut doc.results {
+        let later = r.findings.iter().find_map(|f| {
+            let e = &f["evidence"];
+            (f["kind"] == "regime" && e.get("ios_above_later").is_some())
+                .then(|| e["after_iops"].as_f64())
+                .flatten()
+        });
+        let Some(after) = later.filter(|a| *a > 0.0 && r.iops > 0.0) else {
+            continue;
+        };
+        let ratio = after / r.iops;
+        r.iops = after;
+        r.bw_bytes *= ratio;
+        for x in &mut r.repeats {
+            x.iops *= ratio;
+            x.bw_bytes *= ratio;
+        }
+        changed.push(
+            r.name
+                .clone()
+                .unwrap_or_else(|| r.workload.rw.name().to_string()),
+        );
+    }
+    changed
+}
+
 /// Findings across the results of a run: ceiling, gap and outlier.
 pub fn run_findings(doc: &RunDoc, th: &Thresholds) -> Vec<Value> {
     let usable: Vec<usize> = (0..doc.results.len())

@@ -449,3 +449,27 @@ fn a_pgbench_result_speaks_of_transactions() {
         "{summary}"
     );
 }
+
+/// `compare --baseline` (issue 28): a result whose rate fell and stayed is compared at its
+/// later level, its repeats scaled alike; a rise, or no regime, leaves the result as it was.
+#[test]
+fn the_baseline_is_the_later_level_of_a_fall() {
+    let mut fell = result(Rw::Randread, 4096, 1, 1, 2000.0);
+    fell.findings.push(serde_json::json!({
+        "kind": "regime",
+        "evidence": {"before_iops": 3000.0, "after_iops": 1000.0, "ios_above_later": 82000.0},
+    }));
+    let mut rose = result(Rw::Randread, 4096, 1, 4, 2000.0);
+    rose.findings.push(serde_json::json!({
+        "kind": "regime",
+        "evidence": {"before_iops": 1000.0, "after_iops": 3000.0},
+    }));
+    let plain = result(Rw::Randwrite, 4096, 1, 1, 2000.0);
+    let mut d = doc(vec![fell, rose, plain]);
+    let changed = use_baseline(&mut d);
+    assert_eq!(changed.len(), 1, "{changed:?}");
+    assert_eq!(d.results[0].iops, 1000.0);
+    assert_eq!(d.results[0].bw_bytes, 1000.0 * 4096.0);
+    assert_eq!(d.results[1].iops, 2000.0, "a rise keeps the average");
+    assert_eq!(d.results[2].iops, 2000.0);
+}

@@ -484,17 +484,36 @@ pub fn compare(args: &CompareArgs) -> Result<()> {
             args.noise
         )));
     }
-    let runs = store::load_runs(&args.db, &args.runs)?;
+    let mut runs = store::load_runs(&args.db, &args.runs)?;
     if runs.len() < 2 {
         return Err(crate::error::usage(
             "compare needs at least two runs: give two or more RUNs, or a sweep:ID of several",
         ));
     }
+    let mut used = Vec::new();
+    if args.baseline {
+        for s in &mut runs {
+            for name in crate::analysis::use_baseline(&mut s.doc) {
+                used.push(format!("{name} (run {})", s.id));
+            }
+        }
+    }
     let report = compare::compare(&runs, args.noise);
+    // Which level was compared is said either way, so a number is never read as the other.
+    let said = match (args.baseline, used.is_empty()) {
+        (false, _) => String::new(),
+        (true, true) => "--baseline: no result changed regime, so every value is the run's whole average\n".into(),
+        (true, false) => format!(
+            "--baseline: IOPS and bandwidth are the later level after a change of regime for {}; the others are whole averages\n",
+            used.join(", ")
+        ),
+    };
     if args.json {
-        emit(&(serde_json::to_string_pretty(&report.json())? + "\n"))
+        let mut j = report.json();
+        j["baseline"] = serde_json::Value::from(used);
+        emit(&(serde_json::to_string_pretty(&j)? + "\n"))
     } else {
-        emit(&report.text())
+        emit(&(said + &report.text()))
     }
 }
 

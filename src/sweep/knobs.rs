@@ -293,7 +293,7 @@ fn restore_all(originals: &[(PathBuf, String)]) -> Vec<String> {
 /// leaves alone the journal of a sweep that is still running (its lock is held), and ignores a
 /// journal that is a link, is not the caller's, or is outside the private run directory.
 pub fn recover() {
-    let Ok(dir) = crate::ledger::dir() else {
+    let Some(dir) = crate::ledger::existing_dir() else {
         return;
     };
     let Ok(entries) = std::fs::read_dir(&dir) else {
