@@ -248,9 +248,19 @@ pub struct Left {
     _lock: File,
 }
 
-/// The ledgers of dead runs in the run directory. A ledger whose lock is held belongs to a
-/// live run and is left alone, whatever its PID.
-pub fn left() -> Vec<Left> {
+/// A journal of a process that is no longer alive: its path, PID, contents, and the journal
+/// itself, locked, so no second reader works on it meanwhile.
+pub struct Dead {
+    pub path: PathBuf,
+    pub pid: u32,
+    pub raw: Vec<u8>,
+    pub lock: File,
+}
+
+/// The journals named `{prefix}PID.json` in the run directory whose owner is dead: a journal
+/// whose lock is held belongs to a live process and is left alone, whatever its PID; one that
+/// is a link or not the caller's is not read.
+pub fn dead(prefix: &str) -> Vec<Dead> {
     let Some(dir) = existing_dir() else {
         return Vec::new();
     };
@@ -262,7 +272,7 @@ pub fn left() -> Vec<Left> {
         let name = e.file_name();
         let Some(pid) = name
             .to_str()
-            .and_then(|n| n.strip_prefix("ledger-"))
+            .and_then(|n| n.strip_prefix(prefix))
             .and_then(|n| n.strip_suffix(".json"))
             .and_then(|n| n.parse::<u32>().ok())
         else {
@@ -272,25 +282,38 @@ pub fn left() -> Vec<Left> {
             continue;
         }
         let path = e.path();
-        let Some(mut f) = open_owned(&path) else {
+        let Some(mut lock) = open_owned(&path) else {
             continue;
         };
-        if f.try_lock().is_err() {
+        if lock.try_lock().is_err() {
             continue;
         }
         let mut raw = Vec::new();
-        let book: Book = match f.read_to_end(&mut raw) {
-            Ok(_) => serde_json::from_slice(&raw).unwrap_or_default(),
-            Err(_) => continue,
-        };
-        out.push(Left {
-            path,
-            pid,
-            entries: book.entries,
-            _lock: f,
-        });
+        if lock.read_to_end(&mut raw).is_ok() {
+            out.push(Dead {
+                path,
+                pid,
+                raw,
+                lock,
+            });
+        }
     }
     out
+}
+
+/// The ledgers of dead runs in the run directory.
+pub fn left() -> Vec<Left> {
+    dead("ledger-")
+        .into_iter()
+        .map(|d| Left {
+            path: d.path,
+            pid: d.pid,
+            entries: serde_json::from_slice::<Book>(&d.raw)
+                .unwrap_or_default()
+                .entries,
+            _lock: d.lock,
+        })
+        .collect()
 }
 
 /// Names, as any command starts, what killed runs left, and how to remove it.

@@ -53,6 +53,35 @@ impl Place {
     fn run(&self, args: &[&str]) -> Output {
         self.cmd(args).output().expect("run iogauge")
     }
+
+    /// Starts the commands of `kinds` in turn, `n` in all, each killed with SIGKILL after a
+    /// pseudo-random delay of `from_ms` to `from_ms + span_ms` (from `seed`, so a failure
+    /// repeats). The delay is the experiment's design — a random moment — not a wait for
+    /// anything.
+    fn kill_at_random_moments(
+        &self,
+        kinds: &[&[&str]],
+        n: usize,
+        from_ms: u64,
+        span_ms: u64,
+        seed: u64,
+    ) {
+        let mut rng = seed | 1;
+        for k in 0..n {
+            let mut child = self
+                .cmd(kinds[k % kinds.len()])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap();
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            std::thread::sleep(Duration::from_millis(from_ms + rng % span_ms));
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
 }
 
 fn sha(path: &Path) -> String {
@@ -454,24 +483,8 @@ fn killed_runs_leave_nothing_after_clean() {
             "randread",
         ],
     ];
-    let mut rng = 0x9e37_79b9_7f4a_7c15u64;
-    for k in 0..12 {
-        let args = kinds[k % kinds.len()];
-        let mut child = p
-            .cmd(args)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        // A random moment to kill at — the experiment's design, not a wait for anything:
-        // somewhere in the fill, the preconditioning or the cells.
-        rng ^= rng << 13;
-        rng ^= rng >> 7;
-        rng ^= rng << 17;
-        std::thread::sleep(Duration::from_millis(50 + rng % 1500));
-        let _ = child.kill();
-        let _ = child.wait();
-    }
+    // Somewhere in the fill, the preconditioning or the cells.
+    p.kill_at_random_moments(&kinds, 12, 50, 1500, 0x9e37_79b9_7f4a_7c15);
     let out = p.run(&["clean", "--dry-run"]);
     assert!(out.status.success(), "{}", stderr_of(&out));
     let listed = String::from_utf8_lossy(&out.stdout).into_owned();
@@ -849,23 +862,8 @@ fn killed_sweeps_and_databases_leave_nothing_after_clean() {
             "512m",
         ],
     ];
-    let mut rng = 0x2545_f491_4f6c_dd1du64;
-    for k in 0..9 {
-        let args = &kinds[k % kinds.len()];
-        let mut child = p
-            .cmd(args)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        // A random moment to kill at (the experiment's design, not a wait for anything).
-        rng ^= rng << 13;
-        rng ^= rng >> 7;
-        rng ^= rng << 17;
-        std::thread::sleep(Duration::from_millis(200 + rng % 3000));
-        let _ = child.kill();
-        let _ = child.wait();
-    }
+    let kinds: Vec<&[&str]> = kinds.iter().map(Vec::as_slice).collect();
+    p.kill_at_random_moments(&kinds, 9, 200, 3000, 0x2545_f491_4f6c_dd1d);
     let out = p.run(&["clean"]);
     assert!(
         out.status.success(),

@@ -14,6 +14,10 @@ use common::*;
 use serde_json::Value;
 use std::path::Path;
 
+/// The two tests take turns: each keeps both CPUs busy, and a worker thread starved of CPU
+/// for half a second reaps nothing, which reads as a stall of the device.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// Warnings (and errors) of a run's document, as "kind: summary" lines.
 fn warnings(doc: &Value) -> Vec<String> {
     doc["findings"]
@@ -68,6 +72,7 @@ impl Drop for Zram {
 #[test]
 fn suites_on_raw_ram_devices_give_no_warning() {
     needs_root!();
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let dir = tempfile::tempdir().unwrap();
     let ram = RamLoop::new(256 << 20);
     let Some(_z) = Zram::new("256M") else {
@@ -86,6 +91,7 @@ fn suites_on_raw_ram_devices_give_no_warning() {
 #[test]
 fn suites_on_file_systems_give_no_warning() {
     needs_root!();
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     for fs in ["ext4", "xfs"] {
         if !have(&format!("mkfs.{fs}")) {
             skip(&format!("needs mkfs.{fs}"));

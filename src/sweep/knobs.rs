@@ -13,7 +13,6 @@ use crate::error::usage;
 use crate::say;
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
-use std::io::Read;
 use std::path::{Component, Path, PathBuf};
 
 /// One journal per sweep process, so two sweeps never overwrite each other's.
@@ -293,38 +292,9 @@ fn restore_all(originals: &[(PathBuf, String)]) -> Vec<String> {
 /// leaves alone the journal of a sweep that is still running (its lock is held), and ignores a
 /// journal that is a link, is not the caller's, or is outside the private run directory.
 pub fn recover() {
-    let Some(dir) = crate::ledger::existing_dir() else {
-        return;
-    };
-    let Ok(entries) = std::fs::read_dir(&dir) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let path = entry.path();
-        let name = entry.file_name();
-        let Some(pid) = name
-            .to_str()
-            .and_then(|n| n.strip_prefix("knobs-"))
-            .and_then(|n| n.strip_suffix(".json"))
-            .and_then(|n| n.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        if pid == std::process::id() {
-            continue;
-        }
-        let Some(mut file) = crate::ledger::open_owned(&path) else {
-            continue;
-        };
-        if file.try_lock().is_err() {
-            continue;
-        }
-        let mut raw = Vec::new();
-        let Ok(j) = file
-            .read_to_end(&mut raw)
-            .map_err(anyhow::Error::from)
-            .and_then(|_| Ok(serde_json::from_slice::<Journal>(&raw)?))
-        else {
+    for d in crate::ledger::dead("knobs-") {
+        let (path, pid) = (d.path, d.pid);
+        let Ok(j) = serde_json::from_slice::<Journal>(&d.raw) else {
             continue;
         };
         let changed: Vec<String> = j
