@@ -54,8 +54,11 @@ pub fn install() {
                 if n == 1 {
                     if MEASURING.load(Ordering::SeqCst) {
                         crate::say!("\ninterrupted: stopping, keeping what was measured (press Ctrl-C again to quit now)");
-                    } else {
+                    } else if created().iter().any(|f| !f.2) {
                         crate::say!("\ninterrupted: stopping before anything was measured; the test file is removed (press Ctrl-C again to quit now)");
+                    } else {
+                        // Nothing measured and no test file: a listener, a look-up.
+                        crate::say!("\ninterrupted: stopping (press Ctrl-C again to quit now)");
                     }
                 } else {
                     quit_now(sig);

@@ -65,3 +65,26 @@ fn near_misses_are_accepted() {
         assert!(out.status.success(), "{args:?}: {}", stderr_of(&out));
     }
 }
+
+/// fsync-check `write` with no listener leaves no file behind (issue 23: it left 256 MiB).
+#[test]
+fn fsync_check_write_without_a_listener_leaves_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let out = iogauge(
+        dir.path(),
+        &[
+            "fsync-check",
+            "write",
+            "fc.img",
+            "--to",
+            &format!("127.0.0.1:{port}"),
+        ],
+    );
+    assert!(!out.status.success(), "{}", stderr_of(&out));
+    assert!(!dir.path().join("fc.img").exists(), "the file was left");
+}

@@ -35,6 +35,7 @@ pub fn run(args: &FsyncWriteArgs) -> Result<()> {
         )));
     }
     let name = protocol::target_name(&args.target)?;
+    let existed = std::fs::symlink_metadata(&args.target).is_ok();
     let file = open_target(args, blocks * block)?;
 
     let key = RunKey {
@@ -46,7 +47,17 @@ pub fn run(args: &FsyncWriteArgs) -> Result<()> {
         block,
         name: name.clone(),
     };
-    let (reader, _) = protocol::connect(&args.to, &format!("write {}", run.line()))?;
+    let (reader, _) = match protocol::connect(&args.to, &format!("write {}", run.line())) {
+        Ok(c) => c,
+        Err(e) => {
+            // Nothing was written yet: a file this run created goes, so an unreachable
+            // listener leaves no 256 MiB behind.
+            if !existed {
+                let _ = std::fs::remove_file(&args.target);
+            }
+            return Err(e);
+        }
+    };
     let mut listener = reader.into_inner();
 
     crate::say!(
