@@ -88,3 +88,50 @@ fn fsync_check_write_without_a_listener_leaves_nothing() {
     assert!(!out.status.success(), "{}", stderr_of(&out));
     assert!(!dir.path().join("fc.img").exists(), "the file was left");
 }
+
+/// `--latency-target` that no rate meets names the lowest rate it really tried (issue 23:
+/// "even at 19 IOPS" after trying 1,213 at the lowest), with evidence and advice.
+#[test]
+fn a_failed_latency_search_names_a_rate_it_tried() {
+    let dir = tempfile::tempdir().unwrap();
+    // No IO through a system call completes in a nanosecond: every step misses.
+    let doc = json_of(&iogauge(
+        dir.path(),
+        &[
+            "run",
+            "data",
+            "--size",
+            "16m",
+            "--time",
+            "200ms",
+            "--latency-target",
+            "p99=1ns",
+            "--json",
+            "--no-store",
+        ],
+    ));
+    let f = doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| {
+            f["summary"]
+                .as_str()
+                .unwrap_or("")
+                .starts_with("no rate kept")
+        })
+        .unwrap_or_else(|| panic!("{:#}", doc["findings"]));
+    let lowest = f["evidence"]["lowest_rate_iops"].as_f64().unwrap();
+    let tried: Vec<f64> = doc["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| r["workload"]["rate_iops"].as_f64())
+        .collect();
+    assert!(
+        tried.iter().any(|t| (t - lowest).abs() < 1e-6 * t.max(1.0)),
+        "{lowest} not among the rates tried {tried:?}"
+    );
+    assert!(tried.iter().all(|t| *t >= lowest - 1e-6), "{tried:?}");
+    assert!(!f["advice"].as_str().unwrap().is_empty());
+}

@@ -260,6 +260,12 @@ fn execute_as(plan: &Plan, print: bool) -> Result<Option<RunDoc>> {
         if let Some(b) = state.latency_best {
             f.evidence.insert("best_iops".into(), b);
         }
+        if let (None, Some((rate, iops, lat))) = (state.latency_best, state.latency_lowest) {
+            f.evidence.insert("lowest_rate_iops".into(), rate);
+            f.evidence.insert("lowest_achieved_iops".into(), iops);
+            f.evidence.insert("lowest_latency_ns".into(), lat);
+            f.advice = "Even a slow, paced rate missed the target: the latency comes from the device (or what lies between), not from queueing; relax the target or look for what adds latency at low load (power saving, a remote or throttled volume).".into();
+        }
         if let Ok(v) = serde_json::to_value(&f) {
             doc.findings.push(v);
         }
@@ -504,6 +510,8 @@ struct State {
     precondition_s: Option<f64>,
     /// `--latency-target`: the answer in words, and the rate found.
     latency_answer: Option<String>,
+    /// A failed latency search's lowest rate asked, with the IOPS and latency it achieved.
+    latency_lowest: Option<(f64, f64, f64)>,
     latency_best: Option<f64>,
 }
 
@@ -903,6 +911,9 @@ fn latency_search(
     let mut curve = vec![(max_iops, max_lat)];
     let (mut lo, mut hi) = (0.0, max_iops);
     let mut best = (max_lat <= limit).then_some((max_iops, max_lat));
+    // The lowest rate asked, with what it achieved: what a failed search reports, so the
+    // answer names a rate that was really tried.
+    let mut lowest: Option<(f64, f64, f64)> = None;
     if best.is_none() {
         for _ in 0..SEARCH_STEPS {
             let rate = (lo + hi) / 2.0;
@@ -910,6 +921,9 @@ fn latency_search(
                 break;
             };
             curve.push((iops, lat));
+            if lowest.is_none_or(|l| rate < l.0) {
+                lowest = Some((rate, iops, lat));
+            }
             // A rate counts as kept only when it was also achieved.
             if lat <= limit && iops >= 0.98 * rate {
                 best = Some((iops, lat));
@@ -930,14 +944,25 @@ fn latency_search(
             curve.len(),
             if curve.len() == 1 { "" } else { "s" }
         ),
-        None => format!(
-            "no rate kept p{} under {}: even at {} IOPS it was {}",
-            lt.percentile,
-            units::latency(lt.limit.as_nanos() as f64),
-            units::count(lo.max(hi / 2f64.powi(SEARCH_STEPS as i32))),
-            units::latency(curve.last().map_or(0.0, |c| c.1))
-        ),
+        None => match lowest {
+            Some((rate, iops, lat)) => format!(
+                "no rate kept p{} under {}: at the lowest rate tried, {} IOPS asked ({} achieved), it was {}",
+                lt.percentile,
+                units::latency(lt.limit.as_nanos() as f64),
+                units::count(rate),
+                units::count(iops),
+                units::latency(lat)
+            ),
+            None => format!(
+                "no rate kept p{} under {}: unthrottled it was {} at {} IOPS, and no slower rate could be tried",
+                lt.percentile,
+                units::latency(lt.limit.as_nanos() as f64),
+                units::latency(max_lat),
+                units::count(max_iops)
+            ),
+        },
     });
+    state.latency_lowest = lowest;
     state.latency_best = best.map(|b| b.0);
     Ok(())
 }
