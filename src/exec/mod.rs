@@ -390,14 +390,22 @@ fn plan_text(plan: &Plan, target: &target::Resolved, works: &[Result<Work, Strin
             Length::Time(_) => None,
         })
         .sum();
-    let per_run = timed.as_secs_f64() + data as f64 / 100e6;
+    // Every cell's ramp runs before its measurement, and a latency-target search runs the
+    // workload once unthrottled and then up to SEARCH_STEPS paced steps.
+    let ramps = plan.env.ramp.as_secs_f64() * runnable.len() as f64;
+    let per_run = timed.as_secs_f64() + ramps + data as f64 / 100e6;
+    let searches = match plan.latency_target {
+        Some(_) => 1 + SEARCH_STEPS,
+        None => 1,
+    };
     // A suite in rounds runs every cell once a round, at least a window's worth of rounds.
     let (least, most) = match &plan.suite.rounds {
         Some(r) => (r.window as u32, plan.max_rounds.unwrap_or(r.max)),
         None => (repeats, repeats),
     };
+    // A search that meets the target unthrottled stops after its first run.
     let mut secs = per_run * f64::from(least);
-    let mut secs_most = per_run * f64::from(most);
+    let mut secs_most = per_run * f64::from(most * searches);
     let what = match plan.kind {
         Kind::Run => "run".to_string(),
         Kind::Suite => format!("suite {}", plan.suite.name),
@@ -473,7 +481,7 @@ fn plan_text(plan: &Plan, target: &target::Resolved, works: &[Result<Work, Strin
             if skipped == 1 { "" } else { "s" }
         ));
     }
-    let span = match least == most {
+    let span = match (secs_most - secs).abs() < 0.5 {
         true => String::new(),
         false => format!(
             " to {}",
