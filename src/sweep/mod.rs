@@ -145,6 +145,17 @@ fn knob_sweep(
     let _locks = crate::ledger::lock_devices(&named)?;
     let knobs = knobs::find(specs, &devices)?;
     let mut settings = settings_of(&knobs, grid);
+    // A value asked for that is the one as found is measured as the baseline, and said so:
+    // every value asked is either measured under its own name, this, or skipped with a reason.
+    for k in &knobs {
+        if let Some(v) = k.spec.values.iter().find(|v| v.as_str() == k.original()) {
+            say!(
+                "note: {}={v} is how {} was found, so it is measured as the baseline (\"as found\")",
+                k.spec.label(),
+                k.spec.label()
+            );
+        }
+    }
     // The baseline once more at the end: a device whose state moved during the sweep (blocks
     // written for the first time, a cache warming, an SSD's spare area used up) shows as a
     // baseline that changed, instead of as a knob that seemed to matter.
