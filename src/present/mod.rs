@@ -12,6 +12,7 @@ use anyhow::{Context, Result};
 use std::time::Duration;
 
 pub mod csv;
+pub mod fio_json;
 
 pub use crate::suite::tables::Outcome;
 
@@ -39,6 +40,7 @@ pub fn emit(
             OutputFormat::Json => json()?,
             OutputFormat::Csv => csv::run(doc),
             OutputFormat::Text => human(),
+            OutputFormat::FioJson => fio_json::run(doc, &|r| jobname(plan, r)),
         };
         std::fs::write(path, text)
             .with_context(|| format!("writing --output {}", path.display()))?;
@@ -49,6 +51,27 @@ pub fn emit(
         false => human(),
     };
     Ok(crate::ui::out(&text)?)
+}
+
+/// The fio job a result came from (its group's origin in a plan from job files), else the
+/// result's own name, else its pattern.
+fn jobname(plan: &Plan, r: &crate::model::ResultDoc) -> String {
+    let cell = plan
+        .cells
+        .iter()
+        .find(|c| r.name.as_deref() == Some(c.name().as_str()));
+    match cell.and_then(|c| plan.suite.groups[c.group].origin.clone()) {
+        Some(job) => job,
+        None => r
+            .name
+            .clone()
+            .unwrap_or_else(|| r.workload.rw.name().to_string()),
+    }
+}
+
+/// What `iogauge fio` tells before it runs (and all `--dry-run` shows of the job's meaning).
+pub fn plan_notes(notes: &[String]) -> String {
+    notes.iter().map(|n| format!("note: {n}\n")).collect()
 }
 
 /// The convergence of a suite in rounds: the tracked cell's IOPS per round, the window marked.

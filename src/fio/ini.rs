@@ -1,0 +1,196 @@
+//! fio's job-file syntax: sections, `key=value` lines, options with no value, comments, and
+//! `${ENV}` substitution. Every option keeps the file and line it came from, so a refusal later
+//! points at the line to change. What the values mean is `job.rs`'s business.
+
+use std::fmt;
+
+/// Where an option or a section was written.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Loc {
+    pub file: String,
+    pub line: usize,
+}
+
+impl fmt::Display for Loc {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.file, self.line)
+    }
+}
+
+/// One `key[=value]` line.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Opt {
+    pub key: String,
+    /// `None` for an option written with no value (`time_based`, `group_reporting`).
+    pub value: Option<String>,
+    pub at: Loc,
+}
+
+/// One `[name]` section with its options in file order.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Section {
+    pub name: String,
+    pub at: Loc,
+    pub opts: Vec<Opt>,
+}
+
+impl Section {
+    pub fn is_global(&self) -> bool {
+        self.name == "global"
+    }
+}
+
+/// The sections of a job file. `env` looks variables up (the process environment in use,
+/// a map in tests).
+pub fn parse(
+    text: &str,
+    file: &str,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Vec<Section>, String> {
+    let mut sections: Vec<Section> = Vec::new();
+    for (i, raw) in text.lines().enumerate() {
+        let at = Loc {
+            file: file.to_string(),
+            line: i + 1,
+        };
+        let line = strip_comment(raw).trim();
+        if line.is_empty() {
+            continue;
+        }
+        if let Some(rest) = line.strip_prefix('[') {
+            let Some(name) = rest.strip_suffix(']') else {
+                return Err(format!(
+                    "{at}: '{line}' opens a section without closing it; write [name]"
+                ));
+            };
+            let name = name.trim();
+            if name.is_empty() {
+                return Err(format!("{at}: a section needs a name, e.g. [randread-4k]"));
+            }
+            sections.push(Section {
+                name: name.to_string(),
+                at,
+                opts: Vec::new(),
+            });
+            continue;
+        }
+        let (key, value) = match line.split_once('=') {
+            Some((k, v)) => (k.trim(), Some(substitute(v.trim(), &at, env)?)),
+            None => (line, None),
+        };
+        let key = key.to_ascii_lowercase();
+        if key == "include" || key.starts_with("include ") {
+            return Err(format!(
+                "{at}: include is not supported: iogauge reads the job files named on its command line; give the included file there too"
+            ));
+        }
+        let Some(section) = sections.last_mut() else {
+            return Err(format!(
+                "{at}: option '{key}' comes before any section; put it under [global] or a [job]"
+            ));
+        };
+        section.opts.push(Opt { key, value, at });
+    }
+    Ok(sections)
+}
+
+/// fio's comments start a line with `;` or `#`; one after whitespace ends a line too.
+fn strip_comment(line: &str) -> &str {
+    let t = line.trim_start();
+    if t.starts_with(';') || t.starts_with('#') {
+        return "";
+    }
+    let b = line.as_bytes();
+    for i in 1..b.len() {
+        if (b[i] == b';' || b[i] == b'#') && b[i - 1].is_ascii_whitespace() {
+            return &line[..i];
+        }
+    }
+    line
+}
+
+/// `${NAME}` replaced by the environment's value. fio's own variables (`$ncpus`, `$mb_memory`,
+/// `$pagesize`) and its arithmetic are refused: a guessed value would change what is measured.
+fn substitute(v: &str, at: &Loc, env: &dyn Fn(&str) -> Option<String>) -> Result<String, String> {
+    let mut out = String::new();
+    let mut rest = v;
+    while let Some(i) = rest.find('$') {
+        out.push_str(&rest[..i]);
+        let after = &rest[i + 1..];
+        let Some(inner) = after.strip_prefix('{') else {
+            let word: String = after
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect();
+            return Err(format!(
+                "{at}: ${word} is one of fio's expressions, which iogauge does not evaluate; write the number itself"
+            ));
+        };
+        let Some(end) = inner.find('}') else {
+            return Err(format!("{at}: '${{' is not closed; write ${{NAME}}"));
+        };
+        let name = &inner[..end];
+        match env(name) {
+            Some(val) => out.push_str(&val),
+            None => {
+                return Err(format!(
+                    "{at}: environment variable {name} is not set; set it or write the value"
+                ))
+            }
+        }
+        rest = &inner[end + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn no_env(_: &str) -> Option<String> {
+        None
+    }
+
+    #[test]
+    fn sections_options_comments_and_bare_options() {
+        let text = "; a comment\n# another\n[global]\nbs=4k ; trailing\ntime_based\n\n[a]\nrw = randread\n[b]\nrw=write#not a comment\n";
+        let s = parse(text, "j.fio", &no_env).unwrap();
+        assert_eq!(s.len(), 3);
+        assert!(s[0].is_global());
+        assert_eq!(s[0].opts[0].value.as_deref(), Some("4k"));
+        assert_eq!(s[0].opts[0].at.line, 4);
+        assert_eq!(s[0].opts[1].key, "time_based");
+        assert_eq!(s[0].opts[1].value, None);
+        assert_eq!(s[1].name, "a");
+        assert_eq!(s[1].opts[0].value.as_deref(), Some("randread"));
+        assert_eq!(s[2].at.line, 9);
+        // A '#' with no blank before it is part of the value (fio reads it so).
+        assert_eq!(s[2].opts[0].value.as_deref(), Some("write#not a comment"));
+    }
+
+    #[test]
+    fn environment_variables_are_substituted() {
+        let env = |k: &str| (k == "BS").then(|| "64k".to_string());
+        let s = parse("[a]\nbs=${BS}\nfilename=/d/${BS}.x\n", "j", &env).unwrap();
+        assert_eq!(s[0].opts[0].value.as_deref(), Some("64k"));
+        assert_eq!(s[0].opts[1].value.as_deref(), Some("/d/64k.x"));
+        let e = parse("[a]\n\nbs=${NOPE}\n", "j.fio", &env).unwrap_err();
+        assert!(e.starts_with("j.fio:3: ") && e.contains("NOPE"), "{e}");
+    }
+
+    #[test]
+    fn what_cannot_be_read_names_its_line() {
+        for (text, line, what) in [
+            ("bs=4k\n", 1, "before any section"),
+            ("[a\n", 1, "without closing"),
+            ("[a]\nsize=$mb_memory\n", 2, "$mb_memory"),
+            ("[a]\n\ninclude other.fio\n", 3, "include"),
+            ("[]\n", 1, "needs a name"),
+        ] {
+            let e = parse(text, "x.fio", &no_env).unwrap_err();
+            assert!(e.starts_with(&format!("x.fio:{line}: ")), "{e}");
+            assert!(e.contains(what), "{e}");
+        }
+    }
+}
