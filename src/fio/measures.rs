@@ -14,13 +14,17 @@ pub fn notes(jobs: &[Job], ram: u64, working_set: &dyn Fn(&Job) -> Option<u64>) 
         let name = &j.name;
         if let (Some(rt), false) = (j.runtime, j.time_based) {
             let stop = match j.size {
-                Some(s) => format!("has moved size={} per clone", units::iec(s)),
+                Some(s) => format!(
+                    "has moved size={} ({}) per clone",
+                    j.typed("size"),
+                    units::iec(s)
+                ),
                 None => "has gone through its file once".into(),
             };
             out.push(format!(
                 "{}: job {name} has runtime={} without time_based: fio stops it as soon as it {stop}, which on a fast device is a short burst; iogauge runs it for the whole {} as time_based=1 does (add time_based=1 to get the same from fio)",
                 j.at("runtime"),
-                units::duration(rt),
+                j.typed("runtime"),
                 units::duration(rt)
             ));
         }
@@ -67,7 +71,7 @@ pub fn notes(jobs: &[Job], ram: u64, working_set: &dyn Fn(&Job) -> Option<u64>) 
             out.push(format!(
                 "{}: job {name} has size={} with numjobs={}: fio lays out a file of that size per clone, {} in all{}; iogauge's {} threads share one range of {}",
                 j.at("size"),
-                units::iec(s),
+                j.typed("size"),
                 j.numjobs,
                 units::iec(total),
                 match ram {
@@ -76,6 +80,13 @@ pub fn notes(jobs: &[Job], ram: u64, working_set: &dyn Fn(&Job) -> Option<u64>) 
                 },
                 j.numjobs,
                 units::iec(s)
+            ));
+        }
+        if j.has("end_fsync") && j.rw.writes(j.read_pct) && j.set["end_fsync"].0 != "0" {
+            out.push(format!(
+                "{}: job {name} has end_fsync=1: fio syncs the file once when the job ends and counts that time; iogauge does not, so its write numbers leave out the last flush{}",
+                j.at("end_fsync"),
+                if j.direct { " (small with direct=1: the data was already written)" } else { ", which for buffered writes is most of the work" }
             ));
         }
         if j.numjobs > 1 && !j.group_reporting {

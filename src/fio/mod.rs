@@ -67,6 +67,11 @@ impl Job {
         self.set.get(key).map_or(&self.at, |(_, l)| l)
     }
 
+    /// The value of `key` as the job file wrote it (empty for an option with no value).
+    pub fn typed(&self, key: &str) -> &str {
+        self.set.get(key).map_or("", |(v, _)| v.as_str())
+    }
+
     /// Whether the job file set `key` (or an alias that resolved to it).
     pub fn has(&self, key: &str) -> bool {
         self.set.contains_key(key)
@@ -400,9 +405,12 @@ fn job(name: &str, at: Loc, opts: &[Opt]) -> Result<Job, String> {
                 // iogauge draws offsets with replacement: that is what norandommap asks for.
                 flag(v).map_err(bad)?;
             }
-            "unlink" => {
+            "unlink" | "end_fsync" => {
+                // end_fsync is told in a note for jobs that write (fio::measures).
                 flag(v).map_err(bad)?;
             }
+            "zero_buffers" | "buffer_compress_percentage" | "dedupe_percentage" if v == "0" => {}
+            "loops" if v == "1" => {}
             k if NO_EFFECT.iter().any(|(n, _)| *n == k) => {}
             k => {
                 let why = REFUSED.iter().find(|(n, _)| *n == k).map_or(
@@ -433,18 +441,7 @@ fn job(name: &str, at: Loc, opts: &[Opt]) -> Result<Job, String> {
         }
         j.direct = !b;
     }
-    if mix.is_some() && !matches!(j.rw, Rw::Rw | Rw::Randrw) {
-        let key = if set.contains_key("rwmixread") {
-            "rwmixread"
-        } else {
-            "rwmixwrite"
-        };
-        return Err(format!(
-                "{}: {key} sets the reads of a mix, and rw={} is not one: use rw=randrw (or rw) or remove it",
-                set[key].1,
-                j.rw.name()
-            ));
-    }
+    // rwmixread on a pure pattern is ignored by fio too (KDiskMark sets it for every job).
     j.read_pct = j.rw.read_pct(mix.unwrap_or(50));
     if j.sync.is_some() && !j.rw.writes(j.read_pct) {
         let key = if set.contains_key("fsync") {

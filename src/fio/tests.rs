@@ -123,7 +123,6 @@ fn every_refusal_names_its_line_and_why() {
         ("[a]\nbs=4k,64k\n", 2, "per direction"),
         ("[a]\nsize=50%\n", 2, "share of the file"),
         ("[a]\nioengine=spdk\n", 2, "io_uring"),
-        ("[a]\nrw=read\nrwmixread=70\n", 3, "not one"),
         ("[a]\nrw=read\nfsync=1\n", 3, "follows writes"),
         (
             "[a]\nrw=read\nrandom_distribution=zipf:1.1\n",
