@@ -67,7 +67,15 @@ fn job(r: &ResultDoc, name: &str) -> Value {
     if matches!(w.rw, crate::workload::Rw::Rw | crate::workload::Rw::Randrw) {
         opt("rwmixread", w.mix_read_pct.to_string());
     }
-    opt("bs", w.bs.to_string());
+    // As a job file writes it: fio-plot labels its bars with this.
+    opt(
+        "bs",
+        match w.bs {
+            b if b % (1 << 20) == 0 => format!("{}m", b >> 20),
+            b if b % 1024 == 0 => format!("{}k", b >> 10),
+            b => b.to_string(),
+        },
+    );
     opt("iodepth", w.iodepth.to_string());
     opt("numjobs", w.threads.to_string());
     opt("ioengine", w.engine.clone());
@@ -125,7 +133,53 @@ fn job(r: &ResultDoc, name: &str) -> Value {
         "ctx": 0,
         "majf": 0,
         "minf": 0,
+        "latency_ns": buckets(&r.lat_hist, 1, &LAT_KEYS[..10]),
+        "latency_us": buckets(&r.lat_hist, 1_000, &LAT_KEYS[..10]),
+        "latency_ms": buckets(&r.lat_hist, 1_000_000, &LAT_KEYS),
     })
+}
+
+/// fio's latency distribution keys (`latency_ns`, `latency_us` use the first ten; `latency_ms`
+/// adds 2000 and `>=2000`).
+const LAT_KEYS: [u64; 11] = [2, 4, 10, 20, 50, 100, 250, 500, 750, 1000, 2000];
+
+/// The share (%) of IOs in each of fio's latency buckets of one unit: an IO of `v` ns falls in
+/// the unit whose range holds it (ns below 1 µs, µs below 1 ms, ms above) and in the first
+/// bucket at or above it, as fio's `lat (usec): 250=..., 500=...` lines count.
+fn buckets(pairs: &[[u64; 2]], unit: u64, keys: &[u64]) -> Value {
+    let total: u64 = pairs.iter().map(|[_, c]| c).sum();
+    let mut m = Map::new();
+    for k in keys {
+        m.insert(k.to_string(), json!(0.0));
+    }
+    if unit == 1_000_000 {
+        m.insert(">=2000".into(), json!(0.0));
+    }
+    if total == 0 {
+        return Value::Object(m);
+    }
+    for [v, c] in pairs {
+        let home = match *v {
+            v if v < 1_000 => 1,
+            v if v < 1_000_000 => 1_000,
+            _ => 1_000_000,
+        };
+        if home != unit {
+            continue;
+        }
+        let x = v.div_ceil(unit);
+        let key = match keys.iter().find(|k| **k >= x) {
+            Some(k) => k.to_string(),
+            None if unit == 1_000_000 => ">=2000".into(),
+            None => keys[keys.len() - 1].to_string(),
+        };
+        let share = *c as f64 * 100.0 / total as f64;
+        if let Some(Value::Number(n)) = m.get(&key) {
+            let now = n.as_f64().unwrap_or(0.0) + share;
+            m.insert(key, json!(now));
+        }
+    }
+    Value::Object(m)
 }
 
 /// One direction; `partial` when the result's histogram holds more than this direction.
@@ -287,6 +341,17 @@ mod tests {
         assert!((sd - 68100f64.sqrt()).abs() < 1e-9);
         assert_eq!(key(99.0), "99.000000");
         assert_eq!(key(99.95), "99.950000");
+        // 1.5 µs and 300 µs land in the µs buckets 2 and 500, 3 ms in the ms bucket 4.
+        let b = [[1_500, 1], [300_000, 2], [3_000_000, 1]];
+        let us = buckets(&b, 1_000, &LAT_KEYS[..10]);
+        assert_eq!(
+            (us["2"].as_f64(), us["500"].as_f64()),
+            (Some(25.0), Some(50.0))
+        );
+        let ms = buckets(&b, 1_000_000, &LAT_KEYS);
+        assert_eq!(ms["4"].as_f64(), Some(25.0));
+        assert_eq!(ms[">=2000"].as_f64(), Some(0.0));
+        assert_eq!(buckets(&b, 1, &LAT_KEYS[..10])["1000"].as_f64(), Some(0.0));
         let (lo, hi, m, s) = spread(&[1.0, 3.0]);
         assert_eq!((lo, hi, m), (1.0, 3.0, 2.0));
         assert!((s - 2f64.sqrt()).abs() < 1e-12);
