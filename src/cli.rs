@@ -174,8 +174,14 @@ pub struct FioArgs {
     /// fio job files; their jobs run one after another. The target is each job's filename
     /// or directory (a test file of iogauge's own in the current directory when neither is
     /// given).
-    #[arg(value_name = "JOB.fio", required = true)]
+    #[arg(value_name = "JOB.fio", required_unless_present = "options")]
     pub jobs: Vec<PathBuf>,
+
+    /// Instead of job files, a job as fio's command line writes it, after `--`:
+    /// `iogauge fio --dry-run -- --name=seq --rw=read --bs=1m …` (options before the first
+    /// --name are every job's).
+    #[arg(last = true, value_name = "FIO OPTIONS")]
+    pub options: Vec<String>,
 
     /// Allow writes to an existing file or block device a job names (its contents are
     /// destroyed).

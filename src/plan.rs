@@ -344,10 +344,19 @@ pub fn from_suite(args: &SuiteArgs) -> Result<Plan> {
 pub fn from_fio(args: &FioArgs) -> Result<Plan> {
     let mut jobs: Vec<Job> = Vec::new();
     let env_var = |k: &str| std::env::var(k).ok();
+    if !args.options.is_empty() && !args.jobs.is_empty() {
+        return Err(usage(
+            "give job files or fio options after --, not both: iogauge fio JOB.fio, or iogauge fio -- --name=x --rw=read …",
+        ));
+    }
+    if !args.options.is_empty() {
+        jobs = fio::parse_args(&args.options, &env_var).map_err(usage)?;
+    }
     for path in &args.jobs {
         let text = std::fs::read_to_string(path)
             .map_err(|e| usage(format!("cannot read job file {}: {e}", path.display())))?;
-        jobs.extend(fio::parse(&text, &path.display().to_string(), &env_var).map_err(usage)?);
+        let name = path.display().to_string();
+        jobs.extend(fio::parse(&text, &name, &env_var).map_err(usage)?);
     }
     let first = &jobs[0];
     // What iogauge sets once per run, named by the fio option that sets it.
@@ -466,9 +475,15 @@ pub fn from_fio(args: &FioArgs) -> Result<Plan> {
             options: Vec::new(),
         });
     }
-    let names: Vec<String> = args.jobs.iter().map(|p| p.display().to_string()).collect();
     let suite = Suite {
-        name: format!("fio {}", names.join(" ")),
+        name: match args.options.is_empty() {
+            true => {
+                let names: Vec<String> =
+                    args.jobs.iter().map(|p| p.display().to_string()).collect();
+                format!("fio {}", names.join(" "))
+            }
+            false => "fio (command line)".to_string(),
+        },
         description: format!(
             "{} fio job{}, one after another",
             jobs.len(),

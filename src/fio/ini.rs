@@ -11,9 +11,15 @@ pub struct Loc {
     pub line: usize,
 }
 
+/// The `file` of options typed on the command line; their `line` is the argument's position.
+pub const COMMAND_LINE: &str = "";
+
 impl fmt::Display for Loc {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}", self.file, self.line)
+        match self.file.as_str() {
+            COMMAND_LINE => write!(f, "fio option {}", self.line),
+            file => write!(f, "{file}:{}", self.line),
+        }
     }
 }
 
@@ -93,6 +99,76 @@ pub fn parse(
     }
     Ok(sections)
 }
+
+/// fio's command-line form: `--key=value` or `--key`; options before the first `--name` are
+/// `[global]`, each `--name` starts a job (as `fio --name=a --rw=read --name=b …` reads).
+/// Job files are not mixed in: either files or options.
+pub fn parse_args(
+    args: &[String],
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Vec<Section>, String> {
+    let mut sections = vec![Section {
+        name: "global".into(),
+        at: Loc {
+            file: COMMAND_LINE.into(),
+            line: 1,
+        },
+        opts: Vec::new(),
+    }];
+    for (i, a) in args.iter().enumerate() {
+        let at = Loc {
+            file: COMMAND_LINE.into(),
+            line: i + 1,
+        };
+        let Some(opt) = a.strip_prefix("--") else {
+            return Err(format!(
+                "{at} ('{a}'): after -- come fio's --option=value options only; give job files before --, or no --"
+            ));
+        };
+        let (key, value) = match opt.split_once('=') {
+            Some((k, v)) => (k.to_ascii_lowercase(), Some(substitute(v, &at, env)?)),
+            None => (opt.to_ascii_lowercase(), None),
+        };
+        if OWN_FLAGS.contains(&key.as_str()) {
+            return Err(format!(
+                "{at}: --{key} is iogauge's flag, and after -- come fio's options; put it before: iogauge fio --{key} -- --name=…"
+            ));
+        }
+        if matches!(key.as_str(), "output-format" | "output") {
+            return Err(format!(
+                "{at}: --{key} is fio's; iogauge writes fio's JSON with -o FILE --format fio-json before --"
+            ));
+        }
+        if key == "name" {
+            sections.push(Section {
+                name: value.clone().unwrap_or_default(),
+                at: at.clone(),
+                opts: Vec::new(),
+            });
+        }
+        if let Some(s) = sections.last_mut() {
+            s.opts.push(Opt { key, value, at });
+        }
+    }
+    Ok(sections)
+}
+
+/// iogauge's own flags of `iogauge fio`, which are told apart from fio options that follow.
+const OWN_FLAGS: [&str; 13] = [
+    "allow-overwrite",
+    "keep",
+    "repeat",
+    "precondition",
+    "drop-caches",
+    "param",
+    "json",
+    "label",
+    "no-store",
+    "format",
+    "dry-run",
+    "db",
+    "help",
+];
 
 /// fio's comments start a line with `;` or `#`; one after whitespace ends a line too.
 fn strip_comment(line: &str) -> &str {

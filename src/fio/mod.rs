@@ -84,7 +84,18 @@ pub fn parse(
     file: &str,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Vec<Job>, String> {
-    let sections = ini::parse(text, file, env)?;
+    jobs_of(ini::parse(text, file, env)?, file)
+}
+
+/// The jobs of fio's command-line form (`--name=a --rw=read …`).
+pub fn parse_args(
+    args: &[String],
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Vec<Job>, String> {
+    jobs_of(ini::parse_args(args, env)?, "the command line")
+}
+
+fn jobs_of(sections: Vec<ini::Section>, file: &str) -> Result<Vec<Job>, String> {
     let mut global: Vec<Opt> = Vec::new();
     let mut jobs = Vec::new();
     for s in sections {
@@ -99,7 +110,7 @@ pub fn parse(
     }
     if jobs.is_empty() {
         return Err(format!(
-            "{file}: no job in this file, only [global]; add a section such as [randread-4k]"
+            "{file}: no job, only global options; add a job such as [randread-4k] (--name=randread-4k on the command line)"
         ));
     }
     Ok(jobs)
@@ -409,7 +420,12 @@ fn job(name: &str, at: Loc, opts: &[Opt]) -> Result<Job, String> {
                 // end_fsync is told in a note for jobs that write (fio::measures).
                 flag(v).map_err(bad)?;
             }
-            "zero_buffers" | "buffer_compress_percentage" | "dedupe_percentage" if v == "0" => {}
+            "zero_buffers"
+            | "buffer_compress_percentage"
+            | "dedupe_percentage"
+            | "verify"
+            | "do_verify"
+                if v == "0" => {}
             "loops" if v == "1" => {}
             k if NO_EFFECT.iter().any(|(n, _)| *n == k) => {}
             k => {

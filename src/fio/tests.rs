@@ -146,3 +146,46 @@ fn every_refusal_names_its_line_and_why() {
         assert!(!e.contains('\n'), "one line: {e}");
     }
 }
+
+#[test]
+fn the_command_line_form_is_global_then_one_job_per_name() {
+    let args: Vec<String> = [
+        "--ioengine=libaio",
+        "--direct=1",
+        "--name=a",
+        "--rw=randread",
+        "--bs=4k",
+        "--name=b",
+        "--rw=write",
+        "--bs=1m",
+        "--time_based",
+        "--runtime=5",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let j = parse_args(&args, &no_env).unwrap();
+    assert_eq!(j.len(), 2);
+    assert_eq!(
+        (j[0].name.as_str(), j[0].rw, j[0].bs),
+        ("a", Rw::Randread, 4096)
+    );
+    assert_eq!(
+        (j[1].name.as_str(), j[1].rw, j[1].bs),
+        ("b", Rw::Write, 1 << 20)
+    );
+    assert!(j.iter().all(|j| j.direct && j.engine == Engine::Libaio));
+    assert!(j[1].time_based && !j[0].time_based);
+    let refuse = |a: &[&str]| {
+        let v: Vec<String> = a.iter().map(|s| s.to_string()).collect();
+        parse_args(&v, &no_env).unwrap_err()
+    };
+    let e = refuse(&["--name=a", "--verify=md5"]);
+    assert!(e.starts_with("fio option 2: verify"), "{e}");
+    let e = refuse(&["--name=a", "--allow-overwrite"]);
+    assert!(e.contains("put it before"), "{e}");
+    let e = refuse(&["--name=a", "job.fio"]);
+    assert!(e.contains("fio's --option=value options only"), "{e}");
+    let e = refuse(&["--output-format=json", "--name=a"]);
+    assert!(e.contains("--format fio-json"), "{e}");
+}
