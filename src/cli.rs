@@ -320,6 +320,8 @@ pub enum OutputFormat {
 pub enum ExportFormat {
     Json,
     Csv,
+    /// fio's JSON, as `--format fio-json` writes it.
+    FioJson,
 }
 
 #[derive(Args, Debug, Clone)]

@@ -279,12 +279,15 @@ fn writing_to_an_existing_file_needs_allow_overwrite() {
         vec![7u8; 4 << 20],
         "untouched"
     );
-    let out = iogauge(
-        dir.path(),
-        &["fio", &job, "--no-store", "--json", "--allow-overwrite"],
-    );
+    let out = iogauge(dir.path(), &["fio", &job, "--json", "--allow-overwrite"]);
     let doc = json_of(&out);
     assert!(f(&doc["results"][0]["ios"]) > 0.0);
+    // A stored run exports as fio's JSON too, named by its job.
+    let out = iogauge(dir.path(), &["export", "last", "--format", "fio-json"]);
+    let fio = json_of(&out);
+    let j = fio_job(&fio, "w");
+    assert_eq!(f(&j["write"]["total_ios"]), f(&doc["results"][0]["ios"]));
+    assert_eq!(j["job options"]["rw"], "randwrite");
 }
 
 /// A cloud provider's published command line (this one is the shape of Google Cloud's and

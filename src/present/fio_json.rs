@@ -21,9 +21,13 @@ const PERCENTILES: [f64; 17] = [
     99.99,
 ];
 
-/// The document; `jobname` names each result (the fio job it came from, when there was one).
-pub fn run(doc: &RunDoc, jobname: &dyn Fn(&ResultDoc) -> String) -> String {
-    let jobs: Vec<Value> = doc.results.iter().map(|r| job(r, &jobname(r))).collect();
+/// The document, one job per result.
+pub fn run(doc: &RunDoc) -> String {
+    let jobs: Vec<Value> = doc
+        .results
+        .iter()
+        .map(|r| job(r, &jobname(doc, r)))
+        .collect();
     let mut disks: Vec<Value> = Vec::new();
     for r in &doc.results {
         for d in &r.devices {
@@ -54,6 +58,20 @@ pub fn run(doc: &RunDoc, jobname: &dyn Fn(&ResultDoc) -> String) -> String {
         "disk_util": disks,
     });
     serde_json::to_string_pretty(&v).unwrap_or_default() + "\n"
+}
+
+/// The fio job a result came from: `iogauge fio` names its cells `JOB: pattern …` (the job's
+/// name as the cell's origin); other results keep their own name, or their pattern.
+fn jobname(doc: &RunDoc, r: &ResultDoc) -> String {
+    let from_fio = doc.suite.as_deref().is_some_and(|s| s.starts_with("fio "));
+    match (&r.name, from_fio) {
+        (Some(n), true) => n
+            .split_once(": ")
+            .map_or(n.as_str(), |(j, _)| j)
+            .to_string(),
+        (Some(n), false) => n.clone(),
+        (None, _) => r.workload.rw.name().to_string(),
+    }
 }
 
 fn job(r: &ResultDoc, name: &str) -> Value {
@@ -326,6 +344,71 @@ fn spread(xs: &[f64]) -> (f64, f64, f64, f64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::analysis::tests::{doc, result};
+    use crate::workload::Rw;
+
+    /// The keys fio-plot, PerfKitBenchmarker and kubestr read, with fio's units, from a result
+    /// of known numbers: 1000 IOPS of 8 KiB for 10 s, one sample a second.
+    #[test]
+    fn the_shape_fio_readers_expect() {
+        let mut r = result(Rw::Randread, 8192, 2, 4, 1000.0);
+        r.name = Some("db-reads: randread 8K × 2 threads · QD 4".into());
+        r.lat_hist = vec![[100_000, 9_000], [200_000, 900], [5_000_000, 100]];
+        r.read = Some(OpDoc {
+            ios: r.ios,
+            bytes: r.bytes,
+            iops: r.iops,
+            bw_bytes: r.bw_bytes,
+            lat_ns: r.lat_ns,
+        });
+        r.cpu = crate::model::CpuDoc::new(1.0, 2.5, r.ios);
+        let mut d = doc(vec![r]);
+        d.suite = Some("fio db.fio".into());
+        let v: Value = serde_json::from_str(&run(&d)).unwrap();
+        assert_eq!(
+            v["fio version"],
+            format!("iogauge-{}", env!("CARGO_PKG_VERSION"))
+        );
+        let j = &v["jobs"][0];
+        assert_eq!(
+            j["jobname"], "db-reads",
+            "the fio job's name, not the cell's"
+        );
+        let o = &j["job options"];
+        assert_eq!(
+            (&o["rw"], &o["bs"], &o["iodepth"], &o["numjobs"]),
+            (&json!("randread"), &json!("8k"), &json!("4"), &json!("2"))
+        );
+        let rd = &j["read"];
+        assert_eq!(rd["io_bytes"], 10_000 * 8192);
+        assert_eq!(rd["bw_bytes"], 8_192_000);
+        assert_eq!(rd["bw"], 8000, "KiB/s");
+        assert_eq!(rd["iops"], 1000.0);
+        assert_eq!(rd["runtime"], 10_000, "ms");
+        assert_eq!(rd["total_ios"], 10_000);
+        assert_eq!(rd["iops_samples"], 10);
+        let clat = &rd["clat_ns"];
+        assert_eq!(clat["percentile"]["50.000000"], 100_000);
+        assert_eq!(clat["percentile"]["95.000000"], 200_000);
+        assert_eq!(clat["percentile"]["99.000000"], 200_000);
+        assert_eq!(clat["percentile"]["99.500000"], 5_000_000);
+        assert_eq!(clat["percentile"].as_object().unwrap().len(), 17);
+        assert!(f(&clat["stddev"]) > 0.0);
+        for k in ["min", "max", "mean", "stddev"] {
+            assert_eq!(rd["lat_ns"][k], clat[k], "no rate: lat is clat");
+        }
+        assert_eq!(j["write"]["total_ios"], 0);
+        assert_eq!(j["usr_cpu"], 10.0, "percent of the runtime");
+        assert_eq!(j["sys_cpu"], 25.0);
+        // 90% at 100 µs, 9% at 200 µs, 1% at 5 ms.
+        assert_eq!(j["latency_us"]["100"], 90.0);
+        assert_eq!(j["latency_us"]["250"], 9.0);
+        assert_eq!(j["latency_ms"]["10"], 1.0);
+    }
+
+    fn f(v: &Value) -> f64 {
+        v.as_f64().unwrap()
+    }
 
     #[test]
     fn quantiles_and_spread_of_a_histogram() {

@@ -40,7 +40,7 @@ pub fn emit(
             OutputFormat::Json => json()?,
             OutputFormat::Csv => csv::run(doc),
             OutputFormat::Text => human(),
-            OutputFormat::FioJson => fio_json::run(doc, &|r| jobname(plan, r)),
+            OutputFormat::FioJson => fio_json::run(doc),
         };
         std::fs::write(path, text)
             .with_context(|| format!("writing --output {}", path.display()))?;
@@ -51,22 +51,6 @@ pub fn emit(
         false => human(),
     };
     Ok(crate::ui::out(&text)?)
-}
-
-/// The fio job a result came from (its group's origin in a plan from job files), else the
-/// result's own name, else its pattern.
-fn jobname(plan: &Plan, r: &crate::model::ResultDoc) -> String {
-    let cell = plan
-        .cells
-        .iter()
-        .find(|c| r.name.as_deref() == Some(c.name().as_str()));
-    match cell.and_then(|c| plan.suite.groups[c.group].origin.clone()) {
-        Some(job) => job,
-        None => r
-            .name
-            .clone()
-            .unwrap_or_else(|| r.workload.rw.name().to_string()),
-    }
 }
 
 /// What `iogauge fio` tells before it runs (and all `--dry-run` shows of the job's meaning).
