@@ -386,6 +386,9 @@ pub fn from_fio(args: &FioArgs) -> Result<Plan> {
     })?;
     agree("rate_iops", &|j| j.rate_iops == first.rate_iops)?;
     agree("randseed", &|j| j.seed == first.seed)?;
+    agree("iodepth_batch_submit", &|j| {
+        j.submit_batch == first.submit_batch
+    })?;
     if !first.offset.is_multiple_of(4096) {
         return Err(usage(format!(
             "{}: offset={} is not a multiple of 4KiB, which O_DIRECT needs",
@@ -411,7 +414,9 @@ pub fn from_fio(args: &FioArgs) -> Result<Plan> {
         sqpoll: false,
         hipri: false,
         no_register: false,
-        submit_batch: crate::cli::DEFAULT_SUBMIT_BATCH,
+        submit_batch: first
+            .submit_batch
+            .unwrap_or(crate::cli::DEFAULT_SUBMIT_BATCH),
     };
     // randrepeat=0 asks for a new sequence each run: drawn here and kept in the document.
     let seed = first

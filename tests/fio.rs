@@ -318,16 +318,16 @@ fn a_published_fio_command_line_runs_as_typed() {
             "--iodepth=64",
             "--rw=randwrite",
             "--group_reporting=1",
-            "--iodepth_batch_submit=64",
+            "--iodepth_batch_complete_max=8",
         ],
     );
     assert_eq!(out.status.code(), Some(2), "{}", stderr_of(&out));
     let err = stderr_of(&out);
     assert!(
-        err.contains("fio option 14: iodepth_batch_submit"),
+        err.contains("fio option 14: iodepth_batch_complete_max"),
         "refused at its place: {err}"
     );
-    // Without the batch option, which iogauge does not map, the same command runs.
+    // With the cap at the queue, as the published command has it, the same command runs.
     let out = iogauge(
         dir.path(),
         &[
@@ -347,6 +347,8 @@ fn a_published_fio_command_line_runs_as_typed() {
             "--iodepth=64",
             "--rw=randwrite",
             "--group_reporting=1",
+            "--iodepth_batch_submit=64",
+            "--iodepth_batch_complete_max=64",
         ],
     );
     let doc = json_of(&out);
@@ -363,4 +365,35 @@ fn a_published_fio_command_line_runs_as_typed() {
     assert_eq!(f(&w["ramp_s"]), 0.1);
     assert_eq!(f(&w["time_s"]), 0.3);
     assert_eq!(w["engine"], "null");
+}
+
+/// The published jobs shipped as examples are read unchanged: each plans without a refusal.
+#[test]
+fn the_example_job_files_plan_unchanged() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/fio");
+    let mut seen = 0;
+    for e in std::fs::read_dir(&examples).unwrap() {
+        let path = e.unwrap().path();
+        if path.extension().is_none_or(|x| x != "fio") {
+            continue;
+        }
+        seen += 1;
+        let out = std::process::Command::new(BIN)
+            .args(["fio", path.to_str().unwrap(), "--dry-run"])
+            .current_dir(dir.path())
+            .env("IOGAUGE_DB", dir.path().join("results.db"))
+            .env("IOGAUGE_RUN_DIR", own_run_dir(dir.path()))
+            .env("TARGET", dir.path().join("t.bin"))
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}: {}",
+            path.display(),
+            stderr_of(&out)
+        );
+        assert!(String::from_utf8_lossy(&out.stdout).contains("plan: suite fio"));
+    }
+    assert!(seen >= 3, "the KDiskMark and cloud examples are there");
 }

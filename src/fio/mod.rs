@@ -57,6 +57,8 @@ pub struct Job {
     pub seed: Option<u64>,
     pub group_reporting: bool,
     pub stonewall: bool,
+    /// `iodepth_batch_submit`: IOs handed to the kernel at once (iogauge's --submit-batch).
+    pub submit_batch: Option<u32>,
     /// Where each option that was set came from (the last setting wins, as in fio).
     pub set: BTreeMap<String, (String, Loc)>,
 }
@@ -223,6 +225,7 @@ fn job(name: &str, at: Loc, opts: &[Opt]) -> Result<Job, String> {
     for o in opts {
         let key = match o.key.as_str() {
             "readwrite" => "rw",
+            "iodepth_batch" => "iodepth_batch_submit",
             "blocksize" => "bs",
             k => k,
         };
@@ -263,6 +266,7 @@ fn job(name: &str, at: Loc, opts: &[Opt]) -> Result<Job, String> {
         seed: Some(1),
         group_reporting: false,
         stonewall: false,
+        submit_batch: None,
         set: BTreeMap::new(),
     };
     let mut mix: Option<u8> = None;
@@ -411,6 +415,26 @@ fn job(name: &str, at: Loc, opts: &[Opt]) -> Result<Job, String> {
             "group_reporting" => j.group_reporting = flag(v).map_err(bad)?,
             "stonewall" | "wait_for_previous" | "new_group" => {
                 j.stonewall = flag(v).map_err(bad)?
+            }
+            "iodepth_batch_submit" => match v.parse::<u32>() {
+                // 0 is fio's "as many as are queued", iogauge's default behaviour too.
+                Ok(0) => {}
+                Ok(n) if n <= 4096 => j.submit_batch = Some(n),
+                _ => return Err(bad("give a count from 0 to 4096".into())),
+            },
+            "iodepth_batch_complete_max" => {
+                // iogauge reaps every completion there is at each wake-up: fio's behaviour when
+                // this is at least the queue (as the published jobs set it). Keys come in sorted
+                // order, so iodepth is already read here.
+                if !v
+                    .parse::<u32>()
+                    .is_ok_and(|n| n == 0 || n >= j.iodepth.max(1))
+                {
+                    return Err(bad(format!(
+                        "iogauge reaps every completion there is; a cap below iodepth ({}) is not supported",
+                        j.iodepth
+                    )));
+                }
             }
             "norandommap" => {
                 // iogauge draws offsets with replacement: that is what norandommap asks for.

@@ -101,6 +101,9 @@ fn mixes_engines_syncs_and_distributions() {
     assert_eq!(j.seed, None);
     assert!(j.direct && j.stonewall);
     assert_eq!(jobs("[a]\nrandseed=42\n")[0].seed, Some(42));
+    let j = &jobs("[a]\niodepth=64\niodepth_batch_submit=64\niodepth_batch_complete_max=64\n")[0];
+    assert_eq!(j.submit_batch, Some(64));
+    assert!(refusal("[a]\niodepth=64\niodepth_batch_complete_max=8\n").contains("below iodepth"));
 }
 
 #[test]
