@@ -54,6 +54,22 @@ pub fn parse(
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Vec<Section>, String> {
     let mut sections: Vec<Section> = Vec::new();
+    read_into(&mut sections, text, file, env, 0)?;
+    Ok(sections)
+}
+
+/// How deep `include`s may nest: deeper is a loop.
+const MAX_INCLUDE_DEPTH: usize = 8;
+
+/// Adds `text`'s sections and options to `sections`; an `include` reads its file (relative to
+/// the including file, as fio resolves it) in its place.
+fn read_into(
+    sections: &mut Vec<Section>,
+    text: &str,
+    file: &str,
+    env: &dyn Fn(&str) -> Option<String>,
+    depth: usize,
+) -> Result<(), String> {
     for (i, raw) in text.lines().enumerate() {
         let at = Loc {
             file: file.to_string(),
@@ -85,10 +101,29 @@ pub fn parse(
             None => (line, None),
         };
         let key = key.to_ascii_lowercase();
-        if key == "include" || key.starts_with("include ") {
-            return Err(format!(
-                "{at}: include is not supported: iogauge reads the job files named on its command line; give the included file there too"
-            ));
+        if key.starts_with("include ") && value.is_none() {
+            // The name as written, not lower-cased with the key.
+            let name = line["include ".len()..].trim();
+            if depth >= MAX_INCLUDE_DEPTH {
+                return Err(format!(
+                    "{at}: include {name}: includes nest more than {MAX_INCLUDE_DEPTH} deep; is one file including itself?"
+                ));
+            }
+            let path = match std::path::Path::new(file).parent() {
+                Some(dir) if !std::path::Path::new(name).is_absolute() => dir.join(name),
+                _ => std::path::PathBuf::from(name),
+            };
+            let inner = std::fs::read_to_string(&path).map_err(|e| {
+                format!("{at}: include {name}: cannot read {}: {e}", path.display())
+            })?;
+            read_into(
+                sections,
+                &inner,
+                &path.display().to_string(),
+                env,
+                depth + 1,
+            )?;
+            continue;
         }
         let Some(section) = sections.last_mut() else {
             return Err(format!(
@@ -97,7 +132,7 @@ pub fn parse(
         };
         section.opts.push(Opt { key, value, at });
     }
-    Ok(sections)
+    Ok(())
 }
 
 /// fio's command-line form: `--key=value` or `--key`; options before the first `--name` are
@@ -256,12 +291,45 @@ mod tests {
     }
 
     #[test]
+    fn include_reads_its_file_in_place() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("common.inc"), "direct=1\nbs=64k\n").unwrap();
+        std::fs::write(dir.path().join("loop.inc"), "include loop.inc\n").unwrap();
+        let main = dir.path().join("main.fio");
+        let s = parse(
+            "[global]\ninclude common.inc\nbs=4k\n[a]\n",
+            main.to_str().unwrap(),
+            &no_env,
+        )
+        .unwrap();
+        let opts: Vec<(&str, Option<&str>)> = s[0]
+            .opts
+            .iter()
+            .map(|o| (o.key.as_str(), o.value.as_deref()))
+            .collect();
+        assert_eq!(
+            opts,
+            [
+                ("direct", Some("1")),
+                ("bs", Some("64k")),
+                ("bs", Some("4k"))
+            ]
+        );
+        assert!(
+            s[0].opts[0].at.file.ends_with("common.inc"),
+            "lines of the included file"
+        );
+        let e = parse("[a]\ninclude loop.inc\n", main.to_str().unwrap(), &no_env).unwrap_err();
+        assert!(e.contains("nest more than"), "{e}");
+    }
+
+    #[test]
     fn what_cannot_be_read_names_its_line() {
         for (text, line, what) in [
             ("bs=4k\n", 1, "before any section"),
             ("[a\n", 1, "without closing"),
             ("[a]\nsize=$mb_memory\n", 2, "$mb_memory"),
-            ("[a]\n\ninclude other.fio\n", 3, "include"),
+            ("[a]\n\ninclude /nonexistent/other.fio\n", 3, "cannot read"),
             ("[]\n", 1, "needs a name"),
         ] {
             let e = parse(text, "x.fio", &no_env).unwrap_err();
