@@ -6,12 +6,36 @@
 #
 #   benches/fio-side-by-side.sh JOB.fio DIR     (DIR holds the test files; both tools' files
 #                                                are removed afterwards)
+#
+# FIO_LIKE='ioengine=io_uring;iomem=mmaphuge' gives fio options that make its run like
+# iogauge's, added at the end of every job of fio's copy of the job file (so they win): iogauge
+# runs libaio jobs on io_uring and keeps its IO buffers on huge pages (mmaphuge needs reserved
+# hugetlb pages: /proc/sys/vm/nr_hugepages). FIO_DROP='refill_buffers;end_fsync' removes options
+# from fio's copy: refill_buffers makes fio generate fresh random data for every write (CPU per
+# IO that iogauge does not spend), end_fsync times a flush iogauge does not make.
 set -eu
 job=$1
 dir=$2
 iogauge=${IOGAUGE:-target/release/iogauge}
 out=$(mktemp -d)
-TARGET=$dir/fio-side.bin fio --output-format=json --output="$out/fio.json" "$job" >/dev/null
+python3 - "$job" "$out/fio-job.fio" "${FIO_LIKE:-}" "${FIO_DROP:-}" <<'PY'
+import sys
+src, dst, like, drop = sys.argv[1:5]
+extra = [l for l in like.split(";") if l]
+dropped = [d for d in drop.split(";") if d]
+out = []
+for line in open(src):
+    if line.strip().split("=")[0].strip() in dropped:
+        continue
+    if line.strip().startswith("[") and not line.strip().startswith("[global]") and extra:
+        out.append("\n".join(extra) + "\n")
+    out.append(line)
+out.append("\n" + "\n".join(extra) + "\n" if extra else "")
+# The extras go at the end of each section: a section's last setting wins in fio.
+text = "".join(out)
+open(dst, "w").write(text)
+PY
+TARGET=$dir/fio-side.bin fio --output-format=json --output="$out/fio.json" "$out/fio-job.fio" >/dev/null
 rm -f "$dir/fio-side.bin"
 TARGET=$dir/iogauge-side.bin "$iogauge" fio "$job" --no-store -o "$out/iogauge.json" \
     --format fio-json >/dev/null 2>"$out/iogauge.err" || { cat "$out/iogauge.err"; exit 1; }
