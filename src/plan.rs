@@ -473,7 +473,7 @@ pub fn from_fio(args: &FioArgs) -> Result<Plan> {
                 j.iodepth
             }],
             sync: j.sync,
-            odsync: false,
+            odsync: j.odsync,
             direct: Some(j.direct),
             length,
             range: j.size.filter(|s| Some(*s) != size),

@@ -57,6 +57,8 @@ pub struct Job {
     pub seed: Option<u64>,
     pub group_reporting: bool,
     pub stonewall: bool,
+    /// `sync=dsync`: the file opened with O_DSYNC.
+    pub odsync: bool,
     /// `iodepth_batch_submit`: IOs handed to the kernel at once (iogauge's --submit-batch).
     pub submit_batch: Option<u32>,
     /// Where each option that was set came from (the last setting wins, as in fio).
@@ -138,7 +140,7 @@ const NO_EFFECT: [(&str, &str); 6] = [
 ];
 
 /// Options iogauge knows and cannot honour, with the reason given to the user.
-const REFUSED: [(&str, &str); 24] = [
+const REFUSED: [(&str, &str); 23] = [
     (
         "bsrange",
         "iogauge issues one block size per job; split it into one job per size",
@@ -212,11 +214,7 @@ const REFUSED: [(&str, &str); 24] = [
         "io_limit",
         "iogauge moves size × numjobs bytes, or runs for runtime with time_based",
     ),
-    (
-        "sync",
-        "O_SYNC writes are not mapped; use fsync=1 or fdatasync=1",
-    ),
-    ("end_fsync", "not mapped; fsync=N syncs within the job"),
+    ("fsync_on_close", "not mapped; fsync=N syncs within the job"),
 ];
 
 fn job(name: &str, at: Loc, opts: &[Opt]) -> Result<Job, String> {
@@ -267,6 +265,7 @@ fn job(name: &str, at: Loc, opts: &[Opt]) -> Result<Job, String> {
         group_reporting: false,
         stonewall: false,
         submit_batch: None,
+        odsync: false,
         set: BTreeMap::new(),
     };
     let mut mix: Option<u8> = None;
@@ -416,6 +415,15 @@ fn job(name: &str, at: Loc, opts: &[Opt]) -> Result<Job, String> {
             "stonewall" | "wait_for_previous" | "new_group" => {
                 j.stonewall = flag(v).map_err(bad)?
             }
+            "sync" => match v.as_str() {
+                "0" | "none" => {}
+                "dsync" => j.odsync = true,
+                _ => {
+                    return Err(bad(
+                        "O_SYNC is not mapped; iogauge opens with O_DSYNC (sync=dsync), or syncs with fsync=1 or fdatasync=1".into(),
+                    ))
+                }
+            },
             "iodepth_batch_submit" => match v.parse::<u32>() {
                 // 0 is fio's "as many as are queued", iogauge's default behaviour too.
                 Ok(0) => {}

@@ -88,6 +88,9 @@ fn mixes_engines_syncs_and_distributions() {
     ] {
         assert_eq!(jobs(&format!("[a]\nioengine={e}\n"))[0].engine, want);
     }
+    assert!(jobs("[a]\nrw=write\nsync=dsync\n")[0].odsync);
+    assert!(!jobs("[a]\nrw=write\nsync=none\n")[0].odsync);
+    assert!(refusal("[a]\nrw=write\nsync=1\n").contains("O_SYNC is not mapped"));
     let j = &jobs("[a]\nrw=write\nfdatasync=8\n")[0];
     assert_eq!(j.sync, Some((SyncKind::Fdatasync, 8)));
     let j = &jobs("[a]\nrw=randread\nrandom_distribution=zipf:1.2\n")[0];
