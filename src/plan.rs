@@ -396,6 +396,13 @@ pub fn from_fio(args: &FioArgs) -> Result<Plan> {
             first.offset
         )));
     }
+    if let Some(j) = jobs.iter().find(|j| j.size.is_some_and(|s| s < 4096)) {
+        return Err(usage(format!(
+            "{}: size={} is smaller than one 4KiB block; give e.g. size=1g",
+            j.at("size"),
+            j.typed("size")
+        )));
+    }
     // The created file (or the range used) is the largest job's; smaller jobs use its start.
     let size = jobs.iter().filter_map(|j| j.size).max();
     let t = TargetArgs {

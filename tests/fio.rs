@@ -238,6 +238,12 @@ fn unsupported_options_are_refused_with_file_line_and_why() {
         ("[a]\nfrob=1\n", "x.fio:2: frob", "does not support"),
         ("[a]\nsize=$mb_memory\n", "x.fio:2:", "$mb_memory"),
         (
+            "[a]\nsize=1k\n",
+            "x.fio:2: size=1k",
+            "smaller than one 4KiB block",
+        ),
+        ("[a]\ntime_based\n", "x.fio:2: time_based", "give runtime="),
+        (
             "[a]\nioengine=io_uring\n[b]\nioengine=psync\n",
             "x.fio:4: job b sets ioengine differently from job a (x.fio:2)",
             "one ioengine per run",
