@@ -251,9 +251,13 @@ fn direction(r: &ResultDoc, o: &OpDoc, partial: bool, runtime_ms: u64) -> Value 
     } else {
         0.0
     };
-    let iops: Vec<f64> = r.timeseries.iter().map(|s| s.iops * share).collect();
-    let bw: Vec<f64> = r
-        .timeseries
+    // A direction without IO has no samples, as in fio.
+    let samples = match n {
+        0 => &[][..],
+        _ => &r.timeseries[..],
+    };
+    let iops: Vec<f64> = samples.iter().map(|s| s.iops * share).collect();
+    let bw: Vec<f64> = samples
         .iter()
         .map(|s| s.bw_bytes * share / 1024.0)
         .collect();
@@ -398,6 +402,7 @@ mod tests {
             assert_eq!(rd["lat_ns"][k], clat[k], "no rate: lat is clat");
         }
         assert_eq!(j["write"]["total_ios"], 0);
+        assert_eq!(j["write"]["iops_samples"], 0);
         assert_eq!(j["usr_cpu"], 10.0, "percent of the runtime");
         assert_eq!(j["sys_cpu"], 25.0);
         // 90% at 100 µs, 9% at 200 µs, 1% at 5 ms.
