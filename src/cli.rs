@@ -28,6 +28,9 @@ pub enum Command {
     Run(RunArgs),
     /// Run a named study (matrix, seq, fsync, seeks, mixes, quick, full) or a suite file.
     Suite(SuiteArgs),
+    /// Run fio job files: each job becomes a cell, with what the job really measures told
+    /// first; an option iogauge cannot honour is refused with its line (docs/fio.md).
+    Fio(FioArgs),
     /// List the runs in the results database.
     List(ListArgs),
     /// Show one run: its results, system and findings.
@@ -166,6 +169,36 @@ pub struct SuiteArgs {
     pub output: OutputArgs,
 }
 
+#[derive(Args, Debug, Clone)]
+pub struct FioArgs {
+    /// fio job files; their jobs run one after another. The target is each job's filename
+    /// or directory (a test file of iogauge's own in the current directory when neither is
+    /// given).
+    #[arg(value_name = "JOB.fio", required_unless_present = "options")]
+    pub jobs: Vec<PathBuf>,
+
+    /// Instead of job files, a job as fio's command line writes it, after `--`:
+    /// `iogauge fio --dry-run -- --name=seq --rw=read --bs=1m …` (options before the first
+    /// --name are every job's).
+    #[arg(last = true, value_name = "FIO OPTIONS")]
+    pub options: Vec<String>,
+
+    /// Allow writes to an existing file or block device a job names (its contents are
+    /// destroyed).
+    #[arg(long)]
+    pub allow_overwrite: bool,
+
+    /// Keep a test file iogauge created instead of removing it after the run.
+    #[arg(long)]
+    pub keep: bool,
+
+    #[command(flatten)]
+    pub repeat: RepeatArgs,
+
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
 /// Repeats, for statistics.
 #[derive(Args, Debug, Clone)]
 pub struct RepeatArgs {
@@ -283,12 +316,17 @@ pub enum OutputFormat {
     Csv,
     /// The human summary.
     Text,
+    /// fio's JSON (`--output-format=json`), the part fio-plot, PerfKitBenchmarker and kubestr
+    /// read (docs/fio.md).
+    FioJson,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ExportFormat {
     Json,
     Csv,
+    /// fio's JSON, as `--format fio-json` writes it.
+    FioJson,
 }
 
 #[derive(Args, Debug, Clone)]

@@ -9,6 +9,7 @@ mod commands;
 mod db;
 mod error;
 mod exec;
+mod fio;
 mod interrupt;
 mod ledger;
 mod matching;
@@ -53,6 +54,7 @@ fn main() -> ExitCode {
     let result = match &cli.command {
         cli::Command::Run(args) => commands::run::run(args),
         cli::Command::Suite(args) => commands::suite::run(args),
+        cli::Command::Fio(args) => commands::fio::run(args),
         cli::Command::List(args) => commands::results::list(args),
         cli::Command::Show(args) => commands::results::show(args),
         cli::Command::Compare(args) => commands::results::compare(args),

@@ -3,6 +3,7 @@
 pub mod clean;
 pub mod db;
 pub mod docs;
+pub mod fio;
 pub mod fsync_check;
 pub mod probe;
 pub mod report;

@@ -456,6 +456,7 @@ pub fn export(args: &ExportArgs) -> Result<()> {
     match args.format {
         ExportFormat::Json => emit(&(store.load_json_pretty(id)? + "\n")),
         ExportFormat::Csv => emit(&crate::present::csv::run(&store.load(id)?)),
+        ExportFormat::FioJson => emit(&crate::present::fio_json::run(&store.load(id)?)),
     }
 }
 

@@ -976,6 +976,7 @@ fn emit(p: &DbPlan, doc: &RunDoc) -> Result<()> {
             OutputFormat::Json => json()?,
             OutputFormat::Csv => crate::present::csv::run(doc),
             OutputFormat::Text => text::run(p, doc),
+            OutputFormat::FioJson => crate::present::fio_json::run(doc),
         };
         std::fs::write(path, t).with_context(|| format!("writing --output {}", path.display()))?;
         say!("wrote {}", path.display());

@@ -12,6 +12,7 @@ use anyhow::{Context, Result};
 use std::time::Duration;
 
 pub mod csv;
+pub mod fio_json;
 
 pub use crate::suite::tables::Outcome;
 
@@ -39,6 +40,7 @@ pub fn emit(
             OutputFormat::Json => json()?,
             OutputFormat::Csv => csv::run(doc),
             OutputFormat::Text => human(),
+            OutputFormat::FioJson => fio_json::run(doc),
         };
         std::fs::write(path, text)
             .with_context(|| format!("writing --output {}", path.display()))?;
@@ -49,6 +51,11 @@ pub fn emit(
         false => human(),
     };
     Ok(crate::ui::out(&text)?)
+}
+
+/// What `iogauge fio` tells before it runs (and all `--dry-run` shows of the job's meaning).
+pub fn plan_notes(notes: &[String]) -> String {
+    notes.iter().map(|n| format!("note: {n}\n")).collect()
 }
 
 /// The convergence of a suite in rounds: the tracked cell's IOPS per round, the window marked.

@@ -1,0 +1,340 @@
+//! fio's job-file syntax: sections, `key=value` lines, options with no value, comments, and
+//! `${ENV}` substitution. Every option keeps the file and line it came from, so a refusal later
+//! points at the line to change. What the values mean is `job.rs`'s business.
+
+use std::fmt;
+
+/// Where an option or a section was written.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Loc {
+    pub file: String,
+    pub line: usize,
+}
+
+/// The `file` of options typed on the command line; their `line` is the argument's position.
+pub const COMMAND_LINE: &str = "";
+
+impl fmt::Display for Loc {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.file.as_str() {
+            COMMAND_LINE => write!(f, "fio option {}", self.line),
+            file => write!(f, "{file}:{}", self.line),
+        }
+    }
+}
+
+/// One `key[=value]` line.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Opt {
+    pub key: String,
+    /// `None` for an option written with no value (`time_based`, `group_reporting`).
+    pub value: Option<String>,
+    pub at: Loc,
+}
+
+/// One `[name]` section with its options in file order.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Section {
+    pub name: String,
+    pub at: Loc,
+    pub opts: Vec<Opt>,
+}
+
+impl Section {
+    pub fn is_global(&self) -> bool {
+        self.name == "global"
+    }
+}
+
+/// The sections of a job file. `env` looks variables up (the process environment in use,
+/// a map in tests).
+pub fn parse(
+    text: &str,
+    file: &str,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Vec<Section>, String> {
+    let mut sections: Vec<Section> = Vec::new();
+    read_into(&mut sections, text, file, env, 0)?;
+    Ok(sections)
+}
+
+/// How deep `include`s may nest: deeper is a loop.
+const MAX_INCLUDE_DEPTH: usize = 8;
+
+/// Adds `text`'s sections and options to `sections`; an `include` reads its file (relative to
+/// the including file, as fio resolves it) in its place.
+fn read_into(
+    sections: &mut Vec<Section>,
+    text: &str,
+    file: &str,
+    env: &dyn Fn(&str) -> Option<String>,
+    depth: usize,
+) -> Result<(), String> {
+    for (i, raw) in text.lines().enumerate() {
+        let at = Loc {
+            file: file.to_string(),
+            line: i + 1,
+        };
+        let line = strip_comment(raw).trim();
+        if line.is_empty() {
+            continue;
+        }
+        if let Some(rest) = line.strip_prefix('[') {
+            let Some(name) = rest.strip_suffix(']') else {
+                return Err(format!(
+                    "{at}: '{line}' opens a section without closing it; write [name]"
+                ));
+            };
+            let name = name.trim();
+            if name.is_empty() {
+                return Err(format!("{at}: a section needs a name, e.g. [randread-4k]"));
+            }
+            sections.push(Section {
+                name: name.to_string(),
+                at,
+                opts: Vec::new(),
+            });
+            continue;
+        }
+        let (key, value) = match line.split_once('=') {
+            Some((k, v)) => (k.trim(), Some(substitute(v.trim(), &at, env)?)),
+            None => (line, None),
+        };
+        let key = key.to_ascii_lowercase();
+        if key.starts_with("include ") && value.is_none() {
+            // The name as written, not lower-cased with the key.
+            let name = line["include ".len()..].trim();
+            if depth >= MAX_INCLUDE_DEPTH {
+                return Err(format!(
+                    "{at}: include {name}: includes nest more than {MAX_INCLUDE_DEPTH} deep; is one file including itself?"
+                ));
+            }
+            let path = match std::path::Path::new(file).parent() {
+                Some(dir) if !std::path::Path::new(name).is_absolute() => dir.join(name),
+                _ => std::path::PathBuf::from(name),
+            };
+            let inner = std::fs::read_to_string(&path).map_err(|e| {
+                format!("{at}: include {name}: cannot read {}: {e}", path.display())
+            })?;
+            read_into(
+                sections,
+                &inner,
+                &path.display().to_string(),
+                env,
+                depth + 1,
+            )?;
+            continue;
+        }
+        let Some(section) = sections.last_mut() else {
+            return Err(format!(
+                "{at}: option '{key}' comes before any section; put it under [global] or a [job]"
+            ));
+        };
+        section.opts.push(Opt { key, value, at });
+    }
+    Ok(())
+}
+
+/// fio's command-line form: `--key=value` or `--key`; options before the first `--name` are
+/// `[global]`, each `--name` starts a job (as `fio --name=a --rw=read --name=b …` reads).
+/// Job files are not mixed in: either files or options.
+pub fn parse_args(
+    args: &[String],
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Vec<Section>, String> {
+    let mut sections = vec![Section {
+        name: "global".into(),
+        at: Loc {
+            file: COMMAND_LINE.into(),
+            line: 1,
+        },
+        opts: Vec::new(),
+    }];
+    for (i, a) in args.iter().enumerate() {
+        let at = Loc {
+            file: COMMAND_LINE.into(),
+            line: i + 1,
+        };
+        let Some(opt) = a.strip_prefix("--") else {
+            return Err(format!(
+                "{at} ('{a}'): after -- come fio's --option=value options only; give job files before --, or no --"
+            ));
+        };
+        let (key, value) = match opt.split_once('=') {
+            Some((k, v)) => (k.to_ascii_lowercase(), Some(substitute(v, &at, env)?)),
+            None => (opt.to_ascii_lowercase(), None),
+        };
+        if OWN_FLAGS.contains(&key.as_str()) {
+            return Err(format!(
+                "{at}: --{key} is iogauge's flag, and after -- come fio's options; put it before: iogauge fio --{key} -- --name=…"
+            ));
+        }
+        if matches!(key.as_str(), "output-format" | "output") {
+            return Err(format!(
+                "{at}: --{key} is fio's; iogauge writes fio's JSON with -o FILE --format fio-json before --"
+            ));
+        }
+        if key == "name" {
+            sections.push(Section {
+                name: value.clone().unwrap_or_default(),
+                at: at.clone(),
+                opts: Vec::new(),
+            });
+        }
+        if let Some(s) = sections.last_mut() {
+            s.opts.push(Opt { key, value, at });
+        }
+    }
+    Ok(sections)
+}
+
+/// iogauge's own flags of `iogauge fio`, which are told apart from fio options that follow.
+const OWN_FLAGS: [&str; 13] = [
+    "allow-overwrite",
+    "keep",
+    "repeat",
+    "precondition",
+    "drop-caches",
+    "param",
+    "json",
+    "label",
+    "no-store",
+    "format",
+    "dry-run",
+    "db",
+    "help",
+];
+
+/// fio's comments start a line with `;` or `#`; one after whitespace ends a line too.
+fn strip_comment(line: &str) -> &str {
+    let t = line.trim_start();
+    if t.starts_with(';') || t.starts_with('#') {
+        return "";
+    }
+    let b = line.as_bytes();
+    for i in 1..b.len() {
+        if (b[i] == b';' || b[i] == b'#') && b[i - 1].is_ascii_whitespace() {
+            return &line[..i];
+        }
+    }
+    line
+}
+
+/// `${NAME}` replaced by the environment's value. fio's own variables (`$ncpus`, `$mb_memory`,
+/// `$pagesize`) and its arithmetic are refused: a guessed value would change what is measured.
+fn substitute(v: &str, at: &Loc, env: &dyn Fn(&str) -> Option<String>) -> Result<String, String> {
+    let mut out = String::new();
+    let mut rest = v;
+    while let Some(i) = rest.find('$') {
+        out.push_str(&rest[..i]);
+        let after = &rest[i + 1..];
+        let Some(inner) = after.strip_prefix('{') else {
+            let word: String = after
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect();
+            return Err(format!(
+                "{at}: ${word} is one of fio's expressions, which iogauge does not evaluate; write the number itself"
+            ));
+        };
+        let Some(end) = inner.find('}') else {
+            return Err(format!("{at}: '${{' is not closed; write ${{NAME}}"));
+        };
+        let name = &inner[..end];
+        match env(name) {
+            Some(val) => out.push_str(&val),
+            None => {
+                return Err(format!(
+                    "{at}: environment variable {name} is not set; set it or write the value"
+                ))
+            }
+        }
+        rest = &inner[end + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn no_env(_: &str) -> Option<String> {
+        None
+    }
+
+    #[test]
+    fn sections_options_comments_and_bare_options() {
+        let text = "; a comment\n# another\n[global]\nbs=4k ; trailing\ntime_based\n\n[a]\nrw = randread\n[b]\nrw=write#not a comment\n";
+        let s = parse(text, "j.fio", &no_env).unwrap();
+        assert_eq!(s.len(), 3);
+        assert!(s[0].is_global());
+        assert_eq!(s[0].opts[0].value.as_deref(), Some("4k"));
+        assert_eq!(s[0].opts[0].at.line, 4);
+        assert_eq!(s[0].opts[1].key, "time_based");
+        assert_eq!(s[0].opts[1].value, None);
+        assert_eq!(s[1].name, "a");
+        assert_eq!(s[1].opts[0].value.as_deref(), Some("randread"));
+        assert_eq!(s[2].at.line, 9);
+        // A '#' with no blank before it is part of the value (fio reads it so).
+        assert_eq!(s[2].opts[0].value.as_deref(), Some("write#not a comment"));
+    }
+
+    #[test]
+    fn environment_variables_are_substituted() {
+        let env = |k: &str| (k == "BS").then(|| "64k".to_string());
+        let s = parse("[a]\nbs=${BS}\nfilename=/d/${BS}.x\n", "j", &env).unwrap();
+        assert_eq!(s[0].opts[0].value.as_deref(), Some("64k"));
+        assert_eq!(s[0].opts[1].value.as_deref(), Some("/d/64k.x"));
+        let e = parse("[a]\n\nbs=${NOPE}\n", "j.fio", &env).unwrap_err();
+        assert!(e.starts_with("j.fio:3: ") && e.contains("NOPE"), "{e}");
+    }
+
+    #[test]
+    fn include_reads_its_file_in_place() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("common.inc"), "direct=1\nbs=64k\n").unwrap();
+        std::fs::write(dir.path().join("loop.inc"), "include loop.inc\n").unwrap();
+        let main = dir.path().join("main.fio");
+        let s = parse(
+            "[global]\ninclude common.inc\nbs=4k\n[a]\n",
+            main.to_str().unwrap(),
+            &no_env,
+        )
+        .unwrap();
+        let opts: Vec<(&str, Option<&str>)> = s[0]
+            .opts
+            .iter()
+            .map(|o| (o.key.as_str(), o.value.as_deref()))
+            .collect();
+        assert_eq!(
+            opts,
+            [
+                ("direct", Some("1")),
+                ("bs", Some("64k")),
+                ("bs", Some("4k"))
+            ]
+        );
+        assert!(
+            s[0].opts[0].at.file.ends_with("common.inc"),
+            "lines of the included file"
+        );
+        let e = parse("[a]\ninclude loop.inc\n", main.to_str().unwrap(), &no_env).unwrap_err();
+        assert!(e.contains("nest more than"), "{e}");
+    }
+
+    #[test]
+    fn what_cannot_be_read_names_its_line() {
+        for (text, line, what) in [
+            ("bs=4k\n", 1, "before any section"),
+            ("[a\n", 1, "without closing"),
+            ("[a]\nsize=$mb_memory\n", 2, "$mb_memory"),
+            ("[a]\n\ninclude /nonexistent/other.fio\n", 3, "cannot read"),
+            ("[]\n", 1, "needs a name"),
+        ] {
+            let e = parse(text, "x.fio", &no_env).unwrap_err();
+            assert!(e.starts_with(&format!("x.fio:{line}: ")), "{e}");
+            assert!(e.contains(what), "{e}");
+        }
+    }
+}

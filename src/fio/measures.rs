@@ -1,0 +1,143 @@
+//! "What your job measures": the ways a published fio job measures something other than what
+//! its name says, and how iogauge runs it instead. Each note names the fio option and the line
+//! it was set on, so the author can change the job. They are told before the run (and by
+//! `--dry-run`) and kept in the run's notes.
+
+use super::{Engine, Job};
+use crate::units;
+
+/// Stands for the jobs a note is about until the notes of several jobs are merged.
+const WHO: &str = "\u{0}";
+
+/// The notes for `jobs`; `ram` is the machine's memory in bytes (0: unknown), `working_set`
+/// the bytes each job's IO can touch when known. A note that reads the same for several jobs
+/// (an option set in `[global]`) is said once, naming them all.
+pub fn notes(jobs: &[Job], ram: u64, working_set: &dyn Fn(&Job) -> Option<u64>) -> Vec<String> {
+    let mut each: Vec<(String, &str)> = Vec::new();
+    for j in jobs {
+        let mut out = |text: String| each.push((text, j.name.as_str()));
+        if let (Some(rt), false) = (j.runtime, j.time_based) {
+            let stop = match j.size {
+                Some(s) => format!(
+                    "has moved size={} ({}) per clone",
+                    j.typed("size"),
+                    units::iec(s)
+                ),
+                None => "has gone through its file once".into(),
+            };
+            out(format!(
+                "{}: runtime={} without time_based ({WHO}): fio stops a job as soon as it {stop}, which on a fast device is a short burst; iogauge runs the whole {} as time_based=1 does (add time_based=1 to get the same from fio)",
+                j.at("runtime"),
+                j.typed("runtime"),
+                units::duration(rt)
+            ));
+        }
+        if j.engine == Engine::Sync && j.iodepth > 1 {
+            out(format!(
+                "{}: iodepth={} with ioengine={} ({WHO}): a sync engine has one IO in flight per clone whatever iodepth says, so {} in flight in fio and in iogauge; use ioengine=io_uring or libaio with direct=1 for a queue",
+                j.at("iodepth"),
+                j.iodepth,
+                j.engine_name,
+                j.numjobs
+            ));
+        }
+        if j.engine == Engine::Libaio {
+            let why = match j.direct {
+                true => "the same queue of direct IOs".to_string(),
+                false => format!(
+                    "but without direct=1 Linux completes libaio IO synchronously, so fio ran one IO at a time per clone whatever iodepth={} says, while io_uring keeps the queue: add direct=1 for numbers fio and iogauge agree on",
+                    j.iodepth
+                ),
+            };
+            out(format!(
+                "{}: ioengine=libaio ({WHO}) runs on io_uring in iogauge, {why}",
+                j.at("ioengine")
+            ));
+        }
+        if !j.direct {
+            let default = match j.has("direct") || j.has("buffered") {
+                true => "",
+                false => ", fio's default",
+            };
+            match working_set(j) {
+                Some(ws) if ram > 0 && ws <= ram => out(format!(
+                    "{}: buffered IO (direct=0{default}) over a working set of {} that fits in RAM ({}) ({WHO}): this measures the page cache, not the device; add direct=1 to measure the device",
+                    j.at("direct"),
+                    units::iec(ws),
+                    units::iec(ram)
+                )),
+                _ => out(format!(
+                    "{}: buffered IO (direct=0{default}) ({WHO}): reads may come from the page cache and writes may not reach the device before the job ends",
+                    j.at("direct"),
+                )),
+            }
+        }
+        if let (Some(s), true, false) = (j.size, j.numjobs > 1, j.has("filename")) {
+            let total = s.saturating_mul(u64::from(j.numjobs));
+            out(format!(
+                "{}: size={} with numjobs={} ({WHO}): fio lays out a file of that size per clone, {} in all{}; iogauge's {} threads share one range of {}",
+                j.at("size"),
+                j.typed("size"),
+                j.numjobs,
+                units::iec(total),
+                match ram {
+                    0 => String::new(),
+                    r => format!(" next to {} of RAM", units::iec(r)),
+                },
+                j.numjobs,
+                units::iec(s)
+            ));
+        }
+        if j.has("end_fsync") && j.rw.writes(j.read_pct) && j.typed("end_fsync") != "0" {
+            out(format!(
+                "{}: end_fsync=1 on a job that writes ({WHO}): fio syncs the file once when the job ends and counts that time; iogauge does not, so its write numbers leave out the last flush{}",
+                j.at("end_fsync"),
+                match j.direct {
+                    true => " (small with direct=1: the data was already written)",
+                    false => ", which for buffered writes is most of the work",
+                }
+            ));
+        }
+        if j.numjobs > 1 && !j.group_reporting {
+            out(format!(
+                "{}: numjobs={} without group_reporting ({WHO}): fio reports each clone alone; iogauge reports the job's threads together, as group_reporting=1 does",
+                j.at("numjobs"),
+                j.numjobs
+            ));
+        }
+    }
+    let mut out: Vec<String> = Vec::new();
+    let mut done: Vec<&str> = Vec::new();
+    for (text, _) in &each {
+        if done.contains(&text.as_str()) {
+            continue;
+        }
+        done.push(text);
+        let names: Vec<&str> = each
+            .iter()
+            .filter(|(t, _)| t == text)
+            .map(|(_, n)| *n)
+            .collect();
+        let who = match names.as_slice() {
+            [one] => format!("job {one}"),
+            many => format!("jobs {}", many.join(", ")),
+        };
+        out.push(text.replace(WHO, &who));
+    }
+    if jobs.len() > 1 {
+        let concurrent: Vec<&str> = jobs[1..]
+            .iter()
+            .filter(|j| !j.stonewall)
+            .map(|j| j.name.as_str())
+            .collect();
+        out.push(match concurrent.is_empty() {
+            true => "iogauge runs the jobs one after another, as their stonewall says".into(),
+            false => format!(
+                "fio runs job{} {} at the same time as the job before (no stonewall or new_group); iogauge runs every job after the one before, as if each had stonewall, so each job's numbers are its own rather than a share of a busy device",
+                if concurrent.len() == 1 { "" } else { "s" },
+                concurrent.join(", ")
+            ),
+        });
+    }
+    out
+}

@@ -1,0 +1,623 @@
+//! fio job files read as iogauge workloads: `ini` reads the syntax, this module gives each
+//! job's options their meaning (fio's units, defaults and inheritance from `[global]`), and
+//! `plan::from_fio` turns the jobs into a suite of cells, so fio jobs get the same target
+//! checks, consent, store and findings as any suite.
+//!
+//! An option iogauge does not know, or knows and cannot honour, is refused with its file, line
+//! and why — never dropped, since a job that runs without one of its options measures
+//! something its author did not ask for (fio issue 1629, pbench 423). docs/fio.md lists them.
+
+pub mod ini;
+pub mod measures;
+
+use crate::workload::{Distribution, Rw, SyncKind};
+use ini::{Loc, Opt};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// The IO engine a job asked for, as fio names it, and what iogauge runs instead.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Engine {
+    IoUring,
+    /// Runs on io_uring; told in a note.
+    Libaio,
+    /// psync, sync, pvsync: one IO at a time per job.
+    Sync,
+    Null,
+}
+
+/// One fio job with every option resolved; `None`s are fio's defaults left unsaid.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Job {
+    pub name: String,
+    /// The job's section.
+    pub at: Loc,
+    pub rw: Rw,
+    pub read_pct: u8,
+    pub bs: u64,
+    pub iodepth: u32,
+    pub numjobs: u32,
+    pub direct: bool,
+    pub engine: Engine,
+    /// The engine as typed, for notes.
+    pub engine_name: String,
+    pub runtime: Option<Duration>,
+    pub time_based: bool,
+    pub ramp: Duration,
+    pub size: Option<u64>,
+    pub offset: u64,
+    /// `directory` joined with `filename`, or either alone.
+    pub path: Option<PathBuf>,
+    pub sync: Option<(SyncKind, u32)>,
+    /// Per job clone, as fio's rate_iops.
+    pub rate_iops: Option<f64>,
+    pub distribution: Distribution,
+    /// `None` when randrepeat=0 asks for a different sequence every run.
+    pub seed: Option<u64>,
+    pub group_reporting: bool,
+    pub stonewall: bool,
+    /// `sync=dsync`: the file opened with O_DSYNC.
+    pub odsync: bool,
+    /// `iodepth_batch_submit`: IOs handed to the kernel at once (iogauge's --submit-batch).
+    pub submit_batch: Option<u32>,
+    /// Where each option that was set came from (the last setting wins, as in fio).
+    pub set: BTreeMap<String, (String, Loc)>,
+}
+
+impl Job {
+    /// Where `key` was set, for messages: `job.fio:7`, or the job's section when it was not.
+    pub fn at(&self, key: &str) -> &Loc {
+        self.set.get(key).map_or(&self.at, |(_, l)| l)
+    }
+
+    /// The value of `key` as the job file wrote it (empty for an option with no value).
+    pub fn typed(&self, key: &str) -> &str {
+        self.set.get(key).map_or("", |(v, _)| v.as_str())
+    }
+
+    /// Whether the job file set `key` (or an alias that resolved to it).
+    pub fn has(&self, key: &str) -> bool {
+        self.set.contains_key(key)
+    }
+}
+
+/// Reads one job file into its jobs, each with `[global]`'s options before its own.
+pub fn parse(
+    text: &str,
+    file: &str,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Vec<Job>, String> {
+    jobs_of(ini::parse(text, file, env)?, file)
+}
+
+/// The jobs of fio's command-line form (`--name=a --rw=read …`).
+pub fn parse_args(
+    args: &[String],
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Vec<Job>, String> {
+    jobs_of(ini::parse_args(args, env)?, "the command line")
+}
+
+fn jobs_of(sections: Vec<ini::Section>, file: &str) -> Result<Vec<Job>, String> {
+    let mut global: Vec<Opt> = Vec::new();
+    let mut jobs = Vec::new();
+    for s in sections {
+        if s.is_global() {
+            // A later [global] adds to the earlier ones for the jobs after it, as in fio.
+            global.extend(s.opts);
+            continue;
+        }
+        let mut opts = global.clone();
+        opts.extend(s.opts.iter().cloned());
+        jobs.push(job(&s.name, s.at.clone(), &opts)?);
+    }
+    if jobs.is_empty() {
+        return Err(format!(
+            "{file}: no job, only global options; add a job such as [randread-4k] (--name=randread-4k on the command line)"
+        ));
+    }
+    Ok(jobs)
+}
+
+/// Options accepted that change nothing in iogauge, with why that is faithful.
+const NO_EFFECT: [(&str, &str); 6] = [
+    ("thread", "iogauge's workers are always threads"),
+    ("description", "text only"),
+    (
+        "refill_buffers",
+        "iogauge writes incompressible random data",
+    ),
+    (
+        "invalidate",
+        "with direct IO nothing is cached; buffered jobs are told",
+    ),
+    (
+        "clat_percentiles",
+        "latency percentiles are always reported",
+    ),
+    ("lat_percentiles", "latency percentiles are always reported"),
+];
+
+/// Options iogauge knows and cannot honour, with the reason given to the user.
+const REFUSED: [(&str, &str); 23] = [
+    (
+        "bsrange",
+        "iogauge issues one block size per job; split it into one job per size",
+    ),
+    (
+        "bssplit",
+        "iogauge issues one block size per job; split it into one job per size",
+    ),
+    (
+        "blocksize_range",
+        "iogauge issues one block size per job; split it into one job per size",
+    ),
+    ("nrfiles", "iogauge's job uses one file (or device)"),
+    (
+        "offset_increment",
+        "every clone of an iogauge job shares one range",
+    ),
+    (
+        "wait_for",
+        "iogauge runs jobs one after another, so there is nothing to wait for",
+    ),
+    ("rate", "bandwidth limits are not mapped yet; use rate_iops"),
+    ("rate_min", "iogauge does not fail a job for a low rate"),
+    (
+        "latency_target",
+        "use `iogauge run --latency-target pNN=DURATION`",
+    ),
+    (
+        "latency_window",
+        "use `iogauge run --latency-target pNN=DURATION`",
+    ),
+    (
+        "latency_percentile",
+        "use `iogauge run --latency-target pNN=DURATION`",
+    ),
+    (
+        "verify",
+        "use `iogauge run --verify`, which checks every block written",
+    ),
+    (
+        "do_verify",
+        "use `iogauge run --verify`, which checks every block written",
+    ),
+    ("loops", "iogauge runs each job once; use --repeat"),
+    (
+        "ss",
+        "steady state is `iogauge suite --until-stable` or the SNIA suites",
+    ),
+    (
+        "ss_dur",
+        "steady state is `iogauge suite --until-stable` or the SNIA suites",
+    ),
+    (
+        "ss_ramp",
+        "steady state is `iogauge suite --until-stable` or the SNIA suites",
+    ),
+    (
+        "buffer_compress_percentage",
+        "iogauge writes incompressible data only",
+    ),
+    ("dedupe_percentage", "iogauge writes unique data only"),
+    (
+        "zero_buffers",
+        "iogauge writes incompressible random data only",
+    ),
+    (
+        "io_size",
+        "iogauge moves size × numjobs bytes, or runs for runtime with time_based",
+    ),
+    (
+        "io_limit",
+        "iogauge moves size × numjobs bytes, or runs for runtime with time_based",
+    ),
+    ("fsync_on_close", "not mapped; fsync=N syncs within the job"),
+];
+
+fn job(name: &str, at: Loc, opts: &[Opt]) -> Result<Job, String> {
+    // The last setting of each option wins, [global]'s first, as fio reads them.
+    let mut set: BTreeMap<String, (String, Loc)> = BTreeMap::new();
+    for o in opts {
+        let key = match o.key.as_str() {
+            "readwrite" => "rw",
+            "iodepth_batch" => "iodepth_batch_submit",
+            "blocksize" => "bs",
+            k => k,
+        };
+        set.insert(
+            key.to_string(),
+            (o.value.clone().unwrap_or_default(), o.at.clone()),
+        );
+    }
+    let kb_base = match set.get("kb_base") {
+        None => 1024,
+        Some((v, l)) => match v.as_str() {
+            "1024" => 1024,
+            "1000" => 1000,
+            _ => return Err(format!("{l}: kb_base={v}: fio takes 1024 or 1000")),
+        },
+    };
+    let mut j = Job {
+        name: name.to_string(),
+        at,
+        rw: Rw::Read,
+        read_pct: 100,
+        bs: 4096,
+        iodepth: 1,
+        numjobs: 1,
+        // fio's default is buffered IO: the page cache, unless the job says direct=1.
+        direct: false,
+        engine: Engine::Sync,
+        engine_name: "psync".into(),
+        runtime: None,
+        time_based: false,
+        ramp: Duration::ZERO,
+        size: None,
+        offset: 0,
+        path: None,
+        sync: None,
+        rate_iops: None,
+        distribution: Distribution::Uniform,
+        seed: Some(1),
+        group_reporting: false,
+        stonewall: false,
+        submit_batch: None,
+        odsync: false,
+        set: BTreeMap::new(),
+    };
+    let mut mix: Option<u8> = None;
+    let mut filename: Option<String> = None;
+    let mut directory: Option<String> = None;
+    let mut buffered: Option<bool> = None;
+    for (key, (v, l)) in &set {
+        let bad = |why: String| format!("{l}: {key}={v}: {why}");
+        match key.as_str() {
+            "name" => j.name = v.clone(),
+            "kb_base" => {}
+            "rw" => {
+                j.rw = match v.as_str() {
+                    "read" => Rw::Read,
+                    "write" => Rw::Write,
+                    "randread" => Rw::Randread,
+                    "randwrite" => Rw::Randwrite,
+                    "rw" | "readwrite" => Rw::Rw,
+                    "randrw" => Rw::Randrw,
+                    s if s.contains(':') => {
+                        return Err(bad(
+                            "the ':N' suffix (IOs between seeks) is not supported".into()
+                        ))
+                    }
+                    "trim" | "randtrim" | "trimwrite" | "randtrimwrite" => {
+                        return Err(bad("iogauge does not issue trims".into()))
+                    }
+                    _ => {
+                        return Err(bad(
+                            "fio's patterns are read, write, randread, randwrite, rw, randrw"
+                                .into(),
+                        ))
+                    }
+                }
+            }
+            "rwmixread" | "rwmixwrite" => {
+                let p = match v.parse::<u8>() {
+                    Ok(p) if p <= 100 => p,
+                    _ => return Err(bad("give a percentage from 0 to 100".into())),
+                };
+                let read = if key == "rwmixread" { p } else { 100 - p };
+                if mix.is_some_and(|m| m != read) {
+                    return Err(bad("rwmixread and rwmixwrite disagree; give one".into()));
+                }
+                mix = Some(read);
+            }
+            "bs" => {
+                if v.contains(',') {
+                    let parts: Vec<&str> = v.split(',').collect();
+                    let sizes: Result<Vec<u64>, String> = parts
+                        .iter()
+                        .filter(|p| !p.is_empty())
+                        .map(|p| size(p, kb_base))
+                        .collect();
+                    let sizes = sizes.map_err(bad)?;
+                    if sizes.windows(2).any(|w| w[0] != w[1]) {
+                        return Err(bad(
+                            "a block size per direction is not supported; iogauge issues one size per job".into(),
+                        ));
+                    }
+                    j.bs = sizes.first().copied().unwrap_or(4096);
+                } else {
+                    j.bs = size(v, kb_base).map_err(bad)?;
+                }
+            }
+            "iodepth" => j.iodepth = count(v).map_err(bad)?,
+            "numjobs" => j.numjobs = count(v).map_err(bad)?,
+            "direct" => j.direct = flag(v).map_err(bad)?,
+            "buffered" => buffered = Some(flag(v).map_err(bad)?),
+            "ioengine" => {
+                j.engine = match v.as_str() {
+                    "io_uring" => Engine::IoUring,
+                    "libaio" => Engine::Libaio,
+                    "psync" | "sync" | "pvsync" => Engine::Sync,
+                    "null" => Engine::Null,
+                    _ => {
+                        return Err(bad(
+                            "iogauge runs io_uring (for io_uring and libaio), psync (for psync, sync, pvsync) and null".into(),
+                        ))
+                    }
+                };
+                j.engine_name = v.clone();
+            }
+            "runtime" | "timeout" => j.runtime = Some(time(v).map_err(bad)?),
+            "time_based" => j.time_based = flag(v).map_err(bad)?,
+            "ramp_time" => j.ramp = time(v).map_err(bad)?,
+            "size" | "filesize" => {
+                if v.ends_with('%') {
+                    return Err(bad(
+                        "a share of the file is not supported; give a size, e.g. size=4g".into(),
+                    ));
+                }
+                j.size = Some(size(v, kb_base).map_err(bad)?);
+            }
+            "offset" => j.offset = size(v, kb_base).map_err(bad)?,
+            "filename" => {
+                if v.contains(':') {
+                    return Err(bad(
+                        "several files joined by ':' are not supported; iogauge's job uses one file or device".into(),
+                    ));
+                }
+                filename = Some(v.clone());
+            }
+            "directory" => {
+                if v.contains(':') {
+                    return Err(bad("several directories are not supported".into()));
+                }
+                directory = Some(v.clone());
+            }
+            "fsync" | "fdatasync" => {
+                let n = v
+                    .parse::<u32>()
+                    .map_err(|_| bad("give a count of writes between syncs".into()))?;
+                if n > 0 {
+                    let kind = if key == "fsync" {
+                        SyncKind::Fsync
+                    } else {
+                        SyncKind::Fdatasync
+                    };
+                    if j.sync.is_some() {
+                        return Err(bad(
+                            "fsync and fdatasync together are not supported; give one".into(),
+                        ));
+                    }
+                    j.sync = Some((kind, n));
+                }
+            }
+            "rate_iops" => {
+                if v.contains(',') {
+                    return Err(bad(
+                        "a rate per direction is not supported; give one number".into(),
+                    ));
+                }
+                match v.parse::<f64>() {
+                    Ok(r) if r > 0.0 && r.is_finite() => j.rate_iops = Some(r),
+                    _ => return Err(bad("give IOs per second, e.g. rate_iops=5000".into())),
+                }
+            }
+            "random_distribution" => j.distribution = distribution(v).map_err(bad)?,
+            "randrepeat" => {
+                if !flag(v).map_err(bad)? {
+                    j.seed = None;
+                }
+            }
+            "randseed" => {}
+            "group_reporting" => j.group_reporting = flag(v).map_err(bad)?,
+            "stonewall" | "wait_for_previous" | "new_group" => {
+                j.stonewall = flag(v).map_err(bad)?
+            }
+            "sync" => match v.as_str() {
+                "0" | "none" => {}
+                "dsync" => j.odsync = true,
+                _ => {
+                    return Err(bad(
+                        "O_SYNC is not mapped; iogauge opens with O_DSYNC (sync=dsync), or syncs with fsync=1 or fdatasync=1".into(),
+                    ))
+                }
+            },
+            "iodepth_batch_submit" => match v.parse::<u32>() {
+                // 0 is fio's "as many as are queued", iogauge's default behaviour too.
+                Ok(0) => {}
+                Ok(n) if n <= 4096 => j.submit_batch = Some(n),
+                _ => return Err(bad("give a count from 0 to 4096".into())),
+            },
+            "iodepth_batch_complete_max" => {
+                // iogauge reaps every completion there is at each wake-up: fio's behaviour when
+                // this is at least the queue (as the published jobs set it). Keys come in sorted
+                // order, so iodepth is already read here.
+                if !v
+                    .parse::<u32>()
+                    .is_ok_and(|n| n == 0 || n >= j.iodepth.max(1))
+                {
+                    return Err(bad(format!(
+                        "iogauge reaps every completion there is; a cap below iodepth ({}) is not supported",
+                        j.iodepth
+                    )));
+                }
+            }
+            "norandommap" => {
+                // iogauge draws offsets with replacement: that is what norandommap asks for.
+                flag(v).map_err(bad)?;
+            }
+            "unlink" | "end_fsync" => {
+                // end_fsync is told in a note for jobs that write (fio::measures).
+                flag(v).map_err(bad)?;
+            }
+            "zero_buffers"
+            | "buffer_compress_percentage"
+            | "dedupe_percentage"
+            | "verify"
+            | "do_verify"
+                if v == "0" => {}
+            "loops" if v == "1" => {}
+            k if NO_EFFECT.iter().any(|(n, _)| *n == k) => {}
+            k => {
+                let why = REFUSED.iter().find(|(n, _)| *n == k).map_or(
+                    "iogauge does not support this fio option (docs/fio.md lists those it does)",
+                    |(_, w)| w,
+                );
+                return Err(format!("{l}: {key}: {why}"));
+            }
+        }
+    }
+    // randseed sets the sequence, and only matters when randrepeat keeps one.
+    if let Some((v, l)) = set.get("randseed") {
+        let s = v
+            .parse::<u64>()
+            .map_err(|_| format!("{l}: randseed={v}: give a whole number"))?;
+        if j.seed.is_some() {
+            j.seed = Some(s);
+        }
+    }
+    if let Some(b) = buffered {
+        let (_, l) = &set["buffered"];
+        if set.contains_key("direct") && b == j.direct {
+            return Err(format!(
+                "{l}: buffered={} contradicts direct={}; give one",
+                u8::from(b),
+                u8::from(j.direct)
+            ));
+        }
+        j.direct = !b;
+    }
+    // rwmixread on a pure pattern is ignored by fio too (KDiskMark sets it for every job).
+    j.read_pct = j.rw.read_pct(mix.unwrap_or(50));
+    if j.sync.is_some() && !j.rw.writes(j.read_pct) {
+        let key = if set.contains_key("fsync") {
+            "fsync"
+        } else {
+            "fdatasync"
+        };
+        return Err(format!(
+            "{}: {key} follows writes, and rw={} does none: use a writing pattern or remove it",
+            set[key].1,
+            j.rw.name()
+        ));
+    }
+    if j.distribution != Distribution::Uniform && !j.rw.random() {
+        return Err(format!(
+            "{}: random_distribution shapes random offsets, and rw={} is sequential",
+            set["random_distribution"].1,
+            j.rw.name()
+        ));
+    }
+    j.path = match (directory, filename) {
+        (Some(d), Some(f)) => Some(PathBuf::from(d).join(f)),
+        (Some(d), None) => Some(PathBuf::from(d)),
+        (None, Some(f)) => Some(PathBuf::from(f)),
+        (None, None) => None,
+    };
+    j.set = set;
+    Ok(j)
+}
+
+/// A fio size: a number with k/m/g/t/p, optionally followed by B or iB. fio's default
+/// kb_base=1024 reads k, K and KB as 1024 and KiB as 1000 ("compatibility mode", as its manual
+/// says); kb_base=1000 reads them the SI way.
+pub fn size(v: &str, kb_base: u64) -> Result<u64, String> {
+    let t = v.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let n: f64 = num
+        .parse()
+        .map_err(|_| format!("'{v}' is not a size; write e.g. 4k or 1g"))?;
+    let unit = unit.trim().to_ascii_lowercase();
+    let (prefix, iec) = match unit.strip_suffix("ib") {
+        Some(p) => (p, true),
+        None => (unit.strip_suffix('b').unwrap_or(&unit), false),
+    };
+    let power = match prefix {
+        "" if !iec => 0,
+        "k" => 1,
+        "m" => 2,
+        "g" => 3,
+        "t" => 4,
+        "p" => 5,
+        _ => {
+            return Err(format!(
+                "'{v}' has a unit fio does not know; write e.g. 4k or 1g"
+            ))
+        }
+    };
+    let other = if kb_base == 1024 { 1000 } else { 1024 };
+    let base = if iec { other } else { kb_base } as f64;
+    let bytes = n * base.powi(power);
+    if !bytes.is_finite() || bytes > u64::MAX as f64 / 2.0 || bytes.fract() != 0.0 {
+        return Err(format!("'{v}' is not a whole number of bytes"));
+    }
+    Ok(bytes as u64)
+}
+
+/// A fio time: seconds unless a suffix says us, ms, s, m, h or d.
+pub fn time(v: &str) -> Result<Duration, String> {
+    let t = v.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let n: f64 = num
+        .parse()
+        .map_err(|_| format!("'{v}' is not a time; write e.g. 60 or 30s"))?;
+    let secs = match unit.trim().to_ascii_lowercase().as_str() {
+        "us" | "usec" => n / 1e6,
+        "ms" | "msec" => n / 1e3,
+        "" | "s" | "sec" => n,
+        "m" | "min" => n * 60.0,
+        "h" | "hr" | "hour" => n * 3600.0,
+        "d" | "day" => n * 86400.0,
+        _ => {
+            return Err(format!(
+                "'{v}' has a unit fio does not know; write e.g. 30s or 2m"
+            ))
+        }
+    };
+    Duration::try_from_secs_f64(secs)
+        .ok()
+        .filter(|d| *d <= crate::units::MAX_DURATION)
+        .ok_or_else(|| format!("'{v}' is not a time of at most 30 days"))
+}
+
+fn count(v: &str) -> Result<u32, String> {
+    match v.parse::<u32>() {
+        Ok(n) if n >= 1 => Ok(n),
+        _ => Err("give a whole number of at least 1".into()),
+    }
+}
+
+/// fio's booleans: an option with no value is on.
+fn flag(v: &str) -> Result<bool, String> {
+    match v {
+        "" | "1" | "true" => Ok(true),
+        "0" | "false" => Ok(false),
+        _ => Err("give 1 or 0".into()),
+    }
+}
+
+/// fio's random_distribution in iogauge's terms; zoned and center offsets are refused.
+fn distribution(v: &str) -> Result<Distribution, String> {
+    let (kind, arg) = v.split_once(':').unwrap_or((v, ""));
+    if arg.contains(':') {
+        return Err("a center offset is not supported; give e.g. zipf:1.2".into());
+    }
+    match kind {
+        "random" if arg.is_empty() => Ok(Distribution::Uniform),
+        "zipf" | "pareto" => Distribution::parse(v),
+        "normal" | "gauss" if !arg.is_empty() => Distribution::parse(&format!("normal:{arg}%")),
+        "normal" | "gauss" => Err("give the deviation in percent, e.g. normal:5".into()),
+        _ => Err("iogauge maps random, zipf:θ, pareto:h and normal:dev; zoned distributions are not supported".into()),
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,404 @@
+//! End-to-end tests of `iogauge fio` (issue 26): job files run through the binary on a file in
+//! the test's own directory, fio's JSON written next to iogauge's, what a job measures told
+//! before it runs, and every refusal pointing at its line.
+
+use serde_json::Value;
+use std::path::Path;
+
+mod common;
+use common::*;
+
+fn write_job(dir: &Path, name: &str, text: &str) -> String {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p.display().to_string()
+}
+
+/// The result named after `job` in iogauge's own document.
+fn result<'a>(doc: &'a Value, job: &str) -> &'a Value {
+    doc["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["name"].as_str().unwrap().starts_with(&format!("{job}: ")))
+        .unwrap_or_else(|| panic!("no result for job {job} in {doc}"))
+}
+
+fn fio_job<'a>(fio: &'a Value, job: &str) -> &'a Value {
+    fio["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|j| j["jobname"] == job)
+        .unwrap_or_else(|| panic!("no job {job} in {fio}"))
+}
+
+#[test]
+fn global_and_two_jobs_run_and_write_fios_json() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let data = dir.path().join("data.bin");
+    let job = write_job(
+        dir.path(),
+        "two.fio",
+        &format!(
+            "; [global] is inherited by both jobs\n[global]\nioengine=io_uring\ndirect=1\nsize=16m\nruntime=500ms\ntime_based\nfilename={}\n\n[seq-read]\nrw=read\nbs=1m\niodepth=8\n\n[mixed]\nstonewall\nrw=randrw\nrwmixread=70\nbs=4k\nnumjobs=2\niodepth=4\ngroup_reporting\n",
+            data.display()
+        ),
+    );
+    let fio_out = dir.path().join("fio.json");
+    let out = iogauge(
+        dir.path(),
+        &[
+            "fio",
+            &job,
+            "--json",
+            "--no-store",
+            "-o",
+            fio_out.to_str().unwrap(),
+            "--format",
+            "fio-json",
+        ],
+    );
+    let doc = json_of(&out);
+    assert_eq!(doc["results"].as_array().unwrap().len(), 2);
+    let seq = result(&doc, "seq-read");
+    let w = &seq["workload"];
+    assert_eq!(
+        (&w["rw"], &w["bs"], &w["threads"], &w["iodepth"]),
+        (
+            &Value::from("read"),
+            &Value::from(1 << 20),
+            &Value::from(1),
+            &Value::from(8)
+        )
+    );
+    assert_eq!(w["engine"], "io_uring");
+    assert_eq!(w["direct"], true);
+    assert_eq!(f(&w["time_s"]), 0.5, "runtime=500ms with time_based");
+    let mixed = result(&doc, "mixed");
+    let w = &mixed["workload"];
+    assert_eq!(w["rw"], "randrw");
+    assert_eq!(w["mix_read_pct"], 70, "rwmixread=70");
+    assert_eq!(
+        (&w["threads"], &w["iodepth"]),
+        (&Value::from(2), &Value::from(4))
+    );
+    assert!(f(&mixed["read"]["ios"]) > 0.0 && f(&mixed["write"]["ios"]) > 0.0);
+    assert!(!data.exists(), "the created file is removed");
+
+    let fio: Value = serde_json::from_str(&std::fs::read_to_string(&fio_out).unwrap()).unwrap();
+    assert!(fio["fio version"].as_str().unwrap().starts_with("iogauge-"));
+    let j = fio_job(&fio, "seq-read");
+    assert_eq!(j["job options"]["rw"], "read");
+    assert_eq!(j["job options"]["iodepth"], "8");
+    let r = &j["read"];
+    assert_eq!(f(&r["io_bytes"]), f(&seq["bytes"]));
+    assert_eq!(f(&r["total_ios"]), f(&seq["ios"]));
+    assert_eq!(f(&r["iops"]), f(&seq["iops"]));
+    assert_eq!(f(&r["bw_bytes"]), f(&seq["bw_bytes"]).round());
+    assert_eq!(
+        f(&r["bw"]),
+        (f(&seq["bw_bytes"]) / 1024.0).round(),
+        "bw is KiB/s"
+    );
+    assert_eq!(
+        f(&r["runtime"]),
+        (f(&seq["runtime_s"]) * 1000.0).round(),
+        "runtime is ms"
+    );
+    for lat in ["clat_ns", "lat_ns"] {
+        for key in ["min", "max", "mean", "stddev"] {
+            assert!(r[lat][key].is_number(), "{lat}.{key}");
+        }
+    }
+    let p = &r["clat_ns"]["percentile"];
+    assert_eq!(f(&p["50.000000"]), f(&seq["lat_ns"]["p50"]));
+    assert_eq!(f(&p["99.000000"]), f(&seq["lat_ns"]["p99"]));
+    assert!(f(&p["99.990000"]) >= f(&p["1.000000"]));
+    assert_eq!(
+        f(&j["write"]["total_ios"]),
+        0.0,
+        "a read job writes nothing"
+    );
+    assert!(j["usr_cpu"].is_number() && j["sys_cpu"].is_number());
+    let m = fio_job(&fio, "mixed");
+    let ios = f(&m["read"]["total_ios"]) + f(&m["write"]["total_ios"]);
+    assert_eq!(ios, f(&mixed["ios"]), "the directions add up to the job");
+    assert_eq!(m["job options"]["rwmixread"], "70");
+}
+
+/// KDiskMark's "SEQ1M Q8T1" read test as the job file its command line amounts to, unchanged
+/// but for the file, the size and a shorter runtime.
+#[test]
+fn kdiskmark_seq1m_q8t1_runs_unchanged() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let data = dir.path().join("kdm.bin");
+    let job = write_job(
+        dir.path(),
+        "kdiskmark.fio",
+        &format!(
+            "[global]\nioengine=libaio\nrandrepeat=0\nrefill_buffers\nend_fsync=1\ndirect=1\nrwmixread=70\nfilename={}\nsize=16m\nzero_buffers=0\nloops=1\n\n[SEQ1MQ8T1]\nbs=1m\nruntime=1\nrw=read\niodepth=8\nnumjobs=1\n",
+            data.display()
+        ),
+    );
+    let out = iogauge(dir.path(), &["fio", &job, "--json", "--no-store"]);
+    let doc = json_of(&out);
+    let r = result(&doc, "SEQ1MQ8T1");
+    assert_eq!(r["workload"]["iodepth"], 8);
+    assert_eq!(r["workload"]["bs"], 1 << 20);
+    assert!(f(&r["ios"]) > 0.0);
+    let notes: Vec<&str> = doc["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n.as_str().unwrap())
+        .collect();
+    let said = |what: &str| notes.iter().any(|n| n.contains(what));
+    assert!(said("runtime=1 without time_based"), "{notes:?}");
+    assert!(said("randrepeat=0"), "{notes:?}");
+    assert!(
+        said("ioengine=libaio (job SEQ1MQ8T1) runs on io_uring"),
+        "{notes:?}"
+    );
+    assert!(
+        !said("end_fsync"),
+        "a read job's end_fsync changes nothing: {notes:?}"
+    );
+}
+
+/// Lines of stderr naming `at` and saying `what`.
+fn told(err: &str, at: &str, what: &str) -> bool {
+    err.lines().any(|l| l.contains(at) && l.contains(what))
+}
+
+#[test]
+fn dry_run_says_what_the_job_measures() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let job = write_job(
+        dir.path(),
+        "naive.fio",
+        "[global]\nsize=64m\nruntime=30\nioengine=psync\n\n[cached]\nrw=randread\niodepth=32\nnumjobs=4\n\n[next]\nrw=randwrite\ndirect=1\ntime_based\n",
+    );
+    let out = iogauge(dir.path(), &["fio", &job, "--dry-run"]);
+    let err = stderr_of(&out);
+    assert!(out.status.success(), "{err}");
+    let plan = String::from_utf8_lossy(&out.stdout);
+    assert!(plan.contains("2 cells"), "{plan}");
+    for (at, what) in [
+        ("naive.fio:3:", "runtime=30 without time_based (job cached)"),
+        ("naive.fio:8:", "iodepth=32 with ioengine=psync"),
+        ("naive.fio:6:", "this measures the page cache"),
+        ("naive.fio:2:", "size=64m with numjobs=4"),
+        ("naive.fio:9:", "numjobs=4 without group_reporting"),
+        ("", "fio runs job next at the same time as the job before"),
+    ] {
+        assert!(told(&err, at, what), "{at} {what}:\n{err}");
+    }
+    // The near misses: the direct, time_based job draws none of its own notes.
+    assert!(!told(&err, "", "next)"), "{err}");
+    let left: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n != ".iogauge-run")
+        .collect();
+    assert_eq!(left, ["naive.fio"], "a dry run writes nothing");
+
+    let aio = write_job(
+        dir.path(),
+        "aio.fio",
+        "[aio]\nrw=randread\nioengine=libaio\niodepth=16\nsize=32m\n",
+    );
+    let out = iogauge(dir.path(), &["fio", &aio, "--dry-run"]);
+    let err = stderr_of(&out);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        told(
+            &err,
+            "aio.fio:3:",
+            "without direct=1 Linux completes libaio IO synchronously"
+        ),
+        "{err}"
+    );
+}
+
+#[test]
+fn unsupported_options_are_refused_with_file_line_and_why() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    for (text, at, why) in [
+        (
+            "[global]\nsize=16m\n\n[a]\nbssplit=4k/50:64k/50\n",
+            "x.fio:5: bssplit",
+            "one block size per job",
+        ),
+        (
+            "[a]\nrw=randread\nverify=md5\n",
+            "x.fio:3: verify",
+            "--verify",
+        ),
+        ("[a]\nfrob=1\n", "x.fio:2: frob", "does not support"),
+        ("[a]\nsize=$mb_memory\n", "x.fio:2:", "$mb_memory"),
+        (
+            "[a]\nsize=1k\n",
+            "x.fio:2: size=1k",
+            "smaller than one 4KiB block",
+        ),
+        ("[a]\ntime_based\n", "x.fio:2: time_based", "give runtime="),
+        (
+            "[a]\nioengine=io_uring\n[b]\nioengine=psync\n",
+            "x.fio:4: job b sets ioengine differently from job a (x.fio:2)",
+            "one ioengine per run",
+        ),
+    ] {
+        let job = write_job(dir.path(), "x.fio", text);
+        let out = iogauge(dir.path(), &["fio", "x.fio", "--no-store"]);
+        assert_eq!(out.status.code(), Some(2), "{text:?}");
+        let err = stderr_of(&out);
+        let line = err
+            .lines()
+            .find(|l| l.starts_with("iogauge: error: "))
+            .unwrap_or_else(|| panic!("{err}"));
+        assert!(line.contains(at) && line.contains(why), "{text:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "one line: {err}");
+        let _ = job;
+    }
+}
+
+#[test]
+fn writing_to_an_existing_file_needs_allow_overwrite() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let data = dir.path().join("precious.bin");
+    std::fs::write(&data, vec![7u8; 4 << 20]).unwrap();
+    let job = write_job(
+        dir.path(),
+        "w.fio",
+        &format!(
+            "[w]\nfilename={}\nrw=randwrite\nioengine=null\nruntime=200ms\ntime_based\n",
+            data.display()
+        ),
+    );
+    let out = iogauge(dir.path(), &["fio", &job, "--no-store"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr_of(&out));
+    assert!(stderr_of(&out).contains("--allow-overwrite"));
+    assert_eq!(
+        std::fs::read(&data).unwrap(),
+        vec![7u8; 4 << 20],
+        "untouched"
+    );
+    let out = iogauge(dir.path(), &["fio", &job, "--json", "--allow-overwrite"]);
+    let doc = json_of(&out);
+    assert!(f(&doc["results"][0]["ios"]) > 0.0);
+    // A stored run exports as fio's JSON too, named by its job.
+    let out = iogauge(dir.path(), &["export", "last", "--format", "fio-json"]);
+    let fio = json_of(&out);
+    let j = fio_job(&fio, "w");
+    assert_eq!(f(&j["write"]["total_ios"]), f(&doc["results"][0]["ios"]));
+    assert_eq!(j["job options"]["rw"], "randwrite");
+}
+
+/// A cloud provider's published command line (this one is the shape of Google Cloud's and
+/// Azure's disk tests), unchanged but for the file, size and runtime; the null engine keeps it
+/// quick, since what is tested is the reading of the options.
+#[test]
+fn a_published_fio_command_line_runs_as_typed() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let data = dir.path().join("cloud.bin");
+    let file = format!("--filename={}", data.display());
+    let out = iogauge(
+        dir.path(),
+        &[
+            "fio",
+            "--json",
+            "--no-store",
+            "--",
+            "--name=write_iops_test",
+            &file,
+            "--filesize=8m",
+            "--time_based",
+            "--ramp_time=100ms",
+            "--runtime=300ms",
+            "--ioengine=null",
+            "--direct=1",
+            "--verify=0",
+            "--bs=4K",
+            "--iodepth=64",
+            "--rw=randwrite",
+            "--group_reporting=1",
+            "--iodepth_batch_complete_max=8",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr_of(&out));
+    let err = stderr_of(&out);
+    assert!(
+        err.contains("fio option 14: iodepth_batch_complete_max"),
+        "refused at its place: {err}"
+    );
+    // With the cap at the queue, as the published command has it, the same command runs.
+    let out = iogauge(
+        dir.path(),
+        &[
+            "fio",
+            "--json",
+            "--no-store",
+            "--",
+            "--name=write_iops_test",
+            &file,
+            "--filesize=8m",
+            "--time_based",
+            "--ramp_time=100ms",
+            "--runtime=300ms",
+            "--ioengine=null",
+            "--direct=1",
+            "--bs=4K",
+            "--iodepth=64",
+            "--rw=randwrite",
+            "--group_reporting=1",
+            "--iodepth_batch_submit=64",
+            "--iodepth_batch_complete_max=64",
+        ],
+    );
+    let doc = json_of(&out);
+    let r = result(&doc, "write_iops_test");
+    let w = &r["workload"];
+    assert_eq!(
+        (&w["rw"], &w["bs"], &w["iodepth"]),
+        (
+            &Value::from("randwrite"),
+            &Value::from(4096),
+            &Value::from(64)
+        )
+    );
+    assert_eq!(f(&w["ramp_s"]), 0.1);
+    assert_eq!(f(&w["time_s"]), 0.3);
+    assert_eq!(w["engine"], "null");
+}
+
+/// The published jobs shipped as examples are read unchanged: each plans without a refusal.
+#[test]
+fn the_example_job_files_plan_unchanged() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/fio");
+    let mut seen = 0;
+    for e in std::fs::read_dir(&examples).unwrap() {
+        let path = e.unwrap().path();
+        if path.extension().is_none_or(|x| x != "fio") {
+            continue;
+        }
+        seen += 1;
+        let out = std::process::Command::new(BIN)
+            .args(["fio", path.to_str().unwrap(), "--dry-run"])
+            .current_dir(dir.path())
+            .env("IOGAUGE_DB", dir.path().join("results.db"))
+            .env("IOGAUGE_RUN_DIR", own_run_dir(dir.path()))
+            .env("TARGET", dir.path().join("t.bin"))
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}: {}",
+            path.display(),
+            stderr_of(&out)
+        );
+        assert!(String::from_utf8_lossy(&out.stdout).contains("plan: suite fio"));
+    }
+    assert!(seen >= 3, "the KDiskMark and cloud examples are there");
+}
