@@ -1,6 +1,7 @@
 //! Input that would do nothing, or something else than typed, is refused before anything runs:
 //! one line on stderr, exit 2, nothing created (issue 23).
 
+#[macro_use]
 mod common;
 
 use common::*;
@@ -175,4 +176,43 @@ fn estimates_count_ramps_and_search_steps() {
         "--dry-run",
     ]);
     assert!(search[0] < 5.0 && search[1] >= 14.0, "{search:?}");
+}
+
+/// A results database on a read-only file system is named as such (issue 23: it was "could
+/// not be read as an SQLite database").
+#[test]
+fn a_read_only_results_database_says_so() {
+    needs_root!();
+    let dir = tempfile::tempdir().unwrap();
+    let mnt = dir.path().join("ro");
+    std::fs::create_dir(&mnt).unwrap();
+    sh(
+        "mount",
+        &[
+            "-t",
+            "tmpfs",
+            "-o",
+            "size=8m",
+            "tmpfs",
+            mnt.to_str().unwrap(),
+        ],
+    );
+    let _m = Mount(mnt.clone());
+    let db = mnt.join("results.db");
+    let run = |args: &[&str]| {
+        std::process::Command::new(BIN)
+            .args(args)
+            .current_dir(dir.path())
+            .env("IOGAUGE_DB", &db)
+            .env("IOGAUGE_RUN_DIR", own_run_dir(dir.path()))
+            .output()
+            .unwrap()
+    };
+    let out = run(&["run", "--engine", "null", "--time", "10ms"]);
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    sh("mount", &["-o", "remount,ro", mnt.to_str().unwrap()]);
+    let out = run(&["run", "--engine", "null", "--time", "10ms"]);
+    let err = stderr_of(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("read-only file system"), "{err}");
 }

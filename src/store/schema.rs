@@ -113,11 +113,44 @@ pub fn check_existing(path: &Path) -> Result<()> {
             path,
             "is an SQLite database but not iogauge's (it has no iogauge_meta table naming iogauge)",
         )),
-        Err(e) => Err(refuse(
-            path,
-            &format!("could not be read as an SQLite database ({e})"),
-        )),
+        Err(e) => Err(match unwritable(path) {
+            // SQLite cannot even read a WAL database it may not write its index beside; the
+            // user needs to hear why, not that the file is not a database.
+            Some(why) => crate::error::usage(format!(
+                "the results database {} {why}, so iogauge cannot use it ({e}); give --db PATH for a writable place, or --no-store to keep nothing",
+                path.display()
+            )),
+            None => refuse(
+                path,
+                &format!("could not be read as an SQLite database ({e})"),
+            ),
+        }),
     }
+}
+
+/// Why the database file or its directory cannot be written, if that is so: a read-only file
+/// system, or permissions (for a user other than root).
+pub fn unwritable(path: &Path) -> Option<&'static str> {
+    let file = std::fs::File::open(path).ok()?;
+    if iogauge_engine::sys::read_only(&file).unwrap_or(false) {
+        return Some("is on a read-only file system");
+    }
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let denied = |p: &Path| {
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(p)
+            .err()
+            .is_some_and(|e| e.kind() == std::io::ErrorKind::PermissionDenied)
+    };
+    if denied(path) {
+        return Some("is not writable by this user");
+    }
+    let probe = std::fs::metadata(dir).ok()?;
+    (probe.permissions().readonly()).then_some("is in a directory this user cannot write")
 }
 
 fn read_up_to(f: &mut std::fs::File, buf: &mut [u8]) -> std::io::Result<usize> {
