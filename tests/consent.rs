@@ -12,8 +12,8 @@ use common::*;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
 
 /// A test's own directory, results database and run directory.
 struct Place {
@@ -52,6 +52,11 @@ impl Place {
 
     fn run(&self, args: &[&str]) -> Output {
         self.cmd(args).output().expect("run iogauge")
+    }
+
+    /// iogauge started in the background, its stderr read as it comes, killed on drop.
+    fn spawn(&self, args: &[&str]) -> Spawned {
+        Spawned::start(self.cmd(args))
     }
 
     /// Starts the commands of `kinds` in turn, `n` in all, each killed with SIGKILL after a
@@ -342,27 +347,21 @@ fn a_second_sweep_of_a_device_is_refused() {
     needs_root!();
     let p = Place::new();
     let ram = RamLoop::new(64 << 20);
-    let mut first = p
-        .cmd(&[
-            "sweep",
-            "seq",
-            &ram.dev.dev,
-            "--allow-overwrite",
-            "--knob",
-            "read_ahead_kb=128,256",
-            "--cell-time",
-            "2s",
-            "--repeat",
-            "1",
-            "--no-store",
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let _kill = KillOnDrop(first.id());
+    let mut first = p.spawn(&[
+        "sweep",
+        "seq",
+        &ram.dev.dev,
+        "--allow-overwrite",
+        "--knob",
+        "read_ahead_kb=128,256",
+        "--cell-time",
+        "2s",
+        "--repeat",
+        "1",
+        "--no-store",
+    ]);
     // Wait until the first sweep is at its first setting (it holds the lock by then).
-    wait_for_line(&mut first, "[setting 1/");
+    first.wait_for("[setting 1/", WATCHDOG);
     let out = p.run(&[
         "sweep",
         "seq",
@@ -378,79 +377,6 @@ fn a_second_sweep_of_a_device_is_refused() {
         "{}",
         stderr_of(&out)
     );
-    let _ = first.kill();
-    let _ = first.wait();
-}
-
-/// A child's stderr, line by line, read in the background.
-struct Lines {
-    rx: std::sync::mpsc::Receiver<String>,
-    seen: std::cell::RefCell<String>,
-}
-
-impl Lines {
-    fn of(child: &mut Child) -> Lines {
-        let err = child.stderr.take().expect("stderr piped");
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(err).lines().map_while(Result::ok) {
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        Lines {
-            rx,
-            seen: Default::default(),
-        }
-    }
-
-    /// Waits for a line that contains `marker`; a watchdog of two minutes fails the test
-    /// rather than hang it, and so does the end of the output.
-    fn wait(&self, marker: &str) {
-        let until = Instant::now() + Duration::from_secs(120);
-        loop {
-            let left = until.saturating_duration_since(Instant::now());
-            match self.rx.recv_timeout(left) {
-                Ok(line) => {
-                    let found = line.contains(marker);
-                    self.seen.borrow_mut().push_str(&line);
-                    self.seen.borrow_mut().push('\n');
-                    if found {
-                        return;
-                    }
-                }
-                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
-                    panic!(
-                        "no line with {marker:?} within two minutes:\n{}",
-                        self.seen.borrow()
-                    )
-                }
-                Err(_) => panic!(
-                    "the process ended before a line with {marker:?}:\n{}",
-                    self.seen.borrow()
-                ),
-            }
-        }
-    }
-}
-
-/// Reads a child's stderr until a line contains `marker`; the rest is drained meanwhile.
-fn wait_for_line(child: &mut Child, marker: &str) -> Lines {
-    let lines = Lines::of(child);
-    lines.wait(marker);
-    lines
-}
-
-struct KillOnDrop(u32);
-
-impl Drop for KillOnDrop {
-    fn drop(&mut self) {
-        let _ = Command::new("kill")
-            .args(["-9", &self.0.to_string()])
-            .stderr(Stdio::null())
-            .status();
-    }
 }
 
 /// Issue 20, item 4: kill -9 at random moments of runs and suites (the fill, the cells, the
@@ -548,27 +474,20 @@ fn test_files(dir: &Path) -> Vec<PathBuf> {
 #[test]
 fn the_next_command_names_what_a_killed_run_left() {
     let p = Place::new();
-    let mut child = p
-        .cmd(&[
-            "run",
-            ".",
-            "--size",
-            "16m",
-            "--time",
-            "60s",
-            "--rw",
-            "randread",
-            "--no-store",
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let _kill = KillOnDrop(child.id());
-    // Measuring has begun once the fill is done.
-    wait_for_line(&mut child, "done");
-    let _ = child.kill();
-    let _ = child.wait();
+    let mut child = p.spawn(&[
+        "run",
+        ".",
+        "--size",
+        "16m",
+        "--time",
+        "60s",
+        "--rw",
+        "randread",
+        "--no-store",
+    ]);
+    // Measuring has begun once the fill is done; dropping it is a SIGKILL.
+    child.wait_for("done", WATCHDOG);
+    drop(child);
     let left = test_files(p.path());
     assert_eq!(left.len(), 1, "{left:?}");
     let out = p.run(&["list"]);
@@ -583,30 +502,23 @@ fn the_next_command_names_what_a_killed_run_left() {
 #[test]
 fn a_second_interrupt_keeps_what_keep_asked_for() {
     let p = Place::new();
-    let mut child = p
-        .cmd(&[
-            "run",
-            "kept.dat",
-            "--size",
-            "16m",
-            "--time",
-            "60s",
-            "--rw",
-            "randread",
-            "--keep",
-            "--no-store",
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let _kill = KillOnDrop(child.id());
-    let lines = Lines::of(&mut child);
-    lines.wait("done");
-    sh("kill", &["-INT", &child.id().to_string()]);
-    lines.wait("interrupted: stopping");
-    sh("kill", &["-INT", &child.id().to_string()]);
-    let status = child.wait().unwrap();
+    let mut child = p.spawn(&[
+        "run",
+        "kept.dat",
+        "--size",
+        "16m",
+        "--time",
+        "60s",
+        "--rw",
+        "randread",
+        "--keep",
+        "--no-store",
+    ]);
+    child.wait_for("done", WATCHDOG);
+    child.signal("INT");
+    child.wait_for("interrupted: stopping", WATCHDOG);
+    child.signal("INT");
+    let status = child.finish(WATCHDOG).status;
     assert_eq!(status.code(), Some(130));
     assert!(
         p.path().join("kept.dat").exists(),
@@ -702,14 +614,8 @@ fn the_listener_survives_its_clients() {
     let p = Place::new();
     let port = free_port();
     let addr = format!("127.0.0.1:{port}");
-    let mut listener = p
-        .cmd(&["fsync-check", "listen", &addr, "--records", "records"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let _kill = KillOnDrop(listener.id());
-    wait_for_line(&mut listener, "listening on");
+    let mut listener = p.spawn(&["fsync-check", "listen", &addr, "--records", "records"]);
+    listener.wait_for("listening on", WATCHDOG);
     // A line that never ends.
     let mut long = std::net::TcpStream::connect(&addr).unwrap();
     let chunk = vec![b'x'; 1 << 20];
@@ -727,7 +633,7 @@ fn the_listener_survives_its_clients() {
         .collect();
     // The listener still answers a verifier (with an error: nothing recorded), or says it is
     // busy — it does not die.
-    assert!(listener.try_wait().unwrap().is_none(), "the listener died");
+    assert!(listener.alive(), "the listener died");
     drop(idle);
     let mut s = std::net::TcpStream::connect(&addr).unwrap();
     s.write_all(b"iogauge-fsync-check 1 verify nothing\n")
@@ -735,7 +641,7 @@ fn the_listener_survives_its_clients() {
     let mut answer = String::new();
     BufReader::new(&s).read_line(&mut answer).unwrap();
     assert!(answer.starts_with("error"), "{answer:?}");
-    assert!(listener.try_wait().unwrap().is_none(), "the listener died");
+    assert!(listener.alive(), "the listener died");
     // Its records directory is private.
     let md = std::fs::metadata(p.path().join("records")).unwrap();
     assert_eq!(md.permissions().mode() & 0o077, 0);
@@ -759,29 +665,23 @@ fn a_test_file_swapped_for_a_link_between_cells_is_not_followed() {
     let victim = p.path().join("victim");
     random_file(&victim, 16);
     let before = sha(&victim);
-    let mut child = p
-        .cmd(&[
-            "suite",
-            "seq",
-            "data",
-            "--size",
-            "16m",
-            "--cell-time",
-            "300ms",
-            "--repeat",
-            "1",
-            "--no-store",
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let _kill = KillOnDrop(child.id());
-    let lines = wait_for_line(&mut child, "[1/");
+    let mut child = p.spawn(&[
+        "suite",
+        "seq",
+        "data",
+        "--size",
+        "16m",
+        "--cell-time",
+        "300ms",
+        "--repeat",
+        "1",
+        "--no-store",
+    ]);
+    child.wait_for("[1/", WATCHDOG);
     std::fs::rename(p.path().join("data"), p.path().join("moved")).unwrap();
     std::os::unix::fs::symlink(&victim, p.path().join("data")).unwrap();
-    lines.wait("replaced");
-    let status = child.wait().unwrap();
+    child.wait_for("replaced", WATCHDOG);
+    let status = child.finish(WATCHDOG).status;
     assert_eq!(sha(&victim), before, "a write went through the link");
     assert!(!status.success());
 }
@@ -931,14 +831,8 @@ fn a_forged_record_cannot_judge_a_file() {
     let p = Place::new();
     let port = free_port();
     let addr = format!("127.0.0.1:{port}");
-    let mut listener = p
-        .cmd(&["fsync-check", "listen", &addr, "--records", "records"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let _kill = KillOnDrop(listener.id());
-    let _lines = wait_for_line(&mut listener, "listening on");
+    let mut listener = p.spawn(&["fsync-check", "listen", &addr, "--records", "records"]);
+    listener.wait_for("listening on", WATCHDOG);
     let target = p.path().join("fc.img");
     let t = target.to_str().unwrap();
     let w = p.run(&[

@@ -10,7 +10,6 @@ use common::*;
 use serde_json::Value;
 use std::io::Read;
 use std::process::{Command, Stdio};
-use std::time::Duration;
 
 /// Reads completed on `dev` so far (the kernel's counter).
 fn reads(dev: &LoopDev) -> u64 {
@@ -18,21 +17,10 @@ fn reads(dev: &LoopDev) -> u64 {
     stat.split_whitespace().next().unwrap().parse().unwrap()
 }
 
-/// Waits until `dev` has completed `n` more reads than `from` (a watchdog of two minutes
-/// fails the test rather than hang it).
+/// Waits until `dev` has completed `n` more reads than `from`; the count then.
 fn wait_reads(dev: &LoopDev, from: u64, n: u64) -> u64 {
-    let until = std::time::Instant::now() + Duration::from_secs(120);
-    loop {
-        let now = reads(dev);
-        if now >= from + n {
-            return now;
-        }
-        assert!(
-            std::time::Instant::now() < until,
-            "the device stopped reading"
-        );
-        std::thread::sleep(Duration::from_millis(5));
-    }
+    wait_until("the device's reads", WATCHDOG, || reads(dev) >= from + n);
+    reads(dev)
 }
 
 /// Runs a 6-second random read of `dev` in `cg` with the throttle at `first` IOPS; once `at`

@@ -519,6 +519,13 @@ impl Spawned {
         self.child.as_ref().unwrap().id()
     }
 
+    /// Whether the process is still running.
+    pub fn alive(&mut self) -> bool {
+        self.child
+            .as_mut()
+            .is_some_and(|c| c.try_wait().ok().flatten().is_none())
+    }
+
     /// Waits for a stderr line containing `needle`; that line. Fails after `limit`, or when
     /// stderr ends without it, showing what was printed.
     pub fn wait_for(&mut self, needle: &str, limit: std::time::Duration) -> String {
