@@ -66,6 +66,6 @@ pub fn clap_exit(e: clap::Error) -> std::process::ExitCode {
         .collect::<Vec<_>>()
         .join(" ");
     let line = line.strip_prefix("error: ").unwrap_or(&line);
-    crate::say!("iogauge: error: {line} (see --help)");
+    say!("iogauge: error: {line} (see --help)");
     std::process::ExitCode::from(2)
 }

@@ -42,7 +42,7 @@ pub fn install() {
     let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP]) else {
         // Without the thread, signals keep their default action (terminate): the run is lost
         // but nothing is corrupted; say so rather than fail.
-        crate::say!("warning: could not install signal handlers; an interrupt will not clean up");
+        say!("warning: could not install signal handlers; an interrupt will not clean up");
         return;
     };
     std::thread::Builder::new()
@@ -53,12 +53,12 @@ pub fn install() {
                 let _ = FIRST.compare_exchange(0, sig, Ordering::SeqCst, Ordering::SeqCst);
                 if n == 1 {
                     if MEASURING.load(Ordering::SeqCst) {
-                        crate::say!("\ninterrupted: stopping, keeping what was measured (press Ctrl-C again to quit now)");
+                        say!("\ninterrupted: stopping, keeping what was measured (press Ctrl-C again to quit now)");
                     } else if created().iter().any(|f| !f.2) {
-                        crate::say!("\ninterrupted: stopping before anything was measured; the test file is removed (press Ctrl-C again to quit now)");
+                        say!("\ninterrupted: stopping before anything was measured; the test file is removed (press Ctrl-C again to quit now)");
                     } else {
                         // Nothing measured and no test file: a listener, a look-up.
-                        crate::say!("\ninterrupted: stopping (press Ctrl-C again to quit now)");
+                        say!("\ninterrupted: stopping (press Ctrl-C again to quit now)");
                     }
                 } else {
                     quit_now(sig);
@@ -159,12 +159,12 @@ fn quit_now(sig: i32) -> ! {
         .name("iogauge-quit".into())
         .spawn(move || {
             std::thread::sleep(REMOVE_WAIT);
-            crate::say!("interrupted twice: {}; removing the test files did not finish (is the file system hung?); remove them by hand: {names}", kept());
+            say!("interrupted twice: {}; removing the test files did not finish (is the file system hung?); remove them by hand: {names}", kept());
             std::process::exit(code);
         });
     if watchdog.is_err() {
         // No thread to bound the wait: quitting now matters more than cleaning up.
-        crate::say!("interrupted twice: {}", kept());
+        say!("interrupted twice: {}", kept());
         std::process::exit(code);
     }
     for (_, hook) in hooks().iter() {
@@ -176,9 +176,9 @@ fn quit_now(sig: i32) -> ! {
         .map(|(p, _, _)| p.display().to_string())
         .collect();
     if left.is_empty() {
-        crate::say!("interrupted twice: {}; test files removed", kept());
+        say!("interrupted twice: {}; test files removed", kept());
     } else {
-        crate::say!(
+        say!(
             "interrupted twice: {}; could not remove {}; remove by hand",
             kept(),
             left.join(", ")

@@ -196,7 +196,7 @@ pub fn add(entry: Entry) {
             Err(e) => {
                 static SAID: std::sync::Once = std::sync::Once::new();
                 SAID.call_once(|| {
-                    crate::say!("warning: no crash ledger ({e:#}); if iogauge is killed, what it made is not listed for `iogauge clean`")
+                    say!("warning: no crash ledger ({e:#}); if iogauge is killed, what it made is not listed for `iogauge clean`")
                 });
                 return;
             }
@@ -325,7 +325,7 @@ pub fn announce() {
             continue;
         }
         let what: Vec<String> = l.entries.iter().map(Entry::describe).collect();
-        crate::say!(
+        say!(
             "note: an iogauge run (pid {}) ended without cleaning up and left: {}; `iogauge clean` removes it (`iogauge clean --dry-run` only lists)",
             l.pid,
             crate::units::printable(&what.join("; "))

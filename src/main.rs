@@ -3,6 +3,8 @@
 //! The map: parse the command line (`cli`), dispatch to a command (`commands`), print any error
 //! as one line and exit with its code (2 usage, 1 failure, 128+N interrupted, 101 a bug).
 
+#[macro_use]
+mod ui;
 mod analysis;
 mod cli;
 mod commands;
@@ -25,7 +27,6 @@ mod store;
 mod suite;
 mod sweep;
 mod target;
-mod ui;
 mod units;
 mod workload;
 
@@ -74,7 +75,7 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             if e.downcast_ref::<error::Interrupted>().is_none() {
-                crate::say!("iogauge: error: {e:#}");
+                say!("iogauge: error: {e:#}");
             }
             ExitCode::from(error::exit_code(&e))
         }
@@ -97,6 +98,6 @@ fn install_panic_hook() {
             .location()
             .map(|l| format!(" at {}:{}", l.file(), l.line()))
             .unwrap_or_default();
-        crate::say!("iogauge: internal error: {what}{at} — this is a bug; please report it");
+        say!("iogauge: internal error: {what}{at} — this is a bug; please report it");
     }));
 }

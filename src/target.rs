@@ -170,12 +170,12 @@ impl Target {
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
                 // Linux keeps an unlinked inode alive while it is open, so the IO went on to
                 // the same blocks: the numbers stand.
-                crate::say!(
+                say!(
                     "warning: {path} was deleted by someone else during the run; the IO went on to the deleted file until the end, so the results stand"
                 );
             }
             Ok(md) if self.identity.is_some_and(|id| id != (md.dev(), md.ino())) => {
-                crate::say!(
+                say!(
                     "warning: {path} was replaced by another file during the run; the results are from the original file{}",
                     if self.created { ", and the new file was left alone" } else { "" }
                 );
@@ -183,7 +183,7 @@ impl Target {
             _ if self.created && !self.keep => {
                 if let Err(e) = std::fs::remove_file(&self.path) {
                     if e.kind() != io::ErrorKind::NotFound {
-                        crate::say!(
+                        say!(
                             "warning: could not remove the test file {path}: {e}; remove it by hand"
                         );
                     }
@@ -645,8 +645,8 @@ fn fill(target: &Target, size: u64, req: &Request) -> Result<()> {
         // On a terminal one line that updates itself; elsewhere (a log) a line every
         // PROGRESS_EVERY, so a long fill is never silent.
         match tty {
-            true => crate::say_part!("{what} ..."),
-            false => crate::say!("{what} ..."),
+            true => say_part!("{what} ..."),
+            false => say!("{what} ..."),
         }
     }
     let start = Instant::now();
@@ -656,7 +656,7 @@ fn fill(target: &Target, size: u64, req: &Request) -> Result<()> {
     while written < size {
         if let Some(sig) = interrupt::requested() {
             if tty {
-                crate::say!("");
+                say!("");
             }
             return Err(crate::error::Interrupted(sig).into());
         }
@@ -676,7 +676,7 @@ fn fill(target: &Target, size: u64, req: &Request) -> Result<()> {
         }
         if let Err(e) = write_all_at(&file, buf, written) {
             if tty {
-                crate::say!(" failed");
+                say!(" failed");
             }
             return Err(fill_error(path, e, size));
         }
@@ -691,8 +691,8 @@ fn fill(target: &Target, size: u64, req: &Request) -> Result<()> {
             last_report = Instant::now();
             let line = fill_progress(written, size, start.elapsed());
             match tty {
-                true => crate::say_part!("\r{what} ... {line}\x1b[K"),
-                false => crate::say!("  {line}"),
+                true => say_part!("\r{what} ... {line}\x1b[K"),
+                false => say!("  {line}"),
             }
         }
     }
@@ -709,8 +709,8 @@ fn fill(target: &Target, size: u64, req: &Request) -> Result<()> {
             units::mb_s(size as f64 / secs)
         );
         match tty {
-            true => crate::say!("\r{what} ... {done}\x1b[K"),
-            false => crate::say!("  {done}"),
+            true => say!("\r{what} ... {done}\x1b[K"),
+            false => say!("  {done}"),
         }
     }
     Ok(())

@@ -8,8 +8,8 @@
 
 use std::io::Write;
 
-/// Writes one line to stderr; never panics.
-#[macro_export]
+/// Writes one line to stderr; never panics. In scope everywhere in the crate, called bare
+/// (`#[macro_use] mod ui;` comes first in main.rs).
 macro_rules! say {
     ($($arg:tt)*) => {
         $crate::ui::line(&format!($($arg)*))
@@ -17,7 +17,6 @@ macro_rules! say {
 }
 
 /// Writes to stderr without a newline (a line a later message completes); never panics.
-#[macro_export]
 macro_rules! say_part {
     ($($arg:tt)*) => {
         $crate::ui::part(&format!($($arg)*))

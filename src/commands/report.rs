@@ -63,7 +63,7 @@ pub fn run(args: &ReportArgs) -> Result<()> {
             .with_context(|| format!("cannot create the charts directory {}", dir.display()))?;
         let png = report::png::fonts_available();
         if !png {
-            crate::say!("iogauge: no fonts found on this system, so the charts are written as SVG only (install fonts-dejavu-core for PNG files)");
+            say!("iogauge: no fonts found on this system, so the charts are written as SVG only (install fonts-dejavu-core for PNG files)");
         }
         for c in &built.charts {
             let file = dir.join(format!("{}.svg", c.slug));
@@ -79,9 +79,9 @@ pub fn run(args: &ReportArgs) -> Result<()> {
         }
     }
     if !built.absent.is_empty() {
-        crate::say!("iogauge: not drawn: {}", built.absent.join("; "));
+        say!("iogauge: not drawn: {}", built.absent.join("; "));
     }
-    crate::say!(
+    say!(
         "iogauge: wrote {} ({} run{}, {} chart{}{})",
         args.output.display(),
         runs.len(),

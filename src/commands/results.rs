@@ -35,7 +35,7 @@ pub fn list(args: &ListArgs) -> Result<()> {
         return emit(&(serde_json::to_string_pretty(&doc)? + "\n"));
     }
     if runs.is_empty() {
-        crate::say!("no runs stored in {}", path.display());
+        say!("no runs stored in {}", path.display());
         return Ok(());
     }
     let mut rows = vec![[
@@ -474,7 +474,7 @@ pub fn delete(args: &DeleteArgs) -> Result<()> {
             )
         })
         .unwrap_or_default();
-    crate::say!("deleted run {id}{what} from {}", store.path().display());
+    say!("deleted run {id}{what} from {}", store.path().display());
     Ok(())
 }
 

@@ -5,7 +5,7 @@ use crate::cli::VerifyArgs;
 use crate::error::usage;
 use crate::exec::verify::check_kept;
 use crate::store::Store;
-use crate::{say, units};
+use crate::units;
 use anyhow::{anyhow, Context, Result};
 use iogauge_verify::Class;
 use std::fmt::Write;

@@ -228,7 +228,7 @@ impl Cgroup {
             }
             std::thread::sleep(Duration::from_millis(100));
         }
-        crate::say!(
+        say!(
             "warning: could not remove the memory cgroup {}; remove it with rmdir",
             self.dir.display()
         );
@@ -262,7 +262,7 @@ impl Teardown {
             // A fast stop first when the run ended normally; an immediate one if that failed.
             let stopped = (gently && stop("fast")) || stop("immediate");
             if !stopped {
-                crate::say!(
+                say!(
                     "warning: the PostgreSQL server of {} did not stop; stop it with pg_ctl stop -D {}",
                     self.data.display(),
                     self.data.display()
@@ -278,7 +278,7 @@ impl Teardown {
         for d in &self.dirs {
             if let Err(e) = std::fs::remove_dir_all(d) {
                 if e.kind() != std::io::ErrorKind::NotFound {
-                    crate::say!("warning: could not remove {}: {e}", d.display());
+                    say!("warning: could not remove {}: {e}", d.display());
                 }
             }
         }

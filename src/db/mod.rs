@@ -27,8 +27,8 @@ use crate::model::{
     WorkloadDoc, SCHEMA,
 };
 use crate::store::{Recorder, Store};
+use crate::units;
 use crate::workload::Rw;
-use crate::{say, units};
 use anyhow::{anyhow, Context, Result};
 use cluster::{Cluster, Owner, PgBin};
 use iogauge_analyze::{Finding, Kind as FindingKind, Severity};
@@ -608,7 +608,7 @@ fn measure_once(
     // The latencies come from the log and the TPS from pgbench's summary: they must describe
     // the same transactions, or the two figures are of different runs.
     if timeline.transactions != summary.transactions {
-        crate::say!(
+        say!(
             "note: pgbench counted {} transactions, its per-transaction log {}",
             summary.transactions,
             timeline.transactions

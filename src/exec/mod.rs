@@ -20,7 +20,7 @@ use crate::suite::stable::{self, Rule};
 use crate::suite::tables::{self, Source, Stability};
 use crate::suite::{Layout, Length, Op};
 use crate::target::{self, Target};
-use crate::{say, units};
+use crate::units;
 use anyhow::Result;
 use iogauge_analyze::{Finding, Kind as FindingKind, Severity};
 use iogauge_engine::EngineKind;

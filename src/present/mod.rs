@@ -44,7 +44,7 @@ pub fn emit(
         };
         std::fs::write(path, text)
             .with_context(|| format!("writing --output {}", path.display()))?;
-        crate::say!("wrote {}", path.display());
+        say!("wrote {}", path.display());
     }
     let text = match plan.output.json {
         true => json()?,

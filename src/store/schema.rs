@@ -206,7 +206,7 @@ pub fn prepare(conn: &mut Connection, path: &Path) -> Result<()> {
     if !mode.eq_ignore_ascii_case("wal") {
         // WAL needs shared memory, which some network file systems lack; rollback mode still
         // works, writers just wait for each other longer.
-        crate::say!(
+        say!(
             "note: {} is in {mode} journal mode (WAL unavailable here)",
             path.display()
         );

@@ -174,7 +174,7 @@ impl Drop for Mounted {
             let until = std::time::Instant::now() + UNMOUNT_PATIENCE;
             while let Err(e) = run(Command::new("umount").arg(&self.dir)) {
                 if std::time::Instant::now() >= until {
-                    crate::say!(
+                    say!(
                         "warning: could not unmount {} ({e:#}); unmount it and wipe {} by hand (umount {0}; wipefs -a {1})",
                         self.dir.display(),
                         self.dev.display()
@@ -187,7 +187,7 @@ impl Drop for Mounted {
             }
         }
         match wipe(&self.dev) {
-            Err(e) => crate::say!("warning: {e:#}"),
+            Err(e) => say!("warning: {e:#}"),
             Ok(()) => crate::ledger::remove(&self.entry),
         }
         let _ = std::fs::remove_dir(&self.dir);

@@ -10,7 +10,6 @@
 //! have been reused), and every path in it must be a block-queue attribute under /sys.
 
 use crate::error::usage;
-use crate::say;
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 use std::path::{Component, Path, PathBuf};

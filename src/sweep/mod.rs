@@ -15,7 +15,7 @@ pub use knobs::recover;
 use crate::cli::SweepArgs;
 use crate::error::usage;
 use crate::model::{ResultDoc, RunDoc};
-use crate::{say, units};
+use crate::units;
 use anyhow::Result;
 use fs::{FsSpec, Mounted};
 use knobs::{Guard, Knob, KnobSpec};

@@ -34,7 +34,7 @@ pub fn run(args: &FsyncListenArgs) -> Result<()> {
     })?;
     // Accept without blocking, so a signal stops the listener within a poll.
     listener.set_nonblocking(true)?;
-    crate::say!(
+    say!(
         "fsync-check: listening on {}, records in {}",
         listener.local_addr()?,
         args.records.display()
@@ -57,14 +57,14 @@ pub fn run(args: &FsyncListenArgs) -> Result<()> {
                     .name("fsync-check-client".into())
                     .spawn(move || {
                         if let Err(e) = serve(stream, &dir) {
-                            crate::say!("fsync-check: {peer}: {e:#}");
+                            say!("fsync-check: {peer}: {e:#}");
                         }
                         slot.fetch_sub(1, Ordering::SeqCst);
                     });
                 if spawned.is_err() {
                     // The system gave no thread: this client is dropped, the listener goes on.
                     clients.fetch_sub(1, Ordering::SeqCst);
-                    crate::say!("fsync-check: {peer}: no thread to serve it (system limit); connection closed");
+                    say!("fsync-check: {peer}: no thread to serve it (system limit); connection closed");
                 }
             }
             Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
@@ -171,7 +171,7 @@ fn record(
     file.write_all(format!("{}\n", run.line()).as_bytes())?;
     file.flush()?;
     out.write_all(b"ok\n")?;
-    crate::say!(
+    say!(
         "fsync-check: {}: writer connected, recording to {}",
         run.name,
         path.display()
@@ -201,7 +201,7 @@ fn record(
         buf.copy_within(whole..have, 0);
         carry = have - whole;
     }
-    crate::say!(
+    say!(
         "fsync-check: {}: writer gone after {} writes announced, {} syncs acknowledged",
         run.name,
         crate::units::count(pre as f64),
@@ -255,7 +255,7 @@ fn replay(out: &mut TcpStream, dir: &Path, name: &str, id: Option<u64>) -> Resul
     out.write_all(format!("ok {} {}\n", messages.len(), run.line()).as_bytes())?;
     out.write_all(messages)?;
     out.flush()?;
-    crate::say!(
+    say!(
         "fsync-check: {}: sent {} messages to a verifier",
         name,
         crate::units::count((messages.len() / MESSAGE) as f64)

@@ -63,7 +63,7 @@ pub fn run(args: &FsyncVerifyArgs) -> Result<()> {
     // After a real cut the file may be gone or short: what is missing reads as zeros.
     let file = File::open(&args.target).ok();
     if file.is_none() {
-        crate::say!(
+        say!(
             "fsync-check: {} is gone: every block reads as never written",
             args.target.display()
         );
@@ -103,7 +103,7 @@ pub fn run(args: &FsyncVerifyArgs) -> Result<()> {
         }
     }
     if in_flight > 0 {
-        crate::say!(
+        say!(
             "fsync-check: {} blocks were being rewritten at the cut: {} hold the new version, {} a mix, {} the old (all allowed)",
             units::count(in_flight as f64),
             units::count(landed as f64),

@@ -60,7 +60,7 @@ pub fn run(args: &FsyncWriteArgs) -> Result<()> {
     };
     let mut listener = reader.into_inner();
 
-    crate::say!(
+    say!(
         "fsync-check: writing {} blocks at random in {} ({} of {} blocks) with {}; listener at {}",
         units::iec(block),
         args.target.display(),
@@ -128,7 +128,7 @@ pub fn run(args: &FsyncWriteArgs) -> Result<()> {
         }
     };
     progress(acked, start.elapsed(), distinct, blocks, block);
-    crate::say!(
+    say!(
         "fsync-check: after a power cut and reboot, run: iogauge fsync-check verify {} --to {}",
         args.target.display(),
         args.to
@@ -141,7 +141,7 @@ pub fn run(args: &FsyncWriteArgs) -> Result<()> {
 
 fn progress(acked: u64, elapsed: Duration, distinct: u64, blocks: u64, block: u64) {
     let rate = acked as f64 / elapsed.as_secs_f64().max(1e-9);
-    crate::say!(
+    say!(
         "fsync-check: {} writes synced in {} ({} syncs/s); coverage {:.1} % ({} of {} blocks of {})",
         units::count(acked as f64),
         units::duration(elapsed),
