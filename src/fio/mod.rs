@@ -524,15 +524,8 @@ fn job(name: &str, at: Loc, opts: &[Opt]) -> Result<Job, String> {
 /// kb_base=1024 reads k, K and KB as 1024 and KiB as 1000 ("compatibility mode", as its manual
 /// says); kb_base=1000 reads them the SI way.
 pub fn size(v: &str, kb_base: u64) -> Result<u64, String> {
-    let t = v.trim();
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(t.len());
-    let (num, unit) = t.split_at(split);
-    let n: f64 = num
-        .parse()
-        .map_err(|_| format!("'{v}' is not a size; write e.g. 4k or 1g"))?;
-    let unit = unit.trim().to_ascii_lowercase();
+    let (n, unit) =
+        number_and_unit(v).ok_or_else(|| format!("'{v}' is not a size; write e.g. 4k or 1g"))?;
     let (prefix, iec) = match unit.strip_suffix("ib") {
         Some(p) => (p, true),
         None => (unit.strip_suffix('b').unwrap_or(&unit), false),
@@ -559,17 +552,21 @@ pub fn size(v: &str, kb_base: u64) -> Result<u64, String> {
     Ok(bytes as u64)
 }
 
-/// A fio time: seconds unless a suffix says us, ms, s, m, h or d.
-pub fn time(v: &str) -> Result<Duration, String> {
+/// A fio value's number and its unit, lowercased (`4KiB` → 4, "kib").
+fn number_and_unit(v: &str) -> Option<(f64, String)> {
     let t = v.trim();
     let split = t
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
         .unwrap_or(t.len());
     let (num, unit) = t.split_at(split);
-    let n: f64 = num
-        .parse()
-        .map_err(|_| format!("'{v}' is not a time; write e.g. 60 or 30s"))?;
-    let secs = match unit.trim().to_ascii_lowercase().as_str() {
+    Some((num.parse().ok()?, unit.trim().to_ascii_lowercase()))
+}
+
+/// A fio time: seconds unless a suffix says us, ms, s, m, h or d.
+pub fn time(v: &str) -> Result<Duration, String> {
+    let (n, unit) =
+        number_and_unit(v).ok_or_else(|| format!("'{v}' is not a time; write e.g. 60 or 30s"))?;
+    let secs = match unit.as_str() {
         "us" | "usec" => n / 1e6,
         "ms" | "msec" => n / 1e3,
         "" | "s" | "sec" => n,
