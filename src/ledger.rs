@@ -213,7 +213,16 @@ pub fn remove(entry: &Entry) {
     let mut g = ledger();
     if let Some(o) = g.as_mut() {
         o.book.entries.retain(|e| e != entry);
-        save(o);
+        if o.book.entries.is_empty() {
+            // Nothing left to clean after a crash: no file either (a later `add` makes a new
+            // one). Unlinked while still locked, so no reader can take it for a dead run's.
+            if let Ok(dir) = dir() {
+                let _ = std::fs::remove_file(dir.join(format!("ledger-{}.json", o.book.pid)));
+            }
+            *g = None;
+        } else {
+            save(o);
+        }
     }
 }
 
