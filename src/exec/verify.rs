@@ -13,8 +13,6 @@ use crate::target::Target;
 use crate::units;
 use anyhow::{Context, Result};
 use iogauge_verify::{verify_range, Class, Expect, RunKey, Tally, Tracker, VerifyOptions};
-use std::fs::OpenOptions;
-use std::os::unix::fs::OpenOptionsExt;
 
 /// Generations of the kept map at most (8 bytes each): beyond, a later `verify` checks the
 /// blocks' integrity but cannot tell a lost write from the version before it.
@@ -199,13 +197,11 @@ impl Session {
 
 /// The target opened for reading back, with O_DIRECT when the run used it so the pass reads
 /// the device and not the page cache the writes left behind.
+/// Through the target's own handle, like every other open of it, so the pass reads the inode
+/// the run wrote even if the path was swapped meanwhile.
 pub fn open(target: &Target, direct: bool) -> Result<std::fs::File> {
-    let mut o = OpenOptions::new();
-    o.read(true);
-    if direct {
-        o.custom_flags(libc::O_DIRECT);
-    }
-    o.open(&target.path)
+    target
+        .open(false, direct, false)
         .with_context(|| format!("opening {} to verify it", target.path.display()))
 }
 
