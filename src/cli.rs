@@ -219,6 +219,12 @@ pub struct RepeatArgs {
     /// A run parameter for scaling comparisons, e.g. --param disks=4 (repeatable).
     #[arg(long, value_name = "KEY=VALUE")]
     pub param: Vec<String>,
+
+    /// Run each workload or cell until its rate moves to another level and holds there (a
+    /// burst bucket emptying, an SLC cache filling), for at most DURATION: the way to measure
+    /// the bucket's or the cache's size. Instead of --time (run) or --cell-time (suite).
+    #[arg(long, value_name = "DURATION", value_parser = units::parse_duration)]
+    pub until_change: Option<Duration>,
 }
 
 /// Where the results database is.
@@ -581,6 +587,12 @@ pub struct OutputArgs {
     /// or measuring anything.
     #[arg(long)]
     pub dry_run: bool,
+
+    /// In the summary and tables, give a result whose rate fell to another level and stayed
+    /// (a `regime` finding) at that later level — what the device sustains — instead of the
+    /// average over both; the stored run keeps both.
+    #[arg(long)]
+    pub baseline: bool,
 
     #[command(flatten)]
     pub db: DbArgs,

@@ -40,8 +40,8 @@ pub struct Plan {
     pub env: Env,
     pub target: TargetPlan,
     pub repeat: Repeat,
-    /// `--until-stable`: stop a timed cell once its IOPS are known well enough.
-    pub until_stable: bool,
+    /// When a timed cell may stop before its time is up.
+    pub until: Until,
     /// Write the range twice in 128 KiB sequential writes before measuring.
     pub precondition: bool,
     /// `--max-rounds`, for suites that run in rounds.
@@ -56,6 +56,18 @@ pub struct Plan {
     pub probe: bool,
     /// `--latency-target`: search the highest rate that keeps it.
     pub latency_target: Option<crate::workload::LatencyTarget>,
+}
+
+/// When a timed cell may stop before its time is up; the time is then the most it runs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Until {
+    /// At its time or data, as planned.
+    #[default]
+    Limit,
+    /// `--until-stable`: once its IOPS are known well enough.
+    Stable,
+    /// `--until-change`: once its rate moved to another level and held there.
+    Change,
 }
 
 /// How the results are presented.
@@ -166,7 +178,20 @@ pub fn from_run(args: &RunArgs) -> Result<Plan> {
             w.rw.name()
         )));
     }
-    let length = match (w.time, w.data) {
+    if let Some(d) = until_change(&args.repeat)? {
+        if w.time.is_some() || w.data.is_some() {
+            return Err(usage(format!(
+                "--until-change {} is already how long the run may take; drop --time/--data",
+                units::duration(d)
+            )));
+        }
+        if w.latency_target.is_some() {
+            return Err(usage(
+                "--until-change does not go with --latency-target, whose search runs the workload at several rates; run them apart",
+            ));
+        }
+    }
+    let length = match (args.repeat.until_change.or(w.time), w.data) {
         (_, Some(0)) => return Err(usage("--data 0: give an amount of data, e.g. --data 4GiB")),
         (_, Some(d)) if d < bs => {
             return Err(usage(format!(
@@ -266,7 +291,10 @@ pub fn from_run(args: &RunArgs) -> Result<Plan> {
         env,
         target: target(&args.target, None)?,
         repeat: repeat(&args.repeat),
-        until_stable: false,
+        until: match args.repeat.until_change {
+            Some(_) => Until::Change,
+            None => Until::Limit,
+        },
         precondition: args.repeat.precondition,
         max_rounds: None,
         params: params(&args.repeat.param)?,
@@ -311,6 +339,28 @@ pub fn from_suite(args: &SuiteArgs) -> Result<Plan> {
         }
         _ => {}
     }
+    let until = match (args.until_stable, until_change(&args.repeat)?) {
+        (true, Some(_)) => {
+            return Err(usage(
+                "--until-stable and --until-change stop a cell for opposite reasons; give one",
+            ))
+        }
+        (false, Some(_)) if suite.rounds.is_some() => {
+            return Err(usage(format!(
+                "--until-change does nothing for suite {}: its rounds decide how long it runs (SNIA PTS); use run --until-change on one workload",
+                suite.name
+            )))
+        }
+        (false, Some(d)) if args.cell_time.is_some() => {
+            return Err(usage(format!(
+                "--until-change {} is already the most each cell runs; drop --cell-time",
+                units::duration(d)
+            )))
+        }
+        (true, None) => Until::Stable,
+        (false, Some(_)) => Until::Change,
+        (false, None) => Until::Limit,
+    };
     let precondition =
         args.repeat.precondition || suite.rounds.as_ref().is_some_and(|r| r.precondition);
     let overrides = overrides(args)?;
@@ -325,7 +375,7 @@ pub fn from_suite(args: &SuiteArgs) -> Result<Plan> {
         suite,
         env: env(&args.target, args.seed, Duration::ZERO, SUITE_INTERVAL),
         repeat: repeat(&args.repeat),
-        until_stable: args.until_stable,
+        until,
         precondition,
         max_rounds: args.max_rounds,
         params: params(&args.repeat.param)?,
@@ -351,6 +401,11 @@ pub fn from_fio(args: &FioArgs) -> Result<Plan> {
     }
     if !args.options.is_empty() {
         jobs = fio::parse_args(&args.options, &env_var).map_err(usage)?;
+    }
+    if args.repeat.until_change.is_some() {
+        return Err(usage(
+            "--until-change does not go with fio jobs, whose runtime= or size= decides how long each runs; use iogauge run --until-change DURATION with the same workload",
+        ));
     }
     for path in &args.jobs {
         let text = std::fs::read_to_string(path)
@@ -529,7 +584,7 @@ pub fn from_fio(args: &FioArgs) -> Result<Plan> {
         suite,
         env,
         repeat: repeat(&args.repeat),
-        until_stable: false,
+        until: Until::Limit,
         precondition: args.repeat.precondition,
         max_rounds: None,
         params: params(&args.repeat.param)?,
@@ -568,6 +623,11 @@ fn checked(plan: Plan) -> Result<Plan> {
 /// `--output FILE` with its format from `--format` or the file's extension; its directory must
 /// exist, so the results of a long run are never lost to a typo at the end.
 pub fn output_file(o: &OutputArgs) -> Result<Option<(PathBuf, OutputFormat)>> {
+    if o.baseline && o.json {
+        return Err(usage(
+            "--baseline changes the summary people read; the JSON keeps the measured averages and both levels in the regime finding (before_iops, after_iops): drop one of them",
+        ));
+    }
     let Some(path) = &o.output else {
         return Ok(None);
     };
@@ -694,7 +754,7 @@ pub fn from_probe_cache(args: &crate::cli::ProbeCacheArgs) -> Result<Plan> {
             n: 1,
             drop_caches: false,
         },
-        until_stable: false,
+        until: Until::Limit,
         precondition: false,
         max_rounds: None,
         params: BTreeMap::new(),
@@ -789,6 +849,16 @@ fn target(t: &TargetArgs, suite_size: Option<u64>) -> Result<TargetPlan> {
         keep: t.keep,
         allow_overwrite: t.allow_overwrite,
     })
+}
+
+/// `--until-change DURATION`, refused at zero (it would run nothing).
+fn until_change(r: &RepeatArgs) -> Result<Option<Duration>> {
+    match r.until_change {
+        Some(d) if d.is_zero() => Err(usage(
+            "--until-change 0 runs nothing; give the most the run may take, e.g. --until-change 30m",
+        )),
+        d => Ok(d),
+    }
 }
 
 fn repeat(r: &RepeatArgs) -> Repeat {
@@ -911,7 +981,7 @@ fn overrides(args: &SuiteArgs) -> Result<Overrides> {
             .map(|v| v.into_iter().map(|x| x as u8).collect()),
         qd: narrow(list("--qd", &args.qd, &count(MAX_IODEPTH))?),
         files: args.files,
-        cell_time: args.cell_time,
+        cell_time: args.repeat.until_change.or(args.cell_time),
     })
 }
 

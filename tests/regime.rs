@@ -11,37 +11,48 @@ use serde_json::Value;
 use std::io::Read;
 use std::process::{Command, Stdio};
 
-/// Reads completed on `dev` so far (the kernel's counter).
-fn reads(dev: &LoopDev) -> u64 {
+/// IOs of `which` ("read" or "write") completed on `dev` so far (the kernel's counter).
+fn ios(dev: &LoopDev, which: &str) -> u64 {
     let stat = std::fs::read_to_string(format!("/sys/block/{}/stat", dev.name())).unwrap();
-    stat.split_whitespace().next().unwrap().parse().unwrap()
+    let field = if which == "read" { 0 } else { 4 };
+    stat.split_whitespace().nth(field).unwrap().parse().unwrap()
 }
 
-/// Waits until `dev` has completed `n` more reads than `from`; the count then.
+fn reads(dev: &LoopDev) -> u64 {
+    ios(dev, "read")
+}
+
+/// Waits until `dev` has completed `n` more IOs of `which` than `from`; the count then.
+fn wait_ios(dev: &LoopDev, which: &str, from: u64, n: u64) -> u64 {
+    wait_until("the device's counter", WATCHDOG, || {
+        ios(dev, which) >= from + n
+    });
+    ios(dev, which)
+}
+
 fn wait_reads(dev: &LoopDev, from: u64, n: u64) -> u64 {
-    wait_until("the device's reads", WATCHDOG, || reads(dev) >= from + n);
-    reads(dev)
+    wait_ios(dev, "read", from, n)
 }
 
-/// Runs a 6-second random read of `dev` in `cg` with the throttle at `first` IOPS; once `at`
-/// reads have completed, `change` sets the throttle (the moment is the test's); returns the
-/// run's document and the reads completed before the change.
-fn run_with_change(
-    cg: &Blkio,
-    ram: &RamLoop,
+/// One run under a changed throttle: `which` ("read" or "write") limited to `first` IOPS, and
+/// once `at` IOs of it have completed, `change` runs (the moment is the test's).
+struct Change<'a> {
+    which: &'a str,
+    /// iogauge's arguments after the device.
+    args: &'a str,
     first: u32,
     at: u64,
-    change: &dyn Fn(),
-) -> (Value, u64) {
-    cg.throttle(&ram.dev, "read", first);
-    let start = reads(&ram.dev);
+}
+
+/// Runs `iogauge run DEV ARGS --json` in `cg`; returns the run's document and the IOs
+/// completed before the change.
+fn run_changed(cg: &Blkio, ram: &RamLoop, c: &Change, change: &dyn Fn()) -> (Value, u64) {
+    cg.throttle(&ram.dev, c.which, c.first);
+    let start = ios(&ram.dev, c.which);
     let mut child = Command::new("sh")
         .args([
             "-c",
-            &cg.iogauge(&format!(
-                "run {} --rw randread --iodepth 4 --time 6s --json --no-store",
-                ram.dev.dev
-            )),
+            &cg.iogauge(&format!("run {} {} --json --no-store", ram.dev.dev, c.args)),
         ])
         .current_dir(ram.dir.path())
         .env("IOGAUGE_RUN_DIR", own_run_dir(ram.dir.path()))
@@ -49,7 +60,7 @@ fn run_with_change(
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let before = wait_reads(&ram.dev, start, at) - start;
+    let before = wait_ios(&ram.dev, c.which, start, c.at) - start;
     change();
     let mut out = String::new();
     child
@@ -60,6 +71,24 @@ fn run_with_change(
         .unwrap();
     assert!(child.wait().unwrap().success());
     (serde_json::from_str(&out).unwrap(), before)
+}
+
+/// A 6-second random read of `dev` with the throttle at `first` IOPS and `change` after `at`
+/// reads.
+fn run_with_change(
+    cg: &Blkio,
+    ram: &RamLoop,
+    first: u32,
+    at: u64,
+    change: &dyn Fn(),
+) -> (Value, u64) {
+    let c = Change {
+        which: "read",
+        args: "--rw randread --iodepth 4 --time 6s",
+        first,
+        at,
+    };
+    run_changed(cg, ram, &c, change)
 }
 
 fn regimes(doc: &Value) -> Vec<Value> {
@@ -153,4 +182,212 @@ fn steady_runs_and_dips_name_no_regime() {
         cg.throttle(&ram.dev, "read", 2000);
     });
     assert!(regimes(&doc).is_empty(), "{:#}", doc["findings"]);
+}
+
+/// The finding's time and levels against the truth: `before` IOs at `hi` IOPS, then `lo`.
+fn check_against_truth(f: &Value, before: u64, hi_truth: f64, lo_truth: f64) {
+    let e = &f["evidence"];
+    let (at, hi, lo) = (
+        e["change_s"].as_f64().unwrap(),
+        e["before_iops"].as_f64().unwrap(),
+        e["after_iops"].as_f64().unwrap(),
+    );
+    let truth_at = before as f64 / hi_truth;
+    eprintln!("truth: {before} IOs before the change, at {truth_at:.2} s; {hi_truth} then {lo_truth} IOPS");
+    assert!(
+        (at - truth_at).abs() <= 0.5,
+        "change at {at} s, truth {truth_at:.2} s"
+    );
+    assert!((hi / hi_truth - 1.0).abs() <= 0.05, "before {hi}");
+    assert!((lo / lo_truth - 1.0).abs() <= 0.05, "after {lo}");
+}
+
+/// An SLC write cache filling: random 4 KiB writes at 4,000 IOPS until 32 MiB were written
+/// (8,192 writes the device counted), then 1,000. The finding says how many bytes went in
+/// above the later rate: the cache's size, against the truth.
+#[test]
+fn a_write_cache_filling_after_known_bytes_is_a_regime_with_its_size() {
+    let Some((cg, ram)) = rig("regime-write") else {
+        return;
+    };
+    let c = Change {
+        which: "write",
+        args: "--rw randwrite --bs 4k --iodepth 4 --time 6s --allow-overwrite",
+        first: 4000,
+        at: 8192,
+    };
+    let (doc, before) = run_changed(&cg, &ram, &c, &|| cg.throttle(&ram.dev, "write", 1000));
+    let found = regimes(&doc);
+    assert_eq!(found.len(), 1, "{:#}", doc["findings"]);
+    let f = &found[0];
+    eprintln!("user sees: {}", f["summary"]);
+    check_against_truth(f, before, 4000.0, 1000.0);
+    let truth_bytes = (before as f64 - 1000.0 * before as f64 / 4000.0) * 4096.0;
+    let bytes = f["evidence"]["bytes_above_later"].as_f64().unwrap();
+    assert!(
+        (bytes / truth_bytes - 1.0).abs() <= 0.1,
+        "{bytes} bytes above the later rate, truth {truth_bytes}"
+    );
+}
+
+/// `--until-change`: the run stops once the lowered level has held, well before its limit,
+/// with the regime found; the plan said it may take up to the limit.
+#[test]
+fn until_change_stops_once_the_later_level_holds() {
+    let Some((cg, ram)) = rig("regime-until") else {
+        return;
+    };
+    let c = Change {
+        which: "read",
+        args: "--rw randread --iodepth 4 --until-change 60s",
+        first: 4000,
+        at: 8000,
+    };
+    let (doc, before) = run_changed(&cg, &ram, &c, &|| cg.throttle(&ram.dev, "read", 1000));
+    let found = regimes(&doc);
+    assert_eq!(found.len(), 1, "{:#}", doc["findings"]);
+    check_against_truth(&found[0], before, 4000.0, 1000.0);
+    let r = &doc["results"][0];
+    let measured = r["runtime_s"].as_f64().unwrap();
+    // Stopped by the rule: the change at ~2 s, then at least 5 s at the later level; not at
+    // the 60 s limit.
+    assert!(measured < 30.0, "ran {measured} s of 60 s");
+    let notes = doc["notes"].to_string();
+    assert!(notes.contains("--until-change"), "{notes}");
+}
+
+/// A near miss for `--until-change`: a steady run goes on to its limit, with no regime.
+#[test]
+fn until_change_runs_a_steady_device_to_its_limit() {
+    let Some((cg, ram)) = rig("regime-until-steady") else {
+        return;
+    };
+    let c = Change {
+        which: "read",
+        args: "--rw randread --iodepth 4 --until-change 4s",
+        first: 2000,
+        at: 1000,
+    };
+    let (doc, _) = run_changed(&cg, &ram, &c, &|| {});
+    assert!(regimes(&doc).is_empty(), "{:#}", doc["findings"]);
+    let measured = doc["results"][0]["runtime_s"].as_f64().unwrap();
+    assert!((measured - 4.0).abs() < 0.5, "ran {measured} s of 4 s");
+}
+
+/// `--until-change` and `--baseline` where they would do nothing, or contradict another
+/// option, are refused before anything runs; where they apply, the plan says how long.
+#[test]
+fn until_change_and_baseline_are_refused_where_they_do_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    for (args, needle) in [
+        (
+            &["run", "--until-change", "1m", "--time", "5s"][..],
+            "drop --time",
+        ),
+        (&["run", "--until-change", "0"], "runs nothing"),
+        (
+            &["run", "--until-change", "1m", "--latency-target", "p99=2ms"],
+            "--latency-target",
+        ),
+        (
+            &["suite", "snia-iops", "--until-change", "1m", "--dry-run"],
+            "rounds decide",
+        ),
+        (
+            &["suite", "quick", "--until-change", "1m", "--until-stable"],
+            "give one",
+        ),
+        (
+            &[
+                "suite",
+                "quick",
+                "--until-change",
+                "1m",
+                "--cell-time",
+                "5s",
+            ],
+            "drop --cell-time",
+        ),
+        (&["run", "--baseline", "--json"], "--baseline"),
+    ] {
+        let out = iogauge(d, args);
+        let err = stderr_of(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(err.contains(needle), "{args:?}: {needle:?} in {err}");
+    }
+    let out = iogauge(
+        d,
+        &[
+            "run",
+            "--engine",
+            "null",
+            "--until-change",
+            "10m",
+            "--dry-run",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let plan = String::from_utf8_lossy(&out.stdout).to_string() + &stderr_of(&out);
+    assert!(plan.contains("up to 10 min"), "{plan}");
+}
+
+/// `--baseline` on a run whose rate changed regime gives the later level in the summary and
+/// says so; the stored document keeps the average.
+#[test]
+fn baseline_summary_gives_the_later_level() {
+    let Some((cg, ram)) = rig("regime-baseline") else {
+        return;
+    };
+    cg.throttle(&ram.dev, "read", 4000);
+    let start = reads(&ram.dev);
+    let db = ram.dir.path().join("r.db");
+    let mut child = Command::new("sh")
+        .args([
+            "-c",
+            &cg.iogauge(&format!(
+                "run {} --rw randread --iodepth 4 --time 6s --baseline --db {}",
+                ram.dev.dev,
+                db.display()
+            )),
+        ])
+        .current_dir(ram.dir.path())
+        .env("IOGAUGE_RUN_DIR", own_run_dir(ram.dir.path()))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_reads(&ram.dev, start, 8000);
+    cg.throttle(&ram.dev, "read", 1000);
+    let mut out = String::new();
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut out)
+        .unwrap();
+    assert!(child.wait().unwrap().success());
+    assert!(
+        out.contains("--baseline: IOPS and bandwidth are the later level"),
+        "{out}"
+    );
+    let shown = iogauge(
+        ram.dir.path(),
+        &["show", "last", "--json", "--db", db.to_str().unwrap()],
+    );
+    let doc: Value = serde_json::from_slice(&shown.stdout).unwrap();
+    let iops = doc["results"][0]["iops"].as_f64().unwrap();
+    // The stored average is between the two levels; the summary's line is the later one.
+    assert!(iops > 1100.0, "stored {iops}");
+    let shown: f64 = out
+        .lines()
+        .find_map(|l| l.trim_start().strip_prefix("IOPS"))
+        .and_then(|l| l.split_whitespace().next())
+        .map(|n| n.replace(',', "").parse().unwrap())
+        .unwrap_or_else(|| panic!("no IOPS line in {out}"));
+    assert!(
+        (shown / 1000.0 - 1.0).abs() <= 0.05,
+        "summary says {shown} IOPS"
+    );
 }

@@ -230,6 +230,18 @@ pub fn use_baseline(doc: &mut RunDoc) -> Vec<String> {
     changed
 }
 
+/// What `--baseline` did, in one line: said either way, so a number is never read as the
+/// other level.
+pub fn baseline_said(used: &[String]) -> String {
+    match used.is_empty() {
+        true => "--baseline: no result changed regime, so every value is the run's whole average\n".into(),
+        false => format!(
+            "--baseline: IOPS and bandwidth are the later level after a change of regime for {}; the others are whole averages\n",
+            used.join(", ")
+        ),
+    }
+}
+
 /// Findings across the results of a run: ceiling, gap and outlier.
 pub fn run_findings(doc: &RunDoc, th: &Thresholds) -> Vec<Value> {
     let usable: Vec<usize> = (0..doc.results.len())

@@ -501,13 +501,9 @@ pub fn compare(args: &CompareArgs) -> Result<()> {
     }
     let report = compare::compare(&runs, args.noise);
     // Which level was compared is said either way, so a number is never read as the other.
-    let said = match (args.baseline, used.is_empty()) {
-        (false, _) => String::new(),
-        (true, true) => "--baseline: no result changed regime, so every value is the run's whole average\n".into(),
-        (true, false) => format!(
-            "--baseline: IOPS and bandwidth are the later level after a change of regime for {}; the others are whole averages\n",
-            used.join(", ")
-        ),
+    let said = match args.baseline {
+        true => crate::analysis::baseline_said(&used),
+        false => String::new(),
     };
     if args.json {
         let mut j = report.json();

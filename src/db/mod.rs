@@ -198,6 +198,11 @@ pub fn plan(a: &PgbenchArgs) -> Result<DbPlan> {
     if let Some(w) = &a.wal_dir {
         cluster::check_reachable(w, &owner)?;
     }
+    if a.output.baseline {
+        return Err(usage(
+            "--baseline names a storage result's later level after a change of regime; db runs report transactions: drop it",
+        ));
+    }
     Ok(DbPlan {
         target: a.target.clone(),
         bin,
@@ -948,7 +953,7 @@ fn storage(p: &DbPlan, data_bytes: u64, time: Duration) -> Result<RunDoc> {
             n: 1,
             drop_caches: false,
         },
-        until_stable: false,
+        until: crate::plan::Until::Limit,
         precondition: false,
         max_rounds: None,
         params: BTreeMap::new(),

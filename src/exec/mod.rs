@@ -11,7 +11,7 @@ pub mod work;
 
 use crate::error::{self, usage};
 use crate::model::{ResultDoc, RunDoc, SCHEMA};
-use crate::plan::{Kind, Plan};
+use crate::plan::{Kind, Plan, Until};
 use crate::present::{self, Outcome};
 use crate::runner::StopWhen;
 use crate::store::{Recorder, Store};
@@ -275,9 +275,8 @@ fn execute_as(plan: &Plan, print: bool) -> Result<Option<RunDoc>> {
             doc.findings.push(v);
         }
     }
-    let stability = plan
-        .until_stable
-        .then(|| stability(&plan.cells, &state.cell_of, &doc.results));
+    let stability =
+        (plan.until == Until::Stable).then(|| stability(&plan.cells, &state.cell_of, &doc.results));
     add_findings(
         &mut doc,
         &plan.cells,
@@ -394,6 +393,26 @@ fn plan_text(plan: &Plan, target: &target::Resolved, works: &[Result<Work, Strin
     // workload once unthrottled and then up to SEARCH_STEPS paced steps.
     let ramps = plan.env.ramp.as_secs_f64() * runnable.len() as f64;
     let per_run = timed.as_secs_f64() + ramps + data as f64 / 100e6;
+    // A cell that may stop early (--until-stable, --until-change) takes at least its rule's
+    // shortest time and at most its planned time.
+    let shortest = match plan.until {
+        Until::Limit => None,
+        Until::Stable => Some(stable::MIN_TIME),
+        Until::Change => Some(Duration::from_secs_f64(
+            iogauge_analyze::MIN_HOLD_S + iogauge_analyze::MIN_PART_S,
+        )),
+    };
+    let per_run_least = match shortest {
+        None => per_run,
+        Some(floor) => {
+            let least: Duration = runnable
+                .iter()
+                .filter_map(|c| c.planned_time())
+                .map(|t| t.min(floor))
+                .sum();
+            per_run - timed.as_secs_f64() + least.as_secs_f64()
+        }
+    };
     let searches = match plan.latency_target {
         Some(_) => 1 + SEARCH_STEPS,
         None => 1,
@@ -404,7 +423,7 @@ fn plan_text(plan: &Plan, target: &target::Resolved, works: &[Result<Work, Strin
         None => (repeats, repeats),
     };
     // A search that meets the target unthrottled stops after its first run.
-    let mut secs = per_run * f64::from(least);
+    let mut secs = per_run_least * f64::from(least);
     let mut secs_most = per_run * f64::from(most * searches);
     let what = match plan.kind {
         Kind::Run => "run".to_string(),
@@ -423,7 +442,19 @@ fn plan_text(plan: &Plan, target: &target::Resolved, works: &[Result<Work, Strin
         runnable.iter().filter_map(|c| c.planned_time()).collect();
     if times.len() == 1 {
         let t = times.iter().next().copied().unwrap_or_default();
-        s.push_str(&format!(" × {}", units::duration(t)));
+        let most = if plan.until == Until::Limit {
+            ""
+        } else {
+            "up to "
+        };
+        s.push_str(&format!(" × {most}{}", units::duration(t)));
+    }
+    match plan.until {
+        Until::Limit => {}
+        Until::Stable => s.push_str(", each stopping once its IOPS are stable"),
+        Until::Change => {
+            s.push_str(", each stopping once its rate has moved to another level and held there")
+        }
     }
     if least != most {
         s.push_str(&format!(
@@ -574,14 +605,18 @@ fn run_cells(
             _ => Vec::new(),
         };
         let started = Instant::now();
-        // --until-stable: stop a timed cell once its per-interval IOPS are stable enough.
+        // --until-stable: stop a timed cell once its per-interval IOPS are stable enough;
+        // --until-change: once its rate moved to another level and held there.
         let rule = cell.planned_time().map(Rule::new);
         // The runner hands the rule ~100 ms samples (its watch ticks).
         let interval = crate::runner::FINE_BIN;
-        let stop = move |iops: &[f64]| {
-            rule.is_some_and(|r| matches!(r.check(iops, interval), stable::Verdict::Stable { .. }))
+        let stop = move |iops: &[f64]| match plan.until {
+            Until::Limit => false,
+            Until::Stable => rule
+                .is_some_and(|r| matches!(r.check(iops, interval), stable::Verdict::Stable { .. })),
+            Until::Change => changed(iops, interval),
         };
-        let stop_when: Option<StopWhen> = plan.until_stable.then_some(&stop);
+        let stop_when: Option<StopWhen> = (plan.until != Until::Limit).then_some(&stop);
         let tracker = state
             .verify
             .as_ref()
@@ -1075,6 +1110,21 @@ fn seek_files(target: &Target, files: u32, seed: u64) -> Result<Vec<Target>> {
     Ok(out)
 }
 
+/// `--until-change`: whether the live samples (IOPS per ~100 ms tick) hold a change of regime
+/// that has settled. Judged once a second of samples: the test is linear in the run's length.
+fn changed(iops: &[f64], tick: Duration) -> bool {
+    let per_s = (1.0 / tick.as_secs_f64()).round().max(1.0) as usize;
+    if iops.is_empty() || !iops.len().is_multiple_of(per_s) {
+        return false;
+    }
+    let bin_s = tick.as_secs_f64();
+    let ios: Vec<u32> = iops
+        .iter()
+        .map(|r| (r * bin_s).round().clamp(0.0, f64::from(u32::MAX)) as u32)
+        .collect();
+    iogauge_analyze::settled(&ios, bin_s, &iogauge_analyze::Thresholds::default())
+}
+
 /// The run's remaining time, from each cell's planned time; fixed-data cells are estimated
 /// from the rate the finished ones moved data at (or 100 MB/s before any finished).
 #[derive(Default)]
@@ -1212,7 +1262,13 @@ fn notes_of(
             units::duration(work::MIN_SLICE)
         ));
     }
-    if plan.until_stable {
+    if plan.until == Until::Change {
+        add(format!(
+            "--until-change: each timed cell stopped once its rate had moved to another level and held there for {} and a quarter of the time before the change, or at its time limit; the change is the `regime` finding's (a mean shift in 100 ms samples)",
+            units::duration(Duration::from_secs_f64(iogauge_analyze::MIN_HOLD_S))
+        ));
+    }
+    if plan.until == Until::Stable {
         add(format!(
             "--until-stable: each timed cell stopped once its IOPS had a 95% confidence interval within ±{:.0}% (after at least {}), or at --cell-time; the interval comes from batch means of 100 ms samples, batched until they are nearly uncorrelated; a rule checked after every sample still stops early on a lucky streak more often than 5% of the time",
             stable::REL_HALF_WIDTH * 100.0,

@@ -26,13 +26,45 @@ pub fn emit(
     _elapsed: Duration,
 ) -> Result<()> {
     let json = || serde_json::to_string_pretty(doc).map(|s| s + "\n");
-    let human = || match plan.kind {
-        Kind::Run => {
-            let mut s = crate::output::run(doc);
-            s.push_str(&crate::analysis::print_findings(&doc.findings));
-            s
-        }
-        Kind::Suite => suite_text(plan, doc, outcomes, target, stability),
+    // --baseline: what people read gives a result that changed regime at its later level; the
+    // document (JSON, the store) keeps the measured averages and both levels in the finding.
+    let mut later = None;
+    if plan.output.baseline {
+        let mut d = doc.clone();
+        let used = crate::analysis::use_baseline(&mut d);
+        later = Some((d, crate::analysis::baseline_said(&used)));
+    }
+    let orig = doc;
+    let human = || {
+        let (doc, said) = match &later {
+            Some((d, said)) => (d, said.as_str()),
+            None => (doc, ""),
+        };
+        // Said first, so no number below is read as the other level.
+        let mut s = said.to_string();
+        s += &match plan.kind {
+            Kind::Run => {
+                let mut s = crate::output::run(doc);
+                s.push_str(&crate::analysis::print_findings(&doc.findings));
+                s
+            }
+            Kind::Suite => {
+                // The tables read each cell's result through its outcome: point them at the
+                // same results of the document shown.
+                let shown: Vec<Outcome> = outcomes
+                    .iter()
+                    .map(|o| Outcome {
+                        result: o.result.and_then(|r| {
+                            let i = outcome_index(&orig.results, r)?;
+                            doc.results.get(i)
+                        }),
+                        ..*o
+                    })
+                    .collect();
+                suite_text(plan, doc, &shown, target, stability)
+            }
+        };
+        s
     };
     // The file first: it is what a script waits for, and it must not depend on a terminal.
     if let Some((path, format)) = &plan.file {
@@ -51,6 +83,14 @@ pub fn emit(
         false => human(),
     };
     Ok(crate::ui::out(&text)?)
+}
+
+/// Which of `results` `r` is (by address: outcomes borrow the document's results).
+fn outcome_index(
+    results: &[crate::model::ResultDoc],
+    r: &crate::model::ResultDoc,
+) -> Option<usize> {
+    results.iter().position(|x| std::ptr::eq(x, r))
 }
 
 /// What `iogauge fio` tells before it runs (and all `--dry-run` shows of the job's meaning).

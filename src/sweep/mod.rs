@@ -78,6 +78,11 @@ pub fn run(args: &SweepArgs) -> Result<()> {
             "with --scratch the suite runs in the file systems made there; give no TARGET",
         ));
     }
+    if suite.output.baseline {
+        return Err(usage(
+            "--baseline shapes one run's summary; for a sweep's settings use iogauge compare --baseline sweep:ID after it",
+        ));
+    }
     suite.repeat.repeat.get_or_insert(3);
     // Everything the suite needs is checked before any knob changes or any mkfs runs.
     let check = crate::plan::from_suite(&suite)?;

@@ -29,6 +29,12 @@ pub const MIN_BIN_IOS: u64 = 100;
 /// The shortest part before or after a change, in seconds and in bins.
 pub const MIN_PART_S: f64 = 1.0;
 pub const MIN_PART_BINS: usize = 3;
+/// `--until-change`: the later level must have held this long, and at least [`HOLD_FRAC`] of
+/// the time before the change, before a run stops on it. The "it stays" test above needs a
+/// later part long enough to have come back if it was going to; a quarter of the earlier part
+/// keeps a bucket that took 40 minutes to empty from being judged on 5 seconds after it.
+pub const MIN_HOLD_S: f64 = 5.0;
+pub const HOLD_FRAC: f64 = 0.25;
 
 /// Two levels of a series and where the second begins.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -185,6 +191,18 @@ pub fn regime(
         .with("bin_s", width)]
 }
 
+/// `--until-change`: whether `fine_ios` (IOs per bin of `bin_s` seconds so far) holds a change
+/// of regime whose later level has lasted [`MIN_HOLD_S`] and [`HOLD_FRAC`] of the time before
+/// it — the moment a run measuring a burst bucket or a write cache has seen both levels.
+pub fn settled(fine_ios: &[u32], bin_s: f64, th: &Thresholds) -> bool {
+    let total_s = fine_ios.len() as f64 * bin_s;
+    regime(fine_ios, bin_s, None, th).iter().any(|f| {
+        f.evidence
+            .get("change_s")
+            .is_some_and(|&at| total_s - at >= MIN_HOLD_S.max(HOLD_FRAC * at))
+    })
+}
+
 fn median(xs: &[f64]) -> f64 {
     let mut v = xs.to_vec();
     v.sort_by(f64::total_cmp);
@@ -295,6 +313,18 @@ mod tests {
         f.extend(bins(1000.0, 40, 0.03, 27));
         f.extend(bins(5000.0, 40, 0.03, 29));
         assert!(regime(&f, 0.1, Some(4096.0), &th()).is_empty());
+    }
+
+    #[test]
+    fn settled_waits_for_the_later_level_to_hold() {
+        // 20 s at 3,000 IOPS, then 1,000 IOPS: settled once the later level has held
+        // max(5 s, a quarter of 20 s) = 5 s, not at 2 s, and never on a steady run.
+        let mut f = bins(3000.0, 200, 0.05, 31);
+        f.extend(bins(1000.0, 20, 0.05, 33));
+        assert!(!settled(&f, 0.1, &th()));
+        f.extend(bins(1000.0, 35, 0.05, 35));
+        assert!(settled(&f, 0.1, &th()));
+        assert!(!settled(&bins(3000.0, 600, 0.05, 37), 0.1, &th()));
     }
 
     #[test]
