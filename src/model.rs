@@ -268,6 +268,19 @@ pub struct EngineDoc {
     /// piece (one device request), 4 KiB pages may split it.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub buffers: String,
+    /// `--complete-batch`: completions waited for at a time, when more than one (each IO of a
+    /// group is timed when the group is reaped).
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub complete_batch: u32,
+}
+
+fn one() -> u32 {
+    1
+}
+
+/// One completion at a time is the default and says nothing (0 where no engine waited).
+fn is_one(n: &u32) -> bool {
+    *n <= 1
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]

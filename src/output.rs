@@ -210,6 +210,14 @@ pub fn result(r: &ResultDoc) -> String {
     if !e.buffers.is_empty() {
         let _ = write!(eng, "; buffers on {}", e.buffers);
     }
+    if e.complete_batch > 1 {
+        let _ = write!(
+            eng,
+            "; completions reaped {} at a time (an IO's latency may be late by up to {} completions)",
+            e.complete_batch,
+            e.complete_batch - 1
+        );
+    }
     row(&mut s, "engine", eng);
     for d in &r.devices {
         row(&mut s, "device", device_line(d));

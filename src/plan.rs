@@ -88,6 +88,8 @@ pub struct Env {
     pub uring: UringOptions,
     /// `--submit-batch`.
     pub submit_batch: u32,
+    /// `--complete-batch`.
+    pub complete_batch: u32,
     /// Total RAM in bytes, 0 when unknown.
     pub ram: u64,
     pub ramp: Duration,
@@ -213,6 +215,21 @@ pub fn from_run(args: &RunArgs) -> Result<Plan> {
         ));
     }
     let mut env = env(&args.target, w.seed, w.ramp, w.interval);
+    match env.complete_batch {
+        1 => {}
+        n if env.engine == EngineKind::Psync => {
+            return Err(usage(format!(
+                "--complete-batch {n} groups io_uring completions; psync has none to group: drop it, or use --engine io_uring"
+            )))
+        }
+        n if n > w.iodepth => {
+            return Err(usage(format!(
+                "--complete-batch {n} waits for more IOs than --iodepth {} keeps in flight; give at most {}",
+                w.iodepth, w.iodepth
+            )))
+        }
+        _ => {}
+    }
     if w.distribution != crate::workload::Distribution::Uniform && !w.rw.random() {
         return Err(usage(format!(
             "--distribution {} shapes random offsets; --rw {} is sequential: use randread, randwrite or randrw",
@@ -444,6 +461,9 @@ pub fn from_fio(args: &FioArgs) -> Result<Plan> {
     agree("iodepth_batch_submit", &|j| {
         j.submit_batch == first.submit_batch
     })?;
+    agree("iodepth_batch_complete_min", &|j| {
+        j.complete_batch == first.complete_batch
+    })?;
     if !first.offset.is_multiple_of(4096) {
         return Err(usage(format!(
             "{}: offset={} is not a multiple of 4KiB, which O_DIRECT needs",
@@ -479,6 +499,7 @@ pub fn from_fio(args: &FioArgs) -> Result<Plan> {
         submit_batch: first
             .submit_batch
             .unwrap_or(crate::cli::DEFAULT_SUBMIT_BATCH),
+        complete_batch: first.complete_batch.unwrap_or(1),
     };
     // randrepeat=0 asks for a new sequence each run: drawn here and kept in the document.
     let seed = first
@@ -812,6 +833,7 @@ fn env(t: &TargetArgs, seed: u64, ramp: Duration, interval: Duration) -> Env {
             no_register: t.no_register,
         },
         submit_batch: t.submit_batch,
+        complete_batch: t.complete_batch,
         ram: iogauge_engine::sys::total_memory(),
         ramp,
         interval,

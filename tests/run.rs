@@ -894,3 +894,63 @@ fn zipf_offsets_reach_the_disk_as_zipf() {
     // Against uniform: the top 1% of blocks would take about 1% of the reads.
     assert!(hits[..BLOCKS / 100].iter().sum::<usize>() > READS / 2);
 }
+
+/// `--complete-batch N` reaches the engine and the result says it (with what it costs the
+/// latency); where it can do nothing it is refused.
+#[test]
+fn complete_batch_is_kept_and_said_or_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let args = [
+        "run",
+        "--engine",
+        "io_uring",
+        "--iodepth",
+        "8",
+        "--complete-batch",
+        "4",
+        "--size",
+        "16m",
+        "--time",
+        "300ms",
+        "--no-store",
+    ];
+    let out = iogauge(d, &[&args[..], &["--json"]].concat());
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["results"][0]["engine"]["complete_batch"], 4);
+    let out = iogauge(d, &args);
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("completions reaped 4 at a time"), "{text}");
+    // The default waits for one and says nothing.
+    let out = iogauge(
+        d,
+        &[
+            "run",
+            "--size",
+            "16m",
+            "--time",
+            "300ms",
+            "--no-store",
+            "--json",
+        ],
+    );
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(doc["results"][0]["engine"].get("complete_batch").is_none());
+    for (args, needle) in [
+        (
+            &["run", "--engine", "psync", "--complete-batch", "4"][..],
+            "psync",
+        ),
+        (
+            &["run", "--iodepth", "2", "--complete-batch", "4"],
+            "at most 2",
+        ),
+    ] {
+        let out = iogauge(d, args);
+        let err = stderr_of(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(needle) && err.lines().count() == 1, "{err}");
+    }
+}

@@ -86,6 +86,7 @@ pub fn of(cell: &Cell, env: &Env, range: u64, logical_block: u32) -> Result<Work
         interval: env.interval,
         uring: env.uring,
         submit_batch: env.submit_batch,
+        complete_batch: env.complete_batch,
         distribution: env.distribution,
         rate_per_thread: env.rate.map(|r| r.per_thread(threads)),
     };
@@ -443,6 +444,7 @@ mod tests {
             seed: 1,
             uring: UringOptions::default(),
             submit_batch: 2,
+            complete_batch: 1,
             ram: 8 << 30,
             ramp: Duration::ZERO,
             interval: Duration::from_secs(1),

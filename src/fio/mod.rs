@@ -61,6 +61,9 @@ pub struct Job {
     pub odsync: bool,
     /// `iodepth_batch_submit`: IOs handed to the kernel at once (iogauge's --submit-batch).
     pub submit_batch: Option<u32>,
+    /// `iodepth_batch_complete_min`: completions waited for at once (iogauge's
+    /// --complete-batch).
+    pub complete_batch: Option<u32>,
     /// Where each option that was set came from (the last setting wins, as in fio).
     pub set: BTreeMap<String, (String, Loc)>,
 }
@@ -224,6 +227,7 @@ fn job(name: &str, at: Loc, opts: &[Opt]) -> Result<Job, String> {
         let key = match o.key.as_str() {
             "readwrite" => "rw",
             "iodepth_batch" => "iodepth_batch_submit",
+            "iodepth_batch_complete" => "iodepth_batch_complete_min",
             "blocksize" => "bs",
             k => k,
         };
@@ -265,6 +269,7 @@ fn job(name: &str, at: Loc, opts: &[Opt]) -> Result<Job, String> {
         group_reporting: false,
         stonewall: false,
         submit_batch: None,
+        complete_batch: None,
         odsync: false,
         set: BTreeMap::new(),
     };
@@ -429,6 +434,11 @@ fn job(name: &str, at: Loc, opts: &[Opt]) -> Result<Job, String> {
                 Ok(0) => {}
                 Ok(n) if n <= 4096 => j.submit_batch = Some(n),
                 _ => return Err(bad("give a count from 0 to 4096".into())),
+            },
+            "iodepth_batch_complete_min" => match v.parse::<u32>() {
+                // 0 is fio's "do not wait", which iogauge does not do; 1 its default.
+                Ok(n) if (1..=4096).contains(&n) => j.complete_batch = Some(n),
+                _ => return Err(bad("give a count from 1 to 4096 (iogauge always waits for at least one completion)".into())),
             },
             "iodepth_batch_complete_max" => {
                 // iogauge reaps every completion there is at each wake-up: fio's behaviour when

@@ -106,6 +106,9 @@ fn mixes_engines_syncs_and_distributions() {
     assert_eq!(jobs("[a]\nrandseed=42\n")[0].seed, Some(42));
     let j = &jobs("[a]\niodepth=64\niodepth_batch_submit=64\niodepth_batch_complete_max=64\n")[0];
     assert_eq!(j.submit_batch, Some(64));
+    let j = &jobs("[a]\niodepth=32\niodepth_batch_complete=8\n")[0];
+    assert_eq!(j.complete_batch, Some(8));
+    assert!(refusal("[a]\niodepth_batch_complete_min=0\n").contains("at least one"));
     assert!(refusal("[a]\niodepth=64\niodepth_batch_complete_max=8\n").contains("below iodepth"));
 }
 

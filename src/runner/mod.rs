@@ -613,6 +613,7 @@ fn merge(
             registered_buffers: s.registered_buffers,
             registered_files: s.registered_files,
             buffers: String::new(),
+            complete_batch: spec.complete_batch.min(spec.iodepth),
         },
         None => EngineDoc {
             name: spec.engine.name().into(),
@@ -674,6 +675,7 @@ mod tests {
             interval: Duration::from_millis(100),
             uring: UringOptions::default(),
             submit_batch: 2,
+            complete_batch: 1,
             distribution: Default::default(),
             rate_per_thread: None,
         }

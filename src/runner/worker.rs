@@ -148,6 +148,8 @@ pub fn work<E: Engine>(
     let mut issued_bytes = 0u64;
     let mut seq = 0u64;
     let submit_batch = spec.submit_batch.max(1) as usize;
+    // The engine waits for at most what is in flight.
+    let complete_batch = spec.complete_batch.max(1) as usize;
     let ramped = !spec.ramp.is_zero() && cfg.data_budget.is_some();
 
     'run: loop {
@@ -292,7 +294,7 @@ pub fn work<E: Engine>(
         for s in fresh.drain(..) {
             slot_t[s as usize] = submitted_at;
         }
-        if let Err(e) = eng.submit_and_reap(1, &mut done) {
+        if let Err(e) = eng.submit_and_reap(complete_batch, &mut done) {
             out.error = Some(anyhow!("submitting IO failed: {e}"));
             break 'run;
         }
@@ -516,6 +518,8 @@ mod tests {
         queued: Vec<Io>,
         unsubmitted: usize,
         handed: std::rc::Rc<std::cell::RefCell<Vec<usize>>>,
+        /// The completions each wait asked for.
+        waits: std::rc::Rc<std::cell::RefCell<Vec<usize>>>,
     }
 
     impl Engine for Recorder {
@@ -543,7 +547,8 @@ mod tests {
                 .push(std::mem::take(&mut self.unsubmitted));
             Ok(())
         }
-        fn submit_and_reap(&mut self, _min: usize, done: &mut Vec<Done>) -> std::io::Result<()> {
+        fn submit_and_reap(&mut self, min: usize, done: &mut Vec<Done>) -> std::io::Result<()> {
+            self.waits.borrow_mut().push(min);
             if self.unsubmitted > 0 {
                 self.handed
                     .borrow_mut()
@@ -560,7 +565,13 @@ mod tests {
         }
     }
 
-    fn handed_over(submit_batch: u32, depth: u32) -> (Vec<usize>, u64) {
+    /// What the worker handed over at each submit, the IOs written, and the completions each
+    /// wait asked for.
+    fn handed_over(
+        submit_batch: u32,
+        depth: u32,
+        complete_batch: u32,
+    ) -> (Vec<usize>, u64, Vec<usize>) {
         let spec = Spec {
             rw: Rw::Randwrite,
             bs: 4096,
@@ -577,6 +588,7 @@ mod tests {
             interval: Duration::from_secs(1),
             uring: UringOptions::default(),
             submit_batch,
+            complete_batch,
             distribution: Default::default(),
             rate_per_thread: None,
         };
@@ -595,21 +607,25 @@ mod tests {
         };
         let (tx, _rx) = std::sync::mpsc::channel();
         let handed = std::rc::Rc::default();
+        let waits = std::rc::Rc::default();
         let eng = Recorder {
             buf: vec![0; 4096],
             queued: Vec::new(),
             unsubmitted: 0,
             handed: std::rc::Rc::clone(&handed),
+            waits: std::rc::Rc::clone(&waits),
         };
         let out = work(eng, &cfg, &shared, &tx, Instant::now());
         assert!(out.error.is_none());
         let handed = handed.borrow().clone();
-        (handed, out.writes)
+        let waits = waits.borrow().clone();
+        (handed, out.writes, waits)
     }
 
     #[test]
     fn queued_ios_reach_the_kernel_in_groups_of_the_submit_batch() {
-        let (handed, writes) = handed_over(2, 8);
+        let (handed, writes, waits) = handed_over(2, 8, 1);
+        assert!(waits.iter().all(|&w| w == 1), "{waits:?}");
         assert_eq!(writes, 64, "every IO completed");
         assert_eq!(
             handed.iter().sum::<usize>(),
@@ -622,7 +638,17 @@ mod tests {
             "never more than 2 at a time: {handed:?}"
         );
         // A batch as large as the depth hands each refill over in one burst.
-        let (handed, _) = handed_over(8, 8);
+        let (handed, _, _) = handed_over(8, 8, 1);
         assert_eq!(handed.iter().max(), Some(&8), "{handed:?}");
+    }
+
+    #[test]
+    fn each_wait_asks_for_the_complete_batch() {
+        let (_, writes, waits) = handed_over(2, 8, 4);
+        assert_eq!(writes, 64);
+        assert!(
+            !waits.is_empty() && waits.iter().all(|&w| w == 4),
+            "{waits:?}"
+        );
     }
 }

@@ -142,6 +142,8 @@ pub struct Spec {
     pub uring: UringOptions,
     /// Queued IOs handed to the kernel at a time (see `--submit-batch`).
     pub submit_batch: u32,
+    /// Completions waited for at a time (see `--complete-batch`).
+    pub complete_batch: u32,
     /// Where random IOs land.
     pub distribution: Distribution,
     /// IOs per second per thread on a schedule (`--rate`), or as fast as possible.
