@@ -12,6 +12,7 @@ mod db;
 mod error;
 mod exec;
 mod fio;
+mod fleet;
 mod interrupt;
 mod ledger;
 mod matching;
@@ -51,6 +52,11 @@ fn main() -> ExitCode {
     #[cfg(debug_assertions)]
     if std::env::var_os("IOGAUGE_DEBUG_PANIC").is_some_and(|v| v == "main") {
         panic!("IOGAUGE_DEBUG_PANIC=main");
+    }
+    // Under mpirun every command but `run` would run once per rank, each on its own.
+    if let Err(e) = fleet::only_run(matches!(cli.command, cli::Command::Run(_))) {
+        say!("iogauge: error: {e:#}");
+        return ExitCode::from(error::exit_code(&e));
     }
     let result = match &cli.command {
         cli::Command::Run(args) => commands::run::run(args),

@@ -76,10 +76,18 @@ pub fn buckets(h: &Hist) -> Vec<[u64; 2]> {
         .collect()
 }
 
-/// The inverse of [`buckets`].
-#[cfg(test)]
+/// The inverse of [`buckets`] for a whole-run histogram: exact, since the buckets were read
+/// from one of the same layout.
 pub fn from_buckets(pairs: &[[u64; 2]]) -> Hist {
-    let mut h = run_hist();
+    filled(run_hist(), pairs)
+}
+
+/// The inverse of [`buckets`] for a per-interval histogram.
+pub fn interval_from_buckets(pairs: &[[u64; 2]]) -> Hist {
+    filled(interval_hist(), pairs)
+}
+
+fn filled(mut h: Hist, pairs: &[[u64; 2]]) -> Hist {
     for [v, n] in pairs {
         h.saturating_record_n(*v, *n);
     }

@@ -40,6 +40,41 @@ pub struct RunDoc {
     /// again later.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verify: Option<RunVerifyDoc>,
+    /// A run on many hosts at once (under MPI): who took part and how their clocks and
+    /// windows line up. Its results are the aggregate first, then one per host.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fleet: Option<FleetDoc>,
+}
+
+/// The hosts of a run under MPI, on rank 0's clock.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct FleetDoc {
+    /// One per MPI rank, in rank order; result `1 + rank` is its own.
+    pub hosts: Vec<HostDoc>,
+    /// How the ranks stopped: "time" (all at the same time), "first" (all when the first had
+    /// moved its --data), "data" (each after its own --data).
+    pub stonewall: String,
+    /// Seconds from rank 0's start: the window in which every rank was measuring, over which
+    /// the aggregate's IOPS and bandwidth are counted.
+    pub window_s: [f64; 2],
+    /// Seconds from rank 0's start at which the first and the last rank finished.
+    pub first_done_s: f64,
+    pub last_done_s: f64,
+}
+
+/// One rank of a run under MPI.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct HostDoc {
+    pub rank: u32,
+    pub host: String,
+    pub target: String,
+    pub kernel: String,
+    /// This rank's clock minus rank 0's, from the ping-pong with the smallest round trip, and
+    /// that round trip: the offset is known to within half of it.
+    pub clock_offset_ns: i64,
+    pub rtt_ns: u64,
+    /// When this rank started measuring, seconds after rank 0 did (on rank 0's clock).
+    pub start_s: f64,
 }
 
 /// The key to a run's stamped blocks (`--verify`).
@@ -308,6 +343,11 @@ pub struct ResultDoc {
     pub service_lat_ns: Option<LatNs>,
     pub cpu: CpuDoc,
     pub timeseries: Vec<Sample>,
+    /// Under MPI: each interval's latency histogram as [value, count] pairs (the per-interval
+    /// layout), so rank 0 merges the hosts' intervals exactly into the cluster's percentiles
+    /// over time. Empty (and left out) otherwise.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub interval_hists: Vec<Vec<[u64; 2]>>,
     pub fine: FineDoc,
     pub engine: EngineDoc,
     pub interrupted: bool,

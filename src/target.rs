@@ -268,7 +268,11 @@ pub fn resolve<'a>(req: &'a Request<'a>) -> Result<Resolved<'a>> {
 /// iogauge makes up is never one someone else chose, whatever is planted in a shared directory.
 /// (`create` opens it with O_EXCL|O_NOFOLLOW, so a name taken between now and then fails.)
 fn fresh_name(dir: &Path) -> PathBuf {
-    let pid = std::process::id();
+    // Under MPI, host and rank too: ranks on one shared file system never pick one name.
+    let pid = match crate::fleet::tag() {
+        Some(tag) => format!("{tag}.{}", std::process::id()),
+        None => std::process::id().to_string(),
+    };
     std::iter::once(dir.join(format!("iogauge-test.{pid}")))
         .chain(std::iter::repeat_with(|| {
             dir.join(format!("iogauge-test.{pid}.{:08x}", fastrand::u32(..)))

@@ -23,17 +23,33 @@ macro_rules! say_part {
     };
 }
 
+/// Under MPI, every message of a rank starts with its host and rank: mpirun interleaves the
+/// ranks' stderr into one.
+static LABEL: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
+#[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+pub fn label(who: String) {
+    let _ = LABEL.set(who);
+}
+
 pub fn line(text: &str) {
-    write_err(format_args!("{text}\n"));
+    match LABEL.get() {
+        Some(who) => write_err(&format!("{who}: {text}\n")),
+        None => write_err(&format!("{text}\n")),
+    }
 }
 
 pub fn part(text: &str) {
-    write_err(format_args!("{text}"));
+    match LABEL.get() {
+        Some(who) => write_err(&format!("{who}: {text}")),
+        None => write_err(text),
+    }
 }
 
-fn write_err(args: std::fmt::Arguments) {
+/// One write per message, so mpirun never splices two ranks' lines together.
+fn write_err(text: &str) {
     let mut err = std::io::stderr().lock();
-    if let Err(e) = err.write_fmt(args).and_then(|()| err.flush()) {
+    if let Err(e) = err.write_all(text.as_bytes()).and_then(|()| err.flush()) {
         closed(&e);
     }
 }

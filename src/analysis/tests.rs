@@ -90,6 +90,7 @@ pub(crate) fn result(rw: Rw, bs: u64, threads: u32, iodepth: u32, iops: f64) -> 
                 lat_p99_ns: lat.p99,
             })
             .collect(),
+        interval_hists: Vec::new(),
         fine: FineDoc {
             bin_s: 0.1,
             ios: vec![(iops / 10.0) as u32; 100],
@@ -122,6 +123,7 @@ pub(crate) fn doc(results: Vec<ResultDoc>) -> RunDoc {
         notes: Vec::new(),
         params: Default::default(),
         rounds: None,
+        fleet: None,
         verify: None,
     }
 }

@@ -239,6 +239,13 @@ fn show_text(id: i64, doc: &RunDoc) -> String {
         let _ = writeln!(s, "interrupted: the results cover the part that ran");
     }
     s.push('\n');
+    // A run on many hosts (MPI) shows its hosts side by side with the aggregate.
+    if doc.fleet.is_some() {
+        s.push_str(&crate::present::fleet::text(doc));
+        s.push('\n');
+        s.push_str(&system_text(&doc.system));
+        return s;
+    }
     s.push_str(&crate::output::run(doc));
     for (i, r) in doc.results.iter().enumerate() {
         if !r.stats.is_empty() {

@@ -329,6 +329,7 @@ pub fn run(p: &DbPlan) -> Result<()> {
         notes: Vec::new(),
         params,
         rounds: None,
+        fleet: None,
         verify: None,
     };
     let mut rec = Recorder::start(store, &header)?;
@@ -757,6 +758,7 @@ fn result_doc(
         service_lat_ns: None,
         cpu: server_cpu(&runs),
         timeseries,
+        interval_hists: Vec::new(),
         fine,
         engine: EngineDoc {
             name: "pgbench".into(),

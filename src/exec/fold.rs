@@ -54,6 +54,7 @@ pub fn result(mut ran: Vec<Ran>, target: &Target, name: Option<String>) -> Resul
         service_lat_ns: m.service_hist.as_ref().map(LatNs::of),
         cpu: m.cpu,
         timeseries: m.timeseries,
+        interval_hists: m.interval_hists,
         fine: m.fine,
         engine: m.engine,
         interrupted: m.interrupted.is_some() || m.error.is_some(),
@@ -242,6 +243,7 @@ mod tests {
                 t_s: 1.0,
                 ..Sample::default()
             }],
+            interval_hists: Vec::new(),
             fine: FineDoc::default(),
             engine: Default::default(),
             interrupted: None,

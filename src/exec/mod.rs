@@ -119,6 +119,9 @@ fn execute_as(plan: &Plan, print: bool) -> Result<Option<RunDoc>> {
     if print && plan.kind == Kind::Suite && !plan.output.json {
         crate::ui::part(&summary);
     }
+    // Under MPI every rank has checked its target by now: one refusal stops all before any
+    // rank writes.
+    crate::fleet::checked()?;
     // Opened before the fill: a results database that cannot be written is told at once.
     let store = match plan.output.no_store {
         true => None,
@@ -162,6 +165,7 @@ fn execute_as(plan: &Plan, print: bool) -> Result<Option<RunDoc>> {
         notes: Vec::new(),
         params: plan.params.clone(),
         rounds: None,
+        fleet: None,
         verify: session.as_ref().map(|s| s.doc(&target)),
     };
     let mut rec = Recorder::start(store, &header)?;
@@ -204,6 +208,7 @@ fn execute_as(plan: &Plan, print: bool) -> Result<Option<RunDoc>> {
         interrupted,
         notes,
         rounds: state.rounds.take(),
+        fleet: None,
         verify: session.as_ref().map(|s| s.doc(&target)),
         ..header
     };
@@ -622,6 +627,8 @@ fn run_cells(
             .as_ref()
             .and_then(|s| s.tracker(i, work, target));
         let verifier = state.verify.as_ref().map(|s| s.verifier(tracker.as_ref()));
+        // Under MPI: every rank starts the cell at once.
+        crate::fleet::before_cell()?;
         let outcome = repeated(plan, &mut state.notes, &prefix, |label| {
             work::run(
                 work,

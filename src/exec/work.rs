@@ -349,6 +349,7 @@ fn concurrent(a: Measured, b: Measured) -> Measured {
         sync: None,
         cpu: CpuDoc::new(cpu.user_s, cpu.sys_s, ios),
         timeseries,
+        interval_hists: Vec::new(),
         fine: FineDoc {
             bin_s: a.fine.bin_s,
             ios: fine,
@@ -417,6 +418,7 @@ fn sequential(parts: Vec<Measured>) -> Measured {
         sync: None,
         cpu: CpuDoc::new(user, sys, ios),
         timeseries,
+        interval_hists: Vec::new(),
         fine: FineDoc { bin_s, ios: fine },
         engine,
         interrupted,

@@ -13,6 +13,7 @@ use std::time::Duration;
 
 pub mod csv;
 pub mod fio_json;
+pub mod fleet;
 
 pub use crate::suite::tables::Outcome;
 

@@ -85,6 +85,8 @@ pub struct Measured {
     pub sync: Option<SyncDoc>,
     pub cpu: CpuDoc,
     pub timeseries: Vec<Sample>,
+    /// Each interval's histogram, kept only under MPI (see `ResultDoc::interval_hists`).
+    pub interval_hists: Vec<Vec<[u64; 2]>>,
     pub fine: FineDoc,
     pub engine: EngineDoc,
     /// The signal that cut the run short, if any.
@@ -522,6 +524,19 @@ impl Intervals {
         }
     }
 
+    /// Each interval's histogram as buckets, aligned with [`Intervals::samples`].
+    fn hists(&self, interval: Duration, runtime: Duration) -> Vec<Vec<[u64; 2]>> {
+        let n = (runtime.as_secs_f64() / interval.as_secs_f64() - 1e-9)
+            .ceil()
+            .max(0.0) as u64;
+        (0..n)
+            .map(|i| match self.by_idx.get(&i) {
+                Some((_, _, h)) => measure::buckets(h),
+                None => Vec::new(),
+            })
+            .collect()
+    }
+
     /// One sample per interval from 0 to the end of the run, zeros where nothing completed.
     fn samples(&self, interval: Duration, runtime: Duration) -> Vec<Sample> {
         let step = interval.as_secs_f64();
@@ -635,6 +650,10 @@ fn merge(
         }),
         cpu,
         timeseries: agg.samples(spec.interval, runtime),
+        interval_hists: match crate::fleet::active() {
+            true => agg.hists(spec.interval, runtime),
+            false => Vec::new(),
+        },
         fine: FineDoc {
             bin_s: FINE_BIN.as_secs_f64(),
             ios: fine,

@@ -35,11 +35,13 @@ pub enum Kind {
     Integrity,
     /// The rate moved to another level and stayed there (burst credits, an SLC cache).
     Regime,
+    /// One host of a run on many (MPI) far from the others.
+    Straggler,
 }
 
 impl Kind {
     /// Every kind, for documentation checks.
-    pub const ALL: [Kind; 16] = [
+    pub const ALL: [Kind; 17] = [
         Kind::Stall,
         Kind::Ceiling,
         Kind::Gap,
@@ -56,6 +58,7 @@ impl Kind {
         Kind::Rate,
         Kind::Integrity,
         Kind::Regime,
+        Kind::Straggler,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -76,6 +79,7 @@ impl Kind {
             Kind::Rate => "rate",
             Kind::Integrity => "integrity",
             Kind::Regime => "regime",
+            Kind::Straggler => "straggler",
         }
     }
 }

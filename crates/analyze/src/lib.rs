@@ -17,6 +17,7 @@
 //! | [`sparse`] | `sparse` | read targets with holes or unwritten extents |
 //! | [`steady`] | `steady` | the SNIA PTS steady-state test over the last intervals |
 //! | [`regime`] | `regime` | a rate that moved to another level and stayed (burst credits, an SLC cache) |
+//! | [`stragglers`] | `straggler` | one host of a run on many (MPI) far from the others |
 //!
 //! # Thresholds
 //!
@@ -54,6 +55,7 @@ mod regime;
 mod sparse;
 mod stalls;
 mod steady;
+mod straggler;
 mod thresholds;
 
 pub use cache::cache;
@@ -67,4 +69,5 @@ pub use regime::{best_shift, regime, settled, Change, MIN_HOLD_S, MIN_PART_S};
 pub use sparse::sparse;
 pub use stalls::stalls;
 pub use steady::{min_intervals, snia_window, steady, Window, STEADY_WINDOW};
+pub use straggler::stragglers;
 pub use thresholds::{ThresholdError, Thresholds};

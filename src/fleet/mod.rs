@@ -1,0 +1,305 @@
+//! `run` on many hosts at once, under MPI: `mpirun -n N --host a,b,c iogauge run …` (or
+//! `srun`) makes each rank a participant; without MPI nothing here runs.
+//!
+//! The protocol, IOR's: every rank plans and checks its own target (placeholders `{host}`,
+//! `{rank}` in the target give each its own), and they agree — one refusal stops all, with its
+//! host named — before anyone writes; rank 0 measures each rank's clock offset by ping-pong;
+//! a barrier starts the cell everywhere at once (fixed time: all stop together; `--data`: each
+//! moves the same amount, and the first and last to finish are reported); then every rank's
+//! document goes to rank 0, which sums the histograms bucket by bucket, counts the aggregate
+//! rate over the window in which every rank was measuring, merges the per-interval histograms
+//! into the cluster's percentiles over time, names a straggler, stores and prints one run.
+//!
+//! Every exchange is the same collective ([`Comm::all_bytes`]) reached in the same order on
+//! every rank, carrying "ok" or a rank's error: a rank that fails says so at the next exchange,
+//! the others see it there and stop, and nobody waits for a rank that has given up. A rank cut
+//! short by a signal stops at once (its test file is removed on the way out) and mpirun ends
+//! the others, which clean up the same way.
+
+// Without the `mpi` feature only the refusal and the hooks' no-ops are reachable; the
+// reduction is still built and unit-tested.
+#![cfg_attr(not(feature = "mpi"), allow(dead_code, unused_imports))]
+
+mod combine;
+#[cfg(feature = "mpi")]
+mod comm;
+
+pub use combine::{combine, Part};
+
+use crate::cli::RunArgs;
+use crate::error::usage;
+use anyhow::Result;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+static ACTIVE: AtomicBool = AtomicBool::new(false);
+/// "HOST.RANK" of this rank, for the names of its test files.
+static TAG: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
+/// Under MPI, what a created test file's name carries so that ranks on one shared file system
+/// never collide: host and rank.
+pub fn tag() -> Option<&'static str> {
+    TAG.get().map(String::as_str)
+}
+
+/// Whether this process is one rank of a run under MPI (the executor then keeps what rank 0
+/// needs: per-interval histograms, the barrier before the cell).
+pub fn active() -> bool {
+    ACTIVE.load(Ordering::Relaxed)
+}
+
+/// The world size a launcher gave this process, when it was started by one: OpenMPI's mpirun,
+/// MPICH's and Slurm's PMI.
+fn launched_size() -> Option<u32> {
+    [
+        "OMPI_COMM_WORLD_SIZE",
+        "PMI_SIZE",
+        "PMIX_SIZE",
+        "SLURM_NTASKS",
+    ]
+    .iter()
+    .find_map(|k| std::env::var(k).ok()?.parse::<u32>().ok())
+}
+
+/// A rank's failure as the others learn it: they stop without another exchange.
+#[derive(Debug)]
+pub struct PeerFailed(pub String);
+
+impl std::fmt::Display for PeerFailed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for PeerFailed {}
+
+/// `{host}`, `{rank}` and `{size}` in a target path, this rank's.
+pub fn placeholders(path: &str, host: &str, rank: u32, size: u32) -> String {
+    path.replace("{host}", host)
+        .replace("{rank}", &rank.to_string())
+        .replace("{size}", &size.to_string())
+}
+
+/// What a run under MPI does not support yet, refused on every rank before anything runs.
+fn refuse_unsupported(args: &RunArgs) -> Result<()> {
+    let o = &args.output;
+    let no = |what: &str, why: &str| Err(usage(format!("under MPI, {what} {why}")));
+    if args.repeat.repeat.is_some_and(|n| n > 1) {
+        return no(
+            "--repeat",
+            "is not supported yet: each rank measures once; repeat the mpirun",
+        );
+    }
+    if args.workload.latency_target.is_some() || args.repeat.until_change.is_some() {
+        return no(
+            "--latency-target and --until-change",
+            "would stop each rank at its own time; give --time or --data",
+        );
+    }
+    if o.dry_run {
+        return no(
+            "--dry-run",
+            "is not supported: run it without mpirun on one host",
+        );
+    }
+    if o.output.is_some() {
+        return no(
+            "-o/--output",
+            "is not supported yet: rank 0 stores the run; use iogauge export afterwards",
+        );
+    }
+    Ok(())
+}
+
+/// Under mpirun or srun, commands other than `run` would run once per rank, each on its own:
+/// refused before anything runs.
+pub fn only_run(is_run: bool) -> Result<()> {
+    match launched_size() {
+        Some(n) if n > 1 && !is_run => Err(usage(format!(
+            "started as one of {n} MPI ranks: only `iogauge run` takes part in a run on many hosts; run other commands without mpirun"
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// `iogauge run` as one rank of a run under MPI, or `None` when not launched by MPI (or as a
+/// world of one), so the caller runs it as usual.
+pub fn run(args: &RunArgs) -> Option<Result<()>> {
+    let size = launched_size().filter(|&n| n > 1)?;
+    Some(launched(args, size))
+}
+
+#[cfg(not(feature = "mpi"))]
+fn launched(_args: &RunArgs, size: u32) -> Result<()> {
+    Err(usage(format!(
+        "started as one of {size} MPI ranks, but this iogauge was built without MPI, so each would run on its own: build it with cargo build --release --features mpi"
+    )))
+}
+
+#[cfg(feature = "mpi")]
+fn launched(args: &RunArgs, _size: u32) -> Result<()> {
+    let comm = comm::Comm::init()?;
+    ACTIVE.store(true, Ordering::Relaxed);
+    let _ = TAG.set(format!("{}.{}", comm.host, comm.rank));
+    crate::ui::label(format!("{} (rank {})", comm.host, comm.rank));
+    let out = ranked::run(args, comm);
+    ACTIVE.store(false, Ordering::Relaxed);
+    out
+}
+
+/// Called by the executor once the target is checked and before anything is written: every
+/// rank's verdict, so a refusal anywhere stops all.
+pub fn checked() -> Result<()> {
+    #[cfg(feature = "mpi")]
+    if active() {
+        return ranked::sync(Ok(()));
+    }
+    Ok(())
+}
+
+/// Called by the executor right before a cell measures: a barrier (the same exchange, so a
+/// rank that failed meanwhile is seen here), and the moment it was passed on this rank's clock.
+pub fn before_cell() -> Result<()> {
+    #[cfg(feature = "mpi")]
+    if active() {
+        ranked::sync(Ok(()))?;
+        ranked::started();
+    }
+    Ok(())
+}
+
+#[cfg(feature = "mpi")]
+mod ranked {
+    //! The rank's side of the protocol; the communicator lives here for the run.
+    use super::comm::{now_ns, Comm};
+    use super::{combine, refuse_unsupported, Part, PeerFailed};
+    use crate::cli::RunArgs;
+    use anyhow::Result;
+    use serde::{Deserialize, Serialize};
+    use std::cell::{Cell, RefCell};
+
+    thread_local! {
+        static COMM: RefCell<Option<Comm>> = const { RefCell::new(None) };
+        static STARTED: Cell<i64> = const { Cell::new(0) };
+    }
+
+    /// What each rank sends rank 0 at the end.
+    #[derive(Serialize, Deserialize)]
+    struct Report {
+        host: String,
+        started_ns: i64,
+        doc: crate::model::RunDoc,
+    }
+
+    fn with<T>(f: impl FnOnce(&Comm) -> T) -> T {
+        COMM.with(|c| {
+            f(c.borrow()
+                .as_ref()
+                .expect("the communicator is set for the run"))
+        })
+    }
+
+    /// One exchange: this rank's verdict out, everyone's in; the first failure (by rank) is
+    /// this rank's error too.
+    pub fn sync(mine: Result<(), String>) -> Result<()> {
+        let said = mine.err().unwrap_or_default();
+        let all = with(|c| c.all_bytes(said.as_bytes()));
+        let hosts = with(|c| c.all_bytes(c.host.as_bytes()));
+        match all.iter().enumerate().find(|(_, e)| !e.is_empty()) {
+            None => Ok(()),
+            Some((r, e)) => Err(PeerFailed(format!(
+                "{} (rank {r}): {}",
+                String::from_utf8_lossy(&hosts[r]),
+                String::from_utf8_lossy(e)
+            ))
+            .into()),
+        }
+    }
+
+    pub fn started() {
+        STARTED.with(|s| s.set(now_ns()));
+    }
+
+    pub fn run(args: &RunArgs, comm: Comm) -> Result<()> {
+        let (rank, size, host) = (comm.rank, comm.size, comm.host.clone());
+        COMM.with(|c| *c.borrow_mut() = Some(comm));
+        let out = protocol(args, rank, size, &host);
+        // Stopped alone by a signal (its test file already removed): the others do not know,
+        // so MPI_Finalize would wait for them; end the job instead, and mpirun stops the
+        // other ranks with SIGTERM, on which they clean up the same way.
+        if let Err(e) = &out {
+            if let Some(crate::error::Interrupted(sig)) = e.downcast_ref() {
+                say!("stopped by signal {sig}: ending every rank of the run");
+                with(|c| c.abort(128 + sig));
+            }
+        }
+        COMM.with(|c| c.borrow_mut().take());
+        out
+    }
+
+    fn protocol(args: &RunArgs, rank: u32, size: u32, host: &str) -> Result<()> {
+        let mut mine = args.clone();
+        if let Some(t) = &mine.target.target {
+            let p = super::placeholders(&t.to_string_lossy(), host, rank, size);
+            mine.target.target = Some(p.into());
+        }
+        let store = !mine.output.no_store;
+        let json = mine.output.json;
+        mine.output.no_store = true;
+        // Progress on rank 0's terminal only; every rank's messages carry its host.
+        mine.output.json = rank != 0 || json;
+        let planned = refuse_unsupported(args).and_then(|()| crate::plan::from_run(&mine));
+        let plan = match planned {
+            Ok(p) => {
+                sync(Ok(()))?;
+                p
+            }
+            Err(e) => {
+                // Said once, by the exchange, with the host: every rank then stops alike.
+                let _ = sync(Err(format!("{e:#}")));
+                return Err(e);
+            }
+        };
+        let clocks = with(|c| c.clocks());
+        let doc = match crate::exec::measure(&plan) {
+            // Cut short by a signal (its numbers kept on the way): out at once, without
+            // another exchange; mpirun ends the others, which do the same.
+            Ok(_) if crate::interrupt::requested().is_some() => {
+                let sig = crate::interrupt::requested().unwrap_or(libc::SIGTERM);
+                return Err(crate::error::Interrupted(sig).into());
+            }
+            Ok(doc) => doc,
+            Err(e) if e.downcast_ref::<PeerFailed>().is_some() => return Err(e),
+            // Cut short by a signal: out at once (mpirun ends the others).
+            Err(e) if crate::interrupt::requested().is_some() => return Err(e),
+            Err(e) => {
+                let _ = sync(Err(format!("{e:#}")));
+                return Err(e);
+            }
+        };
+        sync(Ok(()))?;
+        let report = Report {
+            host: host.to_string(),
+            started_ns: STARTED.with(|s| s.get()),
+            doc,
+        };
+        let all = with(|c| c.all_bytes(&serde_json::to_vec(&report).unwrap_or_default()));
+        if rank != 0 {
+            return Ok(());
+        }
+        let mut parts = Vec::new();
+        for (r, bytes) in all.iter().enumerate() {
+            let rep: Report = serde_json::from_slice(bytes)
+                .map_err(|e| anyhow::anyhow!("rank {r}'s result could not be read: {e}"))?;
+            parts.push(Part {
+                rank: r as u32,
+                host: rep.host,
+                started_ns: rep.started_ns,
+                offset_ns: clocks[r].0,
+                rtt_ns: clocks[r].1,
+                doc: rep.doc,
+            });
+        }
+        let doc = combine(parts)?;
+        crate::present::fleet::emit(&doc, store, json, &args.output.db)
+    }
+}

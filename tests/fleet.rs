@@ -1,0 +1,222 @@
+//! `run` on many ranks under mpirun (issue 25), built with `--features mpi`: three ranks on
+//! this machine, each on its own RAM-backed loop device, one of them held by a blkio throttle
+//! (the kernel's ground truth for a slow host); and a rank stopped mid-cell.
+
+#![cfg(feature = "mpi")]
+
+#[macro_use]
+mod common;
+
+use common::*;
+use serde_json::Value;
+use std::path::Path;
+use std::process::Command;
+
+/// mpirun as root on one machine, three ranks on two cores, ended by mpirun itself if anything
+/// hangs (its --timeout), with the test's own run directory.
+fn mpirun(dir: &Path, cg: Option<&Blkio>, args: &str) -> Command {
+    let line =
+        format!("mpirun --allow-run-as-root --oversubscribe --timeout 120 -n 3 '{BIN}' {args}");
+    let line = match cg {
+        Some(cg) => format!("echo $$ > {}/cgroup.procs && exec {line}", cg.0.display()),
+        None => line,
+    };
+    let mut c = Command::new("sh");
+    c.args(["-c", &line])
+        .current_dir(dir)
+        .env("IOGAUGE_RUN_DIR", own_run_dir(dir))
+        .env("IOGAUGE_DB", dir.join("results.db"))
+        // OpenMPI refuses root without both.
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
+    c
+}
+
+fn needs_mpirun() -> bool {
+    if Command::new("mpirun").arg("--version").output().is_err() {
+        skip("needs OpenMPI's mpirun (apt-get install openmpi-bin)");
+        return false;
+    }
+    true
+}
+
+/// The p-th percentile of the union of histograms given as [value, count] buckets, by the
+/// rank definition (the value of the ceil(p·n)-th IO).
+fn percentile(buckets: &[Vec<[u64; 2]>], p: f64) -> u64 {
+    let mut all: Vec<[u64; 2]> = buckets.iter().flatten().copied().collect();
+    all.sort();
+    let n: u64 = all.iter().map(|b| b[1]).sum();
+    let rank = (p * n as f64).ceil() as u64;
+    let mut seen = 0;
+    for [v, c] in all {
+        seen += c;
+        if seen >= rank {
+            return v;
+        }
+    }
+    0
+}
+
+fn buckets(r: &Value) -> Vec<[u64; 2]> {
+    serde_json::from_value(r["lat_hist"].clone()).unwrap()
+}
+
+/// The aggregate is the ranks' sum, its p99 the p99 of every rank's IOs together, the cluster
+/// has percentiles over time, and the throttled rank is named as the straggler at its throttle.
+#[test]
+fn three_ranks_reduce_exactly_and_the_throttled_one_straggles() {
+    if !needs_mpirun() {
+        return;
+    }
+    needs_root!();
+    let Some(cg) = Blkio::new("fleet") else {
+        skip("needs cgroup v1 blkio");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let disks: Vec<RamLoop> = (0..3).map(|_| RamLoop::new(64 << 20)).collect();
+    for (i, d) in disks.iter().enumerate() {
+        std::os::unix::fs::symlink(&d.dev.dev, dir.path().join(format!("disk{i}"))).unwrap();
+    }
+    // Rank 1's device alone is held at 1,000 reads/s; the others run free.
+    cg.throttle(&disks[1].dev, "read", 1000);
+    let out = Spawned::start(mpirun(
+        dir.path(),
+        Some(&cg),
+        "run 'disk{rank}' --rw randread --iodepth 4 --time 4s --json --no-store",
+    ))
+    .finish(WATCHDOG);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!("{e}: {}", String::from_utf8_lossy(&out.stdout));
+    });
+    let results = doc["results"].as_array().unwrap();
+    assert_eq!(results.len(), 4, "the aggregate and three hosts");
+    let (agg, hosts) = (&results[0], &results[1..]);
+    let sum: f64 = hosts.iter().map(|r| r["iops"].as_f64().unwrap()).sum();
+    let iops = agg["iops"].as_f64().unwrap();
+    eprintln!("aggregate {iops:.0} IOPS, the hosts' sum {sum:.0}");
+    assert!(
+        (iops / sum - 1.0).abs() < 0.05,
+        "aggregate {iops}, sum {sum}"
+    );
+    let ios: u64 = hosts.iter().map(|r| r["ios"].as_u64().unwrap()).sum();
+    assert_eq!(agg["ios"].as_u64().unwrap(), ios);
+    // The merged p99 is the p99 of the union of the hosts' histograms (to the histogram's
+    // 0.1% precision), not an average of their p99s.
+    let union: Vec<Vec<[u64; 2]>> = hosts.iter().map(buckets).collect();
+    let truth = percentile(&union, 0.99) as f64;
+    let p99 = agg["lat_ns"]["p99"].as_f64().unwrap();
+    eprintln!("cluster p99 {p99} ns, p99 of the union {truth} ns");
+    assert!(
+        (p99 / truth - 1.0).abs() < 0.002,
+        "p99 {p99}, union {truth}"
+    );
+    let series = agg["timeseries"].as_array().unwrap();
+    assert!(series.len() >= 3, "{series:?}");
+    assert!(series.iter().all(|s| s["lat_p99_ns"].as_u64().unwrap() > 0));
+    let slow = hosts[1]["iops"].as_f64().unwrap();
+    assert!(
+        (slow / 1000.0 - 1.0).abs() < 0.1,
+        "the throttled rank did {slow} IOPS"
+    );
+    let stragglers: Vec<&Value> = doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["kind"] == "straggler")
+        .collect();
+    assert_eq!(stragglers.len(), 1, "{:#}", doc["findings"]);
+    eprintln!("user sees: {}", stragglers[0]["summary"]);
+    assert_eq!(stragglers[0]["result"], 2, "rank 1 is result 2");
+    assert!(stragglers[0]["summary"]
+        .as_str()
+        .unwrap()
+        .contains("(rank 1)"));
+    let fleet = &doc["fleet"];
+    assert_eq!(fleet["hosts"].as_array().unwrap().len(), 3);
+    assert!(fleet["hosts"][1]["target"]
+        .as_str()
+        .unwrap()
+        .contains("disk1"));
+}
+
+/// One rank refuses its target before anything is written: every rank stops, the refusing
+/// host is named, nothing is left behind.
+#[test]
+fn one_refusal_stops_every_rank_before_anything_is_written() {
+    if !needs_mpirun() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    for i in [0, 2] {
+        std::fs::create_dir(dir.path().join(format!("d{i}"))).unwrap();
+    }
+    // d1 does not exist: rank 1 refuses to create a file in it.
+    let out = Spawned::start(mpirun(
+        dir.path(),
+        None,
+        "run 'd{rank}/t' --size 8m --time 2s --no-store",
+    ))
+    .finish(WATCHDOG);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert!(
+        err.contains("(rank 1)") && err.contains("does not exist"),
+        "{err}"
+    );
+    for i in [0, 2] {
+        let left: Vec<_> = std::fs::read_dir(dir.path().join(format!("d{i}")))
+            .unwrap()
+            .collect();
+        assert!(left.is_empty(), "rank {i} wrote {left:?}: {err}");
+    }
+}
+
+/// A rank stopped mid-cell (SIGTERM, as a batch system ends a job): it and every other rank
+/// end, nothing hangs, and every rank's test file is removed.
+#[test]
+fn a_rank_stopped_mid_cell_ends_the_run_and_every_rank_cleans_up() {
+    if !needs_mpirun() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    for i in 0..3 {
+        std::fs::create_dir(dir.path().join(format!("d{i}"))).unwrap();
+    }
+    let mut run = Spawned::start(mpirun(
+        dir.path(),
+        None,
+        "run 'd{rank}' --size 8m --time 60s --no-store",
+    ));
+    // Every rank fills its file, then measures.
+    for _ in 0..3 {
+        run.wait_for("done in", WATCHDOG);
+    }
+    let file = |i: usize| -> Option<std::path::PathBuf> {
+        std::fs::read_dir(dir.path().join(format!("d{i}")))
+            .ok()?
+            .flatten()
+            .map(|e| e.path())
+            .find(|p| p.to_string_lossy().contains("iogauge-test"))
+    };
+    let victim = file(1).expect("rank 1's test file");
+    assert!(file(0).is_some() && file(2).is_some());
+    // The rank's process is the one whose test file it is (its pid ends the name).
+    let pid = victim
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .rsplit('.')
+        .next()
+        .unwrap()
+        .to_string();
+    sh("kill", &["-TERM", &pid]);
+    let out = run.finish(WATCHDOG);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    for i in 0..3 {
+        assert!(file(i).is_none(), "rank {i} left {:?}: {err}", file(i));
+    }
+}
