@@ -220,3 +220,50 @@ fn a_rank_stopped_mid_cell_ends_the_run_and_every_rank_cleans_up() {
         assert!(file(i).is_none(), "rank {i} left {:?}: {err}", file(i));
     }
 }
+
+/// A real multi-host launch: OpenMPI's ssh launcher into two network namespaces the test makes
+/// (tests/mpi-hosts.sh: each with its own hostname and sshd, traffic only between them). Each
+/// rank reports its own host, and rank 0's run has both.
+#[test]
+fn two_hosts_over_ssh_in_namespaces_make_one_run() {
+    if !needs_mpirun() {
+        return;
+    }
+    needs_root!();
+    if !Path::new("/usr/sbin/sshd").exists() {
+        skip("needs sshd (apt-get install openssh-server)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let result = dir.path().join("run.json");
+    let out = Command::new("bash")
+        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/mpi-hosts.sh"))
+        .env("IOGAUGE", BIN)
+        .env("IOGAUGE_ARGS", "--size 8m --time 2s --no-store --json")
+        .env("RESULT", &result)
+        .env("IOGAUGE_RUN_DIR", own_run_dir(dir.path()))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let doc: Value = serde_json::from_slice(&std::fs::read(&result).unwrap()).unwrap();
+    let names: Vec<&str> = doc["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        ["all 2 ranks (2 hosts)", "h1 (rank 0)", "h2 (rank 1)"],
+        "{err}"
+    );
+    let hosts = doc["fleet"]["hosts"].as_array().unwrap();
+    assert_eq!(hosts[1]["host"], "h2");
+    // Over a real (virtual) network the clock was read with a round trip.
+    assert!(hosts[1]["rtt_ns"].as_u64().unwrap() > 0);
+    assert!(hosts[1]["target"]
+        .as_str()
+        .unwrap()
+        .contains("/h2/iogauge-test.h2.1."));
+}
