@@ -410,7 +410,13 @@ pub fn from_suite(args: &SuiteArgs) -> Result<Plan> {
 /// line rather than run with another job's setting.
 pub fn from_fio(args: &FioArgs) -> Result<Plan> {
     let mut jobs: Vec<Job> = Vec::new();
-    let env_var = |k: &str| std::env::var(k).ok();
+    // ${NAME} from the environment; fio's keywords from this machine, as fio computes them.
+    let env_var = |k: &str| match k {
+        "$ncpus" => Some(iogauge_engine::sys::online_cpus().to_string()),
+        "$mb_memory" => Some((iogauge_engine::sys::total_memory() >> 20).to_string()),
+        "$pagesize" => Some(iogauge_engine::sys::page_size().to_string()),
+        k => std::env::var(k).ok(),
+    };
     if !args.options.is_empty() && !args.jobs.is_empty() {
         return Err(usage(
             "give job files or fio options after --, not both: iogauge fio JOB.fio, or iogauge fio -- --name=x --rw=read …",

@@ -220,11 +220,18 @@ fn strip_comment(line: &str) -> &str {
     line
 }
 
-/// `${NAME}` replaced by the environment's value. fio's own variables (`$ncpus`, `$mb_memory`,
-/// `$pagesize`) and its arithmetic are refused: a guessed value would change what is measured.
+/// fio's reserved keywords, replaced by this machine's values (`env` answers them by their
+/// name with the `$`, so tests can give their own).
+pub const KEYWORDS: [&str; 3] = ["$ncpus", "$mb_memory", "$pagesize"];
+
+/// `${NAME}` replaced by the environment's value, fio's keywords (`$ncpus`, `$mb_memory`,
+/// `$pagesize`) by this machine's, and then, as fio does, arithmetic evaluated: a value that
+/// used a keyword is computed whole (`size=8*$mb_memory` is 8 times the megabytes, a number of
+/// bytes as fio reads it), and `(…)` anywhere is computed (`bs=(2*2048)`, `size=(1+1)g`).
 fn substitute(v: &str, at: &Loc, env: &dyn Fn(&str) -> Option<String>) -> Result<String, String> {
     let mut out = String::new();
     let mut rest = v;
+    let mut keyword = false;
     while let Some(i) = rest.find('$') {
         out.push_str(&rest[..i]);
         let after = &rest[i + 1..];
@@ -233,9 +240,18 @@ fn substitute(v: &str, at: &Loc, env: &dyn Fn(&str) -> Option<String>) -> Result
                 .chars()
                 .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
                 .collect();
-            return Err(format!(
-                "{at}: ${word} is one of fio's expressions, which iogauge does not evaluate; write the number itself"
-            ));
+            let name = format!("${word}");
+            match (KEYWORDS.contains(&name.as_str()), env(&name)) {
+                (true, Some(val)) => out.push_str(&val),
+                _ => {
+                    return Err(format!(
+                        "{at}: {name} is not one of fio's keywords ($ncpus, $mb_memory, $pagesize); write ${{{word}}} for an environment variable, or the number itself"
+                    ))
+                }
+            }
+            keyword = true;
+            rest = &after[word.len()..];
+            continue;
         };
         let Some(end) = inner.find('}') else {
             return Err(format!("{at}: '${{' is not closed; write ${{NAME}}"));
@@ -252,7 +268,117 @@ fn substitute(v: &str, at: &Loc, env: &dyn Fn(&str) -> Option<String>) -> Result
         rest = &inner[end + 1..];
     }
     out.push_str(rest);
-    Ok(out)
+    let bad = |e: String| format!("{at}: {out}: {e}");
+    if keyword && out.contains(['+', '-', '*', '/', '%', '^']) && !out.contains('(') {
+        return arith::eval(&out).map(|n| n.to_string()).map_err(bad);
+    }
+    // Only a parenthesised run of digits and operators is arithmetic: `name=db (ssd)` is not.
+    let arithmetic = |e: &str| {
+        e.chars()
+            .all(|c| c.is_ascii_digit() || "+-*/%^() ".contains(c))
+    };
+    match (out.find('('), out.rfind(')')) {
+        (Some(open), Some(close)) if open < close && arithmetic(&out[open..=close]) => {
+            let n = arith::eval(&out[open..=close]).map_err(bad)?;
+            Ok(format!("{}{n}{}", &out[..open], &out[close + 1..]))
+        }
+        _ => Ok(out),
+    }
+}
+
+/// fio's arithmetic on whole numbers: + - * / % ^ and parentheses, `/` truncating as bc does.
+mod arith {
+    pub fn eval(s: &str) -> Result<i128, String> {
+        let t: Vec<char> = s.chars().filter(|c| !c.is_whitespace()).collect();
+        let mut p = P { t: &t, i: 0 };
+        let v = p.sum()?;
+        match p.i == t.len() {
+            true => Ok(v),
+            false => Err(format!(
+                "cannot compute it (at '{}')",
+                t[p.i..].iter().collect::<String>()
+            )),
+        }
+    }
+
+    struct P<'a> {
+        t: &'a [char],
+        i: usize,
+    }
+
+    impl P<'_> {
+        fn peek(&self) -> Option<char> {
+            self.t.get(self.i).copied()
+        }
+        fn sum(&mut self) -> Result<i128, String> {
+            let mut v = self.product()?;
+            while let Some(op @ ('+' | '-')) = self.peek() {
+                self.i += 1;
+                let r = self.product()?;
+                v = if op == '+' {
+                    v.checked_add(r)
+                } else {
+                    v.checked_sub(r)
+                }
+                .ok_or("the value is too large")?;
+            }
+            Ok(v)
+        }
+        fn product(&mut self) -> Result<i128, String> {
+            let mut v = self.power()?;
+            while let Some(op @ ('*' | '/' | '%')) = self.peek() {
+                self.i += 1;
+                let r = self.power()?;
+                v = match op {
+                    '*' => v.checked_mul(r),
+                    _ if r == 0 => return Err("division by zero".into()),
+                    '/' => v.checked_div(r),
+                    _ => v.checked_rem(r),
+                }
+                .ok_or("the value is too large")?;
+            }
+            Ok(v)
+        }
+        fn power(&mut self) -> Result<i128, String> {
+            let base = self.atom()?;
+            if self.peek() == Some('^') {
+                self.i += 1;
+                let e = self.power()?;
+                let e = u32::try_from(e).map_err(|_| "a negative or huge exponent")?;
+                return base
+                    .checked_pow(e)
+                    .ok_or_else(|| "the value is too large".into());
+            }
+            Ok(base)
+        }
+        fn atom(&mut self) -> Result<i128, String> {
+            match self.peek() {
+                Some('(') => {
+                    self.i += 1;
+                    let v = self.sum()?;
+                    if self.peek() != Some(')') {
+                        return Err("'(' is not closed".into());
+                    }
+                    self.i += 1;
+                    Ok(v)
+                }
+                Some('-') => {
+                    self.i += 1;
+                    Ok(-self.atom()?)
+                }
+                _ => {
+                    let start = self.i;
+                    while self.peek().is_some_and(|c| c.is_ascii_digit()) {
+                        self.i += 1;
+                    }
+                    let digits: String = self.t[start..self.i].iter().collect();
+                    digits
+                        .parse()
+                        .map_err(|_| "a number was expected".to_string())
+                }
+            }
+        }
+    }
 }
 
 #[cfg(test)]
@@ -328,7 +454,7 @@ mod tests {
         for (text, line, what) in [
             ("bs=4k\n", 1, "before any section"),
             ("[a\n", 1, "without closing"),
-            ("[a]\nsize=$mb_memory\n", 2, "$mb_memory"),
+            ("[a]\nsize=$nope\n", 2, "$nope"),
             ("[a]\n\ninclude /nonexistent/other.fio\n", 3, "cannot read"),
             ("[]\n", 1, "needs a name"),
         ] {
@@ -336,5 +462,43 @@ mod tests {
             assert!(e.starts_with(&format!("x.fio:{line}: ")), "{e}");
             assert!(e.contains(what), "{e}");
         }
+    }
+
+    #[test]
+    fn keywords_and_arithmetic_are_computed_as_fio_does() {
+        let env = |k: &str| match k {
+            "$ncpus" => Some("4".to_string()),
+            "$mb_memory" => Some("1024".to_string()),
+            "$pagesize" => Some("4096".to_string()),
+            "N" => Some("3".to_string()),
+            _ => None,
+        };
+        let s = parse(
+            "[a]\nnumjobs=$ncpus\nsize=8*$mb_memory\nbs=$pagesize\niodepth=(${N}*2^3)\nramp_time=(1+1)s\n",
+            "j",
+            &env,
+        )
+        .unwrap();
+        let get = |k: &str| {
+            s[0].opts
+                .iter()
+                .find(|o| o.key == k)
+                .unwrap()
+                .value
+                .clone()
+                .unwrap()
+        };
+        assert_eq!(get("numjobs"), "4");
+        assert_eq!(get("size"), "8192");
+        assert_eq!(get("bs"), "4096");
+        assert_eq!(get("iodepth"), "24");
+        assert_eq!(get("ramp_time"), "2s");
+        let e = parse("[a]\nbs=(4*)\n", "j", &env).unwrap_err();
+        assert!(e.starts_with("j:2: ") && e.contains("(4*)"), "{e}");
+        let e = parse("[a]\nbs=(4/0)\n", "j", &env).unwrap_err();
+        assert!(e.contains("division by zero"), "{e}");
+        // Words in parentheses are not arithmetic.
+        let s = parse("[a]\ndescription=db (ssd)\n", "j", &env).unwrap();
+        assert_eq!(s[0].opts[0].value.as_deref(), Some("db (ssd)"));
     }
 }

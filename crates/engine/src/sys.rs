@@ -190,6 +190,20 @@ pub fn read_only(file: &File) -> io::Result<bool> {
     Ok(st.f_flag & libc::ST_RDONLY != 0)
 }
 
+/// The page size (fio's `$pagesize`).
+pub fn page_size() -> u64 {
+    // SAFETY: sysconf reads a constant of the running system; no memory is touched.
+    let n = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    u64::try_from(n).unwrap_or(4096)
+}
+
+/// Online CPUs (fio's `$ncpus`).
+pub fn online_cpus() -> u64 {
+    // SAFETY: as above.
+    let n = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) };
+    u64::try_from(n).unwrap_or(1).max(1)
+}
+
 /// Total physical memory in bytes.
 pub fn total_memory() -> u64 {
     // SAFETY: sysconf has no memory effects.
