@@ -216,3 +216,82 @@ fn a_read_only_results_database_says_so() {
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("read-only file system"), "{err}");
 }
+
+/// `--hipri` on a device without poll queues (a loop device, and ext4 on one) is refused after
+/// the target is looked at and before a file is made or filled (issue 23: it filled the file,
+/// printed 0 IOPS and exited 1). The kernel's own word is the ground truth: `queue/io_poll` 0.
+#[test]
+fn hipri_without_poll_queues_is_refused_before_the_fill() {
+    needs_root!();
+    needs_tool!("mkfs.ext4");
+    let ram = RamLoop::new(64 << 20);
+    let dev = ram.dev.name().to_string();
+    let poll = std::fs::read_to_string(format!("/sys/block/{dev}/queue/io_poll")).unwrap();
+    assert_eq!(poll.trim(), "0", "a loop device has no poll queues");
+    sh("mkfs.ext4", &["-q", &ram.dev.dev]);
+    let dir = tempfile::tempdir().unwrap();
+    let mnt = dir.path().join("mnt");
+    let _m = Mount::new(&ram.dev.dev, &mnt, "rw");
+    let in_mnt = || -> Vec<String> {
+        std::fs::read_dir(&mnt)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n != "lost+found")
+            .collect()
+    };
+    let why = format!("--hipri needs a device with poll queues, and {dev} (under ");
+    let m = mnt.to_str().unwrap();
+    for args in [
+        &[
+            "run", m, "--hipri", "--rw", "write", "--size", "16m", "--time", "1s",
+        ][..],
+        &[
+            "run",
+            m,
+            "--hipri",
+            "--size",
+            "16m",
+            "--time",
+            "1s",
+            "--dry-run",
+        ],
+        &[
+            "run",
+            &ram.dev.dev,
+            "--hipri",
+            "--size",
+            "16m",
+            "--time",
+            "1s",
+        ],
+    ] {
+        let out = iogauge(dir.path(), args);
+        let err = stderr_of(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(err.contains(&why), "{args:?}: {err}");
+        assert!(err.contains("drop --hipri"), "{args:?}: {err}");
+        assert!(in_mnt().is_empty(), "{args:?} left {:?}", in_mnt());
+    }
+    // Flags that make --hipri mean nothing are refused from what was typed alone.
+    refused(
+        dir.path(),
+        &["run", m, "--hipri", "--engine", "psync", "--dry-run"],
+        "--hipri is an io_uring mode",
+    );
+    refused(
+        dir.path(),
+        &["run", m, "--hipri", "--buffered", "--dry-run"],
+        "--hipri polls for direct IO only",
+    );
+    // The near miss: the same run without --hipri runs, and leaves no file either.
+    let out = iogauge(
+        dir.path(),
+        &[
+            "run", m, "--rw", "write", "--size", "16m", "--time", "200ms",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    assert!(in_mnt().is_empty(), "left {:?}", in_mnt());
+}
