@@ -561,12 +561,37 @@ fn to_create<'a>(req: &'a Request<'a>, path: PathBuf) -> Result<Resolved<'a>> {
             parent.display()
         )));
     }
-    let dir = File::open(&parent).ok();
+    let dir = match File::open(&parent) {
+        Err(e) if e.kind() == io::ErrorKind::PermissionDenied => {
+            return Err(not_writable(
+                &parent,
+                "the test file",
+                "give a directory you may write to, or run as a user who may",
+            ))
+        }
+        d => d.ok(),
+    };
+    // The directory is named, not the test file's made-up name: it is what the user typed
+    // (or the directory of the path they typed) and what they must change.
+    let read_only = || {
+        usage(format!(
+            "cannot create the test file in {}: it is on a read-only file system; give a directory on a writable one (or remount it read-write: mount -o remount,rw)",
+            parent.display()
+        ))
+    };
     if let Some(true) = dir.as_ref().and_then(|d| sys::read_only(d).ok()) {
-        return Err(usage(format!(
-            "{} is on a read-only file system; choose a writable directory for the test file",
-            path.display()
-        )));
+        return Err(read_only());
+    }
+    match dir.as_ref().map(sys::may_create_in) {
+        Some(Err(e)) if e.raw_os_error() == Some(libc::EROFS) => return Err(read_only()),
+        Some(Err(e)) if e.kind() == io::ErrorKind::PermissionDenied => {
+            return Err(not_writable(
+                &parent,
+                "the test file",
+                "give a directory you may write to, or run as a user who may",
+            ))
+        }
+        _ => {}
     }
     if let Some(free) = dir.as_ref().and_then(|d| sys::free_bytes(d).ok()) {
         if free < size {
@@ -776,6 +801,16 @@ fn fill_error(path: &Path, e: io::Error, size: u64) -> anyhow::Error {
     } else {
         anyhow::anyhow!("writing {}: {e}", path.display())
     }
+}
+
+/// A directory this user may not create `what` in: who is refused, where, and what to do.
+pub fn not_writable(dir: &Path, what: &str, todo: &str) -> anyhow::Error {
+    let uid = std::fs::metadata("/proc/self").map_or(u32::MAX, |m| m.uid());
+    let owner = std::fs::metadata(dir).map_or(u32::MAX, |m| m.uid());
+    usage(format!(
+        "cannot create {what} in {}: permission denied (uid {uid} may not write there; it belongs to uid {owner}); {todo}",
+        dir.display()
+    ))
 }
 
 fn open_error(path: &Path, e: io::Error, direct: bool) -> anyhow::Error {
