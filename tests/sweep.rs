@@ -236,7 +236,7 @@ fn a_knob_sweep_changes_the_targets_own_device_unless_another_is_named() {
     let value = |was: &str| if was == "640" { "1280" } else { "640" };
     // By default only the target's own device changes, and the plan says the one below it
     // keeps its settings.
-    let mut run = slow_sweep(dir.path(), upper, &format!("read_ahead_kb={}", value(&up0)));
+    let run = slow_sweep(dir.path(), upper, &format!("read_ahead_kb={}", value(&up0)));
     wait_until("the target's read-ahead changed", WATCHDOG, || {
         queue(upper, "read_ahead_kb") == value(&up0)
     });
@@ -259,7 +259,7 @@ fn a_knob_sweep_changes_the_targets_own_device_unless_another_is_named() {
     assert_eq!(queue(upper, "read_ahead_kb"), up0);
     // DEV:NAME changes the device named, and only that one.
     let knob = format!("{}:read_ahead_kb={}", lower.name(), value(&low0));
-    let mut run = slow_sweep(dir.path(), upper, &knob);
+    let run = slow_sweep(dir.path(), upper, &knob);
     wait_until("the named device's read-ahead changed", WATCHDOG, || {
         queue(lower, "read_ahead_kb") == value(&low0)
     });
