@@ -24,6 +24,10 @@ fn wait_reads(dev: &LoopDev, from: u64, n: u64) {
     wait_until("the device's reads", WATCHDOG, || reads(dev) >= from + n);
 }
 
+/// The tests take turns: a run starved of CPU by another test's run delivers less than its
+/// throttle allows, which would read as the very slowdown each test plants.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 fn rig(tag: &str) -> Option<(Blkio, RamLoop)> {
     if !is_root() {
         skip("needs root");
@@ -85,6 +89,7 @@ fn five_repeats(cg: &Blkio, ram: &RamLoop, dip: &dyn Fn()) -> Value {
 /// of 5, below the mean of the others.
 #[test]
 fn a_repeat_slowed_by_a_throttle_is_an_outlier() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let Some((cg, ram)) = rig("outlier") else {
         return;
     };
@@ -112,7 +117,9 @@ fn a_repeat_slowed_by_a_throttle_is_an_outlier() {
         f["evidence"]["mean_without"].as_f64().unwrap(),
     );
     assert!(value < 0.9 * without, "{f:#}");
-    assert!((without / f64::from(RATE) - 1.0).abs() <= 0.05, "{f:#}");
+    // The others ran at the throttle's rate (a little above: each repeat starts with a slice
+    // the throttle has not yet charged).
+    assert!((without / f64::from(RATE) - 1.0).abs() <= 0.1, "{f:#}");
 }
 
 /// Near misses: the same five repeats at a steady rate, and the third repeat held to 90% of
@@ -122,6 +129,7 @@ fn a_repeat_slowed_by_a_throttle_is_an_outlier() {
 /// stalls for most of a second.)
 #[test]
 fn steady_repeats_and_a_small_dip_name_no_outlier() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let Some((cg, ram)) = rig("no-outlier") else {
         return;
     };
@@ -148,12 +156,12 @@ bs = ["4k", "8k", "16k", "32k"]
 iodepth = [4]
 "#;
 
-/// The block-size table at a steady 2,000 reads/s (flat IOPS: no cell off the trend), with the
+/// The block-size table at a steady 1,000 reads/s (flat IOPS: no cell off the trend), with the
 /// 16 KiB cell (the third) held to `during` reads/s: the throttle is lowered when the suite
 /// reports the second cell and put back when it reports the third.
 fn table_with_slow_16k(cg: &Blkio, ram: &RamLoop, during: u32) -> Value {
     std::fs::write(ram.dir.path().join("bs.toml"), BLOCK_SIZES).unwrap();
-    cg.throttle(&ram.dev, "read", 2000);
+    cg.throttle(&ram.dev, "read", 1000);
     let mut run = start(
         cg,
         ram,
@@ -162,17 +170,18 @@ fn table_with_slow_16k(cg: &Blkio, ram: &RamLoop, during: u32) -> Value {
     run.wait_for("[2/4] randread 8K", WATCHDOG);
     cg.throttle(&ram.dev, "read", during);
     run.wait_for("[3/4] randread 16K", WATCHDOG);
-    cg.throttle(&ram.dev, "read", 2000);
+    cg.throttle(&ram.dev, "read", 1000);
     json_of(&run.finish(WATCHDOG))
 }
 
 /// A cell at a quarter of its neighbours' IOPS is a gap, named at its block size.
 #[test]
 fn a_block_size_held_to_a_quarter_is_a_gap() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let Some((cg, ram)) = rig("gap") else {
         return;
     };
-    let doc = table_with_slow_16k(&cg, &ram, 500);
+    let doc = table_with_slow_16k(&cg, &ram, 250);
     let found = of_kind(&doc, "gap");
     assert_eq!(found.len(), 1, "{:#}", doc["findings"]);
     let f = &found[0];
@@ -187,11 +196,12 @@ fn a_block_size_held_to_a_quarter_is_a_gap() {
 /// neighbours (above the 50% a gap must fall under), name no gap.
 #[test]
 fn a_flat_table_and_a_shallow_dip_name_no_gap() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let Some((cg, ram)) = rig("no-gap") else {
         return;
     };
-    let doc = table_with_slow_16k(&cg, &ram, 2000);
+    let doc = table_with_slow_16k(&cg, &ram, 1000);
     assert!(of_kind(&doc, "gap").is_empty(), "{:#}", doc["findings"]);
-    let doc = table_with_slow_16k(&cg, &ram, 1400);
+    let doc = table_with_slow_16k(&cg, &ram, 700);
     assert!(of_kind(&doc, "gap").is_empty(), "{:#}", doc["findings"]);
 }
