@@ -247,7 +247,7 @@ fn a_knob_sweep_changes_the_targets_own_device_unless_another_is_named() {
     );
     assert!(
         run.stderr.contains(&format!(
-            "note: only {} is changed; {} of the target's stack keep their settings",
+            "note: only {} is changed; {} of the target's stack keeps its settings",
             upper.name(),
             lower.name()
         )),
@@ -266,7 +266,7 @@ fn a_knob_sweep_changes_the_targets_own_device_unless_another_is_named() {
     assert_eq!(queue(upper, "read_ahead_kb"), up0, "the target changed");
     assert!(
         run.stderr.contains(&format!(
-            "note: only {} is changed; {} of the target's stack keep their settings",
+            "note: only {} is changed; {} of the target's stack keeps its settings",
             lower.name(),
             upper.name()
         )),

@@ -191,9 +191,13 @@ fn knob_sweep(
         .collect();
     if let Some(first) = untouched.first() {
         say!(
-            "note: only {} is changed; {} of the target's stack keep their settings (to sweep one, name it: --knob {first}:{}=…)",
+            "note: only {} is changed; {} of the target's stack {} (to sweep one, name it: --knob {first}:{}=…)",
             changed.join(", "),
             untouched.join(", "),
+            match untouched.len() {
+                1 => "keeps its settings",
+                _ => "keep their settings",
+            },
             knobs.first().map_or("NAME", |k| k.spec.name.as_str())
         );
     }
