@@ -623,8 +623,21 @@ pub fn from_fio(args: &FioArgs) -> Result<Plan> {
     })
 }
 
-/// What `--verify` needs of a plan, checked before anything is written.
+/// What `--hipri` and `--verify` need of a plan, checked before anything is written. Whether
+/// the target's device has poll queues is asked of the kernel once the target is looked at
+/// (`target::check_poll_queues`).
 fn checked(plan: Plan) -> Result<Plan> {
+    if plan.env.uring.hipri && plan.env.engine != EngineKind::IoUring {
+        return Err(usage(
+            "--hipri is an io_uring mode (IORING_SETUP_IOPOLL); drop it or use --engine io_uring",
+        ));
+    }
+    // The kernel polls only direct IO; a buffered read or write with --hipri fails at once.
+    if plan.env.uring.hipri && !plan.env.direct {
+        return Err(usage(
+            "--hipri polls for direct IO only, and --buffered goes through the page cache; drop one of them",
+        ));
+    }
     if plan.env.verify.is_none() {
         return Ok(plan);
     }

@@ -237,6 +237,25 @@ impl Resolved<'_> {
     }
 }
 
+/// `--hipri` completes IO by polling the device's poll queues (IORING_SETUP_IOPOLL). A device
+/// without them (loop, zram, virtio-blk, NVMe without `nvme.poll_queues`) fails every IO with
+/// EOPNOTSUPP, so it is refused here, after the target is looked at and before a file is made
+/// or filled. A device the kernel does not describe (tmpfs, btrfs) is left to the run.
+pub fn check_poll_queues(resolved: &Resolved) -> Result<()> {
+    // The path the user typed is named, not the test file's made-up name in it.
+    let (path, typed) = match resolved {
+        Resolved::Ready(t) => (t.path.as_path(), t.path.as_path()),
+        Resolved::Create { path, req, .. } => (path.as_path(), req.path.unwrap_or(Path::new("."))),
+    };
+    match iogauge_sysinfo::poll_queues_for(path) {
+        Some((dev, false)) => Err(usage(format!(
+            "--hipri needs a device with poll queues, and {dev} (under {}) has none (/sys/block/{dev}/queue/io_poll is 0); drop --hipri, or use an NVMe device loaded with nvme.poll_queues=N",
+            typed.display()
+        ))),
+        _ => Ok(()),
+    }
+}
+
 /// Resolves, checks and if needed creates and fills the target, without O_DIRECT's check.
 pub fn prepare(req: &Request) -> Result<Target> {
     resolve(req)?.realize(false)
@@ -546,12 +565,37 @@ fn to_create<'a>(req: &'a Request<'a>, path: PathBuf) -> Result<Resolved<'a>> {
             parent.display()
         )));
     }
-    let dir = File::open(&parent).ok();
+    let dir = match File::open(&parent) {
+        Err(e) if e.kind() == io::ErrorKind::PermissionDenied => {
+            return Err(not_writable(
+                &parent,
+                "the test file",
+                "give a directory you may write to, or run as a user who may",
+            ))
+        }
+        d => d.ok(),
+    };
+    // The directory is named, not the test file's made-up name: it is what the user typed
+    // (or the directory of the path they typed) and what they must change.
+    let read_only = || {
+        usage(format!(
+            "cannot create the test file in {}: it is on a read-only file system; give a directory on a writable one (or remount it read-write: mount -o remount,rw)",
+            parent.display()
+        ))
+    };
     if let Some(true) = dir.as_ref().and_then(|d| sys::read_only(d).ok()) {
-        return Err(usage(format!(
-            "{} is on a read-only file system; choose a writable directory for the test file",
-            path.display()
-        )));
+        return Err(read_only());
+    }
+    match dir.as_ref().map(sys::may_create_in) {
+        Some(Err(e)) if e.raw_os_error() == Some(libc::EROFS) => return Err(read_only()),
+        Some(Err(e)) if e.kind() == io::ErrorKind::PermissionDenied => {
+            return Err(not_writable(
+                &parent,
+                "the test file",
+                "give a directory you may write to, or run as a user who may",
+            ))
+        }
+        _ => {}
     }
     if let Some(free) = dir.as_ref().and_then(|d| sys::free_bytes(d).ok()) {
         if free < size {
@@ -761,6 +805,16 @@ fn fill_error(path: &Path, e: io::Error, size: u64) -> anyhow::Error {
     } else {
         anyhow::anyhow!("writing {}: {e}", path.display())
     }
+}
+
+/// A directory this user may not create `what` in: who is refused, where, and what to do.
+pub fn not_writable(dir: &Path, what: &str, todo: &str) -> anyhow::Error {
+    let uid = std::fs::metadata("/proc/self").map_or(u32::MAX, |m| m.uid());
+    let owner = std::fs::metadata(dir).map_or(u32::MAX, |m| m.uid());
+    usage(format!(
+        "cannot create {what} in {}: permission denied (uid {uid} may not write there; it belongs to uid {owner}); {todo}",
+        dir.display()
+    ))
 }
 
 fn open_error(path: &Path, e: io::Error, direct: bool) -> anyhow::Error {

@@ -192,6 +192,27 @@ fn a_server_that_will_not_start_is_one_error_and_nothing_is_left() {
         "{:?}",
         clusters_in(&target)
     );
+    // The server's refusal is the user's to fix: exit 2, quoting what the server said (read
+    // before its log went with the cluster), never naming the removed log.
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("unrecognized configuration parameter \"no_such_setting\""),
+        "{err}"
+    );
+    let out = pgbench(dir.path(), &target, &["--pg-setting", "shared_buffers=abc"]);
+    let err = stderr_of(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    let last = err.lines().last().unwrap_or_default();
+    assert!(
+        last.contains(
+            "refused --pg-setting shared_buffers=abc: invalid value for parameter \"shared_buffers\": \"abc\""
+        ),
+        "{err}"
+    );
+    assert!(!err.contains("server.log"), "names a removed log: {err}");
+    assert!(!err.contains("iogauge.conf"), "names a removed file: {err}");
+    assert_eq!(servers_in(&target), "");
+    assert!(clusters_in(&target).is_empty());
     // A setting without a value is a usage error, before anything is created.
     let out = pgbench(dir.path(), &target, &["--pg-setting", "shared_buffers"]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr_of(&out));

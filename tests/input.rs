@@ -216,3 +216,194 @@ fn a_read_only_results_database_says_so() {
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("read-only file system"), "{err}");
 }
+
+/// `--hipri` on a device without poll queues (a loop device, and ext4 on one) is refused after
+/// the target is looked at and before a file is made or filled (issue 23: it filled the file,
+/// printed 0 IOPS and exited 1). The kernel's own word is the ground truth: `queue/io_poll` 0.
+#[test]
+fn hipri_without_poll_queues_is_refused_before_the_fill() {
+    needs_root!();
+    needs_tool!("mkfs.ext4");
+    let ram = RamLoop::new(64 << 20);
+    let dev = ram.dev.name().to_string();
+    let poll = std::fs::read_to_string(format!("/sys/block/{dev}/queue/io_poll")).unwrap();
+    assert_eq!(poll.trim(), "0", "a loop device has no poll queues");
+    sh("mkfs.ext4", &["-q", &ram.dev.dev]);
+    let dir = tempfile::tempdir().unwrap();
+    let mnt = dir.path().join("mnt");
+    let _m = Mount::new(&ram.dev.dev, &mnt, "rw");
+    let in_mnt = || -> Vec<String> {
+        std::fs::read_dir(&mnt)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n != "lost+found")
+            .collect()
+    };
+    let why = format!("--hipri needs a device with poll queues, and {dev} (under ");
+    let m = mnt.to_str().unwrap();
+    for args in [
+        &[
+            "run", m, "--hipri", "--rw", "write", "--size", "16m", "--time", "1s",
+        ][..],
+        &[
+            "run",
+            m,
+            "--hipri",
+            "--size",
+            "16m",
+            "--time",
+            "1s",
+            "--dry-run",
+        ],
+        &[
+            "run",
+            &ram.dev.dev,
+            "--hipri",
+            "--size",
+            "16m",
+            "--time",
+            "1s",
+        ],
+    ] {
+        let out = iogauge(dir.path(), args);
+        let err = stderr_of(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(err.contains(&why), "{args:?}: {err}");
+        assert!(err.contains("drop --hipri"), "{args:?}: {err}");
+        assert!(in_mnt().is_empty(), "{args:?} left {:?}", in_mnt());
+    }
+    // Flags that make --hipri mean nothing are refused from what was typed alone.
+    refused(
+        dir.path(),
+        &["run", m, "--hipri", "--engine", "psync", "--dry-run"],
+        "--hipri is an io_uring mode",
+    );
+    refused(
+        dir.path(),
+        &["run", m, "--hipri", "--buffered", "--dry-run"],
+        "--hipri polls for direct IO only",
+    );
+    // The near miss: the same run without --hipri runs, and leaves no file either.
+    let out = iogauge(
+        dir.path(),
+        &[
+            "run", m, "--rw", "write", "--size", "16m", "--time", "200ms",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    assert!(in_mnt().is_empty(), "left {:?}", in_mnt());
+}
+
+/// A directory the user may not write to, or one on a read-only file system, is named as such
+/// with what to do (issue 23: it was reported as a file that does not exist, or by the made-up
+/// name of a test file that never existed). The kernel decides: a root-owned directory for an
+/// unprivileged user (setpriv), and an ext4 remounted read-only.
+#[test]
+fn an_unwritable_directory_is_named_as_not_writable() {
+    needs_root!();
+    needs_tool!("setpriv");
+    needs_tool!("mkfs.ext4");
+    use std::os::unix::fs::PermissionsExt;
+    let mode = |p: &std::path::Path, m: u32| {
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(m)).unwrap()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    mode(dir.path(), 0o755);
+    let locked = dir.path().join("locked");
+    let open = dir.path().join("open");
+    std::fs::create_dir(&locked).unwrap();
+    std::fs::create_dir(&open).unwrap();
+    mode(&locked, 0o755);
+    mode(&open, 0o777);
+    let as_nobody = |args: &[&str]| {
+        std::process::Command::new("setpriv")
+            .args(["--reuid=65534", "--regid=65534", "--clear-groups", BIN])
+            .args(args)
+            .current_dir(&open)
+            .env("IOGAUGE_DB", open.join("results.db"))
+            .env("IOGAUGE_RUN_DIR", open.join("run"))
+            .output()
+            .unwrap()
+    };
+    if !as_nobody(&["--version"]).status.success() {
+        skip(&format!("user 65534 cannot run {BIN}"));
+        return;
+    }
+    let one_line = |out: &std::process::Output, want: &str| {
+        let err = stderr_of(out);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains(want), "{want:?} in {err}");
+        assert!(!err.contains("does not exist"), "{err}");
+        assert!(!err.contains("iogauge-test"), "names a made-up file: {err}");
+    };
+    let l = locked.to_str().unwrap();
+    let run = [
+        "run", l, "--rw", "write", "--size", "16m", "--time", "200ms",
+    ];
+    one_line(
+        &as_nobody(&run),
+        &format!(
+            "cannot create the test file in {l}: permission denied (uid 65534 may not write there"
+        ),
+    );
+    let db = locked.join("results.db");
+    let o = open.to_str().unwrap();
+    one_line(
+        &as_nobody(&[
+            "run",
+            o,
+            "--size",
+            "16m",
+            "--time",
+            "200ms",
+            "--db",
+            db.to_str().unwrap(),
+        ]),
+        &format!("cannot create the results database in {l}: permission denied"),
+    );
+    assert_eq!(std::fs::read_dir(&locked).unwrap().count(), 0);
+    // The near miss: the same user in a directory it may write to runs.
+    let out = as_nobody(&[
+        "run", o, "--rw", "write", "--size", "16m", "--time", "200ms",
+    ]);
+    assert!(out.status.success(), "{}", stderr_of(&out));
+
+    // A read-only mount, even for root.
+    let ram = RamLoop::new(32 << 20);
+    sh("mkfs.ext4", &["-q", &ram.dev.dev]);
+    let mnt = dir.path().join("mnt");
+    let _m = Mount::new(&ram.dev.dev, &mnt, "rw");
+    let sub = mnt.join("sub");
+    std::fs::create_dir(&sub).unwrap();
+    sh("mount", &["-o", "remount,ro", mnt.to_str().unwrap()]);
+    let s = sub.to_str().unwrap();
+    let out = iogauge(
+        dir.path(),
+        &["run", s, "--rw", "write", "--size", "4m", "--time", "200ms"],
+    );
+    one_line(
+        &out,
+        &format!("cannot create the test file in {s}: it is on a read-only file system"),
+    );
+    let db = mnt.join("results.db");
+    let out = iogauge(
+        dir.path(),
+        &[
+            "run",
+            o,
+            "--size",
+            "4m",
+            "--time",
+            "200ms",
+            "--db",
+            db.to_str().unwrap(),
+        ],
+    );
+    one_line(
+        &out,
+        &format!("{} is on a read-only file system", mnt.display()),
+    );
+}

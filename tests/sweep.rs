@@ -113,6 +113,11 @@ fn knobs_change_one_at_a_time_and_are_found_as_they_were() {
         "{text}"
     );
     assert_eq!(text.matches("\n  verdict: ").count(), 2, "{text}");
+    // The refused value takes no part in the scheduler's verdict, and the verdict says so.
+    assert!(
+        text.contains("(among the 2 settings that ran; not no-such-scheduler, skipped)"),
+        "{text}"
+    );
     assert!(
         text.contains("scheduler=no-such-scheduler: skipped, the kernel refused"),
         "{text}"
@@ -146,6 +151,131 @@ fn knobs_change_one_at_a_time_and_are_found_as_they_were() {
         "setting names in the report"
     );
     assert!(html.contains("data-kind=\"compare\""));
+}
+
+#[test]
+fn a_sweep_where_only_the_baseline_ran_gives_no_verdict() {
+    needs_root!();
+    let ram = RamLoop::new(64 << 20);
+    let dir = tempfile::tempdir().unwrap();
+    let out = iogauge_here(
+        dir.path(),
+        &[
+            "sweep",
+            "--file",
+            &suite_file(dir.path()),
+            &ram.dev.dev,
+            "--knob",
+            "scheduler=no-such-scheduler",
+            "--repeat",
+            "2",
+        ],
+    );
+    let (text, err) = (String::from_utf8_lossy(&out.stdout), stderr_of(&out));
+    assert!(out.status.success(), "{err}\n{text}");
+    // The kernel refused the one value asked for: the baseline alone is no winner.
+    assert!(
+        text.contains("scheduler=no-such-scheduler: skipped, the kernel refused"),
+        "{text}"
+    );
+    assert!(!text.contains("\n  verdict: "), "{text}");
+    assert!(
+        text.contains("no verdict: only the settings as found ran, so there is nothing to compare"),
+        "{text}"
+    );
+}
+
+/// A loop device over an image file on ext4 on a RAM-backed loop device: the stack
+/// upper → lower that `sysinfo` finds under the target.
+struct Stacked {
+    upper: LoopDev,
+    _mnt: Mount,
+    lower: RamLoop,
+}
+
+fn stacked(dir: &Path) -> Stacked {
+    let lower = RamLoop::new(256 << 20);
+    sh("mkfs.ext4", &["-q", &lower.dev.dev]);
+    let mnt = Mount::new(&lower.dev.dev, &dir.join("mnt"), "rw");
+    let img = dir.join("mnt/upper.img");
+    std::fs::File::create(&img)
+        .unwrap()
+        .set_len(64 << 20)
+        .unwrap();
+    let upper = LoopDev::attach(&img);
+    Stacked {
+        upper,
+        _mnt: mnt,
+        lower,
+    }
+}
+
+/// A slow sweep of `knob` on `target`, returned once its second setting has begun.
+fn slow_sweep(dir: &Path, target: &LoopDev, knob: &str) -> Spawned {
+    std::fs::write(dir.join("slow.toml"), SUITE.replace("200ms", "3s")).unwrap();
+    let mut cmd = Command::new(BIN);
+    cmd.args(["sweep", "--file"])
+        .arg(dir.join("slow.toml"))
+        .arg(&target.dev)
+        .args(["--knob", knob, "--repeat", "1"])
+        .env("IOGAUGE_DB", dir.join("results.db"))
+        .env("IOGAUGE_RUN_DIR", run_dir(dir));
+    let mut run = Spawned::start(cmd);
+    run.wait_for("[setting 2/", WATCHDOG);
+    run
+}
+
+#[test]
+fn a_knob_sweep_changes_the_targets_own_device_unless_another_is_named() {
+    needs_root!();
+    needs_tool!("mkfs.ext4");
+    let dir = tempfile::tempdir().unwrap();
+    let s = stacked(dir.path());
+    let (upper, lower) = (&s.upper, &s.lower.dev);
+    let (up0, low0) = (queue(upper, "read_ahead_kb"), queue(lower, "read_ahead_kb"));
+    let value = |was: &str| if was == "640" { "1280" } else { "640" };
+    // By default only the target's own device changes, and the plan says the one below it
+    // keeps its settings.
+    let run = slow_sweep(dir.path(), upper, &format!("read_ahead_kb={}", value(&up0)));
+    wait_until("the target's read-ahead changed", WATCHDOG, || {
+        queue(upper, "read_ahead_kb") == value(&up0)
+    });
+    assert_eq!(
+        queue(lower, "read_ahead_kb"),
+        low0,
+        "the device below changed"
+    );
+    assert!(
+        run.stderr.contains(&format!(
+            "note: only {} is changed; {} of the target's stack keeps its settings",
+            upper.name(),
+            lower.name()
+        )),
+        "{}",
+        run.stderr
+    );
+    run.signal("INT");
+    assert_eq!(run.finish(WATCHDOG).status.code(), Some(130));
+    assert_eq!(queue(upper, "read_ahead_kb"), up0);
+    // DEV:NAME changes the device named, and only that one.
+    let knob = format!("{}:read_ahead_kb={}", lower.name(), value(&low0));
+    let run = slow_sweep(dir.path(), upper, &knob);
+    wait_until("the named device's read-ahead changed", WATCHDOG, || {
+        queue(lower, "read_ahead_kb") == value(&low0)
+    });
+    assert_eq!(queue(upper, "read_ahead_kb"), up0, "the target changed");
+    assert!(
+        run.stderr.contains(&format!(
+            "note: only {} is changed; {} of the target's stack keeps its settings",
+            lower.name(),
+            upper.name()
+        )),
+        "{}",
+        run.stderr
+    );
+    run.signal("INT");
+    assert_eq!(run.finish(WATCHDOG).status.code(), Some(130));
+    assert_eq!(queue(lower, "read_ahead_kb"), low0);
 }
 
 /// Starts a sweep of read_ahead_kb (as found, then `value`) with longer cells, and returns once

@@ -480,8 +480,10 @@ impl Cluster {
     }
 
     /// Starts the server and waits until it accepts connections. A server that does not start
-    /// is one error with the last lines of its log.
-    pub fn start(&self) -> Result<()> {
+    /// is one error quoting what its log says, read now: the log goes with the cluster when the
+    /// run ends, so the error never sends the user to it (unless the cluster is kept). A
+    /// setting of `asked` (the user's --pg-setting) that the server refused is a usage error.
+    pub fn start(&self, asked: &[(String, String)]) -> Result<()> {
         let mut c = match &self.teardown.cgroup {
             // The launcher enters the cgroup itself, so the postmaster and every backend it
             // forks are inside, and iogauge and pgbench are not.
@@ -510,14 +512,21 @@ impl Cluster {
             return Ok(());
         }
         let log = std::fs::read_to_string(&self.log).unwrap_or_default();
-        let why = match log.trim().is_empty() {
+        if let Some(e) = refused_setting(&log, asked) {
+            return Err(e);
+        }
+        let said = server_said(&log);
+        let why = match said.is_empty() {
             true => last_lines(&String::from_utf8_lossy(&out.stderr), 3),
-            false => last_lines(&log, 3),
+            false => said[said.len().saturating_sub(3)..].join(" | "),
         };
-        Err(anyhow!(
-            "the PostgreSQL server did not start (log {}): {why}",
-            self.log.display()
-        ))
+        match self.teardown.keep {
+            true => Err(anyhow!(
+                "the PostgreSQL server did not start (its log, kept: {}): {why}",
+                self.log.display()
+            )),
+            false => Err(anyhow!("the PostgreSQL server did not start: {why}")),
+        }
     }
 
     /// Stops the server, fast (connections cut, a shutdown checkpoint).
@@ -652,6 +661,49 @@ pub fn undo(data: &Path, dirs: &[PathBuf], cgroup: Option<&Path>) -> (String, bo
     (done.join(", "), ok)
 }
 
+/// The messages of a server log, without the prefix that dates them (`%m [%p] `): from the
+/// severity on (`FATAL:  …`), one per line.
+fn server_said(log: &str) -> Vec<String> {
+    const LEVELS: [&str; 6] = ["FATAL:", "PANIC:", "ERROR:", "LOG:", "DETAIL:", "HINT:"];
+    log.lines()
+        .filter_map(|l| {
+            let at = LEVELS.iter().filter_map(|lv| l.find(lv)).min()?;
+            Some(l[at..].split_whitespace().collect::<Vec<_>>().join(" "))
+        })
+        .collect()
+}
+
+/// The user's setting the server refused, as a usage error quoting the server: a line of its
+/// log that names one of `asked` in quotes (`invalid value for parameter "shared_buffers":
+/// "abc"`, `unrecognized configuration parameter "x"`), with the DETAIL or HINT after it.
+fn refused_setting(log: &str, asked: &[(String, String)]) -> Option<anyhow::Error> {
+    let said = server_said(log);
+    let (at, (k, v)) = said.iter().enumerate().find_map(|(i, l)| {
+        asked
+            .iter()
+            .find(|(k, _)| l.contains(&format!("\"{k}\"")))
+            .map(|kv| (i, kv))
+    })?;
+    // The configuration file it names is iogauge's, and gone with the cluster: not quoted.
+    let first = said[at].trim_start_matches("LOG: ");
+    let first = first.split(" in file \"").next().unwrap_or(first);
+    let mut quote = vec![first];
+    quote.extend(
+        said[at + 1..]
+            .iter()
+            .take_while(|l| l.starts_with("DETAIL:") || l.starts_with("HINT:"))
+            .map(String::as_str),
+    );
+    let todo = match first.contains("unrecognized configuration parameter") {
+        true => format!("check the name (psql: SELECT name FROM pg_settings) or leave out {k}"),
+        false => format!("give a value it takes (psql: SHOW {k} shows its form) or leave it out"),
+    };
+    Some(crate::error::usage(format!(
+        "the PostgreSQL server refused --pg-setting {k}={v}: {}; {todo}",
+        quote.join(" | ")
+    )))
+}
+
 /// The last `n` non-empty lines of `text`, joined into one line.
 pub fn last_lines(text: &str, n: usize) -> String {
     let lines: Vec<&str> = text
@@ -674,5 +726,23 @@ mod tests {
             "LOG:  starting | FATAL:  unrecognized configuration parameter \"nosuch\""
         );
         assert_eq!(last_lines("", 3), "");
+    }
+
+    #[test]
+    fn a_refused_setting_is_quoted_without_the_log_prefix_or_the_file() {
+        let log = "2026-11-22 21:22:38.846 UTC [19783] LOG:  invalid value for parameter \"shared_buffers\": \"abc\"\n2026-11-22 21:22:38.846 UTC [19783] FATAL:  configuration file \"/x/iogauge.conf\" contains errors\n";
+        let asked = [("shared_buffers".to_string(), "abc".to_string())];
+        let e = refused_setting(log, &asked).unwrap().to_string();
+        assert!(
+            e.starts_with("the PostgreSQL server refused --pg-setting shared_buffers=abc: invalid value for parameter \"shared_buffers\": \"abc\"; give a value"),
+            "{e}"
+        );
+        let log = "2026-11-22 LOG:  unrecognized configuration parameter \"nosuch\" in file \"/x/iogauge.conf\" line 2\n";
+        let asked = [("nosuch".to_string(), "1".to_string())];
+        let e = refused_setting(log, &asked).unwrap().to_string();
+        assert!(!e.contains("iogauge.conf"), "{e}");
+        assert!(e.contains("check the name"), "{e}");
+        // A failure that names none of the user's settings is not theirs to fix.
+        assert!(refused_setting("FATAL:  could not bind", &asked).is_none());
     }
 }

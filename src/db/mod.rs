@@ -265,7 +265,7 @@ pub fn run(p: &DbPlan) -> Result<()> {
     )?;
     say!("cluster in {}", cluster.work.display());
     cluster.configure(&p.settings)?;
-    cluster.start()?;
+    cluster.start(&p.settings)?;
     let (version, version_num) = server::version(&cluster)?;
     say!("loading: pgbench -i at scale {}", p.scale);
     let load = Instant::now();
@@ -352,7 +352,7 @@ pub fn run(p: &DbPlan) -> Result<()> {
         let res = (|| -> Result<Option<ResultDoc>> {
             cluster.stop()?;
             cluster.configure(&settings)?;
-            cluster.start()?;
+            cluster.start(&p.settings)?;
             let extra: Vec<String> = p.settings.iter().map(|(k, _)| k.clone()).collect();
             let recorded = server::settings(&cluster, &extra)?;
             let mut runs = Vec::new();

@@ -79,6 +79,9 @@ fn execute_as(plan: &Plan, print: bool) -> Result<Option<RunDoc>> {
         quiet: false,
     };
     let resolved = target::resolve(&req)?;
+    if plan.env.uring.hipri && plan.env.engine == EngineKind::IoUring {
+        target::check_poll_queues(&resolved)?;
+    }
     let works: Vec<Result<Work, String>> =
         plan.cells
             .iter()

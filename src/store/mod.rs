@@ -167,7 +167,32 @@ impl Store {
             Ok(m) if m.len() > 0 => schema::check_existing(path)?,
             Ok(_) => {}
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+                let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
+                // SQLite would say only "unable to open database file", as if the file were the
+                // problem: a directory that may not be written is named as such.
+                let cannot = |dir: &Path, e: std::io::Error| match e.raw_os_error() {
+                    Some(libc::EROFS) => Some(crate::error::usage(format!(
+                        "cannot create the results database {}: {} is on a read-only file system; give --db PATH on a writable one, or --no-store to keep nothing",
+                        path.display(),
+                        dir.display()
+                    ))),
+                    Some(libc::EACCES) => Some(crate::target::not_writable(
+                        dir,
+                        "the results database",
+                        "give --db PATH in a directory you may write to, or --no-store to keep nothing",
+                    )),
+                    _ => None,
+                };
+                if let Some(d) = dir.filter(|d| d.is_dir()) {
+                    if let Some(err) = std::fs::File::open(d)
+                        .and_then(|f| iogauge_engine::sys::may_create_in(&f))
+                        .err()
+                        .and_then(|e| cannot(d, e))
+                    {
+                        return Err(err);
+                    }
+                }
+                if let Some(dir) = dir {
                     std::fs::create_dir_all(dir).map_err(|e| {
                         crate::error::usage(format!(
                             "cannot create the directory {} for the results database ({e}); give --db PATH for another file, or --no-store to keep nothing",

@@ -168,17 +168,44 @@ fn knob_sweep(
         knobs: Vec::new(),
         fs: None,
     });
+    // The plan names each device that changes (`as found: V on DEV`); the devices below the
+    // target that keep their settings are named too, so nobody wonders whether the disk under
+    // a loop device was touched.
     say!(
-        "sweep {id}: {} settings of {} on {} · {} repeats each",
+        "sweep {id}: {} settings of {} · {} repeats each",
         settings.len(),
         knobs
             .iter()
             .map(|k| format!("{} (as found: {})", k.spec.label(), k.as_found()))
             .collect::<Vec<_>>()
             .join(", "),
-        devices.join(", "),
         suite.repeat.repeat.unwrap_or(3)
     );
+    let mut changed: Vec<&str> = Vec::new();
+    for s in specs {
+        if let Some(d) = s.device.as_deref().or(devices.first().map(String::as_str)) {
+            if !changed.contains(&d) {
+                changed.push(d);
+            }
+        }
+    }
+    let untouched: Vec<&str> = devices
+        .iter()
+        .map(String::as_str)
+        .filter(|d| !changed.contains(d))
+        .collect();
+    if let Some(first) = untouched.first() {
+        say!(
+            "note: only {} is changed; {} of the target's stack {} (to sweep one, name it: --knob {first}:{}=…)",
+            changed.join(", "),
+            untouched.join(", "),
+            match untouched.len() {
+                1 => "keeps its settings",
+                _ => "keep their settings",
+            },
+            knobs.first().map_or("NAME", |k| k.spec.name.as_str())
+        );
+    }
     let mut guard = Guard::new(&knobs)?;
     let mut out = Vec::new();
     for (n, s) in settings.iter().enumerate() {
@@ -464,10 +491,17 @@ struct GroupDoc {
     /// Column heads: the setting's value (or label); the first is the baseline.
     settings: Vec<SettingDoc>,
     cells: Vec<String>,
-    /// The setting best in most cells, and in how many of those it beats the baseline.
+    /// The column every other is judged against: the first setting that ran (the values as
+    /// found, or the first file system made).
+    baseline: Option<String>,
+    /// The setting best in most cells, and in how many of those it beats the baseline. Only
+    /// settings that ran take part: one that was skipped is no competitor, and a verdict
+    /// needs two that ran.
     best: Option<String>,
     best_in: usize,
     beats_baseline_in: usize,
+    /// Why there is no verdict, when fewer than two settings ran.
+    no_verdict: Option<String>,
 }
 
 #[derive(Serialize)]
@@ -569,7 +603,10 @@ fn group(title: String, members: &[&(Setting, Outcome)], grid: bool) -> GroupDoc
         .find_map(|(_, o)| o.doc.as_ref())
         .map(|d| d.results.iter().map(cell_name).collect())
         .unwrap_or_default();
-    let baseline = members.first().and_then(|(_, o)| o.doc.as_ref());
+    // A skipped first setting is no baseline: the next one that ran is, and the table says
+    // which (a file-system sweep whose first mkfs is missing compares against the second).
+    let base_at = members.iter().position(|(_, o)| o.doc.is_some());
+    let baseline = base_at.and_then(|i| members[i].1.doc.as_ref());
     let settings: Vec<SettingDoc> = members
         .iter()
         .enumerate()
@@ -589,7 +626,7 @@ fn group(title: String, members: &[&(Setting, Outcome)], grid: bool) -> GroupDoc
                         vs_baseline: None,
                         p_value: None,
                     };
-                    if mi > 0 {
+                    if base_at.is_some_and(|b| mi > b) {
                         if let Some(b) = baseline.and_then(|d| d.results.get(ci)) {
                             let c = iogauge_stats::verdict(&iops_of(b), &v, true, ALPHA, NOISE);
                             cell.vs_baseline = Some(c.verdict.label().to_string());
@@ -633,15 +670,32 @@ fn group(title: String, members: &[&(Setting, Outcome)], grid: bool) -> GroupDoc
             .filter(|c| c.vs_baseline.as_deref() == Some(iogauge_stats::Verdict::Faster.label()))
             .count()
     };
+    let ran: Vec<&SettingDoc> = settings.iter().filter(|s| s.run_id.is_some()).collect();
+    // One setting that ran is best at nothing: "ext4 is best in 1 of 1 cells" with every other
+    // file system skipped would read as a result.
+    let no_verdict = match ran.as_slice() {
+        [_, _, ..] => None,
+        [only] if only.head == "as found" => {
+            Some("only the settings as found ran, so there is nothing to compare".to_string())
+        }
+        [only] => Some(format!(
+            "only {} ran, so there is nothing to compare",
+            only.head
+        )),
+        [] => Some("no setting ran".to_string()),
+    };
+    let best = best.filter(|_| no_verdict.is_none());
     let (best_in, beats_baseline_in) = best.map_or((0, 0), |mi| (best_count[mi], beats(mi)));
     let best = best.map(|mi| settings[mi].head.clone());
     GroupDoc {
         title,
+        baseline: base_at.map(|i| settings[i].head.clone()),
         settings,
         cells,
         best,
         best_in,
         beats_baseline_in,
+        no_verdict,
     }
 }
 
@@ -651,7 +705,7 @@ fn render(doc: &SweepDoc) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "sweep {} · suite {} · IOPS: mean of the repeats (± half the 95% CI, Student t) · ▲ faster ▼ slower · no significant change, against the first column: Welch p < {} and a change above {:.0}%",
+        "sweep {} · suite {} · IOPS: mean of the repeats (± half the 95% CI, Student t) · ▲ faster ▼ slower · no significant change, against the first column that ran: Welch p < {} and a change above {:.0}%",
         doc.sweep,
         doc.suite,
         doc.alpha,
@@ -702,23 +756,41 @@ fn render(doc: &SweepDoc) -> String {
             }
             let _ = writeln!(s);
         }
-        if let (Some(best), Some(first)) = (&g.best, g.settings.first()) {
-            let verdict = if *best == first.head {
+        // The verdict names how many settings it judged, so a skipped one is never read as
+        // having lost.
+        let skipped: Vec<&str> = g
+            .settings
+            .iter()
+            .filter(|x| x.skipped.is_some())
+            .map(|x| x.head.as_str())
+            .collect();
+        let among = match skipped.is_empty() {
+            true => String::new(),
+            false => format!(
+                " (among the {} settings that ran; not {}, skipped)",
+                g.settings.len() - skipped.len(),
+                skipped.join(", ")
+            ),
+        };
+        if let (Some(best), Some(base)) = (&g.best, &g.baseline) {
+            let verdict = if best == base {
                 format!(
-                    "{best} is best in {} of {} cells: no other setting beats it",
+                    "{best} is best in {} of {} cells{among}: no other setting beats it",
                     g.best_in,
                     g.cells.len()
                 )
             } else {
                 format!(
-                    "{best} is best in {} of {} cells and beats {} in {} of them",
+                    "{best} is best in {} of {} cells{among} and beats {base} in {} of them",
                     g.best_in,
                     g.cells.len(),
-                    first.head,
                     g.beats_baseline_in
                 )
             };
             let _ = writeln!(s, "  verdict: {verdict}");
+        }
+        if let Some(why) = &g.no_verdict {
+            let _ = writeln!(s, "  no verdict: {why}");
         }
         for set in &g.settings {
             if let Some(why) = &set.skipped {

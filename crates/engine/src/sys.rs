@@ -204,6 +204,26 @@ pub fn online_cpus() -> u64 {
     u64::try_from(n).unwrap_or(1).max(1)
 }
 
+/// Whether this process may create a file in the directory `dir` (write and search permission,
+/// for its effective ids): `Ok` when it may; EACCES when permissions forbid it, EROFS when the
+/// file system is mounted read-only. Asked of the kernel (faccessat with AT_EACCESS), so ACLs,
+/// capabilities and root's rights count as they will for the create.
+pub fn may_create_in(dir: &File) -> io::Result<()> {
+    // SAFETY: the path is a static NUL-terminated string; faccessat only reads it.
+    let rc = unsafe {
+        libc::faccessat(
+            dir.as_raw_fd(),
+            c".".as_ptr(),
+            libc::W_OK | libc::X_OK,
+            libc::AT_EACCESS,
+        )
+    };
+    match rc {
+        0 => Ok(()),
+        _ => Err(io::Error::last_os_error()),
+    }
+}
+
 /// Total physical memory in bytes.
 pub fn total_memory() -> u64 {
     // SAFETY: sysconf has no memory effects.

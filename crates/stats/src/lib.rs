@@ -12,7 +12,7 @@
 //!   95 % Student-t confidence interval for the mean.
 //! - [`modified_z_scores`], [`mad_outliers`]: modified z-score, z = 0.6745 (x − median)/MAD,
 //!   outlier when |z| > 3.5 (B. Iglewicz and D. C. Hoaglin, *How to Detect and Handle
-//!   Outliers*, ASQC 1993).
+//!   Outliers*, ASQC 1993); when MAD is 0, scaled by 1.253314 · the mean absolute deviation.
 //! - [`welch_t_test`]: Welch's t-test with Welch–Satterthwaite degrees of freedom (B. L. Welch,
 //!   Biometrika 34, 1947).
 //! - [`verdict`]: significant *and* beyond a noise threshold, as criterion.rs decides changes.

@@ -15,10 +15,19 @@
 //! at least [`MIN_SHIFT`] (10%) away from the median of the other repeats
 //! ([`material_outliers`]); both rules are in [`OutlierRule`].
 //!
-//! When MAD is 0, more than half the values are identical and z is undefined. We then report no
-//! outliers (all scores 0): identical values mostly come from quantized measurements, such as
-//! latency percentiles read from histogram buckets or stall counts, where flagging the one run
-//! that lands in the next bucket would call noise an outlier.
+//! When MAD is 0, more than half the values are identical and z as above is undefined. The
+//! scale is then the mean absolute deviation about the median, as the modified z-score is
+//! usually completed for that case (IBM SPSS, "Modified z-score"; E[MeanAD] = σ·√(2/π), hence
+//! the constant 1.253314 = √(π/2)):
+//!
+//! z_i = (x_i − median) / (1.253314 · MeanAD).
+//!
+//! Identical repeats are what a rate-capped device gives (a cloud volume's provisioned IOPS, a
+//! blkio throttle): without this, one repeat at half the rate of four identical others was never
+//! named. With n values of which n − 1 are identical, the odd one scores n / 1.253314, so it can
+//! pass 3.5 only from 5 repeats on; quantized measurements (latency percentiles read from
+//! histogram buckets) that land one bucket apart are kept out by the material rule, since
+//! neighbouring buckets lie far less than 10% apart.
 
 use crate::moments::{median_of_sorted, saturate, sorted, Scale};
 
@@ -80,8 +89,12 @@ pub fn material_outliers(values: &[f64], rule: OutlierRule) -> Option<Vec<usize>
 /// reference.
 const NORMAL_Q3: f64 = 0.6745;
 
-/// The modified z-score of each value, in input order; all 0 when MAD is 0 (see the module
-/// docs). `None` if any value is NaN or infinite; an empty input gives an empty vector.
+/// √(π/2): the mean absolute deviation of normal data is σ·√(2/π).
+const MEAN_AD_TO_SIGMA: f64 = 1.253314;
+
+/// The modified z-score of each value, in input order; scaled by the mean absolute deviation
+/// when MAD is 0, and all 0 when every value is the same (see the module docs). `None` if any
+/// value is NaN or infinite; an empty input gives an empty vector.
 pub fn modified_z_scores(values: &[f64]) -> Option<Vec<f64>> {
     if values.iter().any(|v| !v.is_finite()) {
         return None;
@@ -96,7 +109,16 @@ pub fn modified_z_scores(values: &[f64]) -> Option<Vec<f64>> {
     let deviations: Vec<f64> = scaled.iter().map(|v| (v - median).abs()).collect();
     let mad = median_of_sorted(&sorted(&deviations));
     if mad == 0.0 {
-        return Some(vec![0.0; values.len()]);
+        let mean_ad = deviations.iter().sum::<f64>() / deviations.len() as f64;
+        if mean_ad == 0.0 {
+            return Some(vec![0.0; values.len()]);
+        }
+        return Some(
+            scaled
+                .iter()
+                .map(|v| saturate((v - median) / (MEAN_AD_TO_SIGMA * mean_ad)))
+                .collect(),
+        );
     }
     Some(
         scaled
@@ -124,6 +146,31 @@ pub fn mad_outliers(values: &[f64], threshold: f64) -> Option<Vec<usize>> {
 #[cfg(test)]
 mod material_tests {
     use super::*;
+
+    // A rate-capped device (a blkio throttle in tests/outlier_gap.rs) gave four identical
+    // repeats and one at 40%: MAD 0, and the slow repeat went unnamed.
+    #[test]
+    fn identical_repeats_and_one_far_off_name_that_one() {
+        let capped = [1048.0, 1048.0, 422.5, 1048.0, 1048.0];
+        // MeanAD = 625.5 / 5 = 125.1; z = −625.5 / (1.253314 · 125.1) = −5 / 1.253314.
+        let z = modified_z_scores(&capped).unwrap();
+        assert!((z[2] + 5.0 / 1.253314).abs() < 1e-9, "{z:?}");
+        assert_eq!(z[0], 0.0);
+        assert_eq!(
+            material_outliers(&capped, OutlierRule::default()).unwrap(),
+            vec![2]
+        );
+        // One bucket apart (1%) is no outlier, however identical the rest.
+        let bucket = [1000.0, 1000.0, 1010.0, 1000.0, 1000.0];
+        assert!(material_outliers(&bucket, OutlierRule::default())
+            .unwrap()
+            .is_empty());
+        // Four repeats cannot name one: 4 / 1.253314 < 3.5.
+        let four = [1048.0, 1048.0, 422.5, 1048.0];
+        assert!(material_outliers(&four, OutlierRule::default())
+            .unwrap()
+            .is_empty());
+    }
 
     // Regression (issue 10, item 7): `--repeat 3` called repeats 2% off the others outliers
     // while `compare` calls under 2% noise.

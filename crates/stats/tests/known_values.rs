@@ -118,13 +118,19 @@ fn unusable_input_gives_none() {
 }
 
 #[test]
-fn mad_of_zero_flags_nothing() {
-    // Four identical runs and one different: MAD = 0, so no scores (see the outliers module).
+fn mad_of_zero_falls_back_to_the_mean_absolute_deviation() {
+    // Four identical runs and one different: MAD = 0, so the scale is 1.253314 · MeanAD
+    // (MeanAD = 95 / 5 = 19): z = 95 / (1.253314 · 19) = 5 / 1.253314 ≈ 3.99.
     assert_eq!(
         mad_outliers(&[5.0, 5.0, 5.0, 5.0, 100.0], 3.5),
-        Some(vec![])
+        Some(vec![4])
     );
-    assert_eq!(modified_z_scores(&[5.0, 5.0, 9.0]), Some(vec![0.0; 3]));
+    // Three runs, two identical: z = 3 / 1.253314 ≈ 2.39, no outlier.
+    let z = modified_z_scores(&[5.0, 5.0, 9.0]).unwrap();
+    assert!((z[2] - 3.0 / 1.253314).abs() < 1e-12, "{z:?}");
+    assert_eq!(mad_outliers(&[5.0, 5.0, 9.0], 3.5), Some(vec![]));
+    // All identical: no spread, no scores.
+    assert_eq!(modified_z_scores(&[7.0; 4]), Some(vec![0.0; 4]));
 }
 
 #[test]

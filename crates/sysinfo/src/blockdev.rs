@@ -257,6 +257,15 @@ pub(crate) fn logical_block_size(roots: &Roots, major: u32, minor: u32) -> Optio
     read_parsed(&whole_disk_dir(&dir).join("queue/logical_block_size"))
 }
 
+/// The kernel name of the disk that queues `major:minor`'s IO, and its `queue/io_poll`.
+pub(crate) fn io_poll(roots: &Roots, major: u32, minor: u32) -> Option<(String, bool)> {
+    let dir = device_dir(roots, major, minor)?;
+    let disk = whole_disk_dir(&dir);
+    let name = disk.file_name()?.to_string_lossy().into_owned();
+    let poll: u32 = read_parsed(&disk.join("queue/io_poll"))?;
+    Some((name, poll != 0))
+}
+
 pub(crate) fn holders_of(roots: &Roots, name: &str) -> Vec<String> {
     name_dir(roots, name)
         .map(|dir| list_names(&dir.join("holders")))

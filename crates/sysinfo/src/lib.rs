@@ -241,6 +241,25 @@ pub fn logical_block_size_for(path: &Path) -> Option<u32> {
     blockdev::logical_block_size(&roots, major, minor)
 }
 
+/// The block device that takes the IO of `path` (the device itself, or the one holding its file
+/// system; a partition's disk) and whether its queue completes IO by polling
+/// (`queue/io_poll`, 1 only when the driver has poll queues: NVMe with `nvme.poll_queues` > 0;
+/// loop, zram and virtio-blk without poll queues say 0). `None` when it cannot be told (a file
+/// system on no single block device, such as tmpfs or btrfs).
+pub fn poll_queues_for(path: &Path) -> Option<(String, bool)> {
+    let roots = Roots::live();
+    let (existing, meta, _) = nearest_existing(path)?;
+    let (major, minor) = if meta.file_type().is_block_device() {
+        blockdev::split_dev(meta.rdev())
+    } else {
+        let entries = mountinfo::read(&roots);
+        let canonical = std::fs::canonicalize(&existing).unwrap_or(existing);
+        let mount = mountinfo::find_mount(&entries, &canonical, blockdev::split_dev(meta.dev()));
+        blockdev::fs_devnum(&roots, meta.dev(), mount)?
+    };
+    blockdev::io_poll(&roots, major, minor)
+}
+
 /// The mount point if the block device `major:minor`, or any partition of it, is mounted; the
 /// string `[SWAP]` (as lsblk prints it) if it is an active swap area. Used to refuse writing to a
 /// device in use.
