@@ -1073,9 +1073,16 @@ fn no_space_during_a_run_on_a_created_file() {
                 std::thread::sleep(Duration::from_millis(20));
             }
         });
-        let done = run.finish(Duration::from_secs(60));
-        stop.store(true, Ordering::SeqCst);
-        done
+        // Stops the filler however this closure ends: a failed `finish` panics, and the scope
+        // would otherwise wait for the filler forever.
+        struct StopOnDrop<'a>(&'a std::sync::atomic::AtomicBool);
+        impl Drop for StopOnDrop<'_> {
+            fn drop(&mut self) {
+                self.0.store(true, Ordering::SeqCst);
+            }
+        }
+        let _stop = StopOnDrop(&stop);
+        run.finish(Duration::from_secs(60))
     });
     assert_fault(&done, file.to_str().unwrap(), "No space left on device");
     assert!(!file.exists(), "the created file was removed");

@@ -268,15 +268,18 @@ pub fn combine(mut parts: Vec<Part>) -> Result<RunDoc> {
 fn straggling(iops: &[f64]) -> Vec<usize> {
     let rule = iogauge_stats::OutlierRule::default();
     let flagged = iogauge_stats::material_outliers(iops, rule).unwrap_or_default();
-    let z = iogauge_stats::modified_z_scores(iops).unwrap_or_default();
-    if !flagged.is_empty() || iops.len() < 3 || z.iter().any(|&v| v != 0.0) {
+    if !flagged.is_empty() || iops.len() < 3 {
         return flagged;
     }
-    let mut sorted = iops.to_vec();
-    sorted.sort_by(f64::total_cmp);
-    let median = sorted[sorted.len() / 2];
     (0..iops.len())
-        .filter(|&i| median > 0.0 && (iops[i] / median - 1.0).abs() >= rule.min_shift)
+        .filter(|&i| {
+            let others: Vec<f64> = (0..iops.len())
+                .filter(|&j| j != i)
+                .map(|j| iops[j])
+                .collect();
+            let same = others.iter().all(|&v| v == others[0]);
+            same && others[0] > 0.0 && (iops[i] / others[0] - 1.0).abs() >= rule.min_shift
+        })
         .collect()
 }
 
