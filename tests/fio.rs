@@ -236,7 +236,12 @@ fn unsupported_options_are_refused_with_file_line_and_why() {
             "--verify",
         ),
         ("[a]\nfrob=1\n", "x.fio:2: frob", "does not support"),
-        ("[a]\nsize=$mb_memory\n", "x.fio:2:", "$mb_memory"),
+        (
+            "[a]\nsize=$nope\n",
+            "x.fio:2:",
+            "$nope is not one of fio's keywords",
+        ),
+        ("[a]\nbs=(4096/0)\n", "x.fio:2:", "division by zero"),
         (
             "[a]\nsize=1k\n",
             "x.fio:2: size=1k",
