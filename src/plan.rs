@@ -463,6 +463,10 @@ pub fn from_fio(args: &FioArgs) -> Result<Plan> {
         j.distribution == first.distribution
     })?;
     agree("rate_iops", &|j| j.rate_iops == first.rate_iops)?;
+    agree("verify", &|j| j.verify == first.verify)?;
+    agree("latency_target", &|j| {
+        j.latency_target == first.latency_target
+    })?;
     agree("randseed", &|j| j.seed == first.seed)?;
     agree("iodepth_batch_submit", &|j| {
         j.submit_batch == first.submit_batch
@@ -517,6 +521,10 @@ pub fn from_fio(args: &FioArgs) -> Result<Plan> {
         iops,
         per_thread: true,
     });
+    // verify=: iogauge's own stamps on every write, read back after each job (--verify).
+    if first.verify {
+        env.verify = Some(1.0);
+    }
     let mut groups = Vec::new();
     for j in &jobs {
         let bs = check_bs("bs", j.bs).map_err(|e| usage(format!("{}: {e}", j.at("bs"))))?;
@@ -619,7 +627,7 @@ pub fn from_fio(args: &FioArgs) -> Result<Plan> {
         output: args.output.clone(),
         notes,
         probe: false,
-        latency_target: None,
+        latency_target: first.latency_target,
     })
 }
 

@@ -231,9 +231,9 @@ fn unsupported_options_are_refused_with_file_line_and_why() {
             "one block size per job",
         ),
         (
-            "[a]\nrw=randread\nverify=md5\n",
-            "x.fio:3: verify",
-            "--verify",
+            "[a]\nrw=randread\nrate_min=1m\n",
+            "x.fio:3: rate_min",
+            "low rate",
         ),
         ("[a]\nfrob=1\n", "x.fio:2: frob", "does not support"),
         (
@@ -406,4 +406,31 @@ fn the_example_job_files_plan_unchanged() {
         assert!(String::from_utf8_lossy(&out.stdout).contains("plan: suite fio"));
     }
     assert!(seen >= 3, "the KDiskMark and cloud examples are there");
+}
+
+/// `verify=` and `rate=` in a job file run as iogauge's own: every written block read back
+/// after the job, and the IOs paced at rate ÷ bs (issue 26).
+#[test]
+fn verify_and_rate_in_a_job_run_as_iogauges_own() {
+    let dir = tempfile::tempdir().unwrap();
+    write_job(
+        dir.path(),
+        "v.fio",
+        "[global]\nioengine=io_uring\ndirect=1\nsize=16m\nruntime=1\ntime_based\n\n[w]\nrw=randwrite\nbs=4k\nverify=md5\nrate=4m\n",
+    );
+    let out = iogauge(dir.path(), &["fio", "v.fio", "--no-store", "--json"]);
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let r = &doc["results"][0];
+    let v = &r["verify"];
+    assert!(v["written_blocks"].as_u64().unwrap() > 0, "{v}");
+    assert_eq!(v["pass_checks"], v["written_blocks"], "{v}");
+    // 4 MiB/s of 4 KiB blocks: 1,024 IOs a second, paced.
+    let iops = r["iops"].as_f64().unwrap();
+    assert!((iops / 1024.0 - 1.0).abs() < 0.05, "{iops}");
+    let notes = doc["notes"].to_string();
+    assert!(
+        notes.contains("verify=md5") && notes.contains("rate=4m"),
+        "{notes}"
+    );
 }

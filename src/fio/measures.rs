@@ -32,6 +32,31 @@ pub fn notes(jobs: &[Job], ram: u64, working_set: &dyn Fn(&Job) -> Option<u64>) 
                 units::duration(rt)
             ));
         }
+        if let (true, Some(r)) = (j.has("rate"), j.rate_iops) {
+            out(format!(
+                "{}: rate={} ({WHO}) paces each clone at {} IOs/s of bs={}: iogauge paces IOs, as rate_iops does, and counts each IO's latency from its planned start",
+                j.at("rate"),
+                j.typed("rate"),
+                units::count(r),
+                j.typed("bs")
+            ));
+        }
+        if j.verify {
+            out(format!(
+                "{}: verify={} ({WHO}): iogauge stamps every sector it writes with its own header (run, offset, generation) and reads every block back after the job; fio's checksum is not computed, and a wrong, lost or misplaced block is named either way",
+                j.at("verify"),
+                j.typed("verify")
+            ));
+        }
+        if let Some(t) = j.latency_target {
+            out(format!(
+                "{}: latency_target={} at the p{} ({WHO}): fio lowers the queue depth until the target holds; iogauge keeps iodepth={} and searches the highest rate that keeps it (--latency-target) — the same question, asked by rate",
+                j.at("latency_target"),
+                j.typed("latency_target"),
+                t.percentile,
+                j.iodepth
+            ));
+        }
         if j.engine == Engine::Sync && j.iodepth > 1 {
             out(format!(
                 "{}: iodepth={} with ioengine={} ({WHO}): a sync engine has one IO in flight per clone whatever iodepth says, so {} in flight in fio and in iogauge; use ioengine=io_uring or libaio with direct=1 for a queue",

@@ -50,8 +50,12 @@ pub struct Job {
     /// `directory` joined with `filename`, or either alone.
     pub path: Option<PathBuf>,
     pub sync: Option<(SyncKind, u32)>,
-    /// Per job clone, as fio's rate_iops.
+    /// Per job clone, as fio's rate_iops (or `rate=` in bytes/s over the block size).
     pub rate_iops: Option<f64>,
+    /// `verify=` (any method but none): iogauge's own stamps and read-back (--verify).
+    pub verify: bool,
+    /// `latency_target` with `latency_percentile`: iogauge's --latency-target search.
+    pub latency_target: Option<crate::workload::LatencyTarget>,
     pub distribution: Distribution,
     /// `None` when randrepeat=0 asks for a different sequence every run.
     pub seed: Option<u64>,
@@ -143,7 +147,7 @@ const NO_EFFECT: [(&str, &str); 6] = [
 ];
 
 /// Options iogauge knows and cannot honour, with the reason given to the user.
-const REFUSED: [(&str, &str); 23] = [
+const REFUSED: [(&str, &str); 17] = [
     (
         "bsrange",
         "iogauge issues one block size per job; split it into one job per size",
@@ -165,28 +169,7 @@ const REFUSED: [(&str, &str); 23] = [
         "wait_for",
         "iogauge runs jobs one after another, so there is nothing to wait for",
     ),
-    ("rate", "bandwidth limits are not mapped yet; use rate_iops"),
     ("rate_min", "iogauge does not fail a job for a low rate"),
-    (
-        "latency_target",
-        "use `iogauge run --latency-target pNN=DURATION`",
-    ),
-    (
-        "latency_window",
-        "use `iogauge run --latency-target pNN=DURATION`",
-    ),
-    (
-        "latency_percentile",
-        "use `iogauge run --latency-target pNN=DURATION`",
-    ),
-    (
-        "verify",
-        "use `iogauge run --verify`, which checks every block written",
-    ),
-    (
-        "do_verify",
-        "use `iogauge run --verify`, which checks every block written",
-    ),
     ("loops", "iogauge runs each job once; use --repeat"),
     (
         "ss",
@@ -264,6 +247,8 @@ fn job(name: &str, at: Loc, opts: &[Opt]) -> Result<Job, String> {
         path: None,
         sync: None,
         rate_iops: None,
+        verify: false,
+        latency_target: None,
         distribution: Distribution::Uniform,
         seed: Some(1),
         group_reporting: false,
@@ -409,6 +394,58 @@ fn job(name: &str, at: Loc, opts: &[Opt]) -> Result<Job, String> {
                     _ => return Err(bad("give IOs per second, e.g. rate_iops=5000".into())),
                 }
             }
+            "rate" => {
+                // Bytes per second per clone; iogauge paces IOs, so it becomes IOs per second
+                // at the job's block size (bs is read before rate: keys come sorted).
+                if v.contains(',') {
+                    return Err(bad(
+                        "a rate per direction is not supported; give one number".into(),
+                    ));
+                }
+                if set.contains_key("rate_iops") {
+                    return Err(bad("rate and rate_iops both pace the job; give one".into()));
+                }
+                let bytes = size(v, kb_base).map_err(bad)?;
+                if bytes < j.bs {
+                    return Err(bad(format!(
+                        "less than one block of {} a second; give a larger rate",
+                        j.bs
+                    )));
+                }
+                j.rate_iops = Some(bytes as f64 / j.bs as f64);
+            }
+            "verify" => j.verify = !matches!(v.as_str(), "0" | "null"),
+            // Read after the loop: keys come sorted, and do_verify=0 must win over verify=.
+            "do_verify" => {
+                flag(v).map_err(bad)?;
+            }
+            "latency_target" => {
+                // fio's default unit here is microseconds.
+                let limit = match v.parse::<u64>() {
+                    Ok(us) => Duration::from_micros(us),
+                    Err(_) => time(v).map_err(bad)?,
+                };
+                let pct = match set.get("latency_percentile") {
+                    Some((p, _)) => p
+                        .trim_end_matches('%')
+                        .parse::<f64>()
+                        .ok()
+                        .filter(|p| *p > 0.0 && *p <= 100.0)
+                        .ok_or_else(|| bad("latency_percentile is not a percentage".into()))?,
+                    None => 100.0,
+                };
+                j.latency_target = Some(crate::workload::LatencyTarget {
+                    percentile: pct,
+                    limit,
+                });
+            }
+            // Read with latency_target; fio's window is how long each depth is tried, iogauge's
+            // search sets its own steps.
+            "latency_percentile" | "latency_window" => {
+                if !set.contains_key("latency_target") {
+                    return Err(bad("goes with latency_target, which is not set".into()));
+                }
+            }
             "random_distribution" => j.distribution = distribution(v).map_err(bad)?,
             "randrepeat" => {
                 if !flag(v).map_err(bad)? {
@@ -465,8 +502,6 @@ fn job(name: &str, at: Loc, opts: &[Opt]) -> Result<Job, String> {
             "zero_buffers"
             | "buffer_compress_percentage"
             | "dedupe_percentage"
-            | "verify"
-            | "do_verify"
                 if v == "0" => {}
             "loops" if v == "1" => {}
             k if NO_EFFECT.iter().any(|(n, _)| *n == k) => {}
@@ -478,6 +513,12 @@ fn job(name: &str, at: Loc, opts: &[Opt]) -> Result<Job, String> {
                 return Err(format!("{l}: {key}: {why}"));
             }
         }
+    }
+    if set
+        .get("do_verify")
+        .is_some_and(|(v, _)| flag(v) == Ok(false))
+    {
+        j.verify = false;
     }
     // randseed sets the sequence, and only matters when randrepeat keeps one.
     if let Some((v, l)) = set.get("randseed") {

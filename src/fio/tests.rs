@@ -125,7 +125,7 @@ fn filename_and_directory_make_the_target() {
 fn every_refusal_names_its_line_and_why() {
     for (text, line, why) in [
         ("[a]\nbssplit=4k/50:64k/50\n", 2, "one block size per job"),
-        ("[a]\n\nverify=crc32c\n", 3, "--verify"),
+        ("[a]\n\nnrfiles=4\n", 3, "one file"),
         ("[global]\nfrobnicate=1\n[a]\n", 2, "does not support"),
         ("[a]\nrw=randread:8\n", 2, "':N' suffix"),
         ("[a]\nrw=trim\n", 2, "trims"),
@@ -189,12 +189,30 @@ fn the_command_line_form_is_global_then_one_job_per_name() {
         let v: Vec<String> = a.iter().map(|s| s.to_string()).collect();
         parse_args(&v, &no_env).unwrap_err()
     };
-    let e = refuse(&["--name=a", "--verify=md5"]);
-    assert!(e.starts_with("fio option 2: verify"), "{e}");
+    let e = refuse(&["--name=a", "--nrfiles=2"]);
+    assert!(e.starts_with("fio option 2: nrfiles"), "{e}");
     let e = refuse(&["--name=a", "--allow-overwrite"]);
     assert!(e.contains("put it before"), "{e}");
     let e = refuse(&["--name=a", "job.fio"]);
     assert!(e.contains("fio's --option=value options only"), "{e}");
     let e = refuse(&["--output-format=json", "--name=a"]);
     assert!(e.contains("--format fio-json"), "{e}");
+}
+
+#[test]
+fn rate_verify_and_latency_target_map_to_iogauges_own() {
+    let j = &jobs("[a]\nbs=4k\nrate=100m\n")[0];
+    assert_eq!(j.rate_iops, Some(25_600.0));
+    assert!(refusal("[a]\nrate=1m\nrate_iops=10\n").contains("give one"));
+    assert!(refusal("[a]\nrate=1m,2m\n").contains("per direction"));
+    assert!(jobs("[a]\nverify=md5\n")[0].verify);
+    assert!(!jobs("[a]\nverify=md5\ndo_verify=0\n")[0].verify);
+    assert!(!jobs("[a]\nverify=0\n")[0].verify);
+    let t = jobs("[a]\nlatency_target=10000\nlatency_percentile=99\nlatency_window=5s\n")[0]
+        .latency_target
+        .unwrap();
+    assert_eq!((t.percentile, t.limit), (99.0, Duration::from_millis(10)));
+    let t = jobs("[a]\nlatency_target=2ms\n")[0].latency_target.unwrap();
+    assert_eq!((t.percentile, t.limit), (100.0, Duration::from_millis(2)));
+    assert!(refusal("[a]\nlatency_percentile=99\n").contains("latency_target"));
 }

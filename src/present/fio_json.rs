@@ -23,11 +23,23 @@ const PERCENTILES: [f64; 17] = [
 
 /// The document, one job per result.
 pub fn run(doc: &RunDoc) -> String {
-    let jobs: Vec<Value> = doc
+    let mut jobs: Vec<Value> = doc
         .results
         .iter()
         .map(|r| job(r, &jobname(doc, r)))
         .collect();
+    // A suite in rounds (SNIA PTS) judged steady state on one tracked cell: its job carries
+    // fio's `steadystate` block, filled with the SNIA test's own numbers.
+    if let Some(rounds) = &doc.rounds {
+        let tracked = doc
+            .results
+            .iter()
+            .position(|r| r.name.as_deref() == Some(rounds.tracked.as_str()))
+            .unwrap_or(0);
+        if let Some(j) = jobs.get_mut(tracked) {
+            j["steadystate"] = steadystate(rounds);
+        }
+    }
     let mut disks: Vec<Value> = Vec::new();
     for r in &doc.results {
         for d in &r.devices {
@@ -58,6 +70,38 @@ pub fn run(doc: &RunDoc) -> String {
         "disk_util": disks,
     });
     serde_json::to_string_pretty(&v).unwrap_or_default() + "\n"
+}
+
+/// fio's `steadystate` block for SNIA PTS rounds: the window's IOPS per round, whether the
+/// test passed, its range (fio's max_deviation) and slope excursion, and the criterion as a
+/// share of the window's mean.
+fn steadystate(r: &crate::model::RoundsDoc) -> Value {
+    let window: Vec<f64> = r
+        .iops_per_round
+        .iter()
+        .rev()
+        .take(r.window)
+        .rev()
+        .copied()
+        .collect();
+    let mean = match window.len() {
+        0 => 0.0,
+        n => window.iter().sum::<f64>() / n as f64,
+    };
+    json!({
+        "ss": "iops (SNIA PTS: range within 20% and slope within 10% of the window's mean)",
+        "duration": window.len(),
+        "steadystate_ramptime": 0,
+        "attained": u8::from(r.steady_at_round.is_some()),
+        "criterion": format!("{:.2}%", r.excursion_frac.unwrap_or(0.0) * 100.0),
+        "max_deviation": r.excursion_frac.unwrap_or(0.0) * mean,
+        "slope": r.slope_excursion_frac.unwrap_or(0.0) * mean,
+        "data": {
+            "cap": 0,
+            "iops_mean": mean,
+            "iops": window,
+        },
+    })
 }
 
 /// The fio job a result came from: `iogauge fio` names its cells `JOB: pattern …` (the job's
@@ -353,6 +397,32 @@ mod tests {
 
     /// The keys fio-plot, PerfKitBenchmarker and kubestr read, with fio's units, from a result
     /// of known numbers: 1000 IOPS of 8 KiB for 10 s, one sample a second.
+    /// SNIA PTS rounds give the tracked cell's job fio's steadystate block.
+    #[test]
+    fn rounds_give_the_tracked_job_a_steadystate_block() {
+        let mut r = result(Rw::Randwrite, 4096, 1, 32, 1000.0);
+        r.name = Some("tracked".into());
+        let mut d = doc(vec![result(Rw::Randread, 4096, 1, 1, 10.0), r]);
+        d.rounds = Some(crate::model::RoundsDoc {
+            tracked: "tracked".into(),
+            iops_per_round: vec![2000.0, 1000.0, 1010.0, 990.0, 1000.0, 1000.0],
+            window: 5,
+            max_rounds: 25,
+            steady_at_round: Some(6),
+            excursion_frac: Some(0.02),
+            slope_excursion_frac: Some(0.01),
+            precondition_s: None,
+        });
+        let v: Value = serde_json::from_str(&run(&d)).unwrap();
+        assert!(v["jobs"][0].get("steadystate").is_none());
+        let ss = &v["jobs"][1]["steadystate"];
+        assert_eq!(ss["attained"], 1);
+        assert_eq!(ss["duration"], 5);
+        assert_eq!(ss["data"]["iops"].as_array().unwrap().len(), 5);
+        assert!((ss["data"]["iops_mean"].as_f64().unwrap() - 1000.0).abs() < 1e-9);
+        assert!((ss["max_deviation"].as_f64().unwrap() - 20.0).abs() < 1e-9);
+    }
+
     #[test]
     fn the_shape_fio_readers_expect() {
         let mut r = result(Rw::Randread, 8192, 2, 4, 1000.0);
