@@ -28,18 +28,6 @@ fn wait_reads(dev: &LoopDev, from: u64, n: u64) {
 /// throttle allows, which would read as the very slowdown each test plants.
 static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
-fn rig(tag: &str) -> Option<(Blkio, RamLoop)> {
-    if !is_root() {
-        skip("needs root");
-        return None;
-    }
-    let Some(cg) = Blkio::new(tag) else {
-        skip("needs cgroup v1 blkio");
-        return None;
-    };
-    Some((cg, RamLoop::new(64 << 20)))
-}
-
 /// Starts iogauge with `args` inside `cg`.
 fn start(cg: &Blkio, ram: &RamLoop, args: &str) -> Spawned {
     let mut cmd = Command::new("sh");
@@ -90,7 +78,7 @@ fn five_repeats(cg: &Blkio, ram: &RamLoop, dip: &dyn Fn()) -> Value {
 #[test]
 fn a_repeat_slowed_by_a_throttle_is_an_outlier() {
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let Some((cg, ram)) = rig("outlier") else {
+    let Some((cg, ram)) = throttle_rig("outlier") else {
         return;
     };
     let doc = five_repeats(&cg, &ram, &|| {
@@ -130,7 +118,7 @@ fn a_repeat_slowed_by_a_throttle_is_an_outlier() {
 #[test]
 fn steady_repeats_and_a_small_dip_name_no_outlier() {
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let Some((cg, ram)) = rig("no-outlier") else {
+    let Some((cg, ram)) = throttle_rig("no-outlier") else {
         return;
     };
     let doc = five_repeats(&cg, &ram, &|| {});
@@ -178,7 +166,7 @@ fn table_with_slow_16k(cg: &Blkio, ram: &RamLoop, during: u32) -> Value {
 #[test]
 fn a_block_size_held_to_a_quarter_is_a_gap() {
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let Some((cg, ram)) = rig("gap") else {
+    let Some((cg, ram)) = throttle_rig("gap") else {
         return;
     };
     let doc = table_with_slow_16k(&cg, &ram, 250);
@@ -197,7 +185,7 @@ fn a_block_size_held_to_a_quarter_is_a_gap() {
 #[test]
 fn a_flat_table_and_a_shallow_dip_name_no_gap() {
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let Some((cg, ram)) = rig("no-gap") else {
+    let Some((cg, ram)) = throttle_rig("no-gap") else {
         return;
     };
     let doc = table_with_slow_16k(&cg, &ram, 1000);

@@ -101,23 +101,11 @@ fn regimes(doc: &Value) -> Vec<Value> {
         .collect()
 }
 
-fn rig(tag: &str) -> Option<(Blkio, RamLoop)> {
-    if !is_root() {
-        skip("needs root");
-        return None;
-    }
-    let Some(cg) = Blkio::new(tag) else {
-        skip("needs cgroup v1 blkio");
-        return None;
-    };
-    Some((cg, RamLoop::new(64 << 20)))
-}
-
 /// A burst bucket running out: 4,000 IOPS until 8,000 reads, then 1,000. The finding's time,
 /// levels and amount above the later rate against the truth.
 #[test]
 fn a_lowered_throttle_is_a_regime_with_its_size() {
-    let Some((cg, ram)) = rig("regime-fall") else {
+    let Some((cg, ram)) = throttle_rig("regime-fall") else {
         return;
     };
     let (doc, before) = run_with_change(&cg, &ram, 4000, 8000, &|| {
@@ -154,7 +142,7 @@ fn a_lowered_throttle_is_a_regime_with_its_size() {
 /// A throttle lifted: 1,000 IOPS, then 4,000 — named as a rise.
 #[test]
 fn a_raised_throttle_is_a_rise() {
-    let Some((cg, ram)) = rig("regime-rise") else {
+    let Some((cg, ram)) = throttle_rig("regime-rise") else {
         return;
     };
     let (doc, _) = run_with_change(&cg, &ram, 1000, 2500, &|| {
@@ -169,7 +157,7 @@ fn a_raised_throttle_is_a_rise() {
 /// regime.
 #[test]
 fn steady_runs_and_dips_name_no_regime() {
-    let Some((cg, ram)) = rig("regime-none") else {
+    let Some((cg, ram)) = throttle_rig("regime-none") else {
         return;
     };
     let (doc, _) = run_with_change(&cg, &ram, 2000, 4000, &|| {});
@@ -202,12 +190,24 @@ fn check_against_truth(f: &Value, before: u64, hi_truth: f64, lo_truth: f64) {
     assert!((lo / lo_truth - 1.0).abs() <= 0.05, "after {lo}");
 }
 
+/// Runs `c` from 4,000 IOPS and lowers its throttle to 1,000 at the change: the document, its
+/// one regime (checked against the truth) and the IOs the kernel counted before the change.
+fn falls_to_1000(cg: &Blkio, ram: &RamLoop, c: &Change) -> (Value, Value, u64) {
+    let (doc, before) = run_changed(cg, ram, c, &|| cg.throttle(&ram.dev, c.which, 1000));
+    let found = regimes(&doc);
+    assert_eq!(found.len(), 1, "{:#}", doc["findings"]);
+    eprintln!("user sees: {}", found[0]["summary"]);
+    check_against_truth(&found[0], before, 4000.0, 1000.0);
+    let f = found[0].clone();
+    (doc, f, before)
+}
+
 /// An SLC write cache filling: random 4 KiB writes at 4,000 IOPS until 32 MiB were written
 /// (8,192 writes the device counted), then 1,000. The finding says how many bytes went in
 /// above the later rate: the cache's size, against the truth.
 #[test]
 fn a_write_cache_filling_after_known_bytes_is_a_regime_with_its_size() {
-    let Some((cg, ram)) = rig("regime-write") else {
+    let Some((cg, ram)) = throttle_rig("regime-write") else {
         return;
     };
     let c = Change {
@@ -216,12 +216,7 @@ fn a_write_cache_filling_after_known_bytes_is_a_regime_with_its_size() {
         first: 4000,
         at: 8192,
     };
-    let (doc, before) = run_changed(&cg, &ram, &c, &|| cg.throttle(&ram.dev, "write", 1000));
-    let found = regimes(&doc);
-    assert_eq!(found.len(), 1, "{:#}", doc["findings"]);
-    let f = &found[0];
-    eprintln!("user sees: {}", f["summary"]);
-    check_against_truth(f, before, 4000.0, 1000.0);
+    let (_, f, before) = falls_to_1000(&cg, &ram, &c);
     let truth_bytes = (before as f64 - 1000.0 * before as f64 / 4000.0) * 4096.0;
     let bytes = f["evidence"]["bytes_above_later"].as_f64().unwrap();
     assert!(
@@ -234,7 +229,7 @@ fn a_write_cache_filling_after_known_bytes_is_a_regime_with_its_size() {
 /// with the regime found; the plan said it may take up to the limit.
 #[test]
 fn until_change_stops_once_the_later_level_holds() {
-    let Some((cg, ram)) = rig("regime-until") else {
+    let Some((cg, ram)) = throttle_rig("regime-until") else {
         return;
     };
     let c = Change {
@@ -243,10 +238,7 @@ fn until_change_stops_once_the_later_level_holds() {
         first: 4000,
         at: 8000,
     };
-    let (doc, before) = run_changed(&cg, &ram, &c, &|| cg.throttle(&ram.dev, "read", 1000));
-    let found = regimes(&doc);
-    assert_eq!(found.len(), 1, "{:#}", doc["findings"]);
-    check_against_truth(&found[0], before, 4000.0, 1000.0);
+    let (doc, _, _) = falls_to_1000(&cg, &ram, &c);
     let r = &doc["results"][0];
     let measured = r["runtime_s"].as_f64().unwrap();
     // Stopped by the rule: the change at ~2 s, then at least 5 s at the later level; not at
@@ -259,7 +251,7 @@ fn until_change_stops_once_the_later_level_holds() {
 /// A near miss for `--until-change`: a steady run goes on to its limit, with no regime.
 #[test]
 fn until_change_runs_a_steady_device_to_its_limit() {
-    let Some((cg, ram)) = rig("regime-until-steady") else {
+    let Some((cg, ram)) = throttle_rig("regime-until-steady") else {
         return;
     };
     let c = Change {
@@ -337,7 +329,7 @@ fn until_change_and_baseline_are_refused_where_they_do_nothing() {
 /// says so; the stored document keeps the average.
 #[test]
 fn baseline_summary_gives_the_later_level() {
-    let Some((cg, ram)) = rig("regime-baseline") else {
+    let Some((cg, ram)) = throttle_rig("regime-baseline") else {
         return;
     };
     cg.throttle(&ram.dev, "read", 4000);

@@ -232,6 +232,20 @@ impl RamLoop {
     }
 }
 
+/// A blkio group of the test's own (`tag` names it) and a 64 MiB RAM-backed loop device to
+/// throttle in it; `None`, having said why, without root or cgroup v1 blkio.
+pub fn throttle_rig(tag: &str) -> Option<(Blkio, RamLoop)> {
+    if !is_root() {
+        skip("needs root");
+        return None;
+    }
+    let Some(cg) = Blkio::new(tag) else {
+        skip("needs cgroup v1 blkio");
+        return None;
+    };
+    Some((cg, RamLoop::new(64 << 20)))
+}
+
 /// A cgroup v1 blkio group of the test's own, removed on drop; `None` where cgroup v1 blkio
 /// is missing.
 pub struct Blkio(pub PathBuf);

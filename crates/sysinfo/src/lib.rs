@@ -229,16 +229,21 @@ fn nearest_existing(path: &Path) -> Option<(PathBuf, std::fs::Metadata, bool)> {
 /// must be multiples of. `None` when the file system has no block device (tmpfs, NFS).
 pub fn logical_block_size_for(path: &Path) -> Option<u32> {
     let roots = Roots::live();
-    let (existing, meta, _) = nearest_existing(path)?;
-    let (major, minor) = if meta.file_type().is_block_device() {
-        blockdev::split_dev(meta.rdev())
-    } else {
-        let entries = mountinfo::read(&roots);
-        let canonical = std::fs::canonicalize(&existing).unwrap_or(existing);
-        let mount = mountinfo::find_mount(&entries, &canonical, blockdev::split_dev(meta.dev()));
-        blockdev::fs_devnum(&roots, meta.dev(), mount)?
-    };
+    let (major, minor) = device_of(&roots, path)?;
     blockdev::logical_block_size(&roots, major, minor)
+}
+
+/// The block device (major, minor) under `path`: the device itself, or the one holding the file
+/// system of it (or of its nearest existing parent).
+fn device_of(roots: &Roots, path: &Path) -> Option<(u32, u32)> {
+    let (existing, meta, _) = nearest_existing(path)?;
+    if meta.file_type().is_block_device() {
+        return Some(blockdev::split_dev(meta.rdev()));
+    }
+    let entries = mountinfo::read(roots);
+    let canonical = std::fs::canonicalize(&existing).unwrap_or(existing);
+    let mount = mountinfo::find_mount(&entries, &canonical, blockdev::split_dev(meta.dev()));
+    blockdev::fs_devnum(roots, meta.dev(), mount)
 }
 
 /// The block device that takes the IO of `path` (the device itself, or the one holding its file
@@ -248,15 +253,7 @@ pub fn logical_block_size_for(path: &Path) -> Option<u32> {
 /// system on no single block device, such as tmpfs or btrfs).
 pub fn poll_queues_for(path: &Path) -> Option<(String, bool)> {
     let roots = Roots::live();
-    let (existing, meta, _) = nearest_existing(path)?;
-    let (major, minor) = if meta.file_type().is_block_device() {
-        blockdev::split_dev(meta.rdev())
-    } else {
-        let entries = mountinfo::read(&roots);
-        let canonical = std::fs::canonicalize(&existing).unwrap_or(existing);
-        let mount = mountinfo::find_mount(&entries, &canonical, blockdev::split_dev(meta.dev()));
-        blockdev::fs_devnum(&roots, meta.dev(), mount)?
-    };
+    let (major, minor) = device_of(&roots, path)?;
     blockdev::io_poll(&roots, major, minor)
 }
 
