@@ -34,7 +34,8 @@ const MY_ENV: [&str; 5] = [
 ];
 /// Options iogauge gives mariadbd to keep it private and its files in its own directory; a
 /// --db-setting may not change them.
-pub const OWN_SETTINGS: [&str; 10] = [
+pub const OWN_SETTINGS: [&str; 11] = [
+    "tmpdir",
     "datadir",
     "socket",
     "skip_networking",
@@ -235,6 +236,10 @@ impl Server {
         };
         server.private_dir(&work)?;
         server.private_dir(&server.data.clone())?;
+        // Temporary tables go in the server's own directory: /tmp is shared by every server on
+        // the machine (two bootstraps at once there have failed on each other's files), and
+        // the database's temporary files belong on the storage under test anyway.
+        server.private_dir(&work.join("tmp"))?;
         // A socket path too long for sun_path goes to a private directory in /tmp instead.
         if server.socket.as_os_str().len() > SOCKET_PATH_MAX {
             server.private_dir(&short_socket)?;
@@ -244,6 +249,7 @@ impl Server {
             .as_owner(&bin.install_db)
             .arg("--no-defaults")
             .arg(format!("--datadir={}", server.data.display()))
+            .arg(format!("--tmpdir={}", server.work.join("tmp").display()))
             .args(["--auth-root-authentication-method=normal", "--skip-test-db"])
             .output()
             .context("running mariadb-install-db")?;
@@ -338,6 +344,7 @@ impl Server {
         let mut c = self.as_owner(&self.bin.mariadbd);
         c.arg("--no-defaults")
             .arg(format!("--datadir={}", self.data.display()))
+            .arg(format!("--tmpdir={}", self.work.join("tmp").display()))
             .arg(format!("--socket={}", self.socket.display()))
             .arg("--skip-networking")
             .arg(format!(
