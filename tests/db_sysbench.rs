@@ -162,6 +162,14 @@ fn a_short_run_agrees_with_sysbench_is_stored_and_leaves_nothing() {
     let shown = json_of(&iogauge(dir.path(), &["show", "last", "--json"]));
     assert_eq!(shown["results"].as_array().unwrap().len(), 1);
     assert_eq!(shown["results"][0]["sysbench"]["transactions"], txns as u64);
+    // `show` names the rate and its unit: transactions, not IOs.
+    let shown = iogauge(dir.path(), &["show", "last"]);
+    let text = String::from_utf8_lossy(&shown.stdout);
+    assert!(
+        text.contains(" TPS") && text.contains(" transactions · "),
+        "{text}"
+    );
+    assert!(!text.contains("IOPS"), "{text}");
     let list = iogauge(dir.path(), &["list"]);
     assert!(list.status.success(), "{}", stderr_of(&list));
     assert!(
@@ -170,6 +178,59 @@ fn a_short_run_agrees_with_sysbench_is_stored_and_leaves_nothing() {
         String::from_utf8_lossy(&list.stdout)
     );
     // Nothing left: no server, nothing in the target.
+    assert_eq!(servers_in(&target), "");
+    assert!(left_in(&target).is_empty(), "{:?}", left_in(&target));
+}
+
+#[test]
+fn a_buffer_ratio_sweep_restarts_the_server_with_each_share_of_the_data() {
+    let Some((dir, target)) = rig() else { return };
+    let out = iogauge(
+        dir.path(),
+        &[
+            "db",
+            "sysbench",
+            target.to_str().unwrap(),
+            "--tables",
+            "1",
+            "--table-size",
+            "100000",
+            "--threads",
+            "2",
+            "--time",
+            "2s",
+            "--script",
+            "oltp_read_only",
+            "--buffer-ratio",
+            "0.5,1",
+            "--json",
+            "--no-store",
+        ],
+    );
+    let run = json_of(&out);
+    let results = run["results"].as_array().unwrap();
+    assert_eq!(results.len(), 2, "one result per ratio: {run}");
+    let mut pools = Vec::new();
+    for (r, ratio) in results.iter().zip([0.5, 1.0]) {
+        let sb = &r["sysbench"];
+        assert_eq!(f(&sb["buffer_ratio"]), ratio, "{sb}");
+        // What the server says it uses: the share of the data, in whole MiB.
+        let pool: f64 = sb["settings"]["innodb_buffer_pool_size"]
+            .as_str()
+            .unwrap()
+            .parse()
+            .unwrap();
+        let asked = f(&sb["data_bytes"]) * ratio;
+        assert!(
+            pool <= asked && pool > asked - (1 << 20) as f64,
+            "innodb_buffer_pool_size {pool} for {ratio} of {}",
+            sb["data_bytes"]
+        );
+        assert!(f(&r["iops"]) > 0.0, "{r}");
+        pools.push(pool);
+    }
+    assert!(pools[0] < pools[1], "{pools:?}");
+    assert!(!dir.path().join("results.db").exists(), "--no-store");
     assert_eq!(servers_in(&target), "");
     assert!(left_in(&target).is_empty(), "{:?}", left_in(&target));
 }

@@ -22,6 +22,8 @@ use std::time::{Duration, Instant};
 const SOCKET_PATH_MAX: usize = 107;
 /// How long a start or a stop may take before iogauge gives up on the server.
 const SERVER_WAIT: Duration = Duration::from_secs(120);
+/// How long a second Ctrl-C lets the server shut down cleanly before killing it.
+const QUICK_STOP: Duration = Duration::from_secs(5);
 /// How often readiness is asked: a start takes ~0.2 s, so a few polls.
 const POLL: Duration = Duration::from_millis(50);
 /// Variables through which the client library would find another server or password.
@@ -118,11 +120,11 @@ struct Teardown {
 }
 
 impl Teardown {
-    /// SIGTERM is mariadbd's clean shutdown; SIGKILL if it has not gone after a while (nothing
+    /// SIGTERM is mariadbd's clean shutdown; SIGKILL if it has not gone within `wait` (nothing
     /// of the server is kept anyway). Then the directories.
-    fn run(&self) {
+    fn run(&self, wait: Duration) {
         if let Some(pid) = self.pid {
-            if !stop_pid(pid, SERVER_WAIT) {
+            if !stop_pid(pid, wait) {
                 say!(
                     "warning: the MariaDB server (pid {pid}) did not stop; stop it with kill -KILL {pid}"
                 );
@@ -217,8 +219,9 @@ impl Server {
         let hook = {
             let td = teardown.clone();
             crate::interrupt::register_hook(Box::new(move || {
+                // A second Ctrl-C means "now": a clean shutdown gets a little time, then SIGKILL.
                 if let Some(t) = td.lock().ok().map(|g| g.clone()) {
-                    t.run();
+                    t.run(QUICK_STOP);
                 }
             }))
         };
@@ -478,7 +481,7 @@ impl Drop for Server {
             let _ = child.wait();
         }
         if let Ok(t) = self.teardown.lock() {
-            t.run();
+            t.run(SERVER_WAIT);
         }
         crate::interrupt::unregister_hook(self.hook);
         crate::ledger::remove(&self.planned);
