@@ -714,7 +714,7 @@ pub struct SysbenchArgs {
     pub db_setting: Vec<String>,
 
     /// innodb_buffer_pool_size as shares of the data, one run each, e.g. 0.25,1 or 25%,100%
-    /// (the study's buffer-pool sweep).
+    /// (the buffer-pool sweep of the "Solid State Disk Benchmarking" study).
     #[arg(long, value_name = "LIST")]
     pub buffer_ratio: Option<String>,
 
