@@ -638,6 +638,92 @@ pub enum DbCommand {
     /// transaction latency, next to the WAL sync rate and 8 KiB random reads of the same
     /// directory (docs/db.md).
     Pgbench(PgbenchArgs),
+    /// A throwaway MariaDB server in TARGET_DIR, loaded and driven by sysbench's OLTP scripts:
+    /// TPS, QPS and transaction latency, with InnoDB's own counters and the server's CPU
+    /// (docs/db.md).
+    Sysbench(SysbenchArgs),
+}
+
+/// sysbench's OLTP scripts.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SysbenchScript {
+    /// Point selects, range queries, updates, a delete and an insert per transaction.
+    #[value(name = "oltp_read_write")]
+    ReadWrite,
+    /// The selects of oltp_read_write only.
+    #[value(name = "oltp_read_only")]
+    ReadOnly,
+    /// The updates, delete and insert of oltp_read_write only.
+    #[value(name = "oltp_write_only")]
+    WriteOnly,
+    /// One primary-key select per transaction.
+    #[value(name = "oltp_point_select")]
+    PointSelect,
+}
+
+impl From<SysbenchScript> for crate::db::sysbench::Script {
+    fn from(s: SysbenchScript) -> Self {
+        use crate::db::sysbench::Script;
+        match s {
+            SysbenchScript::ReadWrite => Script::ReadWrite,
+            SysbenchScript::ReadOnly => Script::ReadOnly,
+            SysbenchScript::WriteOnly => Script::WriteOnly,
+            SysbenchScript::PointSelect => Script::PointSelect,
+        }
+    }
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct SysbenchArgs {
+    /// The directory under test; the server lives in a directory of its own inside it and is
+    /// removed afterwards.
+    #[arg(value_name = "TARGET_DIR")]
+    pub target: PathBuf,
+
+    /// sysbench's OLTP script.
+    #[arg(long, value_enum, default_value_t = SysbenchScript::ReadWrite)]
+    pub script: SysbenchScript,
+
+    /// Tables sysbench prepares (sbtest1..N).
+    #[arg(long, value_name = "N", default_value_t = 4,
+          value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    pub tables: u32,
+
+    /// Rows per table (about 250 bytes each in InnoDB) [default: 100000]
+    #[arg(long, value_name = "N", conflicts_with = "data",
+          value_parser = clap::value_parser!(u64).range(1..=10_000_000_000))]
+    pub table_size: Option<u64>,
+
+    /// The data's size instead of --table-size, e.g. 10GiB (rows of about 250 bytes, spread
+    /// over --tables).
+    #[arg(long, value_name = "SIZE", value_parser = units::parse_size)]
+    pub data: Option<u64>,
+
+    /// Client threads (sysbench --threads).
+    #[arg(long, value_name = "N", default_value_t = 8,
+          value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub threads: u32,
+
+    /// Length of each measured sysbench run (sysbench --time).
+    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = units::parse_duration)]
+    pub time: Duration,
+
+    /// A server setting, passed to mariadbd as --KEY=VALUE, e.g. --db-setting
+    /// innodb_flush_log_at_trx_commit=2 (repeatable).
+    #[arg(long, value_name = "KEY=VALUE")]
+    pub db_setting: Vec<String>,
+
+    /// innodb_buffer_pool_size as shares of the data, one run each, e.g. 0.25,1 or 25%,100%
+    /// (the buffer-pool sweep of the "Solid State Disk Benchmarking" study).
+    #[arg(long, value_name = "LIST")]
+    pub buffer_ratio: Option<String>,
+
+    /// Keep the server's directory (the server is stopped all the same).
+    #[arg(long)]
+    pub keep: bool,
+
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 #[derive(Args, Debug, Clone)]

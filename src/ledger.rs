@@ -39,6 +39,9 @@ pub enum Entry {
         dirs: Vec<PathBuf>,
         cgroup: Option<PathBuf>,
     },
+    /// A MariaDB server iogauge made (`db sysbench`): its data directory (whose sibling
+    /// mysqld.pid names a server still running) and the directories it created for it.
+    Mariadb { data: PathBuf, dirs: Vec<PathBuf> },
 }
 
 impl Entry {
@@ -62,6 +65,14 @@ impl Entry {
                     .as_ref()
                     .map(|c| format!(" and memory cgroup {}", c.display()))
                     .unwrap_or_default()
+            ),
+            Entry::Mariadb { data, .. } => format!(
+                "MariaDB server directory {}{}",
+                data.display(),
+                match data.with_file_name("mysqld.pid").exists() {
+                    true => " with its server running",
+                    false => "",
+                }
             ),
         }
     }
@@ -418,6 +429,15 @@ fn undo(entry: &Entry, dry_run: bool) -> (String, bool) {
                 );
             }
             crate::db::cluster::undo(data, dirs, cgroup.as_deref())
+        }
+        Entry::Mariadb { data, dirs } => {
+            if dry_run {
+                return (
+                    "its server would be stopped and its directory removed".into(),
+                    true,
+                );
+            }
+            crate::db::mariadb::undo(data, dirs)
         }
     }
 }

@@ -74,6 +74,7 @@ fn main() -> ExitCode {
         cli::Command::Completions(args) => commands::docs::completions(args),
         cli::Command::Man => commands::docs::man(),
         cli::Command::Db(cli::DbCommand::Pgbench(args)) => commands::db::pgbench(args),
+        cli::Command::Db(cli::DbCommand::Sysbench(args)) => commands::db::sysbench(args),
         cli::Command::FsyncCheck(args) => commands::fsync_check::run(args),
         cli::Command::Clean(args) => commands::clean::clean(args),
     };

@@ -373,8 +373,63 @@ pub struct ResultDoc {
     /// transactions per second and its latencies those of whole transactions.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pg: Option<PgDoc>,
+    /// For a `db sysbench` result: the database run behind it. Its `iops` are then
+    /// transactions per second and its latencies those of whole transactions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sysbench: Option<Box<SysbenchDoc>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verify: Option<VerifyDoc>,
+}
+
+impl ResultDoc {
+    /// Whether this result counts database transactions (pgbench, sysbench) rather than IOs.
+    pub fn is_db(&self) -> bool {
+        self.pg.is_some() || self.sysbench.is_some()
+    }
+}
+
+/// A sysbench OLTP run on a MariaDB server on the target (`iogauge db sysbench`): what ran,
+/// what sysbench itself reported, how the server was set up and what InnoDB counted.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct SysbenchDoc {
+    /// "MariaDB".
+    pub server: String,
+    /// The server's `VERSION()`, e.g. "10.11.19-MariaDB-0+deb12u1".
+    pub version: String,
+    /// oltp_read_write, oltp_read_only, oltp_write_only or oltp_point_select.
+    pub script: String,
+    pub tables: u32,
+    /// Rows per table.
+    pub table_size: u64,
+    pub threads: u32,
+    /// The tables' size after prepare (data + indexes, information_schema), bytes.
+    pub data_bytes: u64,
+    /// innodb_buffer_pool_size as a fraction of `data_bytes`, when `--buffer-ratio` set it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub buffer_ratio: Option<f64>,
+    /// innodb_buffer_pool_size, innodb_log_file_size, innodb_flush_method, … and any set with
+    /// --db-setting, as `SHOW GLOBAL VARIABLES` reported them.
+    pub settings: BTreeMap<String, String>,
+    /// sysbench's own final report: transactions and queries with its "per sec." rates,
+    /// queries by kind, ignored errors, reconnects, its total time and latencies (ms).
+    pub transactions: u64,
+    pub sysbench_tps: f64,
+    pub queries: u64,
+    pub qps: f64,
+    pub reads: u64,
+    pub writes: u64,
+    pub other: u64,
+    pub errors: u64,
+    pub reconnects: u64,
+    pub total_time_s: f64,
+    pub sysbench_p99_ms: f64,
+    pub sysbench_avg_ms: f64,
+    /// Per second, from sysbench's interval lines: [t_s, tps, qps, p99 ms, err/s, reconn/s].
+    pub seconds: Vec<[f64; 6]>,
+    /// InnoDB's counters (`SHOW GLOBAL STATUS`) over the measurement, as differences.
+    pub status: BTreeMap<String, f64>,
+    /// The operating-system user the server ran as.
+    pub user: String,
 }
 
 /// A PostgreSQL run on the target (`iogauge db pgbench`): what ran, how the server was set up,

@@ -89,12 +89,19 @@ pub fn result(r: &ResultDoc) -> String {
         let _ = writeln!(s, "  {k:<10}  {v}");
     };
     let _ = writeln!(s, "{}", workload_line(r));
+    // A database result (db pgbench, db sysbench) counts transactions, which have no size.
+    let (rate, unit, one) = match r.is_db() {
+        true => ("TPS", "transactions", "transaction"),
+        false => ("IOPS", "IOs", "IO"),
+    };
     let t = &r.target;
     let _ = writeln!(
         s,
         "target: {} ({}{}, {} used)",
         t.path,
-        if t.created {
+        if r.is_db() {
+            "database created and loaded by iogauge"
+        } else if t.created {
             "test file created and filled by iogauge"
         } else {
             "existing "
@@ -107,16 +114,18 @@ pub fn result(r: &ResultDoc) -> String {
         units::iec(t.range_bytes)
     );
     let _ = writeln!(s);
-    row(&mut s, "IOPS", format!("{} IOPS", units::count(r.iops)));
-    row(
-        &mut s,
-        "bandwidth",
-        format!(
-            "{}  ({})",
-            units::mib_s(r.bw_bytes),
-            units::mb_s(r.bw_bytes)
-        ),
-    );
+    row(&mut s, rate, format!("{} {rate}", units::count(r.iops)));
+    if !r.is_db() {
+        row(
+            &mut s,
+            "bandwidth",
+            format!(
+                "{}  ({})",
+                units::mib_s(r.bw_bytes),
+                units::mb_s(r.bw_bytes)
+            ),
+        );
+    }
     match (&r.service_lat_ns, r.workload.rate_iops) {
         (Some(svc), Some(rate)) => {
             row(
@@ -149,7 +158,7 @@ pub fn result(r: &ResultDoc) -> String {
             &mut s,
             "over time",
             format!(
-                "{} (per {}, 0 … {} IOPS)",
+                "{} (per {}, 0 … {} {rate})",
                 crate::report::sparkline_fit(&iops, 60),
                 units::duration(std::time::Duration::from_secs_f64(r.workload.interval_s)),
                 units::count(peak)
@@ -178,7 +187,7 @@ pub fn result(r: &ResultDoc) -> String {
         &mut s,
         "transfer",
         format!(
-            "{} IOs · {} in {:.2} s",
+            "{} {unit} · {} in {:.2} s",
             units::count(r.ios as f64),
             units::iec(r.bytes),
             r.runtime_s
@@ -188,7 +197,7 @@ pub fn result(r: &ResultDoc) -> String {
         &mut s,
         "CPU",
         format!(
-            "user {:.2} s · sys {:.2} s · {:.2} µs per IO",
+            "user {:.2} s · sys {:.2} s · {:.2} µs per {one}",
             r.cpu.user_s, r.cpu.sys_s, r.cpu.per_io_us
         ),
     );

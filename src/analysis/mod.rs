@@ -31,7 +31,7 @@ pub fn result_findings(
     let mut found = Vec::new();
     found.extend(iogauge_analyze::stalls(&r.fine.ios, r.fine.bin_s, th));
     // A pgbench result's rate is transactions, which have no size.
-    let bytes_per_io = (r.iops > 0.0 && r.pg.is_none()).then(|| r.bw_bytes / r.iops);
+    let bytes_per_io = (r.iops > 0.0 && !r.is_db()).then(|| r.bw_bytes / r.iops);
     found.extend(iogauge_analyze::regime(
         &r.fine.ios,
         r.fine.bin_s,
@@ -44,7 +44,7 @@ pub fn result_findings(
         &iops,
         interval_s,
         iogauge_analyze::STEADY_WINDOW,
-        w.rw.writes(w.mix_read_pct) && r.pg.is_none(),
+        w.rw.writes(w.mix_read_pct) && !r.is_db(),
         th,
     ));
     let read_bw = r
@@ -72,7 +72,7 @@ pub fn result_findings(
     found.extend(device_findings(r, system));
     found.extend(rate_shortfall(r));
     found.extend(integrity::findings(r));
-    if r.pg.is_some() {
+    if r.is_db() {
         // A pgbench result counts transactions: its rates are TPS, not IOPS.
         for f in found.iter_mut().filter(|f| {
             matches!(

@@ -104,6 +104,7 @@ pub(crate) fn result(rw: Rw, bs: u64, threads: u32, iodepth: u32, iops: f64) -> 
         devices: Vec::new(),
         stats: Default::default(),
         pg: None,
+        sysbench: None,
         verify: None,
     }
 }

@@ -127,6 +127,12 @@ pub struct Owner {
 
 /// The invoking user, or when root an unprivileged one: initdb refuses root.
 pub fn owner() -> Result<Owner> {
+    owner_among(&["postgres", "nobody"], "PostgreSQL (initdb refuses root)")
+}
+
+/// The invoking user, or when root the first of `names` that exists: database servers refuse
+/// to run as root. `server` names the server in the error.
+pub fn owner_among(names: &[&str], server: &str) -> Result<Owner> {
     if !crate::db::is_root() {
         let name = std::env::var("USER").unwrap_or_else(|_| "the invoking user".into());
         return Ok(Owner { name, ids: None });
@@ -140,7 +146,7 @@ pub fn owner() -> Result<Owner> {
                 .flatten()
         })
     };
-    for name in ["postgres", "nobody"] {
+    for &name in names {
         if let Some(ids) = user(name) {
             return Ok(Owner {
                 name: name.into(),
@@ -149,7 +155,8 @@ pub fn owner() -> Result<Owner> {
         }
     }
     Err(anyhow!(
-        "running as root, and neither a postgres nor a nobody user exists to run PostgreSQL as (initdb refuses root); create one or run iogauge as an ordinary user"
+        "running as root, and none of the users {} exists to run {server} as; create one or run iogauge as an ordinary user",
+        names.join(", ")
     ))
 }
 
@@ -157,6 +164,15 @@ pub fn owner() -> Result<Owner> {
 /// above it searchable by that user. Checked before anything is created, so the error names the
 /// directory to open up rather than initdb's "Permission denied".
 pub fn check_reachable(dir: &Path, owner: &Owner) -> Result<()> {
+    check_reachable_by(
+        dir,
+        owner,
+        "PostgreSQL runs as user {} (initdb refuses root)",
+    )
+}
+
+/// [`check_reachable`] for any server; `runs_as` says who runs it, `{}` standing for the user.
+pub fn check_reachable_by(dir: &Path, owner: &Owner, runs_as: &str) -> Result<()> {
     use std::os::unix::fs::MetadataExt;
     let Some((uid, gid)) = owner.ids else {
         return Ok(());
@@ -172,8 +188,8 @@ pub fn check_reachable(dir: &Path, owner: &Owner) -> Result<()> {
         };
         if !ok {
             return Err(usage(format!(
-                "PostgreSQL runs as user {} (initdb refuses root), who cannot enter {} (mode {:o}); allow it (chmod o+x {}) or choose another directory",
-                owner.name,
+                "{}, who cannot enter {} (mode {:o}); allow it (chmod o+x {}) or choose another directory",
+                runs_as.replace("{}", &owner.name),
                 d.display(),
                 mode & 0o7777,
                 d.display()

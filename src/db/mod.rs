@@ -10,13 +10,19 @@
 //! layout) with a `pg` section; the storage cells are ordinary results. One run document holds
 //! both and is stored as it goes, so `list`, `show`, `compare` and `export` work on it.
 //!
+//! `iogauge db sysbench` does the same with MariaDB and sysbench's OLTP scripts (`oltp`).
+//!
 //! Modules: `cluster` (finding PostgreSQL, initdb, start, stop, always removed), `pgbench`
-//! (its report and log), `server` (settings and the server's own IO counters), `text` (the
-//! summary people read).
+//! (its report and log), `server` (settings and the server's own IO counters), `mariadb` (the
+//! throwaway MariaDB server), `sysbench` (its output read), `oltp` (the plan and run of `db
+//! sysbench`), `text` (the summary people read, for both).
 
 pub mod cluster;
+pub mod mariadb;
+pub mod oltp;
 pub mod pgbench;
 pub mod server;
+pub mod sysbench;
 mod text;
 
 use crate::cli::{OutputArgs, OutputFormat, PgbenchArgs};
@@ -710,7 +716,9 @@ fn result_doc(
             p.clients
         ),
     };
-    let devices = devices_of(&runs);
+    let windows: Vec<&[iogauge_sysinfo::diskstats::DeviceWindow]> =
+        runs.iter().map(|m| m.devices.as_slice()).collect();
+    let devices = devices_of(&windows);
     let mut doc = ResultDoc {
         name: Some(name),
         workload: WorkloadDoc {
@@ -772,6 +780,7 @@ fn result_doc(
         devices,
         stats: BTreeMap::new(),
         pg: Some(pg),
+        sysbench: None,
         verify: None,
     };
     if repeats.len() > 1 {
@@ -781,18 +790,19 @@ fn result_doc(
     doc
 }
 
-/// What each device of the data directory's stack did over the measurements.
-fn devices_of(runs: &[Measured]) -> Vec<DeviceDoc> {
+/// What each device of the data directory's stack did over the measurements, each
+/// measurement's device windows in the order of `runs`.
+fn devices_of(runs: &[&[iogauge_sysinfo::diskstats::DeviceWindow]]) -> Vec<DeviceDoc> {
     let Some(first) = runs.first() else {
         return Vec::new();
     };
-    (0..first.devices.len())
+    (0..first.len())
         .map(|i| {
-            let name = &first.devices[i].name;
-            let mut total = first.devices[i].total;
+            let name = &first[i].name;
+            let mut total = first[i].total;
             let (mut elapsed, mut intervals) = (0.0, Vec::new());
             for (k, m) in runs.iter().enumerate() {
-                let Some(w) = m.devices.get(i) else { continue };
+                let Some(w) = m.get(i) else { continue };
                 let step = w.interval.as_secs_f64();
                 intervals.extend(
                     w.intervals

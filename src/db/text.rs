@@ -1,7 +1,9 @@
-//! `db pgbench` for people: what ran where, a table of TPS per shared_buffers share with the
-//! transaction latencies and what the server and the devices did, the storage figures of the
-//! same directory, then the notes and findings.
+//! `db pgbench` and `db sysbench` for people: what ran where, a table of TPS per buffer share
+//! (shared_buffers, innodb_buffer_pool_size) with the transaction latencies and what the server
+//! and the devices did, the storage figures of the same directory, then the notes and findings.
+//! One table writer (`align`) and one tail (`storage_notes_findings`) serve both tools.
 
+use super::oltp::SysbenchPlan;
 use super::DbPlan;
 use crate::model::{ResultDoc, RunDoc};
 use crate::units;
@@ -128,13 +130,20 @@ pub fn run(p: &DbPlan, doc: &RunDoc) -> String {
     } else {
         s.push_str("no pgbench run finished\n");
     }
+    storage_notes_findings(doc, &storage, &mut s);
+    s
+}
+
+/// What follows the database table in both tools: the storage cells of the same directory,
+/// whether the run was interrupted, the notes and the findings.
+fn storage_notes_findings(doc: &RunDoc, storage: &[&ResultDoc], s: &mut String) {
     if !storage.is_empty() {
         let _ = writeln!(
             s,
             "\nThe storage of the same directory (iogauge, O_DIRECT, {}):",
             storage[0].workload.engine
         );
-        for r in &storage {
+        for r in storage {
             let name = r.name.clone().unwrap_or_default();
             let line = match &r.sync {
                 Some(sy) => format!(
@@ -162,7 +171,6 @@ pub fn run(p: &DbPlan, doc: &RunDoc) -> String {
         let _ = writeln!(s, "note: {n}");
     }
     s.push_str(&crate::analysis::print_findings(&doc.findings));
-    s
 }
 
 /// TPS against shared_buffers, with what explains it: latencies, checkpoints, WAL written, and
@@ -221,17 +229,27 @@ fn table(rows: &[&ResultDoc]) -> String {
             bytes(dev.and_then(|d| d.write_bytes)),
         ]);
     }
-    let widths: Vec<usize> = (0..head.len())
+    let mut s = align(&cells);
+    if rows.iter().any(|r| !r.stats.is_empty()) {
+        s.push_str("  (TPS ± the half-width of its 95% confidence interval over the repeats)\n");
+    }
+    s
+}
+
+/// Rows of cells as aligned columns: the first left, the others right.
+fn align(cells: &[Vec<String>]) -> String {
+    let n = cells.first().map_or(0, Vec::len);
+    let widths: Vec<usize> = (0..n)
         .map(|c| {
             cells
                 .iter()
-                .map(|r| r[c].chars().count())
+                .map(|r| r.get(c).map_or(0, |v| v.chars().count()))
                 .max()
                 .unwrap_or(0)
         })
         .collect();
     let mut s = String::new();
-    for row in &cells {
+    for row in cells {
         let line: Vec<String> = row
             .iter()
             .zip(&widths)
@@ -243,8 +261,173 @@ fn table(rows: &[&ResultDoc]) -> String {
             .collect();
         let _ = writeln!(s, "  {}", line.join("  ").trim_end());
     }
-    if rows.iter().any(|r| !r.stats.is_empty()) {
-        s.push_str("  (TPS ± the half-width of its 95% confidence interval over the repeats)\n");
+    s
+}
+
+/// The plan of a `db sysbench --dry-run`.
+pub fn sysbench_plan(p: &SysbenchPlan) -> String {
+    let mut s = format!(
+        "plan: db sysbench — MariaDB {} ({}), server run as user {}\n",
+        p.bin.version,
+        p.bin.mariadbd.display(),
+        p.owner.name
+    );
+    let _ = writeln!(
+        s,
+        "  server: a directory of its own in {}, private socket, no TCP, innodb_flush_method=O_DIRECT; removed afterwards{}",
+        p.target.display(),
+        if p.keep { " (kept: --keep)" } else { "" }
+    );
+    let _ = writeln!(
+        s,
+        "  sysbench {} · {} tables, {} (about {} at ~{} bytes a row) · {} threads · {} per run",
+        p.script.name(),
+        p.tables,
+        p.sized_by,
+        units::iec(u64::from(p.tables) * p.table_size * super::oltp::BYTES_PER_ROW),
+        super::oltp::BYTES_PER_ROW,
+        p.threads,
+        units::duration(p.time)
+    );
+    if !p.settings.is_empty() {
+        let set: Vec<String> = p
+            .settings
+            .iter()
+            .map(|(k, v)| format!("--{k}={v}"))
+            .collect();
+        let _ = writeln!(s, "  server settings: {}", set.join(" "));
     }
+    if !p.ratios.is_empty() {
+        let r: Vec<String> = p.ratios.iter().map(|&r| super::pct(r)).collect();
+        let _ = writeln!(
+            s,
+            "  innodb_buffer_pool_size: {} of the data, one run each after a restart",
+            r.join(", ")
+        );
+    }
+    s
+}
+
+/// A `db sysbench` run for people.
+pub fn sysbench_run(p: &SysbenchPlan, doc: &RunDoc) -> String {
+    let mut s = String::new();
+    let db: Vec<&ResultDoc> = doc
+        .results
+        .iter()
+        .filter(|r| r.sysbench.is_some())
+        .collect();
+    let storage: Vec<&ResultDoc> = doc.results.iter().filter(|r| !r.is_db()).collect();
+    match db.first().and_then(|r| r.sysbench.as_deref()) {
+        Some(first) => {
+            let _ = writeln!(
+                s,
+                "sysbench {} on {} ({}) · {} {} · server run as user {}",
+                first.script,
+                p.target.display(),
+                where_(doc),
+                first.server,
+                first.version,
+                first.user
+            );
+            let _ = writeln!(
+                s,
+                "{} tables × {} rows ({} of data) · {} threads · {} per run",
+                first.tables,
+                first.table_size,
+                units::iec(first.data_bytes),
+                first.threads,
+                units::duration(p.time)
+            );
+            let set = |k: &str| first.settings.get(k).map_or("?", String::as_str);
+            let _ = writeln!(
+                s,
+                "innodb_flush_method={} innodb_flush_log_at_trx_commit={} innodb_doublewrite={} innodb_log_file_size={} sync_binlog={}\n",
+                set("innodb_flush_method"),
+                set("innodb_flush_log_at_trx_commit"),
+                set("innodb_doublewrite"),
+                set("innodb_log_file_size")
+                    .parse::<u64>()
+                    .map_or_else(|_| set("innodb_log_file_size").to_string(), units::iec),
+                set("sync_binlog"),
+            );
+            s.push_str(&sysbench_table(&db));
+        }
+        None => s.push_str("no sysbench run finished\n"),
+    }
+    storage_notes_findings(doc, &storage, &mut s);
+    s
+}
+
+/// The target's file system and first device, e.g. "ext4 on vda".
+fn where_(doc: &RunDoc) -> String {
+    doc.system
+        .target
+        .as_ref()
+        .map(|t| {
+            let fs = t.filesystem.as_deref().unwrap_or("?");
+            match t.devices.first() {
+                Some(d) => format!("{fs} on {}", d.name),
+                None => fs.to_string(),
+            }
+        })
+        .unwrap_or_default()
+}
+
+/// TPS against innodb_buffer_pool_size, with what explains it: latencies, errors, InnoDB's
+/// redo, flushing and fsyncs, the server's CPU, and what the device read and wrote.
+fn sysbench_table(rows: &[&ResultDoc]) -> String {
+    let head = [
+        "buffer pool",
+        "of data",
+        "TPS",
+        "QPS",
+        "txn p50",
+        "txn p99",
+        "txn p99.9",
+        "errors",
+        "redo written",
+        "pages flushed",
+        "fsyncs",
+        "server CPU",
+        "device read",
+        "device written",
+    ];
+    let mut cells: Vec<Vec<String>> = vec![head.iter().map(|h| h.to_string()).collect()];
+    for r in rows {
+        let Some(sb) = r.sysbench.as_deref() else {
+            continue;
+        };
+        let pool = sb
+            .settings
+            .get("innodb_buffer_pool_size")
+            .and_then(|v| v.parse::<u64>().ok());
+        let counter = |k: &str| sb.status.get(k).copied();
+        let dev = r.devices.first();
+        let bytes = |b: Option<u64>| b.map_or("-".into(), units::iec);
+        cells.push(vec![
+            pool.map_or("?".into(), units::iec),
+            match sb.buffer_ratio {
+                Some(x) => super::pct(x),
+                None => format!(
+                    "{:.1}%",
+                    pool.map_or(0.0, |b| b as f64 * 100.0 / sb.data_bytes.max(1) as f64)
+                ),
+            },
+            units::count(r.iops),
+            units::count(sb.qps),
+            units::latency(r.lat_ns.p50 as f64),
+            units::latency(r.lat_ns.p99 as f64),
+            units::latency(r.lat_ns.p999 as f64),
+            format!("{}/{}", sb.errors, sb.reconnects),
+            bytes(counter("Innodb_os_log_written").map(|b| b as u64)),
+            counter("Innodb_buffer_pool_pages_flushed").map_or("-".into(), |n| format!("{n:.0}")),
+            counter("Innodb_data_fsyncs").map_or("-".into(), |n| format!("{n:.0}")),
+            format!("{:.2} s", r.cpu.user_s + r.cpu.sys_s),
+            bytes(dev.and_then(|d| d.read_bytes)),
+            bytes(dev.and_then(|d| d.write_bytes)),
+        ]);
+    }
+    let mut s = align(&cells);
+    s.push_str("  (errors: ignored errors/reconnects as sysbench counted them; TPS: its transactions over its total time)\n");
     s
 }

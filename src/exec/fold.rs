@@ -73,6 +73,7 @@ pub fn result(mut ran: Vec<Ran>, target: &Target, name: Option<String>) -> Resul
         devices,
         stats: Default::default(),
         pg: None,
+        sysbench: None,
         verify: None,
     };
     if !repeats.is_empty() {

@@ -1292,7 +1292,7 @@ fn notes_of(
         && state
             .results
             .iter()
-            .any(|r| r.timeseries.len() < window && !r.interrupted && r.pg.is_none())
+            .any(|r| r.timeseries.len() < window && !r.interrupted && !r.is_db())
     {
         let interval = state.results.first().map_or(1.0, |r| r.workload.interval_s);
         add(format!(

@@ -1,0 +1,591 @@
+//! A throwaway MariaDB server on the storage under test, the `db sysbench` counterpart of
+//! `cluster`: found, created with mariadb-install-db, started on a private Unix socket with TCP
+//! off, and always stopped and removed — on a normal end, an error, a panic (by `Drop`) and a
+//! second Ctrl-C (by an `interrupt` hook); named in the crash ledger while it exists.
+//!
+//! Every server and client program gets `--no-defaults` as its first argument: without it the
+//! package's /etc/mysql/my.cnf would point them at the system server's socket. mariadbd refuses
+//! to run as root, so when iogauge is root the server runs as `mysql` (else `nobody`), like the
+//! PostgreSQL cluster, and the clients (run as the invoking user) reach its socket all the same.
+
+use super::cluster::{last_lines, Owner};
+use crate::error::usage;
+use anyhow::{anyhow, Context, Result};
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// The longest Unix socket path (sun_path holds 108 bytes with its NUL).
+const SOCKET_PATH_MAX: usize = 107;
+/// How long a start or a stop may take before iogauge gives up on the server.
+const SERVER_WAIT: Duration = Duration::from_secs(120);
+/// How long a second Ctrl-C lets the server shut down cleanly before killing it.
+const QUICK_STOP: Duration = Duration::from_secs(5);
+/// How often readiness is asked: a start takes ~0.2 s, so a few polls.
+const POLL: Duration = Duration::from_millis(50);
+/// Variables through which the client library would find another server or password.
+const MY_ENV: [&str; 5] = [
+    "MYSQL_HOST",
+    "MYSQL_TCP_PORT",
+    "MYSQL_UNIX_PORT",
+    "MYSQL_PWD",
+    "MYSQL_HOME",
+];
+/// Options iogauge gives mariadbd to keep it private and its files in its own directory; a
+/// --db-setting may not change them.
+pub const OWN_SETTINGS: [&str; 11] = [
+    "tmpdir",
+    "datadir",
+    "socket",
+    "skip_networking",
+    "port",
+    "bind_address",
+    "pid_file",
+    "log_error",
+    "user",
+    "innodb_data_home_dir",
+    "innodb_log_group_home_dir",
+];
+/// Defaults iogauge sets before the user's settings (which may override them): the issue's
+/// O_DIRECT, and no buffer pool carried over a restart, so each ratio starts cold.
+const DEFAULT_SETTINGS: [&str; 3] = [
+    "--innodb-flush-method=O_DIRECT",
+    "--innodb-buffer-pool-dump-at-shutdown=OFF",
+    "--innodb-buffer-pool-load-at-startup=OFF",
+];
+
+/// The programs a run needs.
+#[derive(Clone, Debug)]
+pub struct MyBin {
+    pub mariadbd: PathBuf,
+    pub install_db: PathBuf,
+    pub client: PathBuf,
+    pub admin: PathBuf,
+    pub sysbench: PathBuf,
+    /// As `mariadbd --version` says it, e.g. "10.11.19-MariaDB-0+deb12u1".
+    pub version: String,
+}
+
+/// The programs on PATH, and mariadbd also in /usr/sbin (off an ordinary user's PATH).
+pub fn find() -> Result<MyBin> {
+    let mut dirs: Vec<PathBuf> = std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).collect())
+        .unwrap_or_default();
+    dirs.extend(["/usr/sbin", "/usr/bin", "/usr/local/sbin"].map(PathBuf::from));
+    let look = |tool: &str, package: &str| {
+        dirs.iter()
+            .map(|d| d.join(tool))
+            .find(|p| p.is_file())
+            .ok_or_else(|| {
+                usage(format!(
+                    "{tool} not found on PATH or in /usr/sbin; install it (Debian: apt-get install {package})"
+                ))
+            })
+    };
+    let mariadbd = look("mariadbd", "mariadb-server")?;
+    let bin = MyBin {
+        install_db: look("mariadb-install-db", "mariadb-server")?,
+        client: look("mariadb", "mariadb-client")?,
+        admin: look("mariadb-admin", "mariadb-client")?,
+        sysbench: look("sysbench", "sysbench")?,
+        version: String::new(),
+        mariadbd,
+    };
+    let out = Command::new(&bin.mariadbd)
+        .arg("--version")
+        .output()
+        .with_context(|| format!("running {} --version", bin.mariadbd.display()))?;
+    // "mariadbd  Ver 10.11.19-MariaDB-0+deb12u1 for debian-linux-gnu on x86_64 (Debian 12)"
+    let text = String::from_utf8_lossy(&out.stdout);
+    let version = text
+        .split_whitespace()
+        .skip_while(|w| *w != "Ver")
+        .nth(1)
+        .unwrap_or("?")
+        .to_string();
+    Ok(MyBin { version, ..bin })
+}
+
+/// What undoes a server: shared by `Drop` and the second-signal hook.
+#[derive(Clone, Debug, Default)]
+struct Teardown {
+    /// The running server's pid.
+    pid: Option<u32>,
+    /// Directories iogauge created, removed unless kept.
+    dirs: Vec<PathBuf>,
+    keep: bool,
+}
+
+impl Teardown {
+    /// SIGTERM is mariadbd's clean shutdown; SIGKILL if it has not gone within `wait` (nothing
+    /// of the server is kept anyway). Then the directories.
+    fn run(&self, wait: Duration) {
+        if let Some(pid) = self.pid {
+            if !stop_pid(pid, wait) {
+                say!(
+                    "warning: the MariaDB server (pid {pid}) did not stop; stop it with kill -KILL {pid}"
+                );
+            }
+        }
+        if self.keep {
+            return;
+        }
+        for d in &self.dirs {
+            if let Err(e) = std::fs::remove_dir_all(d) {
+                if e.kind() != std::io::ErrorKind::NotFound {
+                    say!("warning: could not remove {}: {e}", d.display());
+                }
+            }
+        }
+    }
+}
+
+/// Whether `pid` is gone: no /proc entry, or a zombie waiting for its parent to reap it.
+fn gone(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(s) => s
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().next())
+            .is_some_and(|state| state == "Z" || state == "X"),
+    }
+}
+
+/// SIGTERM, wait up to `wait` for the process to go, then SIGKILL. Whether it went.
+fn stop_pid(pid: u32, wait: Duration) -> bool {
+    let signal = |sig: &str| {
+        let _ = Command::new("kill")
+            .args([sig, &pid.to_string()])
+            .stderr(Stdio::null())
+            .status();
+    };
+    let wait_gone = |wait: Duration| {
+        let until = Instant::now() + wait;
+        while !gone(pid) && Instant::now() < until {
+            std::thread::sleep(POLL);
+        }
+        gone(pid)
+    };
+    if gone(pid) {
+        return true;
+    }
+    signal("-TERM");
+    if wait_gone(wait) {
+        return true;
+    }
+    signal("-KILL");
+    wait_gone(Duration::from_secs(10))
+}
+
+/// A MariaDB server iogauge created; stopped and removed when dropped (unless kept).
+pub struct Server {
+    pub bin: MyBin,
+    pub owner: Owner,
+    /// The directory of iogauge's own under the target: data, logs and the socket.
+    pub work: PathBuf,
+    pub data: PathBuf,
+    pub socket: PathBuf,
+    pub log: PathBuf,
+    child: Option<Child>,
+    teardown: Arc<Mutex<Teardown>>,
+    hook: u64,
+    /// Its entry in the crash ledger.
+    planned: crate::ledger::Entry,
+}
+
+impl Server {
+    /// Creates `iogauge-my-PID` under `target` and runs mariadb-install-db there.
+    pub fn create(bin: &MyBin, owner: &Owner, target: &Path, keep: bool) -> Result<Server> {
+        let name = format!("iogauge-my-{}", std::process::id());
+        let work = std::path::absolute(target)?.join(&name);
+        let short_socket = std::env::temp_dir().join(format!("{name}-socket"));
+        // Written down before anything exists, so a killed run's server and directories are
+        // named by the next command and removed by `iogauge clean`.
+        let planned = crate::ledger::Entry::Mariadb {
+            data: work.join("data"),
+            dirs: vec![work.clone(), short_socket.clone()],
+        };
+        if !keep {
+            crate::ledger::add(planned.clone());
+        }
+        let teardown = Arc::new(Mutex::new(Teardown {
+            keep,
+            ..Teardown::default()
+        }));
+        // Registered before the first directory exists, so every later failure cleans up.
+        let hook = {
+            let td = teardown.clone();
+            crate::interrupt::register_hook(Box::new(move || {
+                // A second Ctrl-C means "now": a clean shutdown gets a little time, then SIGKILL.
+                if let Some(t) = td.lock().ok().map(|g| g.clone()) {
+                    t.run(QUICK_STOP);
+                }
+            }))
+        };
+        let mut server = Server {
+            bin: bin.clone(),
+            owner: owner.clone(),
+            data: work.join("data"),
+            socket: work.join("mysqld.sock"),
+            log: work.join("server.log"),
+            work: work.clone(),
+            child: None,
+            teardown,
+            hook,
+            planned,
+        };
+        server.private_dir(&work)?;
+        server.private_dir(&server.data.clone())?;
+        // Temporary tables go in the server's own directory: /tmp is shared by every server on
+        // the machine (two bootstraps at once there have failed on each other's files), and
+        // the database's temporary files belong on the storage under test anyway.
+        server.private_dir(&work.join("tmp"))?;
+        // A socket path too long for sun_path goes to a private directory in /tmp instead.
+        if server.socket.as_os_str().len() > SOCKET_PATH_MAX {
+            server.private_dir(&short_socket)?;
+            server.socket = short_socket.join("mysqld.sock");
+        }
+        let out = server
+            .as_owner(&bin.install_db)
+            .arg("--no-defaults")
+            .arg(format!("--datadir={}", server.data.display()))
+            .arg(format!("--tmpdir={}", server.work.join("tmp").display()))
+            .args(["--auth-root-authentication-method=normal", "--skip-test-db"])
+            .output()
+            .context("running mariadb-install-db")?;
+        if !out.status.success() {
+            let said = format!(
+                "{}\n{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+            return Err(anyhow!(
+                "mariadb-install-db failed in {}: {}",
+                server.data.display(),
+                last_lines(&said, 3)
+            ));
+        }
+        Ok(server)
+    }
+
+    fn private_dir(&mut self, d: &Path) -> Result<()> {
+        std::fs::create_dir(d).with_context(|| format!("creating {}", d.display()))?;
+        self.update(|t| t.dirs.push(d.to_path_buf()));
+        std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o700))?;
+        if let Some((uid, gid)) = self.owner.ids {
+            std::os::unix::fs::chown(d, Some(uid), Some(gid))?;
+        }
+        Ok(())
+    }
+
+    fn update(&self, f: impl FnOnce(&mut Teardown)) {
+        if let Ok(mut g) = self.teardown.lock() {
+            f(&mut g);
+        }
+    }
+
+    /// A server program, run as the server's owner.
+    fn as_owner(&self, program: &Path) -> Command {
+        let mut c = Command::new(program);
+        if let Some((uid, gid)) = self.owner.ids {
+            c.uid(uid).gid(gid);
+        }
+        c.current_dir(&self.work).stdin(Stdio::null());
+        c
+    }
+
+    /// A client program (`mariadb`, `mariadb-admin`) on this server's socket as root, seeing
+    /// no configuration file and no other server.
+    pub fn client(&self, program: &Path) -> Command {
+        let mut c = Command::new(program);
+        for v in MY_ENV {
+            c.env_remove(v);
+        }
+        c.arg("--no-defaults")
+            .arg(format!("--socket={}", self.socket.display()))
+            .arg("--user=root")
+            .current_dir(&self.work)
+            .stdin(Stdio::null());
+        c
+    }
+
+    /// sysbench pointed at this server's socket as the `sbtest` user, on the `sbtest` database.
+    pub fn sysbench(&self, script: &str) -> Command {
+        let mut c = Command::new(&self.bin.sysbench);
+        for v in MY_ENV {
+            c.env_remove(v);
+        }
+        c.arg(script)
+            .arg("--db-driver=mysql")
+            .arg(format!("--mysql-socket={}", self.socket.display()))
+            .args(["--mysql-user=sbtest", "--mysql-db=sbtest"])
+            .current_dir(&self.work)
+            .stdin(Stdio::null());
+        c
+    }
+
+    /// The server's pid while it runs.
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(Child::id)
+    }
+
+    /// Starts mariadbd with iogauge's defaults, then `settings` (each `--KEY=VALUE`, later ones
+    /// win), and waits until it answers a ping. A server that does not start is one error
+    /// quoting what it said, read now: its log goes with the directory. A setting of `asked`
+    /// (the user's --db-setting) it refused is a usage error.
+    pub fn start(
+        &mut self,
+        settings: &[(String, String)],
+        asked: &[(String, String)],
+    ) -> Result<()> {
+        let out_path = self.work.join("server.out");
+        let out = std::fs::File::create(&out_path)
+            .with_context(|| format!("creating {}", out_path.display()))?;
+        let mut c = self.as_owner(&self.bin.mariadbd);
+        c.arg("--no-defaults")
+            .arg(format!("--datadir={}", self.data.display()))
+            .arg(format!("--tmpdir={}", self.work.join("tmp").display()))
+            .arg(format!("--socket={}", self.socket.display()))
+            .arg("--skip-networking")
+            .arg(format!(
+                "--pid-file={}",
+                self.work.join("mysqld.pid").display()
+            ))
+            .arg(format!("--log-error={}", self.log.display()))
+            .args(DEFAULT_SETTINGS)
+            .args(settings.iter().map(|(k, v)| format!("--{k}={v}")))
+            .stdout(Stdio::from(out.try_clone()?))
+            .stderr(Stdio::from(out))
+            // Its own process group: a Ctrl-C at the terminal reaches iogauge, which stops the
+            // server itself, in order, rather than the server dying under a running sysbench.
+            .process_group(0);
+        let mut child = c.spawn().context("starting mariadbd")?;
+        self.update(|t| t.pid = Some(child.id()));
+        let until = Instant::now() + SERVER_WAIT;
+        let exited = loop {
+            if let Some(status) = child.try_wait()? {
+                break Some(status);
+            }
+            if self.ping() {
+                break None;
+            }
+            if Instant::now() > until || crate::interrupt::requested().is_some() {
+                let _ = stop_pid(child.id(), Duration::from_secs(10));
+                let _ = child.wait();
+                self.update(|t| t.pid = None);
+                return Err(anyhow!(
+                    "the MariaDB server did not answer within {}",
+                    crate::units::duration(SERVER_WAIT)
+                ));
+            }
+            std::thread::sleep(POLL);
+        };
+        let Some(status) = exited else {
+            self.child = Some(child);
+            return Ok(());
+        };
+        self.update(|t| t.pid = None);
+        let said = format!(
+            "{}\n{}",
+            std::fs::read_to_string(&self.log).unwrap_or_default(),
+            std::fs::read_to_string(&out_path).unwrap_or_default()
+        );
+        if let Some(e) = refused_setting(&said, asked) {
+            return Err(e);
+        }
+        let errors: Vec<&str> = said
+            .lines()
+            .filter_map(|l| l.split_once("[ERROR] ").map(|(_, m)| m))
+            .collect();
+        let why = match errors.is_empty() {
+            true => format!("it exited with {status}"),
+            false => errors[errors.len().saturating_sub(3)..].join(" | "),
+        };
+        Err(anyhow!("the MariaDB server did not start: {why}"))
+    }
+
+    /// Whether the server answers on its socket.
+    fn ping(&self) -> bool {
+        self.client(&self.bin.admin)
+            .arg("ping")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    }
+
+    /// Stops the server cleanly (mariadb-admin shutdown) and waits for its process to exit:
+    /// the shutdown returns when the pid file is gone, a moment before the process is.
+    pub fn stop(&mut self) -> Result<()> {
+        let Some(mut child) = self.child.take() else {
+            return Ok(());
+        };
+        let out = self
+            .client(&self.bin.admin)
+            .arg("shutdown")
+            .output()
+            .context("running mariadb-admin shutdown")?;
+        if !out.status.success() {
+            let _ = stop_pid(child.id(), SERVER_WAIT);
+        }
+        child.wait().context("waiting for mariadbd")?;
+        self.update(|t| t.pid = None);
+        Ok(())
+    }
+
+    /// One SQL statement's rows, tab-separated, without column names.
+    pub fn query(&self, sql: &str) -> Result<String> {
+        let out = self
+            .client(&self.bin.client)
+            .args(["-N", "-B", "-e", sql])
+            .output()
+            .context("running mariadb")?;
+        if !out.status.success() {
+            return Err(anyhow!(
+                "mariadb failed on `{sql}`: {}",
+                last_lines(&String::from_utf8_lossy(&out.stderr), 2)
+            ));
+        }
+        Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+    }
+
+    /// `name<TAB>value` rows as pairs.
+    pub fn pairs(&self, sql: &str) -> Result<Vec<(String, String)>> {
+        Ok(self
+            .query(sql)?
+            .lines()
+            .filter_map(|l| l.split_once('\t'))
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect())
+    }
+
+    pub fn kept(&self) -> bool {
+        self.teardown.lock().map(|t| t.keep).unwrap_or(false)
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        // The clean way first when the server is ours to wait on; the teardown then finds it
+        // gone and only removes the directories.
+        if self.child.is_some() {
+            if let Err(e) = self.stop() {
+                say!("warning: {e:#}");
+            }
+        }
+        if let Some(mut child) = self.child.take() {
+            let _ = stop_pid(child.id(), SERVER_WAIT);
+            let _ = child.wait();
+        }
+        if let Ok(t) = self.teardown.lock() {
+            t.run(SERVER_WAIT);
+        }
+        crate::interrupt::unregister_hook(self.hook);
+        crate::ledger::remove(&self.planned);
+    }
+}
+
+/// Undoes a server a killed run left (`iogauge clean`): stops it — only a process whose command
+/// line is a mariadbd of exactly this data directory — and removes the directories (only ones
+/// named as iogauge names its own). What was done, and whether all of it worked.
+pub fn undo(data: &Path, dirs: &[PathBuf]) -> (String, bool) {
+    let mut done = Vec::new();
+    let mut ok = true;
+    let parent = data.parent().unwrap_or(data);
+    let pid = std::fs::read_to_string(parent.join("mysqld.pid"))
+        .ok()
+        .and_then(|t| t.trim().parse::<u32>().ok());
+    if let Some(pid) = pid {
+        let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+        let args: Vec<&[u8]> = cmdline.split(|b| *b == 0).collect();
+        let datadir = format!("--datadir={}", data.display());
+        let ours = args.first().is_some_and(|a| a.ends_with(b"mariadbd"))
+            && args.contains(&datadir.as_bytes());
+        if ours {
+            match stop_pid(pid, SERVER_WAIT) {
+                true => done.push(format!("server (pid {pid}) stopped")),
+                false => {
+                    ok = false;
+                    done.push(format!("its server (pid {pid}) did not stop"));
+                }
+            }
+        }
+    }
+    if ok {
+        for d in dirs {
+            let named_ours = d
+                .file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("iogauge-my-"));
+            if !named_ours {
+                continue;
+            }
+            match std::fs::remove_dir_all(d) {
+                Ok(()) => done.push(format!("{} removed", d.display())),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => {
+                    ok = false;
+                    done.push(format!("{} could not be removed: {e}", d.display()));
+                }
+            }
+        }
+    }
+    if done.is_empty() {
+        done.push("already gone".into());
+    }
+    (done.join(", "), ok)
+}
+
+/// The user's setting the server refused, as a usage error quoting the server: the first
+/// `[ERROR]` line naming one of `asked` (`unknown variable 'no-such=1'`, `Error while setting
+/// value 'abc' to 'innodb-buffer-pool-size'`). mariadbd writes names with `-` or `_` as given.
+fn refused_setting(said: &str, asked: &[(String, String)]) -> Option<anyhow::Error> {
+    let (line, (k, v)) = said.lines().find_map(|l| {
+        let (_, msg) = l.split_once("[ERROR] ")?;
+        let norm = msg.replace('_', "-");
+        asked
+            .iter()
+            .find(|(k, _)| norm.contains(&format!("'{}", k.replace('_', "-"))))
+            .map(|kv| (msg, kv))
+    })?;
+    let todo = match line.contains("unknown variable") || line.contains("unknown option") {
+        true => format!("check the name (mariadbd --verbose --help lists them) or leave out {k}"),
+        false => format!("give a value it takes (SHOW GLOBAL VARIABLES LIKE '{k}' shows its form) or leave it out"),
+    };
+    Some(usage(format!(
+        "the MariaDB server refused --db-setting {k}={v}: {}; {todo}",
+        line.trim()
+    )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_refused_setting_is_quoted_from_the_error_line() {
+        let log = "2026-11-22 22:07:25 0 [Note] Starting\n2026-11-22 22:07:25 0 [ERROR] mariadbd: unknown variable 'no-such-setting=1'\n2026-11-22 22:07:25 0 [ERROR] Aborting\n";
+        let asked = [("no_such_setting".to_string(), "1".to_string())];
+        let e = refused_setting(log, &asked).unwrap().to_string();
+        assert_eq!(
+            e,
+            "the MariaDB server refused --db-setting no_such_setting=1: mariadbd: unknown variable 'no-such-setting=1'; check the name (mariadbd --verbose --help lists them) or leave out no_such_setting"
+        );
+        let log = "0 [ERROR] Unknown suffix 'a' used for variable 'innodb-buffer-pool-size' (value 'abc'). Legal suffix characters are: K, M, G, T, P, E\n";
+        let asked = [("innodb_buffer_pool_size".to_string(), "abc".to_string())];
+        let e = refused_setting(log, &asked).unwrap().to_string();
+        assert!(e.contains("Unknown suffix 'a'"), "{e}");
+        assert!(e.contains("give a value it takes"), "{e}");
+        // A failure that names none of the user's settings is not theirs to fix.
+        assert!(refused_setting("0 [ERROR] Aborting", &asked).is_none());
+    }
+
+    #[test]
+    fn a_process_that_is_not_there_is_gone() {
+        assert!(gone(u32::MAX - 1));
+        assert!(!gone(std::process::id()));
+    }
+}
