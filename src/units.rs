@@ -144,6 +144,15 @@ pub fn mb_s(bytes_per_s: f64) -> String {
     format!("{:.1} MB/s", bytes_per_s / 1e6)
 }
 
+/// "s" after a count that is not one: `format!("{n} table{}", plural(n))`.
+pub fn plural(n: usize) -> &'static str {
+    if n == 1 {
+        ""
+    } else {
+        "s"
+    }
+}
+
 /// A rate with thousands separators, e.g. `52,341`.
 pub fn count(v: f64) -> String {
     if v < 0.0 {

@@ -88,7 +88,11 @@ fn list_row(r: &RunRow) -> Vec<String> {
         ));
     }
     let mut what = match (&r.suite, r.results.as_slice()) {
-        (Some(s), res) => format!("suite {s} ({} result{})", res.len(), plural(res.len())),
+        (Some(s), res) => format!(
+            "suite {s} ({} result{})",
+            res.len(),
+            crate::units::plural(res.len())
+        ),
         (None, [one]) => match (&one.name, &one.workload) {
             (Some(n), _) => n.clone(),
             (None, Some(w)) => short_workload(w),
@@ -135,14 +139,6 @@ fn list_row(r: &RunRow) -> Vec<String> {
         bw,
         p99,
     ]
-}
-
-fn plural(n: usize) -> &'static str {
-    if n == 1 {
-        ""
-    } else {
-        "s"
-    }
 }
 
 /// `2026-05-09T07:30:12Z` → `2026-05-09 07:30`.

@@ -280,13 +280,15 @@ pub fn sysbench_plan(p: &SysbenchPlan) -> String {
     );
     let _ = writeln!(
         s,
-        "  sysbench {} · {} tables, {} (about {} at ~{} bytes a row) · {} threads · {} per run",
+        "  sysbench {} · {} table{}, {} (about {} at ~{} bytes a row) · {} thread{} · {} per run",
         p.script.name(),
         p.tables,
+        units::plural(p.tables as usize),
         p.sized_by,
         units::iec(u64::from(p.tables) * p.table_size * super::oltp::BYTES_PER_ROW),
         super::oltp::BYTES_PER_ROW,
         p.threads,
+        units::plural(p.threads as usize),
         units::duration(p.time)
     );
     if !p.settings.is_empty() {
@@ -331,11 +333,13 @@ pub fn sysbench_run(p: &SysbenchPlan, doc: &RunDoc) -> String {
             );
             let _ = writeln!(
                 s,
-                "{} tables × {} rows ({} of data) · {} threads · {} per run",
+                "{} table{} × {} rows ({} of data) · {} thread{} · {} per run",
                 first.tables,
+                units::plural(first.tables as usize),
                 first.table_size,
                 units::iec(first.data_bytes),
                 first.threads,
+                units::plural(first.threads as usize),
                 units::duration(p.time)
             );
             let set = |k: &str| first.settings.get(k).map_or("?", String::as_str);

@@ -82,13 +82,13 @@ pub(super) fn page(runs: &[Input], charts: &[Chart], absent: &[String]) -> Strin
         s,
         "<header>\n<h1>iogauge report</h1>\n<p class=\"sub\">{} run{} · {} result{} · {} chart{} · {} finding{}</p>\n",
         runs.len(),
-        plural(runs.len()),
+        crate::units::plural(runs.len()),
         runs.iter().map(|r| r.doc.results.len()).sum::<usize>(),
-        plural(runs.iter().map(|r| r.doc.results.len()).sum()),
+        crate::units::plural(runs.iter().map(|r| r.doc.results.len()).sum()),
         charts.len(),
-        plural(charts.len()),
+        crate::units::plural(charts.len()),
         findings,
-        plural(findings)
+        crate::units::plural(findings)
     );
     s.push_str("<nav><ol><li><a href=\"#overview\">Overview</a></li>");
     let cross = |k: Kind| charts.iter().any(|c| c.run.is_none() && c.kind == k);
@@ -162,7 +162,7 @@ fn overview(s: &mut String, runs: &[Input], absent: &[String]) {
             d.results.len(),
             d.findings.len(),
             warnings,
-            plural(warnings),
+            crate::units::plural(warnings),
             esc(&params.join(", ")),
             esc(d.system.hostname.as_deref().unwrap_or("—"))
         );
@@ -388,13 +388,5 @@ fn evidence_value(v: &Value) -> String {
         Some(x) if x.fract() == 0.0 && x.abs() < 1e15 => format!("{x:.0}"),
         Some(x) => format!("{x:.4}"),
         None => v.to_string(),
-    }
-}
-
-fn plural(n: usize) -> &'static str {
-    if n == 1 {
-        ""
-    } else {
-        "s"
     }
 }

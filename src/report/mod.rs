@@ -158,14 +158,14 @@ pub fn build(runs: &[Input]) -> Report {
     if lat > 0 {
         absent.push(format!(
             "latency percentiles of {lat} more result{} (at most {} lines per run)",
-            plural(lat),
+            crate::units::plural(lat),
             figures::LAT_LINES * figures::LAT_CHARTS
         ));
     }
     if ts > 0 {
         absent.push(format!(
             "time series of {ts} result{} without stalls (drawn for every result only in runs of up to {})",
-            plural(ts),
+            crate::units::plural(ts),
             figures::TS_ALL_UP_TO
         ));
     }
@@ -174,14 +174,6 @@ pub fn build(runs: &[Input]) -> Report {
         html,
         charts,
         absent,
-    }
-}
-
-fn plural(n: usize) -> &'static str {
-    if n == 1 {
-        ""
-    } else {
-        "s"
     }
 }
 
