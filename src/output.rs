@@ -18,7 +18,7 @@ pub fn workload_line(r: &ResultDoc) -> String {
         " · {} blocks · {} thread{} × {} in flight · {} · {}",
         units::bs_label(w.bs),
         w.threads,
-        if w.threads == 1 { "" } else { "s" },
+        crate::units::plural(w.threads as usize),
         w.iodepth,
         w.engine,
         if w.direct { "O_DIRECT" } else { "buffered" }
@@ -31,7 +31,7 @@ pub fn workload_line(r: &ResultDoc) -> String {
         let _ = write!(
             s,
             " · {name} every {n} write{}",
-            if n == 1 { "" } else { "s" }
+            crate::units::plural(n as usize)
         );
     }
     if w.odsync {

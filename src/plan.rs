@@ -589,7 +589,7 @@ pub fn from_fio(args: &FioArgs) -> Result<Plan> {
         description: format!(
             "{} fio job{}, one after another",
             jobs.len(),
-            if jobs.len() == 1 { "" } else { "s" }
+            crate::units::plural(jobs.len())
         ),
         size,
         groups,

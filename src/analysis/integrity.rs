@@ -33,7 +33,7 @@ pub fn findings(r: &ResultDoc) -> Vec<Finding> {
             summary: format!(
                 "{n} {} block{} ({}); first at {at}",
                 c.name(),
-                if n == 1 { "" } else { "s" },
+                crate::units::plural(n as usize),
                 c.meaning()
             ),
             evidence,

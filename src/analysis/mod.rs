@@ -483,7 +483,7 @@ impl Key {
             let _ = write!(s, " {}", units::bs_label(bs));
         }
         if let Some(t) = self.threads {
-            let _ = write!(s, ", {t} thread{}", if t == 1 { "" } else { "s" });
+            let _ = write!(s, ", {t} thread{}", crate::units::plural(t as usize));
         }
         if let Some(d) = self.iodepth {
             let _ = write!(s, ", iodepth {d}");
@@ -583,7 +583,7 @@ fn gaps(doc: &RunDoc, key: &Key, members: &[usize], th: &Thresholds) -> Vec<Find
         rows: rows.clone(),
         cols: cols
             .iter()
-            .map(|t| format!("{t} thread{}", if *t == 1 { "" } else { "s" }))
+            .map(|t| format!("{t} thread{}", crate::units::plural(*t as usize)))
             .collect(),
         values: rows
             .iter()

@@ -85,9 +85,9 @@ pub fn run(args: &ReportArgs) -> Result<()> {
         "iogauge: wrote {} ({} run{}, {} chart{}{})",
         args.output.display(),
         runs.len(),
-        if runs.len() == 1 { "" } else { "s" },
+        crate::units::plural(runs.len()),
         built.charts.len(),
-        if built.charts.len() == 1 { "" } else { "s" },
+        crate::units::plural(built.charts.len()),
         args.charts
             .as_ref()
             .map(|d| format!(", also as SVG and PNG files in {}", d.display()))

@@ -323,7 +323,7 @@ fn execute_as(plan: &Plan, print: bool) -> Result<Option<RunDoc>> {
     let damaged = (damaged > 0).then(|| {
         anyhow::anyhow!(
             "verify failed: {damaged} block{} came back other than iogauge wrote them (the integrity findings above name them)",
-            if damaged == 1 { "" } else { "s" }
+            crate::units::plural(damaged as usize)
         )
     });
     if !print {
@@ -440,7 +440,7 @@ fn plan_text(plan: &Plan, target: &target::Resolved, works: &[Result<Work, Strin
     let mut s = format!(
         "plan: {what} — {} cell{}{}",
         runnable.len(),
-        if runnable.len() == 1 { "" } else { "s" },
+        crate::units::plural(runnable.len()),
         match repeats {
             1 => String::new(),
             n => format!(", {n} repeats each"),
@@ -517,7 +517,7 @@ fn plan_text(plan: &Plan, target: &target::Resolved, works: &[Result<Work, Strin
     if skipped > 0 {
         s.push_str(&format!(
             "  skipped: {skipped} cell{} that cannot run here (named in the notes)\n",
-            if skipped == 1 { "" } else { "s" }
+            crate::units::plural(skipped)
         ));
     }
     let span = match (secs_most - secs).abs() < 0.5 {
@@ -995,7 +995,7 @@ fn latency_search(
             lt.percentile,
             units::latency(lat),
             curve.len(),
-            if curve.len() == 1 { "" } else { "s" }
+            crate::units::plural(curve.len())
         ),
         None => match lowest {
             Some((rate, iops, lat)) => format!(

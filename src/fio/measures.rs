@@ -159,7 +159,7 @@ pub fn notes(jobs: &[Job], ram: u64, working_set: &dyn Fn(&Job) -> Option<u64>) 
             true => "iogauge runs the jobs one after another, as their stonewall says".into(),
             false => format!(
                 "fio runs job{} {} at the same time as the job before (no stonewall or new_group); iogauge runs every job after the one before, as if each had stonewall, so each job's numbers are its own rather than a share of a busy device",
-                if concurrent.len() == 1 { "" } else { "s" },
+                crate::units::plural(concurrent.len()),
                 concurrent.join(", ")
             ),
         });

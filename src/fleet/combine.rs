@@ -54,7 +54,7 @@ pub fn combine(mut parts: Vec<Part>) -> Result<RunDoc> {
     agg.name = Some(format!(
         "all {n} ranks ({} host{})",
         hosts.len(),
-        if hosts.len() == 1 { "" } else { "s" }
+        crate::units::plural(hosts.len())
     ));
     agg.ios = results.iter().map(|r| r.ios).sum();
     agg.bytes = results.iter().map(|r| r.bytes).sum();
@@ -227,7 +227,7 @@ pub fn combine(mut parts: Vec<Part>) -> Result<RunDoc> {
     doc.notes.push(format!(
         "{n} ranks on {} host{}: each started after one barrier; clocks were aligned to rank 0's by ping-pong over MPI (offsets known to within {}); the aggregate counts the IOs completed from {:.2} s to {:.2} s, while every rank was measuring, and its latency percentiles come from all ranks' histograms summed",
         hosts.len(),
-        if hosts.len() == 1 { "" } else { "s" },
+        crate::units::plural(hosts.len()),
         crate::units::latency(worst_rtt as f64 / 2.0),
         lo.max(0.0),
         hi.max(0.0)

@@ -201,7 +201,7 @@ fn block_size_charts(
         let by_threads = split(doc, &members, Dim::Threads);
         let series = |value: fn(&ResultDoc) -> f64| {
             by_threads.iter().map(move |(t, idx)| {
-                let label = format!("{t} thread{}", if *t == 1 { "" } else { "s" });
+                let label = format!("{t} thread{}", crate::units::plural(*t as usize));
                 Series::new(
                     label,
                     idx.iter()

@@ -58,7 +58,7 @@ impl Cell {
         s.push(' ');
         s.push_str(&units::bs_label(self.bs));
         if self.threads > 1 || self.layout == Layout::Matrix {
-            let plural = if self.threads == 1 { "" } else { "s" };
+            let plural = crate::units::plural(self.threads as usize);
             s.push_str(&format!(" × {} thread{plural}", self.threads));
         }
         if self.iodepth > 1 || self.layout == Layout::Mixes {

@@ -135,7 +135,7 @@ fn matrix(cells: &[&Outcome]) -> String {
         let cols = distinct(mine.iter().map(|o| (o.cell.threads, o.cell.iodepth)));
         let deep = cols.iter().any(|c| c.1 > 1);
         let label = |(t, d): (u32, u32)| {
-            let mut l = format!("{t} thread{}", if t == 1 { "" } else { "s" });
+            let mut l = format!("{t} thread{}", crate::units::plural(t as usize));
             if deep {
                 l.push_str(&format!(" × QD {d}"));
             }
