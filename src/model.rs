@@ -60,6 +60,10 @@ pub struct FleetDoc {
     /// Seconds from rank 0's start at which the first and the last rank finished.
     pub first_done_s: f64,
     pub last_done_s: f64,
+    /// What the exchanges between the ranks took on rank 0, in ms: the clock ping-pong, the
+    /// gathering of the documents, the reduction.
+    #[serde(default)]
+    pub exchange_ms: BTreeMap<String, f64>,
 }
 
 /// One rank of a run under MPI.
@@ -75,6 +79,9 @@ pub struct HostDoc {
     pub rtt_ns: u64,
     /// When this rank started measuring, seconds after rank 0 did (on rank 0's clock).
     pub start_s: f64,
+    /// How long this rank waited at the barrier before the cell (for the last to arrive, ~0).
+    #[serde(default)]
+    pub barrier_wait_ms: f64,
 }
 
 /// The key to a run's stamped blocks (`--verify`).

@@ -248,12 +248,14 @@ pub fn combine(mut parts: Vec<Part>) -> Result<RunDoc> {
                 clock_offset_ns: p.offset_ns,
                 rtt_ns: p.rtt_ns,
                 start_s: *s,
+                barrier_wait_ms: 0.0,
             })
             .collect(),
         stonewall: stonewall.into(),
         window_s: [lo, hi],
         first_done_s: first_done,
         last_done_s: last_done,
+        exchange_ms: Default::default(),
     });
     doc.interrupted = parts.iter().any(|p| p.doc.interrupted);
     doc.results = out;

@@ -161,8 +161,9 @@ pub fn checked() -> Result<()> {
 pub fn before_cell() -> Result<()> {
     #[cfg(feature = "mpi")]
     if active() {
+        let arrived = ranked::now();
         ranked::sync(Ok(()))?;
-        ranked::started();
+        ranked::started(arrived);
     }
     Ok(())
 }
@@ -180,6 +181,7 @@ mod ranked {
     thread_local! {
         static COMM: RefCell<Option<Comm>> = const { RefCell::new(None) };
         static STARTED: Cell<i64> = const { Cell::new(0) };
+        static WAITED: Cell<i64> = const { Cell::new(0) };
     }
 
     /// What each rank sends rank 0 at the end.
@@ -187,6 +189,8 @@ mod ranked {
     struct Report {
         host: String,
         started_ns: i64,
+        /// How long this rank waited at the barrier before the cell.
+        waited_ns: i64,
         doc: crate::model::RunDoc,
     }
 
@@ -215,8 +219,16 @@ mod ranked {
         }
     }
 
-    pub fn started() {
-        STARTED.with(|s| s.set(now_ns()));
+    /// The barrier before the cell was passed: when (this rank's clock), and how long it
+    /// waited there (`from`: when it arrived).
+    pub fn started(from: i64) {
+        let now = now_ns();
+        STARTED.with(|s| s.set(now));
+        WAITED.with(|w| w.set(now - from));
+    }
+
+    pub fn now() -> i64 {
+        now_ns()
     }
 
     pub fn run(args: &RunArgs, comm: Comm) -> Result<()> {
@@ -259,7 +271,9 @@ mod ranked {
                 return Err(e);
             }
         };
+        let t = now_ns();
         let clocks = with(|c| c.clocks());
+        let clocks_ns = now_ns() - t;
         let doc = match crate::exec::measure(&plan) {
             // Cut short by a signal (its numbers kept on the way): out at once, without
             // another exchange; mpirun ends the others, which do the same.
@@ -280,16 +294,22 @@ mod ranked {
         let report = Report {
             host: host.to_string(),
             started_ns: STARTED.with(|s| s.get()),
+            waited_ns: WAITED.with(|w| w.get()),
             doc,
         };
+        let t = now_ns();
         let all = with(|c| c.all_bytes(&serde_json::to_vec(&report).unwrap_or_default()));
+        let gather_ns = now_ns() - t;
         if rank != 0 {
             return Ok(());
         }
+        let t = now_ns();
         let mut parts = Vec::new();
+        let mut waited = Vec::new();
         for (r, bytes) in all.iter().enumerate() {
             let rep: Report = serde_json::from_slice(bytes)
                 .map_err(|e| anyhow::anyhow!("rank {r}'s result could not be read: {e}"))?;
+            waited.push(rep.waited_ns);
             parts.push(Part {
                 rank: r as u32,
                 host: rep.host,
@@ -299,7 +319,18 @@ mod ranked {
                 doc: rep.doc,
             });
         }
-        let doc = combine(parts)?;
+        let mut doc = combine(parts)?;
+        // What the exchanges cost, kept with the run (bench/mpi-overhead reads them).
+        if let Some(f) = doc.fleet.as_mut() {
+            let ms = |ns: i64| ns as f64 / 1e6;
+            f.exchange_ms
+                .insert("clock ping-pong".into(), ms(clocks_ns));
+            f.exchange_ms.insert("gather".into(), ms(gather_ns));
+            f.exchange_ms.insert("reduction".into(), ms(now_ns() - t));
+            for (h, w) in f.hosts.iter_mut().zip(waited) {
+                h.barrier_wait_ms = ms(w);
+            }
+        }
         crate::present::fleet::emit(&doc, store, json, &args.output.db)
     }
 }
