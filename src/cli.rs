@@ -515,6 +515,11 @@ pub struct WorkloadArgs {
     #[arg(long, value_name = "SIZE", allow_hyphen_values = true, value_parser = units::parse_size)]
     pub data: Option<u64>,
 
+    /// Under MPI, with --data: `first` stops every rank when the first has moved its data
+    /// (elbencho's "first done"); without it each rank moves all of it (IOR's wear-out).
+    #[arg(long, value_enum, value_name = "MODE")]
+    pub stonewall: Option<Stonewall>,
+
     /// Run this long first and leave it out of the results.
     #[arg(long, value_name = "DURATION", default_value = "0s", allow_hyphen_values = true, value_parser = units::parse_duration)]
     pub ramp: Duration,
@@ -604,6 +609,13 @@ pub struct OutputArgs {
 
     #[command(flatten)]
     pub db: DbArgs,
+}
+
+/// How the ranks of a run under MPI stop (`--stonewall`).
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stonewall {
+    /// Every rank stops when the first has moved its --data.
+    First,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]

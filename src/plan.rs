@@ -180,6 +180,18 @@ pub fn from_run(args: &RunArgs) -> Result<Plan> {
             w.rw.name()
         )));
     }
+    if w.stonewall.is_some() {
+        if !crate::fleet::active() {
+            return Err(usage(
+                "--stonewall first stops the ranks of a run under MPI together; without mpirun there is one rank: drop it",
+            ));
+        }
+        if w.data.is_none() {
+            return Err(usage(
+                "--stonewall first stops every rank when the first has moved its --data; give --data SIZE (with --time all ranks stop together anyway)",
+            ));
+        }
+    }
     if let Some(d) = until_change(&args.repeat)? {
         if w.time.is_some() || w.data.is_some() {
             return Err(usage(format!(

@@ -267,3 +267,50 @@ fn two_hosts_over_ssh_in_namespaces_make_one_run() {
         .unwrap()
         .contains("/h2/iogauge-test.h2.1."));
 }
+
+/// `--stonewall first`: every rank stops when the first has moved its --data. Rank 1, held at
+/// 1,000 reads/s, would need 8 s for 32 MiB; the free ranks move theirs in well under one, and
+/// rank 1 stops then, having moved a fraction of it.
+#[test]
+fn stonewall_first_stops_every_rank_when_the_first_is_done() {
+    if !needs_mpirun() {
+        return;
+    }
+    needs_root!();
+    let Some(cg) = Blkio::new("fleet-first") else {
+        skip("needs cgroup v1 blkio");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let disks: Vec<RamLoop> = (0..3).map(|_| RamLoop::new(64 << 20)).collect();
+    for (i, d) in disks.iter().enumerate() {
+        std::os::unix::fs::symlink(&d.dev.dev, dir.path().join(format!("disk{i}"))).unwrap();
+    }
+    cg.throttle(&disks[1].dev, "read", 1000);
+    let out = Spawned::start(mpirun(
+        dir.path(),
+        Some(&cg),
+        "run 'disk{rank}' --rw randread --iodepth 4 --data 32m --stonewall first --json --no-store",
+    ))
+    .finish(WATCHDOG);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["fleet"]["stonewall"], "first", "{err}");
+    let results = doc["results"].as_array().unwrap();
+    let moved = |i: usize| results[i]["bytes"].as_u64().unwrap();
+    assert!(
+        moved(1) + 4096 >= 32 << 20 || moved(3) + 4096 >= 32 << 20,
+        "a free rank moved all"
+    );
+    assert!(
+        moved(2) < 8 << 20,
+        "the held rank stopped early: {} bytes",
+        moved(2)
+    );
+    // Without it, each rank moves all of its data (IOR's wear-out): said and refused where it
+    // cannot apply.
+    let alone = iogauge(dir.path(), &["run", "--stonewall", "first", "--data", "8m"]);
+    assert_eq!(alone.status.code(), Some(2), "{}", stderr_of(&alone));
+    assert!(stderr_of(&alone).contains("without mpirun"));
+}

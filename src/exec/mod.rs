@@ -618,13 +618,19 @@ fn run_cells(
         let rule = cell.planned_time().map(Rule::new);
         // The runner hands the rule ~100 ms samples (its watch ticks).
         let interval = crate::runner::FINE_BIN;
-        let stop = move |iops: &[f64]| match plan.until {
-            Until::Limit => false,
-            Until::Stable => rule
-                .is_some_and(|r| matches!(r.check(iops, interval), stable::Verdict::Stable { .. })),
-            Until::Change => changed(iops, interval),
+        // Under MPI with `--stonewall first`: once another rank has moved its --data.
+        let first = crate::fleet::stonewall_first();
+        let stop = move |iops: &[f64]| {
+            (first && crate::fleet::peer_done())
+                || match plan.until {
+                    Until::Limit => false,
+                    Until::Stable => rule.is_some_and(|r| {
+                        matches!(r.check(iops, interval), stable::Verdict::Stable { .. })
+                    }),
+                    Until::Change => changed(iops, interval),
+                }
         };
-        let stop_when: Option<StopWhen> = (plan.until != Until::Limit).then_some(&stop);
+        let stop_when: Option<StopWhen> = (plan.until != Until::Limit || first).then_some(&stop);
         let tracker = state
             .verify
             .as_ref()
@@ -643,6 +649,10 @@ fn run_cells(
                 verifier.as_ref(),
             )
         });
+        // Under MPI with `--stonewall first`: a rank that moved all its data tells the others.
+        if let Ok(ran) = &outcome {
+            crate::fleet::cell_done(ran.iter().any(|r| r.m.stopped_early));
+        }
         drop(files);
         let direct = work.specs().iter().any(|s| s.direct);
         let refused = |e: &str, ios: u64| suite && ios == 0 && refused_block(e, cell.bs, direct);

@@ -232,9 +232,10 @@ pub fn combine(mut parts: Vec<Part>) -> Result<RunDoc> {
         lo.max(0.0),
         hi.max(0.0)
     ));
-    let stonewall = match results[0].workload.data_bytes {
-        Some(_) => "data",
-        None => "time",
+    let stonewall = match (results[0].workload.data_bytes, stopped_by_peer(&parts)) {
+        (Some(_), true) => "first",
+        (Some(_), false) => "data",
+        (None, _) => "time",
     };
     doc.fleet = Some(FleetDoc {
         hosts: parts
@@ -283,6 +284,17 @@ fn straggling(iops: &[f64]) -> Vec<usize> {
             same && others[0] > 0.0 && (iops[i] / others[0] - 1.0).abs() >= rule.min_shift
         })
         .collect()
+}
+
+/// Whether a rank's cell ended before its data (`--stonewall first` stopped it): it moved less
+/// than it was given.
+fn stopped_by_peer(parts: &[Part]) -> bool {
+    parts.iter().any(|p| {
+        let r = &p.doc.results[0];
+        r.workload
+            .data_bytes
+            .is_some_and(|d| r.bytes + r.workload.bs < d)
+    })
 }
 
 /// A host's finding in the run of all: its summary starts with the host, and it points at the

@@ -12,6 +12,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 /// Rounds of the clock ping-pong; the one with the smallest round trip is kept (Cristian's
 /// algorithm: the offset is then known to within half that round trip).
 const PING_PONGS: usize = 16;
+/// The tag of "I have moved my data" (`--stonewall first`); the ping-pong uses the default.
+const DONE_TAG: mpi::Tag = 7;
 
 pub struct Comm {
     world: mpi::topology::SimpleCommunicator,
@@ -63,6 +65,30 @@ impl Comm {
             .zip(&displs)
             .map(|(&c, &d)| buf[d as usize + 1..(d + c) as usize].to_vec())
             .collect()
+    }
+
+    /// Tells every other rank that this one has finished its cell (`--stonewall first`); a
+    /// small message, sent eagerly, so it never waits for a receiver.
+    pub fn send_done(&self) {
+        for r in (0..self.size).filter(|&r| r != self.rank) {
+            self.world
+                .process_at_rank(r as i32)
+                .send_with_tag(&1u8, DONE_TAG);
+        }
+    }
+
+    /// Whether another rank has said it finished, taking every such message waiting.
+    pub fn done_received(&self) -> bool {
+        let mut any = false;
+        while let Some((_, _)) = self
+            .world
+            .any_process()
+            .immediate_matched_probe_with_tag(DONE_TAG)
+            .map(|(msg, status)| (msg.matched_receive::<u8>(), status))
+        {
+            any = true;
+        }
+        any
     }
 
     /// Ends every rank of the job (MPI_Abort): for a rank that stops alone, as on a signal,

@@ -139,11 +139,43 @@ fn launched(_args: &RunArgs, size: u32) -> Result<()> {
 fn launched(args: &RunArgs, _size: u32) -> Result<()> {
     let comm = comm::Comm::init()?;
     ACTIVE.store(true, Ordering::Relaxed);
+    FIRST.store(
+        args.workload.stonewall == Some(crate::cli::Stonewall::First),
+        Ordering::Relaxed,
+    );
     let _ = TAG.set(format!("{}.{}", comm.host, comm.rank));
     crate::ui::label(format!("{} (rank {})", comm.host, comm.rank));
     let out = ranked::run(args, comm);
     ACTIVE.store(false, Ordering::Relaxed);
     out
+}
+
+/// `--stonewall first` under MPI: every rank stops when the first has moved its --data.
+static FIRST: AtomicBool = AtomicBool::new(false);
+
+pub fn stonewall_first() -> bool {
+    active() && FIRST.load(Ordering::Relaxed)
+}
+
+/// Whether another rank has finished its cell (`--stonewall first`): polled at every tick of
+/// the cell, without waiting.
+pub fn peer_done() -> bool {
+    #[cfg(feature = "mpi")]
+    if stonewall_first() {
+        return ranked::peer_done();
+    }
+    false
+}
+
+/// The cell ended on this rank; unless a peer stopped it, it moved all its data, and with
+/// `--stonewall first` the others are told to stop.
+pub fn cell_done(stopped_by_peer: bool) {
+    #[cfg(feature = "mpi")]
+    if stonewall_first() && !stopped_by_peer {
+        ranked::send_done();
+    }
+    #[cfg(not(feature = "mpi"))]
+    let _ = stopped_by_peer;
 }
 
 /// Called by the executor once the target is checked and before anything is written: every
@@ -231,6 +263,14 @@ mod ranked {
         now_ns()
     }
 
+    pub fn peer_done() -> bool {
+        with(|c| c.done_received())
+    }
+
+    pub fn send_done() {
+        with(|c| c.send_done());
+    }
+
     pub fn run(args: &RunArgs, comm: Comm) -> Result<()> {
         let (rank, size, host) = (comm.rank, comm.size, comm.host.clone());
         COMM.with(|c| *c.borrow_mut() = Some(comm));
@@ -291,6 +331,8 @@ mod ranked {
             }
         };
         sync(Ok(()))?;
+        // Every "done" was sent before that exchange: take the ones left waiting.
+        let _ = peer_done();
         let report = Report {
             host: host.to_string(),
             started_ns: STARTED.with(|s| s.get()),
