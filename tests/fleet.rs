@@ -140,6 +140,24 @@ fn three_ranks_reduce_exactly_and_the_throttled_one_straggles() {
         .as_str()
         .unwrap()
         .contains("disk1"));
+    // The report draws the hosts over time, a row each.
+    let json = dir.path().join("run.json");
+    std::fs::write(&json, &out.stdout).unwrap();
+    let html = dir.path().join("r.html");
+    let rep = iogauge(
+        dir.path(),
+        &[
+            "report",
+            "--from-json",
+            json.to_str().unwrap(),
+            "-o",
+            html.to_str().unwrap(),
+        ],
+    );
+    assert!(rep.status.success(), "{}", stderr_of(&rep));
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("IOPS per host over time"), "no hosts chart");
+    assert!(page.contains("(rank 1), "), "a cell of rank 1's row");
 }
 
 /// One rank refuses its target before anything is written: every rank stops, the refusing

@@ -43,6 +43,7 @@ pub(super) fn run_charts(run: usize, input: &Input, prefix: &str) -> (Vec<Chart>
     omitted.latency = latency_charts(doc, &measured, run, prefix, &mut charts);
     omitted.timeseries = timeseries_charts(doc, run, prefix, &mut charts);
     convergence_chart(doc, run, prefix, &mut charts);
+    hosts_chart(doc, run, prefix, &mut charts);
     device_charts(doc, run, prefix, &mut charts);
     cache_probe_chart(doc, run, prefix, &mut charts);
     (charts, omitted)
@@ -139,6 +140,31 @@ fn device_charts(doc: &RunDoc, run: usize, prefix: &str, out: &mut Vec<Chart>) {
             "the device's average request size and queue depth per interval, from its own counters (/sys/block/DEV/stat)",
         ));
     }
+}
+
+/// A run on many hosts (MPI): every host's IOPS per interval as a row of shades, on rank 0's
+/// clock — a slow host is a light row, a stall on one host a light patch in its row.
+fn hosts_chart(doc: &RunDoc, run: usize, prefix: &str, out: &mut Vec<Chart>) {
+    if doc.fleet.is_none() || doc.results.len() < 2 {
+        return;
+    }
+    let hosts = &doc.results[1..];
+    let step = hosts[0].workload.interval_s;
+    let title = format!("{prefix}IOPS per host over time");
+    let mut map = iogauge_charts::HeatMap::new(&title, "s", "IOPS", step);
+    for r in hosts {
+        map = map.row(iogauge_charts::HeatRow::new(
+            r.name.clone().unwrap_or_default(),
+            r.timeseries.iter().map(|s| s.iops),
+        ));
+    }
+    out.push(Chart::new(
+        Kind::Hosts,
+        Some(run),
+        title,
+        map.to_svg(),
+        "each host's IOPS per interval, one row per MPI rank; the cluster's own time series (its p50 and p99 from all hosts' histograms merged) is the aggregate's chart",
+    ));
 }
 
 /// A suite in rounds (SNIA PTS): the tracked cell's IOPS per round, the measurement window

@@ -37,10 +37,12 @@ pub enum Kind {
     Compare,
     Scaling,
     Convergence,
+    /// Hosts × time of a run under MPI.
+    Hosts,
 }
 
 impl Kind {
-    pub const ALL: [Kind; 8] = [
+    pub const ALL: [Kind; 9] = [
         Kind::BsIops,
         Kind::BsBw,
         Kind::Orion,
@@ -49,6 +51,7 @@ impl Kind {
         Kind::Compare,
         Kind::Scaling,
         Kind::Convergence,
+        Kind::Hosts,
     ];
 
     pub fn id(self) -> &'static str {
@@ -61,6 +64,7 @@ impl Kind {
             Kind::Compare => "compare",
             Kind::Scaling => "scaling",
             Kind::Convergence => "convergence",
+            Kind::Hosts => "hosts",
         }
     }
 
@@ -86,6 +90,7 @@ impl Kind {
                 "scaling: needs two or more runs with a numeric run parameter that differs \
                  (e.g. --param disks=4)"
             }
+            Kind::Hosts => "hosts over time: no run ran on many hosts (under MPI)",
         }
     }
 }

@@ -17,6 +17,7 @@
 //! | a metric against time with stalls shaded | [`LineChart`] with [`Band`]s |
 //! | runs × workloads with confidence intervals | [`BarChart`] with [`Bar::ci`] |
 //! | scaling with the number of disks, plateau marked | [`LineChart`] with a [`Mark`] |
+//! | hosts of a run under MPI over time | [`HeatMap`], a row per host |
 //!
 //! Bad input never panics: non-finite values, and values that have no place on a log or
 //! percentile axis (zero, negative, p ≥ 100), are left out and counted in a footnote; a chart
@@ -37,6 +38,7 @@ mod annotate;
 mod bar;
 mod format;
 mod frame;
+mod heat;
 mod line;
 mod scale;
 mod style;
@@ -45,6 +47,7 @@ mod svg;
 pub use annotate::{Band, Mark};
 pub use bar::{Bar, BarChart, BarSeries};
 pub use format::{format_bytes, format_percentile, format_si};
+pub use heat::{HeatMap, HeatRow};
 pub use line::{LineChart, Series, AUTO_MARKER_LIMIT};
 pub use scale::{Axis, Scale};
 pub use svg::escape;
