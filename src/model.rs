@@ -64,6 +64,12 @@ pub struct FleetDoc {
     /// gathering of the documents, the reduction.
     #[serde(default)]
     pub exchange_ms: BTreeMap<String, f64>,
+    /// Every rank's IOs and bytes over its whole run (the aggregate result counts the common
+    /// window's).
+    #[serde(default)]
+    pub total_ios: u64,
+    #[serde(default)]
+    pub total_bytes: u64,
 }
 
 /// One rank of a run under MPI.

@@ -56,8 +56,10 @@ pub fn combine(mut parts: Vec<Part>) -> Result<RunDoc> {
         hosts.len(),
         crate::units::plural(hosts.len())
     ));
-    agg.ios = results.iter().map(|r| r.ios).sum();
-    agg.bytes = results.iter().map(|r| r.bytes).sum();
+    let total_ios: u64 = results.iter().map(|r| r.ios).sum();
+    let total_bytes: u64 = results.iter().map(|r| r.bytes).sum();
+    agg.ios = total_ios;
+    agg.bytes = total_bytes;
 
     // The common window, counted from the completion bins of each rank moved onto rank 0's
     // clock; a window too short to hold a bin falls back to the whole runs.
@@ -85,9 +87,13 @@ pub fn combine(mut parts: Vec<Part>) -> Result<RunDoc> {
     }
     let counted = ((hi - lo) / bin).floor() * bin;
     if counted >= bin && win_ios > 0.0 {
+        // The aggregate keeps its own arithmetic (iops = ios / runtime_s) over the window; the
+        // ranks' totals are in `fleet`.
         agg.iops = win_ios / counted;
         agg.bw_bytes = win_bytes / counted;
         agg.runtime_s = counted;
+        agg.ios = win_ios.round() as u64;
+        agg.bytes = win_bytes.round() as u64;
     } else {
         agg.iops = results.iter().map(|r| r.iops).sum();
         agg.bw_bytes = results.iter().map(|r| r.bw_bytes).sum();
@@ -257,6 +263,8 @@ pub fn combine(mut parts: Vec<Part>) -> Result<RunDoc> {
         first_done_s: first_done,
         last_done_s: last_done,
         exchange_ms: Default::default(),
+        total_ios,
+        total_bytes,
     });
     doc.interrupted = parts.iter().any(|p| p.doc.interrupted);
     doc.results = out;
@@ -362,7 +370,8 @@ mod tests {
         let agg = &doc.results[0];
         assert_eq!(doc.results.len(), 4);
         assert!((agg.iops - 9000.0).abs() < 1.0, "{}", agg.iops);
-        assert_eq!(agg.ios, 36_000);
+        assert_eq!(doc.fleet.as_ref().unwrap().total_ios, 36_000);
+        assert!((agg.ios as f64 / agg.runtime_s - agg.iops).abs() < 1.0);
         // 4,000 of 36,000 IOs at 4 ms: the p99 is 4 ms, the p50 100 µs.
         assert!(
             (agg.lat_ns.p99 as f64 / 4e6 - 1.0).abs() < 0.01,
