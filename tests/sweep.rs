@@ -437,3 +437,37 @@ fn file_systems_on_a_blank_scratch_device_leave_it_blank() {
     );
     assert!(sh("blkid", &["-p", "-o", "value", "-s", "TYPE", &dev.dev]).contains("ext4"));
 }
+
+/// `sweep --dry-run` says the sweep's plan (the knob, its value as found, the settings) and
+/// the suite's, and changes nothing: no setting runs, the knob stays as found (issue 23).
+#[test]
+fn a_dry_run_plans_the_sweep_and_changes_nothing() {
+    needs_root!();
+    let ram = RamLoop::new(64 << 20);
+    let dir = tempfile::tempdir().unwrap();
+    let before = queue(&ram.dev, "read_ahead_kb");
+    let other = if before == "256" { "512" } else { "256" };
+    let knob = format!("read_ahead_kb={other}");
+    let out = iogauge_here(
+        dir.path(),
+        &[
+            "sweep",
+            "--file",
+            &suite_file(dir.path()),
+            &ram.dev.dev,
+            "--knob",
+            &knob,
+            "--dry-run",
+        ],
+    );
+    let (text, err) = (String::from_utf8_lossy(&out.stdout), stderr_of(&out));
+    assert!(out.status.success(), "{err}\n{text}");
+    assert!(err.contains(&format!("(as found: {before}")), "{err}");
+    assert!(err.contains("dry run: nothing is changed"), "{err}");
+    assert!(!err.contains("[setting"), "a setting ran: {err}");
+    assert!(
+        text.contains("plan: suite tiny") && text.contains("estimated time"),
+        "{text}"
+    );
+    assert_eq!(queue(&ram.dev, "read_ahead_kb"), before);
+}

@@ -86,13 +86,9 @@ pub fn run(args: &SweepArgs) -> Result<()> {
     suite.repeat.repeat.get_or_insert(3);
     // Everything the suite needs is checked before any knob changes or any mkfs runs.
     let check = crate::plan::from_suite(&suite)?;
-    if check.output.dry_run {
-        return Err(usage(
-            "--dry-run shows one suite's plan: run `iogauge suite … --dry-run`",
-        ));
-    }
     // Both kinds change the machine (sysfs, mkfs): root only, and said before anything runs.
-    if !crate::db::is_root() {
+    // A dry run only reads (the knobs as found, the scratch device's signature).
+    if !crate::db::is_root() && !check.output.dry_run {
         return Err(usage(
             "a sweep changes device settings or makes file systems, which needs root; run it with sudo",
         ));
@@ -109,7 +105,12 @@ pub fn run(args: &SweepArgs) -> Result<()> {
         Some(dev) => fs_sweep(&suite, &id, dev, &fss, &args.mount_opts)?,
         None => knob_sweep(&suite, &id, &specs, args.grid)?,
     };
-    let (knob_list, outcomes) = outcomes;
+    // --dry-run: the sweep's plan was said; the suite's, once per setting, follows.
+    let Some((knob_list, outcomes)) = outcomes else {
+        let mut once = check.clone();
+        once.output.dry_run = true;
+        return crate::exec::execute(&once);
+    };
     let doc = summarize(&id, &check.suite.name, &knob_list, &outcomes, &fss);
     match check.output.json {
         true => crate::ui::out(&format!("{}\n", serde_json::to_string_pretty(&doc)?))?,
@@ -121,7 +122,8 @@ pub fn run(args: &SweepArgs) -> Result<()> {
     }
 }
 
-type Swept = (Vec<Knob>, Vec<(Setting, Outcome)>);
+/// The knobs and each setting's outcome; `None` for a dry run, which stops after the plan.
+type Swept = Option<(Vec<Knob>, Vec<(Setting, Outcome)>)>;
 
 fn knob_sweep(
     suite: &crate::cli::SuiteArgs,
@@ -206,6 +208,13 @@ fn knob_sweep(
             knobs.first().map_or("NAME", |k| k.spec.name.as_str())
         );
     }
+    if suite.output.dry_run {
+        say!(
+            "dry run: nothing is changed; each setting runs the suite planned below, {} times",
+            suite.repeat.repeat.unwrap_or(3)
+        );
+        return Ok(None);
+    }
     let mut guard = Guard::new(&knobs)?;
     let mut out = Vec::new();
     for (n, s) in settings.iter().enumerate() {
@@ -250,7 +259,7 @@ fn knob_sweep(
     for f in guard.restore() {
         say!("warning: {f}");
     }
-    Ok((knobs, out))
+    Ok(Some((knobs, out)))
 }
 
 /// The baseline (every knob as found), then one knob at a time through its other values, or
@@ -369,6 +378,13 @@ fn fs_sweep(
         dev.display(),
         suite.repeat.repeat.unwrap_or(3)
     );
+    if suite.output.dry_run {
+        say!(
+            "dry run: nothing is made or mounted; each file system runs the suite planned below (its test file then in that file system), {} times",
+            suite.repeat.repeat.unwrap_or(3)
+        );
+        return Ok(None);
+    }
     let mut out = Vec::new();
     for (n, s) in settings.iter().enumerate() {
         if crate::interrupt::requested().is_some() {
@@ -406,7 +422,7 @@ fn fs_sweep(
         drop(mounted);
         out.push((s.clone(), outcome(n, settings.len(), label, doc)?));
     }
-    Ok((Vec::new(), out))
+    Ok(Some((Vec::new(), out)))
 }
 
 /// A setting that did not run, said as it happens and kept for the table.
