@@ -449,7 +449,7 @@ pub struct TargetArgs {
 
     /// io_uring: hand queued IOs to the kernel every N, rather than all the freed slots in one
     /// burst (1 = each as it is queued, as fio does; larger costs fewer system calls).
-    #[arg(long, value_name = "N", default_value_t = DEFAULT_SUBMIT_BATCH,
+    #[arg(long, value_name = "N", default_value_t = iogauge_engine::DEFAULT_SUBMIT_BATCH,
           value_parser = clap::value_parser!(u32).range(1..=4096))]
     pub submit_batch: u32,
 
@@ -479,10 +479,6 @@ fn parse_fraction(s: &str) -> Result<f64, String> {
         )),
     }
 }
-
-/// Submitting every 2 IOs matched or beat fio's IOPS on a virtio disk at QD32, where one burst
-/// per wake-up lost 14–24% (docs/performance.md), at 0.64× fio's CPU per IO.
-pub const DEFAULT_SUBMIT_BATCH: u32 = 2;
 
 /// What the workload does.
 #[derive(Args, Debug, Clone)]

@@ -520,7 +520,7 @@ pub fn from_fio(args: &FioArgs) -> Result<Plan> {
         no_register: false,
         submit_batch: first
             .submit_batch
-            .unwrap_or(crate::cli::DEFAULT_SUBMIT_BATCH),
+            .unwrap_or(iogauge_engine::DEFAULT_SUBMIT_BATCH),
         complete_batch: first.complete_batch.unwrap_or(1),
     };
     // randrepeat=0 asks for a new sequence each run: drawn here and kept in the document.

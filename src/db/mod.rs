@@ -945,7 +945,7 @@ fn storage(p: &DbPlan, data_bytes: u64, time: Duration) -> Result<RunDoc> {
             direct: true,
             seed: 1,
             uring: Default::default(),
-            submit_batch: crate::cli::DEFAULT_SUBMIT_BATCH,
+            submit_batch: iogauge_engine::DEFAULT_SUBMIT_BATCH,
             complete_batch: 1,
             ram: p.ram,
             ramp: Duration::ZERO,

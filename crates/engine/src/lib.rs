@@ -107,6 +107,10 @@ pub enum EngineKind {
     Null,
 }
 
+/// Submitting every 2 IOs matched or beat fio's IOPS on a virtio disk at QD32, where one burst
+/// per wake-up lost 14–24% (docs/performance.md), at 0.64× fio's CPU per IO.
+pub const DEFAULT_SUBMIT_BATCH: u32 = 2;
+
 impl EngineKind {
     pub const ALL: [EngineKind; 3] = [EngineKind::IoUring, EngineKind::Psync, EngineKind::Null];
 
