@@ -448,6 +448,20 @@ pub fn from_fio(args: &FioArgs) -> Result<Plan> {
         let name = path.display().to_string();
         jobs.extend(fio::parse(&text, &name, &env_var).map_err(usage)?);
     }
+    // size=N%: a share of the file or device the job names, as fio takes it, in whole blocks.
+    for j in &mut jobs {
+        let Some(pct) = j.size_pct else { continue };
+        let total = j.path.as_deref().and_then(existing_size).ok_or_else(|| {
+            usage(format!(
+                "{}: size={} is a share of an existing file or device, and job {} names none; give filename= or a size, e.g. size=4g",
+                j.at("size"),
+                j.typed("size"),
+                j.name
+            ))
+        })?;
+        let bs = j.bs.max(1);
+        j.size = Some((total as f64 * pct / 100.0) as u64 / bs * bs);
+    }
     let first = &jobs[0];
     // What iogauge sets once per run, named by the fio option that sets it.
     let agree = |key: &str, same: &dyn Fn(&Job) -> bool| -> Result<()> {
@@ -910,6 +924,17 @@ fn target(t: &TargetArgs, suite_size: Option<u64>) -> Result<TargetPlan> {
         keep: t.keep,
         allow_overwrite: t.allow_overwrite,
     })
+}
+
+/// The size of an existing file or block device (read only), for fio's `size=N%`.
+fn existing_size(path: &std::path::Path) -> Option<u64> {
+    use std::os::unix::fs::FileTypeExt;
+    let md = std::fs::metadata(path).ok()?;
+    if md.file_type().is_block_device() {
+        let f = std::fs::File::open(path).ok()?;
+        return iogauge_engine::sys::block_device_size(&f).ok();
+    }
+    md.is_file().then_some(md.len())
 }
 
 /// `--until-change DURATION`, refused at zero (it would run nothing).

@@ -434,3 +434,28 @@ fn verify_and_rate_in_a_job_run_as_iogauges_own() {
         "{notes}"
     );
 }
+
+/// `size=50%` of an existing file: the job moves half of it, in whole blocks; with no file to
+/// take a share of, it is refused at its line (issue 26).
+#[test]
+fn size_as_a_share_of_the_named_file() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("f"), vec![7u8; 16 << 20]).unwrap();
+    write_job(
+        dir.path(),
+        "half.fio",
+        "[a]\nfilename=f\nrw=read\nbs=4k\ndirect=1\nsize=50%\n",
+    );
+    let out = iogauge(dir.path(), &["fio", "half.fio", "--no-store", "--json"]);
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["results"][0]["bytes"].as_u64().unwrap(), 8 << 20);
+    write_job(dir.path(), "none.fio", "[a]\nrw=read\nsize=50%\n");
+    let out = iogauge(dir.path(), &["fio", "none.fio", "--no-store"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr_of(&out).contains("none.fio:3: size=50% is a share"),
+        "{}",
+        stderr_of(&out)
+    );
+}

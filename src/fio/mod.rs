@@ -46,6 +46,8 @@ pub struct Job {
     pub time_based: bool,
     pub ramp: Duration,
     pub size: Option<u64>,
+    /// `size=N%`: a share of the named file or device (the plan turns it into `size`).
+    pub size_pct: Option<f64>,
     pub offset: u64,
     /// `directory` joined with `filename`, or either alone.
     pub path: Option<PathBuf>,
@@ -243,6 +245,7 @@ fn job(name: &str, at: Loc, opts: &[Opt]) -> Result<Job, String> {
         time_based: false,
         ramp: Duration::ZERO,
         size: None,
+        size_pct: None,
         offset: 0,
         path: None,
         sync: None,
@@ -343,12 +346,16 @@ fn job(name: &str, at: Loc, opts: &[Opt]) -> Result<Job, String> {
             "time_based" => j.time_based = flag(v).map_err(bad)?,
             "ramp_time" => j.ramp = time(v).map_err(bad)?,
             "size" | "filesize" => {
-                if v.ends_with('%') {
-                    return Err(bad(
-                        "a share of the file is not supported; give a size, e.g. size=4g".into(),
-                    ));
+                // A share of the file or device the job names, resolved against its size when
+                // the plan looks at the target.
+                if let Some(p) = v.strip_suffix('%') {
+                    match p.parse::<f64>() {
+                        Ok(p) if p > 0.0 && p <= 100.0 => j.size_pct = Some(p),
+                        _ => return Err(bad("give a share from 1% to 100%".into())),
+                    }
+                } else {
+                    j.size = Some(size(v, kb_base).map_err(bad)?);
                 }
-                j.size = Some(size(v, kb_base).map_err(bad)?);
             }
             "offset" => j.offset = size(v, kb_base).map_err(bad)?,
             "filename" => {

@@ -216,3 +216,10 @@ fn rate_verify_and_latency_target_map_to_iogauges_own() {
     assert_eq!((t.percentile, t.limit), (100.0, Duration::from_millis(2)));
     assert!(refusal("[a]\nlatency_percentile=99\n").contains("latency_target"));
 }
+
+#[test]
+fn size_as_a_share_is_kept_for_the_plan() {
+    assert_eq!(jobs("[a]\nsize=50%\n")[0].size_pct, Some(50.0));
+    assert!(refusal("[a]\nsize=0%\n").contains("1% to 100%"));
+    assert!(refusal("[a]\nsize=150%\n").contains("1% to 100%"));
+}
