@@ -490,6 +490,7 @@ pub fn from_fio(args: &FioArgs) -> Result<Plan> {
     })?;
     agree("rate_iops", &|j| j.rate_iops == first.rate_iops)?;
     agree("verify", &|j| j.verify == first.verify)?;
+    agree("ss", &|j| j.steady == first.steady)?;
     agree("latency_target", &|j| {
         j.latency_target == first.latency_target
     })?;
@@ -645,7 +646,10 @@ pub fn from_fio(args: &FioArgs) -> Result<Plan> {
         suite,
         env,
         repeat: repeat(&args.repeat),
-        until: Until::Limit,
+        until: match first.steady {
+            true => Until::Stable,
+            false => Until::Limit,
+        },
         precondition: args.repeat.precondition,
         max_rounds: None,
         params: params(&args.repeat.param)?,

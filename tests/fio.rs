@@ -459,3 +459,26 @@ fn size_as_a_share_of_the_named_file() {
         stderr_of(&out)
     );
 }
+
+/// `ss=` (fio's steady-state stop) runs as --until-stable: the job stops once its IOPS are
+/// known well enough, before its runtime, and a note says how the rules differ (issue 26). The
+/// job is paced (rate_iops) so its IOPS are steady whatever else the machine does.
+#[test]
+fn steady_state_jobs_stop_when_stable() {
+    let dir = tempfile::tempdir().unwrap();
+    write_job(
+        dir.path(),
+        "ss.fio",
+        "[a]\nioengine=null\nrw=randread\nbs=4k\nsize=16m\nruntime=60\ntime_based\nrate_iops=2000\nss=iops:5%\nss_dur=10\n",
+    );
+    let out = iogauge(dir.path(), &["fio", "ss.fio", "--no-store", "--json"]);
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let t = doc["results"][0]["runtime_s"].as_f64().unwrap();
+    assert!(t < 60.0, "ran the whole runtime: {t} s");
+    let notes = doc["notes"].to_string();
+    assert!(
+        notes.contains("ss=iops:5%") && notes.contains("--until-stable"),
+        "{notes}"
+    );
+}

@@ -48,6 +48,13 @@ pub fn notes(jobs: &[Job], ram: u64, working_set: &dyn Fn(&Job) -> Option<u64>) 
                 j.typed("verify")
             ));
         }
+        if j.steady {
+            out(format!(
+                "{}: ss={} ({WHO}): fio stops the job once that metric holds within its limit over ss_dur; iogauge stops it by its own rule (--until-stable: the 95% confidence interval of its IOPS within ±3%), with runtime as the most it runs",
+                j.at("ss"),
+                j.typed("ss")
+            ));
+        }
         if let Some(t) = j.latency_target {
             out(format!(
                 "{}: latency_target={} at the p{} ({WHO}): fio lowers the queue depth until the target holds; iogauge keeps iodepth={} and searches the highest rate that keeps it (--latency-target) — the same question, asked by rate",

@@ -56,6 +56,8 @@ pub struct Job {
     pub rate_iops: Option<f64>,
     /// `verify=` (any method but none): iogauge's own stamps and read-back (--verify).
     pub verify: bool,
+    /// `ss=` (fio's steady-state stop): iogauge's --until-stable rule, runtime as the bound.
+    pub steady: bool,
     /// `latency_target` with `latency_percentile`: iogauge's --latency-target search.
     pub latency_target: Option<crate::workload::LatencyTarget>,
     pub distribution: Distribution,
@@ -149,7 +151,7 @@ const NO_EFFECT: [(&str, &str); 6] = [
 ];
 
 /// Options iogauge knows and cannot honour, with the reason given to the user.
-const REFUSED: [(&str, &str); 17] = [
+const REFUSED: [(&str, &str); 14] = [
     (
         "bsrange",
         "iogauge issues one block size per job; split it into one job per size",
@@ -173,18 +175,6 @@ const REFUSED: [(&str, &str); 17] = [
     ),
     ("rate_min", "iogauge does not fail a job for a low rate"),
     ("loops", "iogauge runs each job once; use --repeat"),
-    (
-        "ss",
-        "steady state is `iogauge suite --until-stable` or the SNIA suites",
-    ),
-    (
-        "ss_dur",
-        "steady state is `iogauge suite --until-stable` or the SNIA suites",
-    ),
-    (
-        "ss_ramp",
-        "steady state is `iogauge suite --until-stable` or the SNIA suites",
-    ),
     (
         "buffer_compress_percentage",
         "iogauge writes incompressible data only",
@@ -251,6 +241,7 @@ fn job(name: &str, at: Loc, opts: &[Opt]) -> Result<Job, String> {
         sync: None,
         rate_iops: None,
         verify: false,
+        steady: false,
         latency_target: None,
         distribution: Distribution::Uniform,
         seed: Some(1),
@@ -422,6 +413,23 @@ fn job(name: &str, at: Loc, opts: &[Opt]) -> Result<Job, String> {
                 j.rate_iops = Some(bytes as f64 / j.bs as f64);
             }
             "verify" => j.verify = !matches!(v.as_str(), "0" | "null"),
+            // fio stops a job once its IOPS or bandwidth hold within a limit over ss_dur;
+            // iogauge's rule for the same question is --until-stable's (said in a note).
+            "ss" => {
+                let metric = v.split(':').next().unwrap_or("");
+                if !["iops", "iops_slope", "bw", "bw_slope"].contains(&metric) {
+                    return Err(bad(
+                        "fio's steady-state metrics are iops, iops_slope, bw and bw_slope".into(),
+                    ));
+                }
+                j.steady = true;
+            }
+            "ss_dur" | "ss_ramp" => {
+                if !set.contains_key("ss") {
+                    return Err(bad("goes with ss=, which is not set".into()));
+                }
+                time(v).map_err(bad)?;
+            }
             // Read after the loop: keys come sorted, and do_verify=0 must win over verify=.
             "do_verify" => {
                 flag(v).map_err(bad)?;

@@ -223,3 +223,10 @@ fn size_as_a_share_is_kept_for_the_plan() {
     assert!(refusal("[a]\nsize=0%\n").contains("1% to 100%"));
     assert!(refusal("[a]\nsize=150%\n").contains("1% to 100%"));
 }
+
+#[test]
+fn steady_state_options_map_to_until_stable() {
+    assert!(jobs("[a]\nss=iops:10%\nss_dur=30\nss_ramp=5\n")[0].steady);
+    assert!(refusal("[a]\nss=latency:10%\n").contains("iops, iops_slope"));
+    assert!(refusal("[a]\nss_dur=30\n").contains("goes with ss="));
+}
