@@ -207,9 +207,10 @@ pub fn use_baseline(doc: &mut RunDoc) -> Vec<String> {
     for r in &mut doc.results {
         let later = r.findings.iter().find_map(|f| {
             let e = &f["evidence"];
-            (f["kind"] == "regime" && e.get("ios_above_later").is_some())
-                .then(|| e["after_iops"].as_f64())
-                .flatten()
+            (crate::analysis::is(f, iogauge_analyze::Kind::Regime)
+                && e.get("ios_above_later").is_some())
+            .then(|| e["after_iops"].as_f64())
+            .flatten()
         });
         let Some(after) = later.filter(|a| *a > 0.0 && r.iops > 0.0) else {
             continue;
@@ -228,6 +229,12 @@ pub fn use_baseline(doc: &mut RunDoc) -> Vec<String> {
         );
     }
     changed
+}
+
+/// Whether a stored finding is of `kind`: findings are kept as JSON, and this is the one place
+/// their kind is read back, by the typed name rather than a string at each use.
+pub fn is(f: &Value, kind: iogauge_analyze::Kind) -> bool {
+    f.get("kind").and_then(Value::as_str) == Some(kind.as_str())
 }
 
 /// What `--baseline` did, in one line: said either way, so a number is never read as the
@@ -284,7 +291,7 @@ pub fn annotate_with(doc: &mut RunDoc, data_bytes: Option<u64>, th: &Thresholds)
     for i in 0..doc.results.len() {
         let mut own = result_findings(&doc.results[i], &doc.system, data_bytes, th);
         if rounds {
-            own.retain(|v| v.get("kind").and_then(Value::as_str) != Some("steady"));
+            own.retain(|v| !crate::analysis::is(v, iogauge_analyze::Kind::Steady));
         }
         for v in &mut own {
             v["result"] = Value::from(i);
@@ -294,7 +301,7 @@ pub fn annotate_with(doc: &mut RunDoc, data_bytes: Option<u64>, th: &Thresholds)
     }
     for mut v in run_findings(doc, th) {
         // SNIA PTS runs are rounds, not repeats, and say so.
-        if rounds && v.get("kind").and_then(Value::as_str) == Some("outlier") {
+        if rounds && crate::analysis::is(&v, iogauge_analyze::Kind::Outlier) {
             if let Some(text) = v.get("summary").and_then(Value::as_str) {
                 v["summary"] = Value::String(text.replace("repeat", "round"));
             }

@@ -464,14 +464,15 @@ pub fn run(p: &DbPlan) -> Result<()> {
     // The page-cache check of a buffered result knows nothing of the cgroup; the db's own
     // finding below says how the cache was kept out (or that it was not).
     let pg_cache = |f: &serde_json::Value| {
-        f["kind"] == "cache"
+        crate::analysis::is(f, iogauge_analyze::Kind::Cache)
             && f["result"]
                 .as_u64()
                 .is_some_and(|i| (i as usize) < pg_results)
     };
     doc.findings.retain(|f| !pg_cache(f));
     for r in doc.results.iter_mut().take(pg_results) {
-        r.findings.retain(|f| f["kind"] != "cache");
+        r.findings
+            .retain(|f| !crate::analysis::is(f, iogauge_analyze::Kind::Cache));
     }
     if pg_results > 0 {
         if let Ok(v) = serde_json::to_value(&page_cache.1) {

@@ -247,10 +247,13 @@ fn execute_as(plan: &Plan, print: bool) -> Result<Option<RunDoc>> {
     }
     if plan.probe {
         // Each step of a probe measures a cache on purpose: its own cache warnings say nothing.
-        let own_cache = |f: &serde_json::Value| f["kind"] == "cache" && !f["result"].is_null();
+        let own_cache = |f: &serde_json::Value| {
+            crate::analysis::is(f, iogauge_analyze::Kind::Cache) && !f["result"].is_null()
+        };
         doc.findings.retain(|f| !own_cache(f));
         for r in &mut doc.results {
-            r.findings.retain(|f| f["kind"] != "cache");
+            r.findings
+                .retain(|f| !crate::analysis::is(f, iogauge_analyze::Kind::Cache));
         }
         if let Some(f) = probe_finding(&plan.cells, &state.cell_of, &doc.results, &target) {
             if let Ok(v) = serde_json::to_value(&f) {
@@ -1394,7 +1397,7 @@ fn add_findings(
         let has_cache = r
             .findings
             .iter()
-            .any(|f| f.get("kind").and_then(|k| k.as_str()) == Some("cache"));
+            .any(|f| crate::analysis::is(f, iogauge_analyze::Kind::Cache));
         if cells[ci].layout == Layout::Seq && !has_cache {
             let ws = tables::working_set(r);
             let src = Source::of(r.workload.direct, ws, ram);

@@ -193,7 +193,9 @@ pub fn combine(mut parts: Vec<Part>) -> Result<RunDoc> {
     // Ranks on one host share its devices: each sees the others' IO there, which is the run,
     // not another process.
     let shared = |host: &str| parts.iter().filter(|p| p.host == host).count() > 1;
-    let judged = |f: &Value, host: &str| !(f["kind"] == "other-io" && shared(host));
+    let judged = |f: &Value, host: &str| {
+        !(crate::analysis::is(f, iogauge_analyze::Kind::OtherIo) && shared(host))
+    };
     if parts.iter().any(|p| shared(&p.host)) {
         doc.notes.push(
             "several ranks ran on one host: its devices counted all of them, so `other-io` is not judged for those ranks".into(),
@@ -390,7 +392,7 @@ mod tests {
         let f = doc
             .findings
             .iter()
-            .find(|f| f["kind"] == "straggler")
+            .find(|f| crate::analysis::is(f, iogauge_analyze::Kind::Straggler))
             .expect("a straggler");
         assert_eq!(f["result"], 3);
         assert!(f["summary"].as_str().unwrap().starts_with("h2 (rank 2)"));
@@ -415,6 +417,9 @@ mod tests {
             doc.results[0].iops
         );
         assert!((fleet.last_done_s - 5.0).abs() < 1e-9);
-        assert!(doc.findings.iter().all(|f| f["kind"] != "straggler"));
+        assert!(doc
+            .findings
+            .iter()
+            .all(|f| !crate::analysis::is(f, iogauge_analyze::Kind::Straggler)));
     }
 }

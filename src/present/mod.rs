@@ -192,7 +192,9 @@ fn suite_text(
     let shown: Vec<serde_json::Value> = doc
         .findings
         .iter()
-        .filter(|f| !(f["kind"] == "cache" && f["severity"] == "info"))
+        .filter(|f| {
+            !(crate::analysis::is(f, iogauge_analyze::Kind::Cache) && f["severity"] == "info")
+        })
         .cloned()
         .collect();
     s.push_str(&crate::analysis::print_findings(&shown));

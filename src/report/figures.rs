@@ -80,7 +80,7 @@ fn cache_probe_chart(doc: &RunDoc, run: usize, prefix: &str, out: &mut Vec<Chart
         .series(Series::new("mean", mean).markers(true))
         .series(Series::new("median", p50).markers(true));
     let knee = doc.findings.iter().find_map(|f| {
-        (f["kind"] == "cache" && f["result"].is_null())
+        (crate::analysis::is(f, iogauge_analyze::Kind::Cache) && f["result"].is_null())
             .then(|| f["evidence"]["cache_bytes"].as_f64())
             .flatten()
     });
@@ -452,7 +452,7 @@ fn timeseries_charts(doc: &RunDoc, run: usize, prefix: &str, out: &mut Vec<Chart
 fn stall_bands(r: &ResultDoc) -> Vec<Band> {
     r.findings
         .iter()
-        .filter(|f| f.get("kind").and_then(|k| k.as_str()) == Some("stall"))
+        .filter(|f| crate::analysis::is(f, iogauge_analyze::Kind::Stall))
         .filter_map(|f| {
             let ev = f.get("evidence")?;
             let start = ev.get("start_s")?.as_f64()?;

@@ -249,7 +249,7 @@ impl Store {
                     return None;
                 }
                 let bytes = doc.findings.iter().find_map(|f| {
-                    (f["kind"] == "cache" && f["result"].is_null())
+                    (crate::analysis::is(f, iogauge_analyze::Kind::Cache) && f["result"].is_null())
                         .then(|| f["evidence"]["cache_bytes"].as_f64())
                         .flatten()
                 })?;
