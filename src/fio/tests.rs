@@ -130,7 +130,7 @@ fn every_refusal_names_its_line_and_why() {
         ("[a]\nrw=randread:8\n", 2, "':N' suffix"),
         ("[a]\nrw=trim\n", 2, "trims"),
         ("[a]\nbs=4k,64k\n", 2, "per direction"),
-        ("[a]\nsize=50%\n", 2, "share of the file"),
+        ("[a]\nsize=250%\n", 2, "1% to 100%"),
         ("[a]\nioengine=spdk\n", 2, "io_uring"),
         ("[a]\nrw=read\nfsync=1\n", 3, "follows writes"),
         (
