@@ -17,6 +17,7 @@
 //! | a metric against time with stalls shaded | [`LineChart`] with [`Band`]s |
 //! | runs × workloads with confidence intervals | [`BarChart`] with [`Bar::ci`] |
 //! | scaling with the number of disks, plateau marked | [`LineChart`] with a [`Mark`] |
+//! | a database and its devices on one time axis, checkpoints shaded | [`stack`] of [`LineChart`]s with [`Band`]s |
 //!
 //! Bad input never panics: non-finite values, and values that have no place on a log or
 //! percentile axis (zero, negative, p ≥ 100), are left out and counted in a footnote; a chart
@@ -39,6 +40,7 @@ mod format;
 mod frame;
 mod line;
 mod scale;
+mod stack;
 mod style;
 mod svg;
 
@@ -47,4 +49,5 @@ pub use bar::{Bar, BarChart, BarSeries};
 pub use format::{format_bytes, format_percentile, format_si};
 pub use line::{LineChart, Series, AUTO_MARKER_LIMIT};
 pub use scale::{Axis, Scale};
+pub use stack::stack;
 pub use svg::escape;
