@@ -273,4 +273,15 @@ fn checkpoints_on_a_fast_device_cost_no_transactions_and_name_nothing() {
         "{}",
         doc["findings"]
     );
+    let tps: Vec<f64> = t["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| f(&r["tps"]))
+        .collect();
+    eprintln!(
+        "{during} checkpoints logged; TPS per second from {:.0} to {:.0}",
+        tps.iter().cloned().fold(f64::INFINITY, f64::min),
+        tps.iter().cloned().fold(0.0, f64::max)
+    );
 }
