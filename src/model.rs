@@ -392,6 +392,79 @@ pub struct ResultDoc {
     pub sysbench: Option<Box<SysbenchDoc>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verify: Option<VerifyDoc>,
+    /// For a database result: the database and its storage second by second.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeline: Option<Box<TimelineDoc>>,
+}
+
+/// A database run on one time axis: transactions, the server's flushing and what the devices
+/// under its data and WAL did, per step (one second unless `--interval` says otherwise), and
+/// the server's checkpoints (or InnoDB's flush bursts) as intervals on the same axis. Seconds
+/// count from the first transaction's start, as the result's `timeseries` does.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct TimelineDoc {
+    /// Time zero (the first transaction's start) in seconds since the Unix epoch, to hold the
+    /// timeline against other logs of the machine.
+    pub started_unix_s: f64,
+    pub step_s: f64,
+    /// The devices of each row's `devices`, in order: the stacks under the data and WAL
+    /// directories.
+    pub devices: Vec<String>,
+    /// Where the server's numbers come from, e.g. "pg_stat_bgwriter, pg_stat_wal".
+    pub server_source: String,
+    pub rows: Vec<TimelineRow>,
+    /// PostgreSQL: checkpoints from the server log (`log_checkpoints`); InnoDB: seconds of
+    /// page flushing well above the run's usual rate.
+    pub flushes: Vec<FlushDoc>,
+}
+
+/// One step of a [`TimelineDoc`].
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct TimelineRow {
+    /// End of the step.
+    pub t_s: f64,
+    pub tps: f64,
+    pub lat_p99_ns: u64,
+    /// The server's counters as rates per second (`_per_s`) and its levels as they were
+    /// (e.g. `Innodb_checkpoint_age`); missing when a sample could not be taken.
+    pub server: BTreeMap<String, f64>,
+    /// One entry per device of [`TimelineDoc::devices`]; `None` when unread.
+    pub devices: Vec<Option<DeviceStep>>,
+}
+
+/// What one device did in one step (from /sys/class/block/DEV/stat).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct DeviceStep {
+    pub read_bytes_s: f64,
+    pub write_bytes_s: f64,
+    /// Requests completed per second, reads and writes.
+    pub iops: f64,
+    /// Share of the step the device was busy (io_ticks), 0–1.
+    pub util: f64,
+    /// Mean requests in the queue (time_in_queue over the step, iostat's aqu-sz).
+    pub queue: f64,
+    /// Mean time a request took, in ms; 0 with no requests.
+    pub lat_ms: f64,
+}
+
+/// A stretch of the server flushing its pages: a checkpoint, or a burst of InnoDB page writes.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct FlushDoc {
+    /// "checkpoint" or "page flushing".
+    pub what: String,
+    /// 1, 2, … in the run.
+    pub n: u32,
+    pub start_s: f64,
+    /// Its end; for a checkpoint still running when the run ended, the run's end.
+    pub end_s: f64,
+    /// Why it started, as the server said ("time", "wal", "immediate force wait").
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub trigger: String,
+    /// Pages (buffers) it wrote, when the server said.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pages: Option<u64>,
+    /// Whether its end was seen (a checkpoint's "complete" line).
+    pub complete: bool,
 }
 
 impl ResultDoc {

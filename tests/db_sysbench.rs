@@ -158,6 +158,26 @@ fn a_short_run_agrees_with_sysbench_is_stored_and_leaves_nothing() {
     assert!(f(&sb["status"]["Innodb_data_fsyncs"]) > 0.0, "{sb}");
     let cpu = f(&r["cpu"]["user_s"]) + f(&r["cpu"]["sys_s"]);
     assert!(cpu > 0.0, "the server's CPU: {}", r["cpu"]);
+    // The timeline: one row per sysbench second, InnoDB's redo written each second (a
+    // read-write load writes some every second), the data directory's device beside it.
+    let t = &r["timeline"];
+    let rows = t["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), seconds.len(), "{t}");
+    assert_eq!(t["server_source"], "SHOW GLOBAL STATUS", "{t}");
+    let redo: f64 = rows
+        .iter()
+        .map(|row| {
+            row["server"]["Innodb_os_log_written_per_s"]
+                .as_f64()
+                .unwrap_or(0.0)
+        })
+        .sum();
+    assert!(redo > 0.0, "{t}");
+    assert!(
+        rows[0]["server"]["Innodb_buffer_pool_pages_dirty"].is_number(),
+        "{t}"
+    );
+    assert!(!t["devices"].as_array().unwrap().is_empty(), "{t}");
     // Stored like any run.
     let shown = json_of(&iogauge(dir.path(), &["show", "last", "--json"]));
     assert_eq!(shown["results"].as_array().unwrap().len(), 1);

@@ -72,6 +72,9 @@ pub fn result_findings(
     found.extend(device_findings(r, system));
     found.extend(rate_shortfall(r));
     found.extend(integrity::findings(r));
+    if let Some(t) = &r.timeline {
+        found.extend(checkpoint_findings(t, th));
+    }
     if r.is_db() {
         // A pgbench result counts transactions: its rates are TPS, not IOPS.
         for f in found.iter_mut().filter(|f| {
@@ -94,6 +97,45 @@ pub fn result_findings(
         .into_iter()
         .filter_map(|f| to_value(named(f, r.name.as_deref())))
         .collect()
+}
+
+/// A database run's timeline judged for TPS dips that a checkpoint (or InnoDB's flushing) on a
+/// saturated device explains.
+fn checkpoint_findings(t: &crate::model::TimelineDoc, th: &Thresholds) -> Vec<Finding> {
+    let tps: Vec<f64> = t.rows.iter().map(|r| r.tps).collect();
+    let flushes: Vec<iogauge_analyze::Flush> = t
+        .flushes
+        .iter()
+        .map(|f| iogauge_analyze::Flush {
+            label: format!("{} {}", f.what, f.n),
+            start_s: f.start_s,
+            end_s: f.end_s,
+        })
+        .collect();
+    // Per device: utilisation, queue and writes per step; an unread step counts as idle.
+    let series: Vec<[Vec<f64>; 3]> = (0..t.devices.len())
+        .map(|i| {
+            let col = |g: fn(&crate::model::DeviceStep) -> f64| -> Vec<f64> {
+                t.rows
+                    .iter()
+                    .map(|r| r.devices.get(i).copied().flatten().map_or(0.0, |d| g(&d)))
+                    .collect()
+            };
+            [col(|d| d.util), col(|d| d.queue), col(|d| d.write_bytes_s)]
+        })
+        .collect();
+    let devices: Vec<iogauge_analyze::DeviceSeries> = t
+        .devices
+        .iter()
+        .zip(&series)
+        .map(|(name, [util, queue, w])| iogauge_analyze::DeviceSeries {
+            name,
+            util,
+            queue,
+            write_bytes_s: w,
+        })
+        .collect();
+    iogauge_analyze::checkpoint(t.step_s, &tps, &flushes, &devices, th)
 }
 
 /// Share of a `--rate` below which the run is said to have fallen short.

@@ -243,6 +243,13 @@ fn show_text(id: i64, doc: &RunDoc) -> String {
         return s;
     }
     s.push_str(&crate::output::run(doc));
+    for r in &doc.results {
+        let t = crate::present::timeline::text(r);
+        if !t.is_empty() {
+            s.push('\n');
+            s.push_str(&t);
+        }
+    }
     for (i, r) in doc.results.iter().enumerate() {
         if !r.stats.is_empty() {
             s.push('\n');

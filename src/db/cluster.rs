@@ -483,6 +483,8 @@ impl Cluster {
         for (k, v) in settings {
             text.push_str(&format!("{k} = '{}'\n", v.replace('\'', "''")));
         }
+        // The timeline reads each checkpoint's start and end from the log, in UTC.
+        text.push_str("log_checkpoints = on\nlog_timezone = 'UTC'\n");
         text.push_str(&format!(
             "listen_addresses = ''\nunix_socket_directories = '{}'\nport = {PORT}\n",
             self.socket_dir.display().to_string().replace('\'', "''")

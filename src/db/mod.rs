@@ -24,6 +24,7 @@ pub mod pgbench;
 pub mod server;
 pub mod sysbench;
 mod text;
+pub mod timeline;
 
 use crate::cli::{OutputArgs, OutputFormat, PgbenchArgs};
 use crate::error::{self, usage};
@@ -50,12 +51,14 @@ use std::time::{Duration, Instant, SystemTime};
 pub const BYTES_PER_SCALE: u64 = 15_800_000;
 /// Catalogs of an empty database, which `--data` does not count as pgbench data.
 const EMPTY_DB_BYTES: u64 = 7_700_000;
-/// Settings iogauge owns to keep the server private.
-const OWN_SETTINGS: [&str; 4] = [
+/// Settings iogauge owns: to keep the server private, and to read its checkpoints from its log.
+const OWN_SETTINGS: [&str; 6] = [
     "listen_addresses",
     "unix_socket_directories",
     "port",
     "include_if_exists",
+    "log_checkpoints",
+    "log_timezone",
 ];
 /// shared_buffers may take at most this share of a --memory-limit: the rest is for the
 /// backends and the page cache that makes the limit mean something.
@@ -155,7 +158,7 @@ pub fn plan(a: &PgbenchArgs) -> Result<DbPlan> {
                 let k = k.trim().to_ascii_lowercase();
                 if OWN_SETTINGS.contains(&k.as_str()) {
                     return Err(usage(format!(
-                        "--pg-setting {k}: iogauge sets it, to keep the server on a private socket with TCP off"
+                        "--pg-setting {k}: iogauge sets it, to keep the server on a private socket with TCP off and its checkpoints logged for the timeline"
                     )));
                 }
                 Ok((k, v.trim().to_string()))
@@ -239,6 +242,8 @@ struct Measured {
     runtime_s: f64,
     server_io: server::Snapshot,
     devices: Vec<iogauge_sysinfo::diskstats::DeviceWindow>,
+    /// The run second by second, with the server's checkpoints.
+    seconds: crate::model::TimelineDoc,
     /// The server's CPU seconds (user, system) during the run; `None` if /proc could not say.
     server_cpu: Option<(f64, f64)>,
 }
@@ -311,6 +316,7 @@ pub fn run(p: &DbPlan) -> Result<()> {
         .as_ref()
         .map(|t| t.devices.iter().map(|d| d.name.clone()).collect())
         .unwrap_or_default();
+    let timeline_devices = timeline_devices(&system, cluster.wal.as_deref());
     let mut params: BTreeMap<String, String> = BTreeMap::new();
     params.insert("pg.scale".into(), p.scale.to_string());
     params.insert("pg.clients".into(), p.clients.to_string());
@@ -379,7 +385,8 @@ pub fn run(p: &DbPlan) -> Result<()> {
                         n => format!(" · repeat {}/{n}", k + 1),
                     }
                 );
-                match measure_once(p, &cluster, version_num, &device_names, &format!("{i}-{k}"))? {
+                let devices = (device_names.as_slice(), timeline_devices.as_slice());
+                match measure_once(p, &cluster, version_num, devices, &format!("{i}-{k}"))? {
                     Some(m) => runs.push(m),
                     None => break,
                 }
@@ -526,13 +533,35 @@ fn run_tool(c: &mut std::process::Command, cl: &Cluster, what: &str) -> Result<(
     }
 }
 
+/// The devices the timeline follows: the data directory's stack, then the WAL directory's
+/// devices not already in it.
+pub fn timeline_devices(system: &iogauge_sysinfo::SystemInfo, wal: Option<&Path>) -> Vec<String> {
+    let of = |s: &iogauge_sysinfo::SystemInfo| -> Vec<String> {
+        s.target
+            .as_ref()
+            .map(|t| t.devices.iter().map(|d| d.name.clone()).collect())
+            .unwrap_or_default()
+    };
+    let mut names = of(system);
+    if let Some(w) = wal {
+        for n in of(&iogauge_sysinfo::capture(Some(w))) {
+            if !names.contains(&n) {
+                names.push(n);
+            }
+        }
+    }
+    names
+}
+
 /// One pgbench measurement: the tables brought to the same state, a checkpoint, the server's
-/// counters and the devices watched around pgbench, its log read. `None` when interrupted.
+/// counters and the devices watched around pgbench (the whole run's and, for the timeline,
+/// each second's), its log read. `devices` are the data directory's stack and the timeline's
+/// devices. `None` when interrupted.
 fn measure_once(
     p: &DbPlan,
     cl: &Cluster,
     version_num: u32,
-    devices: &[String],
+    (devices, timeline_devices): (&[String], &[String]),
     tag: &str,
 ) -> Result<Option<Measured>> {
     // pgbench's own vacuum, done here so it is not inside the measurement or its counters.
@@ -560,33 +589,18 @@ fn measure_once(
     let out_file = fresh(&out_path)?;
     let err_file = fresh(&err_path)?;
     let cpu_before = server::cpu(cl);
+    let log_from = std::fs::metadata(&cl.log).map_or(0, |m| m.len());
     let begun = Instant::now();
-    let mut child = cl
-        .client("pgbench")
-        .args(["-n", "-b", p.script.name(), "-c"])
-        .arg(p.clients.to_string())
-        .arg("-j")
-        .arg(p.jobs.to_string())
-        .arg("-T")
-        .arg(p.time.as_secs().max(1).to_string())
-        .arg("-l")
-        .arg(format!("--log-prefix={}", prefix.display()))
-        .arg("postgres")
-        .stdout(Stdio::from(out_file))
-        .stderr(Stdio::from(err_file))
-        .spawn()
-        .context("starting pgbench")?;
-    let status = loop {
-        if let Some(s) = child.try_wait()? {
-            break Some(s);
-        }
-        if crate::interrupt::requested().is_some() {
-            let _ = child.kill();
-            let _ = child.wait();
-            break None;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let stop_sampler = std::sync::atomic::AtomicBool::new(false);
+    let probe = || server::flush_counters(cl, version_num);
+    let (status, raws) = std::thread::scope(|scope| -> Result<_> {
+        let sampler =
+            scope.spawn(|| timeline::sample(timeline_devices, &probe, p.interval, &stop_sampler));
+        let status = run_pgbench(p, cl, &prefix, out_file, err_file);
+        stop_sampler.store(true, std::sync::atomic::Ordering::SeqCst);
+        let raws = sampler.join().unwrap_or_default();
+        Ok((status?, raws))
+    })?;
     let runtime = begun.elapsed();
     let server_cpu = match (cpu_before, server::cpu(cl)) {
         (Some(b), Some(a)) => Some(((a.0 - b.0).max(0.0), (a.1 - b.1).max(0.0))),
@@ -627,6 +641,19 @@ fn measure_once(
             timeline.transactions
         );
     }
+    let step_s = p.interval.as_secs_f64();
+    let end_us = timeline.start_us + (timeline.timeseries.len() as f64 * step_s * 1e6) as u64;
+    let checkpoints =
+        timeline::checkpoints_in_log(&log_since(&cl.log, log_from), timeline.start_us, end_us);
+    let seconds = timeline::build(
+        timeline.start_us,
+        step_s,
+        &timeline.timeseries,
+        &raws,
+        timeline_devices,
+        server::flush_source(version_num),
+        checkpoints,
+    );
     Ok(Some(Measured {
         runtime_s: if summary.tps > 0.0 {
             summary.transactions as f64 / summary.tps
@@ -637,8 +664,57 @@ fn measure_once(
         timeline,
         server_io: server::delta(&before, &after),
         devices: windows,
+        seconds,
         server_cpu,
     }))
+}
+
+/// The server log from byte `from` on: what it said during one measurement.
+fn log_since(log: &Path, from: u64) -> String {
+    use std::io::{Read, Seek};
+    let mut text = String::new();
+    if let Ok(mut f) = std::fs::File::open(log) {
+        if f.seek(std::io::SeekFrom::Start(from)).is_ok() {
+            let _ = f.read_to_string(&mut text);
+        }
+    }
+    text
+}
+
+/// Runs pgbench to its end; `None` when interrupted (it is killed then).
+fn run_pgbench(
+    p: &DbPlan,
+    cl: &Cluster,
+    prefix: &Path,
+    out_file: std::fs::File,
+    err_file: std::fs::File,
+) -> Result<Option<std::process::ExitStatus>> {
+    let mut child = cl
+        .client("pgbench")
+        .args(["-n", "-b", p.script.name(), "-c"])
+        .arg(p.clients.to_string())
+        .arg("-j")
+        .arg(p.jobs.to_string())
+        .arg("-T")
+        .arg(p.time.as_secs().max(1).to_string())
+        .arg("-l")
+        .arg(format!("--log-prefix={}", prefix.display()))
+        .arg("postgres")
+        .stdout(Stdio::from(out_file))
+        .stderr(Stdio::from(err_file))
+        .spawn()
+        .context("starting pgbench")?;
+    loop {
+        if let Some(s) = child.try_wait()? {
+            return Ok(Some(s));
+        }
+        if crate::interrupt::requested().is_some() {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Ok(None);
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }
 
 /// The server's CPU over `runs` (its processes, from /proc: pgbench's own client is not in it),
@@ -696,6 +772,13 @@ fn result_doc(
             syncs_per_s: None,
             cpu: server_cpu(std::slice::from_ref(m)),
         });
+    }
+    let mut seconds: Option<crate::model::TimelineDoc> = None;
+    for m in &runs {
+        match &mut seconds {
+            None => seconds = Some(m.seconds.clone()),
+            Some(t) => timeline::append(t, m.seconds.clone()),
+        }
     }
     let tps = txns as f64 / runtime_s.max(1e-9);
     pg.pgbench_tps = tps;
@@ -783,6 +866,7 @@ fn result_doc(
         pg: Some(pg),
         sysbench: None,
         verify: None,
+        timeline: seconds.map(Box::new),
     };
     if repeats.len() > 1 {
         doc.stats = crate::repeats::stats_for(&repeats);

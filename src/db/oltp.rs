@@ -73,6 +73,16 @@ const COUNTERS: [&str; 17] = [
     "Com_commit",
 ];
 
+/// InnoDB's flushing, sampled each second for the timeline: checkpoint age and dirty pages
+/// (levels), pages flushed, redo written and fsyncs (counters).
+const TIMELINE_COUNTERS: [&str; 5] = [
+    "Innodb_checkpoint_age",
+    "Innodb_buffer_pool_pages_dirty",
+    "Innodb_buffer_pool_pages_flushed",
+    "Innodb_os_log_written",
+    "Innodb_data_fsyncs",
+];
+
 /// Everything `db sysbench` will do, checked before anything is created.
 #[derive(Debug)]
 pub struct SysbenchPlan {
@@ -215,9 +225,14 @@ pub fn plan(a: &SysbenchArgs) -> Result<SysbenchPlan> {
     })
 }
 
-/// The server's counters as numbers.
+/// The server's counters of `COUNTERS` as numbers.
 fn status(s: &Server) -> Result<BTreeMap<String, f64>> {
-    let names: Vec<String> = COUNTERS.iter().map(|c| format!("'{c}'")).collect();
+    status_of(s, &COUNTERS)
+}
+
+/// The server's status variables `names` as numbers.
+fn status_of(s: &Server, names: &[&str]) -> Result<BTreeMap<String, f64>> {
+    let names: Vec<String> = names.iter().map(|c| format!("'{c}'")).collect();
     Ok(s.pairs(&format!(
         "SHOW GLOBAL STATUS WHERE Variable_name IN ({})",
         names.join(",")
@@ -260,6 +275,8 @@ struct Measured {
     status: BTreeMap<String, f64>,
     cpu: Option<(f64, f64)>,
     devices: Vec<iogauge_sysinfo::diskstats::DeviceWindow>,
+    /// The run second by second, with InnoDB's bursts of flushing.
+    seconds: crate::model::TimelineDoc,
 }
 
 /// One sysbench run: InnoDB's counters, the server's CPU and the devices around it; its output
@@ -293,35 +310,20 @@ fn measure_once(
     };
     let watch = iogauge_sysinfo::diskstats::DeviceWatch::start(devices, Duration::from_secs(1));
     let cpu_before = server_cpu(pid);
-    let mut child = s
-        .sysbench(p.script.name())
-        .arg(format!("--tables={}", p.tables))
-        .arg(format!("--table-size={}", p.table_size))
-        .arg(format!("--threads={}", p.threads))
-        .arg(format!("--time={}", p.time.as_secs().max(1)))
-        .args([
-            "--report-interval=1",
-            "--percentile=99",
-            "--histogram=on",
-            "run",
-        ])
-        .stdout(Stdio::from(out_file))
-        .stderr(Stdio::null())
-        // Its own process group: iogauge decides what a Ctrl-C stops, and when.
-        .process_group(0)
-        .spawn()
-        .context("starting sysbench")?;
-    let status_ = loop {
-        if let Some(st) = child.try_wait()? {
-            break Some(st);
-        }
-        if crate::interrupt::requested().is_some() {
-            let _ = child.kill();
-            let _ = child.wait();
-            break None;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let stop_sampler = std::sync::atomic::AtomicBool::new(false);
+    let probe = || status_of(s, &TIMELINE_COUNTERS).unwrap_or_default();
+    // sysbench counts its seconds from its start; the spawn is within a few ms of it (the
+    // tables exist already, so it only connects).
+    let start_us = super::timeline::now_us();
+    let (status_, raws) = std::thread::scope(|scope| -> Result<_> {
+        let sampler = scope.spawn(|| {
+            super::timeline::sample(devices, &probe, Duration::from_secs(1), &stop_sampler)
+        });
+        let status = run_sysbench(p, s, out_file);
+        stop_sampler.store(true, std::sync::atomic::Ordering::SeqCst);
+        let raws = sampler.join().unwrap_or_default();
+        Ok((status?, raws))
+    })?;
     let cpu = match (cpu_before, server_cpu(pid)) {
         (Some(b), Some(a)) => Some(((a.0 - b.0).max(0.0), (a.1 - b.1).max(0.0))),
         _ => None,
@@ -345,12 +347,60 @@ fn measure_once(
         .iter()
         .map(|(k, v)| (k.clone(), v - before.get(k).copied().unwrap_or(0.0)))
         .collect();
+    let mut seconds = super::timeline::build(
+        start_us,
+        1.0,
+        &report.timeseries(),
+        &raws,
+        devices,
+        "SHOW GLOBAL STATUS",
+        Vec::new(),
+    );
+    seconds.flushes = super::timeline::flush_bursts(&seconds);
     Ok(Some(Measured {
         report,
         status: delta,
         cpu,
         devices: windows,
+        seconds,
     }))
+}
+
+/// Runs sysbench to its end; `None` when interrupted (it is killed then).
+fn run_sysbench(
+    p: &SysbenchPlan,
+    s: &Server,
+    out_file: std::fs::File,
+) -> Result<Option<std::process::ExitStatus>> {
+    let mut child = s
+        .sysbench(p.script.name())
+        .arg(format!("--tables={}", p.tables))
+        .arg(format!("--table-size={}", p.table_size))
+        .arg(format!("--threads={}", p.threads))
+        .arg(format!("--time={}", p.time.as_secs().max(1)))
+        .args([
+            "--report-interval=1",
+            "--percentile=99",
+            "--histogram=on",
+            "run",
+        ])
+        .stdout(Stdio::from(out_file))
+        .stderr(Stdio::null())
+        // Its own process group: iogauge decides what a Ctrl-C stops, and when.
+        .process_group(0)
+        .spawn()
+        .context("starting sysbench")?;
+    loop {
+        if let Some(st) = child.try_wait()? {
+            return Ok(Some(st));
+        }
+        if crate::interrupt::requested().is_some() {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Ok(None);
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }
 
 /// Runs the plan: server, prepare, one measurement per ratio; stored as it goes and printed at
@@ -679,6 +729,7 @@ fn result_doc(p: &SysbenchPlan, s: &Server, m: Measured, mut sb: SysbenchDoc) ->
         pg: None,
         sysbench: Some(Box::new(sb)),
         verify: None,
+        timeline: Some(Box::new(m.seconds)),
     }
 }
 

@@ -90,6 +90,8 @@ pub fn parse_summary(stdout: &str) -> Result<Summary> {
 
 /// The measurements made from one run's per-transaction log.
 pub struct Timeline {
+    /// When the first transaction started, µs since the epoch: time zero of `timeseries`.
+    pub start_us: u64,
     pub hist: Hist,
     pub lat: LatNs,
     /// Transactions that ended in the log.
@@ -193,6 +195,7 @@ pub fn read_logs(files: &[PathBuf], length: Duration, interval: Duration) -> Res
         })
         .collect();
     Ok(Timeline {
+        start_us: if start == u64::MAX { 0 } else { start },
         lat: LatNs::of(&hist),
         hist,
         transactions,

@@ -89,6 +89,41 @@ pub fn snapshot(c: &Cluster, version_num: u32) -> Result<Snapshot> {
     Ok(out)
 }
 
+/// The server's flush counters now, for the timeline: checkpoints and the pages they wrote,
+/// the background writer's and the backends' own writes, and the WAL written and synced; one
+/// short query. Empty when the server could not be asked (the timeline shows a gap).
+pub fn flush_counters(c: &Cluster, version_num: u32) -> BTreeMap<String, f64> {
+    let sql = match version_num {
+        // 17 moved the checkpoint counters to pg_stat_checkpointer and dropped buffers_backend.
+        v if v >= 170000 => {
+            "SELECT c.num_timed AS checkpoints_timed, c.num_requested AS checkpoints_req, \
+             c.buffers_written AS buffers_checkpoint, b.buffers_clean, w.wal_bytes, w.wal_write, \
+             w.wal_sync FROM pg_stat_checkpointer c, pg_stat_bgwriter b, pg_stat_wal w"
+        }
+        v if v >= 140000 => {
+            "SELECT b.checkpoints_timed, b.checkpoints_req, b.buffers_checkpoint, \
+             b.buffers_clean, b.buffers_backend, w.wal_bytes, w.wal_write, w.wal_sync \
+             FROM pg_stat_bgwriter b, pg_stat_wal w"
+        }
+        _ => {
+            "SELECT checkpoints_timed, checkpoints_req, buffers_checkpoint, buffers_clean, \
+             buffers_backend FROM pg_stat_bgwriter"
+        }
+    };
+    c.query(&format!("SELECT row_to_json(t) FROM ({sql}) t"))
+        .map(|row| numbers(&row))
+        .unwrap_or_default()
+}
+
+/// Where [`flush_counters`] reads from.
+pub fn flush_source(version_num: u32) -> &'static str {
+    match version_num {
+        v if v >= 170000 => "pg_stat_checkpointer, pg_stat_bgwriter, pg_stat_wal",
+        v if v >= 140000 => "pg_stat_bgwriter, pg_stat_wal",
+        _ => "pg_stat_bgwriter",
+    }
+}
+
 /// The numeric fields of one JSON row.
 fn numbers(json: &str) -> BTreeMap<String, f64> {
     let v: serde_json::Value = serde_json::from_str(json).unwrap_or_default();

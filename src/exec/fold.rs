@@ -75,6 +75,7 @@ pub fn result(mut ran: Vec<Ran>, target: &Target, name: Option<String>) -> Resul
         pg: None,
         sysbench: None,
         verify: None,
+        timeline: None,
     };
     if !repeats.is_empty() {
         doc.stats = crate::repeats::stats_for(&repeats);

@@ -14,6 +14,7 @@ use std::time::Duration;
 pub mod csv;
 pub mod fio_json;
 pub mod fleet;
+pub mod timeline;
 
 pub use crate::suite::tables::Outcome;
 

@@ -42,6 +42,7 @@ pub(super) fn run_charts(run: usize, input: &Input, prefix: &str) -> (Vec<Chart>
     orion_charts(doc, &rest, run, prefix, &mut charts);
     omitted.latency = latency_charts(doc, &measured, run, prefix, &mut charts);
     omitted.timeseries = timeseries_charts(doc, run, prefix, &mut charts);
+    db_timeline_charts(doc, run, prefix, &mut charts);
     convergence_chart(doc, run, prefix, &mut charts);
     hosts_chart(doc, run, prefix, &mut charts);
     device_charts(doc, run, prefix, &mut charts);
@@ -446,6 +447,77 @@ fn timeseries_charts(doc: &RunDoc, run: usize, prefix: &str, out: &mut Vec<Chart
         ));
     }
     left_out
+}
+
+/// A database run on one time axis: TPS and p99 above, each device's writes and queue below,
+/// the server's checkpoints (or InnoDB's flush bursts) shaded in both.
+fn db_timeline_charts(doc: &RunDoc, run: usize, prefix: &str, out: &mut Vec<Chart>) {
+    for r in &doc.results {
+        let Some(t) = r.timeline.as_deref().filter(|t| !t.rows.is_empty()) else {
+            continue;
+        };
+        let name = label(r);
+        let title = format!("{prefix}{name}: the database and its devices over time");
+        // Each step drawn at its middle, as the time series are.
+        let mid = |row: &crate::model::TimelineRow| row.t_s - t.step_s / 2.0;
+        let x = || Axis::linear("Time since the first transaction (s)").from_zero();
+        let bands: Vec<Band> = t
+            .flushes
+            .iter()
+            .map(|f| Band::new(f.start_s, f.end_s, format!("{} {}", f.what, f.n)))
+            .collect();
+        let mut top = LineChart::new("Transactions")
+            .x_axis(x())
+            .y_axis(Axis::linear("TPS").from_zero())
+            .y2_axis(Axis::linear("p99 latency (ms)").from_zero())
+            .series(Series::new(
+                "TPS",
+                t.rows.iter().map(|row| (mid(row), row.tps)),
+            ))
+            .series(
+                Series::new(
+                    "p99 latency",
+                    t.rows
+                        .iter()
+                        .map(|row| (mid(row), row.lat_p99_ns as f64 / 1e6)),
+                )
+                .right_axis(),
+            );
+        let mut bottom = LineChart::new("Devices")
+            .x_axis(x())
+            .y_axis(Axis::linear("Written (MiB/s)").from_zero())
+            .y2_axis(Axis::linear("Requests queued").from_zero());
+        for (i, dev) in t.devices.iter().enumerate() {
+            let step = |g: fn(&crate::model::DeviceStep) -> f64| -> Vec<(f64, f64)> {
+                t.rows
+                    .iter()
+                    .filter_map(|row| Some((mid(row), g(row.devices.get(i)?.as_ref()?))))
+                    .collect()
+            };
+            bottom = bottom
+                .series(Series::new(
+                    format!("{dev} written"),
+                    step(|d| d.write_bytes_s / 1048576.0),
+                ))
+                .series(Series::new(format!("{dev} queue"), step(|d| d.queue)).right_axis());
+        }
+        for b in &bands {
+            top = top.band(b.clone());
+            bottom = bottom.band(b.clone());
+        }
+        let caption = match t.flushes.first().map(|f| f.what.as_str()) {
+            None => format!("{name}; the server flushed nothing apart"),
+            Some("checkpoint") => format!("{name}; shaded: checkpoints from the server log"),
+            Some(_) => format!("{name}; shaded: bursts of InnoDB page flushing"),
+        };
+        out.push(Chart::new(
+            Kind::TimeSeries,
+            Some(run),
+            title.clone(),
+            iogauge_charts::stack(&title, vec![top, bottom]),
+            &caption,
+        ));
+    }
 }
 
 /// Bands for the stall findings of a result.

@@ -268,3 +268,53 @@ fn devices_get_a_table_and_a_chart() {
         .iter()
         .any(|c| c.title.contains("what vda saw")));
 }
+
+#[test]
+fn a_database_timeline_is_one_chart_of_two_panels_with_its_checkpoints_shaded() {
+    use crate::model::{DeviceStep, FlushDoc, TimelineDoc, TimelineRow};
+    let mut r = result(Rw::Randrw, 8192, 4, 1, 1000.0);
+    r.timeline = Some(Box::new(TimelineDoc {
+        started_unix_s: 0.0,
+        step_s: 1.0,
+        devices: vec!["loop1".into()],
+        server_source: "pg_stat_bgwriter, pg_stat_wal".into(),
+        rows: (1..=20)
+            .map(|k| TimelineRow {
+                t_s: k as f64,
+                tps: 1000.0,
+                lat_p99_ns: 2_000_000,
+                devices: vec![Some(DeviceStep {
+                    write_bytes_s: 15e6,
+                    queue: 30.0,
+                    ..DeviceStep::default()
+                })],
+                ..TimelineRow::default()
+            })
+            .collect(),
+        flushes: vec![FlushDoc {
+            what: "checkpoint".into(),
+            n: 1,
+            start_s: 8.0,
+            end_s: 14.0,
+            complete: true,
+            ..FlushDoc::default()
+        }],
+    }));
+    let report = build(&[input("db", doc(vec![r]))]);
+    let db: Vec<&Chart> = report
+        .charts
+        .iter()
+        .filter(|c| c.title.contains("the database and its devices"))
+        .collect();
+    assert_eq!(db.len(), 1);
+    let svg = &db[0].svg;
+    assert_eq!(svg.matches("<svg").count(), 1, "one chart");
+    let panels: Vec<&str> = svg.split("<g transform=").skip(1).collect();
+    assert_eq!(panels.len(), 2, "TPS above, devices below");
+    assert!(
+        panels.iter().all(|p| p.contains("checkpoint 1")),
+        "shaded in both panels"
+    );
+    assert!(svg.contains("loop1 written") && svg.contains("loop1 queue"));
+    assert!(db[0].caption.contains("checkpoints from the server log"));
+}

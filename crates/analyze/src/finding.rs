@@ -37,11 +37,13 @@ pub enum Kind {
     Regime,
     /// One host of a run on many (MPI) far from the others.
     Straggler,
+    /// A database's transactions dipped while it flushed its pages onto a saturated device.
+    Checkpoint,
 }
 
 impl Kind {
     /// Every kind, for documentation checks.
-    pub const ALL: [Kind; 17] = [
+    pub const ALL: [Kind; 18] = [
         Kind::Stall,
         Kind::Ceiling,
         Kind::Gap,
@@ -59,6 +61,7 @@ impl Kind {
         Kind::Integrity,
         Kind::Regime,
         Kind::Straggler,
+        Kind::Checkpoint,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -80,6 +83,7 @@ impl Kind {
             Kind::Integrity => "integrity",
             Kind::Regime => "regime",
             Kind::Straggler => "straggler",
+            Kind::Checkpoint => "checkpoint",
         }
     }
 }

@@ -18,6 +18,7 @@
 //! | [`steady`] | `steady` | the SNIA PTS steady-state test over the last intervals |
 //! | [`regime`] | `regime` | a rate that moved to another level and stayed (burst credits, an SLC cache) |
 //! | [`stragglers`] | `straggler` | one host of a run on many (MPI) far from the others |
+//! | [`checkpoint`] | `checkpoint` | a database's TPS dip lined up with a checkpoint (or InnoDB flushing) and a saturated device |
 //!
 //! # Thresholds
 //!
@@ -39,12 +40,17 @@
 //! | `steady_excursion` | 0.2 | steady state: max − min over the window at most this fraction of its mean (SNIA PTS) |
 //! | `steady_slope` | 0.1 | steady state: slope × (window − 1) at most this fraction of the mean (SNIA PTS) |
 //! | `regime_frac` | 0.3 | a change of regime moves the rate by at least this fraction of the higher level |
+//! | `checkpoint_dip_frac` | 0.3 | a database dip: TPS at least this fraction below the run's median |
+//! | `checkpoint_min_s` | 2.0 | shortest database dip judged, in seconds |
+//! | `checkpoint_util` | 0.9 | a device at least this busy during a dip was saturated |
+//! | `checkpoint_queue` | 4.0 | … or one with at least this many requests queued on average |
 //!
 //! The steady-state window itself (5 intervals in SNIA PTS) is an argument of [`steady`], with
 //! [`STEADY_WINDOW`] as its default.
 
 mod cache;
 mod ceiling;
+mod checkpoint;
 mod device;
 mod finding;
 mod fmt;
@@ -60,6 +66,7 @@ mod thresholds;
 
 pub use cache::cache;
 pub use ceiling::{ceiling, levels_off, CeilingPoint};
+pub use checkpoint::{checkpoint, DeviceSeries, Flush};
 pub use device::{device_findings, stripe_imbalance, Issued, Seen};
 pub use finding::{Finding, Kind, Metric, Severity};
 pub use gaps::{gaps, Matrix};

@@ -37,6 +37,14 @@ pub struct Thresholds {
     pub steady_slope: f64,
     /// A change of regime moves the rate by at least this fraction of the higher level.
     pub regime_frac: f64,
+    /// A database dip: TPS at least this fraction below the run's median.
+    pub checkpoint_dip_frac: f64,
+    /// Shortest database dip judged, in seconds.
+    pub checkpoint_min_s: f64,
+    /// A device this busy (0–1) during a dip was saturated.
+    pub checkpoint_util: f64,
+    /// A device with this many requests queued on average during a dip was saturated.
+    pub checkpoint_queue: f64,
 }
 
 impl Default for Thresholds {
@@ -55,6 +63,10 @@ impl Default for Thresholds {
             steady_excursion: 0.2,
             steady_slope: 0.1,
             regime_frac: 0.3,
+            checkpoint_dip_frac: 0.3,
+            checkpoint_min_s: 2.0,
+            checkpoint_util: 0.9,
+            checkpoint_queue: 4.0,
         }
     }
 }
@@ -85,7 +97,7 @@ impl Thresholds {
     pub fn validate(&self) -> Result<(), ThresholdError> {
         const FRACTION: &str = "a number between 0 and 1";
         const POSITIVE: &str = "a finite number above 0";
-        let checks: [Check; 12] = [
+        let checks: [Check; 16] = [
             ("regime_frac", self.regime_frac, FRACTION, unit_interval),
             ("stall_frac", self.stall_frac, FRACTION, unit_interval),
             ("stall_min_s", self.stall_min_s, POSITIVE, positive),
@@ -123,6 +135,30 @@ impl Thresholds {
                 unit_interval,
             ),
             ("steady_slope", self.steady_slope, FRACTION, unit_interval),
+            (
+                "checkpoint_dip_frac",
+                self.checkpoint_dip_frac,
+                FRACTION,
+                unit_interval,
+            ),
+            (
+                "checkpoint_min_s",
+                self.checkpoint_min_s,
+                POSITIVE,
+                positive,
+            ),
+            (
+                "checkpoint_util",
+                self.checkpoint_util,
+                FRACTION,
+                unit_interval,
+            ),
+            (
+                "checkpoint_queue",
+                self.checkpoint_queue,
+                POSITIVE,
+                positive,
+            ),
         ];
         for (name, value, expected, ok) in checks {
             if !ok(value) {

@@ -53,6 +53,7 @@ fn any_thresholds() -> impl Strategy<Value = Thresholds> {
             steady_excursion: v[9],
             steady_slope: v[10],
             regime_frac: v[11],
+            ..Thresholds::default()
         })
 }
 

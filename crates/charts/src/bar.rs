@@ -206,6 +206,7 @@ impl BarChart {
             legend,
             notes,
             no_data: y_res.is_none(),
+            sides: (0.0, 0.0),
         };
         frame.render(|svg, plot| {
             let Some(yr) = &y_res else { return };

@@ -83,6 +83,9 @@ pub(crate) struct Frame {
     pub(crate) legend: Vec<LegendEntry>,
     pub(crate) notes: Vec<String>,
     pub(crate) no_data: bool,
+    /// The least left and right margins: panels stacked on one time axis share them, so their
+    /// plots line up whatever their tick labels.
+    pub(crate) sides: (f64, f64),
 }
 
 /// The smallest `k` such that labelling every k-th tick leaves no two labels touching; a steady
@@ -152,6 +155,8 @@ impl Frame {
                 left = left.max(PAD + reach);
             }
         }
+        left = left.max(self.sides.0);
+        right = right.max(self.sides.1);
         let plot = Rect {
             x: left,
             y: top,

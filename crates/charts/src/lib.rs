@@ -18,6 +18,7 @@
 //! | runs × workloads with confidence intervals | [`BarChart`] with [`Bar::ci`] |
 //! | scaling with the number of disks, plateau marked | [`LineChart`] with a [`Mark`] |
 //! | hosts of a run under MPI over time | [`HeatMap`], a row per host |
+//! | a database and its devices on one time axis, checkpoints shaded | [`stack`] of [`LineChart`]s with [`Band`]s |
 //!
 //! Bad input never panics: non-finite values, and values that have no place on a log or
 //! percentile axis (zero, negative, p ≥ 100), are left out and counted in a footnote; a chart
@@ -41,6 +42,7 @@ mod frame;
 mod heat;
 mod line;
 mod scale;
+mod stack;
 mod style;
 mod svg;
 
@@ -50,4 +52,5 @@ pub use format::{format_bytes, format_percentile, format_si};
 pub use heat::{HeatMap, HeatRow};
 pub use line::{LineChart, Series, AUTO_MARKER_LIMIT};
 pub use scale::{Axis, Scale};
+pub use stack::stack;
 pub use svg::escape;

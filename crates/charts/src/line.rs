@@ -82,6 +82,7 @@ pub struct LineChart {
     series: Vec<Series>,
     bands: Vec<Band>,
     marks: Vec<Mark>,
+    sides: (f64, f64),
 }
 
 impl LineChart {
@@ -95,6 +96,7 @@ impl LineChart {
             series: Vec::new(),
             bands: Vec::new(),
             marks: Vec::new(),
+            sides: (0.0, 0.0),
         }
     }
 
@@ -126,6 +128,32 @@ impl LineChart {
     /// Adds a shaded interval.
     pub fn band(mut self, band: Band) -> LineChart {
         self.bands.push(band);
+        self
+    }
+
+    /// The least left and right margins in viewBox units (640 wide), so that charts stacked on
+    /// one time axis ([`crate::stack`]) put their plots at the same place.
+    pub fn margins(mut self, left: f64, right: f64) -> LineChart {
+        self.sides = (left, right);
+        self
+    }
+
+    /// The least and greatest finite x of its lines and bands.
+    pub(crate) fn x_extent(&self) -> Option<(f64, f64)> {
+        self.series
+            .iter()
+            .flat_map(|s| s.points.iter().map(|p| p.0))
+            .chain(self.bands.iter().flat_map(|b| [b.from, b.to]))
+            .filter(|x| x.is_finite())
+            .fold(None, |acc, x| match acc {
+                None => Some((x, x)),
+                Some((lo, hi)) => Some((f64::min(lo, x), f64::max(hi, x))),
+            })
+    }
+
+    /// Widens the x axis to hold `lo` and `hi`.
+    pub(crate) fn x_including(mut self, lo: f64, hi: f64) -> LineChart {
+        self.x = self.x.include(lo).include(hi);
         self
     }
 
@@ -215,6 +243,7 @@ impl LineChart {
             legend,
             notes,
             no_data: x_res.is_none(),
+            sides: self.sides,
         };
         frame.render(|svg, plot| {
             let Some(xr) = &x_res else { return };

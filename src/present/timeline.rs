@@ -1,0 +1,200 @@
+//! A database run's timeline as text (`show`): one line per step, or per few steps for a long
+//! run so it stays under a screen or two — the time, TPS, p99, the checkpoint under way, and
+//! what each device wrote and how many requests waited — then the checkpoints themselves.
+
+use crate::model::{DeviceStep, ResultDoc, TimelineDoc, TimelineRow};
+use crate::units;
+use std::fmt::Write;
+
+/// At most this many lines of steps; longer runs join neighbouring steps.
+const MAX_LINES: usize = 60;
+
+/// The timeline of `r`, or nothing when it has none.
+pub fn text(r: &ResultDoc) -> String {
+    let Some(t) = &r.timeline else {
+        return String::new();
+    };
+    if t.rows.is_empty() {
+        return String::new();
+    }
+    let per = t.rows.len().div_ceil(MAX_LINES);
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "timeline of {} ({} per line; server counters from {})",
+        r.name.as_deref().unwrap_or("the database run"),
+        units::duration(std::time::Duration::from_secs_f64(t.step_s * per as f64)),
+        t.server_source
+    );
+    let mut header = vec!["t".to_string(), "TPS".into(), "p99".into(), "flush".into()];
+    for d in &t.devices {
+        header.push(format!("{d} wr MiB/s"));
+        header.push("queue".into());
+        header.push("util".into());
+    }
+    let mut lines = vec![header];
+    for chunk in t.rows.chunks(per) {
+        lines.push(line(t, chunk));
+    }
+    s.push_str(&align(&lines));
+    for f in &t.flushes {
+        let _ = writeln!(
+            s,
+            "{} {}{}: {:.1}–{:.1} s{}{}",
+            f.what,
+            f.n,
+            match f.trigger.is_empty() {
+                true => String::new(),
+                false => format!(" ({})", f.trigger),
+            },
+            f.start_s,
+            f.end_s,
+            f.pages.map_or(String::new(), |p| format!(
+                ", {} pages written",
+                units::count(p as f64)
+            )),
+            if f.complete {
+                ""
+            } else {
+                ", still running at the end"
+            }
+        );
+    }
+    s
+}
+
+/// One line for `rows` (consecutive steps): mean TPS and writes, the worst p99 and queue.
+fn line(t: &TimelineDoc, rows: &[TimelineRow]) -> Vec<String> {
+    let n = rows.len() as f64;
+    let last = rows.last().map_or(0.0, |r| r.t_s);
+    let first = last - t.step_s * n;
+    let flush: Vec<String> = t
+        .flushes
+        .iter()
+        .filter(|f| f.start_s < last && f.end_s > first)
+        .map(|f| match f.what.as_str() {
+            "checkpoint" => format!("ckpt {}", f.n),
+            _ => format!("flush {}", f.n),
+        })
+        .collect();
+    let mut out = vec![
+        format!("{last:.0} s"),
+        units::count(rows.iter().map(|r| r.tps).sum::<f64>() / n),
+        units::latency(rows.iter().map(|r| r.lat_p99_ns).max().unwrap_or(0) as f64),
+        flush.join(","),
+    ];
+    for i in 0..t.devices.len() {
+        let steps: Vec<DeviceStep> = rows
+            .iter()
+            .filter_map(|r| r.devices.get(i).copied().flatten())
+            .collect();
+        if steps.is_empty() {
+            out.extend(["-".to_string(), "-".into(), "-".into()]);
+            continue;
+        }
+        let k = steps.len() as f64;
+        out.push(format!(
+            "{:.1}",
+            steps.iter().map(|d| d.write_bytes_s).sum::<f64>() / k / 1048576.0
+        ));
+        out.push(format!(
+            "{:.1}",
+            steps.iter().map(|d| d.queue).fold(0.0, f64::max)
+        ));
+        out.push(format!(
+            "{:.0}%",
+            steps.iter().map(|d| d.util).sum::<f64>() / k * 100.0
+        ));
+    }
+    out
+}
+
+/// Columns right-aligned but the flush column, two spaces apart.
+fn align(lines: &[Vec<String>]) -> String {
+    let cols = lines.iter().map(Vec::len).max().unwrap_or(0);
+    let width: Vec<usize> = (0..cols)
+        .map(|c| {
+            lines
+                .iter()
+                .filter_map(|l| l.get(c))
+                .map(|v| v.chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut s = String::new();
+    for l in lines {
+        let cells: Vec<String> = l
+            .iter()
+            .enumerate()
+            .map(|(c, v)| match c {
+                3 => format!("{v:<w$}", w = width[c]),
+                _ => format!("{v:>w$}", w = width[c]),
+            })
+            .collect();
+        s.push_str(cells.join("  ").trim_end());
+        s.push('\n');
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::FlushDoc;
+
+    #[test]
+    fn a_timeline_reads_as_one_line_per_step_with_its_checkpoints() {
+        let rows: Vec<TimelineRow> = (1..=4)
+            .map(|k| TimelineRow {
+                t_s: k as f64,
+                tps: if k == 3 { 1290.0 } else { 3400.0 },
+                lat_p99_ns: 2_000_000,
+                devices: vec![Some(DeviceStep {
+                    write_bytes_s: 180.0 * 1048576.0,
+                    queue: 31.0,
+                    util: 1.0,
+                    ..DeviceStep::default()
+                })],
+                ..TimelineRow::default()
+            })
+            .collect();
+        let mut r = crate::analysis::tests::result(crate::workload::Rw::Randrw, 8192, 2, 1, 3000.0);
+        r.timeline = Some(Box::new(TimelineDoc {
+            started_unix_s: 0.0,
+            step_s: 1.0,
+            devices: vec!["loop1".into()],
+            server_source: "pg_stat_bgwriter, pg_stat_wal".into(),
+            rows,
+            flushes: vec![FlushDoc {
+                what: "checkpoint".into(),
+                n: 2,
+                start_s: 2.2,
+                end_s: 3.4,
+                trigger: "wal".into(),
+                pages: Some(1834),
+                complete: true,
+            }],
+        }));
+        let s = text(&r);
+        let lines: Vec<&str> = s.lines().collect();
+        assert_eq!(lines.len(), 1 + 1 + 4 + 1, "{s}");
+        assert!(lines[1].contains("loop1 wr MiB/s"), "{s}");
+        assert!(
+            lines[4].contains("1,290") && lines[4].contains("ckpt 2"),
+            "{s}"
+        );
+        assert!(
+            lines[5].contains("ckpt 2") && !lines[3].contains("ckpt"),
+            "{s}"
+        );
+        assert!(
+            lines[4].contains("180.0") && lines[4].contains("31.0"),
+            "{s}"
+        );
+        assert_eq!(
+            lines[6],
+            "checkpoint 2 (wal): 2.2–3.4 s, 1,834 pages written"
+        );
+    }
+}
