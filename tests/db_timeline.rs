@@ -231,6 +231,17 @@ fn a_checkpoint_on_a_saturated_device_is_named_at_the_time_the_server_logged() {
         f0["summary"]
     );
     assert!(f(&f0["evidence"]["fall"]) >= 0.3, "{f0}");
+    // The same dip is not named again as a stall: once, with its cause.
+    for s in of_kind(&doc, "stall") {
+        let (a, d) = (
+            f(&s["evidence"]["start_s"]),
+            f(&s["evidence"]["duration_s"]),
+        );
+        assert!(
+            a + d < dip_start - 1.0 || a > dip_end + 1.0,
+            "a stall inside the checkpoint's dip: {s}"
+        );
+    }
     let summary = f0["summary"].as_str().unwrap();
     assert!(
         summary.contains("during checkpoint") && summary.contains(stack.upper.name()),

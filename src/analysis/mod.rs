@@ -74,6 +74,24 @@ pub fn result_findings(
     found.extend(integrity::findings(r));
     if let Some(t) = &r.timeline {
         found.extend(checkpoint_findings(t, th));
+        // A stall inside a dip that a checkpoint finding explains is the same event: it is
+        // named once, with its cause (a second of slack: the two clocks are the run's, read
+        // from different counters).
+        let explained: Vec<(f64, f64)> = found
+            .iter()
+            .filter(|f| f.kind == iogauge_analyze::Kind::Checkpoint)
+            .filter_map(|f| Some((*f.evidence.get("start_s")?, *f.evidence.get("end_s")?)))
+            .collect();
+        found.retain(|f| {
+            let (Some(&s), Some(&d)) = (f.evidence.get("start_s"), f.evidence.get("duration_s"))
+            else {
+                return true;
+            };
+            f.kind != iogauge_analyze::Kind::Stall
+                || !explained
+                    .iter()
+                    .any(|&(a, b)| s < b + 1.0 && s + d > a - 1.0)
+        });
     }
     if r.is_db() {
         // A pgbench result counts transactions: its rates are TPS, not IOPS.
