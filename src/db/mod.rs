@@ -321,29 +321,7 @@ pub fn run(p: &DbPlan) -> Result<()> {
     params.insert("pg.scale".into(), p.scale.to_string());
     params.insert("pg.clients".into(), p.clients.to_string());
     params.insert("pg.script".into(), p.script.name().into());
-    let header = RunDoc {
-        schema: SCHEMA.into(),
-        run_id: format!(
-            "{}-{}",
-            humantime::format_rfc3339_seconds(started)
-                .to_string()
-                .replace([':', '-'], ""),
-            std::process::id()
-        ),
-        label: p.output.label.clone(),
-        started_at: humantime::format_rfc3339_seconds(started).to_string(),
-        command: std::env::args().collect(),
-        suite: Some("db-pgbench".into()),
-        system,
-        results: Vec::new(),
-        findings: Vec::new(),
-        interrupted: true,
-        notes: Vec::new(),
-        params,
-        rounds: None,
-        fleet: None,
-        verify: None,
-    };
+    let header = header(&p.output, "db-pgbench", started, system, params);
     let mut rec = Recorder::start(store, &header)?;
     crate::interrupt::measuring();
     let mut results = Vec::new();
@@ -1089,4 +1067,32 @@ fn emit(p: &DbPlan, doc: &RunDoc) -> Result<()> {
         false => text::run(p, doc),
     };
     Ok(crate::ui::out(&t)?)
+}
+
+/// The document of a database run before its results: one shape and one run-id format for
+/// pgbench and sysbench, as for every other run (`exec::run_id`).
+pub(crate) fn header(
+    output: &crate::cli::OutputArgs,
+    suite: &str,
+    started: std::time::SystemTime,
+    system: iogauge_sysinfo::SystemInfo,
+    params: BTreeMap<String, String>,
+) -> RunDoc {
+    RunDoc {
+        schema: SCHEMA.into(),
+        run_id: crate::exec::run_id(started),
+        label: output.label.clone(),
+        started_at: humantime::format_rfc3339_seconds(started).to_string(),
+        command: std::env::args().collect(),
+        suite: Some(suite.into()),
+        system,
+        results: Vec::new(),
+        findings: Vec::new(),
+        interrupted: true,
+        notes: Vec::new(),
+        params,
+        rounds: None,
+        fleet: None,
+        verify: None,
+    }
 }

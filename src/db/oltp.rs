@@ -16,7 +16,7 @@ use crate::cli::{OutputArgs, OutputFormat, SysbenchArgs};
 use crate::error::{self, usage};
 use crate::measure::{self, LatNs};
 use crate::model::{
-    CpuDoc, EngineDoc, FineDoc, ResultDoc, RunDoc, SysbenchDoc, TargetDoc, WorkloadDoc, SCHEMA,
+    CpuDoc, EngineDoc, FineDoc, ResultDoc, RunDoc, SysbenchDoc, TargetDoc, WorkloadDoc,
 };
 use crate::store::{Recorder, Store};
 use crate::units;
@@ -473,29 +473,7 @@ pub fn run(p: &SysbenchPlan) -> Result<()> {
     params.insert("sysbench.tables".into(), p.tables.to_string());
     params.insert("sysbench.table_size".into(), p.table_size.to_string());
     params.insert("sysbench.threads".into(), p.threads.to_string());
-    let header = RunDoc {
-        schema: SCHEMA.into(),
-        run_id: format!(
-            "{}-{}",
-            humantime::format_rfc3339_seconds(started)
-                .to_string()
-                .replace([':', '-'], ""),
-            std::process::id()
-        ),
-        label: p.output.label.clone(),
-        started_at: humantime::format_rfc3339_seconds(started).to_string(),
-        command: std::env::args().collect(),
-        suite: Some("db-sysbench".into()),
-        system,
-        results: Vec::new(),
-        findings: Vec::new(),
-        interrupted: true,
-        notes: Vec::new(),
-        params,
-        rounds: None,
-        fleet: None,
-        verify: None,
-    };
+    let header = super::header(&p.output, "db-sysbench", started, system, params);
     let mut rec = Recorder::start(store, &header)?;
     crate::interrupt::measuring();
     let steps: Vec<Option<f64>> = match p.ratios.is_empty() {
