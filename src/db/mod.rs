@@ -464,28 +464,7 @@ pub fn run(p: &DbPlan) -> Result<()> {
             doc.findings.push(v);
         }
     }
-    if doc.results.is_empty() {
-        let discarded = rec.discard()?;
-        if let Some(e) = failure {
-            return Err(e);
-        }
-        if discarded {
-            say!("nothing was measured, so nothing was stored");
-        }
-    } else if let Some(id) = rec.finish(&doc)? {
-        say!("stored as run {id}");
-    }
-    emit(p, &doc)?;
-    if let Some(e) = failure {
-        return Err(match doc.results.is_empty() {
-            true => e,
-            false => e.context("the results above cover the runs that finished"),
-        });
-    }
-    match crate::interrupt::requested() {
-        Some(sig) => Err(error::Interrupted(sig).into()),
-        None => Ok(()),
-    }
+    conclude(rec, &doc, failure, |d| emit(p, d))
 }
 
 fn pct(r: f64) -> String {
@@ -1094,5 +1073,38 @@ pub(crate) fn header(
         rounds: None,
         fleet: None,
         verify: None,
+    }
+}
+
+/// The end of a database run: stored (or, with nothing measured, discarded and said so),
+/// presented, and the run's failure or signal as its outcome — one ending for pgbench and
+/// sysbench.
+pub(crate) fn conclude(
+    rec: Recorder,
+    doc: &RunDoc,
+    failure: Option<anyhow::Error>,
+    present: impl FnOnce(&RunDoc) -> Result<()>,
+) -> Result<()> {
+    if doc.results.is_empty() {
+        let discarded = rec.discard()?;
+        if let Some(e) = failure {
+            return Err(e);
+        }
+        if discarded {
+            say!("nothing was measured, so nothing was stored");
+        }
+    } else if let Some(id) = rec.finish(doc)? {
+        say!("stored as run {id}");
+    }
+    present(doc)?;
+    if let Some(e) = failure {
+        return Err(match doc.results.is_empty() {
+            true => e,
+            false => e.context("the results above cover the runs that finished"),
+        });
+    }
+    match crate::interrupt::requested() {
+        Some(sig) => Err(error::Interrupted(sig).into()),
+        None => Ok(()),
     }
 }

@@ -13,7 +13,7 @@ use super::mariadb::{self, MyBin, Server};
 use super::sysbench::{self, Script};
 use super::text;
 use crate::cli::{OutputArgs, OutputFormat, SysbenchArgs};
-use crate::error::{self, usage};
+use crate::error::usage;
 use crate::measure::{self, LatNs};
 use crate::model::{
     CpuDoc, EngineDoc, FineDoc, ResultDoc, RunDoc, SysbenchDoc, TargetDoc, WorkloadDoc,
@@ -564,28 +564,7 @@ pub fn run(p: &SysbenchPlan) -> Result<()> {
         ..header
     };
     crate::analysis::annotate(&mut doc, None);
-    if doc.results.is_empty() {
-        let discarded = rec.discard()?;
-        if let Some(e) = failure {
-            return Err(e);
-        }
-        if discarded {
-            say!("nothing was measured, so nothing was stored");
-        }
-    } else if let Some(id) = rec.finish(&doc)? {
-        say!("stored as run {id}");
-    }
-    emit(p, &doc)?;
-    if let Some(e) = failure {
-        return Err(match doc.results.is_empty() {
-            true => e,
-            false => e.context("the results above cover the runs that finished"),
-        });
-    }
-    match crate::interrupt::requested() {
-        Some(sig) => Err(error::Interrupted(sig).into()),
-        None => Ok(()),
-    }
+    super::conclude(rec, &doc, failure, |d| emit(p, d))
 }
 
 /// One measurement as a result: TPS as the rate (transactions over sysbench's total time),
@@ -741,7 +720,7 @@ mod tests {
         assert_eq!(ratios("25%, 100%").unwrap(), vec![0.25, 1.0]);
         let e = ratios("0.25,0").unwrap_err().to_string();
         assert!(e.contains("above 0"), "{e}");
-        assert_eq!(error::exit_code(&ratios("x").unwrap_err()), 2);
+        assert_eq!(crate::error::exit_code(&ratios("x").unwrap_err()), 2);
     }
 
     #[test]
