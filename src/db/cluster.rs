@@ -645,23 +645,7 @@ pub fn undo(data: &Path, dirs: &[PathBuf], cgroup: Option<&Path>) -> (String, bo
         }
     }
     if ok {
-        for d in dirs {
-            let named_ours = d
-                .file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(|n| n.starts_with("iogauge-pg-"));
-            if !named_ours {
-                continue;
-            }
-            match std::fs::remove_dir_all(d) {
-                Ok(()) => done.push(format!("{} removed", d.display())),
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(e) => {
-                    ok = false;
-                    done.push(format!("{} could not be removed: {e}", d.display()));
-                }
-            }
-        }
+        ok = super::cluster::remove_own_dirs(dirs, "iogauge-pg-", &mut done);
     }
     if let Some(cg) = cgroup {
         match std::fs::remove_dir(cg) {
@@ -730,6 +714,30 @@ pub fn last_lines(text: &str, n: usize) -> String {
         .filter(|l| !l.is_empty())
         .collect();
     lines[lines.len().saturating_sub(n)..].join(" | ")
+}
+
+/// `iogauge clean`'s last step for a dead run's server: its directories, only those named as
+/// iogauge names them (`prefix`), each said as removed or not; whether all went.
+pub(crate) fn remove_own_dirs(dirs: &[PathBuf], prefix: &str, done: &mut Vec<String>) -> bool {
+    let mut ok = true;
+    for d in dirs {
+        let named_ours = d
+            .file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| n.starts_with(prefix));
+        if !named_ours {
+            continue;
+        }
+        match std::fs::remove_dir_all(d) {
+            Ok(()) => done.push(format!("{} removed", d.display())),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => {
+                ok = false;
+                done.push(format!("{} could not be removed: {e}", d.display()));
+            }
+        }
+    }
+    ok
 }
 
 #[cfg(test)]

@@ -515,23 +515,7 @@ pub fn undo(data: &Path, dirs: &[PathBuf]) -> (String, bool) {
         }
     }
     if ok {
-        for d in dirs {
-            let named_ours = d
-                .file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(|n| n.starts_with("iogauge-my-"));
-            if !named_ours {
-                continue;
-            }
-            match std::fs::remove_dir_all(d) {
-                Ok(()) => done.push(format!("{} removed", d.display())),
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(e) => {
-                    ok = false;
-                    done.push(format!("{} could not be removed: {e}", d.display()));
-                }
-            }
-        }
+        ok = super::cluster::remove_own_dirs(dirs, "iogauge-my-", &mut done);
     }
     if done.is_empty() {
         done.push("already gone".into());
