@@ -16,7 +16,7 @@ use std::process::Command;
 /// hangs (its --timeout), with the test's own run directory.
 fn mpirun(dir: &Path, cg: Option<&Blkio>, args: &str) -> Command {
     let line =
-        format!("mpirun --allow-run-as-root --oversubscribe --timeout 120 -n 3 '{BIN}' {args}");
+        format!("mpirun --allow-run-as-root --oversubscribe --timeout 120 {SIGKILL_AFTER} -n 3 '{BIN}' {args}");
     let line = match cg {
         Some(cg) => format!("echo $$ > {}/cgroup.procs && exec {line}", cg.0.display()),
         None => line,
@@ -31,6 +31,10 @@ fn mpirun(dir: &Path, cg: Option<&Blkio>, args: &str) -> Command {
         .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
     c
 }
+
+/// mpirun gives a rank 1 s between SIGTERM and SIGKILL by default; a loaded machine needs
+/// longer to stop a cell and remove its test file (docs/multi-host.md says so).
+const SIGKILL_AFTER: &str = "--mca odls_base_sigkill_timeout 20";
 
 fn needs_mpirun() -> bool {
     if Command::new("mpirun").arg("--version").output().is_err() {

@@ -158,6 +158,8 @@ pub fn build(runs: &[Input]) -> Report {
         .filter(|k| !(**k == Kind::TimeSeries && ts > 0))
         // Drawn together, absent together: one reason for both.
         .filter(|k| **k != Kind::BsBw)
+        // Only a run on many hosts has one; its absence from any other is no news.
+        .filter(|k| **k != Kind::Hosts)
         .map(|k| k.absent_reason(runs.len()).to_string())
         .collect();
     if lat > 0 {
