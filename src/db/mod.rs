@@ -1030,22 +1030,7 @@ fn storage(p: &DbPlan, data_bytes: u64, time: Duration) -> Result<RunDoc> {
 
 /// Prints the run as asked: JSON, or the summary for people; and the --output file.
 fn emit(p: &DbPlan, doc: &RunDoc) -> Result<()> {
-    let json = || serde_json::to_string_pretty(doc).map(|s| s + "\n");
-    if let Some((path, format)) = &p.file {
-        let t = match format {
-            OutputFormat::Json => json()?,
-            OutputFormat::Csv => crate::present::csv::run(doc),
-            OutputFormat::Text => text::run(p, doc),
-            OutputFormat::FioJson => crate::present::fio_json::run(doc),
-        };
-        std::fs::write(path, t).with_context(|| format!("writing --output {}", path.display()))?;
-        say!("wrote {}", path.display());
-    }
-    let t = match p.output.json {
-        true => json()?,
-        false => text::run(p, doc),
-    };
-    Ok(crate::ui::out(&t)?)
+    crate::present::write_out(doc, p.file.as_ref(), p.output.json, &|| text::run(p, doc))
 }
 
 /// The document of a database run before its results: one shape and one run-id format for

@@ -692,22 +692,9 @@ fn result_doc(p: &SysbenchPlan, s: &Server, m: Measured, mut sb: SysbenchDoc) ->
 
 /// Prints the run as asked: JSON, or the summary for people; and the --output file.
 fn emit(p: &SysbenchPlan, doc: &RunDoc) -> Result<()> {
-    let json = || serde_json::to_string_pretty(doc).map(|s| s + "\n");
-    if let Some((path, format)) = &p.file {
-        let t = match format {
-            OutputFormat::Json => json()?,
-            OutputFormat::Csv => crate::present::csv::run(doc),
-            OutputFormat::Text => text::sysbench_run(p, doc),
-            OutputFormat::FioJson => crate::present::fio_json::run(doc),
-        };
-        std::fs::write(path, t).with_context(|| format!("writing --output {}", path.display()))?;
-        say!("wrote {}", path.display());
-    }
-    let t = match p.output.json {
-        true => json()?,
-        false => text::sysbench_run(p, doc),
-    };
-    Ok(crate::ui::out(&t)?)
+    crate::present::write_out(doc, p.file.as_ref(), p.output.json, &|| {
+        text::sysbench_run(p, doc)
+    })
 }
 
 #[cfg(test)]

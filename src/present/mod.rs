@@ -27,7 +27,6 @@ pub fn emit(
     stability: Option<&[Stability]>,
     _elapsed: Duration,
 ) -> Result<()> {
-    let json = || serde_json::to_string_pretty(doc).map(|s| s + "\n");
     // --baseline: what people read gives a result that changed regime at its later level; the
     // document (JSON, the store) keeps the measured averages and both levels in the finding.
     let mut later = None;
@@ -68,10 +67,22 @@ pub fn emit(
         };
         s
     };
+    write_out(doc, plan.file.as_ref(), plan.output.json, &human)
+}
+
+/// Writes a run's document: to `--output FILE` in its format, then on stdout as JSON or as
+/// `human` has it. One writer for every command that ends in a run (run, suite, fio, db).
+pub fn write_out(
+    doc: &RunDoc,
+    file: Option<&(std::path::PathBuf, OutputFormat)>,
+    json: bool,
+    human: &dyn Fn() -> String,
+) -> Result<()> {
+    let as_json = || serde_json::to_string_pretty(doc).map(|s| s + "\n");
     // The file first: it is what a script waits for, and it must not depend on a terminal.
-    if let Some((path, format)) = &plan.file {
+    if let Some((path, format)) = file {
         let text = match format {
-            OutputFormat::Json => json()?,
+            OutputFormat::Json => as_json()?,
             OutputFormat::Csv => csv::run(doc),
             OutputFormat::Text => human(),
             OutputFormat::FioJson => fio_json::run(doc),
@@ -80,8 +91,8 @@ pub fn emit(
             .with_context(|| format!("writing --output {}", path.display()))?;
         say!("wrote {}", path.display());
     }
-    let text = match plan.output.json {
-        true => json()?,
+    let text = match json {
+        true => as_json()?,
         false => human(),
     };
     Ok(crate::ui::out(&text)?)
