@@ -43,6 +43,7 @@ impl Kind {
 }
 
 /// What the user asked for, before anything is touched.
+#[derive(Clone, Copy)]
 pub struct Request<'a> {
     pub path: Option<&'a Path>,
     /// `--size`: the range used of an existing target, the size of a created file.
@@ -200,7 +201,7 @@ impl Target {
 pub enum Resolved<'a> {
     Ready(Target),
     Create {
-        req: &'a Request<'a>,
+        req: Request<'a>,
         path: PathBuf,
         size: u64,
         logical_block: u32,
@@ -232,7 +233,7 @@ impl Resolved<'_> {
                 path,
                 size,
                 logical_block,
-            } => create(req, path, size, logical_block, direct),
+            } => create(&req, path, size, logical_block, direct),
         }
     }
 }
@@ -256,13 +257,19 @@ pub fn check_poll_queues(resolved: &Resolved) -> Result<()> {
     }
 }
 
+/// Whether `path` names something that exists and is not a directory: a file or device whose
+/// contents a writing cell would destroy (a directory gets a test file of iogauge's own).
+pub fn holds_data(path: &Path) -> bool {
+    std::fs::metadata(path).is_ok_and(|m| !m.is_dir())
+}
+
 /// Resolves, checks and if needed creates and fills the target, without O_DIRECT's check.
 pub fn prepare(req: &Request) -> Result<Target> {
     resolve(req)?.realize(false)
 }
 
 /// Looks at the target and checks everything that can refuse it, writing nothing.
-pub fn resolve<'a>(req: &'a Request<'a>) -> Result<Resolved<'a>> {
+pub fn resolve<'a>(req: &Request<'a>) -> Result<Resolved<'a>> {
     let path = match req.path {
         Some(p) => p.to_path_buf(),
         None => return to_create(req, fresh_name(Path::new("."))),
@@ -539,7 +546,7 @@ fn range_of(req: &Request, len: u64, path: &Path) -> Result<u64> {
 }
 
 /// Checks a test file iogauge is to create, without creating it.
-fn to_create<'a>(req: &'a Request<'a>, path: PathBuf) -> Result<Resolved<'a>> {
+fn to_create<'a>(req: &Request<'a>, path: PathBuf) -> Result<Resolved<'a>> {
     let size = req.size.map_or(req.created_size, |s| s + req.offset);
     if size < 4096 {
         return Err(usage(format!(
@@ -608,7 +615,7 @@ fn to_create<'a>(req: &'a Request<'a>, path: PathBuf) -> Result<Resolved<'a>> {
         }
     }
     Ok(Resolved::Create {
-        req,
+        req: *req,
         logical_block: iogauge_sysinfo::logical_block_size_for(&parent).unwrap_or(512),
         path,
         size,

@@ -10,6 +10,7 @@
 //! and puts each finding where it belongs: all in the run's list, and those about one result also
 //! in that result's list.
 mod integrity;
+pub mod run;
 
 use crate::model::{ResultDoc, RunDoc, WorkloadDoc};
 use crate::units;

@@ -6,5 +6,5 @@ use anyhow::Result;
 pub fn run(args: &FioArgs) -> Result<()> {
     let plan = crate::plan::from_fio(args)?;
     crate::ui::part(&crate::present::plan_notes(&plan.notes));
-    crate::exec::execute(&plan)
+    crate::commands::execute(&plan)
 }

@@ -12,3 +12,46 @@ pub mod run;
 pub mod suite;
 pub mod sweep;
 pub mod verify;
+
+use crate::exec;
+use crate::plan::{Kind, Plan};
+use anyhow::Result;
+
+/// The one path of every command that runs cells (run, suite, fio, probe cache): the plan held
+/// against the target and said, the run, its document presented, then the exit code — after the
+/// test file is removed.
+pub fn execute(plan: &Plan) -> Result<()> {
+    let prepared = exec::prepare(plan)?;
+    let said = crate::present::plan::text(plan, &prepared.resolved, &prepared.works);
+    if plan.output.dry_run {
+        return Ok(crate::ui::out(&said)?);
+    }
+    if plan.kind == Kind::Suite && !plan.output.json {
+        crate::ui::part(&said);
+    }
+    let ran = exec::run(plan, prepared)?;
+    crate::present::run(plan, &ran)?;
+    let exec::Executed {
+        doc,
+        target,
+        failure,
+        damaged,
+        ..
+    } = ran;
+    drop(target); // removes a created test file before the exit code is decided
+    if let Some(e) = failure {
+        return Err(match plan.kind {
+            Kind::Run if !doc.results.is_empty() => {
+                e.context("the results above cover the run up to that point")
+            }
+            _ => e,
+        });
+    }
+    if let Some(e) = damaged {
+        return Err(e);
+    }
+    match crate::interrupt::requested() {
+        Some(sig) => Err(crate::error::Interrupted(sig).into()),
+        None => Ok(()),
+    }
+}

@@ -4,5 +4,5 @@ use crate::cli::ProbeCacheArgs;
 use anyhow::Result;
 
 pub fn cache(args: &ProbeCacheArgs) -> Result<()> {
-    crate::exec::execute(&crate::plan::from_probe_cache(args)?)
+    crate::commands::execute(&crate::plan::from_probe_cache(args)?)
 }

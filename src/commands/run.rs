@@ -8,5 +8,5 @@ pub fn run(args: &RunArgs) -> Result<()> {
     if let Some(ran) = crate::fleet::run(args) {
         return ran;
     }
-    crate::exec::execute(&crate::plan::from_run(args)?)
+    crate::commands::execute(&crate::plan::from_run(args)?)
 }

@@ -4,5 +4,5 @@ use crate::cli::SuiteArgs;
 use anyhow::Result;
 
 pub fn run(args: &SuiteArgs) -> Result<()> {
-    crate::exec::execute(&crate::plan::from_suite(args)?)
+    crate::commands::execute(&crate::plan::from_suite(args)?)
 }

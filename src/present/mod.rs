@@ -9,23 +9,48 @@ use crate::suite::tables::{self, Stability};
 use crate::target::Target;
 use crate::units;
 use anyhow::{Context, Result};
-use std::time::Duration;
 
 pub mod csv;
 pub mod fio_json;
 pub mod fleet;
+pub mod plan;
 pub mod timeline;
 
 pub use crate::suite::tables::Outcome;
 
+/// A finished run as the plan asks: the document on stdout (and in `--output`), then on
+/// stderr the id it was stored under.
+pub fn run(plan: &Plan, ran: &crate::exec::Executed) -> Result<()> {
+    let outcomes: Vec<Outcome> = plan
+        .cells
+        .iter()
+        .enumerate()
+        .map(|(i, c)| Outcome {
+            cell: c,
+            result: ran.result_of[i].map(|r| &ran.doc.results[r]),
+            skipped: ran.skipped[i].as_deref(),
+        })
+        .collect();
+    emit(
+        plan,
+        &ran.doc,
+        &outcomes,
+        &ran.target,
+        ran.stability.as_deref(),
+    )?;
+    if let Some(id) = ran.stored_as {
+        say!("stored as run {id} (`iogauge show {id}`)");
+    }
+    Ok(())
+}
+
 /// Prints the run on stdout as the plan asks.
-pub fn emit(
+fn emit(
     plan: &Plan,
     doc: &RunDoc,
     outcomes: &[Outcome],
     target: &Target,
     stability: Option<&[Stability]>,
-    _elapsed: Duration,
 ) -> Result<()> {
     // --baseline: what people read gives a result that changed regime at its later level; the
     // document (JSON, the store) keeps the measured averages and both levels in the finding.

@@ -109,7 +109,7 @@ pub fn run(args: &SweepArgs) -> Result<()> {
     let Some((knob_list, outcomes)) = outcomes else {
         let mut once = check.clone();
         once.output.dry_run = true;
-        return crate::exec::execute(&once);
+        return crate::commands::execute(&once);
     };
     let doc = summarize(&id, &check.suite.name, &knob_list, &outcomes, &fss);
     match check.output.json {
