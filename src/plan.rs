@@ -451,7 +451,7 @@ pub fn from_fio(args: &FioArgs) -> Result<Plan> {
     // size=N%: a share of the file or device the job names, as fio takes it, in whole blocks.
     for j in &mut jobs {
         let Some(pct) = j.size_pct else { continue };
-        let total = j.path.as_deref().and_then(existing_size).ok_or_else(|| {
+        let total = j.path.as_deref().and_then(crate::target::existing_size).ok_or_else(|| {
             usage(format!(
                 "{}: size={} is a share of an existing file or device, and job {} names none; give filename= or a size, e.g. size=4g",
                 j.at("size"),
@@ -626,10 +626,7 @@ pub fn from_fio(args: &FioArgs) -> Result<Plan> {
     let working_set = |j: &Job| {
         j.size.or_else(|| match &j.path {
             None => Some(crate::target::DEFAULT_CREATED_SIZE),
-            Some(p) => std::fs::metadata(p)
-                .ok()
-                .filter(|m| m.is_file())
-                .map(|m| m.len()),
+            Some(p) => crate::target::existing_size(p),
         })
     };
     let mut notes = fio::measures::notes(&jobs, env.ram, &working_set);
@@ -847,23 +844,7 @@ pub fn from_probe_cache(args: &crate::cli::ProbeCacheArgs) -> Result<Plan> {
 /// Bytes `probe cache` can use of its target, before the target is opened: `--size`, else an
 /// existing file's or device's size, else the size of the file it would create.
 fn probe_len(t: &TargetPlan) -> u64 {
-    use std::os::unix::fs::{FileTypeExt, MetadataExt};
-    let existing = t.path.as_deref().and_then(|p| {
-        let md = std::fs::metadata(p).ok()?;
-        if md.file_type().is_block_device() {
-            let (ma, mi) = (libc::major(md.rdev()), libc::minor(md.rdev()));
-            let sectors: u64 = std::fs::read_to_string(format!("/sys/dev/block/{ma}:{mi}/size"))
-                .ok()?
-                .trim()
-                .parse()
-                .ok()?;
-            Some(sectors * 512)
-        } else if md.is_file() {
-            Some(md.len())
-        } else {
-            None
-        }
-    });
+    let existing = t.path.as_deref().and_then(crate::target::existing_size);
     let len = existing.unwrap_or(t.created_size).saturating_sub(t.offset);
     t.size.map_or(len, |s| s.min(len))
 }
@@ -928,17 +909,6 @@ fn target(t: &TargetArgs, suite_size: Option<u64>) -> Result<TargetPlan> {
         keep: t.keep,
         allow_overwrite: t.allow_overwrite,
     })
-}
-
-/// The size of an existing file or block device (read only), for fio's `size=N%`.
-fn existing_size(path: &std::path::Path) -> Option<u64> {
-    use std::os::unix::fs::FileTypeExt;
-    let md = std::fs::metadata(path).ok()?;
-    if md.file_type().is_block_device() {
-        let f = std::fs::File::open(path).ok()?;
-        return iogauge_engine::sys::block_device_size(&f).ok();
-    }
-    md.is_file().then_some(md.len())
 }
 
 /// `--until-change DURATION`, refused at zero (it would run nothing).
@@ -1077,10 +1047,9 @@ fn overrides(args: &SuiteArgs) -> Result<Overrides> {
 
 /// `--files` creates its files next to iogauge's own test file, never inside a user's file.
 fn check_files_target(t: &TargetArgs) -> Result<()> {
-    match t.target.as_deref().map(std::fs::metadata) {
-        None | Some(Err(_)) => Ok(()),
-        Some(Ok(md)) if md.is_dir() => Ok(()),
-        Some(Ok(_)) => Err(usage(
+    match t.target.as_deref().is_some_and(crate::target::holds_data) {
+        false => Ok(()),
+        true => Err(usage(
             "--files N creates N test files of iogauge's own; give a directory as TARGET (or none for the current one)",
         )),
     }

@@ -263,6 +263,17 @@ pub fn holds_data(path: &Path) -> bool {
     std::fs::metadata(path).is_ok_and(|m| !m.is_dir())
 }
 
+/// The size of an existing file or block device, looked at read only (`probe cache`'s range,
+/// fio's `size=N%`, a fio job's working set).
+pub fn existing_size(path: &Path) -> Option<u64> {
+    let md = std::fs::metadata(path).ok()?;
+    if md.file_type().is_block_device() {
+        let f = File::open(path).ok()?;
+        return iogauge_engine::sys::block_device_size(&f).ok();
+    }
+    md.is_file().then_some(md.len())
+}
+
 /// Resolves, checks and if needed creates and fills the target, without O_DIRECT's check.
 pub fn prepare(req: &Request) -> Result<Target> {
     resolve(req)?.realize(false)

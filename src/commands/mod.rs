@@ -22,9 +22,13 @@ use anyhow::Result;
 /// test file is removed.
 pub fn execute(plan: &Plan) -> Result<()> {
     let prepared = exec::prepare(plan)?;
-    let said = crate::present::plan::text(plan, &prepared.resolved, &prepared.works);
+    let planned = crate::present::plan::doc(plan, &prepared.resolved, &prepared.works);
+    let said = crate::present::plan::text(&planned);
     if plan.output.dry_run {
-        return Ok(crate::ui::out(&said)?);
+        return Ok(crate::ui::out(&match plan.output.json {
+            true => format!("{}\n", serde_json::to_string_pretty(&planned)?),
+            false => said,
+        })?);
     }
     if plan.kind == Kind::Suite && !plan.output.json {
         crate::ui::part(&said);

@@ -31,6 +31,10 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::SystemTime;
 use work::Work;
+/// Why a writing cell of a suite on an existing file or device without consent is skipped.
+pub const READ_ONLY: &str =
+    "it writes, and an existing file or device is written only with --allow-overwrite";
+
 /// A plan held against its target before anything is written: the target as resolved, each
 /// cell's workload or why it cannot run here. `present::plan` says it in words; [`run`] runs it.
 pub struct Prepared<'a> {
@@ -116,19 +120,19 @@ pub fn prepare(plan: &Plan) -> Result<Prepared<'_>> {
     if plan.env.uring.hipri && plan.env.engine == EngineKind::IoUring {
         target::check_poll_queues(&resolved)?;
     }
-    let works: Vec<Result<Work, String>> =
-        plan.cells
-            .iter()
-            .map(|c| {
-                match read_only && c.writes() {
-            true => Err(
-                "it writes, and an existing file or device is written only with --allow-overwrite"
-                    .to_string(),
+    let works: Vec<Result<Work, String>> = plan
+        .cells
+        .iter()
+        .map(|c| match read_only && c.writes() {
+            true => Err(READ_ONLY.to_string()),
+            false => work::of(
+                c,
+                &plan.env,
+                resolved.range_bytes(),
+                resolved.logical_block(),
             ),
-            false => work::of(c, &plan.env, resolved.range_bytes(), resolved.logical_block()),
-        }
-            })
-            .collect();
+        })
+        .collect();
     if works.iter().all(Result::is_err) {
         let reason = works
             .iter()

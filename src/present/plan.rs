@@ -1,18 +1,97 @@
-//! A plan in words, before anything is written.
+//! A plan before anything is written: what runs, where, on how much data, and about how long
+//! it takes — one document, said in a few lines or printed as JSON (`--dry-run --json`).
 
 use crate::exec::work::Work;
 use crate::plan::{Kind, Plan, Until};
 use crate::suite::cells::{self, Cell};
-use crate::suite::stable::{self};
+use crate::suite::stable;
 use crate::suite::Length;
-use crate::target::{self};
+use crate::target;
 use crate::units;
-use anyhow::Result;
+use serde::Serialize;
 use std::time::Duration;
 
-/// The plan in a few lines, before anything is written: what runs, where, on how much data,
-/// and about how long it takes.
-pub fn text(plan: &Plan, target: &target::Resolved, works: &[Result<Work, String>]) -> String {
+/// Cells listed one a line; a larger suite lists these and says how many more.
+const LISTED: usize = 12;
+
+#[derive(Serialize)]
+pub struct PlanDoc {
+    /// `run`, `suite quick`, `fio`, `probe cache`'s suite name.
+    pub what: String,
+    pub cells: Vec<CellPlan>,
+    pub repeats: u32,
+    /// `time` (each cell its planned time), `stable` (--until-stable) or `change`
+    /// (--until-change): the last two may stop a cell early.
+    pub until: &'static str,
+    /// A suite in rounds until steady state: the least and most rounds.
+    pub rounds: Option<(u32, u32)>,
+    /// Bytes preconditioning writes before the cells (the range twice).
+    pub precondition_bytes: Option<u64>,
+    pub target: TargetPlan,
+    pub working_set_bytes: u64,
+    pub ram_bytes: u64,
+    /// Least and most seconds the run should take.
+    pub estimate_s: (f64, f64),
+    /// The rate assumed for the fill and fixed-data cells in the estimate, when any.
+    pub assumed_mb_s: Option<f64>,
+}
+
+#[derive(Serialize)]
+pub struct CellPlan {
+    pub name: String,
+    pub op: &'static str,
+    pub read_pct: u8,
+    pub bs: u64,
+    pub threads: u32,
+    pub iodepth: u32,
+    pub writes: bool,
+    /// Planned seconds of a timed cell.
+    pub time_s: Option<f64>,
+    /// Bytes a fixed-data cell moves.
+    pub data_bytes: Option<u64>,
+    /// Why the cell does not run here.
+    pub skipped: Option<String>,
+}
+
+#[derive(Serialize)]
+pub struct TargetPlan {
+    pub path: String,
+    /// `test file` (created, filled and removed), `file` or `block device`.
+    pub kind: &'static str,
+    pub created: bool,
+    pub range_bytes: u64,
+    /// Size of the whole file or device (of the created file).
+    pub total_bytes: u64,
+    /// Whether a cell that runs writes to it.
+    pub written: bool,
+}
+
+/// The plan as a document, from the plan held against its target.
+pub fn doc(plan: &Plan, resolved: &target::Resolved, works: &[Result<Work, String>]) -> PlanDoc {
+    let range = resolved.range_bytes();
+    let cells: Vec<CellPlan> = plan
+        .cells
+        .iter()
+        .zip(works)
+        .map(|(c, w)| CellPlan {
+            name: c.name(),
+            op: c.op.name(),
+            read_pct: c.read_pct,
+            bs: c.bs,
+            threads: c.threads,
+            iodepth: c.iodepth,
+            writes: c.writes(),
+            time_s: c.planned_time().map(|t| t.as_secs_f64()),
+            data_bytes: match c.length {
+                Length::Data(a) => Some(cells::data_bytes(
+                    a,
+                    c.range.map_or(range, |r| r.min(range)),
+                )),
+                Length::Time(_) => None,
+            },
+            skipped: w.as_ref().err().cloned(),
+        })
+        .collect();
     let runnable: Vec<&Cell> = plan
         .cells
         .iter()
@@ -21,18 +100,12 @@ pub fn text(plan: &Plan, target: &target::Resolved, works: &[Result<Work, String
         .map(|(c, _)| c)
         .collect();
     let repeats = plan.repeat.n;
-    let range = target.range_bytes();
     let timed: Duration = runnable.iter().filter_map(|c| c.planned_time()).sum();
     // Fixed-data cells and the fill at an assumed 100 MB/s: an estimate, said to be one.
-    let data: u64 = runnable
+    let data: u64 = cells
         .iter()
-        .filter_map(|c| match c.length {
-            Length::Data(a) => Some(cells::data_bytes(
-                a,
-                c.range.map_or(range, |r| r.min(range)),
-            )),
-            Length::Time(_) => None,
-        })
+        .filter(|c| c.skipped.is_none())
+        .filter_map(|c| c.data_bytes)
         .sum();
     // Every cell's ramp runs before its measurement, and a latency-target search runs the
     // workload once unthrottled and then up to SEARCH_STEPS paced steps.
@@ -70,107 +143,181 @@ pub fn text(plan: &Plan, target: &target::Resolved, works: &[Result<Work, String
     // A search that meets the target unthrottled stops after its first run.
     let mut secs = per_run_least * f64::from(least);
     let mut secs_most = per_run * f64::from(most * searches);
-    let what = match plan.kind {
-        Kind::Run => "run".to_string(),
-        Kind::Suite => format!("suite {}", plan.suite.name),
-    };
-    let mut s = format!(
-        "plan: {what} — {} cell{}{}",
-        runnable.len(),
-        crate::units::plural(runnable.len()),
-        match repeats {
-            1 => String::new(),
-            n => format!(", {n} repeats each"),
-        }
-    );
-    let times: std::collections::BTreeSet<Duration> =
-        runnable.iter().filter_map(|c| c.planned_time()).collect();
-    if times.len() == 1 {
-        let t = times.iter().next().copied().unwrap_or_default();
-        let most = if plan.until == Until::Limit {
-            ""
-        } else {
-            "up to "
-        };
-        s.push_str(&format!(" × {most}{}", units::duration(t)));
-    }
-    match plan.until {
-        Until::Limit => {}
-        Until::Stable => s.push_str(", each stopping once its IOPS are stable"),
-        Until::Change => {
-            s.push_str(", each stopping once its rate has moved to another level and held there")
-        }
-    }
-    if least != most {
-        s.push_str(&format!(
-            ", in rounds until steady state ({least} to {most} rounds)"
-        ));
-    }
-    s.push('\n');
-    if plan.precondition {
-        let bytes = 2 * range;
+    let precondition_bytes = plan.precondition.then_some(2 * range);
+    if let Some(bytes) = precondition_bytes {
         secs += bytes as f64 / 100e6;
         secs_most += bytes as f64 / 100e6;
-        s.push_str(&format!(
-            "  preconditioning: the range written twice ({}) in 128 KiB sequential writes\n",
-            units::iec(bytes)
-        ));
     }
     let shown = plan
         .target
         .path
         .as_deref()
         .map_or_else(|| ".".to_string(), |p| p.display().to_string());
-    match target {
+    let written = runnable.iter().any(|c| c.writes()) || plan.precondition;
+    let target = match resolved {
         target::Resolved::Create { path, size, .. } => {
             secs += *size as f64 / 100e6;
             secs_most += *size as f64 / 100e6;
-            s.push_str(&format!(
-                "  target: {}, a test file of {} that iogauge creates, fills with random data and removes\n",
-                path.display(),
-                units::iec(*size)
-            ));
+            TargetPlan {
+                path: path.display().to_string(),
+                kind: "test file",
+                created: true,
+                range_bytes: range,
+                total_bytes: *size,
+                written,
+            }
         }
-        target::Resolved::Ready(t) => s.push_str(&format!(
-            "  target: {shown}, an existing {} ({} of {} used{})\n",
-            t.kind.name().replace('_', " "),
+        target::Resolved::Ready(t) => TargetPlan {
+            path: shown,
+            kind: match t.kind {
+                target::Kind::File => "file",
+                target::Kind::BlockDevice => "block device",
+            },
+            created: false,
+            range_bytes: t.range_bytes,
+            total_bytes: t.total_bytes,
+            written,
+        },
+    };
+    let assumed = data > 0 || target.created || precondition_bytes.is_some();
+    PlanDoc {
+        what: match plan.kind {
+            Kind::Run => "run".to_string(),
+            Kind::Suite => format!("suite {}", plan.suite.name),
+        },
+        cells,
+        repeats,
+        until: match plan.until {
+            Until::Limit => "time",
+            Until::Stable => "stable",
+            Until::Change => "change",
+        },
+        rounds: (least != most).then_some((least, most)),
+        precondition_bytes,
+        target,
+        working_set_bytes: range,
+        ram_bytes: plan.env.ram,
+        estimate_s: (secs.max(1.0), secs_most.max(secs).max(1.0)),
+        assumed_mb_s: assumed.then_some(100.0),
+    }
+}
+
+/// The plan in a few lines.
+pub fn text(p: &PlanDoc) -> String {
+    let runnable: Vec<&CellPlan> = p.cells.iter().filter(|c| c.skipped.is_none()).collect();
+    let mut s = format!(
+        "plan: {} — {} cell{}{}",
+        p.what,
+        runnable.len(),
+        units::plural(runnable.len()),
+        match p.repeats {
+            1 => String::new(),
+            n => format!(", {n} repeats each"),
+        }
+    );
+    let times: std::collections::BTreeSet<u64> = runnable
+        .iter()
+        .filter_map(|c| c.time_s)
+        .map(f64::to_bits)
+        .collect();
+    if times.len() == 1 && runnable.iter().all(|c| c.time_s.is_some()) {
+        let t = times.iter().next().map_or(0.0, |b| f64::from_bits(*b));
+        let most = if p.until == "time" { "" } else { "up to " };
+        s.push_str(&format!(
+            " × {most}{}",
+            units::duration(Duration::from_secs_f64(t))
+        ));
+    }
+    match p.until {
+        "stable" => s.push_str(", each stopping once its IOPS are stable"),
+        "change" => {
+            s.push_str(", each stopping once its rate has moved to another level and held there")
+        }
+        _ => {}
+    }
+    if let Some((least, most)) = p.rounds {
+        s.push_str(&format!(
+            ", in rounds until steady state ({least} to {most} rounds)"
+        ));
+    }
+    s.push('\n');
+    for (i, c) in runnable.iter().enumerate() {
+        if i == LISTED && runnable.len() > LISTED + 1 {
+            s.push_str(&format!(
+                "    … and {} more (--dry-run --json lists them all)\n",
+                runnable.len() - LISTED
+            ));
+            break;
+        }
+        let length = match (c.time_s, c.data_bytes) {
+            (_, Some(b)) => format!(" · {}", units::iec(b)),
+            _ => String::new(),
+        };
+        s.push_str(&format!("    {}{length}\n", c.name));
+    }
+    if let Some(bytes) = p.precondition_bytes {
+        s.push_str(&format!(
+            "  preconditioning: the range written twice ({}) in 128 KiB sequential writes\n",
+            units::iec(bytes)
+        ));
+    }
+    let t = &p.target;
+    match t.created {
+        true => s.push_str(&format!(
+            "  target: {}, a test file of {} that iogauge creates, fills with random data and removes\n",
+            t.path,
+            units::iec(t.total_bytes)
+        )),
+        false => s.push_str(&format!(
+            "  target: {}, an existing {} ({} of {} used{})\n",
+            t.path,
+            t.kind,
             units::iec(t.range_bytes),
             units::iec(t.total_bytes),
-            if plan.writes() {
+            if t.written {
                 "; its contents are destroyed"
             } else {
                 ", read only"
             }
         )),
     }
-    if plan.env.ram > 0 {
+    if p.ram_bytes > 0 {
         s.push_str(&format!(
             "  working set: {} · RAM {}\n",
-            units::iec(range),
-            units::iec(plan.env.ram)
+            units::iec(p.working_set_bytes),
+            units::iec(p.ram_bytes)
         ));
     }
-    let skipped = works.iter().filter(|w| w.is_err()).count();
-    if skipped > 0 {
+    let skipped: Vec<&CellPlan> = p.cells.iter().filter(|c| c.skipped.is_some()).collect();
+    let writers = skipped
+        .iter()
+        .filter(|c| c.skipped.as_deref() == Some(crate::exec::READ_ONLY))
+        .count();
+    if writers > 0 {
         s.push_str(&format!(
-            "  skipped: {skipped} cell{} that cannot run here (named in the notes)\n",
-            crate::units::plural(skipped)
+            "  read only: the {writers} cell{} that write{} skipped (add --allow-overwrite to destroy the target's contents and run them)\n",
+            units::plural(writers),
+            if writers == 1 { " is" } else { " are" }
         ));
     }
-    let span = match (secs_most - secs).abs() < 0.5 {
+    if skipped.len() > writers {
+        let n = skipped.len() - writers;
+        s.push_str(&format!(
+            "  skipped: {n} cell{} that cannot run here (named in the notes)\n",
+            units::plural(n)
+        ));
+    }
+    let (least, most) = p.estimate_s;
+    let span = match (most - least).abs() < 0.5 {
         true => String::new(),
-        false => format!(
-            " to {}",
-            units::duration(Duration::from_secs_f64(secs_most.max(1.0)))
-        ),
+        false => format!(" to {}", units::duration(Duration::from_secs_f64(most))),
     };
     s.push_str(&format!(
         "  estimated time: about {}{span}{}\n\n",
-        units::duration(Duration::from_secs_f64(secs.max(1.0))),
-        if data > 0 || matches!(target, target::Resolved::Create { .. }) {
-            " (data at an assumed 100 MB/s)"
-        } else {
-            ""
+        units::duration(Duration::from_secs_f64(least)),
+        match p.assumed_mb_s {
+            Some(r) => format!(" (data at an assumed {r:.0} MB/s)"),
+            None => String::new(),
         }
     ));
     s

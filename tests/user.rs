@@ -1,0 +1,93 @@
+//! What a new user meets first, each as they would try it: a plan that lists what runs and says
+//! what a read-only suite leaves out, a JSON plan, the id a run was stored under, the statistics
+//! of repeats, hints for a suite's flags, a man page per subcommand (issue 22).
+
+#[macro_use]
+mod common;
+
+use common::*;
+
+fn stdout_of(out: &std::process::Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn a_dry_run_lists_the_cells_and_prints_json_when_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = iogauge(dir.path(), &["suite", "quick", "--dry-run", "--json"]);
+    let plan = json_of(&out);
+    let cells = plan["cells"].as_array().unwrap();
+    assert_eq!(plan["what"], "suite quick");
+    assert!(cells.len() >= 10, "{plan}");
+    assert!(cells.iter().all(|c| c["skipped"].is_null()));
+    assert_eq!(plan["target"]["created"], true);
+    let (least, most) = (f(&plan["estimate_s"][0]), f(&plan["estimate_s"][1]));
+    assert!(least >= 1.0 && most >= least, "{plan}");
+
+    // The text says the same cells by name, one a line.
+    let text = stdout_of(&iogauge(dir.path(), &["suite", "quick", "--dry-run"]));
+    for c in cells {
+        let name = c["name"].as_str().unwrap();
+        assert!(text.lines().any(|l| l.trim() == name), "{name} in\n{text}");
+    }
+    let left = std::fs::read_dir(dir.path())
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("iogauge-test"))
+        .count();
+    assert_eq!(left, 0, "a dry run created a test file");
+}
+
+#[test]
+fn a_read_only_suite_names_the_writing_cells_it_skips_and_destroys_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data.bin");
+    let bytes: Vec<u8> = (0..(8u32 << 20))
+        .map(|i| (i.wrapping_mul(2654435761) >> 24) as u8)
+        .collect();
+    std::fs::write(&data, &bytes).unwrap();
+    let path = data.to_str().unwrap();
+    let plan = json_of(&iogauge(
+        dir.path(),
+        &["suite", "quick", path, "--dry-run", "--json"],
+    ));
+    let cells = plan["cells"].as_array().unwrap();
+    let writers = cells.iter().filter(|c| c["writes"] == true).count();
+    assert!(writers > 0 && writers < cells.len());
+    let skipped = cells.iter().filter(|c| !c["skipped"].is_null()).count();
+    assert_eq!(skipped, writers, "{plan}");
+    assert_eq!(plan["target"]["written"], false);
+
+    let text = stdout_of(&iogauge(dir.path(), &["suite", "quick", path, "--dry-run"]));
+    assert!(
+        text.contains(&format!(
+            "read only: the {writers} cells that write are skipped"
+        )),
+        "{text}"
+    );
+    assert!(text.contains("read only)"), "{text}");
+    assert!(!text.contains("destroyed"), "{text}");
+    assert_eq!(std::fs::read(&data).unwrap(), bytes);
+}
+
+#[test]
+fn a_stored_run_says_its_id_and_an_unstored_one_says_nothing_of_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let args = [
+        "run", "--size", "8M", "--time", "300ms", "--engine", "psync",
+    ];
+    let out = iogauge(dir.path(), &args);
+    let err = stderr_of(&out);
+    assert!(out.status.success(), "{err}");
+    let listed = json_of(&iogauge(dir.path(), &["list", "--json"]));
+    let id = listed["runs"][0]["id"].as_i64().unwrap();
+    assert!(
+        err.contains(&format!("stored as run {id} (`iogauge show {id}`)")),
+        "{err}"
+    );
+
+    let mut unstored = args.to_vec();
+    unstored.push("--no-store");
+    let err = stderr_of(&iogauge(dir.path(), &unstored));
+    assert!(!err.contains("stored as run"), "{err}");
+}
