@@ -91,3 +91,101 @@ fn a_stored_run_says_its_id_and_an_unstored_one_says_nothing_of_it() {
     let err = stderr_of(&iogauge(dir.path(), &unstored));
     assert!(!err.contains("stored as run"), "{err}");
 }
+
+/// `--repeat` promises "mean, spread, 95% CI": the summary prints them, the same numbers the
+/// stored document holds.
+#[test]
+fn repeats_print_their_statistics_on_run_and_suite() {
+    let dir = tempfile::tempdir().unwrap();
+    let doc = dir.path().join("run.json");
+    let out = iogauge(
+        dir.path(),
+        &[
+            "run",
+            "--size",
+            "8M",
+            "--time",
+            "300ms",
+            "--engine",
+            "psync",
+            "--repeat",
+            "3",
+            "--no-store",
+            "--output",
+            doc.to_str().unwrap(),
+        ],
+    );
+    let text = stdout_of(&out);
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&doc).unwrap()).unwrap();
+    let st = &doc["results"][0]["stats"]["iops"];
+    assert_eq!(st["n"], 3, "{doc}");
+    let line = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("IOPS ") && l.contains('…'))
+        .unwrap_or_else(|| panic!("no IOPS statistics in\n{text}"));
+    let mean = format!("{} IOPS", commas(f(&st["mean"])));
+    let lo = format!("{} IOPS", commas(f(&st["ci95"][0])));
+    assert!(
+        line.contains(&mean) && line.contains(&lo),
+        "{mean}, {lo} in {line}"
+    );
+    assert!(text.contains("statistics over 3 repeats"), "{text}");
+
+    let out = iogauge(
+        dir.path(),
+        &[
+            "suite",
+            "seq",
+            "--size",
+            "8M",
+            "--cell-time",
+            "300ms",
+            "--repeat",
+            "2",
+            "--no-store",
+            "--json",
+        ],
+    );
+    let doc = json_of(&out);
+    let out = iogauge(
+        dir.path(),
+        &[
+            "suite",
+            "seq",
+            "--size",
+            "8M",
+            "--cell-time",
+            "300ms",
+            "--repeat",
+            "2",
+            "--no-store",
+        ],
+    );
+    let text = stdout_of(&out);
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let section = text
+        .split("Repeats (mean and 95% confidence interval over the repeats)")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no repeats table in\n{text}"));
+    let rows = section
+        .lines()
+        .skip_while(|l| l.trim().is_empty())
+        .skip(1)
+        .take_while(|l| !l.trim().is_empty())
+        .count();
+    assert_eq!(rows, doc["results"].as_array().unwrap().len(), "{section}");
+}
+
+/// A count as iogauge prints it: rounded, thousands separated by commas.
+fn commas(v: f64) -> String {
+    let digits = format!("{}", v.round() as u64);
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}

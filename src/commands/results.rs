@@ -5,7 +5,8 @@
 mod compare;
 
 use crate::cli::{CompareArgs, DeleteArgs, ExportArgs, ExportFormat, ListArgs, ShowArgs};
-use crate::model::{ResultDoc, RunDoc, StatsDoc};
+use crate::model::RunDoc;
+use crate::present::table::table;
 use crate::store::{self, RunRow, Store};
 use crate::units;
 use anyhow::Result;
@@ -172,39 +173,6 @@ pub(crate) fn short_workload(w: &crate::model::WorkloadDoc) -> String {
     s
 }
 
-/// Aligned columns; `right[i]` right-aligns column i. Widths count characters, not bytes (µ, ×).
-fn table(rows: &[Vec<String>], right: &[bool]) -> String {
-    let cols = rows.iter().map(Vec::len).max().unwrap_or(0);
-    let width = |c: usize| {
-        rows.iter()
-            .filter_map(|r| r.get(c))
-            .map(|s| s.chars().count())
-            .max()
-            .unwrap_or(0)
-    };
-    let widths: Vec<usize> = (0..cols).map(width).collect();
-    let mut s = String::new();
-    for row in rows {
-        let mut line = String::new();
-        for (c, cell) in row.iter().enumerate() {
-            let pad = widths[c] - cell.chars().count();
-            if c > 0 {
-                line.push_str("  ");
-            }
-            if right.get(c).copied().unwrap_or(false) {
-                line.push_str(&" ".repeat(pad));
-                line.push_str(cell);
-            } else {
-                line.push_str(cell);
-                line.push_str(&" ".repeat(pad));
-            }
-        }
-        s.push_str(line.trim_end());
-        s.push('\n');
-    }
-    s
-}
-
 pub fn show(args: &ShowArgs) -> Result<()> {
     let store = Store::open_existing(&args.db)?;
     let id = store.resolve(&args.run)?;
@@ -253,108 +221,13 @@ fn show_text(id: i64, doc: &RunDoc) -> String {
     for (i, r) in doc.results.iter().enumerate() {
         if !r.stats.is_empty() {
             s.push('\n');
-            s.push_str(&stats_text(i, r));
+            s.push_str(&crate::present::stats::text(i, r));
         }
     }
     s.push_str(&crate::analysis::print_findings(&doc.findings));
     s.push('\n');
     s.push_str(&system_text(&doc.system));
     s
-}
-
-/// A value of a stats metric with its unit.
-pub(crate) fn metric_value(metric: &str, v: f64) -> String {
-    match metric {
-        "iops" => format!("{} IOPS", units::count(v)),
-        "bw_bytes" => units::mib_s(v),
-        "syncs_per_s" => format!("{} syncs/s", units::count(v)),
-        m if m.starts_with("lat_") => units::latency(v),
-        _ => format!("{v}"),
-    }
-}
-
-pub(crate) fn metric_label(metric: &str) -> &str {
-    match metric {
-        "iops" => "IOPS",
-        "bw_bytes" => "bandwidth",
-        "lat_mean_ns" => "latency mean",
-        "lat_p50_ns" => "latency p50",
-        "lat_p99_ns" => "latency p99",
-        "syncs_per_s" => "syncs/s",
-        m => m,
-    }
-}
-
-const STATS_ORDER: [&str; 6] = [
-    "iops",
-    "bw_bytes",
-    "syncs_per_s",
-    "lat_mean_ns",
-    "lat_p50_ns",
-    "lat_p99_ns",
-];
-
-fn stats_text(index: usize, r: &ResultDoc) -> String {
-    let n = r.stats.values().map(|s| s.n).max().unwrap_or(0);
-    let name = r
-        .name
-        .clone()
-        .unwrap_or_else(|| crate::output::workload_line(r));
-    let mut s = format!(
-        "statistics over {n} repeats of result {} ({name})\n",
-        index + 1
-    );
-    let mut rows = vec![[
-        "", "mean", "95% CI", "median", "stddev", "CV", "min", "max", "outliers",
-    ]
-    .map(String::from)
-    .to_vec()];
-    // Throughput first, then latency, whatever the map's alphabetical order.
-    let rank = |m: &str| {
-        STATS_ORDER
-            .iter()
-            .position(|k| *k == m)
-            .unwrap_or(STATS_ORDER.len())
-    };
-    let mut metrics: Vec<(&String, &StatsDoc)> = r.stats.iter().collect();
-    metrics.sort_by_key(|(m, _)| rank(m));
-    for (metric, st) in metrics {
-        rows.push(stats_row(metric, st));
-    }
-    for line in table(
-        &rows,
-        &[false, true, true, true, true, true, true, true, false],
-    )
-    .lines()
-    {
-        let _ = writeln!(s, "  {line}");
-    }
-    s
-}
-
-fn stats_row(metric: &str, st: &StatsDoc) -> Vec<String> {
-    let v = |x: f64| metric_value(metric, x);
-    let outliers = if st.outliers.is_empty() {
-        "none".to_string()
-    } else {
-        let which: Vec<String> = st.outliers.iter().map(|i| format!("#{}", i + 1)).collect();
-        format!(
-            "{} (mean without: {})",
-            which.join(", "),
-            v(st.mean_without_outliers)
-        )
-    };
-    vec![
-        metric_label(metric).to_string(),
-        v(st.mean),
-        format!("{} … {}", v(st.ci95[0]), v(st.ci95[1])),
-        v(st.median),
-        v(st.stddev),
-        format!("{:.1}%", st.cv * 100.0),
-        v(st.min),
-        v(st.max),
-        outliers,
-    ]
 }
 
 /// The machine, the target's file system and its device stack: what "100K+ IOPS on semi-commodity hardware" asks to write down

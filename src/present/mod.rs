@@ -14,6 +14,8 @@ pub mod csv;
 pub mod fio_json;
 pub mod fleet;
 pub mod plan;
+pub mod stats;
+pub mod table;
 pub mod timeline;
 
 pub use crate::suite::tables::Outcome;
@@ -71,6 +73,12 @@ fn emit(
         s += &match plan.kind {
             Kind::Run => {
                 let mut s = crate::output::run(doc);
+                for (i, r) in doc.results.iter().enumerate() {
+                    if !r.stats.is_empty() {
+                        s.push('\n');
+                        s.push_str(&stats::text(i, r));
+                    }
+                }
                 s.push_str(&crate::analysis::print_findings(&doc.findings));
                 s
             }
@@ -219,6 +227,11 @@ fn suite_text(
         s.push_str(&rounds_text(r));
     }
     s.push_str(&tables::summary(suite, outcomes));
+    let repeats = stats::suite_table(&doc.results);
+    if !repeats.is_empty() {
+        s.push('\n');
+        s.push_str(&repeats);
+    }
     if doc.interrupted {
         s.push_str("\n(interrupted: the tables hold the cells that finished)\n");
     }

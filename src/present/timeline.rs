@@ -36,7 +36,11 @@ pub fn text(r: &ResultDoc) -> String {
     for chunk in t.rows.chunks(per) {
         lines.push(line(t, chunk));
     }
-    s.push_str(&align(&lines));
+    // Right-aligned but the flush column.
+    let right: Vec<bool> = (0..lines.first().map_or(0, Vec::len))
+        .map(|c| c != 3)
+        .collect();
+    s.push_str(&super::table::table(&lines, &right));
     for f in &t.flushes {
         let _ = writeln!(
             s,
@@ -107,35 +111,6 @@ fn line(t: &TimelineDoc, rows: &[TimelineRow]) -> Vec<String> {
         ));
     }
     out
-}
-
-/// Columns right-aligned but the flush column, two spaces apart.
-fn align(lines: &[Vec<String>]) -> String {
-    let cols = lines.iter().map(Vec::len).max().unwrap_or(0);
-    let width: Vec<usize> = (0..cols)
-        .map(|c| {
-            lines
-                .iter()
-                .filter_map(|l| l.get(c))
-                .map(|v| v.chars().count())
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    let mut s = String::new();
-    for l in lines {
-        let cells: Vec<String> = l
-            .iter()
-            .enumerate()
-            .map(|(c, v)| match c {
-                3 => format!("{v:<w$}", w = width[c]),
-                _ => format!("{v:>w$}", w = width[c]),
-            })
-            .collect();
-        s.push_str(cells.join("  ").trim_end());
-        s.push('\n');
-    }
-    s
 }
 
 #[cfg(test)]

@@ -12,9 +12,11 @@
 //! "no significant change". Without repeats on both sides there is no variance to test, and the
 //! verdict says so. Lower latency is "faster".
 
-use super::{metric_label, metric_value, short_workload, table};
+use super::short_workload;
 use crate::matching::differences;
 use crate::model::ResultDoc;
+use crate::present::stats::{metric_label, metric_value};
+use crate::present::table::table;
 use crate::store::Stored;
 use iogauge_stats::{Verdict, DEFAULT_ALPHA};
 use serde_json::{json, Value};

@@ -1,0 +1,147 @@
+//! The statistics over a result's repeats (mean, 95% CI, median, spread, outliers), as `run`,
+//! `suite` and `show` print them.
+
+use super::table::table;
+use crate::model::{ResultDoc, StatsDoc};
+use crate::units;
+use std::fmt::Write;
+
+/// A value of a stats metric with its unit.
+pub fn metric_value(metric: &str, v: f64) -> String {
+    match metric {
+        "iops" => format!("{} IOPS", units::count(v)),
+        "bw_bytes" => units::mib_s(v),
+        "syncs_per_s" => format!("{} syncs/s", units::count(v)),
+        m if m.starts_with("lat_") => units::latency(v),
+        _ => format!("{v}"),
+    }
+}
+
+pub fn metric_label(metric: &str) -> &str {
+    match metric {
+        "iops" => "IOPS",
+        "bw_bytes" => "bandwidth",
+        "lat_mean_ns" => "latency mean",
+        "lat_p50_ns" => "latency p50",
+        "lat_p99_ns" => "latency p99",
+        "syncs_per_s" => "syncs/s",
+        m => m,
+    }
+}
+
+const STATS_ORDER: [&str; 6] = [
+    "iops",
+    "bw_bytes",
+    "syncs_per_s",
+    "lat_mean_ns",
+    "lat_p50_ns",
+    "lat_p99_ns",
+];
+
+pub fn text(index: usize, r: &ResultDoc) -> String {
+    let n = r.stats.values().map(|s| s.n).max().unwrap_or(0);
+    let name = r
+        .name
+        .clone()
+        .unwrap_or_else(|| crate::output::workload_line(r));
+    let mut s = format!(
+        "statistics over {n} repeats of result {} ({name})\n",
+        index + 1
+    );
+    let mut rows = vec![[
+        "", "mean", "95% CI", "median", "stddev", "CV", "min", "max", "outliers",
+    ]
+    .map(String::from)
+    .to_vec()];
+    // Throughput first, then latency, whatever the map's alphabetical order.
+    let rank = |m: &str| {
+        STATS_ORDER
+            .iter()
+            .position(|k| *k == m)
+            .unwrap_or(STATS_ORDER.len())
+    };
+    let mut metrics: Vec<(&String, &StatsDoc)> = r.stats.iter().collect();
+    metrics.sort_by_key(|(m, _)| rank(m));
+    for (metric, st) in metrics {
+        rows.push(stats_row(metric, st));
+    }
+    for line in table(
+        &rows,
+        &[false, true, true, true, true, true, true, true, false],
+    )
+    .lines()
+    {
+        let _ = writeln!(s, "  {line}");
+    }
+    s
+}
+
+fn stats_row(metric: &str, st: &StatsDoc) -> Vec<String> {
+    let v = |x: f64| metric_value(metric, x);
+    let outliers = if st.outliers.is_empty() {
+        "none".to_string()
+    } else {
+        let which: Vec<String> = st.outliers.iter().map(|i| format!("#{}", i + 1)).collect();
+        format!(
+            "{} (mean without: {})",
+            which.join(", "),
+            v(st.mean_without_outliers)
+        )
+    };
+    vec![
+        metric_label(metric).to_string(),
+        v(st.mean),
+        format!("{} … {}", v(st.ci95[0]), v(st.ci95[1])),
+        v(st.median),
+        v(st.stddev),
+        format!("{:.1}%", st.cv * 100.0),
+        v(st.min),
+        v(st.max),
+        outliers,
+    ]
+}
+
+/// A suite's repeats in one table: per result, the mean IOPS (or syncs/s for a sync cell), its
+/// 95% confidence interval, the coefficient of variation and the outlier repeats. Empty when
+/// nothing was repeated.
+pub fn suite_table(results: &[ResultDoc]) -> String {
+    let mut rows = vec![["", "n", "mean", "95% CI", "CV", "outliers"]
+        .map(String::from)
+        .to_vec()];
+    for r in results {
+        let Some((metric, st)) = ["syncs_per_s", "iops"]
+            .iter()
+            .find_map(|m| r.stats.get(*m).map(|st| (*m, st)))
+        else {
+            continue;
+        };
+        let v = |x: f64| metric_value(metric, x);
+        rows.push(vec![
+            r.name
+                .clone()
+                .unwrap_or_else(|| crate::output::workload_line(r)),
+            st.n.to_string(),
+            v(st.mean),
+            format!("{} … {}", v(st.ci95[0]), v(st.ci95[1])),
+            format!("{:.1}%", st.cv * 100.0),
+            match st.outliers.is_empty() {
+                true => "none".into(),
+                false => st
+                    .outliers
+                    .iter()
+                    .map(|i| format!("#{}", i + 1))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            },
+        ]);
+    }
+    if rows.len() == 1 {
+        return String::new();
+    }
+    let mut s = String::from("Repeats (mean and 95% confidence interval over the repeats)\n\n");
+    for line in table(&rows, &[false, true, true, true, true, false]).lines() {
+        let _ = writeln!(s, "  {line}");
+    }
+    s.push('\n');
+    s
+}
