@@ -136,12 +136,29 @@ pub fn bs_label(bytes: u64) -> String {
 
 /// Bandwidth in IEC MiB/s.
 pub fn mib_s(bytes_per_s: f64) -> String {
-    format!("{:.1} MiB/s", bytes_per_s / (1024.0 * 1024.0))
+    format!("{} MiB/s", decimal(bytes_per_s / (1024.0 * 1024.0), 1))
 }
 
 /// Bandwidth in SI MB/s.
 pub fn mb_s(bytes_per_s: f64) -> String {
-    format!("{:.1} MB/s", bytes_per_s / 1e6)
+    format!("{} MB/s", decimal(bytes_per_s / 1e6, 1))
+}
+
+/// A number with `places` decimals and its whole part in thousands, as counts are printed:
+/// `4,961.8`.
+pub fn decimal(v: f64, places: usize) -> String {
+    let s = format!("{:.*}", places, v.abs());
+    let (whole, frac) = s.split_once('.').unwrap_or((&s, ""));
+    let whole = count(whole.parse::<f64>().unwrap_or(0.0));
+    let sign = if v < 0.0 && s.bytes().any(|b| b.is_ascii_digit() && b != b'0') {
+        "-"
+    } else {
+        ""
+    };
+    match frac.is_empty() {
+        true => format!("{sign}{whole}"),
+        false => format!("{sign}{whole}.{frac}"),
+    }
 }
 
 /// "s" after a count that is not one: `format!("{n} table{}", plural(n))`.

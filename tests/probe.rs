@@ -55,18 +55,22 @@ fn the_probe_names_a_memory_cgroups_page_cache() {
     let cg = Cgroup(memory.join(format!("iogauge-probe-{}", std::process::id())));
     std::fs::create_dir_all(&cg.0).unwrap();
     std::fs::write(cg.0.join("memory.limit_in_bytes"), LIMIT.to_string()).unwrap();
+    let written = dir.path().join("probe.json");
     let script = format!(
-        "echo $$ > {}/cgroup.procs && exec '{}' probe cache '{}' --buffered --ios 20000 --json",
+        "echo $$ > {}/cgroup.procs && exec '{}' probe cache '{}' --buffered --ios 20000 --output '{}'",
         cg.0.display(),
         BIN,
-        file.display()
+        file.display(),
+        written.display()
     );
     let out = Command::new("sh")
         .args(["-c", &script])
         .env("IOGAUGE_DB", dir.path().join("results.db"))
         .output()
         .unwrap();
-    let doc = json_of(&out);
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let doc: Value = serde_json::from_slice(&std::fs::read(&written).unwrap()).unwrap();
     let f = doc["findings"]
         .as_array()
         .unwrap()
@@ -84,6 +88,27 @@ fn the_probe_names_a_memory_cgroups_page_cache() {
         "found {found} bytes for a {LIMIT}-byte cgroup"
     );
     assert!(f["summary"].as_str().unwrap().contains("a cache of about"));
+    // On screen: the verdict, and a row per probing step — the warm-up passes are no results
+    // of the probe's and are not shown as such.
+    assert!(text.contains(f["summary"].as_str().unwrap()), "{text}");
+    let probes = doc["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["workload"]["rw"] == "randread")
+        .count();
+    let rows = text
+        .lines()
+        .filter(|l| {
+            l.trim_start()
+                .chars()
+                .next()
+                .is_some_and(|c| c.is_ascii_digit())
+                && l.contains(" µs")
+        })
+        .count();
+    assert_eq!(rows, probes, "{text}");
+    assert!(!text.contains("read 1M"), "{text}");
     // Each step's own cache warning would only repeat what the probe is for.
     assert!(doc["results"]
         .as_array()

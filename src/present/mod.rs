@@ -82,6 +82,7 @@ fn emit(
                 s.push_str(&crate::analysis::print_findings(&doc.findings));
                 s
             }
+            Kind::Suite if plan.probe => probe_text(doc, outcomes),
             Kind::Suite => {
                 // The tables read each cell's result through its outcome: point them at the
                 // same results of the document shown.
@@ -243,11 +244,56 @@ fn suite_text(
         .findings
         .iter()
         .filter(|f| {
-            !(crate::analysis::is(f, iogauge_analyze::Kind::Cache) && f["severity"] == "info")
+            !(crate::analysis::is(f, iogauge_analyze::Kind::Cache)
+                && f["severity"] == "info"
+                && !f["result"].is_null())
         })
         .cloned()
         .collect();
     s.push_str(&crate::analysis::print_findings(&shown));
+    s
+}
+
+/// `probe cache`: random reads by working set, the warm-up reads that fill the cache before each
+/// left out (they measure nothing the verdict uses), then the verdict and the notes.
+fn probe_text(doc: &RunDoc, outcomes: &[Outcome]) -> String {
+    let mut rows = vec![["working set", "IOPS", "p50", "p90", "p99"]
+        .map(String::from)
+        .to_vec()];
+    for o in outcomes {
+        let (Some(r), Some(range)) = (o.result, o.cell.range) else {
+            continue;
+        };
+        if o.cell.op != crate::suite::Op::Randread {
+            continue;
+        }
+        rows.push(vec![
+            units::iec(range),
+            units::count(r.iops),
+            units::latency(r.lat_ns.p50 as f64),
+            units::latency(r.lat_ns.p90 as f64),
+            units::latency(r.lat_ns.p99 as f64),
+        ]);
+    }
+    let bs = outcomes
+        .iter()
+        .find(|o| o.cell.op == crate::suite::Op::Randread)
+        .map_or(4096, |o| o.cell.bs);
+    let mut s = format!(
+        "probe cache — random {} reads by working set, each after a sequential pass that warms it\n\n",
+        units::iec(bs)
+    );
+    for line in table::table(&rows, &[false, true, true, true, true]).lines() {
+        s.push_str(&format!("  {line}\n"));
+    }
+    s.push('\n');
+    if doc.interrupted {
+        s.push_str("(interrupted: the table holds the steps that finished)\n");
+    }
+    for n in &doc.notes {
+        s.push_str(&format!("note: {n}\n"));
+    }
+    s.push_str(&crate::analysis::print_findings(&doc.findings));
     s
 }
 
