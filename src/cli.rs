@@ -129,6 +129,10 @@ pub struct SuiteArgs {
     #[arg(long, alias = "round-cell-time", value_name = "DURATION", allow_hyphen_values = true, value_parser = units::parse_duration)]
     pub cell_time: Option<Duration>,
 
+    /// Run each cell this long first and leave it out of the cell's results (as `run --ramp`).
+    #[arg(long, value_name = "DURATION", default_value = "0s", allow_hyphen_values = true, value_parser = units::parse_duration)]
+    pub ramp: Duration,
+
     /// Run each cell until the 95% confidence interval of its per-second IOPS is within ±3%
     /// (at least 1 s, at most --cell-time).
     #[arg(long)]

@@ -43,6 +43,25 @@ pub fn exit_code(err: &anyhow::Error) -> u8 {
     }
 }
 
+/// What a command takes instead of another command's option typed to it: a suite (or a sweep
+/// of one) its lists, `run` its single values.
+fn hint_for(command: &str, typed: &str) -> Option<&'static str> {
+    let flag = typed.split('=').next().unwrap_or(typed);
+    Some(match (command, flag) {
+        ("suite" | "sweep", "--time") => "a suite times each cell with --cell-time DURATION",
+        ("suite" | "sweep", "--data") => "a suite's cells are timed: --cell-time DURATION, or a suite file for cells of fixed data",
+        ("suite" | "sweep", "--bs") => "a suite takes its block sizes as a list: --sizes 4k,64k",
+        ("suite" | "sweep", "--iodepth") => "a suite takes its queue depths as a list: --qd 1,16",
+        ("suite" | "sweep", "--mix") => "a suite takes its read shares as a list: --read-pct 70,90",
+        ("suite" | "sweep", "--rw") => "a suite's cells name their own patterns; `iogauge run --rw …` runs one workload",
+        ("run", "--cell-time") => "a run is one cell: --time DURATION",
+        ("run", "--sizes") => "a run has one block size: --bs 4k (`iogauge suite matrix --sizes …` runs several)",
+        ("run", "--qd") => "a run has one queue depth: --iodepth N",
+        ("run", "--read-pct") => "a run's read share is --mix PCT (with --rw randrw or rw)",
+        _ => return None,
+    })
+}
+
 /// Prints a command-line error from clap as one line (help and version as they are) and
 /// returns its exit code: 2 for usage errors, as clap itself uses.
 pub fn clap_exit(e: clap::Error) -> std::process::ExitCode {
@@ -55,6 +74,19 @@ pub fn clap_exit(e: clap::Error) -> std::process::ExitCode {
     ) {
         let _ = e.print();
         return std::process::ExitCode::from(if e.use_stderr() { 2 } else { 0 });
+    }
+    // An option of another command: say which of this one's does that, not clap's nearest
+    // spelling (`suite --time` is not `-- --time`, `--iodepth` is not `--sizes`).
+    if e.kind() == ErrorKind::UnknownArgument {
+        let typed = e
+            .get(clap::error::ContextKind::InvalidArg)
+            .map(|v| v.to_string());
+        let command = std::env::args().nth(1).unwrap_or_default();
+        if let Some(hint) = typed.as_deref().and_then(|t| hint_for(&command, t)) {
+            let flag = typed.as_deref().unwrap_or_default();
+            say!("iogauge: error: {command} has no {flag}: {hint} (see iogauge {command} --help)");
+            return std::process::ExitCode::from(2);
+        }
     }
     let text = e.render().to_string();
     let line = text

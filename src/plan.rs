@@ -402,7 +402,7 @@ pub fn from_suite(args: &SuiteArgs) -> Result<Plan> {
         target: target(&args.target, suite.size)?,
         cells,
         suite,
-        env: env(&args.target, args.seed, Duration::ZERO, SUITE_INTERVAL),
+        env: env(&args.target, args.seed, args.ramp, SUITE_INTERVAL),
         repeat: repeat(&args.repeat),
         until,
         precondition,

@@ -189,3 +189,54 @@ fn commas(v: f64) -> String {
     }
     out
 }
+
+/// Another command's option typed to this one gets this one's way of saying it, in one line.
+#[test]
+fn a_suite_or_run_option_typed_to_the_other_command_is_pointed_to_its_own() {
+    let dir = tempfile::tempdir().unwrap();
+    for (args, needle) in [
+        (
+            &["suite", "quick", "--time", "1s"][..],
+            "--cell-time DURATION",
+        ),
+        (&["suite", "quick", "--bs", "4k"], "--sizes 4k,64k"),
+        (&["suite", "matrix", "--iodepth=4"], "--qd 1,16"),
+        (&["run", "--qd", "4"], "--iodepth N"),
+        (&["run", "--cell-time", "1s"], "--time DURATION"),
+    ] {
+        let out = iogauge(dir.path(), args);
+        let err = stderr_of(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(
+            err.contains(needle) && !err.contains("tip:"),
+            "{args:?}: {err}"
+        );
+    }
+}
+
+/// `suite --ramp` runs each cell that long before measuring it, as `run --ramp` does.
+#[test]
+fn a_suite_ramps_each_cell() {
+    let dir = tempfile::tempdir().unwrap();
+    let doc = json_of(&iogauge(
+        dir.path(),
+        &[
+            "suite",
+            "seq",
+            "--size",
+            "8M",
+            "--cell-time",
+            "200ms",
+            "--ramp",
+            "100ms",
+            "--no-store",
+            "--json",
+        ],
+    ));
+    let results = doc["results"].as_array().unwrap();
+    assert!(!results.is_empty());
+    for r in results {
+        assert_eq!(f(&r["workload"]["ramp_s"]), 0.1, "{r}");
+    }
+}
