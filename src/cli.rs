@@ -55,8 +55,10 @@ pub enum Command {
     Sweep(SweepArgs),
     /// Print shell completions, e.g. `iogauge completions bash > /etc/bash_completion.d/iogauge`.
     Completions(CompletionsArgs),
-    /// Print the man page (roff), e.g. `iogauge man > /usr/local/share/man/man1/iogauge.1`.
-    Man,
+    /// Print a man page (roff): `iogauge man > /usr/local/share/man/man1/iogauge.1`, one
+    /// subcommand's with every option (`iogauge man db pgbench`), or all of them into a
+    /// directory (`iogauge man --dir /usr/local/share/man/man1`).
+    Man(ManArgs),
     /// Run a database with its data on the target: `db pgbench` runs PostgreSQL's pgbench.
     #[command(subcommand)]
     Db(DbCommand),
@@ -90,6 +92,45 @@ pub struct ProbeCacheArgs {
     pub output: OutputArgs,
 }
 
+/// A suite's name: any text (with --file it is the target), offered to shell completion and
+/// help as the names iogauge knows.
+#[derive(Clone)]
+struct SuiteName;
+
+impl clap::builder::TypedValueParser for SuiteName {
+    type Value = String;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<String, clap::Error> {
+        clap::builder::StringValueParser::new().parse_ref(cmd, arg, value)
+    }
+
+    fn possible_values(
+        &self,
+    ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        let names = crate::suite::BUILTIN
+            .iter()
+            .map(|(n, _)| *n)
+            .chain(["full"]);
+        Some(Box::new(names.map(clap::builder::PossibleValue::new)))
+    }
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct ManArgs {
+    /// The subcommand whose page to print, e.g. `run` or `db pgbench` [default: iogauge's own]
+    #[arg(value_name = "SUBCOMMAND")]
+    pub command: Vec<String>,
+
+    /// Write every page (iogauge.1, iogauge-run.1, …) into DIR instead of printing one.
+    #[arg(long, value_name = "DIR", conflicts_with = "command")]
+    pub dir: Option<PathBuf>,
+}
+
 #[derive(Args, Debug, Clone)]
 pub struct CompletionsArgs {
     /// The shell: bash, zsh, fish, elvish or powershell.
@@ -113,7 +154,7 @@ pub struct RunArgs {
 pub struct SuiteArgs {
     /// Suite name: quick, matrix, seq, fsync, seeks, mixes, full, or the SNIA PTS tests
     /// snia-iops, snia-latency and snia-throughput.
-    #[arg(value_name = "NAME", required_unless_present = "file")]
+    #[arg(value_name = "NAME", required_unless_present = "file", value_parser = SuiteName)]
     pub name: Option<String>,
 
     /// Run the suite defined in this TOML file instead of a named one (docs/suite-format.md);

@@ -72,7 +72,7 @@ fn main() -> ExitCode {
         cli::Command::Report(args) => commands::report::run(args),
         cli::Command::Probe(cli::ProbeCommand::Cache(args)) => commands::probe::cache(args),
         cli::Command::Completions(args) => commands::docs::completions(args),
-        cli::Command::Man => commands::docs::man(),
+        cli::Command::Man(args) => commands::docs::man(args),
         cli::Command::Db(cli::DbCommand::Pgbench(args)) => commands::db::pgbench(args),
         cli::Command::Db(cli::DbCommand::Sysbench(args)) => commands::db::sysbench(args),
         cli::Command::FsyncCheck(args) => commands::fsync_check::run(args),

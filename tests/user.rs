@@ -240,3 +240,97 @@ fn a_suite_ramps_each_cell() {
         assert_eq!(f(&r["workload"]["ramp_s"]), 0.1, "{r}");
     }
 }
+
+/// Bash completes a suite's name, as the shell runs the completion script.
+#[test]
+fn bash_completes_suite_names() {
+    if !have("bash") {
+        return skip("bash is not installed");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("iogauge.bash");
+    let out = iogauge(dir.path(), &["completions", "bash"]);
+    assert!(out.status.success());
+    std::fs::write(&script, &out.stdout).unwrap();
+    let complete = |words: &str| {
+        let cmd = format!(
+            "source '{}'; COMP_WORDS=({words}); COMP_CWORD=$((${{#COMP_WORDS[@]}} - 1)); COMP_LINE='{words}'; COMP_POINT=${{#COMP_LINE}}; _iogauge iogauge \"${{COMP_WORDS[-1]}}\" \"${{COMP_WORDS[-2]}}\"; printf '%s\\n' \"${{COMPREPLY[@]}}\"",
+            script.display()
+        );
+        sh("bash", &["-c", &cmd])
+    };
+    let offered = complete("iogauge suite snia-");
+    let mut names: Vec<&str> = offered.split_whitespace().collect();
+    names.sort();
+    assert_eq!(
+        names,
+        ["snia-iops", "snia-latency", "snia-throughput"],
+        "{offered}"
+    );
+    assert!(complete("iogauge suite q")
+        .split_whitespace()
+        .any(|w| w == "quick"));
+}
+
+/// `iogauge man --dir` writes a page for every subcommand the top page names, each with every
+/// option its --help lists; `iogauge man SUBCOMMAND` prints one; a foreign file is left alone.
+#[test]
+fn every_subcommand_has_a_man_page_with_every_option() {
+    let dir = tempfile::tempdir().unwrap();
+    let pages = dir.path().join("man1");
+    std::fs::create_dir(&pages).unwrap();
+    let out = iogauge(dir.path(), &["man", "--dir", pages.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let top = std::fs::read_to_string(pages.join("iogauge.1")).unwrap();
+    let named: Vec<String> = top
+        .split("iogauge\\-")
+        .skip(1)
+        .filter_map(|s| s.split_once("(1)").map(|(n, _)| n.replace("\\-", "-")))
+        .collect();
+    assert!(named.len() >= 10, "{top}");
+    for n in &named {
+        assert!(
+            pages.join(format!("iogauge-{n}.1")).exists(),
+            "iogauge-{n}(1) is named but not written"
+        );
+    }
+    for sub in [&["run"][..], &["suite"], &["db", "pgbench"], &["compare"]] {
+        let mut args = sub.to_vec();
+        args.push("--help");
+        let help = String::from_utf8_lossy(&iogauge(dir.path(), &args).stdout).into_owned();
+        let mut man_args = vec!["man"];
+        man_args.extend_from_slice(sub);
+        let page = String::from_utf8_lossy(&iogauge(dir.path(), &man_args).stdout).into_owned();
+        assert_eq!(
+            page,
+            std::fs::read_to_string(pages.join(format!("iogauge-{}.1", sub.join("-")))).unwrap()
+        );
+        let options: Vec<&str> = help
+            .split_whitespace()
+            .filter(|w| {
+                w.starts_with("--")
+                    && w.len() > 2
+                    && w[2..].chars().all(|c| c.is_ascii_lowercase() || c == '-')
+            })
+            .collect();
+        assert!(options.len() > 3, "{help}");
+        for o in options {
+            assert!(
+                page.contains(&o.replace('-', "\\-")),
+                "{sub:?}: {o} missing from the man page"
+            );
+        }
+    }
+    let foreign = pages.join("iogauge-run.1");
+    std::fs::write(&foreign, "my own notes\n").unwrap();
+    let out = iogauge(dir.path(), &["man", "--dir", pages.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr_of(&out));
+    assert_eq!(std::fs::read_to_string(&foreign).unwrap(), "my own notes\n");
+    let out = iogauge(dir.path(), &["man", "db", "nope"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr_of(&out).contains("pgbench, sysbench"),
+        "{}",
+        stderr_of(&out)
+    );
+}
