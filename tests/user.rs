@@ -334,3 +334,49 @@ fn every_subcommand_has_a_man_page_with_every_option() {
         stderr_of(&out)
     );
 }
+
+/// `list` fits 120 columns whatever the labels, parameters and paths (a sweep's runs carry
+/// all their settings); `show` keeps them whole.
+#[test]
+fn list_fits_120_columns() {
+    let dir = tempfile::tempdir().unwrap();
+    let deep = dir
+        .path()
+        .join("a-rather-long-directory-name/and-another-one-below-it");
+    std::fs::create_dir_all(&deep).unwrap();
+    let label = "a label long enough to fill a line by itself, and then some more words";
+    let out = iogauge(
+        dir.path(),
+        &[
+            "suite",
+            "seq",
+            deep.to_str().unwrap(),
+            "--size",
+            "8M",
+            "--cell-time",
+            "100ms",
+            "--label",
+            label,
+            "--param",
+            "scheduler=mq-deadline",
+            "--param",
+            "read_ahead_kb=4096",
+            "--param",
+            "fs=ext4",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let list = iogauge(dir.path(), &["list"]);
+    let text = String::from_utf8_lossy(&list.stdout).into_owned();
+    assert_eq!(text.lines().count(), 2, "{text}");
+    for line in text.lines() {
+        assert!(
+            line.chars().count() <= 120,
+            "{} wide: {line}",
+            line.chars().count()
+        );
+    }
+    let shown = String::from_utf8_lossy(&iogauge(dir.path(), &["show", "last", "--json"]).stdout)
+        .into_owned();
+    assert!(shown.contains(label));
+}

@@ -47,7 +47,7 @@ pub fn list(args: &ListArgs) -> Result<()> {
         "target",
         "IOPS",
         "bandwidth",
-        "p99 latency",
+        "p99",
     ]
     .map(String::from)
     .to_vec()];
@@ -111,6 +111,9 @@ fn list_row(r: &RunRow) -> Vec<String> {
         .first()
         .map(|x| x.target.clone())
         .unwrap_or_default();
+    // The row fits 120 columns: long labels, sweep parameters and names are cut where they
+    // stop telling runs apart (a path keeps its end); `show ID` has them whole.
+    let (label, what, target) = (cut(&label, 14), cut(&what, 22), cut_front(&target, 16));
     let (iops, bw, p99) = match r.results.as_slice() {
         [] => (String::new(), String::new(), String::new()),
         [one] => (
@@ -118,13 +121,14 @@ fn list_row(r: &RunRow) -> Vec<String> {
             units::mib_s(one.bw_bytes),
             units::latency(one.lat_p99_ns as f64),
         ),
+        // A suite's best result: "at most" this over its results.
         many => (
             format!(
-                "max {}",
+                "≤{}",
                 units::count(many.iter().map(|x| x.iops).fold(0.0, f64::max))
             ),
             format!(
-                "max {}",
+                "≤{}",
                 units::mib_s(many.iter().map(|x| x.bw_bytes).fold(0.0, f64::max))
             ),
             String::new(),
@@ -140,6 +144,25 @@ fn list_row(r: &RunRow) -> Vec<String> {
         bw,
         p99,
     ]
+}
+
+/// At most `n` characters, the end replaced by "…" when cut.
+fn cut(s: &str, n: usize) -> String {
+    match s.chars().count() > n {
+        true => s.chars().take(n - 1).chain(['…']).collect(),
+        false => s.to_string(),
+    }
+}
+
+/// At most `n` characters, the start replaced by "…" when cut: a path keeps its file name.
+fn cut_front(s: &str, n: usize) -> String {
+    let len = s.chars().count();
+    match len > n {
+        true => std::iter::once('…')
+            .chain(s.chars().skip(len - (n - 1)))
+            .collect(),
+        false => s.to_string(),
+    }
 }
 
 /// `2026-05-09T07:30:12Z` → `2026-05-09 07:30`.
