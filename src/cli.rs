@@ -351,9 +351,10 @@ pub struct ReportArgs {
 
 #[derive(Args, Debug, Clone)]
 pub struct ExportArgs {
-    /// A run id, a label (its newest run), or `last`.
-    #[arg(value_name = "RUN")]
-    pub run: String,
+    /// Run ids, labels (each its newest run), `last`, or `sweep:ID` for every run of a sweep:
+    /// JSON gives one document (several: an array), CSV one header over all their rows.
+    #[arg(value_name = "RUN", required = true)]
+    pub runs: Vec<String>,
     #[command(flatten)]
     pub db: DbArgs,
     /// Output format.

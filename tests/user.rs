@@ -380,3 +380,51 @@ fn list_fits_120_columns() {
         .into_owned();
     assert!(shown.contains(label));
 }
+
+/// Exports line up: every CSV has the same columns whatever a run's parameters, and several
+/// runs export under one header (JSON as an array); fio's JSON stays one run a file.
+#[test]
+fn exports_of_runs_with_other_parameters_line_up_and_several_export_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    for params in [
+        &["--param", "fs=ext4"][..],
+        &["--param", "scheduler=none", "--param", "nr_requests=64"],
+    ] {
+        let mut args = vec![
+            "run", "--size", "8M", "--time", "200ms", "--engine", "psync",
+        ];
+        args.extend_from_slice(params);
+        let out = iogauge(dir.path(), &args);
+        assert!(out.status.success(), "{}", stderr_of(&out));
+    }
+    let csv = |runs: &[&str]| {
+        let mut args = vec!["export"];
+        args.extend_from_slice(runs);
+        args.extend_from_slice(&["--format", "csv"]);
+        let out = iogauge(dir.path(), &args);
+        assert!(out.status.success(), "{}", stderr_of(&out));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let (one, two) = (csv(&["1"]), csv(&["2"]));
+    let header = |t: &str| t.split("\r\n").next().unwrap().to_string();
+    assert_eq!(header(&one), header(&two));
+    let both = csv(&["1", "2"]);
+    let lines: Vec<&str> = both.split("\r\n").filter(|l| !l.is_empty()).collect();
+    assert_eq!(lines.len(), 3, "{both}");
+    assert_eq!(lines[0], header(&one));
+    assert!(
+        lines[1].contains("fs=ext4") && lines[2].contains("nr_requests=64;scheduler=none"),
+        "{both}"
+    );
+
+    let docs = json_of(&iogauge(dir.path(), &["export", "1", "2"]));
+    let docs = docs.as_array().expect("several runs export as an array");
+    assert_eq!(docs.len(), 2);
+    assert_eq!(docs[0]["params"]["fs"], "ext4");
+    let single = json_of(&iogauge(dir.path(), &["export", "2"]));
+    assert_eq!(single, docs[1]);
+
+    let out = iogauge(dir.path(), &["export", "1", "2", "--format", "fio-json"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr_of(&out));
+    assert_eq!(stderr_of(&out).lines().count(), 1);
+}

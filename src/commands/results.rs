@@ -357,12 +357,36 @@ fn device_line(d: &iogauge_sysinfo::BlockDevice) -> String {
 }
 
 pub fn export(args: &ExportArgs) -> Result<()> {
-    let store = Store::open_existing(&args.db)?;
-    let id = store.resolve(&args.run)?;
+    if args.format == ExportFormat::FioJson
+        && (args.runs.len() > 1 || args.runs[0].starts_with("sweep:"))
+    {
+        return Err(crate::error::usage(
+            "--format fio-json exports one run (fio-plot and the other readers of fio's JSON take a file per run); export each run by itself",
+        ));
+    }
+    let runs = store::load_runs(&args.db, &args.runs)?;
+    let docs = || runs.iter().map(|s| &s.doc);
     match args.format {
-        ExportFormat::Json => emit(&(store.load_json_pretty(id)? + "\n")),
-        ExportFormat::Csv => emit(&crate::present::csv::run(&store.load(id)?)),
-        ExportFormat::FioJson => emit(&crate::present::fio_json::run(&store.load(id)?)),
+        ExportFormat::Json => {
+            // As stored, field for field: a document from an older version keeps what it had.
+            let store = Store::open_existing(&args.db)?;
+            let texts: Vec<String> = runs
+                .iter()
+                .map(|r| store.load_json_pretty(r.id))
+                .collect::<Result<_>>()?;
+            emit(&match texts.as_slice() {
+                [one] => format!("{one}\n"),
+                many => format!("[\n{}\n]\n", many.join(",\n")),
+            })
+        }
+        ExportFormat::Csv => emit(&crate::present::csv::runs(
+            &docs().cloned().collect::<Vec<_>>(),
+        )),
+        ExportFormat::FioJson => emit(
+            &docs()
+                .map(crate::present::fio_json::run)
+                .collect::<String>(),
+        ),
     }
 }
 

@@ -8,23 +8,31 @@ const MIB: f64 = 1024.0 * 1024.0;
 
 /// The header and one line per result, each ending in CRLF as RFC 4180 asks.
 pub fn run(doc: &RunDoc) -> String {
-    let params: Vec<&String> = doc.params.keys().collect();
-    let mut header: Vec<String> = ["run_id", "label", "started_at", "suite"]
+    runs([doc])
+}
+
+/// Several runs under one header: the columns are the same for every run, whatever its
+/// parameters (they share one `params` column, `key=value` pairs joined by `;`), so exports
+/// line up and concatenate.
+pub fn runs<'a>(docs: impl IntoIterator<Item = &'a RunDoc>) -> String {
+    let mut header: Vec<String> = ["run_id", "label", "started_at", "suite", "params"]
         .map(String::from)
         .to_vec();
-    header.extend(params.iter().map(|k| format!("param_{k}")));
     header.extend(RESULT_COLUMNS.iter().map(|c| c.to_string()));
     let mut out = line(&header);
-    for (i, r) in doc.results.iter().enumerate() {
-        let mut row = vec![
-            doc.run_id.clone(),
-            doc.label.clone().unwrap_or_default(),
-            doc.started_at.clone(),
-            doc.suite.clone().unwrap_or_default(),
-        ];
-        row.extend(params.iter().map(|k| doc.params[*k].clone()));
-        row.extend(result_fields(i, r));
-        out.push_str(&line(&row));
+    for doc in docs {
+        let params: Vec<String> = doc.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        for (i, r) in doc.results.iter().enumerate() {
+            let mut row = vec![
+                doc.run_id.clone(),
+                doc.label.clone().unwrap_or_default(),
+                doc.started_at.clone(),
+                doc.suite.clone().unwrap_or_default(),
+                params.join(";"),
+            ];
+            row.extend(result_fields(i, r));
+            out.push_str(&line(&row));
+        }
     }
     out
 }
