@@ -772,7 +772,7 @@ fn fill(target: &Target, size: u64, req: &Request) -> Result<()> {
         let done = format!(
             "done in {} ({})",
             units::duration(start.elapsed()),
-            units::mb_s(size as f64 / secs)
+            units::mib_s(size as f64 / secs)
         );
         match tty {
             true => say!("\r{what} ... {done}\x1b[K"),
@@ -785,14 +785,14 @@ fn fill(target: &Target, size: u64, req: &Request) -> Result<()> {
 /// How often a fill that is not on a terminal says how far it got.
 const PROGRESS_EVERY: std::time::Duration = std::time::Duration::from_secs(10);
 
-/// "35% · 270 MB/s · about 25 s left".
+/// "35% · 256.0 MiB/s · about 25 s left".
 fn fill_progress(written: u64, size: u64, took: std::time::Duration) -> String {
     let rate = written as f64 / took.as_secs_f64().max(1e-9);
     let left = (size - written) as f64 / rate.max(1.0);
     format!(
         "{:.0}% · {} · about {} left",
         written as f64 * 100.0 / size as f64,
-        units::mb_s(rate),
+        units::mib_s(rate),
         units::duration(std::time::Duration::from_secs_f64(left))
     )
 }
@@ -882,8 +882,8 @@ mod tests {
     #[test]
     fn fill_progress_says_share_rate_and_time_left() {
         let line = fill_progress(3 << 30, 10 << 30, std::time::Duration::from_secs(12));
-        // 3 GiB in 12 s: 268 MB/s, 7 GiB left ≈ 28 s.
-        assert!(line.starts_with("30% · 268"), "{line}");
-        assert!(line.contains("MB/s") && line.contains("about 28"), "{line}");
+        // 3 GiB in 12 s: 256 MiB/s, 7 GiB left ≈ 28 s.
+        assert!(line.starts_with("30% · 256.0 MiB/s"), "{line}");
+        assert!(line.contains("about 28"), "{line}");
     }
 }

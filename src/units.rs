@@ -117,11 +117,10 @@ pub fn iec(bytes: u64) -> String {
         v /= 1024.0;
         u += 1;
     }
-    if v.fract() == 0.0 {
-        format!("{} {}", v as u64, UNITS[u])
-    } else {
-        format!("{:.1} {}", v, UNITS[u])
-    }
+    // One decimal, none when it is 0: 4095 bytes are "4 KiB" as 4096 are, never "4.0 KiB"
+    // beside "4 KiB".
+    let text = format!("{v:.1}");
+    format!("{} {}", text.strip_suffix(".0").unwrap_or(&text), UNITS[u])
 }
 
 /// Short block-size label for tables: `512B`, `4K`, `1M` (IEC, as bm-flash prints them).

@@ -258,7 +258,7 @@ fn matrix_suite_and_comparison_show_every_chart_and_finding() {
         );
     }
     assert!(
-        html.contains("randwrite, iodepth 1: IOPS at 64.0 KiB, 10 threads is"),
+        html.contains("randwrite, iodepth 1: IOPS at 64 KiB, 10 threads is"),
         "the gap names its cell"
     );
     // Every kind is drawn: the "not drawn" line only names what the caps left out, and the

@@ -337,7 +337,7 @@ mod tests {
         assert_eq!(found.len(), 1);
         assert_eq!(found[0].evidence["starts_at_x"], 65536.0);
         assert!(
-            found[0].summary.contains("64.0 KiB"),
+            found[0].summary.contains("64 KiB"),
             "{}",
             found[0].summary
         );

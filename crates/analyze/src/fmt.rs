@@ -24,7 +24,7 @@ pub(crate) fn count(v: f64) -> String {
     }
 }
 
-/// Bytes in binary units: "512 B", "64 KiB", "1.50 GiB".
+/// Bytes in binary units: "512 B", "64 KiB", "1.5 GiB".
 pub(crate) fn bytes(v: f64) -> String {
     if !v.is_finite() {
         return "? B".to_owned();
@@ -36,12 +36,21 @@ pub(crate) fn bytes(v: f64) -> String {
         value /= 1024.0;
         unit += 1;
     }
-    format!("{} {}", significant(value), UNITS[unit])
+    // As the tables print sizes: one decimal, none when it is 0 ("64 KiB", "1.5 GiB").
+    let text = format!("{value:.1}");
+    format!("{} {}", text.strip_suffix(".0").unwrap_or(&text), UNITS[unit])
 }
 
-/// Bytes per second: "1.69 GiB/s".
+/// Bytes per second in MiB/s with one decimal, as the tables print bandwidth: "1,731.2 MiB/s".
 pub(crate) fn rate(v: f64) -> String {
-    format!("{}/s", bytes(v))
+    if !v.is_finite() {
+        return "? MiB/s".to_owned();
+    }
+    let mib = v / (1024.0 * 1024.0);
+    let tenths = format!("{:.1}", mib.abs());
+    let (whole, frac) = tenths.split_once('.').unwrap_or((&tenths, "0"));
+    let sign = if mib < 0.0 { "-" } else { "" };
+    format!("{sign}{}.{frac} MiB/s", count(whole.parse::<f64>().unwrap_or(0.0)))
 }
 
 /// Seconds with one decimal: "12.0 s".
@@ -103,9 +112,10 @@ mod tests {
     #[test]
     fn sizes_use_binary_units() {
         assert_eq!(bytes(512.0), "512 B");
-        assert_eq!(bytes(65536.0), "64.0 KiB");
-        assert_eq!(bytes(1.5 * 1024.0 * 1024.0 * 1024.0), "1.50 GiB");
-        assert_eq!(rate(4.0 * 1024.0 * 1024.0), "4.00 MiB/s");
+        assert_eq!(bytes(65536.0), "64 KiB");
+        assert_eq!(bytes(1.5 * 1024.0 * 1024.0 * 1024.0), "1.5 GiB");
+        assert_eq!(rate(4.0 * 1024.0 * 1024.0), "4.0 MiB/s");
+        assert_eq!(rate(1731.2 * 1024.0 * 1024.0), "1,731.2 MiB/s");
     }
 
     #[test]

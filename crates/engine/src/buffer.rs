@@ -32,16 +32,20 @@ pub enum Backing {
 impl Backing {
     /// For people and the run document, e.g. "transparent huge pages (4 MiB of 4 MiB)".
     pub fn describe(self) -> String {
-        let mib = |b: usize| b as f64 / (1 << 20) as f64;
+        // KiB below a MiB: a pool of 256 KiB is not "0 MiB".
+        let size = |b: usize| match b < 1 << 20 {
+            true => format!("{} KiB", b >> 10),
+            false => format!("{:.0} MiB", b as f64 / (1 << 20) as f64),
+        };
         match self {
             Backing::HugeTlb => "2 MiB huge pages (hugetlb)".into(),
             Backing::Thp { huge, total } if huge >= total => {
-                format!("transparent huge pages ({:.0} MiB)", mib(total))
+                format!("transparent huge pages ({})", size(total))
             }
             Backing::Thp { huge, total } => format!(
-                "transparent huge pages for {:.0} of {:.0} MiB; the rest 4 KiB pages, so some IOs may reach the device in pieces",
-                mib(huge),
-                mib(total)
+                "transparent huge pages for {} of {}; the rest 4 KiB pages, so some IOs may reach the device in pieces",
+                size(huge),
+                size(total)
             ),
             Backing::Pages => "4 KiB pages".into(),
         }
