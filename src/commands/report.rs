@@ -25,15 +25,7 @@ pub fn run(args: &ReportArgs) -> Result<()> {
     let mut runs = Vec::new();
     if !args.runs.is_empty() {
         for s in crate::store::load_runs(&args.db, &args.runs)? {
-            // A sweep's runs are named by their setting, so its charts read knob value by
-            // knob value.
-            let name = s
-                .doc
-                .label
-                .clone()
-                .or_else(|| s.doc.params.get("sweep.setting").cloned())
-                .map(|l| format!("{l} (run {})", s.id))
-                .unwrap_or_else(|| format!("run {}", s.id));
+            let name = run_name(&s.doc, s.id);
             runs.push(Input { name, doc: s.doc });
         }
     }
@@ -131,5 +123,32 @@ fn reanalyze(doc: &mut crate::model::RunDoc, th: &iogauge_analyze::Thresholds) {
             r.findings.push(f.clone());
         }
         doc.findings.push(f);
+    }
+}
+
+/// A stored run's name on the page. A sweep's runs are named by their setting, so its charts
+/// read knob value by knob value (its runs share one --label, which tells them apart from
+/// nothing); other runs by their label.
+fn run_name(doc: &crate::model::RunDoc, id: i64) -> String {
+    doc.params
+        .get("sweep.setting")
+        .or(doc.label.as_ref())
+        .map(|l| format!("{l} (run {id})"))
+        .unwrap_or_else(|| format!("run {id}"))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_sweep_run_is_named_by_its_setting_even_with_a_label() {
+        let mut d = crate::analysis::tests::doc(Vec::new());
+        d.label = Some("sw".into());
+        assert_eq!(super::run_name(&d, 22), "sw (run 22)");
+        d.params
+            .insert("sweep.setting".into(), "scheduler=none".into());
+        assert_eq!(super::run_name(&d, 22), "scheduler=none (run 22)");
+        d.label = None;
+        d.params.clear();
+        assert_eq!(super::run_name(&d, 3), "run 3");
     }
 }

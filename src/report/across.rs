@@ -20,45 +20,84 @@ pub(super) fn compare_charts(runs: &[Input]) -> Vec<Chart> {
     let (keys, at) = matched(runs);
     let mut out = Vec::new();
     for k in keys.iter().take(COMPARE_WORKLOADS) {
-        for (metric, title, axis, scale) in [
-            ("iops", "IOPS", "IOPS", 1.0),
-            ("lat_p99_ns", "p99 latency", "p99 latency (ms)", 1e-6),
+        let results: Vec<(&Input, &ResultDoc)> = runs
+            .iter()
+            .enumerate()
+            .filter_map(|(n, input)| {
+                at.get(&(n, k.clone()))
+                    .map(|&i| (input, &input.doc.results[i]))
+            })
+            .collect();
+        // Latency in the unit its values read best in: 54.5 µs, never 0.0545 ms.
+        let slowest = results
+            .iter()
+            .map(|(_, r)| r.lat_ns.p99 as f64)
+            .fold(0.0, f64::max);
+        let (lat_axis, lat_scale, lat_fmt): (&str, f64, fn(f64) -> String) = match slowest {
+            ns if ns < 1e6 => ("p99 latency (µs)", 1e-3, |v| format!("{} µs", sig3(v))),
+            ns if ns < 1e9 => ("p99 latency (ms)", 1e-6, |v| format!("{} ms", sig3(v))),
+            _ => ("p99 latency (s)", 1e-9, |v| format!("{} s", sig3(v))),
+        };
+        for (metric, title, axis, scale, fmt) in [
+            ("iops", "IOPS", "IOPS", 1.0, iops as fn(f64) -> String),
+            ("lat_p99_ns", "p99 latency", lat_axis, lat_scale, lat_fmt),
         ] {
             let chart_title = format!("{title}: {k}");
             let mut chart = BarChart::new(chart_title.clone())
                 .groups([k.clone()])
                 .x_title("Workload")
-                .y_axis(Axis::linear(axis))
+                .y_axis(Axis::linear(axis).format(fmt))
                 .values_on_bars();
-            for (n, input) in runs.iter().enumerate() {
-                if let Some(&i) = at.get(&(n, k.clone())) {
-                    chart = chart.series(BarSeries::new(
-                        input.name.clone(),
-                        [bar(&input.doc.results[i], metric, scale)],
-                    ));
-                }
+            let mut clipped = false;
+            for (input, r) in &results {
+                let (b, cut) = bar(r, metric, scale);
+                clipped |= cut;
+                chart = chart.series(BarSeries::new(input.name.clone(), [b]));
             }
+            let caption = match clipped {
+                false => "one bar per run, its value written on it; whiskers: 95% confidence interval of the mean over repeats",
+                true => "one bar per run, its value written on it; whiskers: 95% confidence interval of the mean over repeats, cut at zero where it reaches below (few repeats of a spread-out value; no rate or latency is negative)",
+            };
             out.push(Chart::new(
                 Kind::Compare,
                 None,
                 chart_title,
                 chart.to_svg(),
-                "one bar per run, its value written on it; whiskers: 95% confidence interval of the mean over repeats",
+                caption,
             ));
         }
     }
     out
 }
 
-fn bar(r: &ResultDoc, metric: &str, scale: f64) -> Bar {
+/// IOPS on an axis and a bar: "52,341".
+fn iops(v: f64) -> String {
+    crate::units::count(v)
+}
+
+/// Three significant digits: 54.5, 1.20, 812.
+fn sig3(v: f64) -> String {
+    match v.abs() {
+        a if a >= 100.0 => format!("{v:.0}"),
+        a if a >= 10.0 => format!("{v:.1}"),
+        _ => format!("{v:.2}"),
+    }
+}
+
+/// A run's bar: the mean of its repeats with their 95% interval, cut at zero (and says so), or
+/// its one value.
+fn bar(r: &ResultDoc, metric: &str, scale: f64) -> (Bar, bool) {
     let headline = match metric {
         "iops" => r.iops,
         _ => r.lat_ns.p99 as f64,
     };
     match r.stats.get(metric) {
         // The whisker is around the mean of the repeats, so the bar must be that mean too.
-        Some(s) if s.n >= 2 => Bar::new(s.mean * scale).ci(s.ci95[0] * scale, s.ci95[1] * scale),
-        _ => Bar::new(headline * scale),
+        Some(s) if s.n >= 2 => (
+            Bar::new(s.mean * scale).ci(s.ci95[0].max(0.0) * scale, s.ci95[1] * scale),
+            s.ci95[0] < 0.0,
+        ),
+        _ => (Bar::new(headline * scale), false),
     }
 }
 

@@ -5,7 +5,7 @@ use super::{Chart, Input, Kind};
 use crate::analysis::{groups, Dim, Key};
 use crate::model::{ResultDoc, RunDoc};
 use crate::units;
-use iogauge_charts::{format_bytes, Axis, Band, LineChart, Mark, Series};
+use iogauge_charts::{format_bytes, Axis, Band, Bar, BarChart, BarSeries, LineChart, Mark, Series};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -43,6 +43,7 @@ pub(super) fn run_charts(run: usize, input: &Input, prefix: &str) -> (Vec<Chart>
     omitted.latency = latency_charts(doc, &measured, run, prefix, &mut charts);
     omitted.timeseries = timeseries_charts(doc, run, prefix, &mut charts);
     db_timeline_charts(doc, run, prefix, &mut charts);
+    buffer_charts(doc, run, prefix, &mut charts);
     convergence_chart(doc, run, prefix, &mut charts);
     hosts_chart(doc, run, prefix, &mut charts);
     device_charts(doc, run, prefix, &mut charts);
@@ -447,6 +448,66 @@ fn timeseries_charts(doc: &RunDoc, run: usize, prefix: &str, out: &mut Vec<Chart
         ));
     }
     left_out
+}
+
+/// A database's buffer sweep (`--buffer-ratio`, the Solid State Disk Benchmarking study's
+/// buffer-to-data ratio): TPS and p99 of each measurement against the buffer's share of the
+/// data.
+fn buffer_charts(doc: &RunDoc, run: usize, prefix: &str, out: &mut Vec<Chart>) {
+    let points: Vec<(f64, &ResultDoc)> = doc
+        .results
+        .iter()
+        .filter_map(|r| {
+            let ratio =
+                r.pg.as_ref()
+                    .and_then(|p| p.buffer_ratio)
+                    .or(r.sysbench.as_ref().and_then(|x| x.buffer_ratio))?;
+            Some((ratio, r))
+        })
+        .collect();
+    if points.len() < 2 {
+        return;
+    }
+    let server = match points[0].1.pg.is_some() {
+        true => "shared_buffers",
+        false => "innodb_buffer_pool_size",
+    };
+    let groups: Vec<String> = points
+        .iter()
+        .map(|(x, _)| format!("{:.0}%", x * 100.0))
+        .collect();
+    for (what, axis, value, fmt) in [
+        (
+            "TPS",
+            "Transactions per second",
+            (|r: &ResultDoc| r.iops) as fn(&ResultDoc) -> f64,
+            (|v: f64| crate::units::count(v)) as fn(f64) -> String,
+        ),
+        (
+            "p99 latency",
+            "p99 transaction latency (ms)",
+            |r: &ResultDoc| r.lat_ns.p99 as f64 / 1e6,
+            |v: f64| format!("{v:.1} ms"),
+        ),
+    ] {
+        let title = format!("{prefix}{what} by {server} as a share of the data");
+        let chart = BarChart::new(title.clone())
+            .groups(groups.clone())
+            .x_title(format!("{server} / data"))
+            .y_axis(Axis::linear(axis).format(fmt))
+            .values_on_bars()
+            .series(BarSeries::new(
+                what,
+                points.iter().map(|(_, r)| Bar::new(value(r))),
+            ));
+        out.push(Chart::new(
+            Kind::Buffers,
+            Some(run),
+            title,
+            chart.to_svg(),
+            "one measurement per buffer size, each after a restart with that setting",
+        ));
+    }
 }
 
 /// A database run on one time axis: TPS and p99 above, each device's writes and queue below,

@@ -222,7 +222,10 @@ fn run_section(s: &mut String, n: usize, input: &Input, charts: &[&Chart]) {
     for note in &d.notes {
         let _ = writeln!(s, "<p class=\"meta\">Note: {}</p>", esc(note));
     }
-    results_table(s, d);
+    if d.results.iter().any(|r| !is_transactions(r)) {
+        results_table(s, d);
+    }
+    transactions_table(s, d);
     devices_table(s, d);
     if !charts.is_empty() {
         s.push_str("<h3>Charts</h3>\n");
@@ -241,6 +244,10 @@ fn results_table(s: &mut String, d: &RunDoc) {
         <th class=\"num\">p50</th><th class=\"num\">p99</th><th class=\"num\">p99.9</th>\
         <th class=\"num\">time</th><th>IOPS over time</th></tr></thead><tbody>\n");
     for (i, r) in d.results.iter().enumerate() {
+        // Transactions are no IOs: they have their own table below.
+        if is_transactions(r) {
+            continue;
+        }
         let ci = r
             .stats
             .get("iops")
@@ -270,6 +277,47 @@ fn results_table(s: &mut String, d: &RunDoc) {
             units::latency(r.lat_ns.p999 as f64),
             r.runtime_s,
             esc(&super::sparkline_fit(&spark, 20))
+        );
+    }
+    s.push_str("</tbody></table></div>\n");
+}
+
+/// A result of `db pgbench` or `db sysbench`: its rate is transactions per second and its
+/// latencies those of whole transactions.
+fn is_transactions(r: &crate::model::ResultDoc) -> bool {
+    r.pg.is_some() || r.sysbench.is_some()
+}
+
+/// The database results: TPS and transaction latency, with the buffer's share of the data.
+fn transactions_table(s: &mut String, d: &RunDoc) {
+    if !d.results.iter().any(is_transactions) {
+        return;
+    }
+    s.push_str("<h3>Transactions</h3>\n<div class=\"table-wrap\"><table>\n<thead><tr><th>#</th><th>Workload</th>\
+        <th class=\"num\">buffer of data</th><th class=\"num\">TPS</th><th class=\"num\">p50</th>\
+        <th class=\"num\">p99</th><th class=\"num\">p99.9</th><th class=\"num\">time</th></tr></thead><tbody>\n");
+    for (i, r) in d
+        .results
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| is_transactions(r))
+    {
+        let ratio =
+            r.pg.as_ref()
+                .and_then(|p| p.buffer_ratio)
+                .or(r.sysbench.as_ref().and_then(|x| x.buffer_ratio))
+                .map_or("—".to_string(), |x| format!("{:.0}%", x * 100.0));
+        let _ = writeln!(
+            s,
+            "<tr><td class=\"num\">{}</td><td class=\"wl\">{}</td><td class=\"num\">{ratio}</td><td class=\"num\">{} TPS</td>\
+             <td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{:.1} s</td></tr>",
+            i + 1,
+            esc(&figures::label(r)),
+            units::count(r.iops),
+            units::latency(r.lat_ns.p50 as f64),
+            units::latency(r.lat_ns.p99 as f64),
+            units::latency(r.lat_ns.p999 as f64),
+            r.runtime_s
         );
     }
     s.push_str("</tbody></table></div>\n");

@@ -39,10 +39,12 @@ pub enum Kind {
     Convergence,
     /// Hosts × time of a run under MPI.
     Hosts,
+    /// A database's transactions by its buffer's share of the data (`--buffer-ratio`).
+    Buffers,
 }
 
 impl Kind {
-    pub const ALL: [Kind; 9] = [
+    pub const ALL: [Kind; 10] = [
         Kind::BsIops,
         Kind::BsBw,
         Kind::Orion,
@@ -52,6 +54,7 @@ impl Kind {
         Kind::Scaling,
         Kind::Convergence,
         Kind::Hosts,
+        Kind::Buffers,
     ];
 
     pub fn id(self) -> &'static str {
@@ -65,6 +68,7 @@ impl Kind {
             Kind::Scaling => "scaling",
             Kind::Convergence => "convergence",
             Kind::Hosts => "hosts",
+            Kind::Buffers => "buffers",
         }
     }
 
@@ -91,6 +95,9 @@ impl Kind {
                  (e.g. --param disks=4)"
             }
             Kind::Hosts => "hosts over time: no run ran on many hosts (under MPI)",
+            Kind::Buffers => {
+                "transactions by buffer size: no database run measured two or more --buffer-ratio values"
+            }
         }
     }
 }
@@ -160,6 +167,16 @@ pub fn build(runs: &[Input]) -> Report {
         .filter(|k| **k != Kind::BsBw)
         // Only a run on many hosts has one; its absence from any other is no news.
         .filter(|k| **k != Kind::Hosts)
+        // Only a database run can have one.
+        .filter(|k| {
+            **k != Kind::Buffers
+                || runs.iter().any(|r| {
+                    r.doc
+                        .results
+                        .iter()
+                        .any(|x| x.pg.is_some() || x.sysbench.is_some())
+                })
+        })
         .map(|k| k.absent_reason(runs.len()).to_string())
         .collect();
     if lat > 0 {

@@ -318,3 +318,82 @@ fn a_database_timeline_is_one_chart_of_two_panels_with_its_checkpoints_shaded() 
     assert!(svg.contains("loop1 written") && svg.contains("loop1 queue"));
     assert!(db[0].caption.contains("checkpoints from the server log"));
 }
+
+/// Compared runs: a small p99 reads in µs with its unit on the bar, never "0.0545" of a ms;
+/// a confidence interval that would reach below zero is cut there and the caption says so.
+#[test]
+fn compared_bars_carry_units_and_whiskers_stop_at_zero() {
+    let mut a = result(Rw::Randread, 4096, 1, 1, 20_000.0);
+    a.lat_ns.p99 = 54_500;
+    let mut b = a.clone();
+    b.lat_ns.p99 = 61_200;
+    b.stats.insert(
+        "iops".into(),
+        crate::model::StatsDoc {
+            n: 2,
+            values: vec![1_000.0, 39_000.0],
+            mean: 20_000.0,
+            ci95: [-150_000.0, 190_000.0],
+            ..crate::model::StatsDoc::default()
+        },
+    );
+    let report = build(&[input("a", doc(vec![a])), input("b", doc(vec![b]))]);
+    let lat = report
+        .charts
+        .iter()
+        .find(|c| c.kind == Kind::Compare && c.title.starts_with("p99 latency"))
+        .unwrap();
+    assert!(
+        lat.svg.contains("54.5 µs") && lat.svg.contains("(µs)"),
+        "{}",
+        lat.svg
+    );
+    assert!(!lat.svg.contains("0.0545"));
+    let iops = report
+        .charts
+        .iter()
+        .find(|c| c.kind == Kind::Compare && c.title.starts_with("IOPS"))
+        .unwrap();
+    assert!(iops.svg.contains("20,000"), "{}", iops.svg);
+    assert!(iops.caption.contains("cut at zero"), "{}", iops.caption);
+    assert!(!iops.svg.contains("-150"), "no tick or whisker below zero");
+    assert!(!lat.caption.contains("cut at zero"));
+}
+
+/// A database run: its transactions in a table of their own (TPS, not IOPS and MiB/s), and a
+/// buffer sweep drawn as TPS by the buffer's share of the data.
+#[test]
+fn a_database_run_shows_transactions_and_its_buffer_sweep() {
+    let results: Vec<crate::model::ResultDoc> = [(0.25, 459.0), (1.0, 1_400.0)]
+        .into_iter()
+        .map(|(ratio, tps)| {
+            let mut r = result(Rw::Randrw, 16384, 2, 1, tps);
+            r.bw_bytes = 0.0;
+            r.sysbench = Some(Box::new(crate::model::SysbenchDoc {
+                buffer_ratio: Some(ratio),
+                ..crate::model::SysbenchDoc::default()
+            }));
+            r
+        })
+        .collect();
+    let report = build(&[input("sb", doc(results))]);
+    assert!(report.html.contains("<h3>Transactions</h3>"));
+    assert!(report.html.contains("1,400 TPS") && report.html.contains(">25%<"));
+    assert!(
+        !report.html.contains("<h3>Results</h3>"),
+        "no IOPS table of transactions"
+    );
+    let bars: Vec<&Chart> = report
+        .charts
+        .iter()
+        .filter(|c| c.kind == Kind::Buffers)
+        .collect();
+    assert_eq!(bars.len(), 2, "TPS and p99");
+    assert!(bars[0].title.contains("TPS by innodb_buffer_pool_size"));
+    assert!(bars[0].svg.contains("1,400") && bars[0].svg.contains("25%"));
+    assert!(!report.absent.iter().any(|a| a.contains("buffer size")));
+
+    // A storage-only report never mentions a buffer chart.
+    let plain = build(&[input("m", doc(matrix(Rw::Randread, &[1, 4])))]);
+    assert!(!plain.absent.iter().any(|a| a.contains("buffer size")));
+}

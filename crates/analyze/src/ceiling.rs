@@ -336,11 +336,7 @@ mod tests {
         );
         assert_eq!(found.len(), 1);
         assert_eq!(found[0].evidence["starts_at_x"], 65536.0);
-        assert!(
-            found[0].summary.contains("64 KiB"),
-            "{}",
-            found[0].summary
-        );
+        assert!(found[0].summary.contains("64 KiB"), "{}", found[0].summary);
         // The same data as IOPS falls with block size; falling is not growing either, so IOPS
         // is flat-or-lower from the first point: a ceiling over the whole sweep.
         let iops = ceiling(&pts, "block size", Metric::Iops, &Thresholds::default());

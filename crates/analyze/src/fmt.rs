@@ -38,7 +38,11 @@ pub(crate) fn bytes(v: f64) -> String {
     }
     // As the tables print sizes: one decimal, none when it is 0 ("64 KiB", "1.5 GiB").
     let text = format!("{value:.1}");
-    format!("{} {}", text.strip_suffix(".0").unwrap_or(&text), UNITS[unit])
+    format!(
+        "{} {}",
+        text.strip_suffix(".0").unwrap_or(&text),
+        UNITS[unit]
+    )
 }
 
 /// Bytes per second in MiB/s with one decimal, as the tables print bandwidth: "1,731.2 MiB/s".
@@ -50,7 +54,10 @@ pub(crate) fn rate(v: f64) -> String {
     let tenths = format!("{:.1}", mib.abs());
     let (whole, frac) = tenths.split_once('.').unwrap_or((&tenths, "0"));
     let sign = if mib < 0.0 { "-" } else { "" };
-    format!("{sign}{}.{frac} MiB/s", count(whole.parse::<f64>().unwrap_or(0.0)))
+    format!(
+        "{sign}{}.{frac} MiB/s",
+        count(whole.parse::<f64>().unwrap_or(0.0))
+    )
 }
 
 /// Seconds with one decimal: "12.0 s".

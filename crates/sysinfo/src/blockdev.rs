@@ -213,7 +213,7 @@ fn describe(dir: &Path) -> Option<BlockDevice> {
         dev: read_trimmed(&dir.join("dev")),
         role,
         model: read_trimmed(&hardware.join("model")),
-        vendor: read_trimmed(&hardware.join("vendor")),
+        vendor: read_trimmed(&hardware.join("vendor")).map(|v| vendor_name(&v)),
         size_bytes: read_parsed::<u64>(&dir.join("size")).and_then(|s| s.checked_mul(SECTOR)),
         rotational: read_trimmed(&queue.join("rotational")).and_then(|r| match r.as_str() {
             "0" => Some(false),
@@ -306,6 +306,29 @@ pub(crate) fn mount_of_device(roots: &Roots, major: u32, minor: u32) -> Option<S
         }
     }
     None
+}
+
+/// A vendor as people know it. SCSI and ATA devices give a name ("ATA", "SEAGATE"); virtio
+/// and some PCI devices give the PCI vendor id ("0x1af4"), which is named here when known and
+/// said to be an id otherwise — never shown as if it were a model.
+fn vendor_name(raw: &str) -> String {
+    let Some(hex) = raw.strip_prefix("0x") else {
+        return raw.to_string();
+    };
+    match hex.to_ascii_lowercase().as_str() {
+        "1af4" => "Red Hat (virtio)".into(),
+        "1b36" => "QEMU".into(),
+        "8086" => "Intel".into(),
+        "144d" => "Samsung".into(),
+        "15b7" => "SanDisk / Western Digital".into(),
+        "1179" | "1e0f" => "Kioxia (Toshiba)".into(),
+        "1c5c" => "SK hynix".into(),
+        "1987" => "Phison".into(),
+        "126f" => "Silicon Motion".into(),
+        "1344" => "Micron".into(),
+        "1d0f" => "Amazon".into(),
+        _ => format!("PCI vendor {raw}"),
+    }
 }
 
 #[cfg(test)]
@@ -572,5 +595,12 @@ mod tests {
         if checked == 0 {
             println!("skipped: no block devices visible");
         }
+    }
+
+    #[test]
+    fn a_pci_vendor_id_is_named_or_said_to_be_an_id() {
+        assert_eq!(vendor_name("0x1af4"), "Red Hat (virtio)");
+        assert_eq!(vendor_name("0x9999"), "PCI vendor 0x9999");
+        assert_eq!(vendor_name("ATA"), "ATA");
     }
 }
