@@ -125,6 +125,7 @@ pub(super) fn scaling_charts(runs: &[Input]) -> Vec<Chart> {
             .x_axis(Axis::linear(p.clone()))
             .y_axis(Axis::linear("IOPS").from_zero());
         let mut drawn = 0;
+        let mut labelled: BTreeSet<u64> = BTreeSet::new();
         for k in &keys {
             let mut pts: Vec<(f64, f64)> = xs
                 .iter()
@@ -146,11 +147,13 @@ pub(super) fn scaling_charts(runs: &[Input]) -> Vec<Chart> {
                 .then(|| iogauge_analyze::levels_off(&px, &py, gain))
                 .flatten()
             {
-                chart = chart.mark(Mark::new(
-                    px[j],
-                    py[j],
-                    format!("levels off at {p} = {}", px[j]),
-                ));
+                // Several workloads levelling off at one setting: each ringed, the setting
+                // said once.
+                let text = match labelled.insert(px[j].to_bits()) {
+                    true => format!("levels off at {p} = {}", px[j]),
+                    false => String::new(),
+                };
+                chart = chart.mark(Mark::new(px[j], py[j], text));
             }
             chart = chart.series(Series::new(k.clone(), pts));
             drawn += 1;

@@ -172,6 +172,16 @@ fn two_runs_are_compared_and_scaled_by_their_parameter() {
         "{}",
         scaling.svg
     );
+    // Every series levels off at 4: each is ringed, the setting said once, so no two labels
+    // lie on each other.
+    let rings = scaling.svg.matches("class=\"mark\"").count();
+    assert!(rings > 1, "{}", scaling.svg);
+    assert_eq!(
+        scaling.svg.matches("class=\"mark-label\"").count(),
+        1,
+        "{}",
+        scaling.svg
+    );
     // Chart titles carry the run's name once there are several runs.
     assert!(report.charts.iter().any(|c| c.title.starts_with("two: ")));
 }

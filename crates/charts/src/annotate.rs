@@ -106,7 +106,8 @@ const BAND_LABEL_ATTRS: &str =
     r##"class="band-label" paint-order="stroke" stroke="#ffffff" stroke-width="3""##;
 
 /// Rings the marked point and puts its label on whichever side of it crosses the fewest drawn
-/// lines; `drawn` holds each series' points in pixels.
+/// lines and covers no label placed before (`placed`: their boxes, x0, y0, x1, y1 in pixels);
+/// `drawn` holds each series' points in pixels.
 pub(crate) fn draw_mark(
     svg: &mut Svg,
     plot: Rect,
@@ -114,6 +115,7 @@ pub(crate) fn draw_mark(
     yr: &Resolved,
     m: &Mark,
     drawn: &[Vec<Option<(f64, f64)>>],
+    placed: &mut Vec<(f64, f64, f64, f64)>,
 ) {
     let (Some(x), Some(y)) = (
         xr.map(m.x, plot.x, plot.right()),
@@ -147,13 +149,16 @@ pub(crate) fn draw_mark(
         (x - 12.0, y + 14.0 + size, Anchor::End),
     ];
     let samples: Vec<(f64, f64)> = drawn.iter().flat_map(|line| line_samples(line)).collect();
-    let cost = |&(lx, ly, anchor): &(f64, f64, Anchor)| -> usize {
+    let bounds = |&(lx, ly, anchor): &(f64, f64, Anchor)| {
         let x0 = if matches!(anchor, Anchor::End) {
             lx - w
         } else {
             lx
         };
-        let (x1, y0, y1) = (x0 + w, ly - size, ly + 3.0);
+        (x0, ly - size, x0 + w, ly + 3.0)
+    };
+    let cost = |c: &(f64, f64, Anchor)| -> usize {
+        let (x0, y0, x1, y1) = bounds(c);
         let outside = x0 < plot.x || x1 > plot.right() || y0 < plot.y || y1 > plot.bottom();
         let crossings = samples
             .iter()
@@ -161,7 +166,11 @@ pub(crate) fn draw_mark(
                 *sx >= x0 - 2.0 && *sx <= x1 + 2.0 && *sy >= y0 - 2.0 && *sy <= y1 + 2.0
             })
             .count();
-        crossings + if outside { 10_000 } else { 0 }
+        let covers = placed
+            .iter()
+            .filter(|(a0, b0, a1, b1)| x0 < *a1 && *a0 < x1 && y0 < *b1 && *b0 < y1)
+            .count();
+        crossings + covers * 1_000 + if outside { 10_000 } else { 0 }
     };
     let mut best = candidates[0];
     let mut best_cost = usize::MAX;
@@ -172,6 +181,7 @@ pub(crate) fn draw_mark(
             best_cost = k;
         }
     }
+    placed.push(bounds(&best));
     let (lx, ly, anchor) = best;
     svg.text(
         lx,

@@ -257,8 +257,10 @@ impl LineChart {
                 }
             }
             if let Some(yr) = &y_res {
+                // Labels already placed, so the next one goes where it covers none of them.
+                let mut placed = Vec::new();
                 for m in &marks {
-                    draw_mark(svg, plot, xr, yr, m, &drawn);
+                    draw_mark(svg, plot, xr, yr, m, &drawn, &mut placed);
                 }
             }
         })
