@@ -76,18 +76,7 @@ fn long_run_on(fs: &Fs, size: &str, rw: &str, extra: &[&str]) -> (Running, PathB
 
 /// Sets or clears O_NONBLOCK on a pipe's file (shared by every descriptor of it).
 fn set_nonblocking(pipe: &impl std::os::fd::AsRawFd, on: bool) {
-    let fd = pipe.as_raw_fd();
-    // SAFETY: F_GETFL/F_SETFL on a descriptor the caller owns; no memory is passed.
-    let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
-    assert!(flags >= 0, "F_GETFL: {}", std::io::Error::last_os_error());
-    let flags = if on {
-        flags | libc::O_NONBLOCK
-    } else {
-        flags & !libc::O_NONBLOCK
-    };
-    // SAFETY: as above.
-    let r = unsafe { libc::fcntl(fd, libc::F_SETFL, flags) };
-    assert!(r == 0, "F_SETFL: {}", std::io::Error::last_os_error());
+    iogauge_engine::sys::set_nonblocking(pipe, on).expect("fcntl O_NONBLOCK");
 }
 
 /// "512m" as bytes (the sizes this file writes).

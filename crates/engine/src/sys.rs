@@ -177,6 +177,25 @@ pub fn set_timer_slack_ns(ns: u64) {
     }
 }
 
+/// Sets or clears O_NONBLOCK on an open file (for a pipe: shared by every descriptor of it).
+pub fn set_nonblocking(fd: &impl AsRawFd, on: bool) -> io::Result<()> {
+    let fd = fd.as_raw_fd();
+    // SAFETY: F_GETFL/F_SETFL on a descriptor the caller holds open; no memory is passed.
+    let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+    if flags < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let flags = match on {
+        true => flags | libc::O_NONBLOCK,
+        false => flags & !libc::O_NONBLOCK,
+    };
+    // SAFETY: as above.
+    match unsafe { libc::fcntl(fd, libc::F_SETFL, flags) } {
+        0 => Ok(()),
+        _ => Err(io::Error::last_os_error()),
+    }
+}
+
 /// Whether the file system holding `file` is mounted read-only (statvfs's ST_RDONLY).
 pub fn read_only(file: &File) -> io::Result<bool> {
     let mut st = std::mem::MaybeUninit::<libc::statvfs>::zeroed();

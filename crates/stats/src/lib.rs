@@ -25,7 +25,6 @@
 //! Nothing here panics, and every number in a [`Summary`], [`Welch`] or [`Comparison`] is finite
 //! (magnitudes beyond `f64::MAX` saturate), because they end up in JSON.
 
-#![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 mod compare;
