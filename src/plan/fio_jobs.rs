@@ -1,0 +1,245 @@
+//! fio job files as a plan: each job a cell, every option mapped or refused with its line.
+
+use super::*;
+
+/// `iogauge fio`: every job of the job files becomes a group of one cell, in file order. What
+/// a job sets for the whole run in iogauge (the target, the engine, the ramp, where random IOs
+/// land, the rate and the seed) must agree across jobs; a job that differs is refused at its
+/// line rather than run with another job's setting.
+pub fn from_fio(args: &FioArgs) -> Result<Plan> {
+    let mut jobs: Vec<Job> = Vec::new();
+    // ${NAME} from the environment; fio's keywords from this machine, as fio computes them.
+    let env_var = |k: &str| match k {
+        "$ncpus" => Some(iogauge_engine::sys::online_cpus().to_string()),
+        "$mb_memory" => Some((iogauge_engine::sys::total_memory() >> 20).to_string()),
+        "$pagesize" => Some(iogauge_engine::sys::page_size().to_string()),
+        k => std::env::var(k).ok(),
+    };
+    if !args.options.is_empty() && !args.jobs.is_empty() {
+        return Err(usage(
+            "give job files or fio options after --, not both: iogauge fio JOB.fio, or iogauge fio -- --name=x --rw=read …",
+        ));
+    }
+    if !args.options.is_empty() {
+        jobs = fio::parse_args(&args.options, &env_var).map_err(usage)?;
+    }
+    if args.repeat.until_change.is_some() {
+        return Err(usage(
+            "--until-change does not go with fio jobs, whose runtime= or size= decides how long each runs; use iogauge run --until-change DURATION with the same workload",
+        ));
+    }
+    for path in &args.jobs {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| usage(format!("cannot read job file {}: {e}", path.display())))?;
+        let name = path.display().to_string();
+        jobs.extend(fio::parse(&text, &name, &env_var).map_err(usage)?);
+    }
+    // size=N%: a share of the file or device the job names, as fio takes it, in whole blocks.
+    for j in &mut jobs {
+        let Some(pct) = j.size_pct else { continue };
+        let total = j.path.as_deref().and_then(crate::target::existing_size).ok_or_else(|| {
+            usage(format!(
+                "{}: size={} is a share of an existing file or device, and job {} names none; give filename= or a size, e.g. size=4g",
+                j.at("size"),
+                j.typed("size"),
+                j.name
+            ))
+        })?;
+        let bs = j.bs.max(1);
+        j.size = Some((total as f64 * pct / 100.0) as u64 / bs * bs);
+    }
+    let first = &jobs[0];
+    // What iogauge sets once per run, named by the fio option that sets it.
+    let agree = |key: &str, same: &dyn Fn(&Job) -> bool| -> Result<()> {
+        match jobs.iter().find(|j| !same(j)) {
+            None => Ok(()),
+            Some(j) => Err(usage(format!(
+                "{}: job {} sets {key} differently from job {} ({}); iogauge runs one {key} per run: put the job in a job file of its own",
+                j.at(key),
+                j.name,
+                first.name,
+                first.at(key)
+            ))),
+        }
+    };
+    let engine_of = |j: &Job| match j.engine {
+        Engine::IoUring | Engine::Libaio => EngineArg::IoUring,
+        Engine::Sync => EngineArg::Psync,
+        Engine::Null => EngineArg::Null,
+    };
+    agree("ioengine", &|j| engine_of(j) == engine_of(first))?;
+    agree("filename", &|j| j.path == first.path)?;
+    agree("offset", &|j| j.offset == first.offset)?;
+    agree("ramp_time", &|j| j.ramp == first.ramp)?;
+    agree("random_distribution", &|j| {
+        j.distribution == first.distribution
+    })?;
+    agree("rate_iops", &|j| j.rate_iops == first.rate_iops)?;
+    agree("verify", &|j| j.verify == first.verify)?;
+    agree("ss", &|j| j.steady == first.steady)?;
+    agree("latency_target", &|j| {
+        j.latency_target == first.latency_target
+    })?;
+    agree("randseed", &|j| j.seed == first.seed)?;
+    agree("iodepth_batch_submit", &|j| {
+        j.submit_batch == first.submit_batch
+    })?;
+    agree("iodepth_batch_complete_min", &|j| {
+        j.complete_batch == first.complete_batch
+    })?;
+    if !first.offset.is_multiple_of(4096) {
+        return Err(usage(format!(
+            "{}: offset={} is not a multiple of 4KiB, which O_DIRECT needs",
+            first.at("offset"),
+            first.offset
+        )));
+    }
+    if let Some(j) = jobs.iter().find(|j| j.size.is_some_and(|s| s < 4096)) {
+        return Err(usage(format!(
+            "{}: size={} is smaller than one 4KiB block; give e.g. size=1g",
+            j.at("size"),
+            j.typed("size")
+        )));
+    }
+    // The created file (or the range used) is the largest job's; smaller jobs use its start.
+    let size = jobs.iter().filter_map(|j| j.size).max();
+    let t = TargetArgs {
+        target: first.path.clone(),
+        size,
+        offset: first.offset,
+        keep: args.keep,
+        allow_overwrite: args.allow_overwrite,
+        verify: false,
+        sample: crate::cli::VerifySample {
+            verify_sample: None,
+        },
+        engine: engine_of(first),
+        buffered: false,
+        direct: false,
+        sqpoll: false,
+        hipri: false,
+        no_register: false,
+        submit_batch: first
+            .submit_batch
+            .unwrap_or(iogauge_engine::DEFAULT_SUBMIT_BATCH),
+        complete_batch: first.complete_batch.unwrap_or(1),
+    };
+    // randrepeat=0 asks for a new sequence each run: drawn here and kept in the document.
+    let seed = first
+        .seed
+        .unwrap_or_else(|| fastrand::u64(1..u64::MAX >> 11));
+    let mut env = env(&t, seed, first.ramp, SUITE_INTERVAL);
+    env.distribution = first.distribution;
+    env.rate = first.rate_iops.map(|iops| Rate {
+        iops,
+        per_thread: true,
+    });
+    // verify=: iogauge's own stamps on every write, read back after each job (--verify).
+    if first.verify {
+        env.verify = Some(1.0);
+    }
+    let mut groups = Vec::new();
+    for j in &jobs {
+        let bs = check_bs("bs", j.bs).map_err(|e| usage(format!("{}: {e}", j.at("bs"))))?;
+        check_count("numjobs", j.numjobs, MAX_THREADS)
+            .map_err(|e| usage(format!("{}: {e}", j.at("numjobs"))))?;
+        check_count("iodepth", j.iodepth, MAX_IODEPTH)
+            .map_err(|e| usage(format!("{}: {e}", j.at("iodepth"))))?;
+        let length = match (j.runtime, j.time_based, j.size) {
+            (Some(t), _, _) if t.is_zero() => {
+                return Err(usage(format!("{}: runtime=0 runs nothing", j.at("runtime"))))
+            }
+            (Some(t), _, _) => Length::Time(t),
+            (None, true, _) => {
+                return Err(usage(format!(
+                    "{}: time_based without runtime runs until stopped; give runtime=, e.g. runtime=60",
+                    j.at("time_based")
+                )))
+            }
+            (None, false, Some(s)) => {
+                Length::Data(Amount::Bytes(s.saturating_mul(u64::from(j.numjobs))))
+            }
+            (None, false, None) if j.numjobs == 1 => Length::Data(Amount::Range),
+            (None, false, None) => {
+                return Err(usage(format!(
+                    "{}: numjobs={} with neither size nor runtime: give size= (each clone moves that much) or runtime= with time_based",
+                    j.at("numjobs"),
+                    j.numjobs
+                )))
+            }
+        };
+        groups.push(Group {
+            title: j.at.to_string(),
+            layout: Layout::Plain,
+            origin: Some(j.name.clone()),
+            ops: vec![op_of(j.rw)],
+            read_pct: vec![j.read_pct],
+            bs: vec![bs],
+            threads: vec![j.numjobs],
+            // A sync engine has one IO in flight per clone, whatever iodepth says (fio's rule).
+            iodepth: vec![if j.engine == Engine::Sync {
+                1
+            } else {
+                j.iodepth
+            }],
+            sync: j.sync,
+            odsync: j.odsync,
+            direct: Some(j.direct),
+            length,
+            range: j.size.filter(|s| Some(*s) != size),
+            options: Vec::new(),
+        });
+    }
+    let suite = Suite {
+        name: match args.options.is_empty() {
+            true => {
+                let names: Vec<String> =
+                    args.jobs.iter().map(|p| p.display().to_string()).collect();
+                format!("fio {}", names.join(" "))
+            }
+            false => "fio (command line)".to_string(),
+        },
+        description: format!(
+            "{} fio job{}, one after another",
+            jobs.len(),
+            crate::units::plural(jobs.len())
+        ),
+        size,
+        groups,
+        rounds: None,
+    };
+    let cells = cells::expand(&suite, &Overrides::default()).map_err(usage)?;
+    let working_set = |j: &Job| {
+        j.size.or_else(|| match &j.path {
+            None => Some(crate::target::DEFAULT_CREATED_SIZE),
+            Some(p) => crate::target::existing_size(p),
+        })
+    };
+    let mut notes = fio::measures::notes(&jobs, env.ram, &working_set);
+    if first.seed.is_none() {
+        notes.push(format!(
+            "{}: randrepeat=0: this run's random sequence comes from seed {seed}",
+            first.at("randrepeat")
+        ));
+    }
+    checked(Plan {
+        kind: Kind::Suite,
+        target: target(&t, size)?,
+        cells,
+        suite,
+        env,
+        repeat: repeat(&args.repeat),
+        until: match first.steady {
+            true => Until::Stable,
+            false => Until::Limit,
+        },
+        precondition: args.repeat.precondition,
+        max_rounds: None,
+        params: params(&args.repeat.param)?,
+        file: output_file(&args.output)?,
+        output: args.output.clone(),
+        notes,
+        probe: false,
+        latency_target: first.latency_target,
+    })
+}

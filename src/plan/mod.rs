@@ -1,0 +1,587 @@
+//! What the user asked for, checked and resolved into one [`Plan`] before anything is touched:
+//! the target and what iogauge may do to it, the cells to run, how often, and where the results
+//! go. Every command that measures builds a plan here and hands it to `exec`; `run` is a suite
+//! of one cell, so a workload typed as flags and a workload written in a suite file go down the
+//! same path and obey the same rules (as ripgrep turns low-level flags into high-level
+//! arguments once, and fio checks its options in one `fixup_options`).
+//!
+//! Checks that need only what was typed are made here; checks that need the target (its size,
+//! its logical block) are made by `exec` right after the target is looked at and before a byte
+//! is written.
+
+use crate::cli::{
+    EngineArg, FioArgs, OutputArgs, OutputFormat, RepeatArgs, RunArgs, SuiteArgs, SyncMode,
+    TargetArgs,
+};
+use crate::error::usage;
+use crate::fio::{self, Engine, Job};
+use crate::suite::cells::{self, Cell, Overrides};
+use crate::suite::{self as suites, Amount, Group, Layout, Length, Op, Suite};
+use crate::units;
+use crate::workload::{buffers_over_share, Rw, SyncKind, MAX_BS, MAX_IODEPTH, MAX_THREADS, MIN_BS};
+use anyhow::Result;
+use iogauge_engine::{EngineKind, UringOptions};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+mod fio_jobs;
+mod probe;
+mod suite;
+#[cfg(test)]
+mod tests;
+
+pub use fio_jobs::from_fio;
+pub use probe::from_probe_cache;
+pub use suite::from_suite;
+
+/// Samples of a suite's time series: one a second, as `--until-stable` reads them.
+pub const SUITE_INTERVAL: Duration = Duration::from_secs(1);
+/// A run without --time or --data runs this long (bm-flash's 10 s).
+pub const DEFAULT_RUN_TIME: Duration = Duration::from_secs(10);
+
+/// Everything one invocation will do.
+#[derive(Clone, Debug)]
+pub struct Plan {
+    pub kind: Kind,
+    /// The suite the cells came from; `run` makes a suite of one group.
+    pub suite: Suite,
+    pub cells: Vec<Cell>,
+    pub env: Env,
+    pub target: TargetPlan,
+    pub repeat: Repeat,
+    /// When a timed cell may stop before its time is up.
+    pub until: Until,
+    /// Write the range twice in 128 KiB sequential writes before measuring.
+    pub precondition: bool,
+    /// `--max-rounds`, for suites that run in rounds.
+    pub max_rounds: Option<u32>,
+    pub params: BTreeMap<String, String>,
+    pub output: OutputArgs,
+    /// `--output FILE` and its format, checked before anything runs.
+    pub file: Option<(PathBuf, OutputFormat)>,
+    /// Notes decided while planning (e.g. how psync keeps the in-flight IOs).
+    pub notes: Vec<String>,
+    /// `probe cache`: fit a cache size to the probe cells' latencies at the end.
+    pub probe: bool,
+    /// `--latency-target`: search the highest rate that keeps it.
+    pub latency_target: Option<crate::workload::LatencyTarget>,
+}
+
+/// When a timed cell may stop before its time is up; the time is then the most it runs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Until {
+    /// At its time or data, as planned.
+    #[default]
+    Limit,
+    /// `--until-stable`: once its IOPS are known well enough.
+    Stable,
+    /// `--until-change`: once its rate moved to another level and held there.
+    Change,
+}
+
+/// How the results are presented.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// `iogauge run`: one workload, its summary.
+    Run,
+    /// `iogauge suite`: the study's tables.
+    Suite,
+}
+
+/// What every cell of a plan shares, from the command line.
+#[derive(Clone, Copy, Debug)]
+pub struct Env {
+    pub engine: EngineKind,
+    pub direct: bool,
+    pub seed: u64,
+    pub uring: UringOptions,
+    /// `--submit-batch`.
+    pub submit_batch: u32,
+    /// `--complete-batch`.
+    pub complete_batch: u32,
+    /// Total RAM in bytes, 0 when unknown.
+    pub ram: u64,
+    pub ramp: Duration,
+    /// Length of a sample of the time series.
+    pub interval: Duration,
+    /// Where random IOs land (`--distribution`).
+    pub distribution: crate::workload::Distribution,
+    /// `--rate`/`--rate-bw`: IOs issued on a schedule.
+    pub rate: Option<Rate>,
+    /// `--verify`: the share of written blocks the pass after each cell reads back.
+    pub verify: Option<f64>,
+}
+
+/// A target rate of IOs per second, for all threads together or for each.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Rate {
+    pub iops: f64,
+    pub per_thread: bool,
+}
+
+impl Rate {
+    /// Each of `threads` threads' share.
+    pub fn per_thread(self, threads: u32) -> f64 {
+        match self.per_thread {
+            true => self.iops,
+            false => self.iops / f64::from(threads.max(1)),
+        }
+    }
+}
+
+/// The target as asked for; `target::resolve` looks at it without writing.
+#[derive(Clone, Debug)]
+pub struct TargetPlan {
+    pub path: Option<PathBuf>,
+    /// `--size`: the range used of an existing target, or the size of a created file.
+    pub size: Option<u64>,
+    /// Size of a file iogauge creates when --size is not given.
+    pub created_size: u64,
+    /// `--offset`: where the range starts.
+    pub offset: u64,
+    pub keep: bool,
+    pub allow_overwrite: bool,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct Repeat {
+    pub n: u32,
+    pub drop_caches: bool,
+}
+
+impl Plan {
+    /// Whether any cell writes (the target then needs consent).
+    pub fn writes(&self) -> bool {
+        self.precondition || self.cells.iter().any(Cell::writes)
+    }
+}
+
+/// `iogauge run`: a suite of one cell, from the workload flags.
+pub fn from_run(args: &RunArgs) -> Result<Plan> {
+    let w = &args.workload;
+    let bs = check_bs("--bs", w.bs)?;
+    check_count("--threads", w.threads, MAX_THREADS)?;
+    check_count("--iodepth", w.iodepth, MAX_IODEPTH)?;
+    // An option the workload ignores is refused, not silently dropped.
+    let mix = match (w.mix, w.rw) {
+        (Some(m), Rw::Rw | Rw::Randrw) => m,
+        (Some(m), rw) => {
+            return Err(usage(format!(
+                "--mix {m} does nothing with --rw {}: it sets the reads of a mix; use --rw randrw (or rw) --mix {m}",
+                rw.name()
+            )))
+        }
+        (None, _) => 50,
+    };
+    let sync = match (w.fsync, w.fdatasync) {
+        (Some(0), _) | (_, Some(0)) => {
+            return Err(usage(
+                "--fsync/--fdatasync 0: give how many writes go between syncs, e.g. --fsync 1",
+            ))
+        }
+        (Some(n), _) => Some((SyncKind::Fsync, n)),
+        (_, Some(n)) => Some((SyncKind::Fdatasync, n)),
+        _ => None,
+    };
+    if sync.is_some() && !w.rw.writes(mix) {
+        return Err(usage(format!(
+            "--fsync/--fdatasync with --rw {} does nothing: syncs follow writes; use --rw write or randwrite",
+            w.rw.name()
+        )));
+    }
+    if w.stonewall.is_some() {
+        if !crate::fleet::active() {
+            return Err(usage(
+                "--stonewall first stops the ranks of a run under MPI together; without mpirun there is one rank: drop it",
+            ));
+        }
+        if w.data.is_none() {
+            return Err(usage(
+                "--stonewall first stops every rank when the first has moved its --data; give --data SIZE (with --time all ranks stop together anyway)",
+            ));
+        }
+    }
+    if let Some(d) = until_change(&args.repeat)? {
+        if w.time.is_some() || w.data.is_some() {
+            return Err(usage(format!(
+                "--until-change {} is already how long the run may take; drop --time/--data",
+                units::duration(d)
+            )));
+        }
+        if w.latency_target.is_some() {
+            return Err(usage(
+                "--until-change does not go with --latency-target, whose search runs the workload at several rates; run them apart",
+            ));
+        }
+    }
+    let length = match (args.repeat.until_change.or(w.time), w.data) {
+        (_, Some(0)) => return Err(usage("--data 0: give an amount of data, e.g. --data 4GiB")),
+        (_, Some(d)) if d < bs => {
+            return Err(usage(format!(
+                "--data {} is less than one block (--bs {}); give more data",
+                typed("--data", units::iec(d)),
+                typed("--bs", units::bs_label(bs))
+            )))
+        }
+        (_, Some(d)) => Length::Data(Amount::Bytes(d)),
+        (Some(t), None) if t.is_zero() => {
+            return Err(usage("--time 0: give a duration, e.g. --time 10s"))
+        }
+        (Some(t), None) => Length::Time(t),
+        (None, None) => Length::Time(DEFAULT_RUN_TIME),
+    };
+    if w.interval < Duration::from_millis(100) {
+        return Err(usage(
+            "--interval is shorter than 100ms; give e.g. --interval 1s",
+        ));
+    }
+    let mut env = env(&args.target, w.seed, w.ramp, w.interval);
+    match env.complete_batch {
+        1 => {}
+        n if env.engine == EngineKind::Psync => {
+            return Err(usage(format!(
+                "--complete-batch {n} groups io_uring completions; psync has none to group: drop it, or use --engine io_uring"
+            )))
+        }
+        n if n > w.iodepth => {
+            return Err(usage(format!(
+                "--complete-batch {n} waits for more IOs than --iodepth {} keeps in flight; give at most {}",
+                w.iodepth, w.iodepth
+            )))
+        }
+        _ => {}
+    }
+    if w.distribution != crate::workload::Distribution::Uniform && !w.rw.random() {
+        return Err(usage(format!(
+            "--distribution {} shapes random offsets; --rw {} is sequential: use randread, randwrite or randrw",
+            w.distribution,
+            w.rw.name()
+        )));
+    }
+    env.distribution = w.distribution;
+    env.rate =
+        match (w.rate, w.rate_bw) {
+            (Some(r), _) if !(r > 0.0 && r.is_finite()) => {
+                return Err(usage(format!(
+                    "--rate {r}: give a positive number of IOs per second, e.g. --rate 5000"
+                )))
+            }
+            (Some(r), _) => Some(Rate {
+                iops: r,
+                per_thread: w.rate_per_thread,
+            }),
+            (None, Some(0)) => return Err(usage("--rate-bw 0: give e.g. --rate-bw 100MiB")),
+            (None, Some(b)) => Some(Rate {
+                iops: b as f64 / bs as f64,
+                per_thread: w.rate_per_thread,
+            }),
+            (None, None) if w.rate_per_thread => return Err(usage(
+                "--rate-per-thread needs --rate or --rate-bw, e.g. --rate 1000 --rate-per-thread",
+            )),
+            (None, None) => None,
+        };
+    // The rule `exec` applies to every cell, told here in the flags the user typed.
+    let depth = if env.engine == EngineKind::Psync {
+        1
+    } else {
+        w.iodepth
+    };
+    let threads = w.threads.saturating_mul(w.iodepth / depth);
+    if let Some(buffers) = buffers_over_share(threads, depth, bs, env.ram) {
+        return Err(usage(format!(
+            "the IO buffers would take {} ({} threads × {} in flight × {}), more than a quarter of RAM ({}); lower --threads, --iodepth or --bs",
+            units::iec(buffers),
+            w.threads,
+            w.iodepth,
+            units::bs_label(bs),
+            units::iec(env.ram)
+        )));
+    }
+    let op = op_of(w.rw);
+    let group = Group {
+        title: w.rw.name().into(),
+        layout: Layout::Plain,
+        origin: None,
+        ops: vec![op],
+        read_pct: vec![w.rw.read_pct(mix)],
+        bs: vec![bs],
+        threads: vec![w.threads],
+        iodepth: vec![w.iodepth],
+        sync,
+        odsync: w.sync_mode == SyncMode::Odsync,
+        direct: None,
+        length,
+        range: None,
+        options: Vec::new(),
+    };
+    let suite = Suite {
+        name: "run".into(),
+        description: "one workload".into(),
+        size: None,
+        groups: vec![group],
+        rounds: None,
+    };
+    let cells = cells::expand(&suite, &Overrides::default()).map_err(usage)?;
+    checked(Plan {
+        kind: Kind::Run,
+        cells,
+        suite,
+        env,
+        target: target(&args.target, None)?,
+        repeat: repeat(&args.repeat),
+        until: match args.repeat.until_change {
+            Some(_) => Until::Change,
+            None => Until::Limit,
+        },
+        precondition: args.repeat.precondition,
+        max_rounds: None,
+        params: params(&args.repeat.param)?,
+        file: output_file(&args.output)?,
+        output: args.output.clone(),
+        notes: Vec::new(),
+        probe: false,
+        latency_target: w.latency_target,
+    })
+}
+
+/// What `--hipri` and `--verify` need of a plan, checked before anything is written. Whether
+/// the target's device has poll queues is asked of the kernel once the target is looked at
+/// (`target::check_poll_queues`).
+fn checked(plan: Plan) -> Result<Plan> {
+    if plan.env.uring.hipri && plan.env.engine != EngineKind::IoUring {
+        return Err(usage(
+            "--hipri is an io_uring mode (IORING_SETUP_IOPOLL); drop it or use --engine io_uring",
+        ));
+    }
+    // The kernel polls only direct IO; a buffered read or write with --hipri fails at once.
+    if plan.env.uring.hipri && !plan.env.direct {
+        return Err(usage(
+            "--hipri polls for direct IO only, and --buffered goes through the page cache; drop one of them",
+        ));
+    }
+    if plan.env.verify.is_none() {
+        return Ok(plan);
+    }
+    if plan.suite.rounds.is_some() || plan.latency_target.is_some() {
+        return Err(usage(
+            "--verify checks cells that run once each; it does not go with SNIA rounds or --latency-target",
+        ));
+    }
+    if let Some(c) = plan
+        .cells
+        .iter()
+        .find(|c| c.writes() && !c.bs.is_multiple_of(iogauge_verify::SECTOR as u64))
+    {
+        return Err(usage(format!(
+            "--verify stamps whole 4 KiB sectors, and {} writes {} blocks; use a block size that is a multiple of 4k",
+            c.name(),
+            units::bs_label(c.bs)
+        )));
+    }
+    Ok(plan)
+}
+
+/// `--output FILE` with its format from `--format` or the file's extension; its directory must
+/// exist, so the results of a long run are never lost to a typo at the end.
+pub fn output_file(o: &OutputArgs) -> Result<Option<(PathBuf, OutputFormat)>> {
+    if o.baseline && o.json {
+        return Err(usage(
+            "--baseline changes the summary people read; the JSON keeps the measured averages and both levels in the regime finding (before_iops, after_iops): drop one of them",
+        ));
+    }
+    let Some(path) = &o.output else {
+        return Ok(None);
+    };
+    let ext = path
+        .extension()
+        .map(|e| e.to_string_lossy().to_ascii_lowercase());
+    let format = match (o.format, ext.as_deref()) {
+        (Some(f), _) => f,
+        (None, Some("json")) => OutputFormat::Json,
+        (None, Some("csv")) => OutputFormat::Csv,
+        (None, Some("txt" | "text")) => OutputFormat::Text,
+        (None, _) => {
+            return Err(usage(format!(
+                "--output {}: name a .json, .csv or .txt file, or say which with --format json|csv|text",
+                path.display()
+            )))
+        }
+    };
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => std::path::Path::new("."),
+    };
+    if !dir.is_dir() {
+        return Err(usage(format!(
+            "--output {}: the directory {} does not exist; create it first",
+            path.display(),
+            dir.display()
+        )));
+    }
+    // Tried now, so a directory that cannot be written (permissions, a read-only file system)
+    // is told before the run rather than after it. A file that was not there is not left.
+    let existed = std::fs::symlink_metadata(path).is_ok();
+    match std::fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .open(path)
+    {
+        Ok(_) if !existed => {
+            let _ = std::fs::remove_file(path);
+        }
+        Ok(_) => {}
+        Err(e) => {
+            return Err(usage(format!(
+                "--output {}: cannot be written ({e}); give a path in a directory you may write to",
+                path.display()
+            )))
+        }
+    }
+    Ok(Some((path.clone(), format)))
+}
+
+fn op_of(rw: Rw) -> Op {
+    match rw {
+        Rw::Read => Op::Read,
+        Rw::Write => Op::Write,
+        Rw::Randread => Op::Randread,
+        Rw::Randwrite => Op::Randwrite,
+        Rw::Rw => Op::Rw,
+        Rw::Randrw => Op::Randrw,
+    }
+}
+
+fn env(t: &TargetArgs, seed: u64, ramp: Duration, interval: Duration) -> Env {
+    Env {
+        engine: EngineKind::from(t.engine),
+        direct: !t.buffered,
+        seed,
+        uring: UringOptions {
+            sqpoll: t.sqpoll,
+            hipri: t.hipri,
+            no_register: t.no_register,
+        },
+        submit_batch: t.submit_batch,
+        complete_batch: t.complete_batch,
+        ram: iogauge_engine::sys::total_memory(),
+        ramp,
+        interval,
+        distribution: Default::default(),
+        rate: None,
+        verify: match (t.verify, t.sample.verify_sample) {
+            (_, Some(f)) => Some(f),
+            (true, None) => Some(1.0),
+            (false, None) => None,
+        },
+    }
+}
+
+fn target(t: &TargetArgs, suite_size: Option<u64>) -> Result<TargetPlan> {
+    if let Some(s) = t.size {
+        if s < 4096 {
+            return Err(usage(format!(
+                "--size {} is smaller than one 4KiB block; give e.g. --size 1GiB",
+                units::iec(s)
+            )));
+        }
+    }
+    if !t.offset.is_multiple_of(4096) {
+        return Err(usage(format!(
+            "--offset {} is not a multiple of 4KiB, which O_DIRECT needs; give e.g. --offset {}",
+            typed("--offset", t.offset.to_string()),
+            units::iec(t.offset.next_multiple_of(4096))
+        )));
+    }
+    Ok(TargetPlan {
+        path: t.target.clone(),
+        size: t.size,
+        created_size: suite_size.unwrap_or(crate::target::DEFAULT_CREATED_SIZE),
+        offset: t.offset,
+        keep: t.keep,
+        allow_overwrite: t.allow_overwrite,
+    })
+}
+
+/// `--until-change DURATION`, refused at zero (it would run nothing).
+fn until_change(r: &RepeatArgs) -> Result<Option<Duration>> {
+    match r.until_change {
+        Some(d) if d.is_zero() => Err(usage(
+            "--until-change 0 runs nothing; give the most the run may take, e.g. --until-change 30m",
+        )),
+        d => Ok(d),
+    }
+}
+
+fn repeat(r: &RepeatArgs) -> Repeat {
+    Repeat {
+        n: r.repeat.unwrap_or(1).max(1),
+        drop_caches: r.drop_caches,
+    }
+}
+
+/// `--param KEY=VALUE` pairs.
+pub fn params(raw: &[String]) -> Result<BTreeMap<String, String>> {
+    raw.iter()
+        .map(|p| match p.split_once('=') {
+            Some((k, v)) if !k.trim().is_empty() => {
+                Ok((k.trim().to_string(), v.trim().to_string()))
+            }
+            _ => Err(usage(format!(
+                "--param '{p}' is not KEY=VALUE; write e.g. --param disks=4"
+            ))),
+        })
+        .collect()
+}
+
+/// The value of `flag` as the user typed it (`--bs 128m`, not 134217728), else `shown`.
+fn typed(flag: &str, shown: String) -> String {
+    let args: Vec<String> = std::env::args().collect();
+    let eq = format!("{flag}=");
+    args.iter()
+        .enumerate()
+        .rev()
+        .find_map(|(i, a)| match a.strip_prefix(&eq) {
+            Some(v) => Some(v.to_string()),
+            None if a == flag => args.get(i + 1).cloned(),
+            None => None,
+        })
+        .unwrap_or(shown)
+}
+
+fn check_bs(flag: &str, bs: u64) -> Result<u64> {
+    if bs == 0 {
+        return Err(usage(format!(
+            "{flag} 0: the block size must be at least 512 bytes, e.g. {flag} 4k"
+        )));
+    }
+    if !(MIN_BS..=MAX_BS).contains(&bs) || !bs.is_multiple_of(MIN_BS) {
+        return Err(usage(format!(
+            "{flag} {}: the block size must be a multiple of 512 bytes between 512 and 64MiB, e.g. 4k or 1m",
+            typed(flag, units::bs_label(bs))
+        )));
+    }
+    Ok(bs)
+}
+
+fn check_count(flag: &str, v: u32, max: u32) -> Result<()> {
+    if v == 0 {
+        return Err(usage(format!("{flag} 0: it must be at least 1")));
+    }
+    if v > max {
+        return Err(usage(format!(
+            "{flag} {v} is more than {max}, which measures iogauge's scheduling rather than storage; use at most {max}"
+        )));
+    }
+    Ok(())
+}
+
+/// `--files` creates its files next to iogauge's own test file, never inside a user's file.
+fn check_files_target(t: &TargetArgs) -> Result<()> {
+    match t.target.as_deref().is_some_and(crate::target::holds_data) {
+        false => Ok(()),
+        true => Err(usage(
+            "--files N creates N test files of iogauge's own; give a directory as TARGET (or none for the current one)",
+        )),
+    }
+}

@@ -1,0 +1,145 @@
+//! A named study or a suite file as a plan: its cells with what was typed over them.
+
+use super::*;
+
+/// `iogauge suite`: a named study or the user's suite file, with the lists the command line
+/// replaces.
+pub fn from_suite(args: &SuiteArgs) -> Result<Plan> {
+    // With --file there is no suite name, so the one positional argument is the target.
+    let mut args = args.clone();
+    if args.file.is_some() {
+        if let Some(name) = args.name.take() {
+            if args.target.target.is_some() {
+                return Err(usage(format!(
+                    "--file names the suite, so '{name}' is one argument too many; give the suite file and the target, e.g. iogauge suite --file my.toml /data"
+                )));
+            }
+            args.target.target = Some(PathBuf::from(name));
+        }
+    }
+    let args = &args;
+    let suite = load(args)?;
+    // Options this suite would ignore are refused, not silently dropped.
+    match (&suite.rounds, args.max_rounds, args.until_stable) {
+        (None, Some(n), _) => {
+            return Err(usage(format!(
+                "--max-rounds {n} does nothing for suite {}: only the SNIA PTS suites (snia-iops, snia-latency, snia-throughput) run rounds",
+                suite.name
+            )))
+        }
+        (Some(_), _, true) => {
+            return Err(usage(format!(
+                "--until-stable does nothing for suite {}: its rounds decide steady state (SNIA PTS); use --max-rounds to bound them",
+                suite.name
+            )))
+        }
+        _ => {}
+    }
+    let until = match (args.until_stable, until_change(&args.repeat)?) {
+        (true, Some(_)) => {
+            return Err(usage(
+                "--until-stable and --until-change stop a cell for opposite reasons; give one",
+            ))
+        }
+        (false, Some(_)) if suite.rounds.is_some() => {
+            return Err(usage(format!(
+                "--until-change does nothing for suite {}: its rounds decide how long it runs (SNIA PTS); use run --until-change on one workload",
+                suite.name
+            )))
+        }
+        (false, Some(d)) if args.cell_time.is_some() => {
+            return Err(usage(format!(
+                "--until-change {} is already the most each cell runs; drop --cell-time",
+                units::duration(d)
+            )))
+        }
+        (true, None) => Until::Stable,
+        (false, Some(_)) => Until::Change,
+        (false, None) => Until::Limit,
+    };
+    let precondition =
+        args.repeat.precondition || suite.rounds.as_ref().is_some_and(|r| r.precondition);
+    let overrides = overrides(args)?;
+    let cells = cells::expand(&suite, &overrides).map_err(usage)?;
+    if cells.iter().any(|c| c.files > 1) {
+        check_files_target(&args.target)?;
+    }
+    checked(Plan {
+        kind: Kind::Suite,
+        target: target(&args.target, suite.size)?,
+        cells,
+        suite,
+        env: env(&args.target, args.seed, args.ramp, SUITE_INTERVAL),
+        repeat: repeat(&args.repeat),
+        until,
+        precondition,
+        max_rounds: args.max_rounds,
+        params: params(&args.repeat.param)?,
+        file: output_file(&args.output)?,
+        output: args.output.clone(),
+        notes: Vec::new(),
+        probe: false,
+        latency_target: None,
+    })
+}
+
+fn load(args: &SuiteArgs) -> Result<Suite> {
+    match (&args.file, &args.name) {
+        (Some(path), _) => {
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| usage(format!("cannot read suite file {}: {e}", path.display())))?;
+            suites::schema::parse(&text, &path.display().to_string()).map_err(usage)
+        }
+        (None, Some(name)) => suites::builtin(name).map_err(usage),
+        (None, None) => Err(usage(
+            "name a suite (quick, matrix, seq, fsync, seeks, mixes, full, snia-iops, snia-latency, snia-throughput) or give --file",
+        )),
+    }
+}
+
+fn overrides(args: &SuiteArgs) -> Result<Overrides> {
+    let list = |flag: &str, s: &Option<String>, item: &dyn Fn(&str) -> Result<u64, String>| {
+        s.as_deref()
+            .map(|s| units::parse_list(s, item).map_err(|e| usage(format!("{flag} {s}: {e}"))))
+            .transpose()
+    };
+    let bs = |s: &str| {
+        let v = units::parse_size(s)?;
+        if !(MIN_BS..=MAX_BS).contains(&v) || v % 512 != 0 {
+            return Err(format!(
+                "{s} is not a multiple of 512 bytes between 512 and 64m"
+            ));
+        }
+        Ok(v)
+    };
+    let count = |max: u32| {
+        move |s: &str| match s.parse::<u64>() {
+            Ok(v) if (1..=u64::from(max)).contains(&v) => Ok(v),
+            _ => Err(format!("{s} is not a whole number from 1 to {max}")),
+        }
+    };
+    let pct = |s: &str| match s.parse::<u64>() {
+        Ok(v) if v <= 100 => Ok(v),
+        _ => Err(format!("{s} is not a percentage from 0 to 100")),
+    };
+    if args.cell_time.is_some_and(|t| t.is_zero()) {
+        return Err(usage(
+            "--cell-time 0 runs nothing; give e.g. --cell-time 10s",
+        ));
+    }
+    if args.files == Some(0) {
+        return Err(usage(
+            "--files 0: give how many files to read, e.g. --files 8",
+        ));
+    }
+    let narrow = |v: Option<Vec<u64>>| v.map(|v| v.into_iter().map(|x| x as u32).collect());
+    Ok(Overrides {
+        sizes: list("--sizes", &args.sizes, &bs)?,
+        threads: narrow(list("--threads", &args.threads, &count(MAX_THREADS))?),
+        read_pct: list("--read-pct", &args.read_pct, &pct)?
+            .map(|v| v.into_iter().map(|x| x as u8).collect()),
+        qd: narrow(list("--qd", &args.qd, &count(MAX_IODEPTH))?),
+        files: args.files,
+        cell_time: args.repeat.until_change.or(args.cell_time),
+    })
+}

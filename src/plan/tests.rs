@@ -1,0 +1,101 @@
+
+use super::*;
+use clap::Parser;
+
+fn run_plan(args: &[&str]) -> Result<Plan> {
+    let mut argv = vec!["iogauge", "run"];
+    argv.extend_from_slice(args);
+    let cli = crate::cli::Cli::try_parse_from(argv).unwrap();
+    match cli.command {
+        crate::cli::Command::Run(a) => from_run(&a),
+        _ => unreachable!(),
+    }
+}
+
+fn suite_plan(args: &[&str]) -> Result<Plan> {
+    let mut argv = vec!["iogauge", "suite"];
+    argv.extend_from_slice(args);
+    let cli = crate::cli::Cli::try_parse_from(argv).unwrap();
+    match cli.command {
+        crate::cli::Command::Suite(a) => from_suite(&a),
+        _ => unreachable!(),
+    }
+}
+
+#[test]
+fn a_run_is_a_suite_of_one_cell() {
+    let p = run_plan(&[
+        "--rw",
+        "randrw",
+        "--mix",
+        "70",
+        "--bs",
+        "8k",
+        "--threads",
+        "2",
+        "--iodepth",
+        "16",
+        "--data",
+        "1g",
+    ])
+    .unwrap();
+    assert_eq!(p.kind, Kind::Run);
+    assert_eq!(p.cells.len(), 1);
+    let c = &p.cells[0];
+    assert_eq!(
+        (c.op, c.read_pct, c.bs, c.threads, c.iodepth),
+        (Op::Randrw, 70, 8192, 2, 16)
+    );
+    assert_eq!(c.length, Length::Data(Amount::Bytes(1 << 30)));
+    assert!(p.writes());
+}
+
+// Regression (issue 10, item 1): a suite's file size is for files it creates, never the
+// range of an existing target.
+#[test]
+fn a_suites_size_is_only_for_created_files() {
+    let p = suite_plan(&["quick"]).unwrap();
+    assert_eq!(
+        p.target.size, None,
+        "no --size: existing targets are used whole"
+    );
+    assert_eq!(p.target.created_size, 1 << 30);
+    let p = suite_plan(&["quick", "--size", "256m"]).unwrap();
+    assert_eq!(p.target.size, Some(256 << 20));
+}
+
+// Regression (issue 12): `suite --file my.toml /data` was refused as a name and a file.
+#[test]
+fn with_a_suite_file_the_first_argument_is_the_target() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("my.toml");
+    std::fs::write(
+            &file,
+            "name = \"mine\"\ndescription = \"d\"\n[[group]]\ntitle = \"t\"\nrw = [\"randread\"]\nbs = [\"8k\"]\n",
+        )
+        .unwrap();
+    let f = file.to_str().unwrap();
+    let p = suite_plan(&["--file", f, "/data"]).unwrap();
+    assert_eq!(p.target.path, Some(PathBuf::from("/data")));
+    assert_eq!(
+        p.suite.groups[0].layout,
+        Layout::Plain,
+        "layout defaults to plain"
+    );
+    let e = suite_plan(&["--file", f, "/a", "/b"])
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("one argument too many"), "{e}");
+}
+
+#[test]
+fn typed_values_are_echoed_in_errors() {
+    let e = run_plan(&["--bs", "1000"]).unwrap_err().to_string();
+    assert!(e.contains("--bs 1000"), "{e}");
+    let e = run_plan(&["--rw", "read", "--fsync", "1"])
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("syncs follow writes"), "{e}");
+    let e = run_plan(&["--offset", "1000"]).unwrap_err().to_string();
+    assert!(e.contains("--offset"), "{e}");
+}
