@@ -10,6 +10,7 @@
 //! /proc, /sys or anything under /dev but a block device. A file iogauge created is removed on
 //! every exit path unless it was replaced meanwhile; when that fails, the user is told.
 
+mod create;
 pub mod signatures;
 
 use crate::error::usage;
@@ -233,7 +234,7 @@ impl Resolved<'_> {
                 path,
                 size,
                 logical_block,
-            } => create(&req, path, size, logical_block, direct),
+            } => create::create(&req, path, size, logical_block, direct),
         }
     }
 }
@@ -633,198 +634,6 @@ fn to_create<'a>(req: &Request<'a>, path: PathBuf) -> Result<Resolved<'a>> {
     })
 }
 
-fn create(
-    req: &Request,
-    path: PathBuf,
-    size: u64,
-    logical_block: u32,
-    direct: bool,
-) -> Result<Target> {
-    // O_EXCL: a file or a link already at the name (planted in a shared directory) is never
-    // opened; O_NOFOLLOW says so for the last component explicitly.
-    let file = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create_new(true)
-        .custom_flags(libc::O_NOFOLLOW)
-        .open(&path)
-        .map_err(|e| open_error(&path, e, false))?;
-    let identity = file.metadata().ok().map(|m| (m.dev(), m.ino()));
-    interrupt::register_created(&path, identity, req.keep);
-    // A test file is in the crash ledger until the run is over: a kill -9 leaves it named for
-    // the next command and `iogauge clean`.
-    let entry = identity.map(|(dev, ino)| crate::ledger::Entry::File {
-        path: std::path::absolute(&path).unwrap_or_else(|_| path.clone()),
-        dev,
-        ino,
-    });
-    if let Some(e) = &entry {
-        crate::ledger::add(e.clone());
-    }
-    let mut target = Target {
-        logical_block,
-        path,
-        kind: Kind::File,
-        created: true,
-        offset: req.offset,
-        range_bytes: size - req.offset,
-        total_bytes: size,
-        data_bytes: Some(size - req.offset),
-        keep: req.keep,
-        identity,
-        ledger: entry,
-        may_write: true,
-        handle: file,
-        claim: None,
-        device: None,
-        devices: Vec::new(),
-    };
-    // From here on `target` removes the file on every exit path.
-    if direct {
-        // Before the fill: a file system that refuses O_DIRECT (tmpfs) is told at once.
-        if let Err(e) = target.open(false, true, false) {
-            target.keep = false;
-            return Err(e);
-        }
-    }
-    fill(&target, size, req).inspect_err(|_| target.keep = false)?;
-    Ok(target)
-}
-
-/// Writes `size` bytes of fresh pseudo-random data, chunk by chunk, not part of any
-/// measurement. O_DIRECT when the file system allows, so the fill leaves no page cache behind.
-fn fill(target: &Target, size: u64, req: &Request) -> Result<()> {
-    let path = target.path.as_path();
-    let (mut file, used_direct) = match target.open(true, true, false) {
-        Ok(f) => (f, true),
-        Err(_) => (target.open(true, false, false)?, false),
-    };
-    let mut pool = BufferPool::new(1, FILL_CHUNK, 4096, req.seed)
-        .ok_or_else(|| anyhow::anyhow!("out of memory for the fill buffer"))?;
-    let tty = io::stderr().is_terminal() && !req.quiet;
-    let what = format!(
-        "Filling {} ({}) with random data",
-        path.display(),
-        units::iec(size)
-    );
-    if !req.quiet {
-        // On a terminal one line that updates itself; elsewhere (a log) a line every
-        // PROGRESS_EVERY, so a long fill is never silent.
-        match tty {
-            true => say_part!("{what} ..."),
-            false => say!("{what} ..."),
-        }
-    }
-    let start = Instant::now();
-    let mut written = 0u64;
-    let mut last_report = start;
-    let mut chunk_no = 0u64;
-    while written < size {
-        if let Some(sig) = interrupt::requested() {
-            if tty {
-                say!("");
-            }
-            return Err(crate::error::Interrupted(sig).into());
-        }
-        let n = (size - written).min(FILL_CHUNK as u64) as usize;
-        let buf = &mut pool.slot_mut(0)[..n];
-        match &req.verify {
-            // Stamped sectors are as incompressible as random ones, and checkable.
-            Some(key) => {
-                let whole = n / iogauge_verify::SECTOR * iogauge_verify::SECTOR;
-                iogauge_verify::stamp(&mut buf[..whole], key, written, 0);
-                buf[whole..].fill(0);
-            }
-            None => iogauge_engine::fill_random(
-                buf,
-                req.seed ^ chunk_no.wrapping_mul(0x2545_F491_4F6C_DD1D),
-            ),
-        }
-        if let Err(e) = write_all_at(&file, buf, written) {
-            if tty {
-                say!(" failed");
-            }
-            return Err(fill_error(path, e, size));
-        }
-        written += n as u64;
-        chunk_no += 1;
-        let every = if tty {
-            std::time::Duration::from_millis(250)
-        } else {
-            PROGRESS_EVERY
-        };
-        if !req.quiet && last_report.elapsed() >= every {
-            last_report = Instant::now();
-            let line = fill_progress(written, size, start.elapsed());
-            match tty {
-                true => say_part!("\r{what} ... {line}\x1b[K"),
-                false => say!("  {line}"),
-            }
-        }
-    }
-    file.sync_all().map_err(|e| fill_error(path, e, size))?;
-    if !used_direct {
-        let _ = sys::drop_file_cache(&file);
-    }
-    file.flush().ok();
-    let secs = start.elapsed().as_secs_f64().max(1e-9);
-    if !req.quiet {
-        let done = format!(
-            "done in {} ({})",
-            units::duration(start.elapsed()),
-            units::mib_s(size as f64 / secs)
-        );
-        match tty {
-            true => say!("\r{what} ... {done}\x1b[K"),
-            false => say!("  {done}"),
-        }
-    }
-    Ok(())
-}
-
-/// How often a fill that is not on a terminal says how far it got.
-const PROGRESS_EVERY: std::time::Duration = std::time::Duration::from_secs(10);
-
-/// "35% · 256.0 MiB/s · about 25 s left".
-fn fill_progress(written: u64, size: u64, took: std::time::Duration) -> String {
-    let rate = written as f64 / took.as_secs_f64().max(1e-9);
-    let left = (size - written) as f64 / rate.max(1.0);
-    format!(
-        "{:.0}% · {} · about {} left",
-        written as f64 * 100.0 / size as f64,
-        units::mib_s(rate),
-        units::duration(std::time::Duration::from_secs_f64(left))
-    )
-}
-
-fn write_all_at(file: &File, mut buf: &[u8], mut off: u64) -> io::Result<()> {
-    use std::os::unix::fs::FileExt;
-    while !buf.is_empty() {
-        match file.write_at(buf, off) {
-            Ok(0) => return Err(io::Error::from(io::ErrorKind::WriteZero)),
-            Ok(n) => {
-                buf = &buf[n..];
-                off += n as u64;
-            }
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(())
-}
-
-fn fill_error(path: &Path, e: io::Error, size: u64) -> anyhow::Error {
-    if e.raw_os_error() == Some(libc::ENOSPC) {
-        anyhow::anyhow!(
-            "no space left on the device while filling {} ({} needed); the partial file was removed; give a smaller --size or another directory",
-            path.display(),
-            units::iec(size)
-        )
-    } else {
-        anyhow::anyhow!("writing {}: {e}", path.display())
-    }
-}
-
 /// A directory this user may not create `what` in: who is refused, where, and what to do.
 pub fn not_writable(dir: &Path, what: &str, todo: &str) -> anyhow::Error {
     let uid = std::fs::metadata("/proc/self").map_or(u32::MAX, |m| m.uid());
@@ -873,17 +682,4 @@ fn device_in_use(path: &Path, rdev: u64) -> Option<String> {
         .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))?;
     let holders = iogauge_sysinfo::holders_of(&name);
     (!holders.is_empty()).then(|| format!("held by {}", holders.join(", ")))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn fill_progress_says_share_rate_and_time_left() {
-        let line = fill_progress(3 << 30, 10 << 30, std::time::Duration::from_secs(12));
-        // 3 GiB in 12 s: 256 MiB/s, 7 GiB left ≈ 28 s.
-        assert!(line.starts_with("30% · 256.0 MiB/s"), "{line}");
-        assert!(line.contains("about 28"), "{line}");
-    }
 }
