@@ -1,8 +1,22 @@
 //! `iogauge sweep`: one suite per setting, one change at a time (src/sweep).
 
 use crate::cli::SweepArgs;
+use crate::sweep::Sweep;
 use anyhow::Result;
 
 pub fn sweep(args: &SweepArgs) -> Result<()> {
-    crate::sweep::run(args)
+    match crate::sweep::run(args)? {
+        // The sweep's plan was said; the suite's, once per setting, follows.
+        Sweep::Planned(plan) => crate::commands::execute(&plan),
+        Sweep::Done { doc, json } => {
+            crate::ui::out(&match json {
+                true => format!("{}\n", serde_json::to_string_pretty(&doc)?),
+                false => crate::present::sweep::text(&doc),
+            })?;
+            match crate::interrupt::requested() {
+                Some(sig) => Err(crate::error::Interrupted(sig).into()),
+                None => Ok(()),
+            }
+        }
+    }
 }

@@ -15,6 +15,7 @@ pub mod fio_json;
 pub mod fleet;
 pub mod plan;
 pub mod stats;
+pub mod sweep;
 pub mod table;
 pub mod timeline;
 

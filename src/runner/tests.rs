@@ -1,4 +1,3 @@
-
 use super::*;
 use crate::workload::Rw;
 use iogauge_engine::UringOptions;

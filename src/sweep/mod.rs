@@ -9,6 +9,10 @@
 
 pub mod fs;
 pub mod knobs;
+mod verdict;
+
+use verdict::summarize;
+pub use verdict::SweepDoc;
 
 pub use knobs::recover;
 
@@ -21,15 +25,15 @@ use fs::{FsSpec, Mounted};
 use knobs::{Guard, Knob, KnobSpec};
 use serde::Serialize;
 use std::collections::BTreeMap;
-use std::fmt::Write;
 use std::path::PathBuf;
 
 /// The label of the baseline measured again after every other setting.
 const AGAIN: &str = "as found, again";
 
-/// `compare`'s rule: Welch's p below this, and a change above the noise.
-const ALPHA: f64 = 0.05;
-const NOISE: f64 = 0.02;
+/// `compare`'s rule, from the one place it is defined: Welch's p below this, and a change
+/// above the noise.
+const ALPHA: f64 = iogauge_stats::DEFAULT_ALPHA;
+const NOISE: f64 = iogauge_stats::DEFAULT_NOISE;
 
 /// One point of the sweep.
 #[derive(Clone, Debug)]
@@ -48,7 +52,7 @@ struct Outcome {
     skipped: Option<String>,
 }
 
-pub fn run(args: &SweepArgs) -> Result<()> {
+pub fn run(args: &SweepArgs) -> Result<Sweep> {
     let specs: Vec<KnobSpec> = args
         .knob
         .iter()
@@ -107,19 +111,22 @@ pub fn run(args: &SweepArgs) -> Result<()> {
     };
     // --dry-run: the sweep's plan was said; the suite's, once per setting, follows.
     let Some((knob_list, outcomes)) = outcomes else {
-        let mut once = check.clone();
+        let mut once = check;
         once.output.dry_run = true;
-        return crate::commands::execute(&once);
+        return Ok(Sweep::Planned(Box::new(once)));
     };
     let doc = summarize(&id, &check.suite.name, &knob_list, &outcomes, &fss);
-    match check.output.json {
-        true => crate::ui::out(&format!("{}\n", serde_json::to_string_pretty(&doc)?))?,
-        false => crate::ui::out(&render(&doc))?,
-    }
-    match crate::interrupt::requested() {
-        Some(sig) => Err(crate::error::Interrupted(sig).into()),
-        None => Ok(()),
-    }
+    Ok(Sweep::Done {
+        doc,
+        json: check.output.json,
+    })
+}
+
+/// What a sweep ends in: its document, or for `--dry-run` the suite's plan to say once per
+/// setting.
+pub enum Sweep {
+    Planned(Box<crate::plan::Plan>),
+    Done { doc: SweepDoc, json: bool },
 }
 
 /// The knobs and each setting's outcome; `None` for a dry run, which stops after the plan.
@@ -468,363 +475,4 @@ fn measure(
     plan.params.extend(params);
     plan.notes.extend(notes);
     crate::exec::measure(&plan)
-}
-
-/// A result's IOPS per repeat (one value without repeats).
-fn iops_of(r: &ResultDoc) -> Vec<f64> {
-    match r.stats.get("iops") {
-        Some(s) if !s.values.is_empty() => s.values.clone(),
-        _ => vec![r.iops],
-    }
-}
-
-fn cell_name(r: &ResultDoc) -> String {
-    r.name.clone().unwrap_or_else(|| {
-        format!(
-            "{} {}",
-            r.workload.rw.name(),
-            units::bs_label(r.workload.bs)
-        )
-    })
-}
-
-/// What a sweep found, as `--json` prints it and the table shows it.
-#[derive(Serialize)]
-struct SweepDoc {
-    sweep: String,
-    suite: String,
-    alpha: f64,
-    noise: f64,
-    /// Cells whose baseline changed between the first and the last run of the sweep.
-    drift: Vec<String>,
-    /// One per knob (its baseline and its settings), or one for a grid or a file-system sweep.
-    groups: Vec<GroupDoc>,
-}
-
-#[derive(Serialize)]
-struct GroupDoc {
-    title: String,
-    /// Column heads: the setting's value (or label); the first is the baseline.
-    settings: Vec<SettingDoc>,
-    cells: Vec<String>,
-    /// The column every other is judged against: the first setting that ran (the values as
-    /// found, or the first file system made).
-    baseline: Option<String>,
-    /// The setting best in most cells, and in how many of those it beats the baseline. Only
-    /// settings that ran take part: one that was skipped is no competitor, and a verdict
-    /// needs two that ran.
-    best: Option<String>,
-    best_in: usize,
-    beats_baseline_in: usize,
-    /// Why there is no verdict, when fewer than two settings ran.
-    no_verdict: Option<String>,
-}
-
-#[derive(Serialize)]
-struct SettingDoc {
-    head: String,
-    label: String,
-    /// The stored run's id (`run_id`), when it ran.
-    run_id: Option<String>,
-    skipped: Option<String>,
-    /// Per cell: IOPS mean, the 95% CI, and the verdict against the baseline.
-    iops: Vec<Option<CellDoc>>,
-}
-
-#[derive(Serialize)]
-struct CellDoc {
-    mean: f64,
-    ci95: Option<[f64; 2]>,
-    vs_baseline: Option<String>,
-    p_value: Option<f64>,
-}
-
-fn summarize(
-    id: &str,
-    suite: &str,
-    knobs: &[Knob],
-    outcomes: &[(Setting, Outcome)],
-    fss: &[FsSpec],
-) -> SweepDoc {
-    let base = outcomes.first();
-    let (again, outcomes) = match outcomes.split_last() {
-        Some((last, rest)) if last.1.label == AGAIN => (Some(last), rest),
-        _ => (None, outcomes),
-    };
-    let drift = match (
-        base.and_then(|b| b.1.doc.as_ref()),
-        again.and_then(|a| a.1.doc.as_ref()),
-    ) {
-        (Some(first), Some(last)) => first
-            .results
-            .iter()
-            .zip(&last.results)
-            .filter_map(|(a, b)| {
-                let c = iogauge_stats::verdict(&iops_of(a), &iops_of(b), true, ALPHA, NOISE);
-                matches!(
-                    c.verdict,
-                    iogauge_stats::Verdict::Faster | iogauge_stats::Verdict::Slower
-                )
-                .then(|| {
-                    format!(
-                        "{}: {} IOPS at the start, {} at the end",
-                        cell_name(a),
-                        units::count(a.iops),
-                        units::count(b.iops)
-                    )
-                })
-            })
-            .collect(),
-        _ => Vec::new(),
-    };
-    let grid = outcomes.iter().any(|(s, _)| s.knobs.len() > 1);
-    let mut groups: Vec<(String, Vec<&(Setting, Outcome)>)> = Vec::new();
-    if !knobs.is_empty() && !grid {
-        for (k, knob) in knobs.iter().enumerate() {
-            let mut members: Vec<&(Setting, Outcome)> = base.into_iter().collect();
-            members.extend(
-                outcomes
-                    .iter()
-                    .filter(|(s, _)| s.knobs.iter().any(|(i, _)| *i == k)),
-            );
-            groups.push((
-                format!("knob {} (as found: {})", knob.spec.label(), knob.as_found()),
-                members,
-            ));
-        }
-    } else {
-        let title = match fss.is_empty() {
-            true => "every combination (--grid)".to_string(),
-            false => "file systems (against the first)".to_string(),
-        };
-        groups.push((title, outcomes.iter().collect()));
-    }
-    let groups = groups
-        .into_iter()
-        .map(|(title, members)| group(title, &members, grid))
-        .collect();
-    SweepDoc {
-        sweep: id.to_string(),
-        suite: suite.to_string(),
-        alpha: ALPHA,
-        noise: NOISE,
-        drift,
-        groups,
-    }
-}
-
-fn group(title: String, members: &[&(Setting, Outcome)], grid: bool) -> GroupDoc {
-    let cells: Vec<String> = members
-        .iter()
-        .find_map(|(_, o)| o.doc.as_ref())
-        .map(|d| d.results.iter().map(cell_name).collect())
-        .unwrap_or_default();
-    // A skipped first setting is no baseline: the next one that ran is, and the table says
-    // which (a file-system sweep whose first mkfs is missing compares against the second).
-    let base_at = members.iter().position(|(_, o)| o.doc.is_some());
-    let baseline = base_at.and_then(|i| members[i].1.doc.as_ref());
-    let settings: Vec<SettingDoc> = members
-        .iter()
-        .enumerate()
-        .map(|(mi, (set, o))| {
-            let head = match set.knobs.as_slice() {
-                [(_, v)] if !grid => v.clone(),
-                [] if set.fs.is_none() => "as found".into(),
-                _ => o.label.clone(),
-            };
-            let iops = (0..cells.len())
-                .map(|ci| {
-                    let r = o.doc.as_ref()?.results.get(ci)?;
-                    let v = iops_of(r);
-                    let mut cell = CellDoc {
-                        mean: v.iter().sum::<f64>() / v.len() as f64,
-                        ci95: r.stats.get("iops").map(|s| s.ci95),
-                        vs_baseline: None,
-                        p_value: None,
-                    };
-                    if base_at.is_some_and(|b| mi > b) {
-                        if let Some(b) = baseline.and_then(|d| d.results.get(ci)) {
-                            let c = iogauge_stats::verdict(&iops_of(b), &v, true, ALPHA, NOISE);
-                            cell.vs_baseline = Some(c.verdict.label().to_string());
-                            cell.p_value = c.p_value;
-                        }
-                    }
-                    Some(cell)
-                })
-                .collect();
-            SettingDoc {
-                head,
-                label: o.label.clone(),
-                run_id: o.doc.as_ref().map(|d| d.run_id.clone()),
-                skipped: o.skipped.clone(),
-                iops,
-            }
-        })
-        .collect();
-    let mut best_count = vec![0usize; settings.len()];
-    for ci in 0..cells.len() {
-        let best = settings
-            .iter()
-            .enumerate()
-            .filter_map(|(mi, s)| s.iops[ci].as_ref().map(|c| (mi, c.mean)))
-            .max_by(|a, b| a.1.total_cmp(&b.1));
-        if let Some((mi, _)) = best {
-            best_count[mi] += 1;
-        }
-    }
-    let best = best_count
-        .iter()
-        .enumerate()
-        .filter(|(_, n)| **n > 0)
-        .max_by_key(|(_, n)| **n)
-        .map(|(mi, _)| mi);
-    let beats = |mi: usize| {
-        settings[mi]
-            .iops
-            .iter()
-            .flatten()
-            .filter(|c| c.vs_baseline.as_deref() == Some(iogauge_stats::Verdict::Faster.label()))
-            .count()
-    };
-    let ran: Vec<&SettingDoc> = settings.iter().filter(|s| s.run_id.is_some()).collect();
-    // One setting that ran is best at nothing: "ext4 is best in 1 of 1 cells" with every other
-    // file system skipped would read as a result.
-    let no_verdict = match ran.as_slice() {
-        [_, _, ..] => None,
-        [only] if only.head == "as found" => {
-            Some("only the settings as found ran, so there is nothing to compare".to_string())
-        }
-        [only] => Some(format!(
-            "only {} ran, so there is nothing to compare",
-            only.head
-        )),
-        [] => Some("no setting ran".to_string()),
-    };
-    let best = best.filter(|_| no_verdict.is_none());
-    let (best_in, beats_baseline_in) = best.map_or((0, 0), |mi| (best_count[mi], beats(mi)));
-    let best = best.map(|mi| settings[mi].head.clone());
-    GroupDoc {
-        title,
-        baseline: base_at.map(|i| settings[i].head.clone()),
-        settings,
-        cells,
-        best,
-        best_in,
-        beats_baseline_in,
-        no_verdict,
-    }
-}
-
-/// The sweep table: per knob (or for the file systems), each cell's IOPS with its 95% CI under
-/// each setting, marked against the baseline, and the verdict.
-fn render(doc: &SweepDoc) -> String {
-    let mut s = String::new();
-    let _ = writeln!(
-        s,
-        "sweep {} · suite {} · IOPS: mean of the repeats (± half the 95% CI, Student t) · ▲ faster ▼ slower · no significant change, against the first column that ran: Welch p < {} and a change above {:.0}%",
-        doc.sweep,
-        doc.suite,
-        doc.alpha,
-        doc.noise * 100.0
-    );
-    for g in &doc.groups {
-        let _ = writeln!(s, "\n{}", g.title);
-        if g.cells.is_empty() {
-            let _ = writeln!(s, "  nothing was measured");
-        }
-        let w0 = g
-            .cells
-            .iter()
-            .map(|c| c.chars().count())
-            .max()
-            .unwrap_or(4)
-            .max(4)
-            + 2;
-        if !g.cells.is_empty() {
-            let _ = write!(s, "  {:<w0$}", "cell");
-            for h in &g.settings {
-                let _ = write!(s, "{:>24}", h.head);
-            }
-            let _ = writeln!(s);
-        }
-        for (ci, cell) in g.cells.iter().enumerate() {
-            let pad = w0.saturating_sub(cell.chars().count());
-            let _ = write!(s, "  {cell}{:pad$}", "");
-            for set in &g.settings {
-                let text = match (&set.skipped, &set.iops[ci]) {
-                    (Some(_), _) => "skipped".to_string(),
-                    (None, None) => "—".to_string(),
-                    (None, Some(c)) => {
-                        let mut t = units::count(c.mean);
-                        if let Some([lo, hi]) = c.ci95 {
-                            let _ = write!(t, " ±{}", units::count((hi - lo) / 2.0));
-                        }
-                        match c.vs_baseline.as_deref() {
-                            Some("faster") => t.push_str(" ▲"),
-                            Some("slower") => t.push_str(" ▼"),
-                            Some(_) => t.push_str(" ·"),
-                            None => {}
-                        }
-                        t
-                    }
-                };
-                let _ = write!(s, "{text:>24}");
-            }
-            let _ = writeln!(s);
-        }
-        // The verdict names how many settings it judged, so a skipped one is never read as
-        // having lost.
-        let skipped: Vec<&str> = g
-            .settings
-            .iter()
-            .filter(|x| x.skipped.is_some())
-            .map(|x| x.head.as_str())
-            .collect();
-        let among = match skipped.is_empty() {
-            true => String::new(),
-            false => format!(
-                " (among the {} settings that ran; not {}, skipped)",
-                g.settings.len() - skipped.len(),
-                skipped.join(", ")
-            ),
-        };
-        if let (Some(best), Some(base)) = (&g.best, &g.baseline) {
-            let verdict = if best == base {
-                format!(
-                    "{best} is best in {} of {} cells{among}: no other setting beats it",
-                    g.best_in,
-                    g.cells.len()
-                )
-            } else {
-                format!(
-                    "{best} is best in {} of {} cells{among} and beats {base} in {} of them",
-                    g.best_in,
-                    g.cells.len(),
-                    g.beats_baseline_in
-                )
-            };
-            let _ = writeln!(s, "  verdict: {verdict}");
-        }
-        if let Some(why) = &g.no_verdict {
-            let _ = writeln!(s, "  no verdict: {why}");
-        }
-        for set in &g.settings {
-            if let Some(why) = &set.skipped {
-                let _ = writeln!(s, "  {}: skipped, {why}", set.label);
-            }
-        }
-    }
-    if !doc.drift.is_empty() {
-        let _ = writeln!(
-            s,
-            "\nwarning: the settings as found measured differently at the start and at the end of the sweep, so the device changed while it ran and the columns above are not comparable:\n  {}\n  try: fill or precondition the target first (--precondition writes it twice over), or run the sweep twice and keep the second",
-            doc.drift.join("\n  ")
-        );
-    }
-    let _ = writeln!(
-        s,
-        "\nEach setting is stored as a run tagged sweep={0}: iogauge list, iogauge compare sweep:{0}, iogauge report sweep:{0}",
-        doc.sweep
-    );
-    s
 }

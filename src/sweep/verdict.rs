@@ -1,0 +1,249 @@
+//! A sweep's document: each cell's IOPS under each setting against the baseline by
+//! `compare`'s rule, and which setting won where.
+
+use super::*;
+
+/// A result's IOPS per repeat (one value without repeats).
+fn iops_of(r: &ResultDoc) -> Vec<f64> {
+    match r.stats.get("iops") {
+        Some(s) if !s.values.is_empty() => s.values.clone(),
+        _ => vec![r.iops],
+    }
+}
+
+fn cell_name(r: &ResultDoc) -> String {
+    r.name.clone().unwrap_or_else(|| {
+        format!(
+            "{} {}",
+            r.workload.rw.name(),
+            units::bs_label(r.workload.bs)
+        )
+    })
+}
+
+/// What a sweep found, as `--json` prints it and the table shows it.
+#[derive(Serialize)]
+pub struct SweepDoc {
+    pub sweep: String,
+    pub suite: String,
+    pub alpha: f64,
+    pub noise: f64,
+    /// Cells whose baseline changed between the first and the last run of the sweep.
+    pub drift: Vec<String>,
+    /// One per knob (its baseline and its settings), or one for a grid or a file-system sweep.
+    pub groups: Vec<GroupDoc>,
+}
+
+#[derive(Serialize)]
+pub struct GroupDoc {
+    pub title: String,
+    /// Column heads: the setting's value (or label); the first is the baseline.
+    pub settings: Vec<SettingDoc>,
+    pub cells: Vec<String>,
+    /// The column every other is judged against: the first setting that ran (the values as
+    /// found, or the first file system made).
+    pub baseline: Option<String>,
+    /// The setting best in most cells, and in how many of those it beats the baseline. Only
+    /// settings that ran take part: one that was skipped is no competitor, and a verdict
+    /// needs two that ran.
+    pub best: Option<String>,
+    pub best_in: usize,
+    pub beats_baseline_in: usize,
+    /// Why there is no verdict, when fewer than two settings ran.
+    pub no_verdict: Option<String>,
+}
+
+#[derive(Serialize)]
+pub struct SettingDoc {
+    pub head: String,
+    pub label: String,
+    /// The stored run's id (`run_id`), when it ran.
+    pub run_id: Option<String>,
+    pub skipped: Option<String>,
+    /// Per cell: IOPS mean, the 95% CI, and the verdict against the baseline.
+    pub iops: Vec<Option<CellDoc>>,
+}
+
+#[derive(Serialize)]
+pub struct CellDoc {
+    pub mean: f64,
+    pub ci95: Option<[f64; 2]>,
+    pub vs_baseline: Option<String>,
+    pub p_value: Option<f64>,
+}
+
+pub(super) fn summarize(
+    id: &str,
+    suite: &str,
+    knobs: &[Knob],
+    outcomes: &[(Setting, Outcome)],
+    fss: &[FsSpec],
+) -> SweepDoc {
+    let base = outcomes.first();
+    let (again, outcomes) = match outcomes.split_last() {
+        Some((last, rest)) if last.1.label == AGAIN => (Some(last), rest),
+        _ => (None, outcomes),
+    };
+    let drift = match (
+        base.and_then(|b| b.1.doc.as_ref()),
+        again.and_then(|a| a.1.doc.as_ref()),
+    ) {
+        (Some(first), Some(last)) => first
+            .results
+            .iter()
+            .zip(&last.results)
+            .filter_map(|(a, b)| {
+                let c = iogauge_stats::verdict(&iops_of(a), &iops_of(b), true, ALPHA, NOISE);
+                matches!(
+                    c.verdict,
+                    iogauge_stats::Verdict::Faster | iogauge_stats::Verdict::Slower
+                )
+                .then(|| {
+                    format!(
+                        "{}: {} IOPS at the start, {} at the end",
+                        cell_name(a),
+                        units::count(a.iops),
+                        units::count(b.iops)
+                    )
+                })
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
+    let grid = outcomes.iter().any(|(s, _)| s.knobs.len() > 1);
+    let mut groups: Vec<(String, Vec<&(Setting, Outcome)>)> = Vec::new();
+    if !knobs.is_empty() && !grid {
+        for (k, knob) in knobs.iter().enumerate() {
+            let mut members: Vec<&(Setting, Outcome)> = base.into_iter().collect();
+            members.extend(
+                outcomes
+                    .iter()
+                    .filter(|(s, _)| s.knobs.iter().any(|(i, _)| *i == k)),
+            );
+            groups.push((
+                format!("knob {} (as found: {})", knob.spec.label(), knob.as_found()),
+                members,
+            ));
+        }
+    } else {
+        let title = match fss.is_empty() {
+            true => "every combination (--grid)".to_string(),
+            false => "file systems (against the first)".to_string(),
+        };
+        groups.push((title, outcomes.iter().collect()));
+    }
+    let groups = groups
+        .into_iter()
+        .map(|(title, members)| group(title, &members, grid))
+        .collect();
+    SweepDoc {
+        sweep: id.to_string(),
+        suite: suite.to_string(),
+        alpha: ALPHA,
+        noise: NOISE,
+        drift,
+        groups,
+    }
+}
+
+fn group(title: String, members: &[&(Setting, Outcome)], grid: bool) -> GroupDoc {
+    let cells: Vec<String> = members
+        .iter()
+        .find_map(|(_, o)| o.doc.as_ref())
+        .map(|d| d.results.iter().map(cell_name).collect())
+        .unwrap_or_default();
+    // A skipped first setting is no baseline: the next one that ran is, and the table says
+    // which (a file-system sweep whose first mkfs is missing compares against the second).
+    let base_at = members.iter().position(|(_, o)| o.doc.is_some());
+    let baseline = base_at.and_then(|i| members[i].1.doc.as_ref());
+    let settings: Vec<SettingDoc> = members
+        .iter()
+        .enumerate()
+        .map(|(mi, (set, o))| {
+            let head = match set.knobs.as_slice() {
+                [(_, v)] if !grid => v.clone(),
+                [] if set.fs.is_none() => "as found".into(),
+                _ => o.label.clone(),
+            };
+            let iops = (0..cells.len())
+                .map(|ci| {
+                    let r = o.doc.as_ref()?.results.get(ci)?;
+                    let v = iops_of(r);
+                    let mut cell = CellDoc {
+                        mean: v.iter().sum::<f64>() / v.len() as f64,
+                        ci95: r.stats.get("iops").map(|s| s.ci95),
+                        vs_baseline: None,
+                        p_value: None,
+                    };
+                    if base_at.is_some_and(|b| mi > b) {
+                        if let Some(b) = baseline.and_then(|d| d.results.get(ci)) {
+                            let c = iogauge_stats::verdict(&iops_of(b), &v, true, ALPHA, NOISE);
+                            cell.vs_baseline = Some(c.verdict.label().to_string());
+                            cell.p_value = c.p_value;
+                        }
+                    }
+                    Some(cell)
+                })
+                .collect();
+            SettingDoc {
+                head,
+                label: o.label.clone(),
+                run_id: o.doc.as_ref().map(|d| d.run_id.clone()),
+                skipped: o.skipped.clone(),
+                iops,
+            }
+        })
+        .collect();
+    let mut best_count = vec![0usize; settings.len()];
+    for ci in 0..cells.len() {
+        let best = settings
+            .iter()
+            .enumerate()
+            .filter_map(|(mi, s)| s.iops[ci].as_ref().map(|c| (mi, c.mean)))
+            .max_by(|a, b| a.1.total_cmp(&b.1));
+        if let Some((mi, _)) = best {
+            best_count[mi] += 1;
+        }
+    }
+    let best = best_count
+        .iter()
+        .enumerate()
+        .filter(|(_, n)| **n > 0)
+        .max_by_key(|(_, n)| **n)
+        .map(|(mi, _)| mi);
+    let beats = |mi: usize| {
+        settings[mi]
+            .iops
+            .iter()
+            .flatten()
+            .filter(|c| c.vs_baseline.as_deref() == Some(iogauge_stats::Verdict::Faster.label()))
+            .count()
+    };
+    let ran: Vec<&SettingDoc> = settings.iter().filter(|s| s.run_id.is_some()).collect();
+    // One setting that ran is best at nothing: "ext4 is best in 1 of 1 cells" with every other
+    // file system skipped would read as a result.
+    let no_verdict = match ran.as_slice() {
+        [_, _, ..] => None,
+        [only] if only.head == "as found" => {
+            Some("only the settings as found ran, so there is nothing to compare".to_string())
+        }
+        [only] => Some(format!(
+            "only {} ran, so there is nothing to compare",
+            only.head
+        )),
+        [] => Some("no setting ran".to_string()),
+    };
+    let best = best.filter(|_| no_verdict.is_none());
+    let (best_in, beats_baseline_in) = best.map_or((0, 0), |mi| (best_count[mi], beats(mi)));
+    let best = best.map(|mi| settings[mi].head.clone());
+    GroupDoc {
+        title,
+        baseline: base_at.map(|i| settings[i].head.clone()),
+        settings,
+        cells,
+        best,
+        best_in,
+        beats_baseline_in,
+        no_verdict,
+    }
+}
