@@ -8,6 +8,7 @@
 //! network, and each can also be written as its own file (`--charts DIR`).
 
 mod across;
+mod db;
 mod figures;
 mod html;
 pub mod png;
