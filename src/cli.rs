@@ -281,6 +281,13 @@ pub struct DbArgs {
     pub db: Option<PathBuf>,
 }
 
+impl DbArgs {
+    /// The database file named on the command line (or by IOGAUGE_DB), if any.
+    pub fn path(&self) -> Option<&std::path::Path> {
+        self.db.as_deref()
+    }
+}
+
 #[derive(Args, Debug, Clone)]
 pub struct ListArgs {
     #[command(flatten)]

@@ -24,7 +24,7 @@ pub fn run(args: &ReportArgs) -> Result<()> {
     };
     let mut runs = Vec::new();
     if !args.runs.is_empty() {
-        for s in crate::store::load_runs(&args.db, &args.runs)? {
+        for s in crate::store::load_runs(args.db.path(), &args.runs)? {
             let name = run_name(&s.doc, s.id);
             runs.push(Input { name, doc: s.doc });
         }

@@ -22,7 +22,7 @@ pub fn verify(args: &VerifyArgs) -> Result<()> {
             args.target.display()
         ))
     })?;
-    let store = Store::open_existing(&args.db)?;
+    let store = Store::open_existing(args.db.path())?;
     let (id, doc) = match &args.run {
         Some(sel) => {
             let id = store.resolve(sel)?;

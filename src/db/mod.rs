@@ -26,7 +26,7 @@ pub mod sysbench;
 mod text;
 pub mod timeline;
 
-use crate::cli::{OutputArgs, OutputFormat, PgbenchArgs};
+use crate::cli::{OutputArgs, PgbenchArgs};
 use crate::error::{self, usage};
 use crate::measure::{self, LatNs};
 use crate::model::{
@@ -97,7 +97,7 @@ pub struct DbPlan {
     pub interval: Duration,
     pub ram: u64,
     pub output: OutputArgs,
-    pub file: Option<(PathBuf, OutputFormat)>,
+    pub file: Option<(PathBuf, crate::plan::Format)>,
 }
 
 /// What the user typed, checked: numbers, settings and directories, and where PostgreSQL is.
@@ -257,7 +257,7 @@ pub fn run(p: &DbPlan) -> Result<()> {
     // Opened before the cluster: a results database that cannot be written is told at once.
     let store = match p.output.no_store {
         true => None,
-        false => Some(Store::open(&p.output.db)?),
+        false => Some(Store::open(p.output.db.path())?),
     };
     say!(
         "PostgreSQL {} from {}; the server runs as user {}",
@@ -1012,12 +1012,10 @@ fn storage(p: &DbPlan, data_bytes: u64, time: Duration) -> Result<RunDoc> {
         precondition: false,
         max_rounds: None,
         params: BTreeMap::new(),
-        output: OutputArgs {
+        output: crate::plan::Output {
             no_store: true,
-            output: None,
-            format: None,
             dry_run: false,
-            ..p.output.clone()
+            ..crate::plan::Output::of(&p.output)
         },
         file: None,
         notes: Vec::new(),

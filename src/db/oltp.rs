@@ -12,7 +12,7 @@
 use super::mariadb::{self, MyBin, Server};
 use super::sysbench::{self, Script};
 use super::text;
-use crate::cli::{OutputArgs, OutputFormat, SysbenchArgs};
+use crate::cli::{OutputArgs, SysbenchArgs};
 use crate::error::usage;
 use crate::measure::{self, LatNs};
 use crate::model::{
@@ -102,7 +102,7 @@ pub struct SysbenchPlan {
     pub ratios: Vec<f64>,
     pub keep: bool,
     pub output: OutputArgs,
-    pub file: Option<(PathBuf, OutputFormat)>,
+    pub file: Option<(PathBuf, crate::plan::Format)>,
 }
 
 /// `0.25,1` (shares) or `25%,100%`.
@@ -412,7 +412,7 @@ pub fn run(p: &SysbenchPlan) -> Result<()> {
     // Opened before the server: a results database that cannot be written is told at once.
     let store = match p.output.no_store {
         true => None,
-        false => Some(Store::open(&p.output.db)?),
+        false => Some(Store::open(p.output.db.path())?),
     };
     say!(
         "MariaDB {} ({}); the server runs as user {}",

@@ -170,7 +170,7 @@ pub fn run(plan: &Plan, prepared: Prepared<'_>) -> Result<Executed> {
     // Opened before the fill: a results database that cannot be written is told at once.
     let store = match plan.output.no_store {
         true => None,
-        false => Some(Store::open(&plan.output.db)?),
+        false => Some(Store::open(plan.output.db.as_deref())?),
     };
     let direct = works
         .iter()

@@ -373,6 +373,16 @@ mod ranked {
                 h.barrier_wait_ms = ms(w);
             }
         }
-        crate::present::fleet::emit(&doc, store, json, &args.output.db)
+        if store {
+            let mut rec = crate::store::Recorder::start(
+                Some(crate::store::Store::open(args.output.db.path())?),
+                &doc,
+            )?;
+            for r in &doc.results {
+                rec.add(r)?;
+            }
+            rec.finish(&doc)?;
+        }
+        crate::present::fleet::emit(&doc, json)
     }
 }

@@ -237,7 +237,7 @@ pub fn from_fio(args: &FioArgs) -> Result<Plan> {
         max_rounds: None,
         params: params(&args.repeat.param)?,
         file: output_file(&args.output)?,
-        output: args.output.clone(),
+        output: Output::of(&args.output),
         notes,
         probe: false,
         latency_target: first.latency_target,

@@ -40,6 +40,52 @@ pub const SUITE_INTERVAL: Duration = Duration::from_secs(1);
 /// A run without --time or --data runs this long (bm-flash's 10 s).
 pub const DEFAULT_RUN_TIME: Duration = Duration::from_secs(10);
 
+/// Where a run's document goes and how it is said (--json, --label, --no-store, --dry-run,
+/// --baseline, --db).
+#[derive(Clone, Debug, Default)]
+pub struct Output {
+    pub json: bool,
+    pub label: Option<String>,
+    pub no_store: bool,
+    pub dry_run: bool,
+    pub baseline: bool,
+    /// The results database named (else the XDG default).
+    pub db: Option<PathBuf>,
+}
+
+impl Output {
+    pub fn of(o: &OutputArgs) -> Output {
+        Output {
+            json: o.json,
+            label: o.label.clone(),
+            no_store: o.no_store,
+            dry_run: o.dry_run,
+            baseline: o.baseline,
+            db: o.db.db.clone(),
+        }
+    }
+}
+
+/// The format of `--output FILE`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    Json,
+    Csv,
+    Text,
+    FioJson,
+}
+
+impl From<OutputFormat> for Format {
+    fn from(f: OutputFormat) -> Format {
+        match f {
+            OutputFormat::Json => Format::Json,
+            OutputFormat::Csv => Format::Csv,
+            OutputFormat::Text => Format::Text,
+            OutputFormat::FioJson => Format::FioJson,
+        }
+    }
+}
+
 /// Everything one invocation will do.
 #[derive(Clone, Debug)]
 pub struct Plan {
@@ -57,9 +103,9 @@ pub struct Plan {
     /// `--max-rounds`, for suites that run in rounds.
     pub max_rounds: Option<u32>,
     pub params: BTreeMap<String, String>,
-    pub output: OutputArgs,
+    pub output: Output,
     /// `--output FILE` and its format, checked before anything runs.
-    pub file: Option<(PathBuf, OutputFormat)>,
+    pub file: Option<(PathBuf, Format)>,
     /// Notes decided while planning (e.g. how psync keeps the in-flight IOs).
     pub notes: Vec<String>,
     /// `probe cache`: fit a cache size to the probe cells' latencies at the end.
@@ -338,7 +384,7 @@ pub fn from_run(args: &RunArgs) -> Result<Plan> {
         max_rounds: None,
         params: params(&args.repeat.param)?,
         file: output_file(&args.output)?,
-        output: args.output.clone(),
+        output: Output::of(&args.output),
         notes: Vec::new(),
         probe: false,
         latency_target: w.latency_target,
@@ -384,7 +430,7 @@ fn checked(plan: Plan) -> Result<Plan> {
 
 /// `--output FILE` with its format from `--format` or the file's extension; its directory must
 /// exist, so the results of a long run are never lost to a typo at the end.
-pub fn output_file(o: &OutputArgs) -> Result<Option<(PathBuf, OutputFormat)>> {
+pub fn output_file(o: &OutputArgs) -> Result<Option<(PathBuf, Format)>> {
     if o.baseline && o.json {
         return Err(usage(
             "--baseline changes the summary people read; the JSON keeps the measured averages and both levels in the regime finding (before_iops, after_iops): drop one of them",
@@ -397,10 +443,10 @@ pub fn output_file(o: &OutputArgs) -> Result<Option<(PathBuf, OutputFormat)>> {
         .extension()
         .map(|e| e.to_string_lossy().to_ascii_lowercase());
     let format = match (o.format, ext.as_deref()) {
-        (Some(f), _) => f,
-        (None, Some("json")) => OutputFormat::Json,
-        (None, Some("csv")) => OutputFormat::Csv,
-        (None, Some("txt" | "text")) => OutputFormat::Text,
+        (Some(f), _) => Format::from(f),
+        (None, Some("json")) => Format::Json,
+        (None, Some("csv")) => Format::Csv,
+        (None, Some("txt" | "text")) => Format::Text,
         (None, _) => {
             return Err(usage(format!(
                 "--output {}: name a .json, .csv or .txt file, or say which with --format json|csv|text",

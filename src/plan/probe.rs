@@ -82,7 +82,7 @@ pub fn from_probe_cache(args: &crate::cli::ProbeCacheArgs) -> Result<Plan> {
         max_rounds: None,
         params: BTreeMap::new(),
         file: output_file(&args.output)?,
-        output: args.output.clone(),
+        output: Output::of(&args.output),
         notes: Vec::new(),
         probe: true,
         latency_target: None,

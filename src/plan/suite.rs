@@ -76,7 +76,7 @@ pub fn from_suite(args: &SuiteArgs) -> Result<Plan> {
         max_rounds: args.max_rounds,
         params: params(&args.repeat.param)?,
         file: output_file(&args.output)?,
-        output: args.output.clone(),
+        output: Output::of(&args.output),
         notes: Vec::new(),
         probe: false,
         latency_target: None,

@@ -6,16 +6,9 @@ use crate::units;
 use anyhow::Result;
 use std::fmt::Write;
 
-/// Stores the run unless told not to, then prints it (JSON with `json`).
+/// Prints the run (JSON with `json`).
 #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
-pub fn emit(doc: &RunDoc, store: bool, json: bool, db: &crate::cli::DbArgs) -> Result<()> {
-    if store {
-        let mut rec = crate::store::Recorder::start(Some(crate::store::Store::open(db)?), doc)?;
-        for r in &doc.results {
-            rec.add(r)?;
-        }
-        rec.finish(doc)?;
-    }
+pub fn emit(doc: &RunDoc, json: bool) -> Result<()> {
     let text = match json {
         true => serde_json::to_string_pretty(doc)? + "\n",
         false => text(doc),

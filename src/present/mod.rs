@@ -2,7 +2,6 @@
 //! (`output`) or a suite's tables (`suite::tables`), then the notes and findings. One stream
 //! rule for every command: results and findings on stdout, progress and errors on stderr.
 
-use crate::cli::OutputFormat;
 use crate::model::RunDoc;
 use crate::plan::{Kind, Plan};
 use crate::suite::tables::{self, Stability};
@@ -109,7 +108,7 @@ fn emit(
 /// `human` has it. One writer for every command that ends in a run (run, suite, fio, db).
 pub fn write_out(
     doc: &RunDoc,
-    file: Option<&(std::path::PathBuf, OutputFormat)>,
+    file: Option<&(std::path::PathBuf, crate::plan::Format)>,
     json: bool,
     human: &dyn Fn() -> String,
 ) -> Result<()> {
@@ -117,10 +116,10 @@ pub fn write_out(
     // The file first: it is what a script waits for, and it must not depend on a terminal.
     if let Some((path, format)) = file {
         let text = match format {
-            OutputFormat::Json => as_json()?,
-            OutputFormat::Csv => csv::run(doc),
-            OutputFormat::Text => human(),
-            OutputFormat::FioJson => fio_json::run(doc),
+            crate::plan::Format::Json => as_json()?,
+            crate::plan::Format::Csv => csv::run(doc),
+            crate::plan::Format::Text => human(),
+            crate::plan::Format::FioJson => fio_json::run(doc),
         };
         std::fs::write(path, text)
             .with_context(|| format!("writing --output {}", path.display()))?;

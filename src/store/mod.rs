@@ -25,7 +25,6 @@
 mod json;
 mod schema;
 
-use crate::cli::DbArgs;
 use crate::model::{ResultDoc, RunDoc, WorkloadDoc};
 use anyhow::{Context, Result};
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
@@ -88,15 +87,15 @@ pub struct ResultRow {
     pub interrupted: bool,
 }
 
-/// The database file `db` names, or the XDG default.
-pub fn db_path(db: &DbArgs) -> Result<PathBuf> {
-    if let Some(p) = &db.db {
+/// The database file `db` names (--db or IOGAUGE_DB), or the XDG default.
+pub fn db_path(db: Option<&Path>) -> Result<PathBuf> {
+    if let Some(p) = db {
         if p.as_os_str().is_empty() {
             return Err(crate::error::usage(
                 "--db (or IOGAUGE_DB) is empty; give a file path",
             ));
         }
-        return Ok(p.clone());
+        return Ok(p.to_path_buf());
     }
     // The XDG base-directory spec says to ignore a relative XDG_DATA_HOME.
     let xdg = std::env::var_os("XDG_DATA_HOME")
@@ -115,7 +114,7 @@ pub fn db_path(db: &DbArgs) -> Result<PathBuf> {
 }
 
 /// Loads several runs in the order given, each with its id (for `compare` and `report`).
-pub fn load_runs(db: &DbArgs, selectors: &[String]) -> Result<Vec<Stored>> {
+pub fn load_runs(db: Option<&Path>, selectors: &[String]) -> Result<Vec<Stored>> {
     let store = Store::open_existing(db)?;
     let mut ids = Vec::new();
     for s in selectors {
@@ -137,12 +136,12 @@ pub fn load_runs(db: &DbArgs, selectors: &[String]) -> Result<Vec<Stored>> {
 impl Store {
     /// Opens the database for writing, creating and initialising it when the file is missing or
     /// empty, and migrating an older schema.
-    pub fn open(db: &DbArgs) -> Result<Store> {
+    pub fn open(db: Option<&Path>) -> Result<Store> {
         Store::open_path(&db_path(db)?)
     }
 
     /// Opens an existing database; a missing file is an error that says no run was stored there.
-    pub fn open_existing(db: &DbArgs) -> Result<Store> {
+    pub fn open_existing(db: Option<&Path>) -> Result<Store> {
         let path = db_path(db)?;
         match std::fs::metadata(&path) {
             Ok(_) => Store::open_path(&path),
@@ -566,7 +565,7 @@ fn put_result(tx: &rusqlite::Transaction<'_>, run: i64, idx: usize, r: &ResultDo
 /// far — or is not there at all when none was.
 ///
 /// ```ignore
-/// let mut rec = store::Recorder::start(Some(Store::open(&db)?), &header)?;
+/// let mut rec = store::Recorder::start(Some(Store::open(db)?), &header)?;
 /// for cell in cells {
 ///     let result = measure(cell)?;
 ///     rec.add(&result)?;

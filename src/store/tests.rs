@@ -4,14 +4,12 @@
 use super::*;
 use serde_json::json;
 
-fn db_in(dir: &tempfile::TempDir) -> DbArgs {
-    DbArgs {
-        db: Some(dir.path().join("results.db")),
-    }
+fn db_in(dir: &tempfile::TempDir) -> PathBuf {
+    dir.path().join("results.db")
 }
 
-fn output(db: &DbArgs) -> Option<Store> {
-    Some(Store::open(db).unwrap())
+fn output(db: &Path) -> Option<Store> {
+    Some(Store::open(Some(db)).unwrap())
 }
 
 /// A result with awkward numbers. serde_json's default parser reads 5.810589763872054e-10 back
@@ -54,7 +52,7 @@ fn header(label: Option<&str>) -> RunDoc {
     serde_json::from_value(doc).expect("test run document")
 }
 
-fn record(db: &DbArgs, label: Option<&str>, n: u32) -> (i64, RunDoc) {
+fn record(db: &Path, label: Option<&str>, n: u32) -> (i64, RunDoc) {
     let mut doc = header(label);
     let mut rec = Recorder::start(output(db), &doc).unwrap();
     for i in 0..n {
@@ -112,7 +110,7 @@ fn migrations_keep_the_data_and_newer_schemas_are_refused() {
     let dir = tempfile::tempdir().unwrap();
     let db = db_in(&dir);
     let (id, doc) = record(&db, Some("before"), 2);
-    let path = db.db.clone().unwrap();
+    let path = db.clone();
     // A later version: every migration this build knows, and one more.
     let mut next = schema::MIGRATIONS.to_vec();
     next.push("ALTER TABLE runs ADD COLUMN host TEXT; UPDATE runs SET host = 'h';");
@@ -212,7 +210,7 @@ fn a_run_keeps_its_results_as_it_goes_and_is_marked_interrupted_until_finished()
     rec.add(&result(1)).unwrap();
     // Dropped without finish: the process died after two cells.
     drop(rec);
-    let store = Store::open(&db).unwrap();
+    let store = Store::open(Some(&db)).unwrap();
     let id = store.resolve("last").unwrap();
     let doc = store.load(id).unwrap();
     assert!(doc.interrupted);
@@ -246,7 +244,7 @@ fn no_store_writes_nothing() {
     let mut rec = Recorder::start(None, &header(None)).unwrap();
     rec.add(&result(0)).unwrap();
     assert_eq!(rec.finish(&header(None)).unwrap(), None);
-    assert!(!db.db.unwrap().exists());
+    assert!(!db.exists());
 }
 
 #[test]
@@ -254,7 +252,7 @@ fn stored_json_is_byte_identical_to_the_documents_serialization() {
     let dir = tempfile::tempdir().unwrap();
     let db = db_in(&dir);
     let (id, doc) = record(&db, Some("exact"), 3);
-    let store = Store::open(&db).unwrap();
+    let store = Store::open(Some(&db)).unwrap();
     assert_eq!(
         store.load_json_pretty(id).unwrap(),
         serde_json::to_string_pretty(&doc).unwrap()
@@ -269,12 +267,12 @@ fn stored_json_is_byte_identical_to_the_documents_serialization() {
 fn selectors_name_runs_by_id_run_id_label_and_last() {
     let dir = tempfile::tempdir().unwrap();
     let db = db_in(&dir);
-    let store_err = Store::open(&db).unwrap().resolve("last").err().unwrap();
+    let store_err = Store::open(Some(&db)).unwrap().resolve("last").err().unwrap();
     assert!(format!("{store_err}").contains("no runs"), "{store_err}");
     let (a, _) = record(&db, Some("base"), 1);
     let (b, _) = record(&db, Some("base"), 1);
     let (c, _) = record(&db, Some("other"), 1);
-    let store = Store::open(&db).unwrap();
+    let store = Store::open(Some(&db)).unwrap();
     assert_eq!(store.resolve("last").unwrap(), c);
     assert_eq!(store.resolve(&a.to_string()).unwrap(), a);
     assert_eq!(
@@ -300,7 +298,7 @@ fn delete_removes_the_run_and_its_results() {
     let db = db_in(&dir);
     let (a, _) = record(&db, None, 2);
     let (b, _) = record(&db, None, 1);
-    let mut store = Store::open(&db).unwrap();
+    let mut store = Store::open(Some(&db)).unwrap();
     store.delete(a).unwrap();
     let ids: Vec<i64> = store.runs(10).unwrap().iter().map(|r| r.id).collect();
     assert_eq!(ids, [b]);
@@ -336,7 +334,7 @@ fn concurrent_writers_lose_no_run() {
         .flat_map(|t| t.join().unwrap())
         .collect();
     ids.sort_unstable();
-    let store = Store::open(&db).unwrap();
+    let store = Store::open(Some(&db)).unwrap();
     let mut stored: Vec<i64> = store.runs(100).unwrap().iter().map(|r| r.id).collect();
     stored.sort_unstable();
     assert_eq!(stored, ids);
@@ -352,15 +350,9 @@ fn concurrent_writers_lose_no_run() {
 fn default_path_follows_xdg() {
     // Only the explicit path is tested here; the environment is process-wide, so the XDG
     // fallbacks are tested through the binary (tests/store.rs), each with its own environment.
-    let p = db_path(&DbArgs {
-        db: Some("/x/y.db".into()),
-    })
-    .unwrap();
+    let p = db_path(Some(Path::new("/x/y.db"))).unwrap();
     assert_eq!(p, PathBuf::from("/x/y.db"));
-    assert!(db_path(&DbArgs {
-        db: Some(PathBuf::new())
-    })
-    .is_err());
+    assert!(db_path(Some(Path::new(""))).is_err());
 }
 
 #[test]
@@ -370,9 +362,7 @@ fn a_version_1_file_gains_the_verify_maps_and_keeps_its_runs() {
     let mut conn = raw(&path);
     schema::migrate(&mut conn, &path, &schema::MIGRATIONS[..1]).unwrap();
     drop(conn);
-    let db = crate::cli::DbArgs {
-        db: Some(path.clone()),
-    };
+    let db = path.clone();
     let (id, _) = record(&db, Some("old"), 1);
     let mut store = Store::open_path(&path).unwrap();
     assert_eq!(store.verify_map(id).unwrap(), None);

@@ -23,7 +23,7 @@ fn emit(text: &str) -> Result<()> {
 }
 
 pub fn list(args: &ListArgs) -> Result<()> {
-    let path = store::db_path(&args.db)?;
+    let path = store::db_path(args.db.path())?;
     // Listing never creates the database: a fresh machine just has no runs yet.
     let runs = if path.exists() {
         Store::open_path(&path)?.runs(args.limit)?
@@ -197,7 +197,7 @@ pub(crate) fn short_workload(w: &crate::model::WorkloadDoc) -> String {
 }
 
 pub fn show(args: &ShowArgs) -> Result<()> {
-    let store = Store::open_existing(&args.db)?;
+    let store = Store::open_existing(args.db.path())?;
     let id = store.resolve(&args.run)?;
     if args.json {
         return emit(&(store.load_json_pretty(id)? + "\n"));
@@ -364,12 +364,12 @@ pub fn export(args: &ExportArgs) -> Result<()> {
             "--format fio-json exports one run (fio-plot and the other readers of fio's JSON take a file per run); export each run by itself",
         ));
     }
-    let runs = store::load_runs(&args.db, &args.runs)?;
+    let runs = store::load_runs(args.db.path(), &args.runs)?;
     let docs = || runs.iter().map(|s| &s.doc);
     match args.format {
         ExportFormat::Json => {
             // As stored, field for field: a document from an older version keeps what it had.
-            let store = Store::open_existing(&args.db)?;
+            let store = Store::open_existing(args.db.path())?;
             let texts: Vec<String> = runs
                 .iter()
                 .map(|r| store.load_json_pretty(r.id))
@@ -391,7 +391,7 @@ pub fn export(args: &ExportArgs) -> Result<()> {
 }
 
 pub fn delete(args: &DeleteArgs) -> Result<()> {
-    let mut store = Store::open_existing(&args.db)?;
+    let mut store = Store::open_existing(args.db.path())?;
     let id = store.resolve(&args.run)?;
     let row = store.runs(u32::MAX)?.into_iter().find(|r| r.id == id);
     store.delete(id)?;
@@ -415,7 +415,7 @@ pub fn compare(args: &CompareArgs) -> Result<()> {
             args.noise
         )));
     }
-    let mut runs = store::load_runs(&args.db, &args.runs)?;
+    let mut runs = store::load_runs(args.db.path(), &args.runs)?;
     if runs.len() < 2 {
         return Err(crate::error::usage(
             "compare needs at least two runs: give two or more RUNs, or a sweep:ID of several",
