@@ -26,7 +26,6 @@ mod comm;
 
 pub use combine::{combine, Part};
 
-use crate::cli::RunArgs;
 use crate::error::usage;
 use anyhow::Result;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -79,37 +78,6 @@ pub fn placeholders(path: &str, host: &str, rank: u32, size: u32) -> String {
         .replace("{size}", &size.to_string())
 }
 
-/// What a run under MPI does not support yet, refused on every rank before anything runs.
-fn refuse_unsupported(args: &RunArgs) -> Result<()> {
-    let o = &args.output;
-    let no = |what: &str, why: &str| Err(usage(format!("under MPI, {what} {why}")));
-    if args.repeat.repeat.is_some_and(|n| n > 1) {
-        return no(
-            "--repeat",
-            "is not supported yet: each rank measures once; repeat the mpirun",
-        );
-    }
-    if args.workload.latency_target.is_some() || args.repeat.until_change.is_some() {
-        return no(
-            "--latency-target and --until-change",
-            "would stop each rank at its own time; give --time or --data",
-        );
-    }
-    if o.dry_run {
-        return no(
-            "--dry-run",
-            "is not supported: run it without mpirun on one host",
-        );
-    }
-    if o.output.is_some() {
-        return no(
-            "-o/--output",
-            "is not supported yet: rank 0 stores the run; use iogauge export afterwards",
-        );
-    }
-    Ok(())
-}
-
 /// Under mpirun or srun, commands other than `run` would run once per rank, each on its own:
 /// refused before anything runs.
 pub fn only_run(is_run: bool) -> Result<()> {
@@ -121,31 +89,42 @@ pub fn only_run(is_run: bool) -> Result<()> {
     }
 }
 
-/// `iogauge run` as one rank of a run under MPI, or `None` when not launched by MPI (or as a
-/// world of one), so the caller runs it as usual.
-pub fn run(args: &RunArgs) -> Option<Result<()>> {
-    let size = launched_size().filter(|&n| n > 1)?;
-    Some(launched(args, size))
+/// What rank 0 does with the run once combined, and how the ranks stop a --data cell.
+pub struct Launch {
+    /// Store the combined run (rank 0), in this results database.
+    pub store: bool,
+    pub db: Option<std::path::PathBuf>,
+    /// Print it as JSON.
+    pub json: bool,
+    /// `--stonewall first`.
+    pub stonewall_first: bool,
 }
 
+/// Each rank's plan, from its rank, the world's size and its host (for the placeholders).
+pub type PlanFor<'a> = dyn Fn(u32, u32, &str) -> Result<crate::plan::Plan> + 'a;
+
+/// Whether this process is one rank of a world of several started by mpirun or srun.
+pub fn launched() -> Option<u32> {
+    launched_size().filter(|&n| n > 1)
+}
+
+/// `iogauge run` as one rank of a run under MPI (see [`launched`]).
 #[cfg(not(feature = "mpi"))]
-fn launched(_args: &RunArgs, size: u32) -> Result<()> {
+pub fn run(_launch: &Launch, _plan_for: &PlanFor, size: u32) -> Result<()> {
     Err(usage(format!(
         "started as one of {size} MPI ranks, but this iogauge was built without MPI, so each would run on its own: build it with cargo build --release --features mpi"
     )))
 }
 
+/// `iogauge run` as one rank of a run under MPI (see [`launched`]).
 #[cfg(feature = "mpi")]
-fn launched(args: &RunArgs, _size: u32) -> Result<()> {
+pub fn run(launch: &Launch, plan_for: &PlanFor, _size: u32) -> Result<()> {
     let comm = comm::Comm::init()?;
     ACTIVE.store(true, Ordering::Relaxed);
-    FIRST.store(
-        args.workload.stonewall == Some(crate::cli::Stonewall::First),
-        Ordering::Relaxed,
-    );
+    FIRST.store(launch.stonewall_first, Ordering::Relaxed);
     let _ = TAG.set(format!("{}.{}", comm.host, comm.rank));
     crate::ui::label(format!("{} (rank {})", comm.host, comm.rank));
-    let out = ranked::run(args, comm);
+    let out = ranked::run(launch, plan_for, comm);
     ACTIVE.store(false, Ordering::Relaxed);
     out
 }
@@ -204,8 +183,7 @@ pub fn before_cell() -> Result<()> {
 mod ranked {
     //! The rank's side of the protocol; the communicator lives here for the run.
     use super::comm::{now_ns, Comm};
-    use super::{combine, refuse_unsupported, Part, PeerFailed};
-    use crate::cli::RunArgs;
+    use super::{combine, Launch, Part, PeerFailed, PlanFor};
     use anyhow::Result;
     use serde::{Deserialize, Serialize};
     use std::cell::{Cell, RefCell};
@@ -271,10 +249,10 @@ mod ranked {
         with(|c| c.send_done());
     }
 
-    pub fn run(args: &RunArgs, comm: Comm) -> Result<()> {
+    pub fn run(launch: &Launch, plan_for: &PlanFor, comm: Comm) -> Result<()> {
         let (rank, size, host) = (comm.rank, comm.size, comm.host.clone());
         COMM.with(|c| *c.borrow_mut() = Some(comm));
-        let out = protocol(args, rank, size, &host);
+        let out = protocol(launch, plan_for, rank, size, &host);
         // Stopped alone by a signal (its test file already removed): the others do not know,
         // so MPI_Finalize would wait for them; end the job instead, and mpirun stops the
         // other ranks with SIGTERM, on which they clean up the same way.
@@ -288,18 +266,15 @@ mod ranked {
         out
     }
 
-    fn protocol(args: &RunArgs, rank: u32, size: u32, host: &str) -> Result<()> {
-        let mut mine = args.clone();
-        if let Some(t) = &mine.target.target {
-            let p = super::placeholders(&t.to_string_lossy(), host, rank, size);
-            mine.target.target = Some(p.into());
-        }
-        let store = !mine.output.no_store;
-        let json = mine.output.json;
-        mine.output.no_store = true;
-        // Progress on rank 0's terminal only; every rank's messages carry its host.
-        mine.output.json = rank != 0 || json;
-        let planned = refuse_unsupported(args).and_then(|()| crate::plan::from_run(&mine));
+    fn protocol(
+        launch: &Launch,
+        plan_for: &PlanFor,
+        rank: u32,
+        size: u32,
+        host: &str,
+    ) -> Result<()> {
+        let (store, json) = (launch.store, launch.json);
+        let planned = plan_for(rank, size, host);
         let plan = match planned {
             Ok(p) => {
                 sync(Ok(()))?;
@@ -375,7 +350,7 @@ mod ranked {
         }
         if store {
             let mut rec = crate::store::Recorder::start(
-                Some(crate::store::Store::open(args.output.db.path())?),
+                Some(crate::store::Store::open(launch.db.as_deref())?),
                 &doc,
             )?;
             for r in &doc.results {

@@ -27,12 +27,14 @@ use std::time::Duration;
 
 mod fio_jobs;
 mod probe;
+mod rank;
 mod suite;
 #[cfg(test)]
 mod tests;
 
 pub use fio_jobs::from_fio;
 pub use probe::from_probe_cache;
+pub use rank::{from_run_rank, launch};
 pub use suite::from_suite;
 
 /// Samples of a suite's time series: one a second, as `--until-stable` reads them.

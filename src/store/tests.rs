@@ -267,7 +267,11 @@ fn stored_json_is_byte_identical_to_the_documents_serialization() {
 fn selectors_name_runs_by_id_run_id_label_and_last() {
     let dir = tempfile::tempdir().unwrap();
     let db = db_in(&dir);
-    let store_err = Store::open(Some(&db)).unwrap().resolve("last").err().unwrap();
+    let store_err = Store::open(Some(&db))
+        .unwrap()
+        .resolve("last")
+        .err()
+        .unwrap();
     assert!(format!("{store_err}").contains("no runs"), "{store_err}");
     let (a, _) = record(&db, Some("base"), 1);
     let (b, _) = record(&db, Some("base"), 1);
