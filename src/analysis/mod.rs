@@ -11,6 +11,7 @@
 //! in that result's list.
 mod integrity;
 pub mod run;
+pub mod source;
 
 use crate::model::{ResultDoc, RunDoc, WorkloadDoc};
 use crate::units;

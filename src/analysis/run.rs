@@ -1,17 +1,30 @@
 //! The findings a run's executor knows of beyond each result's own: where sequential data came
 //! from, stability, the cache probe's knee, steady state by rounds.
 
+use crate::analysis::source::{working_set, Source};
 use crate::model::{ResultDoc, RunDoc};
 use crate::plan::{Plan, Until};
 use crate::suite::cells::Cell;
 use crate::suite::stable::{self, Rule};
-use crate::suite::tables::{self, Source, Stability};
 use crate::suite::{Layout, Op};
 use crate::target::Target;
 use crate::units;
 use iogauge_analyze::{Finding, Kind as FindingKind, Severity};
 use std::collections::BTreeMap;
 use std::time::Duration;
+
+/// One cell's `--until-stable` figures.
+pub struct Stability {
+    /// Index of the result in the run document.
+    pub result: usize,
+    pub name: String,
+    /// How long the cell ran.
+    pub ran: Duration,
+    /// When it met the rule, and the half-width then.
+    pub stable: Option<(Duration, f64)>,
+    /// The half-width over the whole run.
+    pub full: Option<f64>,
+}
 
 /// What the executor saw besides the document, for the run's own findings.
 pub struct Seen<'a> {
@@ -171,7 +184,7 @@ pub(crate) fn add_findings(
             .iter()
             .any(|f| crate::analysis::is(f, iogauge_analyze::Kind::Cache));
         if cells[ci].layout == Layout::Seq && !has_cache {
-            let ws = tables::working_set(r);
+            let ws = working_set(r);
             let src = Source::of(r.workload.direct, ws, ram);
             let mut f = finding(FindingKind::Cache, src.describe().to_string(), i);
             f.evidence.insert("working_set_bytes".into(), ws as f64);

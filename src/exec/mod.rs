@@ -19,11 +19,11 @@ use notes::notes_of;
 pub use rounds::SEARCH_STEPS;
 use rounds::{latency_search, run_rounds};
 
+use crate::analysis::run::Stability;
 use crate::error::usage;
 use crate::model::{ResultDoc, RunDoc, SCHEMA};
 use crate::plan::{Kind, Plan};
 use crate::store::{Recorder, Store};
-use crate::suite::tables::Stability;
 use crate::target::{self, Target};
 use anyhow::Result;
 use iogauge_engine::EngineKind;

@@ -4,10 +4,10 @@
 
 use crate::model::RunDoc;
 use crate::plan::{Kind, Plan};
-use crate::suite::tables::{self, Stability};
 use crate::target::Target;
 use crate::units;
 use anyhow::{Context, Result};
+use tables::Stability;
 
 pub mod csv;
 pub mod fio_json;
@@ -16,9 +16,10 @@ pub mod plan;
 pub mod stats;
 pub mod sweep;
 pub mod table;
+pub mod tables;
 pub mod timeline;
 
-pub use crate::suite::tables::Outcome;
+pub use tables::Outcome;
 
 /// A finished run as the plan asks: the document on stdout (and in `--output`), then on
 /// stderr the id it was stored under.

@@ -10,7 +10,6 @@
 pub mod cells;
 pub mod schema;
 pub mod stable;
-pub mod tables;
 
 use crate::workload::SyncKind;
 use std::time::Duration;

@@ -3,9 +3,11 @@
 //! block size, sysbench's syncs/s — then a summary a newcomer can read. Numbers go through
 //! `units` like everywhere else; this file only lays them out.
 
-use super::cells::Cell;
-use super::{Layout, Op, Suite};
+pub use crate::analysis::run::Stability;
+pub use crate::analysis::source::{working_set, Source};
 use crate::model::ResultDoc;
+use crate::suite::cells::Cell;
+use crate::suite::{Layout, Op, Suite};
 use crate::units;
 use std::fmt::Write;
 use std::time::Duration;
@@ -16,51 +18,6 @@ pub struct Outcome<'a> {
     pub result: Option<&'a ResultDoc>,
     /// Why the cell did not run, when it was skipped.
     pub skipped: Option<&'a str>,
-}
-
-/// Where a result's data came from, as dd and bonnie++ users must ask ("PostgreSQL Server Benchmarks — Disks"'s bonnie++
-/// writes twice the RAM for this reason).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Source {
-    /// O_DIRECT: the device, past the page cache.
-    Direct,
-    /// Buffered over a working set that fits in RAM: likely the page cache.
-    Cache,
-    /// Buffered over a working set larger than RAM: mostly the device.
-    LargerThanRam,
-}
-
-impl Source {
-    pub fn of(direct: bool, working_set: u64, ram: u64) -> Source {
-        if direct {
-            Source::Direct
-        } else if ram > 0 && working_set > ram {
-            Source::LargerThanRam
-        } else {
-            Source::Cache
-        }
-    }
-
-    pub fn label(self) -> &'static str {
-        match self {
-            Source::Direct => "direct",
-            Source::Cache => "cache",
-            Source::LargerThanRam => ">RAM",
-        }
-    }
-
-    pub fn describe(self) -> &'static str {
-        match self {
-            Source::Direct => "read and written with O_DIRECT: the device, not the page cache",
-            Source::Cache => "buffered over a working set that fits in RAM: the page cache may have answered instead of the device",
-            Source::LargerThanRam => "buffered over a working set larger than RAM: mostly the device answered",
-        }
-    }
-}
-
-/// The working set of a result: the bytes it could touch, at most the bytes it moved.
-pub fn working_set(r: &ResultDoc) -> u64 {
-    r.target.range_bytes.min(r.bytes.max(1))
 }
 
 /// Every group's tables, in suite order; groups with nothing measured are left out.
@@ -592,19 +549,6 @@ fn short(c: &Cell) -> String {
         s.push_str(&format!(" · QD {}", c.iodepth));
     }
     s
-}
-
-/// One cell's `--until-stable` figures.
-pub struct Stability {
-    /// Index of the result in the run document.
-    pub result: usize,
-    pub name: String,
-    /// How long the cell ran.
-    pub ran: Duration,
-    /// When it met the rule, and the half-width then.
-    pub stable: Option<(Duration, f64)>,
-    /// The half-width over the whole run.
-    pub full: Option<f64>,
 }
 
 /// The `--until-stable` table and its totals.
