@@ -18,7 +18,6 @@ mod ledger;
 mod matching;
 mod measure;
 mod model;
-mod output;
 mod plan;
 mod present;
 mod repeats;

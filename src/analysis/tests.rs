@@ -413,10 +413,10 @@ fn printed_findings_give_each_advice_once() {
     }
     let found = run_findings(&doc(results), &th());
     assert_eq!(of_kind(&found, "gap").len(), 2, "{found:#?}");
-    let text = print_findings(&found);
+    let text = crate::present::findings::text(&found);
     assert_eq!(text.matches("warning gap").count(), 2, "{text}");
     assert_eq!(text.matches("try: ").count(), 1, "{text}");
-    assert!(print_findings(&[]).is_empty());
+    assert!(crate::present::findings::text(&[]).is_empty());
     // Every cell's steady-state information is one line; warnings come before it.
     let mut results = matrix(Rw::Randread, &[1, 10]);
     for b in &mut results[17].fine.ios[50..80] {
@@ -424,7 +424,7 @@ fn printed_findings_give_each_advice_once() {
     }
     let mut d = doc(results);
     annotate(&mut d, None);
-    let text = print_findings(&d.findings);
+    let text = crate::present::findings::text(&d.findings);
     assert_eq!(text.matches("info    steady").count(), 1, "{text}");
     assert!(text.contains("(and 17 more alike)"), "{text}");
     let (stall, steady) = (text.find("warning stall"), text.find("info    steady"));

@@ -170,7 +170,7 @@ fn storage_notes_findings(doc: &RunDoc, storage: &[&ResultDoc], s: &mut String) 
     for n in &doc.notes {
         let _ = writeln!(s, "note: {n}");
     }
-    s.push_str(&crate::analysis::print_findings(&doc.findings));
+    s.push_str(&crate::present::findings::text(&doc.findings));
 }
 
 /// TPS against shared_buffers, with what explains it: latencies, checkpoints, WAL written, and

@@ -22,7 +22,7 @@ pub fn text(doc: &RunDoc) -> String {
         return s;
     };
     let fleet = doc.fleet.as_ref();
-    let _ = writeln!(s, "{}", crate::output::workload_line(agg));
+    let _ = writeln!(s, "{}", crate::present::summary::workload_line(agg));
     let _ = writeln!(
         s,
         "{} ranks · stonewall: {}\n",
@@ -94,6 +94,6 @@ pub fn text(doc: &RunDoc) -> String {
     for n in &doc.notes {
         let _ = writeln!(s, "note: {n}");
     }
-    s.push_str(&crate::analysis::print_findings(&doc.findings));
+    s.push_str(&crate::present::findings::text(&doc.findings));
     s
 }

@@ -10,10 +10,12 @@ use anyhow::{Context, Result};
 use tables::Stability;
 
 pub mod csv;
+pub mod findings;
 pub mod fio_json;
 pub mod fleet;
 pub mod plan;
 pub mod stats;
+pub mod summary;
 pub mod sweep;
 pub mod table;
 pub mod tables;
@@ -73,14 +75,14 @@ fn emit(
         let mut s = said.to_string();
         s += &match plan.kind {
             Kind::Run => {
-                let mut s = crate::output::run(doc);
+                let mut s = crate::present::summary::run(doc);
                 for (i, r) in doc.results.iter().enumerate() {
                     if !r.stats.is_empty() {
                         s.push('\n');
                         s.push_str(&stats::text(i, r));
                     }
                 }
-                s.push_str(&crate::analysis::print_findings(&doc.findings));
+                s.push_str(&crate::present::findings::text(&doc.findings));
                 s
             }
             Kind::Suite if plan.probe => probe_text(doc, outcomes),
@@ -251,7 +253,7 @@ fn suite_text(
         })
         .cloned()
         .collect();
-    s.push_str(&crate::analysis::print_findings(&shown));
+    s.push_str(&crate::present::findings::text(&shown));
     s
 }
 
@@ -294,7 +296,7 @@ fn probe_text(doc: &RunDoc, outcomes: &[Outcome]) -> String {
     for n in &doc.notes {
         s.push_str(&format!("note: {n}\n"));
     }
-    s.push_str(&crate::analysis::print_findings(&doc.findings));
+    s.push_str(&crate::present::findings::text(&doc.findings));
     s
 }
 

@@ -43,7 +43,7 @@ pub fn text(index: usize, r: &ResultDoc) -> String {
     let name = r
         .name
         .clone()
-        .unwrap_or_else(|| crate::output::workload_line(r));
+        .unwrap_or_else(|| crate::present::summary::workload_line(r));
     let mut s = format!(
         "statistics over {n} repeats of result {} ({name})\n",
         index + 1
@@ -119,7 +119,7 @@ pub fn suite_table(results: &[ResultDoc]) -> String {
         rows.push(vec![
             r.name
                 .clone()
-                .unwrap_or_else(|| crate::output::workload_line(r)),
+                .unwrap_or_else(|| crate::present::summary::workload_line(r)),
             st.n.to_string(),
             v(st.mean),
             format!("{} … {}", v(st.ci95[0]), v(st.ci95[1])),

@@ -233,7 +233,7 @@ fn show_text(id: i64, doc: &RunDoc) -> String {
         s.push_str(&system_text(&doc.system));
         return s;
     }
-    s.push_str(&crate::output::run(doc));
+    s.push_str(&crate::present::summary::run(doc));
     for r in &doc.results {
         let t = crate::present::timeline::text(r);
         if !t.is_empty() {
@@ -247,7 +247,7 @@ fn show_text(id: i64, doc: &RunDoc) -> String {
             s.push_str(&crate::present::stats::text(i, r));
         }
     }
-    s.push_str(&crate::analysis::print_findings(&doc.findings));
+    s.push_str(&crate::present::findings::text(&doc.findings));
     s.push('\n');
     s.push_str(&system_text(&doc.system));
     s

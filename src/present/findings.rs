@@ -1,0 +1,56 @@
+//! A run's findings as people read them: warnings first, alike information once with a
+//! count, each piece of advice once.
+
+use serde_json::Value;
+use std::collections::BTreeSet;
+use std::fmt::Write;
+
+/// The findings for a terminal: one line each, `warning stall …`, and what to try next after
+/// the first finding that gives that advice. Warnings come first; information alike (same kind
+/// and advice, e.g. `steady` for every cell of a matrix) is one line with a count. Empty input
+/// gives an empty string.
+pub fn text(findings: &[Value]) -> String {
+    let mut s = String::new();
+    if findings.is_empty() {
+        return s;
+    }
+    let text = |f: &Value, k: &str| f.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+    let warning = |f: &Value| text(f, "severity") == "warning";
+    let mut lines: Vec<(&Value, usize)> = findings
+        .iter()
+        .filter(|f| warning(f))
+        .map(|f| (f, 1))
+        .collect();
+    for f in findings.iter().filter(|f| !warning(f)) {
+        let alike = |g: &Value| {
+            !warning(g)
+                && text(g, "kind") == text(f, "kind")
+                && text(g, "advice") == text(f, "advice")
+        };
+        match lines.iter_mut().find(|(g, _)| alike(g)) {
+            Some(line) => line.1 += 1,
+            None => lines.push((f, 1)),
+        }
+    }
+    let _ = writeln!(s, "\nfindings:");
+    let mut advised = BTreeSet::new();
+    for (f, n) in lines {
+        let more = if n > 1 {
+            format!(" (and {} more alike)", n - 1)
+        } else {
+            String::new()
+        };
+        let _ = writeln!(
+            s,
+            "  {:<7} {:<8} {}{more}",
+            text(f, "severity"),
+            text(f, "kind"),
+            text(f, "summary")
+        );
+        let advice = text(f, "advice");
+        if !advice.is_empty() && advised.insert(advice.clone()) {
+            let _ = writeln!(s, "{:18}try: {advice}", "");
+        }
+    }
+    s
+}
