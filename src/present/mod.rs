@@ -14,6 +14,7 @@ pub mod findings;
 pub mod fio_json;
 pub mod fleet;
 pub mod plan;
+pub mod results;
 pub mod stats;
 pub mod summary;
 pub mod sweep;

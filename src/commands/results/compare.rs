@@ -12,9 +12,9 @@
 //! "no significant change". Without repeats on both sides there is no variance to test, and the
 //! verdict says so. Lower latency is "faster".
 
-use super::short_workload;
 use crate::matching::differences;
 use crate::model::ResultDoc;
+use crate::present::results::short_workload;
 use crate::present::stats::{metric_label, metric_value};
 use crate::present::table::table;
 use crate::store::Stored;

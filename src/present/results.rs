@@ -1,0 +1,367 @@
+//! The results store as people read it: `list`'s rows and `show`'s run with its system.
+
+use super::table::table;
+use crate::model::RunDoc;
+use crate::store::RunRow;
+use crate::units;
+use std::fmt::Write as _;
+
+/// The stored runs, a row each, fitting 120 columns.
+pub fn list(runs: &[RunRow]) -> String {
+    let mut rows = vec![[
+        "id",
+        "started (UTC)",
+        "label",
+        "what",
+        "target",
+        "IOPS",
+        "bandwidth",
+        "p99",
+    ]
+    .map(String::from)
+    .to_vec()];
+    for r in runs {
+        rows.push(list_row(r));
+    }
+    table(&rows, &[true, false, false, false, false, true, true, true])
+}
+
+pub fn run_row_json(r: &RunRow) -> serde_json::Value {
+    let results: Vec<serde_json::Value> = r
+        .results
+        .iter()
+        .map(|x| {
+            serde_json::json!({
+                "name": x.name, "workload": x.workload, "target": x.target, "iops": x.iops,
+                "bw_bytes": x.bw_bytes, "lat_p50_ns": x.lat_p50_ns, "lat_p99_ns": x.lat_p99_ns,
+                "interrupted": x.interrupted,
+            })
+        })
+        .collect();
+    serde_json::json!({
+        "id": r.id, "run_id": r.run_id, "label": r.label, "started_at": r.started_at,
+        "finished_at": r.finished_at, "suite": r.suite, "interrupted": r.interrupted,
+        "params": r.params, "results": results,
+    })
+}
+
+fn list_row(r: &RunRow) -> Vec<String> {
+    // Labels stored by older versions (or by hand) may hold control characters.
+    let mut label = crate::units::printable(r.label.as_deref().unwrap_or_default()).into_owned();
+    for (k, v) in &r.params {
+        label.push_str(&format!(
+            "{}{k}={v}",
+            if label.is_empty() { "" } else { " " }
+        ));
+    }
+    let mut what = match (&r.suite, r.results.as_slice()) {
+        (Some(s), res) => format!(
+            "suite {s} ({} result{})",
+            res.len(),
+            crate::units::plural(res.len())
+        ),
+        (None, [one]) => match (&one.name, &one.workload) {
+            (Some(n), _) => n.clone(),
+            (None, Some(w)) => short_workload(w),
+            (None, None) => "?".into(),
+        },
+        (None, res) => format!("{} results", res.len()),
+    };
+    if r.finished_at.is_none() {
+        what.push_str(" (unfinished)");
+    } else if r.interrupted {
+        what.push_str(" (interrupted)");
+    }
+    let target = r
+        .results
+        .first()
+        .map(|x| x.target.clone())
+        .unwrap_or_default();
+    // The row fits 120 columns: long labels, sweep parameters and names are cut where they
+    // stop telling runs apart (a path keeps its end); `show ID` has them whole.
+    let (label, what, target) = (cut(&label, 14), cut(&what, 22), cut_front(&target, 16));
+    let (iops, bw, p99) = match r.results.as_slice() {
+        [] => (String::new(), String::new(), String::new()),
+        [one] => (
+            units::count(one.iops),
+            units::mib_s(one.bw_bytes),
+            units::latency(one.lat_p99_ns as f64),
+        ),
+        // A suite's best result: "at most" this over its results.
+        many => (
+            format!(
+                "≤{}",
+                units::count(many.iter().map(|x| x.iops).fold(0.0, f64::max))
+            ),
+            format!(
+                "≤{}",
+                units::mib_s(many.iter().map(|x| x.bw_bytes).fold(0.0, f64::max))
+            ),
+            String::new(),
+        ),
+    };
+    vec![
+        r.id.to_string(),
+        date(&r.started_at),
+        label,
+        what,
+        target,
+        iops,
+        bw,
+        p99,
+    ]
+}
+
+/// At most `n` characters, the end replaced by "…" when cut.
+fn cut(s: &str, n: usize) -> String {
+    match s.chars().count() > n {
+        true => s.chars().take(n - 1).chain(['…']).collect(),
+        false => s.to_string(),
+    }
+}
+
+/// At most `n` characters, the start replaced by "…" when cut: a path keeps its file name.
+fn cut_front(s: &str, n: usize) -> String {
+    let len = s.chars().count();
+    match len > n {
+        true => std::iter::once('…')
+            .chain(s.chars().skip(len - (n - 1)))
+            .collect(),
+        false => s.to_string(),
+    }
+}
+
+/// `2026-05-09T07:30:12Z` → `2026-05-09 07:30`.
+pub fn date(rfc3339: &str) -> String {
+    rfc3339.replacen('T', " ", 1).chars().take(16).collect()
+}
+
+/// e.g. `randread 4K 1×32 io_uring`.
+pub(crate) fn short_workload(w: &crate::model::WorkloadDoc) -> String {
+    let mut s = w.rw.name().to_string();
+    if matches!(s.as_str(), "rw" | "randrw") {
+        let _ = write!(s, " {}%r", w.mix_read_pct);
+    }
+    let _ = write!(
+        s,
+        " {} {}×{} {}",
+        units::bs_label(w.bs),
+        w.threads,
+        w.iodepth,
+        w.engine
+    );
+    if !w.direct {
+        s.push_str(" buffered");
+    }
+    if let (Some(_), Some(n)) = (w.sync, w.sync_every) {
+        let _ = write!(s, " sync/{n}");
+    }
+    if w.odsync {
+        s.push_str(" O_DSYNC");
+    }
+    s
+}
+
+pub fn show(id: i64, doc: &RunDoc) -> String {
+    let mut s = String::new();
+    let _ = write!(s, "run {id} ({})", doc.run_id);
+    if let Some(l) = &doc.label {
+        let _ = write!(s, " · label {}", crate::units::printable(l));
+    }
+    if let Some(suite) = &doc.suite {
+        let _ = write!(s, " · suite {suite}");
+    }
+    let _ = writeln!(s, " · started {} UTC", date(&doc.started_at));
+    if !doc.params.is_empty() {
+        let p: Vec<String> = doc.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let _ = writeln!(s, "params: {}", p.join(" "));
+    }
+    if !doc.command.is_empty() {
+        let _ = writeln!(s, "command: {}", doc.command.join(" "));
+    }
+    if doc.interrupted {
+        let _ = writeln!(s, "interrupted: the results cover the part that ran");
+    }
+    s.push('\n');
+    // A run on many hosts (MPI) shows its hosts side by side with the aggregate.
+    if doc.fleet.is_some() {
+        s.push_str(&crate::present::fleet::text(doc));
+        s.push('\n');
+        s.push_str(&system_text(&doc.system));
+        return s;
+    }
+    s.push_str(&crate::present::summary::run(doc));
+    for r in &doc.results {
+        let t = crate::present::timeline::text(r);
+        if !t.is_empty() {
+            s.push('\n');
+            s.push_str(&t);
+        }
+    }
+    for (i, r) in doc.results.iter().enumerate() {
+        if !r.stats.is_empty() {
+            s.push('\n');
+            s.push_str(&crate::present::stats::text(i, r));
+        }
+    }
+    s.push_str(&crate::present::findings::text(&doc.findings));
+    s.push('\n');
+    s.push_str(&system_text(&doc.system));
+    s
+}
+
+/// The machine, the target's file system and its device stack: what "100K+ IOPS on semi-commodity hardware" asks to write down
+/// for every run.
+fn system_text(sys: &iogauge_sysinfo::SystemInfo) -> String {
+    let unknown = || "unknown".to_string();
+    let mut s = String::from("system:\n");
+    let _ = writeln!(
+        s,
+        "  host        {} · kernel {} · {} × {} · {} RAM",
+        sys.hostname.clone().unwrap_or_else(unknown),
+        sys.kernel.clone().unwrap_or_else(unknown),
+        sys.cpu_count.map_or_else(unknown, |n| n.to_string()),
+        sys.cpu_model
+            .clone()
+            .unwrap_or_else(|| "unknown CPU".into()),
+        sys.mem_total_bytes.map_or_else(unknown, units::iec),
+    );
+    let Some(t) = &sys.target else {
+        return s;
+    };
+    let mut line = format!("  target      {}", t.path);
+    if let Some(fs) = &t.filesystem {
+        let _ = write!(line, " · {fs}");
+    }
+    if let Some(mp) = &t.mount_point {
+        let _ = write!(line, " on {mp}");
+    }
+    if let Some(src) = &t.mount_source {
+        let _ = write!(line, " from {src}");
+    }
+    if let Some(b) = t.fs_block_size {
+        let _ = write!(line, " · fs block {}", units::iec(b));
+    }
+    let _ = writeln!(s, "{line}");
+    if let Some(o) = &t.mount_options {
+        let _ = writeln!(s, "  mount       {o}");
+    }
+    for d in &t.devices {
+        let _ = writeln!(s, "  device      {}", device_line(d));
+    }
+    s
+}
+
+fn device_line(d: &iogauge_sysinfo::BlockDevice) -> String {
+    let mut parts = vec![format!(
+        "{} ({})",
+        d.name,
+        serde_json::to_value(d.role)
+            .ok()
+            .and_then(|v| v.as_str().map(String::from))
+            .unwrap_or_default()
+    )];
+    let mut add = |p: Option<String>| parts.extend(p);
+    add(d.model.clone());
+    add(d.size_bytes.map(units::iec));
+    add(d.rotational.map(|r| {
+        if r {
+            "rotational".into()
+        } else {
+            "non-rotational".into()
+        }
+    }));
+    add(match (d.logical_block_size, d.physical_block_size) {
+        (Some(l), Some(p)) => Some(format!("blocks {l}/{p} B logical/physical")),
+        _ => None,
+    });
+    add(Some(format!(
+        "scheduler {}",
+        d.scheduler.as_deref().unwrap_or("unknown")
+    )));
+    add(d.nr_requests.map(|n| format!("nr_requests {n}")));
+    add(d.read_ahead_kb.map(|n| format!("read_ahead {n} KiB")));
+    add(d.write_cache.as_ref().map(|w| format!("cache {w}")));
+    add(d.queue_depth.map(|n| format!("queue depth {n}")));
+    add(d.partition_start_bytes.map(|b| {
+        let yes = |x: Option<bool>| match x {
+            Some(true) => "yes",
+            Some(false) => "NO",
+            None => "?",
+        };
+        format!(
+            "starts at {} (aligned to 1 MiB: {}, to the physical block: {})",
+            units::iec(b),
+            yes(d.aligned_1mib),
+            yes(d.aligned_physical)
+        )
+    }));
+    add(d.md_level.clone());
+    add(d.md_chunk_bytes.map(|c| format!("chunk {}", units::iec(c))));
+    if !d.md_members.is_empty() {
+        add(Some(format!(
+            "{} members: {}",
+            d.md_members.len(),
+            d.md_members.join(", ")
+        )));
+    }
+    add(d
+        .loop_backing_file
+        .as_ref()
+        .map(|f| format!("backed by {f}")));
+    add(d.dm_name.as_ref().map(|n| format!("dm {n}")));
+    parts.join(" · ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn table_aligns_by_characters() {
+        let rows = vec![
+            vec!["a".to_string(), "45.1 µs".to_string()],
+            vec!["long".to_string(), "1 ms".to_string()],
+        ];
+        let t = table(&rows, &[false, true]);
+        let lines: Vec<&str> = t.lines().collect();
+        assert_eq!(lines[0].chars().count(), lines[1].chars().count());
+        assert!(lines[1].ends_with("   1 ms"));
+    }
+
+    #[test]
+    fn show_lists_repeat_statistics_throughput_first_with_outliers() {
+        // "PostgreSQL Server Benchmarks — Disks"'s fsync rates: repeats 1 and 3 are outliers by the modified z-score (worked
+        // out by hand in repeats.rs).
+        let mut r = crate::commands::results::compare::tests::result(0.0, &[3170.57, 7606.69, 8379.83, 7627.63, 7523.14]);
+        r.stats = crate::repeats::stats_for(&r.repeats);
+        let run = crate::commands::results::compare::tests::run(7, vec![r], &[("disks", "4")]);
+        let text = show(run.id, &run.doc);
+        assert!(
+            text.contains("statistics over 5 repeats of result 1"),
+            "{text}"
+        );
+        assert!(text.contains("params: disks=4"), "{text}");
+        let stats: Vec<&str> = text
+            .lines()
+            .skip_while(|l| !l.starts_with("statistics"))
+            .collect();
+        let line = |m: &str| {
+            stats
+                .iter()
+                .position(|l| l.trim_start().starts_with(m))
+                .unwrap()
+        };
+        assert!(line("IOPS ") < line("bandwidth ") && line("bandwidth ") < line("latency p99 "));
+        let iops = stats[line("IOPS ")];
+        assert!(
+            iops.contains("6,862 IOPS") && iops.contains("#1, #3"),
+            "{iops}"
+        );
+    }
+
+    #[test]
+    fn dates_drop_seconds_and_the_t() {
+        assert_eq!(date("2026-05-09T07:30:12Z"), "2026-05-09 07:30");
+    }
+}
