@@ -8,6 +8,7 @@ mod ui;
 mod analysis;
 mod cli;
 mod commands;
+mod compare;
 mod db;
 mod error;
 mod exec;

@@ -4,9 +4,11 @@
 //! Rates are per second; bandwidth is bytes/s; latencies are nanoseconds.
 
 use crate::measure::LatNs;
+use crate::units;
 use crate::workload::{Rw, Spec, SyncKind};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+use std::fmt::Write as _;
 
 pub const SCHEMA: &str = "iogauge.run/1";
 
@@ -196,6 +198,34 @@ fn is_uniform(s: &String) -> bool {
 }
 
 impl WorkloadDoc {
+    /// The workload in a few words, e.g. `randread 4K 1×32 io_uring`: how `list`, `compare`
+    /// and a sweep name a result that has no name of its own.
+    pub fn short(&self) -> String {
+        let w = self;
+        let mut s = w.rw.name().to_string();
+        if matches!(s.as_str(), "rw" | "randrw") {
+            let _ = write!(s, " {}%r", w.mix_read_pct);
+        }
+        let _ = write!(
+            s,
+            " {} {}×{} {}",
+            units::bs_label(w.bs),
+            w.threads,
+            w.iodepth,
+            w.engine
+        );
+        if !w.direct {
+            s.push_str(" buffered");
+        }
+        if let (Some(_), Some(n)) = (w.sync, w.sync_every) {
+            let _ = write!(s, " sync/{n}");
+        }
+        if w.odsync {
+            s.push_str(" O_DSYNC");
+        }
+        s
+    }
+
     pub fn of(spec: &Spec) -> WorkloadDoc {
         use crate::workload::Limit;
         let (time_s, data_bytes) = match spec.limit {
@@ -468,6 +498,12 @@ pub struct FlushDoc {
 }
 
 impl ResultDoc {
+    /// What to call this result wherever one is named: its cell's name, else its workload in
+    /// a few words.
+    pub fn display_name(&self) -> String {
+        self.name.clone().unwrap_or_else(|| self.workload.short())
+    }
+
     /// Whether this result counts database transactions (pgbench, sysbench) rather than IOs.
     pub fn is_db(&self) -> bool {
         self.pg.is_some() || self.sysbench.is_some()

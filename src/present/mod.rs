@@ -9,6 +9,7 @@ use crate::units;
 use anyhow::{Context, Result};
 use tables::Stability;
 
+pub mod compare;
 pub mod csv;
 pub mod findings;
 pub mod fio_json;

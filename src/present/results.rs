@@ -62,7 +62,7 @@ fn list_row(r: &RunRow) -> Vec<String> {
         ),
         (None, [one]) => match (&one.name, &one.workload) {
             (Some(n), _) => n.clone(),
-            (None, Some(w)) => short_workload(w),
+            (None, Some(w)) => w.short(),
             (None, None) => "?".into(),
         },
         (None, res) => format!("{} results", res.len()),
@@ -134,32 +134,6 @@ fn cut_front(s: &str, n: usize) -> String {
 /// `2026-05-09T07:30:12Z` → `2026-05-09 07:30`.
 pub fn date(rfc3339: &str) -> String {
     rfc3339.replacen('T', " ", 1).chars().take(16).collect()
-}
-
-/// e.g. `randread 4K 1×32 io_uring`.
-pub(crate) fn short_workload(w: &crate::model::WorkloadDoc) -> String {
-    let mut s = w.rw.name().to_string();
-    if matches!(s.as_str(), "rw" | "randrw") {
-        let _ = write!(s, " {}%r", w.mix_read_pct);
-    }
-    let _ = write!(
-        s,
-        " {} {}×{} {}",
-        units::bs_label(w.bs),
-        w.threads,
-        w.iodepth,
-        w.engine
-    );
-    if !w.direct {
-        s.push_str(" buffered");
-    }
-    if let (Some(_), Some(n)) = (w.sync, w.sync_every) {
-        let _ = write!(s, " sync/{n}");
-    }
-    if w.odsync {
-        s.push_str(" O_DSYNC");
-    }
-    s
 }
 
 pub fn show(id: i64, doc: &RunDoc) -> String {
@@ -333,9 +307,10 @@ mod tests {
     fn show_lists_repeat_statistics_throughput_first_with_outliers() {
         // "PostgreSQL Server Benchmarks — Disks"'s fsync rates: repeats 1 and 3 are outliers by the modified z-score (worked
         // out by hand in repeats.rs).
-        let mut r = crate::commands::results::compare::tests::result(0.0, &[3170.57, 7606.69, 8379.83, 7627.63, 7523.14]);
+        let mut r =
+            crate::compare::tests::result(0.0, &[3170.57, 7606.69, 8379.83, 7627.63, 7523.14]);
         r.stats = crate::repeats::stats_for(&r.repeats);
-        let run = crate::commands::results::compare::tests::run(7, vec![r], &[("disks", "4")]);
+        let run = crate::compare::tests::run(7, vec![r], &[("disks", "4")]);
         let text = show(run.id, &run.doc);
         assert!(
             text.contains("statistics over 5 repeats of result 1"),

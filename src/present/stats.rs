@@ -40,10 +40,7 @@ const STATS_ORDER: [&str; 6] = [
 
 pub fn text(index: usize, r: &ResultDoc) -> String {
     let n = r.stats.values().map(|s| s.n).max().unwrap_or(0);
-    let name = r
-        .name
-        .clone()
-        .unwrap_or_else(|| crate::present::summary::workload_line(r));
+    let name = r.display_name();
     let mut s = format!(
         "statistics over {n} repeats of result {} ({name})\n",
         index + 1

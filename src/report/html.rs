@@ -222,7 +222,7 @@ fn run_section(s: &mut String, n: usize, input: &Input, charts: &[&Chart]) {
     for note in &d.notes {
         let _ = writeln!(s, "<p class=\"meta\">Note: {}</p>", esc(note));
     }
-    if d.results.iter().any(|r| !is_transactions(r)) {
+    if d.results.iter().any(|r| !r.is_db()) {
         results_table(s, d);
     }
     transactions_table(s, d);
@@ -245,7 +245,7 @@ fn results_table(s: &mut String, d: &RunDoc) {
         <th class=\"num\">time</th><th>IOPS over time</th></tr></thead><tbody>\n");
     for (i, r) in d.results.iter().enumerate() {
         // Transactions are no IOs: they have their own table below.
-        if is_transactions(r) {
+        if r.is_db() {
             continue;
         }
         let ci = r
@@ -282,26 +282,15 @@ fn results_table(s: &mut String, d: &RunDoc) {
     s.push_str("</tbody></table></div>\n");
 }
 
-/// A result of `db pgbench` or `db sysbench`: its rate is transactions per second and its
-/// latencies those of whole transactions.
-fn is_transactions(r: &crate::model::ResultDoc) -> bool {
-    r.pg.is_some() || r.sysbench.is_some()
-}
-
 /// The database results: TPS and transaction latency, with the buffer's share of the data.
 fn transactions_table(s: &mut String, d: &RunDoc) {
-    if !d.results.iter().any(is_transactions) {
+    if !d.results.iter().any(crate::model::ResultDoc::is_db) {
         return;
     }
     s.push_str("<h3>Transactions</h3>\n<div class=\"table-wrap\"><table>\n<thead><tr><th>#</th><th>Workload</th>\
         <th class=\"num\">buffer of data</th><th class=\"num\">TPS</th><th class=\"num\">p50</th>\
         <th class=\"num\">p99</th><th class=\"num\">p99.9</th><th class=\"num\">time</th></tr></thead><tbody>\n");
-    for (i, r) in d
-        .results
-        .iter()
-        .enumerate()
-        .filter(|(_, r)| is_transactions(r))
-    {
+    for (i, r) in d.results.iter().enumerate().filter(|(_, r)| r.is_db()) {
         let ratio =
             r.pg.as_ref()
                 .and_then(|p| p.buffer_ratio)

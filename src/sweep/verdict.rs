@@ -11,16 +11,6 @@ fn iops_of(r: &ResultDoc) -> Vec<f64> {
     }
 }
 
-fn cell_name(r: &ResultDoc) -> String {
-    r.name.clone().unwrap_or_else(|| {
-        format!(
-            "{} {}",
-            r.workload.rw.name(),
-            units::bs_label(r.workload.bs)
-        )
-    })
-}
-
 /// What a sweep found, as `--json` prints it and the table shows it.
 #[derive(Serialize)]
 pub struct SweepDoc {
@@ -101,7 +91,7 @@ pub(super) fn summarize(
                 .then(|| {
                     format!(
                         "{}: {} IOPS at the start, {} at the end",
-                        cell_name(a),
+                        a.display_name(),
                         units::count(a.iops),
                         units::count(b.iops)
                     )
@@ -150,7 +140,7 @@ fn group(title: String, members: &[&(Setting, Outcome)], grid: bool) -> GroupDoc
     let cells: Vec<String> = members
         .iter()
         .find_map(|(_, o)| o.doc.as_ref())
-        .map(|d| d.results.iter().map(cell_name).collect())
+        .map(|d| d.results.iter().map(ResultDoc::display_name).collect())
         .unwrap_or_default();
     // A skipped first setting is no baseline: the next one that ran is, and the table says
     // which (a file-system sweep whose first mkfs is missing compares against the second).

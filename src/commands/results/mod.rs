@@ -2,8 +2,6 @@
 //! line. The store itself is `crate::store`; comparisons are in `results/compare.rs`, CSV in
 //! `results/csv.rs`.
 
-pub(crate) mod compare;
-
 use crate::cli::{CompareArgs, DeleteArgs, ExportArgs, ExportFormat, ListArgs, ShowArgs};
 use crate::store::{self, Store};
 use anyhow::Result;
@@ -118,7 +116,7 @@ pub fn compare(args: &CompareArgs) -> Result<()> {
             }
         }
     }
-    let report = compare::compare(&runs, args.noise);
+    let report = crate::compare::compare(&runs, args.noise);
     // Which level was compared is said either way, so a number is never read as the other.
     let said = match args.baseline {
         true => crate::analysis::baseline_said(&used),

@@ -14,13 +14,9 @@
 
 use crate::matching::differences;
 use crate::model::ResultDoc;
-use crate::present::results::short_workload;
-use crate::present::stats::{metric_label, metric_value};
-use crate::present::table::table;
 use crate::store::Stored;
 use iogauge_stats::{Verdict, DEFAULT_ALPHA};
 use serde_json::{json, Value};
-use std::fmt::Write as _;
 
 /// The metrics compared, and whether more is better.
 const METRICS: [(&str, bool); 4] = [
@@ -33,46 +29,46 @@ const METRICS: [(&str, bool); 4] = [
 pub const CANNOT_JUDGE: &str = "cannot judge significance (run with --repeat 3 or more)";
 
 pub struct Report {
-    runs: Vec<RunInfo>,
-    groups: Vec<Group>,
-    scaling: Vec<Scaling>,
-    notes: Vec<String>,
+    pub(crate) runs: Vec<RunInfo>,
+    pub(crate) groups: Vec<Group>,
+    pub(crate) scaling: Vec<Scaling>,
+    pub(crate) notes: Vec<String>,
 }
 
-struct RunInfo {
-    id: i64,
-    run_id: String,
-    label: Option<String>,
-    params: std::collections::BTreeMap<String, String>,
+pub(crate) struct RunInfo {
+    pub(crate) id: i64,
+    pub(crate) run_id: String,
+    pub(crate) label: Option<String>,
+    pub(crate) params: std::collections::BTreeMap<String, String>,
 }
 
 /// One baseline result and its counterparts.
-struct Group {
-    workload: String,
+pub(crate) struct Group {
+    pub(crate) workload: String,
     /// Per candidate run (index into `runs`): what differs from the baseline's workload.
-    differences: Vec<(usize, Vec<String>)>,
-    rows: Vec<MetricRow>,
+    pub(crate) differences: Vec<(usize, Vec<String>)>,
+    pub(crate) rows: Vec<MetricRow>,
 }
 
-struct MetricRow {
-    metric: &'static str,
+pub(crate) struct MetricRow {
+    pub(crate) metric: &'static str,
     /// Per run: the values (repeats, or the one headline value); `None` when the run has no
     /// matching result.
-    sides: Vec<Option<Vec<f64>>>,
+    pub(crate) sides: Vec<Option<Vec<f64>>>,
     /// Per run after the first: the comparison against the baseline.
-    comparisons: Vec<Option<iogauge_stats::Comparison>>,
+    pub(crate) comparisons: Vec<Option<iogauge_stats::Comparison>>,
 }
 
-struct Scaling {
-    workload: String,
-    metric: &'static str,
-    param: String,
-    points: Vec<(f64, f64)>,
+pub(crate) struct Scaling {
+    pub(crate) workload: String,
+    pub(crate) metric: &'static str,
+    pub(crate) param: String,
+    pub(crate) points: Vec<(f64, f64)>,
     /// The parameter value beyond which the metric stops growing, or `None` if it still grows.
-    plateau: Option<f64>,
+    pub(crate) plateau: Option<f64>,
 }
 
-fn mean(v: &[f64]) -> f64 {
+pub(crate) fn mean(v: &[f64]) -> f64 {
     v.iter().sum::<f64>() / v.len() as f64
 }
 
@@ -92,12 +88,6 @@ fn values(r: &ResultDoc, metric: &str) -> Vec<f64> {
             .map(|x| pick(x.iops, x.bw_bytes, &x.lat_ns))
             .collect()
     }
-}
-
-fn display_name(r: &ResultDoc) -> String {
-    r.name
-        .clone()
-        .unwrap_or_else(|| short_workload(&r.workload))
 }
 
 /// The one parameter the runs differ in, when it is numeric in every run.
@@ -203,7 +193,7 @@ pub fn compare(runs: &[Stored], noise: f64) -> Report {
             })
             .collect();
         groups.push(Group {
-            workload: display_name(br),
+            workload: br.display_name(),
             differences,
             rows,
         });
@@ -221,7 +211,7 @@ pub fn compare(runs: &[Stored], noise: f64) -> Report {
                     .any(|b| crate::matching::matches(b, c))
             })
             .filter(|_| !(base.doc.results.len() == 1 && r.doc.results.len() == 1))
-            .map(display_name)
+            .map(ResultDoc::display_name)
             .collect();
         if !unmatched.is_empty() {
             notes.push(format!(
@@ -292,119 +282,15 @@ fn scaling_of(runs: &[&Stored], key: &str, groups: &[Group]) -> Vec<Scaling> {
     out
 }
 
-fn verdict_text(c: &iogauge_stats::Comparison) -> &'static str {
+/// The verdict in words, as the table and the JSON give it.
+pub(crate) fn verdict_text(c: &iogauge_stats::Comparison) -> &'static str {
     match c.verdict {
         Verdict::CannotJudge => CANNOT_JUDGE,
         v => v.label(),
     }
 }
 
-fn p_text(p: Option<f64>) -> String {
-    match p {
-        Some(p) if p < 1e-4 => "<0.0001".into(),
-        Some(p) => format!("{p:.4}"),
-        None => String::new(),
-    }
-}
-
-/// `4`, `4.5`: a parameter value as typed.
-fn param_text(x: f64) -> String {
-    format!("{x}")
-}
-
 impl Report {
-    fn run_name(&self, i: usize) -> String {
-        let r = &self.runs[i];
-        let mut s = format!("run {}", r.id);
-        if let Some(l) = &r.label {
-            let _ = write!(s, " {l}");
-        }
-        for (k, v) in &r.params {
-            let _ = write!(s, " {k}={v}");
-        }
-        s
-    }
-
-    pub fn text(&self) -> String {
-        let mut s = String::new();
-        for (gi, g) in self.groups.iter().enumerate() {
-            if gi > 0 {
-                s.push('\n');
-            }
-            let _ = writeln!(s, "{}", g.workload);
-            for (i, d) in &g.differences {
-                let _ = writeln!(s, "  {} differs: {}", self.run_name(*i), d.join(", "));
-            }
-            let mut rows = vec![["", "run", "mean", "n", "ratio", "p", "verdict"]
-                .map(String::from)
-                .to_vec()];
-            for row in &g.rows {
-                for (i, side) in row.sides.iter().enumerate() {
-                    let metric = if i == 0 {
-                        metric_label(row.metric).to_string()
-                    } else {
-                        String::new()
-                    };
-                    let Some(v) = side else {
-                        rows.push(vec![metric, self.run_name(i), "no matching result".into()]);
-                        continue;
-                    };
-                    let mut cells = vec![
-                        metric,
-                        self.run_name(i),
-                        metric_value(row.metric, mean(v)),
-                        v.len().to_string(),
-                    ];
-                    if let Some(Some(c)) = i.checked_sub(1).and_then(|j| row.comparisons.get(j)) {
-                        cells.push(c.ratio.map_or(String::new(), |r| format!("{r:.3}×")));
-                        cells.push(p_text(c.p_value));
-                        cells.push(verdict_text(c).to_string());
-                    }
-                    rows.push(cells);
-                }
-            }
-            for line in table(&rows, &[false, false, true, true, true, true, false]).lines() {
-                let _ = writeln!(s, "  {line}");
-            }
-        }
-        if !self.scaling.is_empty() {
-            let _ = writeln!(s, "\nscaling");
-            for sc in &self.scaling {
-                let points: Vec<String> = sc
-                    .points
-                    .iter()
-                    .map(|(x, y)| {
-                        format!(
-                            "{}={} {}",
-                            sc.param,
-                            param_text(*x),
-                            metric_value(sc.metric, *y)
-                        )
-                    })
-                    .collect();
-                let verdict = match sc.plateau {
-                    Some(x) => format!("no gain beyond {}={}", sc.param, param_text(x)),
-                    None => format!(
-                        "still growing at {}={}",
-                        sc.param,
-                        param_text(sc.points.last().map_or(0.0, |p| p.0))
-                    ),
-                };
-                let _ = writeln!(
-                    s,
-                    "  {} {}: {} — {verdict}",
-                    sc.workload,
-                    metric_label(sc.metric),
-                    points.join(" · ")
-                );
-            }
-        }
-        for n in &self.notes {
-            let _ = writeln!(s, "note: {n}");
-        }
-        s
-    }
-
     pub fn json(&self) -> Value {
         let mut comparisons = Vec::new();
         for g in &self.groups {
