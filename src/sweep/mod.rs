@@ -19,6 +19,7 @@ pub use knobs::recover;
 use crate::cli::SweepArgs;
 use crate::error::usage;
 use crate::model::{ResultDoc, RunDoc};
+use crate::plan::Plan;
 use crate::units;
 use anyhow::Result;
 use fs::{FsSpec, Mounted};
@@ -106,8 +107,8 @@ pub fn run(args: &SweepArgs) -> Result<Sweep> {
             .trim_end_matches('Z')
     );
     let outcomes = match &args.scratch {
-        Some(dev) => fs_sweep(&suite, &id, dev, &fss, &args.mount_opts)?,
-        None => knob_sweep(&suite, &id, &specs, args.grid)?,
+        Some(dev) => fs_sweep(&check, &id, dev, &fss, &args.mount_opts)?,
+        None => knob_sweep(&check, &id, &specs, args.grid)?,
     };
     // --dry-run: the sweep's plan was said; the suite's, once per setting, follows.
     let Some((knob_list, outcomes)) = outcomes else {
@@ -132,15 +133,10 @@ pub enum Sweep {
 /// The knobs and each setting's outcome; `None` for a dry run, which stops after the plan.
 type Swept = Option<(Vec<Knob>, Vec<(Setting, Outcome)>)>;
 
-fn knob_sweep(
-    suite: &crate::cli::SuiteArgs,
-    id: &str,
-    specs: &[KnobSpec],
-    grid: bool,
-) -> Result<Swept> {
-    let path = suite
+fn knob_sweep(plan: &Plan, id: &str, specs: &[KnobSpec], grid: bool) -> Result<Swept> {
+    let path = plan
         .target
-        .target
+        .path
         .clone()
         .unwrap_or_else(|| PathBuf::from("."));
     let system = iogauge_sysinfo::capture(Some(&path));
@@ -188,7 +184,7 @@ fn knob_sweep(
             .map(|k| format!("{} (as found: {})", k.spec.label(), k.as_found()))
             .collect::<Vec<_>>()
             .join(", "),
-        suite.repeat.repeat.unwrap_or(3)
+        plan.repeat.n
     );
     let mut changed: Vec<&str> = Vec::new();
     for s in specs {
@@ -215,10 +211,10 @@ fn knob_sweep(
             knobs.first().map_or("NAME", |k| k.spec.name.as_str())
         );
     }
-    if suite.output.dry_run {
+    if plan.output.dry_run {
         say!(
             "dry run: nothing is changed; each setting runs the suite planned below, {} times",
-            suite.repeat.repeat.unwrap_or(3)
+            plan.repeat.n
         );
         return Ok(None);
     }
@@ -260,7 +256,7 @@ fn knob_sweep(
                 )
             })
             .collect();
-        let doc = measure(suite, id, &label, params, None, notes);
+        let doc = measure(plan, id, &label, params, None, notes);
         out.push((s.clone(), outcome(n, settings.len(), label, doc)?));
     }
     for f in guard.restore() {
@@ -353,7 +349,7 @@ fn apply(knobs: &[Knob], s: &Setting) -> std::result::Result<(), String> {
 }
 
 fn fs_sweep(
-    suite: &crate::cli::SuiteArgs,
+    plan: &Plan,
     id: &str,
     dev: &std::path::Path,
     fss: &[FsSpec],
@@ -383,12 +379,12 @@ fn fs_sweep(
         "sweep {id}: {} file systems on {} · {} repeats each",
         settings.len(),
         dev.display(),
-        suite.repeat.repeat.unwrap_or(3)
+        plan.repeat.n
     );
-    if suite.output.dry_run {
+    if plan.output.dry_run {
         say!(
             "dry run: nothing is made or mounted; each file system runs the suite planned below (its test file then in that file system), {} times",
-            suite.repeat.repeat.unwrap_or(3)
+            plan.repeat.n
         );
         return Ok(None);
     }
@@ -425,7 +421,7 @@ fn fs_sweep(
             dev.display(),
             o.as_deref().unwrap_or("the defaults")
         )];
-        let doc = measure(suite, id, &label, params, Some(mounted.dir.clone()), notes);
+        let doc = measure(plan, id, &label, params, Some(mounted.dir.clone()), notes);
         drop(mounted);
         out.push((s.clone(), outcome(n, settings.len(), label, doc)?));
     }
@@ -455,20 +451,20 @@ fn outcome(n: usize, of: usize, label: String, doc: Result<RunDoc>) -> Result<Ou
     }
 }
 
-/// Runs the suite for one setting, tagged with the sweep and the setting.
+/// Runs the suite for one setting — the sweep's one plan, in a file system's directory for a
+/// file-system sweep — tagged with the sweep and the setting.
 fn measure(
-    suite: &crate::cli::SuiteArgs,
+    plan: &Plan,
     id: &str,
     label: &str,
     params: BTreeMap<String, String>,
     target: Option<PathBuf>,
     notes: Vec<String>,
 ) -> Result<RunDoc> {
-    let mut args = suite.clone();
+    let mut plan = plan.clone();
     if let Some(t) = target {
-        args.target.target = Some(t);
+        plan.target.path = Some(t);
     }
-    let mut plan = crate::plan::from_suite(&args)?;
     plan.params.insert("sweep".into(), id.to_string());
     plan.params
         .insert("sweep.setting".into(), label.to_string());
