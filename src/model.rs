@@ -27,7 +27,7 @@ pub struct RunDoc {
     /// involved settings for each and every test run").
     pub system: iogauge_sysinfo::SystemInfo,
     pub results: Vec<ResultDoc>,
-    pub findings: Vec<serde_json::Value>,
+    pub findings: Vec<iogauge_analyze::Finding>,
     /// True when a signal or an error cut the run short; `results` hold what was measured.
     pub interrupted: bool,
     /// Things the user should know about how the numbers were made.
@@ -399,7 +399,7 @@ pub struct ResultDoc {
     pub error: Option<String>,
     /// Where the data came from: "direct" (O_DIRECT), "buffered" (through the page cache).
     pub io_path: String,
-    pub findings: Vec<serde_json::Value>,
+    pub findings: Vec<iogauge_analyze::Finding>,
     /// One entry per repeat when the workload ran more than once (`--repeat N`); the headline
     /// numbers above then cover all repeats together (ios / runtime_s over their sum).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

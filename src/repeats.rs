@@ -66,7 +66,7 @@ fn to_doc(s: iogauge_stats::Summary) -> StatsDoc {
 pub fn outlier_findings(
     result_index: usize,
     stats: &BTreeMap<String, StatsDoc>,
-) -> Vec<serde_json::Value> {
+) -> Vec<iogauge_analyze::Finding> {
     let mut out = Vec::new();
     for (key, label) in [
         ("iops", "IOPS"),
@@ -78,15 +78,9 @@ pub fn outlier_findings(
             "lat_p99_ns" => iogauge_analyze::latency_outliers(label, &s.values, &s.outliers),
             _ => iogauge_analyze::outliers(label, &s.values, &s.outliers),
         };
-        for f in found {
-            let mut v = match serde_json::to_value(f.for_result(result_index)) {
-                Ok(v) => v,
-                Err(_) => continue,
-            };
-            if let Some(obj) = v.as_object_mut() {
-                obj.insert("metric".into(), key.into());
-            }
-            out.push(v);
+        for mut f in found {
+            f.metric = Some(key.to_string());
+            out.push(f.for_result(result_index));
         }
     }
     out
@@ -135,15 +129,13 @@ mod tests {
         let findings = outlier_findings(2, &stats);
         assert_eq!(findings.len(), 2, "{findings:?}");
         for (f, (repeat, value)) in findings.iter().zip([(0.0, 3170.57), (2.0, 8379.83)]) {
-            assert_eq!(f["kind"], "outlier");
-            assert_eq!(f["metric"], "iops");
-            assert_eq!(f["result"], 2);
-            assert_eq!(f["evidence"]["repeat"], repeat);
-            assert_eq!(f["evidence"]["value"], value);
-            assert!((f["evidence"]["mean"].as_f64().unwrap() - 6861.572).abs() < 1e-9);
-            assert!(
-                (f["evidence"]["mean_without"].as_f64().unwrap() - 22757.46 / 3.0).abs() < 1e-9
-            );
+            assert_eq!(f.kind, iogauge_analyze::Kind::Outlier);
+            assert_eq!(f.metric.as_deref(), Some("iops"));
+            assert_eq!(f.result, Some(2));
+            assert_eq!(f.evidence["repeat"], repeat);
+            assert_eq!(f.evidence["value"], value);
+            assert!((f.evidence["mean"] - 6861.572).abs() < 1e-9);
+            assert!((f.evidence["mean_without"] - 22757.46 / 3.0).abs() < 1e-9);
         }
     }
 

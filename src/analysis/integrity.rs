@@ -39,6 +39,7 @@ pub fn findings(r: &ResultDoc) -> Vec<Finding> {
             evidence,
             advice: advice(c).into(),
             result: None,
+            metric: None,
         });
     }
     out

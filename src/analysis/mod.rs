@@ -17,7 +17,6 @@ use crate::model::{ResultDoc, RunDoc, WorkloadDoc};
 use crate::units;
 use iogauge_analyze::{CeilingPoint, Finding, Matrix, Metric, Thresholds};
 use iogauge_sysinfo::SystemInfo;
-use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 
@@ -29,7 +28,7 @@ pub fn result_findings(
     system: &SystemInfo,
     data_bytes: Option<u64>,
     th: &Thresholds,
-) -> Vec<Value> {
+) -> Vec<Finding> {
     let mut found = Vec::new();
     found.extend(iogauge_analyze::stalls(&r.fine.ios, r.fine.bin_s, th));
     // A pgbench result's rate is transactions, which have no size.
@@ -115,7 +114,7 @@ pub fn result_findings(
     }
     found
         .into_iter()
-        .filter_map(|f| to_value(named(f, r.name.as_deref())))
+        .map(|f| named(f, r.name.as_deref()))
         .collect()
 }
 
@@ -268,11 +267,10 @@ pub fn use_baseline(doc: &mut RunDoc) -> Vec<String> {
     let mut changed = Vec::new();
     for r in &mut doc.results {
         let later = r.findings.iter().find_map(|f| {
-            let e = &f["evidence"];
-            (crate::analysis::is(f, iogauge_analyze::Kind::Regime)
-                && e.get("ios_above_later").is_some())
-            .then(|| e["after_iops"].as_f64())
-            .flatten()
+            let e = &f.evidence;
+            (f.kind == iogauge_analyze::Kind::Regime && e.contains_key("ios_above_later"))
+                .then(|| e.get("after_iops").copied())
+                .flatten()
         });
         let Some(after) = later.filter(|a| *a > 0.0 && r.iops > 0.0) else {
             continue;
@@ -293,12 +291,6 @@ pub fn use_baseline(doc: &mut RunDoc) -> Vec<String> {
     changed
 }
 
-/// Whether a stored finding is of `kind`: findings are kept as JSON, and this is the one place
-/// their kind is read back, by the typed name rather than a string at each use.
-pub fn is(f: &Value, kind: iogauge_analyze::Kind) -> bool {
-    f.get("kind").and_then(Value::as_str) == Some(kind.as_str())
-}
-
 /// What `--baseline` did, in one line: said either way, so a number is never read as the
 /// other level.
 pub fn baseline_said(used: &[String]) -> String {
@@ -312,7 +304,7 @@ pub fn baseline_said(used: &[String]) -> String {
 }
 
 /// Findings across the results of a run: ceiling, gap and outlier.
-pub fn run_findings(doc: &RunDoc, th: &Thresholds) -> Vec<Value> {
+pub fn run_findings(doc: &RunDoc, th: &Thresholds) -> Vec<Finding> {
     let usable: Vec<usize> = (0..doc.results.len())
         .filter(|&i| !doc.results[i].interrupted && doc.results[i].ios > 0)
         .collect();
@@ -325,16 +317,12 @@ pub fn run_findings(doc: &RunDoc, th: &Thresholds) -> Vec<Value> {
     for (key, members) in groups(doc, &usable, &[Dim::Bs, Dim::Threads]) {
         out.extend(gaps(doc, &key, &members, th));
     }
-    let mut values: Vec<Value> = out.into_iter().filter_map(to_value).collect();
     for (i, r) in doc.results.iter().enumerate() {
-        for mut v in crate::repeats::outlier_findings(i, &r.stats) {
-            if let (Some(name), Some(s)) = (&r.name, v.get("summary").and_then(Value::as_str)) {
-                v["summary"] = Value::String(format!("{name}: {s}"));
-            }
-            values.push(v);
+        for f in crate::repeats::outlier_findings(i, &r.stats) {
+            out.push(named(f, r.name.as_deref()));
         }
     }
-    values
+    out
 }
 
 /// Computes every finding of `doc` and stores them: all in `doc.findings` (each with its result
@@ -353,30 +341,27 @@ pub fn annotate_with(doc: &mut RunDoc, data_bytes: Option<u64>, th: &Thresholds)
     for i in 0..doc.results.len() {
         let mut own = result_findings(&doc.results[i], &doc.system, data_bytes, th);
         if rounds {
-            own.retain(|v| !crate::analysis::is(v, iogauge_analyze::Kind::Steady));
+            own.retain(|f| f.kind != iogauge_analyze::Kind::Steady);
         }
-        for v in &mut own {
-            v["result"] = Value::from(i);
+        for f in &mut own {
+            f.result = Some(i);
         }
         all.extend(own.iter().cloned());
         doc.results[i].findings = own;
     }
-    for mut v in run_findings(doc, th) {
+    for mut f in run_findings(doc, th) {
+        use iogauge_analyze::Kind;
         // SNIA PTS runs are rounds, not repeats, and say so.
-        if rounds && crate::analysis::is(&v, iogauge_analyze::Kind::Outlier) {
-            if let Some(text) = v.get("summary").and_then(Value::as_str) {
-                v["summary"] = Value::String(text.replace("repeat", "round"));
-            }
+        if rounds && f.kind == Kind::Outlier {
+            f.summary = f.summary.replace("repeat", "round");
         }
         // A gap or an outlier is about one cell; a ceiling is about a whole group.
-        let kind = v.get("kind").and_then(Value::as_str);
-        let index = v.get("result").and_then(Value::as_u64).map(|i| i as usize);
-        if let (Some("gap" | "outlier"), Some(i)) = (kind, index) {
+        if let (Kind::Gap | Kind::Outlier, Some(i)) = (f.kind, f.result) {
             if let Some(r) = doc.results.get_mut(i) {
-                r.findings.push(v.clone());
+                r.findings.push(f.clone());
             }
         }
-        all.push(v);
+        all.push(f);
     }
     doc.findings = all;
 }
@@ -413,10 +398,6 @@ fn named(mut f: Finding, name: Option<&str>) -> Finding {
         f.summary = format!("{n}: {}", f.summary);
     }
     f
-}
-
-fn to_value(f: Finding) -> Option<Value> {
-    serde_json::to_value(f).ok()
 }
 
 /// A workload dimension that suites sweep.

@@ -66,26 +66,20 @@ pub fn judge(doc: &mut RunDoc, plan: &Plan, target: &Target, seen: Seen) -> Opti
                 ]),
                 advice: "Use a --size well beyond the cache so the device answers.".into(),
                 result: None,
+                metric: None,
             };
-            if let Ok(v) = serde_json::to_value(&f) {
-                doc.findings.push(v);
-            }
+            doc.findings.push(f);
         }
     }
     if plan.probe {
         // Each step of a probe measures a cache on purpose: its own cache warnings say nothing.
-        let own_cache = |f: &serde_json::Value| {
-            crate::analysis::is(f, iogauge_analyze::Kind::Cache) && !f["result"].is_null()
-        };
+        let own_cache = |f: &Finding| f.kind == FindingKind::Cache && f.result.is_some();
         doc.findings.retain(|f| !own_cache(f));
         for r in &mut doc.results {
-            r.findings
-                .retain(|f| !crate::analysis::is(f, iogauge_analyze::Kind::Cache));
+            r.findings.retain(|f| f.kind != FindingKind::Cache);
         }
         if let Some(f) = probe_finding(&plan.cells, seen.cell_of, &doc.results, target) {
-            if let Ok(v) = serde_json::to_value(&f) {
-                doc.findings.push(v);
-            }
+            doc.findings.push(f);
         }
     }
     if let Some(Latency {
@@ -109,14 +103,10 @@ pub fn judge(doc: &mut RunDoc, plan: &Plan, target: &Target, seen: Seen) -> Opti
             f.evidence.insert("lowest_latency_ns".into(), lat);
             f.advice = "Even a slow, paced rate missed the target: the latency comes from the device (or what lies between), not from queueing; relax the target or look for what adds latency at low load (power saving, a remote or throttled volume).".into();
         }
-        if let Ok(v) = serde_json::to_value(&f) {
-            doc.findings.push(v);
-        }
+        doc.findings.push(f);
     }
     if let Some(f) = doc.rounds.as_ref().and_then(rounds_finding) {
-        if let Ok(v) = serde_json::to_value(&f) {
-            doc.findings.push(v);
-        }
+        doc.findings.push(f);
     }
     let stability =
         (plan.until == Until::Stable).then(|| stability(&plan.cells, seen.cell_of, &doc.results));
@@ -179,10 +169,7 @@ pub(crate) fn add_findings(
     for (i, &ci) in cell_of.iter().enumerate() {
         let mut new = Vec::new();
         let r = &doc.results[i];
-        let has_cache = r
-            .findings
-            .iter()
-            .any(|f| crate::analysis::is(f, iogauge_analyze::Kind::Cache));
+        let has_cache = r.findings.iter().any(|f| f.kind == FindingKind::Cache);
         if cells[ci].layout == Layout::Seq && !has_cache {
             let ws = working_set(r);
             let src = Source::of(r.workload.direct, ws, ram);
@@ -218,10 +205,8 @@ pub(crate) fn add_findings(
             new.push(f);
         }
         for f in new {
-            if let Ok(v) = serde_json::to_value(&f) {
-                doc.results[i].findings.push(v.clone());
-                doc.findings.push(v);
-            }
+            doc.results[i].findings.push(f.clone());
+            doc.findings.push(f);
         }
     }
 }
@@ -280,6 +265,7 @@ pub(crate) fn probe_finding(
             evidence: BTreeMap::new(),
             advice: "Measure with a working set larger than this (a larger --size), or these results come from the cache.".into(),
             result: None,
+            metric: None,
         },
         Some(k) => Finding {
             kind: FindingKind::Cache,
@@ -295,6 +281,7 @@ pub(crate) fn probe_finding(
             evidence: BTreeMap::new(),
             advice: "Give runs on this stack a working set well beyond the cache (--size), or they measure the cache.".into(),
             result: None,
+            metric: None,
         },
         None => Finding {
             kind: FindingKind::Cache,
@@ -307,6 +294,7 @@ pub(crate) fn probe_finding(
             evidence: BTreeMap::new(),
             advice: String::new(),
             result: None,
+            metric: None,
         },
     };
     if let Some(k) = knee {
@@ -337,6 +325,7 @@ pub(crate) fn rounds_finding(r: &crate::model::RoundsDoc) -> Option<Finding> {
             evidence: BTreeMap::new(),
             advice: "The results are the measurement window: the last rounds of every cell.".into(),
             result: None,
+            metric: None,
         },
         None => Finding {
             kind: FindingKind::Steady,
@@ -348,6 +337,7 @@ pub(crate) fn rounds_finding(r: &crate::model::RoundsDoc) -> Option<Finding> {
             evidence: BTreeMap::new(),
             advice: "Run more rounds (--max-rounds) or longer ones (--cell-time); a device still drifting after 25 rounds is reported as such by the specification.".into(),
             result: None,
+            metric: None,
         },
     };
     f.evidence.insert("excursion_frac".into(), ex);
@@ -365,5 +355,6 @@ pub(crate) fn finding(kind: FindingKind, summary: String, result: usize) -> Find
         evidence: BTreeMap::new(),
         advice: String::new(),
         result: Some(result),
+        metric: None,
     }
 }

@@ -8,6 +8,7 @@ use crate::model::{
 };
 use crate::workload::Rw;
 use iogauge_sysinfo::SystemInfo;
+use serde_json::Value;
 
 const GIB: u64 = 1 << 30;
 
@@ -152,12 +153,17 @@ fn th() -> Thresholds {
     Thresholds::default()
 }
 
-fn kinds(v: &[Value]) -> Vec<&str> {
-    v.iter().filter_map(|f| f["kind"].as_str()).collect()
+fn kinds(v: &[Finding]) -> Vec<&str> {
+    v.iter().map(|f| f.kind.as_str()).collect()
 }
 
-fn of_kind<'a>(v: &'a [Value], kind: &str) -> Vec<&'a Value> {
-    v.iter().filter(|f| f["kind"] == kind).collect()
+/// The findings as their JSON, for assertions on what the document stores.
+fn json(v: &[Finding]) -> Vec<Value> {
+    v.iter().map(|f| serde_json::to_value(f).unwrap()).collect()
+}
+
+fn of_kind(v: &[Finding], kind: &str) -> Vec<Value> {
+    json(v).into_iter().filter(|f| f["kind"] == kind).collect()
 }
 
 fn near(got: &Value, want: f64, tol: f64) {
@@ -170,7 +176,7 @@ fn steady_result_has_only_a_steady_info() {
     let r = result(Rw::Randread, 4096, 1, 1, 10_000.0);
     let found = result_findings(&r, &system(64 * GIB), None, &th());
     assert_eq!(kinds(&found), ["steady"], "{found:#?}");
-    assert_eq!(found[0]["severity"], "info");
+    assert_eq!(json(&found)[0]["severity"], "info");
 }
 
 #[test]
@@ -265,7 +271,7 @@ fn iops_flat_from_eight_threads_is_a_ceiling_starting_there() {
     let found = run_findings(&d, &th());
     let ceilings = of_kind(&found, "ceiling");
     assert_eq!(ceilings.len(), 1, "{found:#?}");
-    let c = ceilings[0];
+    let c = &ceilings[0];
     near(&c["evidence"]["starts_at_x"], 8.0, 0.0);
     near(&c["evidence"]["plateau_value"], 65_000.0, 1e-6);
     // Points at the result where the plateau starts (threads = 8 is index 3).
@@ -378,7 +384,7 @@ fn annotate_indexes_every_finding_and_keeps_ceilings_at_run_level() {
     let mut d = doc(results);
     annotate(&mut d, None);
     assert!(
-        d.findings.iter().all(|f| f["result"].is_u64()),
+        d.findings.iter().all(|f| f.result.is_some()),
         "{:#?}",
         d.findings
     );
@@ -459,15 +465,26 @@ fn a_pgbench_result_speaks_of_transactions() {
 #[test]
 fn the_baseline_is_the_later_level_of_a_fall() {
     let mut fell = result(Rw::Randread, 4096, 1, 1, 2000.0);
-    fell.findings.push(serde_json::json!({
-        "kind": "regime",
-        "evidence": {"before_iops": 3000.0, "after_iops": 1000.0, "ios_above_later": 82000.0},
-    }));
+    let regime = || {
+        Finding::new(
+            iogauge_analyze::Kind::Regime,
+            iogauge_analyze::Severity::Warning,
+            String::new(),
+            "",
+        )
+    };
+    fell.findings.push(
+        regime()
+            .with("before_iops", 3000.0)
+            .with("after_iops", 1000.0)
+            .with("ios_above_later", 82000.0),
+    );
     let mut rose = result(Rw::Randread, 4096, 1, 4, 2000.0);
-    rose.findings.push(serde_json::json!({
-        "kind": "regime",
-        "evidence": {"before_iops": 1000.0, "after_iops": 3000.0},
-    }));
+    rose.findings.push(
+        regime()
+            .with("before_iops", 1000.0)
+            .with("after_iops", 3000.0),
+    );
     let plain = result(Rw::Randwrite, 4096, 1, 1, 2000.0);
     let mut d = doc(vec![fell, rose, plain]);
     let changed = use_baseline(&mut d);

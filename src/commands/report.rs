@@ -114,12 +114,15 @@ fn read_thresholds(path: &Path) -> Result<iogauge_analyze::Thresholds> {
 /// Recomputes the findings with other thresholds. Sparse-file findings need the target as it was
 /// during the run, so the stored ones are kept.
 fn reanalyze(doc: &mut crate::model::RunDoc, th: &iogauge_analyze::Thresholds) {
-    let sparse = |f: &serde_json::Value| f.get("kind").and_then(|k| k.as_str()) == Some("sparse");
-    let kept: Vec<serde_json::Value> = doc.findings.iter().filter(|f| sparse(f)).cloned().collect();
+    let kept: Vec<iogauge_analyze::Finding> = doc
+        .findings
+        .iter()
+        .filter(|f| f.kind == iogauge_analyze::Kind::Sparse)
+        .cloned()
+        .collect();
     crate::analysis::annotate_with(doc, None, th);
     for f in kept {
-        let idx = f.get("result").and_then(|i| i.as_u64()).map(|i| i as usize);
-        if let Some(r) = idx.and_then(|i| doc.results.get_mut(i)) {
+        if let Some(r) = f.result.and_then(|i| doc.results.get_mut(i)) {
             r.findings.push(f.clone());
         }
         doc.findings.push(f);

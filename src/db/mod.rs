@@ -448,21 +448,16 @@ pub fn run(p: &DbPlan) -> Result<()> {
     crate::analysis::annotate(&mut doc, None);
     // The page-cache check of a buffered result knows nothing of the cgroup; the db's own
     // finding below says how the cache was kept out (or that it was not).
-    let pg_cache = |f: &serde_json::Value| {
-        crate::analysis::is(f, iogauge_analyze::Kind::Cache)
-            && f["result"]
-                .as_u64()
-                .is_some_and(|i| (i as usize) < pg_results)
+    let pg_cache = |f: &iogauge_analyze::Finding| {
+        f.kind == iogauge_analyze::Kind::Cache && f.result.is_some_and(|i| i < pg_results)
     };
     doc.findings.retain(|f| !pg_cache(f));
     for r in doc.results.iter_mut().take(pg_results) {
         r.findings
-            .retain(|f| !crate::analysis::is(f, iogauge_analyze::Kind::Cache));
+            .retain(|f| f.kind != iogauge_analyze::Kind::Cache);
     }
     if pg_results > 0 {
-        if let Ok(v) = serde_json::to_value(&page_cache.1) {
-            doc.findings.push(v);
-        }
+        doc.findings.push(page_cache.1.clone());
     }
     conclude(rec, &doc, failure, |d| emit(p, d))
 }
@@ -926,6 +921,7 @@ fn page_cache(p: &DbPlan, data: u64) -> (String, Finding) {
         evidence,
         advice,
         result: None,
+        metric: None,
     };
     (format!("page cache: {text}"), f)
 }

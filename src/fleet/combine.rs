@@ -11,7 +11,7 @@
 use crate::measure::{self, LatNs};
 use crate::model::{FleetDoc, HostDoc, ResultDoc, RunDoc, Sample};
 use anyhow::{anyhow, Result};
-use serde_json::Value;
+use iogauge_analyze::Finding;
 
 /// One rank's part: its document, when it passed the barrier before the cell (its clock), and
 /// its clock's offset to rank 0's with the round trip it was measured with.
@@ -182,20 +182,19 @@ pub fn combine(mut parts: Vec<Part>) -> Result<RunDoc> {
     agg.fine.ios = fine;
 
     let mut doc = first.doc.clone();
-    let mut findings: Vec<Value> = Vec::new();
+    let mut findings: Vec<Finding> = Vec::new();
     let system = doc.system.clone();
     let th = iogauge_analyze::Thresholds::default();
     for mut f in crate::analysis::result_findings(&agg, &system, None, &th) {
-        f["result"] = Value::from(0);
+        f.result = Some(0);
         agg.findings.push(f.clone());
         findings.push(f);
     }
     // Ranks on one host share its devices: each sees the others' IO there, which is the run,
     // not another process.
     let shared = |host: &str| parts.iter().filter(|p| p.host == host).count() > 1;
-    let judged = |f: &Value, host: &str| {
-        !(crate::analysis::is(f, iogauge_analyze::Kind::OtherIo) && shared(host))
-    };
+    let judged =
+        |f: &Finding, host: &str| !(f.kind == iogauge_analyze::Kind::OtherIo && shared(host));
     if parts.iter().any(|p| shared(&p.host)) {
         doc.notes.push(
             "several ranks ran on one host: its devices counted all of them, so `other-io` is not judged for those ranks".into(),
@@ -213,7 +212,7 @@ pub fn combine(mut parts: Vec<Part>) -> Result<RunDoc> {
             name_host(f, &who, i);
         }
         for f in &p.doc.findings {
-            if f.get("result").and_then(Value::as_u64) == Some(0) && judged(f, &p.host) {
+            if f.result == Some(0) && judged(f, &p.host) {
                 let mut f = f.clone();
                 name_host(&mut f, &who, i);
                 findings.push(f);
@@ -226,10 +225,7 @@ pub fn combine(mut parts: Vec<Part>) -> Result<RunDoc> {
     let flagged = straggling(&iops);
     for f in iogauge_analyze::stragglers(&names, &iops, &flagged) {
         let i = 1 + f.evidence.get("rank").copied().unwrap_or(0.0) as usize;
-        if let Ok(mut v) = serde_json::to_value(&f) {
-            v["result"] = Value::from(i);
-            findings.push(v);
-        }
+        findings.push(f.for_result(i));
     }
     let worst_rtt = parts.iter().map(|p| p.rtt_ns).max().unwrap_or(0);
     doc.notes.push(format!(
@@ -309,11 +305,9 @@ fn stopped_by_peer(parts: &[Part]) -> bool {
 
 /// A host's finding in the run of all: its summary starts with the host, and it points at the
 /// host's result.
-fn name_host(f: &mut Value, who: &str, result: usize) {
-    if let Some(s) = f.get("summary").and_then(Value::as_str) {
-        f["summary"] = Value::String(format!("{who}: {s}"));
-    }
-    f["result"] = Value::from(result);
+fn name_host(f: &mut Finding, who: &str, result: usize) {
+    f.summary = format!("{who}: {}", f.summary);
+    f.result = Some(result);
 }
 
 #[cfg(test)]
@@ -392,10 +386,10 @@ mod tests {
         let f = doc
             .findings
             .iter()
-            .find(|f| crate::analysis::is(f, iogauge_analyze::Kind::Straggler))
+            .find(|f| f.kind == iogauge_analyze::Kind::Straggler)
             .expect("a straggler");
-        assert_eq!(f["result"], 3);
-        assert!(f["summary"].as_str().unwrap().starts_with("h2 (rank 2)"));
+        assert_eq!(f.result, Some(3));
+        assert!(f.summary.starts_with("h2 (rank 2)"));
         let fleet = doc.fleet.as_ref().unwrap();
         assert_eq!(fleet.hosts.len(), 3);
         assert!(fleet.hosts.iter().all(|h| h.start_s.abs() < 1e-9));
@@ -420,6 +414,6 @@ mod tests {
         assert!(doc
             .findings
             .iter()
-            .all(|f| !crate::analysis::is(f, iogauge_analyze::Kind::Straggler)));
+            .all(|f| f.kind != iogauge_analyze::Kind::Straggler));
     }
 }

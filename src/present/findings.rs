@@ -1,7 +1,7 @@
 //! A run's findings as people read them: warnings first, alike information once with a
 //! count, each piece of advice once.
 
-use serde_json::Value;
+use iogauge_analyze::{Finding, Severity};
 use std::collections::BTreeSet;
 use std::fmt::Write;
 
@@ -9,24 +9,19 @@ use std::fmt::Write;
 /// the first finding that gives that advice. Warnings come first; information alike (same kind
 /// and advice, e.g. `steady` for every cell of a matrix) is one line with a count. Empty input
 /// gives an empty string.
-pub fn text(findings: &[Value]) -> String {
+pub fn text(findings: &[Finding]) -> String {
     let mut s = String::new();
     if findings.is_empty() {
         return s;
     }
-    let text = |f: &Value, k: &str| f.get(k).and_then(Value::as_str).unwrap_or("").to_string();
-    let warning = |f: &Value| text(f, "severity") == "warning";
-    let mut lines: Vec<(&Value, usize)> = findings
+    let warning = |f: &Finding| f.severity != Severity::Info;
+    let mut lines: Vec<(&Finding, usize)> = findings
         .iter()
         .filter(|f| warning(f))
         .map(|f| (f, 1))
         .collect();
     for f in findings.iter().filter(|f| !warning(f)) {
-        let alike = |g: &Value| {
-            !warning(g)
-                && text(g, "kind") == text(f, "kind")
-                && text(g, "advice") == text(f, "advice")
-        };
+        let alike = |g: &Finding| !warning(g) && g.kind == f.kind && g.advice == f.advice;
         match lines.iter_mut().find(|(g, _)| alike(g)) {
             Some(line) => line.1 += 1,
             None => lines.push((f, 1)),
@@ -43,11 +38,11 @@ pub fn text(findings: &[Value]) -> String {
         let _ = writeln!(
             s,
             "  {:<7} {:<8} {}{more}",
-            text(f, "severity"),
-            text(f, "kind"),
-            text(f, "summary")
+            f.severity.to_string(),
+            f.kind.as_str(),
+            f.summary
         );
-        let advice = text(f, "advice");
+        let advice = &f.advice;
         if !advice.is_empty() && advised.insert(advice.clone()) {
             let _ = writeln!(s, "{:18}try: {advice}", "");
         }

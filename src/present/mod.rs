@@ -245,13 +245,13 @@ fn suite_text(
         s.push_str(&format!("note: {n}\n"));
     }
     // The tables already say where each seq result's data came from; only warnings repeat it.
-    let shown: Vec<serde_json::Value> = doc
+    let shown: Vec<iogauge_analyze::Finding> = doc
         .findings
         .iter()
         .filter(|f| {
-            !(crate::analysis::is(f, iogauge_analyze::Kind::Cache)
-                && f["severity"] == "info"
-                && !f["result"].is_null())
+            !(f.kind == iogauge_analyze::Kind::Cache
+                && f.severity == iogauge_analyze::Severity::Info
+                && f.result.is_some())
         })
         .cloned()
         .collect();

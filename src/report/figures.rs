@@ -6,7 +6,6 @@ use crate::analysis::{groups, Dim, Key};
 use crate::model::{ResultDoc, RunDoc};
 use crate::units;
 use iogauge_charts::{format_bytes, Axis, Band, LineChart, Mark, Series};
-use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Lines per latency-percentile chart; more turn into a tangle.
@@ -82,8 +81,8 @@ fn cache_probe_chart(doc: &RunDoc, run: usize, prefix: &str, out: &mut Vec<Chart
         .series(Series::new("mean", mean).markers(true))
         .series(Series::new("median", p50).markers(true));
     let knee = doc.findings.iter().find_map(|f| {
-        (crate::analysis::is(f, iogauge_analyze::Kind::Cache) && f["result"].is_null())
-            .then(|| f["evidence"]["cache_bytes"].as_f64())
+        (f.kind == iogauge_analyze::Kind::Cache && f.result.is_none())
+            .then(|| f.evidence.get("cache_bytes").copied())
             .flatten()
     });
     if let (Some(c), Some((_, r))) = (knee, probes.first()) {
@@ -247,9 +246,9 @@ fn block_size_charts(
         for s in series(|r| r.iops) {
             iops = iops.series(s);
         }
-        for (i, f) in findings_on(doc, "gap", &members) {
+        for (i, f) in findings_on(doc, iogauge_analyze::Kind::Gap, &members) {
             let r = &doc.results[i];
-            let label = format!("gap: {} of trend", pct(f["evidence"]["ratio"].as_f64()));
+            let label = format!("gap: {} of trend", pct(f.evidence.get("ratio").copied()));
             iops = iops.mark(Mark::new(r.workload.bs as f64, r.iops, label));
         }
         let mut bw = LineChart::new(bw_title.clone())
@@ -328,7 +327,7 @@ fn orion_charts(doc: &RunDoc, among: &[usize], run: usize, prefix: &str, out: &m
                 .collect();
             chart = chart.series(Series::new(format!("{pct}% reads, latency"), pts).right_axis());
         }
-        for (n, (i, _)) in findings_on(doc, "ceiling", &members)
+        for (n, (i, _)) in findings_on(doc, iogauge_analyze::Kind::Ceiling, &members)
             .into_iter()
             .enumerate()
         {
@@ -454,11 +453,10 @@ fn timeseries_charts(doc: &RunDoc, run: usize, prefix: &str, out: &mut Vec<Chart
 fn stall_bands(r: &ResultDoc) -> Vec<Band> {
     r.findings
         .iter()
-        .filter(|f| crate::analysis::is(f, iogauge_analyze::Kind::Stall))
+        .filter(|f| f.kind == iogauge_analyze::Kind::Stall)
         .filter_map(|f| {
-            let ev = f.get("evidence")?;
-            let start = ev.get("start_s")?.as_f64()?;
-            let dur = ev.get("duration_s")?.as_f64()?;
+            let start = *f.evidence.get("start_s")?;
+            let dur = *f.evidence.get("duration_s")?;
             Some(Band::new(start, start + dur, format!("stall {dur:.1} s")))
         })
         .collect()
@@ -537,12 +535,16 @@ pub(crate) fn percentiles(r: &ResultDoc) -> Vec<(f64, f64)> {
 const MIB: f64 = 1024.0 * 1024.0;
 
 /// The run's findings of `kind` that point at one of `members`, with that result's index.
-fn findings_on<'a>(doc: &'a RunDoc, kind: &str, members: &[usize]) -> Vec<(usize, &'a Value)> {
+fn findings_on<'a>(
+    doc: &'a RunDoc,
+    kind: iogauge_analyze::Kind,
+    members: &[usize],
+) -> Vec<(usize, &'a iogauge_analyze::Finding)> {
     doc.findings
         .iter()
-        .filter(|f| f["kind"] == kind)
+        .filter(|f| f.kind == kind)
         .filter_map(|f| {
-            let i = f["result"].as_u64()? as usize;
+            let i = f.result?;
             members.contains(&i).then_some((i, f))
         })
         .collect()

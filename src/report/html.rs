@@ -4,8 +4,8 @@
 use super::{figures, Chart, Input, Kind};
 use crate::model::RunDoc;
 use crate::units;
+use iogauge_analyze::Finding;
 use iogauge_charts::escape as esc;
-use serde_json::Value;
 use std::fmt::Write;
 
 const CSS: &str = r#"
@@ -147,7 +147,7 @@ fn overview(s: &mut String, runs: &[Input], absent: &[String]) {
         let warnings = d
             .findings
             .iter()
-            .filter(|f| f.get("severity").and_then(Value::as_str) == Some("warning"))
+            .filter(|f| f.severity != iogauge_analyze::Severity::Info)
             .count();
         let params: Vec<String> = d.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
         let _ = writeln!(
@@ -357,20 +357,17 @@ fn findings_list(s: &mut String, d: &RunDoc) {
         s.push_str("<p>None: no stalls, ceilings, gaps, outliers, cache or sparse-file effects were found.</p>\n");
         return;
     }
-    let text = |f: &'_ Value, k: &str| f.get(k).and_then(Value::as_str).unwrap_or("").to_string();
-    let warning = |f: &Value| text(f, "severity") == "warning";
+    let warning = |f: &Finding| f.severity != iogauge_analyze::Severity::Info;
     // Warnings first; information alike (same kind and advice, e.g. "steady" for every cell of a
     // matrix) as one item whose members open on demand.
-    let mut items: Vec<Vec<&Value>> = Vec::new();
+    let mut items: Vec<Vec<&Finding>> = Vec::new();
     for f in d.findings.iter().filter(|f| warning(f)) {
         items.push(vec![f]);
     }
     for f in d.findings.iter().filter(|f| !warning(f)) {
-        let alike = items.iter_mut().find(|it| {
-            !warning(it[0])
-                && text(it[0], "kind") == text(f, "kind")
-                && text(it[0], "advice") == text(f, "advice")
-        });
+        let alike = items
+            .iter_mut()
+            .find(|it| !warning(it[0]) && it[0].kind == f.kind && it[0].advice == f.advice);
         match alike {
             Some(it) => it.push(f),
             None => items.push(vec![f]),
@@ -380,33 +377,33 @@ fn findings_list(s: &mut String, d: &RunDoc) {
     for it in items {
         let f = it[0];
         let severity = if warning(f) { "warning" } else { "info" };
-        let kind = esc(&text(f, "kind"));
+        let kind = esc(f.kind.as_str());
         let _ = write!(
             s,
             "<li class=\"finding {severity}\" data-kind=\"{kind}\"><span class=\"badge\">{severity}</span>\
              <span class=\"kind\">{kind}</span>"
         );
         if it.len() == 1 {
-            s.push_str(&esc(&text(f, "summary")));
+            s.push_str(&esc(&f.summary));
         } else {
             let _ = write!(s, "{} findings alike", it.len());
         }
-        let advice = text(f, "advice");
-        if !advice.is_empty() {
-            let _ = write!(s, "<p class=\"advice\">{}</p>", esc(&advice));
+        if !f.advice.is_empty() {
+            let _ = write!(s, "<p class=\"advice\">{}</p>", esc(&f.advice));
         }
         if it.len() > 1 {
-            let all: Vec<String> = it.iter().map(|g| esc(&text(g, "summary"))).collect();
+            let all: Vec<String> = it.iter().map(|g| esc(&g.summary)).collect();
             let _ = write!(
                 s,
                 "<details><summary>each one</summary><ul><li>{}</li></ul></details>",
                 all.join("</li><li>")
             );
-        } else if let Some(ev) = f.get("evidence").and_then(Value::as_object) {
+        } else {
+            let ev = &f.evidence;
             if !ev.is_empty() {
                 let items: Vec<String> = ev
                     .iter()
-                    .map(|(k, v)| format!("{}&nbsp;=&nbsp;{}", esc(k), esc(&evidence_value(v))))
+                    .map(|(k, v)| format!("{}&nbsp;=&nbsp;{}", esc(k), esc(&evidence_value(*v))))
                     .collect();
                 let _ = write!(
                     s,
@@ -420,10 +417,9 @@ fn findings_list(s: &mut String, d: &RunDoc) {
     s.push_str("</ul>\n");
 }
 
-fn evidence_value(v: &Value) -> String {
-    match v.as_f64() {
-        Some(x) if x.fract() == 0.0 && x.abs() < 1e15 => format!("{x:.0}"),
-        Some(x) => format!("{x:.4}"),
-        None => v.to_string(),
+fn evidence_value(x: f64) -> String {
+    match x.fract() == 0.0 && x.abs() < 1e15 {
+        true => format!("{x:.0}"),
+        false => format!("{x:.4}"),
     }
 }

@@ -248,8 +248,8 @@ impl Store {
                     return None;
                 }
                 let bytes = doc.findings.iter().find_map(|f| {
-                    (crate::analysis::is(f, iogauge_analyze::Kind::Cache) && f["result"].is_null())
-                        .then(|| f["evidence"]["cache_bytes"].as_f64())
+                    (f.kind == iogauge_analyze::Kind::Cache && f.result.is_none())
+                        .then(|| f.evidence.get("cache_bytes").copied())
                         .flatten()
                 })?;
                 Some((r.id, bytes))

@@ -34,7 +34,7 @@ fn result(i: u32) -> ResultDoc {
         "fine": {"bin_s": 0.01, "ios": [1, 2, 3]},
         "engine": {"name": "null", "flags": [], "refused": [], "registered_buffers": false,
             "registered_files": false},
-        "interrupted": false, "io_path": "direct", "findings": [{"kind": "x", "v": 0.1}],
+        "interrupted": false, "io_path": "direct", "findings": [{"kind": "stall", "severity": "info", "summary": "", "evidence": {"v": 0.1}, "advice": "", "result": null}],
     });
     serde_json::from_value(doc).expect("test result document")
 }
@@ -60,8 +60,15 @@ fn record(db: &Path, label: Option<&str>, n: u32) -> (i64, RunDoc) {
         rec.add(&r).unwrap();
         doc.results.push(r);
     }
-    doc.findings
-        .push(json!({"kind": "outlier", "mean": 0.30000000000000004}));
+    doc.findings.push(
+        iogauge_analyze::Finding::new(
+            iogauge_analyze::Kind::Outlier,
+            iogauge_analyze::Severity::Info,
+            String::new(),
+            "",
+        )
+        .with("mean", 0.30000000000000004),
+    );
     let id = rec.finish(&doc).unwrap().unwrap();
     (id, doc)
 }
@@ -226,7 +233,12 @@ fn a_run_keeps_its_results_as_it_goes_and_is_marked_interrupted_until_finished()
     rec.add(&result(0)).unwrap();
     let mut last = header(Some("final"));
     let mut changed = result(0);
-    changed.findings.push(json!({"kind": "stall"}));
+    changed.findings.push(iogauge_analyze::Finding::new(
+        iogauge_analyze::Kind::Stall,
+        iogauge_analyze::Severity::Warning,
+        String::new(),
+        "",
+    ));
     last.results = vec![changed, result(1)];
     last.interrupted = true;
     let id = rec.finish(&last).unwrap().unwrap();

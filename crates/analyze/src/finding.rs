@@ -130,6 +130,9 @@ pub struct Finding {
     /// Index of the result the finding belongs to; the checks leave it `None` because only the
     /// caller knows which result it passed in.
     pub result: Option<usize>,
+    /// For a finding about one measure of repeats (an outlier): which (`iops`, `lat_p99_ns`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metric: Option<String>,
 }
 
 impl Finding {
@@ -141,6 +144,7 @@ impl Finding {
             evidence: BTreeMap::new(),
             advice: advice.into(),
             result: None,
+            metric: None,
         }
     }
 
