@@ -163,7 +163,12 @@ fn json(v: &[Finding]) -> Vec<Value> {
 }
 
 fn of_kind(v: &[Finding], kind: &str) -> Vec<Value> {
-    json(v).into_iter().filter(|f| f["kind"] == kind).collect()
+    let picked: Vec<Finding> = v
+        .iter()
+        .filter(|f| f.kind.as_str() == kind)
+        .cloned()
+        .collect();
+    json(&picked)
 }
 
 fn near(got: &Value, want: f64, tol: f64) {
