@@ -13,7 +13,7 @@
 //!
 //! The median, not the mean, is the reference so that the dips themselves do not lower it.
 
-use crate::fmt::{bytes, count, pct};
+use crate::fmt::{count, pct, rate};
 use crate::{Finding, Kind, Severity, Thresholds};
 
 /// A stretch of server flushing on the run's time axis, in seconds.
@@ -116,7 +116,7 @@ fn judge(
     let fall = 1.0 - dip / median;
     let written = dev.write_bytes_s.get(step).copied().unwrap_or(0.0);
     let summary = format!(
-        "TPS fell {} ({} → {}) during {} ({}–{} s) while {} wrote {}/s with {} requests queued ({} busy)",
+        "TPS fell {} ({} → {}) during {} ({}–{} s) while {} wrote {} with {} requests queued ({} busy)",
         pct(fall),
         count(median.round()),
         count(dip.round()),
@@ -124,7 +124,7 @@ fn judge(
         count(flush.start_s.round()),
         count(flush.end_s.round()),
         dev.name,
-        bytes(written),
+        rate(written),
         count(queue.round()),
         pct(util)
     );
@@ -187,7 +187,7 @@ mod tests {
         assert_eq!(f.len(), 1, "{f:?}");
         assert_eq!(
             f[0].summary,
-            "TPS fell 62% (3,400 → 1,290) during checkpoint 2 (9–15 s) while loop1 wrote 180 MiB/s with 31 requests queued (100% busy)"
+            "TPS fell 62% (3,400 → 1,290) during checkpoint 2 (9–15 s) while loop1 wrote 180.0 MiB/s with 31 requests queued (100% busy)"
         );
         assert_eq!(
             (f[0].evidence["start_s"], f[0].evidence["end_s"]),

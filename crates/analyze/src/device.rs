@@ -32,7 +32,7 @@
 //! merged and absorbed (each a comparison of those counters with what iogauge issued) are not
 //! judged.
 
-use crate::fmt::{bytes, count, pct};
+use crate::fmt::{bytes, count, pct, rate};
 use crate::{Finding, Kind, Severity};
 
 pub const SPLIT_MORE: f64 = 1.3;
@@ -237,10 +237,10 @@ fn other_io(issued: &Issued, stack: &[Seen]) -> Option<Finding> {
                 Kind::OtherIo,
                 Severity::Warning,
                 format!(
-                    "{} moved {}/s while iogauge issued {}/s: another process used the disk, and the result is disturbed",
+                    "{} moved {} while iogauge issued {}: another process used the disk, and the result is disturbed",
                     d.name,
-                    bytes(seen),
-                    bytes(issued_bytes)
+                    rate(seen),
+                    rate(issued_bytes)
                 ),
                 "Find the other IO (iotop, pidstat -d) and run again on a quiet device.",
             )
