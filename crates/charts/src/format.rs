@@ -42,8 +42,9 @@ pub fn format_si(v: f64) -> String {
     format!("{sign}{}", trim_exponent(&format!("{a:.3e}")))
 }
 
-/// Formats a byte count with binary (IEC) units: `512` → `512B`, `4096` → `4KiB`,
-/// `1536` → `1.5KiB`, `1048576` → `1MiB`. Up to two decimals are kept.
+/// Formats a byte count with binary (IEC) units as the rest of iogauge writes sizes, a space
+/// before the unit: `512` → `512 B`, `4096` → `4 KiB`, `1536` → `1.5 KiB`, `1048576` → `1 MiB`.
+/// Up to two decimals are kept.
 pub fn format_bytes(v: f64) -> String {
     if !v.is_finite() {
         return v.to_string();
@@ -63,7 +64,7 @@ pub fn format_bytes(v: f64) -> String {
         scaled = a / 1024f64.powi(i as i32);
         text = trim_zeros(&format!("{scaled:.2}"));
     }
-    format!("{sign}{text}{}", UNITS[i])
+    format!("{sign}{text} {}", UNITS[i])
 }
 
 /// Formats a percentile given in percent: `50` → `p50`, `99.9` → `p99.9`.
@@ -142,13 +143,13 @@ mod tests {
 
     #[test]
     fn bytes_use_binary_units() {
-        assert_eq!(format_bytes(512.0), "512B");
-        assert_eq!(format_bytes(1024.0), "1KiB");
-        assert_eq!(format_bytes(4096.0), "4KiB");
-        assert_eq!(format_bytes(1536.0), "1.5KiB");
-        assert_eq!(format_bytes(1_048_576.0), "1MiB");
-        assert_eq!(format_bytes(4.0 * 1_048_576.0), "4MiB");
-        assert_eq!(format_bytes(1023.999), "1KiB");
+        assert_eq!(format_bytes(512.0), "512 B");
+        assert_eq!(format_bytes(1024.0), "1 KiB");
+        assert_eq!(format_bytes(4096.0), "4 KiB");
+        assert_eq!(format_bytes(1536.0), "1.5 KiB");
+        assert_eq!(format_bytes(1_048_576.0), "1 MiB");
+        assert_eq!(format_bytes(4.0 * 1_048_576.0), "4 MiB");
+        assert_eq!(format_bytes(1023.999), "1 KiB");
     }
 
     #[test]

@@ -285,9 +285,9 @@ fn log2_puts_4kib_halfway_between_2kib_and_8kib() {
     assert!((x4 - (x2 + x8) / 2.0).abs() <= 0.01, "{x2} {x4} {x8}");
     // And the whole axis is proportional to log2: 512B→2KiB is two doublings, 2KiB→8KiB two.
     assert!(((x2 - m[0].0) - (x8 - x2)).abs() <= 0.02);
-    assert!(svg.contains(">512B<"));
+    assert!(svg.contains(">512 B<"));
     assert!(
-        svg.contains(">2KiB<"),
+        svg.contains(">2 KiB<"),
         "ticks should be labelled with the given formatter"
     );
 }
