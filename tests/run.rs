@@ -149,7 +149,7 @@ fn human_output_has_units() {
     }
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains("Filling") && err.contains("MB/s"),
+        err.contains("Filling") && err.contains("MiB/s"),
         "fill progress on stderr: {err}"
     );
 }

@@ -54,7 +54,7 @@ fn list_row(r: &RunRow) -> Vec<String> {
             if label.is_empty() { "" } else { " " }
         ));
     }
-    let mut what = match (&r.suite, r.results.as_slice()) {
+    let what = match (&r.suite, r.results.as_slice()) {
         (Some(s), res) => format!(
             "suite {s} ({} result{})",
             res.len(),
@@ -67,11 +67,12 @@ fn list_row(r: &RunRow) -> Vec<String> {
         },
         (None, res) => format!("{} results", res.len()),
     };
-    if r.finished_at.is_none() {
-        what.push_str(" (unfinished)");
-    } else if r.interrupted {
-        what.push_str(" (interrupted)");
-    }
+    // Said whole, however much of the name must go.
+    let mark = match (r.finished_at.is_none(), r.interrupted) {
+        (true, _) => " (unfinished)",
+        (false, true) => " (interrupted)",
+        (false, false) => "",
+    };
     let target = r
         .results
         .first()
@@ -79,7 +80,8 @@ fn list_row(r: &RunRow) -> Vec<String> {
         .unwrap_or_default();
     // The row fits 120 columns: long labels, sweep parameters and names are cut where they
     // stop telling runs apart (a path keeps its end); `show ID` has them whole.
-    let (label, what, target) = (cut(&label, 14), cut(&what, 22), cut_front(&target, 16));
+    let what = cut(&what, 27 - mark.chars().count()) + mark;
+    let (label, target) = (cut(&label, 12), cut_front(&target, 14));
     let (iops, bw, p99) = match r.results.as_slice() {
         [] => (String::new(), String::new(), String::new()),
         [one] => (
