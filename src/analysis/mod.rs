@@ -33,12 +33,28 @@ pub fn result_findings(
     found.extend(iogauge_analyze::stalls(&r.fine.ios, r.fine.bin_s, th));
     // A pgbench result's rate is transactions, which have no size.
     let bytes_per_io = (r.iops > 0.0 && !r.is_db()).then(|| r.bw_bytes / r.iops);
-    found.extend(iogauge_analyze::regime(
-        &r.fine.ios,
-        r.fine.bin_s,
-        bytes_per_io,
-        th,
-    ));
+    // Repeats run one after another with their 100 ms bins joined: a step where one repeat ends
+    // and the next begins is a repeat unlike the others (the `outlier` check's to name), not a
+    // device changing its rate while it ran.
+    let joints: Vec<f64> = r
+        .repeats
+        .iter()
+        .scan(0.0, |t, x| {
+            *t += x.runtime_s;
+            Some(*t)
+        })
+        .take(r.repeats.len().saturating_sub(1))
+        .collect();
+    let at_joint = |f: &Finding| {
+        let at = f.evidence.get("change_s").copied().unwrap_or(f64::NAN);
+        let slack = f.evidence.get("bin_s").copied().unwrap_or(0.0).max(1.0);
+        joints.iter().any(|j| (at - j).abs() <= slack)
+    };
+    found.extend(
+        iogauge_analyze::regime(&r.fine.ios, r.fine.bin_s, bytes_per_io, th)
+            .into_iter()
+            .filter(|f| !at_joint(f)),
+    );
     let (iops, interval_s) = whole_intervals(r);
     let w = &r.workload;
     found.extend(iogauge_analyze::steady(

@@ -499,3 +499,32 @@ fn the_baseline_is_the_later_level_of_a_fall() {
     assert_eq!(d.results[1].iops, 2000.0, "a rise keeps the average");
     assert_eq!(d.results[2].iops, 2000.0);
 }
+
+/// Repeats joined end to end: a slower last repeat steps down where it begins, which is an
+/// outlier repeat and no change of regime; the same fall inside one repeat is one.
+#[test]
+fn a_step_between_repeats_is_no_regime_but_one_inside_a_repeat_is() {
+    let mut r = result(Rw::Randread, 4096, 1, 1, 8_000.0);
+    let bins = |n: usize, per_bin: u32| std::iter::repeat_n(per_bin, n);
+    r.fine = crate::model::FineDoc {
+        bin_s: 0.1,
+        ios: bins(100, 1000).chain(bins(50, 400)).collect(),
+    };
+    r.repeats = (0..3)
+        .map(|_| crate::model::RepeatDoc {
+            runtime_s: 5.0,
+            ..Default::default()
+        })
+        .collect();
+    let judged = |r: &crate::model::ResultDoc| {
+        kinds(&result_findings(r, &system(64 * GIB), None, &th())).contains(&"regime")
+    };
+    assert!(!judged(&r), "the step where repeat 3 begins is no regime");
+    // The same fall halfway through repeat 2 (at 7.5 s): a regime within a repeat.
+    let mut inside = r.clone();
+    inside.fine.ios = bins(75, 1000).chain(bins(75, 400)).collect();
+    assert!(judged(&inside), "a fall inside repeat 2 is a regime");
+    // One run of 15 s with the same fall at 10 s: a regime.
+    r.repeats.clear();
+    assert!(judged(&r), "a fall inside a run is a regime");
+}
