@@ -627,14 +627,24 @@ fn spawn_sysbench(dir: &Path, target: &Path, extra: &[&str]) -> Spawned {
     Spawned::start(cmd)
 }
 
-/// The cgroup named for iogauge's process `pid` (`iogauge-pg-PID`, `iogauge-my-PID`): its limit
-/// and the processes in it.
-fn cgroup_of(root: &str, limit_file: &str, name: &str) -> (String, String) {
+/// The cgroup `name` (iogauge's, named for its pid: `iogauge-pg-PID`, `iogauge-my-PID`) has
+/// the kernel's limit of `bytes` and the server `servers` lists first in it.
+fn assert_server_in_cgroup(
+    (root, limit_file): (&str, &str),
+    name: &str,
+    bytes: u64,
+    servers: &str,
+) {
     let dir = Path::new(root).join(name);
     let limit = std::fs::read_to_string(dir.join(limit_file))
         .unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+    assert_eq!(limit.trim(), bytes.to_string(), "{}", dir.display());
     let procs = std::fs::read_to_string(dir.join("cgroup.procs")).unwrap();
-    (limit.trim().to_string(), procs)
+    let server = servers.split_whitespace().next().expect("a server");
+    assert!(
+        procs.lines().any(|p| p == server),
+        "server {server} in {name}: {procs}"
+    );
 }
 
 #[test]
@@ -662,13 +672,11 @@ fn postgres_wal_dir_memory_limit_and_storage_cells() {
     let name = format!("iogauge-pg-{}", running.pid());
     // "[1/1] sysbench …" comes with the server up, just before sysbench runs.
     running.wait_for("] sysbench ", WATCHDOG);
-    let (limit, procs) = cgroup_of(root, limit_file, &name);
-    assert_eq!(limit, (256u64 << 20).to_string());
-    let server = pg_servers_in(&target);
-    let postmaster = server.split_whitespace().next().expect("a server");
-    assert!(
-        procs.lines().any(|p| p == postmaster),
-        "server {postmaster} in {name}: {procs}"
+    assert_server_in_cgroup(
+        (root, limit_file),
+        &name,
+        256 << 20,
+        &pg_servers_in(&target),
     );
     // The WAL: pg_wal is a link into a directory of the run's own under --wal-dir, which
     // holds the segments.
@@ -719,14 +727,7 @@ fn mariadb_log_dir_memory_limit_and_storage_cells() {
     );
     let name = format!("iogauge-my-{}", running.pid());
     running.wait_for("] sysbench ", WATCHDOG);
-    let (limit, procs) = cgroup_of(root, limit_file, &name);
-    assert_eq!(limit, (512u64 << 20).to_string());
-    let server = servers_in(&target);
-    let mariadbd = server.split_whitespace().next().expect("a server");
-    assert!(
-        procs.lines().any(|p| p == mariadbd),
-        "mariadbd {mariadbd} in {name}: {procs}"
-    );
+    assert_server_in_cgroup((root, limit_file), &name, 512 << 20, &servers_in(&target));
     // The redo log is in the run's own directory under --log-dir, not in the data directory.
     let redo = logs.join(format!("{name}-log"));
     assert!(redo.join("ib_logfile0").is_file(), "{:?}", left_in(&redo));

@@ -273,15 +273,8 @@ pub struct Postgres {
 
 impl Postgres {
     /// A new cluster (initdb), not started; a refused setting is named as `--db-setting`.
-    pub fn create(
-        bin: &PgBin,
-        owner: &cluster::Owner,
-        target: &Path,
-        wal_dir: Option<&Path>,
-        memory_limit: Option<u64>,
-        keep: bool,
-    ) -> Result<Postgres> {
-        let mut cl = Cluster::create(bin, owner, target, wal_dir, memory_limit, keep)?;
+    pub fn create(bin: &PgBin, site: &cluster::Site) -> Result<Postgres> {
+        let mut cl = Cluster::create(bin, site)?;
         cl.setting_flag = "--db-setting";
         Ok(Postgres {
             cl,

@@ -277,6 +277,18 @@ fn command(bin: &Path, tool: &str, owner: &Owner) -> Command {
     c
 }
 
+/// Where and how a throwaway server lives, PostgreSQL's or MariaDB's: its user, the directory
+/// under test, its log's own directory (WAL, redo), its memory cgroup's limit, and whether its
+/// directory outlives the run.
+#[derive(Clone, Copy, Debug)]
+pub struct Site<'a> {
+    pub owner: &'a Owner,
+    pub target: &'a Path,
+    pub log_dir: Option<&'a Path>,
+    pub memory_limit: Option<u64>,
+    pub keep: bool,
+}
+
 /// A cluster iogauge created; stopped and removed when dropped (unless kept).
 pub struct Cluster {
     pub bin: PgBin,
@@ -296,16 +308,16 @@ pub struct Cluster {
 }
 
 impl Cluster {
-    /// Creates `iogauge-pg-PID` under `target` (and under `wal_dir`), runs initdb there, and
-    /// prepares a memory cgroup of `memory_limit` bytes for the server.
-    pub fn create(
-        bin: &PgBin,
-        owner: &Owner,
-        target: &Path,
-        wal_dir: Option<&Path>,
-        memory_limit: Option<u64>,
-        keep: bool,
-    ) -> Result<Cluster> {
+    /// Creates `iogauge-pg-PID` under the site's target (and `iogauge-pg-PID-wal` under its log
+    /// directory), runs initdb there, and prepares its memory cgroup for the server.
+    pub fn create(bin: &PgBin, site: &Site) -> Result<Cluster> {
+        let Site {
+            owner,
+            target,
+            log_dir: wal_dir,
+            memory_limit,
+            keep,
+        } = *site;
         let name = format!("iogauge-pg-{}", std::process::id());
         let work = std::path::absolute(target)?.join(&name);
         // Written down before anything exists, so a killed run's cluster, server and cgroup

@@ -154,7 +154,7 @@ pub fn page_cache(
 /// The database's own page-cache finding in place of the generic one: the generic check of a
 /// buffered result knows nothing of the cgroup. `db_results` are the first results, the
 /// database's; `own` is `None` when the server does not read through the page cache.
-pub fn replace_cache_finding(doc: &mut RunDoc, db_results: usize, own: Option<&Finding>) {
+fn replace_cache_finding(doc: &mut RunDoc, db_results: usize, own: Option<&Finding>) {
     let of_db = |f: &serde_json::Value| {
         crate::analysis::is(f, FindingKind::Cache)
             && f["result"]
@@ -294,36 +294,71 @@ pub fn storage(
     crate::exec::measure(&plan)
 }
 
-/// Runs the storage cells unless the run failed or was interrupted; their results are stored
-/// and added, a failure of theirs is a note.
-#[allow(clippy::too_many_arguments)]
-pub fn add_storage(
-    cells: &Cells,
-    target: &Path,
-    ram: u64,
-    output: &OutputArgs,
-    data_bytes: u64,
-    time: Option<Duration>,
-    failed: bool,
-    rec: &mut Recorder,
-    results: &mut Vec<ResultDoc>,
-    notes: &mut Vec<String>,
-) -> Result<()> {
-    let Some(t) = time else { return Ok(()) };
-    if failed || crate::interrupt::requested().is_some() {
-        return Ok(());
-    }
-    match storage(cells, target, ram, output, data_bytes, t) {
-        Ok(doc) => {
-            for r in doc.results {
-                rec.add(&r)?;
-                results.push(r);
+/// The end of a database run, after its server has gone: the storage cells (unless the run
+/// failed or was interrupted; a failure of theirs is a note), the findings with the database's
+/// own page-cache finding, and the document stored — the same for pgbench and sysbench.
+pub struct Ending<'a> {
+    pub header: RunDoc,
+    pub rec: Recorder,
+    /// The database's results, each stored already.
+    pub results: Vec<ResultDoc>,
+    pub notes: Vec<String>,
+    pub failure: Option<anyhow::Error>,
+    /// How the page cache was kept out, when the server reads through it.
+    pub cache: Option<Finding>,
+    pub cells: Cells,
+    pub target: &'a Path,
+    pub ram: u64,
+    pub output: &'a OutputArgs,
+    pub data_bytes: u64,
+    /// Length of each storage cell; `None`: no cells.
+    pub storage: Option<Duration>,
+}
+
+impl Ending<'_> {
+    pub fn finish(self) -> Result<super::Outcome> {
+        let Ending {
+            header,
+            mut rec,
+            mut results,
+            mut notes,
+            failure,
+            ..
+        } = self;
+        let db_results = results.len();
+        let run_cells = self
+            .storage
+            .filter(|_| failure.is_none() && crate::interrupt::requested().is_none());
+        if let Some(t) = run_cells {
+            match storage(
+                &self.cells,
+                self.target,
+                self.ram,
+                self.output,
+                self.data_bytes,
+                t,
+            ) {
+                Ok(doc) => {
+                    for r in doc.results {
+                        rec.add(&r)?;
+                        results.push(r);
+                    }
+                    notes.extend(doc.notes.into_iter().map(|n| format!("storage cells: {n}")));
+                }
+                Err(e) => notes.push(format!("the storage cells did not run: {e:#}")),
             }
-            notes.extend(doc.notes.into_iter().map(|n| format!("storage cells: {n}")));
         }
-        Err(e) => notes.push(format!("the storage cells did not run: {e:#}")),
+        let interrupted = failure.is_some() || crate::interrupt::requested().is_some();
+        let mut doc = RunDoc {
+            results,
+            interrupted,
+            notes,
+            ..header
+        };
+        crate::analysis::annotate(&mut doc, None);
+        replace_cache_finding(&mut doc, db_results, self.cache.as_ref());
+        super::Outcome::conclude(rec, doc, failure)
     }
-    Ok(())
 }
 
 /// The notes of a server that has gone: kept (--keep) and its memory cgroup.

@@ -9,7 +9,7 @@
 //! PostgreSQL cluster, and the clients (run as the invoking user) reach its socket all the same.
 
 use super::cgroup::Cgroup;
-use super::cluster::{last_lines, remove_dirs, set_private, Owner};
+use super::cluster::{last_lines, remove_dirs, set_private, Owner, Site};
 use crate::error::usage;
 use anyhow::{anyhow, Context, Result};
 use std::os::unix::process::CommandExt;
@@ -198,17 +198,17 @@ pub struct Server {
 }
 
 impl Server {
-    /// Creates `iogauge-my-PID` under `target` (and `iogauge-my-PID-log` under `log_dir`, for
-    /// the redo log), prepares a memory cgroup of `memory_limit` bytes for the server, and runs
+    /// Creates `iogauge-my-PID` under the site's target (and `iogauge-my-PID-log` under its log
+    /// directory, for the redo log), prepares its memory cgroup for the server, and runs
     /// mariadb-install-db.
-    pub fn create(
-        bin: &MyBin,
-        owner: &Owner,
-        target: &Path,
-        log_dir: Option<&Path>,
-        memory_limit: Option<u64>,
-        keep: bool,
-    ) -> Result<Server> {
+    pub fn create(bin: &MyBin, site: &Site) -> Result<Server> {
+        let Site {
+            owner,
+            target,
+            log_dir,
+            memory_limit,
+            keep,
+        } = *site;
         let name = format!("iogauge-my-{}", std::process::id());
         let work = std::path::absolute(target)?.join(&name);
         let short_socket = std::env::temp_dir().join(format!("{name}-socket"));

@@ -26,7 +26,7 @@ pub mod oltp;
 pub mod pgbench;
 pub mod server;
 pub mod sysbench;
-mod text;
+pub mod text;
 pub mod timeline;
 
 use crate::cli::{OutputArgs, OutputFormat, PgbenchArgs};
@@ -227,11 +227,9 @@ struct Measured {
 }
 
 /// Runs the plan: cluster, load, one pgbench measurement per ratio (with repeats), the storage
-/// cells, the findings; stored as it goes and printed at the end.
-pub fn run(p: &DbPlan) -> Result<()> {
-    if p.output.dry_run {
-        return Ok(crate::ui::out(&text::plan(p))?);
-    }
+/// cells, the findings; stored as it goes. The caller presents the document, then ends as
+/// [`Outcome::result`] says.
+pub fn run(p: &DbPlan) -> Result<Outcome> {
     // Opened before the cluster: a results database that cannot be written is told at once.
     let store = match p.output.no_store {
         true => None,
@@ -246,11 +244,13 @@ pub fn run(p: &DbPlan) -> Result<()> {
     let started = SystemTime::now();
     let cluster = Cluster::create(
         &p.bin,
-        &p.owner,
-        &p.target,
-        p.wal_dir.as_deref(),
-        p.memory_limit,
-        p.keep,
+        &cluster::Site {
+            owner: &p.owner,
+            target: &p.target,
+            log_dir: p.wal_dir.as_deref(),
+            memory_limit: p.memory_limit,
+            keep: p.keep,
+        },
     )?;
     say!("cluster in {}", cluster.work.display());
     cluster.configure(&p.settings)?;
@@ -353,22 +353,6 @@ pub fn run(p: &DbPlan) -> Result<()> {
         cgroup.as_deref(),
         p.memory_limit,
     ));
-    let pg_results = results.len();
-    {
-        let cells = backend::postgres_cells(p.clients);
-        common::add_storage(
-            &cells,
-            &p.target,
-            p.ram,
-            &p.output,
-            data_bytes,
-            p.storage,
-            failure.is_some(),
-            &mut rec,
-            &mut results,
-            &mut notes,
-        )?;
-    }
     if p.ram > 0 && p.memory_limit.is_none() {
         notes.push(format!(
             "the database ({}) against RAM ({}): PostgreSQL reads through the page cache, the storage cells with O_DIRECT",
@@ -376,16 +360,21 @@ pub fn run(p: &DbPlan) -> Result<()> {
             units::iec(p.ram)
         ));
     }
-    let interrupted = failure.is_some() || crate::interrupt::requested().is_some();
-    let mut doc = RunDoc {
+    common::Ending {
+        header,
+        rec,
         results,
-        interrupted,
         notes,
-        ..header
-    };
-    crate::analysis::annotate(&mut doc, None);
-    common::replace_cache_finding(&mut doc, pg_results, Some(&page_cache.1));
-    conclude(rec, &doc, failure, |d| emit(p, d))
+        failure,
+        cache: Some(page_cache.1),
+        cells: backend::postgres_cells(p.clients),
+        target: &p.target,
+        ram: p.ram,
+        output: &p.output,
+        data_bytes,
+        storage: p.storage,
+    }
+    .finish()
 }
 
 fn pct(r: f64) -> String {
@@ -742,11 +731,6 @@ fn devices_of(runs: &[&[iogauge_sysinfo::diskstats::DeviceWindow]]) -> Vec<Devic
         .collect()
 }
 
-/// Prints the run as asked: JSON, or the summary for people; and the --output file.
-fn emit(p: &DbPlan, doc: &RunDoc) -> Result<()> {
-    crate::present::write_out(doc, p.file.as_ref(), p.output.json, &|| text::run(p, doc))
-}
-
 /// The document of a database run before its results: one shape and one run-id format for
 /// pgbench and sysbench, as for every other run (`exec::run_id`).
 pub(crate) fn header(
@@ -775,35 +759,45 @@ pub(crate) fn header(
     }
 }
 
-/// The end of a database run: stored (or, with nothing measured, discarded and said so),
-/// presented, and the run's failure or signal as its outcome — one ending for pgbench and
-/// sysbench.
-pub(crate) fn conclude(
-    rec: Recorder,
-    doc: &RunDoc,
+/// How a database run ended: its document (stored, or discarded when nothing was measured),
+/// and the failure or signal that ended it early. One ending for pgbench and sysbench.
+pub struct Outcome {
+    pub doc: RunDoc,
     failure: Option<anyhow::Error>,
-    present: impl FnOnce(&RunDoc) -> Result<()>,
-) -> Result<()> {
-    if doc.results.is_empty() {
-        let discarded = rec.discard()?;
-        if let Some(e) = failure {
-            return Err(e);
+}
+
+impl Outcome {
+    /// Stores the document (or, with nothing measured, discards it and says so).
+    pub(crate) fn conclude(
+        rec: Recorder,
+        doc: RunDoc,
+        failure: Option<anyhow::Error>,
+    ) -> Result<Outcome> {
+        if doc.results.is_empty() {
+            let discarded = rec.discard()?;
+            if let Some(e) = failure {
+                return Err(e);
+            }
+            if discarded {
+                say!("nothing was measured, so nothing was stored");
+            }
+        } else if let Some(id) = rec.finish(&doc)? {
+            say!("stored as run {id}");
         }
-        if discarded {
-            say!("nothing was measured, so nothing was stored");
+        Ok(Outcome { doc, failure })
+    }
+
+    /// The run's end once its document was presented: its failure, or its signal.
+    pub fn result(self) -> Result<()> {
+        if let Some(e) = self.failure {
+            return Err(match self.doc.results.is_empty() {
+                true => e,
+                false => e.context("the results above cover the runs that finished"),
+            });
         }
-    } else if let Some(id) = rec.finish(doc)? {
-        say!("stored as run {id}");
-    }
-    present(doc)?;
-    if let Some(e) = failure {
-        return Err(match doc.results.is_empty() {
-            true => e,
-            false => e.context("the results above cover the runs that finished"),
-        });
-    }
-    match crate::interrupt::requested() {
-        Some(sig) => Err(error::Interrupted(sig).into()),
-        None => Ok(()),
+        match crate::interrupt::requested() {
+            Some(sig) => Err(error::Interrupted(sig).into()),
+            None => Ok(()),
+        }
     }
 }

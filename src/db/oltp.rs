@@ -18,13 +18,10 @@ use super::cluster::{self, PgBin};
 use super::common;
 use super::mariadb::{self, MyBin, Server};
 use super::sysbench::{self, Script};
-use super::text;
 use crate::cli::{OutputArgs, OutputFormat, SysbenchArgs};
 use crate::error::usage;
 use crate::measure::{self, LatNs};
-use crate::model::{
-    CpuDoc, EngineDoc, FineDoc, ResultDoc, RunDoc, SysbenchDoc, TargetDoc, WorkloadDoc,
-};
+use crate::model::{CpuDoc, EngineDoc, FineDoc, ResultDoc, SysbenchDoc, TargetDoc, WorkloadDoc};
 use crate::store::{Recorder, Store};
 use crate::units;
 use crate::workload::Rw;
@@ -398,33 +395,22 @@ fn run_sysbench(
 /// The server of the plan, created (its directories, cgroup and initdb or install-db), not
 /// started.
 fn create(p: &SysbenchPlan) -> Result<Box<dyn Backend>> {
-    let log_dir = p.log_dir.as_deref();
+    let site = cluster::Site {
+        owner: &p.owner,
+        target: &p.target,
+        log_dir: p.log_dir.as_deref(),
+        memory_limit: p.memory_limit,
+        keep: p.keep,
+    };
     Ok(match &p.bin {
-        Bin::Mariadb(bin) => Box::new(backend::Mariadb(Server::create(
-            bin,
-            &p.owner,
-            &p.target,
-            log_dir,
-            p.memory_limit,
-            p.keep,
-        )?)),
-        Bin::Postgres(bin) => Box::new(backend::Postgres::create(
-            bin,
-            &p.owner,
-            &p.target,
-            log_dir,
-            p.memory_limit,
-            p.keep,
-        )?),
+        Bin::Mariadb(bin) => Box::new(backend::Mariadb(Server::create(bin, &site)?)),
+        Bin::Postgres(bin) => Box::new(backend::Postgres::create(bin, &site)?),
     })
 }
 
 /// Runs the plan: server, prepare, one measurement per ratio, the storage cells; stored as it
-/// goes and printed at the end.
-pub fn run(p: &SysbenchPlan) -> Result<()> {
-    if p.output.dry_run {
-        return Ok(crate::ui::out(&text::sysbench_plan(p))?);
-    }
+/// goes. The caller presents the document, then ends as [`super::Outcome::result`] says.
+pub fn run(p: &SysbenchPlan) -> Result<super::Outcome> {
     // Opened before the server: a results database that cannot be written is told at once.
     let store = match p.output.no_store {
         true => None,
@@ -556,29 +542,21 @@ pub fn run(p: &SysbenchPlan) -> Result<()> {
         p.tables,
         p.table_size
     ));
-    let db_results = results.len();
-    common::add_storage(
-        &cells,
-        &p.target,
-        p.ram,
-        &p.output,
-        data_bytes,
-        p.storage,
-        failure.is_some(),
-        &mut rec,
-        &mut results,
-        &mut notes,
-    )?;
-    let interrupted = failure.is_some() || crate::interrupt::requested().is_some();
-    let mut doc = RunDoc {
+    common::Ending {
+        header,
+        rec,
         results,
-        interrupted,
         notes,
-        ..header
-    };
-    crate::analysis::annotate(&mut doc, None);
-    common::replace_cache_finding(&mut doc, db_results, page_cache.as_ref().map(|c| &c.1));
-    super::conclude(rec, &doc, failure, |d| emit(p, d))
+        failure,
+        cache: page_cache.map(|c| c.1),
+        cells,
+        target: &p.target,
+        ram: p.ram,
+        output: &p.output,
+        data_bytes,
+        storage: p.storage,
+    }
+    .finish()
 }
 
 /// One measurement as a result: TPS as the rate (transactions over sysbench's total time),
@@ -698,13 +676,6 @@ fn result_doc(p: &SysbenchPlan, s: &dyn Backend, m: Measured, mut sb: SysbenchDo
         verify: None,
         timeline: Some(Box::new(m.seconds)),
     }
-}
-
-/// Prints the run as asked: JSON, or the summary for people; and the --output file.
-fn emit(p: &SysbenchPlan, doc: &RunDoc) -> Result<()> {
-    crate::present::write_out(doc, p.file.as_ref(), p.output.json, &|| {
-        text::sysbench_run(p, doc)
-    })
 }
 
 #[cfg(test)]

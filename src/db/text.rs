@@ -110,16 +110,10 @@ pub fn run(p: &DbPlan, doc: &RunDoc) -> String {
                 n => format!(" × {n} repeats"),
             }
         );
-        let set = |k: &str| first.settings.get(k).map_or("?", String::as_str);
         let _ = writeln!(
             s,
-            "fsync={} synchronous_commit={} wal_sync_method={} full_page_writes={} checkpoint_timeout={} max_wal_size={}{}\n",
-            set("fsync"),
-            set("synchronous_commit"),
-            set("wal_sync_method"),
-            set("full_page_writes"),
-            set("checkpoint_timeout"),
-            set("max_wal_size"),
+            "{}{}\n",
+            pg_settings(&first.settings),
             first
                 .wal_dir
                 .as_ref()
@@ -132,6 +126,21 @@ pub fn run(p: &DbPlan, doc: &RunDoc) -> String {
     }
     storage_notes_findings(doc, &storage, &mut s);
     s
+}
+
+/// The PostgreSQL settings that decide how its WAL and checkpoints reach the storage, on one
+/// line.
+fn pg_settings(settings: &std::collections::BTreeMap<String, String>) -> String {
+    let set = |k: &str| settings.get(k).map_or("?", String::as_str);
+    format!(
+        "fsync={} synchronous_commit={} wal_sync_method={} full_page_writes={} checkpoint_timeout={} max_wal_size={}",
+        set("fsync"),
+        set("synchronous_commit"),
+        set("wal_sync_method"),
+        set("full_page_writes"),
+        set("checkpoint_timeout"),
+        set("max_wal_size"),
+    )
 }
 
 /// What follows the database table in both tools: the storage cells of the same directory,
@@ -379,15 +388,7 @@ pub fn sysbench_run(p: &SysbenchPlan, doc: &RunDoc) -> String {
             );
             let set = |k: &str| first.settings.get(k).map_or("?", String::as_str);
             let mut line = match pg {
-                true => format!(
-                    "fsync={} synchronous_commit={} wal_sync_method={} full_page_writes={} checkpoint_timeout={} max_wal_size={}",
-                    set("fsync"),
-                    set("synchronous_commit"),
-                    set("wal_sync_method"),
-                    set("full_page_writes"),
-                    set("checkpoint_timeout"),
-                    set("max_wal_size"),
-                ),
+                true => pg_settings(&first.settings),
                 false => format!(
                     "innodb_flush_method={} innodb_flush_log_at_trx_commit={} innodb_doublewrite={} innodb_log_file_size={} sync_binlog={}",
                     set("innodb_flush_method"),
