@@ -32,6 +32,11 @@ pub trait Backend: Sync {
     fn version(&self) -> Result<String>;
     /// The empty `sbtest` database, and a user sysbench may connect as.
     fn create_sbtest(&self) -> Result<()>;
+    /// The prepared tables brought to a state of their own, not one a background task reaches
+    /// at some moment: otherwise whether its first pass (PostgreSQL's autovacuum after the
+    /// load: hint bits, the visibility map, statistics) lands inside the measurement depends
+    /// on timing, and moves TPS by 10–30%.
+    fn settle(&self, tables: u32) -> Result<()>;
     /// sysbench with `script`, its driver pointed at this server's socket and `sbtest`.
     fn sysbench(&self, sysbench: &Path, script: &str) -> Command;
     /// The size of the tables sysbench prepared, data and indexes.
@@ -188,6 +193,14 @@ impl Backend for Mariadb {
         )?;
         Ok(())
     }
+    fn settle(&self, tables: u32) -> Result<()> {
+        // InnoDB's statistics, which its background thread would otherwise recompute at a
+        // moment of its own after the load.
+        let names: Vec<String> = (1..=tables).map(|i| format!("sbtest.sbtest{i}")).collect();
+        self.0
+            .query(&format!("ANALYZE TABLE {}", names.join(", ")))?;
+        Ok(())
+    }
     fn sysbench(&self, sysbench: &Path, script: &str) -> Command {
         self.0.sysbench(sysbench, script)
     }
@@ -261,7 +274,13 @@ impl Backend for Mariadb {
 }
 
 /// The smallest shared_buffers PostgreSQL accepts: 16 buffers of 8 KiB.
-pub const MIN_SHARED_BUFFERS: u64 = 128 << 10;
+const MIN_SHARED_BUFFERS: u64 = 128 << 10;
+
+/// shared_buffers for `share` of `data` bytes, in whole 8 KiB buffers, at least PostgreSQL's
+/// least; for pgbench and sysbench alike.
+pub fn shared_buffers(data: u64, share: f64) -> u64 {
+    ((data as f64 * share) as u64 / 8192 * 8192).max(MIN_SHARED_BUFFERS)
+}
 
 /// PostgreSQL, in the cluster `db pgbench` uses.
 pub struct Postgres {
@@ -322,6 +341,11 @@ impl Backend for Postgres {
         self.cl.query("CREATE DATABASE sbtest")?;
         Ok(())
     }
+    fn settle(&self, _tables: u32) -> Result<()> {
+        // What pgbench -i does after its load, and what autovacuum would do at some moment.
+        self.cl.query_in("sbtest", "VACUUM ANALYZE")?;
+        Ok(())
+    }
     fn sysbench(&self, sysbench: &Path, script: &str) -> Command {
         let mut c = self.cl.libpq_client(sysbench);
         c.arg(script)
@@ -344,7 +368,7 @@ impl Backend for Postgres {
             .map_err(|_| anyhow!("the size of the sbtest tables: psql said '{v}'"))
     }
     fn buffer(&self, data: u64, share: f64) -> (&'static str, String, u64) {
-        let b = ((data as f64 * share) as u64 / 8192 * 8192).max(MIN_SHARED_BUFFERS);
+        let b = shared_buffers(data, share);
         ("shared_buffers", format!("{}kB", b / 1024), b)
     }
     fn settings(&self, asked: &[(String, String)]) -> Result<BTreeMap<String, String>> {

@@ -10,12 +10,17 @@
 //! layout) with a `pg` section; the storage cells are ordinary results. One run document holds
 //! both and is stored as it goes, so `list`, `show`, `compare` and `export` work on it.
 //!
-//! `iogauge db sysbench` does the same with MariaDB and sysbench's OLTP scripts (`oltp`).
+//! `iogauge db sysbench` does the same with sysbench's OLTP scripts on MariaDB or on this
+//! PostgreSQL cluster (`oltp`), and ends the same way ([`Outcome`]); the caller presents the
+//! document (commands/db.rs).
 //!
 //! Modules: `cluster` (finding PostgreSQL, initdb, start, stop, always removed), `pgbench`
-//! (its report and log), `server` (settings and the server's own IO counters), `mariadb` (the
-//! throwaway MariaDB server), `sysbench` (its output read), `oltp` (the plan and run of `db
-//! sysbench`), `text` (the summary people read, for both).
+//! (its report and log), `server` (PostgreSQL's settings and its own IO counters), `mariadb`
+//! (the throwaway MariaDB server), `backend` (both servers behind the one trait sysbench
+//! drives), `cgroup` (--memory-limit for both), `common` (what both pipelines share: checks,
+//! the page-cache finding, the storage cells, the ending), `sysbench` (its output read),
+//! `oltp` (the plan and run of `db sysbench`), `timeline` (the run second by second), `text`
+//! (the summary people read, for both).
 
 pub mod backend;
 pub mod cgroup;
@@ -62,8 +67,6 @@ const OWN_SETTINGS: [&str; 6] = [
     "log_checkpoints",
     "log_timezone",
 ];
-/// The smallest shared_buffers PostgreSQL accepts: 16 buffers of 8 KiB.
-const MIN_SHARED_BUFFERS: u64 = 128 << 10;
 
 /// Whether iogauge runs as root: /proc/self belongs to the effective user (libc's geteuid is
 /// `unsafe` to call, which only crates/engine may do).
@@ -271,7 +274,7 @@ pub fn run(p: &DbPlan) -> Result<Outcome> {
         units::iec(data_bytes),
         units::duration(load.elapsed())
     );
-    let shared = |r: f64| ((data_bytes as f64 * r) as u64 / 8192 * 8192).max(MIN_SHARED_BUFFERS);
+    let shared = |r: f64| backend::shared_buffers(data_bytes, r);
     let shares: Vec<(f64, u64)> = p.ratios.iter().map(|&r| (r, shared(r))).collect();
     common::check_room(p.memory_limit, "shared_buffers", &shares)?;
     let page_cache = common::page_cache(p.memory_limit, p.ram, data_bytes, "PostgreSQL");

@@ -454,6 +454,7 @@ pub fn run(p: &SysbenchPlan) -> Result<super::Outcome> {
             cluster::last_lines(&said, 3)
         ));
     }
+    server.settle(p.tables)?;
     let data_bytes = server.data_bytes()?;
     say!(
         "loaded {} in {}",
