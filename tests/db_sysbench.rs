@@ -787,3 +787,48 @@ fn ctrl_c_during_postgres_sysbench_stops_the_cluster_and_removes_it() {
     assert_eq!(pg_servers_in(&target), "", "{err}");
     assert!(left_in(&target).is_empty(), "{:?}", left_in(&target));
 }
+
+#[test]
+fn clean_after_a_killed_run_stops_mariadb_and_removes_its_log_dir_and_cgroup() {
+    let Some((root, _)) = memory_cgroups() else {
+        return;
+    };
+    let Some((dir, target)) = rig() else { return };
+    let logs = dir.path().join("redo");
+    std::fs::create_dir(&logs).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&logs, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut running = spawn_sysbench(
+        dir.path(),
+        &target,
+        &[
+            "--log-dir",
+            logs.to_str().unwrap(),
+            "--memory-limit",
+            "512MiB",
+        ],
+    );
+    let name = format!("iogauge-my-{}", running.pid());
+    running.wait_for("] sysbench ", WATCHDOG);
+    // Killed outright: nothing of iogauge's own cleanup runs; the server runs on.
+    running.signal("KILL");
+    let out = running.finish(WATCHDOG);
+    assert_eq!(out.status.code(), None, "{}", stderr_of(&out));
+    assert!(
+        !servers_in(&target).is_empty(),
+        "the server outlives iogauge"
+    );
+    assert!(Path::new(root).join(&name).exists());
+    let out = iogauge(dir.path(), &["clean"]);
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{said}{}", stderr_of(&out));
+    assert!(said.contains("stopped"), "{said}");
+    assert!(
+        said.contains(&format!("cgroup {root}/{name} removed")),
+        "{said}"
+    );
+    assert_eq!(servers_in(&target), "", "{said}");
+    assert!(!Path::new(root).join(&name).exists(), "{said}");
+    assert!(left_in(&target).is_empty(), "{:?}", left_in(&target));
+    assert!(left_in(&logs).is_empty(), "{:?}", left_in(&logs));
+}
