@@ -705,19 +705,17 @@ fn postgres_wal_dir_memory_limit_and_storage_cells() {
     assert!(left_in(&wal).is_empty(), "{:?}", left_in(&wal));
 }
 
-#[test]
-fn mariadb_log_dir_memory_limit_and_storage_cells() {
-    let Some((root, limit_file)) = memory_cgroups() else {
-        return;
-    };
-    let Some((dir, target)) = rig() else { return };
-    let logs = dir.path().join("redo");
+/// A MariaDB run with `--log-dir` (a directory the server's user can enter) and
+/// `--memory-limit 512MiB`, measuring: the run, the log directory, and the name iogauge gives
+/// its directories and cgroup.
+fn mariadb_with_log_dir_and_limit(dir: &Path, target: &Path) -> (Spawned, PathBuf, String) {
+    let logs = dir.join("redo");
     std::fs::create_dir(&logs).unwrap();
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&logs, std::fs::Permissions::from_mode(0o755)).unwrap();
     let mut running = spawn_sysbench(
-        dir.path(),
-        &target,
+        dir,
+        target,
         &[
             "--log-dir",
             logs.to_str().unwrap(),
@@ -727,6 +725,16 @@ fn mariadb_log_dir_memory_limit_and_storage_cells() {
     );
     let name = format!("iogauge-my-{}", running.pid());
     running.wait_for("] sysbench ", WATCHDOG);
+    (running, logs, name)
+}
+
+#[test]
+fn mariadb_log_dir_memory_limit_and_storage_cells() {
+    let Some((root, limit_file)) = memory_cgroups() else {
+        return;
+    };
+    let Some((dir, target)) = rig() else { return };
+    let (running, logs, name) = mariadb_with_log_dir_and_limit(dir.path(), &target);
     assert_server_in_cgroup((root, limit_file), &name, 512 << 20, &servers_in(&target));
     // The redo log is in the run's own directory under --log-dir, not in the data directory.
     let redo = logs.join(format!("{name}-log"));
@@ -794,22 +802,7 @@ fn clean_after_a_killed_run_stops_mariadb_and_removes_its_log_dir_and_cgroup() {
         return;
     };
     let Some((dir, target)) = rig() else { return };
-    let logs = dir.path().join("redo");
-    std::fs::create_dir(&logs).unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&logs, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let mut running = spawn_sysbench(
-        dir.path(),
-        &target,
-        &[
-            "--log-dir",
-            logs.to_str().unwrap(),
-            "--memory-limit",
-            "512MiB",
-        ],
-    );
-    let name = format!("iogauge-my-{}", running.pid());
-    running.wait_for("] sysbench ", WATCHDOG);
+    let (running, logs, name) = mariadb_with_log_dir_and_limit(dir.path(), &target);
     // Killed outright: nothing of iogauge's own cleanup runs; the server runs on.
     running.signal("KILL");
     let out = running.finish(WATCHDOG);
