@@ -699,10 +699,30 @@ pub enum DbCommand {
     /// transaction latency, next to the WAL sync rate and 8 KiB random reads of the same
     /// directory (docs/db.md).
     Pgbench(PgbenchArgs),
-    /// A throwaway MariaDB server in TARGET_DIR, loaded and driven by sysbench's OLTP scripts:
-    /// TPS, QPS and transaction latency, with InnoDB's own counters and the server's CPU
+    /// A throwaway MariaDB server (or PostgreSQL cluster: --server postgres) in TARGET_DIR,
+    /// loaded and driven by sysbench's OLTP scripts: TPS, QPS and transaction latency, with the
+    /// server's own counters and CPU, next to the storage cells of its commit and page reads
     /// (docs/db.md).
     Sysbench(SysbenchArgs),
+}
+
+/// The server `db sysbench` drives.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SysbenchServer {
+    /// MariaDB's InnoDB (mariadbd), sysbench --db-driver=mysql.
+    Mariadb,
+    /// PostgreSQL (the cluster db pgbench uses), sysbench --db-driver=pgsql.
+    Postgres,
+}
+
+impl From<SysbenchServer> for crate::db::oltp::ServerKind {
+    fn from(s: SysbenchServer) -> Self {
+        use crate::db::oltp::ServerKind;
+        match s {
+            SysbenchServer::Mariadb => ServerKind::Mariadb,
+            SysbenchServer::Postgres => ServerKind::Postgres,
+        }
+    }
 }
 
 /// sysbench's OLTP scripts.
@@ -741,6 +761,15 @@ pub struct SysbenchArgs {
     #[arg(value_name = "TARGET_DIR")]
     pub target: PathBuf,
 
+    /// The database server sysbench drives.
+    #[arg(long, value_enum, default_value_t = SysbenchServer::Mariadb)]
+    pub server: SysbenchServer,
+
+    /// With --server postgres: where PostgreSQL's programs are [default: pg_ctl's installation
+    /// on PATH, else the newest /usr/lib/postgresql/*/bin]
+    #[arg(long, value_name = "DIR")]
+    pub pg_bin: Option<PathBuf>,
+
     /// sysbench's OLTP script.
     #[arg(long, value_enum, default_value_t = SysbenchScript::ReadWrite)]
     pub script: SysbenchScript,
@@ -769,15 +798,39 @@ pub struct SysbenchArgs {
     #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = units::parse_duration)]
     pub time: Duration,
 
-    /// A server setting, passed to mariadbd as --KEY=VALUE, e.g. --db-setting
-    /// innodb_flush_log_at_trx_commit=2 (repeatable).
+    /// A server setting: to mariadbd as --KEY=VALUE (e.g. innodb_flush_log_at_trx_commit=2),
+    /// to PostgreSQL as KEY = 'VALUE' (e.g. synchronous_commit=off) (repeatable).
     #[arg(long, value_name = "KEY=VALUE")]
     pub db_setting: Vec<String>,
 
-    /// innodb_buffer_pool_size as shares of the data, one run each, e.g. 0.25,1 or 25%,100%
-    /// (the buffer-pool sweep of the "Solid State Disk Benchmarking" study).
+    /// The buffer as shares of the data, one run each, e.g. 0.25,1 or 25%,100%:
+    /// innodb_buffer_pool_size, or shared_buffers with --server postgres (the buffer-pool
+    /// sweep of the "Solid State Disk Benchmarking" study).
     #[arg(long, value_name = "LIST")]
     pub buffer_ratio: Option<String>,
+
+    /// Run the server in a memory cgroup of this size (needs root), so the page cache cannot
+    /// hold the data, e.g. 512MiB.
+    #[arg(long, value_name = "SIZE", value_parser = units::parse_size)]
+    pub memory_limit: Option<u64>,
+
+    /// With --server postgres: put the WAL in a directory of its own under DIR (initdb
+    /// --waldir), e.g. another disk.
+    #[arg(long, value_name = "DIR")]
+    pub wal_dir: Option<PathBuf>,
+
+    /// With --server mariadb: put InnoDB's redo log in a directory of its own under DIR
+    /// (innodb_log_group_home_dir), e.g. another disk.
+    #[arg(long, value_name = "DIR")]
+    pub log_dir: Option<PathBuf>,
+
+    /// Length of each storage cell (the commit's writes + syncs, the page's random reads).
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = units::parse_duration)]
+    pub storage_time: Duration,
+
+    /// Skip the storage cells.
+    #[arg(long)]
+    pub no_storage: bool,
 
     /// Keep the server's directory (the server is stopped all the same).
     #[arg(long)]

@@ -41,7 +41,12 @@ pub enum Entry {
     },
     /// A MariaDB server iogauge made (`db sysbench`): its data directory (whose sibling
     /// mysqld.pid names a server still running) and the directories it created for it.
-    Mariadb { data: PathBuf, dirs: Vec<PathBuf> },
+    Mariadb {
+        data: PathBuf,
+        dirs: Vec<PathBuf>,
+        #[serde(default)]
+        cgroup: Option<PathBuf>,
+    },
 }
 
 impl Entry {
@@ -430,14 +435,14 @@ fn undo(entry: &Entry, dry_run: bool) -> (String, bool) {
             }
             crate::db::cluster::undo(data, dirs, cgroup.as_deref())
         }
-        Entry::Mariadb { data, dirs } => {
+        Entry::Mariadb { data, dirs, cgroup } => {
             if dry_run {
                 return (
                     "its server would be stopped and its directory removed".into(),
                     true,
                 );
             }
-            crate::db::mariadb::undo(data, dirs)
+            crate::db::mariadb::undo(data, dirs, cgroup.as_deref())
         }
     }
 }

@@ -514,7 +514,7 @@ impl ResultDoc {
 /// what sysbench itself reported, how the server was set up and what InnoDB counted.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct SysbenchDoc {
-    /// "MariaDB".
+    /// "MariaDB" or "PostgreSQL".
     pub server: String,
     /// The server's `VERSION()`, e.g. "10.11.19-MariaDB-0+deb12u1".
     pub version: String,
@@ -552,6 +552,13 @@ pub struct SysbenchDoc {
     pub status: BTreeMap<String, f64>,
     /// The operating-system user the server ran as.
     pub user: String,
+    /// The server's memory cgroup limit (`--memory-limit`), bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_limit_bytes: Option<u64>,
+    /// Where the server's log was (PostgreSQL's WAL: `--wal-dir`; InnoDB's redo: `--log-dir`),
+    /// when not in the data directory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log_dir: Option<String>,
 }
 
 /// A PostgreSQL run on the target (`iogauge db pgbench`): what ran, how the server was set up,

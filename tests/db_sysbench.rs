@@ -1,7 +1,10 @@
-//! `iogauge db sysbench` against a real MariaDB and sysbench (Debian's mariadb-server and
-//! sysbench in CI): a short OLTP run whose TPS and p99 agree with sysbench's own report, stored
-//! like any run; a setting the server refuses; the plan of a dry run; and no server process or
-//! server directory left after a normal end, an error or a Ctrl-C.
+//! `iogauge db sysbench` against a real MariaDB, PostgreSQL and sysbench (Debian's
+//! mariadb-server, postgresql-15 and sysbench in CI): a short OLTP run on each server whose TPS
+//! and p99 agree with sysbench's own report, stored like any run; a setting each server
+//! refuses; the plan of a dry run; the log in its own directory (--log-dir, --wal-dir) and the
+//! server in a memory cgroup while it runs (--memory-limit), gone afterwards; the storage cells
+//! of each server's commit beside the TPS; and no server process or server directory left after
+//! a normal end, an error or a Ctrl-C.
 
 mod common;
 use common::*;
@@ -18,6 +21,23 @@ fn servers_in(dir: &Path) -> String {
     String::from_utf8_lossy(&out.stdout)
         .lines()
         .filter(|l| l.contains("mariadbd"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// PostgreSQL servers whose command line names `dir` (not iogauge's own, `--server postgres`).
+fn pg_servers_in(dir: &Path) -> String {
+    let out = Command::new("pgrep")
+        .args(["-a", "-f", &dir.display().to_string()])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| {
+            l.split_whitespace()
+                .nth(1)
+                .is_some_and(|program| program.ends_with("/postgres"))
+        })
         .collect::<Vec<_>>()
         .join("\n")
 }
@@ -52,6 +72,66 @@ fn rig() -> Option<(tempfile::TempDir, PathBuf)> {
     Some((dir, target))
 }
 
+/// [`rig`] for PostgreSQL: sysbench, and PostgreSQL's programs where the command looks.
+fn pg_rig() -> Option<(tempfile::TempDir, PathBuf)> {
+    let found = std::fs::read_dir("/usr/lib/postgresql")
+        .map(|d| d.flatten().any(|e| e.path().join("bin/initdb").exists()))
+        .unwrap_or(false);
+    if !found {
+        skip("needs PostgreSQL (apt-get install postgresql-15)");
+        return None;
+    }
+    rig()
+}
+
+/// Where iogauge makes a server's memory cgroup, and the file holding its limit; `None` (the
+/// test skipped) without root or a memory cgroup.
+fn memory_cgroups() -> Option<(&'static str, &'static str)> {
+    if !is_root() {
+        skip("--memory-limit needs root");
+        return None;
+    }
+    if Path::new("/sys/fs/cgroup/memory/memory.limit_in_bytes").exists() {
+        Some(("/sys/fs/cgroup/memory", "memory.limit_in_bytes"))
+    } else if Path::new("/sys/fs/cgroup/cgroup.controllers").exists() {
+        Some(("/sys/fs/cgroup", "memory.max"))
+    } else {
+        skip("needs a memory cgroup");
+        None
+    }
+}
+
+/// The storage cells of a run: the commit cell's block size and sync, and the page reads'
+/// block size and threads; each measured (a rate above zero).
+fn storage_cells(run: &serde_json::Value) -> ((f64, String), (f64, f64)) {
+    let results = run["results"].as_array().unwrap();
+    let storage: Vec<&serde_json::Value> =
+        results.iter().filter(|r| r["sysbench"].is_null()).collect();
+    assert_eq!(storage.len(), 2, "the commit cell and the reads: {run}");
+    let commit = storage
+        .iter()
+        .find(|r| !r["sync"].is_null())
+        .expect("a cell with syncs");
+    assert!(f(&commit["sync"]["per_s"]) > 0.0, "{commit}");
+    assert_eq!(commit["workload"]["rw"], "write", "{commit}");
+    assert!(commit["workload"]["direct"].as_bool().unwrap(), "{commit}");
+    let reads = storage
+        .iter()
+        .find(|r| r["workload"]["rw"] == "randread")
+        .expect("a random-read cell");
+    assert!(f(&reads["iops"]) > 0.0, "{reads}");
+    (
+        (
+            f(&commit["workload"]["bs"]),
+            commit["workload"]["sync"].as_str().unwrap().to_string(),
+        ),
+        (
+            f(&reads["workload"]["bs"]),
+            f(&reads["workload"]["threads"]),
+        ),
+    )
+}
+
 fn sysbench(dir: &Path, target: &Path, extra: &[&str]) -> std::process::Output {
     let mut args = vec![
         "db",
@@ -64,6 +144,9 @@ fn sysbench(dir: &Path, target: &Path, extra: &[&str]) -> std::process::Output {
         "--threads",
         "2",
     ];
+    if !extra.contains(&"--storage-time") {
+        args.push("--no-storage");
+    }
     if !extra.contains(&"--time") {
         args.extend(["--time", "3s"]);
     }
@@ -223,6 +306,7 @@ fn a_buffer_ratio_sweep_restarts_the_server_with_each_share_of_the_data() {
             "oltp_read_only",
             "--buffer-ratio",
             "0.5,1",
+            "--no-storage",
             "--json",
             "--no-store",
         ],
@@ -343,6 +427,21 @@ fn what_the_user_typed_wrong_is_refused_before_anything_is_made() {
         (&["--db-setting", "nonsense"][..], "is not KEY=VALUE"),
         (&["--time", "500ms"][..], "--time is under 1s"),
         (&["--buffer-ratio", "0"][..], "above 0"),
+        (&["--wal-dir", "/"][..], "--wal-dir is PostgreSQL's"),
+        (&["--log-dir", "/no/such/dir"][..], "is not a directory"),
+        (
+            &["--server", "postgres", "--log-dir", "/"][..],
+            "--log-dir is MariaDB's",
+        ),
+        (
+            &[
+                "--buffer-ratio",
+                "1",
+                "--db-setting",
+                "innodb_buffer_pool_size=1G",
+            ][..],
+            "leave out --db-setting innodb_buffer_pool_size",
+        ),
     ] {
         let out = sysbench(dir.path(), &target, extra);
         let err = stderr_of(&out);
@@ -381,4 +480,348 @@ fn ctrl_c_during_sysbench_stops_the_server_and_removes_its_directory() {
     assert_eq!(out.status.code(), Some(130), "{err}");
     assert_eq!(servers_in(&target), "", "{err}");
     assert!(left_in(&target).is_empty(), "{:?}", left_in(&target));
+}
+
+#[test]
+fn postgres_sysbench_agrees_with_sysbench_is_stored_and_leaves_nothing() {
+    let Some((dir, target)) = pg_rig() else {
+        return;
+    };
+    let out = sysbench(
+        dir.path(),
+        &target,
+        &["--server", "postgres", "--buffer-ratio", "50%", "--json"],
+    );
+    let run = json_of(&out);
+    let results = run["results"].as_array().unwrap();
+    assert_eq!(results.len(), 1, "{run}");
+    let r = &results[0];
+    let sb = &r["sysbench"];
+    assert_eq!(sb["server"], "PostgreSQL", "{sb}");
+    assert!(
+        sb["version"].as_str().unwrap().starts_with("PostgreSQL "),
+        "{sb}"
+    );
+    assert_eq!((f(&sb["tables"]), f(&sb["table_size"])), (2.0, 1000.0));
+    // TPS: sysbench's transactions over its total time, and its own "per sec." within 1%.
+    let txns = f(&sb["transactions"]);
+    assert!(txns > 0.0, "{sb}");
+    assert_eq!(f(&r["ios"]), txns);
+    let tps = f(&r["iops"]);
+    assert!(
+        (tps - txns / f(&sb["total_time_s"])).abs() <= tps * 1e-9,
+        "{tps} against {txns} in {}",
+        sb["total_time_s"]
+    );
+    assert!(
+        (tps - f(&sb["sysbench_tps"])).abs() <= f(&sb["sysbench_tps"]) * 0.01,
+        "{tps} against sysbench's {}",
+        sb["sysbench_tps"]
+    );
+    // Every transaction in the histogram, and its p99 sysbench's within a bucket or two.
+    let counted: f64 = r["lat_hist"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| f(&b[1]))
+        .sum();
+    assert_eq!(counted, txns, "{r}");
+    let (ours, theirs) = (f(&r["lat_ns"]["p99"]) / 1e6, f(&sb["sysbench_p99_ms"]));
+    assert!(
+        (ours - theirs).abs() <= theirs * 0.05 + 0.01,
+        "p99 {ours} ms against sysbench's {theirs} ms"
+    );
+    // shared_buffers is half the tables, in 8 KiB pages (or PostgreSQL's least, 128 kB).
+    assert_eq!(f(&sb["buffer_ratio"]), 0.5, "{sb}");
+    let shared = sb["settings"]["shared_buffers"].as_str().unwrap();
+    // As PostgreSQL shows it: in the largest unit that divides it (1272kB, 2MB).
+    let digits = shared.trim_end_matches(|c: char| c.is_ascii_alphabetic());
+    let unit = match &shared[digits.len()..] {
+        "kB" => 1u64 << 10,
+        "MB" => 1 << 20,
+        "GB" => 1 << 30,
+        u => panic!("unit {u} in shared_buffers {shared}"),
+    };
+    let bytes = digits.parse::<u64>().unwrap() * unit;
+    assert_eq!(
+        bytes,
+        (f(&sb["data_bytes"]) as u64 / 2 / 8192 * 8192).max(128 << 10),
+        "shared_buffers {shared} for half of {}",
+        sb["data_bytes"]
+    );
+    assert_eq!(sb["settings"]["fsync"], "on", "{sb}");
+    // The server's own counters over the run, its CPU, and the timeline of its WAL.
+    assert!(f(&sb["status"]["pg_stat_wal.wal_bytes"]) > 0.0, "{sb}");
+    assert!(
+        f(&r["cpu"]["user_s"]) + f(&r["cpu"]["sys_s"]) > 0.0,
+        "{}",
+        r["cpu"]
+    );
+    assert_eq!(r["io_path"], "postgresql (buffered)");
+    let t = &r["timeline"];
+    assert!(
+        t["server_source"].as_str().unwrap().contains("pg_stat_wal"),
+        "{t}"
+    );
+    let rows = t["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), sb["seconds"].as_array().unwrap().len(), "{t}");
+    let wal: f64 = rows
+        .iter()
+        .map(|row| row["server"]["wal_bytes_per_s"].as_f64().unwrap_or(0.0))
+        .sum();
+    assert!(wal > 0.0, "{t}");
+    // The page cache is said to answer for the storage here: nothing limited the server.
+    assert!(
+        run["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|x| x["kind"] == "cache"),
+        "{run}"
+    );
+    let shown = json_of(&iogauge(dir.path(), &["show", "last", "--json"]));
+    assert_eq!(shown["results"][0]["sysbench"]["server"], "PostgreSQL");
+    assert_eq!(pg_servers_in(&target), "");
+    assert!(left_in(&target).is_empty(), "{:?}", left_in(&target));
+}
+
+#[test]
+fn a_setting_postgres_refuses_exits_2_with_its_words_and_leaves_nothing() {
+    let Some((dir, target)) = pg_rig() else {
+        return;
+    };
+    let out = sysbench(
+        dir.path(),
+        &target,
+        &["--server", "postgres", "--db-setting", "no_such_setting=1"],
+    );
+    let err = stderr_of(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("refused --db-setting no_such_setting=1: unrecognized configuration parameter \"no_such_setting\""),
+        "{err}"
+    );
+    assert_eq!(pg_servers_in(&target), "");
+    assert!(left_in(&target).is_empty(), "{:?}", left_in(&target));
+    // A setting iogauge owns is refused before anything is made.
+    let out = sysbench(
+        dir.path(),
+        &target,
+        &["--server", "postgres", "--db-setting", "port=1"],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr_of(&out));
+    assert!(stderr_of(&out).contains("iogauge sets it"));
+}
+
+/// A run in its own process, watched while it measures: `extra` after the common arguments.
+fn spawn_sysbench(dir: &Path, target: &Path, extra: &[&str]) -> Spawned {
+    let mut cmd = Command::new(BIN);
+    cmd.env("IOGAUGE_RUN_DIR", own_run_dir(dir))
+        .env("IOGAUGE_DB", dir.join("results.db"))
+        .args(["db", "sysbench"])
+        .arg(target)
+        .args(["--tables", "2", "--table-size", "1000", "--threads", "2"])
+        // Long enough to look at the server while sysbench runs; the look takes milliseconds.
+        .args(["--time", "5s", "--storage-time", "1s", "--json"])
+        .args(extra);
+    Spawned::start(cmd)
+}
+
+/// The cgroup `name` (iogauge's, named for its pid: `iogauge-pg-PID`, `iogauge-my-PID`) has
+/// the kernel's limit of `bytes` and the server `servers` lists first in it.
+fn assert_server_in_cgroup(
+    (root, limit_file): (&str, &str),
+    name: &str,
+    bytes: u64,
+    servers: &str,
+) {
+    let dir = Path::new(root).join(name);
+    let limit = std::fs::read_to_string(dir.join(limit_file))
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+    assert_eq!(limit.trim(), bytes.to_string(), "{}", dir.display());
+    let procs = std::fs::read_to_string(dir.join("cgroup.procs")).unwrap();
+    let server = servers.split_whitespace().next().expect("a server");
+    assert!(
+        procs.lines().any(|p| p == server),
+        "server {server} in {name}: {procs}"
+    );
+}
+
+#[test]
+fn postgres_wal_dir_memory_limit_and_storage_cells() {
+    let Some((root, limit_file)) = memory_cgroups() else {
+        return;
+    };
+    let Some((dir, target)) = pg_rig() else {
+        return;
+    };
+    let wal = dir.path().join("wal");
+    std::fs::create_dir(&wal).unwrap();
+    let mut running = spawn_sysbench(
+        dir.path(),
+        &target,
+        &[
+            "--server",
+            "postgres",
+            "--wal-dir",
+            wal.to_str().unwrap(),
+            "--memory-limit",
+            "256MiB",
+        ],
+    );
+    let name = format!("iogauge-pg-{}", running.pid());
+    // "[1/1] sysbench …" comes with the server up, just before sysbench runs.
+    running.wait_for("] sysbench ", WATCHDOG);
+    assert_server_in_cgroup(
+        (root, limit_file),
+        &name,
+        256 << 20,
+        &pg_servers_in(&target),
+    );
+    // The WAL: pg_wal is a link into a directory of the run's own under --wal-dir, which
+    // holds the segments.
+    let pg_wal = target.join(&name).join("data/pg_wal");
+    let to = std::fs::read_link(&pg_wal).expect("pg_wal is a link with --wal-dir");
+    assert_eq!(to, wal.join(format!("{name}-wal")));
+    assert!(std::fs::read_dir(&to).unwrap().count() > 0);
+    let run = json_of(&running.finish(WATCHDOG));
+    let sb = &run["results"][0]["sysbench"];
+    assert_eq!(f(&sb["memory_limit_bytes"]) as u64, 256 << 20, "{sb}");
+    assert_eq!(
+        sb["log_dir"].as_str().unwrap(),
+        to.to_str().unwrap(),
+        "{sb}"
+    );
+    // PostgreSQL's storage cells: the WAL's 8 KiB writes + fdatasync, 8 KiB page reads at
+    // the clients' concurrency.
+    assert_eq!(
+        storage_cells(&run),
+        ((8192.0, "fdatasync".to_string()), (8192.0, 2.0))
+    );
+    // Gone: the server, its cgroup, its directories under the target and the WAL directory.
+    assert_eq!(pg_servers_in(&target), "");
+    assert!(!Path::new(root).join(&name).exists(), "{name} is removed");
+    assert!(left_in(&target).is_empty(), "{:?}", left_in(&target));
+    assert!(left_in(&wal).is_empty(), "{:?}", left_in(&wal));
+}
+
+/// A MariaDB run with `--log-dir` (a directory the server's user can enter) and
+/// `--memory-limit 512MiB`, measuring: the run, the log directory, and the name iogauge gives
+/// its directories and cgroup.
+fn mariadb_with_log_dir_and_limit(dir: &Path, target: &Path) -> (Spawned, PathBuf, String) {
+    let logs = dir.join("redo");
+    std::fs::create_dir(&logs).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&logs, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut running = spawn_sysbench(
+        dir,
+        target,
+        &[
+            "--log-dir",
+            logs.to_str().unwrap(),
+            "--memory-limit",
+            "512MiB",
+        ],
+    );
+    let name = format!("iogauge-my-{}", running.pid());
+    running.wait_for("] sysbench ", WATCHDOG);
+    (running, logs, name)
+}
+
+#[test]
+fn mariadb_log_dir_memory_limit_and_storage_cells() {
+    let Some((root, limit_file)) = memory_cgroups() else {
+        return;
+    };
+    let Some((dir, target)) = rig() else { return };
+    let (running, logs, name) = mariadb_with_log_dir_and_limit(dir.path(), &target);
+    assert_server_in_cgroup((root, limit_file), &name, 512 << 20, &servers_in(&target));
+    // The redo log is in the run's own directory under --log-dir, not in the data directory.
+    let redo = logs.join(format!("{name}-log"));
+    assert!(redo.join("ib_logfile0").is_file(), "{:?}", left_in(&redo));
+    assert!(!target.join(&name).join("data/ib_logfile0").exists());
+    let run = json_of(&running.finish(WATCHDOG));
+    let sb = &run["results"][0]["sysbench"];
+    assert_eq!(f(&sb["memory_limit_bytes"]) as u64, 512 << 20, "{sb}");
+    assert_eq!(
+        sb["log_dir"].as_str().unwrap(),
+        redo.to_str().unwrap(),
+        "{sb}"
+    );
+    assert_eq!(
+        sb["settings"]["innodb_log_group_home_dir"]
+            .as_str()
+            .unwrap(),
+        redo.to_str().unwrap(),
+        "{sb}"
+    );
+    // InnoDB's storage cells: 16 KiB page writes + fsync, 16 KiB page reads.
+    assert_eq!(
+        storage_cells(&run),
+        ((16384.0, "fsync".to_string()), (16384.0, 2.0))
+    );
+    assert_eq!(servers_in(&target), "");
+    assert!(!Path::new(root).join(&name).exists(), "{name} is removed");
+    assert!(left_in(&target).is_empty(), "{:?}", left_in(&target));
+    assert!(left_in(&logs).is_empty(), "{:?}", left_in(&logs));
+}
+
+#[test]
+fn ctrl_c_during_postgres_sysbench_stops_the_cluster_and_removes_it() {
+    let Some((dir, target)) = pg_rig() else {
+        return;
+    };
+    let mut cmd = Command::new(BIN);
+    cmd.env("IOGAUGE_RUN_DIR", own_run_dir(dir.path()))
+        .env("IOGAUGE_DB", dir.path().join("results.db"))
+        .args(["db", "sysbench"])
+        .arg(&target)
+        .args([
+            "--server",
+            "postgres",
+            "--tables",
+            "1",
+            "--table-size",
+            "1000",
+        ])
+        .args(["--threads", "1", "--time", "60s"]);
+    let mut run = Spawned::start(cmd);
+    run.wait_for("] sysbench ", WATCHDOG);
+    assert!(!pg_servers_in(&target).is_empty(), "a server runs");
+    run.signal("INT");
+    let out = run.finish(WATCHDOG);
+    let err = stderr_of(&out);
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    assert_eq!(pg_servers_in(&target), "", "{err}");
+    assert!(left_in(&target).is_empty(), "{:?}", left_in(&target));
+}
+
+#[test]
+fn clean_after_a_killed_run_stops_mariadb_and_removes_its_log_dir_and_cgroup() {
+    let Some((root, _)) = memory_cgroups() else {
+        return;
+    };
+    let Some((dir, target)) = rig() else { return };
+    let (running, logs, name) = mariadb_with_log_dir_and_limit(dir.path(), &target);
+    // Killed outright: nothing of iogauge's own cleanup runs; the server runs on.
+    running.signal("KILL");
+    let out = running.finish(WATCHDOG);
+    assert_eq!(out.status.code(), None, "{}", stderr_of(&out));
+    assert!(
+        !servers_in(&target).is_empty(),
+        "the server outlives iogauge"
+    );
+    assert!(Path::new(root).join(&name).exists());
+    let out = iogauge(dir.path(), &["clean"]);
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{said}{}", stderr_of(&out));
+    assert!(said.contains("stopped"), "{said}");
+    assert!(
+        said.contains(&format!("cgroup {root}/{name} removed")),
+        "{said}"
+    );
+    assert_eq!(servers_in(&target), "", "{said}");
+    assert!(!Path::new(root).join(&name).exists(), "{said}");
+    assert!(left_in(&target).is_empty(), "{:?}", left_in(&target));
+    assert!(left_in(&logs).is_empty(), "{:?}", left_in(&logs));
 }

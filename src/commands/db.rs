@@ -1,13 +1,31 @@
 //! `iogauge db pgbench` and `iogauge db sysbench`: a database on the target — a checked plan,
-//! then the run.
+//! then the run, then what it measured presented (JSON, or the summary for people; and the
+//! --output file), then the run's failure or signal as the exit.
 
 use crate::cli::{PgbenchArgs, SysbenchArgs};
+use crate::db::{self, oltp, text};
 use anyhow::Result;
 
 pub fn pgbench(args: &PgbenchArgs) -> Result<()> {
-    crate::db::run(&crate::db::plan(args)?)
+    let p = db::plan(args)?;
+    if p.output.dry_run {
+        return Ok(crate::ui::out(&text::plan(&p))?);
+    }
+    let ran = db::run(&p)?;
+    crate::present::write_out(&ran.doc, p.file.as_ref(), p.output.json, &|| {
+        text::run(&p, &ran.doc)
+    })?;
+    ran.result()
 }
 
 pub fn sysbench(args: &SysbenchArgs) -> Result<()> {
-    crate::db::oltp::run(&crate::db::oltp::plan(args)?)
+    let p = oltp::plan(args)?;
+    if p.output.dry_run {
+        return Ok(crate::ui::out(&text::sysbench_plan(&p))?);
+    }
+    let ran = oltp::run(&p)?;
+    crate::present::write_out(&ran.doc, p.file.as_ref(), p.output.json, &|| {
+        text::sysbench_run(&p, &ran.doc)
+    })?;
+    ran.result()
 }

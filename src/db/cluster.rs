@@ -8,6 +8,7 @@
 //! runs as an unprivileged user (`postgres` if it exists, else `nobody`), the cluster directory
 //! is that user's, and the user is named in the output.
 
+use super::cgroup::Cgroup;
 use crate::error::usage;
 use anyhow::{anyhow, Context, Result};
 use std::os::unix::fs::PermissionsExt;
@@ -199,58 +200,6 @@ pub fn check_reachable_by(dir: &Path, owner: &Owner, runs_as: &str) -> Result<()
     Ok(())
 }
 
-/// Where the cluster's memory is limited, and what to undo.
-#[derive(Clone, Debug)]
-struct Cgroup {
-    dir: PathBuf,
-}
-
-impl Cgroup {
-    /// A memory cgroup of `limit` bytes (v1 `memory.limit_in_bytes`, else v2 `memory.max`),
-    /// its `cgroup.procs` given to `owner` so the server's launcher can enter it itself.
-    /// Where the cgroup `name` goes and its limit file (v1 or v2).
-    fn path(name: &str) -> Result<(PathBuf, &'static str)> {
-        let v1 = Path::new("/sys/fs/cgroup/memory");
-        if v1.is_dir() {
-            Ok((v1.join(name), "memory.limit_in_bytes"))
-        } else if Path::new("/sys/fs/cgroup/cgroup.controllers").is_file() {
-            Ok((Path::new("/sys/fs/cgroup").join(name), "memory.max"))
-        } else {
-            Err(usage(
-                "--memory-limit needs a memory cgroup, and none is mounted at /sys/fs/cgroup",
-            ))
-        }
-    }
-
-    fn create(name: &str, limit: u64, owner: &Owner) -> Result<Cgroup> {
-        let (dir, file) = Cgroup::path(name)?;
-        std::fs::create_dir(&dir)
-            .with_context(|| format!("creating the memory cgroup {}", dir.display()))?;
-        let cg = Cgroup { dir };
-        std::fs::write(cg.dir.join(file), limit.to_string())
-            .with_context(|| format!("setting {}", cg.dir.join(file).display()))?;
-        if let Some((uid, gid)) = owner.ids {
-            std::os::unix::fs::chown(cg.dir.join("cgroup.procs"), Some(uid), Some(gid))?;
-        }
-        Ok(cg)
-    }
-
-    /// The cgroup is removable once its processes are gone; a server that just stopped may
-    /// take a moment to leave.
-    fn remove(&self) {
-        for _ in 0..50 {
-            if std::fs::remove_dir(&self.dir).is_ok() || !self.dir.exists() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        say!(
-            "warning: could not remove the memory cgroup {}; remove it with rmdir",
-            self.dir.display()
-        );
-    }
-}
-
 /// What undoes a cluster: shared by `Drop` and the second-signal hook.
 #[derive(Clone, Debug)]
 struct Teardown {
@@ -288,17 +237,31 @@ impl Teardown {
         if let Some(cg) = &self.cgroup {
             cg.remove();
         }
-        if self.keep {
-            return;
+        if !self.keep {
+            remove_dirs(&self.dirs);
         }
-        for d in &self.dirs {
-            if let Err(e) = std::fs::remove_dir_all(d) {
-                if e.kind() != std::io::ErrorKind::NotFound {
-                    say!("warning: could not remove {}: {e}", d.display());
-                }
+    }
+}
+
+/// Removes the directories a server's run created, saying which could not be.
+pub(crate) fn remove_dirs(dirs: &[PathBuf]) {
+    for d in dirs {
+        if let Err(e) = std::fs::remove_dir_all(d) {
+            if e.kind() != std::io::ErrorKind::NotFound {
+                say!("warning: could not remove {}: {e}", d.display());
             }
         }
     }
+}
+
+/// Makes the directory `d` iogauge just created the server's alone: mode 0700, owned by the
+/// server's user.
+pub(crate) fn set_private(d: &Path, owner: &Owner) -> Result<()> {
+    std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o700))?;
+    if let Some((uid, gid)) = owner.ids {
+        std::os::unix::fs::chown(d, Some(uid), Some(gid))?;
+    }
+    Ok(())
 }
 
 /// A command of the installation, run as the cluster's owner, seeing no other server.
@@ -314,6 +277,18 @@ fn command(bin: &Path, tool: &str, owner: &Owner) -> Command {
     c
 }
 
+/// Where and how a throwaway server lives, PostgreSQL's or MariaDB's: its user, the directory
+/// under test, its log's own directory (WAL, redo), its memory cgroup's limit, and whether its
+/// directory outlives the run.
+#[derive(Clone, Copy, Debug)]
+pub struct Site<'a> {
+    pub owner: &'a Owner,
+    pub target: &'a Path,
+    pub log_dir: Option<&'a Path>,
+    pub memory_limit: Option<u64>,
+    pub keep: bool,
+}
+
 /// A cluster iogauge created; stopped and removed when dropped (unless kept).
 pub struct Cluster {
     pub bin: PgBin,
@@ -324,6 +299,8 @@ pub struct Cluster {
     pub wal: Option<PathBuf>,
     pub socket_dir: PathBuf,
     pub log: PathBuf,
+    /// The option through which the user gives settings, named when the server refuses one.
+    pub setting_flag: &'static str,
     teardown: Teardown,
     hook: u64,
     /// Its entry in the crash ledger.
@@ -331,16 +308,16 @@ pub struct Cluster {
 }
 
 impl Cluster {
-    /// Creates `iogauge-pg-PID` under `target` (and under `wal_dir`), runs initdb there, and
-    /// prepares a memory cgroup of `memory_limit` bytes for the server.
-    pub fn create(
-        bin: &PgBin,
-        owner: &Owner,
-        target: &Path,
-        wal_dir: Option<&Path>,
-        memory_limit: Option<u64>,
-        keep: bool,
-    ) -> Result<Cluster> {
+    /// Creates `iogauge-pg-PID` under the site's target (and `iogauge-pg-PID-wal` under its log
+    /// directory), runs initdb there, and prepares its memory cgroup for the server.
+    pub fn create(bin: &PgBin, site: &Site) -> Result<Cluster> {
+        let Site {
+            owner,
+            target,
+            log_dir: wal_dir,
+            memory_limit,
+            keep,
+        } = *site;
         let name = format!("iogauge-pg-{}", std::process::id());
         let work = std::path::absolute(target)?.join(&name);
         // Written down before anything exists, so a killed run's cluster, server and cgroup
@@ -375,11 +352,7 @@ impl Cluster {
         let private_dir = |d: &Path, t: &mut Teardown| -> Result<()> {
             std::fs::create_dir(d).with_context(|| format!("creating {}", d.display()))?;
             t.dirs.push(d.to_path_buf());
-            std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o700))?;
-            if let Some((uid, gid)) = owner.ids {
-                std::os::unix::fs::chown(d, Some(uid), Some(gid))?;
-            }
-            Ok(())
+            set_private(d, owner)
         };
         // Registered before the first directory exists, so every later failure cleans up.
         let hook_td = std::sync::Arc::new(std::sync::Mutex::new(None::<Teardown>));
@@ -398,6 +371,7 @@ impl Cluster {
             wal: None,
             socket_dir: work.clone(),
             log: work.join("server.log"),
+            setting_flag: "--pg-setting",
             work: work.clone(),
             teardown: teardown.clone(),
             hook,
@@ -464,6 +438,17 @@ impl Cluster {
         c
     }
 
+    /// Another libpq client (sysbench) as the invoking user, with no other server in sight:
+    /// the caller points it at [`Cluster::socket_dir`], [`PORT`] and [`ROLE`].
+    pub fn libpq_client(&self, program: &Path) -> Command {
+        let mut c = Command::new(program);
+        for v in PG_ENV {
+            c.env_remove(v);
+        }
+        c.current_dir(&self.work).stdin(Stdio::null());
+        c
+    }
+
     /// A client tool pointed at this cluster's socket as its superuser.
     pub fn client(&self, tool: &str) -> Command {
         let mut c = self.cmd(tool);
@@ -507,13 +492,8 @@ impl Cluster {
             // forks are inside, and iogauge and pgbench are not.
             Some(cg) => {
                 let mut sh = command(Path::new("/bin"), "sh", &self.owner);
-                sh.current_dir(&self.work)
-                    .env("HOME", &self.work)
-                    .arg("-c")
-                    .arg("echo $$ > \"$0\" && exec \"$@\"")
-                    .arg(cg.dir.join("cgroup.procs"))
-                    .arg(self.bin.dir.join("pg_ctl"));
-                sh
+                sh.current_dir(&self.work).env("HOME", &self.work);
+                cg.launcher(sh, &self.bin.dir.join("pg_ctl"))
             }
             None => self.cmd("pg_ctl"),
         };
@@ -530,7 +510,7 @@ impl Cluster {
             return Ok(());
         }
         let log = std::fs::read_to_string(&self.log).unwrap_or_default();
-        if let Some(e) = refused_setting(&log, asked) {
+        if let Some(e) = refused_setting(&log, asked, self.setting_flag) {
             return Err(e);
         }
         let said = server_said(&log);
@@ -568,6 +548,11 @@ impl Cluster {
 
     /// One SQL statement's rows through psql, unaligned, fields split by `|`.
     pub fn query(&self, sql: &str) -> Result<String> {
+        self.query_in("postgres", sql)
+    }
+
+    /// [`Cluster::query`] in the database `db`.
+    pub fn query_in(&self, db: &str, sql: &str) -> Result<String> {
         let out = self
             .client("psql")
             .args([
@@ -578,7 +563,7 @@ impl Cluster {
                 "-v",
                 "ON_ERROR_STOP=1",
                 "-d",
-                "postgres",
+                db,
                 "-c",
             ])
             .arg(sql)
@@ -648,14 +633,7 @@ pub fn undo(data: &Path, dirs: &[PathBuf], cgroup: Option<&Path>) -> (String, bo
         ok = super::cluster::remove_own_dirs(dirs, "iogauge-pg-", &mut done);
     }
     if let Some(cg) = cgroup {
-        match std::fs::remove_dir(cg) {
-            Ok(()) => done.push(format!("cgroup {} removed", cg.display())),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => {
-                ok = false;
-                done.push(format!("cgroup {} could not be removed: {e}", cg.display()));
-            }
-        }
+        ok &= super::cgroup::undo(cg, &mut done);
     }
     if done.is_empty() {
         done.push("already gone".into());
@@ -678,7 +656,7 @@ fn server_said(log: &str) -> Vec<String> {
 /// The user's setting the server refused, as a usage error quoting the server: a line of its
 /// log that names one of `asked` in quotes (`invalid value for parameter "shared_buffers":
 /// "abc"`, `unrecognized configuration parameter "x"`), with the DETAIL or HINT after it.
-fn refused_setting(log: &str, asked: &[(String, String)]) -> Option<anyhow::Error> {
+fn refused_setting(log: &str, asked: &[(String, String)], flag: &str) -> Option<anyhow::Error> {
     let said = server_said(log);
     let (at, (k, v)) = said.iter().enumerate().find_map(|(i, l)| {
         asked
@@ -701,7 +679,7 @@ fn refused_setting(log: &str, asked: &[(String, String)]) -> Option<anyhow::Erro
         false => format!("give a value it takes (psql: SHOW {k} shows its form) or leave it out"),
     };
     Some(crate::error::usage(format!(
-        "the PostgreSQL server refused --pg-setting {k}={v}: {}; {todo}",
+        "the PostgreSQL server refused {flag} {k}={v}: {}; {todo}",
         quote.join(" | ")
     )))
 }
@@ -758,17 +736,21 @@ mod tests {
     fn a_refused_setting_is_quoted_without_the_log_prefix_or_the_file() {
         let log = "2026-11-22 21:22:38.846 UTC [19783] LOG:  invalid value for parameter \"shared_buffers\": \"abc\"\n2026-11-22 21:22:38.846 UTC [19783] FATAL:  configuration file \"/x/iogauge.conf\" contains errors\n";
         let asked = [("shared_buffers".to_string(), "abc".to_string())];
-        let e = refused_setting(log, &asked).unwrap().to_string();
+        let e = refused_setting(log, &asked, "--pg-setting")
+            .unwrap()
+            .to_string();
         assert!(
             e.starts_with("the PostgreSQL server refused --pg-setting shared_buffers=abc: invalid value for parameter \"shared_buffers\": \"abc\"; give a value"),
             "{e}"
         );
         let log = "2026-11-22 LOG:  unrecognized configuration parameter \"nosuch\" in file \"/x/iogauge.conf\" line 2\n";
         let asked = [("nosuch".to_string(), "1".to_string())];
-        let e = refused_setting(log, &asked).unwrap().to_string();
+        let e = refused_setting(log, &asked, "--pg-setting")
+            .unwrap()
+            .to_string();
         assert!(!e.contains("iogauge.conf"), "{e}");
         assert!(e.contains("check the name"), "{e}");
         // A failure that names none of the user's settings is not theirs to fix.
-        assert!(refused_setting("FATAL:  could not bind", &asked).is_none());
+        assert!(refused_setting("FATAL:  could not bind", &asked, "--pg-setting").is_none());
     }
 }

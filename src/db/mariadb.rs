@@ -8,10 +8,10 @@
 //! to run as root, so when iogauge is root the server runs as `mysql` (else `nobody`), like the
 //! PostgreSQL cluster, and the clients (run as the invoking user) reach its socket all the same.
 
-use super::cluster::{last_lines, Owner};
+use super::cgroup::Cgroup;
+use super::cluster::{last_lines, remove_dirs, set_private, Owner, Site};
 use crate::error::usage;
 use anyhow::{anyhow, Context, Result};
-use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -51,7 +51,7 @@ pub const OWN_SETTINGS: [&str; 11] = [
 ];
 /// Defaults iogauge sets before the user's settings (which may override them): the issue's
 /// O_DIRECT, and no buffer pool carried over a restart, so each ratio starts cold.
-const DEFAULT_SETTINGS: [&str; 3] = [
+pub const DEFAULT_SETTINGS: [&str; 3] = [
     "--innodb-flush-method=O_DIRECT",
     "--innodb-buffer-pool-dump-at-shutdown=OFF",
     "--innodb-buffer-pool-load-at-startup=OFF",
@@ -64,33 +64,34 @@ pub struct MyBin {
     pub install_db: PathBuf,
     pub client: PathBuf,
     pub admin: PathBuf,
-    pub sysbench: PathBuf,
     /// As `mariadbd --version` says it, e.g. "10.11.19-MariaDB-0+deb12u1".
     pub version: String,
 }
 
-/// The programs on PATH, and mariadbd also in /usr/sbin (off an ordinary user's PATH).
-pub fn find() -> Result<MyBin> {
+/// `tool` on PATH, else in /usr/sbin, /usr/bin or /usr/local/sbin (mariadbd is off an ordinary
+/// user's PATH); missing, a usage error naming the Debian `package`.
+pub fn look(tool: &str, package: &str) -> Result<PathBuf> {
     let mut dirs: Vec<PathBuf> = std::env::var_os("PATH")
         .map(|p| std::env::split_paths(&p).collect())
         .unwrap_or_default();
     dirs.extend(["/usr/sbin", "/usr/bin", "/usr/local/sbin"].map(PathBuf::from));
-    let look = |tool: &str, package: &str| {
-        dirs.iter()
-            .map(|d| d.join(tool))
-            .find(|p| p.is_file())
-            .ok_or_else(|| {
-                usage(format!(
-                    "{tool} not found on PATH or in /usr/sbin; install it (Debian: apt-get install {package})"
-                ))
-            })
-    };
+    dirs.iter()
+        .map(|d| d.join(tool))
+        .find(|p| p.is_file())
+        .ok_or_else(|| {
+            usage(format!(
+                "{tool} not found on PATH or in /usr/sbin; install it (Debian: apt-get install {package})"
+            ))
+        })
+}
+
+/// The programs on PATH, and mariadbd also in /usr/sbin (off an ordinary user's PATH).
+pub fn find() -> Result<MyBin> {
     let mariadbd = look("mariadbd", "mariadb-server")?;
     let bin = MyBin {
         install_db: look("mariadb-install-db", "mariadb-server")?,
         client: look("mariadb", "mariadb-client")?,
         admin: look("mariadb-admin", "mariadb-client")?,
-        sysbench: look("sysbench", "sysbench")?,
         version: String::new(),
         mariadbd,
     };
@@ -117,6 +118,8 @@ struct Teardown {
     /// Directories iogauge created, removed unless kept.
     dirs: Vec<PathBuf>,
     keep: bool,
+    /// The server's memory cgroup (`--memory-limit`), removed once it has stopped.
+    cgroup: Option<Cgroup>,
 }
 
 impl Teardown {
@@ -130,15 +133,11 @@ impl Teardown {
                 );
             }
         }
-        if self.keep {
-            return;
+        if let Some(cg) = &self.cgroup {
+            cg.remove();
         }
-        for d in &self.dirs {
-            if let Err(e) = std::fs::remove_dir_all(d) {
-                if e.kind() != std::io::ErrorKind::NotFound {
-                    say!("warning: could not remove {}: {e}", d.display());
-                }
-            }
+        if !self.keep {
+            remove_dirs(&self.dirs);
         }
     }
 }
@@ -187,6 +186,8 @@ pub struct Server {
     /// The directory of iogauge's own under the target: data, logs and the socket.
     pub work: PathBuf,
     pub data: PathBuf,
+    /// Where InnoDB's redo log is when `--log-dir` moved it (innodb_log_group_home_dir).
+    pub redo: Option<PathBuf>,
     pub socket: PathBuf,
     pub log: PathBuf,
     child: Option<Child>,
@@ -197,16 +198,33 @@ pub struct Server {
 }
 
 impl Server {
-    /// Creates `iogauge-my-PID` under `target` and runs mariadb-install-db there.
-    pub fn create(bin: &MyBin, owner: &Owner, target: &Path, keep: bool) -> Result<Server> {
+    /// Creates `iogauge-my-PID` under the site's target (and `iogauge-my-PID-log` under its log
+    /// directory, for the redo log), prepares its memory cgroup for the server, and runs
+    /// mariadb-install-db.
+    pub fn create(bin: &MyBin, site: &Site) -> Result<Server> {
+        let Site {
+            owner,
+            target,
+            log_dir,
+            memory_limit,
+            keep,
+        } = *site;
         let name = format!("iogauge-my-{}", std::process::id());
         let work = std::path::absolute(target)?.join(&name);
         let short_socket = std::env::temp_dir().join(format!("{name}-socket"));
-        // Written down before anything exists, so a killed run's server and directories are
-        // named by the next command and removed by `iogauge clean`.
+        let redo = match log_dir {
+            Some(d) => Some(std::path::absolute(d)?.join(format!("{name}-log"))),
+            None => None,
+        };
+        // Written down before anything exists, so a killed run's server, directories and
+        // cgroup are named by the next command and removed by `iogauge clean`.
         let planned = crate::ledger::Entry::Mariadb {
             data: work.join("data"),
-            dirs: vec![work.clone(), short_socket.clone()],
+            dirs: [Some(work.clone()), redo.clone(), Some(short_socket.clone())]
+                .into_iter()
+                .flatten()
+                .collect(),
+            cgroup: memory_limit.and_then(|_| Cgroup::path(&name).ok().map(|(d, _)| d)),
         };
         if !keep {
             crate::ledger::add(planned.clone());
@@ -229,6 +247,7 @@ impl Server {
             bin: bin.clone(),
             owner: owner.clone(),
             data: work.join("data"),
+            redo: None,
             socket: work.join("mysqld.sock"),
             log: work.join("server.log"),
             work: work.clone(),
@@ -248,11 +267,20 @@ impl Server {
             server.private_dir(&short_socket)?;
             server.socket = short_socket.join("mysqld.sock");
         }
+        if let Some(r) = redo {
+            server.private_dir(&r)?;
+            server.redo = Some(r);
+        }
+        if let Some(limit) = memory_limit {
+            let cg = Cgroup::create(&name, limit, owner)?;
+            server.update(|t| t.cgroup = Some(cg));
+        }
         let out = server
             .as_owner(&bin.install_db)
             .arg("--no-defaults")
             .arg(format!("--datadir={}", server.data.display()))
             .arg(format!("--tmpdir={}", server.work.join("tmp").display()))
+            .args(server.redo_option())
             .args(["--auth-root-authentication-method=normal", "--skip-test-db"])
             .output()
             .context("running mariadb-install-db")?;
@@ -273,12 +301,24 @@ impl Server {
 
     fn private_dir(&mut self, d: &Path) -> Result<()> {
         std::fs::create_dir(d).with_context(|| format!("creating {}", d.display()))?;
+        // Listed for removal once it is ours, before its mode and owner are set.
         self.update(|t| t.dirs.push(d.to_path_buf()));
-        std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o700))?;
-        if let Some((uid, gid)) = self.owner.ids {
-            std::os::unix::fs::chown(d, Some(uid), Some(gid))?;
-        }
-        Ok(())
+        set_private(d, &self.owner)
+    }
+
+    /// The option that puts the redo log in its own directory, when there is one.
+    fn redo_option(&self) -> Option<String> {
+        self.redo
+            .as_ref()
+            .map(|r| format!("--innodb-log-group-home-dir={}", r.display()))
+    }
+
+    /// The memory cgroup the server runs in (`--memory-limit`).
+    pub fn cgroup(&self) -> Option<PathBuf> {
+        self.teardown
+            .lock()
+            .ok()
+            .and_then(|t| t.cgroup.as_ref().map(|c| c.dir.clone()))
     }
 
     fn update(&self, f: impl FnOnce(&mut Teardown)) {
@@ -313,8 +353,8 @@ impl Server {
     }
 
     /// sysbench pointed at this server's socket as the `sbtest` user, on the `sbtest` database.
-    pub fn sysbench(&self, script: &str) -> Command {
-        let mut c = Command::new(&self.bin.sysbench);
+    pub fn sysbench(&self, sysbench: &Path, script: &str) -> Command {
+        let mut c = Command::new(sysbench);
         for v in MY_ENV {
             c.env_remove(v);
         }
@@ -344,7 +384,13 @@ impl Server {
         let out_path = self.work.join("server.out");
         let out = std::fs::File::create(&out_path)
             .with_context(|| format!("creating {}", out_path.display()))?;
-        let mut c = self.as_owner(&self.bin.mariadbd);
+        let cgroup = self.teardown.lock().ok().and_then(|t| t.cgroup.clone());
+        let mut c = match cgroup {
+            // The launcher enters the cgroup itself, so mariadbd is inside and iogauge and
+            // sysbench are not; exec keeps its pid, which `stop` waits on.
+            Some(cg) => cg.launcher(self.as_owner(Path::new("/bin/sh")), &self.bin.mariadbd),
+            None => self.as_owner(&self.bin.mariadbd),
+        };
         c.arg("--no-defaults")
             .arg(format!("--datadir={}", self.data.display()))
             .arg(format!("--tmpdir={}", self.work.join("tmp").display()))
@@ -355,6 +401,7 @@ impl Server {
                 self.work.join("mysqld.pid").display()
             ))
             .arg(format!("--log-error={}", self.log.display()))
+            .args(self.redo_option())
             .args(DEFAULT_SETTINGS)
             .args(settings.iter().map(|(k, v)| format!("--{k}={v}")))
             .stdout(Stdio::from(out.try_clone()?))
@@ -491,7 +538,7 @@ impl Drop for Server {
 /// Undoes a server a killed run left (`iogauge clean`): stops it — only a process whose command
 /// line is a mariadbd of exactly this data directory — and removes the directories (only ones
 /// named as iogauge names its own). What was done, and whether all of it worked.
-pub fn undo(data: &Path, dirs: &[PathBuf]) -> (String, bool) {
+pub fn undo(data: &Path, dirs: &[PathBuf], cgroup: Option<&Path>) -> (String, bool) {
     let mut done = Vec::new();
     let mut ok = true;
     let parent = data.parent().unwrap_or(data);
@@ -516,6 +563,9 @@ pub fn undo(data: &Path, dirs: &[PathBuf]) -> (String, bool) {
     }
     if ok {
         ok = super::cluster::remove_own_dirs(dirs, "iogauge-my-", &mut done);
+    }
+    if let Some(cg) = cgroup {
+        ok &= super::cgroup::undo(cg, &mut done);
     }
     if done.is_empty() {
         done.push("already gone".into());

@@ -10,20 +10,28 @@
 //! layout) with a `pg` section; the storage cells are ordinary results. One run document holds
 //! both and is stored as it goes, so `list`, `show`, `compare` and `export` work on it.
 //!
-//! `iogauge db sysbench` does the same with MariaDB and sysbench's OLTP scripts (`oltp`).
+//! `iogauge db sysbench` does the same with sysbench's OLTP scripts on MariaDB or on this
+//! PostgreSQL cluster (`oltp`), and ends the same way ([`Outcome`]); the caller presents the
+//! document (commands/db.rs).
 //!
 //! Modules: `cluster` (finding PostgreSQL, initdb, start, stop, always removed), `pgbench`
-//! (its report and log), `server` (settings and the server's own IO counters), `mariadb` (the
-//! throwaway MariaDB server), `sysbench` (its output read), `oltp` (the plan and run of `db
-//! sysbench`), `text` (the summary people read, for both).
+//! (its report and log), `server` (PostgreSQL's settings and its own IO counters), `mariadb`
+//! (the throwaway MariaDB server), `backend` (both servers behind the one trait sysbench
+//! drives), `cgroup` (--memory-limit for both), `common` (what both pipelines share: checks,
+//! the page-cache finding, the storage cells, the ending), `sysbench` (its output read),
+//! `oltp` (the plan and run of `db sysbench`), `timeline` (the run second by second), `text`
+//! (the summary people read, for both).
 
+pub mod backend;
+pub mod cgroup;
 pub mod cluster;
+mod common;
 pub mod mariadb;
 pub mod oltp;
 pub mod pgbench;
 pub mod server;
 pub mod sysbench;
-mod text;
+pub mod text;
 pub mod timeline;
 
 use crate::cli::{OutputArgs, PgbenchArgs};
@@ -38,7 +46,6 @@ use crate::units;
 use crate::workload::Rw;
 use anyhow::{anyhow, Context, Result};
 use cluster::{Cluster, Owner, PgBin};
-use iogauge_analyze::{Finding, Kind as FindingKind, Severity};
 use pgbench::Script;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -60,11 +67,6 @@ const OWN_SETTINGS: [&str; 6] = [
     "log_checkpoints",
     "log_timezone",
 ];
-/// shared_buffers may take at most this share of a --memory-limit: the rest is for the
-/// backends and the page cache that makes the limit mean something.
-const SHARED_OF_LIMIT: f64 = 0.75;
-/// The smallest shared_buffers PostgreSQL accepts: 16 buffers of 8 KiB.
-const MIN_SHARED_BUFFERS: u64 = 128 << 10;
 
 /// Whether iogauge runs as root: /proc/self belongs to the effective user (libc's geteuid is
 /// `unsafe` to call, which only crates/engine may do).
@@ -108,14 +110,7 @@ pub fn plan(a: &PgbenchArgs) -> Result<DbPlan> {
             a.target.display()
         )));
     }
-    if let Some(w) = &a.wal_dir {
-        if !w.is_dir() {
-            return Err(usage(format!(
-                "--wal-dir {} is not a directory; create it first",
-                w.display()
-            )));
-        }
-    }
+    common::check_dir("--wal-dir", a.wal_dir.as_deref())?;
     let scale = match (a.scale, a.data) {
         (Some(s), _) => s,
         (None, Some(d)) if d < BYTES_PER_SCALE => {
@@ -150,24 +145,14 @@ pub fn plan(a: &PgbenchArgs) -> Result<DbPlan> {
         Some(j) => j,
         None => a.clients.min(cpus),
     };
-    let settings = a
-        .pg_setting
-        .iter()
-        .map(|s| match s.split_once('=') {
-            Some((k, v)) if !k.trim().is_empty() => {
-                let k = k.trim().to_ascii_lowercase();
-                if OWN_SETTINGS.contains(&k.as_str()) {
-                    return Err(usage(format!(
-                        "--pg-setting {k}: iogauge sets it, to keep the server on a private socket with TCP off and its checkpoints logged for the timeline"
-                    )));
-                }
-                Ok((k, v.trim().to_string()))
-            }
-            _ => Err(usage(format!(
-                "--pg-setting '{s}' is not KEY=VALUE; write e.g. --pg-setting synchronous_commit=off"
-            ))),
-        })
-        .collect::<Result<Vec<_>>>()?;
+    let settings = common::settings(
+        &a.pg_setting,
+        "--pg-setting",
+        str::to_ascii_lowercase,
+        &OWN_SETTINGS,
+        "to keep the server on a private socket with TCP off and its checkpoints logged for the timeline",
+        "synchronous_commit=off",
+    )?;
     let ratios = match &a.buffer_ratio {
         None => Vec::new(),
         Some(list) => {
@@ -191,11 +176,7 @@ pub fn plan(a: &PgbenchArgs) -> Result<DbPlan> {
             r
         }
     };
-    if a.memory_limit.is_some() && !is_root() {
-        return Err(usage(
-            "--memory-limit puts the server in a memory cgroup, which needs root",
-        ));
-    }
+    common::check_memory_limit(a.memory_limit)?;
     if a.storage_time.is_zero() && !a.no_storage {
         return Err(usage(
             "--storage-time 0: give e.g. --storage-time 10s, or --no-storage",
@@ -249,11 +230,9 @@ struct Measured {
 }
 
 /// Runs the plan: cluster, load, one pgbench measurement per ratio (with repeats), the storage
-/// cells, the findings; stored as it goes and printed at the end.
-pub fn run(p: &DbPlan) -> Result<()> {
-    if p.output.dry_run {
-        return Ok(crate::ui::out(&text::plan(p))?);
-    }
+/// cells, the findings; stored as it goes. The caller presents the document, then ends as
+/// [`Outcome::result`] says.
+pub fn run(p: &DbPlan) -> Result<Outcome> {
     // Opened before the cluster: a results database that cannot be written is told at once.
     let store = match p.output.no_store {
         true => None,
@@ -268,11 +247,13 @@ pub fn run(p: &DbPlan) -> Result<()> {
     let started = SystemTime::now();
     let cluster = Cluster::create(
         &p.bin,
-        &p.owner,
-        &p.target,
-        p.wal_dir.as_deref(),
-        p.memory_limit,
-        p.keep,
+        &cluster::Site {
+            owner: &p.owner,
+            target: &p.target,
+            log_dir: p.wal_dir.as_deref(),
+            memory_limit: p.memory_limit,
+            keep: p.keep,
+        },
     )?;
     say!("cluster in {}", cluster.work.display());
     cluster.configure(&p.settings)?;
@@ -293,30 +274,14 @@ pub fn run(p: &DbPlan) -> Result<()> {
         units::iec(data_bytes),
         units::duration(load.elapsed())
     );
-    let shared = |r: f64| ((data_bytes as f64 * r) as u64 / 8192 * 8192).max(MIN_SHARED_BUFFERS);
-    if let Some(limit) = p.memory_limit {
-        if let Some(r) = p
-            .ratios
-            .iter()
-            .find(|&&r| shared(r) as f64 > SHARED_OF_LIMIT * limit as f64)
-        {
-            return Err(usage(format!(
-                "--memory-limit {} leaves no room beside shared_buffers of {} ({}% of the data); give a larger limit or a smaller ratio",
-                units::iec(limit),
-                units::iec(shared(*r)),
-                r * 100.0
-            )));
-        }
-    }
-    let page_cache = page_cache(p, data_bytes);
+    let shared = |r: f64| backend::shared_buffers(data_bytes, r);
+    let shares: Vec<(f64, u64)> = p.ratios.iter().map(|&r| (r, shared(r))).collect();
+    common::check_room(p.memory_limit, "shared_buffers", &shares)?;
+    let page_cache = common::page_cache(p.memory_limit, p.ram, data_bytes, "PostgreSQL");
 
     let system = iogauge_sysinfo::capture(Some(&cluster.data));
-    let device_names: Vec<String> = system
-        .target
-        .as_ref()
-        .map(|t| t.devices.iter().map(|d| d.name.clone()).collect())
-        .unwrap_or_default();
-    let timeline_devices = timeline_devices(&system, cluster.wal.as_deref());
+    let device_names = common::device_names(&system);
+    let timeline_devices = common::timeline_devices(&system, cluster.wal.as_deref());
     let mut params: BTreeMap<String, String> = BTreeMap::new();
     params.insert("pg.scale".into(), p.scale.to_string());
     params.insert("pg.clients".into(), p.clients.to_string());
@@ -326,111 +291,71 @@ pub fn run(p: &DbPlan) -> Result<()> {
     crate::interrupt::measuring();
     let mut results = Vec::new();
     let mut notes = vec![page_cache.0.clone()];
-    let steps: Vec<Option<f64>> = match p.ratios.is_empty() {
-        true => vec![None],
-        false => p.ratios.iter().map(|&r| Some(r)).collect(),
-    };
-    let mut failure = None;
-    for (i, ratio) in steps.iter().enumerate() {
-        if crate::interrupt::requested().is_some() {
-            break;
-        }
+    let failure = common::sweep(&p.ratios, &mut rec, &mut results, |i, n, ratio| {
         let mut settings = p.settings.clone();
         if let Some(r) = ratio {
-            settings.push(("shared_buffers".into(), format!("{}kB", shared(*r) / 1024)));
+            settings.push(("shared_buffers".into(), format!("{}kB", shared(r) / 1024)));
         }
-        let res = (|| -> Result<Option<ResultDoc>> {
-            cluster.stop()?;
-            cluster.configure(&settings)?;
-            cluster.start(&p.settings)?;
-            let extra: Vec<String> = p.settings.iter().map(|(k, _)| k.clone()).collect();
-            let recorded = server::settings(&cluster, &extra)?;
-            let mut runs = Vec::new();
-            for k in 0..p.repeat {
-                if crate::interrupt::requested().is_some() {
-                    break;
-                }
-                say!(
-                    "[{}/{}] pgbench {} · {} clients · shared_buffers {}{}{}",
-                    i + 1,
-                    steps.len(),
-                    p.script.name(),
-                    p.clients,
-                    recorded.get("shared_buffers").map_or("?", String::as_str),
-                    ratio.map_or(String::new(), |r| format!(" ({} of the data)", pct(r))),
-                    match p.repeat {
-                        1 => String::new(),
-                        n => format!(" · repeat {}/{n}", k + 1),
-                    }
-                );
-                let devices = (device_names.as_slice(), timeline_devices.as_slice());
-                match measure_once(p, &cluster, version_num, devices, &format!("{i}-{k}"))? {
-                    Some(m) => runs.push(m),
-                    None => break,
-                }
-            }
-            if runs.is_empty() {
-                return Ok(None);
-            }
-            let pg = PgDoc {
-                version: version.clone(),
-                script: p.script.name().into(),
-                scale: p.scale,
-                clients: p.clients,
-                jobs: p.jobs,
-                data_bytes,
-                buffer_ratio: *ratio,
-                settings: recorded,
-                pgbench_tps: 0.0,
-                failed_transactions: 0,
-                checkpoints: None,
-                server_io: BTreeMap::new(),
-                page_cache: page_cache.0.clone(),
-                memory_limit_bytes: p.memory_limit,
-                wal_dir: cluster.wal.as_ref().map(|w| w.display().to_string()),
-                user: p.owner.name.clone(),
-            };
-            Ok(Some(result_doc(p, &cluster, runs, pg, *ratio)))
-        })();
-        match res {
-            Ok(Some(r)) => {
-                say!("[{}/{}] {}", i + 1, steps.len(), text::one_line(&r));
-                rec.add(&r)?;
-                results.push(r);
-            }
-            Ok(None) => break,
-            Err(e) => {
-                failure = Some(e);
+        cluster.stop()?;
+        cluster.configure(&settings)?;
+        cluster.start(&p.settings)?;
+        let extra: Vec<String> = p.settings.iter().map(|(k, _)| k.clone()).collect();
+        let recorded = server::settings(&cluster, &extra)?;
+        let mut runs = Vec::new();
+        for k in 0..p.repeat {
+            if crate::interrupt::requested().is_some() {
                 break;
             }
+            say!(
+                "[{}/{}] pgbench {} · {} clients · shared_buffers {}{}{}",
+                i + 1,
+                n,
+                p.script.name(),
+                p.clients,
+                recorded.get("shared_buffers").map_or("?", String::as_str),
+                ratio.map_or(String::new(), |r| format!(" ({} of the data)", pct(r))),
+                match p.repeat {
+                    1 => String::new(),
+                    n => format!(" · repeat {}/{n}", k + 1),
+                }
+            );
+            let devices = (device_names.as_slice(), timeline_devices.as_slice());
+            match measure_once(p, &cluster, version_num, devices, &format!("{i}-{k}"))? {
+                Some(m) => runs.push(m),
+                None => break,
+            }
         }
-    }
+        if runs.is_empty() {
+            return Ok(None);
+        }
+        let pg = PgDoc {
+            version: version.clone(),
+            script: p.script.name().into(),
+            scale: p.scale,
+            clients: p.clients,
+            jobs: p.jobs,
+            data_bytes,
+            buffer_ratio: ratio,
+            settings: recorded,
+            pgbench_tps: 0.0,
+            failed_transactions: 0,
+            checkpoints: None,
+            server_io: BTreeMap::new(),
+            page_cache: page_cache.0.clone(),
+            memory_limit_bytes: p.memory_limit,
+            wal_dir: cluster.wal.as_ref().map(|w| w.display().to_string()),
+            user: p.owner.name.clone(),
+        };
+        Ok(Some(result_doc(p, &cluster, runs, pg, ratio)))
+    })?;
     let kept = cluster.kept().then(|| cluster.work.clone());
     let cgroup = cluster.cgroup().map(Path::to_path_buf);
     drop(cluster); // stopped and removed before the storage cells need the space
-    if let Some(k) = &kept {
-        notes.push(format!("the cluster was kept (--keep) in {}", k.display()));
-    }
-    if let (Some(dir), Some(limit)) = (&cgroup, p.memory_limit) {
-        notes.push(format!(
-            "the server ran in the memory cgroup {} limited to {} (page cache included)",
-            dir.display(),
-            units::iec(limit)
-        ));
-    }
-    let pg_results = results.len();
-    if let (Some(t), None, None) = (p.storage, &failure, crate::interrupt::requested()) {
-        match storage(p, data_bytes, t) {
-            Ok(doc) => {
-                for r in doc.results {
-                    rec.add(&r)?;
-                    results.push(r);
-                }
-                notes.extend(doc.notes.into_iter().map(|n| format!("storage cells: {n}")));
-            }
-            Err(e) => notes.push(format!("the storage cells did not run: {e:#}")),
-        }
-    }
+    notes.extend(common::server_notes(
+        kept.as_deref(),
+        cgroup.as_deref(),
+        p.memory_limit,
+    ));
     if p.ram > 0 && p.memory_limit.is_none() {
         notes.push(format!(
             "the database ({}) against RAM ({}): PostgreSQL reads through the page cache, the storage cells with O_DIRECT",
@@ -438,28 +363,21 @@ pub fn run(p: &DbPlan) -> Result<()> {
             units::iec(p.ram)
         ));
     }
-    let interrupted = failure.is_some() || crate::interrupt::requested().is_some();
-    let mut doc = RunDoc {
+    common::Ending {
+        header,
+        rec,
         results,
-        interrupted,
         notes,
-        ..header
-    };
-    crate::analysis::annotate(&mut doc, None);
-    // The page-cache check of a buffered result knows nothing of the cgroup; the db's own
-    // finding below says how the cache was kept out (or that it was not).
-    let pg_cache = |f: &iogauge_analyze::Finding| {
-        f.kind == iogauge_analyze::Kind::Cache && f.result.is_some_and(|i| i < pg_results)
-    };
-    doc.findings.retain(|f| !pg_cache(f));
-    for r in doc.results.iter_mut().take(pg_results) {
-        r.findings
-            .retain(|f| f.kind != iogauge_analyze::Kind::Cache);
+        failure,
+        cache: Some(page_cache.1),
+        cells: backend::postgres_cells(p.clients),
+        target: &p.target,
+        ram: p.ram,
+        output: &p.output,
+        data_bytes,
+        storage: p.storage,
     }
-    if pg_results > 0 {
-        doc.findings.push(page_cache.1.clone());
-    }
-    conclude(rec, &doc, failure, |d| emit(p, d))
+    .finish()
 }
 
 fn pct(r: f64) -> String {
@@ -485,26 +403,6 @@ fn run_tool(c: &mut std::process::Command, cl: &Cluster, what: &str) -> Result<(
     }
 }
 
-/// The devices the timeline follows: the data directory's stack, then the WAL directory's
-/// devices not already in it.
-pub fn timeline_devices(system: &iogauge_sysinfo::SystemInfo, wal: Option<&Path>) -> Vec<String> {
-    let of = |s: &iogauge_sysinfo::SystemInfo| -> Vec<String> {
-        s.target
-            .as_ref()
-            .map(|t| t.devices.iter().map(|d| d.name.clone()).collect())
-            .unwrap_or_default()
-    };
-    let mut names = of(system);
-    if let Some(w) = wal {
-        for n in of(&iogauge_sysinfo::capture(Some(w))) {
-            if !names.contains(&n) {
-                names.push(n);
-            }
-        }
-    }
-    names
-}
-
 /// One pgbench measurement: the tables brought to the same state, a checkpoint, the server's
 /// counters and the devices watched around pgbench (the whole run's and, for the timeline,
 /// each second's), its log read. `devices` are the data directory's stack and the timeline's
@@ -527,19 +425,8 @@ fn measure_once(
     let watch = iogauge_sysinfo::diskstats::DeviceWatch::start(devices, p.interval);
     let out_path = cl.work.join(format!("pgbench-{tag}.out"));
     let err_path = cl.work.join(format!("pgbench-{tag}.err"));
-    // The cluster's directory belongs to the server's account, which could have planted a
-    // link at these names: create them new, never through a link.
-    let fresh = |p: &std::path::Path| {
-        use std::os::unix::fs::OpenOptionsExt;
-        std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .custom_flags(libc::O_NOFOLLOW)
-            .open(p)
-            .with_context(|| format!("creating {} (something is already there)", p.display()))
-    };
-    let out_file = fresh(&out_path)?;
-    let err_file = fresh(&err_path)?;
+    let out_file = common::fresh_file(&out_path)?;
+    let err_file = common::fresh_file(&err_path)?;
     let cpu_before = server::cpu(cl);
     let log_from = std::fs::metadata(&cl.log).map_or(0, |m| m.len());
     let begun = Instant::now();
@@ -595,8 +482,11 @@ fn measure_once(
     }
     let step_s = p.interval.as_secs_f64();
     let end_us = timeline.start_us + (timeline.timeseries.len() as f64 * step_s * 1e6) as u64;
-    let checkpoints =
-        timeline::checkpoints_in_log(&log_since(&cl.log, log_from), timeline.start_us, end_us);
+    let checkpoints = timeline::checkpoints_in_log(
+        &common::log_since(&cl.log, log_from),
+        timeline.start_us,
+        end_us,
+    );
     let seconds = timeline::build(
         timeline.start_us,
         step_s,
@@ -621,18 +511,6 @@ fn measure_once(
     }))
 }
 
-/// The server log from byte `from` on: what it said during one measurement.
-fn log_since(log: &Path, from: u64) -> String {
-    use std::io::{Read, Seek};
-    let mut text = String::new();
-    if let Ok(mut f) = std::fs::File::open(log) {
-        if f.seek(std::io::SeekFrom::Start(from)).is_ok() {
-            let _ = f.read_to_string(&mut text);
-        }
-    }
-    text
-}
-
 /// Runs pgbench to its end; `None` when interrupted (it is killed then).
 fn run_pgbench(
     p: &DbPlan,
@@ -641,7 +519,7 @@ fn run_pgbench(
     out_file: std::fs::File,
     err_file: std::fs::File,
 ) -> Result<Option<std::process::ExitStatus>> {
-    let mut child = cl
+    let child = cl
         .client("pgbench")
         .args(["-n", "-b", p.script.name(), "-c"])
         .arg(p.clients.to_string())
@@ -656,17 +534,7 @@ fn run_pgbench(
         .stderr(Stdio::from(err_file))
         .spawn()
         .context("starting pgbench")?;
-    loop {
-        if let Some(s) = child.try_wait()? {
-            return Ok(Some(s));
-        }
-        if crate::interrupt::requested().is_some() {
-            let _ = child.kill();
-            let _ = child.wait();
-            return Ok(None);
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    common::wait_client(child)
 }
 
 /// The server's CPU over `runs` (its processes, from /proc: pgbench's own client is not in it),
@@ -866,167 +734,6 @@ fn devices_of(runs: &[&[iogauge_sysinfo::diskstats::DeviceWindow]]) -> Vec<Devic
         .collect()
 }
 
-/// How the page cache was kept from answering for the storage, said every time: as a note,
-/// and as a finding (a warning when it was not kept out).
-fn page_cache(p: &DbPlan, data: u64) -> (String, Finding) {
-    let (sev, text, advice) = match (p.memory_limit, p.ram) {
-        (Some(limit), _) if limit < data => (
-            Severity::Info,
-            format!(
-                "the server ran in a memory cgroup of {}, less than the {} of data: shared_buffers and the page cache together held at most that much of it",
-                units::iec(limit),
-                units::iec(data)
-            ),
-            String::new(),
-        ),
-        (Some(limit), _) => (
-            Severity::Warning,
-            format!(
-                "the memory cgroup of {} holds all {} of data: reads may come from the page cache, not the storage",
-                units::iec(limit),
-                units::iec(data)
-            ),
-            "Give a --memory-limit below the data size, or more data (--scale, --data).".into(),
-        ),
-        (None, ram) if ram > 0 && data > ram => (
-            Severity::Info,
-            format!(
-                "the {} of data is larger than the {} of RAM: most reads reach the storage",
-                units::iec(data),
-                units::iec(ram)
-            ),
-            String::new(),
-        ),
-        (None, ram) => (
-            Severity::Warning,
-            format!(
-                "the {} of data fits in the {} of RAM and nothing limited the server's memory: reads may come from the page cache, so the TPS can hide the storage",
-                units::iec(data),
-                units::iec(ram)
-            ),
-            "Give --memory-limit (below the data size, needs root) or more data than RAM (--scale, --data).".into(),
-        ),
-    };
-    let mut evidence = BTreeMap::from([("data_bytes".to_string(), data as f64)]);
-    if p.ram > 0 {
-        evidence.insert("mem_total_bytes".into(), p.ram as f64);
-    }
-    if let Some(l) = p.memory_limit {
-        evidence.insert("memory_limit_bytes".into(), l as f64);
-    }
-    let f = Finding {
-        kind: FindingKind::Cache,
-        severity: sev,
-        summary: text.clone(),
-        evidence,
-        advice,
-        result: None,
-        metric: None,
-    };
-    (format!("page cache: {text}"), f)
-}
-
-/// The storage figures that explain the TPS, on the same directory: the fsync suite's WAL cell
-/// and 8 KiB random reads by as many threads as pgbench had clients, over a file as large as
-/// the database (O_DIRECT, so they measure the storage, not the page cache).
-fn storage(p: &DbPlan, data_bytes: u64, time: Duration) -> Result<RunDoc> {
-    use crate::plan::{Env, Kind, Plan, Repeat, TargetPlan};
-    use crate::suite::{cells, Group, Layout, Length, Op, Suite};
-    let group = |title: &str, op, threads, sync, range, layout| Group {
-        title: title.into(),
-        layout,
-        origin: None,
-        ops: vec![op],
-        read_pct: Vec::new(),
-        bs: vec![8192],
-        threads: vec![threads],
-        iodepth: vec![1],
-        sync,
-        odsync: false,
-        direct: None,
-        length: Length::Time(time),
-        range,
-        options: Vec::new(),
-    };
-    let suite = Suite {
-        name: "db-storage".into(),
-        description: "the storage under the database: WAL writes + fdatasync, 8 KiB random reads"
-            .into(),
-        size: None,
-        groups: vec![
-            group(
-                "WAL: sequential 8 KiB writes + fdatasync in a 16 MiB segment",
-                Op::Write,
-                1,
-                Some((crate::workload::SyncKind::Fdatasync, 1)),
-                Some(16 << 20),
-                Layout::Fsync,
-            ),
-            group(
-                "8 KiB random reads at the clients' concurrency",
-                Op::Randread,
-                p.clients,
-                None,
-                None,
-                Layout::Plain,
-            ),
-        ],
-        rounds: None,
-    };
-    let cells = cells::expand(&suite, &Default::default()).map_err(usage)?;
-    let plan = Plan {
-        kind: Kind::Suite,
-        suite,
-        cells,
-        env: Env {
-            engine: iogauge_engine::EngineKind::IoUring,
-            direct: true,
-            seed: 1,
-            uring: Default::default(),
-            submit_batch: iogauge_engine::DEFAULT_SUBMIT_BATCH,
-            complete_batch: 1,
-            ram: p.ram,
-            ramp: Duration::ZERO,
-            interval: crate::plan::SUITE_INTERVAL,
-            distribution: Default::default(),
-            rate: None,
-            verify: None,
-        },
-        target: TargetPlan {
-            path: Some(p.target.clone()),
-            size: None,
-            created_size: data_bytes.next_multiple_of(1 << 20).max(64 << 20),
-            offset: 0,
-            keep: false,
-            allow_overwrite: false,
-        },
-        repeat: Repeat {
-            n: 1,
-            drop_caches: false,
-        },
-        until: crate::plan::Until::Limit,
-        precondition: false,
-        max_rounds: None,
-        params: BTreeMap::new(),
-        output: crate::plan::Output {
-            no_store: true,
-            dry_run: false,
-            ..crate::plan::Output::of(&p.output)
-        },
-        file: None,
-        notes: Vec::new(),
-        probe: false,
-        latency_target: None,
-    };
-    say!("storage cells on {}:", p.target.display());
-    crate::exec::measure(&plan)
-}
-
-/// Prints the run as asked: JSON, or the summary for people; and the --output file.
-fn emit(p: &DbPlan, doc: &RunDoc) -> Result<()> {
-    crate::present::write_out(doc, p.file.as_ref(), p.output.json, &|| text::run(p, doc))
-}
-
 /// The document of a database run before its results: one shape and one run-id format for
 /// pgbench and sysbench, as for every other run (`exec::run_id`).
 pub(crate) fn header(
@@ -1055,35 +762,45 @@ pub(crate) fn header(
     }
 }
 
-/// The end of a database run: stored (or, with nothing measured, discarded and said so),
-/// presented, and the run's failure or signal as its outcome — one ending for pgbench and
-/// sysbench.
-pub(crate) fn conclude(
-    rec: Recorder,
-    doc: &RunDoc,
+/// How a database run ended: its document (stored, or discarded when nothing was measured),
+/// and the failure or signal that ended it early. One ending for pgbench and sysbench.
+pub struct Outcome {
+    pub doc: RunDoc,
     failure: Option<anyhow::Error>,
-    present: impl FnOnce(&RunDoc) -> Result<()>,
-) -> Result<()> {
-    if doc.results.is_empty() {
-        let discarded = rec.discard()?;
-        if let Some(e) = failure {
-            return Err(e);
+}
+
+impl Outcome {
+    /// Stores the document (or, with nothing measured, discards it and says so).
+    pub(crate) fn conclude(
+        rec: Recorder,
+        doc: RunDoc,
+        failure: Option<anyhow::Error>,
+    ) -> Result<Outcome> {
+        if doc.results.is_empty() {
+            let discarded = rec.discard()?;
+            if let Some(e) = failure {
+                return Err(e);
+            }
+            if discarded {
+                say!("nothing was measured, so nothing was stored");
+            }
+        } else if let Some(id) = rec.finish(&doc)? {
+            say!("stored as run {id}");
         }
-        if discarded {
-            say!("nothing was measured, so nothing was stored");
+        Ok(Outcome { doc, failure })
+    }
+
+    /// The run's end once its document was presented: its failure, or its signal.
+    pub fn result(self) -> Result<()> {
+        if let Some(e) = self.failure {
+            return Err(match self.doc.results.is_empty() {
+                true => e,
+                false => e.context("the results above cover the runs that finished"),
+            });
         }
-    } else if let Some(id) = rec.finish(doc)? {
-        say!("stored as run {id}");
-    }
-    present(doc)?;
-    if let Some(e) = failure {
-        return Err(match doc.results.is_empty() {
-            true => e,
-            false => e.context("the results above cover the runs that finished"),
-        });
-    }
-    match crate::interrupt::requested() {
-        Some(sig) => Err(error::Interrupted(sig).into()),
-        None => Ok(()),
+        match crate::interrupt::requested() {
+            Some(sig) => Err(error::Interrupted(sig).into()),
+            None => Ok(()),
+        }
     }
 }

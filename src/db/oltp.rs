@@ -1,23 +1,27 @@
-//! `iogauge db sysbench`: a throwaway MariaDB server in the target directory, its `sbtest`
-//! tables prepared by sysbench, then one sysbench OLTP measurement — or one per
-//! innodb_buffer_pool_size share of the data (`--buffer-ratio`, the buffer-pool-to-data sweep of
-//! the "Solid State Disk Benchmarking" study), each after a restart so the pool starts cold.
+//! `iogauge db sysbench`: a throwaway database server in the target directory — MariaDB's
+//! InnoDB, or PostgreSQL in the cluster `db pgbench` uses (`--server`, behind `backend`) — its
+//! `sbtest` tables prepared by sysbench, then one sysbench OLTP measurement, or one per buffer
+//! share of the data (`--buffer-ratio`: innodb_buffer_pool_size or shared_buffers, the
+//! buffer-pool-to-data sweep of the "Solid State Disk Benchmarking" study), each after a
+//! restart so the buffer starts cold. Beside the TPS, as for pgbench, the storage cells of the
+//! same directory: the server's commit (InnoDB: 16 KiB page writes + fsync; PostgreSQL: 8 KiB
+//! + fdatasync) and its page's random reads.
 //!
 //! Each measurement becomes a `ResultDoc` like a pgbench one: `iops` are transactions per
 //! second (sysbench's transaction count over its own total time), latencies whole transactions
-//! from sysbench's histogram, the time series its per-second lines, the CPU that of mariadbd
-//! (/proc/PID/stat: one process, all its threads), and a `sysbench` section with sysbench's
-//! report, the server's settings and InnoDB's counters over the run.
+//! from sysbench's histogram, the time series its per-second lines, the CPU that of the server
+//! (/proc), and a `sysbench` section with sysbench's report, the server's settings and its IO
+//! counters over the run.
 
+use super::backend::{self, Backend};
+use super::cluster::{self, PgBin};
+use super::common;
 use super::mariadb::{self, MyBin, Server};
 use super::sysbench::{self, Script};
-use super::text;
 use crate::cli::{OutputArgs, SysbenchArgs};
 use crate::error::usage;
 use crate::measure::{self, LatNs};
-use crate::model::{
-    CpuDoc, EngineDoc, FineDoc, ResultDoc, RunDoc, SysbenchDoc, TargetDoc, WorkloadDoc,
-};
+use crate::model::{CpuDoc, EngineDoc, FineDoc, ResultDoc, SysbenchDoc, TargetDoc, WorkloadDoc};
 use crate::store::{Recorder, Store};
 use crate::units;
 use crate::workload::Rw;
@@ -28,67 +32,68 @@ use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::{Duration, Instant, SystemTime};
 
-/// InnoDB bytes per sysbench row for `--data`: the c CHAR(120) and pad CHAR(60) columns with
-/// the id, k and the secondary index (measured on MariaDB 10.11: 242–252 B/row from 100,000
-/// rows up; small tables are padded to ~10 MiB each).
+/// Bytes per sysbench row for `--data`: the c CHAR(120) and pad CHAR(60) columns with the id,
+/// k and the secondary index (measured on MariaDB 10.11: 242–252 B/row from 100,000 rows up,
+/// small tables padded to ~10 MiB each; PostgreSQL 15 keeps about as much).
 pub const BYTES_PER_ROW: u64 = 250;
 /// Rows per table when neither --table-size nor --data is given (~25 MB per table).
 const DEFAULT_TABLE_SIZE: u64 = 100_000;
-/// The smallest buffer pool iogauge asks for; InnoDB rounds small pools up anyway.
-const MIN_BUFFER_POOL: u64 = 8 << 20;
-/// Settings recorded with every run: how InnoDB caches, logs and syncs.
-const RECORDED: [&str; 12] = [
-    "innodb_buffer_pool_size",
-    "innodb_log_file_size",
-    "innodb_flush_method",
-    "innodb_flush_log_at_trx_commit",
-    "innodb_doublewrite",
-    "innodb_io_capacity",
-    "innodb_io_capacity_max",
-    "innodb_max_dirty_pages_pct",
-    "innodb_page_size",
-    "sync_binlog",
-    "log_bin",
-    "skip_networking",
-];
-/// InnoDB's counters read before and after each run (all exist in 10.11; fsyncs of the log are
-/// inside Innodb_data_fsyncs, which counts every InnoDB fsync).
-const COUNTERS: [&str; 17] = [
-    "Innodb_data_fsyncs",
-    "Innodb_data_written",
-    "Innodb_data_writes",
-    "Innodb_data_read",
-    "Innodb_data_reads",
-    "Innodb_os_log_written",
-    "Innodb_log_writes",
-    "Innodb_log_waits",
-    "Innodb_buffer_pool_pages_flushed",
-    "Innodb_buffer_pool_reads",
-    "Innodb_buffer_pool_read_requests",
-    "Innodb_buffer_pool_wait_free",
-    "Innodb_pages_written",
-    "Innodb_dblwr_pages_written",
-    "Innodb_row_lock_waits",
-    "Questions",
-    "Com_commit",
-];
 
-/// InnoDB's flushing, sampled each second for the timeline: checkpoint age and dirty pages
-/// (levels), pages flushed, redo written and fsyncs (counters).
-const TIMELINE_COUNTERS: [&str; 5] = [
-    "Innodb_checkpoint_age",
-    "Innodb_buffer_pool_pages_dirty",
-    "Innodb_buffer_pool_pages_flushed",
-    "Innodb_os_log_written",
-    "Innodb_data_fsyncs",
-];
+/// Which server sysbench drives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ServerKind {
+    Mariadb,
+    Postgres,
+}
+
+/// The server's programs, found.
+#[derive(Debug)]
+pub enum Bin {
+    Mariadb(MyBin),
+    Postgres(PgBin),
+}
+
+impl Bin {
+    /// What the buffer is called, that --buffer-ratio sizes.
+    pub fn buffer_name(&self) -> &'static str {
+        match self {
+            Bin::Mariadb(_) => "innodb_buffer_pool_size",
+            Bin::Postgres(_) => "shared_buffers",
+        }
+    }
+
+    /// What the log is called, that --wal-dir or --log-dir moves.
+    pub fn log_name(&self) -> &'static str {
+        match self {
+            Bin::Mariadb(_) => "InnoDB's redo log (innodb_log_group_home_dir)",
+            Bin::Postgres(_) => "WAL (initdb --waldir)",
+        }
+    }
+
+    /// The storage cells beside this server's TPS.
+    pub fn cells(&self, threads: u32) -> common::Cells {
+        match self {
+            Bin::Mariadb(_) => backend::mariadb_cells(threads),
+            Bin::Postgres(_) => backend::postgres_cells(threads),
+        }
+    }
+
+    /// "MariaDB 10.11.19-MariaDB-0+deb12u1 (/usr/sbin/mariadbd)", for the plan and the log.
+    pub fn describe(&self) -> String {
+        match self {
+            Bin::Mariadb(b) => format!("MariaDB {} ({})", b.version, b.mariadbd.display()),
+            Bin::Postgres(b) => format!("PostgreSQL {} ({})", b.version, b.dir.display()),
+        }
+    }
+}
 
 /// Everything `db sysbench` will do, checked before anything is created.
 #[derive(Debug)]
 pub struct SysbenchPlan {
     pub target: PathBuf,
-    pub bin: MyBin,
-    pub owner: super::cluster::Owner,
+    pub bin: Bin,
+    pub sysbench: PathBuf,
+    pub owner: cluster::Owner,
     pub script: Script,
     pub tables: u32,
     pub table_size: u64,
@@ -98,9 +103,15 @@ pub struct SysbenchPlan {
     pub time: Duration,
     /// --db-setting pairs, in order.
     pub settings: Vec<(String, String)>,
-    /// innodb_buffer_pool_size as fractions of the data, one run each; empty: one run.
+    /// The buffer as fractions of the data, one run each; empty: one run.
     pub ratios: Vec<f64>,
+    /// The server's log (PostgreSQL's WAL, InnoDB's redo) in a directory of its own under this.
+    pub log_dir: Option<PathBuf>,
+    pub memory_limit: Option<u64>,
+    /// Length of each storage cell; `None` with --no-storage.
+    pub storage: Option<Duration>,
     pub keep: bool,
+    pub ram: u64,
     pub output: OutputArgs,
     pub file: Option<(PathBuf, crate::plan::Format)>,
 }
@@ -125,9 +136,10 @@ fn ratios(list: &str) -> Result<Vec<f64>> {
     .map_err(|e| usage(format!("--buffer-ratio {list}: {e}")))
 }
 
-/// What the user typed, checked: numbers, settings and directories, and where MariaDB and
+/// What the user typed, checked: numbers, settings and directories, and where the server and
 /// sysbench are.
 pub fn plan(a: &SysbenchArgs) -> Result<SysbenchPlan> {
+    let kind = ServerKind::from(a.server);
     if !a.target.is_dir() {
         return Err(usage(format!(
             "{} is not a directory: give the directory under test, e.g. iogauge db sysbench /mnt/data",
@@ -162,54 +174,92 @@ pub fn plan(a: &SysbenchArgs) -> Result<SysbenchPlan> {
             "--time is under 1s; sysbench counts whole seconds, e.g. --time 60s",
         ));
     }
-    let settings = a
-        .db_setting
-        .iter()
-        .map(|s| match s.split_once('=') {
-            Some((k, v)) if !k.trim().is_empty() => {
-                let k = k.trim().trim_start_matches("--").to_ascii_lowercase();
-                if mariadb::OWN_SETTINGS.contains(&k.replace('-', "_").as_str()) {
-                    return Err(usage(format!(
-                        "--db-setting {k}: iogauge sets it, to keep the server and its files private"
-                    )));
-                }
-                Ok((k, v.trim().to_string()))
+    // The log's directory and the settings are each server's own.
+    let (log_dir, settings, buffer) = match kind {
+        ServerKind::Mariadb => {
+            if a.wal_dir.is_some() {
+                return Err(usage(
+                    "--wal-dir is PostgreSQL's (--server postgres); MariaDB's redo log goes elsewhere with --log-dir",
+                ));
             }
-            _ => Err(usage(format!(
-                "--db-setting '{s}' is not KEY=VALUE; write e.g. --db-setting innodb_flush_log_at_trx_commit=2"
-            ))),
-        })
-        .collect::<Result<Vec<_>>>()?;
+            if a.pg_bin.is_some() {
+                return Err(usage("--pg-bin goes with --server postgres"));
+            }
+            common::check_dir("--log-dir", a.log_dir.as_deref())?;
+            let settings = common::settings(
+                &a.db_setting,
+                "--db-setting",
+                |k| {
+                    k.trim_start_matches("--")
+                        .to_ascii_lowercase()
+                        .replace('-', "_")
+                },
+                &mariadb::OWN_SETTINGS,
+                "to keep the server and its files private (--log-dir moves the redo log)",
+                "innodb_flush_log_at_trx_commit=2",
+            )?;
+            (a.log_dir.clone(), settings, "innodb_buffer_pool_size")
+        }
+        ServerKind::Postgres => {
+            if a.log_dir.is_some() {
+                return Err(usage(
+                    "--log-dir is MariaDB's redo log; PostgreSQL's WAL goes elsewhere with --wal-dir",
+                ));
+            }
+            common::check_dir("--wal-dir", a.wal_dir.as_deref())?;
+            let settings = common::settings(
+                &a.db_setting,
+                "--db-setting",
+                str::to_ascii_lowercase,
+                &super::OWN_SETTINGS,
+                "to keep the server on a private socket with TCP off and its checkpoints logged for the timeline",
+                "synchronous_commit=off",
+            )?;
+            (a.wal_dir.clone(), settings, "shared_buffers")
+        }
+    };
     let ratios = match &a.buffer_ratio {
         None => Vec::new(),
         Some(list) => {
-            if settings
-                .iter()
-                .any(|(k, _)| k.replace('-', "_") == "innodb_buffer_pool_size")
-            {
-                return Err(usage(
-                    "--buffer-ratio sets innodb_buffer_pool_size for each run; leave out --db-setting innodb_buffer_pool_size",
-                ));
+            if settings.iter().any(|(k, _)| k == buffer) {
+                return Err(usage(format!(
+                    "--buffer-ratio sets {buffer} for each run; leave out --db-setting {buffer}"
+                )));
             }
             ratios(list)?
         }
     };
+    common::check_memory_limit(a.memory_limit)?;
+    if a.storage_time.is_zero() && !a.no_storage {
+        return Err(usage(
+            "--storage-time 0: give e.g. --storage-time 10s, or --no-storage",
+        ));
+    }
     if a.output.baseline {
         return Err(usage(
             "--baseline names a storage result's later level after a change of regime; db runs report transactions: drop it",
         ));
     }
-    let bin = mariadb::find()?;
-    let owner =
-        super::cluster::owner_among(&["mysql", "nobody"], "MariaDB (mariadbd refuses root)")?;
-    super::cluster::check_reachable_by(
-        &a.target,
-        &owner,
-        "MariaDB runs as user {} (mariadbd refuses root)",
-    )?;
+    let (bin, owner, runs_as) = match kind {
+        ServerKind::Mariadb => (
+            Bin::Mariadb(mariadb::find()?),
+            cluster::owner_among(&["mysql", "nobody"], "MariaDB (mariadbd refuses root)")?,
+            "MariaDB runs as user {} (mariadbd refuses root)",
+        ),
+        ServerKind::Postgres => (
+            Bin::Postgres(cluster::find(a.pg_bin.as_deref())?),
+            cluster::owner()?,
+            "PostgreSQL runs as user {} (initdb refuses root)",
+        ),
+    };
+    let sysbench = mariadb::look("sysbench", "sysbench")?;
+    for d in std::iter::once(&a.target).chain(log_dir.as_ref()) {
+        cluster::check_reachable_by(d, &owner, runs_as)?;
+    }
     Ok(SysbenchPlan {
         target: a.target.clone(),
         bin,
+        sysbench,
         owner,
         script: a.script.into(),
         tables: a.tables,
@@ -219,54 +269,14 @@ pub fn plan(a: &SysbenchArgs) -> Result<SysbenchPlan> {
         time: a.time,
         settings,
         ratios,
+        log_dir,
+        memory_limit: a.memory_limit,
+        storage: (!a.no_storage).then_some(a.storage_time),
         keep: a.keep,
+        ram: iogauge_engine::sys::total_memory(),
         file: crate::plan::output_file(&a.output)?,
         output: a.output.clone(),
     })
-}
-
-/// The server's counters of `COUNTERS` as numbers.
-fn status(s: &Server) -> Result<BTreeMap<String, f64>> {
-    status_of(s, &COUNTERS)
-}
-
-/// The server's status variables `names` as numbers.
-fn status_of(s: &Server, names: &[&str]) -> Result<BTreeMap<String, f64>> {
-    let names: Vec<String> = names.iter().map(|c| format!("'{c}'")).collect();
-    Ok(s.pairs(&format!(
-        "SHOW GLOBAL STATUS WHERE Variable_name IN ({})",
-        names.join(",")
-    ))?
-    .into_iter()
-    .filter_map(|(k, v)| Some((k, v.parse().ok()?)))
-    .collect())
-}
-
-/// The recorded settings and the ones the user set.
-fn settings(s: &Server, also: &[(String, String)]) -> Result<BTreeMap<String, String>> {
-    let names: Vec<String> = RECORDED
-        .iter()
-        .map(|k| k.to_string())
-        .chain(also.iter().map(|(k, _)| k.replace('-', "_")))
-        .map(|k| format!("'{}'", k.replace('\'', "''")))
-        .collect();
-    Ok(s.pairs(&format!(
-        "SHOW GLOBAL VARIABLES WHERE Variable_name IN ({})",
-        names.join(",")
-    ))?
-    .into_iter()
-    .collect())
-}
-
-/// CPU seconds (user, system) mariadbd has used so far: one process, so fields 14 and 15 of
-/// /proc/PID/stat already hold all its threads. `None` when /proc cannot say.
-fn server_cpu(pid: u32) -> Option<(f64, f64)> {
-    let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // Fields after the command name, which may itself hold spaces and parentheses.
-    let f: Vec<&str> = s.rsplit_once(')')?.1.split_whitespace().collect();
-    let n = |i: usize| f.get(i).and_then(|v| v.parse::<u64>().ok());
-    // /proc counts in USER_HZ, 100 on every architecture MariaDB runs on.
-    Some((n(11)? as f64 / 100.0, n(12)? as f64 / 100.0))
 }
 
 /// One measured sysbench run.
@@ -275,56 +285,45 @@ struct Measured {
     status: BTreeMap<String, f64>,
     cpu: Option<(f64, f64)>,
     devices: Vec<iogauge_sysinfo::diskstats::DeviceWindow>,
-    /// The run second by second, with InnoDB's bursts of flushing.
+    /// The run second by second, with the server's flushes.
     seconds: crate::model::TimelineDoc,
 }
 
-/// One sysbench run: InnoDB's counters, the server's CPU and the devices around it; its output
-/// read. `None` when interrupted.
+/// One sysbench run: the server's counters, its CPU and the devices around it (the whole run's
+/// and, for the timeline, each second's); its output read. `devices` are the data directory's
+/// stack and the timeline's devices. `None` when interrupted.
 fn measure_once(
     p: &SysbenchPlan,
-    s: &Server,
-    devices: &[String],
+    s: &dyn Backend,
+    (devices, timeline_devices): (&[String], &[String]),
     tag: &str,
 ) -> Result<Option<Measured>> {
-    let before = status(s)?;
-    let pid = s
-        .pid()
-        .ok_or_else(|| anyhow!("the MariaDB server is not running"))?;
-    let out_path = s.work.join(format!("sysbench-{tag}.out"));
-    // The directory belongs to the server's account, which could have planted a link at this
-    // name: create it new, never through a link.
-    let out_file = {
-        use std::os::unix::fs::OpenOptionsExt;
-        std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .custom_flags(libc::O_NOFOLLOW)
-            .open(&out_path)
-            .with_context(|| {
-                format!(
-                    "creating {} (something is already there)",
-                    out_path.display()
-                )
-            })?
-    };
+    let before = s.counters()?;
+    let out_path = s.work().join(format!("sysbench-{tag}.out"));
+    let out_file = common::fresh_file(&out_path)?;
     let watch = iogauge_sysinfo::diskstats::DeviceWatch::start(devices, Duration::from_secs(1));
-    let cpu_before = server_cpu(pid);
+    let cpu_before = s.cpu();
+    let mark = s.log_mark();
     let stop_sampler = std::sync::atomic::AtomicBool::new(false);
-    let probe = || status_of(s, &TIMELINE_COUNTERS).unwrap_or_default();
+    let probe = || s.probe();
     // sysbench counts its seconds from its start; the spawn is within a few ms of it (the
     // tables exist already, so it only connects).
     let start_us = super::timeline::now_us();
     let (status_, raws) = std::thread::scope(|scope| -> Result<_> {
         let sampler = scope.spawn(|| {
-            super::timeline::sample(devices, &probe, Duration::from_secs(1), &stop_sampler)
+            super::timeline::sample(
+                timeline_devices,
+                &probe,
+                Duration::from_secs(1),
+                &stop_sampler,
+            )
         });
         let status = run_sysbench(p, s, out_file);
         stop_sampler.store(true, std::sync::atomic::Ordering::SeqCst);
         let raws = sampler.join().unwrap_or_default();
         Ok((status?, raws))
     })?;
-    let cpu = match (cpu_before, server_cpu(pid)) {
+    let cpu = match (cpu_before, s.cpu()) {
         (Some(b), Some(a)) => Some(((a.0 - b.0).max(0.0), (a.1 - b.1).max(0.0))),
         _ => None,
     };
@@ -338,11 +337,11 @@ fn measure_once(
         return Err(anyhow!(
             "sysbench {} run failed: {}",
             p.script.name(),
-            super::cluster::last_lines(&stdout, 3)
+            cluster::last_lines(&stdout, 3)
         ));
     }
     let report = sysbench::parse(&stdout)?;
-    let after = status(s)?;
+    let after = s.counters()?;
     let delta = after
         .iter()
         .map(|(k, v)| (k.clone(), v - before.get(k).copied().unwrap_or(0.0)))
@@ -352,11 +351,11 @@ fn measure_once(
         1.0,
         &report.timeseries(),
         &raws,
-        devices,
-        "SHOW GLOBAL STATUS",
+        timeline_devices,
+        s.probe_source(),
         Vec::new(),
     );
-    seconds.flushes = super::timeline::flush_bursts(&seconds);
+    seconds.flushes = s.flushes(mark, &seconds, start_us);
     Ok(Some(Measured {
         report,
         status: delta,
@@ -369,11 +368,11 @@ fn measure_once(
 /// Runs sysbench to its end; `None` when interrupted (it is killed then).
 fn run_sysbench(
     p: &SysbenchPlan,
-    s: &Server,
+    s: &dyn Backend,
     out_file: std::fs::File,
 ) -> Result<Option<std::process::ExitStatus>> {
-    let mut child = s
-        .sysbench(p.script.name())
+    let child = s
+        .sysbench(&p.sysbench, p.script.name())
         .arg(format!("--tables={}", p.tables))
         .arg(format!("--table-size={}", p.table_size))
         .arg(format!("--threads={}", p.threads))
@@ -390,44 +389,44 @@ fn run_sysbench(
         .process_group(0)
         .spawn()
         .context("starting sysbench")?;
-    loop {
-        if let Some(st) = child.try_wait()? {
-            return Ok(Some(st));
-        }
-        if crate::interrupt::requested().is_some() {
-            let _ = child.kill();
-            let _ = child.wait();
-            return Ok(None);
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    common::wait_client(child)
 }
 
-/// Runs the plan: server, prepare, one measurement per ratio; stored as it goes and printed at
-/// the end.
-pub fn run(p: &SysbenchPlan) -> Result<()> {
-    if p.output.dry_run {
-        return Ok(crate::ui::out(&text::sysbench_plan(p))?);
-    }
+/// The server of the plan, created (its directories, cgroup and initdb or install-db), not
+/// started.
+fn create(p: &SysbenchPlan) -> Result<Box<dyn Backend>> {
+    let site = cluster::Site {
+        owner: &p.owner,
+        target: &p.target,
+        log_dir: p.log_dir.as_deref(),
+        memory_limit: p.memory_limit,
+        keep: p.keep,
+    };
+    Ok(match &p.bin {
+        Bin::Mariadb(bin) => Box::new(backend::Mariadb(Server::create(bin, &site)?)),
+        Bin::Postgres(bin) => Box::new(backend::Postgres::create(bin, &site)?),
+    })
+}
+
+/// Runs the plan: server, prepare, one measurement per ratio, the storage cells; stored as it
+/// goes. The caller presents the document, then ends as [`super::Outcome::result`] says.
+pub fn run(p: &SysbenchPlan) -> Result<super::Outcome> {
     // Opened before the server: a results database that cannot be written is told at once.
     let store = match p.output.no_store {
         true => None,
         false => Some(Store::open(p.output.db.path())?),
     };
     say!(
-        "MariaDB {} ({}); the server runs as user {}",
-        p.bin.version,
-        p.bin.mariadbd.display(),
+        "{}; the server runs as user {}",
+        p.bin.describe(),
         p.owner.name
     );
     let started = SystemTime::now();
-    let mut server = Server::create(&p.bin, &p.owner, &p.target, p.keep)?;
-    say!("server in {}", server.work.display());
-    server.start(&p.settings, &p.settings)?;
-    let version = server.query("SELECT VERSION()")?;
-    server.query(
-        "CREATE DATABASE sbtest; CREATE USER sbtest@localhost; GRANT ALL ON sbtest.* TO sbtest@localhost",
-    )?;
+    let mut server = create(p)?;
+    say!("server in {}", server.work().display());
+    server.restart(&p.settings, &p.settings)?;
+    let version = server.version()?;
+    server.create_sbtest()?;
     say!(
         "loading: sysbench {} prepare, {} tables × {} rows",
         p.script.name(),
@@ -436,7 +435,7 @@ pub fn run(p: &SysbenchPlan) -> Result<()> {
     );
     let load = Instant::now();
     let out = server
-        .sysbench(p.script.name())
+        .sysbench(&p.sysbench, p.script.name())
         .arg(format!("--tables={}", p.tables))
         .arg(format!("--table-size={}", p.table_size))
         // prepare fills one table per thread.
@@ -445,30 +444,39 @@ pub fn run(p: &SysbenchPlan) -> Result<()> {
         .output()
         .context("running sysbench prepare")?;
     if !out.status.success() {
+        let said = format!(
+            "{}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
         return Err(anyhow!(
             "sysbench prepare failed: {}",
-            super::cluster::last_lines(&String::from_utf8_lossy(&out.stdout), 3)
+            cluster::last_lines(&said, 3)
         ));
     }
-    let data_bytes: u64 = server
-        .query("SELECT SUM(data_length + index_length) FROM information_schema.tables WHERE table_schema = 'sbtest'")?
-        .trim()
-        .parse()
-        .unwrap_or(0);
+    server.settle(p.tables)?;
+    let data_bytes = server.data_bytes()?;
     say!(
         "loaded {} in {}",
         units::iec(data_bytes),
         units::duration(load.elapsed())
     );
-    let pool = |r: f64| ((data_bytes as f64 * r) as u64 >> 20 << 20).max(MIN_BUFFER_POOL);
+    let buffers: Vec<(f64, u64)> = p
+        .ratios
+        .iter()
+        .map(|&r| (r, server.buffer(data_bytes, r).2))
+        .collect();
+    common::check_room(p.memory_limit, server.buffer(data_bytes, 1.0).0, &buffers)?;
+    // Whether the page cache can answer for the storage: only when the server reads through it.
+    let first = server.settings(&p.settings)?;
+    let page_cache = (!server.direct(&first))
+        .then(|| common::page_cache(p.memory_limit, p.ram, data_bytes, server.name()));
 
-    let system = iogauge_sysinfo::capture(Some(&server.data));
-    let device_names: Vec<String> = system
-        .target
-        .as_ref()
-        .map(|t| t.devices.iter().map(|d| d.name.clone()).collect())
-        .unwrap_or_default();
+    let system = iogauge_sysinfo::capture(Some(server.data()));
+    let device_names = common::device_names(&system);
+    let timeline_devices = common::timeline_devices(&system, server.log_dir());
     let mut params: BTreeMap<String, String> = BTreeMap::new();
+    params.insert("sysbench.server".into(), server.name().into());
     params.insert("sysbench.script".into(), p.script.name().into());
     params.insert("sysbench.tables".into(), p.tables.to_string());
     params.insert("sysbench.table_size".into(), p.table_size.to_string());
@@ -476,100 +484,85 @@ pub fn run(p: &SysbenchPlan) -> Result<()> {
     let header = super::header(&p.output, "db-sysbench", started, system, params);
     let mut rec = Recorder::start(store, &header)?;
     crate::interrupt::measuring();
-    let steps: Vec<Option<f64>> = match p.ratios.is_empty() {
-        true => vec![None],
-        false => p.ratios.iter().map(|&r| Some(r)).collect(),
-    };
     let mut results = Vec::new();
-    let mut failure = None;
-    for (i, ratio) in steps.iter().enumerate() {
-        if crate::interrupt::requested().is_some() {
-            break;
-        }
+    let failure = common::sweep(&p.ratios, &mut rec, &mut results, |i, n, ratio| {
         let mut set = p.settings.clone();
         if let Some(r) = ratio {
-            set.push(("innodb_buffer_pool_size".into(), pool(*r).to_string()));
+            let (k, v, _) = server.buffer(data_bytes, r);
+            set.push((k.into(), v));
         }
-        let res = (|| -> Result<Option<ResultDoc>> {
-            // A restart for every measurement: the settings apply, and the pool starts cold.
-            server.stop()?;
-            server.start(&set, &p.settings)?;
-            let recorded = settings(&server, &p.settings)?;
-            say!(
-                "[{}/{}] sysbench {} · {} threads · innodb_buffer_pool_size {}{}",
-                i + 1,
-                steps.len(),
-                p.script.name(),
-                p.threads,
-                recorded
-                    .get("innodb_buffer_pool_size")
-                    .and_then(|v| v.parse::<u64>().ok())
-                    .map_or("?".into(), units::iec),
-                ratio.map_or(String::new(), |r| format!(
-                    " ({} of the data)",
-                    super::pct(r)
-                ))
-            );
-            let Some(m) = measure_once(p, &server, &device_names, &i.to_string())? else {
-                return Ok(None);
-            };
-            let doc = SysbenchDoc {
-                server: "MariaDB".into(),
-                version: version.clone(),
-                script: p.script.name().into(),
-                tables: p.tables,
-                table_size: p.table_size,
-                threads: p.threads,
-                data_bytes,
-                buffer_ratio: *ratio,
-                settings: recorded,
-                user: p.owner.name.clone(),
-                ..SysbenchDoc::default()
-            };
-            Ok(Some(result_doc(p, &server, m, doc)))
-        })();
-        match res {
-            Ok(Some(r)) => {
-                say!("[{}/{}] {}", i + 1, steps.len(), text::one_line(&r));
-                rec.add(&r)?;
-                results.push(r);
-            }
-            Ok(None) => break,
-            Err(e) => {
-                failure = Some(e);
-                break;
-            }
-        }
-    }
-    let kept = server.kept().then(|| server.work.clone());
-    drop(server);
-    let mut notes = Vec::new();
-    if let Some(k) = &kept {
-        notes.push(format!(
-            "the server's directory was kept (--keep) in {}",
-            k.display()
-        ));
+        server.restart(&set, &p.settings)?;
+        let recorded = server.settings(&p.settings)?;
+        say!(
+            "[{}/{n}] sysbench {} · {} threads · {} {}{}",
+            i + 1,
+            p.script.name(),
+            p.threads,
+            server.buffer(data_bytes, 1.0).0,
+            server
+                .buffer_bytes(&recorded)
+                .map_or("?".into(), units::iec),
+            ratio.map_or(String::new(), |r| format!(
+                " ({} of the data)",
+                super::pct(r)
+            ))
+        );
+        let devices = (device_names.as_slice(), timeline_devices.as_slice());
+        let Some(m) = measure_once(p, server.as_ref(), devices, &i.to_string())? else {
+            return Ok(None);
+        };
+        let doc = SysbenchDoc {
+            server: server.name().into(),
+            version: version.clone(),
+            script: p.script.name().into(),
+            tables: p.tables,
+            table_size: p.table_size,
+            threads: p.threads,
+            data_bytes,
+            buffer_ratio: ratio,
+            settings: recorded,
+            user: p.owner.name.clone(),
+            memory_limit_bytes: p.memory_limit,
+            log_dir: server.log_dir().map(|d| d.display().to_string()),
+            ..SysbenchDoc::default()
+        };
+        Ok(Some(result_doc(p, server.as_ref(), m, doc)))
+    })?;
+    let kept = server.kept().then(|| server.work().to_path_buf());
+    let cgroup = server.cgroup();
+    let cells = p.bin.cells(p.threads);
+    let name = server.name();
+    drop(server); // stopped and removed before the storage cells need the space
+    let mut notes = common::server_notes(kept.as_deref(), cgroup.as_deref(), p.memory_limit);
+    if let Some((note, _)) = &page_cache {
+        notes.push(note.clone());
     }
     notes.push(format!(
-        "the tables: {} (data and indexes, information_schema) in {} tables of {} rows",
+        "the tables: {} (data and indexes, as {name} counts them) in {} tables of {} rows",
         units::iec(data_bytes),
         p.tables,
         p.table_size
     ));
-    let interrupted = failure.is_some() || crate::interrupt::requested().is_some();
-    let mut doc = RunDoc {
+    common::Ending {
+        header,
+        rec,
         results,
-        interrupted,
         notes,
-        ..header
-    };
-    crate::analysis::annotate(&mut doc, None);
-    super::conclude(rec, &doc, failure, |d| emit(p, d))
+        failure,
+        cache: page_cache.map(|c| c.1),
+        cells,
+        target: &p.target,
+        ram: p.ram,
+        output: &p.output,
+        data_bytes,
+        storage: p.storage,
+    }
+    .finish()
 }
 
 /// One measurement as a result: TPS as the rate (transactions over sysbench's total time),
 /// latencies from its histogram, its seconds as the time series.
-fn result_doc(p: &SysbenchPlan, s: &Server, m: Measured, mut sb: SysbenchDoc) -> ResultDoc {
+fn result_doc(p: &SysbenchPlan, s: &dyn Backend, m: Measured, mut sb: SysbenchDoc) -> ResultDoc {
     let r = &m.report;
     let tps = r.transactions as f64 / r.total_s.max(1e-9);
     sb.transactions = r.transactions;
@@ -590,13 +583,14 @@ fn result_doc(p: &SysbenchPlan, s: &Server, m: Measured, mut sb: SysbenchDoc) ->
         .map(|i| [i.t_s, i.tps, i.qps, i.lat_ms, i.err_s, i.reconn_s])
         .collect();
     sb.status = m.status;
-    let direct = sb
-        .settings
-        .get("innodb_flush_method")
-        .is_some_and(|f| f.starts_with("O_DIRECT"));
+    let direct = s.direct(&sb.settings);
+    let buffer = match s.name() {
+        "PostgreSQL" => "shared_buffers",
+        _ => "buffer pool",
+    };
     let name = match sb.buffer_ratio {
         Some(x) => format!(
-            "sysbench {} · {} × {} rows · {} threads · buffer pool {} of data",
+            "sysbench {} · {} × {} rows · {} threads · {buffer} {} of data",
             p.script.name(),
             p.tables,
             p.table_size,
@@ -620,7 +614,7 @@ fn result_doc(p: &SysbenchPlan, s: &Server, m: Measured, mut sb: SysbenchDoc) ->
                 true => Rw::Randrw,
                 false => Rw::Randread,
             },
-            bs: 16384,
+            bs: s.page(),
             threads: p.threads,
             iodepth: 1,
             engine: "sysbench".into(),
@@ -642,14 +636,14 @@ fn result_doc(p: &SysbenchPlan, s: &Server, m: Measured, mut sb: SysbenchDoc) ->
             distribution: "uniform".into(),
         },
         target: TargetDoc {
-            path: s.data.display().to_string(),
-            absolute_path: Some(s.data.display().to_string()),
+            path: s.data().display().to_string(),
+            absolute_path: Some(s.data().display().to_string()),
             device: devices.first().map(|d| d.name.clone()),
             kind: "directory".into(),
             created: true,
             offset_bytes: 0,
             range_bytes: sb.data_bytes,
-            logical_block_size: iogauge_sysinfo::logical_block_size_for(&s.data).unwrap_or(512),
+            logical_block_size: iogauge_sysinfo::logical_block_size_for(s.data()).unwrap_or(512),
         },
         iops: tps,
         bw_bytes: 0.0,
@@ -673,12 +667,7 @@ fn result_doc(p: &SysbenchPlan, s: &Server, m: Measured, mut sb: SysbenchDoc) ->
         },
         interrupted: false,
         error: None,
-        io_path: format!(
-            "mariadb (InnoDB, {})",
-            sb.settings
-                .get("innodb_flush_method")
-                .map_or("?", String::as_str)
-        ),
+        io_path: s.io_path(&sb.settings),
         findings: Vec::new(),
         repeats: Vec::new(),
         devices,
@@ -688,13 +677,6 @@ fn result_doc(p: &SysbenchPlan, s: &Server, m: Measured, mut sb: SysbenchDoc) ->
         verify: None,
         timeline: Some(Box::new(m.seconds)),
     }
-}
-
-/// Prints the run as asked: JSON, or the summary for people; and the --output file.
-fn emit(p: &SysbenchPlan, doc: &RunDoc) -> Result<()> {
-    crate::present::write_out(doc, p.file.as_ref(), p.output.json, &|| {
-        text::sysbench_run(p, doc)
-    })
 }
 
 #[cfg(test)]
@@ -708,12 +690,5 @@ mod tests {
         let e = ratios("0.25,0").unwrap_err().to_string();
         assert!(e.contains("above 0"), "{e}");
         assert_eq!(crate::error::exit_code(&ratios("x").unwrap_err()), 2);
-    }
-
-    #[test]
-    fn the_servers_cpu_is_read_from_proc() {
-        let (u, s) = server_cpu(std::process::id()).unwrap();
-        assert!(u >= 0.0 && s >= 0.0);
-        assert!(server_cpu(u32::MAX - 1).is_none());
     }
 }

@@ -177,35 +177,7 @@ pub fn checkpoints(d: &Snapshot) -> Option<u64> {
 pub fn cpu(c: &Cluster) -> Option<(f64, f64)> {
     let pid_file = std::fs::read_to_string(c.data.join("postmaster.pid")).ok()?;
     let postmaster: u32 = pid_file.lines().next()?.trim().parse().ok()?;
-    // (ppid, user ticks, system ticks) of a process, its reaped children included.
-    let stat = |pid: &str| -> Option<(u32, u64, u64)> {
-        let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-        // Fields after the command name, which may itself hold spaces and parentheses.
-        let f: Vec<&str> = s.rsplit_once(')')?.1.split_whitespace().collect();
-        let n = |i: usize| f.get(i).and_then(|v| v.parse::<u64>().ok());
-        // state, ppid, …: utime is field 14 of the line, index 11 here; then stime, cutime,
-        // cstime.
-        Some((n(1)? as u32, n(11)? + n(13)?, n(12)? + n(14)?))
-    };
-    let (_, mut user, mut sys) = stat(&postmaster.to_string())?;
-    for e in std::fs::read_dir("/proc").ok()?.flatten() {
-        let name = e.file_name();
-        let Some(pid) = name
-            .to_str()
-            .filter(|n| n.bytes().all(|b| b.is_ascii_digit()))
-        else {
-            continue;
-        };
-        match stat(pid) {
-            Some((ppid, u, s)) if ppid == postmaster => {
-                user += u;
-                sys += s;
-            }
-            _ => {}
-        }
-    }
-    // /proc counts in USER_HZ, which is 100 on every architecture Linux runs PostgreSQL on.
-    Some((user as f64 / 100.0, sys as f64 / 100.0))
+    super::common::cpu_of(postmaster)
 }
 
 #[cfg(test)]

@@ -3,7 +3,7 @@
 //! and the devices did, the storage figures of the same directory, then the notes and findings.
 //! One table writer (`align`) and one tail (`storage_notes_findings`) serve both tools.
 
-use super::oltp::SysbenchPlan;
+use super::oltp::{Bin, SysbenchPlan};
 use super::DbPlan;
 use crate::model::{ResultDoc, RunDoc};
 use crate::units;
@@ -110,16 +110,10 @@ pub fn run(p: &DbPlan, doc: &RunDoc) -> String {
                 n => format!(" × {n} repeats"),
             }
         );
-        let set = |k: &str| first.settings.get(k).map_or("?", String::as_str);
         let _ = writeln!(
             s,
-            "fsync={} synchronous_commit={} wal_sync_method={} full_page_writes={} checkpoint_timeout={} max_wal_size={}{}\n",
-            set("fsync"),
-            set("synchronous_commit"),
-            set("wal_sync_method"),
-            set("full_page_writes"),
-            set("checkpoint_timeout"),
-            set("max_wal_size"),
+            "{}{}\n",
+            pg_settings(&first.settings),
             first
                 .wal_dir
                 .as_ref()
@@ -132,6 +126,21 @@ pub fn run(p: &DbPlan, doc: &RunDoc) -> String {
     }
     storage_notes_findings(doc, &storage, &mut s);
     s
+}
+
+/// The PostgreSQL settings that decide how its WAL and checkpoints reach the storage, on one
+/// line.
+fn pg_settings(settings: &std::collections::BTreeMap<String, String>) -> String {
+    let set = |k: &str| settings.get(k).map_or("?", String::as_str);
+    format!(
+        "fsync={} synchronous_commit={} wal_sync_method={} full_page_writes={} checkpoint_timeout={} max_wal_size={}",
+        set("fsync"),
+        set("synchronous_commit"),
+        set("wal_sync_method"),
+        set("full_page_writes"),
+        set("checkpoint_timeout"),
+        set("max_wal_size"),
+    )
 }
 
 /// What follows the database table in both tools: the storage cells of the same directory,
@@ -264,20 +273,37 @@ fn align(cells: &[Vec<String>]) -> String {
     s
 }
 
-/// The plan of a `db sysbench --dry-run`.
+/// The plan of a `db sysbench --dry-run`: what iogauge will start, with which settings, and
+/// what it measures.
 pub fn sysbench_plan(p: &SysbenchPlan) -> String {
     let mut s = format!(
-        "plan: db sysbench — MariaDB {} ({}), server run as user {}\n",
-        p.bin.version,
-        p.bin.mariadbd.display(),
+        "plan: db sysbench — {}, server run as user {}\n",
+        p.bin.describe(),
         p.owner.name
     );
+    let own = match &p.bin {
+        Bin::Mariadb(_) => format!(
+            "mariadbd --no-defaults --skip-networking {}",
+            super::mariadb::DEFAULT_SETTINGS.join(" ")
+        ),
+        Bin::Postgres(_) => {
+            "initdb --auth=trust; listen_addresses='' log_checkpoints=on log_timezone=UTC".into()
+        }
+    };
     let _ = writeln!(
         s,
-        "  server: a directory of its own in {}, private socket, no TCP, innodb_flush_method=O_DIRECT; removed afterwards{}",
+        "  server: a directory of its own in {}, private socket, no TCP ({own}); removed afterwards{}",
         p.target.display(),
         if p.keep { " (kept: --keep)" } else { "" }
     );
+    if let Some(d) = &p.log_dir {
+        let _ = writeln!(
+            s,
+            "  {}: a directory of its own in {}",
+            p.bin.log_name(),
+            d.display()
+        );
+    }
     let _ = writeln!(
         s,
         "  sysbench {} · {} table{}, {} (about {} at ~{} bytes a row) · {} thread{} · {} per run",
@@ -292,19 +318,30 @@ pub fn sysbench_plan(p: &SysbenchPlan) -> String {
         units::duration(p.time)
     );
     if !p.settings.is_empty() {
-        let set: Vec<String> = p
-            .settings
-            .iter()
-            .map(|(k, v)| format!("--{k}={v}"))
-            .collect();
+        let set: Vec<String> = p.settings.iter().map(|(k, v)| format!("{k}={v}")).collect();
         let _ = writeln!(s, "  server settings: {}", set.join(" "));
     }
     if !p.ratios.is_empty() {
         let r: Vec<String> = p.ratios.iter().map(|&r| super::pct(r)).collect();
         let _ = writeln!(
             s,
-            "  innodb_buffer_pool_size: {} of the data, one run each after a restart",
+            "  {}: {} of the data, one run each after a restart",
+            p.bin.buffer_name(),
             r.join(", ")
+        );
+    }
+    if let Some(l) = p.memory_limit {
+        let _ = writeln!(s, "  memory cgroup: {}", units::iec(l));
+    }
+    if let Some(t) = p.storage {
+        let c = p.bin.cells(p.threads);
+        let _ = writeln!(
+            s,
+            "  storage cells: {}; {} random reads × {} threads; {} each",
+            c.commit_title,
+            units::iec(c.page),
+            c.threads,
+            units::duration(t)
         );
     }
     s
@@ -321,14 +358,21 @@ pub fn sysbench_run(p: &SysbenchPlan, doc: &RunDoc) -> String {
     let storage: Vec<&ResultDoc> = doc.results.iter().filter(|r| !r.is_db()).collect();
     match db.first().and_then(|r| r.sysbench.as_deref()) {
         Some(first) => {
+            let pg = first.server == "PostgreSQL";
+            let version = match pg {
+                true => first.version.split(" on ").next().unwrap_or(&first.version),
+                false => &first.version,
+            };
+            let server = match version.starts_with(&first.server) {
+                true => version.to_string(),
+                false => format!("{} {version}", first.server),
+            };
             let _ = writeln!(
                 s,
-                "sysbench {} on {} ({}) · {} {} · server run as user {}",
+                "sysbench {} on {} ({}) · {server} · server run as user {}",
                 first.script,
                 p.target.display(),
                 where_(doc),
-                first.server,
-                first.version,
                 first.user
             );
             let _ = writeln!(
@@ -343,18 +387,27 @@ pub fn sysbench_run(p: &SysbenchPlan, doc: &RunDoc) -> String {
                 units::duration(p.time)
             );
             let set = |k: &str| first.settings.get(k).map_or("?", String::as_str);
-            let _ = writeln!(
-                s,
-                "innodb_flush_method={} innodb_flush_log_at_trx_commit={} innodb_doublewrite={} innodb_log_file_size={} sync_binlog={}\n",
-                set("innodb_flush_method"),
-                set("innodb_flush_log_at_trx_commit"),
-                set("innodb_doublewrite"),
-                set("innodb_log_file_size")
-                    .parse::<u64>()
-                    .map_or_else(|_| set("innodb_log_file_size").to_string(), units::iec),
-                set("sync_binlog"),
-            );
-            s.push_str(&sysbench_table(&db));
+            let mut line = match pg {
+                true => pg_settings(&first.settings),
+                false => format!(
+                    "innodb_flush_method={} innodb_flush_log_at_trx_commit={} innodb_doublewrite={} innodb_log_file_size={} sync_binlog={}",
+                    set("innodb_flush_method"),
+                    set("innodb_flush_log_at_trx_commit"),
+                    set("innodb_doublewrite"),
+                    set("innodb_log_file_size")
+                        .parse::<u64>()
+                        .map_or_else(|_| set("innodb_log_file_size").to_string(), units::iec),
+                    set("sync_binlog"),
+                ),
+            };
+            if let Some(d) = &first.log_dir {
+                let _ = write!(line, " · {} in {d}", if pg { "WAL" } else { "redo log" });
+            }
+            if let Some(l) = first.memory_limit_bytes {
+                let _ = write!(line, " · memory cgroup {}", units::iec(l));
+            }
+            let _ = writeln!(s, "{line}\n");
+            s.push_str(&sysbench_table(&db, pg));
         }
         None => s.push_str("no sysbench run finished\n"),
     }
@@ -377,11 +430,30 @@ fn where_(doc: &RunDoc) -> String {
         .unwrap_or_default()
 }
 
-/// TPS against innodb_buffer_pool_size, with what explains it: latencies, errors, InnoDB's
-/// redo, flushing and fsyncs, the server's CPU, and what the device read and wrote.
-fn sysbench_table(rows: &[&ResultDoc]) -> String {
+/// TPS against the buffer (innodb_buffer_pool_size, shared_buffers), with what explains it:
+/// latencies, errors, the log written, pages flushed and syncs as the server counted them, its
+/// CPU, and what the device read and wrote.
+fn sysbench_table(rows: &[&ResultDoc], pg: bool) -> String {
+    // The server's own counters for the log written, the pages flushed and the syncs.
+    let (log, flushed, syncs): (&str, &[&str], &str) = match pg {
+        true => (
+            "pg_stat_wal.wal_bytes",
+            &[
+                "pg_stat_bgwriter.buffers_checkpoint",
+                "pg_stat_bgwriter.buffers_clean",
+                "pg_stat_bgwriter.buffers_backend",
+                "pg_stat_checkpointer.buffers_written",
+            ],
+            "pg_stat_wal.wal_sync",
+        ),
+        false => (
+            "Innodb_os_log_written",
+            &["Innodb_buffer_pool_pages_flushed"],
+            "Innodb_data_fsyncs",
+        ),
+    };
     let head = [
-        "buffer pool",
+        if pg { "shared_buffers" } else { "buffer pool" },
         "of data",
         "TPS",
         "QPS",
@@ -389,9 +461,13 @@ fn sysbench_table(rows: &[&ResultDoc]) -> String {
         "txn p99",
         "txn p99.9",
         "errors",
-        "redo written",
-        "pages flushed",
-        "fsyncs",
+        if pg { "WAL written" } else { "redo written" },
+        if pg {
+            "buffers written"
+        } else {
+            "pages flushed"
+        },
+        if pg { "WAL syncs" } else { "fsyncs" },
         "server CPU",
         "device read",
         "device written",
@@ -401,15 +477,24 @@ fn sysbench_table(rows: &[&ResultDoc]) -> String {
         let Some(sb) = r.sysbench.as_deref() else {
             continue;
         };
-        let pool = sb
-            .settings
-            .get("innodb_buffer_pool_size")
-            .and_then(|v| v.parse::<u64>().ok());
+        let setting = sb.settings.get(if pg {
+            "shared_buffers"
+        } else {
+            "innodb_buffer_pool_size"
+        });
+        let pool = setting.and_then(|v| match pg {
+            true => units::parse_size(v).ok(),
+            false => v.parse::<u64>().ok(),
+        });
         let counter = |k: &str| sb.status.get(k).copied();
+        let summed: Vec<f64> = flushed.iter().filter_map(|k| counter(k)).collect();
         let dev = r.devices.first();
         let bytes = |b: Option<u64>| b.map_or("-".into(), units::iec);
         cells.push(vec![
-            pool.map_or("?".into(), units::iec),
+            match pg {
+                true => setting.cloned().unwrap_or_else(|| "?".into()),
+                false => pool.map_or("?".into(), units::iec),
+            },
             match sb.buffer_ratio {
                 Some(x) => super::pct(x),
                 None => format!(
@@ -423,9 +508,12 @@ fn sysbench_table(rows: &[&ResultDoc]) -> String {
             units::latency(r.lat_ns.p99 as f64),
             units::latency(r.lat_ns.p999 as f64),
             format!("{}/{}", sb.errors, sb.reconnects),
-            bytes(counter("Innodb_os_log_written").map(|b| b as u64)),
-            counter("Innodb_buffer_pool_pages_flushed").map_or("-".into(), |n| format!("{n:.0}")),
-            counter("Innodb_data_fsyncs").map_or("-".into(), |n| format!("{n:.0}")),
+            bytes(counter(log).map(|b| b as u64)),
+            match summed.is_empty() {
+                true => "-".into(),
+                false => format!("{:.0}", summed.iter().sum::<f64>()),
+            },
+            counter(syncs).map_or("-".into(), |n| format!("{n:.0}")),
             format!("{:.2} s", r.cpu.user_s + r.cpu.sys_s),
             bytes(dev.and_then(|d| d.read_bytes)),
             bytes(dev.and_then(|d| d.write_bytes)),

@@ -1,0 +1,544 @@
+//! What `db pgbench` and `db sysbench` share, whichever server they drive: the checks of what
+//! the user typed about the server (settings, log directory, memory limit), how the page cache
+//! was kept out (a note and a finding), the storage cells beside the TPS, a client run to its
+//! end or to a Ctrl-C, the server's CPU from /proc, and the loop over buffer shares.
+
+use crate::cli::OutputArgs;
+use crate::error::usage;
+use crate::model::{ResultDoc, RunDoc};
+use crate::store::Recorder;
+use crate::units;
+use crate::workload::SyncKind;
+use anyhow::{Context, Result};
+use iogauge_analyze::{Finding, Kind as FindingKind, Severity};
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::Duration;
+
+/// A buffer (shared_buffers, innodb_buffer_pool_size) may take at most this share of a
+/// --memory-limit: the rest is for the server's other memory and the page cache that makes the
+/// limit mean something.
+const BUFFER_OF_LIMIT: f64 = 0.75;
+
+/// `KEY=VALUE` settings as typed after `flag`, keys normalised by `key`; a key in `own` (after
+/// `key`) is refused with `why` (iogauge sets it, because …); `example` shows the form.
+pub fn settings(
+    typed: &[String],
+    flag: &str,
+    key: impl Fn(&str) -> String,
+    own: &[&str],
+    why: &str,
+    example: &str,
+) -> Result<Vec<(String, String)>> {
+    typed
+        .iter()
+        .map(|s| match s.split_once('=') {
+            Some((k, v)) if !k.trim().is_empty() => {
+                let k = key(k.trim());
+                if own.contains(&k.as_str()) {
+                    return Err(usage(format!("{flag} {k}: iogauge sets it, {why}")));
+                }
+                Ok((k, v.trim().to_string()))
+            }
+            _ => Err(usage(format!(
+                "{flag} '{s}' is not KEY=VALUE; write e.g. {flag} {example}"
+            ))),
+        })
+        .collect()
+}
+
+/// A directory the user named for the server's log (--wal-dir, --log-dir): it must exist.
+pub fn check_dir(flag: &str, dir: Option<&Path>) -> Result<()> {
+    match dir {
+        Some(d) if !d.is_dir() => Err(usage(format!(
+            "{flag} {} is not a directory; create it first",
+            d.display()
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// --memory-limit needs root: the cgroup is made by iogauge.
+pub fn check_memory_limit(limit: Option<u64>) -> Result<()> {
+    match limit.is_some() && !super::is_root() {
+        true => Err(usage(
+            "--memory-limit puts the server in a memory cgroup, which needs root",
+        )),
+        false => Ok(()),
+    }
+}
+
+/// Each buffer share of the data (`ratio`, its bytes) must leave room under the limit:
+/// a server whose buffer alone fills its cgroup is killed or swaps, and measures neither.
+pub fn check_room(limit: Option<u64>, buffer: &str, shares: &[(f64, u64)]) -> Result<()> {
+    let Some(limit) = limit else { return Ok(()) };
+    match shares
+        .iter()
+        .find(|(_, b)| *b as f64 > BUFFER_OF_LIMIT * limit as f64)
+    {
+        Some((r, b)) => Err(usage(format!(
+            "--memory-limit {} leaves no room beside {buffer} of {} ({}% of the data); give a larger limit or a smaller ratio",
+            units::iec(limit),
+            units::iec(*b),
+            r * 100.0
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// How the page cache was kept from answering for the storage, said every time: as a note,
+/// and as a finding (a warning when it was not kept out). `server` names whose reads go
+/// through the page cache.
+pub fn page_cache(
+    memory_limit: Option<u64>,
+    ram: u64,
+    data: u64,
+    server: &str,
+) -> (String, Finding) {
+    let (sev, text, advice) = match (memory_limit, ram) {
+        (Some(limit), _) if limit < data => (
+            Severity::Info,
+            format!(
+                "the server ran in a memory cgroup of {}, less than the {} of data: its buffers and the page cache together held at most that much of it",
+                units::iec(limit),
+                units::iec(data)
+            ),
+            String::new(),
+        ),
+        (Some(limit), _) => (
+            Severity::Warning,
+            format!(
+                "the memory cgroup of {} holds all {} of data: reads may come from the page cache, not the storage",
+                units::iec(limit),
+                units::iec(data)
+            ),
+            "Give a --memory-limit below the data size, or more data.".into(),
+        ),
+        (None, ram) if ram > 0 && data > ram => (
+            Severity::Info,
+            format!(
+                "the {} of data is larger than the {} of RAM: most reads reach the storage",
+                units::iec(data),
+                units::iec(ram)
+            ),
+            String::new(),
+        ),
+        (None, ram) => (
+            Severity::Warning,
+            format!(
+                "the {} of data fits in the {} of RAM and nothing limited the server's memory: {server} reads through the page cache, so the TPS can hide the storage",
+                units::iec(data),
+                units::iec(ram)
+            ),
+            "Give --memory-limit (below the data size, needs root) or more data than RAM.".into(),
+        ),
+    };
+    let mut evidence = BTreeMap::from([("data_bytes".to_string(), data as f64)]);
+    if ram > 0 {
+        evidence.insert("mem_total_bytes".into(), ram as f64);
+    }
+    if let Some(l) = memory_limit {
+        evidence.insert("memory_limit_bytes".into(), l as f64);
+    }
+    let f = Finding {
+        kind: FindingKind::Cache,
+        severity: sev,
+        summary: text.clone(),
+        evidence,
+        advice,
+        result: None,
+        metric: None,
+    };
+    (format!("page cache: {text}"), f)
+}
+
+/// The database's own page-cache finding in place of the generic one: the generic check of a
+/// buffered result knows nothing of the cgroup. `db_results` are the first results, the
+/// database's; `own` is `None` when the server does not read through the page cache.
+fn replace_cache_finding(doc: &mut RunDoc, db_results: usize, own: Option<&Finding>) {
+    let of_db =
+        |f: &Finding| f.kind == FindingKind::Cache && f.result.is_some_and(|i| i < db_results);
+    doc.findings.retain(|f| !of_db(f));
+    for r in doc.results.iter_mut().take(db_results) {
+        r.findings.retain(|f| f.kind != FindingKind::Cache);
+    }
+    if let (true, Some(f)) = (db_results > 0, own) {
+        doc.findings.push(f.clone());
+    }
+}
+
+/// The storage cells beside a database's TPS: its commit (the log's writes, each followed by a
+/// sync) and its page reads at the clients' concurrency, measured by iogauge with O_DIRECT.
+#[derive(Clone, Debug)]
+pub struct Cells {
+    /// What the commit cell stands for, e.g. "WAL: sequential 8 KiB writes + fdatasync".
+    pub commit_title: String,
+    pub commit_bs: u64,
+    pub commit_sync: SyncKind,
+    /// The server's page: the size of the random reads.
+    pub page: u64,
+    pub threads: u32,
+}
+
+/// Measures `cells` on `target` over a file as large as the database, each for `time`; the
+/// storage results and notes, as a run document of their own.
+pub fn storage(
+    cells: &Cells,
+    target: &Path,
+    ram: u64,
+    output: &OutputArgs,
+    data_bytes: u64,
+    time: Duration,
+) -> Result<RunDoc> {
+    use crate::plan::{Env, Kind, Plan, Repeat, TargetPlan};
+    use crate::suite::{cells as expand, Group, Layout, Length, Op, Suite};
+    let group = |title: &str, op, bs, threads, sync, range, layout| Group {
+        title: title.into(),
+        layout,
+        origin: None,
+        ops: vec![op],
+        read_pct: Vec::new(),
+        bs: vec![bs],
+        threads: vec![threads],
+        iodepth: vec![1],
+        sync,
+        odsync: false,
+        direct: None,
+        length: Length::Time(time),
+        range,
+        options: Vec::new(),
+    };
+    let page = units::iec(cells.page).replace(".0", "");
+    let suite = Suite {
+        name: "db-storage".into(),
+        description: format!(
+            "the storage under the database: the commit's writes + syncs, {page} random reads"
+        ),
+        size: None,
+        groups: vec![
+            group(
+                &cells.commit_title,
+                Op::Write,
+                cells.commit_bs,
+                1,
+                Some((cells.commit_sync, 1)),
+                Some(16 << 20),
+                Layout::Fsync,
+            ),
+            group(
+                &format!("{page} random reads at the clients' concurrency"),
+                Op::Randread,
+                cells.page,
+                cells.threads,
+                None,
+                None,
+                Layout::Plain,
+            ),
+        ],
+        rounds: None,
+    };
+    let expanded = expand::expand(&suite, &Default::default()).map_err(usage)?;
+    let plan = Plan {
+        kind: Kind::Suite,
+        suite,
+        cells: expanded,
+        env: Env {
+            engine: iogauge_engine::EngineKind::IoUring,
+            direct: true,
+            seed: 1,
+            uring: Default::default(),
+            submit_batch: iogauge_engine::DEFAULT_SUBMIT_BATCH,
+            complete_batch: 1,
+            ram,
+            ramp: Duration::ZERO,
+            interval: crate::plan::SUITE_INTERVAL,
+            distribution: Default::default(),
+            rate: None,
+            verify: None,
+        },
+        target: TargetPlan {
+            path: Some(target.to_path_buf()),
+            size: None,
+            created_size: data_bytes.next_multiple_of(1 << 20).max(64 << 20),
+            offset: 0,
+            keep: false,
+            allow_overwrite: false,
+        },
+        repeat: Repeat {
+            n: 1,
+            drop_caches: false,
+        },
+        until: crate::plan::Until::Limit,
+        precondition: false,
+        max_rounds: None,
+        params: BTreeMap::new(),
+        output: crate::plan::Output {
+            no_store: true,
+            dry_run: false,
+            ..crate::plan::Output::of(output)
+        },
+        file: None,
+        notes: Vec::new(),
+        probe: false,
+        latency_target: None,
+    };
+    say!("storage cells on {}:", target.display());
+    crate::exec::measure(&plan)
+}
+
+/// The end of a database run, after its server has gone: the storage cells (unless the run
+/// failed or was interrupted; a failure of theirs is a note), the findings with the database's
+/// own page-cache finding, and the document stored — the same for pgbench and sysbench.
+pub struct Ending<'a> {
+    pub header: RunDoc,
+    pub rec: Recorder,
+    /// The database's results, each stored already.
+    pub results: Vec<ResultDoc>,
+    pub notes: Vec<String>,
+    pub failure: Option<anyhow::Error>,
+    /// How the page cache was kept out, when the server reads through it.
+    pub cache: Option<Finding>,
+    pub cells: Cells,
+    pub target: &'a Path,
+    pub ram: u64,
+    pub output: &'a OutputArgs,
+    pub data_bytes: u64,
+    /// Length of each storage cell; `None`: no cells.
+    pub storage: Option<Duration>,
+}
+
+impl Ending<'_> {
+    pub fn finish(self) -> Result<super::Outcome> {
+        let Ending {
+            header,
+            mut rec,
+            mut results,
+            mut notes,
+            failure,
+            ..
+        } = self;
+        let db_results = results.len();
+        let run_cells = self
+            .storage
+            .filter(|_| failure.is_none() && crate::interrupt::requested().is_none());
+        if let Some(t) = run_cells {
+            match storage(
+                &self.cells,
+                self.target,
+                self.ram,
+                self.output,
+                self.data_bytes,
+                t,
+            ) {
+                Ok(doc) => {
+                    for r in doc.results {
+                        rec.add(&r)?;
+                        results.push(r);
+                    }
+                    notes.extend(doc.notes.into_iter().map(|n| format!("storage cells: {n}")));
+                }
+                Err(e) => notes.push(format!("the storage cells did not run: {e:#}")),
+            }
+        }
+        let interrupted = failure.is_some() || crate::interrupt::requested().is_some();
+        let mut doc = RunDoc {
+            results,
+            interrupted,
+            notes,
+            ..header
+        };
+        crate::analysis::annotate(&mut doc, None);
+        replace_cache_finding(&mut doc, db_results, self.cache.as_ref());
+        super::Outcome::conclude(rec, doc, failure)
+    }
+}
+
+/// The notes of a server that has gone: kept (--keep) and its memory cgroup.
+pub fn server_notes(
+    kept: Option<&Path>,
+    cgroup: Option<&Path>,
+    memory_limit: Option<u64>,
+) -> Vec<String> {
+    let mut notes = Vec::new();
+    if let Some(k) = kept {
+        notes.push(format!(
+            "the server's directory was kept (--keep) in {}",
+            k.display()
+        ));
+    }
+    if let (Some(dir), Some(limit)) = (cgroup, memory_limit) {
+        notes.push(format!(
+            "the server ran in the memory cgroup {} limited to {} (page cache included)",
+            dir.display(),
+            units::iec(limit)
+        ));
+    }
+    notes
+}
+
+/// One measurement per buffer share (or one as configured, `None`), each by `measure`; every
+/// result stored and said as it comes. Stops at a Ctrl-C, at a measurement that was
+/// interrupted (`Ok(None)`) and at the first failure, which it returns.
+pub fn sweep(
+    ratios: &[f64],
+    rec: &mut Recorder,
+    results: &mut Vec<ResultDoc>,
+    mut measure: impl FnMut(usize, usize, Option<f64>) -> Result<Option<ResultDoc>>,
+) -> Result<Option<anyhow::Error>> {
+    let steps: Vec<Option<f64>> = match ratios.is_empty() {
+        true => vec![None],
+        false => ratios.iter().map(|&r| Some(r)).collect(),
+    };
+    for (i, ratio) in steps.iter().enumerate() {
+        if crate::interrupt::requested().is_some() {
+            break;
+        }
+        match measure(i, steps.len(), *ratio) {
+            Ok(Some(r)) => {
+                say!("[{}/{}] {}", i + 1, steps.len(), super::text::one_line(&r));
+                rec.add(&r)?;
+                results.push(r);
+            }
+            Ok(None) => break,
+            Err(e) => return Ok(Some(e)),
+        }
+    }
+    Ok(None)
+}
+
+/// A file for a client's output in a directory that belongs to the server's account, which
+/// could have planted a link at this name: created new, never through a link.
+pub fn fresh_file(p: &Path) -> Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(p)
+        .with_context(|| format!("creating {} (something is already there)", p.display()))
+}
+
+/// Waits for a benchmark client to end; `None` when interrupted (it is killed then).
+pub fn wait_client(mut child: std::process::Child) -> Result<Option<std::process::ExitStatus>> {
+    loop {
+        if let Some(s) = child.try_wait()? {
+            return Ok(Some(s));
+        }
+        if crate::interrupt::requested().is_some() {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Ok(None);
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// CPU seconds (user, system) a server has used so far, from /proc: the process `root`, its
+/// children alive (PostgreSQL's backends, checkpointer, writers; mariadbd has none) and those
+/// it has reaped (their time is in its cutime/cstime). Taken before and after a run, the
+/// difference is what the server spent on it. `None` when /proc cannot say.
+pub fn cpu_of(root: u32) -> Option<(f64, f64)> {
+    // (ppid, user ticks, system ticks) of a process, its reaped children included.
+    let stat = |pid: &str| -> Option<(u32, u64, u64)> {
+        let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        // Fields after the command name, which may itself hold spaces and parentheses.
+        let f: Vec<&str> = s.rsplit_once(')')?.1.split_whitespace().collect();
+        let n = |i: usize| f.get(i).and_then(|v| v.parse::<u64>().ok());
+        // state, ppid, …: utime is field 14 of the line, index 11 here; then stime, cutime,
+        // cstime.
+        Some((n(1)? as u32, n(11)? + n(13)?, n(12)? + n(14)?))
+    };
+    let (_, mut user, mut sys) = stat(&root.to_string())?;
+    for e in std::fs::read_dir("/proc").ok()?.flatten() {
+        let name = e.file_name();
+        let Some(pid) = name
+            .to_str()
+            .filter(|n| n.bytes().all(|b| b.is_ascii_digit()))
+        else {
+            continue;
+        };
+        match stat(pid) {
+            Some((ppid, u, s)) if ppid == root => {
+                user += u;
+                sys += s;
+            }
+            _ => {}
+        }
+    }
+    // /proc counts in USER_HZ, which is 100 on every architecture both servers run on.
+    Some((user as f64 / 100.0, sys as f64 / 100.0))
+}
+
+/// The server log from byte `from` on: what it said during one measurement.
+pub fn log_since(log: &Path, from: u64) -> String {
+    use std::io::{Read, Seek};
+    let mut text = String::new();
+    if let Ok(mut f) = std::fs::File::open(log) {
+        if f.seek(std::io::SeekFrom::Start(from)).is_ok() {
+            let _ = f.read_to_string(&mut text);
+        }
+    }
+    text
+}
+
+/// The devices the timeline follows: the data directory's stack, then the log directory's
+/// devices not already in it.
+pub fn timeline_devices(system: &iogauge_sysinfo::SystemInfo, log: Option<&Path>) -> Vec<String> {
+    let mut names = device_names(system);
+    if let Some(w) = log {
+        for n in device_names(&iogauge_sysinfo::capture(Some(w))) {
+            if !names.contains(&n) {
+                names.push(n);
+            }
+        }
+    }
+    names
+}
+
+/// The devices under the target of `system`, top of the stack first.
+pub fn device_names(system: &iogauge_sysinfo::SystemInfo) -> Vec<String> {
+    system
+        .target
+        .as_ref()
+        .map(|t| t.devices.iter().map(|d| d.name.clone()).collect())
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn settings_are_pairs_and_own_ones_are_refused() {
+        let low = |k: &str| k.to_ascii_lowercase();
+        let typed = vec!["Shared_Buffers = 1MB".to_string()];
+        let s = settings(&typed, "--x", low, &["port"], "because", "a=b").unwrap();
+        assert_eq!(s, vec![("shared_buffers".into(), "1MB".into())]);
+        let e = settings(&["port=1".into()], "--x", low, &["port"], "because", "a=b");
+        assert!(e.unwrap_err().to_string().contains("iogauge sets it"));
+        let e = settings(&["nonsense".into()], "--x", low, &[], "", "a=b").unwrap_err();
+        assert_eq!(crate::error::exit_code(&e), 2);
+        assert!(e
+            .to_string()
+            .contains("is not KEY=VALUE; write e.g. --x a=b"));
+    }
+
+    #[test]
+    fn a_buffer_must_leave_room_under_the_limit() {
+        assert!(check_room(None, "b", &[(1.0, u64::MAX)]).is_ok());
+        assert!(check_room(Some(100), "b", &[(0.5, 75)]).is_ok());
+        let e = check_room(Some(100), "shared_buffers", &[(0.5, 75), (1.0, 76)]).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("shared_buffers of 76 B (100% of the data)"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn the_servers_cpu_is_read_from_proc() {
+        let (u, s) = cpu_of(std::process::id()).unwrap();
+        assert!(u >= 0.0 && s >= 0.0);
+        assert!(cpu_of(u32::MAX - 1).is_none());
+    }
+}
