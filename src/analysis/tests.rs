@@ -415,34 +415,6 @@ fn interrupted_results_stay_out_of_sweeps() {
 }
 
 #[test]
-fn printed_findings_give_each_advice_once() {
-    let mut results = matrix(Rw::Randwrite, &[1, 10]);
-    for r in results.iter_mut().filter(|r| r.workload.threads == 10) {
-        if r.workload.bs == 16384 || r.workload.bs == 262144 {
-            r.iops /= 10.0;
-        }
-    }
-    let found = run_findings(&doc(results), &th());
-    assert_eq!(of_kind(&found, "gap").len(), 2, "{found:#?}");
-    let text = crate::present::findings::text(&found);
-    assert_eq!(text.matches("warning gap").count(), 2, "{text}");
-    assert_eq!(text.matches("try: ").count(), 1, "{text}");
-    assert!(crate::present::findings::text(&[]).is_empty());
-    // Every cell's steady-state information is one line; warnings come before it.
-    let mut results = matrix(Rw::Randread, &[1, 10]);
-    for b in &mut results[17].fine.ios[50..80] {
-        *b = 0;
-    }
-    let mut d = doc(results);
-    annotate(&mut d, None);
-    let text = crate::present::findings::text(&d.findings);
-    assert_eq!(text.matches("info    steady").count(), 1, "{text}");
-    assert!(text.contains("(and 17 more alike)"), "{text}");
-    let (stall, steady) = (text.find("warning stall"), text.find("info    steady"));
-    assert!(stall.is_some() && stall < steady, "{text}");
-}
-
-#[test]
 fn a_pgbench_result_speaks_of_transactions() {
     let mut r = result(Rw::Randwrite, 8192, 1, 1, 3_000.0);
     for (i, s) in r.timeseries.iter_mut().enumerate() {

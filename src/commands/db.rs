@@ -3,7 +3,8 @@
 //! --output file), then the run's failure or signal as the exit.
 
 use crate::cli::{PgbenchArgs, SysbenchArgs};
-use crate::db::{self, oltp, text};
+use crate::db::{self, oltp};
+use crate::present::db as text;
 use anyhow::Result;
 
 pub fn pgbench(args: &PgbenchArgs) -> Result<()> {

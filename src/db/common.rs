@@ -395,7 +395,12 @@ pub fn sweep(
         }
         match measure(i, steps.len(), *ratio) {
             Ok(Some(r)) => {
-                say!("[{}/{}] {}", i + 1, steps.len(), super::text::one_line(&r));
+                say!(
+                    "[{}/{}] {}",
+                    i + 1,
+                    steps.len(),
+                    one_line(&r)
+                );
                 rec.add(&r)?;
                 results.push(r);
             }
@@ -541,4 +546,14 @@ mod tests {
         assert!(u >= 0.0 && s >= 0.0);
         assert!(cpu_of(u32::MAX - 1).is_none());
     }
+}
+
+/// One database result, for the log on stderr (as `exec` logs each cell).
+fn one_line(r: &ResultDoc) -> String {
+    format!(
+        "{} TPS · transaction p50 {} · p99 {}",
+        units::count(r.iops),
+        units::latency(r.lat_ns.p50 as f64),
+        units::latency(r.lat_ns.p99 as f64)
+    )
 }

@@ -31,7 +31,6 @@ pub mod oltp;
 pub mod pgbench;
 pub mod server;
 pub mod sysbench;
-pub mod text;
 pub mod timeline;
 
 use crate::cli::{OutputArgs, PgbenchArgs};
@@ -57,7 +56,7 @@ use std::time::{Duration, Instant, SystemTime};
 /// 22.4 MiB, of which 7.4 MiB are the empty database's catalogs).
 pub const BYTES_PER_SCALE: u64 = 15_800_000;
 /// Catalogs of an empty database, which `--data` does not count as pgbench data.
-const EMPTY_DB_BYTES: u64 = 7_700_000;
+pub const EMPTY_DB_BYTES: u64 = 7_700_000;
 /// Settings iogauge owns: to keep the server private, and to read its checkpoints from its log.
 const OWN_SETTINGS: [&str; 6] = [
     "listen_addresses",
@@ -380,7 +379,7 @@ pub fn run(p: &DbPlan) -> Result<Outcome> {
     .finish()
 }
 
-fn pct(r: f64) -> String {
+pub fn pct(r: f64) -> String {
     let v = r * 100.0;
     match (v - v.round()).abs() < 1e-9 {
         true => format!("{v:.0}%"),

@@ -49,3 +49,46 @@ pub fn text(findings: &[Finding]) -> String {
     }
     s
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::run_findings;
+    use crate::analysis::tests::{doc, matrix};
+    use crate::workload::Rw;
+
+    #[test]
+    fn printed_findings_give_each_advice_once() {
+        let mut results = matrix(Rw::Randwrite, &[1, 10]);
+        for r in results.iter_mut().filter(|r| r.workload.threads == 10) {
+            if r.workload.bs == 16384 || r.workload.bs == 262144 {
+                r.iops /= 10.0;
+            }
+        }
+        let found = run_findings(&doc(results), &Default::default());
+        assert_eq!(
+            found
+                .iter()
+                .filter(|f| f.kind == iogauge_analyze::Kind::Gap)
+                .count(),
+            2,
+            "{found:#?}"
+        );
+        let said = text(&found);
+        assert_eq!(said.matches("warning gap").count(), 2, "{said}");
+        assert_eq!(said.matches("try: ").count(), 1, "{said}");
+        assert!(text(&[]).is_empty());
+        // Every cell's steady-state information is one line; warnings come before it.
+        let mut results = matrix(Rw::Randread, &[1, 10]);
+        for b in &mut results[17].fine.ios[50..80] {
+            *b = 0;
+        }
+        let mut d = doc(results);
+        crate::analysis::annotate(&mut d, None);
+        let said = text(&d.findings);
+        assert_eq!(said.matches("info    steady").count(), 1, "{said}");
+        assert!(said.contains("(and 17 more alike)"), "{said}");
+        let (stall, steady) = (said.find("warning stall"), said.find("info    steady"));
+        assert!(stall.is_some() && stall < steady, "{said}");
+    }
+}

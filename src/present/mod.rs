@@ -11,6 +11,7 @@ use tables::Stability;
 
 pub mod compare;
 pub mod csv;
+pub mod db;
 pub mod findings;
 pub mod fio_json;
 pub mod fleet;

@@ -3,8 +3,8 @@
 //! and the devices did, the storage figures of the same directory, then the notes and findings.
 //! One table writer (`align`) and one tail (`storage_notes_findings`) serve both tools.
 
-use super::oltp::{Bin, SysbenchPlan};
-use super::DbPlan;
+use crate::db::oltp::{Bin, SysbenchPlan};
+use crate::db::DbPlan;
 use crate::model::{ResultDoc, RunDoc};
 use crate::units;
 use std::fmt::Write;
@@ -31,7 +31,7 @@ pub fn plan(p: &DbPlan) -> String {
         "  pgbench {} · scale {} (about {}) · {} clients, {} jobs · {} per run{}",
         p.script.name(),
         p.scale,
-        units::iec(u64::from(p.scale) * super::BYTES_PER_SCALE + super::EMPTY_DB_BYTES),
+        units::iec(u64::from(p.scale) * crate::db::BYTES_PER_SCALE + crate::db::EMPTY_DB_BYTES),
         p.clients,
         p.jobs,
         units::duration(p.time),
@@ -41,7 +41,7 @@ pub fn plan(p: &DbPlan) -> String {
         }
     );
     if !p.ratios.is_empty() {
-        let r: Vec<String> = p.ratios.iter().map(|&r| super::pct(r)).collect();
+        let r: Vec<String> = p.ratios.iter().map(|&r| crate::db::pct(r)).collect();
         let _ = writeln!(
             s,
             "  shared_buffers: {} of the data, one run each",
@@ -60,16 +60,6 @@ pub fn plan(p: &DbPlan) -> String {
         );
     }
     s
-}
-
-/// One pgbench result, for the log on stderr.
-pub fn one_line(r: &ResultDoc) -> String {
-    format!(
-        "{} TPS · transaction p50 {} · p99 {}",
-        units::count(r.iops),
-        units::latency(r.lat_ns.p50 as f64),
-        units::latency(r.lat_ns.p99 as f64)
-    )
 }
 
 pub fn run(p: &DbPlan, doc: &RunDoc) -> String {
@@ -221,7 +211,7 @@ fn table(rows: &[&ResultDoc]) -> String {
                 .cloned()
                 .unwrap_or_default(),
             match pg.buffer_ratio {
-                Some(x) => super::pct(x),
+                Some(x) => crate::db::pct(x),
                 None => format!(
                     "{:.1}%",
                     crate::units::parse_size(pg.settings.get("shared_buffers").map_or("", |s| s))
@@ -284,7 +274,7 @@ pub fn sysbench_plan(p: &SysbenchPlan) -> String {
     let own = match &p.bin {
         Bin::Mariadb(_) => format!(
             "mariadbd --no-defaults --skip-networking {}",
-            super::mariadb::DEFAULT_SETTINGS.join(" ")
+            crate::db::mariadb::DEFAULT_SETTINGS.join(" ")
         ),
         Bin::Postgres(_) => {
             "initdb --auth=trust; listen_addresses='' log_checkpoints=on log_timezone=UTC".into()
@@ -311,8 +301,8 @@ pub fn sysbench_plan(p: &SysbenchPlan) -> String {
         p.tables,
         units::plural(p.tables as usize),
         p.sized_by,
-        units::iec(u64::from(p.tables) * p.table_size * super::oltp::BYTES_PER_ROW),
-        super::oltp::BYTES_PER_ROW,
+        units::iec(u64::from(p.tables) * p.table_size * crate::db::oltp::BYTES_PER_ROW),
+        crate::db::oltp::BYTES_PER_ROW,
         p.threads,
         units::plural(p.threads as usize),
         units::duration(p.time)
@@ -322,7 +312,7 @@ pub fn sysbench_plan(p: &SysbenchPlan) -> String {
         let _ = writeln!(s, "  server settings: {}", set.join(" "));
     }
     if !p.ratios.is_empty() {
-        let r: Vec<String> = p.ratios.iter().map(|&r| super::pct(r)).collect();
+        let r: Vec<String> = p.ratios.iter().map(|&r| crate::db::pct(r)).collect();
         let _ = writeln!(
             s,
             "  {}: {} of the data, one run each after a restart",
@@ -496,7 +486,7 @@ fn sysbench_table(rows: &[&ResultDoc], pg: bool) -> String {
                 false => pool.map_or("?".into(), units::iec),
             },
             match sb.buffer_ratio {
-                Some(x) => super::pct(x),
+                Some(x) => crate::db::pct(x),
                 None => format!(
                     "{:.1}%",
                     pool.map_or(0.0, |b| b as f64 * 100.0 / sb.data_bytes.max(1) as f64)
