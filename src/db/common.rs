@@ -509,6 +509,16 @@ pub fn device_names(system: &iogauge_sysinfo::SystemInfo) -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// One database result, for the log on stderr (as `exec` logs each cell).
+fn one_line(r: &ResultDoc) -> String {
+    format!(
+        "{} TPS · transaction p50 {} · p99 {}",
+        units::count(r.iops),
+        units::latency(r.lat_ns.p50 as f64),
+        units::latency(r.lat_ns.p99 as f64)
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -546,14 +556,4 @@ mod tests {
         assert!(u >= 0.0 && s >= 0.0);
         assert!(cpu_of(u32::MAX - 1).is_none());
     }
-}
-
-/// One database result, for the log on stderr (as `exec` logs each cell).
-fn one_line(r: &ResultDoc) -> String {
-    format!(
-        "{} TPS · transaction p50 {} · p99 {}",
-        units::count(r.iops),
-        units::latency(r.lat_ns.p50 as f64),
-        units::latency(r.lat_ns.p99 as f64)
-    )
 }
