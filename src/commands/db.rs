@@ -20,7 +20,7 @@ pub fn pgbench(args: &PgbenchArgs) -> Result<()> {
 }
 
 pub fn sysbench(args: &SysbenchArgs) -> Result<()> {
-    let p = oltp::plan(args)?;
+    let p = db::sysbench_plan(args)?;
     if p.output.dry_run {
         return Ok(crate::ui::out(&text::sysbench_plan(&p))?);
     }

@@ -3,7 +3,6 @@
 //! was kept out (a note and a finding), the storage cells beside the TPS, a client run to its
 //! end or to a Ctrl-C, the server's CPU from /proc, and the loop over buffer shares.
 
-use crate::cli::OutputArgs;
 use crate::error::usage;
 use crate::model::{ResultDoc, RunDoc};
 use crate::store::Recorder;
@@ -186,7 +185,7 @@ pub fn storage(
     cells: &Cells,
     target: &Path,
     ram: u64,
-    output: &OutputArgs,
+    output: &crate::plan::Output,
     data_bytes: u64,
     time: Duration,
 ) -> Result<RunDoc> {
@@ -275,7 +274,7 @@ pub fn storage(
         output: crate::plan::Output {
             no_store: true,
             dry_run: false,
-            ..crate::plan::Output::of(output)
+            ..output.clone()
         },
         file: None,
         notes: Vec::new(),
@@ -301,7 +300,7 @@ pub struct Ending<'a> {
     pub cells: Cells,
     pub target: &'a Path,
     pub ram: u64,
-    pub output: &'a OutputArgs,
+    pub output: &'a crate::plan::Output,
     pub data_bytes: u64,
     /// Length of each storage cell; `None`: no cells.
     pub storage: Option<Duration>,
@@ -395,12 +394,7 @@ pub fn sweep(
         }
         match measure(i, steps.len(), *ratio) {
             Ok(Some(r)) => {
-                say!(
-                    "[{}/{}] {}",
-                    i + 1,
-                    steps.len(),
-                    one_line(&r)
-                );
+                say!("[{}/{}] {}", i + 1, steps.len(), one_line(&r));
                 rec.add(&r)?;
                 results.push(r);
             }

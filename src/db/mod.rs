@@ -27,13 +27,15 @@ pub mod cgroup;
 pub mod cluster;
 mod common;
 pub mod mariadb;
+mod plan;
+
+pub use plan::{plan, sysbench_plan};
 pub mod oltp;
 pub mod pgbench;
 pub mod server;
 pub mod sysbench;
 pub mod timeline;
 
-use crate::cli::{OutputArgs, PgbenchArgs};
 use crate::error::{self, usage};
 use crate::measure::{self, LatNs};
 use crate::model::{
@@ -97,122 +99,8 @@ pub struct DbPlan {
     pub keep: bool,
     pub interval: Duration,
     pub ram: u64,
-    pub output: OutputArgs,
+    pub output: crate::plan::Output,
     pub file: Option<(PathBuf, crate::plan::Format)>,
-}
-
-/// What the user typed, checked: numbers, settings and directories, and where PostgreSQL is.
-pub fn plan(a: &PgbenchArgs) -> Result<DbPlan> {
-    if !a.target.is_dir() {
-        return Err(usage(format!(
-            "{} is not a directory: give the directory under test, e.g. iogauge db pgbench /mnt/data",
-            a.target.display()
-        )));
-    }
-    common::check_dir("--wal-dir", a.wal_dir.as_deref())?;
-    let scale = match (a.scale, a.data) {
-        (Some(s), _) => s,
-        (None, Some(d)) if d < BYTES_PER_SCALE => {
-            return Err(usage(format!(
-                "--data {}: the smallest pgbench database (scale 1) holds about {}; give more",
-                units::iec(d),
-                units::iec(BYTES_PER_SCALE + EMPTY_DB_BYTES)
-            )))
-        }
-        (None, Some(d)) => u32::try_from(d.div_ceil(BYTES_PER_SCALE)).unwrap_or(u32::MAX),
-        (None, None) => 10,
-    };
-    if a.time < Duration::from_secs(1) {
-        return Err(usage(
-            "--time is under 1s; pgbench counts whole seconds, e.g. --time 60s",
-        ));
-    }
-    if a.interval < Duration::from_millis(100) || a.interval > a.time {
-        return Err(usage(format!(
-            "--interval must be from 100ms to --time ({}), e.g. --interval 1s",
-            units::duration(a.time)
-        )));
-    }
-    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
-    let jobs = match a.jobs {
-        Some(j) if j > a.clients => {
-            return Err(usage(format!(
-                "--jobs {j} is more than --clients {}: pgbench gives each job at least one client",
-                a.clients
-            )))
-        }
-        Some(j) => j,
-        None => a.clients.min(cpus),
-    };
-    let settings = common::settings(
-        &a.pg_setting,
-        "--pg-setting",
-        str::to_ascii_lowercase,
-        &OWN_SETTINGS,
-        "to keep the server on a private socket with TCP off and its checkpoints logged for the timeline",
-        "synchronous_commit=off",
-    )?;
-    let ratios = match &a.buffer_ratio {
-        None => Vec::new(),
-        Some(list) => {
-            let r = units::parse_list(list, |s| {
-                let v: f64 = s
-                    .trim()
-                    .trim_end_matches('%')
-                    .parse()
-                    .map_err(|_| format!("{s} is not a percentage"))?;
-                match v > 0.0 && v <= 100.0 {
-                    true => Ok(v / 100.0),
-                    false => Err(format!("{s} is not a percentage above 0 and at most 100")),
-                }
-            })
-            .map_err(|e| usage(format!("--buffer-ratio {list}: {e}")))?;
-            if settings.iter().any(|(k, _)| k == "shared_buffers") {
-                return Err(usage(
-                    "--buffer-ratio sets shared_buffers for each run; leave out --pg-setting shared_buffers",
-                ));
-            }
-            r
-        }
-    };
-    common::check_memory_limit(a.memory_limit)?;
-    if a.storage_time.is_zero() && !a.no_storage {
-        return Err(usage(
-            "--storage-time 0: give e.g. --storage-time 10s, or --no-storage",
-        ));
-    }
-    let bin = cluster::find(a.pg_bin.as_deref())?;
-    let owner = cluster::owner()?;
-    cluster::check_reachable(&a.target, &owner)?;
-    if let Some(w) = &a.wal_dir {
-        cluster::check_reachable(w, &owner)?;
-    }
-    if a.output.baseline {
-        return Err(usage(
-            "--baseline names a storage result's later level after a change of regime; db runs report transactions: drop it",
-        ));
-    }
-    Ok(DbPlan {
-        target: a.target.clone(),
-        bin,
-        owner,
-        scale,
-        clients: a.clients,
-        jobs,
-        time: a.time,
-        script: a.script,
-        settings,
-        wal_dir: a.wal_dir.clone(),
-        ratios,
-        memory_limit: a.memory_limit,
-        repeat: a.repeat,
-        storage: (!a.no_storage).then_some(a.storage_time),
-        keep: a.keep,
-        interval: a.interval,
-        ram: iogauge_engine::sys::total_memory(),
-        file: crate::plan::output_file(&a.output)?,
-        output: a.output.clone(),
-    })
 }
 
 /// One measured pgbench run.
@@ -235,7 +123,7 @@ pub fn run(p: &DbPlan) -> Result<Outcome> {
     // Opened before the cluster: a results database that cannot be written is told at once.
     let store = match p.output.no_store {
         true => None,
-        false => Some(Store::open(p.output.db.path())?),
+        false => Some(Store::open(p.output.db.as_deref())?),
     };
     say!(
         "PostgreSQL {} from {}; the server runs as user {}",
@@ -736,7 +624,7 @@ fn devices_of(runs: &[&[iogauge_sysinfo::diskstats::DeviceWindow]]) -> Vec<Devic
 /// The document of a database run before its results: one shape and one run-id format for
 /// pgbench and sysbench, as for every other run (`exec::run_id`).
 pub(crate) fn header(
-    output: &crate::cli::OutputArgs,
+    output: &crate::plan::Output,
     suite: &str,
     started: std::time::SystemTime,
     system: iogauge_sysinfo::SystemInfo,

@@ -16,10 +16,8 @@
 use super::backend::{self, Backend};
 use super::cluster::{self, PgBin};
 use super::common;
-use super::mariadb::{self, MyBin, Server};
+use super::mariadb::{MyBin, Server};
 use super::sysbench::{self, Script};
-use crate::cli::{OutputArgs, SysbenchArgs};
-use crate::error::usage;
 use crate::measure::{self, LatNs};
 use crate::model::{CpuDoc, EngineDoc, FineDoc, ResultDoc, SysbenchDoc, TargetDoc, WorkloadDoc};
 use crate::store::{Recorder, Store};
@@ -37,7 +35,7 @@ use std::time::{Duration, Instant, SystemTime};
 /// small tables padded to ~10 MiB each; PostgreSQL 15 keeps about as much).
 pub const BYTES_PER_ROW: u64 = 250;
 /// Rows per table when neither --table-size nor --data is given (~25 MB per table).
-const DEFAULT_TABLE_SIZE: u64 = 100_000;
+pub(super) const DEFAULT_TABLE_SIZE: u64 = 100_000;
 
 /// Which server sysbench drives.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -112,171 +110,8 @@ pub struct SysbenchPlan {
     pub storage: Option<Duration>,
     pub keep: bool,
     pub ram: u64,
-    pub output: OutputArgs,
+    pub output: crate::plan::Output,
     pub file: Option<(PathBuf, crate::plan::Format)>,
-}
-
-/// `0.25,1` (shares) or `25%,100%`.
-fn ratios(list: &str) -> Result<Vec<f64>> {
-    units::parse_list(list, |s| {
-        let (v, scale) = match s.strip_suffix('%') {
-            Some(p) => (p, 100.0),
-            None => (s, 1.0),
-        };
-        let v: f64 = v
-            .trim()
-            .parse()
-            .map_err(|_| format!("{s} is not a share (0.25) or a percentage (25%)"))?;
-        let r = v / scale;
-        match r > 0.0 && r <= 16.0 {
-            true => Ok(r),
-            false => Err(format!("{s} is not a share above 0 and at most 16")),
-        }
-    })
-    .map_err(|e| usage(format!("--buffer-ratio {list}: {e}")))
-}
-
-/// What the user typed, checked: numbers, settings and directories, and where the server and
-/// sysbench are.
-pub fn plan(a: &SysbenchArgs) -> Result<SysbenchPlan> {
-    let kind = ServerKind::from(a.server);
-    if !a.target.is_dir() {
-        return Err(usage(format!(
-            "{} is not a directory: give the directory under test, e.g. iogauge db sysbench /mnt/data",
-            a.target.display()
-        )));
-    }
-    let (table_size, sized_by) = match (a.table_size, a.data) {
-        (Some(n), _) => (n, format!("{n} rows per table")),
-        (None, Some(d)) => {
-            let rows = d / (BYTES_PER_ROW * u64::from(a.tables));
-            if rows < 1000 {
-                return Err(usage(format!(
-                    "--data {} gives fewer than 1,000 rows per table at ~{BYTES_PER_ROW} bytes a row; give more data or fewer --tables",
-                    units::iec(d)
-                )));
-            }
-            (
-                rows,
-                format!(
-                    "{rows} rows per table: --data {} at ~{BYTES_PER_ROW} bytes a row",
-                    units::iec(d)
-                ),
-            )
-        }
-        (None, None) => (
-            DEFAULT_TABLE_SIZE,
-            format!("{DEFAULT_TABLE_SIZE} rows per table"),
-        ),
-    };
-    if a.time < Duration::from_secs(1) {
-        return Err(usage(
-            "--time is under 1s; sysbench counts whole seconds, e.g. --time 60s",
-        ));
-    }
-    // The log's directory and the settings are each server's own.
-    let (log_dir, settings, buffer) = match kind {
-        ServerKind::Mariadb => {
-            if a.wal_dir.is_some() {
-                return Err(usage(
-                    "--wal-dir is PostgreSQL's (--server postgres); MariaDB's redo log goes elsewhere with --log-dir",
-                ));
-            }
-            if a.pg_bin.is_some() {
-                return Err(usage("--pg-bin goes with --server postgres"));
-            }
-            common::check_dir("--log-dir", a.log_dir.as_deref())?;
-            let settings = common::settings(
-                &a.db_setting,
-                "--db-setting",
-                |k| {
-                    k.trim_start_matches("--")
-                        .to_ascii_lowercase()
-                        .replace('-', "_")
-                },
-                &mariadb::OWN_SETTINGS,
-                "to keep the server and its files private (--log-dir moves the redo log)",
-                "innodb_flush_log_at_trx_commit=2",
-            )?;
-            (a.log_dir.clone(), settings, "innodb_buffer_pool_size")
-        }
-        ServerKind::Postgres => {
-            if a.log_dir.is_some() {
-                return Err(usage(
-                    "--log-dir is MariaDB's redo log; PostgreSQL's WAL goes elsewhere with --wal-dir",
-                ));
-            }
-            common::check_dir("--wal-dir", a.wal_dir.as_deref())?;
-            let settings = common::settings(
-                &a.db_setting,
-                "--db-setting",
-                str::to_ascii_lowercase,
-                &super::OWN_SETTINGS,
-                "to keep the server on a private socket with TCP off and its checkpoints logged for the timeline",
-                "synchronous_commit=off",
-            )?;
-            (a.wal_dir.clone(), settings, "shared_buffers")
-        }
-    };
-    let ratios = match &a.buffer_ratio {
-        None => Vec::new(),
-        Some(list) => {
-            if settings.iter().any(|(k, _)| k == buffer) {
-                return Err(usage(format!(
-                    "--buffer-ratio sets {buffer} for each run; leave out --db-setting {buffer}"
-                )));
-            }
-            ratios(list)?
-        }
-    };
-    common::check_memory_limit(a.memory_limit)?;
-    if a.storage_time.is_zero() && !a.no_storage {
-        return Err(usage(
-            "--storage-time 0: give e.g. --storage-time 10s, or --no-storage",
-        ));
-    }
-    if a.output.baseline {
-        return Err(usage(
-            "--baseline names a storage result's later level after a change of regime; db runs report transactions: drop it",
-        ));
-    }
-    let (bin, owner, runs_as) = match kind {
-        ServerKind::Mariadb => (
-            Bin::Mariadb(mariadb::find()?),
-            cluster::owner_among(&["mysql", "nobody"], "MariaDB (mariadbd refuses root)")?,
-            "MariaDB runs as user {} (mariadbd refuses root)",
-        ),
-        ServerKind::Postgres => (
-            Bin::Postgres(cluster::find(a.pg_bin.as_deref())?),
-            cluster::owner()?,
-            "PostgreSQL runs as user {} (initdb refuses root)",
-        ),
-    };
-    let sysbench = mariadb::look("sysbench", "sysbench")?;
-    for d in std::iter::once(&a.target).chain(log_dir.as_ref()) {
-        cluster::check_reachable_by(d, &owner, runs_as)?;
-    }
-    Ok(SysbenchPlan {
-        target: a.target.clone(),
-        bin,
-        sysbench,
-        owner,
-        script: a.script.into(),
-        tables: a.tables,
-        table_size,
-        sized_by,
-        threads: a.threads,
-        time: a.time,
-        settings,
-        ratios,
-        log_dir,
-        memory_limit: a.memory_limit,
-        storage: (!a.no_storage).then_some(a.storage_time),
-        keep: a.keep,
-        ram: iogauge_engine::sys::total_memory(),
-        file: crate::plan::output_file(&a.output)?,
-        output: a.output.clone(),
-    })
 }
 
 /// One measured sysbench run.
@@ -414,7 +249,7 @@ pub fn run(p: &SysbenchPlan) -> Result<super::Outcome> {
     // Opened before the server: a results database that cannot be written is told at once.
     let store = match p.output.no_store {
         true => None,
-        false => Some(Store::open(p.output.db.path())?),
+        false => Some(Store::open(p.output.db.as_deref())?),
     };
     say!(
         "{}; the server runs as user {}",
@@ -676,19 +511,5 @@ fn result_doc(p: &SysbenchPlan, s: &dyn Backend, m: Measured, mut sb: SysbenchDo
         sysbench: Some(Box::new(sb)),
         verify: None,
         timeline: Some(Box::new(m.seconds)),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn buffer_ratios_are_shares_or_percentages() {
-        assert_eq!(ratios("0.25,1").unwrap(), vec![0.25, 1.0]);
-        assert_eq!(ratios("25%, 100%").unwrap(), vec![0.25, 1.0]);
-        let e = ratios("0.25,0").unwrap_err().to_string();
-        assert!(e.contains("above 0"), "{e}");
-        assert_eq!(crate::error::exit_code(&ratios("x").unwrap_err()), 2);
     }
 }

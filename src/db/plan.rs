@@ -1,0 +1,297 @@
+//! The database commands' plans, built from what was typed and checked before anything runs:
+//! `db pgbench` and `db sysbench` on MariaDB or PostgreSQL.
+
+use super::oltp::*;
+use super::*;
+use crate::cli::{PgbenchArgs, SysbenchArgs};
+
+/// What the user typed, checked: numbers, settings and directories, and where PostgreSQL is.
+pub fn plan(a: &PgbenchArgs) -> Result<DbPlan> {
+    if !a.target.is_dir() {
+        return Err(usage(format!(
+            "{} is not a directory: give the directory under test, e.g. iogauge db pgbench /mnt/data",
+            a.target.display()
+        )));
+    }
+    common::check_dir("--wal-dir", a.wal_dir.as_deref())?;
+    let scale = match (a.scale, a.data) {
+        (Some(s), _) => s,
+        (None, Some(d)) if d < BYTES_PER_SCALE => {
+            return Err(usage(format!(
+                "--data {}: the smallest pgbench database (scale 1) holds about {}; give more",
+                units::iec(d),
+                units::iec(BYTES_PER_SCALE + EMPTY_DB_BYTES)
+            )))
+        }
+        (None, Some(d)) => u32::try_from(d.div_ceil(BYTES_PER_SCALE)).unwrap_or(u32::MAX),
+        (None, None) => 10,
+    };
+    if a.time < Duration::from_secs(1) {
+        return Err(usage(
+            "--time is under 1s; pgbench counts whole seconds, e.g. --time 60s",
+        ));
+    }
+    if a.interval < Duration::from_millis(100) || a.interval > a.time {
+        return Err(usage(format!(
+            "--interval must be from 100ms to --time ({}), e.g. --interval 1s",
+            units::duration(a.time)
+        )));
+    }
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
+    let jobs = match a.jobs {
+        Some(j) if j > a.clients => {
+            return Err(usage(format!(
+                "--jobs {j} is more than --clients {}: pgbench gives each job at least one client",
+                a.clients
+            )))
+        }
+        Some(j) => j,
+        None => a.clients.min(cpus),
+    };
+    let settings = common::settings(
+        &a.pg_setting,
+        "--pg-setting",
+        str::to_ascii_lowercase,
+        &OWN_SETTINGS,
+        "to keep the server on a private socket with TCP off and its checkpoints logged for the timeline",
+        "synchronous_commit=off",
+    )?;
+    let ratios = match &a.buffer_ratio {
+        None => Vec::new(),
+        Some(list) => {
+            let r = units::parse_list(list, |s| {
+                let v: f64 = s
+                    .trim()
+                    .trim_end_matches('%')
+                    .parse()
+                    .map_err(|_| format!("{s} is not a percentage"))?;
+                match v > 0.0 && v <= 100.0 {
+                    true => Ok(v / 100.0),
+                    false => Err(format!("{s} is not a percentage above 0 and at most 100")),
+                }
+            })
+            .map_err(|e| usage(format!("--buffer-ratio {list}: {e}")))?;
+            if settings.iter().any(|(k, _)| k == "shared_buffers") {
+                return Err(usage(
+                    "--buffer-ratio sets shared_buffers for each run; leave out --pg-setting shared_buffers",
+                ));
+            }
+            r
+        }
+    };
+    common::check_memory_limit(a.memory_limit)?;
+    if a.storage_time.is_zero() && !a.no_storage {
+        return Err(usage(
+            "--storage-time 0: give e.g. --storage-time 10s, or --no-storage",
+        ));
+    }
+    let bin = cluster::find(a.pg_bin.as_deref())?;
+    let owner = cluster::owner()?;
+    cluster::check_reachable(&a.target, &owner)?;
+    if let Some(w) = &a.wal_dir {
+        cluster::check_reachable(w, &owner)?;
+    }
+    if a.output.baseline {
+        return Err(usage(
+            "--baseline names a storage result's later level after a change of regime; db runs report transactions: drop it",
+        ));
+    }
+    Ok(DbPlan {
+        target: a.target.clone(),
+        bin,
+        owner,
+        scale,
+        clients: a.clients,
+        jobs,
+        time: a.time,
+        script: a.script,
+        settings,
+        wal_dir: a.wal_dir.clone(),
+        ratios,
+        memory_limit: a.memory_limit,
+        repeat: a.repeat,
+        storage: (!a.no_storage).then_some(a.storage_time),
+        keep: a.keep,
+        interval: a.interval,
+        ram: iogauge_engine::sys::total_memory(),
+        file: crate::plan::output_file(&a.output)?,
+        output: crate::plan::Output::of(&a.output),
+    })
+}
+
+/// `0.25,1` (shares) or `25%,100%`.
+fn ratios(list: &str) -> Result<Vec<f64>> {
+    units::parse_list(list, |s| {
+        let (v, scale) = match s.strip_suffix('%') {
+            Some(p) => (p, 100.0),
+            None => (s, 1.0),
+        };
+        let v: f64 = v
+            .trim()
+            .parse()
+            .map_err(|_| format!("{s} is not a share (0.25) or a percentage (25%)"))?;
+        let r = v / scale;
+        match r > 0.0 && r <= 16.0 {
+            true => Ok(r),
+            false => Err(format!("{s} is not a share above 0 and at most 16")),
+        }
+    })
+    .map_err(|e| usage(format!("--buffer-ratio {list}: {e}")))
+}
+
+/// What the user typed, checked: numbers, settings and directories, and where the server and
+/// sysbench are.
+pub fn sysbench_plan(a: &SysbenchArgs) -> Result<SysbenchPlan> {
+    let kind = ServerKind::from(a.server);
+    if !a.target.is_dir() {
+        return Err(usage(format!(
+            "{} is not a directory: give the directory under test, e.g. iogauge db sysbench /mnt/data",
+            a.target.display()
+        )));
+    }
+    let (table_size, sized_by) = match (a.table_size, a.data) {
+        (Some(n), _) => (n, format!("{n} rows per table")),
+        (None, Some(d)) => {
+            let rows = d / (BYTES_PER_ROW * u64::from(a.tables));
+            if rows < 1000 {
+                return Err(usage(format!(
+                    "--data {} gives fewer than 1,000 rows per table at ~{BYTES_PER_ROW} bytes a row; give more data or fewer --tables",
+                    units::iec(d)
+                )));
+            }
+            (
+                rows,
+                format!(
+                    "{rows} rows per table: --data {} at ~{BYTES_PER_ROW} bytes a row",
+                    units::iec(d)
+                ),
+            )
+        }
+        (None, None) => (
+            DEFAULT_TABLE_SIZE,
+            format!("{DEFAULT_TABLE_SIZE} rows per table"),
+        ),
+    };
+    if a.time < Duration::from_secs(1) {
+        return Err(usage(
+            "--time is under 1s; sysbench counts whole seconds, e.g. --time 60s",
+        ));
+    }
+    // The log's directory and the settings are each server's own.
+    let (log_dir, settings, buffer) = match kind {
+        ServerKind::Mariadb => {
+            if a.wal_dir.is_some() {
+                return Err(usage(
+                    "--wal-dir is PostgreSQL's (--server postgres); MariaDB's redo log goes elsewhere with --log-dir",
+                ));
+            }
+            if a.pg_bin.is_some() {
+                return Err(usage("--pg-bin goes with --server postgres"));
+            }
+            common::check_dir("--log-dir", a.log_dir.as_deref())?;
+            let settings = common::settings(
+                &a.db_setting,
+                "--db-setting",
+                |k| {
+                    k.trim_start_matches("--")
+                        .to_ascii_lowercase()
+                        .replace('-', "_")
+                },
+                &mariadb::OWN_SETTINGS,
+                "to keep the server and its files private (--log-dir moves the redo log)",
+                "innodb_flush_log_at_trx_commit=2",
+            )?;
+            (a.log_dir.clone(), settings, "innodb_buffer_pool_size")
+        }
+        ServerKind::Postgres => {
+            if a.log_dir.is_some() {
+                return Err(usage(
+                    "--log-dir is MariaDB's redo log; PostgreSQL's WAL goes elsewhere with --wal-dir",
+                ));
+            }
+            common::check_dir("--wal-dir", a.wal_dir.as_deref())?;
+            let settings = common::settings(
+                &a.db_setting,
+                "--db-setting",
+                str::to_ascii_lowercase,
+                &super::OWN_SETTINGS,
+                "to keep the server on a private socket with TCP off and its checkpoints logged for the timeline",
+                "synchronous_commit=off",
+            )?;
+            (a.wal_dir.clone(), settings, "shared_buffers")
+        }
+    };
+    let ratios = match &a.buffer_ratio {
+        None => Vec::new(),
+        Some(list) => {
+            if settings.iter().any(|(k, _)| k == buffer) {
+                return Err(usage(format!(
+                    "--buffer-ratio sets {buffer} for each run; leave out --db-setting {buffer}"
+                )));
+            }
+            ratios(list)?
+        }
+    };
+    common::check_memory_limit(a.memory_limit)?;
+    if a.storage_time.is_zero() && !a.no_storage {
+        return Err(usage(
+            "--storage-time 0: give e.g. --storage-time 10s, or --no-storage",
+        ));
+    }
+    if a.output.baseline {
+        return Err(usage(
+            "--baseline names a storage result's later level after a change of regime; db runs report transactions: drop it",
+        ));
+    }
+    let (bin, owner, runs_as) = match kind {
+        ServerKind::Mariadb => (
+            Bin::Mariadb(mariadb::find()?),
+            cluster::owner_among(&["mysql", "nobody"], "MariaDB (mariadbd refuses root)")?,
+            "MariaDB runs as user {} (mariadbd refuses root)",
+        ),
+        ServerKind::Postgres => (
+            Bin::Postgres(cluster::find(a.pg_bin.as_deref())?),
+            cluster::owner()?,
+            "PostgreSQL runs as user {} (initdb refuses root)",
+        ),
+    };
+    let sysbench = mariadb::look("sysbench", "sysbench")?;
+    for d in std::iter::once(&a.target).chain(log_dir.as_ref()) {
+        cluster::check_reachable_by(d, &owner, runs_as)?;
+    }
+    Ok(SysbenchPlan {
+        target: a.target.clone(),
+        bin,
+        sysbench,
+        owner,
+        script: a.script.into(),
+        tables: a.tables,
+        table_size,
+        sized_by,
+        threads: a.threads,
+        time: a.time,
+        settings,
+        ratios,
+        log_dir,
+        memory_limit: a.memory_limit,
+        storage: (!a.no_storage).then_some(a.storage_time),
+        keep: a.keep,
+        ram: iogauge_engine::sys::total_memory(),
+        file: crate::plan::output_file(&a.output)?,
+        output: crate::plan::Output::of(&a.output),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn buffer_ratios_are_shares_or_percentages() {
+        assert_eq!(ratios("0.25,1").unwrap(), vec![0.25, 1.0]);
+        assert_eq!(ratios("25%, 100%").unwrap(), vec![0.25, 1.0]);
+        let e = ratios("0.25,0").unwrap_err().to_string();
+        assert!(e.contains("above 0"), "{e}");
+        assert_eq!(crate::error::exit_code(&ratios("x").unwrap_err()), 2);
+    }
+}
