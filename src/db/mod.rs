@@ -27,6 +27,7 @@ pub mod cgroup;
 pub mod cluster;
 mod common;
 pub mod mariadb;
+mod owner;
 mod plan;
 
 pub use plan::{plan, sysbench_plan};
