@@ -4,7 +4,6 @@
 use super::ResultDoc;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
 
 /// A database run on one time axis: transactions, the server's flushing and what the devices
 /// under its data and WAL did, per step (one second unless `--interval` says otherwise), and
