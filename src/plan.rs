@@ -29,6 +29,7 @@ mod fio_jobs;
 mod probe;
 mod rank;
 mod suite;
+mod sweep;
 #[cfg(test)]
 mod tests;
 
@@ -36,6 +37,7 @@ pub use fio_jobs::from_fio;
 pub use probe::from_probe_cache;
 pub use rank::{from_run_rank, launch};
 pub use suite::from_suite;
+pub use sweep::from_sweep;
 
 /// Samples of a suite's time series: one a second, as `--until-stable` reads them.
 pub const SUITE_INTERVAL: Duration = Duration::from_secs(1);

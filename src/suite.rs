@@ -23,10 +23,7 @@ pub const BUILTIN: [(&str, &str); 9] = [
     ("mixes", include_str!("../suites/mixes.toml")),
     ("quick", include_str!("../suites/quick.toml")),
     ("snia-iops", include_str!("../suites/snia-iops.toml")),
-    (
-        "snia-latency",
-        include_str!("../suites/snia-latency.toml"),
-    ),
+    ("snia-latency", include_str!("../suites/snia-latency.toml")),
     (
         "snia-throughput",
         include_str!("../suites/snia-throughput.toml"),

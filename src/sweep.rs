@@ -16,7 +16,6 @@ pub use verdict::SweepDoc;
 
 pub use knobs::recover;
 
-use crate::cli::SweepArgs;
 use crate::error::usage;
 use crate::model::{ResultDoc, RunDoc};
 use crate::plan::Plan;
@@ -53,44 +52,28 @@ struct Outcome {
     skipped: Option<String>,
 }
 
-pub fn run(args: &SweepArgs) -> Result<Sweep> {
-    let specs: Vec<KnobSpec> = args
-        .knob
-        .iter()
-        .map(|k| KnobSpec::parse(k))
-        .collect::<Result<_>>()?;
-    let mut fss: Vec<FsSpec> = Vec::new();
-    for f in &args.fs {
-        fss.extend(FsSpec::parse(f)?);
-    }
-    if specs.is_empty() && fss.is_empty() {
-        return Err(usage(
-            "a sweep needs what to change: --knob NAME=V1,V2 (e.g. --knob scheduler=none,mq-deadline) or --scratch DEV --fs ext4,xfs",
-        ));
-    }
-    if !specs.is_empty() && !fss.is_empty() {
-        return Err(usage(
-            "sweep knobs or file systems, not both at once (one change at a time); run two sweeps",
-        ));
-    }
-    let mut suite = args.suite.clone();
-    // With --file the one positional argument is the target, as `suite` reads it.
-    if suite.file.is_some() && suite.target.target.is_none() {
-        suite.target.target = suite.name.take().map(PathBuf::from);
-    }
-    if args.scratch.is_some() && suite.target.target.is_some() {
-        return Err(usage(
-            "with --scratch the suite runs in the file systems made there; give no TARGET",
-        ));
-    }
-    if suite.output.baseline {
-        return Err(usage(
-            "--baseline shapes one run's summary; for a sweep's settings use iogauge compare --baseline sweep:ID after it",
-        ));
-    }
-    suite.repeat.repeat.get_or_insert(3);
-    // Everything the suite needs is checked before any knob changes or any mkfs runs.
-    let check = crate::plan::from_suite(&suite)?;
+/// A sweep as asked, checked before anything changes: what to change, and the suite's one plan
+/// that every setting runs.
+pub struct SweepPlan {
+    pub knobs: Vec<KnobSpec>,
+    pub fss: Vec<FsSpec>,
+    /// `--scratch DEV`: the device file systems are made on.
+    pub scratch: Option<PathBuf>,
+    pub mount_opts: Vec<String>,
+    /// `--grid`: every combination of the knobs' values rather than one change at a time.
+    pub grid: bool,
+    pub check: Plan,
+}
+
+pub fn run(sp: SweepPlan) -> Result<Sweep> {
+    let SweepPlan {
+        knobs: specs,
+        fss,
+        scratch,
+        mount_opts,
+        grid,
+        check,
+    } = sp;
     // Both kinds change the machine (sysfs, mkfs): root only, and said before anything runs.
     // A dry run only reads (the knobs as found, the scratch device's signature).
     if !crate::db::is_root() && !check.output.dry_run {
@@ -106,9 +89,9 @@ pub fn run(args: &SweepArgs) -> Result<Sweep> {
             .replace([':', '-'], "")
             .trim_end_matches('Z')
     );
-    let outcomes = match &args.scratch {
-        Some(dev) => fs_sweep(&check, &id, dev, &fss, &args.mount_opts)?,
-        None => knob_sweep(&check, &id, &specs, args.grid)?,
+    let outcomes = match &scratch {
+        Some(dev) => fs_sweep(&check, &id, dev, &fss, &mount_opts)?,
+        None => knob_sweep(&check, &id, &specs, grid)?,
     };
     // --dry-run: the sweep's plan was said; the suite's, once per setting, follows.
     let Some((knob_list, outcomes)) = outcomes else {
