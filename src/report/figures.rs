@@ -399,16 +399,22 @@ fn timeseries_charts(doc: &RunDoc, run: usize, prefix: &str, out: &mut Vec<Chart
         if r.timeseries.is_empty() && r.fine.ios.is_empty() {
             continue;
         }
+        // A database result's transactions per second are drawn on its timeline, with the
+        // devices; without one they are drawn here, as TPS.
+        if r.is_db() && r.timeline.as_deref().is_some_and(|t| !t.rows.is_empty()) {
+            continue;
+        }
+        let rate = if r.is_db() { "TPS" } else { "IOPS" };
         let bands = stall_bands(r);
         if bands.is_empty() && doc.results.len() > TS_ALL_UP_TO {
             left_out += 1;
             continue;
         }
         let name = label(r);
-        let title = format!("{prefix}{name}: IOPS over time");
+        let title = format!("{prefix}{name}: {rate} over time");
         let mut chart = LineChart::new(title.clone())
             .x_axis(Axis::linear("Time since the measurement started (s)").from_zero())
-            .y_axis(Axis::linear("IOPS").from_zero());
+            .y_axis(Axis::linear(rate).from_zero());
         let mut prev = 0.0;
         let per_interval: Vec<(f64, f64)> = r
             .timeseries

@@ -402,6 +402,20 @@ fn a_database_run_shows_transactions_and_its_buffer_sweep() {
     assert!(bars[0].title.contains("TPS by innodb_buffer_pool_size"));
     assert!(bars[0].svg.contains("1,400") && bars[0].svg.contains("25%"));
     assert!(!report.absent.iter().any(|a| a.contains("buffer size")));
+    // Transactions over time are TPS, never IOPS.
+    let over_time: Vec<&Chart> = report
+        .charts
+        .iter()
+        .filter(|c| c.kind == Kind::TimeSeries)
+        .collect();
+    assert!(!over_time.is_empty());
+    assert!(
+        over_time
+            .iter()
+            .all(|c| c.title.contains("TPS over time") && !c.svg.contains(">IOPS<")),
+        "{:?}",
+        over_time.iter().map(|c| &c.title).collect::<Vec<_>>()
+    );
 
     // A storage-only report never mentions a buffer chart.
     let plain = build(&[input("m", doc(matrix(Rw::Randread, &[1, 4])))]);
