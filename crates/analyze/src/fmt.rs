@@ -1,48 +1,14 @@
 //! Number formatting for finding summaries: counts, sizes, rates and times with their units.
 
 /// A count or rate without unit: thousands separated above 1000 ("65,000"), whole numbers as
-/// such ("8"), three significant digits otherwise ("12.5", "0.42").
+/// such ("8"), three significant digits otherwise ("12.5", "0.420") — the shared rule.
 pub(crate) fn count(v: f64) -> String {
-    if !v.is_finite() {
-        return "?".to_owned();
-    }
-    if v.abs() >= 1000.0 || v.fract() == 0.0 {
-        let digits = format!("{:.0}", v.abs());
-        let mut out = String::new();
-        for (i, c) in digits.chars().enumerate() {
-            if i > 0 && (digits.len() - i) % 3 == 0 {
-                out.push(',');
-            }
-            out.push(c);
-        }
-        if v < 0.0 {
-            out.insert(0, '-');
-        }
-        out
-    } else {
-        significant(v)
-    }
+    iogauge_units::number(v)
 }
 
-/// Bytes in binary units: "512 B", "64 KiB", "1.5 GiB".
+/// Bytes in binary units, as the tables print sizes: "512 B", "64 KiB", "1.5 GiB".
 pub(crate) fn bytes(v: f64) -> String {
-    if !v.is_finite() {
-        return "? B".to_owned();
-    }
-    const UNITS: [&str; 7] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
-    let mut value = v;
-    let mut unit = 0;
-    while value.abs() >= 1024.0 && unit + 1 < UNITS.len() {
-        value /= 1024.0;
-        unit += 1;
-    }
-    // As the tables print sizes: one decimal, none when it is 0 ("64 KiB", "1.5 GiB").
-    let text = format!("{value:.1}");
-    format!(
-        "{} {}",
-        text.strip_suffix(".0").unwrap_or(&text),
-        UNITS[unit]
-    )
+    iogauge_units::iec_f64(v)
 }
 
 /// Bytes per second in MiB/s with one decimal, as the tables print bandwidth: "1,731.2 MiB/s".
@@ -50,14 +16,7 @@ pub(crate) fn rate(v: f64) -> String {
     if !v.is_finite() {
         return "? MiB/s".to_owned();
     }
-    let mib = v / (1024.0 * 1024.0);
-    let tenths = format!("{:.1}", mib.abs());
-    let (whole, frac) = tenths.split_once('.').unwrap_or((&tenths, "0"));
-    let sign = if mib < 0.0 { "-" } else { "" };
-    format!(
-        "{sign}{}.{frac} MiB/s",
-        count(whole.parse::<f64>().unwrap_or(0.0))
-    )
+    iogauge_units::mib_s(v)
 }
 
 /// Seconds with one decimal: "12.0 s".
@@ -65,17 +24,12 @@ pub(crate) fn secs(v: f64) -> String {
     format!("{v:.1} s")
 }
 
-/// A latency in the unit that keeps it readable: "85.0 µs", "1.20 ms", "2.00 s".
+/// A latency given in seconds, as the tables print latencies: "85.0 µs", "1.20 ms", "2.00 s".
 pub(crate) fn latency(s: f64) -> String {
     if !s.is_finite() {
-        "?".to_owned()
-    } else if s < 1e-3 {
-        format!("{} µs", significant(s * 1e6))
-    } else if s < 1.0 {
-        format!("{} ms", significant(s * 1e3))
-    } else {
-        format!("{} s", significant(s))
+        return "?".to_owned();
     }
+    iogauge_units::latency(s * 1e9)
 }
 
 /// A fraction as a whole percentage: "37%"; a small non-zero one as "under 1%", so that it does
@@ -85,19 +39,6 @@ pub(crate) fn pct(frac: f64) -> String {
         "under 1%".to_owned()
     } else {
         format!("{:.0}%", frac * 100.0)
-    }
-}
-
-fn significant(v: f64) -> String {
-    let a = v.abs();
-    if a >= 100.0 || a == 0.0 {
-        format!("{v:.0}")
-    } else if a >= 10.0 {
-        format!("{v:.1}")
-    } else if a >= 1.0 {
-        format!("{v:.2}")
-    } else {
-        format!("{v:.3}")
     }
 }
 

@@ -42,29 +42,10 @@ pub fn format_si(v: f64) -> String {
     format!("{sign}{}", trim_exponent(&format!("{a:.3e}")))
 }
 
-/// Formats a byte count with binary (IEC) units as the rest of iogauge writes sizes, a space
-/// before the unit: `512` → `512 B`, `4096` → `4 KiB`, `1536` → `1.5 KiB`, `1048576` → `1 MiB`.
-/// Up to two decimals are kept.
+/// Formats a byte count as the rest of iogauge writes sizes (`iogauge-units`): `512` →
+/// `512 B`, `4096` → `4 KiB`, `1536` → `1.5 KiB`, `1048576` → `1 MiB`.
 pub fn format_bytes(v: f64) -> String {
-    if !v.is_finite() {
-        return v.to_string();
-    }
-    let sign = if v < 0.0 { "-" } else { "" };
-    let a = v.abs();
-    const UNITS: [&str; 7] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
-    let mut i = 0;
-    while i + 1 < UNITS.len() && a >= 1024f64.powi(i as i32 + 1) {
-        i += 1;
-    }
-    let mut scaled = a / 1024f64.powi(i as i32);
-    let mut text = trim_zeros(&format!("{scaled:.2}"));
-    // 1023.999 rounds to "1024"; say "1KiB".
-    if text == "1024" && i + 1 < UNITS.len() {
-        i += 1;
-        scaled = a / 1024f64.powi(i as i32);
-        text = trim_zeros(&format!("{scaled:.2}"));
-    }
-    format!("{sign}{text} {}", UNITS[i])
+    iogauge_units::iec_f64(v)
 }
 
 /// Formats a percentile given in percent: `50` → `p50`, `99.9` → `p99.9`.
