@@ -2,6 +2,13 @@
 //!
 //! The map: parse the command line (`cli`), dispatch to a command (`commands`), print any error
 //! as one line and exit with its code (2 usage, 1 failure, 128+N interrupted, 101 a bug).
+//!
+//! Every command that measures goes one way: its arguments become a checked plan (`plan`, the
+//! last place that reads clap's types; `db::plan` for the database commands), a feature runs
+//! it and returns a document (`exec` for run, suite, fio and probe; `db`, `sweep`, `fleet`;
+//! `compare` over stored runs), and `present` writes every byte the user reads of it. Below
+//! them: `target` (the only code that looks at a target), `runner` and `crates/engine` (the IO),
+//! `analysis` and `crates/analyze` (findings), `store` (SQLite), `model` (the documents).
 
 #[macro_use]
 mod ui;
