@@ -706,6 +706,17 @@ pub enum DbCommand {
     Sysbench(SysbenchArgs),
 }
 
+/// pgbench's built-in scripts (`--builtin`).
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PgbenchScript {
+    /// TPC-B (sort of): three updates, a select and an insert per transaction.
+    TpcbLike,
+    /// The TPC-B transaction without the updates of tellers and branches (less contention).
+    SimpleUpdate,
+    /// One primary-key select per transaction: reads only.
+    SelectOnly,
+}
+
 /// The server `db sysbench` drives.
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SysbenchServer {
@@ -713,16 +724,6 @@ pub enum SysbenchServer {
     Mariadb,
     /// PostgreSQL (the cluster db pgbench uses), sysbench --db-driver=pgsql.
     Postgres,
-}
-
-impl From<SysbenchServer> for crate::db::oltp::ServerKind {
-    fn from(s: SysbenchServer) -> Self {
-        use crate::db::oltp::ServerKind;
-        match s {
-            SysbenchServer::Mariadb => ServerKind::Mariadb,
-            SysbenchServer::Postgres => ServerKind::Postgres,
-        }
-    }
 }
 
 /// sysbench's OLTP scripts.
@@ -740,18 +741,6 @@ pub enum SysbenchScript {
     /// One primary-key select per transaction.
     #[value(name = "oltp_point_select")]
     PointSelect,
-}
-
-impl From<SysbenchScript> for crate::db::sysbench::Script {
-    fn from(s: SysbenchScript) -> Self {
-        use crate::db::sysbench::Script;
-        match s {
-            SysbenchScript::ReadWrite => Script::ReadWrite,
-            SysbenchScript::ReadOnly => Script::ReadOnly,
-            SysbenchScript::WriteOnly => Script::WriteOnly,
-            SysbenchScript::PointSelect => Script::PointSelect,
-        }
-    }
 }
 
 #[derive(Args, Debug, Clone)]
@@ -875,8 +864,8 @@ pub struct PgbenchArgs {
     pub time: Duration,
 
     /// pgbench's built-in transaction.
-    #[arg(long, value_enum, default_value_t = crate::db::pgbench::Script::TpcbLike)]
-    pub script: crate::db::pgbench::Script,
+    #[arg(long, value_enum, default_value_t = PgbenchScript::TpcbLike)]
+    pub script: PgbenchScript,
 
     /// A server setting, e.g. --pg-setting synchronous_commit=off (repeatable).
     #[arg(long, value_name = "KEY=VALUE")]

@@ -273,7 +273,10 @@ fn a_short_run_agrees_with_sysbench_is_stored_and_leaves_nothing() {
     // Stored like any run.
     let shown = json_of(&iogauge(dir.path(), &["show", "last", "--json"]));
     assert_eq!(shown["results"].as_array().unwrap().len(), 1);
-    assert_eq!(shown["results"][0]["sysbench"]["transactions"], sb["transactions"]);
+    assert_eq!(
+        shown["results"][0]["sysbench"]["transactions"],
+        sb["transactions"]
+    );
     // `show` names the rate and its unit: transactions, not IOs.
     let shown = iogauge(dir.path(), &["show", "last"]);
     let text = String::from_utf8_lossy(&shown.stdout);

@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// pgbench's built-in scripts (`--builtin`).
-#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Script {
     /// TPC-B (sort of): three updates, a select and an insert per transaction.
     TpcbLike,

@@ -3,7 +3,7 @@
 
 use super::oltp::*;
 use super::*;
-use crate::cli::{PgbenchArgs, SysbenchArgs};
+use crate::cli::{PgbenchArgs, PgbenchScript, SysbenchArgs, SysbenchScript, SysbenchServer};
 
 /// What the user typed, checked: numbers, settings and directories, and where PostgreSQL is.
 pub fn plan(a: &PgbenchArgs) -> Result<DbPlan> {
@@ -104,7 +104,7 @@ pub fn plan(a: &PgbenchArgs) -> Result<DbPlan> {
         clients: a.clients,
         jobs,
         time: a.time,
-        script: a.script,
+        script: a.script.into(),
         settings,
         wal_dir: a.wal_dir.clone(),
         ratios,
@@ -280,6 +280,39 @@ pub fn sysbench_plan(a: &SysbenchArgs) -> Result<SysbenchPlan> {
         file: crate::plan::output_file(&a.output)?,
         output: crate::plan::Output::of(&a.output),
     })
+}
+
+impl From<SysbenchServer> for crate::db::oltp::ServerKind {
+    fn from(s: SysbenchServer) -> Self {
+        use crate::db::oltp::ServerKind;
+        match s {
+            SysbenchServer::Mariadb => ServerKind::Mariadb,
+            SysbenchServer::Postgres => ServerKind::Postgres,
+        }
+    }
+}
+
+impl From<SysbenchScript> for crate::db::sysbench::Script {
+    fn from(s: SysbenchScript) -> Self {
+        use crate::db::sysbench::Script;
+        match s {
+            SysbenchScript::ReadWrite => Script::ReadWrite,
+            SysbenchScript::ReadOnly => Script::ReadOnly,
+            SysbenchScript::WriteOnly => Script::WriteOnly,
+            SysbenchScript::PointSelect => Script::PointSelect,
+        }
+    }
+}
+
+impl From<PgbenchScript> for super::pgbench::Script {
+    fn from(s: PgbenchScript) -> Self {
+        use super::pgbench::Script;
+        match s {
+            PgbenchScript::TpcbLike => Script::TpcbLike,
+            PgbenchScript::SimpleUpdate => Script::SimpleUpdate,
+            PgbenchScript::SelectOnly => Script::SelectOnly,
+        }
+    }
 }
 
 #[cfg(test)]

@@ -1,7 +1,6 @@
 //! A database run's figures: its transactions and devices on one time axis, and its buffer
 //! sweep.
 
-use super::figures::label;
 use super::{Chart, Kind};
 use crate::model::{ResultDoc, RunDoc};
 use iogauge_charts::{Axis, Band, Bar, BarChart, BarSeries, LineChart, Series};
@@ -73,7 +72,7 @@ pub(super) fn db_timeline_charts(doc: &RunDoc, run: usize, prefix: &str, out: &m
         let Some(t) = r.timeline.as_deref().filter(|t| !t.rows.is_empty()) else {
             continue;
         };
-        let name = label(r);
+        let name = r.display_name();
         let title = format!("{prefix}{name}: the database and its devices over time");
         // Each step drawn at its middle, as the time series are.
         let mid = |row: &crate::model::TimelineRow| row.t_s - t.step_s / 2.0;
