@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use super::cluster::Owner;
+use super::owner::Owner;
 
 /// A memory cgroup iogauge created for one server.
 #[derive(Clone, Debug)]

@@ -9,7 +9,8 @@
 //! PostgreSQL cluster, and the clients (run as the invoking user) reach its socket all the same.
 
 use super::cgroup::Cgroup;
-use super::cluster::{last_lines, remove_dirs, set_private, Owner, Site};
+use super::cluster::{last_lines, Site};
+use super::owner::{remove_dirs, set_private, Owner};
 use crate::error::usage;
 use anyhow::{anyhow, Context, Result};
 use std::os::unix::process::CommandExt;
