@@ -27,6 +27,7 @@ mod comm;
 pub use combine::{combine, Part};
 
 use crate::error::usage;
+use crate::model::RunDoc;
 use anyhow::Result;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -94,8 +95,6 @@ pub struct Launch {
     /// Store the combined run (rank 0), in this results database.
     pub store: bool,
     pub db: Option<std::path::PathBuf>,
-    /// Print it as JSON.
-    pub json: bool,
     /// `--stonewall first`.
     pub stonewall_first: bool,
 }
@@ -108,17 +107,19 @@ pub fn launched() -> Option<u32> {
     launched_size().filter(|&n| n > 1)
 }
 
-/// `iogauge run` as one rank of a run under MPI (see [`launched`]).
+/// `iogauge run` as one rank of a run under MPI (see [`launched`]): rank 0 gets the combined
+/// run's document (stored unless told not to) to present, the others `None`.
 #[cfg(not(feature = "mpi"))]
-pub fn run(_launch: &Launch, _plan_for: &PlanFor, size: u32) -> Result<()> {
+pub fn run(_launch: &Launch, _plan_for: &PlanFor, size: u32) -> Result<Option<RunDoc>> {
     Err(usage(format!(
         "started as one of {size} MPI ranks, but this iogauge was built without MPI, so each would run on its own: build it with cargo build --release --features mpi"
     )))
 }
 
-/// `iogauge run` as one rank of a run under MPI (see [`launched`]).
+/// `iogauge run` as one rank of a run under MPI (see [`launched`]): rank 0 gets the combined
+/// run's document (stored unless told not to) to present, the others `None`.
 #[cfg(feature = "mpi")]
-pub fn run(launch: &Launch, plan_for: &PlanFor, _size: u32) -> Result<()> {
+pub fn run(launch: &Launch, plan_for: &PlanFor, _size: u32) -> Result<Option<RunDoc>> {
     let comm = comm::Comm::init()?;
     ACTIVE.store(true, Ordering::Relaxed);
     FIRST.store(launch.stonewall_first, Ordering::Relaxed);
@@ -184,6 +185,7 @@ mod ranked {
     //! The rank's side of the protocol; the communicator lives here for the run.
     use super::comm::{now_ns, Comm};
     use super::{combine, Launch, Part, PeerFailed, PlanFor};
+    use crate::model::RunDoc;
     use anyhow::Result;
     use serde::{Deserialize, Serialize};
     use std::cell::{Cell, RefCell};
@@ -249,7 +251,7 @@ mod ranked {
         with(|c| c.send_done());
     }
 
-    pub fn run(launch: &Launch, plan_for: &PlanFor, comm: Comm) -> Result<()> {
+    pub fn run(launch: &Launch, plan_for: &PlanFor, comm: Comm) -> Result<Option<RunDoc>> {
         let (rank, size, host) = (comm.rank, comm.size, comm.host.clone());
         COMM.with(|c| *c.borrow_mut() = Some(comm));
         let out = protocol(launch, plan_for, rank, size, &host);
@@ -272,8 +274,8 @@ mod ranked {
         rank: u32,
         size: u32,
         host: &str,
-    ) -> Result<()> {
-        let (store, json) = (launch.store, launch.json);
+    ) -> Result<Option<RunDoc>> {
+        let store = launch.store;
         let planned = plan_for(rank, size, host);
         let plan = match planned {
             Ok(p) => {
@@ -318,7 +320,7 @@ mod ranked {
         let all = with(|c| c.all_bytes(&serde_json::to_vec(&report).unwrap_or_default()));
         let gather_ns = now_ns() - t;
         if rank != 0 {
-            return Ok(());
+            return Ok(None);
         }
         let t = now_ns();
         let mut parts = Vec::new();
@@ -358,6 +360,6 @@ mod ranked {
             }
             rec.finish(&doc)?;
         }
-        crate::present::fleet::emit(&doc, json)
+        Ok(Some(doc))
     }
 }

@@ -7,7 +7,11 @@ pub fn run(args: &RunArgs) -> Result<()> {
     // Launched by mpirun or srun: one rank of a run on many hosts.
     if let Some(size) = crate::fleet::launched() {
         let plan_for = |rank, size, host: &str| crate::plan::from_run_rank(args, rank, size, host);
-        return crate::fleet::run(&crate::plan::launch(args), &plan_for, size);
+        // Rank 0 presents the combined run; the others said what they had to on the way.
+        return match crate::fleet::run(&crate::plan::launch(args), &plan_for, size)? {
+            Some(doc) => crate::present::fleet::emit(&doc, args.output.json),
+            None => Ok(()),
+        };
     }
     crate::commands::execute(&crate::plan::from_run(args)?)
 }

@@ -24,7 +24,6 @@ pub fn launch(args: &RunArgs) -> crate::fleet::Launch {
     crate::fleet::Launch {
         store: !args.output.no_store,
         db: args.output.db.db.clone(),
-        json: args.output.json,
         stonewall_first: args.workload.stonewall == Some(crate::cli::Stonewall::First),
     }
 }
