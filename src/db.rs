@@ -519,6 +519,7 @@ fn result_doc(
                 _ => Rw::Randrw,
             },
             bs: 8192,
+            bs_mix: None,
             threads: p.clients,
             iodepth: 1,
             engine: "pgbench".into(),

@@ -10,7 +10,8 @@
 pub mod ini;
 pub mod measures;
 
-use crate::workload::{Distribution, Rw, SyncKind};
+use crate::workload::blocks::BsWeight;
+use crate::workload::{BsMix, Distribution, Rw, SyncKind};
 use ini::{Loc, Opt};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -35,7 +36,10 @@ pub struct Job {
     pub at: Loc,
     pub rw: Rw,
     pub read_pct: u8,
+    /// Block size; with a mix, its smallest size.
     pub bs: u64,
+    /// `bs=R,W`, `bsrange`, `bssplit`: the sizes drawn per IO, when there is more than one.
+    pub mix: Option<BsMix>,
     pub iodepth: u32,
     pub numjobs: u32,
     pub direct: bool,
@@ -151,19 +155,7 @@ const NO_EFFECT: [(&str, &str); 6] = [
 ];
 
 /// Options iogauge knows and cannot honour, with the reason given to the user.
-const REFUSED: [(&str, &str); 14] = [
-    (
-        "bsrange",
-        "iogauge issues one block size per job; split it into one job per size",
-    ),
-    (
-        "bssplit",
-        "iogauge issues one block size per job; split it into one job per size",
-    ),
-    (
-        "blocksize_range",
-        "iogauge issues one block size per job; split it into one job per size",
-    ),
+const REFUSED: [(&str, &str); 11] = [
     ("nrfiles", "iogauge's job uses one file (or device)"),
     (
         "offset_increment",
@@ -204,6 +196,7 @@ fn job(name: &str, at: Loc, opts: &[Opt]) -> Result<Job, String> {
             "iodepth_batch" => "iodepth_batch_submit",
             "iodepth_batch_complete" => "iodepth_batch_complete_min",
             "blocksize" => "bs",
+            "blocksize_range" => "bsrange",
             k => k,
         };
         set.insert(
@@ -225,6 +218,7 @@ fn job(name: &str, at: Loc, opts: &[Opt]) -> Result<Job, String> {
         rw: Rw::Read,
         read_pct: 100,
         bs: 4096,
+        mix: None,
         iodepth: 1,
         numjobs: 1,
         // fio's default is buffered IO: the page cache, unless the job says direct=1.
@@ -296,24 +290,22 @@ fn job(name: &str, at: Loc, opts: &[Opt]) -> Result<Job, String> {
                 }
                 mix = Some(read);
             }
-            "bs" => {
-                if v.contains(',') {
-                    let parts: Vec<&str> = v.split(',').collect();
-                    let sizes: Result<Vec<u64>, String> = parts
-                        .iter()
-                        .filter(|p| !p.is_empty())
-                        .map(|p| size(p, kb_base))
-                        .collect();
-                    let sizes = sizes.map_err(bad)?;
-                    if sizes.windows(2).any(|w| w[0] != w[1]) {
-                        return Err(bad(
-                            "a block size per direction is not supported; iogauge issues one size per job".into(),
-                        ));
-                    }
-                    j.bs = sizes.first().copied().unwrap_or(4096);
-                } else {
-                    j.bs = size(v, kb_base).map_err(bad)?;
-                }
+            // Sizes per direction (read, write; fio's third, trim, is not issued). Keys come
+            // sorted, so bssplit overrides bsrange, which overrides bs, as in fio.
+            "bs" | "bsrange" | "bssplit" => {
+                let dirs = per_direction(v, &|p| match key.as_str() {
+                    "bs" => Ok(vec![BsWeight {
+                        bs: size(p, kb_base)?,
+                        weight: 1,
+                    }]),
+                    "bsrange" => bs_range(p, kb_base),
+                    _ => bs_split(p, kb_base),
+                })
+                .map_err(bad)?;
+                j.mix = Some(BsMix {
+                    read: dirs[0].clone(),
+                    write: dirs[1].clone(),
+                });
             }
             "iodepth" => j.iodepth = count(v).map_err(bad)?,
             "numjobs" => j.numjobs = count(v).map_err(bad)?,
@@ -404,13 +396,15 @@ fn job(name: &str, at: Loc, opts: &[Opt]) -> Result<Job, String> {
                     return Err(bad("rate and rate_iops both pace the job; give one".into()));
                 }
                 let bytes = size(v, kb_base).map_err(bad)?;
-                if bytes < j.bs {
+                // A mix paces its mean size (fio paces bytes).
+                let mean = j.mix.as_ref().map_or(j.bs as f64, |m| m.mean(50).max(1.0));
+                if (bytes as f64) < mean {
                     return Err(bad(format!(
                         "less than one block of {} a second; give a larger rate",
                         j.bs
                     )));
                 }
-                j.rate_iops = Some(bytes as f64 / j.bs as f64);
+                j.rate_iops = Some(bytes as f64 / mean);
             }
             "verify" => j.verify = !matches!(v.as_str(), "0" | "null"),
             // fio stops a job once its IOPS or bandwidth hold within a limit over ss_dur;
@@ -557,6 +551,19 @@ fn job(name: &str, at: Loc, opts: &[Opt]) -> Result<Job, String> {
     }
     // rwmixread on a pure pattern is ignored by fio too (KDiskMark sets it for every job).
     j.read_pct = j.rw.read_pct(mix.unwrap_or(50));
+    // A direction the pattern never issues does not make a mix (KDiskMark-style `bs=4k,64k`
+    // on a read job reads 4k); one size in both directions is no mix at all.
+    if let Some(m) = &mut j.mix {
+        match j.read_pct {
+            100 => m.write = m.read.clone(),
+            0 => m.read = m.write.clone(),
+            _ => {}
+        }
+        j.bs = m.min();
+        if m.fixed().is_some() {
+            j.mix = None;
+        }
+    }
     if j.sync.is_some() && !j.rw.writes(j.read_pct) {
         let key = if set.contains_key("fsync") {
             "fsync"
@@ -649,6 +656,92 @@ pub fn time(v: &str) -> Result<Duration, String> {
         .ok()
         .filter(|d| *d <= crate::units::MAX_DURATION)
         .ok_or_else(|| format!("'{v}' is not a time of at most 30 days"))
+}
+
+/// fio's per-direction form `R,W[,T]`: one value for every direction, an empty one keeping
+/// fio's default (4k); what `each` reads, for reads and for writes.
+fn per_direction(
+    v: &str,
+    each: &dyn Fn(&str) -> Result<Vec<BsWeight>, String>,
+) -> Result<[Vec<BsWeight>; 2], String> {
+    let parts: Vec<&str> = v.split(',').collect();
+    if parts.len() > 3 {
+        return Err("give at most read,write,trim".into());
+    }
+    let default = || {
+        vec![BsWeight {
+            bs: 4096,
+            weight: 1,
+        }]
+    };
+    let read = match parts[0] {
+        "" => default(),
+        p => each(p)?,
+    };
+    let write = match parts.get(1) {
+        None => read.clone(),
+        Some(&"") => default(),
+        Some(p) => each(p)?,
+    };
+    if let Some(t) = parts.get(2).filter(|t| !t.is_empty()) {
+        each(t)?;
+    }
+    Ok([read, write])
+}
+
+/// `bsrange=4k-64k`: fio's sizes between the two, each with its share.
+fn bs_range(v: &str, kb_base: u64) -> Result<Vec<BsWeight>, String> {
+    let (lo, hi) = v
+        .split_once('-')
+        .ok_or_else(|| format!("'{v}' is not a range; write e.g. 4k-64k"))?;
+    let (lo, hi) = (size(lo, kb_base)?, size(hi, kb_base)?);
+    let (lo, hi) = (lo.min(hi), lo.max(hi));
+    if lo == 0 {
+        return Err("a block size must be at least 512 bytes".into());
+    }
+    Ok(BsMix::range(lo, hi))
+}
+
+/// `bssplit=4k/50:64k/50`: sizes with percentages; sizes without one share what the others
+/// leave of 100, as fio does.
+fn bs_split(v: &str, kb_base: u64) -> Result<Vec<BsWeight>, String> {
+    let mut out: Vec<(u64, Option<u64>)> = Vec::new();
+    for part in v.split(':').filter(|p| !p.is_empty()) {
+        let (bs, pct) = part.split_once('/').unwrap_or((part, ""));
+        let bs = size(bs, kb_base)?;
+        let pct = match pct {
+            "" => None,
+            p => Some(
+                p.parse::<u64>()
+                    .ok()
+                    .filter(|p| *p <= 100)
+                    .ok_or_else(|| format!("'{part}': give a percentage from 0 to 100"))?,
+            ),
+        };
+        out.push((bs, pct));
+    }
+    if out.is_empty() {
+        return Err("give sizes with percentages, e.g. 4k/50:64k/50".into());
+    }
+    let given: u64 = out.iter().filter_map(|(_, p)| *p).sum();
+    let missing = out.iter().filter(|(_, p)| p.is_none()).count() as u64;
+    if given > 100 || (missing == 0 && given != 100) {
+        return Err(format!("the percentages add up to {given}, not 100"));
+    }
+    let share = (100 - given).checked_div(missing).unwrap_or(0);
+    let mut sizes: Vec<BsWeight> = Vec::new();
+    for (bs, p) in out {
+        let weight = p.unwrap_or(share);
+        match sizes.iter_mut().find(|w| w.bs == bs) {
+            Some(w) => w.weight += weight,
+            None => sizes.push(BsWeight { bs, weight }),
+        }
+    }
+    sizes.retain(|w| w.weight > 0);
+    if sizes.is_empty() {
+        return Err("every size has 0%".into());
+    }
+    Ok(sizes)
 }
 
 fn count(v: &str) -> Result<u32, String> {

@@ -167,8 +167,12 @@ pub struct RoundsDoc {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct WorkloadDoc {
     pub rw: Rw,
-    /// Block size in bytes.
+    /// Block size in bytes; with a mix (`bs_mix`), the mix's smallest size.
     pub bs: u64,
+    /// The sizes and weights of a block-size mix (fio's `bssplit`, `bsrange`, `bs=R,W`), per
+    /// direction; absent for one size.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bs_mix: Option<crate::workload::BsMix>,
     pub threads: u32,
     pub iodepth: u32,
     pub engine: String,
@@ -238,6 +242,7 @@ impl WorkloadDoc {
         WorkloadDoc {
             rw: spec.rw,
             bs: spec.bs,
+            bs_mix: spec.shape.mix.clone(),
             threads: spec.threads,
             iodepth: spec.iodepth,
             engine: spec.engine.name().to_string(),

@@ -450,6 +450,7 @@ fn result_doc(p: &SysbenchPlan, s: &dyn Backend, m: Measured, mut sb: SysbenchDo
                 false => Rw::Randread,
             },
             bs: s.page(),
+            bs_mix: None,
             threads: p.threads,
             iodepth: 1,
             engine: "sysbench".into(),

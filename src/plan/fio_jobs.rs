@@ -1,6 +1,7 @@
 //! fio job files as a plan: each job a cell, every option mapped or refused with its line.
 
 use super::*;
+use crate::workload::Shape;
 
 /// `iogauge fio`: every job of the job files becomes a group of one cell, in file order. What
 /// a job sets for the whole run in iogauge (the target, the engine, the ramp, where random IOs
@@ -141,6 +142,23 @@ pub fn from_fio(args: &FioArgs) -> Result<Plan> {
     let mut groups = Vec::new();
     for j in &jobs {
         let bs = check_bs("bs", j.bs).map_err(|e| usage(format!("{}: {e}", j.at("bs"))))?;
+        if let Some(m) = &j.mix {
+            // Where the mix was set: bssplit wins over bsrange over bs, as in fio.
+            let key = ["bssplit", "bsrange", "bs"]
+                .into_iter()
+                .find(|k| j.has(k))
+                .unwrap_or("bs");
+            for w in m.all() {
+                check_bs(key, w.bs).map_err(|e| usage(format!("{}: {e}", j.at(key))))?;
+            }
+            if j.verify {
+                return Err(usage(format!(
+                    "{}: verify with a block-size mix ({key}={}) is not supported: iogauge's verify tracks one block size; give one bs for a verifying job",
+                    j.at("verify"),
+                    j.typed(key)
+                )));
+            }
+        }
         check_count("numjobs", j.numjobs, MAX_THREADS)
             .map_err(|e| usage(format!("{}: {e}", j.at("numjobs"))))?;
         check_count("iodepth", j.iodepth, MAX_IODEPTH)
@@ -188,6 +206,10 @@ pub fn from_fio(args: &FioArgs) -> Result<Plan> {
             length,
             range: j.size.filter(|s| Some(*s) != size),
             options: Vec::new(),
+            shape: Shape {
+                mix: j.mix.clone(),
+                ..Shape::default()
+            },
         });
     }
     let suite = Suite {

@@ -138,6 +138,9 @@ fn job(r: &ResultDoc, name: &str) -> Value {
             b => b.to_string(),
         },
     );
+    if let Some(m) = &w.bs_mix {
+        opt("bssplit", m.fio_split());
+    }
     opt("iodepth", w.iodepth.to_string());
     opt("numjobs", w.threads.to_string());
     opt("ioengine", w.engine.clone());

@@ -40,6 +40,7 @@ pub struct Cell {
     pub files: u32,
     /// The suite a cell came from in `full`, which prefixes its name.
     pub origin: Option<String>,
+    pub shape: crate::workload::Shape,
 }
 
 impl Cell {
@@ -56,7 +57,10 @@ impl Cell {
             s.push_str(&format!(" {}/{}", self.read_pct, 100 - self.read_pct));
         }
         s.push(' ');
-        s.push_str(&units::bs_label(self.bs));
+        match &self.shape.mix {
+            Some(m) => s.push_str(&m.label()),
+            None => s.push_str(&units::bs_label(self.bs)),
+        }
         if self.threads > 1 || self.layout == Layout::Matrix {
             let plural = crate::units::plural(self.threads as usize);
             s.push_str(&format!(" × {} thread{plural}", self.threads));
@@ -184,6 +188,7 @@ pub fn expand(suite: &Suite, o: &Overrides) -> Result<Vec<Cell>, String> {
                                 range: g.range,
                                 files,
                                 origin: g.origin.clone(),
+                                shape: g.shape.clone(),
                             });
                         }
                     }
