@@ -40,6 +40,10 @@ pub struct Job {
     pub bs: u64,
     /// `bs=R,W`, `bsrange`, `bssplit`: the sizes drawn per IO, when there is more than one.
     pub mix: Option<BsMix>,
+    /// `rw=randread:N`: IOs per random offset, the ones between following the last.
+    pub seq_run: u32,
+    /// `rw=read:N`: bytes skipped after each sequential IO.
+    pub seq_skip: u64,
     pub iodepth: u32,
     pub numjobs: u32,
     pub direct: bool,
@@ -219,6 +223,8 @@ fn job(name: &str, at: Loc, opts: &[Opt]) -> Result<Job, String> {
         read_pct: 100,
         bs: 4096,
         mix: None,
+        seq_run: 1,
+        seq_skip: 0,
         iodepth: 1,
         numjobs: 1,
         // fio's default is buffered IO: the page cache, unless the job says direct=1.
@@ -256,18 +262,15 @@ fn job(name: &str, at: Loc, opts: &[Opt]) -> Result<Job, String> {
             "name" => j.name = v.clone(),
             "kb_base" => {}
             "rw" => {
-                j.rw = match v.as_str() {
+                // fio's `:N` suffix is read once the pattern is known (below).
+                let (pattern, _) = v.split_once(':').unwrap_or((v, ""));
+                j.rw = match pattern {
                     "read" => Rw::Read,
                     "write" => Rw::Write,
                     "randread" => Rw::Randread,
                     "randwrite" => Rw::Randwrite,
                     "rw" | "readwrite" => Rw::Rw,
                     "randrw" => Rw::Randrw,
-                    s if s.contains(':') => {
-                        return Err(bad(
-                            "the ':N' suffix (IOs between seeks) is not supported".into()
-                        ))
-                    }
                     "trim" | "randtrim" | "trimwrite" | "randtrimwrite" => {
                         return Err(bad("iogauge does not issue trims".into()))
                     }
@@ -279,6 +282,14 @@ fn job(name: &str, at: Loc, opts: &[Opt]) -> Result<Job, String> {
                     }
                 }
             }
+            "rw_sequencer" => match v.as_str() {
+                "sequential" => {}
+                _ => {
+                    return Err(bad(
+                        "only rw_sequencer=sequential (fio's default) is mapped; iogauge does not reissue one offset".into(),
+                    ))
+                }
+            },
             "rwmixread" | "rwmixwrite" => {
                 let p = match v.parse::<u8>() {
                     Ok(p) if p <= 100 => p,
@@ -548,6 +559,27 @@ fn job(name: &str, at: Loc, opts: &[Opt]) -> Result<Job, String> {
             ));
         }
         j.direct = !b;
+    }
+    // `rw=randread:N`: a random offset every N IOs, sequential ones between; `rw=read:N`: N
+    // bytes skipped after each IO (fio's options.c str_rw_cb and io_u.c get_next_offset).
+    if let Some((suffix, l)) = set
+        .get("rw")
+        .and_then(|(v, l)| v.split_once(':').map(|(_, n)| (n, l)))
+    {
+        let bad = |why: &str| format!("{l}: rw={}: {why}", set["rw"].0);
+        if j.rw.random() {
+            j.seq_run = suffix
+                .parse::<u32>()
+                .ok()
+                .filter(|n| *n >= 1)
+                .ok_or_else(|| bad("give the IOs per random offset, e.g. randread:8"))?;
+        } else if suffix.starts_with('-') {
+            return Err(bad(
+                "a negative skip (IO walking backwards) is not supported",
+            ));
+        } else {
+            j.seq_skip = size(suffix, kb_base).map_err(|e| bad(&e))?;
+        }
     }
     // rwmixread on a pure pattern is ignored by fio too (KDiskMark sets it for every job).
     j.read_pct = j.rw.read_pct(mix.unwrap_or(50));

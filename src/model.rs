@@ -173,6 +173,17 @@ pub struct WorkloadDoc {
     /// direction; absent for one size.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bs_mix: Option<crate::workload::BsMix>,
+    /// Random patterns: IOs per random offset, the others following the last (fio's
+    /// `rw=randread:N`); absent for a random offset every IO.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seq_run: Option<u32>,
+    /// Sequential patterns: bytes skipped after each IO (fio's `rw=read:N`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seq_skip: Option<u64>,
+    /// Thread `i`'s region starts `i ×` this many bytes into the range (fio's
+    /// `offset_increment`); absent when the threads share the range.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offset_increment: Option<u64>,
     pub threads: u32,
     pub iodepth: u32,
     pub engine: String,
@@ -243,6 +254,9 @@ impl WorkloadDoc {
             rw: spec.rw,
             bs: spec.bs,
             bs_mix: spec.shape.mix.clone(),
+            seq_run: Some(spec.shape.seq_run).filter(|n| *n > 1 && spec.rw.random()),
+            seq_skip: Some(spec.shape.seq_skip).filter(|n| *n > 0 && !spec.rw.random()),
+            offset_increment: spec.shape.stride,
             threads: spec.threads,
             iodepth: spec.iodepth,
             engine: spec.engine.name().to_string(),

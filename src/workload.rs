@@ -210,6 +210,12 @@ impl Spec {
     /// Checks what depends on the target: the block size against its logical block size under
     /// O_DIRECT, and that every thread's stream has at least one block.
     pub fn check_target(&self, range_bytes: u64, logical_block: u32) -> anyhow::Result<()> {
+        if self.direct && !self.shape.seq_skip.is_multiple_of(u64::from(logical_block)) {
+            return Err(usage(format!(
+                "a skip of {} bytes between sequential IOs is not a multiple of the device's logical block size ({} bytes), which O_DIRECT requires",
+                self.shape.seq_skip, logical_block
+            )));
+        }
         if let Some(m) = &self.shape.mix {
             let region = self.region_bytes(range_bytes);
             let need = if self.rw.random() || self.shape.stride.is_some() {

@@ -131,7 +131,13 @@ fn every_refusal_names_its_line_and_why() {
         ("[a]\nbs=4k,8k,16k,32k\n", 2, "at most read,write,trim"),
         ("[a]\n\nnrfiles=4\n", 3, "one file"),
         ("[global]\nfrobnicate=1\n[a]\n", 2, "does not support"),
-        ("[a]\nrw=randread:8\n", 2, "':N' suffix"),
+        ("[a]\nrw=randread:0\n", 2, "IOs per random offset"),
+        ("[a]\nrw=read:-8k\n", 2, "negative skip"),
+        (
+            "[a]\nrw=randread:8\nrw_sequencer=identical\n",
+            3,
+            "one offset",
+        ),
         ("[a]\nrw=trim\n", 2, "trims"),
         ("[a]\nsize=250%\n", 2, "1% to 100%"),
         ("[a]\nioengine=spdk\n", 2, "io_uring"),
@@ -284,4 +290,17 @@ fn block_size_mixes_map_to_a_mix() {
     // rate= paces the mean size.
     let j = &jobs("[a]\nrw=randread\nbssplit=4k/50:12k/50\nrate=8m\n")[0];
     assert_eq!(j.rate_iops, Some(1024.0));
+}
+
+#[test]
+fn rw_suffixes_map_to_runs_and_skips() {
+    let j = &jobs("[a]\nrw=randread:8\n")[0];
+    assert_eq!((j.rw, j.seq_run, j.seq_skip), (Rw::Randread, 8, 0));
+    let j = &jobs("[a]\nreadwrite=randrw:16\nrw_sequencer=sequential\n")[0];
+    assert_eq!((j.rw, j.seq_run), (Rw::Randrw, 16));
+    // On a sequential pattern the number is a size: bytes skipped after each IO.
+    let j = &jobs("[a]\nrw=write:64k\n")[0];
+    assert_eq!((j.rw, j.seq_run, j.seq_skip), (Rw::Write, 1, 65536));
+    let j = &jobs("[a]\nrw=read\n")[0];
+    assert_eq!((j.seq_run, j.seq_skip), (1, 0));
 }

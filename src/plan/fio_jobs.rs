@@ -208,6 +208,8 @@ pub fn from_fio(args: &FioArgs) -> Result<Plan> {
             options: Vec::new(),
             shape: Shape {
                 mix: j.mix.clone(),
+                seq_run: j.seq_run,
+                seq_skip: j.seq_skip,
                 ..Shape::default()
             },
         });

@@ -53,6 +53,12 @@ impl Cell {
             s.push_str(": ");
         }
         s.push_str(self.op.name());
+        // fio's `rw=randread:8` / `rw=read:64k`, as the job wrote it.
+        match (self.shape.seq_run, self.shape.seq_skip) {
+            (n, _) if n > 1 => s.push_str(&format!(":{n}")),
+            (_, b) if b > 0 => s.push_str(&format!(":{}", units::bs_label(b))),
+            _ => {}
+        }
         if self.op.mixed() {
             s.push_str(&format!(" {}/{}", self.read_pct, 100 - self.read_pct));
         }

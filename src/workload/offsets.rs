@@ -40,9 +40,10 @@ struct Shaped {
     align: [u64; 2],
     /// Bytes of this stream's region.
     region: u64,
-    /// Random patterns: IOs per random offset (`:N`), and how many are left of the current run.
+    /// Random patterns: IOs per random offset (`:N`), and how many sequential ones are left
+    /// before the next — one count for both directions, as fio keeps one per job.
     run: u32,
-    left: [u32; 2],
+    left: u32,
     /// Where the next sequential IO starts, relative to the region.
     next: [u64; 2],
     /// Bytes skipped after a sequential IO.
@@ -150,7 +151,12 @@ impl Offsets {
                 align: [ar.max(1), aw.max(1)],
                 region,
                 run: if spec.rw.random() { shape.seq_run } else { 0 },
-                left: [0, 0],
+                // fio starts a run's count at N, so its first N − 1 IOs follow the region's start.
+                left: if spec.rw.random() {
+                    shape.seq_run.saturating_sub(1)
+                } else {
+                    0
+                },
                 next: [0, 0],
                 skip: if spec.rw.random() { 0 } else { shape.seq_skip },
             })),
@@ -178,11 +184,11 @@ impl Offsets {
         };
         let len64 = u64::from(len);
         let rel = if self.random {
-            if sh.left[d] > 0 && sh.next[d] + len64 <= sh.region {
-                sh.left[d] -= 1;
+            if sh.left > 0 && sh.next[d] + len64 <= sh.region {
+                sh.left -= 1;
                 sh.next[d]
             } else {
-                sh.left[d] = sh.run.saturating_sub(1);
+                sh.left = sh.run.saturating_sub(1);
                 let r = self.sampler.block(&mut self.rng) * self.bs;
                 r - r % sh.align[d]
             }
@@ -501,6 +507,45 @@ mod tests {
             }
         }
         assert!(unaligned_reads > 4000, "reads use every 4k offset");
+    }
+
+    #[test]
+    fn a_random_run_of_n_follows_each_random_offset() {
+        use crate::workload::Rw;
+        let shape = crate::workload::Shape {
+            seq_run: 4,
+            ..Default::default()
+        };
+        let s = spec(Rw::Randread, 1, shape);
+        let mut o = Offsets::of(&s, 0, 0, 1 << 30);
+        let offs: Vec<u64> = (0..4003).map(|_| o.next_io(false).0).collect();
+        // fio's count starts at N: the first three follow the region's start.
+        assert_eq!(offs[..3], [0, 4096, 8192]);
+        let mut jumps = 0;
+        for (i, w) in offs[3..].windows(2).enumerate() {
+            if (i + 1) % 4 == 0 {
+                jumps += u32::from(w[1] != w[0] + 4096);
+            } else {
+                assert_eq!(w[1], w[0] + 4096, "IO {} follows the one before", i + 4);
+            }
+        }
+        assert!(
+            jumps > 900,
+            "a new random offset every 4 IOs: {jumps} of 1000"
+        );
+    }
+
+    #[test]
+    fn a_sequential_skip_leaves_holes_and_wraps() {
+        let shape = crate::workload::Shape {
+            seq_skip: 8192,
+            ..Default::default()
+        };
+        let s = spec(crate::workload::Rw::Write, 1, shape);
+        let mut o = Offsets::of(&s, 0, 1 << 20, 10 * 4096);
+        let offs: Vec<u64> = (0..5).map(|_| o.next_io(true).0 - (1 << 20)).collect();
+        // 0, 12k, 24k, 36k (the last block of the 40k range), then back to the start.
+        assert_eq!(offs, [0, 12288, 24576, 36864, 0]);
     }
 
     proptest! {
