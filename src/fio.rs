@@ -44,6 +44,8 @@ pub struct Job {
     pub seq_run: u32,
     /// `rw=read:N`: bytes skipped after each sequential IO.
     pub seq_skip: u64,
+    /// `offset_increment`: clone `i`'s region starts `i ×` this after `offset`.
+    pub offset_increment: Option<u64>,
     pub iodepth: u32,
     pub numjobs: u32,
     pub direct: bool,
@@ -159,12 +161,8 @@ const NO_EFFECT: [(&str, &str); 6] = [
 ];
 
 /// Options iogauge knows and cannot honour, with the reason given to the user.
-const REFUSED: [(&str, &str); 11] = [
+const REFUSED: [(&str, &str); 10] = [
     ("nrfiles", "iogauge's job uses one file (or device)"),
-    (
-        "offset_increment",
-        "every clone of an iogauge job shares one range",
-    ),
     (
         "wait_for",
         "iogauge runs jobs one after another, so there is nothing to wait for",
@@ -225,6 +223,7 @@ fn job(name: &str, at: Loc, opts: &[Opt]) -> Result<Job, String> {
         mix: None,
         seq_run: 1,
         seq_skip: 0,
+        offset_increment: None,
         iodepth: 1,
         numjobs: 1,
         // fio's default is buffered IO: the page cache, unless the job says direct=1.
@@ -352,6 +351,15 @@ fn job(name: &str, at: Loc, opts: &[Opt]) -> Result<Job, String> {
                 }
             }
             "offset" => j.offset = size(v, kb_base).map_err(bad)?,
+            "offset_increment" => {
+                if v.ends_with('%') {
+                    return Err(bad(
+                        "a share of the file is not mapped; give a size, e.g. offset_increment=1g"
+                            .into(),
+                    ));
+                }
+                j.offset_increment = Some(size(v, kb_base).map_err(bad)?).filter(|i| *i > 0);
+            }
             "filename" => {
                 if v.contains(':') {
                     return Err(bad(
@@ -614,6 +622,15 @@ fn job(name: &str, at: Loc, opts: &[Opt]) -> Result<Job, String> {
             set["random_distribution"].1,
             j.rw.name()
         ));
+    }
+    // offset_increment places each clone's region of `size` bytes; without a size fio's
+    // regions would run to the file's end and overlap.
+    if let Some(l) = set.get("offset_increment").map(|(_, l)| l) {
+        if j.offset_increment.is_some() && j.size.is_none() && j.size_pct.is_none() {
+            return Err(format!(
+                "{l}: offset_increment needs size= (each clone's region), e.g. size=1g"
+            ));
+        }
     }
     j.path = match (directory, filename) {
         (Some(d), Some(f)) => Some(PathBuf::from(d).join(f)),

@@ -107,7 +107,7 @@ pub fn notes(jobs: &[Job], ram: u64, working_set: &dyn Fn(&Job) -> Option<u64>) 
         if let (Some(s), true, false) = (j.size, j.numjobs > 1, j.has("filename")) {
             let total = s.saturating_mul(u64::from(j.numjobs));
             out(format!(
-                "{}: size={} with numjobs={} ({WHO}): fio lays out a file of that size per clone, {} in all{}; iogauge's {} threads share one range of {}",
+                "{}: size={} with numjobs={} ({WHO}): fio lays out a file of that size per clone, {} in all{}; iogauge's {} threads {} {}",
                 j.at("size"),
                 j.typed("size"),
                 j.numjobs,
@@ -117,6 +117,10 @@ pub fn notes(jobs: &[Job], ram: u64, working_set: &dyn Fn(&Job) -> Option<u64>) 
                     r => format!(" next to {} of RAM", units::iec(r)),
                 },
                 j.numjobs,
+                match j.offset_increment {
+                    Some(_) => "use one file, each its own region (offset_increment apart) of",
+                    None => "share one range of",
+                },
                 units::iec(s)
             ));
         }

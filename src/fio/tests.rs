@@ -130,6 +130,12 @@ fn every_refusal_names_its_line_and_why() {
         ("[a]\nbsrange=4k\n", 2, "not a range"),
         ("[a]\nbs=4k,8k,16k,32k\n", 2, "at most read,write,trim"),
         ("[a]\n\nnrfiles=4\n", 3, "one file"),
+        ("[a]\nnumjobs=2\noffset_increment=1g\n", 3, "needs size="),
+        (
+            "[a]\nsize=1g\noffset_increment=10%\n",
+            3,
+            "share of the file",
+        ),
         ("[global]\nfrobnicate=1\n[a]\n", 2, "does not support"),
         ("[a]\nrw=randread:0\n", 2, "IOs per random offset"),
         ("[a]\nrw=read:-8k\n", 2, "negative skip"),
@@ -303,4 +309,14 @@ fn rw_suffixes_map_to_runs_and_skips() {
     assert_eq!((j.rw, j.seq_run, j.seq_skip), (Rw::Write, 1, 65536));
     let j = &jobs("[a]\nrw=read\n")[0];
     assert_eq!((j.seq_run, j.seq_skip), (1, 0));
+}
+
+#[test]
+fn offset_increment_gives_each_clone_its_region() {
+    let j = &jobs("[a]\nsize=1g\nnumjobs=4\noffset_increment=2g\n")[0];
+    assert_eq!((j.offset_increment, j.size), (Some(2 << 30), Some(1 << 30)));
+    assert_eq!(
+        jobs("[a]\nsize=1g\noffset_increment=0\n")[0].offset_increment,
+        None
+    );
 }

@@ -548,6 +548,36 @@ mod tests {
         assert_eq!(offs, [0, 12288, 24576, 36864, 0]);
     }
 
+    #[test]
+    fn offset_increment_gives_each_thread_its_region() {
+        use crate::workload::Rw;
+        let shape = crate::workload::Shape {
+            stride: Some(8 << 20),
+            ..Default::default()
+        };
+        // Four regions of 1 MiB, 8 MiB apart, after a start of 4 KiB: a span of 25 MiB.
+        let (start, span) = (4096, (1 << 20) + 3 * (8 << 20));
+        for rw in [Rw::Randwrite, Rw::Write] {
+            let s = spec(rw, 4, shape.clone());
+            assert_eq!(s.region_bytes(span), 1 << 20);
+            for t in 0..4u64 {
+                let mut o = Offsets::of(&s, t as u32, start, span);
+                let lo = start + t * (8 << 20);
+                let first = o.next_io(true).0;
+                if !rw.random() {
+                    assert_eq!(first, lo, "a sequential clone starts at its region");
+                }
+                for _ in 0..2000 {
+                    let (off, len) = o.next_io(true);
+                    assert!(
+                        off >= lo && off + u64::from(len) <= lo + (1 << 20),
+                        "{rw:?} {t}: {off}"
+                    );
+                }
+            }
+        }
+    }
+
     proptest! {
         #[test]
         fn offsets_are_aligned_and_in_range(
