@@ -162,7 +162,10 @@ const NO_EFFECT: [(&str, &str); 6] = [
 
 /// Options iogauge knows and cannot honour, with the reason given to the user.
 const REFUSED: [(&str, &str); 10] = [
-    ("nrfiles", "iogauge's job uses one file (or device)"),
+    (
+        "nrfiles",
+        "fio switches among the job's files every IO (file_service_type); an iogauge job uses one file (or device)",
+    ),
     (
         "wait_for",
         "iogauge runs jobs one after another, so there is nothing to wait for",
