@@ -320,3 +320,28 @@ fn offset_increment_gives_each_clone_its_region() {
         None
     );
 }
+
+#[test]
+fn a_random_mix_under_fios_random_map_is_told() {
+    let notes = |text: &str| super::measures::notes(&jobs(text), 0, &|_| None);
+    let n = notes("[a]\nrw=randread\nbssplit=4k/50:64k/50\n");
+    assert!(
+        n.iter().any(
+            |n| n.starts_with("t.fio:3: bssplit=4k/50:64k/50 on random IO")
+                && n.contains("cuts each IO short")
+                && n.contains("mean 34816 bytes")
+        ),
+        "{n:?}"
+    );
+    // Near misses: norandommap=1, a sequential pattern, one size.
+    for text in [
+        "[a]\nrw=randread\nbssplit=4k/50:64k/50\nnorandommap=1\n",
+        "[a]\nrw=read\nbssplit=4k/50:64k/50\n",
+        "[a]\nrw=randread\nbs=4k\n",
+    ] {
+        assert!(
+            !notes(text).iter().any(|n| n.contains("random map")),
+            "{text}"
+        );
+    }
+}
