@@ -217,16 +217,20 @@ impl Spec {
             )));
         }
         if let Some(m) = &self.shape.mix {
-            let region = self.region_bytes(range_bytes);
-            let need = if self.rw.random() || self.shape.stride.is_some() {
-                m.max()
-            } else {
-                m.max() * u64::from(self.threads)
+            // Each thread's own region: the range (random), its slice (sequential), or its
+            // offset_increment region; each must hold the largest size.
+            // (A sequential slice is whole units of the smallest size, as `Offsets::of` cuts it.)
+            let region = match (self.rw.random(), self.shape.stride) {
+                (false, None) => {
+                    let unit = m.min().max(1);
+                    range_bytes / unit / u64::from(self.threads.max(1)) * unit
+                }
+                _ => self.region_bytes(range_bytes),
             };
-            if region < need {
+            if region < m.max() {
                 return Err(usage(format!(
                     "each thread's region ({}) is smaller than the mix's largest block ({}); use a larger size",
-                    crate::units::iec(region / if self.rw.random() || self.shape.stride.is_some() { 1 } else { u64::from(self.threads) }),
+                    crate::units::iec(region),
                     crate::units::bs_label(m.max())
                 )));
             }

@@ -93,18 +93,17 @@ impl Offsets {
     /// plain stream of [`Offsets::new`] unless the spec has a shape.
     /// The caller guarantees what `Spec::check_target` checks.
     pub fn of(spec: &Spec, thread: u32, range_start: u64, range_len: u64) -> Offsets {
-        let plain = Offsets::new(
-            spec.rw.random(),
-            spec.distribution,
-            spec.seed,
-            thread,
-            spec.threads,
-            range_start,
-            range_len,
-            spec.bs,
-        );
         if spec.shape.is_plain() {
-            return plain;
+            return Offsets::new(
+                spec.rw.random(),
+                spec.distribution,
+                spec.seed,
+                thread,
+                spec.threads,
+                range_start,
+                range_len,
+                spec.bs,
+            );
         }
         let shape = &spec.shape;
         let dir = |write: bool| -> (Option<Table>, u32, u64) {
@@ -141,10 +140,13 @@ impl Offsets {
         // Random offsets in units of the smallest size, none so late the largest would not fit.
         let blocks = (region.saturating_sub(largest) / unit + 1).max(1);
         Offsets {
+            random: spec.rw.random(),
             sampler: super::distribution::Sampler::new(spec.distribution, blocks),
+            rng: fastrand::Rng::with_seed(thread_seed(spec.seed, thread)),
             base,
             blocks,
             bs: unit,
+            cursor: [0, 0],
             shaped: Some(Box::new(Shaped {
                 tables: [tr, tw],
                 fixed: [fr, fw],
@@ -160,7 +162,6 @@ impl Offsets {
                 next: [0, 0],
                 skip: if spec.rw.random() { 0 } else { shape.seq_skip },
             })),
-            ..plain
         }
     }
 
@@ -576,6 +577,39 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn every_threads_region_must_hold_the_largest_size() {
+        use crate::workload::Rw;
+        let shape = crate::workload::Shape {
+            mix: Some(split(&[(4096, 50), (1 << 20, 50)])),
+            ..Default::default()
+        };
+        // Two sequential slices of 768 KiB cannot hold a 1 MiB IO; one random region can.
+        let range = 3 << 19;
+        assert!(spec(Rw::Read, 2, shape.clone())
+            .check_target(range, 512)
+            .is_err_and(|e| e.to_string().contains("largest block (1M)")));
+        assert!(spec(Rw::Randread, 2, shape.clone())
+            .check_target(range, 512)
+            .is_ok());
+        // A size that O_DIRECT cannot issue on a 4 KiB-sector device is refused.
+        let odd = crate::workload::Shape {
+            mix: Some(split(&[(4096, 50), (6144, 50)])),
+            ..Default::default()
+        };
+        assert!(spec(Rw::Randread, 1, odd)
+            .check_target(1 << 20, 4096)
+            .is_err());
+        // offset_increment regions that leave nothing are refused.
+        let wide = crate::workload::Shape {
+            stride: Some(1 << 20),
+            ..Default::default()
+        };
+        assert!(spec(Rw::Randread, 4, wide)
+            .check_target(3 << 20, 512)
+            .is_err());
     }
 
     proptest! {
