@@ -258,6 +258,7 @@ fn job(name: &str, at: Loc, opts: &[Opt]) -> Result<Job, String> {
     let mut filename: Option<String> = None;
     let mut directory: Option<String> = None;
     let mut buffered: Option<bool> = None;
+    let mut rate_bytes: Option<u64> = None;
     for (key, (v, l)) in &set {
         let bad = |why: String| format!("{l}: {key}={v}: {why}");
         match key.as_str() {
@@ -408,7 +409,7 @@ fn job(name: &str, at: Loc, opts: &[Opt]) -> Result<Job, String> {
             }
             "rate" => {
                 // Bytes per second per clone; iogauge paces IOs, so it becomes IOs per second
-                // at the job's block size (bs is read before rate: keys come sorted).
+                // at the job's mean IO size.
                 if v.contains(',') {
                     return Err(bad(
                         "a rate per direction is not supported; give one number".into(),
@@ -417,16 +418,8 @@ fn job(name: &str, at: Loc, opts: &[Opt]) -> Result<Job, String> {
                 if set.contains_key("rate_iops") {
                     return Err(bad("rate and rate_iops both pace the job; give one".into()));
                 }
-                let bytes = size(v, kb_base).map_err(bad)?;
-                // A mix paces its mean size (fio paces bytes).
-                let mean = j.mix.as_ref().map_or(j.bs as f64, |m| m.mean(50).max(1.0));
-                if (bytes as f64) < mean {
-                    return Err(bad(format!(
-                        "less than one block of {} a second; give a larger rate",
-                        j.bs
-                    )));
-                }
-                j.rate_iops = Some(bytes as f64 / mean);
+                // Turned into IOs per second once the sizes and the pattern are known (below).
+                rate_bytes = Some(size(v, kb_base).map_err(bad)?);
             }
             "verify" => j.verify = !matches!(v.as_str(), "0" | "null"),
             // fio stops a job once its IOPS or bandwidth hold within a limit over ss_dur;
@@ -606,6 +599,18 @@ fn job(name: &str, at: Loc, opts: &[Opt]) -> Result<Job, String> {
         if m.fixed().is_some() {
             j.mix = None;
         }
+    }
+    if let Some(bytes) = rate_bytes {
+        // A mix paces its mean size, as fio's rate counts bytes.
+        let mean = j.mix.as_ref().map_or(j.bs as f64, |m| m.mean(j.read_pct));
+        if (bytes as f64) < mean {
+            let (v, l) = &set["rate"];
+            return Err(format!(
+                "{l}: rate={v}: less than one IO of {} bytes a second; give a larger rate",
+                mean.round()
+            ));
+        }
+        j.rate_iops = Some(bytes as f64 / mean);
     }
     if j.sync.is_some() && !j.rw.writes(j.read_pct) {
         let key = if set.contains_key("fsync") {

@@ -130,6 +130,11 @@ fn every_refusal_names_its_line_and_why() {
         ("[a]\nbsrange=4k\n", 2, "not a range"),
         ("[a]\nbs=4k,8k,16k,32k\n", 2, "at most read,write,trim"),
         ("[a]\n\nnrfiles=4\n", 3, "one file"),
+        (
+            "[a]\nbs=64k\n\nrate=1k\n",
+            4,
+            "less than one IO of 65536 bytes",
+        ),
         ("[a]\nnumjobs=2\noffset_increment=1g\n", 3, "needs size="),
         (
             "[a]\nsize=1g\noffset_increment=10%\n",
@@ -295,6 +300,9 @@ fn block_size_mixes_map_to_a_mix() {
     assert_eq!(j.bs, 8192);
     // rate= paces the mean size.
     let j = &jobs("[a]\nrw=randread\nbssplit=4k/50:12k/50\nrate=8m\n")[0];
+    assert_eq!(j.rate_iops, Some(1024.0));
+    // ... of the sizes the pattern issues: a read job's bs=4k,64k paces 4k reads.
+    let j = &jobs("[a]\nrw=randread\nbs=4k,64k\nrate=4m\n")[0];
     assert_eq!(j.rate_iops, Some(1024.0));
 }
 
