@@ -10,7 +10,8 @@
 pub mod ini;
 pub mod measures;
 
-use crate::workload::{Distribution, Rw, SyncKind};
+use crate::workload::blocks::BsWeight;
+use crate::workload::{BsMix, Distribution, Rw, SyncKind};
 use ini::{Loc, Opt};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -35,7 +36,16 @@ pub struct Job {
     pub at: Loc,
     pub rw: Rw,
     pub read_pct: u8,
+    /// Block size; with a mix, its smallest size.
     pub bs: u64,
+    /// `bs=R,W`, `bsrange`, `bssplit`: the sizes drawn per IO, when there is more than one.
+    pub mix: Option<BsMix>,
+    /// `rw=randread:N`: IOs per random offset, the ones between following the last.
+    pub seq_run: u32,
+    /// `rw=read:N`: bytes skipped after each sequential IO.
+    pub seq_skip: u64,
+    /// `offset_increment`: clone `i`'s region starts `i ×` this after `offset`.
+    pub offset_increment: Option<u64>,
     pub iodepth: u32,
     pub numjobs: u32,
     pub direct: bool,
@@ -151,23 +161,10 @@ const NO_EFFECT: [(&str, &str); 6] = [
 ];
 
 /// Options iogauge knows and cannot honour, with the reason given to the user.
-const REFUSED: [(&str, &str); 14] = [
+const REFUSED: [(&str, &str); 10] = [
     (
-        "bsrange",
-        "iogauge issues one block size per job; split it into one job per size",
-    ),
-    (
-        "bssplit",
-        "iogauge issues one block size per job; split it into one job per size",
-    ),
-    (
-        "blocksize_range",
-        "iogauge issues one block size per job; split it into one job per size",
-    ),
-    ("nrfiles", "iogauge's job uses one file (or device)"),
-    (
-        "offset_increment",
-        "every clone of an iogauge job shares one range",
+        "nrfiles",
+        "fio switches among the job's files every IO (file_service_type); an iogauge job uses one file (or device)",
     ),
     (
         "wait_for",
@@ -204,6 +201,7 @@ fn job(name: &str, at: Loc, opts: &[Opt]) -> Result<Job, String> {
             "iodepth_batch" => "iodepth_batch_submit",
             "iodepth_batch_complete" => "iodepth_batch_complete_min",
             "blocksize" => "bs",
+            "blocksize_range" => "bsrange",
             k => k,
         };
         set.insert(
@@ -225,6 +223,10 @@ fn job(name: &str, at: Loc, opts: &[Opt]) -> Result<Job, String> {
         rw: Rw::Read,
         read_pct: 100,
         bs: 4096,
+        mix: None,
+        seq_run: 1,
+        seq_skip: 0,
+        offset_increment: None,
         iodepth: 1,
         numjobs: 1,
         // fio's default is buffered IO: the page cache, unless the job says direct=1.
@@ -256,24 +258,22 @@ fn job(name: &str, at: Loc, opts: &[Opt]) -> Result<Job, String> {
     let mut filename: Option<String> = None;
     let mut directory: Option<String> = None;
     let mut buffered: Option<bool> = None;
+    let mut rate_bytes: Option<u64> = None;
     for (key, (v, l)) in &set {
         let bad = |why: String| format!("{l}: {key}={v}: {why}");
         match key.as_str() {
             "name" => j.name = v.clone(),
             "kb_base" => {}
             "rw" => {
-                j.rw = match v.as_str() {
+                // fio's `:N` suffix is read once the pattern is known (below).
+                let (pattern, _) = v.split_once(':').unwrap_or((v, ""));
+                j.rw = match pattern {
                     "read" => Rw::Read,
                     "write" => Rw::Write,
                     "randread" => Rw::Randread,
                     "randwrite" => Rw::Randwrite,
                     "rw" | "readwrite" => Rw::Rw,
                     "randrw" => Rw::Randrw,
-                    s if s.contains(':') => {
-                        return Err(bad(
-                            "the ':N' suffix (IOs between seeks) is not supported".into()
-                        ))
-                    }
                     "trim" | "randtrim" | "trimwrite" | "randtrimwrite" => {
                         return Err(bad("iogauge does not issue trims".into()))
                     }
@@ -285,6 +285,14 @@ fn job(name: &str, at: Loc, opts: &[Opt]) -> Result<Job, String> {
                     }
                 }
             }
+            "rw_sequencer" => match v.as_str() {
+                "sequential" => {}
+                _ => {
+                    return Err(bad(
+                        "only rw_sequencer=sequential (fio's default) is mapped; iogauge does not reissue one offset".into(),
+                    ))
+                }
+            },
             "rwmixread" | "rwmixwrite" => {
                 let p = match v.parse::<u8>() {
                     Ok(p) if p <= 100 => p,
@@ -296,24 +304,22 @@ fn job(name: &str, at: Loc, opts: &[Opt]) -> Result<Job, String> {
                 }
                 mix = Some(read);
             }
-            "bs" => {
-                if v.contains(',') {
-                    let parts: Vec<&str> = v.split(',').collect();
-                    let sizes: Result<Vec<u64>, String> = parts
-                        .iter()
-                        .filter(|p| !p.is_empty())
-                        .map(|p| size(p, kb_base))
-                        .collect();
-                    let sizes = sizes.map_err(bad)?;
-                    if sizes.windows(2).any(|w| w[0] != w[1]) {
-                        return Err(bad(
-                            "a block size per direction is not supported; iogauge issues one size per job".into(),
-                        ));
-                    }
-                    j.bs = sizes.first().copied().unwrap_or(4096);
-                } else {
-                    j.bs = size(v, kb_base).map_err(bad)?;
-                }
+            // Sizes per direction (read, write; fio's third, trim, is not issued). Keys come
+            // sorted, so bssplit overrides bsrange, which overrides bs, as in fio.
+            "bs" | "bsrange" | "bssplit" => {
+                let dirs = per_direction(v, &|p| match key.as_str() {
+                    "bs" => Ok(vec![BsWeight {
+                        bs: size(p, kb_base)?,
+                        weight: 1,
+                    }]),
+                    "bsrange" => bs_range(p, kb_base),
+                    _ => bs_split(p, kb_base),
+                })
+                .map_err(bad)?;
+                j.mix = Some(BsMix {
+                    read: dirs[0].clone(),
+                    write: dirs[1].clone(),
+                });
             }
             "iodepth" => j.iodepth = count(v).map_err(bad)?,
             "numjobs" => j.numjobs = count(v).map_err(bad)?,
@@ -349,6 +355,15 @@ fn job(name: &str, at: Loc, opts: &[Opt]) -> Result<Job, String> {
                 }
             }
             "offset" => j.offset = size(v, kb_base).map_err(bad)?,
+            "offset_increment" => {
+                if v.ends_with('%') {
+                    return Err(bad(
+                        "a share of the file is not mapped; give a size, e.g. offset_increment=1g"
+                            .into(),
+                    ));
+                }
+                j.offset_increment = Some(size(v, kb_base).map_err(bad)?).filter(|i| *i > 0);
+            }
             "filename" => {
                 if v.contains(':') {
                     return Err(bad(
@@ -394,7 +409,7 @@ fn job(name: &str, at: Loc, opts: &[Opt]) -> Result<Job, String> {
             }
             "rate" => {
                 // Bytes per second per clone; iogauge paces IOs, so it becomes IOs per second
-                // at the job's block size (bs is read before rate: keys come sorted).
+                // at the job's mean IO size.
                 if v.contains(',') {
                     return Err(bad(
                         "a rate per direction is not supported; give one number".into(),
@@ -403,14 +418,8 @@ fn job(name: &str, at: Loc, opts: &[Opt]) -> Result<Job, String> {
                 if set.contains_key("rate_iops") {
                     return Err(bad("rate and rate_iops both pace the job; give one".into()));
                 }
-                let bytes = size(v, kb_base).map_err(bad)?;
-                if bytes < j.bs {
-                    return Err(bad(format!(
-                        "less than one block of {} a second; give a larger rate",
-                        j.bs
-                    )));
-                }
-                j.rate_iops = Some(bytes as f64 / j.bs as f64);
+                // Turned into IOs per second once the sizes and the pattern are known (below).
+                rate_bytes = Some(size(v, kb_base).map_err(bad)?);
             }
             "verify" => j.verify = !matches!(v.as_str(), "0" | "null"),
             // fio stops a job once its IOPS or bandwidth hold within a limit over ss_dur;
@@ -555,8 +564,54 @@ fn job(name: &str, at: Loc, opts: &[Opt]) -> Result<Job, String> {
         }
         j.direct = !b;
     }
+    // `rw=randread:N`: a random offset every N IOs, sequential ones between; `rw=read:N`: N
+    // bytes skipped after each IO (fio's options.c str_rw_cb and io_u.c get_next_offset).
+    if let Some((suffix, l)) = set
+        .get("rw")
+        .and_then(|(v, l)| v.split_once(':').map(|(_, n)| (n, l)))
+    {
+        let bad = |why: &str| format!("{l}: rw={}: {why}", set["rw"].0);
+        if j.rw.random() {
+            j.seq_run = suffix
+                .parse::<u32>()
+                .ok()
+                .filter(|n| *n >= 1)
+                .ok_or_else(|| bad("give the IOs per random offset, e.g. randread:8"))?;
+        } else if suffix.starts_with('-') {
+            return Err(bad(
+                "a negative skip (IO walking backwards) is not supported",
+            ));
+        } else {
+            j.seq_skip = size(suffix, kb_base).map_err(|e| bad(&e))?;
+        }
+    }
     // rwmixread on a pure pattern is ignored by fio too (KDiskMark sets it for every job).
     j.read_pct = j.rw.read_pct(mix.unwrap_or(50));
+    // A direction the pattern never issues does not make a mix (KDiskMark-style `bs=4k,64k`
+    // on a read job reads 4k); one size in both directions is no mix at all.
+    if let Some(m) = &mut j.mix {
+        match j.read_pct {
+            100 => m.write = m.read.clone(),
+            0 => m.read = m.write.clone(),
+            _ => {}
+        }
+        j.bs = m.min();
+        if m.fixed().is_some() {
+            j.mix = None;
+        }
+    }
+    if let Some(bytes) = rate_bytes {
+        // A mix paces its mean size, as fio's rate counts bytes.
+        let mean = j.mix.as_ref().map_or(j.bs as f64, |m| m.mean(j.read_pct));
+        if (bytes as f64) < mean {
+            let (v, l) = &set["rate"];
+            return Err(format!(
+                "{l}: rate={v}: less than one IO of {} bytes a second; give a larger rate",
+                mean.round()
+            ));
+        }
+        j.rate_iops = Some(bytes as f64 / mean);
+    }
     if j.sync.is_some() && !j.rw.writes(j.read_pct) {
         let key = if set.contains_key("fsync") {
             "fsync"
@@ -575,6 +630,15 @@ fn job(name: &str, at: Loc, opts: &[Opt]) -> Result<Job, String> {
             set["random_distribution"].1,
             j.rw.name()
         ));
+    }
+    // offset_increment places each clone's region of `size` bytes; without a size fio's
+    // regions would run to the file's end and overlap.
+    if let Some(l) = set.get("offset_increment").map(|(_, l)| l) {
+        if j.offset_increment.is_some() && j.size.is_none() && j.size_pct.is_none() {
+            return Err(format!(
+                "{l}: offset_increment needs size= (each clone's region), e.g. size=1g"
+            ));
+        }
     }
     j.path = match (directory, filename) {
         (Some(d), Some(f)) => Some(PathBuf::from(d).join(f)),
@@ -649,6 +713,92 @@ pub fn time(v: &str) -> Result<Duration, String> {
         .ok()
         .filter(|d| *d <= crate::units::MAX_DURATION)
         .ok_or_else(|| format!("'{v}' is not a time of at most 30 days"))
+}
+
+/// fio's per-direction form `R,W[,T]`: one value for every direction, an empty one keeping
+/// fio's default (4k); what `each` reads, for reads and for writes.
+fn per_direction(
+    v: &str,
+    each: &dyn Fn(&str) -> Result<Vec<BsWeight>, String>,
+) -> Result<[Vec<BsWeight>; 2], String> {
+    let parts: Vec<&str> = v.split(',').collect();
+    if parts.len() > 3 {
+        return Err("give at most read,write,trim".into());
+    }
+    let default = || {
+        vec![BsWeight {
+            bs: 4096,
+            weight: 1,
+        }]
+    };
+    let read = match parts[0] {
+        "" => default(),
+        p => each(p)?,
+    };
+    let write = match parts.get(1) {
+        None => read.clone(),
+        Some(&"") => default(),
+        Some(p) => each(p)?,
+    };
+    if let Some(t) = parts.get(2).filter(|t| !t.is_empty()) {
+        each(t)?;
+    }
+    Ok([read, write])
+}
+
+/// `bsrange=4k-64k`: fio's sizes between the two, each with its share.
+fn bs_range(v: &str, kb_base: u64) -> Result<Vec<BsWeight>, String> {
+    let (lo, hi) = v
+        .split_once('-')
+        .ok_or_else(|| format!("'{v}' is not a range; write e.g. 4k-64k"))?;
+    let (lo, hi) = (size(lo, kb_base)?, size(hi, kb_base)?);
+    let (lo, hi) = (lo.min(hi), lo.max(hi));
+    if lo == 0 {
+        return Err("a block size must be at least 512 bytes".into());
+    }
+    Ok(BsMix::range(lo, hi))
+}
+
+/// `bssplit=4k/50:64k/50`: sizes with percentages; sizes without one share what the others
+/// leave of 100, as fio does.
+fn bs_split(v: &str, kb_base: u64) -> Result<Vec<BsWeight>, String> {
+    let mut out: Vec<(u64, Option<u64>)> = Vec::new();
+    for part in v.split(':').filter(|p| !p.is_empty()) {
+        let (bs, pct) = part.split_once('/').unwrap_or((part, ""));
+        let bs = size(bs, kb_base)?;
+        let pct = match pct {
+            "" => None,
+            p => Some(
+                p.parse::<u64>()
+                    .ok()
+                    .filter(|p| *p <= 100)
+                    .ok_or_else(|| format!("'{part}': give a percentage from 0 to 100"))?,
+            ),
+        };
+        out.push((bs, pct));
+    }
+    if out.is_empty() {
+        return Err("give sizes with percentages, e.g. 4k/50:64k/50".into());
+    }
+    let given: u64 = out.iter().filter_map(|(_, p)| *p).sum();
+    let missing = out.iter().filter(|(_, p)| p.is_none()).count() as u64;
+    if given > 100 || (missing == 0 && given != 100) {
+        return Err(format!("the percentages add up to {given}, not 100"));
+    }
+    let share = (100 - given).checked_div(missing).unwrap_or(0);
+    let mut sizes: Vec<BsWeight> = Vec::new();
+    for (bs, p) in out {
+        let weight = p.unwrap_or(share);
+        match sizes.iter_mut().find(|w| w.bs == bs) {
+            Some(w) => w.weight += weight,
+            None => sizes.push(BsWeight { bs, weight }),
+        }
+    }
+    sizes.retain(|w| w.weight > 0);
+    if sizes.is_empty() {
+        return Err("every size has 0%".into());
+    }
+    Ok(sizes)
 }
 
 fn count(v: &str) -> Result<u32, String> {

@@ -15,7 +15,13 @@ pub fn workload_fields(r: &ResultDoc) -> Vec<(&'static str, String)> {
     let mixed = matches!(w.rw.name(), "rw" | "randrw");
     vec![
         ("rw", w.rw.name().to_string()),
-        ("block size", crate::units::bs_label(w.bs)),
+        // A block-size mix is its sizes and weights, never its smallest size alone.
+        (
+            "block size",
+            w.bs_mix
+                .as_ref()
+                .map_or_else(|| crate::units::bs_label(w.bs), |m| m.label()),
+        ),
         ("threads", w.threads.to_string()),
         ("iodepth", w.iodepth.to_string()),
         (

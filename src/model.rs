@@ -167,8 +167,23 @@ pub struct RoundsDoc {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct WorkloadDoc {
     pub rw: Rw,
-    /// Block size in bytes.
+    /// Block size in bytes; with a mix (`bs_mix`), the mix's smallest size.
     pub bs: u64,
+    /// The sizes and weights of a block-size mix (fio's `bssplit`, `bsrange`, `bs=R,W`), per
+    /// direction; absent for one size.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bs_mix: Option<crate::workload::BsMix>,
+    /// Random patterns: IOs per random offset, the others following the last (fio's
+    /// `rw=randread:N`); absent for a random offset every IO.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seq_run: Option<u32>,
+    /// Sequential patterns: bytes skipped after each IO (fio's `rw=read:N`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seq_skip: Option<u64>,
+    /// Thread `i`'s region starts `i ×` this many bytes into the range (fio's
+    /// `offset_increment`); absent when the threads share the range.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offset_increment: Option<u64>,
     pub threads: u32,
     pub iodepth: u32,
     pub engine: String,
@@ -238,6 +253,10 @@ impl WorkloadDoc {
         WorkloadDoc {
             rw: spec.rw,
             bs: spec.bs,
+            bs_mix: spec.shape.mix.clone(),
+            seq_run: Some(spec.shape.seq_run).filter(|n| *n > 1 && spec.rw.random()),
+            seq_skip: Some(spec.shape.seq_skip).filter(|n| *n > 0 && !spec.rw.random()),
+            offset_increment: spec.shape.stride,
             threads: spec.threads,
             iodepth: spec.iodepth,
             engine: spec.engine.name().to_string(),

@@ -364,6 +364,7 @@ pub fn from_run(args: &RunArgs) -> Result<Plan> {
         length,
         range: None,
         options: Vec::new(),
+        shape: Default::default(),
     };
     let suite = Suite {
         name: "run".into(),

@@ -282,7 +282,7 @@ fn run_worker(
     let ecfg = EngineConfig {
         file: &file,
         depth: spec.iodepth,
-        buf_size: spec.bs as usize,
+        buf_size: spec.max_bs() as usize,
         align: 4096,
         seed: crate::workload::offsets::thread_seed(spec.seed, cfg.id) ^ 0xA5A5,
         uring: spec.uring,
@@ -421,13 +421,13 @@ fn watch(
                 Limit::Time(_) => {
                     bar.set_position(elapsed.as_millis().min(total.as_millis()) as u64)
                 }
-                Limit::Data(_) => bar.set_position(ios * spec.bs),
+                Limit::Data(_) => bar.set_position((ios as f64 * spec.mean_bs()) as u64),
             }
             let phase = if elapsed < spec.ramp { "ramp · " } else { "" };
             bar.set_message(format!(
                 "{phase}{} IOPS · {}",
                 units::count(rate),
-                units::mib_s(rate * spec.bs as f64)
+                units::mib_s(rate * spec.mean_bs())
             ));
         }
         agg.drain(rx);

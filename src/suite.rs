@@ -82,6 +82,8 @@ pub struct Group {
     pub range: Option<u64>,
     /// The command-line lists that may replace this group's lists.
     pub options: Vec<CliOption>,
+    /// A fio job's block-size mix, `:N` and per-clone regions (none for other suites).
+    pub shape: crate::workload::Shape,
 }
 
 /// How a group's results are printed.

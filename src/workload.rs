@@ -1,9 +1,11 @@
 //! A workload: its patterns, limits and the checked [`Spec`] the runner runs. Specs are built
 //! in one place, `exec::work::of`, from a plan's cell, so the runner can trust what it gets.
 
+pub mod blocks;
 pub mod distribution;
 pub mod offsets;
 
+pub use blocks::BsMix;
 pub use distribution::Distribution;
 
 use crate::error::usage;
@@ -122,10 +124,34 @@ pub fn buffers_over_share(threads: u32, iodepth: u32, bs: u64, ram: u64) -> Opti
     (ram > 0 && buffers as f64 > ram as f64 * MAX_BUFFER_SHARE_OF_RAM).then_some(buffers)
 }
 
+/// What a workload may add to one block size over one shared range — fio's block-size mixes,
+/// `rw=…:N` and `offset_increment`. The default is none of them: the plain, fastest path.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Shape {
+    /// Sizes per direction drawn per IO (fio's `bs=R,W`, `bsrange`, `bssplit`).
+    pub mix: Option<BsMix>,
+    /// Random patterns: IOs issued one after another before the next random offset (fio's
+    /// `rw=randread:N`); 0 and 1 mean a random offset for every IO.
+    pub seq_run: u32,
+    /// Sequential patterns: bytes skipped after each IO (fio's `rw=read:N`).
+    pub seq_skip: u64,
+    /// Thread `i`'s region starts `i × stride` bytes into the range and each region is the
+    /// range less `(threads − 1) × stride` (fio's `offset_increment`: a clone per region).
+    pub stride: Option<u64>,
+}
+
+impl Shape {
+    pub fn is_plain(&self) -> bool {
+        self.mix.is_none() && self.seq_run <= 1 && self.seq_skip == 0 && self.stride.is_none()
+    }
+}
+
 /// A checked workload.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Spec {
     pub rw: Rw,
+    /// Block size in bytes; with a mix ([`Shape::mix`]) the mix's *smallest* size, which the
+    /// data budgets and the block counts of checks are in.
     pub bs: u64,
     pub threads: u32,
     pub iodepth: u32,
@@ -148,6 +174,8 @@ pub struct Spec {
     pub distribution: Distribution,
     /// IOs per second per thread on a schedule (`--rate`), or as fast as possible.
     pub rate_per_thread: Option<f64>,
+    /// Block-size mix, `:N` and per-thread regions; the default for most workloads.
+    pub shape: Shape,
 }
 
 impl Spec {
@@ -155,9 +183,83 @@ impl Spec {
         self.mix_read_pct < 100
     }
 
+    /// The largest IO this workload issues: what each buffer holds.
+    pub fn max_bs(&self) -> u64 {
+        self.shape
+            .mix
+            .as_ref()
+            .map_or(self.bs, |m| m.max().max(self.bs))
+    }
+
+    /// The mean IO size (bytes per IO, for progress and pacing).
+    pub fn mean_bs(&self) -> f64 {
+        self.shape
+            .mix
+            .as_ref()
+            .map_or(self.bs as f64, |m| m.mean(self.mix_read_pct))
+    }
+
+    /// Bytes of each thread's region: the range, less the strides of `offset_increment`.
+    pub fn region_bytes(&self, range_bytes: u64) -> u64 {
+        match self.shape.stride {
+            Some(s) => range_bytes.saturating_sub(s * u64::from(self.threads.saturating_sub(1))),
+            None => range_bytes,
+        }
+    }
+
     /// Checks what depends on the target: the block size against its logical block size under
     /// O_DIRECT, and that every thread's stream has at least one block.
     pub fn check_target(&self, range_bytes: u64, logical_block: u32) -> anyhow::Result<()> {
+        if self.direct && !self.shape.seq_skip.is_multiple_of(u64::from(logical_block)) {
+            return Err(usage(format!(
+                "a skip of {} bytes between sequential IOs is not a multiple of the device's logical block size ({} bytes), which O_DIRECT requires",
+                self.shape.seq_skip, logical_block
+            )));
+        }
+        if let Some(m) = &self.shape.mix {
+            // Each thread's own region: the range (random), its slice (sequential), or its
+            // offset_increment region; each must hold the largest size.
+            // (A sequential slice is whole units of the smallest size, as `Offsets::of` cuts it.)
+            let region = match (self.rw.random(), self.shape.stride) {
+                (false, None) => {
+                    let unit = m.min().max(1);
+                    range_bytes / unit / u64::from(self.threads.max(1)) * unit
+                }
+                _ => self.region_bytes(range_bytes),
+            };
+            if region < m.max() {
+                return Err(usage(format!(
+                    "each thread's region ({}) is smaller than the mix's largest block ({}); use a larger size",
+                    crate::units::iec(region),
+                    crate::units::bs_label(m.max())
+                )));
+            }
+            if self.direct {
+                if let Some(b) = m
+                    .all()
+                    .find(|w| !w.bs.is_multiple_of(u64::from(logical_block)))
+                {
+                    return Err(usage(format!(
+                        "block size {} of the mix is not a multiple of the device's logical block size ({} bytes), which O_DIRECT requires",
+                        crate::units::bs_label(b.bs),
+                        logical_block
+                    )));
+                }
+            }
+            return Ok(());
+        }
+        if let Some(s) = self.shape.stride {
+            let region = self.region_bytes(range_bytes);
+            if region < self.bs || s * u64::from(self.threads.saturating_sub(1)) >= range_bytes {
+                return Err(usage(format!(
+                    "{} threads {} apart leave each a region of {}, less than one block of {}",
+                    self.threads,
+                    crate::units::iec(s),
+                    crate::units::iec(region),
+                    crate::units::bs_label(self.bs)
+                )));
+            }
+        }
         if range_bytes < self.bs {
             return Err(usage(format!(
                 "the target range is {}, smaller than one block (--bs {}); use a larger --size or a smaller --bs",
@@ -173,7 +275,10 @@ impl Spec {
                 crate::units::bs_label(self.bs.next_multiple_of(u64::from(logical_block)))
             )));
         }
-        if !self.rw.random() && range_bytes / self.bs < u64::from(self.threads) {
+        if !self.rw.random()
+            && self.shape.stride.is_none()
+            && range_bytes / self.bs < u64::from(self.threads)
+        {
             return Err(usage(format!(
                 "{} threads need at least {} blocks of {} for their sequential streams, the range has {}; use fewer --threads or a larger --size",
                 self.threads,

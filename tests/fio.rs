@@ -226,9 +226,9 @@ fn unsupported_options_are_refused_with_file_line_and_why() {
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     for (text, at, why) in [
         (
-            "[global]\nsize=16m\n\n[a]\nbssplit=4k/50:64k/50\n",
-            "x.fio:5: bssplit",
-            "one block size per job",
+            "[global]\nsize=16m\n\n[a]\nrw=randwrite\nbssplit=4k/50:64k/50\nverify=crc32c\n",
+            "x.fio:7: verify with a block-size mix (bssplit=4k/50:64k/50)",
+            "tracks one block size",
         ),
         (
             "[a]\nrw=randread\nrate_min=1m\n",
@@ -481,4 +481,109 @@ fn steady_state_jobs_stop_when_stable() {
         notes.contains("ss=iops:5%") && notes.contains("--until-stable"),
         "{notes}"
     );
+}
+
+/// Bytes per IO of a result: the mean IO size it measured.
+fn bytes_per_io(r: &Value) -> f64 {
+    f(&r["bytes"]) / f(&r["ios"])
+}
+
+// Issue 26: a bssplit job issues both sizes, counts each IO's own bytes, and the device sees
+// the same mix (its average request size), so the numbers are the mix's, not one size's.
+#[test]
+fn a_bssplit_job_issues_its_mix_and_the_device_sees_it() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let data = dir.path().join("data.bin");
+    let job = |target: &str| {
+        format!(
+            "[split]\nfilename={target}\nsize=32m\nrw=randread\nbssplit=4k/50:64k/50\ndirect=1\nioengine=io_uring\niodepth=8\nruntime=300ms\ntime_based\n"
+        )
+    };
+    let file_job = write_job(dir.path(), "split.fio", &job(data.to_str().unwrap()));
+    let out = iogauge(dir.path(), &["fio", &file_job, "--json", "--no-store"]);
+    let doc = json_of(&out);
+    let r = result(&doc, "split");
+    let mix = &r["workload"]["bs_mix"]["read"];
+    assert_eq!(mix[0]["bs"], 4096, "{mix}");
+    assert_eq!(mix[1]["bs"], 65536, "{mix}");
+    assert_eq!(r["workload"]["bs"], 4096, "bs is the smallest size");
+    let per_io = bytes_per_io(r);
+    assert!(
+        f(&r["ios"]) > 100.0 && (4096.0..=65536.0).contains(&per_io),
+        "{} IOs of {per_io} bytes on average",
+        r["ios"]
+    );
+    assert!(r["name"].as_str().unwrap().contains("4K/50:64K/50"));
+
+    // On a loop device the block layer's own counters tell the mix's mean, 34,816 bytes.
+    if !is_root() {
+        return skip("the device half needs root (a loop device)");
+    }
+    let ram = RamLoop::new(64 << 20);
+    let dev_job = write_job(dir.path(), "split-dev.fio", &job(&ram.dev.dev));
+    let out = iogauge(
+        dir.path(),
+        &["fio", "--allow-overwrite", &dev_job, "--json", "--no-store"],
+    );
+    let doc = json_of(&out);
+    let r = result(&doc, "split");
+    let mean = (4096.0 + 65536.0) / 2.0;
+    let per_io = bytes_per_io(r);
+    assert!(
+        (per_io - mean).abs() < mean * 0.1,
+        "iogauge counted {per_io} bytes per IO, the mix's mean is {mean}"
+    );
+    let dev = r["devices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["name"] == ram.dev.name())
+        .unwrap_or_else(|| panic!("{} not among the devices: {}", ram.dev.name(), r["devices"]));
+    let avg = f(&dev["avg_read_request_bytes"]);
+    assert!(
+        (avg - mean).abs() < mean * 0.1,
+        "the device's average read request is {avg} bytes, the mix's mean is {mean}"
+    );
+    assert!(f(&dev["reads"]) >= f(&r["ios"]) * 0.9, "{dev}");
+}
+
+// Issue 26: offset_increment places clone i at offset + i × increment; each clone writes its
+// own region and nothing between. iogauge's write header (each block's offset in its first
+// eight bytes) shows which blocks were written.
+#[test]
+fn offset_increment_writes_each_clones_region_only() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let data = dir.path().join("data.bin");
+    let (mib, regions) = (1u64 << 20, [0u64, 2, 4]);
+    std::fs::File::create(&data)
+        .unwrap()
+        .set_len(5 * mib)
+        .unwrap();
+    let job = write_job(
+        dir.path(),
+        "inc.fio",
+        &format!(
+            "[inc]\nfilename={}\nrw=write\nbs=64k\nsize=1m\nnumjobs=3\noffset_increment=2m\ndirect=1\nioengine=io_uring\n",
+            data.display()
+        ),
+    );
+    let out = iogauge(
+        dir.path(),
+        &["fio", "--allow-overwrite", &job, "--json", "--no-store"],
+    );
+    let doc = json_of(&out);
+    let r = result(&doc, "inc");
+    assert_eq!(r["workload"]["offset_increment"], 2 * mib);
+    assert_eq!(f(&r["bytes"]) as u64, 3 * mib, "size × numjobs");
+    let bytes = std::fs::read(&data).unwrap();
+    for (i, block) in bytes.chunks(64 << 10).enumerate() {
+        let at = i as u64 * (64 << 10);
+        let stamped = u64::from_le_bytes(block[..8].try_into().unwrap()) == at
+            && block.iter().any(|&b| b != 0);
+        let inside = regions.iter().any(|&r| at >= r * mib && at < (r + 1) * mib);
+        assert_eq!(
+            stamped, inside,
+            "block at {at}: written {stamped}, in a region {inside}"
+        );
+    }
 }

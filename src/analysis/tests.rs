@@ -44,6 +44,10 @@ pub(crate) fn result(rw: Rw, bs: u64, threads: u32, iodepth: u32, iops: f64) -> 
         workload: WorkloadDoc {
             rw,
             bs,
+            bs_mix: None,
+            seq_run: None,
+            seq_skip: None,
+            offset_increment: None,
             threads,
             iodepth,
             engine: "io_uring".into(),

@@ -206,6 +206,7 @@ pub fn storage(
         length: Length::Time(time),
         range,
         options: Vec::new(),
+        shape: Default::default(),
     };
     let page = units::iec(cells.page).replace(".0", "");
     let suite = Suite {

@@ -209,6 +209,7 @@ pub(super) fn precondition(plan: &Plan, target: &Target, state: &mut State) -> R
         range: None,
         files: 1,
         origin: None,
+        shape: Default::default(),
     };
     let w = work::of(&cell, &plan.env, target.range_bytes, target.logical_block).map_err(usage)?;
     say!(

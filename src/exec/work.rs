@@ -27,6 +27,8 @@ use std::time::Duration;
 pub const MIN_SLICE: Duration = Duration::from_millis(100);
 
 /// How a cell runs.
+// One per cell, built once before it runs: boxing the copy's two specs would buy nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, PartialEq)]
 pub enum Work {
     /// One workload over `[start, start + len)` of the target.
@@ -62,7 +64,12 @@ pub fn of(cell: &Cell, env: &Env, range: u64, logical_block: u32) -> Result<Work
             ));
         }
     }
-    if let Some(buffers) = buffers_over_share(threads, iodepth, cell.bs, env.ram) {
+    let largest = cell
+        .shape
+        .mix
+        .as_ref()
+        .map_or(cell.bs, |m| m.max().max(cell.bs));
+    if let Some(buffers) = buffers_over_share(threads, iodepth, largest, env.ram) {
         return Err(format!(
             "its IO buffers would take {}, more than a quarter of RAM ({})",
             units::iec(buffers),
@@ -89,6 +96,7 @@ pub fn of(cell: &Cell, env: &Env, range: u64, logical_block: u32) -> Result<Work
         complete_batch: env.complete_batch,
         distribution: env.distribution,
         rate_per_thread: env.rate.map(|r| r.per_thread(threads)),
+        shape: cell.shape.clone(),
     };
     let limit = |span: u64, share: u64| match cell.length {
         Length::Time(t) => Limit::Time(t),
@@ -472,6 +480,7 @@ mod tests {
             range: None,
             files: 1,
             origin: None,
+            shape: Default::default(),
         }
     }
 

@@ -34,11 +34,30 @@ pub fn notes(jobs: &[Job], ram: u64, working_set: &dyn Fn(&Job) -> Option<u64>) 
         }
         if let (true, Some(r)) = (j.has("rate"), j.rate_iops) {
             out(format!(
-                "{}: rate={} ({WHO}) paces each clone at {} IOs/s of bs={}: iogauge paces IOs, as rate_iops does, and counts each IO's latency from its planned start",
+                "{}: rate={} ({WHO}) paces each clone at {} IOs/s of {}: iogauge paces IOs, as rate_iops does, and counts each IO's latency from its planned start",
                 j.at("rate"),
                 j.typed("rate"),
                 units::count(r),
-                j.typed("bs")
+                match &j.mix {
+                    Some(m) => format!("the mix's mean size, {} bytes", m.mean(50).round()),
+                    None => format!("bs={}", j.typed("bs")),
+                }
+            ));
+        }
+        // fio's random map (norandommap=0, its default) cuts an IO short where it would cover
+        // blocks already used: once the map fills, a split's large sizes shrink. Measured with
+        // fio 3.33, bssplit=4k/50:64k/50 on a 1 GiB file: 21 KB per IO, not 34 KB.
+        let randommap = !j.has("norandommap") || j.typed("norandommap") == "0";
+        if let (Some(m), true, true) = (&j.mix, j.rw.random(), randommap) {
+            let key = ["bssplit", "bsrange", "bs"]
+                .into_iter()
+                .find(|k| j.has(k))
+                .unwrap_or("bs");
+            out(format!(
+                "{}: {key}={} on random IO with fio's random map (no norandommap=1) ({WHO}): once the map fills, fio cuts each IO short at blocks it has already used, so its IOs come out smaller than the mix; iogauge draws offsets with replacement and issues the mix's sizes (mean {} bytes), as fio does with norandommap=1",
+                j.at(key),
+                j.typed(key),
+                m.mean(j.read_pct).round()
             ));
         }
         if j.verify {
@@ -107,7 +126,7 @@ pub fn notes(jobs: &[Job], ram: u64, working_set: &dyn Fn(&Job) -> Option<u64>) 
         if let (Some(s), true, false) = (j.size, j.numjobs > 1, j.has("filename")) {
             let total = s.saturating_mul(u64::from(j.numjobs));
             out(format!(
-                "{}: size={} with numjobs={} ({WHO}): fio lays out a file of that size per clone, {} in all{}; iogauge's {} threads share one range of {}",
+                "{}: size={} with numjobs={} ({WHO}): fio lays out a file of that size per clone, {} in all{}; iogauge's {} threads {} {}",
                 j.at("size"),
                 j.typed("size"),
                 j.numjobs,
@@ -117,6 +136,10 @@ pub fn notes(jobs: &[Job], ram: u64, working_set: &dyn Fn(&Job) -> Option<u64>) 
                     r => format!(" next to {} of RAM", units::iec(r)),
                 },
                 j.numjobs,
+                match j.offset_increment {
+                    Some(_) => "use one file, each its own region (offset_increment apart) of",
+                    None => "share one range of",
+                },
                 units::iec(s)
             ));
         }

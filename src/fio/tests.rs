@@ -1,6 +1,7 @@
 //! The job-file reader against fio's documented meanings.
 
 use super::*;
+use crate::workload::blocks::BsWeight;
 
 fn no_env(_: &str) -> Option<String> {
     None
@@ -124,12 +125,31 @@ fn filename_and_directory_make_the_target() {
 #[test]
 fn every_refusal_names_its_line_and_why() {
     for (text, line, why) in [
-        ("[a]\nbssplit=4k/50:64k/50\n", 2, "one block size per job"),
+        ("[a]\nbssplit=4k/50:64k/40\n", 2, "add up to 90, not 100"),
+        ("[a]\nbssplit=4k/60:64k/60:8k\n", 2, "not 100"),
+        ("[a]\nbsrange=4k\n", 2, "not a range"),
+        ("[a]\nbs=4k,8k,16k,32k\n", 2, "at most read,write,trim"),
         ("[a]\n\nnrfiles=4\n", 3, "one file"),
+        (
+            "[a]\nbs=64k\n\nrate=1k\n",
+            4,
+            "less than one IO of 65536 bytes",
+        ),
+        ("[a]\nnumjobs=2\noffset_increment=1g\n", 3, "needs size="),
+        (
+            "[a]\nsize=1g\noffset_increment=10%\n",
+            3,
+            "share of the file",
+        ),
         ("[global]\nfrobnicate=1\n[a]\n", 2, "does not support"),
-        ("[a]\nrw=randread:8\n", 2, "':N' suffix"),
+        ("[a]\nrw=randread:0\n", 2, "IOs per random offset"),
+        ("[a]\nrw=read:-8k\n", 2, "negative skip"),
+        (
+            "[a]\nrw=randread:8\nrw_sequencer=identical\n",
+            3,
+            "one offset",
+        ),
         ("[a]\nrw=trim\n", 2, "trims"),
-        ("[a]\nbs=4k,64k\n", 2, "per direction"),
         ("[a]\nsize=250%\n", 2, "1% to 100%"),
         ("[a]\nioengine=spdk\n", 2, "io_uring"),
         ("[a]\nrw=read\nfsync=1\n", 3, "follows writes"),
@@ -229,4 +249,107 @@ fn steady_state_options_map_to_until_stable() {
     assert!(jobs("[a]\nss=iops:10%\nss_dur=30\nss_ramp=5\n")[0].steady);
     assert!(refusal("[a]\nss=latency:10%\n").contains("iops, iops_slope"));
     assert!(refusal("[a]\nss_dur=30\n").contains("goes with ss="));
+}
+
+fn w(bs: u64, weight: u64) -> BsWeight {
+    BsWeight { bs, weight }
+}
+
+#[test]
+fn block_size_mixes_map_to_a_mix() {
+    // bssplit: the same sizes for reads and writes; the job's bs is the smallest.
+    let j = &jobs("[a]\nrw=randrw\nbssplit=4k/50:64k/50\n")[0];
+    let m = j.mix.as_ref().unwrap();
+    assert_eq!(m.read, vec![w(4096, 50), w(65536, 50)]);
+    assert_eq!(m.write, m.read);
+    assert_eq!(j.bs, 4096);
+    // Sizes without a percentage share what is left, as in fio.
+    let j = &jobs("[a]\nrw=randread\nbssplit=4k/10:8k:16k\n")[0];
+    assert_eq!(
+        j.mix.as_ref().unwrap().read,
+        vec![w(4096, 10), w(8192, 45), w(16384, 45)]
+    );
+    // Per direction with ','.
+    let j = &jobs("[a]\nrw=randrw\nbssplit=4k/90:8k/10,64k/50:1m/50\n")[0];
+    let m = j.mix.as_ref().unwrap();
+    assert_eq!(m.read, vec![w(4096, 90), w(8192, 10)]);
+    assert_eq!(m.write, vec![w(65536, 50), w(1 << 20, 50)]);
+    // bs=R,W: one size per direction.
+    let j = &jobs("[a]\nrw=randrw\nbs=4k,64k\n")[0];
+    let m = j.mix.as_ref().unwrap();
+    assert_eq!(
+        (m.read.clone(), m.write.clone()),
+        (vec![w(4096, 1)], vec![w(65536, 1)])
+    );
+    // ... which on a pattern that only reads is one size: no mix.
+    let j = &jobs("[a]\nrw=randread\nbs=4k,64k\n")[0];
+    assert_eq!((j.mix.clone(), j.bs), (None, 4096));
+    let j = &jobs("[a]\nrw=write\nbs=4k,64k\n")[0];
+    assert_eq!((j.mix.clone(), j.bs), (None, 65536));
+    assert_eq!(jobs("[a]\nbs=8k,8k\n")[0].mix, None);
+    // bsrange (and its long name): fio's sizes, the multiples of the smallest.
+    let j = &jobs("[a]\nrw=randread\nbsrange=4k-16k\n")[0];
+    assert_eq!(
+        j.mix.as_ref().unwrap().read,
+        vec![w(4096, 4096), w(8192, 4096), w(12288, 4096), w(16384, 4096)]
+    );
+    let j = &jobs("[a]\nrw=randread\nblocksize_range=16k-4k\n")[0];
+    assert_eq!(j.mix.as_ref().unwrap().read.len(), 4);
+    // bssplit wins over bs, as in fio.
+    let j = &jobs("[global]\nbs=4k\n[a]\nrw=randread\nbssplit=8k/50:16k/50\n")[0];
+    assert_eq!(j.bs, 8192);
+    // rate= paces the mean size.
+    let j = &jobs("[a]\nrw=randread\nbssplit=4k/50:12k/50\nrate=8m\n")[0];
+    assert_eq!(j.rate_iops, Some(1024.0));
+    // ... of the sizes the pattern issues: a read job's bs=4k,64k paces 4k reads.
+    let j = &jobs("[a]\nrw=randread\nbs=4k,64k\nrate=4m\n")[0];
+    assert_eq!(j.rate_iops, Some(1024.0));
+}
+
+#[test]
+fn rw_suffixes_map_to_runs_and_skips() {
+    let j = &jobs("[a]\nrw=randread:8\n")[0];
+    assert_eq!((j.rw, j.seq_run, j.seq_skip), (Rw::Randread, 8, 0));
+    let j = &jobs("[a]\nreadwrite=randrw:16\nrw_sequencer=sequential\n")[0];
+    assert_eq!((j.rw, j.seq_run), (Rw::Randrw, 16));
+    // On a sequential pattern the number is a size: bytes skipped after each IO.
+    let j = &jobs("[a]\nrw=write:64k\n")[0];
+    assert_eq!((j.rw, j.seq_run, j.seq_skip), (Rw::Write, 1, 65536));
+    let j = &jobs("[a]\nrw=read\n")[0];
+    assert_eq!((j.seq_run, j.seq_skip), (1, 0));
+}
+
+#[test]
+fn offset_increment_gives_each_clone_its_region() {
+    let j = &jobs("[a]\nsize=1g\nnumjobs=4\noffset_increment=2g\n")[0];
+    assert_eq!((j.offset_increment, j.size), (Some(2 << 30), Some(1 << 30)));
+    assert_eq!(
+        jobs("[a]\nsize=1g\noffset_increment=0\n")[0].offset_increment,
+        None
+    );
+}
+
+#[test]
+fn a_random_mix_under_fios_random_map_is_told() {
+    let notes = |text: &str| super::measures::notes(&jobs(text), 0, &|_| None);
+    let n = notes("[a]\nrw=randread\nbssplit=4k/50:64k/50\n");
+    assert!(
+        n.iter().any(
+            |n| n.starts_with("t.fio:3: bssplit=4k/50:64k/50 on random IO")
+                && n.contains("cuts each IO short")
+                && n.contains("mean 34816 bytes")
+        ),
+        "{n:?}"
+    );
+    // Near misses: norandommap=1, a sequential pattern, one size.
+    for text in [
+        "[a]\nrw=randread\nbssplit=4k/50:64k/50\nnorandommap=1\n",
+        "[a]\nrw=read\nbssplit=4k/50:64k/50\n",
+        "[a]\nrw=randread\nbs=4k\n",
+    ] {
+        assert!(
+            !notes(text).iter().any(|n| n.contains("random map")),
+            "{text}"
+        );
+    }
 }

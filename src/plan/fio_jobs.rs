@@ -1,6 +1,7 @@
 //! fio job files as a plan: each job a cell, every option mapped or refused with its line.
 
 use super::*;
+use crate::workload::Shape;
 
 /// `iogauge fio`: every job of the job files becomes a group of one cell, in file order. What
 /// a job sets for the whole run in iogauge (the target, the engine, the ramp, where random IOs
@@ -101,8 +102,26 @@ pub fn from_fio(args: &FioArgs) -> Result<Plan> {
             j.typed("size")
         )));
     }
+    if let Some(j) = jobs
+        .iter()
+        .find(|j| j.offset_increment.is_some_and(|i| !i.is_multiple_of(4096)))
+    {
+        return Err(usage(format!(
+            "{}: offset_increment={} is not a multiple of 4KiB, which O_DIRECT needs",
+            j.at("offset_increment"),
+            j.typed("offset_increment")
+        )));
+    }
+    // The bytes a job spans: its size, and with offset_increment the clones' regions after
+    // the first (clone i starts i × offset_increment in, as fio places it).
+    let span = |j: &Job| {
+        j.size.map(|s| {
+            let stride = j.offset_increment.filter(|_| j.numjobs > 1).unwrap_or(0);
+            s.saturating_add(stride.saturating_mul(u64::from(j.numjobs - 1)))
+        })
+    };
     // The created file (or the range used) is the largest job's; smaller jobs use its start.
-    let size = jobs.iter().filter_map(|j| j.size).max();
+    let size = jobs.iter().filter_map(span).max();
     let t = TargetArgs {
         target: first.path.clone(),
         size,
@@ -141,6 +160,23 @@ pub fn from_fio(args: &FioArgs) -> Result<Plan> {
     let mut groups = Vec::new();
     for j in &jobs {
         let bs = check_bs("bs", j.bs).map_err(|e| usage(format!("{}: {e}", j.at("bs"))))?;
+        if let Some(m) = &j.mix {
+            // Where the mix was set: bssplit wins over bsrange over bs, as in fio.
+            let key = ["bssplit", "bsrange", "bs"]
+                .into_iter()
+                .find(|k| j.has(k))
+                .unwrap_or("bs");
+            for w in m.all() {
+                check_bs(key, w.bs).map_err(|e| usage(format!("{}: {e}", j.at(key))))?;
+            }
+            if j.verify {
+                return Err(usage(format!(
+                    "{}: verify with a block-size mix ({key}={}) is not supported: iogauge's verify tracks one block size; give one bs for a verifying job",
+                    j.at("verify"),
+                    j.typed(key)
+                )));
+            }
+        }
         check_count("numjobs", j.numjobs, MAX_THREADS)
             .map_err(|e| usage(format!("{}: {e}", j.at("numjobs"))))?;
         check_count("iodepth", j.iodepth, MAX_IODEPTH)
@@ -186,8 +222,14 @@ pub fn from_fio(args: &FioArgs) -> Result<Plan> {
             odsync: j.odsync,
             direct: Some(j.direct),
             length,
-            range: j.size.filter(|s| Some(*s) != size),
+            range: span(j).filter(|s| Some(*s) != size),
             options: Vec::new(),
+            shape: Shape {
+                mix: j.mix.clone(),
+                seq_run: j.seq_run,
+                seq_skip: j.seq_skip,
+                stride: j.offset_increment.filter(|_| j.numjobs > 1),
+            },
         });
     }
     let suite = Suite {
@@ -210,7 +252,11 @@ pub fn from_fio(args: &FioArgs) -> Result<Plan> {
     };
     let cells = cells::expand(&suite, &Overrides::default()).map_err(usage)?;
     let working_set = |j: &Job| {
-        j.size.or_else(|| match &j.path {
+        // Clones offset_increment apart touch their regions, or the span where they overlap.
+        let clones = j.size.map(|s| s.saturating_mul(u64::from(j.numjobs)));
+        let regions = span(j).zip(clones).map(|(a, b)| a.min(b));
+        let regions = regions.filter(|_| j.offset_increment.is_some());
+        regions.or(j.size).or_else(|| match &j.path {
             None => Some(crate::target::DEFAULT_CREATED_SIZE),
             Some(p) => crate::target::existing_size(p),
         })

@@ -42,6 +42,7 @@ pub fn from_probe_cache(args: &crate::cli::ProbeCacheArgs) -> Result<Plan> {
             length,
             range: Some(ws),
             options: Vec::new(),
+            shape: Default::default(),
         };
         groups.push(group(
             format!("warm {}", units::iec(ws)),

@@ -125,7 +125,15 @@ fn job(r: &ResultDoc, name: &str) -> Value {
         opts.insert(k.into(), Value::String(v));
     };
     opt("name", name.to_string());
-    opt("rw", w.rw.name().into());
+    let suffix = match (w.seq_run, w.seq_skip) {
+        (Some(n), _) => format!(":{n}"),
+        (_, Some(b)) => format!(":{b}"),
+        _ => String::new(),
+    };
+    opt("rw", format!("{}{suffix}", w.rw.name()));
+    if let Some(i) = w.offset_increment {
+        opt("offset_increment", i.to_string());
+    }
     if matches!(w.rw, crate::workload::Rw::Rw | crate::workload::Rw::Randrw) {
         opt("rwmixread", w.mix_read_pct.to_string());
     }
@@ -138,6 +146,9 @@ fn job(r: &ResultDoc, name: &str) -> Value {
             b => b.to_string(),
         },
     );
+    if let Some(m) = &w.bs_mix {
+        opt("bssplit", m.fio_split());
+    }
     opt("iodepth", w.iodepth.to_string());
     opt("numjobs", w.threads.to_string());
     opt("ioengine", w.engine.clone());

@@ -22,6 +22,7 @@ fn null_spec(limit: Limit) -> Spec {
         complete_batch: 1,
         distribution: Default::default(),
         rate_per_thread: None,
+        shape: Default::default(),
     }
 }
 

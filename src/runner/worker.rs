@@ -59,22 +59,12 @@ pub fn work<E: Engine>(
 ) -> WorkerOut {
     let spec = cfg.spec;
     let depth = spec.iodepth as usize;
-    let bs = spec.bs as u32;
     let measure_start = origin + spec.ramp;
     let deadline = match spec.limit {
         Limit::Time(t) => Some(measure_start + t),
         Limit::Data(_) => None,
     };
-    let mut offsets = Offsets::new(
-        spec.rw.random(),
-        spec.distribution,
-        spec.seed,
-        cfg.id,
-        spec.threads,
-        cfg.range_start,
-        cfg.range_bytes,
-        spec.bs,
-    );
+    let mut offsets = Offsets::of(spec, cfg.id, cfg.range_start, cfg.range_bytes);
     let sync_op = spec.sync.map(|(k, n)| {
         let op = match k {
             SyncKind::Fsync => Op::Fsync,
@@ -123,6 +113,8 @@ pub fn work<E: Engine>(
     let mut free: Vec<u32> = (0..depth as u32).rev().collect();
     let mut slot_io = vec![idle; depth];
     let mut slot_t = vec![origin; depth];
+    // Each IO's own size (a block-size mix draws one per IO), counted when it completes whole.
+    let mut slot_len = vec![0u32; depth];
     // With a rate, each IO has a planned start on a fixed schedule; latency counts from it, so
     // an IO that could not start on time (the device stalled, the queue was full) shows the
     // wait it would have cost a database. The schedule never skips ahead to hide a backlog.
@@ -199,8 +191,9 @@ pub fn work<E: Engine>(
                     0 => false,
                     pct => offsets.coin(pct),
                 };
-                let offset = offsets.next_offset(!read);
+                let (offset, len) = offsets.next_io(!read);
                 slot_block[slot as usize] = offset;
+                slot_len[slot as usize] = len;
                 let op = if read {
                     if let Some(t) = tracker {
                         slot_seen[slot as usize] = t.read_begin(offset);
@@ -214,7 +207,7 @@ pub fn work<E: Engine>(
                             let ticket =
                                 v.tracker.map(|t| t.write_begin(offset)).unwrap_or_default();
                             iogauge_verify::stamp(
-                                &mut buf[..bs as usize],
+                                &mut buf[..len as usize],
                                 &v.key,
                                 offset,
                                 ticket.generation,
@@ -236,7 +229,7 @@ pub fn work<E: Engine>(
                     slot,
                     op,
                     offset,
-                    len: bs,
+                    len,
                     buf_off: 0,
                 };
                 if let Err(e) = eng.queue(io) {
@@ -250,7 +243,7 @@ pub fn work<E: Engine>(
                 // A fixed amount of data is measured data: what the ramp moves does not count
                 // against it (the clock read is one per IO only in ramped, fixed-data runs).
                 if !ramped || Instant::now() >= measure_start {
-                    issued_bytes += u64::from(bs);
+                    issued_bytes += u64::from(len);
                 }
                 // Refilling every freed slot in one burst makes the device see bursts, and
                 // each IO waits behind its burst; hand them over in small groups instead.
@@ -378,7 +371,8 @@ pub fn work<E: Engine>(
                                     None => Some(Expect::Skip),
                                 };
                                 if let Some(buf) = eng.buffer(d.slot) {
-                                    judge_read(&mut out.verify, v, &buf[..bs as usize], at, expect);
+                                    let whole = &buf[..slot_len[slot] as usize];
+                                    judge_read(&mut out.verify, v, whole, at, expect);
                                 }
                             }
                         }
@@ -392,18 +386,19 @@ pub fn work<E: Engine>(
                             }
                             None => now.duration_since(slot_t[slot]).as_nanos() as u64,
                         };
+                        let len = u64::from(slot_len[slot]);
                         if io.op == Op::Read {
                             out.read.saturating_record(lat);
                             out.reads += 1;
-                            out.read_bytes += u64::from(bs);
+                            out.read_bytes += len;
                         } else {
                             out.write.saturating_record(lat);
                             out.writes += 1;
-                            out.write_bytes += u64::from(bs);
+                            out.write_bytes += len;
                         }
                         interval.saturating_record(lat);
                         interval_ios += 1;
-                        interval_bytes += u64::from(bs);
+                        interval_bytes += len;
                         batch_ios += 1;
                     }
                 }
@@ -565,6 +560,76 @@ mod tests {
         }
     }
 
+    // A mix's bytes are each IO's own size, and the buffers hold the largest.
+    #[test]
+    fn a_mix_counts_each_ios_own_size() {
+        use crate::workload::blocks::BsWeight;
+        let sizes = vec![
+            BsWeight {
+                bs: 4096,
+                weight: 50,
+            },
+            BsWeight {
+                bs: 65536,
+                weight: 50,
+            },
+        ];
+        let spec = Spec {
+            rw: Rw::Randwrite,
+            bs: 4096,
+            threads: 1,
+            iodepth: 4,
+            engine: iogauge_engine::EngineKind::Null,
+            direct: false,
+            mix_read_pct: 0,
+            sync: None,
+            odsync: false,
+            seed: 3,
+            limit: Limit::Data(64 << 20),
+            ramp: Duration::ZERO,
+            interval: Duration::from_secs(1),
+            uring: UringOptions::default(),
+            submit_batch: 1,
+            complete_batch: 1,
+            distribution: Default::default(),
+            rate_per_thread: None,
+            shape: crate::workload::Shape {
+                mix: Some(crate::workload::BsMix {
+                    read: sizes.clone(),
+                    write: sizes,
+                }),
+                ..Default::default()
+            },
+        };
+        assert_eq!(spec.max_bs(), 65536);
+        let cfg = WorkerCfg {
+            id: 0,
+            spec: &spec,
+            range_start: 0,
+            range_bytes: 1 << 30,
+            data_budget: Some(64 << 20),
+            verify: None,
+        };
+        let shared = Shared {
+            stop: AtomicBool::new(false),
+            finished: AtomicUsize::new(0),
+            progress: vec![Live::default()],
+        };
+        let (tx, _rx) = std::sync::mpsc::channel();
+        let eng = Recorder {
+            buf: vec![0; 65536],
+            queued: Vec::new(),
+            unsubmitted: 0,
+            handed: std::rc::Rc::default(),
+            waits: std::rc::Rc::default(),
+        };
+        let out = work(eng, &cfg, &shared, &tx, Instant::now());
+        assert!(out.error.is_none());
+        let mean = out.write_bytes as f64 / out.writes as f64;
+        assert!(out.write_bytes >= 64 << 20 && out.write_bytes < (64 << 20) + 4 * 65536);
+        assert!((mean - 34816.0).abs() < 34816.0 * 0.05, "mean {mean}");
+    }
+
     /// What the worker handed over at each submit, the IOs written, and the completions each
     /// wait asked for.
     fn handed_over(
@@ -591,6 +656,7 @@ mod tests {
             complete_batch,
             distribution: Default::default(),
             rate_per_thread: None,
+            shape: Default::default(),
         };
         let cfg = WorkerCfg {
             id: 0,

@@ -40,6 +40,7 @@ pub struct Cell {
     pub files: u32,
     /// The suite a cell came from in `full`, which prefixes its name.
     pub origin: Option<String>,
+    pub shape: crate::workload::Shape,
 }
 
 impl Cell {
@@ -52,11 +53,20 @@ impl Cell {
             s.push_str(": ");
         }
         s.push_str(self.op.name());
+        // fio's `rw=randread:8` / `rw=read:64k`, as the job wrote it.
+        match (self.shape.seq_run, self.shape.seq_skip) {
+            (n, _) if n > 1 => s.push_str(&format!(":{n}")),
+            (_, b) if b > 0 => s.push_str(&format!(":{}", units::bs_label(b))),
+            _ => {}
+        }
         if self.op.mixed() {
             s.push_str(&format!(" {}/{}", self.read_pct, 100 - self.read_pct));
         }
         s.push(' ');
-        s.push_str(&units::bs_label(self.bs));
+        match &self.shape.mix {
+            Some(m) => s.push_str(&m.label()),
+            None => s.push_str(&units::bs_label(self.bs)),
+        }
         if self.threads > 1 || self.layout == Layout::Matrix {
             let plural = crate::units::plural(self.threads as usize);
             s.push_str(&format!(" × {} thread{plural}", self.threads));
@@ -184,6 +194,7 @@ pub fn expand(suite: &Suite, o: &Overrides) -> Result<Vec<Cell>, String> {
                                 range: g.range,
                                 files,
                                 origin: g.origin.clone(),
+                                shape: g.shape.clone(),
                             });
                         }
                     }

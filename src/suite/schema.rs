@@ -350,6 +350,7 @@ fn check_group(g: GroupDoc, default_time: Duration) -> Result<Group, CheckError>
         length,
         range,
         options,
+        shape: Default::default(),
     })
 }
 
