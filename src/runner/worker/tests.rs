@@ -1,0 +1,218 @@
+
+use super::*;
+use crate::runner::Live;
+use crate::workload::Rw;
+use iogauge_engine::{Caps, UringOptions};
+use std::sync::atomic::{AtomicBool, AtomicUsize};
+
+/// Completes every IO at once, and records how many IOs each hand-over to the "kernel"
+/// (submit or submit_and_reap) carried.
+struct Recorder {
+    buf: Vec<u8>,
+    queued: Vec<Io>,
+    unsubmitted: usize,
+    handed: std::rc::Rc<std::cell::RefCell<Vec<usize>>>,
+    /// The completions each wait asked for.
+    waits: std::rc::Rc<std::cell::RefCell<Vec<usize>>>,
+}
+
+impl Engine for Recorder {
+    fn caps(&self) -> Caps {
+        Caps {
+            async_depth: true,
+            does_io: false,
+            sync_ops: true,
+        }
+    }
+    fn buffer_mut(&mut self, _slot: u32) -> Option<&mut [u8]> {
+        Some(&mut self.buf)
+    }
+    fn buffer(&self, _slot: u32) -> Option<&[u8]> {
+        Some(&self.buf)
+    }
+    fn queue(&mut self, io: Io) -> std::io::Result<()> {
+        self.queued.push(io);
+        self.unsubmitted += 1;
+        Ok(())
+    }
+    fn submit(&mut self) -> std::io::Result<()> {
+        self.handed
+            .borrow_mut()
+            .push(std::mem::take(&mut self.unsubmitted));
+        Ok(())
+    }
+    fn submit_and_reap(&mut self, min: usize, done: &mut Vec<Done>) -> std::io::Result<()> {
+        self.waits.borrow_mut().push(min);
+        if self.unsubmitted > 0 {
+            self.handed
+                .borrow_mut()
+                .push(std::mem::take(&mut self.unsubmitted));
+        }
+        done.extend(self.queued.drain(..).map(|io| Done {
+            slot: io.slot,
+            res: io.len as i32,
+        }));
+        Ok(())
+    }
+    fn in_flight(&self) -> usize {
+        self.queued.len()
+    }
+}
+
+// A mix's bytes are each IO's own size, and the buffers hold the largest.
+#[test]
+fn a_mix_counts_each_ios_own_size() {
+    use crate::workload::blocks::BsWeight;
+    let sizes = vec![
+        BsWeight {
+            bs: 4096,
+            weight: 50,
+        },
+        BsWeight {
+            bs: 65536,
+            weight: 50,
+        },
+    ];
+    let spec = Spec {
+        rw: Rw::Randwrite,
+        bs: 4096,
+        threads: 1,
+        iodepth: 4,
+        engine: iogauge_engine::EngineKind::Null,
+        direct: false,
+        mix_read_pct: 0,
+        sync: None,
+        odsync: false,
+        seed: 3,
+        limit: Limit::Data(64 << 20),
+        ramp: Duration::ZERO,
+        interval: Duration::from_secs(1),
+        uring: UringOptions::default(),
+        submit_batch: 1,
+        complete_batch: 1,
+        distribution: Default::default(),
+        rate_per_thread: None,
+        shape: crate::workload::Shape {
+            mix: Some(crate::workload::BsMix {
+                read: sizes.clone(),
+                write: sizes,
+            }),
+            ..Default::default()
+        },
+    };
+    assert_eq!(spec.max_bs(), 65536);
+    let cfg = WorkerCfg {
+        id: 0,
+        spec: &spec,
+        range_start: 0,
+        range_bytes: 1 << 30,
+        data_budget: Some(64 << 20),
+        verify: None,
+    };
+    let shared = Shared {
+        stop: AtomicBool::new(false),
+        finished: AtomicUsize::new(0),
+        progress: vec![Live::default()],
+    };
+    let (tx, _rx) = std::sync::mpsc::channel();
+    let eng = Recorder {
+        buf: vec![0; 65536],
+        queued: Vec::new(),
+        unsubmitted: 0,
+        handed: std::rc::Rc::default(),
+        waits: std::rc::Rc::default(),
+    };
+    let out = work(eng, &cfg, &shared, &tx, Instant::now());
+    assert!(out.error.is_none());
+    let mean = out.write_bytes as f64 / out.writes as f64;
+    assert!(out.write_bytes >= 64 << 20 && out.write_bytes < (64 << 20) + 4 * 65536);
+    assert!((mean - 34816.0).abs() < 34816.0 * 0.05, "mean {mean}");
+}
+
+/// What the worker handed over at each submit, the IOs written, and the completions each
+/// wait asked for.
+fn handed_over(
+    submit_batch: u32,
+    depth: u32,
+    complete_batch: u32,
+) -> (Vec<usize>, u64, Vec<usize>) {
+    let spec = Spec {
+        rw: Rw::Randwrite,
+        bs: 4096,
+        threads: 1,
+        iodepth: depth,
+        engine: iogauge_engine::EngineKind::Null,
+        direct: false,
+        mix_read_pct: 0,
+        sync: None,
+        odsync: false,
+        seed: 1,
+        limit: Limit::Data(64 * 4096),
+        ramp: Duration::ZERO,
+        interval: Duration::from_secs(1),
+        uring: UringOptions::default(),
+        submit_batch,
+        complete_batch,
+        distribution: Default::default(),
+        rate_per_thread: None,
+        shape: Default::default(),
+    };
+    let cfg = WorkerCfg {
+        id: 0,
+        spec: &spec,
+        range_start: 0,
+        range_bytes: 1 << 20,
+        data_budget: Some(64 * 4096),
+        verify: None,
+    };
+    let shared = Shared {
+        stop: AtomicBool::new(false),
+        finished: AtomicUsize::new(0),
+        progress: vec![Live::default()],
+    };
+    let (tx, _rx) = std::sync::mpsc::channel();
+    let handed = std::rc::Rc::default();
+    let waits = std::rc::Rc::default();
+    let eng = Recorder {
+        buf: vec![0; 4096],
+        queued: Vec::new(),
+        unsubmitted: 0,
+        handed: std::rc::Rc::clone(&handed),
+        waits: std::rc::Rc::clone(&waits),
+    };
+    let out = work(eng, &cfg, &shared, &tx, Instant::now());
+    assert!(out.error.is_none());
+    let handed = handed.borrow().clone();
+    let waits = waits.borrow().clone();
+    (handed, out.writes, waits)
+}
+
+#[test]
+fn queued_ios_reach_the_kernel_in_groups_of_the_submit_batch() {
+    let (handed, writes, waits) = handed_over(2, 8, 1);
+    assert!(waits.iter().all(|&w| w == 1), "{waits:?}");
+    assert_eq!(writes, 64, "every IO completed");
+    assert_eq!(
+        handed.iter().sum::<usize>(),
+        64,
+        "every IO handed over once"
+    );
+    assert_eq!(
+        handed.iter().max(),
+        Some(&2),
+        "never more than 2 at a time: {handed:?}"
+    );
+    // A batch as large as the depth hands each refill over in one burst.
+    let (handed, _, _) = handed_over(8, 8, 1);
+    assert_eq!(handed.iter().max(), Some(&8), "{handed:?}");
+}
+
+#[test]
+fn each_wait_asks_for_the_complete_batch() {
+    let (_, writes, waits) = handed_over(2, 8, 4);
+    assert_eq!(writes, 64);
+    assert!(
+        !waits.is_empty() && waits.iter().all(|&w| w == 4),
+        "{waits:?}"
+    );
+}
