@@ -467,31 +467,7 @@ fn what_the_user_typed_wrong_is_refused_before_anything_is_made() {
 #[test]
 fn ctrl_c_during_sysbench_stops_the_server_and_removes_its_directory() {
     let Some((dir, target)) = rig() else { return };
-    let mut cmd = Command::new(BIN);
-    cmd.env("IOGAUGE_RUN_DIR", own_run_dir(dir.path()))
-        .env("IOGAUGE_DB", dir.path().join("results.db"))
-        .args(["db", "sysbench"])
-        .arg(&target)
-        .args([
-            "--tables",
-            "1",
-            "--table-size",
-            "1000",
-            "--threads",
-            "1",
-            "--time",
-            "60s",
-        ]);
-    let mut run = Spawned::start(cmd);
-    // "[1/1] sysbench oltp_read_write · 1 threads …": the measurement begins.
-    run.wait_for("] sysbench ", WATCHDOG);
-    assert!(!servers_in(&target).is_empty(), "a server runs");
-    run.signal("INT");
-    let out = run.finish(WATCHDOG);
-    let err = stderr_of(&out);
-    assert_eq!(out.status.code(), Some(130), "{err}");
-    assert_eq!(servers_in(&target), "", "{err}");
-    assert!(left_in(&target).is_empty(), "{:?}", left_in(&target));
+    ctrl_c_stops_the_server(dir.path(), &target, &[], servers_in);
 }
 
 #[test]
@@ -756,29 +732,48 @@ fn ctrl_c_during_postgres_sysbench_stops_the_cluster_and_removes_it() {
     let Some((dir, target)) = pg_rig() else {
         return;
     };
+    ctrl_c_stops_the_server(
+        dir.path(),
+        &target,
+        &["--server", "postgres"],
+        pg_servers_in,
+    );
+}
+
+/// Ctrl-C once the measurement has begun: exit 130, the server stopped (`servers` lists the
+/// ones running from `target`), and nothing left in `target`.
+fn ctrl_c_stops_the_server(
+    dir: &Path,
+    target: &Path,
+    server: &[&str],
+    servers: fn(&Path) -> String,
+) {
     let mut cmd = Command::new(BIN);
-    cmd.env("IOGAUGE_RUN_DIR", own_run_dir(dir.path()))
-        .env("IOGAUGE_DB", dir.path().join("results.db"))
+    cmd.env("IOGAUGE_RUN_DIR", own_run_dir(dir))
+        .env("IOGAUGE_DB", dir.join("results.db"))
         .args(["db", "sysbench"])
-        .arg(&target)
+        .arg(target)
+        .args(server)
         .args([
-            "--server",
-            "postgres",
             "--tables",
             "1",
             "--table-size",
             "1000",
-        ])
-        .args(["--threads", "1", "--time", "60s"]);
+            "--threads",
+            "1",
+            "--time",
+            "60s",
+        ]);
     let mut run = Spawned::start(cmd);
+    // "[1/1] sysbench oltp_read_write · 1 threads …": the measurement begins.
     run.wait_for("] sysbench ", WATCHDOG);
-    assert!(!pg_servers_in(&target).is_empty(), "a server runs");
+    assert!(!servers(target).is_empty(), "a server runs");
     run.signal("INT");
     let out = run.finish(WATCHDOG);
     let err = stderr_of(&out);
     assert_eq!(out.status.code(), Some(130), "{err}");
-    assert_eq!(pg_servers_in(&target), "", "{err}");
-    assert!(left_in(&target).is_empty(), "{:?}", left_in(&target));
+    assert_eq!(servers(target), "", "{err}");
+    assert!(left_in(target).is_empty(), "{:?}", left_in(target));
 }
 
 #[test]

@@ -1,4 +1,3 @@
-
 use super::*;
 use crate::runner::Live;
 use crate::workload::Rw;
