@@ -108,7 +108,7 @@ pub fn parse_list<T>(s: &str, item: impl Fn(&str) -> Result<T, String>) -> Resul
     items.into_iter().map(item).collect()
 }
 
-pub use iogauge_units::{bs_label, count, duration, iec, latency, mb_s, mib_s, plural};
+pub use iogauge_units::{bs_label, count, duration, iec, iec_f64, latency, mb_s, mib_s, plural};
 
 #[cfg(test)]
 mod tests {

@@ -39,7 +39,7 @@ pub fn notes(jobs: &[Job], ram: u64, working_set: &dyn Fn(&Job) -> Option<u64>) 
                 j.typed("rate"),
                 units::count(r),
                 match &j.mix {
-                    Some(m) => format!("the mix's mean size, {} bytes", m.mean(50).round()),
+                    Some(m) => format!("the mix's mean size, {}", units::iec_f64(m.mean(50))),
                     None => format!("bs={}", j.typed("bs")),
                 }
             ));
@@ -54,10 +54,10 @@ pub fn notes(jobs: &[Job], ram: u64, working_set: &dyn Fn(&Job) -> Option<u64>) 
                 .find(|k| j.has(k))
                 .unwrap_or("bs");
             out(format!(
-                "{}: {key}={} on random IO with fio's random map (no norandommap=1) ({WHO}): once the map fills, fio cuts each IO short at blocks it has already used, so its IOs come out smaller than the mix; iogauge draws offsets with replacement and issues the mix's sizes (mean {} bytes), as fio does with norandommap=1",
+                "{}: {key}={} on random IO with fio's random map (no norandommap=1) ({WHO}): once the map fills, fio cuts each IO short at blocks it has already used, so its IOs come out smaller than the mix; iogauge draws offsets with replacement and issues the mix's sizes (mean {}), as fio does with norandommap=1",
                 j.at(key),
                 j.typed(key),
-                m.mean(j.read_pct).round()
+                units::iec_f64(m.mean(j.read_pct))
             ));
         }
         if j.verify {

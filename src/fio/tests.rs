@@ -337,7 +337,7 @@ fn a_random_mix_under_fios_random_map_is_told() {
         n.iter().any(
             |n| n.starts_with("t.fio:3: bssplit=4k/50:64k/50 on random IO")
                 && n.contains("cuts each IO short")
-                && n.contains("mean 34816 bytes")
+                && n.contains("mean 34 KiB")
         ),
         "{n:?}"
     );
