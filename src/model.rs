@@ -372,6 +372,10 @@ pub struct EngineDoc {
     /// group is timed when the group is reaped).
     #[serde(default = "one", skip_serializing_if = "is_one")]
     pub complete_batch: u32,
+    /// The complete batch was iogauge's choice (`--complete-batch auto`, the default): after
+    /// trying one completion at a time and all in flight, whichever moved more IOs by a margin.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub complete_auto: bool,
 }
 
 fn one() -> u32 {

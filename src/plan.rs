@@ -288,7 +288,7 @@ pub fn from_run(args: &RunArgs) -> Result<Plan> {
     }
     let mut env = env(&args.target, w.seed, w.ramp, w.interval);
     match env.complete_batch {
-        1 => {}
+        0 | 1 => {}
         n if env.engine == EngineKind::Psync => {
             return Err(usage(format!(
                 "--complete-batch {n} groups io_uring completions; psync has none to group: drop it, or use --engine io_uring"

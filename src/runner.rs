@@ -370,12 +370,12 @@ fn watch(
     display: &Display,
     threads: usize,
 ) -> Watched {
-    let measure_start = t0 + spec.ramp;
+    let measure_start = t0 + spec.lead_in();
     let mut stopped_early = false;
     let mut ticks: Vec<f64> = Vec::new();
     let mut tick_from: Option<(Instant, u64)> = None;
     let total = match spec.limit {
-        Limit::Time(t) => spec.ramp + t,
+        Limit::Time(t) => spec.lead_in() + t,
         Limit::Data(_) => Duration::ZERO,
     };
     let bar = progress_bar(spec, display, total);
@@ -383,7 +383,7 @@ fn watch(
     let mut last_ios = 0u64;
     let mut last_t = Instant::now();
     let mut rate = 0.0;
-    if spec.ramp.is_zero() {
+    if spec.lead_in().is_zero() {
         // The measurement starts now: its CPU time too (the first tick is 100 ms away).
         cpu_start = Some(sys::process_cpu());
     }
@@ -423,7 +423,11 @@ fn watch(
                 }
                 Limit::Data(_) => bar.set_position((ios as f64 * spec.mean_bs()) as u64),
             }
-            let phase = if elapsed < spec.ramp { "ramp · " } else { "" };
+            let phase = if elapsed < spec.lead_in() {
+                "ramp · "
+            } else {
+                ""
+            };
             bar.set_message(format!(
                 "{phase}{} IOPS · {}",
                 units::count(rate),
@@ -628,7 +632,8 @@ fn merge(
             registered_buffers: s.registered_buffers,
             registered_files: s.registered_files,
             buffers: String::new(),
-            complete_batch: spec.complete_batch.min(spec.iodepth),
+            complete_batch: workers.iter().map(|w| w.complete_batch).max().unwrap_or(1),
+            complete_auto: spec.complete_batch == 0,
         },
         None => EngineDoc {
             name: spec.engine.name().into(),

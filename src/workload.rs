@@ -168,7 +168,8 @@ pub struct Spec {
     pub uring: UringOptions,
     /// Queued IOs handed to the kernel at a time (see `--submit-batch`).
     pub submit_batch: u32,
-    /// Completions waited for at a time (see `--complete-batch`).
+    /// Completions waited for at a time (see `--complete-batch`); 0 is auto: the worker first
+    /// tries waiting for one and for all in flight ([`CALIBRATION`]) and keeps the faster.
     pub complete_batch: u32,
     /// Where random IOs land.
     pub distribution: Distribution,
@@ -178,7 +179,22 @@ pub struct Spec {
     pub shape: Shape,
 }
 
+/// How long an auto `--complete-batch` tries both ways of waiting, before the ramp: four
+/// phases, one at a time and all in flight in turn, so a drift of the machine hits both.
+pub const CALIBRATION: Duration = Duration::from_millis(400);
+
 impl Spec {
+    /// Time from the start to the measurement: the calibration of an auto complete batch, then
+    /// the ramp.
+    pub fn lead_in(&self) -> Duration {
+        let calibration = if self.complete_batch == 0 {
+            CALIBRATION
+        } else {
+            Duration::ZERO
+        };
+        calibration + self.ramp
+    }
+
     pub fn writes(&self) -> bool {
         self.mix_read_pct < 100
     }

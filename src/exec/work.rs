@@ -93,7 +93,7 @@ pub fn of(cell: &Cell, env: &Env, range: u64, logical_block: u32) -> Result<Work
         interval: env.interval,
         uring: env.uring,
         submit_batch: env.submit_batch,
-        complete_batch: env.complete_batch,
+        complete_batch: complete_batch(env, cell, iodepth),
         distribution: env.distribution,
         rate_per_thread: env.rate.map(|r| r.per_thread(threads)),
         shape: cell.shape.clone(),
@@ -112,6 +112,11 @@ pub fn of(cell: &Cell, env: &Env, range: u64, logical_block: u32) -> Result<Work
     };
     match cell.op.rw() {
         Some(rw) if cell.files > 1 => {
+            // A slice per file is too short to spend a calibration on.
+            let base = Spec {
+                complete_batch: base.complete_batch.max(1),
+                ..base
+            };
             let per = file_size(range, cell.files);
             let limit = match cell.length {
                 Length::Time(t) => Limit::Time((t / cell.files).max(MIN_SLICE)),
@@ -150,6 +155,7 @@ pub fn of(cell: &Cell, env: &Env, range: u64, logical_block: u32) -> Result<Work
                 rw: Rw::Read,
                 mix_read_pct: 100,
                 limit: limit(2 * half, 2),
+                complete_batch: base.complete_batch.max(1),
                 ..base
             };
             let write = Spec {
@@ -163,6 +169,26 @@ pub fn of(cell: &Cell, env: &Env, range: u64, logical_block: u32) -> Result<Work
                 half,
             })
         }
+    }
+}
+
+/// Fewest IOs in flight per thread for which an auto complete batch tries waiting for all of
+/// them: below, a wake-up per completion costs little and batches would be small.
+pub const AUTO_MIN_DEPTH: u32 = 8;
+
+/// `--complete-batch` for a cell: what the user gave, or for auto (0) a trial where it can tell
+/// anything (io_uring keeping [`AUTO_MIN_DEPTH`] in flight for a time, without a rate or syncs,
+/// which set the pace themselves) and one completion at a time elsewhere.
+fn complete_batch(env: &Env, cell: &Cell, iodepth: u32) -> u32 {
+    let trial = env.engine == EngineKind::IoUring
+        && iodepth >= AUTO_MIN_DEPTH
+        && env.rate.is_none()
+        && cell.sync.is_none()
+        && matches!(cell.length, Length::Time(_));
+    match env.complete_batch {
+        0 if trial => 0,
+        0 => 1,
+        n => n,
     }
 }
 

@@ -141,7 +141,7 @@ pub fn from_fio(args: &FioArgs) -> Result<Plan> {
         submit_batch: first
             .submit_batch
             .unwrap_or(iogauge_engine::DEFAULT_SUBMIT_BATCH),
-        complete_batch: first.complete_batch.unwrap_or(1),
+        complete_batch: first.complete_batch.unwrap_or(0),
     };
     // randrepeat=0 asks for a new sequence each run: drawn here and kept in the document.
     let seed = first

@@ -220,9 +220,14 @@ pub fn result(r: &ResultDoc) -> String {
         let _ = write!(eng, "; buffers on {}", e.buffers);
     }
     if e.complete_batch > 1 {
+        let why = if e.complete_auto {
+            ", chosen: waiting for each moved 10% fewer IOs"
+        } else {
+            ""
+        };
         let _ = write!(
             eng,
-            "; completions reaped {} at a time (an IO's latency may be late by up to {} completions)",
+            "; completions reaped {} at a time{why} (an IO's latency may be late by up to {} completions)",
             e.complete_batch,
             e.complete_batch - 1
         );

@@ -215,3 +215,119 @@ fn each_wait_asks_for_the_complete_batch() {
         "{waits:?}"
     );
 }
+
+/// Completes `min` IOs per wait (at least one), spinning `per_wait` for each wait (a wake-up's
+/// cost) and `per_io` for each IO (the device's work): a stand-in for a device that outruns
+/// wake-ups, or one that does not.
+struct Paced {
+    buf: Vec<u8>,
+    queued: std::collections::VecDeque<Io>,
+    per_wait: Duration,
+    per_io: Duration,
+}
+
+fn spin(d: Duration) {
+    let until = Instant::now() + d;
+    while Instant::now() < until {
+        std::hint::spin_loop();
+    }
+}
+
+impl Engine for Paced {
+    fn caps(&self) -> Caps {
+        Caps {
+            async_depth: true,
+            does_io: false,
+            sync_ops: false,
+        }
+    }
+    fn buffer_mut(&mut self, _slot: u32) -> Option<&mut [u8]> {
+        Some(&mut self.buf)
+    }
+    fn buffer(&self, _slot: u32) -> Option<&[u8]> {
+        Some(&self.buf)
+    }
+    fn queue(&mut self, io: Io) -> std::io::Result<()> {
+        self.queued.push_back(io);
+        Ok(())
+    }
+    fn submit_and_reap(&mut self, min: usize, done: &mut Vec<Done>) -> std::io::Result<()> {
+        let n = min.max(1).min(self.queued.len());
+        spin(self.per_wait + self.per_io * n as u32);
+        done.extend(self.queued.drain(..n).map(|io| Done {
+            slot: io.slot,
+            res: io.len as i32,
+        }));
+        Ok(())
+    }
+    fn in_flight(&self) -> usize {
+        self.queued.len()
+    }
+}
+
+/// The complete batch an auto worker settles on against a [`Paced`] engine, and its reads.
+fn auto_choice(per_wait: Duration, per_io: Duration) -> (u32, u64) {
+    let spec = Spec {
+        rw: Rw::Randread,
+        bs: 4096,
+        threads: 1,
+        iodepth: 8,
+        engine: iogauge_engine::EngineKind::Null,
+        direct: false,
+        mix_read_pct: 100,
+        sync: None,
+        odsync: false,
+        seed: 1,
+        limit: Limit::Time(Duration::from_millis(100)),
+        ramp: Duration::ZERO,
+        interval: Duration::from_secs(1),
+        uring: UringOptions::default(),
+        submit_batch: 2,
+        complete_batch: 0,
+        distribution: Default::default(),
+        rate_per_thread: None,
+        shape: Default::default(),
+    };
+    let cfg = WorkerCfg {
+        id: 0,
+        spec: &spec,
+        range_start: 0,
+        range_bytes: 1 << 20,
+        data_budget: None,
+        verify: None,
+    };
+    let shared = Shared {
+        stop: AtomicBool::new(false),
+        finished: AtomicUsize::new(0),
+        progress: vec![Live::default()],
+    };
+    let (tx, _rx) = std::sync::mpsc::channel();
+    let eng = Paced {
+        buf: vec![0; 4096],
+        queued: Default::default(),
+        per_wait,
+        per_io,
+    };
+    let out = work(eng, &cfg, &shared, &tx, Instant::now());
+    assert!(out.error.is_none());
+    (out.complete_batch, out.reads)
+}
+
+#[test]
+fn auto_waits_for_all_in_flight_when_each_wake_up_costs_more_than_the_io() {
+    // Each wait costs 40 µs whatever it reaps: one at a time moves an eighth of what eight do.
+    let (batch, reads) = auto_choice(Duration::from_micros(40), Duration::ZERO);
+    assert_eq!(
+        batch, 8,
+        "the trial should keep waiting for all 8 in flight"
+    );
+    assert!(reads > 0, "the measurement after the trial counted nothing");
+}
+
+#[test]
+fn auto_keeps_one_at_a_time_when_the_device_is_the_limit() {
+    // The near miss: every IO costs the same 20 µs however it is waited for, so waiting for
+    // all moves no more IOs and per-IO timing stays exact.
+    let (batch, _) = auto_choice(Duration::ZERO, Duration::from_micros(20));
+    assert_eq!(batch, 1, "batching gained nothing and must not be chosen");
+}
