@@ -15,7 +15,7 @@ use values::{bs_range, bs_split, count, distribution, flag, per_direction};
 pub use values::{size, time};
 
 use crate::workload::blocks::BsWeight;
-use crate::workload::{BsMix, Distribution, Rw, SyncKind};
+use crate::workload::{BsMix, Distribution, FileService, Rw, SyncKind};
 use ini::{Loc, Opt};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -65,6 +65,10 @@ pub struct Job {
     pub offset: u64,
     /// `directory` joined with `filename`, or either alone.
     pub path: Option<PathBuf>,
+    /// `nrfiles`: files the job spreads its IO over, `size` split evenly among them.
+    pub nrfiles: u32,
+    /// `file_service_type`: which file each IO goes to when there are several.
+    pub file_service: FileService,
     pub sync: Option<(SyncKind, u32)>,
     /// Per job clone, as fio's rate_iops (or `rate=` in bytes/s over the block size).
     pub rate_iops: Option<f64>,
@@ -165,11 +169,7 @@ const NO_EFFECT: [(&str, &str); 6] = [
 ];
 
 /// Options iogauge knows and cannot honour, with the reason given to the user.
-const REFUSED: [(&str, &str); 10] = [
-    (
-        "nrfiles",
-        "fio switches among the job's files every IO (file_service_type); an iogauge job uses one file (or device)",
-    ),
+const REFUSED: [(&str, &str); 9] = [
     (
         "wait_for",
         "iogauge runs jobs one after another, so there is nothing to wait for",
@@ -195,6 +195,36 @@ const REFUSED: [(&str, &str); 10] = [
     ),
     ("fsync_on_close", "not mapped; fsync=N syncs within the job"),
 ];
+
+/// The most files a job may spread its IO over: each is a descriptor per worker.
+const MAX_FILES: u32 = 4096;
+
+/// `file_service_type`: roundrobin and random with an optional `:K` (IOs per file before the
+/// next), and sequential. fio's skewed kinds pick files by a distribution, which iogauge does not.
+fn file_service(v: &str) -> Result<FileService, String> {
+    let (kind, k) = match v.split_once(':') {
+        Some((kind, k)) => (kind, Some(k)),
+        None => (v, None),
+    };
+    let per = || match k {
+        None => Ok(1),
+        Some(k) => k
+            .parse::<u32>()
+            .ok()
+            .filter(|k| *k >= 1)
+            .ok_or_else(|| format!("give the IOs per file after ':', e.g. {kind}:8")),
+    };
+    match kind {
+        "roundrobin" => Ok(FileService::RoundRobin(per()?)),
+        "random" => Ok(FileService::Random(per()?)),
+        "sequential" if k.is_none() => Ok(FileService::Sequential),
+        "sequential" => Err("sequential takes no ':K'".into()),
+        "zipf" | "pareto" | "normal" | "gauss" => Err(format!(
+            "{kind} picks files by a skewed distribution, which iogauge does not do; use roundrobin, sequential or random (random_distribution shapes offsets within each file)"
+        )),
+        _ => Err("fio's file_service_type is roundrobin, sequential or random (each but sequential with an optional :K)".into()),
+    }
+}
 
 fn job(name: &str, at: Loc, opts: &[Opt]) -> Result<Job, String> {
     // The last setting of each option wins, [global]'s first, as fio reads them.
@@ -244,6 +274,8 @@ fn job(name: &str, at: Loc, opts: &[Opt]) -> Result<Job, String> {
         size_pct: None,
         offset: 0,
         path: None,
+        nrfiles: 1,
+        file_service: FileService::default(),
         sync: None,
         rate_iops: None,
         verify: false,
@@ -371,10 +403,21 @@ fn job(name: &str, at: Loc, opts: &[Opt]) -> Result<Job, String> {
             "filename" => {
                 if v.contains(':') {
                     return Err(bad(
-                        "several files joined by ':' are not supported; iogauge's job uses one file or device".into(),
+                        "several files joined by ':' are not supported (iogauge writes only files it creates, and names them); give directory= and nrfiles= instead".into(),
                     ));
                 }
                 filename = Some(v.clone());
+            }
+            "nrfiles" => {
+                j.nrfiles = count(v).map_err(bad)?;
+                if j.nrfiles > MAX_FILES {
+                    return Err(bad(format!("give at most {MAX_FILES} files")));
+                }
+            }
+            "file_service_type" => j.file_service = file_service(v).map_err(bad)?,
+            // Checked against nrfiles below: iogauge keeps every file open.
+            "openfiles" => {
+                count(v).map_err(bad)?;
             }
             "directory" => {
                 if v.contains(':') {
@@ -642,6 +685,36 @@ fn job(name: &str, at: Loc, opts: &[Opt]) -> Result<Job, String> {
             return Err(format!(
                 "{l}: offset_increment needs size= (each clone's region), e.g. size=1g"
             ));
+        }
+    }
+    if j.nrfiles > 1 {
+        let (n, l) = &set["nrfiles"];
+        if let Some((f, _)) = set.get("filename") {
+            return Err(format!(
+                "{l}: nrfiles={n} with filename={f}: iogauge creates and names the job's {n} files itself; give directory= for them instead of filename="
+            ));
+        }
+        if let Some((o, ol)) = set.get("openfiles") {
+            if count(o).is_ok_and(|o| o < j.nrfiles) {
+                return Err(format!(
+                    "{ol}: openfiles={o} is below nrfiles={n}: iogauge keeps all of a job's files open; remove openfiles or set it to {n}"
+                ));
+            }
+        }
+        if j.verify {
+            return Err(format!(
+                "{}: verify with nrfiles={n} is not supported: iogauge's verify tracks the blocks of one file; give nrfiles=1 for a verifying job",
+                set["verify"].1
+            ));
+        }
+        // filesize is each file's size (size the job's total).
+        if let (Some((fs, fl)), false) = (set.get("filesize"), set.contains_key("size")) {
+            let each = j.size.filter(|_| j.size_pct.is_none()).ok_or_else(|| {
+                format!(
+                    "{fl}: filesize={fs} with nrfiles: give each file's size, e.g. filesize=256m"
+                )
+            })?;
+            j.size = Some(each.saturating_mul(u64::from(j.nrfiles)));
         }
     }
     j.path = match (directory, filename) {

@@ -61,6 +61,9 @@ pub struct Request<'a> {
     pub quiet: bool,
     /// `--verify`: the fill stamps every 4 KiB sector as generation 0 of this run.
     pub verify: Option<iogauge_verify::RunKey>,
+    /// Test files to create (fio's `nrfiles`), each of `size`; more than one only in a
+    /// directory, since iogauge names its own files.
+    pub files: u32,
 }
 
 /// A target ready for IO. A file iogauge created is removed when this is dropped, unless kept.
@@ -101,6 +104,9 @@ pub struct Target {
     /// no claim of their own, so a cell never trips over the claim of the cell before it (an
     /// io_uring ring lets go of its file asynchronously).
     claim: Option<File>,
+    /// The other files of a job that spreads its IO over several (fio's `nrfiles`), each a
+    /// test file like this one, of the same size, removed when it is dropped.
+    pub more: Vec<Target>,
 }
 
 impl Drop for Target {
@@ -118,6 +124,25 @@ impl Drop for Target {
 }
 
 impl Target {
+    /// The bytes the IO can touch: the range of every file.
+    pub fn all_bytes(&self) -> u64 {
+        self.range_bytes.saturating_mul(u64::from(self.files()))
+    }
+
+    /// How many files the IO is spread over: 1 but for fio's `nrfiles`.
+    pub fn files(&self) -> u32 {
+        1 + self.more.len() as u32
+    }
+
+    /// Opens every file of the target for a worker, this one first (an IO names a file by its
+    /// place here), with [`Target::open`]'s checks on each.
+    pub fn open_all(&self, writes: bool, direct: bool, odsync: bool) -> Result<Vec<File>> {
+        std::iter::once(self)
+            .chain(&self.more)
+            .map(|t| t.open(writes, direct, odsync))
+            .collect()
+    }
+
     /// Opens the target for a worker with the workload's flags. Reads-only workloads open it
     /// read-only, so they cannot change a byte whatever happens. Writes to a block device need
     /// the run's claim (see `claim`), taken when the target was resolved.
@@ -204,6 +229,9 @@ pub enum Resolved<'a> {
     Create {
         req: Request<'a>,
         path: PathBuf,
+        /// The other files to create, for a request of several.
+        more: Vec<PathBuf>,
+        /// Of each file.
         size: u64,
         logical_block: u32,
     },
@@ -214,6 +242,14 @@ impl Resolved<'_> {
         match self {
             Resolved::Ready(t) => t.range_bytes,
             Resolved::Create { req, size, .. } => size - req.offset,
+        }
+    }
+
+    /// Files the IO is spread over, each `range_bytes` long.
+    pub fn files(&self) -> u32 {
+        match self {
+            Resolved::Ready(t) => t.files(),
+            Resolved::Create { more, .. } => 1 + more.len() as u32,
         }
     }
 
@@ -232,9 +268,18 @@ impl Resolved<'_> {
             Resolved::Create {
                 req,
                 path,
+                more,
                 size,
                 logical_block,
-            } => create::create(&req, path, size, logical_block, direct),
+            } => {
+                let mut first = create::create(&req, path, size, logical_block, direct)?;
+                // A file that fails removes those made before it, as `first` drops.
+                for p in more {
+                    let t = create::create(&req, p, size, logical_block, direct)?;
+                    first.more.push(t);
+                }
+                Ok(first)
+            }
         }
     }
 }
@@ -287,6 +332,24 @@ pub fn resolve<'a>(req: &Request<'a>) -> Result<Resolved<'a>> {
         None => return to_create(req, fresh_name(Path::new("."))),
     };
     refuse_system_paths(&path)?;
+    if req.files > 1 {
+        // Several files are iogauge's own, named by iogauge, in a directory: never a user's
+        // file or device, whatever the flags.
+        return match std::fs::metadata(&path) {
+            Ok(md) if md.is_dir() => to_create(req, fresh_name(&path)),
+            Ok(_) => Err(usage(format!(
+                "{} is not a directory, and {} files are iogauge's own test files; give the directory to create them in",
+                path.display(),
+                req.files
+            ))),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Err(usage(format!(
+                "directory {} does not exist; create it first or give another one for the {} test files",
+                path.display(),
+                req.files
+            ))),
+            Err(e) => Err(open_error(&path, e, false)),
+        };
+    }
     match std::fs::metadata(&path) {
         Ok(md) if md.is_dir() => to_create(req, fresh_name(&path)),
         Ok(md) if md.file_type().is_block_device() => {
@@ -305,6 +368,7 @@ pub fn resolve<'a>(req: &Request<'a>) -> Result<Resolved<'a>> {
 /// A name for a test file in `dir` that nothing holds yet — not a file, not a link: a name
 /// iogauge makes up is never one someone else chose, whatever is planted in a shared directory.
 /// (`create` opens it with O_EXCL|O_NOFOLLOW, so a name taken between now and then fails.)
+/// Several files are this name with `.1`, `.2` … appended (see `to_create`).
 fn fresh_name(dir: &Path) -> PathBuf {
     // Under MPI, host and rank too: ranks on one shared file system never pick one name.
     let pid = match crate::fleet::tag() {
@@ -420,6 +484,7 @@ fn existing_file(req: &Request, path: PathBuf, md: &std::fs::Metadata) -> Result
         claim: None,
         device: None,
         devices: Vec::new(),
+        more: Vec::new(),
     })
 }
 
@@ -497,6 +562,7 @@ fn existing_device(req: &Request, path: PathBuf, md: &std::fs::Metadata) -> Resu
         claim,
         device: None,
         devices: Vec::new(),
+        more: Vec::new(),
     })
 }
 
@@ -574,6 +640,22 @@ fn to_create<'a>(req: &Request<'a>, path: PathBuf) -> Result<Resolved<'a>> {
             units::iec(size)
         )));
     }
+    let files = req.files.max(1);
+    // The other files of several: the first's name and their number, as long as nothing is
+    // there (else another made-up name, as `fresh_name` does).
+    let more: Vec<PathBuf> = (1..files)
+        .map(|i| {
+            let mut name = path.clone().into_os_string();
+            name.push(format!(".{i}"));
+            PathBuf::from(name)
+        })
+        .collect();
+    if let Some(p) = more.iter().find(|p| std::fs::symlink_metadata(p).is_ok()) {
+        return Err(usage(format!(
+            "{} already exists, where iogauge would put one of its {files} test files; remove it or give another directory",
+            p.display()
+        )));
+    }
     let parent = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
@@ -617,11 +699,21 @@ fn to_create<'a>(req: &Request<'a>, path: PathBuf) -> Result<Resolved<'a>> {
         _ => {}
     }
     if let Some(free) = dir.as_ref().and_then(|d| sys::free_bytes(d).ok()) {
-        if free < size {
+        // All the files together.
+        let all = size.saturating_mul(u64::from(files));
+        if free < all {
+            let what = match files {
+                1 => path.display().to_string(),
+                n => format!(
+                    "{n} test files of {} in {}",
+                    units::iec(size),
+                    parent.display()
+                ),
+            };
             return Err(usage(format!(
-                "{} needs {} but only {} is free there; give a smaller --size or another directory",
-                path.display(),
-                units::iec(size),
+                "{what} need{} {} but only {} is free there; give a smaller --size or another directory",
+                if files == 1 { "s" } else { "" },
+                units::iec(all),
                 units::iec(free)
             )));
         }
@@ -630,6 +722,7 @@ fn to_create<'a>(req: &Request<'a>, path: PathBuf) -> Result<Resolved<'a>> {
         req: *req,
         logical_block: iogauge_sysinfo::logical_block_size_for(&parent).unwrap_or(512),
         path,
+        more,
         size,
     })
 }

@@ -48,6 +48,7 @@ pub(super) fn create(
         claim: None,
         device: None,
         devices: Vec::new(),
+        more: Vec::new(),
     };
     // From here on `target` removes the file on every exit path.
     if direct {

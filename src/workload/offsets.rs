@@ -226,6 +226,94 @@ impl Offsets {
     }
 }
 
+impl Offsets {
+    /// Thread `thread`'s stream in file `file` of a target of several files (fio's `nrfiles`):
+    /// [`Offsets::of`] over the file's range, with a seed of the file's own so the files'
+    /// random offsets differ. File 0's stream is the one-file stream.
+    pub fn of_file(
+        spec: &Spec,
+        thread: u32,
+        file: u32,
+        range_start: u64,
+        range_len: u64,
+    ) -> Offsets {
+        let mut o = Offsets::of(spec, thread, range_start, range_len);
+        if file > 0 {
+            let salt = (u64::from(file)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            o.rng = fastrand::Rng::with_seed(thread_seed(spec.seed ^ salt, thread));
+        }
+        o
+    }
+
+    /// IOs of one pass over this stream's region: what fio's `file_service_type=sequential`
+    /// does in a file before the next.
+    pub fn pass(&self) -> u64 {
+        match self.shaped.as_deref() {
+            Some(sh) => (sh.region / self.bs).max(1),
+            None => self.blocks,
+        }
+    }
+}
+
+/// Picks the file of each IO of a target of several files, as fio's `file_service_type` does:
+/// an index computation, no allocation. Only built when there is more than one file.
+pub struct FilePicker {
+    files: u32,
+    /// IOs per turn: roundrobin's and random's `:K`, sequential's pass.
+    turn: u64,
+    random: bool,
+    current: u32,
+    left: u64,
+    rng: fastrand::Rng,
+}
+
+impl FilePicker {
+    /// Over `files` files; `pass` is the IOs of one pass over a file (for `sequential`).
+    pub fn new(
+        kind: super::FileService,
+        files: u32,
+        pass: u64,
+        seed: u64,
+        thread: u32,
+    ) -> FilePicker {
+        use super::FileService;
+        let (turn, random) = match kind {
+            FileService::RoundRobin(k) => (u64::from(k.max(1)), false),
+            FileService::Sequential => (pass.max(1), false),
+            FileService::Random(k) => (u64::from(k.max(1)), true),
+        };
+        let mut rng = fastrand::Rng::with_seed(thread_seed(seed ^ 0x6A09_E667_F3BC_C909, thread));
+        // Threads start on different files, as fio's clones each start at their first file
+        // but with their own random state.
+        let current = match random {
+            true => rng.u32(0..files.max(1)),
+            false => 0,
+        };
+        FilePicker {
+            files: files.max(1),
+            turn,
+            random,
+            current,
+            left: turn,
+            rng,
+        }
+    }
+
+    /// The file of the next IO.
+    #[inline]
+    pub fn next(&mut self) -> usize {
+        if self.left == 0 {
+            self.left = self.turn;
+            self.current = match self.random {
+                true => self.rng.u32(0..self.files),
+                false => (self.current + 1) % self.files,
+            };
+        }
+        self.left -= 1;
+        self.current as usize
+    }
+}
+
 /// Distinct, well-mixed seeds per thread from one user seed.
 pub fn thread_seed(seed: u64, thread: u32) -> u64 {
     seed.wrapping_mul(0x9E37_79B9_7F4A_7C15)
@@ -396,7 +484,52 @@ mod tests {
             distribution: Default::default(),
             rate_per_thread: None,
             shape,
+            file_service: Default::default(),
         }
+    }
+
+    #[test]
+    fn files_are_picked_as_fios_file_service_type_says() {
+        use crate::workload::FileService;
+        let picks = |kind, n| {
+            let mut p = FilePicker::new(kind, 3, 4, 1, 0);
+            (0..n).map(|_| p.next()).collect::<Vec<usize>>()
+        };
+        assert_eq!(
+            picks(FileService::RoundRobin(1), 7),
+            [0, 1, 2, 0, 1, 2, 0],
+            "fio's default: the next file every IO"
+        );
+        assert_eq!(picks(FileService::RoundRobin(2), 7), [0, 0, 1, 1, 2, 2, 0]);
+        assert_eq!(
+            picks(FileService::Sequential, 9),
+            [0, 0, 0, 0, 1, 1, 1, 1, 2],
+            "a pass of 4 IOs, then the next file"
+        );
+        let random = picks(FileService::Random(1), 3000);
+        for f in 0..3 {
+            let n = random.iter().filter(|&&x| x == f).count();
+            assert!((800..1200).contains(&n), "file {f} drawn {n} times of 3000");
+        }
+        let runs = picks(FileService::Random(5), 50);
+        assert!(
+            runs.chunks(5).all(|c| c.iter().all(|&x| x == c[0])),
+            "random:5 keeps a file for 5 IOs: {runs:?}"
+        );
+    }
+
+    #[test]
+    fn each_file_has_its_own_positions_and_random_sequence() {
+        let s = spec(crate::workload::Rw::Randread, 1, Default::default());
+        let mut f0 = Offsets::of_file(&s, 0, 0, 0, 1 << 20);
+        let mut one = Offsets::of(&s, 0, 0, 1 << 20);
+        let mut f1 = Offsets::of_file(&s, 0, 1, 0, 1 << 20);
+        let a: Vec<u64> = (0..16).map(|_| f0.next_offset(false)).collect();
+        let b: Vec<u64> = (0..16).map(|_| one.next_offset(false)).collect();
+        let c: Vec<u64> = (0..16).map(|_| f1.next_offset(false)).collect();
+        assert_eq!(a, b, "file 0 is the one-file stream");
+        assert_ne!(a, c, "file 1 draws its own offsets");
+        assert!(c.iter().all(|o| *o < 1 << 20 && o % 4096 == 0));
     }
 
     fn split(sizes: &[(u64, u64)]) -> crate::workload::BsMix {
