@@ -11,7 +11,7 @@ pub mod ini;
 pub mod measures;
 mod values;
 
-use values::{bs_range, bs_split, count, distribution, flag, per_direction};
+use values::{bs_range, bs_split, count, distribution, file_service, flag, nrfiles, per_direction};
 pub use values::{size, time};
 
 use crate::workload::blocks::BsWeight;
@@ -196,36 +196,6 @@ const REFUSED: [(&str, &str); 9] = [
     ("fsync_on_close", "not mapped; fsync=N syncs within the job"),
 ];
 
-/// The most files a job may spread its IO over: each is a descriptor per worker.
-const MAX_FILES: u32 = 4096;
-
-/// `file_service_type`: roundrobin and random with an optional `:K` (IOs per file before the
-/// next), and sequential. fio's skewed kinds pick files by a distribution, which iogauge does not.
-fn file_service(v: &str) -> Result<FileService, String> {
-    let (kind, k) = match v.split_once(':') {
-        Some((kind, k)) => (kind, Some(k)),
-        None => (v, None),
-    };
-    let per = || match k {
-        None => Ok(1),
-        Some(k) => k
-            .parse::<u32>()
-            .ok()
-            .filter(|k| *k >= 1)
-            .ok_or_else(|| format!("give the IOs per file after ':', e.g. {kind}:8")),
-    };
-    match kind {
-        "roundrobin" => Ok(FileService::RoundRobin(per()?)),
-        "random" => Ok(FileService::Random(per()?)),
-        "sequential" if k.is_none() => Ok(FileService::Sequential),
-        "sequential" => Err("sequential takes no ':K'".into()),
-        "zipf" | "pareto" | "normal" | "gauss" => Err(format!(
-            "{kind} picks files by a skewed distribution, which iogauge does not do; use roundrobin, sequential or random (random_distribution shapes offsets within each file)"
-        )),
-        _ => Err("fio's file_service_type is roundrobin, sequential or random (each but sequential with an optional :K)".into()),
-    }
-}
-
 fn job(name: &str, at: Loc, opts: &[Opt]) -> Result<Job, String> {
     // The last setting of each option wins, [global]'s first, as fio reads them.
     let mut set: BTreeMap<String, (String, Loc)> = BTreeMap::new();
@@ -408,12 +378,7 @@ fn job(name: &str, at: Loc, opts: &[Opt]) -> Result<Job, String> {
                 }
                 filename = Some(v.clone());
             }
-            "nrfiles" => {
-                j.nrfiles = count(v).map_err(bad)?;
-                if j.nrfiles > MAX_FILES {
-                    return Err(bad(format!("give at most {MAX_FILES} files")));
-                }
-            }
+            "nrfiles" => j.nrfiles = nrfiles(v).map_err(bad)?,
             "file_service_type" => j.file_service = file_service(v).map_err(bad)?,
             // Checked against nrfiles below: iogauge keeps every file open.
             "openfiles" => {

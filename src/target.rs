@@ -11,6 +11,8 @@
 //! every exit path unless it was replaced meanwhile; when that fails, the user is told.
 
 mod create;
+
+use create::to_create;
 pub mod signatures;
 
 use crate::error::usage;
@@ -621,110 +623,6 @@ fn range_of(req: &Request, len: u64, path: &Path) -> Result<u64> {
         Some(s) => Ok(s),
         None => Ok(room),
     }
-}
-
-/// Checks a test file iogauge is to create, without creating it.
-fn to_create<'a>(req: &Request<'a>, path: PathBuf) -> Result<Resolved<'a>> {
-    let size = req.size.map_or(req.created_size, |s| s + req.offset);
-    if size < 4096 {
-        return Err(usage(format!(
-            "--size {size} is smaller than one 4KiB block; give e.g. --size 1GiB"
-        )));
-    }
-    // Whole 4 KiB blocks, so direct IO can reach every byte.
-    let size = size - size % 4096;
-    if req.offset >= size {
-        return Err(usage(format!(
-            "--offset {} is at or past the end of the {} test file; give a larger --size",
-            units::iec(req.offset),
-            units::iec(size)
-        )));
-    }
-    let files = req.files.max(1);
-    // The other files of several: the first's name and their number, as long as nothing is
-    // there (else another made-up name, as `fresh_name` does).
-    let more: Vec<PathBuf> = (1..files)
-        .map(|i| {
-            let mut name = path.clone().into_os_string();
-            name.push(format!(".{i}"));
-            PathBuf::from(name)
-        })
-        .collect();
-    if let Some(p) = more.iter().find(|p| std::fs::symlink_metadata(p).is_ok()) {
-        return Err(usage(format!(
-            "{} already exists, where iogauge would put one of its {files} test files; remove it or give another directory",
-            p.display()
-        )));
-    }
-    let parent = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    if !parent.is_dir() {
-        return Err(usage(format!(
-            "directory {} does not exist; create it first or give another path",
-            parent.display()
-        )));
-    }
-    let dir = match File::open(&parent) {
-        Err(e) if e.kind() == io::ErrorKind::PermissionDenied => {
-            return Err(not_writable(
-                &parent,
-                "the test file",
-                "give a directory you may write to, or run as a user who may",
-            ))
-        }
-        d => d.ok(),
-    };
-    // The directory is named, not the test file's made-up name: it is what the user typed
-    // (or the directory of the path they typed) and what they must change.
-    let read_only = || {
-        usage(format!(
-            "cannot create the test file in {}: it is on a read-only file system; give a directory on a writable one (or remount it read-write: mount -o remount,rw)",
-            parent.display()
-        ))
-    };
-    if let Some(true) = dir.as_ref().and_then(|d| sys::read_only(d).ok()) {
-        return Err(read_only());
-    }
-    match dir.as_ref().map(sys::may_create_in) {
-        Some(Err(e)) if e.raw_os_error() == Some(libc::EROFS) => return Err(read_only()),
-        Some(Err(e)) if e.kind() == io::ErrorKind::PermissionDenied => {
-            return Err(not_writable(
-                &parent,
-                "the test file",
-                "give a directory you may write to, or run as a user who may",
-            ))
-        }
-        _ => {}
-    }
-    if let Some(free) = dir.as_ref().and_then(|d| sys::free_bytes(d).ok()) {
-        // All the files together.
-        let all = size.saturating_mul(u64::from(files));
-        if free < all {
-            let what = match files {
-                1 => path.display().to_string(),
-                n => format!(
-                    "{n} test files of {} in {}",
-                    units::iec(size),
-                    parent.display()
-                ),
-            };
-            return Err(usage(format!(
-                "{what} need{} {} but only {} is free there; give a smaller --size or another directory",
-                if files == 1 { "s" } else { "" },
-                units::iec(all),
-                units::iec(free)
-            )));
-        }
-    }
-    Ok(Resolved::Create {
-        req: *req,
-        logical_block: iogauge_sysinfo::logical_block_size_for(&parent).unwrap_or(512),
-        path,
-        more,
-        size,
-    })
 }
 
 /// A directory this user may not create `what` in: who is refused, where, and what to do.

@@ -3,6 +3,7 @@
 
 pub mod blocks;
 pub mod distribution;
+pub mod files;
 pub mod offsets;
 
 pub use blocks::BsMix;

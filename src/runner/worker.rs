@@ -5,7 +5,8 @@
 
 use super::{IntervalMsg, Shared, Verifier, KEEP_FAILURES};
 use crate::measure::{self, Hist};
-use crate::workload::offsets::{FilePicker, Offsets};
+use crate::workload::files::FilePicker;
+use crate::workload::offsets::Offsets;
 use crate::workload::{Limit, Spec, SyncKind};
 use anyhow::anyhow;
 use iogauge_engine::{Done, Engine, Io, Op};
