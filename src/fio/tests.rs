@@ -405,3 +405,28 @@ fn nrfiles_splits_size_and_file_service_type_picks_the_file() {
     // openfiles at or above nrfiles changes nothing: iogauge keeps them all open.
     assert_eq!(jobs("[a]\nnrfiles=4\nopenfiles=4\n")[0].nrfiles, 4);
 }
+
+// What the job measures counts every file: size is the job's total over its files, per clone.
+#[test]
+fn the_notes_count_all_of_a_jobs_files() {
+    let j = jobs("[a]\nsize=1g\nnrfiles=4\nnumjobs=2\n");
+    let n = super::measures::notes(&j, 8 << 30, &|j| j.size);
+    assert!(
+        n.iter().any(|n| n.contains(
+            "fio lays out 4 files of 256 MiB per clone, 2 GiB in all next to 8 GiB of RAM; iogauge's 2 threads share 4 files of 256 MiB (1 GiB)"
+        )),
+        "{n:?}"
+    );
+    assert!(
+        n.iter()
+            .any(|n| n.contains("working set of 1 GiB that fits in RAM")),
+        "{n:?}"
+    );
+    // One file: the note as it always was.
+    let one = super::measures::notes(&jobs("[a]\nsize=1g\nnumjobs=2\n"), 0, &|j| j.size);
+    assert!(
+        one.iter()
+            .any(|n| n.contains("a file of that size per clone, 2 GiB in all; iogauge's 2 threads share one range of 1 GiB")),
+        "{one:?}"
+    );
+}
