@@ -305,6 +305,55 @@ fn fill_error(path: &Path, e: io::Error, size: u64) -> anyhow::Error {
 mod tests {
     use super::*;
 
+    fn request(path: &Path, files: u32) -> Request<'_> {
+        Request {
+            path: Some(path),
+            size: Some(1 << 20),
+            created_size: 1 << 20,
+            offset: 0,
+            keep: false,
+            allow_overwrite: true,
+            writes: true,
+            seed: 1,
+            quiet: true,
+            verify: None,
+            files,
+        }
+    }
+
+    // fio's nrfiles: several test files only in a directory, named by iogauge, each checked to
+    // be free; a user's file is never one of them, whatever the flags.
+    #[test]
+    fn several_files_are_iogauges_own_in_a_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let Resolved::Create {
+            path, more, size, ..
+        } = resolve(&request(dir.path(), 3)).unwrap()
+        else {
+            panic!("a directory gets test files")
+        };
+        assert_eq!(size, 1 << 20, "each file's size");
+        let name = path.file_name().unwrap().to_str().unwrap().to_string();
+        assert!(name.starts_with("iogauge-test."), "{name}");
+        let names: Vec<String> = more
+            .iter()
+            .map(|p| p.file_name().unwrap().to_str().unwrap().to_string())
+            .collect();
+        assert_eq!(names, [format!("{name}.1"), format!("{name}.2")]);
+        // Made, filled and removed together: tests/fio.rs and tests/safety.rs, which keep
+        // their crash ledgers in their own directories.
+        // A file (or device) is refused, even with --allow-overwrite.
+        let user = dir.path().join("data");
+        std::fs::write(&user, b"precious").unwrap();
+        let e = resolve(&request(&user, 2)).err().unwrap().to_string();
+        assert!(e.contains("not a directory"), "{e}");
+        let e = resolve(&request(&dir.path().join("missing"), 2))
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.contains("does not exist"), "{e}");
+    }
+
     #[test]
     fn fill_progress_says_share_rate_and_time_left() {
         let line = fill_progress(3 << 30, 10 << 30, std::time::Duration::from_secs(12));
