@@ -634,8 +634,24 @@ fn nrfiles_spreads_the_job_over_its_own_files_and_writes_every_one() {
             files_dir.display()
         ),
     );
-    let out = iogauge(dir.path(), &["fio", &job, "--keep", "--json", "--no-store"]);
+    let fio_out = dir.path().join("fio.json");
+    let out = iogauge(
+        dir.path(),
+        &[
+            "fio",
+            &job,
+            "--keep",
+            "--json",
+            "--no-store",
+            "-o",
+            fio_out.to_str().unwrap(),
+            "--format",
+            "fio-json",
+        ],
+    );
     let doc = json_of(&out);
+    let fio: Value = serde_json::from_slice(&std::fs::read(&fio_out).unwrap()).unwrap();
+    assert_eq!(fio_job(&fio, "nr")["job options"]["nrfiles"], "4");
     let r = result(&doc, "nr");
     assert_eq!(r["target"]["files"], 4, "{}", r["target"]);
     assert_eq!(r["target"]["range_bytes"], 256 * kib, "size / nrfiles each");
