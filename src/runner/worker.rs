@@ -67,17 +67,19 @@ pub fn work<E: Engine>(
         Limit::Time(t) => Some(measure_start + t),
         Limit::Data(_) => None,
     };
-    // One stream per file, each with its own positions (as fio keeps an offset per file); a
-    // picker only when there are several, so a one-file job takes file 0 after one branch.
+    // One stream per file, each with its own positions (as fio keeps an offset per file): the
+    // first file's stream as a one-file job has it, the others' beside it, and a picker only
+    // when there are several, so a one-file job takes its stream after one branch, as before.
     let files = files.clamp(1, usize::from(u16::MAX) + 1);
-    let mut offsets: Vec<Offsets> = (0..files as u32)
+    let mut offsets = Offsets::of(spec, cfg.id, cfg.range_start, cfg.range_bytes);
+    let mut more_offsets: Vec<Offsets> = (1..files as u32)
         .map(|f| Offsets::of_file(spec, cfg.id, f, cfg.range_start, cfg.range_bytes))
         .collect();
     let mut picker = (files > 1).then(|| {
         FilePicker::new(
             spec.file_service,
             files as u32,
-            offsets[0].pass(),
+            offsets.pass(),
             spec.seed,
             cfg.id,
         )
@@ -206,11 +208,13 @@ pub fn work<E: Engine>(
                     planned = next_due;
                     next_due += p;
                 }
-                let file = match picker.as_mut() {
-                    None => 0,
-                    Some(p) => p.next(),
+                let (file, stream) = match picker.as_mut() {
+                    None => (0, &mut offsets),
+                    Some(p) => match p.next() {
+                        0 => (0, &mut offsets),
+                        f => (f, &mut more_offsets[f - 1]),
+                    },
                 };
-                let stream = &mut offsets[file];
                 // Only mixes spend a random number on the direction.
                 let read = match spec.mix_read_pct {
                     100 => true,
