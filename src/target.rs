@@ -11,14 +11,13 @@
 //! every exit path unless it was replaced meanwhile; when that fails, the user is told.
 
 mod create;
-
-use create::to_create;
 pub mod signatures;
 
 use crate::error::usage;
 use crate::interrupt;
 use crate::units;
 use anyhow::{Context, Result};
+use create::to_create;
 use iogauge_engine::{sys, BufferPool};
 use std::fs::{File, OpenOptions};
 use std::io::{self, IsTerminal, Write};
@@ -275,10 +274,19 @@ impl Resolved<'_> {
                 logical_block,
             } => {
                 let mut first = create::create(&req, path, size, logical_block, direct)?;
-                // A file that fails removes those made before it, as `first` drops.
                 for p in more {
-                    let t = create::create(&req, p, size, logical_block, direct)?;
-                    first.more.push(t);
+                    match create::create(&req, p, size, logical_block, direct) {
+                        Ok(t) => first.more.push(t),
+                        Err(e) => {
+                            // A file that fails (or a stop during its fill) removes those made
+                            // before it, --keep or not, as a failed single fill does.
+                            first.keep = false;
+                            for t in &mut first.more {
+                                t.keep = false;
+                            }
+                            return Err(e);
+                        }
+                    }
                 }
                 Ok(first)
             }

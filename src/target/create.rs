@@ -22,8 +22,8 @@ pub(super) fn to_create<'a>(req: &Request<'a>, path: PathBuf) -> Result<Resolved
         )));
     }
     let files = req.files.max(1);
-    // The other files of several: the first's name and their number, as long as nothing is
-    // there (else another made-up name, as `fresh_name` does).
+    // The other files of several: the first's name and their number. A name something holds
+    // already (a file or a link planted there) is refused, never opened.
     let more: Vec<PathBuf> = (1..files)
         .map(|i| {
             let mut name = path.clone().into_os_string();

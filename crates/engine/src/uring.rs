@@ -265,8 +265,9 @@ impl Engine for UringEngine {
         // bounded, so a kernel that keeps refusing ends the run instead of spinning forever.
         for _ in 0..QUEUE_TRIES {
             // SAFETY: the entry's buffer is slot `io.slot` of `self.pool` and its descriptor is
-            // one of `self._files` (or none, which the kernel refuses); both live until the IO is reaped (Drop drains the ring first), and
-            // the slot is marked busy below so no Rust reference to it is handed out meanwhile.
+            // one of `self._files` (or none, which the kernel refuses); both live until the IO
+            // is reaped (Drop drains the ring first), and the slot is marked busy below so no
+            // Rust reference to it is handed out meanwhile.
             let pushed = unsafe { self.ring.submission().push(&entry) };
             if pushed.is_ok() {
                 self.slot_busy[io.slot as usize] = true;
