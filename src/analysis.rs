@@ -70,7 +70,7 @@ pub fn result_findings(
         .map_or_else(|| if reads(w) { r.bw_bytes } else { 0.0 }, |o| o.bw_bytes);
     found.extend(iogauge_analyze::cache(
         !w.direct,
-        r.target.range_bytes,
+        r.target.all_bytes(),
         system.mem_total_bytes.unwrap_or(0),
         read_bw,
         // No device rating is known; the RAM check is the one that applies.

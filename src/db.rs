@@ -548,6 +548,7 @@ fn result_doc(
             offset_bytes: 0,
             range_bytes: pg.data_bytes,
             logical_block_size: iogauge_sysinfo::logical_block_size_for(&cl.data).unwrap_or(512),
+            files: 1,
         },
         iops: tps,
         bw_bytes: 0.0,

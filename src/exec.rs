@@ -115,6 +115,7 @@ pub fn prepare(plan: &Plan) -> Result<Prepared<'_>> {
         writes: plan.writes() && !read_only,
         seed: plan.env.seed,
         quiet: false,
+        files: plan.target.files,
     };
     let resolved = target::resolve(&req)?;
     if plan.env.uring.hipri && plan.env.engine == EngineKind::IoUring {

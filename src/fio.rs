@@ -11,11 +11,11 @@ pub mod ini;
 pub mod measures;
 mod values;
 
-use values::{bs_range, bs_split, count, distribution, flag, per_direction};
+use values::{bs_range, bs_split, count, distribution, file_service, flag, nrfiles, per_direction};
 pub use values::{size, time};
 
 use crate::workload::blocks::BsWeight;
-use crate::workload::{BsMix, Distribution, Rw, SyncKind};
+use crate::workload::{BsMix, Distribution, FileService, Rw, SyncKind};
 use ini::{Loc, Opt};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -65,6 +65,10 @@ pub struct Job {
     pub offset: u64,
     /// `directory` joined with `filename`, or either alone.
     pub path: Option<PathBuf>,
+    /// `nrfiles`: files the job spreads its IO over, `size` split evenly among them.
+    pub nrfiles: u32,
+    /// `file_service_type`: which file each IO goes to when there are several.
+    pub file_service: FileService,
     pub sync: Option<(SyncKind, u32)>,
     /// Per job clone, as fio's rate_iops (or `rate=` in bytes/s over the block size).
     pub rate_iops: Option<f64>,
@@ -165,11 +169,7 @@ const NO_EFFECT: [(&str, &str); 6] = [
 ];
 
 /// Options iogauge knows and cannot honour, with the reason given to the user.
-const REFUSED: [(&str, &str); 10] = [
-    (
-        "nrfiles",
-        "fio switches among the job's files every IO (file_service_type); an iogauge job uses one file (or device)",
-    ),
+const REFUSED: [(&str, &str); 9] = [
     (
         "wait_for",
         "iogauge runs jobs one after another, so there is nothing to wait for",
@@ -244,6 +244,8 @@ fn job(name: &str, at: Loc, opts: &[Opt]) -> Result<Job, String> {
         size_pct: None,
         offset: 0,
         path: None,
+        nrfiles: 1,
+        file_service: FileService::default(),
         sync: None,
         rate_iops: None,
         verify: false,
@@ -371,10 +373,16 @@ fn job(name: &str, at: Loc, opts: &[Opt]) -> Result<Job, String> {
             "filename" => {
                 if v.contains(':') {
                     return Err(bad(
-                        "several files joined by ':' are not supported; iogauge's job uses one file or device".into(),
+                        "several files joined by ':' are not supported (iogauge writes only files it creates, and names them); give directory= and nrfiles= instead".into(),
                     ));
                 }
                 filename = Some(v.clone());
+            }
+            "nrfiles" => j.nrfiles = nrfiles(v).map_err(bad)?,
+            "file_service_type" => j.file_service = file_service(v).map_err(bad)?,
+            // Checked against nrfiles below: iogauge keeps every file open.
+            "openfiles" => {
+                count(v).map_err(bad)?;
             }
             "directory" => {
                 if v.contains(':') {
@@ -642,6 +650,36 @@ fn job(name: &str, at: Loc, opts: &[Opt]) -> Result<Job, String> {
             return Err(format!(
                 "{l}: offset_increment needs size= (each clone's region), e.g. size=1g"
             ));
+        }
+    }
+    if j.nrfiles > 1 {
+        let (n, l) = &set["nrfiles"];
+        if let Some((f, _)) = set.get("filename") {
+            return Err(format!(
+                "{l}: nrfiles={n} with filename={f}: iogauge creates and names the job's {n} files itself; give directory= for them instead of filename="
+            ));
+        }
+        if let Some((o, ol)) = set.get("openfiles") {
+            if count(o).is_ok_and(|o| o < j.nrfiles) {
+                return Err(format!(
+                    "{ol}: openfiles={o} is below nrfiles={n}: iogauge keeps all of a job's files open; remove openfiles or set it to {n}"
+                ));
+            }
+        }
+        if j.verify {
+            return Err(format!(
+                "{}: verify with nrfiles={n} is not supported: iogauge's verify tracks the blocks of one file; give nrfiles=1 for a verifying job",
+                set["verify"].1
+            ));
+        }
+        // filesize is each file's size (size the job's total).
+        if let (Some((fs, fl)), false) = (set.get("filesize"), set.contains_key("size")) {
+            let each = j.size.filter(|_| j.size_pct.is_none()).ok_or_else(|| {
+                format!(
+                    "{fl}: filesize={fs} with nrfiles: give each file's size, e.g. filesize=256m"
+                )
+            })?;
+            j.size = Some(each.saturating_mul(u64::from(j.nrfiles)));
         }
     }
     j.path = match (directory, filename) {

@@ -291,10 +291,30 @@ pub struct TargetDoc {
     pub kind: String,
     /// iogauge created (and filled) this file for the run.
     pub created: bool,
-    /// Offset and length of the byte range the IO used.
+    /// Offset and length of the byte range the IO used (in each file, with `files`).
     pub offset_bytes: u64,
     pub range_bytes: u64,
     pub logical_block_size: u32,
+    /// Files the IO was spread over (fio's `nrfiles`), each `range_bytes` long and named as
+    /// `path` with `.1`, `.2` … appended; absent for one.
+    #[serde(default = "one_file", skip_serializing_if = "is_one_file")]
+    pub files: u32,
+}
+
+impl TargetDoc {
+    /// The bytes the IO could touch: the range of every file.
+    pub fn all_bytes(&self) -> u64 {
+        self.range_bytes
+            .saturating_mul(u64::from(self.files.max(1)))
+    }
+}
+
+fn one_file() -> u32 {
+    1
+}
+
+fn is_one_file(n: &u32) -> bool {
+    *n == 1
 }
 
 /// One direction (reads or writes) of a result.

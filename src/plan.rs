@@ -161,6 +161,9 @@ pub struct Env {
     pub rate: Option<Rate>,
     /// `--verify`: the share of written blocks the pass after each cell reads back.
     pub verify: Option<f64>,
+    /// Which file each IO goes to when the target is several files (fio's
+    /// `file_service_type`).
+    pub file_service: crate::workload::FileService,
 }
 
 /// A target rate of IOs per second, for all threads together or for each.
@@ -192,6 +195,8 @@ pub struct TargetPlan {
     pub offset: u64,
     pub keep: bool,
     pub allow_overwrite: bool,
+    /// Test files to create, each of `size` (fio's `nrfiles`); 1 but for fio jobs.
+    pub files: u32,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -414,6 +419,12 @@ fn checked(plan: Plan) -> Result<Plan> {
     if plan.env.verify.is_none() {
         return Ok(plan);
     }
+    if plan.target.files > 1 {
+        return Err(usage(format!(
+            "--verify tracks the blocks of one file, and this run spreads its IO over {} files; verify a run of one file",
+            plan.target.files
+        )));
+    }
     if plan.suite.rounds.is_some() || plan.latency_target.is_some() {
         return Err(usage(
             "--verify checks cells that run once each; it does not go with SNIA rounds or --latency-target",
@@ -519,6 +530,7 @@ fn env(t: &TargetArgs, seed: u64, ramp: Duration, interval: Duration) -> Env {
         ramp,
         interval,
         distribution: Default::default(),
+        file_service: Default::default(),
         rate: None,
         verify: match (t.verify, t.sample.verify_sample) {
             (_, Some(f)) => Some(f),
@@ -551,6 +563,7 @@ fn target(t: &TargetArgs, suite_size: Option<u64>) -> Result<TargetPlan> {
         offset: t.offset,
         keep: t.keep,
         allow_overwrite: t.allow_overwrite,
+        files: 1,
     })
 }
 

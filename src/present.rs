@@ -186,7 +186,14 @@ fn suite_text(
     let ram = plan.env.ram;
     let mut s = String::new();
     let ran = doc.results.len();
-    let where_ = if target.created {
+    let where_ = if target.created && target.files() > 1 {
+        format!(
+            "{}, test files created by iogauge at {} and beside it (.1 to .{})",
+            summary::files_of(target.files(), target.range_bytes),
+            target.path.display(),
+            target.files() - 1
+        )
+    } else if target.created {
         format!(
             "a test file of {} created by iogauge at {}",
             units::iec(target.range_bytes),

@@ -136,8 +136,9 @@ pub struct Display<'a> {
 }
 
 /// Opens the target for one worker: each worker has its own file description, as fio opens one
-/// per job (buffered sequential streams would otherwise share one readahead state).
-pub type Opener<'a> = &'a (dyn Fn() -> Result<File> + Sync);
+/// per job (buffered sequential streams would otherwise share one readahead state). A target of
+/// several files (fio's `nrfiles`) gives them all, in the order IOs name them.
+pub type Opener<'a> = &'a (dyn Fn() -> Result<Vec<File>> + Sync);
 
 pub fn run(
     spec: &Spec,
@@ -271,7 +272,7 @@ fn run_worker(
 ) -> Result<WorkerOut> {
     let spec = cfg.spec;
     // This worker's own descriptor; an open that fails ends the run like an engine that does.
-    let file = match open() {
+    let files = match open() {
         Ok(f) => f,
         Err(e) => {
             shared.stop.store(true, Ordering::SeqCst);
@@ -280,7 +281,7 @@ fn run_worker(
         }
     };
     let ecfg = EngineConfig {
-        file: &file,
+        files: &files,
         depth: spec.iodepth,
         buf_size: spec.max_bs() as usize,
         align: 4096,
@@ -326,9 +327,9 @@ fn run_worker(
     let t0 = start.arrive_and_wait();
     let built = built.map_err(|e| engine_error(spec.engine, e))?;
     let out = match built {
-        Built::Uring(e) => worker::work(*e, cfg, shared, tx, t0),
-        Built::Psync(e) => worker::work(e, cfg, shared, tx, t0),
-        Built::Null(e) => worker::work(e, cfg, shared, tx, t0),
+        Built::Uring(e) => worker::work(*e, cfg, files.len(), shared, tx, t0),
+        Built::Psync(e) => worker::work(e, cfg, files.len(), shared, tx, t0),
+        Built::Null(e) => worker::work(e, cfg, files.len(), shared, tx, t0),
     };
     if out.error.is_some() {
         shared.stop.store(true, Ordering::SeqCst);

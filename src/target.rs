@@ -17,6 +17,7 @@ use crate::error::usage;
 use crate::interrupt;
 use crate::units;
 use anyhow::{Context, Result};
+use create::to_create;
 use iogauge_engine::{sys, BufferPool};
 use std::fs::{File, OpenOptions};
 use std::io::{self, IsTerminal, Write};
@@ -61,6 +62,9 @@ pub struct Request<'a> {
     pub quiet: bool,
     /// `--verify`: the fill stamps every 4 KiB sector as generation 0 of this run.
     pub verify: Option<iogauge_verify::RunKey>,
+    /// Test files to create (fio's `nrfiles`), each of `size`; more than one only in a
+    /// directory, since iogauge names its own files.
+    pub files: u32,
 }
 
 /// A target ready for IO. A file iogauge created is removed when this is dropped, unless kept.
@@ -101,6 +105,9 @@ pub struct Target {
     /// no claim of their own, so a cell never trips over the claim of the cell before it (an
     /// io_uring ring lets go of its file asynchronously).
     claim: Option<File>,
+    /// The other files of a job that spreads its IO over several (fio's `nrfiles`), each a
+    /// test file like this one, of the same size, removed when it is dropped.
+    pub more: Vec<Target>,
 }
 
 impl Drop for Target {
@@ -118,6 +125,25 @@ impl Drop for Target {
 }
 
 impl Target {
+    /// The bytes the IO can touch: the range of every file.
+    pub fn all_bytes(&self) -> u64 {
+        self.range_bytes.saturating_mul(u64::from(self.files()))
+    }
+
+    /// How many files the IO is spread over: 1 but for fio's `nrfiles`.
+    pub fn files(&self) -> u32 {
+        1 + self.more.len() as u32
+    }
+
+    /// Opens every file of the target for a worker, this one first (an IO names a file by its
+    /// place here), with [`Target::open`]'s checks on each.
+    pub fn open_all(&self, writes: bool, direct: bool, odsync: bool) -> Result<Vec<File>> {
+        std::iter::once(self)
+            .chain(&self.more)
+            .map(|t| t.open(writes, direct, odsync))
+            .collect()
+    }
+
     /// Opens the target for a worker with the workload's flags. Reads-only workloads open it
     /// read-only, so they cannot change a byte whatever happens. Writes to a block device need
     /// the run's claim (see `claim`), taken when the target was resolved.
@@ -204,6 +230,9 @@ pub enum Resolved<'a> {
     Create {
         req: Request<'a>,
         path: PathBuf,
+        /// The other files to create, for a request of several.
+        more: Vec<PathBuf>,
+        /// Of each file.
         size: u64,
         logical_block: u32,
     },
@@ -214,6 +243,14 @@ impl Resolved<'_> {
         match self {
             Resolved::Ready(t) => t.range_bytes,
             Resolved::Create { req, size, .. } => size - req.offset,
+        }
+    }
+
+    /// Files the IO is spread over, each `range_bytes` long.
+    pub fn files(&self) -> u32 {
+        match self {
+            Resolved::Ready(t) => t.files(),
+            Resolved::Create { more, .. } => 1 + more.len() as u32,
         }
     }
 
@@ -232,9 +269,27 @@ impl Resolved<'_> {
             Resolved::Create {
                 req,
                 path,
+                more,
                 size,
                 logical_block,
-            } => create::create(&req, path, size, logical_block, direct),
+            } => {
+                let mut first = create::create(&req, path, size, logical_block, direct)?;
+                for p in more {
+                    match create::create(&req, p, size, logical_block, direct) {
+                        Ok(t) => first.more.push(t),
+                        Err(e) => {
+                            // A file that fails (or a stop during its fill) removes those made
+                            // before it, --keep or not, as a failed single fill does.
+                            first.keep = false;
+                            for t in &mut first.more {
+                                t.keep = false;
+                            }
+                            return Err(e);
+                        }
+                    }
+                }
+                Ok(first)
+            }
         }
     }
 }
@@ -287,6 +342,24 @@ pub fn resolve<'a>(req: &Request<'a>) -> Result<Resolved<'a>> {
         None => return to_create(req, fresh_name(Path::new("."))),
     };
     refuse_system_paths(&path)?;
+    if req.files > 1 {
+        // Several files are iogauge's own, named by iogauge, in a directory: never a user's
+        // file or device, whatever the flags.
+        return match std::fs::metadata(&path) {
+            Ok(md) if md.is_dir() => to_create(req, fresh_name(&path)),
+            Ok(_) => Err(usage(format!(
+                "{} is not a directory, and {} files are iogauge's own test files; give the directory to create them in",
+                path.display(),
+                req.files
+            ))),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Err(usage(format!(
+                "directory {} does not exist; create it first or give another one for the {} test files",
+                path.display(),
+                req.files
+            ))),
+            Err(e) => Err(open_error(&path, e, false)),
+        };
+    }
     match std::fs::metadata(&path) {
         Ok(md) if md.is_dir() => to_create(req, fresh_name(&path)),
         Ok(md) if md.file_type().is_block_device() => {
@@ -305,6 +378,7 @@ pub fn resolve<'a>(req: &Request<'a>) -> Result<Resolved<'a>> {
 /// A name for a test file in `dir` that nothing holds yet — not a file, not a link: a name
 /// iogauge makes up is never one someone else chose, whatever is planted in a shared directory.
 /// (`create` opens it with O_EXCL|O_NOFOLLOW, so a name taken between now and then fails.)
+/// Several files are this name with `.1`, `.2` … appended (see `to_create`).
 fn fresh_name(dir: &Path) -> PathBuf {
     // Under MPI, host and rank too: ranks on one shared file system never pick one name.
     let pid = match crate::fleet::tag() {
@@ -420,6 +494,7 @@ fn existing_file(req: &Request, path: PathBuf, md: &std::fs::Metadata) -> Result
         claim: None,
         device: None,
         devices: Vec::new(),
+        more: Vec::new(),
     })
 }
 
@@ -497,6 +572,7 @@ fn existing_device(req: &Request, path: PathBuf, md: &std::fs::Metadata) -> Resu
         claim,
         device: None,
         devices: Vec::new(),
+        more: Vec::new(),
     })
 }
 
@@ -555,83 +631,6 @@ fn range_of(req: &Request, len: u64, path: &Path) -> Result<u64> {
         Some(s) => Ok(s),
         None => Ok(room),
     }
-}
-
-/// Checks a test file iogauge is to create, without creating it.
-fn to_create<'a>(req: &Request<'a>, path: PathBuf) -> Result<Resolved<'a>> {
-    let size = req.size.map_or(req.created_size, |s| s + req.offset);
-    if size < 4096 {
-        return Err(usage(format!(
-            "--size {size} is smaller than one 4KiB block; give e.g. --size 1GiB"
-        )));
-    }
-    // Whole 4 KiB blocks, so direct IO can reach every byte.
-    let size = size - size % 4096;
-    if req.offset >= size {
-        return Err(usage(format!(
-            "--offset {} is at or past the end of the {} test file; give a larger --size",
-            units::iec(req.offset),
-            units::iec(size)
-        )));
-    }
-    let parent = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    if !parent.is_dir() {
-        return Err(usage(format!(
-            "directory {} does not exist; create it first or give another path",
-            parent.display()
-        )));
-    }
-    let dir = match File::open(&parent) {
-        Err(e) if e.kind() == io::ErrorKind::PermissionDenied => {
-            return Err(not_writable(
-                &parent,
-                "the test file",
-                "give a directory you may write to, or run as a user who may",
-            ))
-        }
-        d => d.ok(),
-    };
-    // The directory is named, not the test file's made-up name: it is what the user typed
-    // (or the directory of the path they typed) and what they must change.
-    let read_only = || {
-        usage(format!(
-            "cannot create the test file in {}: it is on a read-only file system; give a directory on a writable one (or remount it read-write: mount -o remount,rw)",
-            parent.display()
-        ))
-    };
-    if let Some(true) = dir.as_ref().and_then(|d| sys::read_only(d).ok()) {
-        return Err(read_only());
-    }
-    match dir.as_ref().map(sys::may_create_in) {
-        Some(Err(e)) if e.raw_os_error() == Some(libc::EROFS) => return Err(read_only()),
-        Some(Err(e)) if e.kind() == io::ErrorKind::PermissionDenied => {
-            return Err(not_writable(
-                &parent,
-                "the test file",
-                "give a directory you may write to, or run as a user who may",
-            ))
-        }
-        _ => {}
-    }
-    if let Some(free) = dir.as_ref().and_then(|d| sys::free_bytes(d).ok()) {
-        if free < size {
-            return Err(usage(format!(
-                "{} needs {} but only {} is free there; give a smaller --size or another directory",
-                path.display(),
-                units::iec(size),
-                units::iec(free)
-            )));
-        }
-    }
-    Ok(Resolved::Create {
-        req: *req,
-        logical_block: iogauge_sysinfo::logical_block_size_for(&parent).unwrap_or(512),
-        path,
-        size,
-    })
 }
 
 /// A directory this user may not create `what` in: who is refused, where, and what to do.

@@ -3,6 +3,7 @@
 
 pub mod blocks;
 pub mod distribution;
+pub mod files;
 pub mod offsets;
 
 pub use blocks::BsMix;
@@ -146,6 +147,36 @@ impl Shape {
     }
 }
 
+/// How a job that spreads its IO over several files picks the file of each IO (fio's
+/// `file_service_type`). Each file keeps its own offsets either way.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FileService {
+    /// The next file after this many IOs (fio's default, `roundrobin:1`).
+    RoundRobin(u32),
+    /// A file's pass (its region's worth of IOs), then the next file.
+    Sequential,
+    /// A uniformly random file, kept for this many IOs.
+    Random(u32),
+}
+
+impl Default for FileService {
+    fn default() -> FileService {
+        FileService::RoundRobin(1)
+    }
+}
+
+impl std::fmt::Display for FileService {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FileService::RoundRobin(1) => write!(f, "roundrobin"),
+            FileService::RoundRobin(n) => write!(f, "roundrobin:{n}"),
+            FileService::Sequential => write!(f, "sequential"),
+            FileService::Random(1) => write!(f, "random"),
+            FileService::Random(n) => write!(f, "random:{n}"),
+        }
+    }
+}
+
 /// A checked workload.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Spec {
@@ -177,6 +208,8 @@ pub struct Spec {
     pub rate_per_thread: Option<f64>,
     /// Block-size mix, `:N` and per-thread regions; the default for most workloads.
     pub shape: Shape,
+    /// Which file each IO goes to when the target is several files (fio's `nrfiles`).
+    pub file_service: FileService,
 }
 
 /// How long an auto `--complete-batch` tries both ways of waiting, before the ramp: four

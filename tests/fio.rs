@@ -249,6 +249,21 @@ fn unsupported_options_are_refused_with_file_line_and_why() {
         ),
         ("[a]\ntime_based\n", "x.fio:2: time_based", "give runtime="),
         (
+            "[a]\nsize=1m\nnrfiles=4\nfile_service_type=zipf:1.1\n",
+            "x.fio:4: file_service_type=zipf:1.1",
+            "skewed distribution",
+        ),
+        (
+            "[a]\nfilename=/dev/null\nsize=1m\nnrfiles=4\n",
+            "x.fio:4: nrfiles=4 with filename=/dev/null",
+            "give directory=",
+        ),
+        (
+            "[a]\nnrfiles=2\nrw=write\n",
+            "x.fio:2: nrfiles=2 without size=",
+            "e.g. size=1g",
+        ),
+        (
             "[a]\nioengine=io_uring\n[b]\nioengine=psync\n",
             "x.fio:4: job b sets ioengine differently from job a (x.fio:2)",
             "one ioengine per run",
@@ -586,4 +601,114 @@ fn offset_increment_writes_each_clones_region_only() {
             "block at {at}: written {stamped}, in a region {inside}"
         );
     }
+}
+
+/// The files iogauge made in `dir` (its test files are named iogauge-test.*), sorted.
+fn test_files(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut v: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("iogauge-test."))
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+/// fio's nrfiles: size split over the files, and every file written (each block of each file
+/// carries the in-file offset its write stamped, which the random fill never holds).
+#[test]
+fn nrfiles_spreads_the_job_over_its_own_files_and_writes_every_one() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let files_dir = dir.path().join("files");
+    std::fs::create_dir(&files_dir).unwrap();
+    let kib = 1u64 << 10;
+    let job = write_job(
+        dir.path(),
+        "nr.fio",
+        &format!(
+            "[nr]\ndirectory={}\nnrfiles=4\nsize=1m\nrw=write\nbs=64k\ndirect=1\nioengine=io_uring\n",
+            files_dir.display()
+        ),
+    );
+    let fio_out = dir.path().join("fio.json");
+    let out = iogauge(
+        dir.path(),
+        &[
+            "fio",
+            &job,
+            "--keep",
+            "--json",
+            "--no-store",
+            "-o",
+            fio_out.to_str().unwrap(),
+            "--format",
+            "fio-json",
+        ],
+    );
+    let doc = json_of(&out);
+    let fio: Value = serde_json::from_slice(&std::fs::read(&fio_out).unwrap()).unwrap();
+    assert_eq!(fio_job(&fio, "nr")["job options"]["nrfiles"], "4");
+    let r = result(&doc, "nr");
+    assert_eq!(r["target"]["files"], 4, "{}", r["target"]);
+    assert_eq!(r["target"]["range_bytes"], 256 * kib, "size / nrfiles each");
+    assert_eq!(f(&r["bytes"]) as u64, 1024 * kib, "size is the job's total");
+    let kept = test_files(&files_dir);
+    assert_eq!(kept.len(), 4, "{kept:?}");
+    for file in &kept {
+        let bytes = std::fs::read(file).unwrap();
+        assert_eq!(bytes.len() as u64, 256 * kib, "{}", file.display());
+        for (i, block) in bytes.chunks(64 << 10).enumerate() {
+            let at = i as u64 * (64 << 10);
+            let offset = u64::from_le_bytes(block[..8].try_into().unwrap());
+            let seq = u64::from_le_bytes(block[8..16].try_into().unwrap());
+            assert!(
+                offset == at && (1..=16).contains(&seq),
+                "{} block at {at} was not written (header {offset}, {seq})",
+                file.display()
+            );
+        }
+    }
+    for file in kept {
+        std::fs::remove_file(file).unwrap();
+    }
+
+    // Without --keep every file is removed, and the summary says how the IO was spread.
+    let random = write_job(
+        dir.path(),
+        "rand.fio",
+        &format!(
+            "[rand]\ndirectory={}\nnrfiles=4\nsize=1m\nrw=randwrite\nfile_service_type=random\nioengine=psync\n",
+            files_dir.display()
+        ),
+    );
+    let out = iogauge(dir.path(), &["fio", &random, "--no-store"]);
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("4 files × 256 KiB"), "{text}");
+    assert_eq!(test_files(&files_dir), Vec::<std::path::PathBuf>::new());
+    assert_eq!(std::fs::read_dir(&files_dir).unwrap().count(), 0);
+}
+
+#[test]
+fn an_unsupported_file_service_type_is_refused_before_anything_is_written() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let job = write_job(
+        dir.path(),
+        "fst.fio",
+        "[global]\nsize=1m\n\n[a]\nrw=randwrite\nnrfiles=4\nfile_service_type=bogus\n",
+    );
+    let out = iogauge(dir.path(), &["fio", &job, "--no-store"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr_of(&out));
+    let err = stderr_of(&out);
+    assert_eq!(err.lines().count(), 1, "one line: {err}");
+    assert!(
+        err.contains("fst.fio:7: file_service_type=bogus")
+            && err.contains("roundrobin, sequential or random"),
+        "{err}"
+    );
+    assert!(test_files(dir.path()).is_empty(), "nothing written");
 }

@@ -1422,3 +1422,39 @@ fn a_bug_is_one_line_and_still_cleans_up() {
         .contains("iogauge: error: a worker thread panicked"));
     assert!(files_named(dir.path(), "iogauge-test").is_empty());
 }
+
+/// fio's nrfiles: Ctrl-C while the job's IO goes round its files removes every one of them.
+#[test]
+fn an_interrupt_removes_every_file_of_an_nrfiles_job() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = Running::spawn(
+        dir.path(),
+        &[
+            "fio",
+            "--no-store",
+            "--",
+            "--name=nr",
+            "--nrfiles=3",
+            "--size=3m",
+            "--rw=randwrite",
+            "--ioengine=psync",
+            "--runtime=60",
+            "--time_based",
+        ],
+    );
+    // All three fills done, then IO under way.
+    wait_until("the three fills", WATCHDOG, || {
+        run.stderr().matches("done in").count() >= 3
+    });
+    assert_eq!(files_named(dir.path(), "iogauge-test").len(), 3);
+    run.wait_for_syscalls(100);
+    run.signal("INT");
+    let done = run.finish(WATCHDOG);
+    assert_eq!(done.code, Some(130), "{}", done.stderr);
+    assert_no_panic(&done.stderr);
+    assert!(
+        files_named(dir.path(), "iogauge-test").is_empty(),
+        "every file removed: {:?}",
+        files_named(dir.path(), "iogauge-test")
+    );
+}

@@ -51,17 +51,17 @@ pub struct Latency {
 pub fn judge(doc: &mut RunDoc, plan: &Plan, target: &Target, seen: Seen) -> Option<Vec<Stability>> {
     crate::analysis::annotate(doc, target.data_bytes);
     if let Some((id, bytes, dev)) = &seen.known_cache {
-        if (target.range_bytes as f64) <= *bytes {
+        if (target.all_bytes() as f64) <= *bytes {
             let f = Finding {
                 kind: FindingKind::Cache,
                 severity: Severity::Warning,
                 summary: format!(
                     "the working set ({}) fits inside the cache of about {} that `iogauge probe cache` found in front of {dev} (run {id}): these numbers may come from that cache",
-                    units::iec(target.range_bytes),
+                    units::iec(target.all_bytes()),
                     units::iec(*bytes as u64)
                 ),
                 evidence: BTreeMap::from([
-                    ("working_set_bytes".to_string(), target.range_bytes as f64),
+                    ("working_set_bytes".to_string(), target.all_bytes() as f64),
                     ("cache_bytes".to_string(), *bytes),
                 ]),
                 advice: "Use a --size well beyond the cache so the device answers.".into(),

@@ -44,5 +44,5 @@ impl Source {
 
 /// The working set of a result: the bytes it could touch, at most the bytes it moved.
 pub fn working_set(r: &ResultDoc) -> u64 {
-    r.target.range_bytes.min(r.bytes.max(1))
+    r.target.all_bytes().min(r.bytes.max(1))
 }

@@ -73,6 +73,7 @@ pub(crate) fn result(rw: Rw, bs: u64, threads: u32, iodepth: u32, iops: f64) -> 
             offset_bytes: 0,
             range_bytes: 64 * GIB,
             logical_block_size: 512,
+            files: 1,
         },
         iops,
         bw_bytes: iops * bs as f64,

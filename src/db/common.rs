@@ -253,6 +253,7 @@ pub fn storage(
             ramp: Duration::ZERO,
             interval: crate::plan::SUITE_INTERVAL,
             distribution: Default::default(),
+            file_service: Default::default(),
             rate: None,
             verify: None,
         },
@@ -263,6 +264,7 @@ pub fn storage(
             offset: 0,
             keep: false,
             allow_overwrite: false,
+            files: 1,
         },
         repeat: Repeat {
             n: 1,

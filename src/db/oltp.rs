@@ -483,6 +483,7 @@ fn result_doc(p: &SysbenchPlan, s: &dyn Backend, m: Measured, mut sb: SysbenchDo
             offset_bytes: 0,
             range_bytes: sb.data_bytes,
             logical_block_size: iogauge_sysinfo::logical_block_size_for(s.data()).unwrap_or(512),
+            files: 1,
         },
         iops: tps,
         bw_bytes: 0.0,

@@ -40,6 +40,7 @@ pub fn result(mut ran: Vec<Ran>, target: &Target, name: Option<String>) -> Resul
             offset_bytes: target.offset + first.start,
             range_bytes: first.len,
             logical_block_size: target.logical_block,
+            files: target.files(),
         },
         iops: m.ios as f64 / m.runtime_s,
         bw_bytes: m.bytes as f64 / m.runtime_s,

@@ -205,7 +205,8 @@ pub(super) fn precondition(plan: &Plan, target: &Target, state: &mut State) -> R
         sync: None,
         odsync: false,
         direct: None,
-        length: Length::Data(crate::suite::Amount::Bytes(2 * target.range_bytes)),
+        // Every file's range, twice (the precondition's writes go round the files).
+        length: Length::Data(crate::suite::Amount::Bytes(2 * target.all_bytes())),
         range: None,
         files: 1,
         origin: None,
@@ -214,7 +215,7 @@ pub(super) fn precondition(plan: &Plan, target: &Target, state: &mut State) -> R
     let w = work::of(&cell, &plan.env, target.range_bytes, target.logical_block).map_err(usage)?;
     say!(
         "Preconditioning: writing the {} range twice in 128 KiB sequential writes ...",
-        units::iec(target.range_bytes)
+        units::iec(target.all_bytes())
     );
     let begun = Instant::now();
     // Under --verify the preconditioning stamps its writes as the fill does.
@@ -323,6 +324,7 @@ pub(super) fn seek_files(target: &Target, files: u32, seed: u64) -> Result<Vec<T
             seed: seed.wrapping_add(u64::from(i)),
             quiet: true,
             verify: None,
+            files: 1,
         })?);
     }
     say!(

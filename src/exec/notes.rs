@@ -32,10 +32,10 @@ pub(super) fn notes_of(
     // RAID controller's or a drive's for direct IO (the 2009 SSD studies' controllers held
     // 4–8 GB and their xdd runs read 16 GB of a 64 GB file for that reason).
     if plan.env.ram > 0 {
-        let share = target.range_bytes as f64 * 100.0 / plan.env.ram as f64;
+        let share = target.all_bytes() as f64 * 100.0 / plan.env.ram as f64;
         add(format!(
             "working set {} ({} of the {} of RAM); a cache below the target larger than that can hold all of it",
-            units::iec(target.range_bytes),
+            units::iec(target.all_bytes()),
             if share < 1.0 { "under 1%".to_string() } else { format!("{share:.0}%") },
             units::iec(plan.env.ram)
         ));

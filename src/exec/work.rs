@@ -97,6 +97,7 @@ pub fn of(cell: &Cell, env: &Env, range: u64, logical_block: u32) -> Result<Work
         distribution: env.distribution,
         rate_per_thread: env.rate.map(|r| r.per_thread(threads)),
         shape: cell.shape.clone(),
+        file_service: env.file_service,
     };
     let limit = |span: u64, share: u64| match cell.length {
         Length::Time(t) => Limit::Time(t),
@@ -327,7 +328,7 @@ fn measure(
     display: &Display,
     verify: Option<&Verifier>,
 ) -> Result<Measured> {
-    let open = || target.open(spec.writes(), spec.direct, spec.odsync);
+    let open = || target.open_all(spec.writes(), spec.direct, spec.odsync);
     runner::run(spec, &open, target.offset + start, len, display, verify)
 }
 
@@ -485,6 +486,7 @@ mod tests {
             ramp: Duration::ZERO,
             interval: Duration::from_secs(1),
             distribution: Default::default(),
+            file_service: Default::default(),
             rate: None,
             verify: None,
         }

@@ -125,8 +125,20 @@ pub fn notes(jobs: &[Job], ram: u64, working_set: &dyn Fn(&Job) -> Option<u64>) 
         }
         if let (Some(s), true, false) = (j.size, j.numjobs > 1, j.has("filename")) {
             let total = s.saturating_mul(u64::from(j.numjobs));
+            // With nrfiles, size is split over the job's files: fio lays out that many per
+            // clone, and iogauge's threads share the one set.
+            let (theirs, ours) = match j.nrfiles {
+                0 | 1 => ("a file of that size".to_string(), units::iec(s)),
+                n => {
+                    let each = units::iec(s / u64::from(n));
+                    (
+                        format!("{n} files of {each}"),
+                        format!("{n} files of {each} ({})", units::iec(s)),
+                    )
+                }
+            };
             out(format!(
-                "{}: size={} with numjobs={} ({WHO}): fio lays out a file of that size per clone, {} in all{}; iogauge's {} threads {} {}",
+                "{}: size={} with numjobs={} ({WHO}): fio lays out {theirs} per clone, {} in all{}; iogauge's {} threads {} {ours}",
                 j.at("size"),
                 j.typed("size"),
                 j.numjobs,
@@ -136,11 +148,12 @@ pub fn notes(jobs: &[Job], ram: u64, working_set: &dyn Fn(&Job) -> Option<u64>) 
                     r => format!(" next to {} of RAM", units::iec(r)),
                 },
                 j.numjobs,
-                match j.offset_increment {
-                    Some(_) => "use one file, each its own region (offset_increment apart) of",
-                    None => "share one range of",
+                match (j.offset_increment, j.nrfiles > 1) {
+                    (Some(_), false) => "use one file, each its own region (offset_increment apart) of",
+                    (Some(_), true) => "use, each its own region (offset_increment apart) in each file,",
+                    (None, false) => "share one range of",
+                    (None, true) => "share",
                 },
-                units::iec(s)
             ));
         }
         if j.has("end_fsync") && j.rw.writes(j.read_pct) && j.typed("end_fsync") != "0" {

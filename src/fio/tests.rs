@@ -129,7 +129,25 @@ fn every_refusal_names_its_line_and_why() {
         ("[a]\nbssplit=4k/60:64k/60:8k\n", 2, "not 100"),
         ("[a]\nbsrange=4k\n", 2, "not a range"),
         ("[a]\nbs=4k,8k,16k,32k\n", 2, "at most read,write,trim"),
-        ("[a]\n\nnrfiles=4\n", 3, "one file"),
+        ("[a]\n\nnrfiles=0\n", 3, "at least 1"),
+        (
+            "[a]\nfilename=/dev/nvme0n1\nnrfiles=4\n",
+            3,
+            "give directory=",
+        ),
+        (
+            "[a]\nnrfiles=4\nfile_service_type=zipf:1.2\n",
+            3,
+            "skewed distribution",
+        ),
+        (
+            "[a]\nfile_service_type=bogus\n",
+            2,
+            "roundrobin, sequential or random",
+        ),
+        ("[a]\nfile_service_type=random:0\n", 2, "IOs per file"),
+        ("[a]\nnrfiles=4\n\nopenfiles=2\n", 4, "below nrfiles=4"),
+        ("[a]\nverify=md5\nnrfiles=2\n", 2, "verify with nrfiles=2"),
         (
             "[a]\nbs=64k\n\nrate=1k\n",
             4,
@@ -159,7 +177,7 @@ fn every_refusal_names_its_line_and_why() {
             "sequential",
         ),
         ("[a]\nrandom_distribution=zoned:60/10:40/90\n", 2, "zoned"),
-        ("[a]\nfilename=/a:/b\n", 2, "several files"),
+        ("[a]\nfilename=/a:/b\n", 2, "directory= and nrfiles="),
         ("[a]\nnumjobs=0\n", 2, "at least 1"),
         ("[a]\ndirect=1\nbuffered=1\n", 3, "contradicts"),
         ("[a]\nwait_for=b\n", 2, "one after another"),
@@ -209,8 +227,8 @@ fn the_command_line_form_is_global_then_one_job_per_name() {
         let v: Vec<String> = a.iter().map(|s| s.to_string()).collect();
         parse_args(&v, &no_env).unwrap_err()
     };
-    let e = refuse(&["--name=a", "--nrfiles=2"]);
-    assert!(e.starts_with("fio option 2: nrfiles"), "{e}");
+    let e = refuse(&["--name=a", "--file_service_type=pareto"]);
+    assert!(e.starts_with("fio option 2: file_service_type"), "{e}");
     let e = refuse(&["--name=a", "--allow-overwrite"]);
     assert!(e.contains("put it before"), "{e}");
     let e = refuse(&["--name=a", "job.fio"]);
@@ -352,4 +370,63 @@ fn a_random_mix_under_fios_random_map_is_told() {
             "{text}"
         );
     }
+}
+
+#[test]
+fn nrfiles_splits_size_and_file_service_type_picks_the_file() {
+    let j = &jobs("[a]\nsize=1g\nnrfiles=4\n")[0];
+    assert_eq!(
+        (j.nrfiles, j.size),
+        (4, Some(1 << 30)),
+        "size is the job's total"
+    );
+    assert_eq!(j.file_service, FileService::RoundRobin(1), "fio's default");
+    assert_eq!(jobs("[a]\n")[0].nrfiles, 1);
+    // filesize is each file's size.
+    let j = &jobs("[a]\nfilesize=256m\nnrfiles=4\n")[0];
+    assert_eq!(j.size, Some(1 << 30));
+    for (v, want) in [
+        ("roundrobin", FileService::RoundRobin(1)),
+        ("roundrobin:8", FileService::RoundRobin(8)),
+        ("sequential", FileService::Sequential),
+        ("random", FileService::Random(1)),
+        ("random:4", FileService::Random(4)),
+    ] {
+        let j = &jobs(&format!("[a]\nnrfiles=2\nfile_service_type={v}\n"))[0];
+        assert_eq!(j.file_service, want, "{v}");
+        assert_eq!(want.to_string(), v, "said as fio writes it");
+    }
+    for v in ["zipf", "pareto:0.5", "normal", "gauss"] {
+        let e = refusal(&format!("[a]\nnrfiles=2\nfile_service_type={v}\n"));
+        assert!(e.starts_with("t.fio:3: file_service_type"), "{e}");
+        assert!(e.contains("skewed"), "{e}");
+    }
+    assert!(refusal("[a]\nfile_service_type=sequential:2\n").contains("no ':K'"));
+    // openfiles at or above nrfiles changes nothing: iogauge keeps them all open.
+    assert_eq!(jobs("[a]\nnrfiles=4\nopenfiles=4\n")[0].nrfiles, 4);
+}
+
+// What the job measures counts every file: size is the job's total over its files, per clone.
+#[test]
+fn the_notes_count_all_of_a_jobs_files() {
+    let j = jobs("[a]\nsize=1g\nnrfiles=4\nnumjobs=2\n");
+    let n = super::measures::notes(&j, 8 << 30, &|j| j.size);
+    assert!(
+        n.iter().any(|n| n.contains(
+            "fio lays out 4 files of 256 MiB per clone, 2 GiB in all next to 8 GiB of RAM; iogauge's 2 threads share 4 files of 256 MiB (1 GiB)"
+        )),
+        "{n:?}"
+    );
+    assert!(
+        n.iter()
+            .any(|n| n.contains("working set of 1 GiB that fits in RAM")),
+        "{n:?}"
+    );
+    // One file: the note as it always was.
+    let one = super::measures::notes(&jobs("[a]\nsize=1g\nnumjobs=2\n"), 0, &|j| j.size);
+    assert!(
+        one.iter()
+            .any(|n| n.contains("a file of that size per clone, 2 GiB in all; iogauge's 2 threads share one range of 1 GiB")),
+        "{one:?}"
+    );
 }

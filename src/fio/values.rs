@@ -1,8 +1,8 @@
 //! fio's option values in iogauge's terms: sizes with kb_base, times with suffixes, per-direction
-//! pairs, block-size ranges and splits, counts, flags and random distributions.
+//! pairs, block-size ranges and splits, counts, flags, random distributions and file service types.
 
 use crate::workload::blocks::BsWeight;
-use crate::workload::{BsMix, Distribution};
+use crate::workload::{BsMix, Distribution, FileService};
 use std::time::Duration;
 
 /// A fio size: a number with k/m/g/t/p, optionally followed by B or iB. fio's default
@@ -184,5 +184,43 @@ pub(super) fn distribution(v: &str) -> Result<Distribution, String> {
         "normal" | "gauss" if !arg.is_empty() => Distribution::parse(&format!("normal:{arg}%")),
         "normal" | "gauss" => Err("give the deviation in percent, e.g. normal:5".into()),
         _ => Err("iogauge maps random, zipf:θ, pareto:h and normal:dev; zoned distributions are not supported".into()),
+    }
+}
+
+/// `file_service_type`: roundrobin and random with an optional `:K` (IOs per file before the
+/// next), and sequential. fio's skewed kinds pick files by a distribution, which iogauge does not.
+pub(super) fn file_service(v: &str) -> Result<FileService, String> {
+    let (kind, k) = match v.split_once(':') {
+        Some((kind, k)) => (kind, Some(k)),
+        None => (v, None),
+    };
+    let per = || match k {
+        None => Ok(1),
+        Some(k) => k
+            .parse::<u32>()
+            .ok()
+            .filter(|k| *k >= 1)
+            .ok_or_else(|| format!("give the IOs per file after ':', e.g. {kind}:8")),
+    };
+    match kind {
+        "roundrobin" => Ok(FileService::RoundRobin(per()?)),
+        "random" => Ok(FileService::Random(per()?)),
+        "sequential" if k.is_none() => Ok(FileService::Sequential),
+        "sequential" => Err("sequential takes no ':K'".into()),
+        "zipf" | "pareto" | "normal" | "gauss" => Err(format!(
+            "{kind} picks files by a skewed distribution, which iogauge does not do; use roundrobin, sequential or random (random_distribution shapes offsets within each file)"
+        )),
+        _ => Err("fio's file_service_type is roundrobin, sequential or random (each but sequential with an optional :K)".into()),
+    }
+}
+
+/// The most files a job may spread its IO over: each is a descriptor per worker.
+const MAX_FILES: u32 = 4096;
+
+/// `nrfiles`: at least one file, at most [`MAX_FILES`].
+pub(super) fn nrfiles(v: &str) -> Result<u32, String> {
+    match count(v)? {
+        n if n > MAX_FILES => Err(format!("give at most {MAX_FILES} files")),
+        n => Ok(n),
     }
 }

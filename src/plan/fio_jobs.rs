@@ -70,6 +70,10 @@ pub fn from_fio(args: &FioArgs) -> Result<Plan> {
     };
     agree("ioengine", &|j| engine_of(j) == engine_of(first))?;
     agree("filename", &|j| j.path == first.path)?;
+    agree("nrfiles", &|j| j.nrfiles == first.nrfiles)?;
+    agree("file_service_type", &|j| {
+        j.file_service == first.file_service
+    })?;
     agree("offset", &|j| j.offset == first.offset)?;
     agree("ramp_time", &|j| j.ramp == first.ramp)?;
     agree("random_distribution", &|j| {
@@ -112,10 +116,34 @@ pub fn from_fio(args: &FioArgs) -> Result<Plan> {
             j.typed("offset_increment")
         )));
     }
-    // The bytes a job spans: its size, and with offset_increment the clones' regions after
-    // the first (clone i starts i × offset_increment in, as fio places it).
+    // nrfiles: the job's size is split evenly over its files, each iogauge's own test file.
+    if let Some(j) = jobs.iter().find(|j| j.nrfiles > 1) {
+        let Some(s) = j.size else {
+            return Err(usage(format!(
+                "{}: nrfiles={} without size=: give the job's total size to split over the files, e.g. size=1g",
+                j.at("nrfiles"),
+                j.nrfiles
+            )));
+        };
+        if s / u64::from(j.nrfiles) < 4096 {
+            return Err(usage(format!(
+                "{}: size={} over nrfiles={} leaves each file less than one 4KiB block; give a larger size or fewer files",
+                j.at("size"),
+                j.typed("size"),
+                j.nrfiles
+            )));
+        }
+    }
+    let nrfiles = first.nrfiles.max(1);
+    // The bytes a job spans in each of its files: its size (split over nrfiles, in whole 4 KiB
+    // blocks), and with offset_increment the clones' regions after the first (clone i starts
+    // i × offset_increment in, as fio places it).
     let span = |j: &Job| {
         j.size.map(|s| {
+            let s = match j.nrfiles {
+                0 | 1 => s,
+                n => s / u64::from(n) / 4096 * 4096,
+            };
             let stride = j.offset_increment.filter(|_| j.numjobs > 1).unwrap_or(0);
             s.saturating_add(stride.saturating_mul(u64::from(j.numjobs - 1)))
         })
@@ -149,6 +177,7 @@ pub fn from_fio(args: &FioArgs) -> Result<Plan> {
         .unwrap_or_else(|| fastrand::u64(1..u64::MAX >> 11));
     let mut env = env(&t, seed, first.ramp, SUITE_INTERVAL);
     env.distribution = first.distribution;
+    env.file_service = first.file_service;
     env.rate = first.rate_iops.map(|iops| Rate {
         iops,
         per_thread: true,
@@ -192,7 +221,12 @@ pub fn from_fio(args: &FioArgs) -> Result<Plan> {
                     j.at("time_based")
                 )))
             }
+            // With nrfiles, what the files hold together (size split in whole blocks).
             (None, false, Some(s)) => {
+                let s = match j.nrfiles {
+                    0 | 1 => s,
+                    n => s / u64::from(n) / 4096 * 4096 * u64::from(n),
+                };
                 Length::Data(Amount::Bytes(s.saturating_mul(u64::from(j.numjobs))))
             }
             (None, false, None) if j.numjobs == 1 => Length::Data(Amount::Range),
@@ -268,9 +302,11 @@ pub fn from_fio(args: &FioArgs) -> Result<Plan> {
             first.at("randrepeat")
         ));
     }
+    let mut target = target(&t, size)?;
+    target.files = nrfiles;
     checked(Plan {
         kind: Kind::Suite,
-        target: target(&t, size)?,
+        target,
         cells,
         suite,
         env,

@@ -98,3 +98,43 @@ fn typed_values_are_echoed_in_errors() {
     let e = run_plan(&["--offset", "1000"]).unwrap_err().to_string();
     assert!(e.contains("--offset"), "{e}");
 }
+
+fn fio_plan(options: &[&str]) -> Result<Plan> {
+    let mut argv = vec!["iogauge", "fio", "--"];
+    argv.extend_from_slice(options);
+    let cli = crate::cli::Cli::try_parse_from(argv).unwrap();
+    match cli.command {
+        crate::cli::Command::Fio(a) => from_fio(&a),
+        _ => unreachable!(),
+    }
+}
+
+// fio's nrfiles: the target is that many created files of size / nrfiles each, and the job
+// moves size bytes over all of them.
+#[test]
+fn nrfiles_makes_a_target_of_several_files_and_moves_the_jobs_size() {
+    let p = fio_plan(&[
+        "--name=a",
+        "--nrfiles=4",
+        "--size=1g",
+        "--rw=randwrite",
+        "--file_service_type=random:2",
+    ])
+    .unwrap();
+    assert_eq!((p.target.files, p.target.size), (4, Some(256 << 20)));
+    assert_eq!(p.env.file_service, crate::workload::FileService::Random(2));
+    assert_eq!(p.cells[0].length, Length::Data(Amount::Bytes(1 << 30)));
+    let one = fio_plan(&["--name=a", "--size=1g", "--rw=randwrite"]).unwrap();
+    assert_eq!((one.target.files, one.target.size), (1, Some(1 << 30)));
+    let e = fio_plan(&["--name=a", "--nrfiles=4", "--size=8k"]).unwrap_err();
+    assert!(e.to_string().contains("less than one 4KiB block"), "{e}");
+    let e = fio_plan(&[
+        "--name=a",
+        "--nrfiles=2",
+        "--size=1m",
+        "--name=b",
+        "--nrfiles=3",
+    ])
+    .unwrap_err();
+    assert!(e.to_string().contains("one nrfiles per run"), "{e}");
+}

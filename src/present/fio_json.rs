@@ -177,6 +177,9 @@ fn job(r: &ResultDoc, name: &str) -> Value {
         opt(key, n.to_string());
     }
     opt("filename", r.target.path.clone());
+    if r.target.files > 1 {
+        opt("nrfiles", r.target.files.to_string());
+    }
     let runtime_ms = (r.runtime_s * 1000.0).round() as u64;
     let both = r.read.is_some() && r.write.is_some();
     let dir = |o: &Option<OpDoc>| match o {

@@ -64,6 +64,8 @@ pub struct TargetPlan {
     pub total_bytes: u64,
     /// Whether a cell that runs writes to it.
     pub written: bool,
+    /// Test files of `total_bytes` each (fio's `nrfiles`); 1 but for those.
+    pub files: u32,
 }
 
 /// The plan as a document, from the plan held against its target.
@@ -143,7 +145,9 @@ pub fn doc(plan: &Plan, resolved: &target::Resolved, works: &[Result<Work, Strin
     // A search that meets the target unthrottled stops after its first run.
     let mut secs = per_run_least * f64::from(least);
     let mut secs_most = per_run * f64::from(most * searches);
-    let precondition_bytes = plan.precondition.then_some(2 * range);
+    // Every file's range, for a target of several (fio's nrfiles).
+    let all = range.saturating_mul(u64::from(resolved.files()));
+    let precondition_bytes = plan.precondition.then_some(2 * all);
     if let Some(bytes) = precondition_bytes {
         secs += bytes as f64 / 100e6;
         secs_most += bytes as f64 / 100e6;
@@ -155,9 +159,13 @@ pub fn doc(plan: &Plan, resolved: &target::Resolved, works: &[Result<Work, Strin
         .map_or_else(|| ".".to_string(), |p| p.display().to_string());
     let written = runnable.iter().any(|c| c.writes()) || plan.precondition;
     let target = match resolved {
-        target::Resolved::Create { path, size, .. } => {
-            secs += *size as f64 / 100e6;
-            secs_most += *size as f64 / 100e6;
+        target::Resolved::Create {
+            path, more, size, ..
+        } => {
+            // The fill writes every file.
+            let filled = *size as f64 * (1 + more.len()) as f64;
+            secs += filled / 100e6;
+            secs_most += filled / 100e6;
             TargetPlan {
                 path: path.display().to_string(),
                 kind: "test file",
@@ -165,6 +173,7 @@ pub fn doc(plan: &Plan, resolved: &target::Resolved, works: &[Result<Work, Strin
                 range_bytes: range,
                 total_bytes: *size,
                 written,
+                files: resolved.files(),
             }
         }
         target::Resolved::Ready(t) => TargetPlan {
@@ -177,6 +186,7 @@ pub fn doc(plan: &Plan, resolved: &target::Resolved, works: &[Result<Work, Strin
             range_bytes: t.range_bytes,
             total_bytes: t.total_bytes,
             written,
+            files: t.files(),
         },
     };
     let assumed = data > 0 || target.created || precondition_bytes.is_some();
@@ -195,7 +205,7 @@ pub fn doc(plan: &Plan, resolved: &target::Resolved, works: &[Result<Work, Strin
         rounds: (least != most).then_some((least, most)),
         precondition_bytes,
         target,
-        working_set_bytes: range,
+        working_set_bytes: all,
         ram_bytes: plan.env.ram,
         estimate_s: (secs.max(1.0), secs_most.max(secs).max(1.0)),
         assumed_mb_s: assumed.then_some(100.0),
@@ -263,6 +273,14 @@ pub fn text(p: &PlanDoc) -> String {
     }
     let t = &p.target;
     match t.created {
+        true if t.files > 1 => s.push_str(&format!(
+            "  target: {} and {} more beside it, {} test files of {} each ({} in all) that iogauge creates, fills with random data and removes\n",
+            t.path,
+            t.files - 1,
+            t.files,
+            units::iec(t.total_bytes),
+            units::iec(t.total_bytes.saturating_mul(u64::from(t.files)))
+        )),
         true => s.push_str(&format!(
             "  target: {}, a test file of {} that iogauge creates, fills with random data and removes\n",
             t.path,

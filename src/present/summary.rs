@@ -82,6 +82,14 @@ fn op_line(o: &OpDoc) -> String {
     )
 }
 
+/// The bytes a target's IO used: "256 MiB", or for several files "4 files × 256 MiB".
+pub fn files_of(files: u32, each: u64) -> String {
+    match files {
+        0 | 1 => units::iec(each),
+        n => format!("{n} files × {}", units::iec(each)),
+    }
+}
+
 /// The full summary of one result.
 pub fn result(r: &ResultDoc) -> String {
     let mut s = String::new();
@@ -101,6 +109,8 @@ pub fn result(r: &ResultDoc) -> String {
         t.path,
         if r.is_db() {
             "database created and loaded by iogauge"
+        } else if t.created && t.files > 1 {
+            "test files created and filled by iogauge"
         } else if t.created {
             "test file created and filled by iogauge"
         } else {
@@ -111,7 +121,7 @@ pub fn result(r: &ResultDoc) -> String {
         } else {
             t.kind.replace('_', " ")
         },
-        units::iec(t.range_bytes)
+        files_of(t.files, t.range_bytes)
     );
     let _ = writeln!(s);
     row(&mut s, rate, format!("{} {rate}", units::count(r.iops)));

@@ -23,6 +23,7 @@ fn null_spec(limit: Limit) -> Spec {
         distribution: Default::default(),
         rate_per_thread: None,
         shape: Default::default(),
+        file_service: Default::default(),
     }
 }
 
@@ -40,7 +41,7 @@ fn stop_when_ends_a_timed_run_early_and_keeps_its_numbers() {
         ..Display::default()
     };
     let begun = Instant::now();
-    let open = || Ok(file.try_clone()?);
+    let open = || Ok(vec![file.try_clone()?]);
     let m = run(&spec, &open, 0, 1 << 20, &display, None).unwrap();
     assert!(
         begun.elapsed() < Duration::from_secs(5),
@@ -70,7 +71,7 @@ fn a_data_budget_is_measured_after_the_ramp() {
         ramp: Duration::from_millis(200),
         ..null_spec(Limit::Data(1 << 20))
     };
-    let open = || Ok(file.try_clone()?);
+    let open = || Ok(vec![file.try_clone()?]);
     let m = run(&spec, &open, 0, 1 << 20, &Display::default(), None).unwrap();
     assert!(m.bytes >= 1 << 20, "measured {} bytes of 1 MiB", m.bytes);
 }
@@ -81,7 +82,7 @@ fn a_data_budget_is_measured_after_the_ramp() {
 fn cpu_is_counted_from_the_first_io() {
     let file = tempfile::tempfile().unwrap();
     let spec = null_spec(Limit::Data(4096 * 4096));
-    let open = || Ok(file.try_clone()?);
+    let open = || Ok(vec![file.try_clone()?]);
     let m = run(&spec, &open, 0, 1 << 20, &Display::default(), None).unwrap();
     assert!(m.ios >= 4096);
     assert!(m.cpu.user_s + m.cpu.sys_s > 0.0, "{:?}", m.cpu);
@@ -94,7 +95,7 @@ fn every_worker_opens_the_target_itself() {
     let opened = AtomicUsize::new(0);
     let open = || {
         opened.fetch_add(1, Ordering::SeqCst);
-        Ok(file.try_clone()?)
+        Ok(vec![file.try_clone()?])
     };
     let spec = Spec {
         threads: 3,
@@ -102,7 +103,7 @@ fn every_worker_opens_the_target_itself() {
     };
     run(&spec, &open, 0, 1 << 20, &Display::default(), None).unwrap();
     assert_eq!(opened.load(Ordering::SeqCst), 3);
-    let refuse = || -> Result<File> { Err(anyhow!("no such target")) };
+    let refuse = || -> Result<Vec<File>> { Err(anyhow!("no such target")) };
     let e = run(&spec, &refuse, 0, 1 << 20, &Display::default(), None)
         .err()
         .unwrap();

@@ -12,6 +12,7 @@
 
 use super::{IntervalMsg, Shared, Verifier, KEEP_FAILURES};
 use crate::measure::{self, Hist};
+use crate::workload::files::FilePicker;
 use crate::workload::offsets::Offsets;
 use crate::workload::{Limit, Spec, SyncKind, CALIBRATION};
 use anyhow::anyhow;
@@ -92,9 +93,11 @@ pub struct WorkerCfg<'a> {
     pub verify: Option<&'a Verifier<'a>>,
 }
 
+/// Runs the loop over `files` files (the engine's; 1 but for fio's `nrfiles`).
 pub fn work<E: Engine>(
     mut eng: E,
     cfg: &WorkerCfg,
+    files: usize,
     shared: &Shared,
     tx: &Sender<IntervalMsg>,
     origin: Instant,
@@ -106,7 +109,25 @@ pub fn work<E: Engine>(
         Limit::Time(t) => Some(measure_start + t),
         Limit::Data(_) => None,
     };
+    // One stream per file, each with its own positions (as fio keeps an offset per file): the
+    // first file's stream as a one-file job has it, the others' beside it, and a picker only
+    // when there are several, so a one-file job takes its stream after one branch, as before.
+    let files = files.clamp(1, usize::from(u16::MAX) + 1);
     let mut offsets = Offsets::of(spec, cfg.id, cfg.range_start, cfg.range_bytes);
+    let mut more_offsets: Vec<Offsets> = (1..files as u32)
+        .map(|f| Offsets::of_file(spec, cfg.id, f, cfg.range_start, cfg.range_bytes))
+        .collect();
+    let mut picker = (files > 1).then(|| {
+        FilePicker::new(
+            spec.file_service,
+            files as u32,
+            offsets.pass(),
+            spec.seed,
+            cfg.id,
+        )
+    });
+    // The file of the latest write, which a sync (fsync=N) goes to.
+    let mut last_write_file = 0u16;
     let sync_op = spec.sync.map(|(k, n)| {
         let op = match k {
             SyncKind::Fsync => Op::Fsync,
@@ -116,6 +137,7 @@ pub fn work<E: Engine>(
     });
     let idle = Io {
         slot: 0,
+        file: 0,
         op: Op::Read,
         offset: 0,
         len: 0,
@@ -199,6 +221,7 @@ pub fn work<E: Engine>(
                         if eng.in_flight() == 0 && !sync_in_flight {
                             let io = Io {
                                 slot,
+                                file: last_write_file,
                                 op,
                                 offset: 0,
                                 len: 0,
@@ -230,13 +253,21 @@ pub fn work<E: Engine>(
                     planned = next_due;
                     next_due += p;
                 }
+                let (file, stream) = match picker.as_mut() {
+                    None => (0, &mut offsets),
+                    Some(p) => match p.next() {
+                        0 => (0, &mut offsets),
+                        f => (f, &mut more_offsets[f - 1]),
+                    },
+                };
                 // Only mixes spend a random number on the direction.
                 let read = match spec.mix_read_pct {
                     100 => true,
                     0 => false,
-                    pct => offsets.coin(pct),
+                    pct => stream.coin(pct),
                 };
-                let (offset, len) = offsets.next_io(!read);
+                let (offset, len) = stream.next_io(!read);
+                let file = file as u16;
                 slot_block[slot as usize] = offset;
                 slot_len[slot as usize] = len;
                 let op = if read {
@@ -268,10 +299,12 @@ pub fn work<E: Engine>(
                         _ => {}
                     }
                     writes_since_sync += 1;
+                    last_write_file = file;
                     Op::Write
                 };
                 let io = Io {
                     slot,
+                    file,
                     op,
                     offset,
                     len,

@@ -1,7 +1,112 @@
-//! A test file iogauge creates: made with O_EXCL, checked to take O_DIRECT, filled with
-//! incompressible data (with progress), and flushed out of the page cache.
+//! A test file iogauge creates (or several, for fio's `nrfiles`): checked before anything is
+//! written (`to_create`), made with O_EXCL, checked to take O_DIRECT, filled with incompressible
+//! data (with progress), and flushed out of the page cache.
 
 use super::*;
+
+/// Checks a test file iogauge is to create, without creating it.
+pub(super) fn to_create<'a>(req: &Request<'a>, path: PathBuf) -> Result<Resolved<'a>> {
+    let size = req.size.map_or(req.created_size, |s| s + req.offset);
+    if size < 4096 {
+        return Err(usage(format!(
+            "--size {size} is smaller than one 4KiB block; give e.g. --size 1GiB"
+        )));
+    }
+    // Whole 4 KiB blocks, so direct IO can reach every byte.
+    let size = size - size % 4096;
+    if req.offset >= size {
+        return Err(usage(format!(
+            "--offset {} is at or past the end of the {} test file; give a larger --size",
+            units::iec(req.offset),
+            units::iec(size)
+        )));
+    }
+    let files = req.files.max(1);
+    // The other files of several: the first's name and their number. A name something holds
+    // already (a file or a link planted there) is refused, never opened.
+    let more: Vec<PathBuf> = (1..files)
+        .map(|i| {
+            let mut name = path.clone().into_os_string();
+            name.push(format!(".{i}"));
+            PathBuf::from(name)
+        })
+        .collect();
+    if let Some(p) = more.iter().find(|p| std::fs::symlink_metadata(p).is_ok()) {
+        return Err(usage(format!(
+            "{} already exists, where iogauge would put one of its {files} test files; remove it or give another directory",
+            p.display()
+        )));
+    }
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    if !parent.is_dir() {
+        return Err(usage(format!(
+            "directory {} does not exist; create it first or give another path",
+            parent.display()
+        )));
+    }
+    let dir = match File::open(&parent) {
+        Err(e) if e.kind() == io::ErrorKind::PermissionDenied => {
+            return Err(not_writable(
+                &parent,
+                "the test file",
+                "give a directory you may write to, or run as a user who may",
+            ))
+        }
+        d => d.ok(),
+    };
+    // The directory is named, not the test file's made-up name: it is what the user typed
+    // (or the directory of the path they typed) and what they must change.
+    let read_only = || {
+        usage(format!(
+            "cannot create the test file in {}: it is on a read-only file system; give a directory on a writable one (or remount it read-write: mount -o remount,rw)",
+            parent.display()
+        ))
+    };
+    if let Some(true) = dir.as_ref().and_then(|d| sys::read_only(d).ok()) {
+        return Err(read_only());
+    }
+    match dir.as_ref().map(sys::may_create_in) {
+        Some(Err(e)) if e.raw_os_error() == Some(libc::EROFS) => return Err(read_only()),
+        Some(Err(e)) if e.kind() == io::ErrorKind::PermissionDenied => {
+            return Err(not_writable(
+                &parent,
+                "the test file",
+                "give a directory you may write to, or run as a user who may",
+            ))
+        }
+        _ => {}
+    }
+    if let Some(free) = dir.as_ref().and_then(|d| sys::free_bytes(d).ok()) {
+        // All the files together.
+        let all = size.saturating_mul(u64::from(files));
+        if free < all {
+            let what = match files {
+                1 => path.display().to_string(),
+                n => format!(
+                    "{n} test files of {} in {}",
+                    units::iec(size),
+                    parent.display()
+                ),
+            };
+            return Err(usage(format!(
+                "{what} need{} {} but only {} is free there; give a smaller --size or another directory",
+                if files == 1 { "s" } else { "" },
+                units::iec(all),
+                units::iec(free)
+            )));
+        }
+    }
+    Ok(Resolved::Create {
+        req: *req,
+        logical_block: iogauge_sysinfo::logical_block_size_for(&parent).unwrap_or(512),
+        path,
+        more,
+        size,
+    })
+}
 
 pub(super) fn create(
     req: &Request,
@@ -48,6 +153,7 @@ pub(super) fn create(
         claim: None,
         device: None,
         devices: Vec::new(),
+        more: Vec::new(),
     };
     // From here on `target` removes the file on every exit path.
     if direct {
@@ -198,6 +304,55 @@ fn fill_error(path: &Path, e: io::Error, size: u64) -> anyhow::Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn request(path: &Path, files: u32) -> Request<'_> {
+        Request {
+            path: Some(path),
+            size: Some(1 << 20),
+            created_size: 1 << 20,
+            offset: 0,
+            keep: false,
+            allow_overwrite: true,
+            writes: true,
+            seed: 1,
+            quiet: true,
+            verify: None,
+            files,
+        }
+    }
+
+    // fio's nrfiles: several test files only in a directory, named by iogauge, each checked to
+    // be free; a user's file is never one of them, whatever the flags.
+    #[test]
+    fn several_files_are_iogauges_own_in_a_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let Resolved::Create {
+            path, more, size, ..
+        } = resolve(&request(dir.path(), 3)).unwrap()
+        else {
+            panic!("a directory gets test files")
+        };
+        assert_eq!(size, 1 << 20, "each file's size");
+        let name = path.file_name().unwrap().to_str().unwrap().to_string();
+        assert!(name.starts_with("iogauge-test."), "{name}");
+        let names: Vec<String> = more
+            .iter()
+            .map(|p| p.file_name().unwrap().to_str().unwrap().to_string())
+            .collect();
+        assert_eq!(names, [format!("{name}.1"), format!("{name}.2")]);
+        // Made, filled and removed together: tests/fio.rs and tests/safety.rs, which keep
+        // their crash ledgers in their own directories.
+        // A file (or device) is refused, even with --allow-overwrite.
+        let user = dir.path().join("data");
+        std::fs::write(&user, b"precious").unwrap();
+        let e = resolve(&request(&user, 2)).err().unwrap().to_string();
+        assert!(e.contains("not a directory"), "{e}");
+        let e = resolve(&request(&dir.path().join("missing"), 2))
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.contains("does not exist"), "{e}");
+    }
 
     #[test]
     fn fill_progress_says_share_rate_and_time_left() {

@@ -226,6 +226,35 @@ impl Offsets {
     }
 }
 
+impl Offsets {
+    /// Thread `thread`'s stream in file `file` of a target of several files (fio's `nrfiles`):
+    /// [`Offsets::of`] over the file's range, with a seed of the file's own so the files'
+    /// random offsets differ. File 0's stream is the one-file stream.
+    pub fn of_file(
+        spec: &Spec,
+        thread: u32,
+        file: u32,
+        range_start: u64,
+        range_len: u64,
+    ) -> Offsets {
+        let mut o = Offsets::of(spec, thread, range_start, range_len);
+        if file > 0 {
+            let salt = (u64::from(file)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            o.rng = fastrand::Rng::with_seed(thread_seed(spec.seed ^ salt, thread));
+        }
+        o
+    }
+
+    /// IOs of one pass over this stream's region: what fio's `file_service_type=sequential`
+    /// does in a file before the next.
+    pub fn pass(&self) -> u64 {
+        match self.shaped.as_deref() {
+            Some(sh) => (sh.region / self.bs).max(1),
+            None => self.blocks,
+        }
+    }
+}
+
 /// Distinct, well-mixed seeds per thread from one user seed.
 pub fn thread_seed(seed: u64, thread: u32) -> u64 {
     seed.wrapping_mul(0x9E37_79B9_7F4A_7C15)
@@ -396,7 +425,22 @@ mod tests {
             distribution: Default::default(),
             rate_per_thread: None,
             shape,
+            file_service: Default::default(),
         }
+    }
+
+    #[test]
+    fn each_file_has_its_own_positions_and_random_sequence() {
+        let s = spec(crate::workload::Rw::Randread, 1, Default::default());
+        let mut f0 = Offsets::of_file(&s, 0, 0, 0, 1 << 20);
+        let mut one = Offsets::of(&s, 0, 0, 1 << 20);
+        let mut f1 = Offsets::of_file(&s, 0, 1, 0, 1 << 20);
+        let a: Vec<u64> = (0..16).map(|_| f0.next_offset(false)).collect();
+        let b: Vec<u64> = (0..16).map(|_| one.next_offset(false)).collect();
+        let c: Vec<u64> = (0..16).map(|_| f1.next_offset(false)).collect();
+        assert_eq!(a, b, "file 0 is the one-file stream");
+        assert_ne!(a, c, "file 1 draws its own offsets");
+        assert!(c.iter().all(|o| *o < 1 << 20 && o % 4096 == 0));
     }
 
     fn split(sizes: &[(u64, u64)]) -> crate::workload::BsMix {

@@ -34,11 +34,13 @@ pub enum Op {
     Fdatasync,
 }
 
-/// One IO handed to an engine. `slot` names the buffer; `buf_off` lets a short read or write be
+/// One IO handed to an engine. `slot` names the buffer; `file` the descriptor, an index into
+/// [`EngineConfig::files`] (0 for a one-file job); `buf_off` lets a short read or write be
 /// resubmitted for its remainder in the same buffer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Io {
     pub slot: u32,
+    pub file: u16,
     pub op: Op,
     pub offset: u64,
     pub len: u32,
@@ -123,9 +125,27 @@ impl EngineKind {
     }
 }
 
+/// The files of an [`EngineConfig`], checked: at least one, and no more than an [`Io`]'s
+/// `file` index can name.
+fn checked_files(files: &[File]) -> io::Result<&[File]> {
+    match files.len() {
+        0 => Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "an engine needs at least one file",
+        )),
+        n if n > usize::from(u16::MAX) + 1 => Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "more files than an IO can name (65536)",
+        )),
+        _ => Ok(files),
+    }
+}
+
 /// Everything an engine needs to be built inside its worker thread.
 pub struct EngineConfig<'a> {
-    pub file: &'a File,
+    /// The job's files (fio's `nrfiles`), at least one; an [`Io`] names one by its index.
+    /// More than `u16::MAX` is refused by the engines.
+    pub files: &'a [File],
     /// In-flight IOs per thread.
     pub depth: u32,
     /// Size of each slot's buffer in bytes.
@@ -135,4 +155,116 @@ pub struct EngineConfig<'a> {
     /// Seed of the buffers' random content.
     pub seed: u64,
     pub uring: UringOptions,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::FileExt;
+
+    /// Two files of 8 KiB of zeros, opened read-write, and where they are.
+    fn two_files(tag: &str) -> (std::path::PathBuf, Vec<File>) {
+        let dir = std::env::temp_dir().join(format!("iogauge-engine-{tag}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let files = (0..2)
+            .map(|i| {
+                let f = std::fs::OpenOptions::new()
+                    .read(true)
+                    .write(true)
+                    .create(true)
+                    .truncate(true)
+                    .open(dir.join(format!("f{i}")))
+                    .unwrap();
+                f.set_len(8192).unwrap();
+                f
+            })
+            .collect();
+        (dir, files)
+    }
+
+    /// Writes 4 KiB of 0xAB at offset 4096 of file 1, then reads it back through file 1 and
+    /// file 0; returns (what file 0 holds there, what file 1 holds there, what the engine read
+    /// from file 1).
+    fn write_to_file_1<E: Engine>(mut eng: E, files: &[File]) -> (Vec<u8>, Vec<u8>, Vec<u8>) {
+        let mut done = Vec::with_capacity(4);
+        eng.buffer_mut(0).unwrap()[..4096].fill(0xAB);
+        let io = Io {
+            slot: 0,
+            file: 1,
+            op: Op::Write,
+            offset: 4096,
+            len: 4096,
+            buf_off: 0,
+        };
+        eng.queue(io).unwrap();
+        eng.submit_and_reap(1, &mut done).unwrap();
+        assert_eq!(done, vec![Done { slot: 0, res: 4096 }]);
+        eng.buffer_mut(0).unwrap()[..4096].fill(0);
+        done.clear();
+        eng.queue(Io { op: Op::Read, ..io }).unwrap();
+        eng.submit_and_reap(1, &mut done).unwrap();
+        assert_eq!(done, vec![Done { slot: 0, res: 4096 }]);
+        let read = eng.buffer(0).unwrap()[..4096].to_vec();
+        let on_disk = |f: &File| {
+            let mut b = vec![0u8; 4096];
+            f.read_exact_at(&mut b, 4096).unwrap();
+            b
+        };
+        (on_disk(&files[0]), on_disk(&files[1]), read)
+    }
+
+    fn config(files: &[File]) -> EngineConfig<'_> {
+        EngineConfig {
+            files,
+            depth: 2,
+            buf_size: 4096,
+            align: 4096,
+            seed: 7,
+            uring: UringOptions::default(),
+        }
+    }
+
+    #[test]
+    fn psync_writes_to_the_file_an_io_names() {
+        let (dir, files) = two_files("psync");
+        let eng = PsyncEngine::new(&config(&files)).unwrap();
+        let (f0, f1, read) = write_to_file_1(eng, &files);
+        assert!(f0.iter().all(|b| *b == 0), "file 0 was written");
+        assert!(f1.iter().all(|b| *b == 0xAB), "file 1 was not written");
+        assert_eq!(read, f1);
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn io_uring_writes_to_the_file_an_io_names_registered_or_not() {
+        for no_register in [false, true] {
+            let (dir, files) = two_files(&format!("uring-{no_register}"));
+            let mut cfg = config(&files);
+            cfg.uring.no_register = no_register;
+            let eng = match UringEngine::new(&cfg) {
+                Ok(e) => e,
+                Err(e) if matches!(e.raw_os_error(), Some(libc::ENOSYS | libc::EPERM)) => {
+                    std::fs::remove_dir_all(dir).unwrap();
+                    assert!(
+                        std::env::var("CI").is_err(),
+                        "io_uring is not available here ({e}); CI must run this test"
+                    );
+                    eprintln!("SKIPPED: io_uring is not available here ({e})");
+                    return;
+                }
+                Err(e) => panic!("{e}"),
+            };
+            assert_eq!(eng.setup().registered_files, !no_register);
+            let (f0, f1, read) = write_to_file_1(eng, &files);
+            assert!(f0.iter().all(|b| *b == 0), "file 0 was written");
+            assert!(f1.iter().all(|b| *b == 0xAB), "file 1 was not written");
+            assert_eq!(read, f1);
+            std::fs::remove_dir_all(dir).unwrap();
+        }
+    }
+
+    #[test]
+    fn an_engine_needs_a_file() {
+        assert!(PsyncEngine::new(&config(&[])).is_err());
+    }
 }

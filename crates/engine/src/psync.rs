@@ -8,7 +8,7 @@ use std::io;
 use std::os::unix::fs::FileExt;
 
 pub struct PsyncEngine {
-    file: File,
+    files: Vec<File>,
     pool: BufferPool,
     queued: Option<Io>,
 }
@@ -18,8 +18,12 @@ impl PsyncEngine {
         let pool = BufferPool::new(1, cfg.buf_size, cfg.align, cfg.seed).ok_or_else(|| {
             io::Error::new(io::ErrorKind::OutOfMemory, "buffer allocation failed")
         })?;
+        let files = crate::checked_files(cfg.files)?
+            .iter()
+            .map(File::try_clone)
+            .collect::<io::Result<Vec<File>>>()?;
         Ok(PsyncEngine {
-            file: cfg.file.try_clone()?,
+            files,
             pool,
             queued: None,
         })
@@ -56,15 +60,18 @@ impl Engine for PsyncEngine {
         };
         let start = io.buf_off as usize;
         let end = start + io.len as usize;
+        let Some(file) = self.files.get(usize::from(io.file)) else {
+            done.push(Done {
+                slot: io.slot,
+                res: -libc::EBADF,
+            });
+            return Ok(());
+        };
         let result = match io.op {
-            Op::Read => self
-                .file
-                .read_at(&mut self.pool.slot_mut(0)[start..end], io.offset),
-            Op::Write => self
-                .file
-                .write_at(&self.pool.slot(0)[start..end], io.offset),
-            Op::Fsync => self.file.sync_all().map(|()| 0),
-            Op::Fdatasync => self.file.sync_data().map(|()| 0),
+            Op::Read => file.read_at(&mut self.pool.slot_mut(0)[start..end], io.offset),
+            Op::Write => file.write_at(&self.pool.slot(0)[start..end], io.offset),
+            Op::Fsync => file.sync_all().map(|()| 0),
+            Op::Fdatasync => file.sync_data().map(|()| 0),
         };
         let res = match result {
             Ok(n) => n as i32,

@@ -117,8 +117,10 @@ pub struct UringEngine {
     ring: IoUring,
     // Dropped by hand in `Drop`, only once no IO can still reach it.
     pool: ManuallyDrop<BufferPool>,
-    // Keeps the descriptor open while IOs that name it are in flight.
-    file: File,
+    // Keep the descriptors open while IOs that name them are in flight; `fds` are their
+    // numbers, in the order IOs name them (and registered in, when `fixed_file`).
+    _files: Vec<File>,
+    fds: Vec<i32>,
     fixed_file: bool,
     fixed_bufs: bool,
     slot_busy: Vec<bool>,
@@ -145,21 +147,28 @@ impl UringEngine {
         let pool = BufferPool::new(depth as usize, cfg.buf_size, cfg.align, cfg.seed).ok_or_else(
             || io::Error::new(io::ErrorKind::OutOfMemory, "buffer allocation failed"),
         )?;
-        let file = cfg.file.try_clone()?;
+        let files = crate::checked_files(cfg.files)?
+            .iter()
+            .map(File::try_clone)
+            .collect::<io::Result<Vec<File>>>()?;
+        let fds: Vec<i32> = files.iter().map(|f| f.as_raw_fd()).collect();
         if !cfg.uring.no_register {
             let iovecs = pool.iovecs();
             // SAFETY: the iovecs point into `pool`, which lives as long as the ring: the ring
             // is drained in Drop before the pool is freed, and the pool is never reallocated.
             setup.registered_buffers =
                 unsafe { ring.submitter().register_buffers(&iovecs) }.is_ok();
-            setup.registered_files = ring.submitter().register_files(&[file.as_raw_fd()]).is_ok();
+            // All of the job's files in one table (Linux 5.1); IOs name them by index, and
+            // fall back to raw descriptors when the kernel refuses the table.
+            setup.registered_files = ring.submitter().register_files(&fds).is_ok();
         }
         Ok(UringEngine {
             fixed_file: setup.registered_files,
             fixed_bufs: setup.registered_buffers,
             ring,
             pool: ManuallyDrop::new(pool),
-            file,
+            _files: files,
+            fds,
             slot_busy: vec![false; depth as usize],
             outstanding: 0,
             setup,
@@ -173,8 +182,11 @@ impl UringEngine {
     fn entry(&self, io: &Io) -> squeue::Entry {
         let slot = io.slot as usize;
         let ptr = self.pool.slot_ptr(slot, io.buf_off as usize);
-        let raw = types::Fd(self.file.as_raw_fd());
-        let fixed = types::Fixed(0);
+        // The runner names only files it opened; an index past them is a bug, and -1 makes the
+        // kernel fail that IO with EBADF rather than touch another descriptor.
+        let fd = self.fds.get(usize::from(io.file)).copied().unwrap_or(-1);
+        let raw = types::Fd(fd);
+        let fixed = types::Fixed(if fd < 0 { u32::MAX } else { u32::from(io.file) });
         macro_rules! with_fd {
             ($build:expr) => {
                 if self.fixed_file {
@@ -253,8 +265,9 @@ impl Engine for UringEngine {
         // bounded, so a kernel that keeps refusing ends the run instead of spinning forever.
         for _ in 0..QUEUE_TRIES {
             // SAFETY: the entry's buffer is slot `io.slot` of `self.pool` and its descriptor is
-            // `self.file`; both live until the IO is reaped (Drop drains the ring first), and
-            // the slot is marked busy below so no Rust reference to it is handed out meanwhile.
+            // one of `self._files` (or none, which the kernel refuses); both live until the IO
+            // is reaped (Drop drains the ring first), and the slot is marked busy below so no
+            // Rust reference to it is handed out meanwhile.
             let pushed = unsafe { self.ring.submission().push(&entry) };
             if pushed.is_ok() {
                 self.slot_busy[io.slot as usize] = true;

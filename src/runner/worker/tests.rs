@@ -13,6 +13,8 @@ struct Recorder {
     handed: std::rc::Rc<std::cell::RefCell<Vec<usize>>>,
     /// The completions each wait asked for.
     waits: std::rc::Rc<std::cell::RefCell<Vec<usize>>>,
+    /// Every IO queued: its file and offset.
+    seen: std::rc::Rc<std::cell::RefCell<Vec<(u16, u64)>>>,
 }
 
 impl Engine for Recorder {
@@ -30,6 +32,7 @@ impl Engine for Recorder {
         Some(&self.buf)
     }
     fn queue(&mut self, io: Io) -> std::io::Result<()> {
+        self.seen.borrow_mut().push((io.file, io.offset));
         self.queued.push(io);
         self.unsubmitted += 1;
         Ok(())
@@ -91,6 +94,7 @@ fn a_mix_counts_each_ios_own_size() {
         complete_batch: 1,
         distribution: Default::default(),
         rate_per_thread: None,
+        file_service: Default::default(),
         shape: crate::workload::Shape {
             mix: Some(crate::workload::BsMix {
                 read: sizes.clone(),
@@ -120,8 +124,9 @@ fn a_mix_counts_each_ios_own_size() {
         unsubmitted: 0,
         handed: std::rc::Rc::default(),
         waits: std::rc::Rc::default(),
+        seen: std::rc::Rc::default(),
     };
-    let out = work(eng, &cfg, &shared, &tx, Instant::now());
+    let out = work(eng, &cfg, 1, &shared, &tx, Instant::now());
     assert!(out.error.is_none());
     let mean = out.write_bytes as f64 / out.writes as f64;
     assert!(out.write_bytes >= 64 << 20 && out.write_bytes < (64 << 20) + 4 * 65536);
@@ -155,6 +160,7 @@ fn handed_over(
         distribution: Default::default(),
         rate_per_thread: None,
         shape: Default::default(),
+        file_service: Default::default(),
     };
     let cfg = WorkerCfg {
         id: 0,
@@ -178,8 +184,9 @@ fn handed_over(
         unsubmitted: 0,
         handed: std::rc::Rc::clone(&handed),
         waits: std::rc::Rc::clone(&waits),
+        seen: std::rc::Rc::default(),
     };
-    let out = work(eng, &cfg, &shared, &tx, Instant::now());
+    let out = work(eng, &cfg, 1, &shared, &tx, Instant::now());
     assert!(out.error.is_none());
     let handed = handed.borrow().clone();
     let waits = waits.borrow().clone();
@@ -287,6 +294,7 @@ fn auto_choice(per_wait: Duration, per_io: Duration) -> (u32, u64) {
         distribution: Default::default(),
         rate_per_thread: None,
         shape: Default::default(),
+        file_service: Default::default(),
     };
     let cfg = WorkerCfg {
         id: 0,
@@ -308,7 +316,7 @@ fn auto_choice(per_wait: Duration, per_io: Duration) -> (u32, u64) {
         per_wait,
         per_io,
     };
-    let out = work(eng, &cfg, &shared, &tx, Instant::now());
+    let out = work(eng, &cfg, 1, &shared, &tx, Instant::now());
     assert!(out.error.is_none());
     (out.complete_batch, out.reads)
 }
@@ -330,4 +338,68 @@ fn auto_keeps_one_at_a_time_when_the_device_is_the_limit() {
     // all moves no more IOs and per-IO timing stays exact.
     let (batch, _) = auto_choice(Duration::ZERO, Duration::from_micros(20));
     assert_eq!(batch, 1, "batching gained nothing and must not be chosen");
+}
+
+// fio's nrfiles with its default file_service_type: the next file every IO, each file walked
+// from its own start (a position per file), and a one-file job names file 0 only.
+#[test]
+fn ios_go_round_the_files_each_with_its_own_position() {
+    let run = |files: usize| {
+        let spec = Spec {
+            rw: Rw::Write,
+            bs: 4096,
+            threads: 1,
+            iodepth: 2,
+            engine: iogauge_engine::EngineKind::Null,
+            direct: false,
+            mix_read_pct: 0,
+            sync: None,
+            odsync: false,
+            seed: 1,
+            limit: Limit::Data(12 * 4096),
+            ramp: Duration::ZERO,
+            interval: Duration::from_secs(1),
+            uring: UringOptions::default(),
+            submit_batch: 1,
+            complete_batch: 1,
+            distribution: Default::default(),
+            rate_per_thread: None,
+            shape: Default::default(),
+            file_service: Default::default(),
+        };
+        let cfg = WorkerCfg {
+            id: 0,
+            spec: &spec,
+            range_start: 0,
+            range_bytes: 1 << 20,
+            data_budget: Some(12 * 4096),
+            verify: None,
+        };
+        let shared = Shared {
+            stop: AtomicBool::new(false),
+            finished: AtomicUsize::new(0),
+            progress: vec![Live::default()],
+        };
+        let (tx, _rx) = std::sync::mpsc::channel();
+        let seen = std::rc::Rc::default();
+        let eng = Recorder {
+            buf: vec![0; 4096],
+            queued: Vec::new(),
+            unsubmitted: 0,
+            handed: std::rc::Rc::default(),
+            waits: std::rc::Rc::default(),
+            seen: std::rc::Rc::clone(&seen),
+        };
+        let out = work(eng, &cfg, files, &shared, &tx, Instant::now());
+        assert!(out.error.is_none());
+        assert_eq!(out.writes, 12);
+        let seen = seen.borrow().clone();
+        seen
+    };
+    let four = run(4);
+    let want: Vec<(u16, u64)> = (0..12u64).map(|i| ((i % 4) as u16, i / 4 * 4096)).collect();
+    assert_eq!(four, want);
+    let one = run(1);
+    let want: Vec<(u16, u64)> = (0..12u64).map(|i| (0, i * 4096)).collect();
+    assert_eq!(one, want);
 }
