@@ -392,10 +392,25 @@ pub struct EngineDoc {
     /// group is timed when the group is reaped).
     #[serde(default = "one", skip_serializing_if = "is_one")]
     pub complete_batch: u32,
-    /// The complete batch was iogauge's choice (`--complete-batch auto`, the default): after
-    /// trying one completion at a time and all in flight, whichever moved more IOs by a margin.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub complete_auto: bool,
+    /// The complete batch was iogauge's choice (`--complete-batch auto`, the default): the IOs
+    /// its trial moved each way, before the measurement (they are not in the results).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub complete_trial: Option<TrialDoc>,
+}
+
+/// An auto complete batch's trial: completions reaped in the phases that waited for each
+/// completion, and in those that waited for all in flight (equal time each way).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct TrialDoc {
+    pub one: u64,
+    pub all: u64,
+}
+
+impl TrialDoc {
+    /// How many times the IOs of waiting for each completion waiting for all moved.
+    pub fn gain(&self) -> f64 {
+        self.all as f64 / self.one.max(1) as f64
+    }
 }
 
 fn one() -> u32 {

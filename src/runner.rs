@@ -6,7 +6,7 @@ mod worker;
 pub use worker::FINE_BIN;
 
 use crate::measure::{self, Hist, LatNs};
-use crate::model::{CpuDoc, EngineDoc, FineDoc, OpDoc, Sample, SyncDoc};
+use crate::model::{CpuDoc, EngineDoc, FineDoc, OpDoc, Sample, SyncDoc, TrialDoc};
 use crate::units;
 use crate::workload::{Limit, Spec};
 use anyhow::{anyhow, Result};
@@ -634,7 +634,13 @@ fn merge(
             registered_files: s.registered_files,
             buffers: String::new(),
             complete_batch: workers.iter().map(|w| w.complete_batch).max().unwrap_or(1),
-            complete_auto: spec.complete_batch == 0,
+            complete_trial: (spec.complete_batch == 0).then(|| {
+                let sum = |i: usize| workers.iter().map(|w| w.trial[i]).sum();
+                TrialDoc {
+                    one: sum(0),
+                    all: sum(1),
+                }
+            }),
         },
         None => EngineDoc {
             name: spec.engine.name().into(),

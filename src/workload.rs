@@ -212,9 +212,9 @@ pub struct Spec {
     pub file_service: FileService,
 }
 
-/// How long an auto `--complete-batch` tries both ways of waiting, before the ramp: four
-/// phases, one at a time and all in flight in turn, so a drift of the machine hits both.
-pub const CALIBRATION: Duration = Duration::from_millis(400);
+/// How long an auto `--complete-batch` warms up and tries both ways of waiting, before the
+/// ramp (see `runner::worker`).
+pub const CALIBRATION: Duration = Duration::from_millis(500);
 
 impl Spec {
     /// Time from the start to the measurement: the calibration of an auto complete batch, then

@@ -230,10 +230,12 @@ pub fn result(r: &ResultDoc) -> String {
         let _ = write!(eng, "; buffers on {}", e.buffers);
     }
     if e.complete_batch > 1 {
-        let why = if e.complete_auto {
-            ", chosen: waiting for each moved 10% fewer IOs"
-        } else {
-            ""
+        let why = match e.complete_trial {
+            Some(t) => format!(
+                ", chosen: in a trial waiting for all in flight moved {:.2}× the IOs of waiting for each",
+                t.gain()
+            ),
+            None => String::new(),
         };
         let _ = write!(
             eng,

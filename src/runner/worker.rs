@@ -26,31 +26,35 @@ use std::time::{Duration, Instant};
 pub const FINE_BIN: Duration = Duration::from_millis(100);
 
 /// Waiting for all in flight must move this much more than one at a time to be chosen: exact
-/// per-IO timing is worth a small loss, and a trial of 400 ms varies by a few percent.
+/// per-IO timing is worth a small loss, and phases of 100 ms vary by a few percent.
 const BATCH_GAIN: f64 = 1.10;
 
-/// An auto complete batch's trial: completions counted per way of waiting.
+/// An auto complete batch's trial: five equal phases. The first warms up (threads, io_uring's
+/// workers, the device) and is not counted; the other four wait for all in flight, for one,
+/// for one, for all, so a steady drift of the machine weighs the same on both ways.
 struct Trial {
-    end: Instant,
-    phase: Duration,
     start: Instant,
+    phase: Duration,
     /// Completions reaped waiting for one, and waiting for all in flight.
     ios: [u64; 2],
 }
 
+const TRIAL_PHASES: u32 = 5;
+
 impl Trial {
     fn new(origin: Instant) -> Trial {
         Trial {
-            end: origin + CALIBRATION,
-            phase: CALIBRATION / 4,
             start: origin,
+            phase: CALIBRATION / TRIAL_PHASES,
             ios: [0; 2],
         }
     }
 
-    /// Whether to wait for all in flight at `now`, or `None` once the trial is over.
-    fn batched_at(&self, now: Instant) -> Option<bool> {
-        (now < self.end).then(|| (now - self.start).as_nanos() / self.phase.as_nanos() % 2 == 1)
+    /// At `now`: the phase (0 the warm-up) and whether it waits for all in flight, or `None`
+    /// once the trial is over.
+    fn at(&self, now: Instant) -> Option<(u32, bool)> {
+        let k = ((now - self.start).as_nanos() / self.phase.as_nanos()) as u32;
+        (k < TRIAL_PHASES).then_some((k, k == 1 || k == 4))
     }
 
     fn batching_wins(&self) -> bool {
@@ -81,6 +85,8 @@ pub struct WorkerOut {
     pub verify: Tally,
     /// Completions waited for at a time while measuring (an auto batch's choice).
     pub complete_batch: u32,
+    /// An auto batch's trial: completions reaped waiting for one, and for all in flight.
+    pub trial: [u64; 2],
 }
 
 pub struct WorkerCfg<'a> {
@@ -167,6 +173,7 @@ pub fn work<E: Engine>(
             0
         }),
         complete_batch: spec.complete_batch.max(1),
+        trial: [0; 2],
     };
     let mut interval = measure::interval_hist();
     let mut interval_idx: u64 = 0;
@@ -209,6 +216,7 @@ pub fn work<E: Engine>(
     let mut complete_batch = spec.complete_batch.max(1) as usize;
     let mut trial = (spec.complete_batch == 0).then(|| Trial::new(origin));
     let mut batched = false;
+    let mut counted = false;
     let ramped = !spec.lead_in().is_zero() && cfg.data_budget.is_some();
 
     'run: loop {
@@ -371,12 +379,18 @@ pub fn work<E: Engine>(
         }
         let now = Instant::now();
         if let Some(t) = &mut trial {
-            // These completions count for the way they were waited for.
-            t.ios[usize::from(batched)] += done.len() as u64;
-            batched = match t.batched_at(now) {
-                Some(b) => b,
+            // These completions count for the way they were waited for (not in the warm-up).
+            if counted {
+                t.ios[usize::from(batched)] += done.len() as u64;
+            }
+            batched = match t.at(now) {
+                Some((k, b)) => {
+                    counted = k > 0;
+                    b
+                }
                 None => {
                     let wins = t.batching_wins();
+                    out.trial = t.ios;
                     trial = None;
                     wins
                 }
