@@ -15,8 +15,9 @@ use serde_json::Value;
 use std::path::Path;
 use std::process::Command;
 
-/// The device tests take turns: each keeps both CPUs busy for its trial, and a trial starved of
-/// CPU by the other test's threads times the machine, not the way of waiting.
+/// The tests that run IO take turns: the device tests keep both CPUs busy for their trials, and a trial
+/// sharing the CPUs with another test's iogauge times the machine, not the way of waiting (on
+/// zram the gain of waiting for all fell from about 1.3× to 1.05–1.10× that way).
 static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 /// A zram device of the test's own (hot-added, so a zram0 someone else is using is left
@@ -143,9 +144,9 @@ fn auto_keeps_one_at_a_time_on_a_throttled_device() {
     eprintln!("{} IOPS, engine: {e}", doc["results"][0]["iops"]);
     assert_eq!(e["complete_auto"], true, "{e:#}");
     assert!(e.get("complete_batch").is_none(), "{e:#}");
-    // The throttle, not the way of waiting, set the pace: the run did measure it.
+    // The throttle held the device (unheld, this RAM-backed loop device moves many times that).
     let iops = f(&doc["results"][0]["read"]["iops"]);
-    assert!((1500.0..2500.0).contains(&iops), "{iops} IOPS: {e:#}");
+    assert!(iops < 2500.0, "{iops} IOPS: {e:#}");
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(!text.contains("completions reaped"), "{text}");
 }
@@ -168,6 +169,7 @@ fn small_run(dir: &Path, args: &[&str]) -> Value {
 /// one completion at a time and no trial; a default run deep enough has one.
 #[test]
 fn auto_tries_only_where_it_can_tell() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let doc = small_run(d, &["--iodepth", "8", "--complete-batch", "8"]);
@@ -180,7 +182,14 @@ fn auto_tries_only_where_it_can_tell() {
     for args in [
         &["--iodepth", "4"][..],
         &["--iodepth", "4", "--complete-batch", "auto"],
-        &["--complete-batch", "auto", "--engine", "psync"],
+        &[
+            "--iodepth",
+            "16",
+            "--complete-batch",
+            "auto",
+            "--engine",
+            "psync",
+        ],
         &["--iodepth", "16", "--rate", "2k"],
     ] {
         let doc = small_run(d, args);
