@@ -50,9 +50,19 @@ impl Zram {
 }
 
 impl Drop for Zram {
+    /// The kernel refuses to remove a device someone has open, and udev opens it to probe
+    /// right after iogauge closes it: removing is retried until the device is gone.
     fn drop(&mut self) {
-        let _ = std::fs::write(self.sys().join("reset"), "1");
-        let _ = std::fs::write("/sys/class/zram-control/hot_remove", self.0.to_string());
+        let gone = poll_until(std::time::Duration::from_secs(10), || {
+            let _ = std::fs::write("/sys/class/zram-control/hot_remove", self.0.to_string());
+            !self.sys().exists()
+        });
+        if !gone {
+            eprintln!(
+                "{} is still open after 10 s and was left behind",
+                self.dev()
+            );
+        }
     }
 }
 
