@@ -15,9 +15,9 @@ use serde_json::Value;
 use std::path::Path;
 use std::process::Command;
 
-/// The tests that run IO take turns: the device tests keep both CPUs busy for their trials, and a trial
-/// sharing the CPUs with another test's iogauge times the machine, not the way of waiting (on
-/// zram the gain of waiting for all fell from about 1.3× to 1.05–1.10× that way).
+/// The tests that run IO take turns: the device tests keep both CPUs busy for their trials, and
+/// a trial sharing the CPUs with another test's iogauge times the machine, not the way of
+/// waiting (on zram the gain of waiting for all fell from about 1.3× to 1.05–1.10× that way).
 static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 /// A zram device of the test's own (hot-added, so a zram0 someone else is using is left
@@ -126,6 +126,9 @@ fn auto_batches_completions_on_zram() {
 
 /// The near miss: a loop device held to 2,000 reads a second moves as many IOs waiting for
 /// each of 16 as for all, so auto keeps waiting for each (and the summary says nothing).
+/// Known weakness of the trial, not of this test: blk-throttle grants a whole 100 ms slice of
+/// reads at once when a slice starts, and with the CPUs busy elsewhere that windfall can land
+/// in a phase of waiting for all (466 against 544 reads seen), which then wins.
 #[test]
 fn auto_keeps_one_at_a_time_on_a_throttled_device() {
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
@@ -242,7 +245,8 @@ fn fio_jobs_get_auto_unless_they_name_a_batch() {
         std::fs::write(
             &job,
             format!(
-                "[zram]\nfilename={}\nioengine=io_uring\ndirect=1\nrw=randread\nbs=4k\niodepth=32\nnumjobs=2\ngroup_reporting\ntime_based\nruntime=2s\n{extra}",
+                "[zram]\nfilename={}\nioengine=io_uring\ndirect=1\nrw=randread\nbs=4k\n\
+                 iodepth=32\nnumjobs=2\ngroup_reporting\ntime_based\nruntime=2s\n{extra}",
                 zram.dev()
             ),
         )
