@@ -1,0 +1,263 @@
+//! End-to-end tests of `--complete-batch auto`, the default: on io_uring with 8 or more IOs in
+//! flight per thread, for a time, without a rate or syncs, each worker tries waiting for one
+//! completion and for all in flight before measuring, and keeps all only when that moved 10% more
+//! IOs. The positive is kernel-made: on zram every io_uring read goes through an io-wq thread,
+//! so a wake-up per completion takes the CPU the device's work needs. The near miss is too: a
+//! RAM-backed loop device held to 2,000 reads a second by a blkio throttle moves as many IOs
+//! either way, so per-IO timing stays exact. The rules (who gets a trial, what is refused) run
+//! on a small file in the test's own directory.
+
+#[macro_use]
+mod common;
+
+use common::*;
+use serde_json::Value;
+use std::path::Path;
+use std::process::Command;
+
+/// The tests that run IO take turns: the device tests keep both CPUs busy for their trials, and
+/// a trial sharing the CPUs with another test's iogauge times the machine, not the way of
+/// waiting (on zram the gain of waiting for all fell from about 1.3× to 1.05–1.10× that way).
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// A zram device of the test's own (hot-added, so a zram0 someone else is using is left
+/// alone), sized `size`, removed on drop.
+struct Zram(u32);
+
+impl Zram {
+    /// `None`, having said why, where zram cannot be had.
+    fn new(size: &str) -> Option<Zram> {
+        let control = Path::new("/sys/class/zram-control");
+        if !control.exists() {
+            let _ = Command::new("modprobe").arg("zram").status();
+        }
+        let Ok(id) = std::fs::read_to_string(control.join("hot_add")) else {
+            skip("needs zram (modprobe zram)");
+            return None;
+        };
+        let zram = Zram(id.trim().parse().expect("hot_add gives a device number"));
+        std::fs::write(zram.sys().join("disksize"), size).expect("size the zram device");
+        Some(zram)
+    }
+
+    fn sys(&self) -> std::path::PathBuf {
+        Path::new("/sys/block").join(format!("zram{}", self.0))
+    }
+
+    fn dev(&self) -> String {
+        format!("/dev/zram{}", self.0)
+    }
+}
+
+impl Drop for Zram {
+    /// The kernel refuses to remove a device someone has open, and udev opens it to probe
+    /// right after iogauge closes it: removing is retried until the device is gone.
+    fn drop(&mut self) {
+        let gone = poll_until(std::time::Duration::from_secs(10), || {
+            let _ = std::fs::write("/sys/class/zram-control/hot_remove", self.0.to_string());
+            !self.sys().exists()
+        });
+        if !gone {
+            eprintln!(
+                "{} is still open after 10 s and was left behind",
+                self.dev()
+            );
+        }
+    }
+}
+
+/// The engine object of a document's only result.
+fn engine(doc: &Value) -> &Value {
+    let results = doc["results"].as_array().expect("results");
+    assert_eq!(results.len(), 1, "{doc:#}");
+    &results[0]["engine"]
+}
+
+/// Runs iogauge with `args` in `dir`, the document written to `dir/run.json` and the summary
+/// on stdout: both of one run. The document and the summary.
+fn run_both(dir: &Path, args: &[&str]) -> (Value, String) {
+    let file = dir.join("run.json");
+    let _ = std::fs::remove_file(&file);
+    let out = iogauge(
+        dir,
+        &[args, &["--no-store", "-o", file.to_str().unwrap()]].concat(),
+    );
+    assert!(out.status.success(), "{args:?}: {}", stderr_of(&out));
+    let doc = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    (doc, String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// zram at 32 in flight on each of 2 threads: waiting for each completion costs about a third
+/// of the IOPS here, so auto waits for all 32, and the result and the summary say it chose so.
+#[test]
+fn auto_batches_completions_on_zram() {
+    needs_root!();
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let Some(zram) = Zram::new("256M") else {
+        return;
+    };
+    let (doc, text) = run_both(
+        dir.path(),
+        &[
+            "run",
+            &zram.dev(),
+            "--rw",
+            "randread",
+            "--bs",
+            "4k",
+            "--iodepth",
+            "32",
+            "--threads",
+            "2",
+            "--time",
+            "2s",
+        ],
+    );
+    let e = engine(&doc);
+    eprintln!("{} IOPS, engine: {e}", doc["results"][0]["iops"]);
+    assert_eq!(e["complete_auto"], true, "{e:#}");
+    assert_eq!(e["complete_batch"], 32, "{e:#}");
+    assert!(
+        text.contains("completions reaped 32 at a time, chosen:"),
+        "{text}"
+    );
+}
+
+/// The near miss: a loop device held to 2,000 reads a second moves as many IOs waiting for
+/// each of 16 as for all, so auto keeps waiting for each (and the summary says nothing).
+/// Known weakness of the trial, not of this test: blk-throttle grants a whole 100 ms slice of
+/// reads at once when a slice starts, and with the CPUs busy elsewhere that windfall can land
+/// in a phase of waiting for all (466 against 544 reads seen), which then wins.
+#[test]
+fn auto_keeps_one_at_a_time_on_a_throttled_device() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let Some((cg, ram)) = throttle_rig("autobatch") else {
+        return;
+    };
+    cg.throttle(&ram.dev, "read", 2000);
+    let file = ram.dir.path().join("run.json");
+    let out = Command::new("sh")
+        .args([
+            "-c",
+            &cg.iogauge(&format!(
+                "run {} --rw randread --bs 4k --iodepth 16 --time 2s --no-store -o {}",
+                ram.dev.dev,
+                file.display()
+            )),
+        ])
+        .current_dir(ram.dir.path())
+        .env("IOGAUGE_DB", ram.dir.path().join("results.db"))
+        .env("IOGAUGE_RUN_DIR", own_run_dir(ram.dir.path()))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let doc: Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    let e = engine(&doc);
+    eprintln!("{} IOPS, engine: {e}", doc["results"][0]["iops"]);
+    assert_eq!(e["complete_auto"], true, "{e:#}");
+    assert!(e.get("complete_batch").is_none(), "{e:#}");
+    // The throttle held the device (unheld, this RAM-backed loop device moves many times that).
+    let iops = f(&doc["results"][0]["read"]["iops"]);
+    assert!(iops < 2500.0, "{iops} IOPS: {e:#}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(!text.contains("completions reaped"), "{text}");
+}
+
+/// A run on a small file in `dir` with `args` after the common ones; its document.
+fn small_run(dir: &Path, args: &[&str]) -> Value {
+    let common = [
+        "run",
+        "--size",
+        "16m",
+        "--time",
+        "300ms",
+        "--no-store",
+        "--json",
+    ];
+    json_of(&iogauge(dir, &[&common[..], args].concat()))
+}
+
+/// Who gets a trial: a number given is kept as it is; too few in flight, psync or a rate get
+/// one completion at a time and no trial; a default run deep enough has one.
+#[test]
+fn auto_tries_only_where_it_can_tell() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let doc = small_run(d, &["--iodepth", "8", "--complete-batch", "8"]);
+    let e = engine(&doc);
+    assert_eq!(e["complete_batch"], 8, "{e:#}");
+    assert!(e.get("complete_auto").is_none(), "{e:#}");
+    // The default at the depth where a trial starts.
+    let e = engine(&small_run(d, &["--iodepth", "8"])).clone();
+    assert_eq!(e["complete_auto"], true, "{e:#}");
+    for args in [
+        &["--iodepth", "4"][..],
+        &["--iodepth", "4", "--complete-batch", "auto"],
+        &[
+            "--iodepth",
+            "16",
+            "--complete-batch",
+            "auto",
+            "--engine",
+            "psync",
+        ],
+        &["--iodepth", "16", "--rate", "2k"],
+    ] {
+        let doc = small_run(d, args);
+        let e = engine(&doc);
+        assert!(e.get("complete_batch").is_none(), "{args:?}: {e:#}");
+        assert!(e.get("complete_auto").is_none(), "{args:?}: {e:#}");
+    }
+}
+
+/// Anything but auto or 1 to 4096 is refused with one line naming the option, exit 2.
+#[test]
+fn complete_batch_out_of_range_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    for bad in ["0", "foo", "4097"] {
+        let out = iogauge(
+            dir.path(),
+            &["run", "--complete-batch", bad, "--dry-run", "--no-store"],
+        );
+        let err = stderr_of(&out);
+        assert_eq!(out.status.code(), Some(2), "{bad}: {err}");
+        assert!(
+            err.contains("--complete-batch") && err.contains("auto") && err.lines().count() == 1,
+            "{bad}: {err}"
+        );
+    }
+}
+
+/// A fio job at iodepth=32 on zram gets auto's choice unless it names
+/// iodepth_batch_complete_min, which is kept as it is.
+#[test]
+fn fio_jobs_get_auto_unless_they_name_a_batch() {
+    needs_root!();
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let Some(zram) = Zram::new("256M") else {
+        return;
+    };
+    for (extra, batch, auto) in [("", 32, true), ("iodepth_batch_complete_min=4\n", 4, false)] {
+        let job = dir.path().join("zram.fio");
+        std::fs::write(
+            &job,
+            format!(
+                "[zram]\nfilename={}\nioengine=io_uring\ndirect=1\nrw=randread\nbs=4k\n\
+                 iodepth=32\nnumjobs=2\ngroup_reporting\ntime_based\nruntime=2s\n{extra}",
+                zram.dev()
+            ),
+        )
+        .unwrap();
+        let doc = json_of(&iogauge(
+            dir.path(),
+            &["fio", job.to_str().unwrap(), "--json", "--no-store"],
+        ));
+        let e = engine(&doc);
+        eprintln!("{extra:?}: {} IOPS, engine: {e}", doc["results"][0]["iops"]);
+        assert_eq!(e["complete_batch"], batch, "{extra:?}: {e:#}");
+        assert_eq!(e.get("complete_auto").is_some(), auto, "{extra:?}: {e:#}");
+    }
+}
