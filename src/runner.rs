@@ -424,7 +424,10 @@ fn watch(
                 }
                 Limit::Data(_) => bar.set_position((ios as f64 * spec.mean_bs()) as u64),
             }
-            let phase = if elapsed < spec.lead_in() {
+            let trial = spec.lead_in() - spec.ramp;
+            let phase = if elapsed < trial {
+                "trying completion batches · "
+            } else if elapsed < spec.lead_in() {
                 "ramp · "
             } else {
                 ""

@@ -37,6 +37,8 @@ struct Trial {
     phase: Duration,
     /// Completions reaped waiting for one, and waiting for all in flight.
     ios: [u64; 2],
+    /// The same for each half of the trial.
+    halves: [[u64; 2]; 2],
 }
 
 const TRIAL_PHASES: u32 = 5;
@@ -47,6 +49,7 @@ impl Trial {
             start: origin,
             phase: CALIBRATION / TRIAL_PHASES,
             ios: [0; 2],
+            halves: [[0; 2]; 2],
         }
     }
 
@@ -57,8 +60,12 @@ impl Trial {
         (k < TRIAL_PHASES).then_some((k, k == 1 || k == 4))
     }
 
+    /// Waiting for all in flight wins only if it won in each half of the trial (phases 1–2
+    /// and 3–4): a throttle that hands out its budget in slices, or a burst of other work, can
+    /// favour one phase but not both halves.
     fn batching_wins(&self) -> bool {
-        self.ios[1] as f64 > self.ios[0] as f64 * BATCH_GAIN
+        let wins = |[one, all]: [u64; 2]| all as f64 > one as f64 * BATCH_GAIN;
+        wins(self.halves[0]) && wins(self.halves[1])
     }
 }
 
@@ -216,7 +223,8 @@ pub fn work<E: Engine>(
     let mut complete_batch = spec.complete_batch.max(1) as usize;
     let mut trial = (spec.complete_batch == 0).then(|| Trial::new(origin));
     let mut batched = false;
-    let mut counted = false;
+    // The trial's phase the last wait belonged to (none in the warm-up).
+    let mut counted: Option<u32> = None;
     let ramped = !spec.lead_in().is_zero() && cfg.data_budget.is_some();
 
     'run: loop {
@@ -380,12 +388,14 @@ pub fn work<E: Engine>(
         let now = Instant::now();
         if let Some(t) = &mut trial {
             // These completions count for the way they were waited for (not in the warm-up).
-            if counted {
-                t.ios[usize::from(batched)] += done.len() as u64;
+            if let Some(k) = counted {
+                let n = done.len() as u64;
+                t.ios[usize::from(batched)] += n;
+                t.halves[usize::from(k > 2)][usize::from(batched)] += n;
             }
             batched = match t.at(now) {
                 Some((k, b)) => {
-                    counted = k > 0;
+                    counted = (k > 0).then_some(k);
                     b
                 }
                 None => {
