@@ -410,6 +410,7 @@ fn the_example_job_files_plan_unchanged() {
             .env("IOGAUGE_DB", dir.path().join("results.db"))
             .env("IOGAUGE_RUN_DIR", own_run_dir(dir.path()))
             .env("TARGET", dir.path().join("t.bin"))
+            .env("TARGETDIR", dir.path())
             .output()
             .unwrap();
         assert!(
@@ -711,4 +712,57 @@ fn an_unsupported_file_service_type_is_refused_before_anything_is_written() {
         "{err}"
     );
     assert!(test_files(dir.path()).is_empty(), "nothing written");
+}
+
+/// The published jobs shipped as examples (KDiskMark's presets, Google Cloud's and Amazon EBS's
+/// disk tests) run end to end: every job of every file gives a result with IO in it. Only the
+/// sizes and times shrink (the test's file, a second a job); every other line is as published.
+#[test]
+fn the_example_job_files_run_end_to_end() {
+    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/fio");
+    let mut ran = 0;
+    for e in std::fs::read_dir(&examples).unwrap() {
+        let path = e.unwrap().path();
+        if path.extension().is_none_or(|x| x != "fio") {
+            continue;
+        }
+        let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+        let small: String = std::fs::read_to_string(&path)
+            .unwrap()
+            .lines()
+            .map(|l| match l.split('=').next().unwrap_or("") {
+                "size" => "size=64m".to_string(),
+                "runtime" => "runtime=1".to_string(),
+                "ramp_time" => "ramp_time=0".to_string(),
+                _ => l.to_string(),
+            })
+            .map(|l| l + "\n")
+            .collect();
+        let name = path.file_name().unwrap().to_str().unwrap();
+        let job = write_job(dir.path(), name, &small);
+        let out = std::process::Command::new(BIN)
+            .args(["fio", &job, "--json", "--no-store"])
+            .current_dir(dir.path())
+            .env("IOGAUGE_RUN_DIR", own_run_dir(dir.path()))
+            .env("TARGET", dir.path().join("t.bin"))
+            .env("TARGETDIR", dir.path())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{name}: {}", stderr_of(&out));
+        let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let sections = small
+            .lines()
+            .filter(|l| l.starts_with('[') && !l.starts_with("[global]"))
+            .count();
+        let results = doc["results"].as_array().unwrap();
+        assert_eq!(results.len(), sections, "{name}: a result per job");
+        for r in results {
+            assert!(f(&r["ios"]) > 0.0, "{name}: {} moved nothing", r["name"]);
+        }
+        ran += 1;
+    }
+    assert!(
+        ran >= 4,
+        "KDiskMark, Google Cloud's two and Amazon EBS's jobs"
+    );
 }
