@@ -61,6 +61,57 @@ impl Engine for Recorder {
     }
 }
 
+/// A workload for the worker's tests: 4 KiB random writes at QD `depth` on the null engine,
+/// one thread, moving `data` bytes; each test sets what it is about.
+fn spec(depth: u32, data: u64) -> Spec {
+    Spec {
+        rw: Rw::Randwrite,
+        bs: 4096,
+        threads: 1,
+        iodepth: depth,
+        engine: iogauge_engine::EngineKind::Null,
+        direct: false,
+        mix_read_pct: 0,
+        sync: None,
+        odsync: false,
+        seed: 1,
+        limit: Limit::Data(data),
+        ramp: Duration::ZERO,
+        interval: Duration::from_secs(1),
+        uring: UringOptions::default(),
+        submit_batch: 1,
+        complete_batch: 1,
+        distribution: Default::default(),
+        rate_per_thread: None,
+        shape: Default::default(),
+        file_service: Default::default(),
+    }
+}
+
+/// Runs one worker of `spec` over `range` bytes of `files` files on `eng`, from now.
+fn run<E: Engine>(eng: E, spec: &Spec, files: usize, range: u64) -> WorkerOut {
+    let cfg = WorkerCfg {
+        id: 0,
+        spec,
+        range_start: 0,
+        range_bytes: range,
+        data_budget: match spec.limit {
+            Limit::Data(d) => Some(d),
+            Limit::Time(_) => None,
+        },
+        verify: None,
+    };
+    let shared = Shared {
+        stop: AtomicBool::new(false),
+        finished: AtomicUsize::new(0),
+        progress: vec![Live::default()],
+    };
+    let (tx, _rx) = std::sync::mpsc::channel();
+    let out = work(eng, &cfg, files, &shared, &tx, Instant::now());
+    assert!(out.error.is_none());
+    out
+}
+
 // A mix's bytes are each IO's own size, and the buffers hold the largest.
 #[test]
 fn a_mix_counts_each_ios_own_size() {
@@ -76,25 +127,7 @@ fn a_mix_counts_each_ios_own_size() {
         },
     ];
     let spec = Spec {
-        rw: Rw::Randwrite,
-        bs: 4096,
-        threads: 1,
-        iodepth: 4,
-        engine: iogauge_engine::EngineKind::Null,
-        direct: false,
-        mix_read_pct: 0,
-        sync: None,
-        odsync: false,
         seed: 3,
-        limit: Limit::Data(64 << 20),
-        ramp: Duration::ZERO,
-        interval: Duration::from_secs(1),
-        uring: UringOptions::default(),
-        submit_batch: 1,
-        complete_batch: 1,
-        distribution: Default::default(),
-        rate_per_thread: None,
-        file_service: Default::default(),
         shape: crate::workload::Shape {
             mix: Some(crate::workload::BsMix {
                 read: sizes.clone(),
@@ -102,22 +135,9 @@ fn a_mix_counts_each_ios_own_size() {
             }),
             ..Default::default()
         },
+        ..spec(4, 64 << 20)
     };
     assert_eq!(spec.max_bs(), 65536);
-    let cfg = WorkerCfg {
-        id: 0,
-        spec: &spec,
-        range_start: 0,
-        range_bytes: 1 << 30,
-        data_budget: Some(64 << 20),
-        verify: None,
-    };
-    let shared = Shared {
-        stop: AtomicBool::new(false),
-        finished: AtomicUsize::new(0),
-        progress: vec![Live::default()],
-    };
-    let (tx, _rx) = std::sync::mpsc::channel();
     let eng = Recorder {
         buf: vec![0; 65536],
         queued: Vec::new(),
@@ -126,8 +146,7 @@ fn a_mix_counts_each_ios_own_size() {
         waits: std::rc::Rc::default(),
         seen: std::rc::Rc::default(),
     };
-    let out = work(eng, &cfg, 1, &shared, &tx, Instant::now());
-    assert!(out.error.is_none());
+    let out = run(eng, &spec, 1, 1 << 30);
     let mean = out.write_bytes as f64 / out.writes as f64;
     assert!(out.write_bytes >= 64 << 20 && out.write_bytes < (64 << 20) + 4 * 65536);
     assert!((mean - 34816.0).abs() < 34816.0 * 0.05, "mean {mean}");
@@ -141,41 +160,10 @@ fn handed_over(
     complete_batch: u32,
 ) -> (Vec<usize>, u64, Vec<usize>) {
     let spec = Spec {
-        rw: Rw::Randwrite,
-        bs: 4096,
-        threads: 1,
-        iodepth: depth,
-        engine: iogauge_engine::EngineKind::Null,
-        direct: false,
-        mix_read_pct: 0,
-        sync: None,
-        odsync: false,
-        seed: 1,
-        limit: Limit::Data(64 * 4096),
-        ramp: Duration::ZERO,
-        interval: Duration::from_secs(1),
-        uring: UringOptions::default(),
         submit_batch,
         complete_batch,
-        distribution: Default::default(),
-        rate_per_thread: None,
-        shape: Default::default(),
-        file_service: Default::default(),
+        ..spec(depth, 64 * 4096)
     };
-    let cfg = WorkerCfg {
-        id: 0,
-        spec: &spec,
-        range_start: 0,
-        range_bytes: 1 << 20,
-        data_budget: Some(64 * 4096),
-        verify: None,
-    };
-    let shared = Shared {
-        stop: AtomicBool::new(false),
-        finished: AtomicUsize::new(0),
-        progress: vec![Live::default()],
-    };
-    let (tx, _rx) = std::sync::mpsc::channel();
     let handed = std::rc::Rc::default();
     let waits = std::rc::Rc::default();
     let eng = Recorder {
@@ -186,8 +174,7 @@ fn handed_over(
         waits: std::rc::Rc::clone(&waits),
         seen: std::rc::Rc::default(),
     };
-    let out = work(eng, &cfg, 1, &shared, &tx, Instant::now());
-    assert!(out.error.is_none());
+    let out = run(eng, &spec, 1, 1 << 20);
     let handed = handed.borrow().clone();
     let waits = waits.borrow().clone();
     (handed, out.writes, waits)
@@ -276,48 +263,19 @@ impl Engine for Paced {
 fn auto_choice(per_wait: Duration, per_io: Duration) -> (u32, u64) {
     let spec = Spec {
         rw: Rw::Randread,
-        bs: 4096,
-        threads: 1,
-        iodepth: 8,
-        engine: iogauge_engine::EngineKind::Null,
-        direct: false,
         mix_read_pct: 100,
-        sync: None,
-        odsync: false,
-        seed: 1,
         limit: Limit::Time(Duration::from_millis(100)),
-        ramp: Duration::ZERO,
-        interval: Duration::from_secs(1),
-        uring: UringOptions::default(),
         submit_batch: 2,
         complete_batch: 0,
-        distribution: Default::default(),
-        rate_per_thread: None,
-        shape: Default::default(),
-        file_service: Default::default(),
+        ..spec(8, 0)
     };
-    let cfg = WorkerCfg {
-        id: 0,
-        spec: &spec,
-        range_start: 0,
-        range_bytes: 1 << 20,
-        data_budget: None,
-        verify: None,
-    };
-    let shared = Shared {
-        stop: AtomicBool::new(false),
-        finished: AtomicUsize::new(0),
-        progress: vec![Live::default()],
-    };
-    let (tx, _rx) = std::sync::mpsc::channel();
     let eng = Paced {
         buf: vec![0; 4096],
         queued: Default::default(),
         per_wait,
         per_io,
     };
-    let out = work(eng, &cfg, 1, &shared, &tx, Instant::now());
-    assert!(out.error.is_none());
+    let out = run(eng, &spec, 1, 1 << 20);
     (out.complete_batch, out.reads)
 }
 
@@ -344,43 +302,11 @@ fn auto_keeps_one_at_a_time_when_the_device_is_the_limit() {
 // from its own start (a position per file), and a one-file job names file 0 only.
 #[test]
 fn ios_go_round_the_files_each_with_its_own_position() {
-    let run = |files: usize| {
+    let go = |files: usize| {
         let spec = Spec {
             rw: Rw::Write,
-            bs: 4096,
-            threads: 1,
-            iodepth: 2,
-            engine: iogauge_engine::EngineKind::Null,
-            direct: false,
-            mix_read_pct: 0,
-            sync: None,
-            odsync: false,
-            seed: 1,
-            limit: Limit::Data(12 * 4096),
-            ramp: Duration::ZERO,
-            interval: Duration::from_secs(1),
-            uring: UringOptions::default(),
-            submit_batch: 1,
-            complete_batch: 1,
-            distribution: Default::default(),
-            rate_per_thread: None,
-            shape: Default::default(),
-            file_service: Default::default(),
+            ..spec(2, 12 * 4096)
         };
-        let cfg = WorkerCfg {
-            id: 0,
-            spec: &spec,
-            range_start: 0,
-            range_bytes: 1 << 20,
-            data_budget: Some(12 * 4096),
-            verify: None,
-        };
-        let shared = Shared {
-            stop: AtomicBool::new(false),
-            finished: AtomicUsize::new(0),
-            progress: vec![Live::default()],
-        };
-        let (tx, _rx) = std::sync::mpsc::channel();
         let seen = std::rc::Rc::default();
         let eng = Recorder {
             buf: vec![0; 4096],
@@ -390,16 +316,15 @@ fn ios_go_round_the_files_each_with_its_own_position() {
             waits: std::rc::Rc::default(),
             seen: std::rc::Rc::clone(&seen),
         };
-        let out = work(eng, &cfg, files, &shared, &tx, Instant::now());
-        assert!(out.error.is_none());
+        let out = run(eng, &spec, files, 1 << 20);
         assert_eq!(out.writes, 12);
         let seen = seen.borrow().clone();
         seen
     };
-    let four = run(4);
+    let four = go(4);
     let want: Vec<(u16, u64)> = (0..12u64).map(|i| ((i % 4) as u16, i / 4 * 4096)).collect();
     assert_eq!(four, want);
-    let one = run(1);
+    let one = go(1);
     let want: Vec<(u16, u64)> = (0..12u64).map(|i| (0, i * 4096)).collect();
     assert_eq!(one, want);
 }
