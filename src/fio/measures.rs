@@ -156,6 +156,16 @@ pub fn notes(jobs: &[Job], ram: u64, working_set: &dyn Fn(&Job) -> Option<u64>) 
                 },
             ));
         }
+        if j.numjobs > 1 && j.has("filename") && !j.rw.random() && j.offset_increment.is_none() {
+            out(format!(
+                "{}: numjobs={} with one filename and rw={} ({WHO}): fio's clones each walk the whole file from its start, so the same blocks are moved {} times close together (a cache below sees the repeats); iogauge's {} threads each take their own part of the file (add offset_increment=size/numjobs to get the same from fio)",
+                j.at("numjobs"),
+                j.numjobs,
+                j.rw.name(),
+                j.numjobs,
+                j.numjobs,
+            ));
+        }
         if j.has("end_fsync") && j.rw.writes(j.read_pct) && j.typed("end_fsync") != "0" {
             out(format!(
                 "{}: end_fsync=1 on a job that writes ({WHO}): fio syncs the file once when the job ends and counts that time; iogauge does not, so its write numbers leave out the last flush{}",

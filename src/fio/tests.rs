@@ -430,3 +430,28 @@ fn the_notes_count_all_of_a_jobs_files() {
         "{one:?}"
     );
 }
+
+#[test]
+fn clones_walking_one_file_from_its_start_are_told() {
+    let notes = |text: &str| super::measures::notes(&jobs(text), 0, &|_| None);
+    let n = notes("[a]\nfilename=/data/t.bin\nrw=write\nbs=1m\nnumjobs=16\n");
+    assert!(
+        n.iter().any(
+            |n| n.starts_with("t.fio:5: numjobs=16 with one filename and rw=write")
+                && n.contains("each take their own part")
+        ),
+        "{n:?}"
+    );
+    // The near misses: random IO, one clone, or clones given their own regions.
+    for text in [
+        "[a]\nfilename=/data/t.bin\nrw=randwrite\nnumjobs=16\n",
+        "[a]\nfilename=/data/t.bin\nrw=write\n",
+        "[a]\nfilename=/data/t.bin\nrw=write\nsize=1g\nnumjobs=4\noffset_increment=1g\n",
+    ] {
+        let n = notes(text);
+        assert!(
+            !n.iter().any(|n| n.contains("with one filename")),
+            "{text}: {n:?}"
+        );
+    }
+}

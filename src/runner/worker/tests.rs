@@ -218,6 +218,9 @@ struct Paced {
     queued: std::collections::VecDeque<Io>,
     per_wait: Duration,
     per_io: Duration,
+    /// Extra per IO when the wait is for more than one: a queue that empties while the worker
+    /// waits for all of it leaves the device idle (the virtual disk's case).
+    drained: Duration,
 }
 
 fn spin(d: Duration) {
@@ -247,7 +250,13 @@ impl Engine for Paced {
     }
     fn submit_and_reap(&mut self, min: usize, done: &mut Vec<Done>) -> std::io::Result<()> {
         let n = min.max(1).min(self.queued.len());
-        spin(self.per_wait + self.per_io * n as u32);
+        let each = self.per_io
+            + if min > 1 {
+                self.drained
+            } else {
+                Duration::ZERO
+            };
+        spin(self.per_wait + each * n as u32);
         done.extend(self.queued.drain(..n).map(|io| Done {
             slot: io.slot,
             res: io.len as i32,
@@ -260,7 +269,7 @@ impl Engine for Paced {
 }
 
 /// The complete batch an auto worker settles on against a [`Paced`] engine, and its reads.
-fn auto_choice(per_wait: Duration, per_io: Duration) -> (u32, u64) {
+fn auto_choice(per_wait: Duration, per_io: Duration, drained: Duration) -> (u32, u64) {
     let spec = Spec {
         rw: Rw::Randread,
         mix_read_pct: 100,
@@ -274,6 +283,7 @@ fn auto_choice(per_wait: Duration, per_io: Duration) -> (u32, u64) {
         queued: Default::default(),
         per_wait,
         per_io,
+        drained,
     };
     let out = run(eng, &spec, 1, 1 << 20);
     (out.complete_batch, out.reads)
@@ -282,7 +292,7 @@ fn auto_choice(per_wait: Duration, per_io: Duration) -> (u32, u64) {
 #[test]
 fn auto_waits_for_all_in_flight_when_each_wake_up_costs_more_than_the_io() {
     // Each wait costs 40 µs whatever it reaps: one at a time moves an eighth of what eight do.
-    let (batch, reads) = auto_choice(Duration::from_micros(40), Duration::ZERO);
+    let (batch, reads) = auto_choice(Duration::from_micros(40), Duration::ZERO, Duration::ZERO);
     assert_eq!(
         batch, 8,
         "the trial should keep waiting for all 8 in flight"
@@ -292,10 +302,28 @@ fn auto_waits_for_all_in_flight_when_each_wake_up_costs_more_than_the_io() {
 
 #[test]
 fn auto_keeps_one_at_a_time_when_the_device_is_the_limit() {
-    // The near miss: every IO costs the same 20 µs however it is waited for, so waiting for
-    // all moves no more IOs and per-IO timing stays exact.
-    let (batch, _) = auto_choice(Duration::ZERO, Duration::from_micros(20));
-    assert_eq!(batch, 1, "batching gained nothing and must not be chosen");
+    // The near miss: each wait costs nothing and every IO its 20 µs, but waiting for all in
+    // flight lets the queue run dry (as on the virtual disk), so it moves fewer IOs.
+    let us = Duration::from_micros;
+    let (batch, _) = auto_choice(Duration::ZERO, us(20), us(10));
+    assert_eq!(batch, 1, "batching lost and must not be chosen");
+}
+
+#[test]
+fn batching_must_win_by_a_tenth_in_both_halves() {
+    let trial = |halves: [[u64; 2]; 2]| Trial {
+        start: Instant::now(),
+        phase: Duration::from_millis(100),
+        ios: [0; 2],
+        halves,
+    };
+    assert!(trial([[100, 120], [100, 115]]).batching_wins());
+    assert!(!trial([[100, 120], [100, 105]]).batching_wins(), "one half");
+    assert!(
+        !trial([[100, 110], [100, 200]]).batching_wins(),
+        "a tenth is not more"
+    );
+    assert!(!trial([[0, 0], [0, 0]]).batching_wins(), "nothing moved");
 }
 
 // fio's nrfiles with its default file_service_type: the next file every IO, each file walked
