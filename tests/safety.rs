@@ -1117,6 +1117,10 @@ fn a_failing_device_ends_the_run_with_its_error() {
             "randread",
             "--iodepth",
             "8",
+            // No completion trial: its IOs come before the measurement, and the fault must
+            // come after the measurement began for something to be kept.
+            "--complete-batch",
+            "1",
             "--time",
             "60s",
             "--json",
