@@ -35,9 +35,7 @@ const BATCH_GAIN: f64 = 1.10;
 struct Trial {
     start: Instant,
     phase: Duration,
-    /// Completions reaped waiting for one, and waiting for all in flight.
-    ios: [u64; 2],
-    /// The same for each half of the trial.
+    /// Completions reaped waiting for one, and waiting for all in flight, in each half.
     halves: [[u64; 2]; 2],
 }
 
@@ -48,7 +46,6 @@ impl Trial {
         Trial {
             start: origin,
             phase: CALIBRATION / TRIAL_PHASES,
-            ios: [0; 2],
             halves: [[0; 2]; 2],
         }
     }
@@ -63,6 +60,12 @@ impl Trial {
     /// Waiting for all in flight wins only if it won in each half of the trial (phases 1–2
     /// and 3–4): a throttle that hands out its budget in slices, or a burst of other work, can
     /// favour one phase but not both halves.
+    /// Completions reaped waiting for one, and waiting for all in flight, over the trial.
+    fn ios(&self) -> [u64; 2] {
+        let [a, b] = self.halves;
+        [a[0] + b[0], a[1] + b[1]]
+    }
+
     fn batching_wins(&self) -> bool {
         let wins = |[one, all]: [u64; 2]| all as f64 > one as f64 * BATCH_GAIN;
         wins(self.halves[0]) && wins(self.halves[1])
@@ -389,9 +392,7 @@ pub fn work<E: Engine>(
         if let Some(t) = &mut trial {
             // These completions count for the way they were waited for (not in the warm-up).
             if let Some(k) = counted {
-                let n = done.len() as u64;
-                t.ios[usize::from(batched)] += n;
-                t.halves[usize::from(k > 2)][usize::from(batched)] += n;
+                t.halves[usize::from(k > 2)][usize::from(batched)] += done.len() as u64;
             }
             batched = match t.at(now) {
                 Some((k, b)) => {
@@ -400,7 +401,7 @@ pub fn work<E: Engine>(
                 }
                 None => {
                     let wins = t.batching_wins();
-                    out.trial = t.ios;
+                    out.trial = t.ios();
                     trial = None;
                     wins
                 }

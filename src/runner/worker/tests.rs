@@ -314,7 +314,6 @@ fn batching_must_win_by_a_tenth_in_both_halves() {
     let trial = |halves: [[u64; 2]; 2]| Trial {
         start: Instant::now(),
         phase: Duration::from_millis(100),
-        ios: [0; 2],
         halves,
     };
     assert!(trial([[100, 120], [100, 115]]).batching_wins());
