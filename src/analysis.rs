@@ -51,9 +51,18 @@ pub fn result_findings(
         joints.iter().any(|j| (at - j).abs() <= slack)
     };
     found.extend(
-        iogauge_analyze::regime(&r.fine.ios, r.fine.bin_s, bytes_per_io, th)
-            .into_iter()
-            .filter(|f| !at_joint(f)),
+        iogauge_analyze::regime(
+            &r.fine.ios,
+            r.fine.bin_s,
+            bytes_per_io,
+            iogauge_analyze::CpuBins {
+                run: &r.fine.cpu_run,
+                wait: &r.fine.cpu_wait,
+            },
+            th,
+        )
+        .into_iter()
+        .filter(|f| !at_joint(f)),
     );
     let (iops, interval_s) = whole_intervals(r);
     let w = &r.workload;

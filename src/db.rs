@@ -449,6 +449,8 @@ fn result_doc(
     let mut fine = FineDoc {
         bin_s: crate::runner::FINE_BIN.as_secs_f64(),
         ios: Vec::new(),
+        cpu_run: Vec::new(),
+        cpu_wait: Vec::new(),
     };
     let (mut txns, mut failed, mut runtime_s) = (0u64, 0u64, 0.0f64);
     let mut server_io = server::Snapshot::new();

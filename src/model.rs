@@ -373,6 +373,39 @@ pub struct Sample {
 pub struct FineDoc {
     pub bin_s: f64,
     pub ios: Vec<u32>,
+    /// CPU seconds per second iogauge's threads ran in each bin, bin for bin with `ios`, and
+    /// (`cpu_wait`) spent runnable but waiting for a CPU (the kernel's schedstat run delay);
+    /// empty where not measured (no schedstat, or results that cannot be merged bin for bin).
+    /// They tell a change of level that the CPU made from one that the device made.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cpu_run: Vec<f32>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cpu_wait: Vec<f32>,
+}
+
+impl FineDoc {
+    /// Two stretches of bins one after the other; the CPU wait only when both have it whole.
+    pub fn then(self, next: FineDoc) -> FineDoc {
+        let whole = |f: &FineDoc| f.cpu_cover();
+        let (cpu_run, cpu_wait) = match whole(&self) && whole(&next) {
+            true => (
+                [self.cpu_run, next.cpu_run].concat(),
+                [self.cpu_wait, next.cpu_wait].concat(),
+            ),
+            false => Default::default(),
+        };
+        FineDoc {
+            bin_s: self.bin_s,
+            ios: [self.ios, next.ios].concat(),
+            cpu_run,
+            cpu_wait,
+        }
+    }
+
+    /// Whether the CPU series cover every bin.
+    pub fn cpu_cover(&self) -> bool {
+        self.cpu_run.len() == self.ios.len() && self.cpu_wait.len() == self.ios.len()
+    }
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]

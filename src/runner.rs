@@ -252,6 +252,8 @@ pub fn run(
     };
     let setup = setup.into_inner().unwrap_or_else(|e| e.into_inner());
     let mut measured = merge(spec, workers, agg, runtime, watched.cpu, setup, interrupted);
+    (measured.fine.cpu_run, measured.fine.cpu_wait) =
+        watched.sched.per_bin(FINE_BIN, measured.fine.ios.len());
     measured.verify = checked;
     measured.engine.buffers = backing
         .into_inner()
@@ -381,12 +383,14 @@ fn watch(
     };
     let bar = progress_bar(spec, display, total);
     let mut cpu_start = None;
+    let mut sched = Sched::default();
     let mut last_ios = 0u64;
     let mut last_t = Instant::now();
     let mut rate = 0.0;
     if spec.lead_in().is_zero() {
         // The measurement starts now: its CPU time too (the first tick is 100 ms away).
         cpu_start = Some(sys::process_cpu());
+        sched.start(measure_start);
     }
     loop {
         // Wake at least every 100 ms, and right at the end of the ramp.
@@ -400,7 +404,9 @@ fn watch(
         std::thread::sleep(wait);
         if cpu_start.is_none() && Instant::now() >= measure_start {
             cpu_start = Some(sys::process_cpu());
+            sched.start(measure_start);
         }
+        sched.sample();
         if crate::interrupt::requested().is_some() {
             shared.stop.store(true, Ordering::SeqCst);
         }
@@ -468,8 +474,10 @@ fn watch(
         bar.finish_and_clear();
     }
     let end = sys::process_cpu();
+    sched.sample();
     Watched {
         cpu: cpu_start.map(|s| (s, end)),
+        sched,
         until: measure_start.elapsed(),
         stopped_early,
     }
@@ -478,9 +486,110 @@ fn watch(
 struct Watched {
     /// Process CPU times at the start and end of the measured window.
     cpu: Option<(sys::CpuTimes, sys::CpuTimes)>,
+    /// The process's CPU time and time waiting for a CPU over the measured window.
+    sched: Sched,
     /// How long after the measurement start the workers were all done.
     until: Duration,
     stopped_early: bool,
+}
+
+/// The process's threads' time on a CPU and time runnable but waiting for one (the first two
+/// fields of each thread's schedstat), summed over every thread it has had (the workers, and
+/// io_uring's own workers that the kernel starts inside the process), at moments of the
+/// measured window: read by the main thread every tick, never on the IO path.
+#[derive(Default)]
+struct Sched {
+    origin: Option<Instant>,
+    /// Each thread's last reading, by thread id: a thread that has ended counts what it had.
+    threads: Vec<(u32, [u64; 2])>,
+    /// (seconds since the measurement started, [on-CPU ns, waiting ns] summed).
+    samples: Vec<(f64, [u64; 2])>,
+}
+
+impl Sched {
+    fn start(&mut self, origin: Instant) {
+        self.origin = Some(origin);
+        self.sample();
+    }
+
+    fn sample(&mut self) {
+        let Some(origin) = self.origin else {
+            return;
+        };
+        // A kernel without schedstat leaves the run without these series, nothing more.
+        let Ok(dir) = std::fs::read_dir("/proc/self/task") else {
+            return;
+        };
+        for e in dir.flatten() {
+            let Some(tid) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
+                continue;
+            };
+            let Some(now) = read_schedstat(&e.path().join("schedstat")) else {
+                continue;
+            };
+            match self.threads.iter_mut().find(|(t, _)| *t == tid) {
+                Some((_, last)) => *last = now,
+                None => self.threads.push((tid, now)),
+            }
+        }
+        if self.threads.is_empty() {
+            return;
+        }
+        let sum = |i: usize| self.threads.iter().map(|(_, v)| v[i]).sum::<u64>();
+        let at = origin.elapsed().as_secs_f64();
+        self.samples.push((at, [sum(0), sum(1)]));
+    }
+
+    /// CPU seconds per second on a CPU, and waiting for one, in each of `bins` bins of `bin`
+    /// from the measurement's start (empty without two samples).
+    fn per_bin(&self, bin: Duration, bins: usize) -> (Vec<f32>, Vec<f32>) {
+        let of = |i: usize| {
+            let s: Vec<(f64, u64)> = self.samples.iter().map(|(t, v)| (*t, v[i])).collect();
+            rate_per_bin(&s, bin.as_secs_f64(), bins)
+        };
+        (of(0), of(1))
+    }
+}
+
+/// A counter of nanoseconds, sampled at `samples` (seconds, value), as seconds per second in
+/// each of `bins` bins of `bin_s`: linear between samples; bins past the last sample repeat
+/// the last bin's rate. Empty without two samples.
+fn rate_per_bin(samples: &[(f64, u64)], bin_s: f64, bins: usize) -> Vec<f32> {
+    let (Some(first), Some(last)) = (samples.first(), samples.last()) else {
+        return Vec::new();
+    };
+    if last.0 <= first.0 || bin_s <= 0.0 {
+        return Vec::new();
+    }
+    let at = |t: f64| -> f64 {
+        let t = t.clamp(first.0, last.0);
+        let i = samples
+            .partition_point(|s| s.0 < t)
+            .clamp(1, samples.len() - 1);
+        let ((t0, v0), (t1, v1)) = (samples[i - 1], samples[i]);
+        let (v0, v1) = (v0 as f64, v1.max(v0) as f64);
+        match t1 > t0 {
+            true => v0 + (v1 - v0) * (t - t0) / (t1 - t0),
+            false => v1,
+        }
+    };
+    let mut out: Vec<f32> = Vec::with_capacity(bins);
+    for j in 0..bins {
+        let (a, b) = (j as f64 * bin_s, (j + 1) as f64 * bin_s);
+        let rate = match out.last() {
+            Some(&prev) if b > last.0 + 1e-9 => prev,
+            _ => ((at(b) - at(a)) / 1e9 / bin_s) as f32,
+        };
+        out.push(rate);
+    }
+    out
+}
+
+/// On-CPU and waiting nanoseconds from a schedstat file: "<on cpu> <run delay> <timeslices>".
+fn read_schedstat(path: &std::path::Path) -> Option<[u64; 2]> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let mut f = text.split_ascii_whitespace().map(|v| v.parse::<u64>().ok());
+    Some([f.next()??, f.next()??])
 }
 
 fn progress_bar(spec: &Spec, display: &Display, total: Duration) -> Option<ProgressBar> {
@@ -672,6 +781,9 @@ fn merge(
         fine: FineDoc {
             bin_s: FINE_BIN.as_secs_f64(),
             ios: fine,
+            // Filled by `run` from the watch thread's samples.
+            cpu_run: Vec::new(),
+            cpu_wait: Vec::new(),
         },
         engine,
         interrupted,

@@ -20,52 +20,6 @@ use std::process::Command;
 /// waiting (on zram the gain of waiting for all fell from about 1.3× to 1.05–1.10× that way).
 static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
-/// A zram device of the test's own (hot-added, so a zram0 someone else is using is left
-/// alone), sized `size`, removed on drop.
-struct Zram(u32);
-
-impl Zram {
-    /// `None`, having said why, where zram cannot be had.
-    fn new(size: &str) -> Option<Zram> {
-        let control = Path::new("/sys/class/zram-control");
-        if !control.exists() {
-            let _ = Command::new("modprobe").arg("zram").status();
-        }
-        let Ok(id) = std::fs::read_to_string(control.join("hot_add")) else {
-            skip("needs zram (modprobe zram)");
-            return None;
-        };
-        let zram = Zram(id.trim().parse().expect("hot_add gives a device number"));
-        std::fs::write(zram.sys().join("disksize"), size).expect("size the zram device");
-        Some(zram)
-    }
-
-    fn sys(&self) -> std::path::PathBuf {
-        Path::new("/sys/block").join(format!("zram{}", self.0))
-    }
-
-    fn dev(&self) -> String {
-        format!("/dev/zram{}", self.0)
-    }
-}
-
-impl Drop for Zram {
-    /// The kernel refuses to remove a device someone has open, and udev opens it to probe
-    /// right after iogauge closes it: removing is retried until the device is gone.
-    fn drop(&mut self) {
-        let gone = poll_until(std::time::Duration::from_secs(10), || {
-            let _ = std::fs::write("/sys/class/zram-control/hot_remove", self.0.to_string());
-            !self.sys().exists()
-        });
-        if !gone {
-            eprintln!(
-                "{} is still open after 10 s and was left behind",
-                self.dev()
-            );
-        }
-    }
-}
-
 /// The engine object of a document's only result.
 fn engine(doc: &Value) -> &Value {
     let results = doc["results"].as_array().expect("results");

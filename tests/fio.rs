@@ -441,9 +441,17 @@ fn verify_and_rate_in_a_job_run_as_iogauges_own() {
     let v = &r["verify"];
     assert!(v["written_blocks"].as_u64().unwrap() > 0, "{v}");
     assert_eq!(v["pass_checks"], v["written_blocks"], "{v}");
-    // 4 MiB/s of 4 KiB blocks: 1,024 IOs a second, paced.
+    // 4 MiB/s of 4 KiB blocks: 1,024 IOs a second, paced: never faster. A busy machine can
+    // make it slower (one IO in flight, each late on a loaded disk); the run then says so.
+    assert_eq!(r["workload"]["rate_iops"].as_f64(), Some(1024.0), "{r:#}");
     let iops = r["iops"].as_f64().unwrap();
-    assert!((iops / 1024.0 - 1.0).abs() < 0.05, "{iops}");
+    assert!(iops <= 1024.0 * 1.02, "{iops}");
+    let short = doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|f| f["kind"] == "rate");
+    assert_eq!(short, iops < 1024.0 * 0.98, "{iops}: {:#}", doc["findings"]);
     let notes = doc["notes"].to_string();
     assert!(
         notes.contains("verify=md5") && notes.contains("rate=4m"),

@@ -100,6 +100,8 @@ pub(crate) fn result(rw: Rw, bs: u64, threads: u32, iodepth: u32, iops: f64) -> 
         fine: FineDoc {
             bin_s: 0.1,
             ios: vec![(iops / 10.0) as u32; 100],
+            cpu_run: Vec::new(),
+            cpu_wait: Vec::new(),
         },
         engine: EngineDoc::default(),
         interrupted: false,
@@ -486,6 +488,8 @@ fn a_step_between_repeats_is_no_regime_but_one_inside_a_repeat_is() {
     r.fine = crate::model::FineDoc {
         bin_s: 0.1,
         ios: bins(100, 1000).chain(bins(50, 400)).collect(),
+        cpu_run: Vec::new(),
+        cpu_wait: Vec::new(),
     };
     r.repeats = (0..3)
         .map(|_| crate::model::RepeatDoc {

@@ -204,6 +204,8 @@ pub fn read_logs(files: &[PathBuf], length: Duration, interval: Duration) -> Res
         fine: FineDoc {
             bin_s: crate::runner::FINE_BIN.as_secs_f64(),
             ios: fine,
+            cpu_run: Vec::new(),
+            cpu_wait: Vec::new(),
         },
     })
 }

@@ -5,7 +5,7 @@
 use super::work::Ran;
 use crate::measure::{self, LatNs};
 use crate::model::{
-    CpuDoc, DeviceDoc, FineDoc, OpDoc, RepeatDoc, ResultDoc, Sample, TargetDoc, WorkloadDoc,
+    CpuDoc, DeviceDoc, OpDoc, RepeatDoc, ResultDoc, Sample, TargetDoc, WorkloadDoc,
 };
 use crate::runner::Measured;
 use crate::target::Target;
@@ -163,10 +163,7 @@ fn append(mut a: Measured, b: Measured) -> Measured {
         t_s: s.t_s + offset,
         ..*s
     }));
-    a.fine = FineDoc {
-        bin_s: a.fine.bin_s,
-        ios: [a.fine.ios, b.fine.ios].concat(),
-    };
+    a.fine = std::mem::take(&mut a.fine).then(b.fine);
     a.cpu = CpuDoc::new(
         a.cpu.user_s + b.cpu.user_s,
         a.cpu.sys_s + b.cpu.sys_s,
@@ -247,7 +244,7 @@ mod tests {
                 ..Sample::default()
             }],
             interval_hists: Vec::new(),
-            fine: FineDoc::default(),
+            fine: crate::model::FineDoc::default(),
             engine: Default::default(),
             interrupted: None,
             hist,

@@ -385,9 +385,12 @@ fn concurrent(a: Measured, b: Measured) -> Measured {
         cpu: CpuDoc::new(cpu.user_s, cpu.sys_s, ios),
         timeseries,
         interval_hists: Vec::new(),
+        // Each stream's CPU wait counted its own threads; summed bins have no one share.
         fine: FineDoc {
             bin_s: a.fine.bin_s,
             ios: fine,
+            cpu_run: Vec::new(),
+            cpu_wait: Vec::new(),
         },
         engine: a.engine,
         interrupted: a.interrupted.or(b.interrupted),
@@ -409,11 +412,10 @@ fn sequential(parts: Vec<Measured>) -> Measured {
     let (mut ios, mut bytes, mut runtime_s) = (0, 0, 0.0);
     let (mut user, mut sys) = (0.0, 0.0);
     let mut timeseries = Vec::new();
-    let mut fine = Vec::new();
+    let mut fine: Option<FineDoc> = None;
     let mut interrupted = None;
     let mut error = None;
     let mut engine = Default::default();
-    let mut bin_s = runner::FINE_BIN.as_secs_f64();
     for (i, p) in parts.into_iter().enumerate() {
         measure::merge(&mut hist, &p.hist);
         measure::merge(&mut read_hist, &p.read_hist);
@@ -426,10 +428,12 @@ fn sequential(parts: Vec<Measured>) -> Measured {
         runtime_s += p.runtime_s;
         user += p.cpu.user_s;
         sys += p.cpu.sys_s;
-        fine.extend(p.fine.ios);
+        fine = Some(match fine {
+            None => p.fine,
+            Some(f) => f.then(p.fine),
+        });
         interrupted = interrupted.or(p.interrupted);
         error = error.or(p.error);
-        bin_s = p.fine.bin_s;
         if i == 0 {
             engine = p.engine;
         }
@@ -454,7 +458,10 @@ fn sequential(parts: Vec<Measured>) -> Measured {
         cpu: CpuDoc::new(user, sys, ios),
         timeseries,
         interval_hists: Vec::new(),
-        fine: FineDoc { bin_s, ios: fine },
+        fine: fine.unwrap_or_else(|| FineDoc {
+            bin_s: runner::FINE_BIN.as_secs_f64(),
+            ..FineDoc::default()
+        }),
         engine,
         interrupted,
         hist,

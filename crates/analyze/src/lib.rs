@@ -72,7 +72,7 @@ pub use finding::{Finding, Kind, Metric, Severity};
 pub use gaps::{gaps, Matrix};
 pub use knee::{cache_knee, Knee, Step};
 pub use outliers::{latency_outliers, outliers};
-pub use regime::{best_shift, regime, settled, Change, MIN_HOLD_S, MIN_PART_S};
+pub use regime::{best_shift, regime, settled, Change, CpuBins, MIN_HOLD_S, MIN_PART_S};
 pub use sparse::sparse;
 pub use stalls::stalls;
 pub use steady::{min_intervals, snia_window, steady, Window, STEADY_WINDOW};

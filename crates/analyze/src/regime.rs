@@ -18,6 +18,15 @@
 //!
 //! Bins are widened first (as `stalls` does) until the median bin holds [`MIN_BIN_IOS`] IOs, so
 //! a slow device's Poisson noise is not taken for a level.
+//!
+//! The device is not the only thing that can change level: iogauge's own threads can lose the
+//! CPU to other work (another benchmark, the database beside it, a build). With iogauge's CPU
+//! time in each bin, on a CPU and runnable but waiting for one (the kernel's schedstat), a
+//! change is put down to the CPU when the share of their ready time the threads spent waiting
+//! moved by at least [`CPU_WAIT_SHIFT`] the way the rate did, and the IOs per CPU second did
+//! not change by `regime_frac`: the issuer got less (or more) CPU and did the same work with
+//! each second of it. A device that slows makes the threads sleep, not wait, so its change is
+//! not the CPU's even on a busy host.
 
 use crate::fmt::{bytes, count, pct, secs};
 use crate::{Finding, Kind, Severity, Thresholds};
@@ -35,6 +44,18 @@ pub const MIN_PART_BINS: usize = 3;
 /// keeps a bucket that took 40 minutes to empty from being judged on 5 seconds after it.
 pub const MIN_HOLD_S: f64 = 5.0;
 pub const HOLD_FRAC: f64 = 0.25;
+
+/// The least change in the share of their ready time iogauge's threads waited for a CPU that
+/// can explain a change of level: below it, scheduling noise on a busy machine.
+pub const CPU_WAIT_SHIFT: f64 = 0.1;
+
+/// iogauge's own CPU time in each bin, bin for bin with the IOs: CPU seconds per second its
+/// threads ran (`run`) and spent runnable but waiting for a CPU (`wait`). Empty when unknown.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CpuBins<'a> {
+    pub run: &'a [f32],
+    pub wait: &'a [f32],
+}
 
 /// Two levels of a series and where the second begins.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -99,10 +120,16 @@ fn noise(xs: &[f64]) -> f64 {
 /// `change_frac` ((after − before) / before), `bin_s`, and for a fall `ios_above_later` and
 /// `bytes_above_later`: what the earlier level delivered beyond the later one, the size of the
 /// burst bucket or write cache.
+///
+/// `cpu`, when it covers every bin, is iogauge's own CPU time; a change it explains is named as
+/// the CPU's, with evidence `cpu_wait_before` and `cpu_wait_after` (shares of the threads' ready
+/// time spent waiting), `cpus_before` and `cpus_after` (CPUs' worth of time run), and no amount
+/// above the later rate.
 pub fn regime(
     fine_ios: &[u32],
     bin_s: f64,
     bytes_per_io: Option<f64>,
+    cpu: CpuBins,
     th: &Thresholds,
 ) -> Vec<Finding> {
     if fine_ios.is_empty() || !(bin_s.is_finite() && bin_s > 0.0) {
@@ -142,7 +169,39 @@ pub fn regime(
     }
     let change_s = c.at as f64 * width;
     let frac = (c.after - c.before) / c.before;
-    let f = if c.after < c.before {
+    let f = if let Some(p) = cpu_explains(&c, cpu, fine_ios.len(), k, th) {
+        let (verb, why, advice) = if c.after < c.before {
+            (
+                "fell",
+                "other work took the CPU; the device did not change",
+                "This part of the run measured iogauge's share of a busy CPU, not the device. Run it again with the host otherwise idle, with fewer threads than cores, or pinned (taskset) away from the other work.",
+            )
+        } else {
+            (
+                "rose",
+                "other work gave the CPU back; the device did not change",
+                "The earlier part measured iogauge's share of a busy CPU, not the device: quote the later rate, or run again with the host otherwise idle.",
+            )
+        };
+        Finding::new(
+            Kind::Regime,
+            Severity::Warning,
+            format!(
+                "at {} IOPS {verb} from {} to {} ({}) as iogauge's threads, ready to run, waited for a CPU {} of the time against {} before: {why}",
+                secs(change_s),
+                count(c.before),
+                count(c.after),
+                signed_pct(frac),
+                pct(p.wait[1]),
+                pct(p.wait[0]),
+            ),
+            advice,
+        )
+        .with("cpu_wait_before", p.wait[0])
+        .with("cpu_wait_after", p.wait[1])
+        .with("cpus_before", p.run[0])
+        .with("cpus_after", p.run[1])
+    } else if c.after < c.before {
         // What was delivered before the change beyond what the later level would have.
         let delivered: f64 = xs[..c.at].iter().sum::<f64>() * width;
         let above = (delivered - c.after * change_s).max(0.0);
@@ -191,16 +250,73 @@ pub fn regime(
         .with("bin_s", width)]
 }
 
+/// iogauge's CPU before and after a change: CPUs' worth of time run, and the share of the
+/// threads' ready time spent waiting for a CPU.
+struct CpuParts {
+    run: [f64; 2],
+    wait: [f64; 2],
+}
+
+/// iogauge's CPU before and after the change `c` (found on bins widened `k` times) when it
+/// explains the change: the share of ready time waiting moved by [`CPU_WAIT_SHIFT`] the way
+/// the rate did, and the IOs per CPU second differ by less than `regime_frac` across it.
+fn cpu_explains(
+    c: &Change,
+    cpu: CpuBins,
+    bins: usize,
+    k: usize,
+    th: &Thresholds,
+) -> Option<CpuParts> {
+    let ok = |v: &[f32]| v.len() >= bins && v[..bins].iter().all(|x| x.is_finite() && *x >= 0.0);
+    if !(ok(cpu.run) && ok(cpu.wait)) || k == 0 {
+        return None;
+    }
+    let wide = |v: &[f32]| -> Vec<f64> {
+        v[..bins]
+            .chunks_exact(k)
+            .map(|ch| ch.iter().map(|&x| f64::from(x)).sum::<f64>() / k as f64)
+            .collect()
+    };
+    let (run, wait) = (wide(cpu.run), wide(cpu.wait));
+    let n = run.len();
+    if n < 2 {
+        return None;
+    }
+    // The same parts as the levels: without the bin on either side of the change.
+    let parts = [
+        0..c.at.saturating_sub(1).clamp(1, n),
+        (c.at + 1).min(n - 1)..n,
+    ];
+    let mean = |v: &[f64], r: &std::ops::Range<usize>| {
+        v[r.clone()].iter().sum::<f64>() / r.len().max(1) as f64
+    };
+    let r = [mean(&run, &parts[0]), mean(&run, &parts[1])];
+    let q = [mean(&wait, &parts[0]), mean(&wait, &parts[1])];
+    if r.iter().any(|&x| x <= 0.0) {
+        return None;
+    }
+    let w = [q[0] / (q[0] + r[0]), q[1] / (q[1] + r[1])];
+    let fell = c.after < c.before;
+    let moved = if fell { w[1] - w[0] } else { w[0] - w[1] };
+    // IOs per CPU second after against before.
+    let per_cpu = (c.after / r[1]) / (c.before / r[0]);
+    let same_work = 1.0 - per_cpu.min(1.0 / per_cpu) < th.regime_frac;
+    (moved >= CPU_WAIT_SHIFT && same_work && per_cpu.is_finite())
+        .then_some(CpuParts { run: r, wait: w })
+}
+
 /// `--until-change`: whether `fine_ios` (IOs per bin of `bin_s` seconds so far) holds a change
 /// of regime whose later level has lasted [`MIN_HOLD_S`] and [`HOLD_FRAC`] of the time before
 /// it — the moment a run measuring a burst bucket or a write cache has seen both levels.
 pub fn settled(fine_ios: &[u32], bin_s: f64, th: &Thresholds) -> bool {
     let total_s = fine_ios.len() as f64 * bin_s;
-    regime(fine_ios, bin_s, None, th).iter().any(|f| {
-        f.evidence
-            .get("change_s")
-            .is_some_and(|&at| total_s - at >= MIN_HOLD_S.max(HOLD_FRAC * at))
-    })
+    regime(fine_ios, bin_s, None, CpuBins::default(), th)
+        .iter()
+        .any(|f| {
+            f.evidence
+                .get("change_s")
+                .is_some_and(|&at| total_s - at >= MIN_HOLD_S.max(HOLD_FRAC * at))
+        })
 }
 
 fn median(xs: &[f64]) -> f64 {
@@ -266,7 +382,7 @@ mod tests {
         // 3,000 IOPS for 41.2 s, then 1,000 IOPS for 20 s, 4 KiB IOs.
         let mut f = bins(3000.0, 412, 0.05, 7);
         f.extend(bins(1000.0, 200, 0.05, 9));
-        let found = regime(&f, 0.1, Some(4096.0), &th());
+        let found = regime(&f, 0.1, Some(4096.0), CpuBins::default(), &th());
         assert_eq!(found.len(), 1, "{found:?}");
         let e = &found[0].evidence;
         assert!((e["change_s"] - 41.2).abs() <= 0.5, "{e:?}");
@@ -287,19 +403,33 @@ mod tests {
     fn a_rise_is_named_too() {
         let mut f = bins(1000.0, 50, 0.05, 3);
         f.extend(bins(3000.0, 50, 0.05, 5));
-        let found = regime(&f, 0.1, Some(4096.0), &th());
+        let found = regime(&f, 0.1, Some(4096.0), CpuBins::default(), &th());
         assert_eq!(found.len(), 1);
         assert!(found[0].summary.contains("rose"), "{}", found[0].summary);
     }
 
     #[test]
     fn steady_and_noisy_runs_are_silent() {
-        assert!(regime(&bins(5000.0, 300, 0.02, 11), 0.1, Some(4096.0), &th()).is_empty());
-        assert!(regime(&bins(5000.0, 300, 0.4, 13), 0.1, Some(4096.0), &th()).is_empty());
+        assert!(regime(
+            &bins(5000.0, 300, 0.02, 11),
+            0.1,
+            Some(4096.0),
+            CpuBins::default(),
+            &th()
+        )
+        .is_empty());
+        assert!(regime(
+            &bins(5000.0, 300, 0.4, 13),
+            0.1,
+            Some(4096.0),
+            CpuBins::default(),
+            &th()
+        )
+        .is_empty());
         // A near miss: a real but immaterial step (−15%) stays silent.
         let mut f = bins(5000.0, 150, 0.02, 17);
         f.extend(bins(4250.0, 150, 0.02, 19));
-        assert!(regime(&f, 0.1, Some(4096.0), &th()).is_empty());
+        assert!(regime(&f, 0.1, Some(4096.0), CpuBins::default(), &th()).is_empty());
     }
 
     #[test]
@@ -307,12 +437,12 @@ mod tests {
         let mut f = bins(5000.0, 100, 0.03, 21);
         f.extend(vec![0; 30]);
         f.extend(bins(5000.0, 100, 0.03, 23));
-        assert!(regime(&f, 0.1, Some(4096.0), &th()).is_empty());
+        assert!(regime(&f, 0.1, Some(4096.0), CpuBins::default(), &th()).is_empty());
         // Also when the dip is at the end of a long run it came back from.
         let mut f = bins(5000.0, 200, 0.03, 25);
         f.extend(bins(1000.0, 40, 0.03, 27));
         f.extend(bins(5000.0, 40, 0.03, 29));
-        assert!(regime(&f, 0.1, Some(4096.0), &th()).is_empty());
+        assert!(regime(&f, 0.1, Some(4096.0), CpuBins::default(), &th()).is_empty());
     }
 
     #[test]
@@ -327,10 +457,84 @@ mod tests {
         assert!(!settled(&bins(3000.0, 600, 0.05, 37), 0.1, &th()));
     }
 
+    /// `n` bins of `run` CPUs' worth of time run and `wait` waiting for a CPU.
+    fn cpu(run: f32, wait: f32, n: usize) -> (Vec<f32>, Vec<f32>) {
+        (vec![run; n], vec![wait; n])
+    }
+
+    /// Two stretches of CPU bins end to end.
+    fn then(a: (Vec<f32>, Vec<f32>), b: (Vec<f32>, Vec<f32>)) -> (Vec<f32>, Vec<f32>) {
+        ([a.0, b.0].concat(), [a.1, b.1].concat())
+    }
+
+    fn bins_of(c: &(Vec<f32>, Vec<f32>)) -> CpuBins<'_> {
+        CpuBins {
+            run: &c.0,
+            wait: &c.1,
+        }
+    }
+
+    #[test]
+    fn a_fall_the_cpu_explains_is_named_as_the_cpus() {
+        // A CPU-bound issuer on one CPU: 200,000 IOPS on 0.95 CPU waiting 0.05 s a second,
+        // then a hog takes half: 100,000 IOPS on 0.5 CPU, waiting 0.5 s a second. The same
+        // IOs per CPU second; ready time waiting from 5% to 50%.
+        let mut f = bins(200_000.0, 30, 0.03, 41);
+        f.extend(bins(100_000.0, 30, 0.03, 43));
+        let c = then(cpu(0.95, 0.05, 30), cpu(0.5, 0.5, 30));
+        let found = regime(&f, 0.1, Some(4096.0), bins_of(&c), &th());
+        assert_eq!(found.len(), 1, "{found:?}");
+        let (s, e) = (&found[0].summary, &found[0].evidence);
+        assert!(
+            s.contains("fell from") && s.contains("waited for a CPU"),
+            "{s}"
+        );
+        assert!(!e.contains_key("ios_above_later"), "{e:?}");
+        assert!((e["cpu_wait_after"] - 0.5).abs() < 0.01, "{e:?}");
+        assert!((e["cpus_before"] - 0.95).abs() < 0.01, "{e:?}");
+        // And a rise when the other work ends.
+        let mut f = bins(100_000.0, 30, 0.03, 45);
+        f.extend(bins(200_000.0, 30, 0.03, 47));
+        let c = then(cpu(0.5, 0.5, 30), cpu(0.95, 0.05, 30));
+        let found = regime(&f, 0.1, Some(4096.0), bins_of(&c), &th());
+        assert!(found[0].summary.contains("rose from"), "{found:?}");
+        assert!(found[0].summary.contains("gave the CPU back"), "{found:?}");
+    }
+
+    #[test]
+    fn a_fall_the_cpu_does_not_explain_is_the_devices() {
+        // Near misses, each the device's regime with its size: the threads waited more but
+        // did a third of the IOs per CPU second (a burst bucket emptied on a busy host); the
+        // wait moved less than CPU_WAIT_SHIFT; it moved the other way; and a device that slows
+        // on a quiet host, its threads sleeping, not waiting (same IOs per CPU second).
+        let mut f = bins(3000.0, 200, 0.05, 51);
+        f.extend(bins(1000.0, 200, 0.05, 53));
+        for (a, b) in [
+            ((0.3, 0.02), (0.3, 0.2)),
+            ((0.3, 0.02), (0.1, 0.012)),
+            ((0.3, 0.2), (0.1, 0.02)),
+            ((0.3, 0.0), (0.1, 0.0)),
+        ] {
+            let c = then(cpu(a.0, a.1, 200), cpu(b.0, b.1, 200));
+            let found = regime(&f, 0.1, Some(4096.0), bins_of(&c), &th());
+            assert_eq!(found.len(), 1, "{a:?}→{b:?}: {found:?}");
+            assert!(
+                found[0].evidence.contains_key("ios_above_later")
+                    && !found[0].summary.contains("CPU"),
+                "{a:?}→{b:?}: {}",
+                found[0].summary
+            );
+        }
+        // Series that do not cover every bin are not judged by.
+        let c = cpu(0.1, 0.9, 100);
+        let found = regime(&f, 0.1, Some(4096.0), bins_of(&c), &th());
+        assert!(found[0].evidence.contains_key("ios_above_later"));
+    }
+
     #[test]
     fn short_or_empty_input_is_silent() {
-        assert!(regime(&[], 0.1, None, &th()).is_empty());
-        assert!(regime(&[500, 500, 100], 0.1, None, &th()).is_empty());
-        assert!(regime(&[1; 100], f64::NAN, None, &th()).is_empty());
+        assert!(regime(&[], 0.1, None, CpuBins::default(), &th()).is_empty());
+        assert!(regime(&[500, 500, 100], 0.1, None, CpuBins::default(), &th()).is_empty());
+        assert!(regime(&[1; 100], f64::NAN, None, CpuBins::default(), &th()).is_empty());
     }
 }

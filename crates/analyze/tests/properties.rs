@@ -237,8 +237,16 @@ proptest! {
     }
 
     #[test]
-    fn regime_survives_anything(fine in bins(), bin_s in any_f64(), b in any_f64(), th in any_thresholds()) {
-        let found = iogauge_analyze::regime(&fine, bin_s, Some(b), &th);
+    fn regime_survives_anything(
+        fine in bins(),
+        bin_s in any_f64(),
+        b in any_f64(),
+        run in prop::collection::vec(any::<f32>(), 0..70),
+        wait in prop::collection::vec(any::<f32>(), 0..70),
+        th in any_thresholds(),
+    ) {
+        let cpu = iogauge_analyze::CpuBins { run: &run, wait: &wait };
+        let found = iogauge_analyze::regime(&fine, bin_s, Some(b), cpu, &th);
         assert_finite(&found);
         prop_assert!(found.len() <= 1);
     }
