@@ -509,9 +509,9 @@ pub struct TargetArgs {
     /// io_uring: wait for N completions at a time (fio's iodepth_batch_complete_min): fewer
     /// wake-ups, more IOPS on a fast device, but an IO that completes early in a group is timed
     /// when the group is reaped — its latency may be late by up to N−1 completions. auto (at
-    /// --iodepth 8 or more, for a time, without --rate or syncs): in 0.5 s before the
-    /// measurement, warm up, then try 1 and all in flight in turn, and keep all only if it
-    /// moved 10% more IOs (the result says so); elsewhere 1.
+    /// --iodepth 8 or more, for a time, without --rate or syncs): in 0.7 s before the
+    /// measurement, warm up, then try 1, half and all in flight in turn, and wait for several
+    /// only if that moved 10% more IOs (the result says so); elsewhere 1.
     #[arg(long, value_name = "N|auto", default_value = "auto", value_parser = parse_complete_batch)]
     pub complete_batch: u32,
 }

@@ -432,17 +432,21 @@ pub struct EngineDoc {
 }
 
 /// An auto complete batch's trial: completions reaped in the phases that waited for each
-/// completion, and in those that waited for all in flight (equal time each way).
+/// completion, for half and for all in flight (equal time each way).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct TrialDoc {
     pub one: u64,
+    #[serde(default)]
+    pub half: u64,
     pub all: u64,
 }
 
 impl TrialDoc {
-    /// How many times the IOs of waiting for each completion waiting for all moved.
-    pub fn gain(&self) -> f64 {
-        self.all as f64 / self.one.max(1) as f64
+    /// How many times the IOs of waiting for each completion waiting for all (`all`) or for
+    /// half of those in flight moved.
+    pub fn gain(&self, all: bool) -> f64 {
+        let n = if all { self.all } else { self.half };
+        n as f64 / self.one.max(1) as f64
     }
 }
 

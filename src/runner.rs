@@ -750,7 +750,8 @@ fn merge(
                 let sum = |i: usize| workers.iter().map(|w| w.trial[i]).sum();
                 TrialDoc {
                     one: sum(0),
-                    all: sum(1),
+                    half: sum(1),
+                    all: sum(2),
                 }
             }),
         },

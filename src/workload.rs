@@ -200,7 +200,8 @@ pub struct Spec {
     /// Queued IOs handed to the kernel at a time (see `--submit-batch`).
     pub submit_batch: u32,
     /// Completions waited for at a time (see `--complete-batch`); 0 is auto: the worker first
-    /// tries waiting for one and for all in flight ([`CALIBRATION`]) and keeps the faster.
+    /// tries waiting for one, for half and for all in flight ([`CALIBRATION`]) and keeps the
+    /// fastest.
     pub complete_batch: u32,
     /// Where random IOs land.
     pub distribution: Distribution,
@@ -212,9 +213,9 @@ pub struct Spec {
     pub file_service: FileService,
 }
 
-/// How long an auto `--complete-batch` warms up and tries both ways of waiting, before the
+/// How long an auto `--complete-batch` warms up and tries its three ways of waiting, before the
 /// ramp (see `runner::worker`).
-pub const CALIBRATION: Duration = Duration::from_millis(500);
+pub const CALIBRATION: Duration = Duration::from_millis(700);
 
 impl Spec {
     /// Time from the start to the measurement: the calibration of an auto complete batch, then

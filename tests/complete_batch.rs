@@ -1,7 +1,7 @@
 //! End-to-end tests of `--complete-batch auto`, the default: on io_uring with 8 or more IOs in
 //! flight per thread, for a time, without a rate or syncs, each worker tries waiting for one
-//! completion and for all in flight before measuring, and keeps all only when that moved 10% more
-//! IOs. The positive is kernel-made: on zram every io_uring read goes through an io-wq thread,
+//! completion, for half and for all in flight before measuring, and waits for several only when
+//! that moved 10% more IOs. The positive is kernel-made: on zram every io_uring read goes through an io-wq thread,
 //! so a wake-up per completion takes the CPU the device's work needs. The near miss is too: a
 //! RAM-backed loop device held to 2,000 reads a second by a blkio throttle moves as many IOs
 //! either way, so per-IO timing stays exact. The rules (who gets a trial, what is refused) run
@@ -42,7 +42,8 @@ fn run_both(dir: &Path, args: &[&str]) -> (Value, String) {
 }
 
 /// zram at 32 in flight on each of 2 threads: waiting for each completion costs about a third
-/// of the IOPS here, so auto waits for all 32, and the result and the summary say it chose so.
+/// of the IOPS here, so auto waits for half (16) or all 32 (the two are close here, and each
+/// thread chooses for itself), and the result and the summary say what it chose and why.
 #[test]
 fn auto_batches_completions_on_zram() {
     needs_root!();
@@ -71,9 +72,17 @@ fn auto_batches_completions_on_zram() {
     let e = engine(&doc);
     eprintln!("{} IOPS, engine: {e}", doc["results"][0]["iops"]);
     assert!(e["complete_trial"]["one"].as_u64().unwrap() > 0, "{e:#}");
-    assert_eq!(e["complete_batch"], 32, "{e:#}");
+    let batch = e["complete_batch"].as_u64().unwrap();
+    assert!(batch == 16 || batch == 32, "{e:#}");
+    let way = if batch == 32 {
+        "all in flight"
+    } else {
+        "half of those in flight"
+    };
     assert!(
-        text.contains("completions reaped 32 at a time, chosen:"),
+        text.contains(&format!(
+            "completions reaped {batch} at a time, chosen: in a trial waiting for {way} moved"
+        )),
         "{text}"
     );
 }
@@ -194,7 +203,7 @@ fn fio_jobs_get_auto_unless_they_name_a_batch() {
     let Some(zram) = Zram::new("256M") else {
         return;
     };
-    for (extra, batch, auto) in [("", 32, true), ("iodepth_batch_complete_min=4\n", 4, false)] {
+    for (extra, batch, auto) in [("", 0, true), ("iodepth_batch_complete_min=4\n", 4, false)] {
         let job = dir.path().join("zram.fio");
         std::fs::write(
             &job,
@@ -211,7 +220,12 @@ fn fio_jobs_get_auto_unless_they_name_a_batch() {
         ));
         let e = engine(&doc);
         eprintln!("{extra:?}: {} IOPS, engine: {e}", doc["results"][0]["iops"]);
-        assert_eq!(e["complete_batch"], batch, "{extra:?}: {e:#}");
+        // Auto's choice is half or all of the 32 in flight (0 here), a named batch as named.
+        let chosen = e["complete_batch"].as_u64().unwrap();
+        match batch {
+            0 => assert!(chosen == 16 || chosen == 32, "{extra:?}: {e:#}"),
+            n => assert_eq!(chosen, n, "{extra:?}: {e:#}"),
+        }
         assert_eq!(e.get("complete_trial").is_some(), auto, "{extra:?}: {e:#}");
     }
 }

@@ -230,10 +230,16 @@ pub fn result(r: &ResultDoc) -> String {
         let _ = write!(eng, "; buffers on {}", e.buffers);
     }
     if e.complete_batch > 1 {
+        let all = e.complete_batch >= r.workload.iodepth;
         let why = match e.complete_trial {
             Some(t) => format!(
-                ", chosen: in a trial waiting for all in flight moved {:.2}× the IOs of waiting for each",
-                t.gain()
+                ", chosen: in a trial waiting for {} moved {:.2}× the IOs of waiting for each",
+                if all {
+                    "all in flight"
+                } else {
+                    "half of those in flight"
+                },
+                t.gain(all)
             ),
             None => String::new(),
         };

@@ -25,50 +25,83 @@ use std::time::{Duration, Instant};
 /// Length of a fine bin: stalls are timed to within this.
 pub const FINE_BIN: Duration = Duration::from_millis(100);
 
-/// Waiting for all in flight must move this much more than one at a time to be chosen: exact
-/// per-IO timing is worth a small loss, and phases of 100 ms vary by a few percent.
+/// Waiting for several at a time must move this much more than one at a time to be chosen:
+/// exact per-IO timing is worth a small loss, and phases of 100 ms vary by a few percent.
 const BATCH_GAIN: f64 = 1.10;
 
-/// An auto complete batch's trial: five equal phases. The first warms up (threads, io_uring's
-/// workers, the device) and is not counted; the other four wait for all in flight, for one,
-/// for one, for all, so a steady drift of the machine weighs the same on both ways.
+/// The ways an auto trial waits: for one completion, for half of those in flight, for all of
+/// them. On zram with one thread, half kept the queue from running dry while its io_uring
+/// worker read, and moved ~1.3× one at a time where all moved ~1.15×; with two threads all won.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Way {
+    One = 0,
+    Half = 1,
+    All = 2,
+}
+
+impl Way {
+    /// Completions waited for, and refills handed to the kernel at a time, at `depth` in
+    /// flight: waiting for several refills as many, so they go to the kernel at once.
+    fn batches(self, depth: usize, submit_batch: usize) -> (usize, usize) {
+        match self {
+            Way::One => (1, submit_batch),
+            Way::Half => (depth.div_ceil(2), depth.div_ceil(2)),
+            Way::All => (depth, depth),
+        }
+    }
+}
+
+/// An auto complete batch's trial: seven equal phases. The first warms up (threads, io_uring's
+/// workers, the device) and is not counted; the other six wait for all, half, one, one, half,
+/// all, so a steady drift of the machine weighs the same on every way.
 struct Trial {
     start: Instant,
     phase: Duration,
-    /// Completions reaped waiting for one, and waiting for all in flight, in each half.
-    halves: [[u64; 2]; 2],
+    /// Completions reaped each way ([`Way`] order) in each half (phases 1–3 and 4–6).
+    halves: [[u64; 3]; 2],
 }
 
-const TRIAL_PHASES: u32 = 5;
+const TRIAL_PHASES: u32 = 7;
+const TRIAL_ORDER: [Way; 6] = [Way::All, Way::Half, Way::One, Way::One, Way::Half, Way::All];
 
 impl Trial {
     fn new(origin: Instant) -> Trial {
         Trial {
             start: origin,
             phase: CALIBRATION / TRIAL_PHASES,
-            halves: [[0; 2]; 2],
+            halves: [[0; 3]; 2],
         }
     }
 
-    /// At `now`: the phase (0 the warm-up) and whether it waits for all in flight, or `None`
-    /// once the trial is over.
-    fn at(&self, now: Instant) -> Option<(u32, bool)> {
+    /// At `now`: the phase (0 the warm-up) and its way of waiting, or `None` once the trial is
+    /// over.
+    fn at(&self, now: Instant) -> Option<(u32, Way)> {
         let k = ((now - self.start).as_nanos() / self.phase.as_nanos()) as u32;
-        (k < TRIAL_PHASES).then_some((k, k == 1 || k == 4))
+        (k < TRIAL_PHASES).then(|| (k, TRIAL_ORDER[k.saturating_sub(1) as usize]))
     }
 
-    /// Waiting for all in flight wins only if it won in each half of the trial (phases 1–2
-    /// and 3–4): a throttle that hands out its budget in slices, or a burst of other work, can
-    /// favour one phase but not both halves.
-    /// Completions reaped waiting for one, and waiting for all in flight, over the trial.
-    fn ios(&self) -> [u64; 2] {
+    /// Completions reaped each way over the trial.
+    fn ios(&self) -> [u64; 3] {
         let [a, b] = self.halves;
-        [a[0] + b[0], a[1] + b[1]]
+        [a[0] + b[0], a[1] + b[1], a[2] + b[2]]
     }
 
-    fn batching_wins(&self) -> bool {
-        let wins = |[one, all]: [u64; 2]| all as f64 > one as f64 * BATCH_GAIN;
-        wins(self.halves[0]) && wins(self.halves[1])
+    /// The way to measure with: of half and all, those that moved more than [`BATCH_GAIN`]
+    /// times one at a time in each half of the trial (a throttle that hands out its budget in
+    /// slices, or a burst of other work, can favour one phase but not both halves), the one
+    /// that moved more; one at a time if neither did.
+    fn choice(&self) -> Way {
+        let wins = |w: Way| {
+            self.halves
+                .iter()
+                .all(|h| h[w as usize] as f64 > h[Way::One as usize] as f64 * BATCH_GAIN)
+        };
+        let ios = self.ios();
+        [Way::Half, Way::All]
+            .into_iter()
+            .filter(|&w| wins(w))
+            .max_by_key(|&w| ios[w as usize])
+            .unwrap_or(Way::One)
     }
 }
 
@@ -95,8 +128,9 @@ pub struct WorkerOut {
     pub verify: Tally,
     /// Completions waited for at a time while measuring (an auto batch's choice).
     pub complete_batch: u32,
-    /// An auto batch's trial: completions reaped waiting for one, and for all in flight.
-    pub trial: [u64; 2],
+    /// An auto batch's trial: completions reaped waiting for one, for half and for all in
+    /// flight.
+    pub trial: [u64; 3],
 }
 
 pub struct WorkerCfg<'a> {
@@ -183,7 +217,7 @@ pub fn work<E: Engine>(
             0
         }),
         complete_batch: spec.complete_batch.max(1),
-        trial: [0; 2],
+        trial: [0; 3],
     };
     let mut interval = measure::interval_hist();
     let mut interval_idx: u64 = 0;
@@ -225,7 +259,7 @@ pub fn work<E: Engine>(
     // The engine waits for at most what is in flight.
     let mut complete_batch = spec.complete_batch.max(1) as usize;
     let mut trial = (spec.complete_batch == 0).then(|| Trial::new(origin));
-    let mut batched = false;
+    let mut way = Way::One;
     // The trial's phase the last wait belonged to (none in the warm-up).
     let mut counted: Option<u32> = None;
     let ramped = !spec.lead_in().is_zero() && cfg.data_budget.is_some();
@@ -392,26 +426,21 @@ pub fn work<E: Engine>(
         if let Some(t) = &mut trial {
             // These completions count for the way they were waited for (not in the warm-up).
             if let Some(k) = counted {
-                t.halves[usize::from(k > 2)][usize::from(batched)] += done.len() as u64;
+                t.halves[usize::from(k > 3)][way as usize] += done.len() as u64;
             }
-            batched = match t.at(now) {
-                Some((k, b)) => {
+            way = match t.at(now) {
+                Some((k, w)) => {
                     counted = (k > 0).then_some(k);
-                    b
+                    w
                 }
                 None => {
-                    let wins = t.batching_wins();
                     out.trial = t.ios();
+                    let w = t.choice();
                     trial = None;
-                    wins
+                    w
                 }
             };
-            // Waiting for all in flight refills them all, so they go to the kernel at once.
-            (complete_batch, submit_batch) = if batched {
-                (depth, depth)
-            } else {
-                (1, spec.submit_batch.max(1) as usize)
-            };
+            (complete_batch, submit_batch) = way.batches(depth, spec.submit_batch.max(1) as usize);
             out.complete_batch = complete_batch as u32;
         }
 

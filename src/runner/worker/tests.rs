@@ -250,8 +250,9 @@ impl Engine for Paced {
     }
     fn submit_and_reap(&mut self, min: usize, done: &mut Vec<Done>) -> std::io::Result<()> {
         let n = min.max(1).min(self.queued.len());
+        // Waiting for every IO in flight lets the queue run dry: each IO then costs more.
         let each = self.per_io
-            + if min > 1 {
+            + if min > 1 && n == self.queued.len() {
                 self.drained
             } else {
                 Duration::ZERO
@@ -301,9 +302,23 @@ fn auto_waits_for_all_in_flight_when_each_wake_up_costs_more_than_the_io() {
 }
 
 #[test]
+fn auto_waits_for_half_when_waiting_for_all_runs_the_queue_dry() {
+    // Each wait costs 40 µs, and an IO 40 µs more when the queue has run dry: one at a time
+    // moves one IO per 40 µs, all eight one per 45 µs, half (four) one per 10 µs.
+    let us = Duration::from_micros;
+    let (batch, reads) = auto_choice(us(40), Duration::ZERO, us(40));
+    assert_eq!(
+        batch, 4,
+        "the trial should wait for half of the 8 in flight"
+    );
+    assert!(reads > 0);
+}
+
+#[test]
 fn auto_keeps_one_at_a_time_when_the_device_is_the_limit() {
-    // The near miss: each wait costs nothing and every IO its 20 µs, but waiting for all in
-    // flight lets the queue run dry (as on the virtual disk), so it moves fewer IOs.
+    // The near miss: each wait costs nothing and every IO its 20 µs, half moves no more than
+    // one at a time, and waiting for all in flight lets the queue run dry (as on the virtual
+    // disk), so it moves fewer IOs.
     let us = Duration::from_micros;
     let (batch, _) = auto_choice(Duration::ZERO, us(20), us(10));
     assert_eq!(batch, 1, "batching lost and must not be chosen");
@@ -311,18 +326,52 @@ fn auto_keeps_one_at_a_time_when_the_device_is_the_limit() {
 
 #[test]
 fn batching_must_win_by_a_tenth_in_both_halves() {
-    let trial = |halves: [[u64; 2]; 2]| Trial {
+    let trial = |halves: [[u64; 3]; 2]| Trial {
         start: Instant::now(),
         phase: Duration::from_millis(100),
         halves,
     };
-    assert!(trial([[100, 120], [100, 115]]).batching_wins());
-    assert!(!trial([[100, 120], [100, 105]]).batching_wins(), "one half");
-    assert!(
-        !trial([[100, 110], [100, 200]]).batching_wins(),
+    assert_eq!(trial([[100, 0, 120], [100, 0, 115]]).choice(), Way::All);
+    assert_eq!(
+        trial([[100, 0, 120], [100, 0, 105]]).choice(),
+        Way::One,
+        "one half"
+    );
+    assert_eq!(
+        trial([[100, 110, 110], [100, 200, 200]]).choice(),
+        Way::One,
         "a tenth is not more"
     );
-    assert!(!trial([[0, 0], [0, 0]]).batching_wins(), "nothing moved");
+    assert_eq!(trial([[0; 3], [0; 3]]).choice(), Way::One, "nothing moved");
+    // Both win: the one that moved more, even where the other won one half by more.
+    assert_eq!(
+        trial([[100, 135, 120], [100, 130, 140]]).choice(),
+        Way::Half
+    );
+    assert_eq!(trial([[100, 130, 150], [100, 120, 140]]).choice(), Way::All);
+    // Only half wins in both halves: half, though all moved more in all.
+    assert_eq!(
+        trial([[100, 120, 300], [100, 120, 105]]).choice(),
+        Way::Half
+    );
+}
+
+#[test]
+fn the_trial_waits_all_half_one_one_half_all_after_a_warm_up() {
+    let t = Trial::new(Instant::now());
+    let at = |ms: u64| t.at(t.start + Duration::from_millis(ms));
+    assert_eq!(
+        at(50),
+        Some((0, Way::All)),
+        "the warm-up waits as the first phase"
+    );
+    assert_eq!(at(150), Some((1, Way::All)));
+    assert_eq!(at(250), Some((2, Way::Half)));
+    assert_eq!(at(350), Some((3, Way::One)));
+    assert_eq!(at(450), Some((4, Way::One)));
+    assert_eq!(at(550), Some((5, Way::Half)));
+    assert_eq!(at(650), Some((6, Way::All)));
+    assert_eq!(at(750), None);
 }
 
 // fio's nrfiles with its default file_service_type: the next file every IO, each file walked
