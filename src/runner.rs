@@ -233,6 +233,14 @@ pub fn run(
         workers.push(o?);
     }
     let error = workers.iter_mut().find_map(|w| w.error.take());
+    // An error before the measurement began leaves nothing measured: say where it came.
+    let measured_any = workers.iter().any(|w| w.reads + w.writes + w.syncs > 0);
+    let error = error.map(
+        |e| match (measured_any, before_measuring(spec, watched.ended)) {
+            (false, Some(when)) => e.context(format!("before the measurement began, {when}")),
+            _ => e,
+        },
+    );
     let checked = verify.map(|_| {
         let mut all = Tally::new(KEEP_FAILURES);
         for w in &workers {
@@ -345,6 +353,22 @@ fn engine_error(kind: EngineKind, e: std::io::Error) -> anyhow::Error {
             "io_uring is not available here ({e}); it needs Linux 5.10+ and may be disabled by kernel.io_uring_disabled or a seccomp profile; use --engine psync"
         )),
         _ => anyhow!("cannot set up the {} engine: {e}", kind.name()),
+    }
+}
+
+/// Where in the lead-in a run that ended `ended` after its start was, for an error that came
+/// then: `None` once the measurement had begun.
+fn before_measuring(spec: &Spec, ended: Duration) -> Option<String> {
+    let trial = spec.lead_in().saturating_sub(spec.ramp);
+    if ended < trial {
+        Some(format!(
+            "in the {} trial of ways to wait for completions (--complete-batch 1 measures from the start)",
+            units::duration(trial)
+        ))
+    } else if ended < spec.lead_in() {
+        Some(format!("in the {} ramp", units::duration(spec.ramp)))
+    } else {
+        None
     }
 }
 
@@ -479,6 +503,7 @@ fn watch(
         cpu: cpu_start.map(|s| (s, end)),
         sched,
         until: measure_start.elapsed(),
+        ended: t0.elapsed(),
         stopped_early,
     }
 }
@@ -490,6 +515,8 @@ struct Watched {
     sched: Sched,
     /// How long after the measurement start the workers were all done.
     until: Duration,
+    /// How long after the workers' start they were all done.
+    ended: Duration,
     stopped_early: bool,
 }
 
@@ -502,6 +529,8 @@ struct Sched {
     origin: Option<Instant>,
     /// Each thread's last reading, by thread id: a thread that has ended counts what it had.
     threads: Vec<(u32, [u64; 2])>,
+    /// What threads whose id was taken again by a new thread had counted.
+    retired: [u64; 2],
     /// (seconds since the measurement started, [on-CPU ns, waiting ns] summed).
     samples: Vec<(f64, [u64; 2])>,
 }
@@ -528,14 +557,22 @@ impl Sched {
                 continue;
             };
             match self.threads.iter_mut().find(|(t, _)| *t == tid) {
-                Some((_, last)) => *last = now,
+                Some((_, last)) => {
+                    // A reading below the last is a new thread with an ended one's id: what
+                    // the ended one counted stays counted.
+                    if now[0] < last[0] || now[1] < last[1] {
+                        self.retired[0] += last[0];
+                        self.retired[1] += last[1];
+                    }
+                    *last = now;
+                }
                 None => self.threads.push((tid, now)),
             }
         }
         if self.threads.is_empty() {
             return;
         }
-        let sum = |i: usize| self.threads.iter().map(|(_, v)| v[i]).sum::<u64>();
+        let sum = |i: usize| self.retired[i] + self.threads.iter().map(|(_, v)| v[i]).sum::<u64>();
         let at = origin.elapsed().as_secs_f64();
         self.samples.push((at, [sum(0), sum(1)]));
     }

@@ -1098,43 +1098,65 @@ fn io_error_during_a_run() {
     );
 }
 
-/// A device whose backing store fails under it: a loop device over a file on a file system that
-/// shuts down mid-run returns EIO for every IO, as a dying disk does.
-#[test]
-fn a_failing_device_ends_the_run_with_its_error() {
-    needs_root!();
-    needs_tool!("xfs_io");
+/// Runs random reads of a loop device over a file on a file system that shuts down once the
+/// device has done 100 reads, as a dying disk does: every IO after returns EIO.
+fn read_a_failing_device(extra: &[&str]) -> (Done, String) {
     let fs = Fs::ext4(128 * MIB, "rw");
     let img = fs.path().join("disk.img");
     File::create(&img).unwrap().set_len(64 * MIB).unwrap();
     let dev = LoopDev::attach(&img);
-    let run = Running::spawn(
-        fs.dir.path(),
-        &[
-            "run",
-            &dev.dev,
-            "--rw",
-            "randread",
-            "--iodepth",
-            "8",
-            // No completion trial: its IOs come before the measurement, and the fault must
-            // come after the measurement began for something to be kept.
-            "--complete-batch",
-            "1",
-            "--time",
-            "60s",
-            "--json",
-            "--no-store",
-        ],
-    );
+    let mut args = vec!["run", &dev.dev, "--rw", "randread", "--iodepth", "8"];
+    args.extend_from_slice(extra);
+    args.extend_from_slice(&["--time", "60s", "--json", "--no-store"]);
+    let run = Running::spawn(fs.dir.path(), &args);
     let before = device_ios(dev.name());
     wait_until("the run's reads", WATCHDOG, || {
         device_ios(dev.name()) > before + 100
     });
     fs.shutdown();
     let done = run.finish(WATCHDOG);
-    assert_fault(&done, &dev.dev, "Input/output error");
-    drop(dev);
+    (done, dev.dev.clone())
+}
+
+/// A device whose backing store fails under it: the run ends with its error and keeps what it
+/// measured.
+#[test]
+fn a_failing_device_ends_the_run_with_its_error() {
+    needs_root!();
+    needs_tool!("xfs_io");
+    // No completion trial: its IOs come before the measurement, and the fault must come after
+    // the measurement began for something to be kept.
+    let (done, dev) = read_a_failing_device(&["--complete-batch", "1"]);
+    assert_fault(&done, &dev, "Input/output error");
+}
+
+/// The same fault 100 reads in, before the measurement begins (in the trial of ways to wait for
+/// completions, or the 60 s ramp after it): nothing was measured, and the error says so and
+/// where the run was.
+#[test]
+fn a_device_failing_before_the_measurement_says_so() {
+    needs_root!();
+    needs_tool!("xfs_io");
+    let (done, dev) = read_a_failing_device(&["--ramp", "60s"]);
+    eprintln!(
+        "user saw (exit {:?}):\n{}",
+        done.code,
+        done.stderr.trim_end()
+    );
+    assert_eq!(done.code, Some(1), "{}", done.stderr);
+    assert_no_panic(&done.stderr);
+    let line = done
+        .stderr
+        .lines()
+        .find(|l| l.starts_with("iogauge: error:"))
+        .unwrap_or_else(|| panic!("an error line in\n{}", done.stderr));
+    assert!(
+        line.contains(&dev)
+            && line.contains("Input/output error")
+            && line.contains("before the measurement began, in the"),
+        "{line}"
+    );
+    assert_eq!(json(&done.stdout)["results"][0]["ios"], 0);
 }
 
 /// `losetup -d` on a loop device iogauge has open: the kernel defers the detach until the last

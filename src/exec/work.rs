@@ -385,7 +385,8 @@ fn concurrent(a: Measured, b: Measured) -> Measured {
         cpu: CpuDoc::new(cpu.user_s, cpu.sys_s, ios),
         timeseries,
         interval_hists: Vec::new(),
-        // Each stream's CPU wait counted its own threads; summed bins have no one share.
+        // Both streams ran in one process, so each one's CPU series counted both streams'
+        // threads over its own window: summed bins would count them twice, so none is kept.
         fine: FineDoc {
             bin_s: a.fine.bin_s,
             ios: fine,

@@ -291,9 +291,9 @@ pub fn combine(mut parts: Vec<Part>) -> Result<RunDoc> {
 /// The hosts whose IOPS are outliers by the repeats' rule (modified z-score above 3.5 and at
 /// least 10% from the others' median). That rule needs many hosts to see one: with three, two
 /// healthy hosts 40% apart (one sharing its CPUs with other work) make the spread it measures
-/// against, and a host at under 1% of them goes unnamed. So a host is also one when it is 10%
-/// from the others' median and its distance to the nearest other host, as a ratio, is more than
-/// twice the whole spread of the others (the ratio of their highest to their lowest): a gap no
+/// against, and a host at under 1% of them goes unnamed. So when that rule names no host, at
+/// any number of hosts, a host is one when it is 10% from the others' median and its distance
+/// to the nearest other host, as a ratio, is more than twice the whole spread of the others (the ratio of their highest to their lowest): a gap no
 /// host among the others comes near. Where the others agree exactly, any material gap is one.
 fn straggling(iops: &[f64]) -> Vec<usize> {
     let rule = iogauge_stats::OutlierRule::default();

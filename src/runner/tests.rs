@@ -120,3 +120,57 @@ fn fixed_data_is_split_over_threads_in_whole_blocks() {
     assert_eq!(b, vec![4 * 4096, 4 * 4096, 3 * 4096]);
     assert!(data_budgets(&null_spec(Limit::Time(Duration::from_secs(1)))).is_none());
 }
+
+/// An error before the measurement is placed in the trial or the ramp; after it, nowhere.
+#[test]
+fn an_error_before_the_measurement_says_where_the_run_was() {
+    let ms = Duration::from_millis;
+    let spec = Spec {
+        complete_batch: 0,
+        ramp: ms(2000),
+        ..null_spec(Limit::Time(ms(1000)))
+    };
+    let trial = crate::workload::CALIBRATION;
+    let at = |t| before_measuring(&spec, t);
+    assert!(
+        at(trial / 2).unwrap().contains("trial"),
+        "{:?}",
+        at(trial / 2)
+    );
+    let ramp = at(trial + ms(100)).unwrap();
+    assert!(ramp.contains("ramp") && !ramp.contains("trial"), "{ramp}");
+    assert_eq!(at(trial + ms(2100)), None);
+    let plain = Spec {
+        complete_batch: 1,
+        ramp: Duration::ZERO,
+        ..null_spec(Limit::Time(ms(1000)))
+    };
+    assert_eq!(before_measuring(&plain, Duration::ZERO), None);
+}
+
+/// The CPU series come out a bin each: rates of a nanosecond counter between samples, the last
+/// bins repeating the last rate where the samples stop short.
+#[test]
+fn cpu_time_is_spread_over_the_bins_it_was_sampled_in() {
+    // 0.5 CPU seconds per second for 0.2 s, then 1.0 for 0.2 s; samples every 0.1 s.
+    let samples = [
+        (0.0, 0u64),
+        (0.1, 50_000_000),
+        (0.2, 100_000_000),
+        (0.3, 200_000_000),
+        (0.4, 300_000_000),
+    ];
+    let bins = rate_per_bin(&samples, 0.1, 5);
+    let want = [0.5, 0.5, 1.0, 1.0, 1.0];
+    assert_eq!(bins.len(), 5);
+    for (b, w) in bins.iter().zip(want) {
+        assert!((f64::from(*b) - w).abs() < 1e-6, "{bins:?}");
+    }
+    // Samples between bin edges are interpolated: half of a sample's span per bin.
+    let bins = rate_per_bin(&[(0.0, 0), (0.2, 200_000_000)], 0.1, 2);
+    assert!(bins.iter().all(|b| (b - 1.0).abs() < 1e-6), "{bins:?}");
+    assert!(
+        rate_per_bin(&[(0.0, 0)], 0.1, 3).is_empty(),
+        "one sample is no rate"
+    );
+}

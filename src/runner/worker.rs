@@ -7,8 +7,9 @@
 //! completion times every IO exactly, but on a device that completes IOs faster than a thread
 //! is woken (zram, where every read goes through an io_uring worker thread) each wake-up takes
 //! the CPU the device's work needs, and the tool measures itself. So with the default
-//! (`--complete-batch auto`) a worker first alternates both ways for [`CALIBRATION`] and keeps
-//! waiting for all in flight only when that moved clearly more IOs; the result says so.
+//! (`--complete-batch auto`) a worker first tries waiting for one, for half and for all in flight
+//! for [`CALIBRATION`], and waits for several only when that moved clearly more IOs; the result
+//! says so.
 
 use super::{IntervalMsg, Shared, Verifier, KEEP_FAILURES};
 use crate::measure::{self, Hist};

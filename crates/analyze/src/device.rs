@@ -427,7 +427,7 @@ mod tests {
             f[0].summary
         );
         let d = seen("vda", 2000.0, mib / 2.0);
-        let f = device_findings(&issued(1000.0, mib), &[d.clone()]);
+        let f = device_findings(&issued(1000.0, mib), std::slice::from_ref(&d));
         assert!(f[0].summary.contains("max_segments"), "{}", f[0].summary);
         // The near miss: the same counters under buffered reads are the page cache's
         // readahead, sized by the kernel, not a split of iogauge's IOs.

@@ -525,9 +525,18 @@ mod tests {
                 found[0].summary
             );
         }
-        // Series that do not cover every bin are not judged by.
-        let c = cpu(0.1, 0.9, 100);
-        let found = regime(&f, 0.1, Some(4096.0), bins_of(&c), &th());
+        // Series that would explain the fall but stop one bin short are not judged by.
+        let (mut run, mut wait) = then(cpu(0.3, 0.02, 200), cpu(0.1, 0.2, 200));
+        let whole = CpuBins {
+            run: &run,
+            wait: &wait,
+        };
+        assert!(regime(&f, 0.1, Some(4096.0), whole, &th())[0]
+            .summary
+            .contains("CPU"));
+        run.pop();
+        wait.pop();
+        let found = regime(&f, 0.1, Some(4096.0), bins_of(&(run, wait)), &th());
         assert!(found[0].evidence.contains_key("ios_above_later"));
     }
 

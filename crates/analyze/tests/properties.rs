@@ -57,6 +57,11 @@ fn any_thresholds() -> impl Strategy<Value = Thresholds> {
         })
 }
 
+/// CPU seconds per second: mostly a plausible share, sometimes zero, tiny or anything at all.
+fn cpu_share() -> impl Strategy<Value = f32> {
+    prop_oneof![6 => 0.0f32..64.0, 1 => Just(0.0f32), 1 => Just(f32::MIN_POSITIVE), 1 => any::<f32>()]
+}
+
 fn bins() -> impl Strategy<Value = Vec<u32>> {
     prop::collection::vec(
         prop_oneof![3 => 0u32..300, 2 => Just(0u32), 1 => any::<u32>()],
@@ -241,11 +246,15 @@ proptest! {
         fine in bins(),
         bin_s in any_f64(),
         b in any_f64(),
-        run in prop::collection::vec(any::<f32>(), 0..70),
-        wait in prop::collection::vec(any::<f32>(), 0..70),
+        run in prop::collection::vec(cpu_share(), 400),
+        wait in prop::collection::vec(cpu_share(), 400),
+        short in 0usize..3,
         th in any_thresholds(),
     ) {
-        let cpu = iogauge_analyze::CpuBins { run: &run, wait: &wait };
+        // Mostly series that cover every bin, so the CPU's judgement runs; now and then one
+        // bin short, or any f32 at all.
+        let n = fine.len().saturating_sub(short / 2);
+        let cpu = iogauge_analyze::CpuBins { run: &run[..n], wait: &wait[..n] };
         let found = iogauge_analyze::regime(&fine, bin_s, Some(b), cpu, &th);
         assert_finite(&found);
         prop_assert!(found.len() <= 1);
