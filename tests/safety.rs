@@ -326,9 +326,8 @@ fn json(bytes: &[u8]) -> Value {
     })
 }
 
-/// What the user must see on a fault: exit 1, an error line naming the target and the system's
-/// error, the partial results on stdout with the same error, no panic.
-fn assert_fault(done: &Done, target: &str, error: &str) -> Value {
+/// A failed run's one error line, after checking it exited 1 without a panic.
+fn error_line(done: &Done) -> &str {
     eprintln!(
         "user saw (exit {:?}):\n{}",
         done.code,
@@ -336,11 +335,16 @@ fn assert_fault(done: &Done, target: &str, error: &str) -> Value {
     );
     assert_eq!(done.code, Some(1), "exit 1; stderr:\n{}", done.stderr);
     assert_no_panic(&done.stderr);
-    let line = done
-        .stderr
+    done.stderr
         .lines()
         .find(|l| l.starts_with("iogauge: error:"))
-        .unwrap_or_else(|| panic!("an error line in\n{}", done.stderr));
+        .unwrap_or_else(|| panic!("an error line in\n{}", done.stderr))
+}
+
+/// What the user must see on a fault: exit 1, an error line naming the target and the system's
+/// error, the partial results on stdout with the same error, no panic.
+fn assert_fault(done: &Done, target: &str, error: &str) -> Value {
+    let line = error_line(done);
     assert!(
         line.contains(target) && line.contains(error),
         "{target:?} and {error:?} in {line:?}"
@@ -1138,18 +1142,7 @@ fn a_device_failing_before_the_measurement_says_so() {
     needs_root!();
     needs_tool!("xfs_io");
     let (done, dev) = read_a_failing_device(&["--ramp", "60s"]);
-    eprintln!(
-        "user saw (exit {:?}):\n{}",
-        done.code,
-        done.stderr.trim_end()
-    );
-    assert_eq!(done.code, Some(1), "{}", done.stderr);
-    assert_no_panic(&done.stderr);
-    let line = done
-        .stderr
-        .lines()
-        .find(|l| l.starts_with("iogauge: error:"))
-        .unwrap_or_else(|| panic!("an error line in\n{}", done.stderr));
+    let line = error_line(&done);
     assert!(
         line.contains(&dev)
             && line.contains("Input/output error")
