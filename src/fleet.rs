@@ -214,12 +214,27 @@ mod ranked {
         })
     }
 
+    /// A blocking exchange. Once inside, MPI cannot be left, and a rank that stopped makes the
+    /// others wait there for good; so a signal that comes while this rank waits here ends it
+    /// from the signal thread, test files removed (nothing is being measured), and one that
+    /// came before is taken here without entering.
+    fn exchange<T>(f: impl FnOnce(&Comm) -> T) -> Result<T> {
+        crate::interrupt::waiting_for_others(true);
+        if let Some(sig) = crate::interrupt::requested() {
+            crate::interrupt::waiting_for_others(false);
+            return Err(crate::error::Interrupted(sig).into());
+        }
+        let out = with(f);
+        crate::interrupt::waiting_for_others(false);
+        Ok(out)
+    }
+
     /// One exchange: this rank's verdict out, everyone's in; the first failure (by rank) is
     /// this rank's error too.
     pub fn sync(mine: Result<(), String>) -> Result<()> {
         let said = mine.err().unwrap_or_default();
-        let all = with(|c| c.all_bytes(said.as_bytes()));
-        let hosts = with(|c| c.all_bytes(c.host.as_bytes()));
+        let (all, hosts) =
+            exchange(|c| (c.all_bytes(said.as_bytes()), c.all_bytes(c.host.as_bytes())))?;
         match all.iter().enumerate().find(|(_, e)| !e.is_empty()) {
             None => Ok(()),
             Some((r, e)) => Err(PeerFailed(format!(
@@ -289,7 +304,7 @@ mod ranked {
             }
         };
         let t = now_ns();
-        let clocks = with(|c| c.clocks());
+        let clocks = exchange(|c| c.clocks())?;
         let clocks_ns = now_ns() - t;
         let doc = match crate::exec::measure(&plan) {
             // Cut short by a signal (its numbers kept on the way): out at once, without
@@ -317,7 +332,7 @@ mod ranked {
             doc,
         };
         let t = now_ns();
-        let all = with(|c| c.all_bytes(&serde_json::to_vec(&report).unwrap_or_default()));
+        let all = exchange(|c| c.all_bytes(&serde_json::to_vec(&report).unwrap_or_default()))?;
         let gather_ns = now_ns() - t;
         if rank != 0 {
             return Ok(None);

@@ -24,6 +24,8 @@ static MEASURING: AtomicBool = AtomicBool::new(false);
 static STORED: AtomicUsize = AtomicUsize::new(0);
 /// The whole run is in the store (only printing is left).
 static FINISHED: AtomicBool = AtomicBool::new(false);
+/// Blocked in an exchange with other MPI ranks, which a signal cannot interrupt.
+static WAITING: AtomicBool = AtomicBool::new(false);
 static FIRST: AtomicI32 = AtomicI32::new(0);
 /// Files this invocation created, with the device and inode they had then.
 static CREATED: Mutex<Vec<Created>> = Mutex::new(Vec::new());
@@ -51,7 +53,11 @@ pub fn install() {
             for sig in signals.forever() {
                 let n = COUNT.fetch_add(1, Ordering::SeqCst) + 1;
                 let _ = FIRST.compare_exchange(0, sig, Ordering::SeqCst, Ordering::SeqCst);
-                if n == 1 {
+                if n == 1 && WAITING.load(Ordering::SeqCst) {
+                    // Blocked in an exchange with other MPI ranks, which may never answer (one
+                    // stopped): nothing is being measured, so stop now rather than at a loop.
+                    quit_now(sig, "\ninterrupted while waiting for the other ranks");
+                } else if n == 1 {
                     if MEASURING.load(Ordering::SeqCst) {
                         say!("\ninterrupted: stopping, keeping what was measured (press Ctrl-C again to quit now)");
                     } else if created().iter().any(|f| !f.2) {
@@ -61,7 +67,7 @@ pub fn install() {
                         say!("\ninterrupted: stopping (press Ctrl-C again to quit now)");
                     }
                 } else {
-                    quit_now(sig);
+                    quit_now(sig, "interrupted twice");
                 }
             }
         })
@@ -81,6 +87,12 @@ pub fn requested() -> Option<i32> {
         0 => None,
         s => Some(s),
     }
+}
+
+/// This rank of a run under MPI is (or is no longer) blocked in an exchange with the others:
+/// a signal then ends the process from the signal thread, as a second one would.
+pub fn waiting_for_others(on: bool) {
+    WAITING.store(on, Ordering::SeqCst);
 }
 
 /// From now on a stop keeps what was measured.
@@ -145,9 +157,10 @@ fn created() -> MutexGuard<'static, Vec<Created>> {
     CREATED.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// Removes the test files and exits 128 + `sig`. Unlinking on a hung file system can block
-/// for good, so a second thread exits after [`REMOVE_WAIT`] whatever the removal is doing.
-fn quit_now(sig: i32) -> ! {
+/// Removes the test files and exits 128 + `sig`, saying why (`what`). Unlinking on a hung file
+/// system can block for good, so a second thread exits after [`REMOVE_WAIT`] whatever the
+/// removal is doing.
+fn quit_now(sig: i32, what: &'static str) -> ! {
     let code = 128 + sig;
     let files: Vec<Created> = created().iter().filter(|f| !f.2).cloned().collect();
     let names = files
@@ -159,12 +172,12 @@ fn quit_now(sig: i32) -> ! {
         .name("iogauge-quit".into())
         .spawn(move || {
             std::thread::sleep(REMOVE_WAIT);
-            say!("interrupted twice: {}; removing the test files did not finish (is the file system hung?); remove them by hand: {names}", kept());
+            say!("{what}: {}; removing the test files did not finish (is the file system hung?); remove them by hand: {names}", kept());
             std::process::exit(code);
         });
     if watchdog.is_err() {
         // No thread to bound the wait: quitting now matters more than cleaning up.
-        say!("interrupted twice: {}", kept());
+        say!("{what}: {}", kept());
         std::process::exit(code);
     }
     for (_, hook) in hooks().iter() {
@@ -176,10 +189,10 @@ fn quit_now(sig: i32) -> ! {
         .map(|(p, _, _)| p.display().to_string())
         .collect();
     if left.is_empty() {
-        say!("interrupted twice: {}; test files removed", kept());
+        say!("{what}: {}; test files removed", kept());
     } else {
         say!(
-            "interrupted twice: {}; could not remove {}; remove by hand",
+            "{what}: {}; could not remove {}; remove by hand",
             kept(),
             left.join(", ")
         );

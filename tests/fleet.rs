@@ -13,10 +13,11 @@ use std::path::Path;
 use std::process::Command;
 
 /// mpirun as root on one machine, three ranks on two cores, ended by mpirun itself if anything
-/// hangs (its --timeout), with the test's own run directory.
+/// hangs (its --timeout, which with the ranks' 20 s to stop ends before the tests' watchdog, so a
+/// failed test leaves no rank behind), with the test's own run directory.
 fn mpirun(dir: &Path, cg: Option<&Blkio>, args: &str) -> Command {
     let line =
-        format!("mpirun --allow-run-as-root --oversubscribe --timeout 120 {SIGKILL_AFTER} -n 3 '{BIN}' {args}");
+        format!("mpirun --allow-run-as-root --oversubscribe --timeout 90 {SIGKILL_AFTER} -n 3 '{BIN}' {args}");
     let line = match cg {
         Some(cg) => format!("echo $$ > {}/cgroup.procs && exec {line}", cg.0.display()),
         None => line,
@@ -250,6 +251,77 @@ fn a_rank_stopped_mid_cell_ends_the_run_and_every_rank_cleans_up() {
     for i in 0..3 {
         assert!(file(i).is_none(), "rank {i} left {:?}: {err}", file(i));
     }
+}
+
+/// A rank lost before its cell while the others wait for it at the barrier, where MPI does not
+/// let them go: rank 1's file system is frozen (fsfreeze), so it cannot create its test file
+/// while ranks 0 and 2 fill theirs and go on to the barrier. Rank 1 is killed (SIGKILL, as the
+/// OOM killer would; it dies once thawed); mpirun ends the job with SIGTERM, and ranks 0 and 2,
+/// blocked in the exchange, remove their test files and end — before mpirun's SIGKILL would
+/// leave the files behind.
+#[test]
+fn a_rank_lost_while_the_others_wait_at_the_barrier_leaves_no_test_file() {
+    if !needs_mpirun() {
+        return;
+    }
+    needs_root!();
+    needs_tool!("fsfreeze");
+    let dir = tempfile::tempdir().unwrap();
+    for i in [0, 2] {
+        std::fs::create_dir(dir.path().join(format!("d{i}"))).unwrap();
+    }
+    let img = dir.path().join("d1.img");
+    std::fs::File::create(&img)
+        .unwrap()
+        .set_len(64 << 20)
+        .unwrap();
+    sh("mkfs.ext4", &["-q", "-F", img.to_str().unwrap()]);
+    // Dropped in reverse: thawed, unmounted, detached.
+    let dev = LoopDev::attach(&img);
+    let mnt = Mount::new(&dev.dev, &dir.path().join("d1"), "rw");
+    let frozen = Frozen::new(&mnt.0);
+    let mut run = Spawned::start(mpirun(
+        dir.path(),
+        None,
+        "run 'd{rank}' --size 8m --time 60s --no-store",
+    ));
+    for _ in 0..2 {
+        run.wait_for("done in", WATCHDOG);
+    }
+    // A signal that can be caught would wait for the thaw too: the kernel gives it to the
+    // thread stuck on the frozen file system.
+    sh("kill", &["-KILL", &rank_pid(dir.path(), 1).to_string()]);
+    drop(frozen);
+    let out = run.finish(WATCHDOG);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    for i in [0, 2] {
+        let left: Vec<_> = std::fs::read_dir(dir.path().join(format!("d{i}")))
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .collect();
+        assert!(left.is_empty(), "rank {i} left {left:?}: {err}");
+    }
+}
+
+/// The pid of rank `rank` of the mpirun started in `dir` (its ranks run there; other tests'
+/// ranks run in their own directories).
+fn rank_pid(dir: &Path, rank: u32) -> u32 {
+    let want = format!("OMPI_COMM_WORLD_RANK={rank}");
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .find(|pid| {
+            let cwd = std::fs::read_link(format!("/proc/{pid}/cwd"));
+            let env = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
+            cwd.is_ok_and(|c| c == dir)
+                && env.split(|&b| b == 0).any(|v| v == want.as_bytes())
+                && std::fs::read_link(format!("/proc/{pid}/exe"))
+                    .is_ok_and(|e| e.to_string_lossy().contains("iogauge"))
+        })
+        .unwrap_or_else(|| panic!("no rank {rank} running in {}", dir.display()))
 }
 
 /// A real multi-host launch: OpenMPI's ssh launcher into two network namespaces the test makes
