@@ -91,6 +91,7 @@ pub fn requested() -> Option<i32> {
 
 /// This rank of a run under MPI is (or is no longer) blocked in an exchange with the others:
 /// a signal then ends the process from the signal thread, as a second one would.
+#[cfg_attr(not(feature = "mpi"), allow(dead_code))]
 pub fn waiting_for_others(on: bool) {
     WAITING.store(on, Ordering::SeqCst);
 }
