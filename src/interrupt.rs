@@ -186,7 +186,19 @@ fn quit_now(sig: i32, what: &'static str) -> ! {
     }
     let left: Vec<String> = files
         .iter()
-        .filter(|(p, id, _)| !remove_if_ours(p, *id))
+        .filter(|(p, id, _)| {
+            let gone = remove_if_ours(p, *id);
+            // Crossed off the crash ledger too, or the next command would name a file that is
+            // no longer there.
+            if let (true, Some((dev, ino))) = (gone, *id) {
+                crate::ledger::remove(&crate::ledger::Entry::File {
+                    path: std::path::absolute(p).unwrap_or_else(|_| p.clone()),
+                    dev,
+                    ino,
+                });
+            }
+            !gone
+        })
         .map(|(p, _, _)| p.display().to_string())
         .collect();
     if left.is_empty() {

@@ -905,6 +905,12 @@ fn a_second_sigint_quits_at_once_and_still_removes_the_file() {
         files_named(dir.path(), "iogauge-test").is_empty(),
         "test file removed"
     );
+    // And crossed off the crash ledger: the next command does not name it as left behind.
+    assert!(
+        !stderr_of(&list).contains("without cleaning up"),
+        "{}",
+        stderr_of(&list)
+    );
 }
 
 /// A second signal while the file system hangs (frozen here, as during a snapshot): the test
