@@ -74,6 +74,9 @@ pub struct Job {
     pub rate_iops: Option<f64>,
     /// `verify=` (any method but none): iogauge's own stamps and read-back (--verify).
     pub verify: bool,
+    /// `overwrite=1`: fio lays out a write-only job's new file by writing it, as iogauge
+    /// always does; without it fio only preallocates it.
+    pub overwrite: bool,
     /// `ss=` (fio's steady-state stop): iogauge's --until-stable rule, runtime as the bound.
     pub steady: bool,
     /// `latency_target` with `latency_percentile`: iogauge's --latency-target search.
@@ -249,6 +252,7 @@ fn job(name: &str, at: Loc, opts: &[Opt]) -> Result<Job, String> {
         sync: None,
         rate_iops: None,
         verify: false,
+        overwrite: false,
         steady: false,
         latency_target: None,
         distribution: Distribution::Uniform,
@@ -434,6 +438,7 @@ fn job(name: &str, at: Loc, opts: &[Opt]) -> Result<Job, String> {
                 rate_bytes = Some(size(v, kb_base).map_err(bad)?);
             }
             "verify" => j.verify = !matches!(v.as_str(), "0" | "null"),
+            "overwrite" => j.overwrite = flag(v).map_err(bad)?,
             // fio stops a job once its IOPS or bandwidth hold within a limit over ss_dur;
             // iogauge's rule for the same question is --until-stable's (said in a note).
             "ss" => {

@@ -166,6 +166,41 @@ fn kdiskmark_seq1m_q8t1_runs_unchanged() {
     );
 }
 
+/// A write-only job on a file fio would create is told that fio would not write it first; the
+/// same job on a file already there, as large as it needs, is not (fio writes over it as is).
+#[test]
+fn a_write_only_job_on_a_new_file_is_told_fio_leaves_it_unwritten() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let old = dir.path().join("old.bin");
+    std::fs::write(&old, vec![7u8; 1 << 20]).unwrap();
+    let job = |file: &str| {
+        write_job(
+            dir.path(),
+            "w.fio",
+            &format!(
+                "[w]\nfilename={}\nsize=1m\nrw=randwrite\ndirect=1\ntime_based\nruntime=1\n",
+                dir.path().join(file).display()
+            ),
+        )
+    };
+    let new = job("new.bin");
+    let out = iogauge(dir.path(), &["fio", &new, "--dry-run"]);
+    let err = stderr_of(&out);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        told(&err, "w.fio:4:", "rw=randwrite without overwrite=1 (job w)"),
+        "{err}"
+    );
+    let there = job("old.bin");
+    let out = iogauge(
+        dir.path(),
+        &["fio", "--allow-overwrite", &there, "--dry-run"],
+    );
+    let err = stderr_of(&out);
+    assert!(out.status.success(), "{err}");
+    assert!(!err.contains("without overwrite=1"), "{err}");
+}
+
 /// Lines of stderr naming `at` and saying `what`.
 fn told(err: &str, at: &str, what: &str) -> bool {
     err.lines().any(|l| l.contains(at) && l.contains(what))
@@ -177,7 +212,7 @@ fn dry_run_says_what_the_job_measures() {
     let job = write_job(
         dir.path(),
         "naive.fio",
-        "[global]\nsize=64m\nruntime=30\nioengine=psync\n\n[cached]\nrw=randread\niodepth=32\nnumjobs=4\n\n[next]\nrw=randwrite\ndirect=1\ntime_based\n",
+        "[global]\nsize=64m\nruntime=30\nioengine=psync\n\n[cached]\nrw=randread\niodepth=32\nnumjobs=4\n\n[next]\nrw=randwrite\ndirect=1\ntime_based\noverwrite=1\n",
     );
     let out = iogauge(dir.path(), &["fio", &job, "--dry-run"]);
     let err = stderr_of(&out);

@@ -349,7 +349,7 @@ fn offset_increment_gives_each_clone_its_region() {
 
 #[test]
 fn a_random_mix_under_fios_random_map_is_told() {
-    let notes = |text: &str| super::measures::notes(&jobs(text), 0, &|_| None);
+    let notes = |text: &str| super::measures::notes(&jobs(text), 0, &|_| None, &|_| true);
     let n = notes("[a]\nrw=randread\nbssplit=4k/50:64k/50\n");
     assert!(
         n.iter().any(
@@ -410,7 +410,7 @@ fn nrfiles_splits_size_and_file_service_type_picks_the_file() {
 #[test]
 fn the_notes_count_all_of_a_jobs_files() {
     let j = jobs("[a]\nsize=1g\nnrfiles=4\nnumjobs=2\n");
-    let n = super::measures::notes(&j, 8 << 30, &|j| j.size);
+    let n = super::measures::notes(&j, 8 << 30, &|j| j.size, &|_| true);
     assert!(
         n.iter().any(|n| n.contains(
             "fio lays out 4 files of 256 MiB per clone, 2 GiB in all next to 8 GiB of RAM; iogauge's 2 threads share 4 files of 256 MiB (1 GiB)"
@@ -423,7 +423,9 @@ fn the_notes_count_all_of_a_jobs_files() {
         "{n:?}"
     );
     // One file: the note as it always was.
-    let one = super::measures::notes(&jobs("[a]\nsize=1g\nnumjobs=2\n"), 0, &|j| j.size);
+    let one = super::measures::notes(&jobs("[a]\nsize=1g\nnumjobs=2\n"), 0, &|j| j.size, &|_| {
+        true
+    });
     assert!(
         one.iter()
             .any(|n| n.contains("a file of that size per clone, 2 GiB in all; iogauge's 2 threads share one range of 1 GiB")),
@@ -433,7 +435,7 @@ fn the_notes_count_all_of_a_jobs_files() {
 
 #[test]
 fn clones_walking_one_file_from_its_start_are_told() {
-    let notes = |text: &str| super::measures::notes(&jobs(text), 0, &|_| None);
+    let notes = |text: &str| super::measures::notes(&jobs(text), 0, &|_| None, &|_| true);
     let n = notes("[a]\nfilename=/data/t.bin\nrw=write\nbs=1m\nnumjobs=16\n");
     assert!(
         n.iter().any(
@@ -454,4 +456,38 @@ fn clones_walking_one_file_from_its_start_are_told() {
             "{text}: {n:?}"
         );
     }
+}
+
+#[test]
+fn a_write_only_job_on_a_new_file_is_told_fio_would_not_write_it_first() {
+    let notes = |text: &str, laid_out: bool| {
+        super::measures::notes(&jobs(text), 0, &|_| None, &|_| laid_out)
+    };
+    let n = notes("[a]\nfilename=/data/t.bin\nrw=randwrite\nsize=1g\n", false);
+    assert!(
+        n.iter().any(
+            |n| n.starts_with("t.fio:3: rw=randwrite without overwrite=1 (job a)")
+                && n.contains("add overwrite=1")
+        ),
+        "{n:?}"
+    );
+    // The near misses: overwrite=1, a file already laid out, a job that reads (fio writes its
+    // file first then), and overwrite=0 said outright is still told.
+    for (text, laid_out) in [
+        ("[a]\nrw=randwrite\noverwrite=1\n", false),
+        ("[a]\nfilename=/data/t.bin\nrw=write\n", true),
+        ("[a]\nrw=randrw\nrwmixread=0\n", false),
+        ("[a]\nrw=read\n", false),
+    ] {
+        let n = notes(text, laid_out);
+        assert!(
+            !n.iter().any(|n| n.contains("without overwrite=1")),
+            "{text}: {n:?}"
+        );
+    }
+    let n = notes("[a]\nrw=write\noverwrite=0\n", false);
+    assert!(
+        n.iter().any(|n| n.contains("rw=write without overwrite=1")),
+        "{n:?}"
+    );
 }

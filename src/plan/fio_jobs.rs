@@ -295,7 +295,14 @@ pub fn from_fio(args: &FioArgs) -> Result<Plan> {
             Some(p) => crate::target::existing_size(p),
         })
     };
-    let mut notes = fio::measures::notes(&jobs, env.ram, &working_set);
+    // A file already there, as large as the job needs, is used as it is by fio too.
+    let laid_out = |j: &Job| {
+        j.path
+            .as_deref()
+            .and_then(crate::target::existing_size)
+            .is_some_and(|have| have >= j.offset.saturating_add(j.size.unwrap_or(0)))
+    };
+    let mut notes = fio::measures::notes(&jobs, env.ram, &working_set, &laid_out);
     if first.seed.is_none() {
         notes.push(format!(
             "{}: randrepeat=0: this run's random sequence comes from seed {seed}",
