@@ -487,13 +487,15 @@ fn verify_and_rate_in_a_job_run_as_iogauges_own() {
         .iter()
         .any(|f| f["kind"] == "rate");
     assert_eq!(short, iops < 1024.0 * 0.98, "{iops}: {:#}", doc["findings"]);
-    // Short of the pace only because each IO took that long: with one in flight, the IOs'
-    // own time from submission to completion filled nearly all of the run.
+    // Short of the pace only because each IO took that long (with one in flight, the IOs' own
+    // time from submission to completion filled nearly all of the run), or because the
+    // machine's other work kept the threads from a CPU; not because the pacer held back.
     if iops < 1024.0 * 0.95 {
         let service_ns = r["service_lat_ns"]["mean"].as_f64().unwrap();
+        let waited = cpu_wait_share(r);
         assert!(
-            service_ns * iops / 1e9 >= 0.8,
-            "{iops} IOPS at {service_ns} ns each: the pacer, not the disk, held it back"
+            service_ns * iops / 1e9 >= 0.8 || waited >= 0.1,
+            "{iops} IOPS at {service_ns} ns each, waiting for a CPU {waited:.2} of the time: the pacer, not the disk or the machine, held it back"
         );
     }
     let notes = doc["notes"].to_string();

@@ -67,7 +67,8 @@ fn buckets(r: &Value) -> Vec<[u64; 2]> {
 }
 
 /// The aggregate is the ranks' sum, its p99 the p99 of every rank's IOs together, the cluster
-/// has percentiles over time, and the throttled rank is named as the straggler at its throttle.
+/// has percentiles over time, and the rank throttled lowest is named as the straggler at its
+/// throttle.
 #[test]
 fn three_ranks_reduce_exactly_and_the_throttled_one_straggles() {
     if !needs_mpirun() {
@@ -83,8 +84,12 @@ fn three_ranks_reduce_exactly_and_the_throttled_one_straggles() {
     for (i, d) in disks.iter().enumerate() {
         std::os::unix::fs::symlink(&d.dev.dev, dir.path().join(format!("disk{i}"))).unwrap();
     }
-    // Rank 1's device alone is held at 1,000 reads/s; the others run free.
-    cg.throttle(&disks[1].dev, "read", 1000);
+    // Rank 1's device is held at 1,000 reads/s, the others' at 4,000: every level is the
+    // kernel's, whatever else the test machine's CPUs are busy with (ranks running free on RAM
+    // would take both CPUs, and their rates would be the other tests' to decide).
+    for (i, d) in disks.iter().enumerate() {
+        cg.throttle(&d.dev, "read", if i == 1 { 1000 } else { 4000 });
+    }
     let out = Spawned::start(mpirun(
         dir.path(),
         Some(&cg),
@@ -226,13 +231,7 @@ fn a_rank_stopped_mid_cell_ends_the_run_and_every_rank_cleans_up() {
     for _ in 0..3 {
         run.wait_for("done in", WATCHDOG);
     }
-    let file = |i: usize| -> Option<std::path::PathBuf> {
-        std::fs::read_dir(dir.path().join(format!("d{i}")))
-            .ok()?
-            .flatten()
-            .map(|e| e.path())
-            .find(|p| p.to_string_lossy().contains("iogauge-test"))
-    };
+    let file = |i: usize| test_files(&dir.path().join(format!("d{i}"))).pop();
     let victim = file(1).expect("rank 1's test file");
     assert!(file(0).is_some() && file(2).is_some());
     // The rank's process is the one whose test file it is (its pid ends the name).
@@ -270,16 +269,10 @@ fn a_rank_lost_while_the_others_wait_at_the_barrier_leaves_no_test_file() {
     for i in [0, 2] {
         std::fs::create_dir(dir.path().join(format!("d{i}"))).unwrap();
     }
-    let img = dir.path().join("d1.img");
-    std::fs::File::create(&img)
-        .unwrap()
-        .set_len(64 << 20)
-        .unwrap();
-    sh("mkfs.ext4", &["-q", "-F", img.to_str().unwrap()]);
-    // Dropped in reverse: thawed, unmounted, detached.
-    let dev = LoopDev::attach(&img);
-    let mnt = Mount::new(&dev.dev, &dir.path().join("d1"), "rw");
-    let frozen = Frozen::new(&mnt.0);
+    // Rank 1's directory is a file system of its own; dropped in reverse: thawed, then gone.
+    let fs = Fs::ext4(64 << 20, "rw");
+    std::os::unix::fs::symlink(fs.path(), dir.path().join("d1")).unwrap();
+    let frozen = Frozen::new(fs.path());
     let mut run = Spawned::start(mpirun(
         dir.path(),
         None,
@@ -296,13 +289,21 @@ fn a_rank_lost_while_the_others_wait_at_the_barrier_leaves_no_test_file() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "{err}");
     for i in [0, 2] {
-        let left: Vec<_> = std::fs::read_dir(dir.path().join(format!("d{i}")))
-            .unwrap()
-            .flatten()
-            .map(|e| e.path())
-            .collect();
+        let left = test_files(&dir.path().join(format!("d{i}")));
         assert!(left.is_empty(), "rank {i} left {left:?}: {err}");
     }
+}
+
+/// iogauge's test files in `dir`.
+fn test_files(dir: &Path) -> Vec<std::path::PathBuf> {
+    std::fs::read_dir(dir)
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.path())
+                .filter(|p| p.to_string_lossy().contains("iogauge-test"))
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// The pid of rank `rank` of the mpirun started in `dir` (its ranks run there; other tests'
@@ -372,8 +373,8 @@ fn two_hosts_over_ssh_in_namespaces_make_one_run() {
 }
 
 /// `--stonewall first`: every rank stops when the first has moved its --data. Rank 1, held at
-/// 1,000 reads/s, would need 8 s for 32 MiB; the free ranks move theirs in well under one, and
-/// rank 1 stops then, having moved a fraction of it.
+/// 250 reads/s, would need 33 s for 32 MiB; the others, held at 8,000, move theirs in about one,
+/// and rank 1 stops then, having moved a fraction of it (under 8 MiB: 8 s at its rate).
 #[test]
 fn stonewall_first_stops_every_rank_when_the_first_is_done() {
     if !needs_mpirun() {
@@ -389,7 +390,9 @@ fn stonewall_first_stops_every_rank_when_the_first_is_done() {
     for (i, d) in disks.iter().enumerate() {
         std::os::unix::fs::symlink(&d.dev.dev, dir.path().join(format!("disk{i}"))).unwrap();
     }
-    cg.throttle(&disks[1].dev, "read", 1000);
+    for (i, d) in disks.iter().enumerate() {
+        cg.throttle(&d.dev, "read", if i == 1 { 250 } else { 8000 });
+    }
     let out = Spawned::start(mpirun(
         dir.path(),
         Some(&cg),

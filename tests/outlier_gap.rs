@@ -37,16 +37,6 @@ fn start(cg: &Blkio, ram: &RamLoop, args: &str) -> Spawned {
     Spawned::start(cmd)
 }
 
-fn of_kind(doc: &Value, kind: &str) -> Vec<Value> {
-    doc["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|f| f["kind"] == kind)
-        .cloned()
-        .collect()
-}
-
 /// The steady rate, and the length of a repeat: a repeat is 2,000 reads long, so its bounds
 /// lie 2,000 reads apart on the device's counter.
 const RATE: u32 = 1000;
@@ -88,7 +78,7 @@ fn a_repeat_slowed_by_a_throttle_is_an_outlier() {
         wait_reads(&ram.dev, reads(&ram.dev), u64::from(RATE / 10) / 2);
         cg.throttle(&ram.dev, "read", RATE);
     });
-    let found: Vec<Value> = of_kind(&doc, "outlier")
+    let found: Vec<Value> = findings_of(&doc, "outlier")
         .into_iter()
         .filter(|f| f["metric"] == "iops")
         .collect();
@@ -122,14 +112,22 @@ fn steady_repeats_and_a_small_dip_name_no_outlier() {
         return;
     };
     let doc = five_repeats(&cg, &ram, &|| {});
-    assert!(of_kind(&doc, "outlier").is_empty(), "{:#}", doc["findings"]);
+    assert!(
+        findings_of(&doc, "outlier").is_empty(),
+        "{:#}",
+        doc["findings"]
+    );
     let doc = five_repeats(&cg, &ram, &|| {
         // 450 reads at 900/s: about 50 reads fewer of 2,000.
         cg.throttle(&ram.dev, "read", RATE * 9 / 10);
         wait_reads(&ram.dev, reads(&ram.dev), u64::from(RATE * 9 / 10) / 2);
         cg.throttle(&ram.dev, "read", RATE);
     });
-    assert!(of_kind(&doc, "outlier").is_empty(), "{:#}", doc["findings"]);
+    assert!(
+        findings_of(&doc, "outlier").is_empty(),
+        "{:#}",
+        doc["findings"]
+    );
 }
 
 const BLOCK_SIZES: &str = r#"
@@ -170,7 +168,7 @@ fn a_block_size_held_to_a_quarter_is_a_gap() {
         return;
     };
     let doc = table_with_slow_16k(&cg, &ram, 250);
-    let found = of_kind(&doc, "gap");
+    let found = findings_of(&doc, "gap");
     assert_eq!(found.len(), 1, "{:#}", doc["findings"]);
     let f = &found[0];
     eprintln!("user sees: {}", f["summary"]);
@@ -189,7 +187,7 @@ fn a_flat_table_and_a_shallow_dip_name_no_gap() {
         return;
     };
     let doc = table_with_slow_16k(&cg, &ram, 1000);
-    assert!(of_kind(&doc, "gap").is_empty(), "{:#}", doc["findings"]);
+    assert!(findings_of(&doc, "gap").is_empty(), "{:#}", doc["findings"]);
     let doc = table_with_slow_16k(&cg, &ram, 700);
-    assert!(of_kind(&doc, "gap").is_empty(), "{:#}", doc["findings"]);
+    assert!(findings_of(&doc, "gap").is_empty(), "{:#}", doc["findings"]);
 }

@@ -48,15 +48,24 @@ fn a_rate_below_the_throttle_is_met_and_one_above_is_named() {
     let below = run(1000);
     let r = &below["results"][0];
     let iops = r["iops"].as_f64().unwrap();
-    assert!(
-        (iops / 1000.0 - 1.0).abs() < 0.02,
-        "{iops} IOPS for --rate 1000"
-    );
-    assert!(r["findings"]
+    let short = r["findings"]
         .as_array()
         .unwrap()
         .iter()
-        .all(|f| f["kind"] != "rate"));
+        .any(|f| f["kind"] == "rate");
+    // Met, never passed; a loaded test machine can keep the threads from a CPU long enough to
+    // fall short (at the end of the run there is no catching up): then the run says so, and
+    // the kernel shows the threads waited for a CPU.
+    assert!(iops <= 1000.0 * 1.02, "{iops} IOPS for --rate 1000");
+    if iops < 1000.0 * 0.98 {
+        let waited = cpu_wait_share(r);
+        assert!(
+            short && waited >= 0.1,
+            "{iops} IOPS for --rate 1000 (rate finding: {short}, waited for a CPU {waited:.2} of the time)"
+        );
+    } else {
+        assert!(!short, "{:#}", r["findings"]);
+    }
     let above = run(4000);
     let r = &above["results"][0];
     let f = r["findings"]
@@ -74,16 +83,8 @@ fn a_freeze_shows_in_latency_from_the_planned_start_but_not_in_service_time() {
     needs_root!();
     needs_tool!("mkfs.ext4");
     needs_tool!("fsfreeze");
-    let dir = tempfile::tempdir().unwrap();
-    let img = dir.path().join("fs.img");
-    std::fs::File::create(&img)
-        .unwrap()
-        .set_len(256 << 20)
-        .unwrap();
-    sh("mkfs.ext4", &["-q", "-F", img.to_str().unwrap()]);
-    let dev = LoopDev::attach(&img);
-    let mnt = dir.path().join("mnt");
-    let _mount = Mount::new(&dev.dev, &mnt, "rw");
+    let fs = Fs::ext4(256 << 20, "rw");
+    let (dir, dev, mnt) = (&fs.dir, &fs.dev, fs.path().to_path_buf());
     let mut run = Spawned::iogauge(
         dir.path(),
         &[

@@ -676,3 +676,96 @@ impl Drop for Zram {
         }
     }
 }
+
+/// The findings of `kind` in a run's JSON document.
+pub fn findings_of(doc: &Value, kind: &str) -> Vec<Value> {
+    doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["kind"] == kind)
+        .cloned()
+        .collect()
+}
+
+/// The share of its ready time a result's threads spent waiting for a CPU (the kernel's
+/// schedstat, summed over the run's `fine.cpu_run` and `fine.cpu_wait` bins): what a loaded
+/// test machine, not the feature under test, takes from a run.
+pub fn cpu_wait_share(result: &Value) -> f64 {
+    let sum = |k: &str| -> f64 {
+        result["fine"][k]
+            .as_array()
+            .map_or(0.0, |a| a.iter().filter_map(Value::as_f64).sum())
+    };
+    let (run, wait) = (sum("cpu_run"), sum("cpu_wait"));
+    match run + wait {
+        t if t > 0.0 => wait / t,
+        _ => 0.0,
+    }
+}
+
+/// A small file system on a loop device, in its own temp dir. Fields drop in order: unmount,
+/// detach, then remove the image.
+pub struct Fs {
+    pub mount: Mount,
+    pub dev: LoopDev,
+    pub dir: tempfile::TempDir,
+}
+
+impl Fs {
+    pub fn new(mkfs: &str, mkfs_args: &[&str], size: u64, mount_opts: &str) -> Fs {
+        let dir = tempfile::tempdir().unwrap();
+        let img = dir.path().join("fs.img");
+        std::fs::File::create(&img).unwrap().set_len(size).unwrap();
+        let mut args = mkfs_args.to_vec();
+        args.push(img.to_str().unwrap());
+        sh(mkfs, &args);
+        let dev = LoopDev::attach(&img);
+        let mount = Mount::new(&dev.dev, &dir.path().join("mnt"), mount_opts);
+        Fs { mount, dev, dir }
+    }
+
+    pub fn ext4(size: u64, mount_opts: &str) -> Fs {
+        // No blocks reserved for root: the test's own fillers then see what iogauge sees.
+        Fs::new("mkfs.ext4", &["-q", "-F", "-m", "0"], size, mount_opts)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.mount.0
+    }
+
+    pub fn shutdown(&self) {
+        // The ext4/XFS "going down" ioctl: every later IO on the file system fails with EIO.
+        sh(
+            "xfs_io",
+            &["-x", "-c", "shutdown", self.path().to_str().unwrap()],
+        );
+    }
+
+    /// Writes a file until the file system is full; true if it ended on ENOSPC.
+    pub fn fill_up(&self) -> bool {
+        self.fill_up_as("filler")
+    }
+
+    pub fn fill_up_as(&self, name: &str) -> bool {
+        let Ok(mut f) = std::fs::File::create(self.path().join(name)) else {
+            return false;
+        };
+        let big = vec![0u8; 1 << 20];
+        let small = vec![0u8; 4096];
+        let mut enospc = false;
+        for chunk in [&big, &small] {
+            loop {
+                if let Err(e) = std::io::Write::write_all(&mut f, chunk) {
+                    enospc = e.raw_os_error() == Some(ENOSPC);
+                    break;
+                }
+            }
+        }
+        let _ = f.sync_all();
+        enospc
+    }
+}
+
+/// errno of "No space left on device" on Linux.
+const ENOSPC: i32 = 28;
