@@ -30,7 +30,11 @@ pub fn result_findings(
     th: &Thresholds,
 ) -> Vec<Finding> {
     let mut found = Vec::new();
-    found.extend(iogauge_analyze::stalls(&r.fine.ios, r.fine.bin_s, th));
+    let cpu = iogauge_analyze::CpuBins {
+        run: &r.fine.cpu_run,
+        wait: &r.fine.cpu_wait,
+    };
+    found.extend(iogauge_analyze::stalls(&r.fine.ios, r.fine.bin_s, cpu, th));
     // A pgbench result's rate is transactions, which have no size.
     let bytes_per_io = (r.iops > 0.0 && !r.is_db()).then(|| r.bw_bytes / r.iops);
     // Repeats run one after another with their 100 ms bins joined: a step where one repeat ends
@@ -51,18 +55,9 @@ pub fn result_findings(
         joints.iter().any(|j| (at - j).abs() <= slack)
     };
     found.extend(
-        iogauge_analyze::regime(
-            &r.fine.ios,
-            r.fine.bin_s,
-            bytes_per_io,
-            iogauge_analyze::CpuBins {
-                run: &r.fine.cpu_run,
-                wait: &r.fine.cpu_wait,
-            },
-            th,
-        )
-        .into_iter()
-        .filter(|f| !at_joint(f)),
+        iogauge_analyze::regime(&r.fine.ios, r.fine.bin_s, bytes_per_io, cpu, th)
+            .into_iter()
+            .filter(|f| !at_joint(f)),
     );
     let (iops, interval_s) = whole_intervals(r);
     let w = &r.workload;

@@ -17,7 +17,7 @@
 //! `stall_min_count` IOs; the width used is reported as `bin_s` and bounds the timing error.
 
 use crate::fmt::{count, pct, secs};
-use crate::{Finding, Kind, Severity, Thresholds};
+use crate::{CpuBins, Finding, Kind, Severity, Thresholds};
 
 const ADVICE: &str = "Freezes like this usually come from a cache flush in the RAID controller or \
 drive, SSD garbage collection, or a journal commit in the file system (the study “One DVD per second” saw ~10 s freezes \
@@ -25,13 +25,15 @@ once heavy writes had filled the controller's cache). Rerun while watching `iost
 kernel log, then compare with the controller's write cache off, another file system, or a longer \
 run to see whether the freezes repeat.";
 
-/// Finds stalls in `fine_ios`, the IOs completed per bin of `bin_s` seconds over the measured run.
+/// Finds stalls in `fine_ios`, the IOs completed per bin of `bin_s` seconds over the measured run;
+/// `cpu` is iogauge's CPU over the same bins (empty when the kernel gave none).
 ///
 /// Evidence: `start_s`, `duration_s` (from the start of `fine_ios`), `depth` (rate during the
 /// stall / reference rate, 0 = nothing completed), `median_iops` (the reference rate) and `bin_s`
-/// (the bin width judged). A run with no IO at all is one finding covering it. Empty input or a
+/// (the bin width judged); for a stall the CPU explains (see [`cpu_stalled`]), `cpu_wait` and
+/// `cpu_run` over it too. A run with no IO at all is one finding covering it. Empty input or a
 /// bin width that is not a positive number gives no findings.
-pub fn stalls(fine_ios: &[u32], bin_s: f64, th: &Thresholds) -> Vec<Finding> {
+pub fn stalls(fine_ios: &[u32], bin_s: f64, cpu: CpuBins, th: &Thresholds) -> Vec<Finding> {
     if fine_ios.is_empty() || !(bin_s.is_finite() && bin_s > 0.0) {
         return Vec::new();
     }
@@ -100,6 +102,36 @@ pub fn stalls(fine_ios: &[u32], bin_s: f64, th: &Thresholds) -> Vec<Finding> {
         let ios: u64 = fine_ios[start..stop].iter().map(|&v| u64::from(v)).sum();
         let depth = ios as f64 / duration_s / reference;
         let start_s = start as f64 * bin_s;
+        if let Some((run, wait)) = cpu_stalled(cpu, start..stop) {
+            let what = match ios {
+                0 => "no IO completed".to_string(),
+                _ => format!(
+                    "IO fell to {} of the median {} IOPS",
+                    pct(depth),
+                    count(reference)
+                ),
+            };
+            findings.push(
+                Finding::new(
+                    Kind::Stall,
+                    Severity::Warning,
+                    format!(
+                        "{what} for {} from {} into the run while iogauge's threads, ready to run, waited for a CPU ({wait:.2} s per second summed over them, against {run:.2} s running): other work took the CPU; the device did not stall",
+                        secs(duration_s),
+                        secs(start_s),
+                    ),
+                    CPU_ADVICE,
+                )
+                .with("start_s", start_s)
+                .with("duration_s", duration_s)
+                .with("depth", depth)
+                .with("median_iops", reference)
+                .with("bin_s", width_s)
+                .with("cpu_wait", wait)
+                .with("cpu_run", run),
+            );
+            continue;
+        }
         let summary = if ios == 0 {
             format!(
                 "no IO completed for {} from {} into the run (median {} IOPS)",
@@ -126,6 +158,28 @@ pub fn stalls(fine_ios: &[u32], bin_s: f64, th: &Thresholds) -> Vec<Finding> {
         );
     }
     findings
+}
+
+/// Mean CPUs' worth of iogauge's threads waiting for a CPU over a stall, at least which the stall
+/// is the CPU's: half of one thread's time, ready to run and not running.
+pub const STALL_CPU_WAIT: f64 = 0.5;
+
+const CPU_ADVICE: &str = "This part of the run measured a CPU iogauge could not get, not the \
+device: the IOs were done but nobody was running to reap them or send more. Run it again with the \
+host otherwise idle, with fewer threads than cores, or pinned (taskset) away from the other work.";
+
+/// iogauge's CPU over the fine bins `span` of a stall — (CPUs running, CPUs waiting), means —
+/// when it explains the stall: its threads, ready to run, waited for a CPU at least
+/// [`STALL_CPU_WAIT`] CPUs' worth and longer than they ran. A device that stops makes the
+/// threads sleep on it, neither running nor waiting.
+fn cpu_stalled(cpu: CpuBins, span: std::ops::Range<usize>) -> Option<(f64, f64)> {
+    let (run, wait) = (cpu.run.get(span.clone())?, cpu.wait.get(span.clone())?);
+    if span.is_empty() || !run.iter().chain(wait).all(|x| x.is_finite() && *x >= 0.0) {
+        return None;
+    }
+    let mean = |v: &[f32]| v.iter().map(|&x| f64::from(x)).sum::<f64>() / v.len() as f64;
+    let (r, w) = (mean(run), mean(wait));
+    (w >= STALL_CPU_WAIT && w > r).then_some((r, w))
 }
 
 /// The narrowest window, in fine bins, at which the median non-empty window holds `min_count`
@@ -243,20 +297,23 @@ mod tests {
     #[test]
     fn a_slow_start_is_a_warm_up_but_a_frozen_start_is_a_stall() {
         let warm = run(10.0, 10_000, 0.0, 2.0, 20);
-        assert!(stalls(&warm, 0.1, &Thresholds::default()).is_empty());
+        assert!(stalls(&warm, 0.1, CpuBins::default(), &Thresholds::default()).is_empty());
         let frozen = run(10.0, 10_000, 0.0, 2.0, 0);
-        let found = stalls(&frozen, 0.1, &Thresholds::default());
+        let found = stalls(&frozen, 0.1, CpuBins::default(), &Thresholds::default());
         assert_eq!(found.len(), 1);
         assert_near(found[0].evidence["duration_s"], 2.0, 0.3);
         // The same slowdown later in the run is still one.
         let later = run(10.0, 10_000, 5.0, 7.0, 20);
-        assert_eq!(stalls(&later, 0.1, &Thresholds::default()).len(), 1);
+        assert_eq!(
+            stalls(&later, 0.1, CpuBins::default(), &Thresholds::default()).len(),
+            1
+        );
     }
 
     #[test]
     fn ten_second_freeze_is_timed_within_half_a_second() {
         let ios = run(30.0, 1000, 12.0, 22.0, 0);
-        let found = stalls(&ios, 0.1, &Thresholds::default());
+        let found = stalls(&ios, 0.1, CpuBins::default(), &Thresholds::default());
         assert_eq!(found.len(), 1, "{found:?}");
         let f = &found[0];
         assert_eq!(f.kind, Kind::Stall);
@@ -268,20 +325,20 @@ mod tests {
 
     #[test]
     fn empty_input_gives_nothing() {
-        assert!(stalls(&[], 0.1, &Thresholds::default()).is_empty());
+        assert!(stalls(&[], 0.1, CpuBins::default(), &Thresholds::default()).is_empty());
     }
 
     #[test]
     fn bad_bin_width_gives_nothing() {
         let ios = run(5.0, 1000, 1.0, 3.0, 0);
         for bin_s in [0.0, -0.1, f64::NAN, f64::INFINITY] {
-            assert!(stalls(&ios, bin_s, &Thresholds::default()).is_empty());
+            assert!(stalls(&ios, bin_s, CpuBins::default(), &Thresholds::default()).is_empty());
         }
     }
 
     #[test]
     fn all_zeros_is_one_finding_over_the_whole_run() {
-        let found = stalls(&[0; 50], 0.1, &Thresholds::default());
+        let found = stalls(&[0; 50], 0.1, CpuBins::default(), &Thresholds::default());
         assert_eq!(found.len(), 1);
         assert_near(found[0].evidence["start_s"], 0.0, 1e-9);
         assert_near(found[0].evidence["duration_s"], 5.0, 1e-9);
@@ -291,7 +348,7 @@ mod tests {
     #[test]
     fn stall_at_the_very_start() {
         let ios = run(20.0, 2000, 0.0, 3.0, 0);
-        let found = stalls(&ios, 0.1, &Thresholds::default());
+        let found = stalls(&ios, 0.1, CpuBins::default(), &Thresholds::default());
         assert_eq!(found.len(), 1);
         assert_near(found[0].evidence["start_s"], 0.0, 0.5);
         assert_near(found[0].evidence["duration_s"], 3.0, 0.5);
@@ -300,7 +357,7 @@ mod tests {
     #[test]
     fn stall_at_the_very_end() {
         let ios = run(20.0, 2000, 17.5, 20.0, 0);
-        let found = stalls(&ios, 0.1, &Thresholds::default());
+        let found = stalls(&ios, 0.1, CpuBins::default(), &Thresholds::default());
         assert_eq!(found.len(), 1);
         let f = &found[0];
         assert_near(f.evidence["start_s"], 17.5, 0.5);
@@ -311,7 +368,7 @@ mod tests {
     fn a_trickle_below_the_limit_is_a_stall_with_its_depth() {
         // 5 IOs per bin against a median of 100: 5% of the median, under the 10% limit.
         let ios = run(30.0, 1000, 10.0, 12.0, 5);
-        let found = stalls(&ios, 0.1, &Thresholds::default());
+        let found = stalls(&ios, 0.1, CpuBins::default(), &Thresholds::default());
         assert_eq!(found.len(), 1);
         assert_near(found[0].evidence["depth"], 0.05, 1e-9);
     }
@@ -319,22 +376,25 @@ mod tests {
     #[test]
     fn a_dip_above_the_limit_is_not_a_stall() {
         let ios = run(30.0, 1000, 10.0, 15.0, 20);
-        assert!(stalls(&ios, 0.1, &Thresholds::default()).is_empty());
+        assert!(stalls(&ios, 0.1, CpuBins::default(), &Thresholds::default()).is_empty());
     }
 
     #[test]
     fn short_stalls_are_dropped() {
         let ios = run(30.0, 1000, 10.0, 10.4, 0);
-        assert!(stalls(&ios, 0.1, &Thresholds::default()).is_empty());
+        assert!(stalls(&ios, 0.1, CpuBins::default(), &Thresholds::default()).is_empty());
         let ios = run(30.0, 1000, 10.0, 10.5, 0);
-        assert_eq!(stalls(&ios, 0.1, &Thresholds::default()).len(), 1);
+        assert_eq!(
+            stalls(&ios, 0.1, CpuBins::default(), &Thresholds::default()).len(),
+            1
+        );
     }
 
     #[test]
     fn one_noisy_bin_does_not_split_a_freeze() {
         let mut ios = run(30.0, 1000, 12.0, 22.0, 0);
         ios[170] = 300; // a burst of held-back completions in the middle of the freeze
-        let found = stalls(&ios, 0.1, &Thresholds::default());
+        let found = stalls(&ios, 0.1, CpuBins::default(), &Thresholds::default());
         assert_eq!(found.len(), 1, "{found:?}");
         assert_near(found[0].evidence["start_s"], 12.0, 0.5);
         assert_near(found[0].evidence["duration_s"], 10.0, 0.5);
@@ -346,7 +406,7 @@ mod tests {
         for b in &mut ios[200..230] {
             *b = 0;
         }
-        let found = stalls(&ios, 0.1, &Thresholds::default());
+        let found = stalls(&ios, 0.1, CpuBins::default(), &Thresholds::default());
         assert_eq!(found.len(), 2);
         assert_near(found[0].evidence["start_s"], 5.0, 0.5);
         assert_near(found[1].evidence["start_s"], 20.0, 0.5);
@@ -356,7 +416,7 @@ mod tests {
     #[test]
     fn alternating_empty_bins_are_not_one_long_stall() {
         let ios: Vec<u32> = (0..300).map(|i| if i % 2 == 0 { 0 } else { 200 }).collect();
-        assert!(stalls(&ios, 0.1, &Thresholds::default()).is_empty());
+        assert!(stalls(&ios, 0.1, CpuBins::default(), &Thresholds::default()).is_empty());
     }
 
     #[test]
@@ -368,7 +428,7 @@ mod tests {
         for b in &mut ios[300..350] {
             *b = 0;
         }
-        let found = stalls(&ios, 0.1, &Thresholds::default());
+        let found = stalls(&ios, 0.1, CpuBins::default(), &Thresholds::default());
         assert_eq!(found.len(), 1, "{found:?}");
         let f = &found[0];
         assert!(f.evidence["bin_s"] > 0.1);
@@ -381,7 +441,7 @@ mod tests {
     fn a_run_frozen_most_of_the_time_keeps_its_reference() {
         // 70% of the run frozen: the median of all bins would be zero.
         let ios = run(10.0, 1000, 2.0, 9.0, 0);
-        let found = stalls(&ios, 0.1, &Thresholds::default());
+        let found = stalls(&ios, 0.1, CpuBins::default(), &Thresholds::default());
         assert_eq!(found.len(), 1);
         assert_near(found[0].evidence["median_iops"], 1000.0, 1e-9);
         assert_near(found[0].evidence["duration_s"], 7.0, 0.5);
@@ -393,5 +453,82 @@ mod tests {
         assert_eq!(merge(vec![(0, 1), (2, 6)]), vec![(0, 1), (2, 6)]);
         assert_eq!(merge(vec![(0, 3), (5, 8)]), vec![(0, 3), (5, 8)]);
         assert_eq!(merge(vec![(0, 3), (4, 6), (7, 9)]), vec![(0, 9)]);
+    }
+
+    /// iogauge's CPU per bin: `run` and `wait` everywhere, `wait_during` in `[from, to)`.
+    fn cpu(
+        bins: usize,
+        from: usize,
+        to: usize,
+        run: f32,
+        wait_during: f32,
+    ) -> (Vec<f32>, Vec<f32>) {
+        let r = (0..bins)
+            .map(|i| if (from..to).contains(&i) { 0.05 } else { run })
+            .collect();
+        let w = (0..bins)
+            .map(|i| {
+                if (from..to).contains(&i) {
+                    wait_during
+                } else {
+                    0.02
+                }
+            })
+            .collect();
+        (r, w)
+    }
+
+    #[test]
+    fn a_stall_the_cpu_explains_is_named_as_the_cpus() {
+        let ios = run(10.0, 10_000, 4.0, 6.0, 0);
+        let (r, w) = cpu(ios.len(), 40, 60, 0.9, 1.6);
+        let found = stalls(
+            &ios,
+            0.1,
+            CpuBins { run: &r, wait: &w },
+            &Thresholds::default(),
+        );
+        assert_eq!(found.len(), 1, "{found:?}");
+        let f = &found[0];
+        assert!(
+            f.summary.contains("waited for a CPU")
+                && f.summary.contains("the device did not stall"),
+            "{}",
+            f.summary
+        );
+        assert_near(f.evidence["cpu_wait"], 1.6, 1e-3);
+        assert_near(f.evidence["duration_s"], 2.0, 0.3);
+    }
+
+    #[test]
+    fn a_stall_with_the_threads_asleep_or_little_waiting_is_the_devices() {
+        let ios = run(10.0, 10_000, 4.0, 6.0, 0);
+        let device = |r: &[f32], w: &[f32]| {
+            let found = stalls(
+                &ios,
+                0.1,
+                CpuBins { run: r, wait: w },
+                &Thresholds::default(),
+            );
+            assert_eq!(found.len(), 1, "{found:?}");
+            assert!(!found[0].summary.contains("CPU"), "{}", found[0].summary);
+            assert!(!found[0].evidence.contains_key("cpu_wait"));
+        };
+        // Asleep on the device: neither running nor waiting.
+        let (r, w) = cpu(ios.len(), 40, 60, 0.9, 0.0);
+        device(&r, &w);
+        // Waiting, but less than half a thread's worth.
+        let (r, w) = cpu(ios.len(), 40, 60, 0.9, 0.4);
+        device(&r, &w);
+        // Waiting half a thread's worth, but running more than waiting.
+        let (mut r, w) = cpu(ios.len(), 40, 60, 0.9, 0.6);
+        r[40..60].iter_mut().for_each(|x| *x = 0.8);
+        device(&r, &w);
+        // Series that stop before the stall, or hold a NaN: not judged.
+        let (r, w) = cpu(ios.len(), 40, 60, 0.9, 1.6);
+        device(&r[..50], &w[..50]);
+        let mut bad = w.clone();
+        bad[45] = f32::NAN;
+        device(&r, &bad);
     }
 }

@@ -3,8 +3,8 @@
 //! where it was planted, power laws free of gaps).
 
 use iogauge_analyze::{
-    cache, ceiling, gaps, outliers, sparse, stalls, steady, CeilingPoint, Finding, Matrix, Metric,
-    Thresholds, STEADY_WINDOW,
+    cache, ceiling, gaps, outliers, sparse, stalls, steady, CeilingPoint, CpuBins, Finding, Matrix,
+    Metric, Thresholds, STEADY_WINDOW,
 };
 use proptest::prelude::*;
 
@@ -74,7 +74,7 @@ proptest! {
 
     #[test]
     fn stalls_are_disjoint_and_inside_the_run(ios in bins(), bin_s in 0.001f64..2.0) {
-        let found = stalls(&ios, bin_s, &Thresholds::default());
+        let found = stalls(&ios, bin_s, CpuBins::default(), &Thresholds::default());
         assert_finite(&found);
         let run_s = ios.len() as f64 * bin_s;
         let mut last_end = 0.0;
@@ -91,9 +91,11 @@ proptest! {
 
     #[test]
     fn stalls_survive_any_bin_width_and_thresholds(
-        ios in bins(), bin_s in any_f64(), th in any_thresholds()
+        ios in bins(), bin_s in any_f64(), th in any_thresholds(),
+        run in prop::collection::vec(any::<f32>(), 0..300),
+        wait in prop::collection::vec(any::<f32>(), 0..300),
     ) {
-        assert_finite(&stalls(&ios, bin_s, &th));
+        assert_finite(&stalls(&ios, bin_s, CpuBins { run: &run, wait: &wait }, &th));
     }
 
     #[test]
@@ -106,7 +108,7 @@ proptest! {
         let mut ios = vec![per_bin; before];
         ios.extend(std::iter::repeat_n(0, len));
         ios.extend(std::iter::repeat_n(per_bin, after));
-        let found = stalls(&ios, 0.1, &Thresholds::default());
+        let found = stalls(&ios, 0.1, CpuBins::default(), &Thresholds::default());
         prop_assert_eq!(found.len(), 1, "{:?}", found);
         let f = &found[0];
         prop_assert!((f.evidence["start_s"] - before as f64 * 0.1).abs() < 1e-9);

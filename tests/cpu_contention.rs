@@ -1,0 +1,159 @@
+//! Other work on iogauge's CPU, made by the test, named as the CPU's and not the device's: a
+//! busy loop sharing iogauge's CPU is a change of regime the CPU explains (issue 28's near miss
+//! the other way round), and a real-time busy loop that takes the CPU outright is a stall the
+//! CPU explains. In a file of its own, so no other test's run shares a CPU with the busy loops
+//! (test files run one at a time); its own tests take turns.
+
+#[macro_use]
+mod common;
+
+use common::*;
+use serde_json::Value;
+use std::process::Command;
+use std::sync::Mutex;
+use std::time::Instant;
+
+/// One busy loop on CPU 0 at a time.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+/// iogauge's CPU seconds so far (utime + stime of /proc/PID/stat, in clock ticks of 10 ms).
+fn cpu_secs(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let after_name = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+    // Fields 14 and 15 of the line; the 12th and 13th after the name.
+    let ticks: u64 = after_name
+        .split_whitespace()
+        .skip(11)
+        .take(2)
+        .filter_map(|v| v.parse::<u64>().ok())
+        .sum();
+    ticks as f64 / 100.0
+}
+
+/// Other work taking iogauge's CPU: iogauge pinned to CPU 0 reads a zram device of the test's
+/// own as fast as that CPU lets it (zram does its work in the process's own io_uring worker,
+/// on the same CPU); once iogauge has run 2 CPU seconds, a busy loop pinned to CPU 0 takes
+/// about half of it. The kernel's schedstat shows the threads waiting for the CPU, so the fall
+/// is named as the CPU's, with no burst size, not as the device's.
+#[test]
+fn a_fall_that_other_work_on_the_cpu_made_is_the_cpus() {
+    needs_root!();
+    needs_tool!("taskset");
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(zram) = Zram::new("256M") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let mut cmd = Command::new("taskset");
+    cmd.args(["-c", "0", BIN, "run", &zram.dev()])
+        .args(["--rw", "randread", "--iodepth", "4", "--time", "6s"])
+        .args(["--json", "--no-store"])
+        .current_dir(dir.path())
+        .env("IOGAUGE_RUN_DIR", own_run_dir(dir.path()));
+    let run = Spawned::start(cmd);
+    let pid = run.pid();
+    wait_until("iogauge to run 2 CPU seconds", WATCHDOG, || {
+        cpu_secs(pid) >= 2.0
+    });
+    let hog = Helper::shell("exec taskset -c 0 sh -c 'while :; do :; done'");
+    let out = run.finish(WATCHDOG);
+    drop(hog);
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let found = findings_of(&doc, "regime");
+    assert_eq!(found.len(), 1, "{:#}", doc["findings"]);
+    let (f, e) = (&found[0], &found[0]["evidence"]);
+    eprintln!("user sees: {}", f["summary"]);
+    let summary = f["summary"].as_str().unwrap();
+    assert!(
+        summary.contains("fell from") && summary.contains("waited for a CPU"),
+        "{summary}"
+    );
+    assert!(e.get("ios_above_later").is_none(), "{e:#}");
+    let (before, after) = (
+        e["cpu_wait_before"].as_f64().unwrap(),
+        e["cpu_wait_after"].as_f64().unwrap(),
+    );
+    assert!(after - before >= 0.1, "waited {before} then {after}");
+    // The series it was judged on are in the result, bin for bin with the IOs.
+    let fine = &doc["results"][0]["fine"];
+    let bins = fine["ios"].as_array().unwrap().len();
+    assert_eq!(fine["cpu_wait"].as_array().unwrap().len(), bins);
+    assert_eq!(fine["cpu_run"].as_array().unwrap().len(), bins);
+}
+
+/// The CPU taken outright: iogauge pinned to CPU 0 reads a zram device of the test's own; once
+/// it has run 1.5 CPU seconds, a real-time (SCHED_FIFO) busy loop on CPU 0 runs for 2 s, so
+/// iogauge's threads are ready to run and do not (but for the kernel's 5% for others). The stall
+/// is named as the CPU's, at the time and for the length the test's own clock bounds.
+#[test]
+fn a_stall_that_a_real_time_task_on_the_cpu_made_is_the_cpus() {
+    needs_root!();
+    needs_tool!("taskset");
+    needs_tool!("chrt");
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(zram) = Zram::new("256M") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let mut cmd = Command::new("taskset");
+    cmd.args(["-c", "0", BIN, "run", &zram.dev()])
+        .args(["--rw", "randread", "--iodepth", "4", "--time", "8s"])
+        .args(["--json", "--no-store"])
+        .current_dir(dir.path())
+        .env("IOGAUGE_RUN_DIR", own_run_dir(dir.path()));
+    let spawned = Instant::now();
+    let run = Spawned::start(cmd);
+    let pid = run.pid();
+    wait_until("iogauge to run 1.5 CPU seconds", WATCHDOG, || {
+        cpu_secs(pid) >= 1.5
+    });
+    let hog_start = Instant::now();
+    let hog = Command::new("timeout")
+        .args(["2", "chrt", "-f", "50", "taskset", "-c", "0"])
+        .args(["sh", "-c", "while :; do :; done"])
+        .status()
+        .unwrap();
+    let hog_end = Instant::now();
+    // timeout ends it: 124.
+    assert_eq!(hog.code(), Some(124), "{hog:?}");
+    let out = run.finish(WATCHDOG);
+    let exited = Instant::now();
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    // One stall, or a few: the kernel gives other tasks 50 ms of each second beside a
+    // real-time one, and iogauge reaps a burst then.
+    let found = findings_of(&doc, "stall");
+    assert!(!found.is_empty(), "{:#}", doc["findings"]);
+    for f in &found {
+        eprintln!("user sees: {}", f["summary"]);
+        let summary = f["summary"].as_str().unwrap();
+        assert!(
+            summary.contains("waited for a CPU") && summary.contains("the device did not stall"),
+            "{summary}"
+        );
+        assert!(f["evidence"]["cpu_wait"].as_f64().unwrap() >= 0.5, "{f:#}");
+    }
+    // Where the run's clock puts the hog: it began after iogauge started (and the measurement
+    // began at most `runtime` before iogauge exited), and lasted from its start to its end.
+    let secs = |a: Instant, b: Instant| b.saturating_duration_since(a).as_secs_f64();
+    let runtime = doc["results"][0]["runtime_s"].as_f64().unwrap();
+    let at = |f: &Value, k: &str| f["evidence"][k].as_f64().unwrap();
+    let first = at(&found[0], "start_s");
+    let last = found
+        .iter()
+        .map(|f| at(f, "start_s") + at(f, "duration_s"))
+        .fold(0.0, f64::max);
+    let stalled: f64 = found.iter().map(|f| at(f, "duration_s")).sum();
+    let (earliest, latest) = (runtime - secs(hog_start, exited), secs(spawned, hog_start));
+    let hog_s = secs(hog_start, hog_end);
+    const SLACK: f64 = 0.3;
+    assert!(
+        first >= earliest - SLACK && last <= latest + hog_s + SLACK,
+        "stalled from {first} to {last} s; the hog began at {earliest:.2}..{latest:.2} s and ran {hog_s:.2} s"
+    );
+    assert!(
+        stalled >= 1.0 && stalled <= hog_s + SLACK,
+        "stalled {stalled} s in all; the hog ran {hog_s:.2} s"
+    );
+}
