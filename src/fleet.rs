@@ -220,7 +220,7 @@ mod ranked {
     /// came before is taken here without entering.
     fn exchange<T>(f: impl FnOnce(&Comm) -> T) -> Result<T> {
         crate::interrupt::waiting_for_others(true);
-        if let Some(sig) = crate::interrupt::requested() {
+        if let Some(sig) = crate::interrupt::requested_now() {
             crate::interrupt::waiting_for_others(false);
             return Err(crate::error::Interrupted(sig).into());
         }
@@ -273,8 +273,15 @@ mod ranked {
         // Stopped alone by a signal (its test file already removed): the others do not know,
         // so MPI_Finalize would wait for them; end the job instead, and mpirun stops the
         // other ranks with SIGTERM, on which they clean up the same way.
-        if let Err(e) = &out {
-            if let Some(crate::error::Interrupted(sig)) = e.downcast_ref() {
+        // Any failure once a signal came counts: a rank that failed on its own and then found
+        // the signal at the door of the exchange that would have told the others has told
+        // nobody, and they would wait for it.
+        if out.is_err() {
+            let sig = match out.as_ref().err().and_then(|e| e.downcast_ref()) {
+                Some(crate::error::Interrupted(sig)) => Some(*sig),
+                _ => crate::interrupt::requested_now(),
+            };
+            if let Some(sig) = sig {
                 say!("stopped by signal {sig}: ending every rank of the run");
                 with(|c| c.abort(128 + sig));
             }

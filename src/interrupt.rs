@@ -4,7 +4,9 @@
 //! completion batches, the fill between chunks), so the run stops within a second, keeps what
 //! it measured, removes its test files and exits 128 + the signal. A second signal means "now":
 //! the signal thread removes the test files itself and exits at once — after at most
-//! [`REMOVE_WAIT`], even when the file system has stopped answering.
+//! [`REMOVE_WAIT`], even when the file system has stopped answering. So does the first, for a
+//! rank under MPI blocked in an exchange with the others ([`waiting_for_others`]), which no
+//! loop of its own will notice.
 
 use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 use std::os::unix::fs::MetadataExt;
@@ -56,7 +58,8 @@ pub fn install() {
                 if n == 1 && WAITING.load(Ordering::SeqCst) {
                     // Blocked in an exchange with other MPI ranks, which may never answer (one
                     // stopped): nothing is being measured, so stop now rather than at a loop.
-                    quit_now(sig, "\ninterrupted while waiting for the other ranks");
+                    // No leading newline: under MPI every line carries the rank's label.
+                    quit_now(sig, "interrupted while waiting for the other ranks");
                 } else if n == 1 {
                     if MEASURING.load(Ordering::SeqCst) {
                         say!("\ninterrupted: stopping, keeping what was measured (press Ctrl-C again to quit now)");
@@ -78,6 +81,17 @@ pub fn install() {
 /// pipe on stdout or stderr.
 pub fn raise(sig: i32) {
     let _ = FIRST.compare_exchange(0, sig, Ordering::SeqCst, Ordering::SeqCst);
+}
+
+/// The first signal received, if any, ordered with [`waiting_for_others`]: the rank marks
+/// itself waiting and then looks, the signal thread records the signal and then looks, so one
+/// of the two sees the other (a relaxed load could be reordered before the mark).
+#[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+pub fn requested_now() -> Option<i32> {
+    match FIRST.load(Ordering::SeqCst) {
+        0 => None,
+        s => Some(s),
+    }
 }
 
 /// The first signal received, if any.
@@ -163,7 +177,8 @@ fn created() -> MutexGuard<'static, Vec<Created>> {
 /// removal is doing.
 fn quit_now(sig: i32, what: &'static str) -> ! {
     let code = 128 + sig;
-    let files: Vec<Created> = created().iter().filter(|f| !f.2).cloned().collect();
+    let all: Vec<Created> = created().clone();
+    let files: Vec<&Created> = all.iter().filter(|f| !f.2).collect();
     let names = files
         .iter()
         .map(|(p, _, _)| p.display().to_string())
@@ -174,35 +189,53 @@ fn quit_now(sig: i32, what: &'static str) -> ! {
         .spawn(move || {
             std::thread::sleep(REMOVE_WAIT);
             say!("{what}: {}; removing the test files did not finish (is the file system hung?); remove them by hand: {names}", kept());
-            std::process::exit(code);
+            iogauge_engine::sys::exit_now(code);
         });
     if watchdog.is_err() {
         // No thread to bound the wait: quitting now matters more than cleaning up.
         say!("{what}: {}", kept());
-        std::process::exit(code);
+        iogauge_engine::sys::exit_now(code);
     }
     for (_, hook) in hooks().iter() {
         hook();
     }
-    let left: Vec<String> = files
+    // Every file first (the ledger's lock may be held by the thread this one interrupts), then
+    // the crash ledger: a file removed or kept on purpose is not left behind, and the next
+    // command must not name it so.
+    let gone: Vec<bool> = all
         .iter()
-        .filter(|(p, id, _)| {
-            let gone = remove_if_ours(p, *id);
-            // Crossed off the crash ledger too, or the next command would name a file that is
-            // no longer there.
-            if let (true, Some((dev, ino))) = (gone, *id) {
-                crate::ledger::remove(&crate::ledger::Entry::File {
-                    path: std::path::absolute(p).unwrap_or_else(|_| p.clone()),
-                    dev,
-                    ino,
-                });
-            }
-            !gone
-        })
+        .map(|(p, id, keep)| *keep || remove_if_ours(p, *id))
+        .collect();
+    for ((p, id, _), _) in all.iter().zip(&gone).filter(|(_, g)| **g) {
+        if let Some((dev, ino)) = *id {
+            crate::ledger::remove(&crate::ledger::Entry::File {
+                path: std::path::absolute(p).unwrap_or_else(|_| p.clone()),
+                dev,
+                ino,
+            });
+        }
+    }
+    let left: Vec<String> = all
+        .iter()
+        .zip(&gone)
+        .filter(|(_, g)| !**g)
+        .map(|((p, _, _), _)| p.display().to_string())
+        .collect();
+    let kept_files: Vec<String> = all
+        .iter()
+        .filter(|f| f.2)
         .map(|(p, _, _)| p.display().to_string())
         .collect();
+    let kept_files = match kept_files.is_empty() {
+        true => String::new(),
+        false => format!("; kept as asked: {}", kept_files.join(", ")),
+    };
     if left.is_empty() {
-        say!("{what}: {}; test files removed", kept());
+        let removed = match files.is_empty() {
+            true => "",
+            false => "; test files removed",
+        };
+        say!("{what}: {}{removed}{kept_files}", kept());
     } else {
         say!(
             "{what}: {}; could not remove {}; remove by hand",
@@ -210,7 +243,9 @@ fn quit_now(sig: i32, what: &'static str) -> ! {
             left.join(", ")
         );
     }
-    std::process::exit(code);
+    // _exit, not exit: another thread may be inside a library (MPI) whose exit handlers would
+    // hang or crash, and the watchdog may be exiting at the same moment.
+    iogauge_engine::sys::exit_now(code);
 }
 
 /// Removes `path` if it is still the file that was created (a file that replaced it belongs

@@ -319,6 +319,11 @@ pub fn holds_data(path: &Path) -> bool {
     std::fs::metadata(path).is_ok_and(|m| !m.is_dir())
 }
 
+/// Whether `path` is a block device (following links, as opening it would).
+pub fn is_block_device(path: &Path) -> bool {
+    std::fs::metadata(path).is_ok_and(|m| m.file_type().is_block_device())
+}
+
 /// The size of an existing file or block device, looked at read only (`probe cache`'s range,
 /// fio's `size=N%`, a fio job's working set).
 pub fn existing_size(path: &Path) -> Option<u64> {

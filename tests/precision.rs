@@ -29,7 +29,12 @@ fn warnings(doc: &Value) -> Vec<String> {
         .iter()
         .filter(|f| f["severity"] != "info")
         .filter(|f| {
-            f["evidence"].get("cpu_wait").is_none() && f["evidence"].get("cpu_wait_after").is_none()
+            let cpus = f["evidence"].get("cpu_wait").is_some()
+                || f["evidence"].get("cpu_wait_after").is_some();
+            if cpus {
+                eprintln!("named as the CPU's: {}: {}", f["kind"], f["summary"]);
+            }
+            !cpus
         })
         .map(|f| format!("{}: {}", f["kind"], f["summary"]))
         .collect()

@@ -2,7 +2,7 @@
 //! the test at a moment it picks while iogauge runs, with the device's own read counter telling
 //! exactly how many IOs came before the change. Both levels are throttles, so what the machine's
 //! CPUs are busy with does not move them. (The other way round, a fall that other work on
-//! iogauge's CPU made, is tests/regime_cpu.rs: its busy loop would disturb these.)
+//! iogauge's CPU made, is tests/cpu_contention.rs: its busy loop would disturb these.)
 
 #[macro_use]
 mod common;

@@ -773,6 +773,17 @@ fn an_interrupt_during_the_fill_removes_the_partial_file() {
 /// full pipe (as when a pager stops reading): its main thread cannot act on the first SIGINT.
 #[test]
 fn a_second_sigint_quits_at_once_and_still_removes_the_file() {
+    second_sigint_while_blocked(false);
+}
+
+/// The same with --keep: the file stays, and it is off the crash ledger too (kept on purpose,
+/// not left behind: the next command does not name it and `iogauge clean` would not remove it).
+#[test]
+fn a_second_sigint_quits_at_once_and_keeps_a_kept_file() {
+    second_sigint_while_blocked(true);
+}
+
+fn second_sigint_while_blocked(keep: bool) {
     let dir = tempfile::tempdir().unwrap();
     let (reader, writer) = std::io::pipe().unwrap();
     // Fill the pipe until the kernel says it is full, whatever its capacity: non-blocking
@@ -787,14 +798,13 @@ fn a_second_sigint_quits_at_once_and_still_removes_the_file() {
         }
     }
     set_nonblocking(&writer, false);
-    let run = Running::spawn_with(
-        dir.path(),
-        &[
-            "run", "--engine", "psync", "--size", "8m", "--time", "1s", "--json",
-        ],
-        Some(Stdio::from(writer)),
-        &[],
-    );
+    let mut args = vec![
+        "run", "--engine", "psync", "--size", "8m", "--time", "1s", "--json",
+    ];
+    if keep {
+        args.push("--keep");
+    }
+    let run = Running::spawn_with(dir.path(), &args, Some(Stdio::from(writer)), &[]);
     run.wait_for("done in", WATCHDOG);
     // Wait until the run is over and iogauge sits in the write of its results.
     let wchan = format!("/proc/{}/wchan", run.pid());
@@ -834,9 +844,16 @@ fn a_second_sigint_quits_at_once_and_still_removes_the_file() {
     );
     let list = iogauge(dir.path(), &["list", "--json"]);
     assert!(String::from_utf8_lossy(&list.stdout).contains("\"run_id\""));
-    assert!(
-        files_named(dir.path(), "iogauge-test").is_empty(),
-        "test file removed"
+    assert_eq!(
+        files_named(dir.path(), "iogauge-test").len(),
+        usize::from(keep),
+        "test file removed unless kept"
+    );
+    assert_eq!(
+        done.stderr.contains("kept as asked"),
+        keep,
+        "{}",
+        done.stderr
     );
     // And crossed off the crash ledger: the next command does not name it as left behind.
     assert!(

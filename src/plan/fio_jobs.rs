@@ -295,12 +295,21 @@ pub fn from_fio(args: &FioArgs) -> Result<Plan> {
             Some(p) => crate::target::existing_size(p),
         })
     };
-    // A file already there, as large as the job needs, is used as it is by fio too.
+    // A file already there, as large as the job needs (to the end of its last clone's region),
+    // is used as it is by fio too; so is a device, and a share of what is there (size=N%).
     let laid_out = |j: &Job| {
-        j.path
-            .as_deref()
-            .and_then(crate::target::existing_size)
-            .is_some_and(|have| have >= j.offset.saturating_add(j.size.unwrap_or(0)))
+        let Some(p) = j.path.as_deref() else {
+            return false;
+        };
+        let last =
+            u64::from(j.numjobs.saturating_sub(1)).saturating_mul(j.offset_increment.unwrap_or(0));
+        let need = j
+            .offset
+            .saturating_add(last)
+            .saturating_add(j.size.unwrap_or(0));
+        crate::target::is_block_device(p)
+            || crate::target::existing_size(p)
+                .is_some_and(|have| j.size_pct.is_some() || have >= need)
     };
     let mut notes = fio::measures::notes(&jobs, env.ram, &working_set, &laid_out);
     if first.seed.is_none() {

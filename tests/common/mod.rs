@@ -688,20 +688,19 @@ pub fn findings_of(doc: &Value, kind: &str) -> Vec<Value> {
         .collect()
 }
 
-/// The share of its ready time a result's threads spent waiting for a CPU (the kernel's
-/// schedstat, summed over the run's `fine.cpu_run` and `fine.cpu_wait` bins): what a loaded
-/// test machine, not the feature under test, takes from a run.
-pub fn cpu_wait_share(result: &Value) -> f64 {
-    let sum = |k: &str| -> f64 {
-        result["fine"][k]
-            .as_array()
-            .map_or(0.0, |a| a.iter().filter_map(Value::as_f64).sum())
-    };
-    let (run, wait) = (sum("cpu_run"), sum("cpu_wait"));
-    match run + wait {
-        t if t > 0.0 => wait / t,
-        _ => 0.0,
-    }
+/// Whether a paced result that fell short of `rate` IOs/s did so for want of a CPU: its
+/// threads, ready to run, waited for one (the kernel's schedstat, `fine.cpu_wait` over the run)
+/// at least half as long as the IOs it missed would have taken at the pace. What a loaded test
+/// machine, not the pacer under test, takes from a run.
+pub fn short_for_want_of_a_cpu(result: &Value, rate: f64) -> bool {
+    let bin_s = result["fine"]["bin_s"].as_f64().unwrap_or(0.0);
+    let waited_s: f64 = result["fine"]["cpu_wait"].as_array().map_or(0.0, |a| {
+        a.iter().filter_map(Value::as_f64).sum::<f64>() * bin_s
+    });
+    let runtime = result["runtime_s"].as_f64().unwrap_or(0.0);
+    let ios = result["ios"].as_f64().unwrap_or(0.0);
+    let lost_s = (rate * runtime - ios).max(0.0) / rate;
+    waited_s >= 0.5 * lost_s
 }
 
 /// A small file system on a loop device, in its own temp dir. Fields drop in order: unmount,

@@ -102,7 +102,7 @@ pub fn stalls(fine_ios: &[u32], bin_s: f64, cpu: CpuBins, th: &Thresholds) -> Ve
         let ios: u64 = fine_ios[start..stop].iter().map(|&v| u64::from(v)).sum();
         let depth = ios as f64 / duration_s / reference;
         let start_s = start as f64 * bin_s;
-        if let Some((run, wait)) = cpu_stalled(cpu, start..stop) {
+        if let Some((run, wait)) = cpu_stalled(cpu, start..stop, fine_ios.len()) {
             let what = match ios {
                 0 => "no IO completed".to_string(),
                 _ => format!(
@@ -116,7 +116,7 @@ pub fn stalls(fine_ios: &[u32], bin_s: f64, cpu: CpuBins, th: &Thresholds) -> Ve
                     Kind::Stall,
                     Severity::Warning,
                     format!(
-                        "{what} for {} from {} into the run while iogauge's threads, ready to run, waited for a CPU ({wait:.2} s per second summed over them, against {run:.2} s running): other work took the CPU; the device did not stall",
+                        "{what} for {} from {} into the run while iogauge's threads, ready to run, waited for a CPU ({wait:.2} CPU-seconds per second of waiting, summed over them, against {run:.2} running): other work took the CPU; the device did not stall",
                         secs(duration_s),
                         secs(start_s),
                     ),
@@ -160,8 +160,9 @@ pub fn stalls(fine_ios: &[u32], bin_s: f64, cpu: CpuBins, th: &Thresholds) -> Ve
     findings
 }
 
-/// Mean CPUs' worth of iogauge's threads waiting for a CPU over a stall, at least which the stall
-/// is the CPU's: half of one thread's time, ready to run and not running.
+/// CPU-seconds per second that iogauge's threads, summed, must have waited for a CPU over a
+/// stall beyond their usual waiting (the median over the rest of the run) for the stall to be
+/// the CPU's: half of one thread's time, ready to run and not running.
 pub const STALL_CPU_WAIT: f64 = 0.5;
 
 const CPU_ADVICE: &str = "This part of the run measured a CPU iogauge could not get, not the \
@@ -169,17 +170,28 @@ device: the IOs were done but nobody was running to reap them or send more. Run 
 host otherwise idle, with fewer threads than cores, or pinned (taskset) away from the other work.";
 
 /// iogauge's CPU over the fine bins `span` of a stall — (CPUs running, CPUs waiting), means —
-/// when it explains the stall: its threads, ready to run, waited for a CPU at least
-/// [`STALL_CPU_WAIT`] CPUs' worth and longer than they ran. A device that stops makes the
-/// threads sleep on it, neither running nor waiting.
-fn cpu_stalled(cpu: CpuBins, span: std::ops::Range<usize>) -> Option<(f64, f64)> {
-    let (run, wait) = (cpu.run.get(span.clone())?, cpu.wait.get(span.clone())?);
-    if span.is_empty() || !run.iter().chain(wait).all(|x| x.is_finite() && *x >= 0.0) {
+/// when it explains the stall: its threads, ready to run, waited for a CPU [`STALL_CPU_WAIT`]
+/// more than they usually do (the median of the run's other `bins` bins: a run whose threads
+/// always wait, such as more polling threads than cores, says nothing by waiting) and longer
+/// than they ran. A device that stops makes the threads sleep on it, neither running nor
+/// waiting.
+///
+/// The kernel adds a thread's wait when it next gets a CPU, so a stall whose threads got none
+/// at all shows its wait in the bins sampled after it, unless the sampling thread waited too;
+/// such a stall stays the device's (the finding as before).
+fn cpu_stalled(cpu: CpuBins, span: std::ops::Range<usize>, bins: usize) -> Option<(f64, f64)> {
+    let ok = |v: &[f32]| v.len() >= bins && v[..bins].iter().all(|x| x.is_finite() && *x >= 0.0);
+    if span.is_empty() || span.end > bins || !(ok(cpu.run) && ok(cpu.wait)) {
         return None;
     }
     let mean = |v: &[f32]| v.iter().map(|&x| f64::from(x)).sum::<f64>() / v.len() as f64;
-    let (r, w) = (mean(run), mean(wait));
-    (w >= STALL_CPU_WAIT && w > r).then_some((r, w))
+    let (r, w) = (mean(&cpu.run[span.clone()]), mean(&cpu.wait[span.clone()]));
+    let rest: Vec<f64> = (0..bins)
+        .filter(|i| !span.contains(i))
+        .map(|i| f64::from(cpu.wait[i]))
+        .collect();
+    let usual = median(rest).unwrap_or(0.0);
+    (w - usual >= STALL_CPU_WAIT && w > r).then_some((r, w))
 }
 
 /// The narrowest window, in fine bins, at which the median non-empty window holds `min_count`
@@ -530,5 +542,10 @@ mod tests {
         let mut bad = w.clone();
         bad[45] = f32::NAN;
         device(&r, &bad);
+        // Threads that always wait (more pollers than cores): a stall waiting as usual is the
+        // device's.
+        let (r, mut w) = cpu(ios.len(), 40, 60, 0.9, 1.6);
+        w.iter_mut().for_each(|x| *x = x.max(1.4));
+        device(&r, &w);
     }
 }

@@ -123,6 +123,14 @@ pub fn sync_all() {
     unsafe { libc::sync() }
 }
 
+/// Ends the process at once with `code` (`_exit(2)`): no atexit handlers or library destructors,
+/// which may hang or crash while another thread is inside a library (MPI in a collective), and
+/// safe to call from any thread, even while another is exiting.
+pub fn exit_now(code: i32) -> ! {
+    // SAFETY: _exit takes a plain int and does not return.
+    unsafe { libc::_exit(code) }
+}
+
 /// Free bytes available to an unprivileged user on the file system holding `file`.
 pub fn free_bytes(file: &File) -> io::Result<u64> {
     let mut st = std::mem::MaybeUninit::<libc::statvfs>::zeroed();
