@@ -13,6 +13,17 @@ use std::process::Command;
 use std::sync::Mutex;
 use std::time::Instant;
 
+/// iogauge pinned to CPU 0 reading `zram` for `time`, in `dir`, its JSON on stdout.
+fn pinned_read(dir: &std::path::Path, zram: &Zram, time: &str) -> Command {
+    let mut cmd = Command::new("taskset");
+    cmd.args(["-c", "0", BIN, "run", &zram.dev()])
+        .args(["--rw", "randread", "--iodepth", "4", "--time", time])
+        .args(["--json", "--no-store"])
+        .current_dir(dir)
+        .env("IOGAUGE_RUN_DIR", own_run_dir(dir));
+    cmd
+}
+
 /// One busy loop on CPU 0 at a time.
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
@@ -44,12 +55,7 @@ fn a_fall_that_other_work_on_the_cpu_made_is_the_cpus() {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
-    let mut cmd = Command::new("taskset");
-    cmd.args(["-c", "0", BIN, "run", &zram.dev()])
-        .args(["--rw", "randread", "--iodepth", "4", "--time", "6s"])
-        .args(["--json", "--no-store"])
-        .current_dir(dir.path())
-        .env("IOGAUGE_RUN_DIR", own_run_dir(dir.path()));
+    let cmd = pinned_read(dir.path(), &zram, "6s");
     let run = Spawned::start(cmd);
     let pid = run.pid();
     wait_until("iogauge to run 2 CPU seconds", WATCHDOG, || {
@@ -96,12 +102,7 @@ fn a_stall_that_a_real_time_task_on_the_cpu_made_is_the_cpus() {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
-    let mut cmd = Command::new("taskset");
-    cmd.args(["-c", "0", BIN, "run", &zram.dev()])
-        .args(["--rw", "randread", "--iodepth", "4", "--time", "8s"])
-        .args(["--json", "--no-store"])
-        .current_dir(dir.path())
-        .env("IOGAUGE_RUN_DIR", own_run_dir(dir.path()));
+    let cmd = pinned_read(dir.path(), &zram, "8s");
     let spawned = Instant::now();
     let run = Spawned::start(cmd);
     let pid = run.pid();
