@@ -199,6 +199,31 @@ fn a_write_only_job_on_a_new_file_is_told_fio_leaves_it_unwritten() {
     let err = stderr_of(&out);
     assert!(out.status.success(), "{err}");
     assert!(!err.contains("without overwrite=1"), "{err}");
+    // Clones offset_increment apart need the file to the end of the last one's region: two
+    // halves of the 1 MiB file are there; a second clone starting at 1 MiB is not (fio would
+    // make the file anew; iogauge, which never grows a file it did not make, refuses the job
+    // after its notes).
+    for (increment, told_it) in [("512k", false), ("1m", true)] {
+        let clones = write_job(
+            dir.path(),
+            "w.fio",
+            &format!(
+                "[w]\nfilename={}\nsize=512k\nnumjobs=2\noffset_increment={increment}\nrw=write\ndirect=1\ntime_based\nruntime=1\n",
+                old.display()
+            ),
+        );
+        let out = iogauge(
+            dir.path(),
+            &["fio", "--allow-overwrite", &clones, "--dry-run"],
+        );
+        let err = stderr_of(&out);
+        assert_eq!(out.status.success(), !told_it, "{increment}: {err}");
+        assert_eq!(
+            err.contains("without overwrite=1"),
+            told_it,
+            "{increment}: {err}"
+        );
+    }
 }
 
 /// Lines of stderr naming `at` and saying `what`.
