@@ -207,12 +207,8 @@ fn quit_now(sig: i32, what: &'static str) -> ! {
         .map(|(p, id, keep)| *keep || remove_if_ours(p, *id))
         .collect();
     for ((p, id, _), _) in all.iter().zip(&gone).filter(|(_, g)| **g) {
-        if let Some((dev, ino)) = *id {
-            crate::ledger::remove(&crate::ledger::Entry::File {
-                path: std::path::absolute(p).unwrap_or_else(|_| p.clone()),
-                dev,
-                ino,
-            });
+        if let Some(id) = *id {
+            crate::ledger::remove(&crate::ledger::Entry::file(p, id));
         }
     }
     let left: Vec<String> = all

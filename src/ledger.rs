@@ -50,6 +50,17 @@ pub enum Entry {
 }
 
 impl Entry {
+    /// A test file created at `path` (made absolute, as every ledger names it) with the device
+    /// and inode it was created with: the one spelling both the run and a quick exit use, so
+    /// the exit crosses off exactly what the run wrote down.
+    pub fn file(path: &Path, (dev, ino): (u64, u64)) -> Entry {
+        Entry::File {
+            path: std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf()),
+            dev,
+            ino,
+        }
+    }
+
     /// The entry in words, for the user.
     pub fn describe(&self) -> String {
         match self {

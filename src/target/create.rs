@@ -128,11 +128,7 @@ pub(super) fn create(
     interrupt::register_created(&path, identity, req.keep);
     // A test file is in the crash ledger until the run is over: a kill -9 leaves it named for
     // the next command and `iogauge clean`.
-    let entry = identity.map(|(dev, ino)| crate::ledger::Entry::File {
-        path: std::path::absolute(&path).unwrap_or_else(|_| path.clone()),
-        dev,
-        ino,
-    });
+    let entry = identity.map(|id| crate::ledger::Entry::file(&path, id));
     if let Some(e) = &entry {
         crate::ledger::add(e.clone());
     }

@@ -116,7 +116,7 @@ pub fn stalls(fine_ios: &[u32], bin_s: f64, cpu: CpuBins, th: &Thresholds) -> Ve
                     Kind::Stall,
                     Severity::Warning,
                     format!(
-                        "{what} for {} from {} into the run while iogauge's threads, ready to run, waited for a CPU ({wait:.2} CPU-seconds per second of waiting, summed over them, against {run:.2} running): other work took the CPU; the device did not stall",
+                        "{what} for {} from {} into the run while iogauge's threads, ready to run, waited for a CPU ({wait:.2} CPU-seconds per second waiting, summed over them, against {run:.2} CPU-seconds per second running): other work took the CPU; the device did not stall",
                         secs(duration_s),
                         secs(start_s),
                     ),
