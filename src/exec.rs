@@ -301,7 +301,19 @@ pub fn run(plan: &Plan, prepared: Prepared<'_>) -> Result<Executed> {
         // What was measured is still presented (and written to --output) when the store
         // fails; the run then ends with the store's error.
         match stored {
-            Ok(id) => stored_as = id,
+            Ok(id) => {
+                stored_as = id;
+                // A result that could not be stored stopped the run, and the store took the
+                // whole run in the end: one true account, not "not stored" beside "stored as".
+                if let (Some(id), Some(f)) = (id, &failure) {
+                    if f.downcast_ref::<loops::NotStored>().is_some() {
+                        let why = f.root_cause().to_string();
+                        failure = Some(anyhow::anyhow!(
+                            "the results database could not take a result ({why}), so the run stopped early; what it measured until then was stored in the end as run {id}"
+                        ));
+                    }
+                }
+            }
             Err(e) => {
                 failure.get_or_insert(not_stored(e));
             }

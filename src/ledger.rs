@@ -26,11 +26,15 @@ pub enum Entry {
     /// A test file, with the device and inode it was created with: a file that has replaced it
     /// since is someone else's and is never removed.
     File { path: PathBuf, dev: u64, ino: u64 },
-    /// A file system iogauge made on a scratch device and mounted at `dir` (a directory it made).
+    /// A file system iogauge made on a scratch device and mounted at `dir` (a directory it made),
+    /// with the UUID iogauge gave it: `clean` wipes the device only while it still holds that
+    /// very file system, never one a user made there since (of the same type or not).
     Mount {
         dir: PathBuf,
         dev: PathBuf,
         fs: String,
+        #[serde(default)]
+        uuid: Option<String>,
     },
     /// A database cluster iogauge made: its data directory (whose postmaster.pid names a
     /// server still running), the directories it created for it, and its memory cgroup.
@@ -65,7 +69,7 @@ impl Entry {
     pub fn describe(&self) -> String {
         match self {
             Entry::File { path, .. } => format!("test file {}", path.display()),
-            Entry::Mount { dir, dev, fs } => format!(
+            Entry::Mount { dir, dev, fs, .. } => format!(
                 "{fs} file system on {} mounted at {}",
                 dev.display(),
                 dir.display()
@@ -293,6 +297,9 @@ pub struct Dead {
     pub lock: File,
 }
 
+/// The largest ledger or knob journal read: thousands of entries of a few hundred bytes each.
+const JOURNAL_LIMIT: u64 = 16 << 20;
+
 /// The journals named `{prefix}PID.json` in the run directory whose owner is dead: a journal
 /// whose lock is held belongs to a live process and is left alone, whatever its PID; one that
 /// is a link or not the caller's is not read.
@@ -324,8 +331,21 @@ pub fn dead(prefix: &str) -> Vec<Dead> {
         if lock.try_lock().is_err() {
             continue;
         }
+        // Bounded: every command reads these, and no run writes a journal this large.
+        if lock.metadata().is_ok_and(|m| m.len() > JOURNAL_LIMIT) {
+            say!(
+                "warning: {} is larger than {}, more than any journal iogauge writes; it was not read (remove it by hand)",
+                crate::units::printable(&path.display().to_string()),
+                crate::units::iec(JOURNAL_LIMIT)
+            );
+            continue;
+        }
         let mut raw = Vec::new();
-        if lock.read_to_end(&mut raw).is_ok() {
+        if (&mut lock)
+            .take(JOURNAL_LIMIT)
+            .read_to_end(&mut raw)
+            .is_ok()
+        {
             out.push(Dead {
                 path,
                 pid,
@@ -431,11 +451,8 @@ fn undo(entry: &Entry, dry_run: bool) -> (String, bool) {
                 Err(e) => (format!("could not be removed: {e}"), false),
             },
         },
-        Entry::Mount { dir, dev, fs } => {
-            if dry_run {
-                return ("would be unmounted and its signature wiped".into(), true);
-            }
-            crate::sweep::fs::undo_mount(dir, dev, fs)
+        Entry::Mount { dir, dev, fs, uuid } => {
+            crate::sweep::fs::undo_mount(dir, dev, fs, uuid.as_deref(), dry_run)
         }
         Entry::Cluster { data, dirs, cgroup } => {
             if dry_run {

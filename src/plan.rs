@@ -470,6 +470,11 @@ pub fn output_file(o: &OutputArgs) -> Result<Option<(PathBuf, Format)>> {
             )))
         }
     };
+    crate::target::gate::output_file(
+        "--output",
+        path,
+        "give a file path on a file system (stdout has the same text without --output)",
+    )?;
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => std::path::Path::new("."),

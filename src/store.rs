@@ -95,6 +95,13 @@ pub fn db_path(db: Option<&Path>) -> Result<PathBuf> {
                 "--db (or IOGAUGE_DB) is empty; give a file path",
             ));
         }
+        // The results database is never a device, a FIFO or under /dev: SQLite would write its
+        // header over a device's first blocks (a file system's superblock among them).
+        crate::target::gate::output_file(
+            "--db (or IOGAUGE_DB)",
+            p,
+            "the results database is a file: give --db PATH on a file system",
+        )?;
         return Ok(p.to_path_buf());
     }
     // The XDG base-directory spec says to ignore a relative XDG_DATA_HOME.
@@ -137,7 +144,47 @@ impl Store {
     /// Opens the database for writing, creating and initialising it when the file is missing or
     /// empty, and migrating an older schema.
     pub fn open(db: Option<&Path>) -> Result<Store> {
-        Store::open_path(&db_path(db)?)
+        let store = Store::open_path(&db_path(db)?)?;
+        store.check_writable()?;
+        Ok(store)
+    }
+
+    /// For a command that will store a run, before anything is measured: a real write, rolled
+    /// back (SQLite opens a file it may not write — chattr +i, a read-only bind mount —
+    /// read-only without a word, and the lock taken on opening needs no write), and
+    /// quick_check, which reads every page, so a file damaged mid-way is told now and not when
+    /// the first result is inserted after the fill and the measuring.
+    fn check_writable(&self) -> Result<()> {
+        let path = self.path.display();
+        let wrote = self
+            .conn
+            .execute_batch("BEGIN IMMEDIATE; CREATE TABLE iogauge_write_check (x); ROLLBACK;");
+        let readonly = self.conn.is_readonly(rusqlite::MAIN_DB).unwrap_or(true);
+        let why = match (wrote, readonly) {
+            (Err(e), _) => Some(e.to_string()),
+            (Ok(()), true) => Some("SQLite could open it only read-only".to_string()),
+            (Ok(()), false) => None,
+        };
+        if let Some(why) = why {
+            let _ = self.conn.execute_batch("ROLLBACK;");
+            if let Some(sig) = crate::interrupt::requested() {
+                return Err(crate::error::Interrupted(sig).into());
+            }
+            return Err(crate::error::usage(format!(
+                "the results database {path} cannot be written ({why}); make it writable (is it immutable? see lsattr), or give --db PATH for another file, or --no-store to keep nothing"
+            )));
+        }
+        let verdict: String = self
+            .conn
+            .query_row("PRAGMA quick_check", [], |r| r.get(0))
+            .unwrap_or_else(|e| e.to_string());
+        if verdict != "ok" {
+            return Err(crate::error::usage(format!(
+                "the results database {path} is damaged (SQLite's quick_check: {}); nothing was measured. Keep a copy and give --db PATH for another file, or --no-store to keep nothing",
+                crate::units::quoted(&verdict, 120)
+            )));
+        }
+        Ok(())
     }
 
     /// Opens an existing database; a missing file is an error that says no run was stored there.

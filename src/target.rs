@@ -11,6 +11,7 @@
 //! every exit path unless it was replaced meanwhile; when that fails, the user is told.
 
 mod create;
+pub mod gate;
 pub mod signatures;
 
 use crate::error::usage;
@@ -346,7 +347,7 @@ pub fn resolve<'a>(req: &Request<'a>) -> Result<Resolved<'a>> {
         Some(p) => p.to_path_buf(),
         None => return to_create(req, fresh_name(Path::new("."))),
     };
-    refuse_system_paths(&path)?;
+    gate::target(&path)?;
     if req.files > 1 {
         // Several files are iogauge's own, named by iogauge, in a directory: never a user's
         // file or device, whatever the flags.
@@ -398,62 +399,10 @@ fn fresh_name(dir: &Path) -> PathBuf {
         .expect("an endless supply of names")
 }
 
-/// /proc and /sys are not storage, and under /dev only block devices are: /dev/shm is memory,
-/// /dev/null discards. Symbolic links are followed first, so a link into them is refused too
-/// while /dev/disk/by-id/... (links to block devices) is fine.
-fn refuse_system_paths(path: &Path) -> Result<()> {
-    let real = resolved(path);
-    // Name the resolved path too when a link or the working directory led there.
-    let shown = if real.as_path() == path {
-        path.display().to_string()
-    } else {
-        format!("{} (that is {})", path.display(), real.display())
-    };
-    for root in ["/proc", "/sys"] {
-        if real.starts_with(root) {
-            return Err(usage(format!(
-                "{shown} is under {root}, which is not storage; give a file, directory or block device"
-            )));
-        }
-    }
-    if real.starts_with("/dev") {
-        return match std::fs::metadata(&real) {
-            Ok(m) if m.file_type().is_block_device() => Ok(()),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Err(usage(format!(
-                "{shown} does not exist; give an existing block device (see lsblk), or a file or directory on a mounted file system"
-            ))),
-            _ => Err(usage(format!(
-                "{shown} is under /dev but is not a block device; give a block device (see lsblk), or a file or directory on a mounted file system"
-            ))),
-        };
-    }
-    Ok(())
-}
-
-/// The path with every symbolic link and `..` resolved, as far as it exists; what does not
-/// exist yet is appended as typed.
-fn resolved(path: &Path) -> PathBuf {
-    let abs = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
-    let mut base = abs.as_path();
-    let mut rest = Vec::new();
-    loop {
-        if let Ok(real) = std::fs::canonicalize(base) {
-            return rest.iter().rev().fold(real, |p, c| p.join(c));
-        }
-        match (base.parent(), base.file_name()) {
-            (Some(parent), Some(name)) => {
-                rest.push(name.to_os_string());
-                base = parent;
-            }
-            _ => return abs,
-        }
-    }
-}
-
 fn existing_file(req: &Request, path: PathBuf, md: &std::fs::Metadata) -> Result<Target> {
     // What no flag allows comes first, so the user is not sent to add one in vain.
     if req.writes {
-        if let Some(dev) = loop_backed_by(md) {
+        if let Some(dev) = gate::loop_backed_by(md) {
             return Err(usage(format!(
                 "{} is the backing file of {dev}, so writing to it would write under whatever uses {dev}; iogauge never does that, whatever the flags (detach it first: losetup -d {dev})",
                 path.display()
@@ -500,20 +449,6 @@ fn existing_file(req: &Request, path: PathBuf, md: &std::fs::Metadata) -> Result
         device: None,
         devices: Vec::new(),
         more: Vec::new(),
-    })
-}
-
-/// The loop device whose backing file is the file `md` describes, if any.
-fn loop_backed_by(md: &std::fs::Metadata) -> Option<String> {
-    let entries = std::fs::read_dir("/sys/block").ok()?;
-    entries.flatten().find_map(|e| {
-        let name = e.file_name().to_string_lossy().into_owned();
-        if !name.starts_with("loop") {
-            return None;
-        }
-        let backing = std::fs::read_to_string(e.path().join("loop/backing_file")).ok()?;
-        let b = std::fs::metadata(backing.trim_end()).ok()?;
-        (b.dev() == md.dev() && b.ino() == md.ino()).then(|| format!("/dev/{name}"))
     })
 }
 

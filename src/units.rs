@@ -97,6 +97,16 @@ pub fn printable(s: &str) -> std::borrow::Cow<'_, str> {
     }
 }
 
+/// Text a user or a file supplied, as an error line quotes it: printable (see [`printable`])
+/// and cut to `max` characters with an ellipsis, so one long value cannot flood the line.
+pub fn quoted(s: &str, max: usize) -> String {
+    let shown = printable(s);
+    match shown.chars().count() > max {
+        true => format!("{}…", shown.chars().take(max).collect::<String>()),
+        false => shown.into_owned(),
+    }
+}
+
 /// Parses a comma-separated list with `item`, e.g. block sizes `4k,64k,1m`.
 pub fn parse_list<T>(s: &str, item: impl Fn(&str) -> Result<T, String>) -> Result<Vec<T>, String> {
     let items: Vec<&str> = s.split(',').map(str::trim).collect();
@@ -167,6 +177,8 @@ mod tests {
         }
         assert_eq!(printable("a\nb\x1b[31m"), "a\\nb\\u{1b}[31m");
         assert_eq!(printable("plain · ok"), "plain · ok");
+        assert_eq!(quoted("((((((((", 4), "((((…");
+        assert_eq!(quoted("a\x1bb", 9), "a\\u{1b}b");
         assert_eq!(parse_rate("5k"), Ok(5000.0));
         assert_eq!(parse_rate("1.5m"), Ok(1.5e6));
         assert_eq!(parse_rate("250"), Ok(250.0));

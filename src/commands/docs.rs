@@ -18,6 +18,11 @@ pub fn man(args: &ManArgs) -> Result<()> {
     let mut top = Cli::command().disable_help_subcommand(true);
     top.build();
     if let Some(dir) = &args.dir {
+        crate::target::gate::output_dir(
+            "--dir",
+            dir,
+            "give a directory for man pages, e.g. /usr/local/share/man/man1",
+        )?;
         if !dir.is_dir() {
             return Err(usage(format!(
                 "--dir {}: no such directory; create it first (e.g. mkdir -p {0})",

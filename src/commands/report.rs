@@ -18,6 +18,18 @@ pub fn run(args: &ReportArgs) -> Result<()> {
             args.output.display()
         )));
     }
+    crate::target::gate::output_file(
+        "-o",
+        &args.output,
+        "give the report a file path on a file system",
+    )?;
+    if let Some(dir) = &args.charts {
+        crate::target::gate::output_dir(
+            "--charts",
+            dir,
+            "give a directory on a file system for the chart files",
+        )?;
+    }
     let thresholds = match &args.thresholds {
         Some(path) => Some(read_thresholds(path)?),
         None => None,
@@ -91,7 +103,7 @@ pub fn run(args: &ReportArgs) -> Result<()> {
 /// A run document as `iogauge run --json` or `iogauge export` wrote it.
 fn read_doc(path: &Path) -> Result<crate::model::RunDoc> {
     let text =
-        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+        crate::target::gate::read_input("run document", path, crate::target::gate::DOC_LIMIT)?;
     serde_json::from_str(&text).map_err(|e| {
         crate::error::usage(format!(
             "{} is not an iogauge run document ({e}); write one with `iogauge run --json` or `iogauge export`",
@@ -103,7 +115,7 @@ fn read_doc(path: &Path) -> Result<crate::model::RunDoc> {
 /// Thresholds from a TOML file naming only the ones it changes, e.g. `gap_frac = 0.3`.
 fn read_thresholds(path: &Path) -> Result<iogauge_analyze::Thresholds> {
     let text =
-        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+        crate::target::gate::read_input("thresholds file", path, crate::target::gate::TEXT_LIMIT)?;
     let th: iogauge_analyze::Thresholds = toml::from_str(&text)
         .map_err(|e| crate::error::usage(format!("{}: {}", path.display(), e.message())))?;
     th.validate()

@@ -184,7 +184,19 @@ pub(super) fn run_cells(
 
 /// A results database that could not take a result: the run stops, what was measured is shown.
 pub(super) fn not_stored(e: anyhow::Error) -> anyhow::Error {
-    e.context("the results database could not store the run (the results measured are printed, and written to --output when asked, but not stored)")
+    e.context(NotStored)
+}
+
+/// The context of a store failure, so that a store that takes the run in the end (a lock
+/// released meanwhile) turns "not stored" into what happened: the run stopped early, and what
+/// it measured was stored.
+#[derive(Debug)]
+pub(super) struct NotStored;
+
+impl std::fmt::Display for NotStored {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("the results database could not store the run (the results measured are printed, and written to --output when asked, but not stored)")
+    }
 }
 
 /// SNIA PTS's workload-independent preconditioning: the whole range written twice in 128 KiB

@@ -54,7 +54,8 @@ pub fn parse(
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Vec<Section>, String> {
     let mut sections: Vec<Section> = Vec::new();
-    read_into(&mut sections, text, file, env, 0)?;
+    let mut read = text.len() as u64;
+    read_into(&mut sections, text, file, env, 0, &mut read)?;
     Ok(sections)
 }
 
@@ -62,13 +63,16 @@ pub fn parse(
 const MAX_INCLUDE_DEPTH: usize = 8;
 
 /// Adds `text`'s sections and options to `sections`; an `include` reads its file (relative to
-/// the including file, as fio resolves it) in its place.
+/// the including file, as fio resolves it) in its place. `read` counts the bytes of every file
+/// read so far: the job file and all its includes together stay within the gate's bound, so
+/// many includes of one large file cannot exhaust memory either.
 fn read_into(
     sections: &mut Vec<Section>,
     text: &str,
     file: &str,
     env: &dyn Fn(&str) -> Option<String>,
     depth: usize,
+    read: &mut u64,
 ) -> Result<(), String> {
     for (i, raw) in text.lines().enumerate() {
         let at = Loc {
@@ -113,15 +117,23 @@ fn read_into(
                 Some(dir) if !std::path::Path::new(name).is_absolute() => dir.join(name),
                 _ => std::path::PathBuf::from(name),
             };
-            let inner = std::fs::read_to_string(&path).map_err(|e| {
-                format!("{at}: include {name}: cannot read {}: {e}", path.display())
-            })?;
+            let limit = crate::target::gate::TEXT_LIMIT;
+            let inner = crate::target::gate::read_input("include", &path, limit)
+                .map_err(|e| format!("{at}: {e}"))?;
+            *read += inner.len() as u64;
+            if *read > limit {
+                return Err(format!(
+                    "{at}: include {name}: the job file and its includes hold more than {}, more than any job file iogauge reads; include fewer or smaller files",
+                    crate::units::iec(limit)
+                ));
+            }
             read_into(
                 sections,
                 &inner,
                 &path.display().to_string(),
                 env,
                 depth + 1,
+                read,
             )?;
             continue;
         }
@@ -268,7 +280,7 @@ fn substitute(v: &str, at: &Loc, env: &dyn Fn(&str) -> Option<String>) -> Result
         rest = &inner[end + 1..];
     }
     out.push_str(rest);
-    let bad = |e: String| format!("{at}: {out}: {e}");
+    let bad = |e: String| format!("{at}: {}: {e}", crate::units::quoted(&out, 80));
     if keyword && out.contains(['+', '-', '*', '/', '%', '^']) && !out.contains('(') {
         return arith::eval(&out).map(|n| n.to_string()).map_err(bad);
     }
@@ -290,7 +302,11 @@ fn substitute(v: &str, at: &Loc, env: &dyn Fn(&str) -> Option<String>) -> Result
 mod arith {
     pub fn eval(s: &str) -> Result<i128, String> {
         let t: Vec<char> = s.chars().filter(|c| !c.is_whitespace()).collect();
-        let mut p = P { t: &t, i: 0 };
+        let mut p = P {
+            t: &t,
+            i: 0,
+            depth: 0,
+        };
         let v = p.sum()?;
         match p.i == t.len() {
             true => Ok(v),
@@ -301,12 +317,27 @@ mod arith {
         }
     }
 
+    /// How deep parentheses, signs and powers may nest: the parser recurses, and no value a
+    /// person writes nests past a few levels (30,000 parentheses overflowed the stack).
+    const MAX_DEPTH: usize = 64;
+
     struct P<'a> {
         t: &'a [char],
         i: usize,
+        depth: usize,
     }
 
     impl P<'_> {
+        /// One level deeper, refused past [`MAX_DEPTH`].
+        fn deeper(&mut self) -> Result<(), String> {
+            self.depth += 1;
+            match self.depth > MAX_DEPTH {
+                true => Err(format!(
+                    "parentheses, signs or powers nest more than {MAX_DEPTH} deep"
+                )),
+                false => Ok(()),
+            }
+        }
         fn peek(&self) -> Option<char> {
             self.t.get(self.i).copied()
         }
@@ -343,7 +374,9 @@ mod arith {
             let base = self.atom()?;
             if self.peek() == Some('^') {
                 self.i += 1;
+                self.deeper()?;
                 let e = self.power()?;
+                self.depth -= 1;
                 let e = u32::try_from(e).map_err(|_| "a negative or huge exponent")?;
                 return base
                     .checked_pow(e)
@@ -355,7 +388,9 @@ mod arith {
             match self.peek() {
                 Some('(') => {
                     self.i += 1;
+                    self.deeper()?;
                     let v = self.sum()?;
+                    self.depth -= 1;
                     if self.peek() != Some(')') {
                         return Err("'(' is not closed".into());
                     }
@@ -364,7 +399,10 @@ mod arith {
                 }
                 Some('-') => {
                     self.i += 1;
-                    Ok(-self.atom()?)
+                    self.deeper()?;
+                    let v = self.atom()?.checked_neg().ok_or("the value is too large")?;
+                    self.depth -= 1;
+                    Ok(v)
                 }
                 _ => {
                     let start = self.i;
@@ -462,6 +500,46 @@ mod tests {
             assert!(e.starts_with(&format!("x.fio:{line}: ")), "{e}");
             assert!(e.contains(what), "{e}");
         }
+    }
+
+    #[test]
+    fn deep_nesting_is_refused_not_a_stack_overflow() {
+        let deep = format!(
+            "[a]\nsize=({}1{})\n",
+            "(".repeat(30_000),
+            ")".repeat(30_000)
+        );
+        let e = parse(&deep, "x.fio", &no_env).unwrap_err();
+        assert!(
+            e.starts_with("x.fio:2: ") && e.contains("nest more than 64"),
+            "{e}"
+        );
+        let signs = format!("[a]\nsize=({}1)\n", "-".repeat(30_000));
+        assert!(parse(&signs, "x.fio", &no_env)
+            .unwrap_err()
+            .contains("nest more than"));
+        // A value a person writes still computes.
+        let ok = parse("[a]\nsize=((((2))))*-(-3)\n", "x.fio", &no_env).unwrap();
+        assert_eq!(ok[0].opts[0].value.as_deref(), Some("6"));
+    }
+
+    #[test]
+    fn includes_are_files_and_bounded_together() {
+        let dir = tempfile::tempdir().unwrap();
+        let main = dir.path().join("main.fio");
+        let e = parse("[a]\ninclude /dev/zero\n", main.to_str().unwrap(), &no_env).unwrap_err();
+        assert!(e.contains("is a character device, not a file"), "{e}");
+        // Each include alone is within the bound; together they are not.
+        let third = crate::target::gate::TEXT_LIMIT as usize / 3 + 1;
+        std::fs::write(dir.path().join("big.inc"), "#".repeat(third)).unwrap();
+        let text = "[a]\ninclude big.inc\ninclude big.inc\ninclude big.inc\n";
+        let e = parse(text, main.to_str().unwrap(), &no_env).unwrap_err();
+        assert!(
+            e.contains(":4: include big.inc: the job file and its includes hold more than 4 MiB"),
+            "{e}"
+        );
+        let two = "[a]\ninclude big.inc\ninclude big.inc\n";
+        assert!(parse(two, main.to_str().unwrap(), &no_env).is_ok());
     }
 
     #[test]

@@ -30,8 +30,8 @@ pub fn from_fio(args: &FioArgs) -> Result<Plan> {
         ));
     }
     for path in &args.jobs {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| usage(format!("cannot read job file {}: {e}", path.display())))?;
+        let text =
+            crate::target::gate::read_input("job file", path, crate::target::gate::TEXT_LIMIT)?;
         let name = path.display().to_string();
         jobs.extend(fio::parse(&text, &name, &env_var).map_err(usage)?);
     }

@@ -86,8 +86,11 @@ pub fn from_suite(args: &SuiteArgs) -> Result<Plan> {
 fn load(args: &SuiteArgs) -> Result<Suite> {
     match (&args.file, &args.name) {
         (Some(path), _) => {
-            let text = std::fs::read_to_string(path)
-                .map_err(|e| usage(format!("cannot read suite file {}: {e}", path.display())))?;
+            let text = crate::target::gate::read_input(
+                "suite file",
+                path,
+                crate::target::gate::TEXT_LIMIT,
+            )?;
             suites::schema::parse(&text, &path.display().to_string()).map_err(usage)
         }
         (None, Some(name)) => suites::builtin(name).map_err(usage),

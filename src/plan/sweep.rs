@@ -14,6 +14,9 @@ pub fn from_sweep(args: &SweepArgs) -> Result<SweepPlan> {
         .iter()
         .map(|k| KnobSpec::parse(k))
         .collect::<Result<_>>()?;
+    for o in &args.mount_opts {
+        crate::target::gate::option_words("--mount-opts", o, o.split_whitespace())?;
+    }
     let mut fss: Vec<FsSpec> = Vec::new();
     for f in &args.fs {
         fss.extend(FsSpec::parse(f)?);

@@ -76,11 +76,11 @@ fn list_row(r: &RunRow) -> Vec<String> {
     let target = r
         .results
         .first()
-        .map(|x| x.target.clone())
+        .map(|x| crate::units::printable(&x.target).into_owned())
         .unwrap_or_default();
     // The row fits 120 columns: long labels, sweep parameters and names are cut where they
     // stop telling runs apart (a path keeps its end); `show ID` has them whole.
-    let what = cut(&what, 27 - mark.chars().count()) + mark;
+    let what = cut(&crate::units::printable(&what), 27 - mark.chars().count()) + mark;
     let (label, target) = (cut(&label, 12), cut_front(&target, 14));
     let (iops, bw, p99) = match r.results.as_slice() {
         [] => (String::new(), String::new(), String::new()),
@@ -205,7 +205,7 @@ fn system_text(sys: &iogauge_sysinfo::SystemInfo) -> String {
     let Some(t) = &sys.target else {
         return s;
     };
-    let mut line = format!("  target      {}", t.path);
+    let mut line = format!("  target      {}", crate::units::printable(&t.path));
     if let Some(fs) = &t.filesystem {
         let _ = write!(line, " · {fs}");
     }

@@ -37,6 +37,16 @@ impl FsSpec {
                         "--fs '{s}': '{fs}' is not a file system name; give e.g. --fs ext4,xfs,btrfs or --fs 'ext4:-b 1024'"
                     )));
                 }
+                crate::target::gate::option_words("--fs", s, opts.split_whitespace())?;
+                if opts
+                    .split_whitespace()
+                    .any(|w| w.starts_with("-U") || w.to_ascii_lowercase().contains("uuid="))
+                {
+                    return Err(usage(format!(
+                        "--fs '{}': iogauge gives the file system a UUID of its own, so that `iogauge clean` never wipes one it did not make; leave out -U and uuid=",
+                        crate::units::quoted(s, 80)
+                    )));
+                }
                 Ok(FsSpec {
                     fs: fs.to_string(),
                     mkfs_opts: opts.split_whitespace().map(str::to_string).collect(),
@@ -120,10 +130,14 @@ impl Mounted {
         // A directory of our own that nobody else can have planted or enter: a fresh random
         // name made with mkdir (which never follows a link) and mode 0700.
         let dir = private_dir(&spec.fs)?;
+        // The file system's name: given to mkfs where it takes one, read back where it does
+        // not, and written down either way, so `clean` tells this file system from any other.
+        let (uuid_args, stamped) = stamp(&spec.fs);
         let entry = crate::ledger::Entry::Mount {
             dir: dir.clone(),
             dev: dev.to_path_buf(),
             fs: spec.fs.clone(),
+            uuid: stamped.clone(),
         };
         // Written down before mkfs: from then on the device holds our signature, and a killed
         // run's is named by the next command and wiped by `iogauge clean`.
@@ -151,9 +165,24 @@ impl Mounted {
         };
         run(Command::new(&mkfs)
             .args(&quiet)
+            .args(&uuid_args)
             .args(&spec.mkfs_opts)
             .arg(dev))
         .with_context(|| format!("mkfs.{} {}", spec.fs, spec.mkfs_opts.join(" ")))?;
+        if stamped.is_none() {
+            // A file system whose mkfs takes no UUID: the one it chose, read now.
+            if let Some(uuid) = signatures::blkid(dev).and_then(|f| f.uuid) {
+                let learnt = crate::ledger::Entry::Mount {
+                    dir: me.dir.clone(),
+                    dev: dev.to_path_buf(),
+                    fs: spec.fs.clone(),
+                    uuid: Some(uuid),
+                };
+                crate::ledger::add(learnt.clone());
+                crate::ledger::remove(&me.entry);
+                me.entry = learnt;
+            }
+        }
         let mut mount = Command::new("mount");
         if let Some(o) = opts {
             mount.args(["-o", o]);
@@ -218,9 +247,17 @@ fn private_dir(fs: &str) -> Result<PathBuf> {
 }
 
 /// Undoes a scratch mount a killed run left (`iogauge clean`): unmounts `dir` if a file system
-/// of `dev` is mounted exactly there, then wipes `dev` only if it still holds the `fs` file
-/// system iogauge made (nothing else is ever wiped), and removes the directory.
-pub fn undo_mount(dir: &Path, dev: &Path, fs: &str) -> (String, bool) {
+/// of `dev` is mounted exactly there, then wipes `dev` only if it still holds the very file
+/// system iogauge made — its type and the UUID iogauge recorded — and removes the directory.
+/// A device whose file system has another UUID (a user's, made since) or whose UUID iogauge
+/// never learnt is left alone and named. With `dry_run`, says exactly that and does nothing.
+pub fn undo_mount(
+    dir: &Path,
+    dev: &Path,
+    fs: &str,
+    uuid: Option<&str>,
+    dry_run: bool,
+) -> (String, bool) {
     let real_dev = std::fs::canonicalize(dev).unwrap_or_else(|_| dev.to_path_buf());
     let mounts = std::fs::read_to_string("/proc/self/mounts").unwrap_or_default();
     let mounted_here = mounts.lines().any(|l| {
@@ -231,36 +268,73 @@ pub fn undo_mount(dir: &Path, dev: &Path, fs: &str) -> (String, bool) {
     });
     let mut done = Vec::new();
     if mounted_here {
-        // The killed run's io_uring rings may still be letting go of their files.
-        let until = std::time::Instant::now() + UNMOUNT_PATIENCE;
-        while let Err(e) = run(Command::new("umount").arg(dir)) {
-            if std::time::Instant::now() >= until {
-                return (
-                    format!("could not be unmounted ({e:#}): umount {}", dir.display()),
-                    false,
-                );
+        if dry_run {
+            done.push("would be unmounted".to_string());
+        } else {
+            // The killed run's io_uring rings may still be letting go of their files.
+            let until = std::time::Instant::now() + UNMOUNT_PATIENCE;
+            while let Err(e) = run(Command::new("umount").arg(dir)) {
+                if std::time::Instant::now() >= until {
+                    return (
+                        format!("could not be unmounted ({e:#}): umount {}", dir.display()),
+                        false,
+                    );
+                }
+                std::thread::sleep(std::time::Duration::from_millis(100));
             }
-            std::thread::sleep(std::time::Duration::from_millis(100));
+            done.push("unmounted".to_string());
         }
-        done.push("unmounted".to_string());
     }
-    match signatures::blkid(dev) {
-        Some(f) if f.what.starts_with(&format!("a '{fs}' signature")) => match wipe(dev) {
-            Ok(()) => done.push(format!("its {fs} signature wiped")),
-            Err(e) => return (format!("{e:#}"), false),
-        },
-        Some(f) => done.push(format!(
-            "{} now holds {}, left alone",
-            dev.display(),
+    let dev_shown = dev.display();
+    match (signatures::blkid(dev), uuid) {
+        (Some(f), Some(ours))
+            if f.what.starts_with(&format!("a '{fs}' signature"))
+                && f.uuid.as_deref() == Some(ours) =>
+        {
+            match dry_run {
+                true => done.push(format!("its {fs} signature would be wiped")),
+                false => match wipe(dev) {
+                    Ok(()) => done.push(format!("its {fs} signature wiped")),
+                    Err(e) => return (format!("{e:#}"), false),
+                },
+            }
+        }
+        (Some(f), Some(ours)) => done.push(format!(
+            "{dev_shown} now holds {}{}, not the file system iogauge made (UUID {ours}): left alone",
+            f.what,
+            f.uuid.map(|u| format!(" with UUID {u}")).unwrap_or_default()
+        )),
+        (Some(f), None) => done.push(format!(
+            "{dev_shown} holds {}, and the run was killed before iogauge learnt its file system's UUID, so it cannot tell it is its own: left alone (wipe it by hand if it is: wipefs -a {dev_shown})",
             f.what
         )),
-        None => {}
+        (None, _) => {}
     }
-    let _ = std::fs::remove_dir(dir);
+    if !dry_run {
+        let _ = std::fs::remove_dir(dir);
+    }
     if done.is_empty() {
         done.push("already gone".into());
     }
     (done.join(", "), true)
+}
+
+/// The mkfs arguments that give a new file system of type `fs` a UUID iogauge chose, and that
+/// UUID; none for a file system whose mkfs takes no UUID (its own is read back after mkfs).
+fn stamp(fs: &str) -> (Vec<String>, Option<String>) {
+    let uuid = format!(
+        "{:08x}-{:04x}-4{:03x}-{:04x}-{:012x}",
+        fastrand::u32(..),
+        fastrand::u16(..),
+        fastrand::u16(..0x1000),
+        0x8000 | fastrand::u16(..0x4000),
+        fastrand::u64(..1 << 48)
+    );
+    match fs {
+        "ext2" | "ext3" | "ext4" | "btrfs" => (vec!["-U".into(), uuid.clone()], Some(uuid)),
+        "xfs" => (vec!["-m".into(), format!("uuid={uuid}")], Some(uuid)),
+        _ => (Vec::new(), None),
+    }
 }
 
 /// Removes every signature on `dev` — only ever called on a device iogauge checked was blank

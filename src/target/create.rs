@@ -229,7 +229,7 @@ fn fill(target: &Target, size: u64, req: &Request) -> Result<()> {
             last_report = Instant::now();
             let line = fill_progress(written, size, start.elapsed());
             match tty {
-                true => say_part!("\r{what} ... {line}\x1b[K"),
+                true => say_part!("\r{what} ... {line}{}", crate::ui::ERASE_LINE),
                 false => say!("  {line}"),
             }
         }
@@ -247,7 +247,7 @@ fn fill(target: &Target, size: u64, req: &Request) -> Result<()> {
             units::mib_s(size as f64 / secs)
         );
         match tty {
-            true => say!("\r{what} ... {done}\x1b[K"),
+            true => say!("\r{what} ... {done}{}", crate::ui::ERASE_LINE),
             false => say!("  {done}"),
         }
     }

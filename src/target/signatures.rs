@@ -20,6 +20,9 @@ pub struct Found {
     pub what: String,
     /// Byte offset of the magic number, or `None` when blkid found it.
     pub offset: Option<u64>,
+    /// The file system's UUID, as blkid reads it (how `clean` knows a file system iogauge made
+    /// from one a user made since on the same device).
+    pub uuid: Option<String>,
 }
 
 /// Bytes read from the start of the device: every signature checked here lies in the first
@@ -79,12 +82,14 @@ pub fn blkid(path: &Path) -> Option<Found> {
             Some(Found {
                 what: format!("{what} (found by blkid -p)"),
                 offset: None,
+                uuid: value("UUID"),
             })
         }
         // 8: "ambivalent probing result", i.e. more than one signature.
         Some(8) => Some(Found {
             what: "more than one signature (found by blkid -p)".into(),
             offset: None,
+            uuid: None,
         }),
         _ => None,
     }
@@ -92,6 +97,7 @@ pub fn blkid(path: &Path) -> Option<Found> {
 
 fn found(what: impl Into<String>, offset: u64) -> Found {
     Found {
+        uuid: None,
         what: what.into(),
         offset: Some(offset),
     }
