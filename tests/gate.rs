@@ -326,7 +326,14 @@ fn clean_wipes_only_the_file_system_iogauge_made() {
     let theirs = sh("blkid", &["-p", "-o", "value", "-s", "UUID", &dev]);
     assert!(!theirs.is_empty());
     // The user takes the device back by hand: their own ext4, with their data.
-    sh("umount", &[&at]);
+    // The killed run's io_uring ring may hold the file system busy for a moment after it died.
+    wait_until("the killed run's file system to unmount", WATCHDOG, || {
+        Command::new("umount")
+            .arg(&at)
+            .stderr(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    });
     sh("mkfs.ext4", &["-q", "-F", &dev]);
     let user_uuid = sh("blkid", &["-p", "-o", "value", "-s", "UUID", &dev]);
     assert_ne!(user_uuid, theirs);
