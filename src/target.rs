@@ -606,8 +606,8 @@ fn open_error(path: &Path, e: io::Error, direct: bool) -> anyhow::Error {
 }
 
 /// Why a block device is in use, if it is: mounted (itself or a partition), swap, or held by
-/// another device (dm, md, LVM).
-fn device_in_use(path: &Path, rdev: u64) -> Option<String> {
+/// another device (dm, md, LVM). The target's rule, and a scratch device's.
+pub fn device_in_use(path: &Path, rdev: u64) -> Option<String> {
     let (major, minor) = (libc::major(rdev), libc::minor(rdev));
     if let Some(m) = iogauge_sysinfo::mount_of_device(major, minor) {
         return Some(if m == "[SWAP]" {

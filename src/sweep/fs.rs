@@ -87,15 +87,10 @@ pub fn check_scratch(dev: &Path) -> Result<()> {
             dev.display()
         )));
     }
-    let real = std::fs::canonicalize(dev)?;
-    let mounts = std::fs::read_to_string("/proc/mounts").unwrap_or_default();
-    if mounts
-        .lines()
-        .filter_map(|l| l.split_whitespace().next())
-        .any(|src| std::fs::canonicalize(src).ok().as_deref() == Some(real.as_path()))
-    {
+    // The target's rule: mounted (itself or a partition), swap, or held by md, dm or LVM.
+    if let Some(why) = crate::target::device_in_use(dev, std::os::unix::fs::MetadataExt::rdev(&meta)) {
         return Err(usage(format!(
-            "--scratch {} is mounted; give a device nothing uses",
+            "--scratch {} is {why}; give a device nothing uses",
             dev.display()
         )));
     }
