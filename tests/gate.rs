@@ -373,3 +373,33 @@ fn text_from_files_reaches_the_terminal_escaped() {
         String::from_utf8_lossy(&all)
     );
 }
+
+/// Issue 34, item 9: an immutable results database passed the check before the fill (SQLite
+/// opened it read-only without a word) and failed after measuring. Now it is refused first.
+#[test]
+fn an_immutable_results_database_is_refused_before_the_fill() {
+    needs_root!();
+    needs_tool!("chattr");
+    let dir = tempfile::tempdir().unwrap();
+    let first = iogauge(dir.path(), &["run", ".", "--size", "8m", "--time", "200ms"]);
+    assert!(first.status.success(), "{}", stderr_of(&first));
+    let db = dir.path().join("results.db");
+    let immutable = Command::new("chattr").arg("+i").arg(&db).status().unwrap();
+    if !immutable.success() {
+        skip("the file system of the temporary directory has no immutable flag");
+        return;
+    }
+    struct Mutable<'a>(&'a Path);
+    impl Drop for Mutable<'_> {
+        fn drop(&mut self) {
+            let _ = Command::new("chattr").arg("-i").arg(self.0).status();
+        }
+    }
+    let _undo = Mutable(&db);
+    let out = iogauge(dir.path(), &["run", ".", "--size", "8m", "--time", "200ms"]);
+    refused(&out, "cannot be written (");
+    assert!(!stderr_of(&out).contains("Filling"), "{}", stderr_of(&out));
+    // Reading it still works.
+    let list = iogauge(dir.path(), &["list"]);
+    assert!(list.status.success(), "{}", stderr_of(&list));
+}

@@ -391,3 +391,41 @@ fn a_version_1_file_gains_the_verify_maps_and_keeps_its_runs() {
     store.delete(id).unwrap();
     assert_eq!(store.verify_map(id).unwrap(), None);
 }
+
+/// Issue 34, item 9: a file damaged mid-way passed the check before the fill and failed when
+/// the first result was inserted after the measuring. It is told when the store opens now;
+/// the same file undamaged opens.
+#[test]
+fn a_damaged_database_is_told_before_anything_is_measured() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = db_in(&dir);
+    for _ in 0..4 {
+        record(&db, None, 40);
+    }
+    assert!(Store::open(Some(&db)).is_ok());
+    let page = raw(&db)
+        .query_row("PRAGMA page_size", [], |r| r.get::<_, i64>(0))
+        .unwrap() as u64;
+    let len = std::fs::metadata(&db).unwrap().len();
+    assert!(
+        len >= 6 * page,
+        "{len} bytes: the damage must fall mid-file"
+    );
+    // Garbage over a page in the middle: a b-tree page of the results, not the header.
+    use std::os::unix::fs::FileExt;
+    let f = std::fs::OpenOptions::new().write(true).open(&db).unwrap();
+    f.write_all_at(&vec![0xa5u8; page as usize], (len / page / 2) * page)
+        .unwrap();
+    drop(f);
+    let e = Store::open(Some(&db))
+        .err()
+        .expect("a damaged file is refused");
+    assert!(
+        e.downcast_ref::<crate::error::UsageError>().is_some(),
+        "{e:#}"
+    );
+    assert!(
+        format!("{e:#}").contains("is damaged (SQLite's quick_check"),
+        "{e:#}"
+    );
+}

@@ -88,7 +88,9 @@ pub fn check_scratch(dev: &Path) -> Result<()> {
         )));
     }
     // The target's rule: mounted (itself or a partition), swap, or held by md, dm or LVM.
-    if let Some(why) = crate::target::device_in_use(dev, std::os::unix::fs::MetadataExt::rdev(&meta)) {
+    if let Some(why) =
+        crate::target::device_in_use(dev, std::os::unix::fs::MetadataExt::rdev(&meta))
+    {
         return Err(usage(format!(
             "--scratch {} is {why}; give a device nothing uses",
             dev.display()
