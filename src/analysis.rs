@@ -223,6 +223,27 @@ fn device_findings(r: &ResultDoc, system: &SystemInfo) -> Vec<iogauge_analyze::F
         in_flight: w.threads * w.iodepth,
         ios: r.ios,
         measured_s: secs,
+        syncs_per_s: r.sync.as_ref().map_or(0.0, |s| s.count as f64 / secs),
+        // Over the devices' window, as the devices' rates are.
+        others: r.others.as_ref().map(|o| {
+            let t = r.devices.first().map_or(secs, |d| d.elapsed_s).max(1e-9);
+            iogauge_analyze::OthersSeen {
+                read_bytes_per_s: o.read_bytes as f64 / t,
+                write_bytes_per_s: o.write_bytes as f64 / t,
+                unreadable: o.unreadable,
+                top: o
+                    .top
+                    .iter()
+                    .map(|p| {
+                        (
+                            format!("{} (pid {})", crate::units::printable(&p.command), p.pid),
+                            (p.read_bytes + p.write_bytes) as f64 / t,
+                        )
+                    })
+                    .collect(),
+            }
+        }),
+        filesystem: system.target.as_ref().and_then(|t| t.filesystem.clone()),
     };
     let no_device = system
         .target

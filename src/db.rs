@@ -577,6 +577,7 @@ fn result_doc(
         findings: Vec::new(),
         repeats: Vec::new(),
         devices,
+        others: None,
         stats: BTreeMap::new(),
         pg: Some(pg),
         sysbench: None,

@@ -506,6 +506,12 @@ pub struct ResultDoc {
     /// from the block layer's own counters.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub devices: Vec<DeviceDoc>,
+    /// What other processes (not iogauge, not the kernel's threads) read and wrote to storage
+    /// while the devices were watched, from the kernel's per-process accounting: tells another
+    /// process's IO (`other-io`) from the file system's own on iogauge's behalf
+    /// (`amplification`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub others: Option<OthersDoc>,
     /// Statistics over the repeats, per metric: iops, bw_bytes, lat_mean_ns, lat_p50_ns,
     /// lat_p99_ns (and syncs_per_s for sync workloads).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
@@ -656,5 +662,71 @@ impl DeviceDoc {
                 intervals: samples,
             },
         }
+    }
+}
+
+/// Other processes' storage IO over a result's device windows (see `ResultDoc::others`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct OthersDoc {
+    pub read_bytes: u64,
+    pub write_bytes: u64,
+    /// Processes whose counters could not be read (another user's, without root).
+    pub unreadable: u32,
+    /// The busiest few, most bytes first.
+    pub top: Vec<OtherDoc>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct OtherDoc {
+    pub pid: u32,
+    pub command: String,
+    pub read_bytes: u64,
+    pub write_bytes: u64,
+}
+
+impl OthersDoc {
+    /// How many processes a document keeps by name.
+    const KEPT: usize = 5;
+
+    pub fn of(o: &iogauge_sysinfo::procio::Others) -> OthersDoc {
+        OthersDoc {
+            read_bytes: o.read_bytes,
+            write_bytes: o.write_bytes,
+            unreadable: o.unreadable,
+            top: o
+                .top
+                .iter()
+                .take(Self::KEPT)
+                .map(|p| OtherDoc {
+                    pid: p.pid,
+                    command: p.command.clone(),
+                    read_bytes: p.read_bytes,
+                    write_bytes: p.write_bytes,
+                })
+                .collect(),
+        }
+    }
+
+    /// Two windows (repeats of one cell) as one: their sums; the busiest of both.
+    pub fn add(&mut self, o: &OthersDoc) {
+        self.read_bytes += o.read_bytes;
+        self.write_bytes += o.write_bytes;
+        self.unreadable = self.unreadable.max(o.unreadable);
+        for p in &o.top {
+            match self
+                .top
+                .iter_mut()
+                .find(|q| q.pid == p.pid && q.command == p.command)
+            {
+                Some(q) => {
+                    q.read_bytes += p.read_bytes;
+                    q.write_bytes += p.write_bytes;
+                }
+                None => self.top.push(p.clone()),
+            }
+        }
+        self.top
+            .sort_by_key(|p| std::cmp::Reverse(p.read_bytes + p.write_bytes));
+        self.top.truncate(Self::KEPT);
     }
 }

@@ -110,6 +110,7 @@ pub(crate) fn result(rw: Rw, bs: u64, threads: u32, iodepth: u32, iops: f64) -> 
         findings: Vec::new(),
         repeats: Vec::new(),
         devices: Vec::new(),
+        others: None,
         stats: Default::default(),
         pg: None,
         sysbench: None,

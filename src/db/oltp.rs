@@ -511,6 +511,7 @@ fn result_doc(p: &SysbenchPlan, s: &dyn Backend, m: Measured, mut sb: SysbenchDo
         findings: Vec::new(),
         repeats: Vec::new(),
         devices,
+        others: None,
         stats: BTreeMap::new(),
         pg: None,
         sysbench: Some(Box::new(sb)),

@@ -5,7 +5,7 @@
 use super::work::Ran;
 use crate::measure::{self, LatNs};
 use crate::model::{
-    CpuDoc, DeviceDoc, OpDoc, RepeatDoc, ResultDoc, Sample, TargetDoc, WorkloadDoc,
+    CpuDoc, DeviceDoc, OpDoc, OthersDoc, RepeatDoc, ResultDoc, Sample, TargetDoc, WorkloadDoc,
 };
 use crate::runner::Measured;
 use crate::target::Target;
@@ -19,6 +19,17 @@ pub fn result(mut ran: Vec<Ran>, target: &Target, name: Option<String>) -> Resul
         Vec::new()
     };
     let devices = devices(&ran);
+    // Other processes' IO over every repeat's window; unknown if any repeat did not count it.
+    let others = ran.iter().try_fold(None::<OthersDoc>, |acc, r| {
+        let o = OthersDoc::of(r.others.as_ref()?);
+        Some(Some(match acc {
+            Some(mut a) => {
+                a.add(&o);
+                a
+            }
+            None => o,
+        }))
+    });
     let first = ran.remove(0);
     let mut m = first.m;
     for r in ran {
@@ -72,6 +83,7 @@ pub fn result(mut ran: Vec<Ran>, target: &Target, name: Option<String>) -> Resul
         findings: Vec::new(),
         repeats: Vec::new(),
         devices,
+        others: others.flatten(),
         stats: Default::default(),
         pg: None,
         sysbench: None,

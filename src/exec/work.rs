@@ -209,6 +209,41 @@ pub struct Ran {
     pub m: Measured,
     /// What the target's devices counted meanwhile (one window per measurement).
     pub devices: Vec<iogauge_sysinfo::diskstats::DeviceWindow>,
+    /// What other processes read and wrote meanwhile (when there are devices to judge).
+    pub others: Option<iogauge_sysinfo::procio::Others>,
+}
+
+/// The target's devices, and every other process's storage IO, over one measurement: the
+/// device's counters alone cannot tell another process's IO from the kernel's own on iogauge's
+/// behalf. Both are read at the edges of the measurement only, never during it.
+struct Watch {
+    devices: DeviceWatch,
+    others: Option<iogauge_sysinfo::procio::Snapshot>,
+}
+
+impl Watch {
+    fn start(target: &Target, interval: std::time::Duration) -> Watch {
+        // Taken first and read last, so the processes' window covers the devices'.
+        let others = (!target.devices.is_empty())
+            .then(|| iogauge_sysinfo::procio::Snapshot::take(&[std::process::id()]));
+        Watch {
+            devices: DeviceWatch::start(&target.devices, interval),
+            others,
+        }
+    }
+
+    fn stop(
+        self,
+    ) -> (
+        Vec<iogauge_sysinfo::diskstats::DeviceWindow>,
+        Option<iogauge_sysinfo::procio::Others>,
+    ) {
+        let devices = self.devices.stop();
+        let others = self.others.map(|start| {
+            iogauge_sysinfo::procio::Snapshot::take(&[std::process::id()]).since(&start)
+        });
+        (devices, others)
+    }
 }
 
 /// Runs a work. `files` are the cell's own files for [`Work::Files`]; `prefix` heads the
@@ -229,19 +264,21 @@ pub fn run(
                 prefix: format!("{prefix} "),
                 stop_when,
             };
-            let watch = DeviceWatch::start(&target.devices, spec.interval);
+            let watch = Watch::start(target, spec.interval);
             let m = measure(spec, target, *start, *len, &display, verify)?;
+            let (devices, others) = watch.stop();
             Ok(Ran {
                 spec: spec.clone(),
                 start: *start,
                 len: *len,
                 path: None,
                 m,
-                devices: watch.stop(),
+                devices,
+                others,
             })
         }
         Work::Copy { read, write, half } => {
-            let watch = DeviceWatch::start(&target.devices, read.interval);
+            let watch = Watch::start(target, read.interval);
             let (r, w) = std::thread::scope(|s| {
                 let reader = s.spawn(|| region(read, target, 0, *half, "", false));
                 let w = region(write, target, *half, *half, prefix, progress);
@@ -263,13 +300,15 @@ pub fn run(
                 },
                 ..read.clone()
             };
+            let (devices, others) = watch.stop();
             Ok(Ran {
                 spec: both,
                 start: 0,
                 len: 2 * half,
                 path: None,
                 m,
-                devices: watch.stop(),
+                devices,
+                others,
             })
         }
         Work::Files { spec, .. } => {
@@ -293,6 +332,7 @@ pub fn run(
                 m: sequential(parts),
                 // Several files in turn: their devices are the target's, watched per file.
                 devices: Vec::new(),
+                others: None,
             })
         }
     }

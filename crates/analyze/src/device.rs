@@ -13,8 +13,16 @@
 //! - `absorbed`: of direct IO, more than [`ABSORBED_SHARE`] never reached the lowest device:
 //!   memory answered (a loop device over a cached file, a file system serving O_DIRECT from its
 //!   cache), or there is no block device at all.
-//! - `other-io`: the device moved more than [`OTHER_IO_MORE`] times the bytes issued: someone
-//!   else used it during the run.
+//! - `other-io`: the device moved more than [`OTHER_IO_MORE`] times the bytes issued, and the
+//!   kernel's per-process accounting shows other processes moved at least [`OTHERS_EXPLAIN`] of
+//!   the excess: someone else used it during the run, named with what they moved.
+//! - `amplification`: the same excess, but no other process moved it (or not enough of it): the
+//!   kernel did the IO on iogauge's behalf — a file system's journal or log tree, metadata and
+//!   copy-on-write for each sync, readahead. Said with the factor, and per sync for a sync
+//!   workload, as what the stack costs a database; an `info`, not a disturbance. A result that
+//!   carries no process accounting (an older document) keeps the older judgement, `other-io`.
+//! - `split` also needs the bytes to add up (at most [`SPLIT_BYTES_MORE`] of those issued): more
+//!   requests *and* more bytes are someone else's IO, not a split.
 //! - `queue`: the device's average queue depth stayed under [`QUEUE_SHARE`] of the IOs kept in
 //!   flight while its `nr_requests` is below them: IOs waited above the device.
 //!
@@ -40,6 +48,10 @@ pub const SPLIT_MORE: f64 = 1.3;
 pub const MERGED_FEWER: f64 = 0.7;
 pub const ABSORBED_SHARE: f64 = 0.5;
 pub const OTHER_IO_MORE: f64 = 1.5;
+/// Other processes must have moved at least this share of a device's excess to be its cause.
+pub const OTHERS_EXPLAIN: f64 = 0.5;
+/// A split moves the bytes issued in more, smaller requests: at most this many times them.
+pub const SPLIT_BYTES_MORE: f64 = 1.1;
 pub const QUEUE_SHARE: f64 = 0.75;
 /// Below this many bytes per second a device's traffic is background noise, never a finding.
 const FLOOR_BYTES_PER_S: f64 = 1024.0 * 1024.0;
@@ -52,7 +64,7 @@ pub const MAX_WINDOW_RATIO: f64 = 1.5;
 const WINDOW_SLACK_S: f64 = 0.25;
 
 /// What iogauge issued, per second of measurement.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct Issued {
     pub reads_per_s: f64,
     pub writes_per_s: f64,
@@ -64,6 +76,24 @@ pub struct Issued {
     /// IOs completed in the measurement, and its length in seconds.
     pub ios: u64,
     pub measured_s: f64,
+    /// fsync/fdatasync calls per second (0 for a workload without).
+    pub syncs_per_s: f64,
+    /// What other processes moved meanwhile, when it was counted.
+    pub others: Option<OthersSeen>,
+    /// The target's file system, to say whose writes an amplification is.
+    pub filesystem: Option<String>,
+}
+
+/// What other processes (not iogauge, not kernel threads) read and wrote to storage during the
+/// measurement, per second, from the kernel's per-process accounting.
+#[derive(Clone, Debug, Default)]
+pub struct OthersSeen {
+    pub read_bytes_per_s: f64,
+    pub write_bytes_per_s: f64,
+    /// Processes that could not be looked at (another user's, without root).
+    pub unreadable: u32,
+    /// The busiest few: "command (pid N)" and bytes per second.
+    pub top: Vec<(String, f64)>,
 }
 
 /// What one device of the target's stack saw, per second, and its queue limits.
@@ -116,7 +146,8 @@ pub fn device_findings(issued: &Issued, stack: &[Seen]) -> Vec<Finding> {
     let lowest = stack.last().unwrap_or(top);
     let other = other_io(issued, stack);
     if let Some(f) = other {
-        // The counters hold someone else's IO too: nothing else can be judged from them.
+        // The counters hold IO iogauge did not issue (someone else's, or the kernel's on its
+        // behalf): nothing else can be judged from them.
         out.push(f);
         out.extend(queue(issued, top));
         return out;
@@ -151,7 +182,11 @@ pub fn device_findings(issued: &Issued, stack: &[Seen]) -> Vec<Finding> {
             f64::INFINITY
         };
         let size_dev = b_dev / n_dev;
-        if issued.direct && n_data >= SPLIT_MORE * n_iss && size_data < size_iss / SPLIT_MORE {
+        if issued.direct
+            && n_data >= SPLIT_MORE * n_iss
+            && size_data < size_iss / SPLIT_MORE
+            && b_dev <= SPLIT_BYTES_MORE * b_iss
+        {
             let (n_dev, size_dev) = (n_data, size_data);
             let limit = split_limit(top, size_iss);
             out.push(
@@ -228,12 +263,19 @@ pub fn device_findings(issued: &Issued, stack: &[Seen]) -> Vec<Finding> {
     out
 }
 
-/// `other-io`: a device of the stack moved far more than iogauge issued.
+/// A device of the stack moved far more than iogauge issued: `other-io` when other processes
+/// moved at least [`OTHERS_EXPLAIN`] of the excess (or when nobody counted them), else
+/// `amplification`, the kernel's own IO on iogauge's behalf.
 fn other_io(issued: &Issued, stack: &[Seen]) -> Option<Finding> {
     let issued_bytes = issued.read_bytes_per_s + issued.write_bytes_per_s;
-    stack.iter().find_map(|d| {
+    let d = stack.iter().find(|d| {
         let seen = d.read_bytes_per_s + d.write_bytes_per_s;
-        (issued_bytes > 0.0 && seen > OTHER_IO_MORE * issued_bytes + FLOOR_BYTES_PER_S).then(|| {
+        issued_bytes > 0.0 && seen > OTHER_IO_MORE * issued_bytes + FLOOR_BYTES_PER_S
+    })?;
+    let seen = d.read_bytes_per_s + d.write_bytes_per_s;
+    let excess = seen - issued_bytes;
+    let Some(others) = &issued.others else {
+        return Some(
             Finding::new(
                 Kind::OtherIo,
                 Severity::Warning,
@@ -246,9 +288,88 @@ fn other_io(issued: &Issued, stack: &[Seen]) -> Option<Finding> {
                 "Find the other IO (iotop, pidstat -d) and run again on a quiet device.",
             )
             .with("device_bytes_per_s", seen)
+            .with("issued_bytes_per_s", issued_bytes),
+        );
+    };
+    let theirs = others.read_bytes_per_s + others.write_bytes_per_s;
+    if theirs >= OTHERS_EXPLAIN * excess {
+        let named: Vec<String> = others
+            .top
+            .iter()
+            .take(3)
+            .map(|(who, b)| format!("{who} {}", rate(*b)))
+            .collect();
+        return Some(
+            Finding::new(
+                Kind::OtherIo,
+                Severity::Warning,
+                format!(
+                    "{} moved {} while iogauge issued {}, and other processes moved {} meanwhile ({}): the result is disturbed",
+                    d.name,
+                    rate(seen),
+                    rate(issued_bytes),
+                    rate(theirs),
+                    named.join(", ")
+                ),
+                "Stop the processes named, or run again on a quiet device.",
+            )
+            .with("device_bytes_per_s", seen)
             .with("issued_bytes_per_s", issued_bytes)
-        })
-    })
+            .with("others_bytes_per_s", theirs),
+        );
+    }
+    // The kernel's own IO for iogauge: in the direction that grew.
+    let (dir, dev_b, iss_b) = match d.write_bytes_per_s - issued.write_bytes_per_s
+        >= d.read_bytes_per_s - issued.read_bytes_per_s
+    {
+        true => ("write", d.write_bytes_per_s, issued.write_bytes_per_s),
+        false => ("read", d.read_bytes_per_s, issued.read_bytes_per_s),
+    };
+    let factor = dev_b / iss_b.max(1.0);
+    let fs = issued
+        .filesystem
+        .as_deref()
+        .map(|f| format!("the file system ({f}) and the kernel"))
+        .unwrap_or_else(|| "the kernel".to_string());
+    let synced = dir == "write" && issued.syncs_per_s > 0.0;
+    let per_sync = match synced {
+        true => format!(", {} for each sync", bytes(dev_b / issued.syncs_per_s)),
+        false => String::new(),
+    };
+    let factor_text = match iss_b >= FLOOR_BYTES_PER_S {
+        true => format!("{factor:.1}× the {dir}s iogauge issued"),
+        false => format!("{dir}s while iogauge issued {}", rate(iss_b)),
+    };
+    let unseen = match others.unreadable {
+        0 => String::new(),
+        n => format!(
+            " ({n} other process{} could not be looked at: run as root to rule them out)",
+            if n == 1 { "" } else { "es" }
+        ),
+    };
+    let mut f = Finding::new(
+        Kind::Amplification,
+        Severity::Info,
+        format!(
+            "{} moved {} of {dir}s, {factor_text}{}: {fs} did them on iogauge's behalf (no other process moved more than {}){unseen}",
+            d.name,
+            rate(dev_b),
+            per_sync,
+            rate(theirs),
+        ),
+        match dir {
+            "write" => "This is what the storage stack costs a database: each commit's fsync makes the device write this much (journal or log tree, metadata, copy-on-write). Compare file systems or journal modes with `iogauge sweep --fs`.",
+            _ => "The kernel read more than was asked (readahead, metadata): the device's numbers include it.",
+        },
+    )
+    .with("amplification", factor)
+    .with("device_bytes_per_s", dev_b)
+    .with("issued_bytes_per_s", iss_b)
+    .with("others_bytes_per_s", theirs);
+    if synced {
+        f = f.with("device_bytes_per_sync", dev_b / issued.syncs_per_s);
+    }
+    Some(f)
 }
 
 /// `queue`: IOs waited above a device whose nr_requests is below the IOs in flight.
@@ -471,6 +592,64 @@ mod tests {
             kinds(&device_findings(&issued(1000.0, k * 64.0), &[])),
             [Kind::Absorbed],
             "no device at all"
+        );
+    }
+
+    /// btrfs under fdatasync: the device wrote 7× what iogauge issued, and no other process
+    /// moved anything. That is the file system's own work for each sync, an amplification, not
+    /// someone else's IO. With another process moving the excess it is other-io, named.
+    #[test]
+    fn the_kernels_own_writes_are_amplification_and_another_process_is_other_io() {
+        let k16 = 16384.0;
+        let mut iss = writes(1700.0, k16);
+        iss.syncs_per_s = 1700.0;
+        iss.filesystem = Some("btrfs".into());
+        iss.others = Some(OthersSeen::default());
+        let mut d = seen("loop0", 0.0, 0.0);
+        d.writes_per_s = 9000.0;
+        d.flushes_per_s = 1700.0;
+        d.write_bytes_per_s = 7.0 * 1700.0 * k16;
+        let f = device_findings(&iss, std::slice::from_ref(&d));
+        assert_eq!(kinds(&f), [Kind::Amplification], "{f:?}");
+        assert_eq!(f[0].severity, Severity::Info);
+        assert!((f[0].evidence["amplification"] - 7.0).abs() < 1e-9);
+        assert!(
+            f[0].summary
+                .contains("7.0× the writes iogauge issued, 112 KiB for each sync")
+                && f[0]
+                    .summary
+                    .contains("the file system (btrfs) and the kernel"),
+            "{}",
+            f[0].summary
+        );
+        // Another process moved most of the excess: other-io, with its name.
+        iss.others = Some(OthersSeen {
+            write_bytes_per_s: 5.0 * 1700.0 * k16,
+            top: vec![("dd (pid 4242)".into(), 5.0 * 1700.0 * k16)],
+            ..OthersSeen::default()
+        });
+        let f = device_findings(&iss, std::slice::from_ref(&d));
+        assert_eq!(kinds(&f), [Kind::OtherIo], "{f:?}");
+        assert!(f[0].summary.contains("dd (pid 4242)"), "{}", f[0].summary);
+        // Near miss: a little other IO, well under half the excess, is still amplification.
+        iss.others = Some(OthersSeen {
+            write_bytes_per_s: 0.2 * 1700.0 * k16,
+            ..OthersSeen::default()
+        });
+        assert_eq!(kinds(&device_findings(&iss, &[d])), [Kind::Amplification]);
+    }
+
+    /// More requests, each smaller, *and* 26% more bytes than issued is not a split: the
+    /// bytes of a split add up to what was issued.
+    #[test]
+    fn a_split_moves_the_bytes_issued() {
+        let k32 = 32768.0;
+        let d = seen("vda", 2170.0, 18.6 * 1024.0);
+        assert!(device_findings(&issued(1000.0, k32), &[d]).is_empty());
+        let d = seen("vda", 2000.0, k32 / 2.0);
+        assert_eq!(
+            kinds(&device_findings(&issued(1000.0, k32), &[d])),
+            [Kind::Split]
         );
     }
 

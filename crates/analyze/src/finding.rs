@@ -22,9 +22,13 @@ pub enum Kind {
     Merged,
     /// Direct IO that never reached a device below the target.
     Absorbed,
-    /// The devices counted markedly more IO than was issued.
+    /// The devices counted markedly more IO than was issued, and other processes did it.
     #[serde(rename = "other-io")]
     OtherIo,
+    /// The devices counted markedly more IO than was issued, and no other process did it: the
+    /// kernel wrote (or read) it on iogauge's behalf — journal, log tree, metadata,
+    /// copy-on-write. What each byte (or sync) costs the device.
+    Amplification,
     /// The device's queue held far fewer IOs than were kept in flight.
     Queue,
     /// The members of a stripe (md, dm, LVM) did unequal shares of the work.
@@ -43,7 +47,7 @@ pub enum Kind {
 
 impl Kind {
     /// Every kind, for documentation checks.
-    pub const ALL: [Kind; 18] = [
+    pub const ALL: [Kind; 19] = [
         Kind::Stall,
         Kind::Ceiling,
         Kind::Gap,
@@ -55,6 +59,7 @@ impl Kind {
         Kind::Merged,
         Kind::Absorbed,
         Kind::OtherIo,
+        Kind::Amplification,
         Kind::Queue,
         Kind::Imbalance,
         Kind::Rate,
@@ -77,6 +82,7 @@ impl Kind {
             Kind::Merged => "merged",
             Kind::Absorbed => "absorbed",
             Kind::OtherIo => "other-io",
+            Kind::Amplification => "amplification",
             Kind::Queue => "queue",
             Kind::Imbalance => "imbalance",
             Kind::Rate => "rate",

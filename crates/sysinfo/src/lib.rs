@@ -12,6 +12,7 @@ mod blockdev;
 pub mod diskstats;
 mod host;
 mod mountinfo;
+pub mod procio;
 
 use serde::{Deserialize, Serialize};
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
