@@ -218,14 +218,20 @@ pub struct Ran {
 /// behalf. Both are read at the edges of the measurement only, never during it.
 struct Watch {
     devices: DeviceWatch,
-    others: Option<iogauge_sysinfo::procio::Snapshot>,
+    others: Option<(
+        iogauge_sysinfo::procio::Stack,
+        iogauge_sysinfo::procio::Snapshot,
+    )>,
 }
 
 impl Watch {
     fn start(target: &Target, interval: std::time::Duration) -> Watch {
         // Taken first and read last, so the processes' window covers the devices'.
-        let others = (!target.devices.is_empty())
-            .then(|| iogauge_sysinfo::procio::Snapshot::take(&[std::process::id()]));
+        let others = (!target.devices.is_empty()).then(|| {
+            let stack = iogauge_sysinfo::procio::Stack::of(&target.devices, Some(&target.path));
+            let snap = iogauge_sysinfo::procio::Snapshot::take(&[std::process::id()], &stack);
+            (stack, snap)
+        });
         Watch {
             devices: DeviceWatch::start(&target.devices, interval),
             others,
@@ -239,8 +245,8 @@ impl Watch {
         Option<iogauge_sysinfo::procio::Others>,
     ) {
         let devices = self.devices.stop();
-        let others = self.others.map(|start| {
-            iogauge_sysinfo::procio::Snapshot::take(&[std::process::id()]).since(&start)
+        let others = self.others.map(|(stack, start)| {
+            iogauge_sysinfo::procio::Snapshot::take(&[std::process::id()], &stack).since(&start)
         });
         (devices, others)
     }

@@ -66,6 +66,17 @@ fn shown(path: &Path, real: &Path) -> String {
     }
 }
 
+/// Whether a resolved path under /dev lies in a file system of its own mounted there
+/// (/dev/shm's tmpfs), not in /dev itself: a file there is a file in memory, not a device
+/// node beside the disks. Its directory must exist (a new file is made in one).
+fn own_file_system_under_dev(real: &Path) -> bool {
+    let dev = |p: &Path| std::fs::metadata(p).map(|m| m.dev()).ok();
+    real.starts_with("/dev")
+        && real.parent().is_some_and(|dir| {
+            dir != Path::new("/dev") && dev(dir).is_some() && dev(dir) != dev(Path::new("/dev"))
+        })
+}
+
 /// The system tree a resolved path is under, if any.
 fn system_root(real: &Path) -> Option<&'static str> {
     ["/proc", "/sys", "/dev"]
@@ -120,7 +131,7 @@ fn kind_of(ft: std::fs::FileType) -> &'static str {
 pub fn output_file(flag: &str, path: &Path, fix: &str) -> Result<()> {
     let real = resolved(path);
     let shown = shown(path, &real);
-    if let Some(root) = system_root(&real) {
+    if let Some(root) = system_root(&real).filter(|_| !own_file_system_under_dev(&real)) {
         return Err(usage(format!(
             "{flag} {shown} is under {root}, which holds {}, not files iogauge may write; {fix}",
             match root {
@@ -279,6 +290,9 @@ mod tests {
             let e = refused(output_file("--db", Path::new(p), "give a file"));
             assert!(e.starts_with(&format!("--db {p}")), "{e}");
         }
+        // /dev/shm is a file system of its own (memory), where a file is a file.
+        let shm = tempfile::tempdir_in("/dev/shm").unwrap();
+        assert!(output_file("--db", &shm.path().join("r.db"), "x").is_ok());
         let dir = tempfile::tempdir().unwrap();
         assert!(output_file("--db", &dir.path().join("new.db"), "x").is_ok());
         std::fs::write(dir.path().join("old.db"), b"").unwrap();

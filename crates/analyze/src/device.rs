@@ -351,7 +351,7 @@ fn other_io(issued: &Issued, stack: &[Seen]) -> Option<Finding> {
         Kind::Amplification,
         Severity::Info,
         format!(
-            "{} moved {} of {dir}s, {factor_text}{}: {fs} did them on iogauge's behalf (no other process moved more than {}){unseen}",
+            "{} moved {} of {dir}s, {factor_text}{}: {fs} did them on iogauge's behalf (other processes on it moved {}){unseen}",
             d.name,
             rate(dev_b),
             per_sync,
