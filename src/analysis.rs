@@ -224,6 +224,13 @@ fn device_findings(r: &ResultDoc, system: &SystemInfo) -> Vec<iogauge_analyze::F
         ios: r.ios,
         measured_s: secs,
         syncs_per_s: r.sync.as_ref().map_or(0.0, |s| s.count as f64 / secs),
+        // The devices are watched from before the ramp and the complete batch's trial.
+        lead_s: r.repeats.len().max(1) as f64
+            * (w.ramp_s
+                + match r.engine.complete_trial {
+                    Some(_) => crate::workload::CALIBRATION.as_secs_f64(),
+                    None => 0.0,
+                }),
         // Over the devices' window, as the devices' rates are.
         others: r.others.as_ref().map(|o| {
             let t = r.devices.first().map_or(secs, |d| d.elapsed_s).max(1e-9);

@@ -76,6 +76,9 @@ pub struct Issued {
     /// IOs completed in the measurement, and its length in seconds.
     pub ios: u64,
     pub measured_s: f64,
+    /// Seconds the devices were watched before the measurement began, by design: the ramp and
+    /// an auto complete batch's trial (over all repeats). The window may be that much longer.
+    pub lead_s: f64,
     /// fsync/fdatasync calls per second (0 for a workload without).
     pub syncs_per_s: f64,
     /// What other processes moved meanwhile, when it was counted.
@@ -137,9 +140,9 @@ pub fn device_findings(issued: &Issued, stack: &[Seen]) -> Vec<Finding> {
     };
     if issued.ios < MIN_IOS
         || issued.measured_s < MIN_SECS
-        || stack
-            .iter()
-            .any(|d| d.window_s > MAX_WINDOW_RATIO * issued.measured_s + WINDOW_SLACK_S)
+        || stack.iter().any(|d| {
+            d.window_s > MAX_WINDOW_RATIO * issued.measured_s + WINDOW_SLACK_S + issued.lead_s
+        })
     {
         return out;
     }

@@ -150,7 +150,8 @@ impl Snapshot {
                 continue;
             };
             parents.insert(pid, st.parent);
-            if exclude.contains(&pid) || st.flags & PF_KTHREAD != 0 {
+            // PID 1 reaps every orphan: its counters are the machine's history, never counted.
+            if pid == 1 || exclude.contains(&pid) || st.flags & PF_KTHREAD != 0 {
                 continue;
             }
             match std::fs::read_to_string(format!("/proc/{pid}/io")).map(|io| parse_io(&io)) {
