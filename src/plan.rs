@@ -283,6 +283,13 @@ pub fn from_run(args: &RunArgs) -> Result<Plan> {
         (Some(t), None) if t.is_zero() => {
             return Err(usage("--time 0: give a duration, e.g. --time 10s"))
         }
+        (Some(t), None) if crate::workload::too_short(t).is_some() => {
+            return Err(usage(format!(
+                "--time {} {}",
+                units::duration(t),
+                crate::workload::too_short(t).unwrap_or_default()
+            )))
+        }
         (Some(t), None) => Length::Time(t),
         (None, None) => Length::Time(DEFAULT_RUN_TIME),
     };

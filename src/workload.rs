@@ -213,6 +213,21 @@ pub struct Spec {
     pub file_service: FileService,
 }
 
+/// The shortest measurement iogauge takes: one bin of its fine time series. Anything shorter
+/// measures start-up alone (`--time 1ms` reported 0 IOPS and a stall "during the whole run").
+pub const MIN_TIME: Duration = Duration::from_millis(100);
+
+/// Why a cell of length `t` cannot be measured, if it cannot: the tail of a message after the
+/// flag or key that gave it.
+pub fn too_short(t: Duration) -> Option<String> {
+    (t < MIN_TIME).then(|| {
+        format!(
+            "is shorter than one {} bin of iogauge's time series, too short to measure anything; give at least {0} (seconds for numbers to quote)",
+            crate::units::duration(MIN_TIME)
+        )
+    })
+}
+
 /// How long an auto `--complete-batch` warms up and tries its three ways of waiting, before the
 /// ramp (see `runner::worker`).
 pub const CALIBRATION: Duration = Duration::from_millis(700);

@@ -155,7 +155,7 @@ fn no_suite_writes_an_existing_file_without_consent() {
             suite,
             "customer.db",
             "--cell-time",
-            "50ms",
+            "100ms",
             "--repeat",
             "1",
             "--no-store",
@@ -195,7 +195,7 @@ fn no_suite_writes_a_signed_or_mounted_device() {
                     &dev.dev,
                     "--no-store",
                     "--cell-time",
-                    "50ms",
+                    "100ms",
                 ];
                 args.extend_from_slice(extra);
                 let out = p.run(&args);
@@ -561,7 +561,7 @@ fn labels_are_printable() {
         "--engine",
         "null",
         "--time",
-        "10ms",
+        "100ms",
         "--label",
         "a\nb\x1b[31m",
     ]);
@@ -576,7 +576,7 @@ fn a_locked_results_database_is_found_before_the_fill() {
     let p = Place::new();
     let db = p.path().join("results.db");
     // Create it, then hold it with an exclusive transaction from another process.
-    let out = p.run(&["run", "--engine", "null", "--time", "10ms"]);
+    let out = p.run(&["run", "--engine", "null", "--time", "100ms"]);
     assert!(out.status.success(), "{}", stderr_of(&out));
     let mut holder = Command::new("python3")
         .args([

@@ -44,7 +44,7 @@ fn options_that_would_do_nothing_are_refused() {
     refused(
         d,
         &["run", "--engine", "null", "-o", "/proc/x.json"],
-        "cannot be written",
+        "is under /proc",
     );
 }
 
@@ -208,10 +208,10 @@ fn a_read_only_results_database_says_so() {
             .output()
             .unwrap()
     };
-    let out = run(&["run", "--engine", "null", "--time", "10ms"]);
+    let out = run(&["run", "--engine", "null", "--time", "100ms"]);
     assert!(out.status.success(), "{}", stderr_of(&out));
     sh("mount", &["-o", "remount,ro", mnt.to_str().unwrap()]);
-    let out = run(&["run", "--engine", "null", "--time", "10ms"]);
+    let out = run(&["run", "--engine", "null", "--time", "100ms"]);
     let err = stderr_of(&out);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("read-only file system"), "{err}");
@@ -406,4 +406,26 @@ fn an_unwritable_directory_is_named_as_not_writable() {
         &out,
         &format!("{} is on a read-only file system", mnt.display()),
     );
+}
+
+/// Issue 37, item 8: `run --time 1ms` exited 0 with `IOPS 0`, a latency of 0 ns and a stall
+/// "during the whole run". A length shorter than one bin of the time series is refused, for a
+/// run, a suite's cells and a suite file; one bin long is taken.
+#[test]
+fn a_cell_shorter_than_one_bin_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    for args in [
+        vec!["run", "--engine", "null", "--time", "1ms"],
+        vec!["suite", "quick", "--engine", "null", "--cell-time", "50ms"],
+    ] {
+        let out = iogauge(dir.path(), &args);
+        assert_eq!(out.status.code(), Some(2), "{}", stderr_of(&out));
+        assert!(
+            stderr_of(&out).contains("is shorter than one 100 ms bin"),
+            "{}",
+            stderr_of(&out)
+        );
+    }
+    let ok = iogauge(dir.path(), &["run", "--engine", "null", "--time", "100ms"]);
+    assert!(ok.status.success(), "{}", stderr_of(&ok));
 }

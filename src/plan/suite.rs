@@ -125,6 +125,16 @@ fn overrides(args: &SuiteArgs) -> Result<Overrides> {
         Ok(v) if v <= 100 => Ok(v),
         _ => Err(format!("{s} is not a percentage from 0 to 100")),
     };
+    if let Some((t, why)) = args
+        .cell_time
+        .filter(|t| !t.is_zero())
+        .and_then(|t| Some((t, crate::workload::too_short(t)?)))
+    {
+        return Err(usage(format!(
+            "--cell-time {} {why}",
+            crate::units::duration(t)
+        )));
+    }
     if args.cell_time.is_some_and(|t| t.is_zero()) {
         return Err(usage(
             "--cell-time 0 runs nothing; give e.g. --cell-time 10s",

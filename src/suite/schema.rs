@@ -164,6 +164,9 @@ fn check(doc: FileDoc) -> Result<Suite, CheckError> {
         ));
     }
     let time = doc.defaults.time.map_or(DEFAULT_TIME, |t| t.0);
+    if let Some(why) = crate::workload::too_short(time) {
+        return Err((None, format!("[defaults] time {why}")));
+    }
     let groups = doc
         .groups
         .into_iter()
@@ -289,7 +292,10 @@ fn check_group(g: GroupDoc, default_time: Duration) -> Result<Group, CheckError>
             d,
             "give time or data, not both: a cell runs for a fixed time or a fixed amount of data",
         )),
-        (Some(t), None) => Length::Time(t.get_ref().0),
+        (Some(t), None) => match crate::workload::too_short(t.get_ref().0) {
+            Some(why) => return Err(at(t, format!("time {why}"))),
+            None => Length::Time(t.get_ref().0),
+        },
         (None, Some(d)) => {
             if let AmountValue(Amount::Bytes(b)) = d.get_ref() {
                 if let Some(big) = bs.iter().find(|&&x| x > *b) {
