@@ -55,9 +55,16 @@ pub fn result_findings(
         joints.iter().any(|j| (at - j).abs() <= slack)
     };
     found.extend(
-        iogauge_analyze::regime(&r.fine.ios, r.fine.bin_s, bytes_per_io, cpu, th)
-            .into_iter()
-            .filter(|f| !at_joint(f)),
+        iogauge_analyze::regime(
+            &r.fine.ios,
+            r.fine.bin_s,
+            bytes_per_io,
+            r.write.as_ref().is_some_and(|w| w.ios > 0),
+            cpu,
+            th,
+        )
+        .into_iter()
+        .filter(|f| !at_joint(f)),
     );
     let (iops, interval_s) = whole_intervals(r);
     let w = &r.workload;
