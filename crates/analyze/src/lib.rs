@@ -71,7 +71,7 @@ pub use device::{device_findings, stripe_imbalance, Issued, OthersSeen, Seen};
 pub use finding::{Finding, Kind, Metric, Severity};
 pub use gaps::{gaps, Matrix};
 pub use knee::{cache_knee, Knee, Step};
-pub use outliers::{latency_outliers, outliers};
+pub use outliers::{latency_outliers, outliers, MIN_REPEATS as MIN_OUTLIER_REPEATS};
 pub use regime::{best_shift, regime, settled, Change, CpuBins, MIN_HOLD_S, MIN_PART_S};
 pub use sparse::sparse;
 pub use stalls::stalls;

@@ -10,6 +10,12 @@ const ADVICE: &str = "Check what else ran during that repeat (cron jobs, backups
 rebuild, TRIM, SSD garbage collection), make sure caches are dropped before every repeat, and add \
 repeats rather than dropping this one silently; report the mean both ways, as the study “PostgreSQL Server Benchmarks — Disks” did.";
 
+/// The fewest repeats an outlier may be judged among: with three, the median absolute
+/// deviation comes from two values and any spread flags one of them.
+pub const MIN_REPEATS: usize = 5;
+
+const BETTER_ADVICE: &str = "This repeat did better than the rest: a cache still warm, a device that was idle or had credits then. The others are the figure to quote; add repeats to see which is typical.";
+
 /// One finding per index in `outlier_indices` that points at a finite value of `values` (the
 /// repeats of one measurement of `metric`, e.g. "read IOPS"). Indices out of range or repeated
 /// are ignored, as are non-finite values, which count towards neither mean.
@@ -17,7 +23,7 @@ repeats rather than dropping this one silently; report the mean both ways, as th
 /// Evidence: `repeat` (index), `value`, `mean` (all finite repeats), `mean_without` (without any
 /// flagged repeat; left out when nothing remains) and `shift_frac` = mean / mean_without − 1.
 pub fn outliers(metric: &str, values: &[f64], outlier_indices: &[usize]) -> Vec<Finding> {
-    find(values, outlier_indices, &|v| {
+    find(values, outlier_indices, true, &|v| {
         format!("{} {metric}", count(v))
     })
 }
@@ -29,12 +35,19 @@ pub fn latency_outliers(
     values_ns: &[f64],
     outlier_indices: &[usize],
 ) -> Vec<Finding> {
-    find(values_ns, outlier_indices, &|v| {
+    find(values_ns, outlier_indices, false, &|v| {
         format!("{} {metric}", latency(v / 1e9))
     })
 }
 
-fn find(values: &[f64], outlier_indices: &[usize], show: &dyn Fn(f64) -> String) -> Vec<Finding> {
+/// `higher_is_better`: IOPS and syncs/s; latency is better lower. A repeat flagged on the better
+/// side is said to be better (an `info`), never sent to look for cron jobs.
+fn find(
+    values: &[f64],
+    outlier_indices: &[usize],
+    higher_is_better: bool,
+    show: &dyn Fn(f64) -> String,
+) -> Vec<Finding> {
     let flagged: BTreeSet<usize> = outlier_indices
         .iter()
         .copied()
@@ -50,6 +63,9 @@ fn find(values: &[f64], outlier_indices: &[usize], show: &dyn Fn(f64) -> String)
     let mean_of = |idx: &[usize]| {
         (!idx.is_empty()).then(|| idx.iter().map(|&i| values[i]).sum::<f64>() / idx.len() as f64)
     };
+    if all.len() < MIN_REPEATS {
+        return Vec::new();
+    }
     let Some(mean) = mean_of(&all) else {
         return Vec::new();
     };
@@ -59,13 +75,18 @@ fn find(values: &[f64], outlier_indices: &[usize], show: &dyn Fn(f64) -> String)
         .into_iter()
         .map(|i| {
             let value = values[i];
+            let better = without.is_some_and(|w| (value > w) == higher_is_better);
             let summary = match without {
                 Some(w) => format!(
-                    "repeat {} of {}: {}, {} off the mean of the others ({}; {} with it)",
+                    "repeat {} of {}: {}, {} {} the mean of the others ({}; {} with it)",
                     i + 1,
                     values.len(),
                     show(value),
                     pct(((value - w) / w).abs()),
+                    match better {
+                        true => "better than",
+                        false => "off",
+                    },
                     show(w),
                     show(mean)
                 ),
@@ -77,7 +98,11 @@ fn find(values: &[f64], outlier_indices: &[usize], show: &dyn Fn(f64) -> String)
                     show(mean)
                 ),
             };
-            let mut f = Finding::new(Kind::Outlier, Severity::Warning, summary, ADVICE)
+            let (severity, advice) = match better {
+                true => (Severity::Info, BETTER_ADVICE),
+                false => (Severity::Warning, ADVICE),
+            };
+            let mut f = Finding::new(Kind::Outlier, severity, summary, advice)
                 .with("repeat", i as f64)
                 .with("value", value)
                 .with("mean", mean);
@@ -122,14 +147,14 @@ mod tests {
 
     #[test]
     fn mean_without_leaves_out_every_flagged_repeat() {
-        let values = [10.0, 50.0, 10.0, 90.0];
+        let values = [10.0, 50.0, 10.0, 90.0, 10.0];
         let found = outliers("IOPS", &values, &[3, 1, 3]);
         assert_eq!(found.len(), 2);
         assert_eq!(found[0].evidence["repeat"], 1.0);
         assert_eq!(found[1].evidence["repeat"], 3.0);
         for f in &found {
             assert_eq!(f.evidence["mean_without"], 10.0);
-            assert_eq!(f.evidence["mean"], 40.0);
+            assert_eq!(f.evidence["mean"], 34.0);
         }
     }
 
@@ -138,9 +163,31 @@ mod tests {
         assert!(outliers("IOPS", &[], &[0]).is_empty());
         assert!(outliers("IOPS", &[1.0, 2.0], &[]).is_empty());
         assert!(outliers("IOPS", &[1.0, f64::NAN], &[1, 7]).is_empty());
-        let all = outliers("IOPS", &[1.0, 3.0], &[0, 1]);
-        assert_eq!(all.len(), 2);
+        let all = outliers("IOPS", &[1.0, 3.0, 1.0, 3.0, 2.0], &[0, 1, 2, 3, 4]);
+        assert_eq!(all.len(), 5);
         assert!(!all[0].evidence.contains_key("mean_without"));
         assert_eq!(all[0].evidence["mean"], 2.0);
+    }
+
+    /// Three repeats are too few to judge; of five, the fastest one flagged is said to be
+    /// better (info), the slow one a warning (issue 37: "2.41 ms p99 latency, 27% off" flagged
+    /// the best repeat and sent the user to look for cron jobs).
+    #[test]
+    fn few_repeats_judge_nothing_and_a_better_repeat_says_so() {
+        assert!(latency_outliers("p99 latency", &[3.2e6, 2.41e6, 3.3e6], &[1]).is_empty());
+        let best = latency_outliers("p99 latency", &[3.2e6, 2.41e6, 3.3e6, 3.25e6, 3.3e6], &[1]);
+        assert_eq!(best[0].severity, Severity::Info);
+        assert!(
+            best[0].summary.contains("better than the mean"),
+            "{}",
+            best[0].summary
+        );
+        let slow = outliers("IOPS", &[100.0, 40.0, 101.0, 99.0, 100.0], &[1]);
+        assert_eq!(slow[0].severity, Severity::Warning);
+        assert!(
+            slow[0].summary.contains("off the mean"),
+            "{}",
+            slow[0].summary
+        );
     }
 }
