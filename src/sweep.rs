@@ -99,7 +99,8 @@ pub fn run(sp: SweepPlan) -> Result<Sweep> {
         once.output.dry_run = true;
         return Ok(Sweep::Planned(Box::new(once)));
     };
-    let doc = summarize(&id, &check.suite.name, &knob_list, &outcomes, &fss);
+    let mut doc = summarize(&id, &check.suite.name, &knob_list, &outcomes, &fss);
+    doc.stored = !check.output.no_store;
     Ok(Sweep::Done {
         doc,
         json: check.output.json,

@@ -471,3 +471,35 @@ fn a_dry_run_plans_the_sweep_and_changes_nothing() {
     );
     assert_eq!(queue(&ram.dev, "read_ahead_kb"), before);
 }
+
+/// Issue 37, item 9: a file-system sweep in which every setting failed (the working set did not
+/// fit) exited 0 and said "Each setting is stored as a run". It exits 1 now, says nothing was
+/// measured, and claims nothing was stored.
+#[test]
+fn a_sweep_in_which_nothing_ran_fails() {
+    needs_root!();
+    let dir = tempfile::tempdir().unwrap();
+    let scratch = RamLoop::new(128 << 20);
+    let out = iogauge_here(
+        dir.path(),
+        &[
+            "sweep",
+            "--file",
+            &suite_file(dir.path()),
+            "--scratch",
+            &scratch.dev.dev,
+            "--fs",
+            "ext4",
+            "--size",
+            "1g",
+            "--repeat",
+            "1",
+        ],
+    );
+    let (text, err) = (String::from_utf8_lossy(&out.stdout), stderr_of(&out));
+    assert_eq!(out.status.code(), Some(1), "{err}\n{text}");
+    assert!(err.contains("no setting of the sweep ran"), "{err}");
+    assert!(!text.contains("is stored as a run"), "{text}");
+    // And the device is left blank.
+    assert_eq!(sh("wipefs", &[&scratch.dev.dev]), "");
+}

@@ -15,6 +15,10 @@ pub fn sweep(args: &SweepArgs) -> Result<()> {
             })?;
             match crate::interrupt::requested() {
                 Some(sig) => Err(crate::error::Interrupted(sig).into()),
+                // Every setting skipped: the sweep measured nothing, and says so by its code.
+                None if !doc.anything_ran() => Err(anyhow::anyhow!(
+                    "no setting of the sweep ran (each was skipped, as said above), so nothing was measured or stored"
+                )),
                 None => Ok(()),
             }
         }

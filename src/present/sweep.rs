@@ -110,10 +110,13 @@ pub fn text(doc: &SweepDoc) -> String {
             doc.drift.join("\n  ")
         );
     }
-    let _ = writeln!(
-        s,
-        "\nEach setting is stored as a run tagged sweep={0}: iogauge list, iogauge compare sweep:{0}, iogauge report sweep:{0}",
-        doc.sweep
-    );
+    // Said only of what is true: settings ran, and they were stored.
+    if doc.stored && doc.anything_ran() {
+        let _ = writeln!(
+            s,
+            "\nEach setting that ran is stored as a run tagged sweep={0}: iogauge list, iogauge compare sweep:{0}, iogauge report sweep:{0}",
+            doc.sweep
+        );
+    }
     s
 }

@@ -22,6 +22,17 @@ pub struct SweepDoc {
     pub drift: Vec<String>,
     /// One per knob (its baseline and its settings), or one for a grid or a file-system sweep.
     pub groups: Vec<GroupDoc>,
+    /// Whether the settings that ran were stored as runs (not with `--no-store`).
+    pub stored: bool,
+}
+
+impl SweepDoc {
+    /// Whether any setting ran at all: a sweep in which every one was skipped measured nothing.
+    pub fn anything_ran(&self) -> bool {
+        self.groups
+            .iter()
+            .any(|g| g.settings.iter().any(|s| s.skipped.is_none()))
+    }
 }
 
 #[derive(Serialize)]
@@ -133,6 +144,7 @@ pub(super) fn summarize(
         noise: NOISE,
         drift,
         groups,
+        stored: false,
     }
 }
 
