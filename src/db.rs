@@ -311,10 +311,13 @@ fn measure_once(
     let prefix = cl.work.join(format!("pgbench-{tag}"));
     let before = server::snapshot(cl, version_num)?;
     let watch = iogauge_sysinfo::diskstats::DeviceWatch::start(devices, p.interval);
-    let out_path = cl.work.join(format!("pgbench-{tag}.out"));
-    let err_path = cl.work.join(format!("pgbench-{tag}.err"));
-    let out_file = common::fresh_file(&out_path)?;
-    let err_file = common::fresh_file(&err_path)?;
+    // The clients' output goes to files iogauge creates in the cluster's directory (the
+    // server's account's) from its handle, and is read back through iogauge's own handles.
+    let work = cl.work_dir()?;
+    let (out_name, err_name) = (format!("pgbench-{tag}.out"), format!("pgbench-{tag}.err"));
+    let out_file = work.create_new(&out_name, None)?;
+    let err_file = work.create_new(&err_name, None)?;
+    let (mut out_read, mut err_read) = (out_file.try_clone()?, err_file.try_clone()?);
     let cpu_before = server::cpu(cl);
     let log_from = std::fs::metadata(&cl.log).map_or(0, |m| m.len());
     let begun = Instant::now();
@@ -336,16 +339,18 @@ fn measure_once(
     let windows = watch.stop();
     let logs = pgbench::log_files(&prefix);
     let remove = || {
-        for f in logs.iter().chain([&out_path, &err_path]) {
+        for f in &logs {
             let _ = std::fs::remove_file(f);
         }
+        work.remove(&out_name);
+        work.remove(&err_name);
     };
     let Some(status) = status else {
         remove();
         return Ok(None);
     };
-    let stdout = std::fs::read_to_string(&out_path).unwrap_or_default();
-    let stderr = std::fs::read_to_string(&err_path).unwrap_or_default();
+    let stdout = cluster::read_back(&mut out_read);
+    let stderr = cluster::read_back(&mut err_read);
     if !status.success() {
         remove();
         return Err(anyhow!(

@@ -376,6 +376,41 @@ fn the_text_summary_names_the_server_and_the_table() {
     assert!(left_in(&target).is_empty(), "{:?}", left_in(&target));
 }
 
+/// The server's account may put a link to a file of root's at server.out, which iogauge writes
+/// before each start (IOGAUGE_DEBUG_PLANT plants one, as it could): iogauge writes its own file
+/// anew in place of the link, and root's file stays as it was.
+#[test]
+fn a_link_the_servers_account_plants_never_steers_a_write() {
+    let Some((dir, target)) = rig() else { return };
+    let (secret, before) = root_secret(dir.path());
+    let plant = format!("start:{}", secret.display());
+    let args = [
+        "db",
+        "sysbench",
+        target.to_str().unwrap(),
+        "--tables",
+        "1",
+        "--table-size",
+        "1000",
+        "--threads",
+        "1",
+        "--time",
+        "1s",
+        "--buffer-ratio",
+        "50%,100%",
+        "--no-storage",
+    ];
+    let out = iogauge_env(
+        dir.path(),
+        &args,
+        &[("IOGAUGE_DEBUG_PLANT", plant.as_str())],
+    );
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    assert_eq!(look_at(&secret), before);
+    assert_eq!(servers_in(&target), "");
+    assert!(left_in(&target).is_empty(), "{:?}", left_in(&target));
+}
+
 #[test]
 fn a_setting_the_server_refuses_exits_2_with_its_words_and_leaves_nothing() {
     let Some((dir, target)) = rig() else { return };

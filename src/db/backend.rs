@@ -4,7 +4,7 @@
 //! size its tables, read its settings and IO counters, sample it for the timeline, find its
 //! flushes, and which storage cells stand beside its TPS.
 
-use super::cluster::{self, Cluster, PgBin};
+use super::cluster::{self, Cluster, Dir, PgBin};
 use super::common::{self, Cells};
 use super::mariadb::Server;
 use super::server;
@@ -21,6 +21,9 @@ pub trait Backend: Sync {
     fn name(&self) -> &'static str;
     /// The directory of iogauge's own for the server.
     fn work(&self) -> &Path;
+    /// That directory held open: the server's account owns it, so iogauge's files there are
+    /// made and removed from this handle.
+    fn work_dir(&self) -> Result<&Dir>;
     /// Its data directory (on the storage under test).
     fn data(&self) -> &Path;
     /// Its log's own directory (--wal-dir, --log-dir), when not in the data directory.
@@ -167,6 +170,9 @@ impl Backend for Mariadb {
     fn work(&self) -> &Path {
         &self.0.work
     }
+    fn work_dir(&self) -> Result<&Dir> {
+        self.0.work_dir()
+    }
     fn data(&self) -> &Path {
         &self.0.data
     }
@@ -309,6 +315,9 @@ impl Backend for Postgres {
     }
     fn work(&self) -> &Path {
         &self.cl.work
+    }
+    fn work_dir(&self) -> Result<&Dir> {
+        self.cl.work_dir()
     }
     fn data(&self) -> &Path {
         &self.cl.data

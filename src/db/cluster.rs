@@ -9,9 +9,10 @@
 //! is that user's, and the user is named in the output.
 
 use super::cgroup::Cgroup;
+use super::owner::debug_plant;
 pub use super::owner::{
-    check_reachable, check_reachable_by, owner, owner_among, remove_dirs, remove_own_dirs,
-    set_private, Owner,
+    check_reachable, check_reachable_by, owner, owner_among, read_back, remove_dirs,
+    remove_own_dirs, Dir, Owner,
 };
 use crate::error::usage;
 use anyhow::{anyhow, Context, Result};
@@ -201,6 +202,10 @@ pub struct Cluster {
     pub log: PathBuf,
     /// The option through which the user gives settings, named when the server refuses one.
     pub setting_flag: &'static str,
+    /// `work` and `data` held open: both are the server's account's, so every file iogauge
+    /// writes or reads there is reached from these (see `owner`). Set by `create`.
+    work_dir: Option<Dir>,
+    data_dir: Option<Dir>,
     teardown: Teardown,
     hook: u64,
     /// Its entry in the crash ledger.
@@ -249,10 +254,11 @@ impl Cluster {
             keep,
             cgroup: None,
         };
-        let private_dir = |d: &Path, t: &mut Teardown| -> Result<()> {
-            std::fs::create_dir(d).with_context(|| format!("creating {}", d.display()))?;
+        let private_dir = |d: &Path, t: &mut Teardown| -> Result<Dir> {
+            let dir = Dir::create(d)?;
             t.dirs.push(d.to_path_buf());
-            set_private(d, owner)
+            dir.make_private(owner)?;
+            Ok(dir)
         };
         // Registered before the first directory exists, so every later failure cleans up.
         let hook_td = std::sync::Arc::new(std::sync::Mutex::new(None::<Teardown>));
@@ -273,6 +279,8 @@ impl Cluster {
             log: work.join("server.log"),
             setting_flag: "--pg-setting",
             work: work.clone(),
+            work_dir: None,
+            data_dir: None,
             teardown: teardown.clone(),
             hook,
             planned,
@@ -283,9 +291,11 @@ impl Cluster {
                 *g = Some(t.clone());
             }
         };
-        private_dir(&work, &mut teardown)?;
+        cluster.work_dir = Some(private_dir(&work, &mut teardown)?);
         publish(&mut cluster, &teardown);
-        private_dir(&cluster.data, &mut teardown)?;
+        // Inside `work`, which is the server's account's already: made from its handle.
+        let data_dir = cluster.work_dir()?.create_in("data", owner)?;
+        teardown.dirs.push(cluster.data.clone());
         publish(&mut cluster, &teardown);
         if let Some(w) = wal_dir {
             let wal = std::path::absolute(w)?.join(format!("{name}-wal"));
@@ -321,13 +331,9 @@ impl Cluster {
                 last_lines(&String::from_utf8_lossy(&out.stderr), 3)
             ));
         }
-        // Later lines win: iogauge's own file, rewritten before each start, comes last.
-        let conf = cluster.data.join("postgresql.conf");
-        let mut text = std::fs::read_to_string(&conf)?;
-        text.push_str(
-            "\n# iogauge: the settings of this run\ninclude_if_exists = 'iogauge.conf'\n",
-        );
-        std::fs::write(&conf, text)?;
+        debug_plant(&data_dir, "initdb", &["postgresql.conf"]);
+        include_own_conf(&data_dir, owner)?;
+        cluster.data_dir = Some(data_dir);
         Ok(cluster)
     }
 
@@ -374,12 +380,23 @@ impl Cluster {
             "listen_addresses = ''\nunix_socket_directories = '{}'\nport = {PORT}\n",
             self.socket_dir.display().to_string().replace('\'', "''")
         ));
-        let path = self.data.join("iogauge.conf");
-        std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;
-        if let Some((uid, gid)) = self.owner.ids {
-            std::os::unix::fs::chown(&path, Some(uid), Some(gid))?;
-        }
-        Ok(())
+        let data = self.data_dir()?;
+        debug_plant(data, "start", &["iogauge.conf"]);
+        write_conf(data, &self.owner, &text)
+    }
+
+    /// The data directory held open; `create` sets it before it returns the cluster.
+    fn data_dir(&self) -> Result<&Dir> {
+        self.data_dir
+            .as_ref()
+            .ok_or_else(|| anyhow!("bug: the cluster's data directory is not open"))
+    }
+
+    /// The cluster's own directory held open (its logs and the clients' output go there).
+    pub fn work_dir(&self) -> Result<&Dir> {
+        self.work_dir
+            .as_ref()
+            .ok_or_else(|| anyhow!("bug: the cluster's directory is not open"))
     }
 
     /// Starts the server and waits until it accepts connections. A server that does not start
@@ -409,7 +426,10 @@ impl Cluster {
         if out.status.success() {
             return Ok(());
         }
-        let log = std::fs::read_to_string(&self.log).unwrap_or_default();
+        let log = self
+            .work_dir()?
+            .read_servers("server.log", &self.owner)
+            .unwrap_or_default();
         if let Some(e) = refused_setting(&log, asked, self.setting_flag) {
             return Err(e);
         }
@@ -541,6 +561,26 @@ pub fn undo(data: &Path, dirs: &[PathBuf], cgroup: Option<&Path>) -> (String, bo
     (done.join(", "), ok)
 }
 
+/// Points initdb's postgresql.conf at iogauge's own file, which comes last (later lines win)
+/// and is rewritten before each start. The old file is read only as the server's user's own,
+/// then replaced by a new one iogauge creates: never written through a link.
+fn include_own_conf(data: &Dir, owner: &Owner) -> Result<()> {
+    use std::io::Write;
+    let mut text = data.read_servers("postgresql.conf", owner)?;
+    text.push_str("\n# iogauge: the settings of this run\ninclude_if_exists = 'iogauge.conf'\n");
+    let mut f = data.replace("postgresql.conf", Some(owner))?;
+    f.write_all(text.as_bytes())
+        .with_context(|| format!("writing {}", data.path().join("postgresql.conf").display()))
+}
+
+/// Writes iogauge.conf anew in the data directory, the server's user's (it reads it).
+fn write_conf(data: &Dir, owner: &Owner, text: &str) -> Result<()> {
+    use std::io::Write;
+    let mut f = data.replace("iogauge.conf", Some(owner))?;
+    f.write_all(text.as_bytes())
+        .with_context(|| format!("writing {}", data.path().join("iogauge.conf").display()))
+}
+
 /// The messages of a server log, without the prefix that dates them (`%m [%p] `): from the
 /// severity on (`FATAL:  …`), one per line.
 fn server_said(log: &str) -> Vec<String> {
@@ -596,7 +636,45 @@ pub fn last_lines(text: &str, n: usize) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::super::owner::tests::{look_at, secret, test_owner};
     use super::*;
+    use std::os::unix::fs::{symlink, MetadataExt};
+
+    #[test]
+    fn the_configuration_is_never_written_through_a_link() {
+        let t = tempfile::tempdir().unwrap();
+        let (secret, before) = secret(t.path());
+        let owner = test_owner();
+        let data = Dir::create(&t.path().join("data")).unwrap();
+        data.make_private(&owner).unwrap();
+        // Before a start: a link at iogauge.conf is replaced by iogauge's own file.
+        symlink(&secret, t.path().join("data/iogauge.conf")).unwrap();
+        write_conf(&data, &owner, "port = 5432\n").unwrap();
+        assert_eq!(look_at(&secret), before);
+        let conf = t.path().join("data/iogauge.conf");
+        let md = std::fs::symlink_metadata(&conf).unwrap();
+        assert!(md.is_file());
+        if let Some((uid, _)) = owner.ids {
+            assert_eq!(md.uid(), uid);
+        }
+        assert_eq!(std::fs::read_to_string(&conf).unwrap(), "port = 5432\n");
+        // After initdb: a link at postgresql.conf is refused, in one line.
+        symlink(&secret, t.path().join("data/postgresql.conf")).unwrap();
+        let e = include_own_conf(&data, &owner).unwrap_err();
+        assert!(!format!("{e:#}").contains('\n'), "{e:#}");
+        assert_eq!(look_at(&secret), before);
+        // initdb's own file gets the include, in a file iogauge made.
+        std::fs::remove_file(t.path().join("data/postgresql.conf")).unwrap();
+        let mut f = data.create_new("postgresql.conf", Some(&owner)).unwrap();
+        std::io::Write::write_all(&mut f, b"shared_buffers = 128MB\n").unwrap();
+        include_own_conf(&data, &owner).unwrap();
+        let text = std::fs::read_to_string(t.path().join("data/postgresql.conf")).unwrap();
+        assert!(text.starts_with("shared_buffers = 128MB\n"), "{text}");
+        assert!(
+            text.ends_with("include_if_exists = 'iogauge.conf'\n"),
+            "{text}"
+        );
+    }
 
     #[test]
     fn last_lines_are_one_line() {

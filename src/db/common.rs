@@ -8,7 +8,7 @@ use crate::model::{ResultDoc, RunDoc};
 use crate::store::Recorder;
 use crate::units;
 use crate::workload::SyncKind;
-use anyhow::{Context, Result};
+use anyhow::Result;
 use iogauge_analyze::{Finding, Kind as FindingKind, Severity};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -406,18 +406,6 @@ pub fn sweep(
         }
     }
     Ok(None)
-}
-
-/// A file for a client's output in a directory that belongs to the server's account, which
-/// could have planted a link at this name: created new, never through a link.
-pub fn fresh_file(p: &Path) -> Result<std::fs::File> {
-    use std::os::unix::fs::OpenOptionsExt;
-    std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .custom_flags(libc::O_NOFOLLOW)
-        .open(p)
-        .with_context(|| format!("creating {} (something is already there)", p.display()))
 }
 
 /// Waits for a benchmark client to end; `None` when interrupted (it is killed then).

@@ -10,7 +10,7 @@
 
 use super::cgroup::Cgroup;
 use super::cluster::{last_lines, Site};
-use super::owner::{remove_dirs, set_private, Owner};
+use super::owner::{debug_plant, read_back, remove_dirs, Dir, Owner};
 use crate::error::usage;
 use anyhow::{anyhow, Context, Result};
 use std::os::unix::process::CommandExt;
@@ -191,6 +191,9 @@ pub struct Server {
     pub redo: Option<PathBuf>,
     pub socket: PathBuf,
     pub log: PathBuf,
+    /// `work` held open: it is the server's account's, so every file iogauge writes or reads
+    /// there is reached from this (see `owner`). Set by `create`.
+    work_dir: Option<Dir>,
     child: Option<Child>,
     teardown: Arc<Mutex<Teardown>>,
     hook: u64,
@@ -252,17 +255,18 @@ impl Server {
             socket: work.join("mysqld.sock"),
             log: work.join("server.log"),
             work: work.clone(),
+            work_dir: None,
             child: None,
             teardown,
             hook,
             planned,
         };
-        server.private_dir(&work)?;
-        server.private_dir(&server.data.clone())?;
+        server.work_dir = Some(server.private_dir(&work)?);
+        server.private_dir_in_work("data")?;
         // Temporary tables go in the server's own directory: /tmp is shared by every server on
         // the machine (two bootstraps at once there have failed on each other's files), and
         // the database's temporary files belong on the storage under test anyway.
-        server.private_dir(&work.join("tmp"))?;
+        server.private_dir_in_work("tmp")?;
         // A socket path too long for sun_path goes to a private directory in /tmp instead.
         if server.socket.as_os_str().len() > SOCKET_PATH_MAX {
             server.private_dir(&short_socket)?;
@@ -300,11 +304,28 @@ impl Server {
         Ok(server)
     }
 
-    fn private_dir(&mut self, d: &Path) -> Result<()> {
-        std::fs::create_dir(d).with_context(|| format!("creating {}", d.display()))?;
+    fn private_dir(&mut self, d: &Path) -> Result<Dir> {
+        let dir = Dir::create(d)?;
         // Listed for removal once it is ours, before its mode and owner are set.
         self.update(|t| t.dirs.push(d.to_path_buf()));
-        set_private(d, &self.owner)
+        dir.make_private(&self.owner)?;
+        Ok(dir)
+    }
+
+    /// A private directory inside `work`, which is the server's account's already: made from
+    /// its handle.
+    fn private_dir_in_work(&mut self, name: &str) -> Result<()> {
+        self.work_dir()?.create_in(name, &self.owner)?;
+        let path = self.work.join(name);
+        self.update(|t| t.dirs.push(path));
+        Ok(())
+    }
+
+    /// The server's own directory held open; `create` sets it first.
+    pub fn work_dir(&self) -> Result<&Dir> {
+        self.work_dir
+            .as_ref()
+            .ok_or_else(|| anyhow!("bug: the MariaDB server's directory is not open"))
     }
 
     /// The option that puts the redo log in its own directory, when there is one.
@@ -382,9 +403,12 @@ impl Server {
         settings: &[(String, String)],
         asked: &[(String, String)],
     ) -> Result<()> {
-        let out_path = self.work.join("server.out");
-        let out = std::fs::File::create(&out_path)
-            .with_context(|| format!("creating {}", out_path.display()))?;
+        let work = self.work_dir()?;
+        debug_plant(work, "start", &["server.out"]);
+        // iogauge's own file in the server's account's directory: made anew from the handle
+        // and read back through it, never through whatever is at its name later.
+        let out = work.replace("server.out", None)?;
+        let mut out_read = out.try_clone()?;
         let cgroup = self.teardown.lock().ok().and_then(|t| t.cgroup.clone());
         let mut c = match cgroup {
             // The launcher enters the cgroup itself, so mariadbd is inside and iogauge and
@@ -438,8 +462,10 @@ impl Server {
         self.update(|t| t.pid = None);
         let said = format!(
             "{}\n{}",
-            std::fs::read_to_string(&self.log).unwrap_or_default(),
-            std::fs::read_to_string(&out_path).unwrap_or_default()
+            self.work_dir()?
+                .read_servers("server.log", &self.owner)
+                .unwrap_or_default(),
+            read_back(&mut out_read)
         );
         if let Some(e) = refused_setting(&said, asked) {
             return Err(e);
