@@ -60,16 +60,6 @@ use std::time::{Duration, Instant, SystemTime};
 pub const BYTES_PER_SCALE: u64 = 15_800_000;
 /// Catalogs of an empty database, which `--data` does not count as pgbench data.
 pub const EMPTY_DB_BYTES: u64 = 7_700_000;
-/// Settings iogauge owns: to keep the server private, and to read its checkpoints from its log.
-const OWN_SETTINGS: [&str; 6] = [
-    "listen_addresses",
-    "unix_socket_directories",
-    "port",
-    "include_if_exists",
-    "log_checkpoints",
-    "log_timezone",
-];
-
 /// Whether iogauge runs as root: /proc/self belongs to the effective user (libc's geteuid is
 /// `unsafe` to call, which only crates/engine may do).
 pub fn is_root() -> bool {

@@ -272,6 +272,21 @@ fn a_server_that_will_not_start_is_one_error_and_nothing_is_left() {
     let out = pgbench(dir.path(), &target, &["--pg-setting", "shared_buffers"]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr_of(&out));
     assert!(clusters_in(&target).is_empty());
+    // A setting iogauge pins to keep the server private, in any case, and a value over two
+    // lines: usage errors, before anything is created.
+    for typed in [
+        "Listen_Addresses=*",
+        "unix_socket_permissions=0777",
+        "include=/etc/passwd",
+        "hba_file=/tmp/hba",
+        "synchronous_commit=off\nlisten_addresses='*'",
+    ] {
+        let out = pgbench(dir.path(), &target, &["--pg-setting", typed]);
+        let err = stderr_of(&out);
+        assert_eq!(out.status.code(), Some(2), "{typed}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{typed}: {err}");
+        assert!(clusters_in(&target).is_empty());
+    }
 }
 
 #[test]

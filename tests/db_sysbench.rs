@@ -471,6 +471,51 @@ fn what_the_user_typed_wrong_is_refused_before_anything_is_made() {
     let Some((dir, target)) = rig() else { return };
     for (extra, says) in [
         (&["--db-setting", "socket=/tmp/x"][..], "iogauge sets it"),
+        // Every spelling mariadbd takes for an own setting: a unique prefix, its special
+        // prefixes (loose-, disable-, …), `-` for `_`.
+        (&["--db-setting", "skip_networkin=0"][..], "iogauge sets it"),
+        (
+            &["--db-setting", "loose_skip_networking=0"][..],
+            "iogauge sets it",
+        ),
+        (
+            &["--db-setting", "disable_skip_networking=1"][..],
+            "iogauge sets it",
+        ),
+        (
+            &["--db-setting", "loose-socket=/tmp/x.sock"][..],
+            "iogauge sets it",
+        ),
+        (
+            &["--db-setting", "Bind-Address=0.0.0.0"][..],
+            "iogauge sets it",
+        ),
+        (
+            &["--server", "postgres", "--db-setting", "listen_addresses=*"][..],
+            "iogauge sets it",
+        ),
+        (
+            &["--server", "postgres", "--db-setting", "include_dir=/etc"][..],
+            "iogauge sets it",
+        ),
+        (
+            &[
+                "--server",
+                "postgres",
+                "--db-setting",
+                "unix_socket_permissions=0777",
+            ][..],
+            "iogauge sets it",
+        ),
+        (
+            &[
+                "--server",
+                "postgres",
+                "--db-setting",
+                "work_mem 1MB\nlisten_addresses=*",
+            ][..],
+            "is not a setting's name",
+        ),
         (&["--db-setting", "nonsense"][..], "is not KEY=VALUE"),
         (&["--time", "500ms"][..], "--time is under 1s"),
         (&["--buffer-ratio", "0"][..], "above 0"),

@@ -51,6 +51,55 @@ const PG_ENV: [&str; 16] = [
     "PGTARGETSESSIONATTRS",
 ];
 
+/// Settings iogauge owns: to keep the server private (no TCP, its socket where iogauge put
+/// it and no one else's, no other configuration file read) and to read its checkpoints from
+/// its log. A --pg-setting may not give them ([`owns`]).
+pub const OWN_SETTINGS: [&str; 16] = [
+    "listen_addresses",
+    "unix_socket_directories",
+    "unix_socket_permissions",
+    "unix_socket_group",
+    "port",
+    "include",
+    "include_dir",
+    "include_if_exists",
+    "data_directory",
+    "config_file",
+    "hba_file",
+    "ident_file",
+    "external_pid_file",
+    "log_checkpoints",
+    "log_timezone",
+    "log_directory",
+];
+
+/// A --pg-setting name as PostgreSQL reads it from a configuration file: case does not count.
+/// `None` unless it is a name (`shared_buffers`, an extension's `auto_explain.log_min_duration`):
+/// it is written into iogauge.conf as it stands, and anything else there (a space, a newline,
+/// a quote) could put a second setting on the line or the next.
+pub fn setting_name(typed: &str) -> Option<String> {
+    let k = typed.to_ascii_lowercase();
+    let ident = |p: &str| {
+        let mut b = p.bytes();
+        b.next()
+            .is_some_and(|c| c.is_ascii_lowercase() || c == b'_' || c >= 0x80)
+            && b.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'_' || c == b'$')
+    };
+    let ok = match k.split_once('.') {
+        Some((a, b)) => ident(a) && ident(b),
+        None => ident(&k),
+    };
+    ok.then_some(k)
+}
+
+/// Whether the setting `name` (as [`setting_name`] gives it) is one of [`OWN_SETTINGS`].
+/// PostgreSQL takes no abbreviation and no prefix of a name; on its command line `-` stands
+/// for `_`, so that is the same name here too.
+pub fn owns(name: &str) -> bool {
+    let n = name.replace('-', "_");
+    OWN_SETTINGS.contains(&n.as_str())
+}
+
 /// One PostgreSQL installation's programs.
 #[derive(Clone, Debug)]
 pub struct PgBin {
@@ -372,13 +421,13 @@ impl Cluster {
     pub fn configure(&self, settings: &[(String, String)]) -> Result<()> {
         let mut text = String::from("# written by iogauge for this run\n");
         for (k, v) in settings {
-            text.push_str(&format!("{k} = '{}'\n", v.replace('\'', "''")));
+            text.push_str(&format!("{k} = {}\n", conf_string(v)));
         }
         // The timeline reads each checkpoint's start and end from the log, in UTC.
         text.push_str("log_checkpoints = on\nlog_timezone = 'UTC'\n");
         text.push_str(&format!(
-            "listen_addresses = ''\nunix_socket_directories = '{}'\nport = {PORT}\n",
-            self.socket_dir.display().to_string().replace('\'', "''")
+            "listen_addresses = ''\nunix_socket_directories = {}\nport = {PORT}\n",
+            conf_string(&self.socket_dir.display().to_string())
         ));
         let data = self.data_dir()?;
         debug_plant(data, "start", &["iogauge.conf"]);
@@ -424,7 +473,7 @@ impl Cluster {
             .stderr(Stdio::piped());
         let out = c.output().context("running pg_ctl start")?;
         if out.status.success() {
-            return Ok(());
+            return self.check_private();
         }
         let log = self
             .work_dir()?
@@ -445,6 +494,27 @@ impl Cluster {
             )),
             false => Err(anyhow!("the PostgreSQL server did not start: {why}")),
         }
+    }
+
+    /// The started server must listen on its private socket alone (`common::check_private`);
+    /// when it does not, or its pid cannot be read to ask, it is stopped and that is the error.
+    fn check_private(&self) -> Result<()> {
+        let pid = self
+            .data_dir()?
+            .read_servers("postmaster.pid", &self.owner)
+            .ok()
+            .and_then(|t| t.lines().next()?.trim().parse::<u32>().ok());
+        let socket = self.socket_dir.join(format!(".s.PGSQL.{PORT}"));
+        let checked = match pid {
+            Some(pid) => super::common::check_private("PostgreSQL", self.setting_flag, pid, &socket),
+            None => Err(anyhow!(
+                "the PostgreSQL server's pid could not be read from its postmaster.pid, so what it listens on could not be checked; iogauge stopped it"
+            )),
+        };
+        if checked.is_err() {
+            let _ = self.stop();
+        }
+        checked
     }
 
     /// Stops the server, fast (connections cut, a shutdown checkpoint).
@@ -561,6 +631,12 @@ pub fn undo(data: &Path, dirs: &[PathBuf], cgroup: Option<&Path>) -> (String, bo
     (done.join(", "), ok)
 }
 
+/// `v` as a quoted string of a PostgreSQL configuration file: a quote doubled, and a backslash
+/// too (the file's strings take backslash escapes), so the server reads back `v` itself.
+fn conf_string(v: &str) -> String {
+    format!("'{}'", v.replace('\\', "\\\\").replace('\'', "''"))
+}
+
 /// Points initdb's postgresql.conf at iogauge's own file, which comes last (later lines win)
 /// and is rewritten before each start. The old file is read only as the server's user's own,
 /// then replaced by a new one iogauge creates: never written through a link.
@@ -674,6 +750,49 @@ mod tests {
             text.ends_with("include_if_exists = 'iogauge.conf'\n"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn an_own_setting_is_refused_and_a_name_is_only_a_name() {
+        // Refused: not a name, or one of iogauge's.
+        let own = |typed: &str| setting_name(typed).is_none_or(|k| owns(&k));
+        for typed in [
+            "listen_addresses",
+            "LISTEN_ADDRESSES",
+            "port",
+            "unix_socket_directories",
+            "unix_socket_permissions",
+            "unix-socket-permissions",
+            "include",
+            "include_dir",
+            "include_if_exists",
+            "data_directory",
+            "config_file",
+            "hba_file",
+            "ident_file",
+            "log_checkpoints",
+        ] {
+            assert!(own(typed), "{typed} is not refused");
+        }
+        for typed in [
+            "shared_buffers",
+            "synchronous_commit",
+            "port_x",
+            "auto_explain.log_min_duration",
+        ] {
+            assert!(!own(typed), "{typed} is refused");
+        }
+        for typed in [
+            "work_mem 1MB\nlisten_addresses",
+            "a b",
+            "a=b",
+            "'x'",
+            "a.b.c",
+            "",
+        ] {
+            assert!(setting_name(typed).is_none(), "{typed:?} is a name");
+        }
+        assert_eq!(conf_string("it's a\\b"), "'it''s a\\\\b'");
     }
 
     #[test]

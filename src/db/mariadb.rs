@@ -35,9 +35,10 @@ const MY_ENV: [&str; 5] = [
     "MYSQL_PWD",
     "MYSQL_HOME",
 ];
-/// Options iogauge gives mariadbd to keep it private and its files in its own directory; a
-/// --db-setting may not change them.
-pub const OWN_SETTINGS: [&str; 11] = [
+/// Options iogauge gives mariadbd to keep it private and its files in its own directory, and
+/// extra_port (a second TCP listener); a --db-setting may not change them, under any spelling
+/// mariadbd takes ([`owns`]).
+pub const OWN_SETTINGS: [&str; 12] = [
     "tmpdir",
     "datadir",
     "socket",
@@ -49,7 +50,51 @@ pub const OWN_SETTINGS: [&str; 11] = [
     "user",
     "innodb_data_home_dir",
     "innodb_log_group_home_dir",
+    "extra_port",
 ];
+/// The prefixes mariadbd's option parser (my_getopt) strips from a name it does not know
+/// before looking again: `loose-` (ignore if unknown), `skip-` and `disable-` (set off),
+/// `enable-` (set on), `maximum-` (the session's cap), `autoset-` (automatic value); and
+/// `plugin-`, under which a plugin's options (InnoDB's) are known too.
+const SPECIAL_PREFIXES: [&str; 7] = [
+    "loose_", "skip_", "disable_", "enable_", "maximum_", "autoset_", "plugin_",
+];
+
+/// A --db-setting name as mariadbd reads it: `-` and `_` are the same, and iogauge lower-cases
+/// it (mariadbd's own names are lower case). `None` when it is not an option's name at all.
+pub fn setting_name(typed: &str) -> Option<String> {
+    let k = typed
+        .trim_start_matches("--")
+        .to_ascii_lowercase()
+        .replace('-', "_");
+    let ok = !k.is_empty()
+        && k.bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'.');
+    ok.then_some(k)
+}
+
+/// Whether the setting `name` (as [`setting_name`] gives it) would reach one of
+/// [`OWN_SETTINGS`] in mariadbd: its name or what is left after stripping any of the
+/// [`SPECIAL_PREFIXES`] (one after another, in any order), equal to an own setting or a
+/// prefix of one (mariadbd takes a unique prefix for the whole name: `skip_networkin`).
+/// Conservative: a prefix shared with other options, which mariadbd would call ambiguous, is
+/// refused all the same.
+pub fn owns(name: &str) -> bool {
+    let mut names = vec![name];
+    let mut i = 0;
+    while let Some(n) = names.get(i).copied() {
+        for p in SPECIAL_PREFIXES {
+            if let Some(rest) = n.strip_prefix(p) {
+                names.push(rest);
+            }
+        }
+        i += 1;
+    }
+    names
+        .iter()
+        .any(|n| OWN_SETTINGS.iter().any(|own| own.starts_with(n)))
+}
+
 /// Defaults iogauge sets before the user's settings (which may override them): the issue's
 /// O_DIRECT, and no buffer pool carried over a restart, so each ratio starts cold.
 pub const DEFAULT_SETTINGS: [&str; 3] = [
@@ -456,6 +501,14 @@ impl Server {
             std::thread::sleep(POLL);
         };
         let Some(status) = exited else {
+            let private =
+                super::common::check_private("MariaDB", "--db-setting", child.id(), &self.socket);
+            if private.is_err() {
+                let _ = stop_pid(child.id(), SERVER_WAIT);
+                let _ = child.wait();
+                self.update(|t| t.pid = None);
+                return private;
+            }
             self.child = Some(child);
             return Ok(());
         };
@@ -642,6 +695,56 @@ mod tests {
         assert!(e.contains("give a value it takes"), "{e}");
         // A failure that names none of the user's settings is not theirs to fix.
         assert!(refused_setting("0 [ERROR] Aborting", &asked).is_none());
+    }
+
+    #[test]
+    fn an_own_setting_is_known_under_every_spelling_mariadbd_takes() {
+        let own = |typed: &str| owns(&setting_name(typed).unwrap());
+        for typed in [
+            "skip_networking",
+            "skip-networking",
+            "--skip-networking",
+            "Skip_Networking",
+            "skip_networkin",
+            "skip_net",
+            "loose_skip_networking",
+            "loose-skip-networking",
+            "disable_skip_networking",
+            "enable_skip_networking",
+            "loose_disable_skip_networking",
+            "maximum_port",
+            "autoset_port",
+            "loose_socket",
+            "sock",
+            "bind_address",
+            "bind",
+            "loose_bind_address",
+            "po",
+            "extra_port",
+            "loose_extra_port",
+            "datadir",
+            "loose_innodb_log_group_home_dir",
+            "plugin_innodb_data_home_dir",
+            "user",
+        ] {
+            assert!(own(typed), "{typed} is not refused");
+        }
+        // Near misses: options of their own, which mariadbd does not take for an own one.
+        for typed in [
+            "skip_name_resolve",
+            "innodb_buffer_pool_size",
+            "innodb_log_file_size",
+            "innodb-flush-method",
+            "loose_innodb_flush_log_at_trx_commit",
+            "port_open_timeout",
+            "sync_binlog",
+            "skip_log_bin",
+            "max_connections",
+        ] {
+            assert!(!own(typed), "{typed} is refused");
+        }
+        assert!(setting_name("a b").is_none());
+        assert!(setting_name("x;y").is_none());
     }
 
     #[test]
