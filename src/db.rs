@@ -309,7 +309,7 @@ fn measure_once(
     let err_file = work.create_new(&err_name, None)?;
     let (mut out_read, mut err_read) = (out_file.try_clone()?, err_file.try_clone()?);
     let cpu_before = server::cpu(cl);
-    let log_from = std::fs::metadata(&cl.log).map_or(0, |m| m.len());
+    let log_from = cl.log_len();
     let begun = Instant::now();
     let stop_sampler = std::sync::atomic::AtomicBool::new(false);
     let probe = || server::flush_counters(cl, version_num);
@@ -327,10 +327,16 @@ fn measure_once(
         _ => None,
     };
     let windows = watch.stop();
-    let logs = pgbench::log_files(&prefix);
+    // pgbench's per-transaction logs (its output beside them is iogauge's), by name; each opened from the directory's handle as a
+    // file of the server's user's own, never through a link.
+    let logs: Vec<String> = pgbench::log_files(&prefix)
+        .iter()
+        .filter_map(|f| Some(f.file_name()?.to_str()?.to_string()))
+        .filter(|f| *f != out_name && *f != err_name)
+        .collect();
     let remove = || {
         for f in &logs {
-            let _ = std::fs::remove_file(f);
+            work.remove(f);
         }
         work.remove(&out_name);
         work.remove(&err_name);
@@ -350,7 +356,11 @@ fn measure_once(
     }
     let after = server::snapshot(cl, version_num)?;
     let summary = pgbench::parse_summary(&stdout);
-    let timeline = pgbench::read_logs(&logs, p.time, p.interval);
+    let timeline = logs
+        .iter()
+        .map(|f| work.open_servers(f, &cl.owner))
+        .collect::<Result<Vec<_>>>()
+        .and_then(|mut files| pgbench::read_logs(&mut files, p.time, p.interval));
     remove();
     let summary = summary?;
     let timeline = timeline?;
@@ -365,11 +375,8 @@ fn measure_once(
     }
     let step_s = p.interval.as_secs_f64();
     let end_us = timeline.start_us + (timeline.timeseries.len() as f64 * step_s * 1e6) as u64;
-    let checkpoints = timeline::checkpoints_in_log(
-        &common::log_since(&cl.log, log_from),
-        timeline.start_us,
-        end_us,
-    );
+    let checkpoints =
+        timeline::checkpoints_in_log(&cl.log_since(log_from), timeline.start_us, end_us);
     let seconds = timeline::build(
         timeline.start_us,
         step_s,

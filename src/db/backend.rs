@@ -403,15 +403,11 @@ impl Backend for Postgres {
         server::cpu(&self.cl)
     }
     fn log_mark(&self) -> u64 {
-        std::fs::metadata(&self.cl.log).map_or(0, |m| m.len())
+        self.cl.log_len()
     }
     fn flushes(&self, mark: u64, seconds: &TimelineDoc, start_us: u64) -> Vec<FlushDoc> {
         let end_us = start_us + (seconds.rows.len() as f64 * seconds.step_s * 1e6) as u64;
-        super::timeline::checkpoints_in_log(
-            &common::log_since(&self.cl.log, mark),
-            start_us,
-            end_us,
-        )
+        super::timeline::checkpoints_in_log(&self.cl.log_since(mark), start_us, end_us)
     }
     fn io_path(&self, _settings: &BTreeMap<String, String>) -> String {
         "postgresql (buffered)".into()

@@ -496,14 +496,46 @@ impl Cluster {
         }
     }
 
+    /// The postmaster's pid, from the first line of its postmaster.pid.
+    pub fn postmaster_pid(&self) -> Option<u32> {
+        self.data_dir()
+            .ok()?
+            .read_servers("postmaster.pid", &self.owner)
+            .ok()?
+            .lines()
+            .next()?
+            .trim()
+            .parse()
+            .ok()
+    }
+
+    /// How long the server's log is now: a mark for [`Cluster::log_since`].
+    pub fn log_len(&self) -> u64 {
+        self.work_dir()
+            .and_then(|d| d.open_servers("server.log", &self.owner))
+            .and_then(|f| Ok(f.metadata()?.len()))
+            .unwrap_or(0)
+    }
+
+    /// The server log from byte `from` on: what it said during one measurement.
+    pub fn log_since(&self, from: u64) -> String {
+        use std::io::{Read, Seek};
+        let mut text = String::new();
+        if let Ok(mut f) = self
+            .work_dir()
+            .and_then(|d| d.open_servers("server.log", &self.owner))
+        {
+            if f.seek(std::io::SeekFrom::Start(from)).is_ok() {
+                let _ = f.read_to_string(&mut text);
+            }
+        }
+        text
+    }
+
     /// The started server must listen on its private socket alone (`common::check_private`);
     /// when it does not, or its pid cannot be read to ask, it is stopped and that is the error.
     fn check_private(&self) -> Result<()> {
-        let pid = self
-            .data_dir()?
-            .read_servers("postmaster.pid", &self.owner)
-            .ok()
-            .and_then(|t| t.lines().next()?.trim().parse::<u32>().ok());
+        let pid = self.postmaster_pid();
         let socket = self.socket_dir.join(format!(".s.PGSQL.{PORT}"));
         let checked = match pid {
             Some(pid) => super::common::check_private("PostgreSQL", self.setting_flag, pid, &socket),

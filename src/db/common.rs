@@ -581,18 +581,6 @@ pub fn cpu_of(root: u32) -> Option<(f64, f64)> {
     Some((user as f64 / 100.0, sys as f64 / 100.0))
 }
 
-/// The server log from byte `from` on: what it said during one measurement.
-pub fn log_since(log: &Path, from: u64) -> String {
-    use std::io::{Read, Seek};
-    let mut text = String::new();
-    if let Ok(mut f) = std::fs::File::open(log) {
-        if f.seek(std::io::SeekFrom::Start(from)).is_ok() {
-            let _ = f.read_to_string(&mut text);
-        }
-    }
-    text
-}
-
 /// The devices the timeline follows: the data directory's stack, then the log directory's
 /// devices not already in it.
 pub fn timeline_devices(system: &iogauge_sysinfo::SystemInfo, log: Option<&Path>) -> Vec<String> {

@@ -210,8 +210,18 @@ impl Dir {
     /// no other name (a hard link to a file of root's would pass the other checks). Opened
     /// without blocking, so a FIFO left at the name cannot hang iogauge.
     pub fn read_servers(&self, name: &str, owner: &Owner) -> Result<String> {
+        let mut f = self.open_servers(name, owner)?;
+        let mut text = String::new();
+        f.read_to_string(&mut text)
+            .with_context(|| format!("reading {}", self.path.join(name).display()))?;
+        Ok(text)
+    }
+
+    /// The file `name` the server wrote in this directory, open for reading under the checks of
+    /// [`Dir::read_servers`].
+    pub fn open_servers(&self, name: &str, owner: &Owner) -> Result<File> {
         let path = self.path.join(name);
-        let mut f = sys::open_at(
+        let f = sys::open_at(
             &self.handle,
             OsStr::new(name),
             libc::O_RDONLY | libc::O_NONBLOCK,
@@ -233,10 +243,7 @@ impl Dir {
                 owner.name
             ));
         }
-        let mut text = String::new();
-        f.read_to_string(&mut text)
-            .with_context(|| format!("reading {}", path.display()))?;
-        Ok(text)
+        Ok(f)
     }
 
     /// Removes the entry `name` (a link itself, never its target); gone already is fine.
