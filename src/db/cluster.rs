@@ -625,9 +625,7 @@ impl Drop for Cluster {
 pub fn undo(data: &Path, dirs: &[PathBuf], cgroup: Option<&Path>) -> (String, bool) {
     let mut done = Vec::new();
     let mut ok = true;
-    let pid = std::fs::read_to_string(data.join("postmaster.pid"))
-        .ok()
-        .and_then(|t| t.lines().next().and_then(|l| l.trim().parse::<u32>().ok()));
+    let pid = super::owner::read_pid_file(&data.join("postmaster.pid"));
     if let Some(pid) = pid {
         let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
         let args: Vec<&[u8]> = cmdline.split(|b| *b == 0).collect();

@@ -622,9 +622,7 @@ pub fn undo(data: &Path, dirs: &[PathBuf], cgroup: Option<&Path>) -> (String, bo
     let mut done = Vec::new();
     let mut ok = true;
     let parent = data.parent().unwrap_or(data);
-    let pid = std::fs::read_to_string(parent.join("mysqld.pid"))
-        .ok()
-        .and_then(|t| t.trim().parse::<u32>().ok());
+    let pid = super::owner::read_pid_file(&parent.join("mysqld.pid"));
     if let Some(pid) = pid {
         let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
         let args: Vec<&[u8]> = cmdline.split(|b| *b == 0).collect();

@@ -192,11 +192,12 @@ impl Dir {
             libc::O_RDWR | libc::O_CREAT | libc::O_EXCL,
             0o600,
         )
-        .map_err(|e| {
-            anyhow!(
-                "creating {}: {e} (something else took the name in a directory the server's account owns)",
+        .map_err(|e| match e.kind() {
+            std::io::ErrorKind::AlreadyExists => anyhow!(
+                "creating {}: something else took the name in a directory the server's account owns",
                 path.display()
-            )
+            ),
+            _ => anyhow!("creating {}: {e}", path.display()),
         })?;
         if let Some((uid, gid)) = owner.and_then(|o| o.ids) {
             std::os::unix::fs::fchown(&f, Some(uid), Some(gid))
@@ -271,6 +272,25 @@ pub fn debug_plant(dir: &Dir, step: &str, names: &[&str]) {
         let _ = std::fs::remove_file(&link);
         let _ = std::os::unix::fs::symlink(file, &link);
     }
+}
+
+/// The first 4 KiB of the pid file `path` a dead run's server left (`iogauge clean`, which
+/// holds no handle): never through a link, only a regular file, opened without blocking.
+pub fn read_pid_file(path: &Path) -> Option<u32> {
+    let dir = sys::open_dir(path.parent()?).ok()?;
+    let f = sys::open_at(
+        &dir,
+        path.file_name()?,
+        libc::O_RDONLY | libc::O_NONBLOCK,
+        0,
+    )
+    .ok()?;
+    if !f.metadata().ok()?.is_file() {
+        return None;
+    }
+    let mut text = String::new();
+    f.take(4096).read_to_string(&mut text).ok()?;
+    text.lines().next()?.trim().parse().ok()
 }
 
 /// All that a file iogauge holds open (a client's output it created) says, from its start:

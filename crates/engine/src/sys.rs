@@ -372,6 +372,34 @@ mod tests {
     }
 
     #[test]
+    fn a_name_in_a_held_directory_is_never_reached_through_a_link() {
+        let dir = std::env::temp_dir().join(format!("iogauge-sys-at-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("target"), "x").unwrap();
+        let _ = std::fs::remove_file(dir.join("link"));
+        std::os::unix::fs::symlink(dir.join("target"), dir.join("link")).unwrap();
+        let d = open_dir(&dir).unwrap();
+        let name = std::ffi::OsStr::new;
+        let e = open_at(&d, name("link"), libc::O_RDONLY, 0).unwrap_err();
+        assert_eq!(e.raw_os_error(), Some(libc::ELOOP));
+        // Anything but one name of the directory is refused before the kernel sees it.
+        for bad in ["", ".", "..", "a/b", "../target"] {
+            let e = open_at(&d, name(bad), libc::O_RDONLY, 0).unwrap_err();
+            assert_eq!(e.kind(), io::ErrorKind::InvalidInput, "{bad}");
+        }
+        // An exclusive create over a link fails; the link goes by unlink_at, not its target.
+        let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL;
+        assert!(open_at(&d, name("link"), flags, 0o600).is_err());
+        unlink_at(&d, name("link")).unwrap();
+        assert_eq!(std::fs::read(dir.join("target")).unwrap(), b"x");
+        open_at(&d, name("link"), flags, 0o600).unwrap();
+        mkdir_at(&d, name("sub"), 0o700).unwrap();
+        assert!(mkdir_at(&d, name("sub"), 0o700).is_err());
+        assert!(open_dir(&dir.join("target")).is_err());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
     fn data_bytes_sees_holes() {
         let dir = std::env::temp_dir().join(format!("iogauge-sys-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
