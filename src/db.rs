@@ -60,16 +60,6 @@ use std::time::{Duration, Instant, SystemTime};
 pub const BYTES_PER_SCALE: u64 = 15_800_000;
 /// Catalogs of an empty database, which `--data` does not count as pgbench data.
 pub const EMPTY_DB_BYTES: u64 = 7_700_000;
-/// Settings iogauge owns: to keep the server private, and to read its checkpoints from its log.
-const OWN_SETTINGS: [&str; 6] = [
-    "listen_addresses",
-    "unix_socket_directories",
-    "port",
-    "include_if_exists",
-    "log_checkpoints",
-    "log_timezone",
-];
-
 /// Whether iogauge runs as root: /proc/self belongs to the effective user (libc's geteuid is
 /// `unsafe` to call, which only crates/engine may do).
 pub fn is_root() -> bool {
@@ -311,12 +301,15 @@ fn measure_once(
     let prefix = cl.work.join(format!("pgbench-{tag}"));
     let before = server::snapshot(cl, version_num)?;
     let watch = iogauge_sysinfo::diskstats::DeviceWatch::start(devices, p.interval);
-    let out_path = cl.work.join(format!("pgbench-{tag}.out"));
-    let err_path = cl.work.join(format!("pgbench-{tag}.err"));
-    let out_file = common::fresh_file(&out_path)?;
-    let err_file = common::fresh_file(&err_path)?;
+    // The clients' output goes to files iogauge creates in the cluster's directory (the
+    // server's account's) from its handle, and is read back through iogauge's own handles.
+    let work = cl.work_dir()?;
+    let (out_name, err_name) = (format!("pgbench-{tag}.out"), format!("pgbench-{tag}.err"));
+    let out_file = work.create_new(&out_name, None)?;
+    let err_file = work.create_new(&err_name, None)?;
+    let (mut out_read, mut err_read) = (out_file.try_clone()?, err_file.try_clone()?);
     let cpu_before = server::cpu(cl);
-    let log_from = std::fs::metadata(&cl.log).map_or(0, |m| m.len());
+    let log_from = cl.log_len();
     let begun = Instant::now();
     let stop_sampler = std::sync::atomic::AtomicBool::new(false);
     let probe = || server::flush_counters(cl, version_num);
@@ -334,18 +327,26 @@ fn measure_once(
         _ => None,
     };
     let windows = watch.stop();
-    let logs = pgbench::log_files(&prefix);
+    // pgbench's per-transaction logs (its output beside them is iogauge's), by name; each opened from the directory's handle as a
+    // file of the server's user's own, never through a link.
+    let logs: Vec<String> = pgbench::log_files(&prefix)
+        .iter()
+        .filter_map(|f| Some(f.file_name()?.to_str()?.to_string()))
+        .filter(|f| *f != out_name && *f != err_name)
+        .collect();
     let remove = || {
-        for f in logs.iter().chain([&out_path, &err_path]) {
-            let _ = std::fs::remove_file(f);
+        for f in &logs {
+            work.remove(f);
         }
+        work.remove(&out_name);
+        work.remove(&err_name);
     };
     let Some(status) = status else {
         remove();
         return Ok(None);
     };
-    let stdout = std::fs::read_to_string(&out_path).unwrap_or_default();
-    let stderr = std::fs::read_to_string(&err_path).unwrap_or_default();
+    let stdout = cluster::read_back(&mut out_read);
+    let stderr = cluster::read_back(&mut err_read);
     if !status.success() {
         remove();
         return Err(anyhow!(
@@ -355,7 +356,11 @@ fn measure_once(
     }
     let after = server::snapshot(cl, version_num)?;
     let summary = pgbench::parse_summary(&stdout);
-    let timeline = pgbench::read_logs(&logs, p.time, p.interval);
+    let timeline = logs
+        .iter()
+        .map(|f| work.open_servers(f, &cl.owner))
+        .collect::<Result<Vec<_>>>()
+        .and_then(|mut files| pgbench::read_logs(&mut files, p.time, p.interval));
     remove();
     let summary = summary?;
     let timeline = timeline?;
@@ -370,11 +375,8 @@ fn measure_once(
     }
     let step_s = p.interval.as_secs_f64();
     let end_us = timeline.start_us + (timeline.timeseries.len() as f64 * step_s * 1e6) as u64;
-    let checkpoints = timeline::checkpoints_in_log(
-        &common::log_since(&cl.log, log_from),
-        timeline.start_us,
-        end_us,
-    );
+    let checkpoints =
+        timeline::checkpoints_in_log(&cl.log_since(log_from), timeline.start_us, end_us);
     let seconds = timeline::build(
         timeline.start_us,
         step_s,

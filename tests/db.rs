@@ -178,6 +178,61 @@ fn a_buffer_ratio_sweep_is_measured_stored_and_cleaned_up() {
     );
 }
 
+/// The server's account may put a link to a file of root's at any name in its directory between
+/// two of iogauge's steps (IOGAUGE_DEBUG_PLANT plants one, as it could). iogauge writes its own
+/// file anew in place of the link, or refuses in one line; root's file stays as it was.
+#[test]
+fn a_link_the_servers_account_plants_never_steers_a_write() {
+    let Some((dir, target)) = rig() else { return };
+    let (secret, before) = root_secret(dir.path());
+    let plant = |step: &str| format!("{step}:{}", secret.display());
+    // Before each start (two ratios: a start and a restart), at iogauge.conf: replaced, and
+    // the run goes on.
+    let args = [
+        "db",
+        "pgbench",
+        target.to_str().unwrap(),
+        "--scale",
+        "1",
+        "--clients",
+        "1",
+        "--time",
+        "1s",
+        "--interval",
+        "1s",
+        "--buffer-ratio",
+        "50%,100%",
+        "--no-storage",
+    ];
+    let at_start = plant("start");
+    let out = iogauge_env(
+        dir.path(),
+        &args,
+        &[("IOGAUGE_DEBUG_PLANT", at_start.as_str())],
+    );
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    assert_eq!(look_at(&secret), before);
+    // After initdb, at postgresql.conf, which iogauge reads and rewrites: refused.
+    let after_initdb = plant("initdb");
+    let out = iogauge_env(
+        dir.path(),
+        &args,
+        &[("IOGAUGE_DEBUG_PLANT", after_initdb.as_str())],
+    );
+    let err = stderr_of(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    let errors: Vec<&str> = err.lines().filter(|l| l.starts_with("iogauge:")).collect();
+    assert_eq!(errors.len(), 1, "{err}");
+    assert!(
+        errors[0].contains("postgresql.conf is a symbolic link"),
+        "{err}"
+    );
+    assert_eq!(err.lines().last(), Some(errors[0]), "{err}");
+    assert_eq!(look_at(&secret), before);
+    assert_eq!(servers_in(&target), "");
+    assert!(clusters_in(&target).is_empty());
+}
+
 #[test]
 fn a_server_that_will_not_start_is_one_error_and_nothing_is_left() {
     let Some((dir, target)) = rig() else { return };
@@ -217,6 +272,21 @@ fn a_server_that_will_not_start_is_one_error_and_nothing_is_left() {
     let out = pgbench(dir.path(), &target, &["--pg-setting", "shared_buffers"]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr_of(&out));
     assert!(clusters_in(&target).is_empty());
+    // A setting iogauge pins to keep the server private, in any case, and a value over two
+    // lines: usage errors, before anything is created.
+    for typed in [
+        "Listen_Addresses=*",
+        "unix_socket_permissions=0777",
+        "include=/etc/passwd",
+        "hba_file=/tmp/hba",
+        "synchronous_commit=off\nlisten_addresses='*'",
+    ] {
+        let out = pgbench(dir.path(), &target, &["--pg-setting", typed]);
+        let err = stderr_of(&out);
+        assert_eq!(out.status.code(), Some(2), "{typed}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{typed}: {err}");
+        assert!(clusters_in(&target).is_empty());
+    }
 }
 
 #[test]

@@ -376,6 +376,41 @@ fn the_text_summary_names_the_server_and_the_table() {
     assert!(left_in(&target).is_empty(), "{:?}", left_in(&target));
 }
 
+/// The server's account may put a link to a file of root's at server.out, which iogauge writes
+/// before each start (IOGAUGE_DEBUG_PLANT plants one, as it could): iogauge writes its own file
+/// anew in place of the link, and root's file stays as it was.
+#[test]
+fn a_link_the_servers_account_plants_never_steers_a_write() {
+    let Some((dir, target)) = rig() else { return };
+    let (secret, before) = root_secret(dir.path());
+    let plant = format!("start:{}", secret.display());
+    let args = [
+        "db",
+        "sysbench",
+        target.to_str().unwrap(),
+        "--tables",
+        "1",
+        "--table-size",
+        "1000",
+        "--threads",
+        "1",
+        "--time",
+        "1s",
+        "--buffer-ratio",
+        "50%,100%",
+        "--no-storage",
+    ];
+    let out = iogauge_env(
+        dir.path(),
+        &args,
+        &[("IOGAUGE_DEBUG_PLANT", plant.as_str())],
+    );
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    assert_eq!(look_at(&secret), before);
+    assert_eq!(servers_in(&target), "");
+    assert!(left_in(&target).is_empty(), "{:?}", left_in(&target));
+}
+
 #[test]
 fn a_setting_the_server_refuses_exits_2_with_its_words_and_leaves_nothing() {
     let Some((dir, target)) = rig() else { return };
@@ -436,6 +471,51 @@ fn what_the_user_typed_wrong_is_refused_before_anything_is_made() {
     let Some((dir, target)) = rig() else { return };
     for (extra, says) in [
         (&["--db-setting", "socket=/tmp/x"][..], "iogauge sets it"),
+        // Every spelling mariadbd takes for an own setting: a unique prefix, its special
+        // prefixes (loose-, disable-, …), `-` for `_`.
+        (&["--db-setting", "skip_networkin=0"][..], "iogauge sets it"),
+        (
+            &["--db-setting", "loose_skip_networking=0"][..],
+            "iogauge sets it",
+        ),
+        (
+            &["--db-setting", "disable_skip_networking=1"][..],
+            "iogauge sets it",
+        ),
+        (
+            &["--db-setting", "loose-socket=/tmp/x.sock"][..],
+            "iogauge sets it",
+        ),
+        (
+            &["--db-setting", "Bind-Address=0.0.0.0"][..],
+            "iogauge sets it",
+        ),
+        (
+            &["--server", "postgres", "--db-setting", "listen_addresses=*"][..],
+            "iogauge sets it",
+        ),
+        (
+            &["--server", "postgres", "--db-setting", "include_dir=/etc"][..],
+            "iogauge sets it",
+        ),
+        (
+            &[
+                "--server",
+                "postgres",
+                "--db-setting",
+                "unix_socket_permissions=0777",
+            ][..],
+            "iogauge sets it",
+        ),
+        (
+            &[
+                "--server",
+                "postgres",
+                "--db-setting",
+                "work_mem 1MB\nlisten_addresses=*",
+            ][..],
+            "is not a setting's name",
+        ),
         (&["--db-setting", "nonsense"][..], "is not KEY=VALUE"),
         (&["--time", "500ms"][..], "--time is under 1s"),
         (&["--buffer-ratio", "0"][..], "above 0"),

@@ -4,7 +4,7 @@
 //! size its tables, read its settings and IO counters, sample it for the timeline, find its
 //! flushes, and which storage cells stand beside its TPS.
 
-use super::cluster::{self, Cluster, PgBin};
+use super::cluster::{self, Cluster, Dir, PgBin};
 use super::common::{self, Cells};
 use super::mariadb::Server;
 use super::server;
@@ -21,6 +21,9 @@ pub trait Backend: Sync {
     fn name(&self) -> &'static str;
     /// The directory of iogauge's own for the server.
     fn work(&self) -> &Path;
+    /// That directory held open: the server's account owns it, so iogauge's files there are
+    /// made and removed from this handle.
+    fn work_dir(&self) -> Result<&Dir>;
     /// Its data directory (on the storage under test).
     fn data(&self) -> &Path;
     /// Its log's own directory (--wal-dir, --log-dir), when not in the data directory.
@@ -167,6 +170,9 @@ impl Backend for Mariadb {
     fn work(&self) -> &Path {
         &self.0.work
     }
+    fn work_dir(&self) -> Result<&Dir> {
+        self.0.work_dir()
+    }
     fn data(&self) -> &Path {
         &self.0.data
     }
@@ -310,6 +316,9 @@ impl Backend for Postgres {
     fn work(&self) -> &Path {
         &self.cl.work
     }
+    fn work_dir(&self) -> Result<&Dir> {
+        self.cl.work_dir()
+    }
     fn data(&self) -> &Path {
         &self.cl.data
     }
@@ -394,15 +403,11 @@ impl Backend for Postgres {
         server::cpu(&self.cl)
     }
     fn log_mark(&self) -> u64 {
-        std::fs::metadata(&self.cl.log).map_or(0, |m| m.len())
+        self.cl.log_len()
     }
     fn flushes(&self, mark: u64, seconds: &TimelineDoc, start_us: u64) -> Vec<FlushDoc> {
         let end_us = start_us + (seconds.rows.len() as f64 * seconds.step_s * 1e6) as u64;
-        super::timeline::checkpoints_in_log(
-            &common::log_since(&self.cl.log, mark),
-            start_us,
-            end_us,
-        )
+        super::timeline::checkpoints_in_log(&self.cl.log_since(mark), start_us, end_us)
     }
     fn io_path(&self, _settings: &BTreeMap<String, String>) -> String {
         "postgresql (buffered)".into()

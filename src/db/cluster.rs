@@ -9,9 +9,10 @@
 //! is that user's, and the user is named in the output.
 
 use super::cgroup::Cgroup;
+use super::owner::debug_plant;
 pub use super::owner::{
-    check_reachable, check_reachable_by, owner, owner_among, remove_dirs, remove_own_dirs,
-    set_private, Owner,
+    check_reachable, check_reachable_by, owner, owner_among, read_back, remove_dirs,
+    remove_own_dirs, Dir, Owner,
 };
 use crate::error::usage;
 use anyhow::{anyhow, Context, Result};
@@ -49,6 +50,55 @@ const PG_ENV: [&str; 16] = [
     "PGCONNECT_TIMEOUT",
     "PGTARGETSESSIONATTRS",
 ];
+
+/// Settings iogauge owns: to keep the server private (no TCP, its socket where iogauge put
+/// it and no one else's, no other configuration file read) and to read its checkpoints from
+/// its log. A --pg-setting may not give them ([`owns`]).
+pub const OWN_SETTINGS: [&str; 16] = [
+    "listen_addresses",
+    "unix_socket_directories",
+    "unix_socket_permissions",
+    "unix_socket_group",
+    "port",
+    "include",
+    "include_dir",
+    "include_if_exists",
+    "data_directory",
+    "config_file",
+    "hba_file",
+    "ident_file",
+    "external_pid_file",
+    "log_checkpoints",
+    "log_timezone",
+    "log_directory",
+];
+
+/// A --pg-setting name as PostgreSQL reads it from a configuration file: case does not count.
+/// `None` unless it is a name (`shared_buffers`, an extension's `auto_explain.log_min_duration`):
+/// it is written into iogauge.conf as it stands, and anything else there (a space, a newline,
+/// a quote) could put a second setting on the line or the next.
+pub fn setting_name(typed: &str) -> Option<String> {
+    let k = typed.to_ascii_lowercase();
+    let ident = |p: &str| {
+        let mut b = p.bytes();
+        b.next()
+            .is_some_and(|c| c.is_ascii_lowercase() || c == b'_' || c >= 0x80)
+            && b.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'_' || c == b'$')
+    };
+    let ok = match k.split_once('.') {
+        Some((a, b)) => ident(a) && ident(b),
+        None => ident(&k),
+    };
+    ok.then_some(k)
+}
+
+/// Whether the setting `name` (as [`setting_name`] gives it) is one of [`OWN_SETTINGS`].
+/// PostgreSQL takes no abbreviation and no prefix of a name; on its command line `-` stands
+/// for `_`, so that is the same name here too.
+pub fn owns(name: &str) -> bool {
+    let n = name.replace('-', "_");
+    OWN_SETTINGS.contains(&n.as_str())
+}
 
 /// One PostgreSQL installation's programs.
 #[derive(Clone, Debug)]
@@ -201,6 +251,10 @@ pub struct Cluster {
     pub log: PathBuf,
     /// The option through which the user gives settings, named when the server refuses one.
     pub setting_flag: &'static str,
+    /// `work` and `data` held open: both are the server's account's, so every file iogauge
+    /// writes or reads there is reached from these (see `owner`). Set by `create`.
+    work_dir: Option<Dir>,
+    data_dir: Option<Dir>,
     teardown: Teardown,
     hook: u64,
     /// Its entry in the crash ledger.
@@ -249,10 +303,11 @@ impl Cluster {
             keep,
             cgroup: None,
         };
-        let private_dir = |d: &Path, t: &mut Teardown| -> Result<()> {
-            std::fs::create_dir(d).with_context(|| format!("creating {}", d.display()))?;
+        let private_dir = |d: &Path, t: &mut Teardown| -> Result<Dir> {
+            let dir = Dir::create(d)?;
             t.dirs.push(d.to_path_buf());
-            set_private(d, owner)
+            dir.make_private(owner)?;
+            Ok(dir)
         };
         // Registered before the first directory exists, so every later failure cleans up.
         let hook_td = std::sync::Arc::new(std::sync::Mutex::new(None::<Teardown>));
@@ -273,6 +328,8 @@ impl Cluster {
             log: work.join("server.log"),
             setting_flag: "--pg-setting",
             work: work.clone(),
+            work_dir: None,
+            data_dir: None,
             teardown: teardown.clone(),
             hook,
             planned,
@@ -283,9 +340,11 @@ impl Cluster {
                 *g = Some(t.clone());
             }
         };
-        private_dir(&work, &mut teardown)?;
+        cluster.work_dir = Some(private_dir(&work, &mut teardown)?);
         publish(&mut cluster, &teardown);
-        private_dir(&cluster.data, &mut teardown)?;
+        // Inside `work`, which is the server's account's already: made from its handle.
+        let data_dir = cluster.work_dir()?.create_in("data", owner)?;
+        teardown.dirs.push(cluster.data.clone());
         publish(&mut cluster, &teardown);
         if let Some(w) = wal_dir {
             let wal = std::path::absolute(w)?.join(format!("{name}-wal"));
@@ -321,13 +380,9 @@ impl Cluster {
                 last_lines(&String::from_utf8_lossy(&out.stderr), 3)
             ));
         }
-        // Later lines win: iogauge's own file, rewritten before each start, comes last.
-        let conf = cluster.data.join("postgresql.conf");
-        let mut text = std::fs::read_to_string(&conf)?;
-        text.push_str(
-            "\n# iogauge: the settings of this run\ninclude_if_exists = 'iogauge.conf'\n",
-        );
-        std::fs::write(&conf, text)?;
+        debug_plant(&data_dir, "initdb", &["postgresql.conf"]);
+        include_own_conf(&data_dir, owner)?;
+        cluster.data_dir = Some(data_dir);
         Ok(cluster)
     }
 
@@ -366,20 +421,31 @@ impl Cluster {
     pub fn configure(&self, settings: &[(String, String)]) -> Result<()> {
         let mut text = String::from("# written by iogauge for this run\n");
         for (k, v) in settings {
-            text.push_str(&format!("{k} = '{}'\n", v.replace('\'', "''")));
+            text.push_str(&format!("{k} = {}\n", conf_string(v)));
         }
         // The timeline reads each checkpoint's start and end from the log, in UTC.
         text.push_str("log_checkpoints = on\nlog_timezone = 'UTC'\n");
         text.push_str(&format!(
-            "listen_addresses = ''\nunix_socket_directories = '{}'\nport = {PORT}\n",
-            self.socket_dir.display().to_string().replace('\'', "''")
+            "listen_addresses = ''\nunix_socket_directories = {}\nport = {PORT}\n",
+            conf_string(&self.socket_dir.display().to_string())
         ));
-        let path = self.data.join("iogauge.conf");
-        std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;
-        if let Some((uid, gid)) = self.owner.ids {
-            std::os::unix::fs::chown(&path, Some(uid), Some(gid))?;
-        }
-        Ok(())
+        let data = self.data_dir()?;
+        debug_plant(data, "start", &["iogauge.conf"]);
+        write_conf(data, &self.owner, &text)
+    }
+
+    /// The data directory held open; `create` sets it before it returns the cluster.
+    fn data_dir(&self) -> Result<&Dir> {
+        self.data_dir
+            .as_ref()
+            .ok_or_else(|| anyhow!("bug: the cluster's data directory is not open"))
+    }
+
+    /// The cluster's own directory held open (its logs and the clients' output go there).
+    pub fn work_dir(&self) -> Result<&Dir> {
+        self.work_dir
+            .as_ref()
+            .ok_or_else(|| anyhow!("bug: the cluster's directory is not open"))
     }
 
     /// Starts the server and waits until it accepts connections. A server that does not start
@@ -407,9 +473,12 @@ impl Cluster {
             .stderr(Stdio::piped());
         let out = c.output().context("running pg_ctl start")?;
         if out.status.success() {
-            return Ok(());
+            return self.check_private();
         }
-        let log = std::fs::read_to_string(&self.log).unwrap_or_default();
+        let log = self
+            .work_dir()?
+            .read_servers("server.log", &self.owner)
+            .unwrap_or_default();
         if let Some(e) = refused_setting(&log, asked, self.setting_flag) {
             return Err(e);
         }
@@ -425,6 +494,59 @@ impl Cluster {
             )),
             false => Err(anyhow!("the PostgreSQL server did not start: {why}")),
         }
+    }
+
+    /// The postmaster's pid, from the first line of its postmaster.pid.
+    pub fn postmaster_pid(&self) -> Option<u32> {
+        self.data_dir()
+            .ok()?
+            .read_servers("postmaster.pid", &self.owner)
+            .ok()?
+            .lines()
+            .next()?
+            .trim()
+            .parse()
+            .ok()
+    }
+
+    /// How long the server's log is now: a mark for [`Cluster::log_since`].
+    pub fn log_len(&self) -> u64 {
+        self.work_dir()
+            .and_then(|d| d.open_servers("server.log", &self.owner))
+            .and_then(|f| Ok(f.metadata()?.len()))
+            .unwrap_or(0)
+    }
+
+    /// The server log from byte `from` on: what it said during one measurement.
+    pub fn log_since(&self, from: u64) -> String {
+        use std::io::{Read, Seek};
+        let mut text = String::new();
+        if let Ok(mut f) = self
+            .work_dir()
+            .and_then(|d| d.open_servers("server.log", &self.owner))
+        {
+            if f.seek(std::io::SeekFrom::Start(from)).is_ok() {
+                let _ = f.read_to_string(&mut text);
+            }
+        }
+        text
+    }
+
+    /// The started server must listen on its private socket alone (`common::check_private`);
+    /// when it does not, or its pid cannot be read to ask, it is stopped and that is the error.
+    fn check_private(&self) -> Result<()> {
+        let pid = self.postmaster_pid();
+        let socket = self.socket_dir.join(format!(".s.PGSQL.{PORT}"));
+        let checked = match pid {
+            Some(pid) => super::common::check_private("PostgreSQL", self.setting_flag, pid, &socket),
+            None => Err(anyhow!(
+                "the PostgreSQL server's pid could not be read from its postmaster.pid, so what it listens on could not be checked; iogauge stopped it"
+            )),
+        };
+        if checked.is_err() {
+            let _ = self.stop();
+        }
+        checked
     }
 
     /// Stops the server, fast (connections cut, a shutdown checkpoint).
@@ -503,9 +625,7 @@ impl Drop for Cluster {
 pub fn undo(data: &Path, dirs: &[PathBuf], cgroup: Option<&Path>) -> (String, bool) {
     let mut done = Vec::new();
     let mut ok = true;
-    let pid = std::fs::read_to_string(data.join("postmaster.pid"))
-        .ok()
-        .and_then(|t| t.lines().next().and_then(|l| l.trim().parse::<u32>().ok()));
+    let pid = super::owner::read_pid_file(&data.join("postmaster.pid"));
     if let Some(pid) = pid {
         let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
         let args: Vec<&[u8]> = cmdline.split(|b| *b == 0).collect();
@@ -539,6 +659,32 @@ pub fn undo(data: &Path, dirs: &[PathBuf], cgroup: Option<&Path>) -> (String, bo
         done.push("already gone".into());
     }
     (done.join(", "), ok)
+}
+
+/// `v` as a quoted string of a PostgreSQL configuration file: a quote doubled, and a backslash
+/// too (the file's strings take backslash escapes), so the server reads back `v` itself.
+fn conf_string(v: &str) -> String {
+    format!("'{}'", v.replace('\\', "\\\\").replace('\'', "''"))
+}
+
+/// Points initdb's postgresql.conf at iogauge's own file, which comes last (later lines win)
+/// and is rewritten before each start. The old file is read only as the server's user's own,
+/// then replaced by a new one iogauge creates: never written through a link.
+fn include_own_conf(data: &Dir, owner: &Owner) -> Result<()> {
+    use std::io::Write;
+    let mut text = data.read_servers("postgresql.conf", owner)?;
+    text.push_str("\n# iogauge: the settings of this run\ninclude_if_exists = 'iogauge.conf'\n");
+    let mut f = data.replace("postgresql.conf", Some(owner))?;
+    f.write_all(text.as_bytes())
+        .with_context(|| format!("writing {}", data.path().join("postgresql.conf").display()))
+}
+
+/// Writes iogauge.conf anew in the data directory, the server's user's (it reads it).
+fn write_conf(data: &Dir, owner: &Owner, text: &str) -> Result<()> {
+    use std::io::Write;
+    let mut f = data.replace("iogauge.conf", Some(owner))?;
+    f.write_all(text.as_bytes())
+        .with_context(|| format!("writing {}", data.path().join("iogauge.conf").display()))
 }
 
 /// The messages of a server log, without the prefix that dates them (`%m [%p] `): from the
@@ -596,7 +742,88 @@ pub fn last_lines(text: &str, n: usize) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::super::owner::tests::{look_at, secret, test_owner};
     use super::*;
+    use std::os::unix::fs::{symlink, MetadataExt};
+
+    #[test]
+    fn the_configuration_is_never_written_through_a_link() {
+        let t = tempfile::tempdir().unwrap();
+        let (secret, before) = secret(t.path());
+        let owner = test_owner();
+        let data = Dir::create(&t.path().join("data")).unwrap();
+        data.make_private(&owner).unwrap();
+        // Before a start: a link at iogauge.conf is replaced by iogauge's own file.
+        symlink(&secret, t.path().join("data/iogauge.conf")).unwrap();
+        write_conf(&data, &owner, "port = 5432\n").unwrap();
+        assert_eq!(look_at(&secret), before);
+        let conf = t.path().join("data/iogauge.conf");
+        let md = std::fs::symlink_metadata(&conf).unwrap();
+        assert!(md.is_file());
+        if let Some((uid, _)) = owner.ids {
+            assert_eq!(md.uid(), uid);
+        }
+        assert_eq!(std::fs::read_to_string(&conf).unwrap(), "port = 5432\n");
+        // After initdb: a link at postgresql.conf is refused, in one line.
+        symlink(&secret, t.path().join("data/postgresql.conf")).unwrap();
+        let e = include_own_conf(&data, &owner).unwrap_err();
+        assert!(!format!("{e:#}").contains('\n'), "{e:#}");
+        assert_eq!(look_at(&secret), before);
+        // initdb's own file gets the include, in a file iogauge made.
+        std::fs::remove_file(t.path().join("data/postgresql.conf")).unwrap();
+        let mut f = data.create_new("postgresql.conf", Some(&owner)).unwrap();
+        std::io::Write::write_all(&mut f, b"shared_buffers = 128MB\n").unwrap();
+        include_own_conf(&data, &owner).unwrap();
+        let text = std::fs::read_to_string(t.path().join("data/postgresql.conf")).unwrap();
+        assert!(text.starts_with("shared_buffers = 128MB\n"), "{text}");
+        assert!(
+            text.ends_with("include_if_exists = 'iogauge.conf'\n"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn an_own_setting_is_refused_and_a_name_is_only_a_name() {
+        // Refused: not a name, or one of iogauge's.
+        let own = |typed: &str| setting_name(typed).is_none_or(|k| owns(&k));
+        for typed in [
+            "listen_addresses",
+            "LISTEN_ADDRESSES",
+            "port",
+            "unix_socket_directories",
+            "unix_socket_permissions",
+            "unix-socket-permissions",
+            "include",
+            "include_dir",
+            "include_if_exists",
+            "data_directory",
+            "config_file",
+            "hba_file",
+            "ident_file",
+            "log_checkpoints",
+        ] {
+            assert!(own(typed), "{typed} is not refused");
+        }
+        for typed in [
+            "shared_buffers",
+            "synchronous_commit",
+            "port_x",
+            "auto_explain.log_min_duration",
+        ] {
+            assert!(!own(typed), "{typed} is refused");
+        }
+        for typed in [
+            "work_mem 1MB\nlisten_addresses",
+            "a b",
+            "a=b",
+            "'x'",
+            "a.b.c",
+            "",
+        ] {
+            assert!(setting_name(typed).is_none(), "{typed:?} is a name");
+        }
+        assert_eq!(conf_string("it's a\\b"), "'it''s a\\\\b'");
+    }
 
     #[test]
     fn last_lines_are_one_line() {

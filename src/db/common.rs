@@ -8,7 +8,7 @@ use crate::model::{ResultDoc, RunDoc};
 use crate::store::Recorder;
 use crate::units;
 use crate::workload::SyncKind;
-use anyhow::{Context, Result};
+use anyhow::Result;
 use iogauge_analyze::{Finding, Kind as FindingKind, Severity};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -19,13 +19,16 @@ use std::time::Duration;
 /// limit mean something.
 const BUFFER_OF_LIMIT: f64 = 0.75;
 
-/// `KEY=VALUE` settings as typed after `flag`, keys normalised by `key`; a key in `own` (after
-/// `key`) is refused with `why` (iogauge sets it, because …); `example` shows the form.
+/// `KEY=VALUE` settings as typed after `flag`, keys as the server reads them (`key`: `None`
+/// when it is no setting's name); a key the server would take for one iogauge sets (`owns`)
+/// is refused with `why` (iogauge sets it, because …); `example` shows the form. A value
+/// with a control character (a newline) is refused: it would end the line it is written on.
+/// All checked before anything is written.
 pub fn settings(
     typed: &[String],
     flag: &str,
-    key: impl Fn(&str) -> String,
-    own: &[&str],
+    key: impl Fn(&str) -> Option<String>,
+    owns: impl Fn(&str) -> bool,
     why: &str,
     example: &str,
 ) -> Result<Vec<(String, String)>> {
@@ -33,14 +36,26 @@ pub fn settings(
         .iter()
         .map(|s| match s.split_once('=') {
             Some((k, v)) if !k.trim().is_empty() => {
-                let k = key(k.trim());
-                if own.contains(&k.as_str()) {
+                let Some(k) = key(k.trim()) else {
+                    return Err(usage(format!(
+                        "{flag} '{}' is not a setting's name (letters, digits and _); write e.g. {flag} {example}",
+                        k.trim().escape_debug()
+                    )));
+                };
+                if owns(&k) {
                     return Err(usage(format!("{flag} {k}: iogauge sets it, {why}")));
                 }
-                Ok((k, v.trim().to_string()))
+                let v = v.trim();
+                if v.chars().any(char::is_control) {
+                    return Err(usage(format!(
+                        "{flag} {k}: the value holds a control character (a newline?); give it on one line"
+                    )));
+                }
+                Ok((k, v.to_string()))
             }
             _ => Err(usage(format!(
-                "{flag} '{s}' is not KEY=VALUE; write e.g. {flag} {example}"
+                "{flag} '{}' is not KEY=VALUE; write e.g. {flag} {example}",
+                s.escape_debug()
             ))),
         })
         .collect()
@@ -408,16 +423,111 @@ pub fn sweep(
     Ok(None)
 }
 
-/// A file for a client's output in a directory that belongs to the server's account, which
-/// could have planted a link at this name: created new, never through a link.
-pub fn fresh_file(p: &Path) -> Result<std::fs::File> {
-    use std::os::unix::fs::OpenOptionsExt;
-    std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .custom_flags(libc::O_NOFOLLOW)
-        .open(p)
-        .with_context(|| format!("creating {} (something is already there)", p.display()))
+/// What a server listens on besides its private socket `socket`, as the kernel has it: TCP
+/// sockets in the LISTEN state (/proc/PID/net/tcp and tcp6, state 0A) and Unix sockets
+/// accepting connections at another path (/proc/PID/net/unix), held by the process `pid` or
+/// a child of it (PostgreSQL's postmaster opens them, its backends inherit them) — matched by
+/// inode against the sockets among their descriptors (/proc/PID/fd → `socket:[INODE]`).
+/// Read in the server's own network namespace. Each as "tcp 0.0.0.0:3306" or "unix PATH".
+pub fn listening(pid: u32, socket: &Path) -> Vec<String> {
+    let mut pids = vec![pid];
+    pids.extend(children(pid));
+    let inodes: std::collections::BTreeSet<u64> = pids
+        .iter()
+        .filter_map(|p| std::fs::read_dir(format!("/proc/{p}/fd")).ok())
+        .flat_map(|d| d.flatten())
+        .filter_map(|e| std::fs::read_link(e.path()).ok())
+        .filter_map(|l| {
+            let l = l.to_str()?;
+            l.strip_prefix("socket:[")?.strip_suffix(']')?.parse().ok()
+        })
+        .collect();
+    let table = |name: &str| std::fs::read_to_string(format!("/proc/{pid}/net/{name}"));
+    let mut found = Vec::new();
+    for name in ["tcp", "tcp6"] {
+        for l in table(name).unwrap_or_default().lines().skip(1) {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            let (Some(local), Some(st), Some(inode)) = (f.get(1), f.get(3), f.get(9)) else {
+                continue;
+            };
+            if *st == "0A" && inode.parse().is_ok_and(|i: u64| inodes.contains(&i)) {
+                found.push(format!("tcp {}", tcp_address(local)));
+            }
+        }
+    }
+    // __SO_ACCEPTCON: a socket listen() was called on.
+    const ACCEPTING: u32 = 0x1_0000;
+    for l in table("unix").unwrap_or_default().lines().skip(1) {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        let (Some(flags), Some(inode)) = (f.get(3), f.get(6)) else {
+            continue;
+        };
+        let accepting = u32::from_str_radix(flags, 16).is_ok_and(|v| v & ACCEPTING != 0);
+        let ours = inode.parse().is_ok_and(|i: u64| inodes.contains(&i));
+        // A path may hold spaces: all that follows the inode.
+        let path = f.get(7..).map(|p| p.join(" ")).unwrap_or_default();
+        if accepting && ours && Path::new(&path) != socket {
+            found.push(match path.is_empty() {
+                true => "unix (unnamed)".into(),
+                false => format!("unix {path}"),
+            });
+        }
+    }
+    found
+}
+
+/// The children of `pid`, from their /proc/PID/stat.
+fn children(pid: u32) -> Vec<u32> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|p| {
+            std::fs::read_to_string(format!("/proc/{p}/stat")).is_ok_and(|s| {
+                s.rsplit_once(')')
+                    .and_then(|(_, rest)| rest.split_whitespace().nth(1))
+                    .is_some_and(|ppid| ppid == pid.to_string())
+            })
+        })
+        .collect()
+}
+
+/// `0100007F:0CEA` (IPv4) or 32 hex digits and a port (IPv6), as /proc/net/tcp prints an
+/// address: each 32-bit word in the machine's byte order.
+fn tcp_address(hex: &str) -> String {
+    let Some((addr, port)) = hex.split_once(':') else {
+        return hex.to_string();
+    };
+    let port = u16::from_str_radix(port, 16).unwrap_or(0);
+    let words: Option<Vec<[u8; 4]>> = (0..addr.len() / 8)
+        .map(|i| {
+            let w = addr.get(i * 8..i * 8 + 8)?;
+            u32::from_str_radix(w, 16).ok().map(u32::to_ne_bytes)
+        })
+        .collect();
+    match words.as_deref() {
+        Some([a]) => format!("{}:{port}", std::net::Ipv4Addr::from(*a)),
+        Some(w @ [_, _, _, _]) => {
+            let b: [u8; 16] = w.concat().try_into().unwrap_or([0; 16]);
+            format!("[{}]:{port}", std::net::Ipv6Addr::from(b))
+        }
+        _ => hex.to_string(),
+    }
+}
+
+/// After every start: the server must listen on nothing but iogauge's private socket (TCP
+/// off, no other socket), whatever a setting did — asked of the kernel, not of the server's
+/// settings. `Err` names what it listens on; the caller stops the server first.
+pub fn check_private(server: &str, flag: &str, pid: u32, socket: &Path) -> Result<()> {
+    let found = listening(pid, socket);
+    if found.is_empty() {
+        return Ok(());
+    }
+    Err(anyhow::anyhow!(
+        "the {server} server listened on {} besides its private socket, so iogauge stopped it; leave out the {flag} that opened it",
+        found.join(", ")
+    ))
 }
 
 /// Waits for a benchmark client to end; `None` when interrupted (it is killed then).
@@ -471,18 +581,6 @@ pub fn cpu_of(root: u32) -> Option<(f64, f64)> {
     Some((user as f64 / 100.0, sys as f64 / 100.0))
 }
 
-/// The server log from byte `from` on: what it said during one measurement.
-pub fn log_since(log: &Path, from: u64) -> String {
-    use std::io::{Read, Seek};
-    let mut text = String::new();
-    if let Ok(mut f) = std::fs::File::open(log) {
-        if f.seek(std::io::SeekFrom::Start(from)).is_ok() {
-            let _ = f.read_to_string(&mut text);
-        }
-    }
-    text
-}
-
 /// The devices the timeline follows: the data directory's stack, then the log directory's
 /// devices not already in it.
 pub fn timeline_devices(system: &iogauge_sysinfo::SystemInfo, log: Option<&Path>) -> Vec<String> {
@@ -522,13 +620,19 @@ mod tests {
 
     #[test]
     fn settings_are_pairs_and_own_ones_are_refused() {
-        let low = |k: &str| k.to_ascii_lowercase();
+        let low = |k: &str| Some(k.to_ascii_lowercase());
+        let port = |k: &str| k == "port";
         let typed = vec!["Shared_Buffers = 1MB".to_string()];
-        let s = settings(&typed, "--x", low, &["port"], "because", "a=b").unwrap();
+        let s = settings(&typed, "--x", low, port, "because", "a=b").unwrap();
         assert_eq!(s, vec![("shared_buffers".into(), "1MB".into())]);
-        let e = settings(&["port=1".into()], "--x", low, &["port"], "because", "a=b");
+        let e = settings(&["port=1".into()], "--x", low, port, "because", "a=b");
         assert!(e.unwrap_err().to_string().contains("iogauge sets it"));
-        let e = settings(&["nonsense".into()], "--x", low, &[], "", "a=b").unwrap_err();
+        let e = settings(&["a=1\nport=2".into()], "--x", low, port, "", "a=b").unwrap_err();
+        assert_eq!(crate::error::exit_code(&e), 2);
+        assert!(!e.to_string().contains('\n'), "{e}");
+        let e = settings(&["a b=1".into()], "--x", |_| None, port, "", "a=b").unwrap_err();
+        assert!(e.to_string().contains("is not a setting's name"), "{e}");
+        let e = settings(&["nonsense".into()], "--x", low, port, "", "a=b").unwrap_err();
         assert_eq!(crate::error::exit_code(&e), 2);
         assert!(e
             .to_string()
@@ -545,6 +649,60 @@ mod tests {
                 .contains("shared_buffers of 76 B (100% of the data)"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn a_listening_socket_is_found_from_the_kernel() {
+        let tcp = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = tcp.local_addr().unwrap().port();
+        let t = tempfile::tempdir().unwrap();
+        let private = t.path().join("private.sock");
+        let _private = std::os::unix::net::UnixListener::bind(&private).unwrap();
+        let other = t.path().join("other.sock");
+        let found = listening(std::process::id(), &private);
+        assert!(
+            found.contains(&format!("tcp 127.0.0.1:{port}")),
+            "{found:?}"
+        );
+        assert!(
+            !found.iter().any(|f| f.contains("private.sock")),
+            "{found:?}"
+        );
+        let e = check_private("test", "--x", std::process::id(), &private).unwrap_err();
+        assert!(e.to_string().contains(&format!("127.0.0.1:{port}")), "{e}");
+        // Another Unix socket than the private one counts too.
+        let _other = std::os::unix::net::UnixListener::bind(&other).unwrap();
+        let found = listening(std::process::id(), &private);
+        assert!(
+            found.contains(&format!("unix {}", other.display())),
+            "{found:?}"
+        );
+        // A process without a listening socket (std's sockets are close-on-exec).
+        let mut child = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap();
+        let none = listening(child.id(), &private);
+        let _ = child.kill();
+        let _ = child.wait();
+        assert!(none.is_empty(), "{none:?}");
+        drop(tcp);
+    }
+
+    #[test]
+    fn a_tcp_address_reads_as_the_kernel_meant_it() {
+        if cfg!(target_endian = "little") {
+            assert_eq!(tcp_address("0100007F:0CEA"), "127.0.0.1:3306");
+            assert_eq!(tcp_address("00000000:1538"), "0.0.0.0:5432");
+            assert_eq!(
+                tcp_address("00000000000000000000000000000000:0CEA"),
+                "[::]:3306"
+            );
+            assert_eq!(
+                tcp_address("00000000000000000000000001000000:1538"),
+                "[::1]:5432"
+            );
+        }
     }
 
     #[test]

@@ -10,7 +10,7 @@
 
 use super::cgroup::Cgroup;
 use super::cluster::{last_lines, Site};
-use super::owner::{remove_dirs, set_private, Owner};
+use super::owner::{debug_plant, read_back, remove_dirs, Dir, Owner};
 use crate::error::usage;
 use anyhow::{anyhow, Context, Result};
 use std::os::unix::process::CommandExt;
@@ -35,9 +35,10 @@ const MY_ENV: [&str; 5] = [
     "MYSQL_PWD",
     "MYSQL_HOME",
 ];
-/// Options iogauge gives mariadbd to keep it private and its files in its own directory; a
-/// --db-setting may not change them.
-pub const OWN_SETTINGS: [&str; 11] = [
+/// Options iogauge gives mariadbd to keep it private and its files in its own directory, and
+/// extra_port (a second TCP listener); a --db-setting may not change them, under any spelling
+/// mariadbd takes ([`owns`]).
+pub const OWN_SETTINGS: [&str; 12] = [
     "tmpdir",
     "datadir",
     "socket",
@@ -49,7 +50,51 @@ pub const OWN_SETTINGS: [&str; 11] = [
     "user",
     "innodb_data_home_dir",
     "innodb_log_group_home_dir",
+    "extra_port",
 ];
+/// The prefixes mariadbd's option parser (my_getopt) strips from a name it does not know
+/// before looking again: `loose-` (ignore if unknown), `skip-` and `disable-` (set off),
+/// `enable-` (set on), `maximum-` (the session's cap), `autoset-` (automatic value); and
+/// `plugin-`, under which a plugin's options (InnoDB's) are known too.
+const SPECIAL_PREFIXES: [&str; 7] = [
+    "loose_", "skip_", "disable_", "enable_", "maximum_", "autoset_", "plugin_",
+];
+
+/// A --db-setting name as mariadbd reads it: `-` and `_` are the same, and iogauge lower-cases
+/// it (mariadbd's own names are lower case). `None` when it is not an option's name at all.
+pub fn setting_name(typed: &str) -> Option<String> {
+    let k = typed
+        .trim_start_matches("--")
+        .to_ascii_lowercase()
+        .replace('-', "_");
+    let ok = !k.is_empty()
+        && k.bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'.');
+    ok.then_some(k)
+}
+
+/// Whether the setting `name` (as [`setting_name`] gives it) would reach one of
+/// [`OWN_SETTINGS`] in mariadbd: its name or what is left after stripping any of the
+/// [`SPECIAL_PREFIXES`] (one after another, in any order), equal to an own setting or a
+/// prefix of one (mariadbd takes a unique prefix for the whole name: `skip_networkin`).
+/// Conservative: a prefix shared with other options, which mariadbd would call ambiguous, is
+/// refused all the same.
+pub fn owns(name: &str) -> bool {
+    let mut names = vec![name];
+    let mut i = 0;
+    while let Some(n) = names.get(i).copied() {
+        for p in SPECIAL_PREFIXES {
+            if let Some(rest) = n.strip_prefix(p) {
+                names.push(rest);
+            }
+        }
+        i += 1;
+    }
+    names
+        .iter()
+        .any(|n| OWN_SETTINGS.iter().any(|own| own.starts_with(n)))
+}
+
 /// Defaults iogauge sets before the user's settings (which may override them): the issue's
 /// O_DIRECT, and no buffer pool carried over a restart, so each ratio starts cold.
 pub const DEFAULT_SETTINGS: [&str; 3] = [
@@ -191,6 +236,9 @@ pub struct Server {
     pub redo: Option<PathBuf>,
     pub socket: PathBuf,
     pub log: PathBuf,
+    /// `work` held open: it is the server's account's, so every file iogauge writes or reads
+    /// there is reached from this (see `owner`). Set by `create`.
+    work_dir: Option<Dir>,
     child: Option<Child>,
     teardown: Arc<Mutex<Teardown>>,
     hook: u64,
@@ -252,17 +300,18 @@ impl Server {
             socket: work.join("mysqld.sock"),
             log: work.join("server.log"),
             work: work.clone(),
+            work_dir: None,
             child: None,
             teardown,
             hook,
             planned,
         };
-        server.private_dir(&work)?;
-        server.private_dir(&server.data.clone())?;
+        server.work_dir = Some(server.private_dir(&work)?);
+        server.private_dir_in_work("data")?;
         // Temporary tables go in the server's own directory: /tmp is shared by every server on
         // the machine (two bootstraps at once there have failed on each other's files), and
         // the database's temporary files belong on the storage under test anyway.
-        server.private_dir(&work.join("tmp"))?;
+        server.private_dir_in_work("tmp")?;
         // A socket path too long for sun_path goes to a private directory in /tmp instead.
         if server.socket.as_os_str().len() > SOCKET_PATH_MAX {
             server.private_dir(&short_socket)?;
@@ -300,11 +349,28 @@ impl Server {
         Ok(server)
     }
 
-    fn private_dir(&mut self, d: &Path) -> Result<()> {
-        std::fs::create_dir(d).with_context(|| format!("creating {}", d.display()))?;
+    fn private_dir(&mut self, d: &Path) -> Result<Dir> {
+        let dir = Dir::create(d)?;
         // Listed for removal once it is ours, before its mode and owner are set.
         self.update(|t| t.dirs.push(d.to_path_buf()));
-        set_private(d, &self.owner)
+        dir.make_private(&self.owner)?;
+        Ok(dir)
+    }
+
+    /// A private directory inside `work`, which is the server's account's already: made from
+    /// its handle.
+    fn private_dir_in_work(&mut self, name: &str) -> Result<()> {
+        self.work_dir()?.create_in(name, &self.owner)?;
+        let path = self.work.join(name);
+        self.update(|t| t.dirs.push(path));
+        Ok(())
+    }
+
+    /// The server's own directory held open; `create` sets it first.
+    pub fn work_dir(&self) -> Result<&Dir> {
+        self.work_dir
+            .as_ref()
+            .ok_or_else(|| anyhow!("bug: the MariaDB server's directory is not open"))
     }
 
     /// The option that puts the redo log in its own directory, when there is one.
@@ -382,9 +448,12 @@ impl Server {
         settings: &[(String, String)],
         asked: &[(String, String)],
     ) -> Result<()> {
-        let out_path = self.work.join("server.out");
-        let out = std::fs::File::create(&out_path)
-            .with_context(|| format!("creating {}", out_path.display()))?;
+        let work = self.work_dir()?;
+        debug_plant(work, "start", &["server.out"]);
+        // iogauge's own file in the server's account's directory: made anew from the handle
+        // and read back through it, never through whatever is at its name later.
+        let out = work.replace("server.out", None)?;
+        let mut out_read = out.try_clone()?;
         let cgroup = self.teardown.lock().ok().and_then(|t| t.cgroup.clone());
         let mut c = match cgroup {
             // The launcher enters the cgroup itself, so mariadbd is inside and iogauge and
@@ -432,14 +501,24 @@ impl Server {
             std::thread::sleep(POLL);
         };
         let Some(status) = exited else {
+            let private =
+                super::common::check_private("MariaDB", "--db-setting", child.id(), &self.socket);
+            if private.is_err() {
+                let _ = stop_pid(child.id(), SERVER_WAIT);
+                let _ = child.wait();
+                self.update(|t| t.pid = None);
+                return private;
+            }
             self.child = Some(child);
             return Ok(());
         };
         self.update(|t| t.pid = None);
         let said = format!(
             "{}\n{}",
-            std::fs::read_to_string(&self.log).unwrap_or_default(),
-            std::fs::read_to_string(&out_path).unwrap_or_default()
+            self.work_dir()?
+                .read_servers("server.log", &self.owner)
+                .unwrap_or_default(),
+            read_back(&mut out_read)
         );
         if let Some(e) = refused_setting(&said, asked) {
             return Err(e);
@@ -543,9 +622,7 @@ pub fn undo(data: &Path, dirs: &[PathBuf], cgroup: Option<&Path>) -> (String, bo
     let mut done = Vec::new();
     let mut ok = true;
     let parent = data.parent().unwrap_or(data);
-    let pid = std::fs::read_to_string(parent.join("mysqld.pid"))
-        .ok()
-        .and_then(|t| t.trim().parse::<u32>().ok());
+    let pid = super::owner::read_pid_file(&parent.join("mysqld.pid"));
     if let Some(pid) = pid {
         let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
         let args: Vec<&[u8]> = cmdline.split(|b| *b == 0).collect();
@@ -616,6 +693,56 @@ mod tests {
         assert!(e.contains("give a value it takes"), "{e}");
         // A failure that names none of the user's settings is not theirs to fix.
         assert!(refused_setting("0 [ERROR] Aborting", &asked).is_none());
+    }
+
+    #[test]
+    fn an_own_setting_is_known_under_every_spelling_mariadbd_takes() {
+        let own = |typed: &str| owns(&setting_name(typed).unwrap());
+        for typed in [
+            "skip_networking",
+            "skip-networking",
+            "--skip-networking",
+            "Skip_Networking",
+            "skip_networkin",
+            "skip_net",
+            "loose_skip_networking",
+            "loose-skip-networking",
+            "disable_skip_networking",
+            "enable_skip_networking",
+            "loose_disable_skip_networking",
+            "maximum_port",
+            "autoset_port",
+            "loose_socket",
+            "sock",
+            "bind_address",
+            "bind",
+            "loose_bind_address",
+            "po",
+            "extra_port",
+            "loose_extra_port",
+            "datadir",
+            "loose_innodb_log_group_home_dir",
+            "plugin_innodb_data_home_dir",
+            "user",
+        ] {
+            assert!(own(typed), "{typed} is not refused");
+        }
+        // Near misses: options of their own, which mariadbd does not take for an own one.
+        for typed in [
+            "skip_name_resolve",
+            "innodb_buffer_pool_size",
+            "innodb_log_file_size",
+            "innodb-flush-method",
+            "loose_innodb_flush_log_at_trx_commit",
+            "port_open_timeout",
+            "sync_binlog",
+            "skip_log_bin",
+            "max_connections",
+        ] {
+            assert!(!own(typed), "{typed} is refused");
+        }
+        assert!(setting_name("a b").is_none());
+        assert!(setting_name("x;y").is_none());
     }
 
     #[test]

@@ -134,8 +134,12 @@ fn measure_once(
     tag: &str,
 ) -> Result<Option<Measured>> {
     let before = s.counters()?;
-    let out_path = s.work().join(format!("sysbench-{tag}.out"));
-    let out_file = common::fresh_file(&out_path)?;
+    // sysbench's output goes to a file iogauge creates in the server's directory (its
+    // account's) from the handle, and is read back through iogauge's own handle.
+    let work = s.work_dir()?;
+    let out_name = format!("sysbench-{tag}.out");
+    let out_file = work.create_new(&out_name, None)?;
+    let mut out_read = out_file.try_clone()?;
     let watch = iogauge_sysinfo::diskstats::DeviceWatch::start(devices, Duration::from_secs(1));
     let cpu_before = s.cpu();
     let mark = s.log_mark();
@@ -163,8 +167,8 @@ fn measure_once(
         _ => None,
     };
     let windows = watch.stop();
-    let stdout = std::fs::read_to_string(&out_path).unwrap_or_default();
-    let _ = std::fs::remove_file(&out_path);
+    let stdout = cluster::read_back(&mut out_read);
+    work.remove(&out_name);
     let Some(st) = status_ else {
         return Ok(None);
     };

@@ -135,12 +135,15 @@ pub fn log_files(prefix: &Path) -> Vec<PathBuf> {
 /// Reads the logs twice: once for the start of the first transaction (time zero), once to
 /// record each transaction in the histograms and bins. Transactions ending after `length` (the
 /// last ones in flight when pgbench's timer ran out) go into the last interval.
-pub fn read_logs(files: &[PathBuf], length: Duration, interval: Duration) -> Result<Timeline> {
-    let each = |f: &mut dyn FnMut(Option<(u64, u64)>)| -> Result<()> {
-        for path in files {
-            let file =
-                std::fs::File::open(path).with_context(|| format!("reading {}", path.display()))?;
-            for line in BufReader::new(file).lines() {
+pub fn read_logs(
+    files: &mut [std::fs::File],
+    length: Duration,
+    interval: Duration,
+) -> Result<Timeline> {
+    let mut each = |f: &mut dyn FnMut(Option<(u64, u64)>)| -> Result<()> {
+        for file in files.iter_mut() {
+            std::io::Seek::rewind(file).context("reading a pgbench log")?;
+            for line in BufReader::new(&*file).lines() {
                 if let Some(t) = parse_line(&line?) {
                     f(t);
                 }
@@ -253,7 +256,11 @@ tps = 2359.222387 (without initial connection time)
         std::fs::write(dir.path().join("other.1"), "junk\n").unwrap();
         let files = log_files(&dir.path().join("pgb"));
         assert_eq!(files.len(), 2);
-        let t = read_logs(&files, Duration::from_secs(2), Duration::from_secs(1)).unwrap();
+        let mut files: Vec<std::fs::File> = files
+            .iter()
+            .map(|f| std::fs::File::open(f).unwrap())
+            .collect();
+        let t = read_logs(&mut files, Duration::from_secs(2), Duration::from_secs(1)).unwrap();
         assert_eq!((t.transactions, t.failed), (3, 1));
         assert_eq!(t.hist.len(), 3);
         let close = |a: u64, b: u64| (a as f64 - b as f64).abs() <= b as f64 * 1e-3;

@@ -51,8 +51,8 @@ pub fn plan(a: &PgbenchArgs) -> Result<DbPlan> {
     let settings = common::settings(
         &a.pg_setting,
         "--pg-setting",
-        str::to_ascii_lowercase,
-        &OWN_SETTINGS,
+        cluster::setting_name,
+        cluster::owns,
         "to keep the server on a private socket with TCP off and its checkpoints logged for the timeline",
         "synchronous_commit=off",
     )?;
@@ -192,12 +192,8 @@ pub fn sysbench_plan(a: &SysbenchArgs) -> Result<SysbenchPlan> {
             let settings = common::settings(
                 &a.db_setting,
                 "--db-setting",
-                |k| {
-                    k.trim_start_matches("--")
-                        .to_ascii_lowercase()
-                        .replace('-', "_")
-                },
-                &mariadb::OWN_SETTINGS,
+                mariadb::setting_name,
+                mariadb::owns,
                 "to keep the server and its files private (--log-dir moves the redo log)",
                 "innodb_flush_log_at_trx_commit=2",
             )?;
@@ -213,8 +209,8 @@ pub fn sysbench_plan(a: &SysbenchArgs) -> Result<SysbenchPlan> {
             let settings = common::settings(
                 &a.db_setting,
                 "--db-setting",
-                str::to_ascii_lowercase,
-                &super::OWN_SETTINGS,
+                cluster::setting_name,
+                cluster::owns,
                 "to keep the server on a private socket with TCP off and its checkpoints logged for the timeline",
                 "synchronous_commit=off",
             )?;

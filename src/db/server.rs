@@ -175,9 +175,7 @@ pub fn checkpoints(d: &Snapshot) -> Option<u64> {
 /// what the server spent on it, reaped backends included. `None` when the server's pid or its
 /// /proc entries cannot be read.
 pub fn cpu(c: &Cluster) -> Option<(f64, f64)> {
-    let pid_file = std::fs::read_to_string(c.data.join("postmaster.pid")).ok()?;
-    let postmaster: u32 = pid_file.lines().next()?.trim().parse().ok()?;
-    super::common::cpu_of(postmaster)
+    super::common::cpu_of(c.postmaster_pid()?)
 }
 
 #[cfg(test)]

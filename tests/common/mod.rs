@@ -15,13 +15,36 @@ pub const BIN: &str = env!("CARGO_BIN_EXE_iogauge");
 /// directory (crash ledgers, knob journals), so what one test's killed run leaves is never
 /// named or cleaned by another test's command.
 pub fn iogauge(dir: &Path, args: &[&str]) -> Output {
+    iogauge_env(dir, args, &[])
+}
+
+/// [`iogauge`] with more variables in its environment.
+pub fn iogauge_env(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
     Command::new(BIN)
         .args(args)
         .current_dir(dir)
         .env("IOGAUGE_DB", dir.join("results.db"))
         .env("IOGAUGE_RUN_DIR", own_run_dir(dir))
+        .envs(env.iter().copied())
         .output()
         .expect("run iogauge")
+}
+
+/// A file of root's with mode 0600 in `dir`, as /etc/shadow is, for a link a server's account
+/// plants; with what it holds and how it looks, to compare later.
+pub fn root_secret(dir: &Path) -> (PathBuf, (Vec<u8>, u32, u32)) {
+    use std::os::unix::fs::PermissionsExt;
+    let p = dir.join("secret");
+    std::fs::write(&p, "root:secret\n").unwrap();
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let look = look_at(&p);
+    (p, look)
+}
+
+/// What a file holds, its owner and its mode.
+pub fn look_at(p: &Path) -> (Vec<u8>, u32, u32) {
+    let md = std::fs::metadata(p).unwrap();
+    (std::fs::read(p).unwrap(), md.uid(), md.mode() & 0o7777)
 }
 
 /// A test directory's own IOGAUGE_RUN_DIR (iogauge makes it, 0700).

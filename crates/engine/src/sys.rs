@@ -251,6 +251,82 @@ pub fn may_create_in(dir: &File) -> io::Result<()> {
     }
 }
 
+/// One name inside a directory, as a C string: a name with a `/` or a NUL, `.` or `..` would
+/// reach outside the directory the handle holds, so it is refused.
+fn entry_name(name: &std::ffi::OsStr) -> io::Result<std::ffi::CString> {
+    use std::os::unix::ffi::OsStrExt;
+    let b = name.as_bytes();
+    if b.is_empty() || b == b"." || b == b".." || b.contains(&b'/') {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "not a single name in a directory",
+        ));
+    }
+    std::ffi::CString::new(b)
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "NUL in a name"))
+}
+
+/// Opens `name` in the directory `dir` holds (`openat(2)`), never through a symbolic link:
+/// O_NOFOLLOW and O_CLOEXEC are added to `flags`; `mode` counts with O_CREAT. The name is one
+/// entry of that directory. For a directory another account owns: a name it replaced by a link
+/// fails with ELOOP instead of reaching the link's target.
+pub fn open_at(
+    dir: &File,
+    name: &std::ffi::OsStr,
+    flags: libc::c_int,
+    mode: u32,
+) -> io::Result<File> {
+    use std::os::fd::FromRawFd;
+    let c = entry_name(name)?;
+    // SAFETY: openat reads the NUL-terminated name; the directory descriptor is held open by
+    // `dir` for the call.
+    let fd = unsafe {
+        libc::openat(
+            dir.as_raw_fd(),
+            c.as_ptr(),
+            flags | libc::O_NOFOLLOW | libc::O_CLOEXEC,
+            mode as libc::c_uint,
+        )
+    };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: the kernel just gave us this descriptor, and nothing else owns it.
+    Ok(unsafe { File::from_raw_fd(fd) })
+}
+
+/// Opens the directory `path` (`open(2)` with O_DIRECTORY and O_NOFOLLOW): a handle through
+/// which later names are looked up, whatever happens to `path` afterwards.
+pub fn open_dir(path: &std::path::Path) -> io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(path)
+}
+
+/// Creates the directory `name` in the directory `dir` holds (`mkdirat(2)`); fails with
+/// EEXIST when anything, a link included, is already there.
+pub fn mkdir_at(dir: &File, name: &std::ffi::OsStr, mode: u32) -> io::Result<()> {
+    let c = entry_name(name)?;
+    // SAFETY: mkdirat reads the NUL-terminated name; the descriptor is held open by `dir`.
+    match unsafe { libc::mkdirat(dir.as_raw_fd(), c.as_ptr(), mode as libc::mode_t) } {
+        0 => Ok(()),
+        _ => Err(io::Error::last_os_error()),
+    }
+}
+
+/// Removes the entry `name` (not a directory) from the directory `dir` holds (`unlinkat(2)`):
+/// a link is removed itself, never what it points to.
+pub fn unlink_at(dir: &File, name: &std::ffi::OsStr) -> io::Result<()> {
+    let c = entry_name(name)?;
+    // SAFETY: unlinkat reads the NUL-terminated name; the descriptor is held open by `dir`.
+    match unsafe { libc::unlinkat(dir.as_raw_fd(), c.as_ptr(), 0) } {
+        0 => Ok(()),
+        _ => Err(io::Error::last_os_error()),
+    }
+}
+
 /// Total physical memory in bytes.
 pub fn total_memory() -> u64 {
     // SAFETY: sysconf has no memory effects.
@@ -293,6 +369,34 @@ mod tests {
             process + Duration::from_millis(1) >= used,
             "{process:?} < {used:?}"
         );
+    }
+
+    #[test]
+    fn a_name_in_a_held_directory_is_never_reached_through_a_link() {
+        let dir = std::env::temp_dir().join(format!("iogauge-sys-at-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("target"), "x").unwrap();
+        let _ = std::fs::remove_file(dir.join("link"));
+        std::os::unix::fs::symlink(dir.join("target"), dir.join("link")).unwrap();
+        let d = open_dir(&dir).unwrap();
+        let name = std::ffi::OsStr::new;
+        let e = open_at(&d, name("link"), libc::O_RDONLY, 0).unwrap_err();
+        assert_eq!(e.raw_os_error(), Some(libc::ELOOP));
+        // Anything but one name of the directory is refused before the kernel sees it.
+        for bad in ["", ".", "..", "a/b", "../target"] {
+            let e = open_at(&d, name(bad), libc::O_RDONLY, 0).unwrap_err();
+            assert_eq!(e.kind(), io::ErrorKind::InvalidInput, "{bad}");
+        }
+        // An exclusive create over a link fails; the link goes by unlink_at, not its target.
+        let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL;
+        assert!(open_at(&d, name("link"), flags, 0o600).is_err());
+        unlink_at(&d, name("link")).unwrap();
+        assert_eq!(std::fs::read(dir.join("target")).unwrap(), b"x");
+        open_at(&d, name("link"), flags, 0o600).unwrap();
+        mkdir_at(&d, name("sub"), 0o700).unwrap();
+        assert!(mkdir_at(&d, name("sub"), 0o700).is_err());
+        assert!(open_dir(&dir.join("target")).is_err());
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
