@@ -37,20 +37,61 @@ pub enum Entry {
         uuid: Option<String>,
     },
     /// A database cluster iogauge made: its data directory (whose postmaster.pid names a
-    /// server still running), the directories it created for it, and its memory cgroup.
+    /// server still running), the directories it created for it — each written down once made,
+    /// with its device and inode — and its memory cgroup, once made.
     Cluster {
         data: PathBuf,
-        dirs: Vec<PathBuf>,
+        dirs: Vec<MadeDir>,
         cgroup: Option<PathBuf>,
     },
     /// A MariaDB server iogauge made (`db sysbench`): its data directory (whose sibling
     /// mysqld.pid names a server still running) and the directories it created for it.
     Mariadb {
         data: PathBuf,
-        dirs: Vec<PathBuf>,
+        dirs: Vec<MadeDir>,
         #[serde(default)]
         cgroup: Option<PathBuf>,
     },
+}
+
+/// A directory iogauge made, as the ledger names it: with the device and inode it was made
+/// with, so `clean` removes it only while it is still that directory (never another user's
+/// that took the name since). A ledger of an older iogauge names a path alone: such a
+/// directory cannot be told from someone else's and is left alone.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum MadeDir {
+    Made { path: PathBuf, dev: u64, ino: u64 },
+    Named(PathBuf),
+}
+
+impl MadeDir {
+    /// `path` as it is now, if it is a directory (reached without a link).
+    pub fn of(path: &Path) -> Option<MadeDir> {
+        let md = std::fs::symlink_metadata(path)
+            .ok()
+            .filter(|m| m.is_dir())?;
+        Some(MadeDir::Made {
+            path: path.to_path_buf(),
+            dev: md.dev(),
+            ino: md.ino(),
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        match self {
+            MadeDir::Made { path, .. } | MadeDir::Named(path) => path,
+        }
+    }
+
+    /// Whether the path is still the very directory iogauge made.
+    pub fn still_ours(&self) -> bool {
+        match self {
+            MadeDir::Made { path, dev, ino } => std::fs::symlink_metadata(path)
+                .is_ok_and(|m| m.is_dir() && (m.dev(), m.ino()) == (*dev, *ino)),
+            MadeDir::Named(_) => false,
+        }
+    }
 }
 
 impl Entry {
@@ -235,6 +276,18 @@ pub fn add(entry: Entry) {
     }
     if let Some(o) = g.as_mut() {
         o.book.entries.push(entry);
+        save(o);
+    }
+}
+
+/// Puts `new` in the place of `old` (what a resource made so far, as it grows), in one write.
+pub fn replace(old: &Entry, new: Entry) {
+    let mut g = ledger();
+    if let Some(o) = g.as_mut() {
+        match o.book.entries.iter_mut().find(|e| *e == old) {
+            Some(e) => *e = new,
+            None => o.book.entries.push(new),
+        }
         save(o);
     }
 }
@@ -456,23 +509,43 @@ fn undo(entry: &Entry, dry_run: bool) -> (String, bool) {
         }
         Entry::Cluster { data, dirs, cgroup } => {
             if dry_run {
-                return (
-                    "its server would be stopped and the cluster removed".into(),
-                    true,
-                );
+                return (would_remove(dirs), true);
             }
             crate::db::cluster::undo(data, dirs, cgroup.as_deref())
         }
         Entry::Mariadb { data, dirs, cgroup } => {
             if dry_run {
-                return (
-                    "its server would be stopped and its directory removed".into(),
-                    true,
-                );
+                return (would_remove(dirs), true);
             }
             crate::db::mariadb::undo(data, dirs, cgroup.as_deref())
         }
     }
+}
+
+/// What `clean` would do with a dead server's directories, each named: removed only while it
+/// is the directory iogauge made.
+fn would_remove(dirs: &[MadeDir]) -> String {
+    let (ours, not): (Vec<&MadeDir>, Vec<&MadeDir>) = dirs
+        .iter()
+        .filter(|d| std::fs::symlink_metadata(d.path()).is_ok())
+        .partition(|d| d.still_ours());
+    let list = |v: &[&MadeDir]| {
+        v.iter()
+            .map(|d| crate::units::printable(&d.path().display().to_string()).into_owned())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let mut s = String::from("its server would be stopped (if it still runs)");
+    if !ours.is_empty() {
+        s.push_str(&format!(", {} would be removed", list(&ours)));
+    }
+    if !not.is_empty() {
+        s.push_str(&format!(
+            ", {} left alone (not the directory iogauge made)",
+            list(&not)
+        ));
+    }
+    s
 }
 
 /// Locks each named block device for this process's life (the files are the locks): a second

@@ -403,3 +403,59 @@ fn an_immutable_results_database_is_refused_before_the_fill() {
     let list = iogauge(dir.path(), &["list"]);
     assert!(list.status.success(), "{}", stderr_of(&list));
 }
+
+/// Issue 34, item 7: a database run's ledger listed `$TMPDIR/iogauge-pg-PID-socket` whether it
+/// was made or not, and `clean` removed another user's directory of that name; a hand-made
+/// ledger could make it remove any empty cgroup. Now a directory is removed only while it is
+/// the one recorded (device and inode), a ledger of paths alone removes nothing, and only a
+/// cgroup as iogauge names its own is touched.
+#[test]
+fn clean_removes_only_the_directories_iogauge_made() {
+    needs_root!();
+    let dir = tempfile::tempdir().unwrap();
+    let run = own_run_dir(dir.path());
+    std::fs::create_dir(&run).unwrap();
+    std::fs::set_permissions(&run, std::os::unix::fs::PermissionsExt::from_mode(0o700)).unwrap();
+    // Someone else's directory at the name iogauge would have used, with a file in it.
+    let theirs = dir.path().join("iogauge-pg-999999-socket");
+    std::fs::create_dir(&theirs).unwrap();
+    std::fs::write(theirs.join("keep"), b"theirs").unwrap();
+    // A directory iogauge made, recorded with its device and inode.
+    let ours = dir.path().join("iogauge-pg-999999");
+    std::fs::create_dir(&ours).unwrap();
+    use std::os::unix::fs::MetadataExt;
+    let md = std::fs::metadata(&ours).unwrap();
+    // Another directory took the name of one iogauge recorded: same path, another inode.
+    let retaken = dir.path().join("iogauge-pg-999999-wal");
+    std::fs::create_dir(&retaken).unwrap();
+    let ledger = serde_json::json!({
+        "pid": 999_999,
+        "entries": [{
+            "kind": "cluster",
+            "data": ours.join("data"),
+            "dirs": [
+                {"path": ours, "dev": md.dev(), "ino": md.ino()},
+                {"path": retaken, "dev": md.dev(), "ino": md.ino() + 1_000_000},
+                theirs,
+            ],
+            "cgroup": "/sys/fs/cgroup/memory/user.slice",
+        }],
+    });
+    let file = run.join("ledger-999999.json");
+    std::fs::write(&file, serde_json::to_vec(&ledger).unwrap()).unwrap();
+    std::fs::set_permissions(&file, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
+    let dry = iogauge(dir.path(), &["clean", "--dry-run"]);
+    let listed = String::from_utf8_lossy(&dry.stdout).into_owned();
+    assert!(
+        listed.contains(&format!("{} would be removed", ours.display())),
+        "{listed}{}",
+        stderr_of(&dry)
+    );
+    assert!(listed.contains("left alone"), "{listed}");
+    let out = iogauge(dir.path(), &["clean"]);
+    let said = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(!ours.exists(), "{said}{}", stderr_of(&out));
+    assert!(theirs.join("keep").exists(), "{said}");
+    assert!(retaken.exists(), "{said}");
+    assert!(said.contains("not a cgroup iogauge makes"), "{said}");
+}

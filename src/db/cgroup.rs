@@ -78,6 +78,23 @@ impl Cgroup {
 
 /// `iogauge clean`'s removal of a dead run's cgroup, said in `done`; whether it went.
 pub fn undo(cg: &Path, done: &mut Vec<String>) -> bool {
+    // Only a cgroup as iogauge names its own, in the cgroup file system: a ledger naming
+    // anything else (forged, or damaged) removes nothing.
+    let ours = cg.starts_with("/sys/fs/cgroup")
+        && !cg
+            .components()
+            .any(|c| c == std::path::Component::ParentDir)
+        && cg
+            .file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| n.starts_with("iogauge-"));
+    if !ours {
+        done.push(format!(
+            "{} left alone: not a cgroup iogauge makes",
+            cg.display()
+        ));
+        return true;
+    }
     match std::fs::remove_dir(cg) {
         Ok(()) => {
             done.push(format!("cgroup {} removed", cg.display()));

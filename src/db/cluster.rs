@@ -276,21 +276,12 @@ impl Cluster {
         let work = std::path::absolute(target)?.join(&name);
         // Written down before anything exists, so a killed run's cluster, server and cgroup
         // are named by the next command and removed by `iogauge clean`.
+        // Directories and the cgroup are added as each is made (`publish`), each directory
+        // with its device and inode: `clean` never touches one iogauge did not make.
         let planned = crate::ledger::Entry::Cluster {
             data: work.join("data"),
-            dirs: [
-                Some(work.clone()),
-                wal_dir.map(|w| {
-                    std::path::absolute(w)
-                        .map(|w| w.join(format!("{name}-wal")))
-                        .unwrap_or_default()
-                }),
-                Some(std::env::temp_dir().join(format!("{name}-socket"))),
-            ]
-            .into_iter()
-            .flatten()
-            .collect(),
-            cgroup: memory_limit.and_then(|_| Cgroup::path(&name).ok().map(|(d, _)| d)),
+            dirs: Vec::new(),
+            cgroup: None,
         };
         if !keep {
             crate::ledger::add(planned.clone());
@@ -336,6 +327,19 @@ impl Cluster {
         };
         let publish = |c: &mut Cluster, t: &Teardown| {
             c.teardown = t.clone();
+            if !t.keep {
+                let now = crate::ledger::Entry::Cluster {
+                    data: c.data.clone(),
+                    dirs: t
+                        .dirs
+                        .iter()
+                        .filter_map(|d| crate::ledger::MadeDir::of(d))
+                        .collect(),
+                    cgroup: t.cgroup.as_ref().map(|g| g.dir.clone()),
+                };
+                crate::ledger::replace(&c.planned, now.clone());
+                c.planned = now;
+            }
             if let Ok(mut g) = hook_td.lock() {
                 *g = Some(t.clone());
             }
@@ -622,7 +626,7 @@ impl Drop for Cluster {
 /// whose command line is a postgres of exactly this data directory — removes the directories
 /// (only ones named as iogauge names its own) and the cgroup. What was done, and whether all of
 /// it worked.
-pub fn undo(data: &Path, dirs: &[PathBuf], cgroup: Option<&Path>) -> (String, bool) {
+pub fn undo(data: &Path, dirs: &[crate::ledger::MadeDir], cgroup: Option<&Path>) -> (String, bool) {
     let mut done = Vec::new();
     let mut ok = true;
     let pid = super::owner::read_pid_file(&data.join("postmaster.pid"));

@@ -267,13 +267,12 @@ impl Server {
         };
         // Written down before anything exists, so a killed run's server, directories and
         // cgroup are named by the next command and removed by `iogauge clean`.
+        // Directories and the cgroup are added as each is made (`record`), each directory
+        // with its device and inode: `clean` never touches one iogauge did not make.
         let planned = crate::ledger::Entry::Mariadb {
             data: work.join("data"),
-            dirs: [Some(work.clone()), redo.clone(), Some(short_socket.clone())]
-                .into_iter()
-                .flatten()
-                .collect(),
-            cgroup: memory_limit.and_then(|_| Cgroup::path(&name).ok().map(|(d, _)| d)),
+            dirs: Vec::new(),
+            cgroup: None,
         };
         if !keep {
             crate::ledger::add(planned.clone());
@@ -324,6 +323,7 @@ impl Server {
         if let Some(limit) = memory_limit {
             let cg = Cgroup::create(&name, limit, owner)?;
             server.update(|t| t.cgroup = Some(cg));
+            server.record();
         }
         let out = server
             .as_owner(&bin.install_db)
@@ -353,6 +353,7 @@ impl Server {
         let dir = Dir::create(d)?;
         // Listed for removal once it is ours, before its mode and owner are set.
         self.update(|t| t.dirs.push(d.to_path_buf()));
+        self.record();
         dir.make_private(&self.owner)?;
         Ok(dir)
     }
@@ -363,6 +364,7 @@ impl Server {
         self.work_dir()?.create_in(name, &self.owner)?;
         let path = self.work.join(name);
         self.update(|t| t.dirs.push(path));
+        self.record();
         Ok(())
     }
 
@@ -386,6 +388,28 @@ impl Server {
             .lock()
             .ok()
             .and_then(|t| t.cgroup.as_ref().map(|c| c.dir.clone()))
+    }
+
+    /// Writes down in the crash ledger what exists so far: the directories made (with their
+    /// device and inode) and the cgroup.
+    fn record(&mut self) {
+        let Ok(t) = self.teardown.lock().map(|g| g.clone()) else {
+            return;
+        };
+        if t.keep {
+            return;
+        }
+        let now = crate::ledger::Entry::Mariadb {
+            data: self.data.clone(),
+            dirs: t
+                .dirs
+                .iter()
+                .filter_map(|d| crate::ledger::MadeDir::of(d))
+                .collect(),
+            cgroup: t.cgroup.as_ref().map(|c| c.dir.clone()),
+        };
+        crate::ledger::replace(&self.planned, now.clone());
+        self.planned = now;
     }
 
     fn update(&self, f: impl FnOnce(&mut Teardown)) {
@@ -618,7 +642,7 @@ impl Drop for Server {
 /// Undoes a server a killed run left (`iogauge clean`): stops it — only a process whose command
 /// line is a mariadbd of exactly this data directory — and removes the directories (only ones
 /// named as iogauge names its own). What was done, and whether all of it worked.
-pub fn undo(data: &Path, dirs: &[PathBuf], cgroup: Option<&Path>) -> (String, bool) {
+pub fn undo(data: &Path, dirs: &[crate::ledger::MadeDir], cgroup: Option<&Path>) -> (String, bool) {
     let mut done = Vec::new();
     let mut ok = true;
     let parent = data.parent().unwrap_or(data);

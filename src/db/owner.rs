@@ -305,14 +305,27 @@ pub fn read_back(f: &mut File) -> String {
 
 /// `iogauge clean`'s last step for a dead run's server: its directories, only those named as
 /// iogauge names them (`prefix`), each said as removed or not; whether all went.
-pub fn remove_own_dirs(dirs: &[PathBuf], prefix: &str, done: &mut Vec<String>) -> bool {
+pub fn remove_own_dirs(
+    dirs: &[crate::ledger::MadeDir],
+    prefix: &str,
+    done: &mut Vec<String>,
+) -> bool {
     let mut ok = true;
-    for d in dirs {
+    for made in dirs {
+        let d = made.path();
         let named_ours = d
             .file_name()
             .and_then(|n| n.to_str())
             .is_some_and(|n| n.starts_with(prefix));
-        if !named_ours {
+        if !named_ours || std::fs::symlink_metadata(d).is_err() {
+            continue;
+        }
+        // Still the directory iogauge made (device and inode), or someone else's now.
+        if !made.still_ours() {
+            done.push(format!(
+                "{} left alone: it is not the directory iogauge made (another took its name, or an older iogauge did not record which)",
+                d.display()
+            ));
             continue;
         }
         match std::fs::remove_dir_all(d) {
