@@ -4,6 +4,8 @@
 // Each test crate uses its own subset.
 #![allow(dead_code, unused_macros)]
 
+pub mod guest;
+
 use serde_json::Value;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
