@@ -46,7 +46,7 @@ use crate::model::{
 use crate::store::{Recorder, Store};
 use crate::units;
 use crate::workload::Rw;
-use anyhow::{anyhow, Context, Result};
+use anyhow::{Context, Result};
 use cluster::{Cluster, Owner, PgBin};
 use pgbench::Script;
 use std::collections::BTreeMap;
@@ -274,9 +274,10 @@ fn run_tool(c: &mut std::process::Command, cl: &Cluster, what: &str) -> Result<(
         .with_context(|| format!("running {what}"))?;
     match out.status.success() {
         true => Ok(()),
-        false => Err(anyhow!(
-            "{what} failed: {}",
-            cluster::last_lines(&String::from_utf8_lossy(&out.stderr), 3)
+        false => Err(common::client_failed(
+            what,
+            &String::from_utf8_lossy(&out.stderr),
+            &[cl.data.as_path(), cl.work.as_path()],
         )),
     }
 }
@@ -349,9 +350,10 @@ fn measure_once(
     let stderr = cluster::read_back(&mut err_read);
     if !status.success() {
         remove();
-        return Err(anyhow!(
-            "pgbench failed: {}",
-            cluster::last_lines(&stderr, 3)
+        return Err(common::client_failed(
+            "pgbench",
+            &stderr,
+            &[cl.data.as_path(), cl.work.as_path()],
         ));
     }
     let after = server::snapshot(cl, version_num)?;

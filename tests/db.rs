@@ -430,3 +430,43 @@ fn walk_for_pg_wal(dir: &Path) -> Option<PathBuf> {
     }
     None
 }
+
+/// Issue 34, item 9: a database run on a file system that fills said `pgbench failed: ` with no
+/// reason. The full disk is named as such, in one line, and nothing is left behind.
+#[test]
+fn a_full_file_system_is_named_as_such() {
+    let Some((_dir, _)) = rig() else { return };
+    let fs = Fs::ext4(96 << 20, "");
+    let target = fs.path().join("data");
+    std::fs::create_dir(&target).unwrap();
+    let out = iogauge(
+        fs.path(),
+        &[
+            "db",
+            "pgbench",
+            target.to_str().unwrap(),
+            "--scale",
+            "20",
+            "--clients",
+            "2",
+            "--time",
+            "2s",
+            "--storage-time",
+            "1s",
+            "--no-store",
+        ],
+    );
+    let err = stderr_of(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    let last = err.trim_end().lines().last().unwrap_or_default();
+    assert!(
+        last.contains("ran out of space") || last.contains("is full"),
+        "{err}"
+    );
+    assert!(
+        clusters_in(&target).is_empty(),
+        "{:?}",
+        clusters_in(&target)
+    );
+    assert_eq!(servers_in(&target), "");
+}

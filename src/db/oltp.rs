@@ -23,7 +23,7 @@ use crate::model::{CpuDoc, EngineDoc, FineDoc, ResultDoc, SysbenchDoc, TargetDoc
 use crate::store::{Recorder, Store};
 use crate::units;
 use crate::workload::Rw;
-use anyhow::{anyhow, Context, Result};
+use anyhow::{Context, Result};
 use std::collections::BTreeMap;
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
@@ -173,10 +173,12 @@ fn measure_once(
         return Ok(None);
     };
     if !st.success() {
-        return Err(anyhow!(
-            "sysbench {} run failed: {}",
-            p.script.name(),
-            cluster::last_lines(&stdout, 3)
+        let mut dirs = vec![s.data(), s.work()];
+        dirs.extend(s.log_dir());
+        return Err(super::common::client_failed(
+            &format!("sysbench {} run", p.script.name()),
+            &stdout,
+            &dirs,
         ));
     }
     let report = sysbench::parse(&stdout)?;
@@ -288,9 +290,12 @@ pub fn run(p: &SysbenchPlan) -> Result<super::Outcome> {
             String::from_utf8_lossy(&out.stdout),
             String::from_utf8_lossy(&out.stderr)
         );
-        return Err(anyhow!(
-            "sysbench prepare failed: {}",
-            cluster::last_lines(&said, 3)
+        let mut dirs = vec![server.data(), server.work()];
+        dirs.extend(server.log_dir());
+        return Err(super::common::client_failed(
+            "sysbench prepare",
+            &said,
+            &dirs,
         ));
     }
     server.settle(p.tables)?;
