@@ -614,6 +614,45 @@ fn one_line(r: &ResultDoc) -> String {
     )
 }
 
+/// Why a database client (pgbench, sysbench) failed, as one line: a full file system under the
+/// server's directories is named as such first (the server then dies and the client says
+/// "Can't connect", or writes nothing at all, its own output being on the same disk), else the
+/// client's own last lines, or that it said nothing.
+pub fn client_failed(tool: &str, said: &str, dirs: &[&Path]) -> anyhow::Error {
+    /// Below this, a file system is full for a database (its next WAL segment does not fit).
+    const FULL: u64 = 1 << 20;
+    let full = dirs.iter().find(|d| {
+        std::fs::File::open(d)
+            .and_then(|f| iogauge_engine::sys::free_bytes(&f))
+            .is_ok_and(|free| free < FULL)
+    });
+    if let Some(d) = full {
+        return anyhow::anyhow!(
+            "{tool} failed because the file system under {} is full (no space left on the device); give the database a target with more room, or a smaller load",
+            d.display()
+        );
+    }
+    let said = super::cluster::last_lines(said, 3);
+    // The space came back when the server rolled the statement back, but the client says why.
+    const NO_SPACE: [&str; 4] = [
+        "No space left on device",
+        "Check free disk space",
+        "could not extend file",
+        "The table is full",
+    ];
+    if NO_SPACE.iter().any(|m| said.contains(m)) {
+        return anyhow::anyhow!(
+            "{tool} failed because the file system under {} ran out of space ({}); give the database a target with more room, or a smaller load",
+            dirs.first().map(|d| d.display().to_string()).unwrap_or_default(),
+            crate::units::quoted(&said, 300)
+        );
+    }
+    match said.is_empty() {
+        true => anyhow::anyhow!("{tool} failed and printed nothing"),
+        false => anyhow::anyhow!("{tool} failed: {}", crate::units::quoted(&said, 400)),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -710,44 +749,5 @@ mod tests {
         let (u, s) = cpu_of(std::process::id()).unwrap();
         assert!(u >= 0.0 && s >= 0.0);
         assert!(cpu_of(u32::MAX - 1).is_none());
-    }
-}
-
-/// Why a database client (pgbench, sysbench) failed, as one line: a full file system under the
-/// server's directories is named as such first (the server then dies and the client says
-/// "Can't connect", or writes nothing at all, its own output being on the same disk), else the
-/// client's own last lines, or that it said nothing.
-pub fn client_failed(tool: &str, said: &str, dirs: &[&Path]) -> anyhow::Error {
-    /// Below this, a file system is full for a database (its next WAL segment does not fit).
-    const FULL: u64 = 1 << 20;
-    let full = dirs.iter().find(|d| {
-        std::fs::File::open(d)
-            .and_then(|f| iogauge_engine::sys::free_bytes(&f))
-            .is_ok_and(|free| free < FULL)
-    });
-    if let Some(d) = full {
-        return anyhow::anyhow!(
-            "{tool} failed because the file system under {} is full (no space left on the device); give the database a target with more room, or a smaller load",
-            d.display()
-        );
-    }
-    let said = super::cluster::last_lines(said, 3);
-    // The space came back when the server rolled the statement back, but the client says why.
-    const NO_SPACE: [&str; 4] = [
-        "No space left on device",
-        "Check free disk space",
-        "could not extend file",
-        "The table is full",
-    ];
-    if NO_SPACE.iter().any(|m| said.contains(m)) {
-        return anyhow::anyhow!(
-            "{tool} failed because the file system under {} ran out of space ({}); give the database a target with more room, or a smaller load",
-            dirs.first().map(|d| d.display().to_string()).unwrap_or_default(),
-            crate::units::quoted(&said, 300)
-        );
-    }
-    match said.is_empty() {
-        true => anyhow::anyhow!("{tool} failed and printed nothing"),
-        false => anyhow::anyhow!("{tool} failed: {}", crate::units::quoted(&said, 400)),
     }
 }
