@@ -311,6 +311,35 @@ fn device_findings(r: &ResultDoc, system: &SystemInfo) -> Vec<iogauge_analyze::F
                 .collect();
             found.extend(iogauge_analyze::stripe_imbalance(&members));
         }
+        // A parity md array: what its members read while iogauge only wrote.
+        for md in t.devices.iter().filter(|d| d.role == DeviceRole::Md) {
+            let Some(level) = md.md_level.clone() else {
+                continue;
+            };
+            let (mut read, mut written) = (0.0, 0.0);
+            for m in &md.md_members {
+                // A member is a disk or partition of the stack; md names it as sysfs does.
+                let Some(doc) = r.devices.iter().find(|x| &x.name == m) else {
+                    continue;
+                };
+                let t = doc.elapsed_s.max(1e-9);
+                read += doc.read_bytes.unwrap_or(0) as f64 / t;
+                written += doc.write_bytes.unwrap_or(0) as f64 / t;
+            }
+            let parity = match level.as_str() {
+                "raid6" => 2,
+                _ => 1,
+            };
+            let array = iogauge_analyze::ParityArray {
+                name: md.name.clone(),
+                level,
+                chunk_bytes: md.md_chunk_bytes,
+                data_members: md.md_members.len().saturating_sub(parity),
+                member_read_bytes_per_s: read,
+                member_write_bytes_per_s: written,
+            };
+            found.extend(iogauge_analyze::read_modify_write(&issued, &array));
+        }
     }
     found
 }

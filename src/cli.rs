@@ -404,10 +404,32 @@ pub struct SweepArgs {
     #[arg(long)]
     pub grid: bool,
 
-    /// A block device with no signature at all, for --fs: each file system is made on it,
-    /// mounted privately, measured and wiped again.
-    #[arg(long, value_name = "DEV", requires = "fs")]
-    pub scratch: Option<PathBuf>,
+    /// Block devices with no signature at all: for --fs, one, on which each file system is
+    /// made, mounted privately, measured and wiped again; for --layout, the array's members
+    /// (DEV1,DEV2,…), left blank again after each array.
+    #[arg(long, value_name = "DEV[,DEV…]")]
+    pub scratch: Option<String>,
+
+    /// Arrays to build from the --scratch devices and compare: md:raid0,raid1,raid10,raid5,raid6
+    /// (mdadm), lvm:stripe (lvm2), btrfs:raid0,raid1,raid10,raid5,raid6,raid1c3 (mkfs.btrfs),
+    /// or single; a plain single device is the baseline (repeatable).
+    #[arg(long, value_name = "KIND:LEVEL[,LEVEL…]", requires = "scratch")]
+    pub layout: Vec<String>,
+
+    /// Stripe units (chunk sizes) to try for the layouts that take one, e.g. 64k,512k
+    /// [default: the tool's own].
+    #[arg(long, value_name = "SIZE[,SIZE…]", requires = "layout")]
+    pub chunk: Option<String>,
+
+    /// How many of the --scratch devices each array is built from, e.g. 2,4,8 (the first N
+    /// named) [default: all of them].
+    #[arg(long, value_name = "N[,N…]", requires = "layout")]
+    pub members: Option<String>,
+
+    /// Build redundant md arrays without their initial resync (mdadm --assume-clean) instead of
+    /// waiting for it before measuring.
+    #[arg(long, requires = "layout")]
+    pub assume_clean: bool,
 
     /// File systems to compare on --scratch, e.g. ext4,xfs,btrfs, or one with mkfs options:
     /// 'ext4:-b 1024' (repeatable).

@@ -52,6 +52,9 @@ pub enum Entry {
         #[serde(default)]
         cgroup: Option<PathBuf>,
     },
+    /// An array a layout sweep built on scratch devices (md, LVM, btrfs), with the name iogauge
+    /// gave it (md's UUID, the volume group, btrfs's UUID).
+    Array(crate::sweep::array::Record),
 }
 
 /// A directory iogauge made, as the ledger names it: with the device and inode it was made
@@ -127,6 +130,17 @@ impl Entry {
                     .map(|c| format!(" and memory cgroup {}", c.display()))
                     .unwrap_or_default()
             ),
+            Entry::Array(r) => format!(
+                "{:?} array {} of {}",
+                r.made_by,
+                r.device.display(),
+                r.members
+                    .iter()
+                    .map(|m| m.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+            .to_lowercase(),
             Entry::Mariadb { data, .. } => format!(
                 "MariaDB server directory {}{}",
                 data.display(),
@@ -519,6 +533,7 @@ fn undo(entry: &Entry, dry_run: bool) -> (String, bool) {
             }
             crate::db::mariadb::undo(data, dirs, cgroup.as_deref())
         }
+        Entry::Array(r) => crate::sweep::array::undo(r, dry_run),
     }
 }
 

@@ -7,6 +7,7 @@
 //! a killed sweep's journal is replayed by the next command ([`recover`]). A scratch device
 //! carries no signature before and none after.
 
+pub mod array;
 pub mod fs;
 pub mod knobs;
 mod verdict;
@@ -43,6 +44,8 @@ struct Setting {
     knobs: Vec<(usize, String)>,
     /// A file system and its mount options.
     fs: Option<(FsSpec, Option<String>)>,
+    /// An array: its layout, how many of the scratch devices, its chunk.
+    array: Option<(array::Layout, usize, Option<u64>)>,
 }
 
 /// What a setting measured, or why it did not run.
@@ -57,8 +60,16 @@ struct Outcome {
 pub struct SweepPlan {
     pub knobs: Vec<KnobSpec>,
     pub fss: Vec<FsSpec>,
-    /// `--scratch DEV`: the device file systems are made on.
-    pub scratch: Option<PathBuf>,
+    /// `--scratch DEV[,DEV…]`: the device file systems are made on, or an array's members.
+    pub scratch: Vec<PathBuf>,
+    /// `--layout`: the arrays to build from the scratch devices (none: no layout sweep).
+    pub layouts: Vec<array::Layout>,
+    /// `--chunk`: stripe units to try, bytes (for the layouts that take one).
+    pub chunks: Vec<u64>,
+    /// `--members`: how many of the scratch devices each array is built from (all by default).
+    pub members: Vec<usize>,
+    /// `--assume-clean`: no initial resync of redundant md arrays.
+    pub assume_clean: bool,
     pub mount_opts: Vec<String>,
     /// `--grid`: every combination of the knobs' values rather than one change at a time.
     pub grid: bool,
@@ -70,6 +81,10 @@ pub fn run(sp: SweepPlan) -> Result<Sweep> {
         knobs: specs,
         fss,
         scratch,
+        layouts,
+        chunks,
+        members,
+        assume_clean,
         mount_opts,
         grid,
         check,
@@ -89,9 +104,22 @@ pub fn run(sp: SweepPlan) -> Result<Sweep> {
             .replace([':', '-'], "")
             .trim_end_matches('Z')
     );
-    let outcomes = match &scratch {
-        Some(dev) => fs_sweep(&check, &id, dev, &fss, &mount_opts)?,
-        None => knob_sweep(&check, &id, &specs, grid)?,
+    let outcomes = match (scratch.first(), layouts.is_empty()) {
+        (Some(_), false) => array_sweep(
+            &check,
+            &id,
+            &scratch,
+            &Axes {
+                layouts: &layouts,
+                chunks: &chunks,
+                members: &members,
+                fs: fss.first(),
+                mount_opts: mount_opts.first().map(String::as_str),
+                assume_clean,
+            },
+        )?,
+        (Some(dev), true) => fs_sweep(&check, &id, dev, &fss, &mount_opts)?,
+        (None, _) => knob_sweep(&check, &id, &specs, grid)?,
     };
     // --dry-run: the sweep's plan was said; the suite's, once per setting, follows.
     let Some((knob_list, outcomes)) = outcomes else {
@@ -156,6 +184,7 @@ fn knob_sweep(plan: &Plan, id: &str, specs: &[KnobSpec], grid: bool) -> Result<S
     settings.push(Setting {
         knobs: Vec::new(),
         fs: None,
+        array: None,
     });
     // The plan names each device that changes (`as found: V on DEV`); the devices below the
     // target that keep their settings are named too, so nobody wonders whether the disk under
@@ -255,6 +284,7 @@ fn settings_of(knobs: &[Knob], grid: bool) -> Vec<Setting> {
     let base = Setting {
         knobs: Vec::new(),
         fs: None,
+        array: None,
     };
     let mut out = vec![base];
     if grid {
@@ -276,7 +306,11 @@ fn settings_of(knobs: &[Knob], grid: bool) -> Vec<Setting> {
             if c.iter().all(|(k, v)| *v == knobs[*k].original()) {
                 continue;
             }
-            out.push(Setting { knobs: c, fs: None });
+            out.push(Setting {
+                knobs: c,
+                fs: None,
+                array: None,
+            });
         }
     } else {
         for (k, knob) in knobs.iter().enumerate() {
@@ -285,6 +319,7 @@ fn settings_of(knobs: &[Knob], grid: bool) -> Vec<Setting> {
                     out.push(Setting {
                         knobs: vec![(k, v.clone())],
                         fs: None,
+                        array: None,
                     });
                 }
             }
@@ -294,6 +329,19 @@ fn settings_of(knobs: &[Knob], grid: bool) -> Vec<Setting> {
 }
 
 fn label_of(knobs: &[Knob], s: &Setting) -> String {
+    if let Some((layout, n, chunk)) = &s.array {
+        let mut l = match layout.kind {
+            array::Kind::Single => "single".to_string(),
+            _ => format!("{} × {n}", layout.label()),
+        };
+        if let Some(c) = chunk.filter(|_| layout.takes_chunk()) {
+            l.push_str(&format!(" · chunk {}", units::bs_label(c)));
+        }
+        if let Some((f, _)) = &s.fs {
+            l.push_str(&format!(" · {}", f.fs));
+        }
+        return l;
+    }
     if let Some((f, o)) = &s.fs {
         return match o {
             Some(o) => format!("{} -o {o}", f.label()),
@@ -356,6 +404,7 @@ fn fs_sweep(
             opts.iter().map(move |o| Setting {
                 knobs: Vec::new(),
                 fs: Some((f.clone(), o.clone())),
+                array: None,
             })
         })
         .collect();
@@ -410,6 +459,230 @@ fn fs_sweep(
         out.push((s.clone(), outcome(n, settings.len(), label, doc)?));
     }
     Ok(Some((Vec::new(), out)))
+}
+
+/// The axes of a layout sweep.
+struct Axes<'a> {
+    layouts: &'a [array::Layout],
+    chunks: &'a [u64],
+    members: &'a [usize],
+    fs: Option<&'a FsSpec>,
+    mount_opts: Option<&'a str>,
+    assume_clean: bool,
+}
+
+/// Every array of the axes, smallest member count first, each layout in the order given, each
+/// chunk: the settings of a layout sweep. A plain single device comes first, the baseline
+/// everything is judged against, unless the user named `single` themselves.
+fn array_settings(ax: &Axes, devices: usize) -> Vec<Setting> {
+    let fs = ax
+        .fs
+        .map(|f| (f.clone(), ax.mount_opts.map(str::to_string)));
+    let counts: Vec<usize> = match ax.members.is_empty() {
+        true => vec![devices],
+        false => ax.members.to_vec(),
+    };
+    let mut out = Vec::new();
+    // Like for like: btrfs layouts against btrfs on one device (a file system against a file
+    // system), the others against the plain device (with the same --fs, when given).
+    let all_btrfs = ax.layouts.iter().all(|l| l.kind == array::Kind::Btrfs);
+    let single = match all_btrfs {
+        true => array::Layout::parse("btrfs:single"),
+        false => array::Layout::parse("single"),
+    }
+    .expect("a layout of iogauge's own")
+    .remove(0);
+    if !ax.layouts.contains(&single) {
+        out.push(Setting {
+            knobs: Vec::new(),
+            fs: fs.clone(),
+            array: Some((single, 1, None)),
+        });
+    }
+    for &n in &counts {
+        for l in ax.layouts {
+            if l.kind == array::Kind::Single {
+                if n == counts[0] {
+                    out.push(Setting {
+                        knobs: Vec::new(),
+                        fs: fs.clone(),
+                        array: Some((l.clone(), 1, None)),
+                    });
+                }
+                continue;
+            }
+            if n < l.min_members() {
+                continue;
+            }
+            let chunks: Vec<Option<u64>> = match (l.takes_chunk(), ax.chunks.is_empty()) {
+                (true, false) => ax.chunks.iter().map(|c| Some(*c)).collect(),
+                _ => vec![None],
+            };
+            for c in chunks {
+                out.push(Setting {
+                    knobs: Vec::new(),
+                    fs: fs.clone(),
+                    array: Some((l.clone(), n, c)),
+                });
+            }
+        }
+    }
+    out
+}
+
+/// A layout sweep: each array built from the scratch devices, measured (on the raw array, or
+/// in the file system made on it, aligned to its stripe), taken apart with every member blank.
+fn array_sweep(plan: &Plan, id: &str, devices: &[PathBuf], ax: &Axes) -> Result<Swept> {
+    let names: Vec<String> = devices
+        .iter()
+        .map(|d| {
+            std::fs::canonicalize(d)
+                .ok()
+                .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+                .unwrap_or_else(|| d.display().to_string())
+        })
+        .collect();
+    let _lock = crate::ledger::lock_devices(&names)?;
+    array::check_members(devices)?;
+    let settings = array_settings(ax, devices.len());
+    say!(
+        "sweep {id}: {} layouts from {} ({}) · {} repeats each · {}",
+        settings.len(),
+        devices.len(),
+        names.join(", "),
+        plan.repeat.n,
+        match ax.assume_clean {
+            true => "md arrays not resynced (--assume-clean)",
+            false => "md arrays resynced before they are measured",
+        }
+    );
+    for (n, s) in settings.iter().enumerate() {
+        say!("  [{}/{}] {}", n + 1, settings.len(), label_of(&[], s));
+    }
+    if plan.output.dry_run {
+        say!(
+            "dry run: nothing is built; each layout runs the suite planned below, {} times, {}",
+            plan.repeat.n,
+            match ax.fs {
+                Some(f) => format!("in {} made on the array, aligned to its stripe", f.fs),
+                None => "on the raw array (btrfs layouts in their own file system)".to_string(),
+            }
+        );
+        return Ok(None);
+    }
+    let mut out = Vec::new();
+    for (n, s) in settings.iter().enumerate() {
+        if crate::interrupt::requested().is_some() {
+            break;
+        }
+        let label = label_of(&[], s);
+        let Some((layout, count, chunk)) = &s.array else {
+            continue;
+        };
+        say!("[setting {}/{}] {label}", n + 1, settings.len());
+        let built = array::Array::build(layout, &devices[..*count], *chunk, ax.assume_clean);
+        let arr = match built {
+            Ok(a) => a,
+            Err(e) => {
+                out.push((
+                    s.clone(),
+                    skipped(n, settings.len(), label, format!("{e:#}")),
+                ));
+                continue;
+            }
+        };
+        let mut notes = vec![format!("sweep {id}: {}", arr.built)];
+        // Where the suite runs: the btrfs file system the array is, a file system made on the
+        // array (aligned to its stripe), or the raw array.
+        let mounted = match (layout.kind, &s.fs) {
+            (array::Kind::Btrfs, _) => fs::Mounted::existing(
+                &arr.record.device,
+                "btrfs",
+                arr.record.uuid.clone(),
+                ax.mount_opts,
+            )
+            .map(Some),
+            (_, Some((f, o))) => {
+                let spec = aligned(f, arr.geometry());
+                if spec.mkfs_opts.len() > f.mkfs_opts.len() {
+                    notes.push(format!(
+                        "{} made aligned to the array: {}",
+                        f.fs,
+                        spec.mkfs_opts[f.mkfs_opts.len()..].join(" ")
+                    ));
+                }
+                fs::Mounted::make(&arr.record.device, &spec, o.as_deref()).map(Some)
+            }
+            (_, None) => Ok(None),
+        };
+        // What was built, said as it is done (and kept in the run's notes).
+        for note in &notes {
+            say!("  {note}");
+        }
+        let mounted = match mounted {
+            Ok(m) => m,
+            Err(e) => {
+                drop(arr);
+                out.push((
+                    s.clone(),
+                    skipped(n, settings.len(), label, format!("{e:#}")),
+                ));
+                continue;
+            }
+        };
+        let mut params = BTreeMap::from([
+            ("layout".to_string(), layout.label()),
+            ("layout.members".to_string(), count.to_string()),
+        ]);
+        if let Some(c) = chunk.filter(|_| layout.takes_chunk()) {
+            params.insert("layout.chunk".into(), units::bs_label(c));
+        }
+        if let Some((f, _)) = &s.fs {
+            params.insert("fs".into(), f.fs.clone());
+        }
+        let mut p = plan.clone();
+        let target = match &mounted {
+            Some(m) => m.dir.clone(),
+            None => {
+                // The raw array is iogauge's own, just built from blank members: writing it
+                // needs no other consent than the members' (checked blank before).
+                p.target.allow_overwrite = true;
+                arr.record.device.clone()
+            }
+        };
+        let doc = measure(&p, id, &label, params, Some(target), notes);
+        drop(mounted);
+        drop(arr);
+        out.push((s.clone(), outcome(n, settings.len(), label, doc)?));
+    }
+    Ok(Some((Vec::new(), out)))
+}
+
+/// `f` with the options that align it to an array's stripe (stripe unit `chunk`, `data`
+/// members): ext2/3/4's stride and stripe width in 4 KiB blocks, xfs's su and sw. Unchanged
+/// for other file systems and for arrays without a stripe.
+fn aligned(f: &FsSpec, geometry: Option<(u64, usize)>) -> FsSpec {
+    let mut spec = f.clone();
+    let Some((chunk, data)) = geometry else {
+        return spec;
+    };
+    match f.fs.as_str() {
+        "ext2" | "ext3" | "ext4" if chunk >= 4096 => {
+            let stride = chunk / 4096;
+            spec.mkfs_opts.push("-E".into());
+            spec.mkfs_opts.push(format!(
+                "stride={stride},stripe_width={}",
+                stride * data as u64
+            ));
+        }
+        "xfs" => {
+            spec.mkfs_opts.push("-d".into());
+            spec.mkfs_opts
+                .push(format!("su={}k,sw={data}", chunk / 1024));
+        }
+        _ => {}
+    }
+    spec
 }
 
 /// A setting that did not run, said as it happens and kept for the table.

@@ -21,9 +21,88 @@ pub fn from_sweep(args: &SweepArgs) -> Result<SweepPlan> {
     for f in &args.fs {
         fss.extend(FsSpec::parse(f)?);
     }
-    if specs.is_empty() && fss.is_empty() {
+    let mut layouts = Vec::new();
+    for l in &args.layout {
+        layouts.extend(crate::sweep::array::Layout::parse(l)?);
+    }
+    let scratch: Vec<PathBuf> = args
+        .scratch
+        .as_deref()
+        .map(|s| s.split(',').map(|d| PathBuf::from(d.trim())).collect())
+        .unwrap_or_default();
+    if specs.is_empty() && fss.is_empty() && layouts.is_empty() {
         return Err(usage(
-            "a sweep needs what to change: --knob NAME=V1,V2 (e.g. --knob scheduler=none,mq-deadline) or --scratch DEV --fs ext4,xfs",
+            "a sweep needs what to change: --knob NAME=V1,V2 (e.g. --knob scheduler=none,mq-deadline), --scratch DEV --fs ext4,xfs, or --scratch DEV1,DEV2,… --layout md:raid0,raid5",
+        ));
+    }
+    if !scratch.is_empty() && fss.is_empty() && layouts.is_empty() {
+        return Err(usage(
+            "--scratch names devices to build on: add --fs ext4,xfs (file systems on one device) or --layout md:raid0,raid5 (arrays from several)",
+        ));
+    }
+    if scratch.iter().any(|d| d.as_os_str().is_empty()) {
+        return Err(usage(
+            "--scratch has an empty item; separate devices by single commas, e.g. /dev/sdb,/dev/sdc",
+        ));
+    }
+    if layouts.is_empty() && scratch.len() > 1 {
+        return Err(usage(format!(
+            "--fs makes one file system on one device, and --scratch names {}; give one device, or --layout to build arrays from several",
+            scratch.len()
+        )));
+    }
+    let chunks = match &args.chunk {
+        Some(c) => crate::units::parse_list(c, crate::units::parse_size)
+            .map_err(|e| usage(format!("--chunk {e}")))?,
+        None => Vec::new(),
+    };
+    if let Some(bad) = chunks.iter().find(|c| **c < 4096 || !c.is_power_of_two()) {
+        return Err(usage(format!(
+            "--chunk {}: a chunk is a power of two of at least 4 KiB, e.g. 64k or 512k",
+            crate::units::bs_label(*bad)
+        )));
+    }
+    if !chunks.is_empty() && !layouts.iter().any(|l| l.takes_chunk()) {
+        return Err(usage(
+            "--chunk sets the stripe unit of md and lvm layouts, and none is asked (btrfs, raid1 and single have none): drop it, or add e.g. --layout md:raid0",
+        ));
+    }
+    let members: Vec<usize> = match &args.members {
+        Some(m) => crate::units::parse_list(m, |x| {
+            x.parse::<usize>()
+                .ok()
+                .filter(|n| *n >= 1)
+                .ok_or_else(|| format!("'{x}' is not a number of devices"))
+        })
+        .map_err(|e| usage(format!("--members {e}")))?,
+        None => Vec::new(),
+    };
+    if let Some(too_many) = members.iter().find(|n| **n > scratch.len()) {
+        return Err(usage(format!(
+            "--members {too_many} is more than the {} devices --scratch names",
+            scratch.len()
+        )));
+    }
+    let most = members.iter().copied().max().unwrap_or(scratch.len());
+    if let Some(l) = layouts.iter().find(|l| l.min_members() > most) {
+        return Err(usage(format!(
+            "{} needs at least {} members, and at most {most} are used; name more --scratch devices or leave it out",
+            l.label(),
+            l.min_members()
+        )));
+    }
+    if !layouts.is_empty() && fss.len() > 1 {
+        return Err(usage(
+            "a layout sweep changes the array, one file system on each (--fs ext4); sweep file systems on one device apart",
+        ));
+    }
+    if fss.first().is_some()
+        && layouts
+            .iter()
+            .any(|l| l.kind == crate::sweep::array::Kind::Btrfs)
+    {
+        return Err(usage(
+            "btrfs layouts are their own file system; leave out --fs, or sweep btrfs layouts apart from md and lvm ones",
         ));
     }
     if !specs.is_empty() && !fss.is_empty() {
@@ -36,7 +115,7 @@ pub fn from_sweep(args: &SweepArgs) -> Result<SweepPlan> {
     if suite.file.is_some() && suite.target.target.is_none() {
         suite.target.target = suite.name.take().map(PathBuf::from);
     }
-    if args.scratch.is_some() && suite.target.target.is_some() {
+    if !scratch.is_empty() && suite.target.target.is_some() {
         return Err(usage(
             "with --scratch the suite runs in the file systems made there; give no TARGET",
         ));
@@ -51,7 +130,11 @@ pub fn from_sweep(args: &SweepArgs) -> Result<SweepPlan> {
     Ok(SweepPlan {
         knobs: specs,
         fss,
-        scratch: args.scratch.clone(),
+        scratch,
+        layouts,
+        chunks,
+        members,
+        assume_clean: args.assume_clean,
         mount_opts: args.mount_opts.clone(),
         grid: args.grid,
         check: from_suite(&suite)?,

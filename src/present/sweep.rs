@@ -29,10 +29,18 @@ pub fn text(doc: &SweepDoc) -> String {
             .unwrap_or(4)
             .max(4)
             + 2;
+        // Each column as wide as its longest head (an array's "md raid5 × 4 · chunk 512 KiB").
+        let w = g
+            .settings
+            .iter()
+            .map(|h| h.head.chars().count() + 2)
+            .max()
+            .unwrap_or(24)
+            .max(24);
         if !g.cells.is_empty() {
             let _ = write!(s, "  {:<w0$}", "cell");
             for h in &g.settings {
-                let _ = write!(s, "{:>24}", h.head);
+                let _ = write!(s, "{:>w$}", h.head);
             }
             let _ = writeln!(s);
         }
@@ -57,7 +65,7 @@ pub fn text(doc: &SweepDoc) -> String {
                         t
                     }
                 };
-                let _ = write!(s, "{text:>24}");
+                let _ = write!(s, "{text:>w$}");
             }
             let _ = writeln!(s);
         }

@@ -116,9 +116,51 @@ pub struct Mounted {
     hook: u64,
     mounted: bool,
     entry: crate::ledger::Entry,
+    /// Whether this mount wipes its device when it goes: a file system it made, not one made
+    /// by an array it sits on (the array wipes every member itself).
+    wipes: bool,
 }
 
 impl Mounted {
+    /// Mounts the file system an array built (btrfs over several members) with `opts` in a
+    /// private directory; unmounted on drop, the wiping left to the array. Written down with
+    /// the array's UUID, so `clean` undoes the mount and nothing else.
+    pub fn existing(
+        dev: &Path,
+        fs: &str,
+        uuid: Option<String>,
+        opts: Option<&str>,
+    ) -> Result<Mounted> {
+        let dir = private_dir(fs)?;
+        let entry = crate::ledger::Entry::Mount {
+            dir: dir.clone(),
+            dev: dev.to_path_buf(),
+            fs: fs.to_string(),
+            uuid,
+        };
+        crate::ledger::add(entry.clone());
+        let m = dir.clone();
+        let hook = crate::interrupt::register_hook(Box::new(move || {
+            let _ = Command::new("umount").arg("-l").arg(&m).status();
+            let _ = std::fs::remove_dir(&m);
+        }));
+        let mut me = Mounted {
+            dir,
+            dev: dev.to_path_buf(),
+            hook,
+            mounted: false,
+            entry,
+            wipes: false,
+        };
+        let mut mount = Command::new("mount");
+        if let Some(o) = opts {
+            mount.args(["-o", o]);
+        }
+        run(mount.arg(dev).arg(&me.dir)).context("mounting the array's file system")?;
+        me.mounted = true;
+        Ok(me)
+    }
+
     /// mkfs, then mount with `opts` in a private directory.
     pub fn make(dev: &Path, spec: &FsSpec, opts: Option<&str>) -> Result<Mounted> {
         let mkfs = spec
@@ -155,6 +197,7 @@ impl Mounted {
             hook,
             mounted: false,
             entry,
+            wipes: true,
         };
         let quiet = match spec.fs.as_str() {
             "xfs" | "btrfs" | "ext2" | "ext3" | "ext4" => vec!["-q"],
@@ -212,9 +255,9 @@ impl Drop for Mounted {
                 std::thread::sleep(std::time::Duration::from_millis(100));
             }
         }
-        match wipe(&self.dev) {
-            Err(e) => say!("warning: {e:#}"),
-            Ok(()) => crate::ledger::remove(&self.entry),
+        match self.wipes.then(|| wipe(&self.dev)) {
+            Some(Err(e)) => say!("warning: {e:#}"),
+            _ => crate::ledger::remove(&self.entry),
         }
         let _ = std::fs::remove_dir(&self.dir);
         crate::interrupt::unregister_hook(self.hook);

@@ -127,9 +127,13 @@ pub(super) fn summarize(
             ));
         }
     } else {
-        let title = match fss.is_empty() {
-            true => "every combination (--grid)".to_string(),
-            false => "file systems (against the first)".to_string(),
+        let arrays = outcomes.iter().any(|(s, _)| s.array.is_some());
+        let title = match arrays {
+            true => "array layouts (against the first)".to_string(),
+            false => match fss.is_empty() {
+                true => "every combination (--grid)".to_string(),
+                false => "file systems (against the first)".to_string(),
+            },
         };
         groups.push((title, outcomes.iter().collect()));
     }
@@ -164,7 +168,7 @@ fn group(title: String, members: &[&(Setting, Outcome)], grid: bool) -> GroupDoc
         .map(|(mi, (set, o))| {
             let head = match set.knobs.as_slice() {
                 [(_, v)] if !grid => v.clone(),
-                [] if set.fs.is_none() => "as found".into(),
+                [] if set.fs.is_none() && set.array.is_none() => "as found".into(),
                 _ => o.label.clone(),
             };
             let iops = (0..cells.len())

@@ -33,6 +33,9 @@ pub enum Kind {
     Queue,
     /// The members of a stripe (md, dm, LVM) did unequal shares of the work.
     Imbalance,
+    /// A parity array (RAID5/6) read from its members while iogauge only wrote.
+    #[serde(rename = "read-modify-write")]
+    ReadModifyWrite,
     /// A rate-controlled run fell short of its rate.
     Rate,
     /// `--verify` read back something other than what was written.
@@ -47,7 +50,7 @@ pub enum Kind {
 
 impl Kind {
     /// Every kind, for documentation checks.
-    pub const ALL: [Kind; 19] = [
+    pub const ALL: [Kind; 20] = [
         Kind::Stall,
         Kind::Ceiling,
         Kind::Gap,
@@ -62,6 +65,7 @@ impl Kind {
         Kind::Amplification,
         Kind::Queue,
         Kind::Imbalance,
+        Kind::ReadModifyWrite,
         Kind::Rate,
         Kind::Integrity,
         Kind::Regime,
@@ -85,6 +89,7 @@ impl Kind {
             Kind::Amplification => "amplification",
             Kind::Queue => "queue",
             Kind::Imbalance => "imbalance",
+            Kind::ReadModifyWrite => "read-modify-write",
             Kind::Rate => "rate",
             Kind::Integrity => "integrity",
             Kind::Regime => "regime",

@@ -67,7 +67,9 @@ mod thresholds;
 pub use cache::cache;
 pub use ceiling::{ceiling, levels_off, CeilingPoint};
 pub use checkpoint::{checkpoint, DeviceSeries, Flush};
-pub use device::{device_findings, stripe_imbalance, Issued, OthersSeen, Seen};
+pub use device::{
+    device_findings, read_modify_write, stripe_imbalance, Issued, OthersSeen, ParityArray, Seen,
+};
 pub use finding::{Finding, Kind, Metric, Severity};
 pub use gaps::{gaps, Matrix};
 pub use knee::{cache_knee, Knee, Step};

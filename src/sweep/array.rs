@@ -1,0 +1,627 @@
+//! Arrays on scratch devices, as a sweep's layout axis: md RAID through `mdadm`, LVM striping
+//! through lvm2, btrfs profiles through mkfs.btrfs, and a plain single device as the baseline —
+//! built from blank members the user named, measured, and taken apart again so every member is
+//! blank afterwards ("One DVD per second" built RAID0 on 1 to 12 SSDs and RAID5 on 3 to 12 by
+//! hand, mdadm against lvm2 striping; "SSD Performance" swept RAID levels and stripe sizes).
+//!
+//! Rules, and why:
+//! - Every member is a block device the user named, distinct, unused (not mounted, swap, or held
+//!   by md/dm/LVM: the target's rule) and blank (no signature: iogauge never writes over one it
+//!   did not write). Checked for all of them before anything is built.
+//! - Each array is written down in the crash ledger before it exists, with the name iogauge
+//!   gives it — the md array's UUID (`mdadm --uuid`), the volume group's name, the btrfs file
+//!   system's UUID — so `clean` undoes exactly it and nothing else: an md superblock, a PV or a
+//!   btrfs member of another UUID or group is left alone.
+//! - Taking an array apart stops it, removes what lvm or md wrote on the members and wipes every
+//!   signature; each member is then checked blank, and one that is not is named.
+//! - The initial resync of a redundant md array is waited for (`mdadm --wait`) unless the user
+//!   says `--assume-clean`: a resync running under a measurement is another measurement. The
+//!   plan says which.
+
+use crate::error::usage;
+use crate::target::signatures;
+use anyhow::{anyhow, Context, Result};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Who builds the array.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Kind {
+    /// One member, as it is: the baseline.
+    Single,
+    Md,
+    Lvm,
+    Btrfs,
+}
+
+/// One layout of the axis: a kind and its level (md `raid5`, btrfs `raid10`, lvm `stripe`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Layout {
+    pub kind: Kind,
+    pub level: String,
+}
+
+/// The levels each kind takes, with the fewest members each needs.
+const MD_LEVELS: [(&str, usize); 5] = [
+    ("raid0", 2),
+    ("raid1", 2),
+    ("raid10", 2),
+    ("raid5", 3),
+    ("raid6", 4),
+];
+const BTRFS_LEVELS: [(&str, usize); 7] = [
+    ("single", 1),
+    ("raid0", 2),
+    ("raid1", 2),
+    ("raid10", 2),
+    ("raid5", 2),
+    ("raid6", 3),
+    ("raid1c3", 3),
+];
+
+impl Layout {
+    /// `--layout md:raid0,raid5`, `lvm:stripe`, `btrfs:raid1`, `single`.
+    pub fn parse(s: &str) -> Result<Vec<Layout>> {
+        let bad = |why: String| {
+            usage(format!(
+                "--layout '{}': {why}; give e.g. --layout md:raid0,raid10,raid5 or lvm:stripe or btrfs:raid1 or single",
+                crate::units::quoted(s, 60)
+            ))
+        };
+        let (kind, levels) = s.split_once(':').unwrap_or((s, ""));
+        let kind = match kind.trim() {
+            "single" if levels.is_empty() => {
+                return Ok(vec![Layout {
+                    kind: Kind::Single,
+                    level: "single".into(),
+                }])
+            }
+            "md" => Kind::Md,
+            "lvm" => Kind::Lvm,
+            "btrfs" => Kind::Btrfs,
+            other => return Err(bad(format!("'{other}' is not md, lvm, btrfs or single"))),
+        };
+        if levels.trim().is_empty() {
+            return Err(bad("name the levels after the colon".into()));
+        }
+        levels
+            .split(',')
+            .map(|l| {
+                let level = l.trim().to_ascii_lowercase();
+                let known = match kind {
+                    Kind::Md => MD_LEVELS.iter().any(|(n, _)| *n == level),
+                    Kind::Btrfs => BTRFS_LEVELS.iter().any(|(n, _)| *n == level),
+                    Kind::Lvm => level == "stripe",
+                    Kind::Single => false,
+                };
+                match known {
+                    true => Ok(Layout { kind, level }),
+                    false => Err(bad(format!(
+                        "'{level}' is not a level iogauge builds with it"
+                    ))),
+                }
+            })
+            .collect()
+    }
+
+    /// The fewest members this layout needs.
+    pub fn min_members(&self) -> usize {
+        let find = |t: &[(&str, usize)]| {
+            t.iter()
+                .find(|(n, _)| *n == self.level)
+                .map_or(1, |(_, m)| *m)
+        };
+        match self.kind {
+            Kind::Single => 1,
+            Kind::Md => find(&MD_LEVELS),
+            Kind::Lvm => 2,
+            Kind::Btrfs => find(&BTRFS_LEVELS),
+        }
+    }
+
+    /// Whether a chunk (stripe unit) size means anything for it.
+    pub fn takes_chunk(&self) -> bool {
+        match self.kind {
+            Kind::Md => self.level != "raid1",
+            Kind::Lvm => true,
+            Kind::Single | Kind::Btrfs => false,
+        }
+    }
+
+    /// Members that hold distinct data in one stripe (what a file system's stripe width
+    /// counts): raid0 and lvm stripes all, raid10 half, raid5 one fewer, raid6 two fewer.
+    pub fn data_members(&self, members: usize) -> usize {
+        match (self.kind, self.level.as_str()) {
+            (Kind::Md, "raid10") => (members / 2).max(1),
+            (Kind::Md, "raid5") => members.saturating_sub(1).max(1),
+            (Kind::Md, "raid6") => members.saturating_sub(2).max(1),
+            (Kind::Md, "raid1") | (Kind::Single, _) => 1,
+            _ => members,
+        }
+    }
+
+    pub fn label(&self) -> String {
+        match self.kind {
+            Kind::Single => "single".into(),
+            Kind::Md => format!("md {}", self.level),
+            Kind::Lvm => "lvm stripe".into(),
+            Kind::Btrfs => format!("btrfs {}", self.level),
+        }
+    }
+}
+
+/// Checks every member before anything is built: a block device, named once, unused, blank.
+pub fn check_members(members: &[PathBuf]) -> Result<()> {
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
+    let mut seen = Vec::new();
+    for m in members {
+        let md = std::fs::metadata(m).map_err(|e| {
+            usage(format!(
+                "--scratch {}: {e}; give block devices (see lsblk)",
+                m.display()
+            ))
+        })?;
+        if !md.file_type().is_block_device() {
+            return Err(usage(format!(
+                "--scratch {} is not a block device; give empty disks or partitions (see lsblk)",
+                m.display()
+            )));
+        }
+        if seen.contains(&md.rdev()) {
+            return Err(usage(format!(
+                "--scratch names {} twice; give each member once",
+                m.display()
+            )));
+        }
+        seen.push(md.rdev());
+        if let Some(why) = crate::target::device_in_use(m, md.rdev()) {
+            return Err(usage(format!(
+                "--scratch {} is {why}; an array's members must be devices nothing uses",
+                m.display()
+            )));
+        }
+        let file = std::fs::File::open(m).with_context(|| format!("opening {}", m.display()))?;
+        let len = iogauge_engine::sys::block_device_size(&file).unwrap_or(0);
+        if let Some(f) = signatures::probe(&file, len)?.or_else(|| signatures::blkid(m)) {
+            return Err(usage(format!(
+                "--scratch {} holds {}; an array's members must carry no signature at all (iogauge never writes over one it did not write). Use another device, or wipe it yourself (wipefs -a) if its contents are not needed",
+                m.display(),
+                f.what
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// What the ledger keeps of an array, written before it exists.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Record {
+    /// Who built it (the ledger's own `kind` tag names the entry).
+    pub made_by: Kind,
+    /// The device the suite runs on (md, the logical volume, btrfs's first member).
+    pub device: PathBuf,
+    pub members: Vec<PathBuf>,
+    /// The md array's UUID or the btrfs file system's, given at creation.
+    #[serde(default)]
+    pub uuid: Option<String>,
+    /// The volume group's name.
+    #[serde(default)]
+    pub vg: Option<String>,
+}
+
+/// An array iogauge built; taken apart on drop, its members left blank.
+pub struct Array {
+    pub record: Record,
+    pub layout: Layout,
+    pub chunk: Option<u64>,
+    /// What was done to build it, for the run's notes.
+    pub built: String,
+    entry: crate::ledger::Entry,
+    hook: u64,
+}
+
+impl Array {
+    /// Builds `layout` from `members` with `chunk` (bytes), waiting out an md resync unless
+    /// `assume_clean`.
+    pub fn build(
+        layout: &Layout,
+        members: &[PathBuf],
+        chunk: Option<u64>,
+        assume_clean: bool,
+    ) -> Result<Array> {
+        let tag = format!("iogauge{}", std::process::id());
+        let uuid = new_uuid();
+        let (device, vg) = match layout.kind {
+            Kind::Single => (members[0].clone(), None),
+            Kind::Md => (free_md()?, None),
+            Kind::Lvm => {
+                let vg = format!("{tag}-{:04x}", fastrand::u16(..));
+                (PathBuf::from(format!("/dev/{vg}/lv")), Some(vg))
+            }
+            Kind::Btrfs => (members[0].clone(), None),
+        };
+        let record = Record {
+            made_by: layout.kind,
+            device: device.clone(),
+            members: members.to_vec(),
+            uuid: matches!(layout.kind, Kind::Md | Kind::Btrfs).then(|| uuid.clone()),
+            vg: vg.clone(),
+        };
+        let entry = crate::ledger::Entry::Array(record.clone());
+        // Written down before anything is written to a member.
+        crate::ledger::add(entry.clone());
+        let r = record.clone();
+        let hook = crate::interrupt::register_hook(Box::new(move || {
+            let _ = take_apart(&r);
+        }));
+        let mut me = Array {
+            record,
+            layout: layout.clone(),
+            chunk,
+            built: String::new(),
+            entry,
+            hook,
+        };
+        let n = members.len().to_string();
+        let kib = chunk.map(|c| (c / 1024).to_string());
+        let args: Vec<String> = match layout.kind {
+            Kind::Single => Vec::new(),
+            Kind::Md => {
+                let mut a = vec![
+                    "--create".to_string(),
+                    device.display().to_string(),
+                    "--run".into(),
+                    "--quiet".into(),
+                    format!("--level={}", layout.level),
+                    format!("--raid-devices={n}"),
+                    "--metadata=1.2".into(),
+                    format!("--uuid={uuid}"),
+                ];
+                if layout.level != "raid0" {
+                    // No write-intent bitmap: it writes on its own, beside the workload.
+                    a.push("--bitmap=none".into());
+                }
+                if let Some(k) = &kib {
+                    a.push(format!("--chunk={k}"));
+                }
+                if assume_clean {
+                    a.push("--assume-clean".into());
+                }
+                a.extend(members.iter().map(|m| m.display().to_string()));
+                run(Command::new("mdadm").args(&a)).context("mdadm --create")?;
+                if !assume_clean && layout.level != "raid0" {
+                    // Returns at once when there is nothing to resync; 1 means that too.
+                    let _ = Command::new("mdadm").arg("--wait").arg(&device).status();
+                }
+                a
+            }
+            Kind::Lvm => {
+                let vg = vg.as_deref().unwrap_or_default();
+                let mut pv = vec!["pvcreate".to_string(), "-q".into(), "-y".into()];
+                pv.extend(members.iter().map(|m| m.display().to_string()));
+                lvm(&pv).context("pvcreate")?;
+                let mut vgc = vec!["vgcreate".to_string(), "-q".into(), vg.to_string()];
+                vgc.extend(members.iter().map(|m| m.display().to_string()));
+                lvm(&vgc).context("vgcreate")?;
+                let mut lvc = vec![
+                    "lvcreate".to_string(),
+                    "-q".into(),
+                    "-y".into(),
+                    "-i".into(),
+                    n.clone(),
+                    "-l".into(),
+                    "100%FREE".into(),
+                    "-n".into(),
+                    "lv".into(),
+                    "-Wy".into(),
+                    "-Zy".into(),
+                ];
+                if let Some(k) = &kib {
+                    lvc.push("-I".into());
+                    lvc.push(format!("{k}k"));
+                }
+                lvc.push(vg.to_string());
+                lvm(&lvc).context("lvcreate")?;
+                lvc
+            }
+            Kind::Btrfs => {
+                let mut a = vec![
+                    "-q".to_string(),
+                    "-U".into(),
+                    uuid.clone(),
+                    "-d".into(),
+                    layout.level.clone(),
+                    "-m".into(),
+                    // Metadata as the data where btrfs allows it; raid0 metadata is refused
+                    // by nothing but means one member lost loses the file system, as the data.
+                    layout.level.clone(),
+                ];
+                a.extend(members.iter().map(|m| m.display().to_string()));
+                run(Command::new("mkfs.btrfs").args(&a)).context("mkfs.btrfs")?;
+                a
+            }
+        };
+        me.built = match layout.kind {
+            Kind::Single => format!("{} as it is", device.display()),
+            Kind::Md => format!(
+                "mdadm {}{}",
+                args.join(" "),
+                match (assume_clean, layout.level.as_str()) {
+                    (_, "raid0") => String::new(),
+                    (true, _) => " (no initial resync: --assume-clean)".into(),
+                    (false, _) => " (the initial resync was waited for)".into(),
+                }
+            ),
+            Kind::Lvm => format!("{} on {}", args.join(" "), members.len()),
+            Kind::Btrfs => format!("mkfs.btrfs {}", args.join(" ")),
+        };
+        Ok(me)
+    }
+
+    /// Stripe unit and data members, for a file system made on the array.
+    pub fn geometry(&self) -> Option<(u64, usize)> {
+        let chunk = self.chunk.filter(|_| self.layout.takes_chunk())?;
+        Some((chunk, self.layout.data_members(self.record.members.len())))
+    }
+}
+
+impl Drop for Array {
+    fn drop(&mut self) {
+        match take_apart(&self.record) {
+            Ok(()) => crate::ledger::remove(&self.entry),
+            Err(e) => say!("warning: {e:#}"),
+        }
+        crate::interrupt::unregister_hook(self.hook);
+    }
+}
+
+/// Takes an array apart and leaves its members blank: stops md, removes the logical volume,
+/// group and PVs, wipes every member; each member checked blank after. Used on every exit path
+/// of a live run; a killed run's is [`undo`].
+fn take_apart(r: &Record) -> Result<()> {
+    match r.made_by {
+        Kind::Single | Kind::Btrfs => {}
+        Kind::Md => {
+            let _ = run(Command::new("mdadm").arg("--stop").arg(&r.device));
+            for m in &r.members {
+                let _ = run(Command::new("mdadm").arg("--zero-superblock").arg(m));
+            }
+        }
+        Kind::Lvm => {
+            if let Some(vg) = &r.vg {
+                let _ = lvm(&["vgremove".into(), "-q".into(), "-f".into(), vg.clone()]);
+            }
+            let mut pv = vec![
+                "pvremove".to_string(),
+                "-q".into(),
+                "-y".into(),
+                "-ff".into(),
+            ];
+            pv.extend(r.members.iter().map(|m| m.display().to_string()));
+            let _ = lvm(&pv);
+        }
+    }
+    let mut left = Vec::new();
+    for m in &r.members {
+        let _ = run(Command::new("wipefs").args(["-a", "-q"]).arg(m));
+        if let Some(f) = signatures::blkid(m) {
+            left.push(format!("{} still holds {}", m.display(), f.what));
+        }
+    }
+    match left.is_empty() {
+        true => Ok(()),
+        false => Err(anyhow!(
+            "taking the array apart left {}; wipe by hand (wipefs -a DEV)",
+            left.join(", ")
+        )),
+    }
+}
+
+/// Undoes an array a killed run left (`iogauge clean`), only as far as it is provably the one
+/// iogauge built: an md array whose members carry the recorded UUID, the recorded volume group,
+/// btrfs members of the recorded UUID. Anything else on a member is left alone and named.
+pub fn undo(r: &Record, dry_run: bool) -> (String, bool) {
+    // Which members still hold what iogauge made there.
+    let ours: Vec<&PathBuf> = r
+        .members
+        .iter()
+        .filter(|m| match r.made_by {
+            Kind::Single => false,
+            Kind::Md | Kind::Btrfs => {
+                r.uuid.is_some() && member_uuid(m, r.made_by).as_deref() == r.uuid.as_deref()
+            }
+            Kind::Lvm => {
+                r.vg.as_deref()
+                    .is_some_and(|vg| pv_group(m).as_deref() == Some(vg))
+            }
+        })
+        .collect();
+    let others: Vec<String> = r
+        .members
+        .iter()
+        .filter(|m| !ours.contains(m))
+        .filter_map(|m| {
+            signatures::blkid(m).map(|f| format!("{} holds {}, left alone", m.display(), f.what))
+        })
+        .collect();
+    if dry_run {
+        let mut s = match ours.is_empty() {
+            true => "nothing of it is left".to_string(),
+            false => format!(
+                "{} would be taken apart and {} wiped",
+                r.device.display(),
+                ours.iter()
+                    .map(|m| m.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        };
+        for o in &others {
+            s.push_str(&format!("; {o}"));
+        }
+        return (s, true);
+    }
+    if ours.is_empty() {
+        let mut s = "nothing of it was left".to_string();
+        for o in &others {
+            s.push_str(&format!("; {o}"));
+        }
+        return (s, true);
+    }
+    let only = Record {
+        members: ours.iter().map(|m| m.to_path_buf()).collect(),
+        ..r.clone()
+    };
+    match take_apart(&only) {
+        Ok(()) => {
+            let mut s = format!(
+                "taken apart, {} wiped",
+                only.members
+                    .iter()
+                    .map(|m| m.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+            for o in &others {
+                s.push_str(&format!("; {o}"));
+            }
+            (s, true)
+        }
+        Err(e) => (format!("{e:#}"), false),
+    }
+}
+
+/// The UUID iogauge gave the array as a member shows it: md's array UUID (blkid prints it
+/// with colons in groups of 8), btrfs's file-system UUID.
+fn member_uuid(m: &Path, kind: Kind) -> Option<String> {
+    let v = blkid_value(m, "UUID")?;
+    Some(match kind {
+        Kind::Md => dashed(&v.replace(':', "")),
+        _ => v,
+    })
+}
+
+/// A 32-hex-digit UUID in the 8-4-4-4-12 form.
+fn dashed(hex: &str) -> String {
+    if hex.len() != 32 {
+        return hex.to_string();
+    }
+    format!(
+        "{}-{}-{}-{}-{}",
+        &hex[..8],
+        &hex[8..12],
+        &hex[12..16],
+        &hex[16..20],
+        &hex[20..]
+    )
+}
+
+fn blkid_value(m: &Path, key: &str) -> Option<String> {
+    let out = Command::new("blkid")
+        .args(["-p", "-o", "value", "-s", key])
+        .arg(m)
+        .output()
+        .ok()?;
+    let v = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    (!v.is_empty()).then_some(v)
+}
+
+/// The volume group a PV belongs to, as lvm says.
+fn pv_group(m: &Path) -> Option<String> {
+    let out = lvm_command()
+        .args(["pvs", "--noheadings", "-o", "vg_name"])
+        .arg(m)
+        .output()
+        .ok()?;
+    let v = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    (!v.is_empty()).then_some(v)
+}
+
+/// A UUID of iogauge's own (version 4, random).
+fn new_uuid() -> String {
+    format!(
+        "{:08x}-{:04x}-4{:03x}-{:04x}-{:012x}",
+        fastrand::u32(..),
+        fastrand::u16(..),
+        fastrand::u16(..0x1000),
+        0x8000 | fastrand::u16(..0x4000),
+        fastrand::u64(..1 << 48)
+    )
+}
+
+/// An md device nobody uses: /dev/md100 and up.
+fn free_md() -> Result<PathBuf> {
+    (100..200)
+        .map(|n| (n, PathBuf::from(format!("/dev/md{n}"))))
+        .find(|(n, p)| !Path::new(&format!("/sys/block/md{n}")).exists() && !p.exists())
+        .map(|(_, p)| p)
+        .ok_or_else(|| anyhow!("no free md device between /dev/md100 and /dev/md199"))
+}
+
+/// lvm, told not to wait for udev where none runs (a minimal system, a guest): it then makes
+/// the device nodes itself.
+fn lvm_command() -> Command {
+    let mut c = Command::new("lvm");
+    if !Path::new("/run/udev/control").exists() {
+        c.env("DM_DISABLE_UDEV", "1");
+    }
+    c
+}
+
+fn lvm(args: &[String]) -> Result<()> {
+    run(lvm_command().args(args))
+}
+
+fn run(cmd: &mut Command) -> Result<()> {
+    let out = cmd.output().context("starting the command")?;
+    if out.status.success() {
+        return Ok(());
+    }
+    let err = String::from_utf8_lossy(&out.stderr);
+    let last = err
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("");
+    Err(anyhow!(
+        "failed ({}): {}",
+        out.status,
+        crate::units::quoted(last, 300)
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn layouts_parse_and_know_their_members() {
+        let l = Layout::parse("md:raid0,raid10,raid5,raid6").unwrap();
+        assert_eq!(l.len(), 4);
+        assert_eq!(l[2].min_members(), 3);
+        assert_eq!(l[2].data_members(4), 3);
+        assert_eq!(l[1].data_members(4), 2);
+        assert!(Layout::parse("lvm:stripe").unwrap()[0].takes_chunk());
+        assert!(!Layout::parse("btrfs:raid1").unwrap()[0].takes_chunk());
+        assert_eq!(Layout::parse("single").unwrap()[0].kind, Kind::Single);
+        for bad in ["md", "md:raid7", "zfs:raidz", "lvm:raid5", "single:x"] {
+            let e = Layout::parse(bad).unwrap_err();
+            assert!(
+                e.downcast_ref::<crate::error::UsageError>().is_some(),
+                "{bad}: {e}"
+            );
+        }
+    }
+
+    #[test]
+    fn md_uuids_read_as_given() {
+        assert_eq!(
+            dashed("0123456789abcdef0123456789abcdef"),
+            "01234567-89ab-cdef-0123-456789abcdef"
+        );
+        let u = new_uuid();
+        assert_eq!(dashed(&u.replace('-', "")), u);
+    }
+}

@@ -1,0 +1,230 @@
+//! `iogauge sweep --layout`: arrays built from blank scratch devices, measured, and taken apart
+//! with every member blank again. btrfs profiles run here, on RAM-backed loop devices; md and
+//! LVM, which this machine's kernel lacks, run in a QEMU guest on Debian's own kernel
+//! (tests/common/guest.rs). Ground truth: blkid's low-level probe, mdadm --examine and the
+//! members' own counters.
+
+#[macro_use]
+mod common;
+use common::*;
+
+use std::path::Path;
+
+/// A suite of two short cells, written where the sweep runs.
+fn suite(dir: &Path, body: &str) -> String {
+    let p = dir.join("t.toml");
+    std::fs::write(&p, format!("name = \"t\"\ndescription = \"x\"\n{body}")).unwrap();
+    p.to_str().unwrap().to_string()
+}
+
+const TWO_CELLS: &str = "[defaults]\ntime = \"300ms\"\n[[group]]\ntitle = \"t\"\nrw = [\"randwrite\", \"randread\"]\nbs = [\"4k\"]\niodepth = [8]\n";
+
+fn blank(dev: &str) -> bool {
+    let probe = std::process::Command::new("blkid")
+        .args(["-p", dev])
+        .output()
+        .unwrap();
+    probe.stdout.is_empty()
+}
+
+/// btrfs raid0, raid1 and raid10 over four RAM loop devices, against btrfs on one of them (a
+/// file system against a file system), each measured, every member blank afterwards.
+#[test]
+fn btrfs_layouts_are_built_measured_and_taken_apart() {
+    needs_root!();
+    needs_tool!("mkfs.btrfs");
+    let dir = tempfile::tempdir().unwrap();
+    let members: Vec<RamLoop> = (0..4).map(|_| RamLoop::new(256 << 20)).collect();
+    let list = members
+        .iter()
+        .map(|m| m.dev.dev.clone())
+        .collect::<Vec<_>>()
+        .join(",");
+    let out = iogauge(
+        dir.path(),
+        &[
+            "sweep",
+            "--file",
+            &suite(dir.path(), TWO_CELLS),
+            "--scratch",
+            &list,
+            "--layout",
+            "btrfs:raid0,raid1,raid10",
+            "--size",
+            "32m",
+            "--repeat",
+            "2",
+            "--json",
+        ],
+    );
+    let err = stderr_of(&out);
+    assert!(out.status.success(), "{err}");
+    let doc = json_of(&out);
+    let settings = doc["groups"][0]["settings"].as_array().unwrap();
+    let heads: Vec<&str> = settings
+        .iter()
+        .map(|s| s["head"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        heads,
+        [
+            "btrfs single × 1",
+            "btrfs raid0 × 4",
+            "btrfs raid1 × 4",
+            "btrfs raid10 × 4"
+        ],
+        "{err}"
+    );
+    assert!(settings.iter().all(|s| s["skipped"].is_null()), "{doc:#}");
+    for m in &members {
+        assert!(blank(&m.dev.dev), "{} left with a signature", m.dev.dev);
+    }
+    // Each run records its layout.
+    let runs = json_of(&iogauge(dir.path(), &["list", "--json"]));
+    let layouts: Vec<String> = runs["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| Some(r["params"]["layout"].as_str()?.to_string()))
+        .collect();
+    assert_eq!(layouts.len(), 4, "{runs}");
+}
+
+/// What no flag allows, refused before anything is built: a member with a signature, a member
+/// named twice, a layout that needs more members than given, --chunk for layouts without one.
+#[test]
+fn members_and_axes_are_checked_before_anything_is_built() {
+    needs_root!();
+    let dir = tempfile::tempdir().unwrap();
+    let a = RamLoop::new(64 << 20);
+    let b = RamLoop::new(64 << 20);
+    sh("mkfs.ext4", &["-q", &b.dev.dev]);
+    let s = suite(dir.path(), TWO_CELLS);
+    let both = format!("{},{}", a.dev.dev, b.dev.dev);
+    let twice = format!("{},{}", a.dev.dev, a.dev.dev);
+    for (args, says) in [
+        (
+            vec!["--scratch", &both, "--layout", "md:raid1"],
+            "must carry no signature",
+        ),
+        (vec!["--scratch", &twice, "--layout", "md:raid1"], "names"),
+        (
+            vec!["--scratch", &both, "--layout", "md:raid5"],
+            "needs at least 3 members",
+        ),
+        (
+            vec![
+                "--scratch",
+                &both,
+                "--layout",
+                "btrfs:raid1",
+                "--chunk",
+                "64k",
+            ],
+            "--chunk sets",
+        ),
+    ] {
+        let mut all = vec!["sweep", "--file", &s];
+        all.extend(args);
+        let out = iogauge(dir.path(), &all);
+        let err = stderr_of(&out);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.contains(says), "{says}: {err}");
+    }
+    assert!(blank(&a.dev.dev));
+    assert!(sh("blkid", &["-p", "-o", "value", "-s", "TYPE", &b.dev.dev]).contains("ext4"));
+}
+
+/// md RAID0, RAID5 and RAID10 and an LVM stripe over four guest disks, on the raw arrays and
+/// with ext4 aligned to each stripe: every layout measured, the md superblocks and PVs gone and
+/// every member blank afterwards.
+#[test]
+fn md_and_lvm_layouts_in_a_guest_leave_every_member_blank() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = suite(dir.path(), TWO_CELLS);
+    let script = format!(
+        r#"
+export IOGAUGE_DB={db} IOGAUGE_RUN_DIR=/tmp/run
+for tag in raw ext4; do
+  fs=""; [ $tag = ext4 ] && fs="--fs ext4"
+  {bin} sweep --file {s} --scratch /dev/vda,/dev/vdb,/dev/vdc,/dev/vdd --layout md:raid0,raid5,raid10 \
+    --layout lvm:stripe --chunk 64k --assume-clean --size 16m --repeat 1 $fs --json > /tmp/out.json 2>/tmp/err.txt
+  echo "status_$tag $?"
+  echo "ran_$tag $(grep -c '"run_id": "' /tmp/out.json)"
+  grep -q 'made aligned to the array: -E stride=16,stripe_width=48' /tmp/err.txt && echo "aligned_$tag yes"
+done
+tail -3 /tmp/err.txt >&2
+for d in vda vdb vdc vdd; do
+  blkid -p /dev/$d >/dev/null 2>&1 && echo "signature_left $d"
+  mdadm --examine /dev/$d >/dev/null 2>&1 && echo "md_superblock_left $d"
+done
+echo "arrays_left $(ls /sys/block | grep -c '^md')"
+echo "finished yes"
+"#,
+        db = dir.path().join("g.db").display(),
+        bin = BIN,
+    );
+    let Some(out) = guest::run(4, "128M", &script) else {
+        return;
+    };
+    assert_eq!(out.value("finished"), Some("yes"), "{out}");
+    assert_eq!(out.value("status_raw"), Some("0"), "{out}");
+    assert_eq!(out.value("status_ext4"), Some("0"), "{out}");
+    // single, raid0, raid5, raid10, lvm: each ran, raw and with ext4.
+    assert_eq!(out.number("ran_raw"), 5, "{out}");
+    assert_eq!(out.number("ran_ext4"), 5, "{out}");
+    // RAID5 of four: three data chunks of 64 KiB, 16 blocks of 4 KiB each.
+    assert_eq!(out.value("aligned_ext4"), Some("yes"), "{out}");
+    assert!(!out.stdout.contains("signature_left"), "{out}");
+    assert!(!out.stdout.contains("md_superblock_left"), "{out}");
+    assert_eq!(out.number("arrays_left"), 0, "{out}");
+}
+
+/// 4 KiB random writes on md RAID5 make its members read (`read-modify-write`, named with the
+/// full stripe); 128 KiB writes on a 3-disk RAID5 with a 64 KiB chunk are full stripes and read
+/// (almost) nothing, and RAID10 has no parity: neither is named.
+#[test]
+fn read_modify_write_is_named_on_raid5_and_not_on_full_stripes_or_raid10() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = suite(
+        dir.path(),
+        "[defaults]\ntime = \"3s\"\n[[group]]\ntitle = \"small\"\nrw = [\"randwrite\"]\nbs = [\"4k\"]\niodepth = [4]\n[[group]]\ntitle = \"full\"\nrw = [\"write\"]\nbs = [\"128k\"]\niodepth = [4]\n",
+    );
+    // Runs 2 and 3 are RAID5 and RAID10 (run 1 is the single-device baseline); each cell's
+    // findings are counted by kind, per cell.
+    let script = format!(
+        r#"
+export IOGAUGE_DB={db} IOGAUGE_RUN_DIR=/tmp/run
+{bin} sweep --file {s} --scratch /dev/vda,/dev/vdb,/dev/vdc --layout md:raid5,raid10 --chunk 64k \
+  --assume-clean --size 32m --repeat 1 > /tmp/out.txt 2>/tmp/err.txt
+echo "status $?"
+tail -3 /tmp/err.txt >&2
+for run in 2 3; do
+  {bin} show $run --json > /tmp/run.json
+  for cell in 0 1; do
+    n=$(python3 -c "import json,sys; d=json.load(open('/tmp/run.json')); print(sum(f['kind']=='read-modify-write' for f in d['results'][$cell]['findings']))")
+    echo "rmw_${{run}}_$cell $n"
+  done
+  python3 -c "import json; d=json.load(open('/tmp/run.json')); print('level_$run', d['params']['layout'].replace(' ', '_'))"
+done
+python3 -c "import json; d=json.load(open('/tmp/run.json')); [print('said', f['summary']) for r in d['results'] for f in r['findings']]" >&2
+{bin} show 2 --json | python3 -c "import json,sys; d=json.load(sys.stdin); [print('said', f['summary']) for r in d['results'] for f in r['findings'] if f['kind']=='read-modify-write']"
+echo "finished yes"
+"#,
+        db = dir.path().join("g.db").display(),
+        bin = BIN,
+    );
+    let Some(out) = guest::run(3, "128M", &script) else {
+        return;
+    };
+    assert_eq!(out.value("finished"), Some("yes"), "{out}");
+    assert_eq!(out.value("status"), Some("0"), "{out}");
+    assert_eq!(out.value("level_2"), Some("md_raid5"), "{out}");
+    assert_eq!(out.value("level_3"), Some("md_raid10"), "{out}");
+    // RAID5: the small writes are named, the full stripes are not; RAID10 never.
+    assert_eq!(out.number("rmw_2_0"), 1, "{out}");
+    assert_eq!(out.number("rmw_2_1"), 0, "{out}");
+    assert_eq!(out.number("rmw_3_0"), 0, "{out}");
+    assert_eq!(out.number("rmw_3_1"), 0, "{out}");
+    assert!(out.stdout.contains("full stripe of 128 KiB"), "{out}");
+}
