@@ -96,7 +96,7 @@ pub fn from_sweep(args: &SweepArgs) -> Result<SweepPlan> {
             "a layout sweep changes the array, one file system on each (--fs ext4); sweep file systems on one device apart",
         ));
     }
-    if fss.first().is_some()
+    if !fss.is_empty()
         && layouts
             .iter()
             .any(|l| l.kind == crate::sweep::array::Kind::Btrfs)
