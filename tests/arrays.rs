@@ -228,3 +228,52 @@ echo "finished yes"
     assert_eq!(out.number("rmw_3_1"), 0, "{out}");
     assert!(out.stdout.contains("full stripe of 128 KiB"), "{out}");
 }
+
+/// kill -9 at several moments of md and LVM layout sweeps (building, making the file system,
+/// measuring), then `iogauge clean`: no array, volume group, device-mapper device, mount,
+/// superblock or signature is left on any member.
+#[test]
+fn a_killed_layout_sweep_is_undone_by_clean() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = suite(dir.path(), TWO_CELLS);
+    let script = format!(
+        r#"
+export IOGAUGE_DB={db} IOGAUGE_RUN_DIR=/tmp/run
+n=0
+for layout in "md:raid5 --fs ext4" "lvm:stripe" "md:raid10" "lvm:stripe --fs ext4"; do
+  for at in 3 8; do
+    n=$((n + 1))
+    timeout -s KILL $at {bin} sweep --file {s} --scratch /dev/vda,/dev/vdb,/dev/vdc --layout $layout \
+      --chunk 64k --assume-clean --size 16m --repeat 1 >/dev/null 2>&1
+    left=$(ls /sys/block | grep -c '^md'; dmsetup ls 2>/dev/null | grep -vc 'No devices')
+    echo "killed_$n $(echo $left | tr ' ' +)"
+    {bin} clean > /tmp/clean.txt 2>&1 || echo "clean_failed_$n $(tail -1 /tmp/clean.txt)"
+    for d in vda vdb vdc; do
+      blkid -p /dev/$d >/dev/null 2>&1 && echo "signature_left_$n $d"
+    done
+    [ -z "$(ls /sys/block | grep '^md')" ] || echo "array_left_$n"
+    dmsetup ls 2>/dev/null | grep -v 'No devices' | grep -q . && echo "dm_left_$n"
+    grep -q 'iogauge-scratch' /proc/mounts && echo "mount_left_$n"
+  done
+done
+echo "kills $n"
+echo "finished yes"
+"#,
+        db = dir.path().join("g.db").display(),
+        bin = BIN,
+    );
+    let Some(out) = guest::run(3, "128M", &script) else {
+        return;
+    };
+    assert_eq!(out.value("finished"), Some("yes"), "{out}");
+    assert_eq!(out.number("kills"), 8, "{out}");
+    for bad in [
+        "clean_failed",
+        "signature_left",
+        "array_left",
+        "dm_left",
+        "mount_left",
+    ] {
+        assert!(!out.stdout.contains(bad), "{bad}:\n{out}");
+    }
+}

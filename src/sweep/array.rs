@@ -209,6 +209,10 @@ pub struct Record {
     /// The volume group's name.
     #[serde(default)]
     pub vg: Option<String>,
+    /// Each member's PV UUID (lvm), given at pvcreate: a member whose group is already gone
+    /// (a run killed between vgremove and pvremove) is still known as iogauge's by it.
+    #[serde(default)]
+    pub pvs: Vec<String>,
 }
 
 /// An array iogauge built; taken apart on drop, its members left blank.
@@ -248,6 +252,10 @@ impl Array {
             members: members.to_vec(),
             uuid: matches!(layout.kind, Kind::Md | Kind::Btrfs).then(|| uuid.clone()),
             vg: vg.clone(),
+            pvs: match layout.kind {
+                Kind::Lvm => members.iter().map(|_| lvm_uuid()).collect(),
+                _ => Vec::new(),
+            },
         };
         let entry = crate::ledger::Entry::Array(record.clone());
         // Written down before anything is written to a member.
@@ -299,9 +307,18 @@ impl Array {
             }
             Kind::Lvm => {
                 let vg = vg.as_deref().unwrap_or_default();
-                let mut pv = vec!["pvcreate".to_string(), "-q".into(), "-y".into()];
-                pv.extend(members.iter().map(|m| m.display().to_string()));
-                lvm(&pv).context("pvcreate")?;
+                for (m, id) in members.iter().zip(&me.record.pvs) {
+                    lvm(&[
+                        "pvcreate".to_string(),
+                        "-q".into(),
+                        "-y".into(),
+                        "--norestorefile".into(),
+                        "--uuid".into(),
+                        id.clone(),
+                        m.display().to_string(),
+                    ])
+                    .context("pvcreate")?;
+                }
                 let mut vgc = vec!["vgcreate".to_string(), "-q".into(), vg.to_string()];
                 vgc.extend(members.iter().map(|m| m.display().to_string()));
                 lvm(&vgc).context("vgcreate")?;
@@ -435,6 +452,7 @@ pub fn undo(r: &Record, dry_run: bool) -> (String, bool) {
             Kind::Lvm => {
                 r.vg.as_deref()
                     .is_some_and(|vg| pv_group(m).as_deref() == Some(vg))
+                    || blkid_value(m, "UUID").is_some_and(|u| r.pvs.contains(&u))
             }
         })
         .collect();
@@ -537,6 +555,19 @@ fn pv_group(m: &Path) -> Option<String> {
         .ok()?;
     let v = String::from_utf8_lossy(&out.stdout).trim().to_string();
     (!v.is_empty()).then_some(v)
+}
+
+/// A PV UUID of iogauge's own, in lvm's form: 32 letters and digits grouped 6-4-4-4-4-4-6.
+fn lvm_uuid() -> String {
+    const CHARS: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+    let mut s = String::new();
+    for (i, n) in [6, 4, 4, 4, 4, 4, 6].into_iter().enumerate() {
+        if i > 0 {
+            s.push('-');
+        }
+        s.extend((0..n).map(|_| CHARS[fastrand::usize(..CHARS.len())] as char));
+    }
+    s
 }
 
 /// A UUID of iogauge's own (version 4, random).
