@@ -283,7 +283,7 @@ mod tests {
         for p in [
             "/dev/null",
             "/dev/zero",
-            "/dev/shm/x.db",
+            "/dev/new.db",
             "/proc/self/x",
             "/sys/x",
         ] {
