@@ -18,6 +18,7 @@
 //!   says `--assume-clean`: a resync running under a measurement is another measurement. The
 //!   plan says which.
 
+use super::fs::{new_uuid, run};
 use crate::error::usage;
 use crate::target::signatures;
 use anyhow::{anyhow, Context, Result};
@@ -570,18 +571,6 @@ fn lvm_uuid() -> String {
     s
 }
 
-/// A UUID of iogauge's own (version 4, random).
-fn new_uuid() -> String {
-    format!(
-        "{:08x}-{:04x}-4{:03x}-{:04x}-{:012x}",
-        fastrand::u32(..),
-        fastrand::u16(..),
-        fastrand::u16(..0x1000),
-        0x8000 | fastrand::u16(..0x4000),
-        fastrand::u64(..1 << 48)
-    )
-}
-
 /// An md device nobody uses: /dev/md100 and up.
 fn free_md() -> Result<PathBuf> {
     (100..200)
@@ -603,24 +592,6 @@ fn lvm_command() -> Command {
 
 fn lvm(args: &[String]) -> Result<()> {
     run(lvm_command().args(args))
-}
-
-fn run(cmd: &mut Command) -> Result<()> {
-    let out = cmd.output().context("starting the command")?;
-    if out.status.success() {
-        return Ok(());
-    }
-    let err = String::from_utf8_lossy(&out.stderr);
-    let last = err
-        .lines()
-        .rev()
-        .find(|l| !l.trim().is_empty())
-        .unwrap_or("");
-    Err(anyhow!(
-        "failed ({}): {}",
-        out.status,
-        crate::units::quoted(last, 300)
-    ))
 }
 
 #[cfg(test)]

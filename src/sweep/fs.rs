@@ -362,14 +362,7 @@ pub fn undo_mount(
 /// The mkfs arguments that give a new file system of type `fs` a UUID iogauge chose, and that
 /// UUID; none for a file system whose mkfs takes no UUID (its own is read back after mkfs).
 fn stamp(fs: &str) -> (Vec<String>, Option<String>) {
-    let uuid = format!(
-        "{:08x}-{:04x}-4{:03x}-{:04x}-{:012x}",
-        fastrand::u32(..),
-        fastrand::u16(..),
-        fastrand::u16(..0x1000),
-        0x8000 | fastrand::u16(..0x4000),
-        fastrand::u64(..1 << 48)
-    );
+    let uuid = new_uuid();
     match fs {
         "ext2" | "ext3" | "ext4" | "btrfs" => (vec!["-U".into(), uuid.clone()], Some(uuid)),
         "xfs" => (vec!["-m".into(), format!("uuid={uuid}")], Some(uuid)),
@@ -392,7 +385,9 @@ fn wipe(dev: &Path) -> Result<()> {
     Ok(())
 }
 
-fn run(cmd: &mut Command) -> Result<()> {
+/// Runs a tool to its end; its failure is one error with its status and last words (mkfs,
+/// mount, wipefs here; mdadm and lvm for arrays).
+pub(super) fn run(cmd: &mut Command) -> Result<()> {
     let out = cmd.output().context("starting the command")?;
     if out.status.success() {
         return Ok(());
@@ -403,7 +398,24 @@ fn run(cmd: &mut Command) -> Result<()> {
         .rev()
         .find(|l| !l.trim().is_empty())
         .unwrap_or("");
-    Err(anyhow!("failed ({}): {last}", out.status))
+    Err(anyhow!(
+        "failed ({}): {}",
+        out.status,
+        crate::units::quoted(last, 300)
+    ))
+}
+
+/// A UUID of iogauge's own (version 4, random): the name a file system or an array is given
+/// when it is made, so `clean` can tell it from any other.
+pub(super) fn new_uuid() -> String {
+    format!(
+        "{:08x}-{:04x}-4{:03x}-{:04x}-{:012x}",
+        fastrand::u32(..),
+        fastrand::u16(..),
+        fastrand::u16(..0x1000),
+        0x8000 | fastrand::u16(..0x4000),
+        fastrand::u64(..1 << 48)
+    )
 }
 
 #[cfg(test)]
