@@ -134,6 +134,7 @@ pub fn parse_args(
 fn jobs_of(sections: Vec<ini::Section>, file: &str) -> Result<Vec<Job>, String> {
     let mut global: Vec<Opt> = Vec::new();
     let mut jobs = Vec::new();
+    let mut failed: Vec<String> = Vec::new();
     for s in sections {
         if s.is_global() {
             // A later [global] adds to the earlier ones for the jobs after it, as in fio.
@@ -142,7 +143,15 @@ fn jobs_of(sections: Vec<ini::Section>, file: &str) -> Result<Vec<Job>, String> 
         }
         let mut opts = global.clone();
         opts.extend(s.opts.iter().cloned());
-        jobs.push(job(&s.name, s.at.clone(), &opts)?);
+        match job(&s.name, s.at.clone(), &opts) {
+            Ok(j) => jobs.push(j),
+            // The next jobs are read too, so a file's blockers are all named at once.
+            Err(e) => failed.push(e),
+        }
+    }
+    if !failed.is_empty() {
+        failed.dedup();
+        return Err(failed.join("; "));
     }
     if jobs.is_empty() {
         return Err(format!(
@@ -172,7 +181,7 @@ const NO_EFFECT: [(&str, &str); 6] = [
 ];
 
 /// Options iogauge knows and cannot honour, with the reason given to the user.
-const REFUSED: [(&str, &str); 9] = [
+const REFUSED: [(&str, &str); 10] = [
     (
         "wait_for",
         "iogauge runs jobs one after another, so there is nothing to wait for",
@@ -197,14 +206,40 @@ const REFUSED: [(&str, &str); 9] = [
         "iogauge moves size × numjobs bytes, or runs for runtime with time_based",
     ),
     ("fsync_on_close", "not mapped; fsync=N syncs within the job"),
+    (
+        "filename_format",
+        "iogauge names the files it creates itself (iogauge-test.PID, .1, .2 …); leave filename_format out, or give filename= for one existing file",
+    ),
 ];
+
+/// Several blockers as one line, in the order of their lines in the file (an include's by its
+/// own name), the same one (a [global] option read for each job) said once.
+fn in_file_order(mut blockers: Vec<(Loc, String)>) -> String {
+    blockers.sort_by(|a, b| (&a.0.file, a.0.line).cmp(&(&b.0.file, b.0.line)));
+    blockers.dedup_by(|a, b| a.1 == b.1);
+    // The first keeps its place at the start of the line (where each refusal names its line).
+    let all: Vec<String> = blockers.into_iter().map(|(_, e)| e).collect();
+    match all.split_first() {
+        Some((first, [])) => first.clone(),
+        Some((first, rest)) => format!("{first}; {} more: {}", rest.len(), rest.join("; ")),
+        None => String::new(),
+    }
+}
 
 fn job(name: &str, at: Loc, opts: &[Opt]) -> Result<Job, String> {
     // The last setting of each option wins, [global]'s first, as fio reads them.
     let mut set: BTreeMap<String, (String, Loc)> = BTreeMap::new();
     for o in opts {
+        // fio's aliases (options.c `alias`), each to the name read below.
         let key = match o.key.as_str() {
             "readwrite" => "rw",
+            "nr_files" => "nrfiles",
+            "fileoffset" => "offset",
+            "timeout" => "runtime",
+            "steadystate" => "ss",
+            "steadystate_duration" => "ss_dur",
+            "steadystate_ramp_time" => "ss_ramp",
+            "ratemin" => "rate_min",
             "iodepth_batch" => "iodepth_batch_submit",
             "iodepth_batch_complete" => "iodepth_batch_complete_min",
             "blocksize" => "bs",
@@ -269,9 +304,13 @@ fn job(name: &str, at: Loc, opts: &[Opt]) -> Result<Job, String> {
     let mut directory: Option<String> = None;
     let mut buffered: Option<bool> = None;
     let mut rate_bytes: Option<u64> = None;
+    // Every option's problem is collected, so a file's blockers are all named in one run, in
+    // the order of its lines (the options come sorted by name here, which some rules rely on).
+    let mut blockers: Vec<(Loc, String)> = Vec::new();
     for (key, (v, l)) in &set {
         let bad = |why: String| format!("{l}: {key}={v}: {why}");
-        match key.as_str() {
+        let mut one = || -> Result<(), String> {
+            match key.as_str() {
             "name" => j.name = v.clone(),
             "kb_base" => {}
             "rw" => {
@@ -349,7 +388,7 @@ fn job(name: &str, at: Loc, opts: &[Opt]) -> Result<Job, String> {
                 };
                 j.engine_name = v.clone();
             }
-            "runtime" | "timeout" => j.runtime = Some(time(v).map_err(bad)?),
+            "runtime" => j.runtime = Some(time(v).map_err(bad)?),
             "time_based" => j.time_based = flag(v).map_err(bad)?,
             "ramp_time" => j.ramp = time(v).map_err(bad)?,
             "size" | "filesize" => {
@@ -363,6 +402,16 @@ fn job(name: &str, at: Loc, opts: &[Opt]) -> Result<Job, String> {
                 } else {
                     j.size = Some(size(v, kb_base).map_err(bad)?);
                 }
+            }
+            "offset" if v.ends_with('%') => {
+                return Err(bad(
+                    "an offset as a share of the file is not mapped yet; give a size, e.g. offset=1g".into(),
+                ))
+            }
+            "offset" if v.ends_with(['z', 'Z']) => {
+                return Err(bad(
+                    "an offset in zones (z) is for zoned block devices (zonemode=zbd), which iogauge does not drive; give a size".into(),
+                ))
             }
             "offset" => j.offset = size(v, kb_base).map_err(bad)?,
             "offset_increment" => {
@@ -554,6 +603,14 @@ fn job(name: &str, at: Loc, opts: &[Opt]) -> Result<Job, String> {
                 return Err(format!("{l}: {key}: {why}"));
             }
         }
+            Ok(())
+        };
+        if let Err(e) = one() {
+            blockers.push((l.clone(), e));
+        }
+    }
+    if !blockers.is_empty() {
+        return Err(in_file_order(blockers));
     }
     if set
         .get("do_verify")

@@ -101,6 +101,11 @@ fn read_into(
             continue;
         }
         let (key, value) = match line.split_once('=') {
+            // filename_format's $jobnum, $filenum, $jobname and $clientuid are its own
+            // keywords, filled in per file by fio: never environment variables.
+            Some((k, v)) if k.trim().eq_ignore_ascii_case("filename_format") => {
+                (k.trim(), Some(v.trim().to_string()))
+            }
             Some((k, v)) => (k.trim(), Some(substitute(v.trim(), &at, env)?)),
             None => (line, None),
         };
@@ -173,6 +178,9 @@ pub fn parse_args(
             ));
         };
         let (key, value) = match opt.split_once('=') {
+            Some((k, v)) if k.eq_ignore_ascii_case("filename_format") => {
+                (k.to_ascii_lowercase(), Some(v.to_string()))
+            }
             Some((k, v)) => (k.to_ascii_lowercase(), Some(substitute(v, &at, env)?)),
             None => (opt.to_ascii_lowercase(), None),
         };

@@ -176,7 +176,28 @@ fn every_refusal_names_its_line_and_why() {
             3,
             "sequential",
         ),
-        ("[a]\nrandom_distribution=zoned:60/10:40/90\n", 2, "zoned"),
+        (
+            "[a]\nrw=randread\nrandom_distribution=zoned_abs:60/10g:40/90g\n",
+            3,
+            "absolute sizes",
+        ),
+        (
+            "[a]\nrw=randread\nrandom_distribution=zoned:60/10:30/10\n",
+            3,
+            "add up to 90%",
+        ),
+        (
+            "[a]\nrw=randread\nrandom_distribution=sequence:1\n",
+            3,
+            "not one of fio's distributions",
+        ),
+        ("[a]\noffset=524z\n", 2, "zones (z)"),
+        (
+            "[a]\nfilename_format=f.$jobnum.$filenum\n",
+            2,
+            "names the files it creates itself",
+        ),
+        ("[a]\noffset=10%\n", 2, "share of the file"),
         ("[a]\nfilename=/a:/b\n", 2, "directory= and nrfiles="),
         ("[a]\nnumjobs=0\n", 2, "at least 1"),
         ("[a]\ndirect=1\nbuffered=1\n", 3, "contradicts"),
@@ -490,4 +511,35 @@ fn a_write_only_job_on_a_new_file_is_told_fio_would_not_write_it_first() {
         n.iter().any(|n| n.contains("rw=write without overwrite=1")),
         "{n:?}"
     );
+}
+
+/// Every blocker of a file in one run, in the order of its lines (issue 40: `1mbs_clients.fio`
+/// took 34 runs to learn what blocks it, refused alphabetically).
+#[test]
+fn every_blocker_is_named_at_once_in_file_order() {
+    let e = refusal("[a]\nthinktime=10\nrw=randtrim\nbs=4k\nexitall=1\n");
+    assert!(e.starts_with("t.fio:2: "), "{e}");
+    assert!(e.contains("; 2 more: t.fio:3:"), "{e}");
+    let (two, three, five) = (
+        e.find("t.fio:2:").unwrap(),
+        e.find("t.fio:3:").unwrap(),
+        e.find("t.fio:5:").unwrap(),
+    );
+    assert!(two < three && three < five, "{e}");
+    assert!(!e.contains('\n'), "one line: {e}");
+}
+
+/// fio's aliases read as the options they stand for; fio's zoned distribution is mapped.
+#[test]
+fn aliases_and_zones_are_read_as_fio_reads_them() {
+    let jobs = parse(
+        "[a]\nrw=randread\nnr_files=1\nfileoffset=4k\ntimeout=2s\nrandom_distribution=zoned:50/5:30/15:20/\n",
+        "t.fio",
+        &no_env,
+    )
+    .unwrap();
+    let j = &jobs[0];
+    assert_eq!(j.offset, 4096);
+    assert_eq!(j.runtime, Some(Duration::from_secs(2)));
+    assert_eq!(j.distribution.to_string(), "zoned:50/5:30/15:20/80");
 }

@@ -175,15 +175,23 @@ pub(super) fn flag(v: &str) -> Result<bool, String> {
 /// fio's random_distribution in iogauge's terms; zoned and center offsets are refused.
 pub(super) fn distribution(v: &str) -> Result<Distribution, String> {
     let (kind, arg) = v.split_once(':').unwrap_or((v, ""));
-    if arg.contains(':') {
-        return Err("a center offset is not supported; give e.g. zipf:1.2".into());
-    }
     match kind {
+        // Zones are separated by ':' themselves.
+        "zoned" => Distribution::parse(v),
+        "zoned_abs" => Err(
+            "zones of absolute sizes are not mapped; give the same zones in percent of the range, zoned:IO%/SIZE%:…".into(),
+        ),
+        _ if arg.contains(':') => Err(format!(
+            "a center offset (the value after the second ':') is not supported; give e.g. {kind}:{}",
+            arg.split(':').next().unwrap_or("")
+        )),
         "random" if arg.is_empty() => Ok(Distribution::Uniform),
         "zipf" | "pareto" => Distribution::parse(v),
         "normal" | "gauss" if !arg.is_empty() => Distribution::parse(&format!("normal:{arg}%")),
         "normal" | "gauss" => Err("give the deviation in percent, e.g. normal:5".into()),
-        _ => Err("iogauge maps random, zipf:θ, pareto:h and normal:dev; zoned distributions are not supported".into()),
+        _ => Err(format!(
+            "'{kind}' is not one of fio's distributions (random, zipf, pareto, normal, zoned, zoned_abs)"
+        )),
     }
 }
 

@@ -26,6 +26,88 @@ pub enum Distribution {
     Normal(f64),
     /// (fraction of the blocks, fraction of the IOs)
     Hot(f64, f64),
+    /// fio's `zoned`: consecutive zones of the range, in order from its start, each taking a
+    /// share of the IOs — (cumulative share of the IOs, cumulative share of the range) at each
+    /// zone's end, the last `len` entries used. Not scattered: the zones are places in the file.
+    Zoned(Zones),
+}
+
+/// At most this many zones (fio's examples use two to five).
+pub const MAX_ZONES: usize = 16;
+
+/// Zones as cumulative shares, so the sampler finds one with a single comparison pass.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Zones {
+    pub len: u8,
+    /// (cumulative share of the IOs, cumulative share of the range) at each zone's end.
+    pub ends: [(f64, f64); MAX_ZONES],
+}
+
+impl Zones {
+    /// From (share of the IOs, share of the range) per zone, in order: the IO shares must add
+    /// up to 100%, the range shares to at most 100% (a last zone of no size takes the rest).
+    pub fn new(zones: &[(f64, Option<f64>)]) -> Result<Zones, String> {
+        if zones.is_empty() || zones.len() > MAX_ZONES {
+            return Err(format!("give from 1 to {MAX_ZONES} zones"));
+        }
+        let mut ends = [(0.0, 0.0); MAX_ZONES];
+        let (mut io, mut range) = (0.0, 0.0);
+        for (k, (i, r)) in zones.iter().enumerate() {
+            let r = match r {
+                Some(r) => *r,
+                None if k + 1 == zones.len() => 1.0 - range,
+                None => return Err("only the last zone may leave its size out".into()),
+            };
+            if !(*i >= 0.0 && r > 0.0) {
+                return Err("each zone needs a share of the IOs and a size above 0".into());
+            }
+            io += i;
+            range += r;
+            ends[k] = (io, range);
+        }
+        if (io - 1.0).abs() > 1e-6 {
+            return Err(format!(
+                "the zones' shares of the IOs add up to {:.0}%, not 100%",
+                io * 100.0
+            ));
+        }
+        if range > 1.0 + 1e-6 {
+            return Err(format!(
+                "the zones' sizes add up to {:.0}% of the range, more than all of it",
+                range * 100.0
+            ));
+        }
+        Ok(Zones {
+            len: zones.len() as u8,
+            ends,
+        })
+    }
+
+    pub fn ends(&self) -> &[(f64, f64)] {
+        &self.ends[..self.len as usize]
+    }
+
+    /// fio's own spelling: `zoned:IO%/SIZE%:…`.
+    fn parse(arg: &str) -> Result<Zones, String> {
+        let zones = arg
+            .split(':')
+            .map(|z| {
+                let (i, r) = z
+                    .split_once('/')
+                    .ok_or_else(|| format!("'{z}' is not IO%/SIZE%, e.g. 60/10"))?;
+                let num = |v: &str| -> Result<f64, String> {
+                    v.trim_end_matches('%')
+                        .parse::<f64>()
+                        .ok()
+                        .filter(|x| x.is_finite() && (0.0..=100.0).contains(x))
+                        .map(|x| x / 100.0)
+                        .ok_or_else(|| format!("'{v}' is not a percentage"))
+                };
+                Ok((num(i)?, (!r.is_empty()).then(|| num(r)).transpose()?))
+            })
+            .collect::<Result<Vec<_>, String>>()?;
+        Zones::new(&zones)
+    }
 }
 
 impl Distribution {
@@ -62,6 +144,7 @@ impl Distribution {
                 _ => Err("pareto:H needs 0 < H < 1, e.g. pareto:0.9".into()),
             },
             "normal" => Ok(Distribution::Normal(pct(arg)?)),
+            "zoned" => Ok(Distribution::Zoned(Zones::parse(arg)?)),
             "hot" => {
                 let (d, i) = arg
                     .split_once('/')
@@ -69,7 +152,7 @@ impl Distribution {
                 Ok(Distribution::Hot(pct(d)?, pct(i)?))
             }
             _ => Err(format!(
-                "'{s}': give uniform, zipf:THETA, pareto:H, normal:STDDEV% or hot:DATA%/IO%"
+                "'{s}': give uniform, zipf:THETA, pareto:H, normal:STDDEV%, hot:DATA%/IO% or zoned:IO%/SIZE%:…"
             )),
         }
     }
@@ -83,7 +166,25 @@ impl fmt::Display for Distribution {
             Distribution::Pareto(h) => write!(f, "pareto:{h}"),
             Distribution::Normal(s) => write!(f, "normal:{}%", s * 100.0),
             Distribution::Hot(d, i) => write!(f, "hot:{}%/{}%", d * 100.0, i * 100.0),
+            Distribution::Zoned(z) => {
+                write!(f, "zoned")?;
+                let (mut io, mut range) = (0.0, 0.0);
+                for (i, r) in z.ends() {
+                    write!(f, ":{}/{}", pct_text(i - io), pct_text(r - range))?;
+                    (io, range) = (*i, *r);
+                }
+                Ok(())
+            }
         }
+    }
+}
+
+/// A share as a percentage without float noise: 0.3 → "30", 0.125 → "12.5".
+fn pct_text(x: f64) -> String {
+    let p = (x * 1e4).round() / 100.0;
+    match p.fract() == 0.0 {
+        true => format!("{p:.0}"),
+        false => format!("{p}"),
     }
 }
 
@@ -148,6 +249,20 @@ impl Sampler {
                     rng.u64(hot..n)
                 }
             }
+            Distribution::Zoned(z) => {
+                // The zone by its cumulative share of the IOs, then a block inside it.
+                let u = rng.f64();
+                let mut from = 0.0;
+                for &(io, range) in z.ends() {
+                    if u < io {
+                        let lo = ((n as f64 * from) as u64).min(n - 1);
+                        let hi = ((n as f64 * range) as u64).clamp(lo + 1, n);
+                        return rng.u64(lo..hi);
+                    }
+                    from = range;
+                }
+                rng.u64(0..n)
+            }
         }
     }
 
@@ -156,7 +271,8 @@ impl Sampler {
     pub fn block(&self, rng: &mut fastrand::Rng) -> u64 {
         let r = self.rank(rng);
         match self.dist {
-            Distribution::Uniform => r,
+            // Zones are places in the file, as fio lays them out: never scattered.
+            Distribution::Uniform | Distribution::Zoned(_) => r,
             _ => ((r as u128 * self.scatter as u128) % self.n as u128) as u64,
         }
     }
@@ -297,5 +413,28 @@ mod tests {
         assert_eq!(Distribution::parse("zipf:1.2"), Ok(Distribution::Zipf(1.2)));
         assert!(Distribution::parse("zipf:1").is_err());
         assert!(Distribution::parse("gauss").is_err());
+    }
+
+    /// fio's `zoned:60/10:30/20:8/30:2/40`: 60% of the IOs in the first 10% of the range, and
+    /// so on; a last zone without a size takes the rest; shares that do not add up are refused.
+    #[test]
+    fn zoned_distributions_put_their_shares_in_their_places() {
+        let d = Distribution::parse("zoned:60/10:30/20:8/30:2/40").unwrap();
+        assert_eq!(d.to_string(), "zoned:60/10:30/20:8/30:2/40");
+        let s = Sampler::new(d, 10_000);
+        let mut rng = fastrand::Rng::with_seed(7);
+        let n = 200_000;
+        let first = (0..n).filter(|_| s.block(&mut rng) < 1_000).count() as f64 / n as f64;
+        assert!((first - 0.6).abs() < 0.01, "{first}");
+        let rest = Distribution::parse("zoned:50/5:30/15:20/").unwrap();
+        assert_eq!(rest.to_string(), "zoned:50/5:30/15:20/80");
+        for bad in [
+            "zoned:50/5:30/15",
+            "zoned:60/70:40/40",
+            "zoned:50/:50/10",
+            "zoned:x",
+        ] {
+            assert!(Distribution::parse(bad).is_err(), "{bad}");
+        }
     }
 }
