@@ -39,8 +39,9 @@ pub const MAX_ZONES: usize = 16;
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Zones {
     pub len: u8,
-    /// (cumulative share of the IOs, cumulative share of the range) at each zone's end.
-    pub ends: [(f64, f64); MAX_ZONES],
+    /// (cumulative share of the IOs, cumulative share of the range) at each zone's end; f32 is
+    /// ample for shares and keeps the distribution small enough to copy into every worker.
+    pub ends: [(f32, f32); MAX_ZONES],
 }
 
 impl Zones {
@@ -50,7 +51,7 @@ impl Zones {
         if zones.is_empty() || zones.len() > MAX_ZONES {
             return Err(format!("give from 1 to {MAX_ZONES} zones"));
         }
-        let mut ends = [(0.0, 0.0); MAX_ZONES];
+        let mut ends = [(0.0f32, 0.0f32); MAX_ZONES];
         let (mut io, mut range) = (0.0, 0.0);
         for (k, (i, r)) in zones.iter().enumerate() {
             let r = match r {
@@ -63,7 +64,7 @@ impl Zones {
             }
             io += i;
             range += r;
-            ends[k] = (io, range);
+            ends[k] = (io as f32, range as f32);
         }
         if (io - 1.0).abs() > 1e-6 {
             return Err(format!(
@@ -83,8 +84,10 @@ impl Zones {
         })
     }
 
-    pub fn ends(&self) -> &[(f64, f64)] {
-        &self.ends[..self.len as usize]
+    pub fn ends(&self) -> impl Iterator<Item = (f64, f64)> + '_ {
+        self.ends[..self.len as usize]
+            .iter()
+            .map(|&(i, r)| (f64::from(i), f64::from(r)))
     }
 
     /// fio's own spelling: `zoned:IO%/SIZE%:…`.
@@ -171,7 +174,7 @@ impl fmt::Display for Distribution {
                 let (mut io, mut range) = (0.0, 0.0);
                 for (i, r) in z.ends() {
                     write!(f, ":{}/{}", pct_text(i - io), pct_text(r - range))?;
-                    (io, range) = (*i, *r);
+                    (io, range) = (i, r);
                 }
                 Ok(())
             }
@@ -253,7 +256,7 @@ impl Sampler {
                 // The zone by its cumulative share of the IOs, then a block inside it.
                 let u = rng.f64();
                 let mut from = 0.0;
-                for &(io, range) in z.ends() {
+                for (io, range) in z.ends() {
                     if u < io {
                         let lo = ((n as f64 * from) as u64).min(n - 1);
                         let hi = ((n as f64 * range) as u64).clamp(lo + 1, n);
