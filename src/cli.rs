@@ -629,8 +629,9 @@ pub struct WorkloadArgs {
     #[arg(long)]
     pub rate_per_thread: bool,
 
-    /// Where random IOs land: uniform, zipf:THETA, pareto:H, normal:STDDEV% or hot:DATA%/IO%
-    /// (e.g. hot:10%/90%, a database's hot pages), as fio's random_distribution.
+    /// Where random IOs land: uniform, zipf:THETA, pareto:H, normal:STDDEV%, hot:DATA%/IO%
+    /// (e.g. hot:10%/90%, a database's hot pages) or zoned:IO%/SIZE%:… (zones in order from the
+    /// start, e.g. zoned:60/10:30/20:10/70), as fio's random_distribution.
     #[arg(long, value_name = "DIST", default_value = "uniform",
           value_parser = crate::workload::Distribution::parse)]
     pub distribution: crate::workload::Distribution,
