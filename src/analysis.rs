@@ -311,8 +311,28 @@ fn device_findings(r: &ResultDoc, system: &SystemInfo) -> Vec<iogauge_analyze::F
                 .collect();
             found.extend(iogauge_analyze::stripe_imbalance(&members));
         }
-        // A parity md array: what its members read while iogauge only wrote.
         for md in t.devices.iter().filter(|d| d.role == DeviceRole::Md) {
+            // Each member's requests and the time each took, over the result's window.
+            let members: Vec<iogauge_analyze::Member> = md
+                .md_members
+                .iter()
+                .filter_map(|m| {
+                    let doc = r.devices.iter().find(|x| &x.name == m)?;
+                    let requests = doc.reads.unwrap_or(0) + doc.writes.unwrap_or(0);
+                    let ms = doc.read_ms_per_io.unwrap_or(0.0) * doc.reads.unwrap_or(0) as f64
+                        + doc.write_ms_per_io.unwrap_or(0.0) * doc.writes.unwrap_or(0) as f64;
+                    Some(iogauge_analyze::Member {
+                        name: m.clone(),
+                        requests,
+                        ms_per_request: ms / requests.max(1) as f64,
+                        util: doc.util.unwrap_or(0.0),
+                    })
+                })
+                .collect();
+            if issued.ios >= iogauge_analyze::MIN_DEVICE_IOS {
+                found.extend(iogauge_analyze::slow_member(&md.name, &members));
+            }
+            // A parity md array: what its members read while iogauge only wrote.
             let Some(level) = md.md_level.clone() else {
                 continue;
             };

@@ -277,3 +277,53 @@ echo "finished yes"
         assert!(!out.stdout.contains(bad), "{bad}:\n{out}");
     }
 }
+
+/// One member of an md RAID0 behind a device-mapper delay (20 ms a request) among undelayed
+/// ones: `slow-member` names it, with its latency against the others'; the same array with no
+/// delay names nothing.
+#[test]
+fn a_slow_member_is_named_from_its_own_counters() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = suite(
+        dir.path(),
+        "[defaults]\ntime = \"3s\"\n[[group]]\ntitle = \"r\"\nrw = [\"randread\"]\nbs = [\"4k\"]\niodepth = [8]\n",
+    );
+    let script = format!(
+        r#"
+export IOGAUGE_DB={db} IOGAUGE_RUN_DIR=/tmp/run DM_DISABLE_UDEV=1
+for delay in 20 0; do
+  for i in 0 1 2; do
+    d=0; [ $i = 1 ] && d=$delay
+    dev=/dev/vd$(echo abc | cut -c$((i + 1)))
+    echo "0 $(blockdev --getsz $dev) delay $dev 0 $d" | dmsetup create --noudevsync m$i
+  done
+  for b in /sys/block/dm-*; do [ "$(cat $b/dm/name)" = m1 ] && echo "slow_dev_$delay $(basename $b)"; done
+  {bin} sweep --file {s} --scratch /dev/mapper/m0,/dev/mapper/m1,/dev/mapper/m2 --layout md:raid0 \
+    --chunk 64k --size 16m --repeat 1 > /tmp/out.txt 2>/tmp/err.txt
+  echo "status_$delay $?"
+  tail -2 /tmp/err.txt >&2
+  id=$({bin} list --json | python3 -c "import json,sys; print(json.load(sys.stdin)['runs'][0]['id'])")
+  {bin} show $id --json > /tmp/run.json
+  python3 -c "import json; d=json.load(open('/tmp/run.json')); fs=[f for r in d['results'] for f in r['findings'] if f['kind']=='slow-member']; print('slow_$delay', len(fs)); [print('said_$delay', f['summary']) for f in fs]"
+  for i in 0 1 2; do dmsetup remove --noudevsync m$i; done
+done
+echo "finished yes"
+"#,
+        db = dir.path().join("g.db").display(),
+        bin = BIN,
+    );
+    let Some(out) = guest::run(3, "128M", &script) else {
+        return;
+    };
+    assert_eq!(out.value("finished"), Some("yes"), "{out}");
+    assert_eq!(out.value("status_20"), Some("0"), "{out}");
+    assert_eq!(out.value("status_0"), Some("0"), "{out}");
+    assert_eq!(out.number("slow_20"), 1, "{out}");
+    let slow = out.value("slow_dev_20").unwrap_or("?").to_string();
+    assert!(
+        out.value("said_20")
+            .is_some_and(|s| s.contains(&format!("{slow} of md100 took"))),
+        "{out}"
+    );
+    assert_eq!(out.number("slow_0"), 0, "{out}");
+}

@@ -36,6 +36,9 @@ pub enum Kind {
     /// A parity array (RAID5/6) read from its members while iogauge only wrote.
     #[serde(rename = "read-modify-write")]
     ReadModifyWrite,
+    /// One member of an array much slower than the others.
+    #[serde(rename = "slow-member")]
+    SlowMember,
     /// A rate-controlled run fell short of its rate.
     Rate,
     /// `--verify` read back something other than what was written.
@@ -50,7 +53,7 @@ pub enum Kind {
 
 impl Kind {
     /// Every kind, for documentation checks.
-    pub const ALL: [Kind; 20] = [
+    pub const ALL: [Kind; 21] = [
         Kind::Stall,
         Kind::Ceiling,
         Kind::Gap,
@@ -66,6 +69,7 @@ impl Kind {
         Kind::Queue,
         Kind::Imbalance,
         Kind::ReadModifyWrite,
+        Kind::SlowMember,
         Kind::Rate,
         Kind::Integrity,
         Kind::Regime,
@@ -90,6 +94,7 @@ impl Kind {
             Kind::Queue => "queue",
             Kind::Imbalance => "imbalance",
             Kind::ReadModifyWrite => "read-modify-write",
+            Kind::SlowMember => "slow-member",
             Kind::Rate => "rate",
             Kind::Integrity => "integrity",
             Kind::Regime => "regime",
