@@ -431,6 +431,11 @@ pub struct SweepArgs {
     #[arg(long, requires = "layout")]
     pub assume_clean: bool,
 
+    /// Measure each redundant md layout (raid1, raid10, raid5, raid6) a second time with its last
+    /// member failed and removed: what the database sees while a disk is missing.
+    #[arg(long, requires = "layout")]
+    pub degraded: bool,
+
     /// File systems to compare on --scratch, e.g. ext4,xfs,btrfs, or one with mkfs options:
     /// 'ext4:-b 1024' (repeatable).
     #[arg(long, value_name = "FS[:MKFS OPTIONS]", requires = "scratch")]

@@ -45,7 +45,8 @@ struct Setting {
     /// A file system and its mount options.
     fs: Option<(FsSpec, Option<String>)>,
     /// An array: its layout, how many of the scratch devices, its chunk.
-    array: Option<(array::Layout, usize, Option<u64>)>,
+    /// With `degraded`: one member failed and removed (md) before it is measured.
+    array: Option<(array::Layout, usize, Option<u64>, bool)>,
 }
 
 /// What a setting measured, or why it did not run.
@@ -70,6 +71,8 @@ pub struct SweepPlan {
     pub members: Vec<usize>,
     /// `--assume-clean`: no initial resync of redundant md arrays.
     pub assume_clean: bool,
+    /// `--degraded`: each redundant md layout measured again with one member failed.
+    pub degraded: bool,
     pub mount_opts: Vec<String>,
     /// `--grid`: every combination of the knobs' values rather than one change at a time.
     pub grid: bool,
@@ -85,6 +88,7 @@ pub fn run(sp: SweepPlan) -> Result<Sweep> {
         chunks,
         members,
         assume_clean,
+        degraded,
         mount_opts,
         grid,
         check,
@@ -116,6 +120,7 @@ pub fn run(sp: SweepPlan) -> Result<Sweep> {
                 fs: fss.first(),
                 mount_opts: mount_opts.first().map(String::as_str),
                 assume_clean,
+                degraded,
             },
         )?,
         (Some(dev), true) => fs_sweep(&check, &id, dev, &fss, &mount_opts)?,
@@ -329,13 +334,16 @@ fn settings_of(knobs: &[Knob], grid: bool) -> Vec<Setting> {
 }
 
 fn label_of(knobs: &[Knob], s: &Setting) -> String {
-    if let Some((layout, n, chunk)) = &s.array {
+    if let Some((layout, n, chunk, degraded)) = &s.array {
         let mut l = match layout.kind {
             array::Kind::Single => "single".to_string(),
             _ => format!("{} × {n}", layout.label()),
         };
         if let Some(c) = chunk.filter(|_| layout.takes_chunk()) {
             l.push_str(&format!(" · chunk {}", units::bs_label(c)));
+        }
+        if *degraded {
+            l.push_str(" · degraded");
         }
         if let Some((f, _)) = &s.fs {
             l.push_str(&format!(" · {}", f.fs));
@@ -469,6 +477,7 @@ struct Axes<'a> {
     fs: Option<&'a FsSpec>,
     mount_opts: Option<&'a str>,
     assume_clean: bool,
+    degraded: bool,
 }
 
 /// Every array of the axes, smallest member count first, each layout in the order given, each
@@ -496,7 +505,7 @@ fn array_settings(ax: &Axes, devices: usize) -> Vec<Setting> {
         out.push(Setting {
             knobs: Vec::new(),
             fs: fs.clone(),
-            array: Some((single, 1, None)),
+            array: Some((single, 1, None, false)),
         });
     }
     for &n in &counts {
@@ -506,7 +515,7 @@ fn array_settings(ax: &Axes, devices: usize) -> Vec<Setting> {
                     out.push(Setting {
                         knobs: Vec::new(),
                         fs: fs.clone(),
-                        array: Some((l.clone(), 1, None)),
+                        array: Some((l.clone(), 1, None, false)),
                     });
                 }
                 continue;
@@ -522,8 +531,17 @@ fn array_settings(ax: &Axes, devices: usize) -> Vec<Setting> {
                 out.push(Setting {
                     knobs: Vec::new(),
                     fs: fs.clone(),
-                    array: Some((l.clone(), n, c)),
+                    array: Some((l.clone(), n, c, false)),
                 });
+                // The same array with a member missing, beside it: what the database sees
+                // between a disk's failure and its replacement.
+                if ax.degraded && l.redundant() {
+                    out.push(Setting {
+                        knobs: Vec::new(),
+                        fs: fs.clone(),
+                        array: Some((l.clone(), n, c, true)),
+                    });
+                }
             }
         }
     }
@@ -576,7 +594,7 @@ fn array_sweep(plan: &Plan, id: &str, devices: &[PathBuf], ax: &Axes) -> Result<
             break;
         }
         let label = label_of(&[], s);
-        let Some((layout, count, chunk)) = &s.array else {
+        let Some((layout, count, chunk, degraded)) = &s.array else {
             continue;
         };
         say!("[setting {}/{}] {label}", n + 1, settings.len());
@@ -592,6 +610,20 @@ fn array_sweep(plan: &Plan, id: &str, devices: &[PathBuf], ax: &Axes) -> Result<
             }
         };
         let mut notes = vec![format!("sweep {id}: {}", arr.built)];
+        if *degraded {
+            match arr.degrade() {
+                Ok(gone) => notes.push(format!(
+                    "degraded: {} failed and removed from {} (mdadm --fail, --remove) before the measurement",
+                    gone.display(),
+                    arr.record.device.display()
+                )),
+                Err(e) => {
+                    drop(arr);
+                    out.push((s.clone(), skipped(n, settings.len(), label, format!("{e:#}"))));
+                    continue;
+                }
+            }
+        }
         // Where the suite runs: the btrfs file system the array is, a file system made on the
         // array (aligned to its stripe), or the raw array.
         let mounted = match (layout.kind, &s.fs) {

@@ -327,3 +327,49 @@ echo "finished yes"
     );
     assert_eq!(out.number("slow_0"), 0, "{out}");
 }
+
+/// `--degraded`: each redundant md layout measured again with its last member failed and
+/// removed, beside the healthy one, and the member named; every member blank afterwards.
+#[test]
+fn a_degraded_array_is_measured_beside_the_healthy_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = suite(dir.path(), TWO_CELLS);
+    let script = format!(
+        r#"
+export IOGAUGE_DB={db} IOGAUGE_RUN_DIR=/tmp/run
+{bin} sweep --file {s} --scratch /dev/vda,/dev/vdb,/dev/vdc --layout md:raid0,raid5 --degraded \
+  --chunk 64k --assume-clean --size 16m --repeat 1 --json > /tmp/out.json 2>/tmp/err.txt
+echo "status $?"
+tail -2 /tmp/err.txt >&2
+python3 -c "import json; d=json.load(open('/tmp/out.json')); [print('head', s['head'].replace(' ', '_'), 'ran' if s['run_id'] else 'skipped') for s in d['groups'][0]['settings']]"
+grep -q 'degraded: /dev/vdc failed and removed from /dev/md' /tmp/err.txt && echo "named yes"
+for d in vda vdb vdc; do blkid -p /dev/$d >/dev/null 2>&1 && echo "signature_left $d"; done
+echo "finished yes"
+"#,
+        db = dir.path().join("g.db").display(),
+        bin = BIN,
+    );
+    let Some(out) = guest::run(3, "128M", &script) else {
+        return;
+    };
+    assert_eq!(out.value("finished"), Some("yes"), "{out}");
+    assert_eq!(out.value("status"), Some("0"), "{out}");
+    let heads: Vec<&str> = out
+        .stdout
+        .lines()
+        .filter_map(|l| l.strip_prefix("head "))
+        .collect();
+    // raid0 has no redundancy: no degraded twin.
+    assert_eq!(
+        heads,
+        [
+            "single ran",
+            "md_raid0_×_3_·_chunk_64K ran",
+            "md_raid5_×_3_·_chunk_64K ran",
+            "md_raid5_×_3_·_chunk_64K_·_degraded ran"
+        ],
+        "{out}"
+    );
+    assert_eq!(out.value("named"), Some("yes"), "{out}");
+    assert!(!out.stdout.contains("signature_left"), "{out}");
+}

@@ -91,6 +91,11 @@ pub fn from_sweep(args: &SweepArgs) -> Result<SweepPlan> {
             l.min_members()
         )));
     }
+    if args.degraded && !layouts.iter().any(|l| l.redundant()) {
+        return Err(usage(
+            "--degraded measures md arrays with a member missing, and no redundant md layout is asked (raid1, raid10, raid5, raid6): drop it, or add one",
+        ));
+    }
     if !layouts.is_empty() && fss.len() > 1 {
         return Err(usage(
             "a layout sweep changes the array, one file system on each (--fs ext4); sweep file systems on one device apart",
@@ -135,6 +140,7 @@ pub fn from_sweep(args: &SweepArgs) -> Result<SweepPlan> {
         chunks,
         members,
         assume_clean: args.assume_clean,
+        degraded: args.degraded,
         mount_opts: args.mount_opts.clone(),
         grid: args.grid,
         check: from_suite(&suite)?,

@@ -122,6 +122,11 @@ impl Layout {
         }
     }
 
+    /// Whether it survives a member's loss, as md runs it: what `--degraded` measures.
+    pub fn redundant(&self) -> bool {
+        self.kind == Kind::Md && self.level != "raid0"
+    }
+
     /// Whether a chunk (stripe unit) size means anything for it.
     pub fn takes_chunk(&self) -> bool {
         match self.kind {
@@ -376,6 +381,26 @@ impl Array {
             Kind::Btrfs => format!("mkfs.btrfs {}", args.join(" ")),
         };
         Ok(me)
+    }
+
+    /// Fails and removes the last member of an md array, which then runs degraded; the member
+    /// it was. Its superblock stays until the array is taken apart, which zeroes every member's.
+    pub fn degrade(&self) -> Result<PathBuf> {
+        let gone = self
+            .record
+            .members
+            .last()
+            .cloned()
+            .ok_or_else(|| anyhow!("an array without members"))?;
+        run(Command::new("mdadm")
+            .args(["--manage", "--quiet"])
+            .arg(&self.record.device)
+            .arg("--fail")
+            .arg(&gone)
+            .arg("--remove")
+            .arg(&gone))
+        .context("mdadm --fail")?;
+        Ok(gone)
     }
 
     /// Stripe unit and data members, for a file system made on the array.
