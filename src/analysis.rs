@@ -250,7 +250,15 @@ fn device_findings(r: &ResultDoc, system: &SystemInfo) -> Vec<iogauge_analyze::F
                     .iter()
                     .map(|p| {
                         (
-                            format!("{} (pid {})", crate::units::printable(&p.command), p.pid),
+                            format!(
+                                "{} (pid {}){}",
+                                crate::units::printable(&p.command),
+                                p.pid,
+                                match p.through_children {
+                                    true => " through processes it started",
+                                    false => "",
+                                }
+                            ),
                             (p.read_bytes + p.write_bytes) as f64 / t,
                         )
                     })

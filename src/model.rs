@@ -682,6 +682,10 @@ pub struct OtherDoc {
     pub command: String,
     pub read_bytes: u64,
     pub write_bytes: u64,
+    /// What it moved is what its children that ended in the window moved: it held nothing on
+    /// the stack itself (a shell running a loop of short `dd`s).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub through_children: bool,
 }
 
 impl OthersDoc {
@@ -702,6 +706,7 @@ impl OthersDoc {
                     command: p.command.clone(),
                     read_bytes: p.read_bytes,
                     write_bytes: p.write_bytes,
+                    through_children: p.through_children,
                 })
                 .collect(),
         }

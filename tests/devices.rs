@@ -193,7 +193,9 @@ fn reads_a_cached_backing_file_answers_are_absorbed() {
 fn a_second_reader_is_other_io() {
     needs_root!();
     let shm = tempfile::tempdir_in("/dev/shm").unwrap();
-    let dev = loop_over(shm.path(), 64 * MIB, true);
+    // 4 MiB: each dd reads it in milliseconds, so the shell running the loop reaps hundreds in
+    // the window and the kernel adds each one's bytes to the shell's.
+    let dev = loop_over(shm.path(), 4 * MIB, true);
     let before = device_ios(dev.name());
     let reader = Helper::shell(&format!(
         "while true; do dd if={} of=/dev/null bs=1M iflag=direct status=none; done",
@@ -204,15 +206,23 @@ fn a_second_reader_is_other_io() {
         device_ios(dev.name()) > before + 10
     });
     let doc = run(shm.path(), &dev.dev, &["--rw", "randread", "--bs", "4k"]);
-    drop(reader);
     let f = finding(&doc, "other-io");
     let summary = f["summary"].as_str().unwrap();
-    // Named from the kernel's per-process accounting: the reader is dd, with its PID.
+    // Named from the kernel's per-process accounting: the reader is dd, with its PID, or the
+    // shell running the loop when the dds it started ended inside the window (a dd reads the
+    // 64 MiB in tens of milliseconds on a fast machine): the kernel adds a reaped child's bytes
+    // to its parent's, and the summary says that is where they came from.
     assert!(
-        summary.contains("other processes moved") && summary.contains("dd (pid "),
+        summary.contains("other processes moved")
+            && (summary.contains("dd (pid ")
+                || summary.contains(&format!(
+                    "sh (pid {}) through processes it started",
+                    reader.pid()
+                ))),
         "{summary}"
     );
     assert!(!kinds(&doc).contains(&"amplification".to_string()));
+    drop(reader);
     eprintln!("user sees: {summary}");
 }
 

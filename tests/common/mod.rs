@@ -644,6 +644,11 @@ impl Helper {
             .unwrap_or_else(|e| panic!("sh -c {script:?}: {e}"));
         Helper(child)
     }
+
+    /// The shell's process ID.
+    pub fn pid(&self) -> u32 {
+        self.0.id()
+    }
 }
 
 impl Drop for Helper {

@@ -116,6 +116,10 @@ pub struct Other {
     pub command: String,
     pub read_bytes: u64,
     pub write_bytes: u64,
+    /// It held nothing on the stack itself at either edge: it is counted as the parent of a
+    /// process that did, and what it moved is what its children that ended in the window
+    /// moved (the kernel adds a reaped child's counters to its parent's).
+    pub through_children: bool,
 }
 
 /// What other processes did over a window.
@@ -187,9 +191,11 @@ impl Snapshot {
     /// inside the window.
     pub fn since(&self, earlier: &Snapshot) -> Others {
         let mut counted = std::collections::HashSet::new();
+        let mut own = std::collections::HashSet::new();
         for snap in [self, earlier] {
             for (pid, c) in &snap.procs {
                 if c.touches == Some(true) {
+                    own.insert(*pid);
                     counted.insert(*pid);
                     counted.insert(c.parent);
                 }
@@ -214,6 +220,7 @@ impl Snapshot {
                     command: now.command.clone(),
                     read_bytes: now.read_bytes.saturating_sub(r0),
                     write_bytes: now.write_bytes.saturating_sub(w0),
+                    through_children: !own.contains(pid),
                 };
                 (other.read_bytes + other.write_bytes > 0).then_some(other)
             })
@@ -348,6 +355,9 @@ mod tests {
         let o = later.since(&earlier);
         assert_eq!(o.read_bytes, 630);
         assert_eq!(o.top.iter().map(|p| p.pid).collect::<Vec<_>>(), [40, 42]);
+        // The shell moved nothing of its own there: its bytes are its ended children's.
+        let through: Vec<bool> = o.top.iter().map(|p| p.through_children).collect();
+        assert_eq!(through, [true, false]);
     }
 
     /// The live snapshot: this process is seen holding the watched file system while it has a
