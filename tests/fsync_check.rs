@@ -20,6 +20,7 @@ fn listen(records: &Path) -> (Child, String) {
     let mut listener = Command::new(BIN)
         .args(["fsync-check", "listen", "127.0.0.1:0", "--records"])
         .arg(records)
+        .env("IOGAUGE_RUN_DIR", own_run_dir(records.parent().unwrap()))
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();

@@ -429,3 +429,14 @@ fn a_cell_shorter_than_one_bin_is_refused() {
     let ok = iogauge(dir.path(), &["run", "--engine", "null", "--time", "100ms"]);
     assert!(ok.status.success(), "{}", stderr_of(&ok));
 }
+
+/// The tests' deadline holds: a command that would outlive it is killed and the test fails
+/// naming it, at once rather than after the command's own 30 s.
+#[test]
+#[should_panic(expected = "was still running after")]
+fn a_hung_command_fails_its_test_at_the_deadline() {
+    output_within(
+        std::process::Command::new("sleep").arg("30"),
+        std::time::Duration::from_millis(300),
+    );
+}

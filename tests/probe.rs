@@ -66,6 +66,7 @@ fn the_probe_names_a_memory_cgroups_page_cache() {
     let out = Command::new("sh")
         .args(["-c", &script])
         .env("IOGAUGE_DB", dir.path().join("results.db"))
+        .env("IOGAUGE_RUN_DIR", own_run_dir(dir.path()))
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", stderr_of(&out));

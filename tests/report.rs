@@ -698,7 +698,8 @@ fn a_frozen_file_system_is_a_stall_at_the_right_time() {
             "--time",
             "8s",
         ])
-        .args(["--size", "64m", "--json", "--no-store"]);
+        .args(["--size", "64m", "--json", "--no-store"])
+        .env("IOGAUGE_RUN_DIR", own_run_dir(tmp.path()));
         c
     });
     run.wait_for("done in", WATCHDOG);

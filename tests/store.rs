@@ -17,7 +17,8 @@ fn cmd(dir: &Path) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_iogauge"));
     c.current_dir(dir)
         .env_remove("IOGAUGE_DB")
-        .env("XDG_DATA_HOME", dir.join("xdg"));
+        .env("XDG_DATA_HOME", dir.join("xdg"))
+        .env("IOGAUGE_RUN_DIR", own_run_dir(dir));
     c
 }
 

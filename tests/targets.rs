@@ -303,6 +303,7 @@ fn a_results_database_that_cannot_be_made_is_told_before_the_fill() {
         .args(["run", "--size", "64m", "--time", "200ms"])
         .current_dir(dir.path())
         .env("IOGAUGE_DB", &db)
+        .env("IOGAUGE_RUN_DIR", own_run_dir(dir.path()))
         .output()
         .unwrap();
     let err = stderr_of(&out);
@@ -324,6 +325,7 @@ fn suite_into_head(dir: &Path, lines: u32) -> i32 {
         .args(["-c", &script])
         .current_dir(dir)
         .env("IOGAUGE_DB", dir.join("results.db"))
+        .env("IOGAUGE_RUN_DIR", own_run_dir(dir))
         .stdin(Stdio::null())
         .output()
         .unwrap();

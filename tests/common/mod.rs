@@ -22,14 +22,56 @@ pub fn iogauge(dir: &Path, args: &[&str]) -> Output {
 
 /// [`iogauge`] with more variables in its environment.
 pub fn iogauge_env(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
-    Command::new(BIN)
-        .args(args)
-        .current_dir(dir)
-        .env("IOGAUGE_DB", dir.join("results.db"))
-        .env("IOGAUGE_RUN_DIR", own_run_dir(dir))
-        .envs(env.iter().copied())
-        .output()
-        .expect("run iogauge")
+    output_within(
+        Command::new(BIN)
+            .args(args)
+            .current_dir(dir)
+            .env("IOGAUGE_DB", dir.join("results.db"))
+            .env("IOGAUGE_RUN_DIR", own_run_dir(dir))
+            .envs(env.iter().copied()),
+        DEADLINE,
+    )
+}
+
+/// The longest any one command of a test may take: the longest runs (a suite of the
+/// precision tests on a busy machine) take about two minutes, so a command still running after
+/// ten has hung, and the test fails saying so instead of holding CI until its own limit.
+pub const DEADLINE: std::time::Duration = std::time::Duration::from_secs(600);
+
+/// `cmd.output()`, but a command still running after `limit` is killed (SIGKILL) and the test
+/// fails naming it. The watchdog is a thread waiting on a channel with a time-out, not a
+/// polling loop: the command's end wakes it at once.
+pub fn output_within(cmd: &mut Command, limit: std::time::Duration) -> Output {
+    let child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("start {cmd:?}: {e}"));
+    let pid = child.id();
+    let (done, ended) = std::sync::mpsc::channel::<()>();
+    let watchdog = std::thread::spawn(move || {
+        match ended.recv_timeout(limit) {
+            // The child is not reaped until wait_with_output returns, so its PID is still
+            // its own here.
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                let _ = Command::new("kill")
+                    .args(["-KILL", &pid.to_string()])
+                    .status();
+                true
+            }
+            _ => false,
+        }
+    });
+    let out = child.wait_with_output().expect("wait for the command");
+    let _ = done.send(());
+    let killed = watchdog.join().unwrap_or(false);
+    assert!(
+        !killed,
+        "{cmd:?} was still running after {limit:?} and was killed; its stderr:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
 }
 
 /// A file of root's with mode 0600 in `dir`, as /etc/shadow is, for a link a server's account
@@ -299,7 +341,10 @@ impl Blkio {
     /// A shell command line that joins the group and then becomes iogauge with `args`.
     pub fn iogauge(&self, args: &str) -> String {
         format!(
-            "echo $$ > {}/cgroup.procs && exec '{BIN}' {args}",
+            // The run directory (ledger, knob journal) is the test's own, in the directory it
+            // runs in, unless the caller set one: never the machine's /run/iogauge, where
+            // another test's command could name or undo what this one holds.
+            "echo $$ > {}/cgroup.procs && export IOGAUGE_RUN_DIR=\"${{IOGAUGE_RUN_DIR:-$PWD/.iogauge-run}}\" && exec '{BIN}' {args}",
             self.0.display()
         )
     }
