@@ -455,6 +455,7 @@ fn result_doc(
         ios: Vec::new(),
         cpu_run: Vec::new(),
         cpu_wait: Vec::new(),
+        ..FineDoc::default()
     };
     let (mut txns, mut failed, mut runtime_s) = (0u64, 0u64, 0.0f64);
     let mut server_io = server::Snapshot::new();

@@ -381,6 +381,12 @@ pub struct FineDoc {
     pub cpu_run: Vec<f32>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub cpu_wait: Vec<f32>,
+    /// With a stopping rule (`--until-stable`): the rates (IOs per second) the rule judged
+    /// live, one per watch tick of about a bin, so the result's steadiness is told from the
+    /// very samples that stopped the cell (the bins above, counted by completion time, can
+    /// tell another story when a device hands out IOs in bursts).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rule: Vec<f64>,
 }
 
 impl FineDoc {
@@ -399,6 +405,7 @@ impl FineDoc {
             ios: [self.ios, next.ios].concat(),
             cpu_run,
             cpu_wait,
+            rule: [self.rule, next.rule].concat(),
         }
     }
 

@@ -269,6 +269,7 @@ pub fn run(
         .unwrap_or_default();
     measured.error = error;
     measured.stopped_early = watched.stopped_early;
+    measured.fine.rule = watched.ticks;
     Ok(measured)
 }
 
@@ -505,6 +506,7 @@ fn watch(
         until: measure_start.elapsed(),
         ended: t0.elapsed(),
         stopped_early,
+        ticks,
     }
 }
 
@@ -518,6 +520,8 @@ struct Watched {
     /// How long after the workers' start they were all done.
     ended: Duration,
     stopped_early: bool,
+    /// The rates the stopping rule judged (empty without one).
+    ticks: Vec<f64>,
 }
 
 /// The process's threads' time on a CPU and time runnable but waiting for one (the first two
@@ -822,6 +826,7 @@ fn merge(
             // Filled by `run` from the watch thread's samples.
             cpu_run: Vec::new(),
             cpu_wait: Vec::new(),
+            ..FineDoc::default()
         },
         engine,
         interrupted,

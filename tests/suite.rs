@@ -564,5 +564,54 @@ fn until_stable_says_when_each_cell_was_stable() {
         assert!((1.0..=3.0).contains(&after), "stable after {after} s");
         assert!(f(&e["ci95_half_width_frac"]) <= 0.03);
         assert!(ran <= 3.0 + 1e-9, "ran {ran} s of at most 3 s");
+        // Stable means stopped there, not run to the limit.
+        assert!(ran <= after + 0.5, "stable after {after} s but ran {ran} s");
     }
+}
+
+/// `--until-stable` ends a cell early when its rate holds, and the rate is made to hold by the
+/// kernel: a RAM-backed loop device held to 4,000 reads a second by a blkio throttle. The cell
+/// may run 10 s; it must stop after its first second and well before the 10.
+#[test]
+fn until_stable_stops_a_throttled_cell_early() {
+    let Some((cg, ram)) = throttle_rig("stable") else {
+        return;
+    };
+    cg.throttle(&ram.dev, "read", 4000);
+    let suite = "name = \"one\"\ndescription = \"d\"\n\n[[group]]\ntitle = \"p\"\nlayout = \"plain\"\nrw = [\"randread\"]\nbs = [\"4k\"]\n";
+    let dir = ram.dir.path();
+    std::fs::write(dir.join("one.toml"), suite).unwrap();
+    let out = output_within(
+        std::process::Command::new("sh")
+            .args([
+                "-c",
+                &cg.iogauge(&format!(
+                    "suite --file one.toml {} --cell-time 10s --until-stable --json --no-store",
+                    ram.dev.dev
+                )),
+            ])
+            .current_dir(dir),
+        DEADLINE,
+    );
+    let doc = json_of(&out);
+    let steady: Vec<&Value> = doc["results"][0]["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|v| v["kind"] == "steady" && !v["evidence"]["ran_s"].is_null())
+        .collect();
+    assert_eq!(steady.len(), 1, "{}", doc["results"][0]["findings"]);
+    let e = &steady[0]["evidence"];
+    let after = e["stable_after_s"]
+        .as_f64()
+        .expect("stable under a throttle");
+    let ran = e["ran_s"].as_f64().unwrap();
+    assert!((1.0..8.0).contains(&after), "stable after {after} s");
+    assert!(ran < 8.0, "stopped early: ran {ran} s of 10");
+    let iops = doc["results"][0]["iops"].as_f64().unwrap();
+    // The throttle hands out a slice of credit at the start, so a 1 s cell runs a little over.
+    assert!(
+        (3400.0..4600.0).contains(&iops),
+        "the throttle's rate: {iops}"
+    );
 }

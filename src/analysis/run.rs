@@ -134,18 +134,23 @@ pub(crate) fn stability(
         .filter_map(|(i, (r, &ci))| {
             let max = cells[ci].planned_time()?;
             let bin = r.fine.bin_s.max(1e-3);
-            // Whole bins only: a run stopped mid-bin leaves a short last one; and the first bin
-            // holds the workers' start, which the live rule (starting at its first tick) never
-            // saw either.
+            // The samples the live rule judged, when it ran: its verdict is the cell's, so
+            // the finding never says "not stable" of a cell the rule stopped as stable.
+            // Otherwise (older documents) the bins: whole ones only, as a run stopped mid-bin
+            // leaves a short last one, and not the first, which holds the workers' start that
+            // the live rule (starting at its first tick) never saw either.
             let whole = ((r.runtime_s / bin) + 1e-6).floor() as usize;
-            let iops: Vec<f64> = r
-                .fine
-                .ios
-                .iter()
-                .take(whole)
-                .skip(1)
-                .map(|&n| f64::from(n) / bin)
-                .collect();
+            let iops: Vec<f64> = match r.fine.rule.is_empty() {
+                false => r.fine.rule.clone(),
+                true => r
+                    .fine
+                    .ios
+                    .iter()
+                    .take(whole)
+                    .skip(1)
+                    .map(|&n| f64::from(n) / bin)
+                    .collect(),
+            };
             let rule = Rule::new(max);
             Some(Stability {
                 result: i,

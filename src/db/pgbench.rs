@@ -209,6 +209,7 @@ pub fn read_logs(
             ios: fine,
             cpu_run: Vec::new(),
             cpu_wait: Vec::new(),
+            ..FineDoc::default()
         },
     })
 }

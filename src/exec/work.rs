@@ -438,6 +438,7 @@ fn concurrent(a: Measured, b: Measured) -> Measured {
             ios: fine,
             cpu_run: Vec::new(),
             cpu_wait: Vec::new(),
+            ..FineDoc::default()
         },
         engine: a.engine,
         interrupted: a.interrupted.or(b.interrupted),
