@@ -670,9 +670,15 @@ pub struct OutputArgs {
     #[arg(short = 'o', long, value_name = "FILE")]
     pub output: Option<PathBuf>,
 
-    /// Format of --output [default: from the file's extension]
-    #[arg(long, value_enum, requires = "output")]
+    /// Format of --output [default: from the file's extension]; `--format fio-json` without
+    /// --output prints fio's JSON on stdout, as `fio --output-format=json` does
+    #[arg(long, value_enum)]
     pub format: Option<OutputFormat>,
+
+    /// fio's spelling of `--format fio-json`, so a fio command line's `--output-format=json`
+    /// works as it does in fio.
+    #[arg(long = "output-format", value_name = "json", value_parser = ["json"], hide = true, conflicts_with = "format")]
+    pub fio_output_format: Option<String>,
 
     /// Print the plan (cells, target, working set, estimated time) and exit without writing
     /// or measuring anything.
@@ -687,6 +693,16 @@ pub struct OutputArgs {
 
     #[command(flatten)]
     pub db: DbArgs,
+}
+
+impl OutputArgs {
+    /// `--format`, or fio's `--output-format=json` as `fio-json`.
+    pub fn format(&self) -> Option<OutputFormat> {
+        self.format.or(self
+            .fio_output_format
+            .as_ref()
+            .map(|_| OutputFormat::FioJson))
+    }
 }
 
 /// How the ranks of a run under MPI stop (`--stonewall`).

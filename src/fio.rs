@@ -88,6 +88,11 @@ pub struct Job {
     pub stonewall: bool,
     /// `sync=dsync`: the file opened with O_DSYNC.
     pub odsync: bool,
+    /// `io_size` (`io_limit`), or `number_ios` × bs: bytes each clone moves over its region of
+    /// `size`, when that is not the region once.
+    pub io_size: Option<u64>,
+    /// `loops`: passes over the job's amount (bytes moved = amount × loops, as fio sums them).
+    pub loops: u32,
     /// `iodepth_batch_submit`: IOs handed to the kernel at once (iogauge's --submit-batch).
     pub submit_batch: Option<u32>,
     /// `iodepth_batch_complete_min`: completions waited for at once (iogauge's
@@ -149,6 +154,19 @@ fn jobs_of(sections: Vec<ini::Section>, file: &str) -> Result<Vec<Job>, String> 
             Err(e) => failed.push(e),
         }
     }
+    // wait_for names a job that must have ended first: one before it in the file, as iogauge
+    // runs them in order.
+    for (i, j) in jobs.iter().enumerate() {
+        if j.has("wait_for") {
+            let name = j.typed("wait_for");
+            if !jobs[..i].iter().any(|e| e.name == name) {
+                failed.push(format!(
+                    "{}: wait_for={name}: no job before this one is named {name}; iogauge runs a file's jobs in order, so put the job waited for first",
+                    j.at("wait_for")
+                ));
+            }
+        }
+    }
     if !failed.is_empty() {
         failed.dedup();
         return Err(failed.join("; "));
@@ -180,14 +198,59 @@ const NO_EFFECT: [(&str, &str); 6] = [
     ("lat_percentiles", "latency percentiles are always reported"),
 ];
 
-/// Options iogauge knows and cannot honour, with the reason given to the user.
-const REFUSED: [(&str, &str); 10] = [
+/// Options accepted with a note of what iogauge does instead (fio::measures): those that
+/// change what fio records or prints, not the IO, and those whose effect iogauge's way of
+/// running a file already gives or cannot change.
+pub const NOTED: [(&str, &str); 24] = [
+    ("write_lat_log", LOGS),
+    ("write_bw_log", LOGS),
+    ("write_iops_log", LOGS),
+    ("write_hist_log", LOGS),
+    ("log_avg_msec", LOGS),
+    ("log_hist_msec", LOGS),
+    ("log_max_value", LOGS),
+    ("log_offset", LOGS),
+    ("log_prio", LOGS),
+    ("log_compression", LOGS),
+    ("log_unix_epoch", LOGS),
+    ("log_alternate_epoch", LOGS),
+    ("per_job_logs", LOGS),
+    ("gtod_reduce", TIMES_ALL),
+    ("disable_lat", TIMES_ALL),
+    ("disable_clat", TIMES_ALL),
+    ("disable_slat", TIMES_ALL),
+    ("disable_bw_measurement", TIMES_ALL),
     (
-        "wait_for",
-        "iogauge runs jobs one after another, so there is nothing to wait for",
+        "percentile_list",
+        "iogauge keeps each result's whole latency histogram (any percentile can be read from it) and prints p50, p90, p99, p99.9 and p99.99",
     ),
-    ("rate_min", "iogauge does not fail a job for a low rate"),
-    ("loops", "iogauge runs each job once; use --repeat"),
+    (
+        "slat_percentiles",
+        "iogauge times each IO from submission to completion; there is no separate submission latency",
+    ),
+    (
+        "random_generator",
+        "iogauge draws offsets from its own generator, uniform with replacement (as fio's tausworthe draws; fio's lfsr visits each block once per pass instead), seeded by randseed",
+    ),
+    (
+        "startdelay",
+        "iogauge runs a file's jobs one after another, each once the one before has ended, so there is no start to stagger",
+    ),
+    (
+        "rate_min",
+        "iogauge does not end a job whose rate falls below it (fio ends it with an error); read the result's rate and its per-second series against it",
+    ),
+    (
+        "threads",
+        "threads= is an option of fio's tiobench profile, which a job ignores; iogauge's workers are threads anyway",
+    ),
+];
+
+const LOGS: &str = "iogauge writes no log files; every result keeps its latency histogram and a per-second series (IOPS, bandwidth, p50, p99) in the run document (--json, -o run.json), which report and export read";
+const TIMES_ALL: &str = "fio measures less to spend less CPU per IO; iogauge always times every IO and shows its own CPU per IO beside the result";
+
+/// Options iogauge knows and cannot honour, with the reason given to the user.
+const REFUSED: [(&str, &str); 5] = [
     (
         "buffer_compress_percentage",
         "iogauge writes incompressible data only",
@@ -197,18 +260,54 @@ const REFUSED: [(&str, &str); 10] = [
         "zero_buffers",
         "iogauge writes incompressible random data only",
     ),
-    (
-        "io_size",
-        "iogauge moves size × numjobs bytes, or runs for runtime with time_based",
-    ),
-    (
-        "io_limit",
-        "iogauge moves size × numjobs bytes, or runs for runtime with time_based",
-    ),
     ("fsync_on_close", "not mapped; fsync=N syncs within the job"),
     (
         "filename_format",
         "iogauge names the files it creates itself (iogauge-test.PID, .1, .2 …); leave filename_format out, or give filename= for one existing file",
+    ),
+];
+
+/// Options refused by family (a prefix of fio's name), with the reason.
+const FAMILIES: [(&str, &str); 16] = [
+    (
+        "flow",
+        "flow balances jobs that run at the same time; iogauge runs a file's jobs one after another",
+    ),
+    (
+        "exit",
+        "iogauge runs a file's jobs one after another, so there are no other jobs running to end",
+    ),
+    (
+        "thinktime",
+        "pauses between IOs are not mapped; iogauge paces IOs with rate_iops or rate",
+    ),
+    (
+        "io_submit_mode",
+        "iogauge submits IO from each job's own threads; fio's offload to a pool of submitters is not mapped",
+    ),
+    (
+        "rate_process",
+        "iogauge paces IOs evenly (fio's linear); poisson arrivals are not mapped",
+    ),
+    ("cmdprio", "IO priorities are not mapped"),
+    ("prio", "IO priorities are not mapped"),
+    ("numa_", "CPU and memory placement are not mapped"),
+    ("cpus_allowed", "CPU placement is not mapped"),
+    ("cpumask", "CPU placement is not mapped"),
+    ("zone", "zones (zonemode, zonesize, zoneskip) are not mapped"),
+    (
+        "verify_",
+        "iogauge verifies with its own header on every sector it writes, read back after the job (verify=); fio's verify options are not mapped",
+    ),
+    ("dedupe", "iogauge writes unique, incompressible data only"),
+    ("compress", "iogauge writes unique, incompressible data only"),
+    (
+        "continue_on_error",
+        "iogauge stops a job at its first IO error and says which IO failed",
+    ),
+    (
+        "ignore_error",
+        "iogauge stops a job at its first IO error and says which IO failed",
     ),
 ];
 
@@ -240,6 +339,10 @@ fn job(name: &str, at: Loc, opts: &[Opt]) -> Result<Job, String> {
             "steadystate_duration" => "ss_dur",
             "steadystate_ramp_time" => "ss_ramp",
             "ratemin" => "rate_min",
+            "steadystate_check_interval" => "ss_interval",
+            "ba" => "blockalign",
+            "io_limit" => "io_size",
+            "disable_bw" => "disable_bw_measurement",
             "iodepth_batch" => "iodepth_batch_submit",
             "iodepth_batch_complete" => "iodepth_batch_complete_min",
             "blocksize" => "bs",
@@ -296,6 +399,8 @@ fn job(name: &str, at: Loc, opts: &[Opt]) -> Result<Job, String> {
         stonewall: false,
         submit_batch: None,
         complete_batch: None,
+        io_size: None,
+        loops: 1,
         odsync: false,
         set: BTreeMap::new(),
     };
@@ -304,6 +409,8 @@ fn job(name: &str, at: Loc, opts: &[Opt]) -> Result<Job, String> {
     let mut directory: Option<String> = None;
     let mut buffered: Option<bool> = None;
     let mut rate_bytes: Option<u64> = None;
+    let mut number_ios: Option<u64> = None;
+    let mut blockalign: Option<u64> = None;
     // Every option's problem is collected, so a file's blockers are all named in one run, in
     // the order of its lines (the options come sorted by name here, which some rules rely on).
     let mut blockers: Vec<(Loc, String)> = Vec::new();
@@ -368,6 +475,7 @@ fn job(name: &str, at: Loc, opts: &[Opt]) -> Result<Job, String> {
                 j.mix = Some(BsMix {
                     read: dirs[0].clone(),
                     write: dirs[1].clone(),
+                    align: None,
                 });
             }
             "iodepth" => j.iodepth = count(v).map_err(bad)?,
@@ -492,14 +600,22 @@ fn job(name: &str, at: Loc, opts: &[Opt]) -> Result<Job, String> {
             // iogauge's rule for the same question is --until-stable's (said in a note).
             "ss" => {
                 let metric = v.split(':').next().unwrap_or("");
-                if !["iops", "iops_slope", "bw", "bw_slope"].contains(&metric) {
-                    return Err(bad(
-                        "fio's steady-state metrics are iops, iops_slope, bw and bw_slope".into(),
-                    ));
+                match metric {
+                    "iops" | "iops_slope" | "bw" | "bw_slope" => {}
+                    "lat" | "lat_slope" => {
+                        return Err(bad(
+                            "iogauge's steady-state rule (--until-stable) judges IOPS; a steady latency is not mapped: use ss=iops or ss=iops_slope".into(),
+                        ))
+                    }
+                    _ => {
+                        return Err(bad(
+                            "fio's steady-state metrics are iops, iops_slope, bw, bw_slope, lat and lat_slope".into(),
+                        ))
+                    }
                 }
                 j.steady = true;
             }
-            "ss_dur" | "ss_ramp" => {
+            "ss_dur" | "ss_ramp" | "ss_interval" => {
                 if !set.contains_key("ss") {
                     return Err(bad("goes with ss=, which is not set".into()));
                 }
@@ -593,13 +709,57 @@ fn job(name: &str, at: Loc, opts: &[Opt]) -> Result<Job, String> {
             | "buffer_compress_percentage"
             | "dedupe_percentage"
                 if v == "0" => {}
-            "loops" if v == "1" => {}
+            "loops" => j.loops = count(v).map_err(bad)?,
+            "io_size" => j.io_size = Some(size(v, kb_base).map_err(bad)?).filter(|b| *b > 0),
+            "random_generator" => match v.as_str() {
+                "tausworthe" | "lfsr" | "tausworthe64" => {}
+                _ => return Err(bad("fio's generators are tausworthe, lfsr and tausworthe64".into())),
+            },
+            "startdelay" => {
+                // A range (`1s-5s`) draws a delay in it; either end is a time.
+                for t in v.splitn(2, '-') {
+                    time(t).map_err(bad)?;
+                }
+            }
+            "rate_min" => {
+                size(v.split(',').next().unwrap_or(""), kb_base).map_err(bad)?;
+            }
+            // A job named before this one has ended when this one starts: iogauge runs a
+            // file's jobs in order (checked in `jobs_of`).
+            "wait_for" => {}
+            // Read once the sizes are known (below).
+            "blockalign" => {
+                let dirs: Vec<&str> = v.split(',').filter(|p| !p.is_empty()).collect();
+                let mut sizes = dirs.iter().map(|p| size(p, kb_base));
+                let first = sizes.next().unwrap_or(Ok(0)).map_err(bad)?;
+                for s in sizes {
+                    if s.map_err(bad)? != first {
+                        return Err(bad(
+                            "an alignment per direction is not supported; give one size for both"
+                                .into(),
+                        ));
+                    }
+                }
+                if first == 0 || first % 512 != 0 {
+                    return Err(bad("give a multiple of 512 bytes, e.g. blockalign=4k".into()));
+                }
+                blockalign = Some(first);
+            }
+            "number_ios" => {
+                number_ios = Some(u64::from(count(v).map_err(bad)?));
+            }
             k if NO_EFFECT.iter().any(|(n, _)| *n == k) => {}
+            // Told in a note (fio::measures): what iogauge records instead.
+            k if NOTED.iter().any(|(n, _)| *n == k) => {}
             k => {
-                let why = REFUSED.iter().find(|(n, _)| *n == k).map_or(
-                    "iogauge does not support this fio option (docs/fio.md lists those it does)",
-                    |(_, w)| w,
-                );
+                let why = REFUSED
+                    .iter()
+                    .find(|(n, _)| *n == k)
+                    .or_else(|| FAMILIES.iter().find(|(n, _)| k.starts_with(n)))
+                    .map_or(
+                        "iogauge does not support this fio option (docs/fio.md lists those it does)",
+                        |(_, w)| w,
+                    );
                 return Err(format!("{l}: {key}: {why}"));
             }
         }
@@ -673,6 +833,34 @@ fn job(name: &str, at: Loc, opts: &[Opt]) -> Result<Job, String> {
         if m.fixed().is_some() {
             j.mix = None;
         }
+    }
+    // blockalign: fio's default is each direction's smallest size, what iogauge aligns to; a
+    // mix may be aligned to another (JESD219: 512 B to 64 KiB at 4 KiB offsets).
+    if let Some(a) = blockalign {
+        let (v, l) = &set["blockalign"];
+        match &mut j.mix {
+            Some(m) if m.min_of(false) != a || m.min_of(true) != a => m.align = Some(a),
+            Some(_) => {}
+            None if a == j.bs => {}
+            None => {
+                return Err(format!(
+                    "{l}: blockalign={v} with one block size ({}): iogauge aligns each IO to its size; leave blockalign out or give a mix",
+                    j.bs
+                ))
+            }
+        }
+    }
+    // number_ios stops a clone after that many IOs, if nothing stopped it before (fio's
+    // HOWTO): with one block size, that many blocks' bytes, the smaller of it and io_size.
+    if let Some(n) = number_ios {
+        let (v, l) = &set["number_ios"];
+        if j.mix.is_some() {
+            return Err(format!(
+                "{l}: number_ios={v} with a block-size mix: iogauge stops a job by bytes moved, and a mix's IO count for a byte count is not fixed; give io_size= instead"
+            ));
+        }
+        let bytes = n.saturating_mul(j.bs);
+        j.io_size = Some(j.io_size.map_or(bytes, |b| b.min(bytes)));
     }
     if let Some(bytes) = rate_bytes {
         // A mix paces its mean size, as fio's rate counts bytes.

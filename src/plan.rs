@@ -48,7 +48,10 @@ pub const DEFAULT_RUN_TIME: Duration = Duration::from_secs(10);
 /// --baseline, --db).
 #[derive(Clone, Debug, Default)]
 pub struct Output {
+    /// stdout is for a machine: a JSON document, no progress, every message on stderr.
     pub json: bool,
+    /// That document is fio's JSON (`--format fio-json` without `--output`), not iogauge's.
+    pub fio_json: bool,
     pub label: Option<String>,
     pub no_store: bool,
     pub dry_run: bool,
@@ -59,8 +62,10 @@ pub struct Output {
 
 impl Output {
     pub fn of(o: &OutputArgs) -> Output {
+        let fio_json = o.output.is_none() && o.format() == Some(OutputFormat::FioJson);
         Output {
-            json: o.json,
+            json: o.json || fio_json,
+            fio_json,
             label: o.label.clone(),
             no_store: o.no_store,
             dry_run: o.dry_run,
@@ -460,12 +465,21 @@ pub fn output_file(o: &OutputArgs) -> Result<Option<(PathBuf, Format)>> {
         ));
     }
     let Some(path) = &o.output else {
-        return Ok(None);
+        return match (o.format(), o.json) {
+            (None, _) => Ok(None),
+            (Some(OutputFormat::FioJson), false) => Ok(None),
+            (Some(OutputFormat::FioJson), true) => Err(usage(
+                "--json prints iogauge's document and --format fio-json fio's on stdout: give one (or -o FILE for the other)",
+            )),
+            (Some(_), _) => Err(usage(
+                "--format json|csv|text says --output's format: give -o FILE too (--json prints the document on stdout)",
+            )),
+        };
     };
     let ext = path
         .extension()
         .map(|e| e.to_string_lossy().to_ascii_lowercase());
-    let format = match (o.format, ext.as_deref()) {
+    let format = match (o.format(), ext.as_deref()) {
         (Some(f), _) => Format::from(f),
         (None, Some("json")) => Format::Json,
         (None, Some("csv")) => Format::Csv,

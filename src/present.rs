@@ -107,7 +107,7 @@ fn emit(
         };
         s
     };
-    write_out(doc, plan.file.as_ref(), plan.output.json, &human)
+    write_out(doc, plan.file.as_ref(), &plan.output, &human)
 }
 
 /// Writes a run's document: to `--output FILE` in its format, then on stdout as JSON or as
@@ -115,7 +115,7 @@ fn emit(
 pub fn write_out(
     doc: &RunDoc,
     file: Option<&(std::path::PathBuf, crate::plan::Format)>,
-    json: bool,
+    output: &crate::plan::Output,
     human: &dyn Fn() -> String,
 ) -> Result<()> {
     let as_json = || serde_json::to_string_pretty(doc).map(|s| s + "\n");
@@ -131,9 +131,10 @@ pub fn write_out(
             .with_context(|| format!("writing --output {}", path.display()))?;
         say!("wrote {}", path.display());
     }
-    let text = match json {
-        true => as_json()?,
-        false => human(),
+    let text = match (output.fio_json, output.json) {
+        (true, _) => fio_json::run(doc),
+        (false, true) => as_json()?,
+        (false, false) => human(),
     };
     Ok(crate::ui::out(&text)?)
 }

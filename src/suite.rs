@@ -168,6 +168,9 @@ pub enum Amount {
     Bytes(u64),
     /// One pass over the range the cell uses (`data = "range"`), as dd writes a file once.
     Range,
+    /// Several passes over the range: an fio job without size= whose clones each go over the
+    /// whole file (numjobs), `loops` times.
+    Ranges(u32),
 }
 
 /// Command-line lists a group may take in place of its own.

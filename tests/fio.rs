@@ -291,9 +291,9 @@ fn unsupported_options_are_refused_with_file_line_and_why() {
             "tracks one block size",
         ),
         (
-            "[a]\nrw=randread\nrate_min=1m\n",
-            "x.fio:3: rate_min",
-            "low rate",
+            "[a]\nrw=randread\nthinktime=20\n",
+            "x.fio:3: thinktime",
+            "pauses between IOs",
         ),
         ("[a]\nfrob=1\n", "x.fio:2: frob", "does not support"),
         (
@@ -843,5 +843,51 @@ fn the_example_job_files_run_end_to_end() {
     assert!(
         ran >= 4,
         "KDiskMark, Google Cloud's two and Amazon EBS's jobs"
+    );
+}
+
+/// fio's JSON on stdout, as `fio --output-format=json` prints it: `--format fio-json` alone or
+/// fio's own spelling, every message on stderr; a direction without IO has no percentiles, as
+/// fio writes it; `--format csv` without a file is refused in one line.
+#[test]
+fn fio_json_goes_to_stdout_without_a_file() {
+    let dir = tempfile::tempdir().unwrap();
+    for flags in [&["--format", "fio-json"][..], &["--output-format=json"][..]] {
+        let mut args = vec!["fio", "--no-store"];
+        args.extend_from_slice(flags);
+        args.extend([
+            "--",
+            "--name=r",
+            "--rw=randread",
+            "--size=8m",
+            "--runtime=300ms",
+            "--time_based",
+        ]);
+        let out = iogauge(dir.path(), &args);
+        assert!(out.status.success(), "{flags:?}: {}", stderr_of(&out));
+        let fio: Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{flags:?}: stdout is not JSON ({e})"));
+        let j = fio_job(&fio, "r");
+        assert!(f(&j["read"]["total_ios"]) > 0.0);
+        assert_eq!(
+            j["read"]["clat_ns"]["percentile"]
+                .as_object()
+                .unwrap()
+                .len(),
+            17
+        );
+        assert_eq!(f(&j["write"]["total_ios"]), 0.0);
+        assert!(
+            j["write"]["clat_ns"].get("percentile").is_none(),
+            "{}",
+            j["write"]["clat_ns"]
+        );
+    }
+    let out = iogauge(dir.path(), &["run", "--size", "8m", "--format", "csv"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr_of(&out).contains("give -o FILE"),
+        "{}",
+        stderr_of(&out)
     );
 }

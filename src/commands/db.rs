@@ -13,7 +13,7 @@ pub fn pgbench(args: &PgbenchArgs) -> Result<()> {
         return Ok(crate::ui::out(&text::plan(&p))?);
     }
     let ran = db::run(&p)?;
-    crate::present::write_out(&ran.doc, p.file.as_ref(), p.output.json, &|| {
+    crate::present::write_out(&ran.doc, p.file.as_ref(), &p.output, &|| {
         text::run(&p, &ran.doc)
     })?;
     ran.result()
@@ -25,7 +25,7 @@ pub fn sysbench(args: &SysbenchArgs) -> Result<()> {
         return Ok(crate::ui::out(&text::sysbench_plan(&p))?);
     }
     let ran = oltp::run(&p)?;
-    crate::present::write_out(&ran.doc, p.file.as_ref(), p.output.json, &|| {
+    crate::present::write_out(&ran.doc, p.file.as_ref(), &p.output, &|| {
         text::sysbench_run(&p, &ran.doc)
     })?;
     ran.result()

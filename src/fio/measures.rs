@@ -24,13 +24,18 @@ pub fn notes(
     for j in jobs {
         let mut out = |text: String| each.push((text, j.name.as_str()));
         if let (Some(rt), false) = (j.runtime, j.time_based) {
-            let stop = match j.size {
-                Some(s) => format!(
-                    "has moved size={} ({}) per clone",
+            let passes = match j.loops {
+                1 => String::new(),
+                n => format!(" {n} times (loops={n})"),
+            };
+            let stop = match (j.io_size, j.size) {
+                (Some(b), _) => format!("has moved {} per clone{passes}", units::iec(b)),
+                (None, Some(s)) => format!(
+                    "has moved size={} ({}) per clone{passes}",
                     j.typed("size"),
                     units::iec(s)
                 ),
-                None => "has gone through its file once".into(),
+                (None, None) => format!("has gone through its file{passes}"),
             };
             out(format!(
                 "{}: runtime={} without time_based ({WHO}): fio stops a job as soon as it {stop}, which on a fast device is a short burst; iogauge runs the whole {} as time_based=1 does (add time_based=1 to get the same from fio)",
@@ -77,6 +82,9 @@ pub fn notes(
                 j.at("rw"),
                 j.rw.name()
             ));
+        }
+        for (key, instead) in super::NOTED.iter().filter(|(k, _)| j.has(k)) {
+            out(format!("{}: {key} ({WHO}): {instead}", j.at(key)));
         }
         if j.verify {
             out(format!(

@@ -189,8 +189,44 @@ fn every_refusal_names_its_line_and_why() {
         (
             "[a]\nrw=randread\nrandom_distribution=sequence:1\n",
             3,
+            "fio's sequence) is not mapped",
+        ),
+        (
+            "[a]\nrw=randread\nrandom_distribution=wobble:1\n",
+            3,
             "not one of fio's distributions",
         ),
+        ("[a]\nss=lat:5%\n", 2, "judges IOPS"),
+        ("[a]\nss=clat:5%\n", 2, "lat and lat_slope"),
+        ("[a]\nrandom_generator=mt\n", 2, "tausworthe, lfsr"),
+        ("[a]\nbs=4k\nblockalign=8k\n", 3, "one block size"),
+        (
+            "[a]\nbssplit=4k/50:8k/50\nblockalign=1000\n",
+            3,
+            "multiple of 512",
+        ),
+        (
+            "[a]\nbssplit=4k/50:8k/50\nnumber_ios=10\n",
+            3,
+            "give io_size=",
+        ),
+        ("[a]\nloops=0\n", 2, "at least 1"),
+        ("[a]\nflow=2\n", 2, "run at the same time"),
+        ("[a]\nexitall\n", 2, "no other jobs running"),
+        ("[a]\nthinktime=20\n", 2, "pauses between IOs"),
+        ("[a]\nio_submit_mode=offload\n", 2, "pool of submitters"),
+        ("[a]\nrate_process=poisson\n", 2, "poisson arrivals"),
+        ("[a]\ncmdprio_percentage=10\n", 2, "priorities"),
+        ("[a]\nprioclass=1\n", 2, "priorities"),
+        ("[a]\nnuma_cpu_nodes=0\n", 2, "placement"),
+        ("[a]\nzonemode=strided\n", 2, "zones"),
+        (
+            "[a]\nverify_backlog=8\n",
+            2,
+            "its own header on every sector",
+        ),
+        ("[a]\ndedupe_mode=repeat\n", 2, "unique, incompressible"),
+        ("[a]\ncontinue_on_error=all\n", 2, "first IO error"),
         ("[a]\noffset=524z\n", 2, "zones (z)"),
         (
             "[a]\nfilename_format=f.$jobnum.$filenum\n",
@@ -201,7 +237,8 @@ fn every_refusal_names_its_line_and_why() {
         ("[a]\nfilename=/a:/b\n", 2, "directory= and nrfiles="),
         ("[a]\nnumjobs=0\n", 2, "at least 1"),
         ("[a]\ndirect=1\nbuffered=1\n", 3, "contradicts"),
-        ("[a]\nwait_for=b\n", 2, "one after another"),
+        ("[a]\nwait_for=b\n", 2, "no job before this one is named b"),
+        ("[b]\nwait_for=a\n[a]\n", 2, "put the job waited for first"),
         ("[global]\nbs=4k\n", 0, "no job"),
     ] {
         let e = refusal(text);
@@ -542,4 +579,61 @@ fn aliases_and_zones_are_read_as_fio_reads_them() {
     assert_eq!(j.offset, 4096);
     assert_eq!(j.runtime, Some(Duration::from_secs(2)));
     assert_eq!(j.distribution.to_string(), "zoned:50/5:30/15:20/80");
+}
+
+/// Options that change what fio records, not the IO, run with a note of what iogauge keeps
+/// instead, on the line they were set; so do those iogauge's way of running already gives.
+#[test]
+fn noted_options_run_with_what_iogauge_does_instead() {
+    let text = "[global]\nthreads=1\nwrite_lat_log=lat\nlog_avg_msec=1000\n[a]\ngtod_reduce=1\n\
+                random_generator=lfsr\nstartdelay=2-4\nratemin=1m\ndisable_bw=1\npercentile_list=99.5\n";
+    let j = jobs(text);
+    let n = super::measures::notes(&j, 0, &|_| None, &|_| true);
+    for (key, line, says) in [
+        ("threads", 2, "tiobench profile"),
+        ("write_lat_log", 3, "writes no log files"),
+        ("log_avg_msec", 4, "writes no log files"),
+        ("gtod_reduce", 6, "always times every IO"),
+        ("random_generator", 7, "its own generator"),
+        ("startdelay", 8, "one after another"),
+        ("rate_min", 9, "does not end a job"),
+        ("disable_bw_measurement", 10, "always times every IO"),
+        ("percentile_list", 11, "whole latency histogram"),
+    ] {
+        let want = format!("t.fio:{line}: {key} (job a): ");
+        assert!(
+            n.iter().any(|n| n.starts_with(&want) && n.contains(says)),
+            "{key}: {n:#?}"
+        );
+    }
+}
+
+/// blockalign: a mix's offsets aligned to it (JESD219's 512 B to 64 KiB IOs at 4 KiB offsets);
+/// at the smallest size, fio's default and iogauge's, nothing to carry.
+#[test]
+fn blockalign_aligns_a_mix_and_at_the_smallest_size_changes_nothing() {
+    let j = &jobs("[a]\nrw=randrw\nbssplit=512/10:4k/60:64k/30\nba=4k\n")[0];
+    assert_eq!(j.mix.as_ref().and_then(|m| m.align), Some(4096));
+    let j = &jobs("[a]\nrw=randrw\nbssplit=4k/50:64k/50\nblockalign=4k\n")[0];
+    assert_eq!(j.mix.as_ref().and_then(|m| m.align), None);
+    let j = &jobs("[a]\nbs=8k\nblockalign=8k,8k\n")[0];
+    assert_eq!((j.bs, j.mix.is_some()), (8192, false));
+}
+
+/// io_size (io_limit) and number_ios set what a clone moves apart from the region of size=,
+/// loops multiplies it, wait_for names an earlier job, and a job without size= whose clones
+/// each go over the whole file moves that many passes.
+#[test]
+fn io_size_number_ios_loops_and_passes_set_the_amount() {
+    let j = &jobs("[a]\nsize=64m\nio_limit=16m\nloops=3\n")[0];
+    assert_eq!(
+        (j.size, j.io_size, j.loops),
+        (Some(64 << 20), Some(16 << 20), 3)
+    );
+    let j = &jobs("[a]\nsize=64m\nbs=8k\nnumber_ios=100\n")[0];
+    assert_eq!(j.io_size, Some(800 << 10));
+    let j = &jobs("[a]\nsize=64m\nio_size=4k\nnumber_ios=100\n")[0];
+    assert_eq!(j.io_size, Some(4096), "number_ios only stops a job earlier");
+    let two = jobs("[w]\nrw=write\n[r]\nwait_for=w\n");
+    assert_eq!(two[1].typed("wait_for"), "w");
 }

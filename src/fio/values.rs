@@ -189,8 +189,11 @@ pub(super) fn distribution(v: &str) -> Result<Distribution, String> {
         "zipf" | "pareto" => Distribution::parse(v),
         "normal" | "gauss" if !arg.is_empty() => Distribution::parse(&format!("normal:{arg}%")),
         "normal" | "gauss" => Err("give the deviation in percent, e.g. normal:5".into()),
+        "sequence" => Err(
+            "a fixed order of blocks repeated (fio's sequence) is not mapped; iogauge draws random offsets from a distribution".into(),
+        ),
         _ => Err(format!(
-            "'{kind}' is not one of fio's distributions (random, zipf, pareto, normal, zoned, zoned_abs)"
+            "'{kind}' is not one of fio's distributions (random, zipf, pareto, normal, zoned, zoned_abs, sequence)"
         )),
     }
 }

@@ -210,33 +210,37 @@ pub fn from_fio(args: &FioArgs) -> Result<Plan> {
             .map_err(|e| usage(format!("{}: {e}", j.at("numjobs"))))?;
         check_count("iodepth", j.iodepth, MAX_IODEPTH)
             .map_err(|e| usage(format!("{}: {e}", j.at("iodepth"))))?;
-        let length = match (j.runtime, j.time_based, j.size) {
+        // What each clone moves when no runtime bounds it: io_size (or number_ios), else its
+        // region of size once; loops passes of that.
+        let amount = j.io_size.or(j.size);
+        let length = match (j.runtime, j.time_based, amount) {
             (Some(t), _, _) if t.is_zero() => {
-                return Err(usage(format!("{}: runtime=0 runs nothing", j.at("runtime"))))
+                return Err(usage(format!(
+                    "{}: runtime=0 runs nothing",
+                    j.at("runtime")
+                )))
             }
             (Some(t), _, _) => Length::Time(t),
             (None, true, _) => {
                 return Err(usage(format!(
-                    "{}: time_based without runtime runs until stopped; give runtime=, e.g. runtime=60",
-                    j.at("time_based")
-                )))
+                "{}: time_based without runtime runs until stopped; give runtime=, e.g. runtime=60",
+                j.at("time_based")
+            )))
             }
             // With nrfiles, what the files hold together (size split in whole blocks).
             (None, false, Some(s)) => {
-                let s = match j.nrfiles {
-                    0 | 1 => s,
-                    n => s / u64::from(n) / 4096 * 4096 * u64::from(n),
+                let s = match (j.nrfiles, j.io_size) {
+                    (0 | 1, _) | (_, Some(_)) => s,
+                    (n, None) => s / u64::from(n) / 4096 * 4096 * u64::from(n),
                 };
-                Length::Data(Amount::Bytes(s.saturating_mul(u64::from(j.numjobs))))
+                Length::Data(Amount::Bytes(
+                    s.saturating_mul(u64::from(j.numjobs))
+                        .saturating_mul(u64::from(j.loops)),
+                ))
             }
-            (None, false, None) if j.numjobs == 1 => Length::Data(Amount::Range),
-            (None, false, None) => {
-                return Err(usage(format!(
-                    "{}: numjobs={} with neither size nor runtime: give size= (each clone moves that much) or runtime= with time_based",
-                    j.at("numjobs"),
-                    j.numjobs
-                )))
-            }
+            (None, false, None) if j.numjobs == 1 && j.loops == 1 => Length::Data(Amount::Range),
+            // Each clone goes over the whole file (fio), loops times.
+            (None, false, None) => Length::Data(Amount::Ranges(j.numjobs.saturating_mul(j.loops))),
         };
         groups.push(Group {
             title: j.at.to_string(),

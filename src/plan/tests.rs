@@ -109,6 +109,31 @@ fn fio_plan(options: &[&str]) -> Result<Plan> {
     }
 }
 
+// io_size with loops: the bytes moved, over the region of size=; clones of a job without size=
+// each go over the whole range.
+#[test]
+fn fio_io_size_and_loops_are_the_bytes_moved_and_clones_pass_the_range() {
+    let p = fio_plan(&[
+        "--name=a",
+        "--size=64m",
+        "--io_size=16m",
+        "--loops=3",
+        "--numjobs=2",
+    ])
+    .unwrap();
+    assert_eq!(p.target.size, Some(64 << 20));
+    assert_eq!(p.cells[0].length, Length::Data(Amount::Bytes(96 << 20)));
+    let p = fio_plan(&[
+        "--name=a",
+        "--numjobs=4",
+        "--loops=2",
+        "--filename=f",
+        "--rw=randwrite",
+    ])
+    .unwrap();
+    assert_eq!(p.cells[0].length, Length::Data(Amount::Ranges(8)));
+}
+
 // fio's nrfiles: the target is that many created files of size / nrfiles each, and the job
 // moves size bytes over all of them.
 #[test]

@@ -298,7 +298,9 @@ fn direction(r: &ResultDoc, o: &OpDoc, partial: bool, runtime_ms: u64) -> Value 
             "stddev": if n > 0 { stddev } else { 0.0 },
             "N": n,
         });
-        if with {
+        // fio writes no percentiles for a direction without samples (stat.c,
+        // add_ddir_lat_json), not an empty object.
+        if with && n > 0 {
             v["percentile"] = Value::Object(percentiles.clone());
         }
         v

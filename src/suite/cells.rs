@@ -210,6 +210,7 @@ pub fn data_bytes(amount: Amount, range: u64) -> u64 {
     match amount {
         Amount::Bytes(b) => b,
         Amount::Range => range,
+        Amount::Ranges(n) => range.saturating_mul(u64::from(n)),
     }
 }
 

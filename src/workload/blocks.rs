@@ -25,6 +25,10 @@ pub struct BsWeight {
 pub struct BsMix {
     pub read: Vec<BsWeight>,
     pub write: Vec<BsWeight>,
+    /// What random offsets are aligned to, when not each direction's smallest size (fio's
+    /// `blockalign`: JESD219 draws 512 B to 64 KiB IOs at 4 KiB-aligned offsets).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub align: Option<u64>,
 }
 
 /// Slots of a table at most: enough for any `bssplit` (weights are percentages, 100 slots are
@@ -95,10 +99,14 @@ impl BsMix {
                     .join(":")
             }
         };
-        if self.read == self.write {
+        let sizes = if self.read == self.write {
             one(&self.read)
         } else {
             format!("read {}, write {}", one(&self.read), one(&self.write))
+        };
+        match self.align {
+            Some(a) => format!("{sizes} at {} offsets", crate::units::bs_label(a)),
+            None => sizes,
         }
     }
 
@@ -278,14 +286,21 @@ mod tests {
         let m = BsMix {
             read: split.clone(),
             write: split.clone(),
+            align: None,
         };
         assert_eq!(m.label(), "4K/50:64K/50");
         assert_eq!(m.fio_split(), "4k/50:64k/50");
         assert_eq!(m.mean(100), 34816.0);
         assert_eq!((m.min(), m.max()), (4096, 65536));
+        let aligned = BsMix {
+            align: Some(8192),
+            ..m.clone()
+        };
+        assert_eq!(aligned.label(), "4K/50:64K/50 at 8K offsets");
         let m = BsMix {
             read: vec![w(4096, 1)],
             write: split,
+            align: None,
         };
         assert_eq!(m.label(), "read 4K, write 4K/50:64K/50");
         assert_eq!(m.min_of(false), 4096);

@@ -117,6 +117,11 @@ impl Offsets {
         };
         let (tr, fr, ar) = dir(false);
         let (tw, fw, aw) = dir(true);
+        // fio's blockalign, where the job gave one.
+        let (ar, aw) = match shape.mix.as_ref().and_then(|m| m.align) {
+            Some(a) => (a, a),
+            None => (ar, aw),
+        };
         let unit = shape.mix.as_ref().map_or(spec.bs, |m| m.min()).max(1);
         let largest = spec.max_bs();
         let (base, region) = match shape.stride {
@@ -451,6 +456,7 @@ mod tests {
         crate::workload::BsMix {
             read: d.clone(),
             write: d,
+            align: None,
         }
     }
 
@@ -515,6 +521,35 @@ mod tests {
         }
     }
 
+    /// fio's blockalign (JESD219): 512 B to 64 KiB IOs, every one at a 4 KiB offset, and
+    /// still every 4 KiB offset used.
+    #[test]
+    fn a_mix_with_an_alignment_puts_every_io_on_it() {
+        let mut mix = split(&[(512, 10), (4096, 60), (65536, 30)]);
+        mix.align = Some(4096);
+        let shape = crate::workload::Shape {
+            mix: Some(mix),
+            ..Default::default()
+        };
+        let s = spec(crate::workload::Rw::Randrw, 1, shape);
+        let mut o = Offsets::of(&s, 0, 0, 16 << 20);
+        let mut small = 0;
+        let mut seen = std::collections::HashSet::new();
+        for i in 0..20_000 {
+            let (off, l) = o.next_io(i % 2 == 1);
+            assert_eq!(off % 4096, 0, "{off}");
+            assert!(off + u64::from(l) <= 16 << 20);
+            small += u32::from(l == 512);
+            seen.insert(off);
+        }
+        assert!(small > 1000, "the 512 B IOs are drawn: {small}");
+        assert!(
+            seen.len() > 3000,
+            "offsets spread over the range: {}",
+            seen.len()
+        );
+    }
+
     #[test]
     fn each_direction_aligns_to_its_own_smallest_size() {
         use crate::workload::blocks::BsWeight;
@@ -534,6 +569,7 @@ mod tests {
                         weight: 1,
                     },
                 ],
+                align: None,
             }),
             ..Default::default()
         };

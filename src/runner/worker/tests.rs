@@ -132,6 +132,7 @@ fn a_mix_counts_each_ios_own_size() {
             mix: Some(crate::workload::BsMix {
                 read: sizes.clone(),
                 write: sizes,
+                align: None,
             }),
             ..Default::default()
         },
