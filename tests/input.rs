@@ -429,3 +429,27 @@ fn a_cell_shorter_than_one_bin_is_refused() {
     let ok = iogauge(dir.path(), &["run", "--engine", "null", "--time", "100ms"]);
     assert!(ok.status.success(), "{}", stderr_of(&ok));
 }
+
+/// Issue 43, item 1: a misspelled suite name is answered with the one meant, as clap answers a
+/// misspelled command; a suite's name typed as the command is answered with `iogauge suite`.
+#[test]
+fn a_misspelled_suite_names_the_one_meant() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    refused(d, &["suite", "qiuck", "--dry-run"], "did you mean quick?");
+    refused(
+        d,
+        &["suite", "snia-iosp", "--dry-run"],
+        "did you mean snia-iops?",
+    );
+    refused(d, &["qiuck"], "did you mean `iogauge suite quick`?");
+    refused(d, &["matrix", "."], "did you mean `iogauge suite matrix`?");
+    // clap's own suggestion for a command stays; nothing is offered for what is like nothing.
+    refused(d, &["suit", "quick"], "'suite'");
+    let out = iogauge(d, &["suite", "bogus"]);
+    assert!(
+        !stderr_of(&out).contains("did you mean"),
+        "{}",
+        stderr_of(&out)
+    );
+}
