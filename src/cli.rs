@@ -59,7 +59,8 @@ pub enum Command {
     /// subcommand's with every option (`iogauge man db pgbench`), or all of them into a
     /// directory (`iogauge man --dir /usr/local/share/man/man1`).
     Man(ManArgs),
-    /// Run a database with its data on the target: `db pgbench` runs PostgreSQL's pgbench.
+    /// Run a database with its data on the target: `db pgbench` runs PostgreSQL's pgbench,
+    /// `db sysbench` sysbench's OLTP on MariaDB (or PostgreSQL).
     #[command(subcommand)]
     Db(DbCommand),
     /// Does fsync survive a power cut? diskchecker.pl's test: `listen` on a second machine,
