@@ -566,3 +566,52 @@ fn until_stable_says_when_each_cell_was_stable() {
         assert!(ran <= 3.0 + 1e-9, "ran {ran} s of at most 3 s");
     }
 }
+
+/// Issue 43, item 5: on a target it may not write, a suite skips its writing cells; the plan
+/// says so once, and the notes after the tables said it again for every cell (22 lines for
+/// Orion's mixes). Now one note says it, with how many.
+#[test]
+fn a_read_only_suite_says_once_that_its_writing_cells_were_skipped() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("data.bin");
+    std::fs::write(&file, vec![7u8; 8 << 20]).unwrap();
+    let out = iogauge(
+        dir.path(),
+        &[
+            "suite",
+            "mixes",
+            file.to_str().unwrap(),
+            "--engine",
+            "null",
+            "--cell-time",
+            "200ms",
+            "--read-pct",
+            "100,50",
+            "--qd",
+            "1,2",
+        ],
+    );
+    let all = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        stderr_of(&out)
+    );
+    assert!(out.status.success(), "{all}");
+    // The writing cells: randrw 50/50 at QD 1 and 2, and the sequential write.
+    let told: Vec<&str> = all
+        .lines()
+        .filter(|l| l.contains("--allow-overwrite"))
+        .collect();
+    assert_eq!(told.len(), 2, "the plan and one note: {all}");
+    assert!(
+        told.iter()
+            .any(|l| l.contains("the 3 cells that write are skipped")),
+        "{all}"
+    );
+    assert!(
+        told.iter()
+            .any(|l| l.starts_with("note: skipped the 3 cells that write")),
+        "{all}"
+    );
+    assert_eq!(std::fs::read(&file).unwrap(), vec![7u8; 8 << 20]);
+}
