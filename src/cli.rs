@@ -59,7 +59,8 @@ pub enum Command {
     /// subcommand's with every option (`iogauge man db pgbench`), or all of them into a
     /// directory (`iogauge man --dir /usr/local/share/man/man1`).
     Man(ManArgs),
-    /// Run a database with its data on the target: `db pgbench` runs PostgreSQL's pgbench.
+    /// Run a database with its data on the target: `db pgbench` runs PostgreSQL's pgbench,
+    /// `db sysbench` sysbench's OLTP on MariaDB (or PostgreSQL).
     #[command(subcommand)]
     Db(DbCommand),
     /// Does fsync survive a power cut? diskchecker.pl's test: `listen` on a second machine,
@@ -336,16 +337,24 @@ pub struct CompareArgs {
 #[derive(Args, Debug, Clone)]
 pub struct ReportArgs {
     /// Runs to report on (ids, labels, `last`, or `sweep:ID`).
-    #[arg(value_name = "RUN", required_unless_present = "from_json")]
+    #[arg(
+        value_name = "RUN",
+        required_unless_present_any = ["from_json", "list_thresholds"]
+    )]
     pub runs: Vec<String>,
     /// Also report on the run document in this file, as `run --json` or `export` wrote it
     /// (repeatable).
     #[arg(long, value_name = "FILE")]
     pub from_json: Vec<PathBuf>,
     /// Recompute the findings with these thresholds: a TOML file naming the ones it changes,
-    /// e.g. `gap_frac = 0.3` (names and defaults: crates/analyze).
+    /// e.g. `gap_frac = 0.3`; an unknown name is refused (the names: --list-thresholds).
     #[arg(long, value_name = "FILE")]
     pub thresholds: Option<PathBuf>,
+    /// Print every threshold the findings use, with its default and meaning: the names a
+    /// --thresholds file may set. Writes no report.
+    // Not `exclusive`: IOGAUGE_DB in the environment counts as an argument given.
+    #[arg(long, conflicts_with_all = ["runs", "from_json", "thresholds", "charts"])]
+    pub list_thresholds: bool,
     #[command(flatten)]
     pub db: DbArgs,
     /// Output HTML file.

@@ -43,6 +43,30 @@ pub fn exit_code(err: &anyhow::Error) -> u8 {
     }
 }
 
+/// The known name most like a misspelled one, and how alike they are (0 to 1): Jaro–Winkler,
+/// which weighs a shared start and forgives a swapped pair (`qiuck`), like clap's own
+/// suggestions for subcommands and flags. `None` only when there are no names.
+pub fn nearest<'a>(
+    typed: &str,
+    names: impl IntoIterator<Item = &'a str>,
+) -> Option<(&'a str, f64)> {
+    names
+        .into_iter()
+        .map(|n| (n, strsim::jaro_winkler(typed, n)))
+        .max_by(|a, b| a.1.total_cmp(&b.1))
+}
+
+/// How alike a name must be to be offered unasked ("did you mean"); below it a suggestion is
+/// more often wrong than right.
+pub const ALIKE: f64 = 0.8;
+
+/// The known name to offer for a misspelled one, if one is alike enough.
+pub fn did_you_mean<'a>(typed: &str, names: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    nearest(typed, names)
+        .filter(|(_, s)| *s >= ALIKE)
+        .map(|(n, _)| n)
+}
+
 /// What a command takes instead of another command's option typed to it: a suite (or a sweep
 /// of one) its lists, `run` its single values.
 fn hint_for(command: &str, typed: &str) -> Option<&'static str> {
@@ -85,6 +109,26 @@ pub fn clap_exit(e: clap::Error) -> std::process::ExitCode {
         if let Some(hint) = typed.as_deref().and_then(|t| hint_for(&command, t)) {
             let flag = typed.as_deref().unwrap_or_default();
             say!("iogauge: error: {command} has no {flag}: {hint} (see iogauge {command} --help)");
+            return std::process::ExitCode::from(2);
+        }
+    }
+    // A suite's name typed as a command (`iogauge qiuck`, `iogauge matrix /data`): clap knows
+    // no command like it, but the user meant `iogauge suite NAME`.
+    if e.kind() == ErrorKind::InvalidSubcommand
+        && e.get(clap::error::ContextKind::SuggestedSubcommand)
+            .is_none()
+    {
+        let typed = e
+            .get(clap::error::ContextKind::InvalidSubcommand)
+            .map(|v| v.to_string());
+        let top = std::env::args().nth(1);
+        if let Some(suite) = typed
+            .as_deref()
+            .filter(|t| Some(*t) == top.as_deref())
+            .and_then(|t| did_you_mean(t, crate::suite::names()))
+        {
+            let typed = crate::units::quoted(typed.as_deref().unwrap_or_default(), 60);
+            say!("iogauge: error: there is no command '{typed}'; did you mean `iogauge suite {suite}`? (see --help)");
             return std::process::ExitCode::from(2);
         }
     }

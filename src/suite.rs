@@ -196,17 +196,29 @@ impl CliOption {
     }
 }
 
+/// Every name `builtin` takes.
+pub fn names() -> impl Iterator<Item = &'static str> {
+    BUILTIN.iter().map(|(n, _)| *n).chain(["full"])
+}
+
 /// Loads a suite by name: one of [`BUILTIN`], or `full`.
 pub fn builtin(name: &str) -> Result<Suite, String> {
     if name == "full" {
         return full();
     }
     let Some((_, text)) = BUILTIN.iter().find(|(n, _)| *n == name) else {
-        let names: Vec<&str> = BUILTIN.iter().map(|(n, _)| *n).collect();
-        return Err(format!(
-            "there is no suite '{name}'; choose one of {}, full, or give your own with --file",
-            names.join(", ")
-        ));
+        let all: Vec<&str> = names().collect();
+        let typed = crate::units::quoted(name, 60);
+        return Err(match crate::error::did_you_mean(name, names()) {
+            Some(like) => format!(
+                "there is no suite '{typed}'; did you mean {like}? (the suites: {}; or give your own with --file)",
+                all.join(", ")
+            ),
+            None => format!(
+                "there is no suite '{typed}'; choose one of {}, or give your own with --file",
+                all.join(", ")
+            ),
+        });
     };
     // The embedded files are tested to parse; an error here is a bug, reported like any other.
     schema::parse(text, &format!("suites/{name}.toml"))
@@ -269,5 +281,21 @@ mod tests {
             e.contains("matrix") && e.contains("full") && e.contains("--file"),
             "{e}"
         );
+        assert!(!e.contains("did you mean"), "nothing is like bogus: {e}");
+    }
+
+    #[test]
+    fn a_misspelled_suite_is_named_with_the_one_meant() {
+        for (typed, meant) in [
+            ("qiuck", "quick"),
+            ("matirx", "matrix"),
+            ("snia-iosp", "snia-iops"),
+        ] {
+            let e = builtin(typed).unwrap_err();
+            assert!(
+                e.contains(&format!("did you mean {meant}?")),
+                "{typed}: {e}"
+            );
+        }
     }
 }

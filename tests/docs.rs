@@ -48,6 +48,24 @@ fn the_man_page_documents_the_commands() {
     }
 }
 
+/// Issue 43, item 3: the top-level help names every database load, not only pgbench.
+#[test]
+fn the_help_names_both_database_loads() {
+    let dir = tempfile::tempdir().unwrap();
+    for flag in ["--help", "-h"] {
+        let out = iogauge(dir.path(), &[flag]);
+        assert!(out.status.success());
+        // Words as wrapped at any width.
+        let text = String::from_utf8_lossy(&out.stdout)
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+        for load in ["db pgbench", "db sysbench"] {
+            assert!(text.contains(load), "iogauge {flag} lacks {load}:\n{text}");
+        }
+    }
+}
+
 /// docs/findings.md has a row for every kind of finding the code can make (issue 23).
 #[test]
 fn every_finding_kind_is_documented() {

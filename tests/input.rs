@@ -440,3 +440,55 @@ fn a_hung_command_fails_its_test_at_the_deadline() {
         std::time::Duration::from_millis(300),
     );
 }
+
+/// Issue 43, item 1: a misspelled suite name is answered with the one meant, as clap answers a
+/// misspelled command; a suite's name typed as the command is answered with `iogauge suite`.
+#[test]
+fn a_misspelled_suite_names_the_one_meant() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    refused(d, &["suite", "qiuck", "--dry-run"], "did you mean quick?");
+    refused(
+        d,
+        &["suite", "snia-iosp", "--dry-run"],
+        "did you mean snia-iops?",
+    );
+    refused(d, &["qiuck"], "did you mean `iogauge suite quick`?");
+    refused(d, &["matrix", "."], "did you mean `iogauge suite matrix`?");
+    // clap's own suggestion for a command stays; nothing is offered for what is like nothing.
+    refused(d, &["suit", "quick"], "'suite'");
+    let out = iogauge(d, &["suite", "bogus"]);
+    assert!(
+        !stderr_of(&out).contains("did you mean"),
+        "{}",
+        stderr_of(&out)
+    );
+}
+
+/// Issue 43, item 4: README's `/data`, typed where there is no /data, made a 1 GiB test file
+/// named /data at the root. A missing target directly under / is refused alike by run, suite
+/// and the database commands, before anything is written; one deeper down is still created.
+#[test]
+fn a_missing_target_at_the_root_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let root = format!("/iogauge-absent-{}", std::process::id());
+    assert!(!std::path::Path::new(&root).exists());
+    let fix = "give a directory on the file system to test";
+    for args in [
+        vec!["run", root.as_str(), "--dry-run"],
+        vec!["run", root.as_str(), "--engine", "null", "--time", "200ms"],
+        vec!["suite", "matrix", root.as_str(), "--dry-run"],
+        vec!["db", "pgbench", root.as_str()],
+        vec!["db", "sysbench", root.as_str()],
+    ] {
+        refused(d, &args, fix);
+        assert!(
+            !std::path::Path::new(&root).exists(),
+            "{args:?} made {root}"
+        );
+    }
+    let deeper = d.join("new");
+    let out = iogauge(d, &["run", deeper.to_str().unwrap(), "--dry-run"]);
+    assert!(out.status.success(), "{}", stderr_of(&out));
+}

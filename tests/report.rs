@@ -406,6 +406,63 @@ fn thresholds_file_changes_the_findings() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("gap_frac"));
 }
 
+/// Issue 43, item 2: a thresholds file's names were only in the source, and a misspelled one
+/// was ignored (the findings came out with the default the user meant to change). Now
+/// `--list-thresholds` prints them with their defaults, and a name not among them is refused.
+#[test]
+fn thresholds_are_listed_and_an_unknown_name_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = iogauge(tmp.path(), &["report", "--list-thresholds"]);
+    ok(&out);
+    let list = String::from_utf8_lossy(&out.stdout).into_owned();
+    let row = |name: &str| {
+        list.lines()
+            .find(|l| l.split_whitespace().next() == Some(name))
+            .unwrap_or_else(|| panic!("no {name} in:\n{list}"))
+            .split_whitespace()
+            .nth(1)
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(row("gap_frac"), "0.5");
+    assert_eq!(row("stall_min_count"), "10");
+    // Every name listed is one a thresholds file may set, at its default.
+    let every: String = list
+        .lines()
+        .skip(1)
+        .map(|l| {
+            let name = l.split_whitespace().next().unwrap();
+            format!("{name} = {}\n", row(name).parse::<f64>().unwrap())
+        })
+        .collect();
+    assert_eq!(every.lines().count(), 17, "{list}");
+    std::fs::write(tmp.path().join("all.toml"), every).unwrap();
+    let docs = write_docs(tmp.path());
+    let out = iogauge(
+        tmp.path(),
+        &report_args(&docs[..1], &["-o", "all.html", "--thresholds", "all.toml"]),
+    );
+    ok(&out);
+    // A misspelled name: one line naming it and the one meant, exit 2, no report.
+    std::fs::write(tmp.path().join("typo.toml"), "gap_fraction = 0.3\n").unwrap();
+    let out = iogauge(
+        tmp.path(),
+        &report_args(
+            &docs[..1],
+            &["-o", "typo.html", "--thresholds", "typo.toml"],
+        ),
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("'gap_fraction'") && err.contains("nearest is gap_frac"),
+        "{err}"
+    );
+    assert!(err.contains("--list-thresholds"), "{err}");
+    assert!(!tmp.path().join("typo.html").exists());
+}
+
 // ---------------------------------------------------------------------------------------------
 // Headless Chromium.
 

@@ -4,9 +4,16 @@
 use crate::cli::ReportArgs;
 use crate::report::{self, Input};
 use anyhow::{Context, Result};
+use iogauge_analyze::Thresholds;
 use std::path::Path;
 
 pub fn run(args: &ReportArgs) -> Result<()> {
+    if args.list_thresholds {
+        let defaults = Thresholds::default().entries();
+        return Ok(crate::ui::out(&crate::present::findings::thresholds(
+            &defaults,
+        ))?);
+    }
     // The report is HTML: a file named for another format would be opened by the wrong program.
     let ext = args
         .output
@@ -113,11 +120,27 @@ fn read_doc(path: &Path) -> Result<crate::model::RunDoc> {
 }
 
 /// Thresholds from a TOML file naming only the ones it changes, e.g. `gap_frac = 0.3`.
-fn read_thresholds(path: &Path) -> Result<iogauge_analyze::Thresholds> {
+fn read_thresholds(path: &Path) -> Result<Thresholds> {
     let text =
         crate::target::gate::read_input("thresholds file", path, crate::target::gate::TEXT_LIMIT)?;
-    let th: iogauge_analyze::Thresholds = toml::from_str(&text)
-        .map_err(|e| crate::error::usage(format!("{}: {}", path.display(), e.message())))?;
+    let bad =
+        |e: toml::de::Error| crate::error::usage(format!("{}: {}", path.display(), e.message()));
+    // A misspelled name would otherwise be ignored, and the findings recomputed with the
+    // default the user meant to change.
+    let table: toml::Table = toml::from_str(&text).map_err(bad)?;
+    if let Some(key) = table
+        .keys()
+        .find(|k| !Thresholds::names().any(|n| n == k.as_str()))
+    {
+        let (near, _) =
+            crate::error::nearest(key, Thresholds::names()).expect("thresholds have names");
+        return Err(crate::error::usage(format!(
+            "{}: there is no threshold '{}'; the nearest is {near} (every name with its default: iogauge report --list-thresholds)",
+            path.display(),
+            crate::units::quoted(key, 60)
+        )));
+    }
+    let th: Thresholds = toml::from_str(&text).map_err(bad)?;
     th.validate()
         .map_err(|e| crate::error::usage(format!("{}: {e}", path.display())))?;
     Ok(th)

@@ -7,6 +7,8 @@ use crate::cli::{PgbenchArgs, PgbenchScript, SysbenchArgs, SysbenchScript, Sysbe
 
 /// What the user typed, checked: numbers, settings and directories, and where PostgreSQL is.
 pub fn plan(a: &PgbenchArgs) -> Result<DbPlan> {
+    // The target rules of run and suite first, so one path is refused alike by every command.
+    crate::target::gate::target(&a.target)?;
     if !a.target.is_dir() {
         return Err(usage(format!(
             "{} is not a directory: give the directory under test, e.g. iogauge db pgbench /mnt/data",
@@ -143,6 +145,7 @@ fn ratios(list: &str) -> Result<Vec<f64>> {
 /// sysbench are.
 pub fn sysbench_plan(a: &SysbenchArgs) -> Result<SysbenchPlan> {
     let kind = ServerKind::from(a.server);
+    crate::target::gate::target(&a.target)?;
     if !a.target.is_dir() {
         return Err(usage(format!(
             "{} is not a directory: give the directory under test, e.g. iogauge db sysbench /mnt/data",

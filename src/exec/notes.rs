@@ -47,9 +47,22 @@ pub(super) fn notes_of(
             }
         }
     }
+    // The cells a read-only target skips share one reason, which the plan gave already: one
+    // note says it, not one per cell (Orion's mixes skip 22).
+    let writers = works
+        .iter()
+        .filter(|w| w.as_ref().err().map(String::as_str) == Some(super::READ_ONLY))
+        .count();
+    if writers > 1 {
+        add(format!(
+            "skipped the {writers} cells that write: an existing file or device is written only with --allow-overwrite"
+        ));
+    }
     for (i, w) in works.iter().enumerate() {
-        if let Err(reason) = w {
-            add(format!("skipped {}: {reason}", cells[i].name()));
+        match w {
+            Err(reason) if writers > 1 && reason == super::READ_ONLY => {}
+            Err(reason) => add(format!("skipped {}: {reason}", cells[i].name())),
+            Ok(_) => {}
         }
     }
     for (i, reason) in &state.refused {

@@ -1,5 +1,5 @@
 //! A run's findings as people read them: warnings first, alike information once with a
-//! count, each piece of advice once.
+//! count, each piece of advice once; and the thresholds they are judged by.
 
 use iogauge_analyze::{Finding, Severity};
 use std::collections::BTreeSet;
@@ -48,6 +48,15 @@ pub fn text(findings: &[Finding]) -> String {
         }
     }
     s
+}
+
+/// `report --list-thresholds`: each threshold's name, default and meaning, one a row.
+pub fn thresholds(entries: &[iogauge_analyze::ThresholdEntry]) -> String {
+    let mut rows = vec![vec!["name".into(), "default".into(), "meaning".into()]];
+    rows.extend(entries.iter().map(|(name, value, meaning)| {
+        vec![name.to_string(), value.to_string(), meaning.to_string()]
+    }));
+    super::table::table(&rows, &[false, true, false])
 }
 
 #[cfg(test)]

@@ -9,6 +9,9 @@
 //!   device (and the target gate decides whether it may be written). A results database or an
 //!   output file named `/dev/loop2` would be written over the device's first blocks — an ext4
 //!   superblock sits at byte 1024 — and `/dev/null` would leave `/dev/null-journal` behind.
+//! - A target that does not exist directly under / is refused: iogauge would create a test file
+//!   of that name at the root (README's `/data` placeholder, typed where there is no /data,
+//!   made a 1 GiB file `/data`), which is never the file system the user meant to test.
 //! - Anything that is not a regular file (a device, a FIFO, a socket) is refused as an output
 //!   and as an input: a FIFO blocks a read forever, `/dev/zero` never ends.
 //! - A file that backs a loop device is never written: that would write under whatever uses
@@ -86,10 +89,18 @@ fn system_root(real: &Path) -> Option<&'static str> {
 
 /// A target may be a file, a directory or a block device; /proc and /sys are not storage, and
 /// under /dev only block devices are (/dev/shm is memory, /dev/null discards). A link into them
-/// is refused too, while /dev/disk/by-id/... (links to block devices) is fine.
+/// is refused too, while /dev/disk/by-id/... (links to block devices) is fine. A missing path
+/// directly under / is refused (see the rules above). The database commands pass here too.
 pub fn target(path: &Path) -> Result<()> {
     let real = resolved(path);
     let shown = shown(path, &real);
+    if real.parent() == Some(Path::new("/"))
+        && std::fs::symlink_metadata(&real).is_err_and(|e| e.kind() == io::ErrorKind::NotFound)
+    {
+        return Err(usage(format!(
+            "{shown} does not exist, and iogauge creates no test file at the root of the file system; give a directory on the file system to test (e.g. /mnt/ssd), or a file path inside one (e.g. /mnt/ssd/iogauge.test)"
+        )));
+    }
     match system_root(&real) {
         None => Ok(()),
         Some("/dev") => match std::fs::metadata(&real) {

@@ -22,28 +22,10 @@
 //!
 //! # Thresholds
 //!
-//! All limits live in [`Thresholds`]; `Thresholds::default()` holds the values below and
+//! All limits live in [`Thresholds`]; `Thresholds::default()` holds the defaults,
+//! [`Thresholds::entries`] names each with its value and meaning (`iogauge report
+//! --list-thresholds` prints them, and a thresholds file may use only those names), and
 //! [`Thresholds::validate`] checks values a user typed.
-//!
-//! | name | default | meaning |
-//! |---|---|---|
-//! | `stall_frac` | 0.1 | a bin is stalled when its rate is below this fraction of the run's median rate (or zero) |
-//! | `stall_min_s` | 0.5 | shortest stall reported, in seconds |
-//! | `stall_min_count` | 10 | IOs a bin must hold at the median rate; slower runs are judged on wider bins so that Poisson gaps are not called stalls |
-//! | `ceiling_gain` | 0.05 | growth per doubling of x below which IOPS or bandwidth counts as flat |
-//! | `ceiling_min_doublings` | 2.0 | how many doublings of x the flat stretch must span to be a ceiling |
-//! | `ceiling_lat_elasticity` | 0.5 | latency growing at least as x^this across the ceiling means a saturated fixed limit; below it, concurrency is not reaching the device |
-//! | `gap_frac` | 0.5 | a matrix cell below this fraction of its neighbours' trend is a gap |
-//! | `cache_ram_factor` | 2.0 | buffered IO needs a working set above this many times RAM to measure the disk |
-//! | `cache_bw_margin` | 1.1 | read bandwidth above the device's maximum times this was served by a cache |
-//! | `sparse_frac` | 0.01 | a read target with more than this fraction in holes or unwritten extents is sparse |
-//! | `steady_excursion` | 0.2 | steady state: max − min over the window at most this fraction of its mean (SNIA PTS) |
-//! | `steady_slope` | 0.1 | steady state: slope × (window − 1) at most this fraction of the mean (SNIA PTS) |
-//! | `regime_frac` | 0.3 | a change of regime moves the rate by at least this fraction of the higher level |
-//! | `checkpoint_dip_frac` | 0.3 | a database dip: TPS at least this fraction below the run's median |
-//! | `checkpoint_min_s` | 2.0 | shortest database dip judged, in seconds |
-//! | `checkpoint_util` | 0.9 | a device at least this busy during a dip was saturated |
-//! | `checkpoint_queue` | 4.0 | … or one with at least this many requests queued on average |
 //!
 //! The steady-state window itself (5 intervals in SNIA PTS) is an argument of [`steady`], with
 //! [`STEADY_WINDOW`] as its default.
@@ -80,4 +62,4 @@ pub use sparse::sparse;
 pub use stalls::stalls;
 pub use steady::{min_intervals, snia_window, steady, Window, STEADY_WINDOW};
 pub use straggler::stragglers;
-pub use thresholds::{ThresholdError, Thresholds};
+pub use thresholds::{Entry as ThresholdEntry, ThresholdError, Thresholds};

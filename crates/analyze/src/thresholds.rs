@@ -71,6 +71,44 @@ impl Default for Thresholds {
     }
 }
 
+/// A threshold as a user sees it: its name in a thresholds file, its value, what it means.
+pub type Entry = (&'static str, f64, &'static str);
+
+impl Thresholds {
+    /// Every threshold with its value and meaning, in the order the checks run: the one list
+    /// behind `iogauge report --list-thresholds` and the names a thresholds file may use
+    /// (a test keeps it equal to the fields).
+    pub fn entries(&self) -> [Entry; 17] {
+        [
+            ("stall_frac", self.stall_frac, "a bin is stalled when its rate is below this fraction of the run's median rate (or zero)"),
+            ("stall_min_s", self.stall_min_s, "shortest stall reported, in seconds"),
+            ("stall_min_count", f64::from(self.stall_min_count), "IOs a bin must hold at the median rate; slower runs are judged on wider bins, so that chance gaps are not called stalls"),
+            ("ceiling_gain", self.ceiling_gain, "growth per doubling of x below which IOPS or bandwidth counts as flat"),
+            ("ceiling_min_doublings", self.ceiling_min_doublings, "how many doublings of x a flat stretch must span to be a ceiling"),
+            ("ceiling_lat_elasticity", self.ceiling_lat_elasticity, "latency growing at least as x^this across a ceiling means a saturated fixed limit; below it, concurrency is not reaching the device"),
+            ("gap_frac", self.gap_frac, "a matrix cell below this fraction of its neighbours' trend is a gap"),
+            ("cache_ram_factor", self.cache_ram_factor, "buffered IO needs a working set above this many times RAM to measure the disk"),
+            ("cache_bw_margin", self.cache_bw_margin, "read bandwidth above the device's maximum times this was served by a cache"),
+            ("sparse_frac", self.sparse_frac, "a read target with more than this fraction in holes or unwritten extents is sparse"),
+            ("steady_excursion", self.steady_excursion, "steady state: max - min over the window at most this fraction of its mean (SNIA PTS)"),
+            ("steady_slope", self.steady_slope, "steady state: slope x (window - 1) at most this fraction of the mean (SNIA PTS)"),
+            ("regime_frac", self.regime_frac, "a change of regime moves the rate by at least this fraction of the higher level"),
+            ("checkpoint_dip_frac", self.checkpoint_dip_frac, "a database dip: TPS at least this fraction below the run's median"),
+            ("checkpoint_min_s", self.checkpoint_min_s, "shortest database dip judged, in seconds"),
+            ("checkpoint_util", self.checkpoint_util, "a device at least this busy (0 to 1) during a dip was saturated"),
+            ("checkpoint_queue", self.checkpoint_queue, "a device with at least this many requests queued on average during a dip was saturated"),
+        ]
+    }
+
+    /// The names a thresholds file may use.
+    pub fn names() -> impl Iterator<Item = &'static str> {
+        Thresholds::default()
+            .entries()
+            .into_iter()
+            .map(|(n, _, _)| n)
+    }
+}
+
 /// A threshold outside the range where its check means anything.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ThresholdError {
@@ -212,6 +250,21 @@ mod tests {
             ..Thresholds::default()
         };
         assert_eq!(th.validate().unwrap_err().name, "cache_ram_factor");
+    }
+
+    /// The list a user reads and a thresholds file is checked against is the struct itself:
+    /// every field once, with its value.
+    #[test]
+    fn entries_are_the_fields() {
+        let th = Thresholds::default();
+        let fields = serde_json::to_value(&th).unwrap();
+        let fields = fields.as_object().unwrap();
+        let entries = th.entries();
+        assert_eq!(entries.len(), fields.len());
+        for (name, value, meaning) in entries {
+            assert_eq!(fields[name].as_f64(), Some(value), "{name}");
+            assert!(!meaning.is_empty(), "{name}");
+        }
     }
 
     #[test]
