@@ -463,9 +463,17 @@ pub fn annotate_with(doc: &mut RunDoc, data_bytes: Option<u64>, th: &Thresholds)
     }
     for mut f in run_findings(doc, th) {
         use iogauge_analyze::Kind;
-        // SNIA PTS runs are rounds, not repeats, and say so.
-        if rounds && f.kind == Kind::Outlier {
-            f.summary = f.summary.replace("repeat", "round");
+        // SNIA PTS runs are rounds, not repeats, and say so, numbered as the rounds table
+        // numbers them (the window's third of five after six rounds is round 4).
+        if let (Some(r), Kind::Outlier, Some(i)) = (&doc.rounds, f.kind, f.result) {
+            let n = doc.results.get(i).map_or(0, |x| x.repeats.len());
+            let k = f.evidence.get("repeat").copied().unwrap_or(0.0) as usize;
+            let first = r.first_in_window();
+            f.summary = f.summary.replacen(
+                &format!("repeat {} of {n}", k + 1),
+                &format!("round {} (of rounds {first}–{})", first + k, first + n - 1),
+                1,
+            );
         }
         // A gap or an outlier is about one cell; a ceiling is about a whole group.
         if let (Kind::Gap | Kind::Outlier, Some(i)) = (f.kind, f.result) {

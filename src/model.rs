@@ -164,6 +164,14 @@ pub struct RoundsDoc {
     pub precondition_s: Option<f64>,
 }
 
+impl RoundsDoc {
+    /// The round (from 1) the measurement window starts at: the results are the last `window`
+    /// rounds of each cell (fewer when the run stopped sooner).
+    pub fn first_in_window(&self) -> usize {
+        self.iops_per_round.len().saturating_sub(self.window) + 1
+    }
+}
+
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct WorkloadDoc {
     pub rw: Rw,

@@ -242,7 +242,10 @@ fn suite_text(
         s.push_str(&rounds_text(r));
     }
     s.push_str(&tables::summary(suite, outcomes));
-    let repeats = stats::suite_table(&doc.results);
+    let repeats = stats::suite_table(
+        &doc.results,
+        doc.rounds.as_ref().map(crate::model::RoundsDoc::first_in_window),
+    );
     if !repeats.is_empty() {
         s.push('\n');
         s.push_str(&repeats);

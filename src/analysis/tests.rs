@@ -372,6 +372,47 @@ fn flagged_repeats_are_outlier_findings_of_their_result() {
     assert!(of_kind(&d.results[0].findings, "outlier").is_empty());
 }
 
+/// SNIA PTS rounds: the results are the window's last five of six rounds, so the window's third
+/// is round 4, as the rounds table numbers it — never "round 3 of 5".
+#[test]
+fn an_outlier_round_is_named_by_its_round() {
+    let mut r = result(Rw::Randwrite, 4096, 1, 1, 6000.0);
+    let values = vec![7600.0, 7580.0, 3170.0, 7610.0, 7590.0];
+    r.repeats = vec![crate::model::RepeatDoc::default(); 5];
+    r.stats.insert(
+        "iops".into(),
+        StatsDoc {
+            n: 5,
+            values: values.clone(),
+            mean: values.iter().sum::<f64>() / 5.0,
+            outliers: vec![2],
+            ..StatsDoc::default()
+        },
+    );
+    let mut d = doc(vec![r]);
+    d.rounds = Some(crate::model::RoundsDoc {
+        tracked: "t".into(),
+        iops_per_round: vec![1.0; 6],
+        window: 5,
+        max_rounds: 25,
+        steady_at_round: None,
+        excursion_frac: None,
+        slope_excursion_frac: None,
+        precondition_s: None,
+    });
+    annotate(&mut d, None);
+    let out = of_kind(&d.results[0].findings, "outlier");
+    assert_eq!(out.len(), 1);
+    let summary = out[0]["summary"].as_str().unwrap();
+    assert!(
+        summary.starts_with("round 4 (of rounds 2–6): "),
+        "{summary}"
+    );
+    let table = crate::present::stats::suite_table(&d.results, Some(2));
+    assert!(table.contains("The window, rounds 2–6"), "{table}");
+    assert!(table.contains("round 4"), "{table}");
+}
+
 /// Random reads at 1…32 threads, 10,000 IOPS a thread up to a fixed limit of 65,000 (seed
 /// 004's ceiling).
 fn capped_thread_sweep() -> Vec<ResultDoc> {

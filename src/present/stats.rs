@@ -101,7 +101,9 @@ fn stats_row(metric: &str, st: &StatsDoc) -> Vec<String> {
 /// A suite's repeats in one table: per result, the mean IOPS (or syncs/s for a sync cell), its
 /// 95% confidence interval, the coefficient of variation and the outlier repeats. Empty when
 /// nothing was repeated.
-pub fn suite_table(results: &[ResultDoc]) -> String {
+/// `first_round`: in a suite of SNIA PTS rounds, the round its window starts at, so the columns
+/// and the outliers are numbered as the rounds are.
+pub fn suite_table(results: &[ResultDoc], first_round: Option<usize>) -> String {
     let mut rows = vec![["", "n", "mean", "95% CI", "CV", "outliers"]
         .map(String::from)
         .to_vec()];
@@ -126,7 +128,10 @@ pub fn suite_table(results: &[ResultDoc]) -> String {
                 false => st
                     .outliers
                     .iter()
-                    .map(|i| format!("#{}", i + 1))
+                    .map(|i| match first_round {
+                        Some(f) => format!("round {}", f + i),
+                        None => format!("#{}", i + 1),
+                    })
                     .collect::<Vec<_>>()
                     .join(", "),
             },
@@ -135,7 +140,15 @@ pub fn suite_table(results: &[ResultDoc]) -> String {
     if rows.len() == 1 {
         return String::new();
     }
-    let mut s = String::from("Repeats (mean and 95% confidence interval over the repeats)\n\n");
+    let mut s = match first_round {
+        Some(f) => {
+            let last = f + rows.get(1).and_then(|r| r[1].parse::<usize>().ok()).unwrap_or(1) - 1;
+            format!(
+                "The window, rounds {f}–{last} (n: rounds; mean and 95% confidence interval over them)\n\n"
+            )
+        }
+        None => String::from("Repeats (mean and 95% confidence interval over the repeats)\n\n"),
+    };
     for line in table(&rows, &[false, true, true, true, true, false]).lines() {
         let _ = writeln!(s, "  {line}");
     }
