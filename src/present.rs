@@ -244,7 +244,9 @@ fn suite_text(
     s.push_str(&tables::summary(suite, outcomes));
     let repeats = stats::suite_table(
         &doc.results,
-        doc.rounds.as_ref().map(crate::model::RoundsDoc::first_in_window),
+        doc.rounds
+            .as_ref()
+            .map(crate::model::RoundsDoc::first_in_window),
     );
     if !repeats.is_empty() {
         s.push('\n');

@@ -5,21 +5,31 @@ use iogauge_analyze::{Finding, Severity};
 use std::collections::BTreeSet;
 use std::fmt::Write;
 
+/// Warnings of one kind and advice said one by one; more are counted on the last of them.
+const WARNINGS_ALIKE: usize = 3;
+
 /// The findings for a terminal: one line each, `warning stall …`, and what to try next after
-/// the first finding that gives that advice. Warnings come first; information alike (same kind
-/// and advice, e.g. `steady` for every cell of a matrix) is one line with a count. Empty input
-/// gives an empty string.
+/// the first finding that gives that advice. Warnings come first, the first [`WARNINGS_ALIKE`]
+/// of a kind and advice each on its line and the rest of them counted on the last (an
+/// interrupted matrix gave 45 `steady` warnings one by one; the run document keeps them all,
+/// each with its cell); information alike (same kind and advice, e.g. `steady` for every cell
+/// of a matrix) is one line with a count. Empty input gives an empty string.
 pub fn text(findings: &[Finding]) -> String {
     let mut s = String::new();
     if findings.is_empty() {
         return s;
     }
     let warning = |f: &Finding| f.severity != Severity::Info;
-    let mut lines: Vec<(&Finding, usize)> = findings
-        .iter()
-        .filter(|f| warning(f))
-        .map(|f| (f, 1))
-        .collect();
+    let mut lines: Vec<(&Finding, usize)> = Vec::new();
+    for f in findings.iter().filter(|f| warning(f)) {
+        let alike: Vec<usize> = (0..lines.len())
+            .filter(|&i| lines[i].0.kind == f.kind && lines[i].0.advice == f.advice)
+            .collect();
+        match alike.len() >= WARNINGS_ALIKE {
+            true => lines[alike[alike.len() - 1]].1 += 1,
+            false => lines.push((f, 1)),
+        }
+    }
     for f in findings.iter().filter(|f| !warning(f)) {
         let alike = |g: &Finding| !warning(g) && g.kind == f.kind && g.advice == f.advice;
         match lines.iter_mut().find(|(g, _)| alike(g)) {
@@ -99,5 +109,28 @@ mod tests {
         assert!(said.contains("(and 17 more alike)"), "{said}");
         let (stall, steady) = (said.find("warning stall"), said.find("info    steady"));
         assert!(stall.is_some() && stall < steady, "{said}");
+    }
+
+    /// Ten cells stalled: three warnings said, the other seven counted on the third, the advice
+    /// once; the document keeps all ten.
+    #[test]
+    fn many_warnings_alike_are_three_lines_and_a_count() {
+        let mut results = matrix(Rw::Randread, &[1, 10]);
+        for r in results.iter_mut().take(10) {
+            for b in &mut r.fine.ios[50..80] {
+                *b = 0;
+            }
+        }
+        let mut d = doc(results);
+        crate::analysis::annotate(&mut d, None);
+        let stalls = d
+            .findings
+            .iter()
+            .filter(|f| f.kind == iogauge_analyze::Kind::Stall)
+            .count();
+        assert_eq!(stalls, 10);
+        let said = text(&d.findings);
+        assert_eq!(said.matches("warning stall").count(), 3, "{said}");
+        assert!(said.contains("(and 7 more alike)"), "{said}");
     }
 }

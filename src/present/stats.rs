@@ -142,7 +142,11 @@ pub fn suite_table(results: &[ResultDoc], first_round: Option<usize>) -> String 
     }
     let mut s = match first_round {
         Some(f) => {
-            let last = f + rows.get(1).and_then(|r| r[1].parse::<usize>().ok()).unwrap_or(1) - 1;
+            let last = f + rows
+                .get(1)
+                .and_then(|r| r[1].parse::<usize>().ok())
+                .unwrap_or(1)
+                - 1;
             format!(
                 "The window, rounds {f}–{last} (n: rounds; mean and 95% confidence interval over them)\n\n"
             )
