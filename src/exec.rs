@@ -214,11 +214,24 @@ pub fn run(plan: &Plan, prepared: Prepared<'_>) -> Result<Executed> {
         verify: session.as_ref().map(|s| s.doc(&target)),
     };
     let mut rec = Recorder::start(store, &header)?;
-    // A cache `probe cache` found on this stack earlier, for the working-set warning below.
-    let known_cache = match (plan.probe, rec.store(), target.device.as_deref()) {
-        (false, Some(store), Some(dev)) => store
-            .known_cache(dev)
-            .map(|(id, b)| (id, b, dev.to_string())),
+    // A cache `probe cache` found on this stack earlier, for the working-set warning below;
+    // looked up in the results database whether or not this run is stored there, so --no-store
+    // never changes what a run finds (a database that is not there, or cannot be read, knows
+    // of no cache).
+    let looked_up;
+    let known_cache = match (plan.probe, target.device.as_deref()) {
+        (false, Some(dev)) => {
+            let store = match rec.store() {
+                Some(s) => Some(s),
+                None => {
+                    looked_up = Store::open_existing(plan.output.db.as_deref()).ok();
+                    looked_up.as_ref()
+                }
+            };
+            store
+                .and_then(|s| s.known_cache(dev))
+                .map(|(id, b)| (id, b, dev.to_string()))
+        }
         _ => None,
     };
     crate::interrupt::measuring();

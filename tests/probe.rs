@@ -114,6 +114,26 @@ fn the_probe_names_a_memory_cgroups_page_cache() {
             .unwrap()
             .iter()
             .all(|f| f["kind"] != "cache")));
+    // A later run on the same device inside the cache is told so, stored or not (issue 37:
+    // with --no-store the warning was missing, so storing changed what a run found).
+    for store in [&["--no-store"][..], &[][..]] {
+        let mut args = vec![
+            "run", &dev.dev, "--rw", "randread", "--size", "64m", "--time", "300ms", "--json",
+        ];
+        args.extend_from_slice(store);
+        let later = json_of(&iogauge(dir.path(), &args));
+        let said: Vec<&str> = later["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|f| f["summary"].as_str())
+            .collect();
+        assert!(
+            said.iter()
+                .any(|s| s.contains("fits inside the cache of about")),
+            "{store:?}: {said:?}"
+        );
+    }
 }
 
 #[test]

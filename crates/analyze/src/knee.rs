@@ -44,6 +44,12 @@ pub fn cache_knee(steps: &[Step]) -> Option<Knee> {
     if !(hit > 0.0 && miss >= MIN_SPEEDUP * hit) {
         return None;
     }
+    // Like against like: the same percentile must rise across the table. On a busy machine the
+    // largest set's p90 was 21× the smallest set's median (1.58 ms against 75.9 µs) with no
+    // knee anywhere — every set's p90 was that slow, the scheduler's delay, not a cache's edge.
+    if last.p90_ns < MIN_SPEEDUP * steps[0].p90_ns {
+        return None;
+    }
     let threshold = (hit * miss).sqrt();
     let shares: Vec<f64> = steps.iter().map(|s| (s.share_under)(threshold)).collect();
     let mut estimates: Vec<f64> = steps
@@ -109,6 +115,34 @@ mod tests {
             })
             .collect();
         cache_knee(&steps)
+    }
+
+    /// The near miss from a busy machine: every set answers most reads in ~76 µs and a tenth
+    /// or more in ~1.5 ms (the scheduler's delay, the same share at every size). No percentile
+    /// rises across the sets, so there is no cache, though the largest set's p90 is 20× the
+    /// smallest set's median.
+    #[test]
+    fn a_slow_tail_at_every_size_is_no_cache() {
+        let ws: Vec<f64> = (0..7).map(|k| (16u64 << 20 << k) as f64).collect();
+        let under = |t: f64| {
+            if t >= 1_500_000.0 {
+                1.0
+            } else if t >= 76_000.0 {
+                0.85
+            } else {
+                0.0
+            }
+        };
+        let steps: Vec<Step> = ws
+            .iter()
+            .map(|&w| Step {
+                bytes: w,
+                median_ns: 76_000.0,
+                p90_ns: 1_580_000.0,
+                share_under: &under,
+            })
+            .collect();
+        assert_eq!(cache_knee(&steps), None);
     }
 
     #[test]
