@@ -154,7 +154,7 @@ pub(super) fn latency_search(
         };
         let label = match rate {
             Some(r) => format!("rate {} IOPS", units::count(r)),
-            None => "unthrottled".to_string(),
+            None => "unthrottled (not judged)".to_string(),
         };
         let ran = work::run(&w, target, &[], &label, !plan.output.json, None, None)?;
         if ran.m.interrupted.is_some() || ran.m.error.is_some() {
@@ -183,11 +183,15 @@ pub(super) fn latency_search(
     };
     let mut curve = vec![(max_iops, max_lat)];
     let (mut lo, mut hi) = (0.0, max_iops);
-    let mut best = (max_lat <= limit).then_some((max_iops, max_lat));
+    // Only paced runs are judged: their latency counts from each IO's planned start, so the
+    // queueing a real load meets is in it. The unthrottled run's counts from submission
+    // (coordinated omission): it gave p99 under 2 ms at 55,794 IOPS where paced at half that
+    // rate the same device gave 7.10 ms. It only bounds the search.
+    let mut best: Option<(f64, f64)> = None;
     // The lowest rate asked, with what it achieved: what a failed search reports, so the
     // answer names a rate that was really tried.
     let mut lowest: Option<(f64, f64, f64)> = None;
-    if best.is_none() {
+    {
         for _ in 0..SEARCH_STEPS {
             let rate = (lo + hi) / 2.0;
             let Some((iops, lat)) = step(Some(rate), state)? else {

@@ -142,8 +142,8 @@ pub fn doc(plan: &Plan, resolved: &target::Resolved, works: &[Result<Work, Strin
         Some(r) => (r.window as u32, plan.max_rounds.unwrap_or(r.max)),
         None => (repeats, repeats),
     };
-    // A search that meets the target unthrottled stops after its first run.
-    let mut secs = per_run_least * f64::from(least);
+    // A search runs all its steps: only paced runs are judged.
+    let mut secs = per_run_least * f64::from(least * searches);
     let mut secs_most = per_run * f64::from(most * searches);
     // Every file's range, for a target of several (fio's nrfiles).
     let all = range.saturating_mul(u64::from(resolved.files()));
