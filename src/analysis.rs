@@ -35,6 +35,13 @@ pub fn result_findings(
         wait: &r.fine.cpu_wait,
     };
     found.extend(iogauge_analyze::stalls(&r.fine.ios, r.fine.bin_s, cpu, th));
+    // A fixed amount of data moved in a moment (a timed result is as long as it was asked to be).
+    found.extend(iogauge_analyze::short(
+        r.runtime_s,
+        r.ios,
+        r.workload.time_s.is_some() || r.is_db(),
+        th,
+    ));
     // A pgbench result's rate is transactions, which have no size.
     let bytes_per_io = (r.iops > 0.0 && !r.is_db()).then(|| r.bw_bytes / r.iops);
     // Repeats run one after another with their 100 ms bins joined: a step where one repeat ends

@@ -981,3 +981,30 @@ fn a_build_without_mpi_refuses_to_be_one_of_many_ranks() {
         .count();
     assert_eq!(made, 0, "a test file was made");
 }
+
+/// `short` (issue 37: `suite seq --size 256m` measured `write 1M` over 61 ms and said nothing):
+/// 4 MiB moved in milliseconds is said to be short; the near miss, 2 MiB paced at 400 IOs a
+/// second (1.28 s), is not, and neither is a timed run.
+#[test]
+fn a_fixed_amount_moved_in_a_moment_is_short() {
+    let dir = tempfile::tempdir().unwrap();
+    let kinds = |args: &[&str]| -> Vec<String> {
+        let mut all = vec!["run", "data", "--size", "16m", "--json", "--no-store"];
+        all.extend_from_slice(args);
+        let doc = json_of(&iogauge(dir.path(), &all));
+        doc["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["kind"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let quick = kinds(&["--data", "4m", "--bs", "1m", "--rw", "read"]);
+    assert!(quick.contains(&"short".to_string()), "{quick:?}");
+    let paced = kinds(&[
+        "--data", "2m", "--bs", "4k", "--rw", "randread", "--rate", "400",
+    ]);
+    assert!(!paced.contains(&"short".to_string()), "{paced:?}");
+    let timed = kinds(&["--time", "300ms", "--rw", "randread"]);
+    assert!(!timed.contains(&"short".to_string()), "{timed:?}");
+}

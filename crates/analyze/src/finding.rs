@@ -49,11 +49,13 @@ pub enum Kind {
     Straggler,
     /// A database's transactions dipped while it flushed its pages onto a saturated device.
     Checkpoint,
+    /// A fixed amount of data moved in less time than numbers can be quoted from.
+    Short,
 }
 
 impl Kind {
     /// Every kind, for documentation checks.
-    pub const ALL: [Kind; 21] = [
+    pub const ALL: [Kind; 22] = [
         Kind::Stall,
         Kind::Ceiling,
         Kind::Gap,
@@ -75,6 +77,7 @@ impl Kind {
         Kind::Regime,
         Kind::Straggler,
         Kind::Checkpoint,
+        Kind::Short,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -100,6 +103,7 @@ impl Kind {
             Kind::Regime => "regime",
             Kind::Straggler => "straggler",
             Kind::Checkpoint => "checkpoint",
+            Kind::Short => "short",
         }
     }
 }

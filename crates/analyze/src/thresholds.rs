@@ -45,6 +45,8 @@ pub struct Thresholds {
     pub checkpoint_util: f64,
     /// A device with this many requests queued on average during a dip was saturated.
     pub checkpoint_queue: f64,
+    /// A result of a fixed amount of data measured over less than this many seconds is short.
+    pub short_s: f64,
 }
 
 impl Default for Thresholds {
@@ -67,6 +69,7 @@ impl Default for Thresholds {
             checkpoint_min_s: 2.0,
             checkpoint_util: 0.9,
             checkpoint_queue: 4.0,
+            short_s: 1.0,
         }
     }
 }
@@ -78,7 +81,7 @@ impl Thresholds {
     /// Every threshold with its value and meaning, in the order the checks run: the one list
     /// behind `iogauge report --list-thresholds` and the names a thresholds file may use
     /// (a test keeps it equal to the fields).
-    pub fn entries(&self) -> [Entry; 17] {
+    pub fn entries(&self) -> [Entry; 18] {
         [
             ("stall_frac", self.stall_frac, "a bin is stalled when its rate is below this fraction of the run's median rate (or zero)"),
             ("stall_min_s", self.stall_min_s, "shortest stall reported, in seconds"),
@@ -97,6 +100,7 @@ impl Thresholds {
             ("checkpoint_min_s", self.checkpoint_min_s, "shortest database dip judged, in seconds"),
             ("checkpoint_util", self.checkpoint_util, "a device at least this busy (0 to 1) during a dip was saturated"),
             ("checkpoint_queue", self.checkpoint_queue, "a device with at least this many requests queued on average during a dip was saturated"),
+            ("short_s", self.short_s, "a result of a fixed amount of data measured over less than this many seconds is said to be short"),
         ]
     }
 
@@ -135,8 +139,9 @@ impl Thresholds {
     pub fn validate(&self) -> Result<(), ThresholdError> {
         const FRACTION: &str = "a number between 0 and 1";
         const POSITIVE: &str = "a finite number above 0";
-        let checks: [Check; 16] = [
+        let checks: [Check; 17] = [
             ("regime_frac", self.regime_frac, FRACTION, unit_interval),
+            ("short_s", self.short_s, POSITIVE, positive),
             ("stall_frac", self.stall_frac, FRACTION, unit_interval),
             ("stall_min_s", self.stall_min_s, POSITIVE, positive),
             ("ceiling_gain", self.ceiling_gain, FRACTION, unit_interval),
