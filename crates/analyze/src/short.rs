@@ -15,7 +15,8 @@ the device's first IOs move the result.";
 /// A result of a fixed amount of data (`timed` false) with `ios` IOs over `runtime_s`, judged
 /// against `th.short_s`. Evidence: `runtime_s`, `ios`, `short_s`.
 pub fn short(runtime_s: f64, ios: u64, timed: bool, th: &Thresholds) -> Option<Finding> {
-    if timed || ios == 0 || !(runtime_s < th.short_s) {
+    // A runtime that is not a number (never measured) is not judged.
+    if timed || ios == 0 || runtime_s.is_nan() || runtime_s >= th.short_s {
         return None;
     }
     let ms = runtime_s * 1e3;
