@@ -117,6 +117,14 @@ fn scaling_param(runs: &[&Stored]) -> Option<(String, Vec<f64>)> {
 }
 
 /// Compares `runs` (the first is the baseline unless a scaling parameter orders them).
+/// How a result's IOs were waited for, as a comparison says it.
+fn waited(batch: u32) -> String {
+    match batch {
+        1 => "waited for each completion".into(),
+        n => format!("waited for up to {n} completions at a time"),
+    }
+}
+
 pub fn compare(runs: &[Stored], noise: f64) -> Report {
     let mut notes = Vec::new();
     if runs.is_empty() {
@@ -155,6 +163,25 @@ pub fn compare(runs: &[Stored], noise: f64) -> Report {
                 crate::matching::counterpart(&base.doc, br, &r.doc).map(|j| &r.doc.results[j])
             })
             .collect();
+        // Latencies timed two ways do not compare: a batched wait makes each IO's time late by
+        // up to the batch (issue 42: the same command waited for 16 once and for each
+        // completion four times).
+        for (i, c) in counterparts.iter().enumerate().skip(1) {
+            let (a, b) = (
+                br.engine.complete_batch,
+                c.map_or(0, |c| c.engine.complete_batch),
+            );
+            if a > 0 && b > 0 && a != b {
+                notes.push(format!(
+                    "{}: run {} {}, run {} {}: their latencies were timed differently and do not compare (their IOPS do); give both --complete-batch 1 for exact per-IO latency",
+                    br.display_name(),
+                    base.id,
+                    waited(a),
+                    runs[i].id,
+                    waited(b)
+                ));
+            }
+        }
         let differences = counterparts
             .iter()
             .enumerate()
@@ -383,6 +410,37 @@ pub(crate) mod tests {
             })
             .collect();
         r
+    }
+
+    /// Results timed two ways are said not to compare by latency; one way says nothing.
+    #[test]
+    fn latencies_timed_two_ways_are_said_not_to_compare() {
+        let batched = |b: u32| {
+            let mut r = result(1000.0, &[]);
+            r.engine.complete_batch = b;
+            r
+        };
+        let report = compare(
+            &[
+                run(3, vec![batched(16)], &[]),
+                run(4, vec![batched(1)], &[]),
+            ],
+            0.02,
+        );
+        let said = report.notes.join("\n");
+        assert!(
+            said.contains("run 3 waited for up to 16 completions at a time, run 4 waited for each completion: their latencies were timed differently"),
+            "{said}"
+        );
+        let same = compare(
+            &[run(3, vec![batched(1)], &[]), run(4, vec![batched(1)], &[])],
+            0.02,
+        );
+        assert!(
+            !same.notes.join("").contains("timed differently"),
+            "{:?}",
+            same.notes
+        );
     }
 
     pub(crate) fn run(id: i64, results: Vec<ResultDoc>, params: &[(&str, &str)]) -> Stored {

@@ -486,6 +486,8 @@ fn result_doc(
             lat_ns: m.timeline.lat,
             syncs_per_s: None,
             cpu: server_cpu(std::slice::from_ref(m)),
+            complete_batch: None,
+            complete_trial: None,
         });
     }
     let mut seconds: Option<crate::model::TimelineDoc> = None;

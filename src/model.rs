@@ -557,6 +557,13 @@ pub struct RepeatDoc {
     pub lat_ns: LatNs,
     pub syncs_per_s: Option<f64>,
     pub cpu: CpuDoc,
+    /// Completions waited for at once (io_uring): the way this repeat's IOs were timed. A
+    /// cell's repeats wait as its first repeat's trial chose.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub complete_batch: Option<u32>,
+    /// The trial that chose it, on the repeat that ran one (the first).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub complete_trial: Option<TrialDoc>,
 }
 
 /// Statistics of one metric over repeats (see crates/stats for the methods).

@@ -235,3 +235,26 @@ fn fio_jobs_get_auto_unless_they_name_a_batch() {
         assert_eq!(e.get("complete_trial").is_some(), auto, "{extra:?}: {e:#}");
     }
 }
+
+/// A cell's repeats are timed one way (issue 42: the same command chose 16 once and 1 four
+/// times, so repeats and comparisons mixed two ways of timing): the first repeat's trial
+/// chooses, the others wait as it chose and run no trial of their own.
+#[test]
+fn repeats_wait_as_the_first_repeat_chose() {
+    let dir = tempfile::tempdir().unwrap();
+    let doc = small_run(
+        dir.path(),
+        &["--rw", "randread", "--iodepth", "16", "--repeat", "3"],
+    );
+    let repeats = doc["results"][0]["repeats"].as_array().unwrap();
+    assert_eq!(repeats.len(), 3);
+    assert!(repeats[0]["complete_trial"].is_object(), "{:#}", repeats[0]);
+    let chosen = repeats[0]["complete_batch"].as_u64().unwrap();
+    for r in &repeats[1..] {
+        assert!(
+            r.get("complete_trial").is_none(),
+            "no trial of its own: {r:#}"
+        );
+        assert_eq!(r["complete_batch"].as_u64(), Some(chosen), "{r:#}");
+    }
+}

@@ -152,6 +152,8 @@ fn repeat_doc(m: &Measured) -> RepeatDoc {
         lat_ns: m.lat,
         syncs_per_s: m.sync.as_ref().map(|s| s.per_s),
         cpu: m.cpu.clone(),
+        complete_batch: Some(m.engine.complete_batch).filter(|b| *b > 0),
+        complete_trial: m.engine.complete_trial,
     }
 }
 

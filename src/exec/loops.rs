@@ -87,9 +87,10 @@ pub(super) fn run_cells(
         let verifier = state.verify.as_ref().map(|s| s.verifier(tracker.as_ref()));
         // Under MPI: every rank starts the cell at once.
         crate::fleet::before_cell()?;
-        let outcome = repeated(plan, &mut state.notes, &prefix, |label| {
+        let outcome = repeated(plan, &mut state.notes, &prefix, |label, held| {
+            let held = held.map(|b| work.holding(b));
             work::run(
-                work,
+                held.as_ref().unwrap_or(work),
                 target,
                 &files,
                 &label,
@@ -269,7 +270,7 @@ pub(super) fn repeated(
     plan: &Plan,
     notes: &mut Vec<String>,
     prefix: &str,
-    mut once: impl FnMut(String) -> Result<Ran>,
+    mut once: impl FnMut(String, Option<u32>) -> Result<Ran>,
 ) -> Result<Vec<Ran>> {
     let n = plan.repeat.n;
     let mut out = Vec::with_capacity(n as usize);
@@ -290,7 +291,12 @@ pub(super) fn repeated(
             (false, _) => format!("{prefix} [repeat {}/{n}]", i + 1),
             (true, _) => format!("repeat {}/{n}", i + 1),
         };
-        let r = once(label)?;
+        // The first repeat's way of waiting for completions, held for the others.
+        let held = out
+            .first()
+            .filter(|r: &&Ran| r.m.engine.complete_trial.is_some())
+            .map(|r| r.m.engine.complete_batch);
+        let r = once(label, held)?;
         let stop = r.m.interrupted.is_some() || r.m.error.is_some();
         out.push(r);
         if stop || crate::interrupt::requested().is_some() {

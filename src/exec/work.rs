@@ -47,6 +47,35 @@ impl Work {
             Work::Copy { read, write, .. } => vec![read, write],
         }
     }
+
+    /// The same work waiting for `batch` completions where it would choose (`--complete-batch
+    /// auto`): a cell's repeats are measured the way its first repeat chose, so their latencies
+    /// compare (a batched wait makes an IO's time late by up to the batch).
+    pub fn holding(&self, batch: u32) -> Work {
+        let hold = |s: &Spec| Spec {
+            complete_batch: match s.complete_batch {
+                0 => batch.max(1),
+                b => b,
+            },
+            ..s.clone()
+        };
+        match self {
+            Work::One { spec, start, len } => Work::One {
+                spec: hold(spec),
+                start: *start,
+                len: *len,
+            },
+            Work::Files { spec, files } => Work::Files {
+                spec: hold(spec),
+                files: *files,
+            },
+            Work::Copy { read, write, half } => Work::Copy {
+                read: hold(read),
+                write: hold(write),
+                half: *half,
+            },
+        }
+    }
 }
 
 /// The cell's plan on a target of `range` bytes and `logical_block`, or why it cannot run
