@@ -162,15 +162,21 @@ fn knob_sweep(plan: &Plan, id: &str, specs: &[KnobSpec], grid: bool) -> Result<S
         .as_ref()
         .map(|t| t.devices.iter().map(|d| d.name.clone()).collect())
         .unwrap_or_default();
-    // Held for the whole sweep, before the values "as found" are read: a second sweep of the
-    // same device would take this one's temporary values for the originals and "restore" them.
-    let named: Vec<String> = devices
-        .iter()
-        .cloned()
-        .chain(specs.iter().filter_map(|s| s.device.clone()))
-        .collect();
-    let _locks = crate::ledger::lock_devices(&named)?;
+    // Which devices the knobs change (their values read here are not kept). Those are locked
+    // for the whole sweep, and the values "as found" read again under the lock: a second sweep
+    // of one of them would take this one's temporary values for the originals and "restore"
+    // them. Only those: a sweep of loop1's scheduler does not hold the disk under its backing
+    // file, and a dry run, which changes nothing, holds nothing.
     let knobs = knobs::find(specs, &devices)?;
+    let changed: Vec<String> = knobs.iter().flat_map(Knob::devices).collect();
+    let _locks = match plan.output.dry_run {
+        true => Vec::new(),
+        false => crate::ledger::lock_devices(&changed)?,
+    };
+    let knobs = match plan.output.dry_run {
+        true => knobs,
+        false => knobs::find(specs, &devices)?,
+    };
     let mut settings = settings_of(&knobs, grid);
     // A value asked for that is the one as found is measured as the baseline, and said so:
     // every value asked is either measured under its own name, this, or skipped with a reason.
@@ -400,7 +406,11 @@ fn fs_sweep(
         .ok()
         .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
         .unwrap_or_else(|| dev.display().to_string());
-    let _lock = crate::ledger::lock_devices(std::slice::from_ref(&name))?;
+    // A dry run changes nothing and holds nothing.
+    let _lock = match plan.output.dry_run {
+        true => Vec::new(),
+        false => crate::ledger::lock_devices(std::slice::from_ref(&name))?,
+    };
     fs::check_scratch(dev)?;
     let opts: Vec<Option<String>> = match mount_opts.is_empty() {
         true => vec![None],
@@ -560,7 +570,11 @@ fn array_sweep(plan: &Plan, id: &str, devices: &[PathBuf], ax: &Axes) -> Result<
                 .unwrap_or_else(|| d.display().to_string())
         })
         .collect();
-    let _lock = crate::ledger::lock_devices(&names)?;
+    // A dry run changes nothing and holds nothing.
+    let _lock = match plan.output.dry_run {
+        true => Vec::new(),
+        false => crate::ledger::lock_devices(&names)?,
+    };
     array::check_members(devices)?;
     let settings = array_settings(ax, devices.len());
     say!(

@@ -254,6 +254,48 @@ fn a_knob_sweep_changes_the_targets_own_device_unless_another_is_named() {
         "{}",
         run.stderr
     );
+    // The sweep holds only the device it changes (issue 37: a sweep of loop1 made any other
+    // sweep over the same disk fail "another iogauge sweep … is changing vda"): a sweep of a
+    // second loop device over the same lower device runs, and a dry run of this very sweep
+    // holds nothing and plans.
+    let img2 = dir.path().join("mnt/second.img");
+    std::fs::File::create(&img2)
+        .unwrap()
+        .set_len(32 << 20)
+        .unwrap();
+    let second = LoopDev::attach(&img2);
+    let suite = suite_file(dir.path());
+    let other = iogauge_here(
+        dir.path(),
+        &[
+            "sweep",
+            "--file",
+            &suite,
+            &second.dev,
+            "--knob",
+            "read_ahead_kb=256",
+            "--repeat",
+            "1",
+            "--no-store",
+        ],
+    );
+    assert!(other.status.success(), "{}", stderr_of(&other));
+    let dry = iogauge_here(
+        dir.path(),
+        &[
+            "sweep",
+            "--file",
+            &suite,
+            &upper.dev,
+            "--knob",
+            "read_ahead_kb=256",
+            "--repeat",
+            "1",
+            "--dry-run",
+        ],
+    );
+    assert!(dry.status.success(), "{}", stderr_of(&dry));
+    drop(second);
     run.signal("INT");
     assert_eq!(run.finish(WATCHDOG).status.code(), Some(130));
     assert_eq!(queue(upper, "read_ahead_kb"), up0);

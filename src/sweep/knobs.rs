@@ -106,18 +106,23 @@ impl Knob {
     pub fn as_found(&self) -> String {
         self.files
             .iter()
-            .map(|(p, v)| {
-                // …/block/<dev>/queue/<name>
-                let dev = p
-                    .parent()
-                    .and_then(|q| q.parent())
-                    .and_then(|d| d.file_name())
-                    .map_or_else(String::new, |d| d.to_string_lossy().into_owned());
-                format!("{v} on {dev}")
-            })
+            .map(|(p, v)| format!("{v} on {}", device_of(p)))
             .collect::<Vec<_>>()
             .join(", ")
     }
+
+    /// The devices whose settings this knob changes.
+    pub fn devices(&self) -> Vec<String> {
+        self.files.iter().map(|(p, _)| device_of(p)).collect()
+    }
+}
+
+/// The device of a queue attribute file, `…/block/<dev>/queue/<name>`.
+fn device_of(p: &Path) -> String {
+    p.parent()
+        .and_then(|q| q.parent())
+        .and_then(|d| d.file_name())
+        .map_or_else(String::new, |d| d.to_string_lossy().into_owned())
 }
 
 /// The queue directory of a block device; a partition's is its disk's.
