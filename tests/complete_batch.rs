@@ -226,11 +226,16 @@ fn fio_jobs_get_auto_unless_they_name_a_batch() {
         ));
         let e = engine(&doc);
         eprintln!("{extra:?}: {} IOPS, engine: {e}", doc["results"][0]["iops"]);
-        // Auto's choice is half or all of the 32 in flight (0 here), a named batch as named.
-        let chosen = e["complete_batch"].as_u64().unwrap();
+        // Auto chose by its trial: one at a time (no batch in the document), half or all of
+        // the 32 in flight — which one is the machine's answer (CI's zram gained under 10% in
+        // one half of the trial), what the job asked is the mapping's. A named batch as named.
+        let chosen = e["complete_batch"].as_u64();
         match batch {
-            0 => assert!(chosen == 16 || chosen == 32, "{extra:?}: {e:#}"),
-            n => assert_eq!(chosen, n, "{extra:?}: {e:#}"),
+            0 => assert!(
+                matches!(chosen, None | Some(16) | Some(32)),
+                "{extra:?}: {e:#}"
+            ),
+            n => assert_eq!(chosen, Some(n), "{extra:?}: {e:#}"),
         }
         assert_eq!(e.get("complete_trial").is_some(), auto, "{extra:?}: {e:#}");
     }
