@@ -5,6 +5,7 @@
 mod common;
 
 use common::*;
+use serde_json::Value;
 
 fn refused(dir: &std::path::Path, args: &[&str], needle: &str) {
     let out = iogauge(dir, args);
@@ -90,12 +91,9 @@ fn fsync_check_write_without_a_listener_leaves_nothing() {
     assert!(!dir.path().join("fc.img").exists(), "the file was left");
 }
 
-/// `--latency-target` judges paced runs only (issue 37: the unthrottled run's latency counts
-/// from submission and hides the queueing, so an answer taken from it named a rate whose paced
-/// p99 was 3.5× the target). Even a target the unthrottled run meets is searched at paced
-/// rates, and the answer is one of them.
-#[test]
-fn a_latency_target_is_answered_from_paced_runs_only() {
+/// A `--latency-target` search of 200 ms steps on a small file: the document, and its finding
+/// whose summary starts with `answer`.
+fn latency_search(target: &str, answer: &str) -> (Value, Value) {
     let dir = tempfile::tempdir().unwrap();
     let doc = json_of(&iogauge(
         dir.path(),
@@ -107,28 +105,34 @@ fn a_latency_target_is_answered_from_paced_runs_only() {
             "--time",
             "200ms",
             "--latency-target",
-            "p99=10s",
+            target,
             "--json",
             "--no-store",
         ],
     ));
+    let f = doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["summary"].as_str().unwrap_or("").starts_with(answer))
+        .cloned()
+        .unwrap_or_else(|| panic!("{:#}", doc["findings"]));
+    (doc, f)
+}
+
+/// `--latency-target` judges paced runs only (issue 37: the unthrottled run's latency counts
+/// from submission and hides the queueing, so an answer taken from it named a rate whose paced
+/// p99 was 3.5× the target). Even a target the unthrottled run meets is searched at paced
+/// rates, and the answer is one of them.
+#[test]
+fn a_latency_target_is_answered_from_paced_runs_only() {
+    let (doc, f) = latency_search("p99=10s", "the highest rate");
     let results = doc["results"].as_array().unwrap();
     assert!(results.len() >= 2, "{}", results.len());
     assert!(
         results[0]["workload"]["rate_iops"].is_null(),
         "the bound first"
     );
-    let f = doc["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| {
-            f["summary"]
-                .as_str()
-                .unwrap_or("")
-                .starts_with("the highest rate")
-        })
-        .unwrap_or_else(|| panic!("{:#}", doc["findings"]));
     let best = f["evidence"]["best_iops"].as_f64().unwrap();
     let paced: Vec<f64> = results[1..]
         .iter()
@@ -144,34 +148,8 @@ fn a_latency_target_is_answered_from_paced_runs_only() {
 /// "even at 19 IOPS" after trying 1,213 at the lowest), with evidence and advice.
 #[test]
 fn a_failed_latency_search_names_a_rate_it_tried() {
-    let dir = tempfile::tempdir().unwrap();
     // No IO through a system call completes in a nanosecond: every step misses.
-    let doc = json_of(&iogauge(
-        dir.path(),
-        &[
-            "run",
-            "data",
-            "--size",
-            "16m",
-            "--time",
-            "200ms",
-            "--latency-target",
-            "p99=1ns",
-            "--json",
-            "--no-store",
-        ],
-    ));
-    let f = doc["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| {
-            f["summary"]
-                .as_str()
-                .unwrap_or("")
-                .starts_with("no rate kept")
-        })
-        .unwrap_or_else(|| panic!("{:#}", doc["findings"]));
+    let (doc, f) = latency_search("p99=1ns", "no rate kept");
     let lowest = f["evidence"]["lowest_rate_iops"].as_f64().unwrap();
     let tried: Vec<f64> = doc["results"]
         .as_array()

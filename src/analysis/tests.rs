@@ -344,21 +344,25 @@ fn a_smooth_matrix_has_no_gap_and_no_ceiling() {
     assert!(of_kind(&found, "ceiling").is_empty(), "{found:#?}");
 }
 
+/// `r`'s repeats' IOPS as the statistics give them, `outliers` flagged.
+fn flag_repeats(r: &mut ResultDoc, values: &[f64], outliers: &[usize]) {
+    r.stats.insert(
+        "iops".into(),
+        StatsDoc {
+            n: values.len(),
+            values: values.to_vec(),
+            mean: values.iter().sum::<f64>() / values.len() as f64,
+            outliers: outliers.to_vec(),
+            ..StatsDoc::default()
+        },
+    );
+}
+
 #[test]
 fn flagged_repeats_are_outlier_findings_of_their_result() {
     let mut r = result(Rw::Randwrite, 4096, 1, 1, 6861.572);
     // "PostgreSQL Server Benchmarks — Disks"'s fsync rates; the statistics flagged the first repeat.
-    let values = vec![3170.57, 7606.69, 6833.55, 7585.75, 7690.24];
-    r.stats.insert(
-        "iops".into(),
-        StatsDoc {
-            n: 5,
-            values: values.clone(),
-            mean: values.iter().sum::<f64>() / 5.0,
-            outliers: vec![0],
-            ..StatsDoc::default()
-        },
-    );
+    flag_repeats(&mut r, &[3170.57, 7606.69, 6833.55, 7585.75, 7690.24], &[0]);
     let mut d = doc(vec![result(Rw::Randread, 4096, 1, 1, 1000.0), r]);
     let found = run_findings(&d, &th());
     let out = of_kind(&found, "outlier");
@@ -377,18 +381,8 @@ fn flagged_repeats_are_outlier_findings_of_their_result() {
 #[test]
 fn an_outlier_round_is_named_by_its_round() {
     let mut r = result(Rw::Randwrite, 4096, 1, 1, 6000.0);
-    let values = vec![7600.0, 7580.0, 3170.0, 7610.0, 7590.0];
     r.repeats = vec![crate::model::RepeatDoc::default(); 5];
-    r.stats.insert(
-        "iops".into(),
-        StatsDoc {
-            n: 5,
-            values: values.clone(),
-            mean: values.iter().sum::<f64>() / 5.0,
-            outliers: vec![2],
-            ..StatsDoc::default()
-        },
-    );
+    flag_repeats(&mut r, &[7600.0, 7580.0, 3170.0, 7610.0, 7590.0], &[2]);
     let mut d = doc(vec![r]);
     d.rounds = Some(crate::model::RoundsDoc {
         tracked: "t".into(),
