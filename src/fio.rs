@@ -146,7 +146,9 @@ fn jobs_of(sections: Vec<ini::Section>, file: &str) -> Result<Vec<Job>, String> 
             global.extend(s.opts);
             continue;
         }
-        let mut opts = global.clone();
+        // A name= in [global] names no job: fio names each job by its section unless the
+        // section itself says name=.
+        let mut opts: Vec<Opt> = global.iter().filter(|o| o.key != "name").cloned().collect();
         opts.extend(s.opts.iter().cloned());
         match job(&s.name, s.at.clone(), &opts) {
             Ok(j) => jobs.push(j),

@@ -637,3 +637,12 @@ fn io_size_number_ios_loops_and_passes_set_the_amount() {
     let two = jobs("[w]\nrw=write\n[r]\nwait_for=w\n");
     assert_eq!(two[1].typed("wait_for"), "w");
 }
+
+/// fio names a job by its section; a name= in [global] names none of them, one in the section
+/// renames that job.
+#[test]
+fn a_job_is_named_by_its_section_not_by_globals_name() {
+    let j = jobs("[global]\nname=everyone\n[first]\n[second]\nname=renamed\n");
+    let names: Vec<&str> = j.iter().map(|j| j.name.as_str()).collect();
+    assert_eq!(names, ["first", "renamed"]);
+}
