@@ -193,9 +193,11 @@ fn reads_a_cached_backing_file_answers_are_absorbed() {
 fn a_second_reader_is_other_io() {
     needs_root!();
     let shm = tempfile::tempdir_in("/dev/shm").unwrap();
-    // 4 MiB: each dd reads it in milliseconds, so the shell running the loop reaps hundreds in
-    // the window and the kernel adds each one's bytes to the shell's.
-    let dev = loop_over(shm.path(), 4 * MIB, true);
+    // 256 MiB in RAM: each dd reads it in a tenth of a second or so, so one is alive at each
+    // edge of the window almost surely (the shell is counted as its parent), and the shell
+    // reaps several inside the window, whose bytes the kernel adds to the shell's. (With 4 MiB
+    // no dd was alive at either edge now and then, and nothing tied the shell to the device.)
+    let dev = loop_over(shm.path(), 256 * MIB, true);
     let before = device_ios(dev.name());
     let reader = Helper::shell(&format!(
         "while true; do dd if={} of=/dev/null bs=1M iflag=direct status=none; done",
