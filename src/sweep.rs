@@ -426,6 +426,24 @@ fn fs_sweep(
             })
         })
         .collect();
+    // The test file lives in each new file system, which holds less than the device: a test
+    // file as large as the device or larger fails in every setting (every one was skipped for
+    // "needs 4 GiB but only 906.2 MiB is free"), so it is refused now, dry run or not.
+    let need = plan
+        .target
+        .size
+        .map_or(plan.target.created_size, |s| s + plan.target.offset);
+    if let Some(holds) = fs::device_bytes(dev) {
+        if need >= holds {
+            return Err(crate::error::usage(format!(
+                "the suite's test file of {} cannot fit in a file system on {} ({} in all, less once formatted); give --size of at most about {}",
+                crate::units::iec(need),
+                dev.display(),
+                crate::units::iec(holds),
+                crate::units::iec(holds / 10 * 8)
+            )));
+        }
+    }
     say!(
         "sweep {id}: {} file systems on {} · {} repeats each",
         settings.len(),

@@ -532,8 +532,9 @@ fn a_sweep_in_which_nothing_ran_fails() {
             &scratch.dev.dev,
             "--fs",
             "ext4",
+            // Under the device's 128 MiB, over what ext4 leaves free on it.
             "--size",
-            "1g",
+            "127m",
             "--repeat",
             "1",
         ],
@@ -544,4 +545,37 @@ fn a_sweep_in_which_nothing_ran_fails() {
     assert!(!text.contains("is stored as a run"), "{text}");
     // And the device is left blank.
     assert_eq!(sh("wipefs", &[&scratch.dev.dev]), "");
+}
+
+/// A test file as large as the scratch device cannot fit in any file system made on it: the
+/// sweep is refused before anything is made, dry run or not (issue 37, item 9: every setting
+/// failed at its fill, and --dry-run had not said so).
+#[test]
+fn a_test_file_larger_than_the_scratch_device_is_refused_before_anything() {
+    needs_root!();
+    let dir = tempfile::tempdir().unwrap();
+    let scratch = RamLoop::new(128 << 20);
+    let suite = suite_file(dir.path());
+    for dry in [true, false] {
+        let mut args = vec![
+            "sweep",
+            "--file",
+            &suite,
+            "--scratch",
+            &scratch.dev.dev,
+            "--fs",
+            "ext4",
+            "--size",
+            "1g",
+        ];
+        if dry {
+            args.push("--dry-run");
+        }
+        let out = iogauge_here(dir.path(), &args);
+        let err = stderr_of(&out);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.contains("cannot fit in a file system on"), "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert_eq!(sh("wipefs", &[&scratch.dev.dev]), "");
+    }
 }

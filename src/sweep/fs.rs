@@ -72,6 +72,13 @@ impl FsSpec {
     }
 }
 
+/// The size of block device `dev` in bytes, read without writing (`None` when it cannot be
+/// opened for reading or is not a block device).
+pub fn device_bytes(dev: &Path) -> Option<u64> {
+    let f = std::fs::File::open(dev).ok()?;
+    iogauge_engine::sys::block_device_size(&f).ok()
+}
+
 /// Checks that `dev` may be used as a scratch device: a block device, not mounted, with no
 /// signature (iogauge's own probe and blkid's).
 pub fn check_scratch(dev: &Path) -> Result<()> {
