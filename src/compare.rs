@@ -117,6 +117,69 @@ fn scaling_param(runs: &[&Stored]) -> Option<(String, Vec<f64>)> {
 }
 
 /// Compares `runs` (the first is the baseline unless a scaling parameter orders them).
+/// A sweep's last setting: the one it started with, measured again at its end.
+pub const AGAIN: &str = "as found, again";
+
+/// A result's IOPS per repeat (one value without repeats): from its statistics, else from its
+/// repeats.
+pub fn iops_of(r: &ResultDoc) -> Vec<f64> {
+    match r.stats.get("iops") {
+        Some(s) if !s.values.is_empty() => s.values.clone(),
+        _ if r.repeats.len() > 1 => r.repeats.iter().map(|x| x.iops).collect(),
+        _ => vec![r.iops],
+    }
+}
+
+/// The cells whose IOPS differ significantly between the same setting measured at a sweep's
+/// start and at its end: the device changed while the sweep ran, so its columns do not
+/// compare. One rule for the sweep's own table and for `compare`/`report sweep:ID`.
+pub fn drift(first: &[ResultDoc], last: &[ResultDoc]) -> Vec<String> {
+    first
+        .iter()
+        .zip(last)
+        .filter_map(|(a, b)| {
+            let c = iogauge_stats::verdict(
+                &iops_of(a),
+                &iops_of(b),
+                true,
+                DEFAULT_ALPHA,
+                iogauge_stats::DEFAULT_NOISE,
+            );
+            matches!(c.verdict, Verdict::Faster | Verdict::Slower).then(|| {
+                format!(
+                    "{}: {} IOPS at the start, {} at the end",
+                    a.display_name(),
+                    crate::units::count(a.iops),
+                    crate::units::count(b.iops)
+                )
+            })
+        })
+        .collect()
+}
+
+/// Among `runs`, a sweep's baseline measured again at its end (`AGAIN`) against its first run:
+/// the warning when they differ, so that `compare` and `report` of a sweep's runs say what the
+/// sweep's own table says.
+pub fn sweep_drift(runs: &[&Stored]) -> Option<String> {
+    let setting = |r: &Stored| r.doc.params.get("sweep.setting").cloned();
+    let again = runs.iter().find(|r| setting(r).as_deref() == Some(AGAIN))?;
+    let sweep = again.doc.params.get("sweep");
+    let first = runs
+        .iter()
+        .filter(|r| r.doc.params.get("sweep") == sweep && r.id != again.id)
+        .min_by_key(|r| r.id)?;
+    let drift = drift(&first.doc.results, &again.doc.results);
+    (!drift.is_empty()).then(|| {
+        format!(
+            "warning: the settings as found measured differently at the start (run {}) and at the end (run {}) of sweep {}, so the device changed while it ran and these runs do not compare: {}",
+            first.id,
+            again.id,
+            sweep.map_or("", String::as_str),
+            drift.join("; ")
+        )
+    })
+}
+
 /// How a result's IOs were waited for, as a comparison says it.
 fn waited(batch: u32) -> String {
     match batch {
@@ -144,6 +207,7 @@ pub fn compare(runs: &[Stored], noise: f64) -> Report {
         runs = order.iter().map(|&i| runs[i]).collect();
         notes.push(format!("runs ordered by {key}; the first is the baseline"));
     }
+    notes.extend(sweep_drift(&runs));
     let base = runs[0];
     if base.doc.results.is_empty() {
         notes.push(format!(
@@ -410,6 +474,43 @@ pub(crate) mod tests {
             })
             .collect();
         r
+    }
+
+    /// A sweep's baseline measured again at its end: halved, the comparison of the sweep's runs
+    /// says they do not compare (as the sweep's table does); the same, it says nothing.
+    #[test]
+    fn a_sweep_whose_baseline_moved_is_said_not_to_compare() {
+        let sweep = |id: i64, setting: &str, repeats: &[f64]| {
+            run(
+                id,
+                vec![result(repeats[0], repeats)],
+                &[("sweep", "s1"), ("sweep.setting", setting)],
+            )
+        };
+        let steady = [1000.0, 1010.0, 990.0, 1005.0, 995.0];
+        let halved = [500.0, 505.0, 495.0, 502.0, 498.0];
+        let moved = compare(
+            &[
+                sweep(7, "as found", &steady),
+                sweep(8, "scheduler=none", &steady),
+                sweep(9, AGAIN, &halved),
+            ],
+            0.02,
+        );
+        let said = moved.notes.join("\n");
+        assert!(
+            said.contains("at the start (run 7) and at the end (run 9) of sweep s1"),
+            "{said}"
+        );
+        let held = compare(
+            &[sweep(7, "as found", &steady), sweep(9, AGAIN, &steady)],
+            0.02,
+        );
+        assert!(
+            !held.notes.join("").contains("measured differently"),
+            "{:?}",
+            held.notes
+        );
     }
 
     /// Results timed two ways are said not to compare by latency; one way says nothing.

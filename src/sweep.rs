@@ -29,7 +29,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 /// The label of the baseline measured again after every other setting.
-const AGAIN: &str = "as found, again";
+use crate::compare::AGAIN;
 
 /// `compare`'s rule, from the one place it is defined: Welch's p below this, and a change
 /// above the noise.

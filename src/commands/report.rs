@@ -43,9 +43,16 @@ pub fn run(args: &ReportArgs) -> Result<()> {
     };
     let mut runs = Vec::new();
     if !args.runs.is_empty() {
-        for s in crate::store::load_runs(args.db.path(), &args.runs)? {
+        let stored = crate::store::load_runs(args.db.path(), &args.runs)?;
+        // A sweep whose baseline moved while it ran: said on the report, as on the sweep's
+        // own table and in compare.
+        let drift = crate::compare::sweep_drift(&stored.iter().collect::<Vec<_>>());
+        for s in stored {
             let name = run_name(&s.doc, s.id);
             runs.push(Input { name, doc: s.doc });
+        }
+        if let (Some(w), Some(first)) = (drift, runs.first_mut()) {
+            first.doc.notes.insert(0, w);
         }
     }
     for path in &args.from_json {

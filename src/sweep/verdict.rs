@@ -3,13 +3,7 @@
 
 use super::*;
 
-/// A result's IOPS per repeat (one value without repeats).
-fn iops_of(r: &ResultDoc) -> Vec<f64> {
-    match r.stats.get("iops") {
-        Some(s) if !s.values.is_empty() => s.values.clone(),
-        _ => vec![r.iops],
-    }
-}
+use crate::compare::iops_of;
 
 /// What a sweep found, as `--json` prints it and the table shows it.
 #[derive(Serialize)]
@@ -89,26 +83,7 @@ pub(super) fn summarize(
         base.and_then(|b| b.1.doc.as_ref()),
         again.and_then(|a| a.1.doc.as_ref()),
     ) {
-        (Some(first), Some(last)) => first
-            .results
-            .iter()
-            .zip(&last.results)
-            .filter_map(|(a, b)| {
-                let c = iogauge_stats::verdict(&iops_of(a), &iops_of(b), true, ALPHA, NOISE);
-                matches!(
-                    c.verdict,
-                    iogauge_stats::Verdict::Faster | iogauge_stats::Verdict::Slower
-                )
-                .then(|| {
-                    format!(
-                        "{}: {} IOPS at the start, {} at the end",
-                        a.display_name(),
-                        units::count(a.iops),
-                        units::count(b.iops)
-                    )
-                })
-            })
-            .collect(),
+        (Some(first), Some(last)) => crate::compare::drift(&first.results, &last.results),
         _ => Vec::new(),
     };
     let grid = outcomes.iter().any(|(s, _)| s.knobs.len() > 1);
