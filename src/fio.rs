@@ -191,7 +191,7 @@ const NO_EFFECT: [(&str, &str); 6] = [
     ),
     (
         "invalidate",
-        "with direct IO nothing is cached; buffered jobs are told",
+        "fio's default, 1, drops the file from the page cache before a buffered job, as iogauge does; with direct IO nothing is cached",
     ),
     (
         "clat_percentiles",

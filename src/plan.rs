@@ -169,6 +169,9 @@ pub struct Env {
     /// Which file each IO goes to when the target is several files (fio's
     /// `file_service_type`).
     pub file_service: crate::workload::FileService,
+    /// fio's `invalidate=1` (its default): a buffered cell starts with the target's pages
+    /// dropped from the page cache, so it does not measure what an earlier cell cached.
+    pub invalidate: bool,
 }
 
 /// A target rate of IOs per second, for all threads together or for each.
@@ -557,6 +560,7 @@ fn env(t: &TargetArgs, seed: u64, ramp: Duration, interval: Duration) -> Env {
         interval,
         distribution: Default::default(),
         file_service: Default::default(),
+        invalidate: false,
         rate: None,
         verify: match (t.verify, t.sample.verify_sample) {
             (_, Some(f)) => Some(f),

@@ -269,6 +269,7 @@ pub fn storage(
             interval: crate::plan::SUITE_INTERVAL,
             distribution: Default::default(),
             file_service: Default::default(),
+            invalidate: false,
             rate: None,
             verify: None,
         },

@@ -87,7 +87,14 @@ pub(super) fn run_cells(
         let verifier = state.verify.as_ref().map(|s| s.verifier(tracker.as_ref()));
         // Under MPI: every rank starts the cell at once.
         crate::fleet::before_cell()?;
+        // fio's invalidate=1: a buffered cell starts without the target's pages cached.
+        let invalidate = plan.env.invalidate && work.specs().iter().any(|s| !s.direct);
         let outcome = repeated(plan, &mut state.notes, &prefix, |label, held| {
+            if invalidate {
+                for t in std::iter::once(target).chain(&files) {
+                    drop_cached(&t.path);
+                }
+            }
             let held = held.map(|b| work.holding(b));
             work::run(
                 held.as_ref().unwrap_or(work),
@@ -315,6 +322,15 @@ pub(super) fn refused_block(error: &str, bs: u64, direct: bool) -> bool {
 
 /// The files of a `--files` cell, next to the run's test file, filled like it and removed
 /// after the cell.
+/// Drops `path`'s pages from the page cache (fio's `invalidate`), for a file or a block
+/// device; what cannot be opened or dropped is left as it is (the job then runs as fio's
+/// would with invalidate=0, and its cache note says buffered IO may be served from memory).
+fn drop_cached(path: &Path) {
+    if let Ok(f) = std::fs::File::open(path) {
+        let _ = iogauge_engine::sys::drop_file_cache(&f);
+    }
+}
+
 pub(super) fn seek_files(target: &Target, files: u32, seed: u64) -> Result<Vec<Target>> {
     let dir = target
         .path

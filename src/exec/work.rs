@@ -571,6 +571,7 @@ mod tests {
             interval: Duration::from_secs(1),
             distribution: Default::default(),
             file_service: Default::default(),
+            invalidate: false,
             rate: None,
             verify: None,
         }

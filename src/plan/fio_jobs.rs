@@ -178,6 +178,10 @@ pub fn from_fio(args: &FioArgs) -> Result<Plan> {
     let mut env = env(&t, seed, first.ramp, SUITE_INTERVAL);
     env.distribution = first.distribution;
     env.file_service = first.file_service;
+    // fio drops a job's file from the page cache before it runs unless invalidate=0.
+    env.invalidate = !jobs
+        .iter()
+        .any(|j| j.has("invalidate") && j.typed("invalidate") == "0");
     env.rate = first.rate_iops.map(|iops| Rate {
         iops,
         per_thread: true,
