@@ -40,22 +40,43 @@ pub fn run(doc: &RunDoc) -> String {
             j["steadystate"] = steadystate(rounds);
         }
     }
-    let mut disks: Vec<Value> = Vec::new();
+    // fio's disk_util covers the whole run: each device's counts summed over every result's
+    // window, its utilisation weighted by how long each window was (the first result's alone
+    // gave KDiskMark's run 12,390 reads of its 504,148).
+    let mut disks: Vec<(String, [u64; 4], f64, f64)> = Vec::new();
     for r in &doc.results {
         for d in &r.devices {
-            if disks.iter().any(|v| v["name"] == d.name.as_str()) {
-                continue;
+            let at = match disks.iter().position(|v| v.0 == d.name) {
+                Some(i) => i,
+                None => {
+                    disks.push((d.name.clone(), [0; 4], 0.0, 0.0));
+                    disks.len() - 1
+                }
+            };
+            let e = &mut disks[at];
+            for (sum, n) in
+                e.1.iter_mut()
+                    .zip([d.reads, d.writes, d.read_merges, d.write_merges])
+            {
+                *sum += n.unwrap_or(0);
             }
-            disks.push(json!({
-                "name": d.name,
-                "read_ios": d.reads.unwrap_or(0),
-                "write_ios": d.writes.unwrap_or(0),
-                "read_merges": d.read_merges.unwrap_or(0),
-                "write_merges": d.write_merges.unwrap_or(0),
-                "util": d.util.unwrap_or(0.0) * 100.0,
-            }));
+            e.2 += d.util.unwrap_or(0.0) * d.elapsed_s;
+            e.3 += d.elapsed_s;
         }
     }
+    let disks: Vec<Value> = disks
+        .into_iter()
+        .map(|(name, [r, w, rm, wm], busy, secs)| {
+            json!({
+                "name": name,
+                "read_ios": r,
+                "write_ios": w,
+                "read_merges": rm,
+                "write_merges": wm,
+                "util": if secs > 0.0 { busy / secs * 100.0 } else { 0.0 },
+            })
+        })
+        .collect();
     let secs = humantime::parse_rfc3339(&doc.started_at)
         .ok()
         .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
@@ -413,6 +434,31 @@ mod tests {
 
     /// The keys fio-plot, PerfKitBenchmarker and kubestr read, with fio's units, from a result
     /// of known numbers: 1000 IOPS of 8 KiB for 10 s, one sample a second.
+    /// disk_util covers the whole run: two results' windows on one device add up, and its
+    /// utilisation is weighted by each window's length.
+    #[test]
+    fn disk_util_sums_every_results_window() {
+        let dev = |reads: u64, util: f64, secs: f64| crate::model::DeviceDoc {
+            name: "vda".into(),
+            elapsed_s: secs,
+            reads: Some(reads),
+            util: Some(util),
+            ..Default::default()
+        };
+        let mut a = result(Rw::Randread, 4096, 1, 1, 10.0);
+        a.devices = vec![dev(10, 0.5, 1.0)];
+        let mut b = result(Rw::Randread, 8192, 1, 1, 10.0);
+        b.devices = vec![dev(30, 1.0, 3.0)];
+        let v: Value = serde_json::from_str(&run(&doc(vec![a, b]))).unwrap();
+        let disks = v["disk_util"].as_array().unwrap();
+        assert_eq!(disks.len(), 1, "{disks:?}");
+        assert_eq!(disks[0]["read_ios"], 40);
+        assert!(
+            (disks[0]["util"].as_f64().unwrap() - 87.5).abs() < 1e-9,
+            "{disks:?}"
+        );
+    }
+
     /// SNIA PTS rounds give the tracked cell's job fio's steadystate block.
     #[test]
     fn rounds_give_the_tracked_job_a_steadystate_block() {
