@@ -42,8 +42,10 @@ pub enum Command {
     /// Probe the storage stack: `probe cache` finds the caches in it.
     #[command(subcommand)]
     Probe(ProbeCommand),
-    /// Export a run as JSON or CSV.
+    /// Export a run as JSON or CSV, or runs as a bundle for another results database.
     Export(ExportArgs),
+    /// Import runs from bundles (`export --bundle`) into the results database.
+    Import(ImportArgs),
     /// Delete a run from the results database.
     Delete(DeleteArgs),
     /// Read back a target kept from a `--verify` run (`--keep` for a created file) and name
@@ -376,6 +378,19 @@ pub struct ExportArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = ExportFormat::Json)]
     pub format: ExportFormat,
+    /// Write the runs, whole (results, histograms, timelines, system, findings), to FILE as a
+    /// bundle that `iogauge import` reads into another results database.
+    #[arg(long, value_name = "FILE", conflicts_with = "format")]
+    pub bundle: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+pub struct ImportArgs {
+    /// Bundles written by `iogauge export RUN… --bundle FILE`.
+    #[arg(value_name = "FILE", required = true)]
+    pub bundles: Vec<PathBuf>,
+    #[command(flatten)]
+    pub db: DbArgs,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]

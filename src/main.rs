@@ -73,6 +73,7 @@ fn main() -> ExitCode {
         cli::Command::Show(args) => commands::results::show(args),
         cli::Command::Compare(args) => commands::results::compare(args),
         cli::Command::Export(args) => commands::results::export(args),
+        cli::Command::Import(args) => commands::results::import(args),
         cli::Command::Delete(args) => commands::results::delete(args),
         cli::Command::Verify(args) => commands::verify::verify(args),
         cli::Command::Sweep(args) => commands::sweep::sweep(args),

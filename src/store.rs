@@ -22,6 +22,7 @@
 //! Several iogauge processes may write one file at once: WAL mode, a busy timeout, and every
 //! write in a `BEGIN IMMEDIATE` transaction, so a writer waits for the lock instead of failing.
 
+pub mod bundle;
 mod json;
 mod schema;
 
@@ -391,6 +392,25 @@ impl Store {
                 self.path.display()
             )
         })
+    }
+
+    /// Whether a run of this run id (the document's, not the database's id) is stored here.
+    pub fn has_run_id(&self, run_id: &str) -> Result<bool> {
+        Ok(self
+            .conn
+            .query_row("SELECT 1 FROM runs WHERE run_id = ?1", [run_id], |_| Ok(()))
+            .optional()?
+            .is_some())
+    }
+
+    /// Stores a whole run document made elsewhere (`iogauge import`); its id here.
+    pub fn import(&mut self, doc: &RunDoc) -> Result<i64> {
+        let id = self.insert_run(doc)?;
+        for (i, r) in doc.results.iter().enumerate() {
+            self.insert_result(id, i, r)?;
+        }
+        self.finish_run(id, doc)?;
+        Ok(id)
     }
 
     /// The newest `limit` runs, newest first.

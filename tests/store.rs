@@ -623,3 +623,79 @@ fn the_default_database_follows_xdg_and_iogauge_db_overrides_it() {
         .unwrap());
     assert!(xdg.exists());
 }
+
+/// Results that travel (issue 43): runs exported as a bundle import into an empty database,
+/// where they compare as local runs; the bundle exported from there is byte for byte the first;
+/// importing again adds nothing; a bundle of another format is refused in one line.
+#[test]
+fn a_bundle_round_trips_byte_for_byte_and_imports_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a.db"), dir.path().join("b.db"));
+    run(dir.path(), &a, &["--label", "here"]);
+    run(dir.path(), &a, &["--label", "there"]);
+    let db = |p: &Path| p.to_str().unwrap().to_string();
+    let (first, second) = (
+        dir.path().join("first.json"),
+        dir.path().join("second.json"),
+    );
+    ok(cmd(dir.path())
+        .args([
+            "export",
+            "1",
+            "2",
+            "--bundle",
+            first.to_str().unwrap(),
+            "--db",
+            &db(&a),
+        ])
+        .output()
+        .unwrap());
+    let imported = ok(cmd(dir.path())
+        .args(["import", first.to_str().unwrap(), "--db", &db(&b)])
+        .output()
+        .unwrap());
+    assert!(
+        String::from_utf8_lossy(&imported.stderr).contains("2 runs imported"),
+        "{}",
+        String::from_utf8_lossy(&imported.stderr)
+    );
+    ok(cmd(dir.path())
+        .args([
+            "export",
+            "here",
+            "there",
+            "--bundle",
+            second.to_str().unwrap(),
+            "--db",
+            &db(&b),
+        ])
+        .output()
+        .unwrap());
+    assert_eq!(
+        std::fs::read(&first).unwrap(),
+        std::fs::read(&second).unwrap(),
+        "the round trip changed the documents"
+    );
+    let again = ok(cmd(dir.path())
+        .args(["import", first.to_str().unwrap(), "--db", &db(&b)])
+        .output()
+        .unwrap());
+    assert!(String::from_utf8_lossy(&again.stderr).contains("0 runs imported"));
+    assert_eq!(list(dir.path(), &db(&b)).len(), 2, "imported twice");
+    ok(cmd(dir.path())
+        .args(["compare", "here", "there", "--db", &db(&b)])
+        .output()
+        .unwrap());
+    let bad = dir.path().join("bad.json");
+    std::fs::write(&bad, r#"{"schema":"iogauge.bundle/9","runs":[]}"#).unwrap();
+    let out = cmd(dir.path())
+        .args(["import", bad.to_str().unwrap(), "--db", &db(&b)])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("iogauge.bundle/9") && err.lines().count() == 1,
+        "{err}"
+    );
+}

@@ -2,9 +2,11 @@
 //! line. The store itself is `crate::store`; comparisons are in `results/compare.rs`, CSV in
 //! `results/csv.rs`.
 
-use crate::cli::{CompareArgs, DeleteArgs, ExportArgs, ExportFormat, ListArgs, ShowArgs};
+use crate::cli::{
+    CompareArgs, DeleteArgs, ExportArgs, ExportFormat, ImportArgs, ListArgs, ShowArgs,
+};
 use crate::store::{self, Store};
-use anyhow::Result;
+use anyhow::{Context, Result};
 
 /// Writes to stdout as every command does; a closed pipe (`| head`) is not an error.
 fn emit(text: &str) -> Result<()> {
@@ -44,6 +46,36 @@ pub fn show(args: &ShowArgs) -> Result<()> {
 }
 
 pub fn export(args: &ExportArgs) -> Result<()> {
+    if let Some(path) = &args.bundle {
+        crate::target::gate::output_file(
+            "--bundle",
+            path,
+            "give the bundle a file path on a file system",
+        )?;
+        let store = Store::open_existing(args.db.path())?;
+        let mut ids = Vec::new();
+        for s in &args.runs {
+            match s.trim().strip_prefix("sweep:") {
+                Some(sweep) => ids.extend(store.sweep(sweep)?),
+                None => ids.push(store.resolve(s)?),
+            }
+        }
+        ids.dedup();
+        // As stored, byte for byte: the bundle carries what this database holds.
+        let docs: Vec<String> = ids
+            .iter()
+            .map(|&id| store.load_json(id))
+            .collect::<Result<_>>()?;
+        std::fs::write(path, store::bundle::write(&docs))
+            .with_context(|| format!("writing --bundle {}", path.display()))?;
+        say!(
+            "wrote {n} run{s} to {p} (iogauge import {p} reads it into another results database)",
+            n = docs.len(),
+            s = crate::units::plural(docs.len()),
+            p = path.display()
+        );
+        return Ok(());
+    }
     if args.format == ExportFormat::FioJson
         && (args.runs.len() > 1 || args.runs[0].starts_with("sweep:"))
     {
@@ -75,6 +107,45 @@ pub fn export(args: &ExportArgs) -> Result<()> {
                 .collect::<String>(),
         ),
     }
+}
+
+/// `iogauge import FILE…`: every run of each bundle not already in the results database (by
+/// its run id, so importing twice adds nothing).
+pub fn import(args: &ImportArgs) -> Result<()> {
+    // Every bundle read and checked before the database is touched.
+    let mut bundles = Vec::new();
+    for path in &args.bundles {
+        let what = format!("bundle {}", path.display());
+        let text =
+            crate::target::gate::read_input(&what, path, 4 * crate::target::gate::DOC_LIMIT)?;
+        bundles.push((path, store::bundle::read(&what, &text)?));
+    }
+    let mut store = Store::open(args.db.path())?;
+    for (path, runs) in bundles {
+        let (mut added, mut there) = (Vec::new(), 0);
+        for doc in &runs {
+            match store.has_run_id(&doc.run_id)? {
+                true => there += 1,
+                false => added.push(store.import(doc)?.to_string()),
+            }
+        }
+        say!(
+            "{}: {} run{} imported into {}{}{}",
+            path.display(),
+            added.len(),
+            crate::units::plural(added.len()),
+            store.path().display(),
+            match added.is_empty() {
+                true => String::new(),
+                false => format!(" as {}", added.join(", ")),
+            },
+            match there {
+                0 => String::new(),
+                n => format!("; {n} already there, left as they were"),
+            }
+        );
+    }
+    Ok(())
 }
 
 pub fn delete(args: &DeleteArgs) -> Result<()> {
