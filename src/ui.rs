@@ -46,6 +46,13 @@ pub fn part(text: &str) {
     }
 }
 
+/// The width of the terminal stdout goes to, or `None` when it goes to a pipe or a file.
+pub fn stdout_width() -> Option<usize> {
+    console::Term::stdout()
+        .size_checked()
+        .map(|(_, cols)| usize::from(cols))
+}
+
 /// The text as a terminal may show it: every byte a user reads passes here, and some of it
 /// comes from elsewhere (a fio job's section names, stored paths and labels, a server's log),
 /// where a terminal escape could retitle the window or rewrite what was printed before. Control

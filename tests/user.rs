@@ -327,7 +327,7 @@ fn every_subcommand_has_a_man_page_with_every_option() {
 /// `list` fits 120 columns whatever the labels, parameters and paths (a sweep's runs carry
 /// all their settings); `show` keeps them whole.
 #[test]
-fn list_fits_120_columns() {
+fn list_fits_the_terminal_and_cuts_nothing_into_a_pipe() {
     let dir = tempfile::tempdir().unwrap();
     let deep = dir
         .path()
@@ -355,16 +355,50 @@ fn list_fits_120_columns() {
         ],
     );
     assert!(out.status.success(), "{}", stderr_of(&out));
+    // Into a pipe nothing is cut: `list | grep` finds the whole label.
     let list = iogauge(dir.path(), &["list"]);
     let text = String::from_utf8_lossy(&list.stdout).into_owned();
     assert_eq!(text.lines().count(), 2, "{text}");
-    for line in text.lines() {
-        assert!(
-            line.chars().count() <= 120,
-            "{} wide: {line}",
-            line.chars().count()
-        );
-    }
+    assert!(text.contains(label), "{text}");
+    // On a terminal the row fits its width, and a wider one shows more of the label.
+    needs_tool!("script");
+    let on_terminal = |cols: usize| -> String {
+        let out = std::process::Command::new("script")
+            .args([
+                "-qec",
+                &format!("stty cols {cols} rows 40; '{BIN}' list"),
+                "/dev/null",
+            ])
+            .current_dir(dir.path())
+            .env("IOGAUGE_DB", dir.path().join("results.db"))
+            .env("IOGAUGE_RUN_DIR", own_run_dir(dir.path()))
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr_of(&out));
+        let text = String::from_utf8_lossy(&out.stdout).replace('\r', "");
+        let rows: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+        assert_eq!(rows.len(), 2, "{text}");
+        for line in &rows {
+            assert!(
+                line.chars().count() <= cols,
+                "{} wide on {cols} columns: {line}",
+                line.chars().count()
+            );
+        }
+        rows[1].to_string()
+    };
+    let (narrow, wide) = (on_terminal(120), on_terminal(200));
+    let shown_of = |row: &str| {
+        label
+            .chars()
+            .zip(row.chars().skip_while(|c| *c != 'a'))
+            .take_while(|(a, b)| a == b)
+            .count()
+    };
+    assert!(
+        shown_of(&wide) > shown_of(&narrow),
+        "a wider terminal shows more of the label:\n{narrow}\n{wide}"
+    );
     let shown = String::from_utf8_lossy(&iogauge(dir.path(), &["show", "last", "--json"]).stdout)
         .into_owned();
     assert!(shown.contains(label));

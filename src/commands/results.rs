@@ -33,7 +33,10 @@ pub fn list(args: &ListArgs) -> Result<()> {
         say!("no runs stored in {}", path.display());
         return Ok(());
     }
-    emit(&crate::present::results::list(&runs))
+    emit(&crate::present::results::list(
+        &runs,
+        crate::ui::stdout_width(),
+    ))
 }
 
 pub fn show(args: &ShowArgs) -> Result<()> {

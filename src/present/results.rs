@@ -6,8 +6,12 @@ use crate::store::RunRow;
 use crate::units;
 use std::fmt::Write as _;
 
-/// The stored runs, a row each, fitting 120 columns.
-pub fn list(runs: &[RunRow]) -> String {
+/// The stored runs, a row each, fitting a terminal `width` columns wide (at least 120's worth):
+/// long labels, sweep settings, names and targets are cut where they must be, and a wider
+/// terminal shows more of them. `None` (a pipe, a file) cuts nothing: `list | grep` finds what
+/// the row holds.
+pub fn list(runs: &[RunRow], width: Option<usize>) -> String {
+    let room = width.map(Room::of);
     let mut rows = vec![[
         "id",
         "started (UTC)",
@@ -21,7 +25,7 @@ pub fn list(runs: &[RunRow]) -> String {
     .map(String::from)
     .to_vec()];
     for r in runs {
-        rows.push(list_row(r));
+        rows.push(list_row(r, room));
     }
     table(&rows, &[true, false, false, false, false, true, true, true])
 }
@@ -45,14 +49,46 @@ pub fn run_row_json(r: &RunRow) -> serde_json::Value {
     })
 }
 
-fn list_row(r: &RunRow) -> Vec<String> {
+/// Characters the cut columns of `list` may take.
+#[derive(Clone, Copy)]
+struct Room {
+    label: usize,
+    what: usize,
+    target: usize,
+}
+
+impl Room {
+    /// 12, 27 and 14 characters in 120 columns; what a wider terminal has beyond that goes
+    /// half to the label (where a sweep's setting is), a third to what ran, the rest to the
+    /// target.
+    fn of(width: usize) -> Room {
+        let extra = width.saturating_sub(120);
+        Room {
+            label: 12 + extra / 2,
+            what: 27 + extra / 3,
+            target: 14 + extra - extra / 2 - extra / 3,
+        }
+    }
+}
+
+fn list_row(r: &RunRow, room: Option<Room>) -> Vec<String> {
     // Labels stored by older versions (or by hand) may hold control characters.
     let mut label = crate::units::printable(r.label.as_deref().unwrap_or_default()).into_owned();
-    for (k, v) in &r.params {
-        label.push_str(&format!(
-            "{}{k}={v}",
-            if label.is_empty() { "" } else { " " }
-        ));
+    // A sweep's setting first, by its value: it is what tells the sweep's runs apart
+    // ("knob.schedu…" was all two settings said), the sweep's id and the knobs after it.
+    let setting = r.params.get("sweep.setting");
+    let params = setting.map(|s| ("", s)).into_iter().chain(
+        r.params
+            .iter()
+            .filter(|(k, _)| k.as_str() != "sweep.setting")
+            .map(|(k, v)| (k.as_str(), v)),
+    );
+    for (k, v) in params {
+        let sep = if label.is_empty() { "" } else { " " };
+        match k {
+            "" => label.push_str(&format!("{sep}{v}")),
+            k => label.push_str(&format!("{sep}{k}={v}")),
+        }
     }
     let what = match (&r.suite, r.results.as_slice()) {
         (Some(s), res) => format!(
@@ -80,8 +116,15 @@ fn list_row(r: &RunRow) -> Vec<String> {
         .unwrap_or_default();
     // The row fits 120 columns: long labels, sweep parameters and names are cut where they
     // stop telling runs apart (a path keeps its end); `show ID` has them whole.
-    let what = cut(&crate::units::printable(&what), 27 - mark.chars().count()) + mark;
-    let (label, target) = (cut(&label, 12), cut_front(&target, 14));
+    let what = crate::units::printable(&what).into_owned();
+    let (label, what, target) = match room {
+        Some(room) => (
+            cut(&label, room.label),
+            cut(&what, room.what - mark.chars().count()) + mark,
+            cut_front(&target, room.target),
+        ),
+        None => (label, what + mark, target),
+    };
     let (iops, bw, p99) = match r.results.as_slice() {
         [] => (String::new(), String::new(), String::new()),
         [one] => (
