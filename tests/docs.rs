@@ -24,16 +24,8 @@ fn completions_cover_every_command_and_parse_in_their_shell() {
         }
         let script = dir.path().join(format!("iogauge.{shell}"));
         std::fs::write(&script, &text).unwrap();
-        let check = Command::new(shell)
-            .arg("-n")
-            .arg(&script)
-            .output()
-            .unwrap();
-        assert!(
-            check.status.success(),
-            "{shell} -n: {}",
-            stderr_of(&check)
-        );
+        let check = Command::new(shell).arg("-n").arg(&script).output().unwrap();
+        assert!(check.status.success(), "{shell} -n: {}", stderr_of(&check));
     }
     let out = iogauge(dir.path(), &["completions", "tcsh"]);
     assert_eq!(
