@@ -16,7 +16,7 @@ mod rounds;
 
 use loops::{not_stored, precondition, run_cells};
 use notes::notes_of;
-pub use rounds::SEARCH_STEPS;
+pub use rounds::{kept, SEARCH_STEPS};
 use rounds::{latency_search, run_rounds};
 
 use crate::analysis::run::Stability;

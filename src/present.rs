@@ -77,6 +77,13 @@ fn emit(
         // Said first, so no number below is read as the other level.
         let mut s = said.to_string();
         s += &match plan.kind {
+            // A latency-target search: its steps as one curve, then the answer.
+            Kind::Run if plan.latency_target.is_some() && doc.results.len() > 1 => {
+                let lt = plan.latency_target.expect("checked above");
+                let mut s = latency_curve(doc, lt);
+                s.push_str(&crate::present::findings::text(&doc.findings));
+                s
+            }
             Kind::Run => {
                 let mut s = crate::present::summary::run(doc);
                 for (i, r) in doc.results.iter().enumerate() {
@@ -145,6 +152,54 @@ fn outcome_index(
     r: &crate::model::ResultDoc,
 ) -> Option<usize> {
     results.iter().position(|x| std::ptr::eq(x, r))
+}
+
+/// A `--latency-target` search as one table: each step's rate asked, what it achieved, its
+/// latency at the target's percentile and whether it kept the target (the unthrottled first
+/// run only bounds the search: its latency counts from submission and is not judged).
+fn latency_curve(doc: &RunDoc, lt: crate::workload::LatencyTarget) -> String {
+    let limit = lt.limit.as_nanos() as f64;
+    let mut rows = vec![vec![
+        "step".to_string(),
+        "rate asked".into(),
+        "achieved".into(),
+        format!("p{}", lt.percentile),
+        "kept".into(),
+    ]];
+    for (i, r) in doc.results.iter().enumerate() {
+        let lat = fio_json::quantile(&r.lat_hist, lt.percentile / 100.0) as f64;
+        let (asked, kept) = match r.workload.rate_iops {
+            Some(a) => (
+                format!("{} IOPS", units::count(a)),
+                match crate::exec::kept(a, r.iops, lat, limit) {
+                    true => "yes",
+                    false => "no",
+                },
+            ),
+            None => ("unthrottled".into(), "the bound (not judged)"),
+        };
+        rows.push(vec![
+            (i + 1).to_string(),
+            asked,
+            format!("{} IOPS", units::count(r.iops)),
+            units::latency(lat),
+            kept.to_string(),
+        ]);
+    }
+    let w = doc
+        .results
+        .first()
+        .map(crate::present::summary::workload_line);
+    let mut s = format!(
+        "Latency target p{} ≤ {}{}: the rates tried, latency from each IO's planned start\n\n",
+        lt.percentile,
+        units::latency(limit),
+        w.map(|w| format!(" · {w}")).unwrap_or_default()
+    );
+    for line in table::table(&rows, &[true, true, true, true, false]).lines() {
+        s.push_str(&format!("  {line}\n"));
+    }
+    s
 }
 
 /// What `iogauge fio` tells before it runs (and all `--dry-run` shows of the job's meaning).

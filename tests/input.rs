@@ -142,6 +142,30 @@ fn a_latency_target_is_answered_from_paced_runs_only() {
         paced.contains(&best),
         "{best} is not one of the paced runs {paced:?}"
     );
+    // On screen the search is one table, a row a step, the unthrottled one marked as the bound.
+    let dir = tempfile::tempdir().unwrap();
+    let out = iogauge(
+        dir.path(),
+        &[
+            "run",
+            "data",
+            "--size",
+            "16m",
+            "--time",
+            "200ms",
+            "--latency-target",
+            "p99=10s",
+            "--no-store",
+        ],
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("rate asked"), "{text}");
+    let steps = text
+        .lines()
+        .filter(|l| l.trim_start().starts_with(|c: char| c.is_ascii_digit()) && l.contains("IOPS"))
+        .count();
+    assert_eq!(steps, results.len(), "{text}");
+    assert!(text.contains("the bound (not judged)"), "{text}");
 }
 
 /// `--latency-target` that no rate meets names the lowest rate it really tried (issue 23:

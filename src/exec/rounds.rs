@@ -124,6 +124,12 @@ pub(super) fn run_rounds(
     }
 }
 
+/// Whether a paced step kept the latency target: its latency (ns, from each IO's planned start)
+/// within `limit_ns`, and the rate asked also achieved (within 2%).
+pub fn kept(asked: f64, iops: f64, lat_ns: f64, limit_ns: f64) -> bool {
+    lat_ns <= limit_ns && iops >= 0.98 * asked
+}
+
 /// Steps of the rate search after the unthrottled run: each halves the interval the answer is
 /// in, so the answer is within 1/2^SEARCH_STEPS of the unthrottled IOPS.
 pub const SEARCH_STEPS: u32 = 6;
@@ -201,8 +207,7 @@ pub(super) fn latency_search(
             if lowest.is_none_or(|l| rate < l.0) {
                 lowest = Some((rate, iops, lat));
             }
-            // A rate counts as kept only when it was also achieved.
-            if lat <= limit && iops >= 0.98 * rate {
+            if kept(rate, iops, lat, limit) {
                 best = Some((iops, lat));
                 lo = rate;
             } else {

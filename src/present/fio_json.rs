@@ -397,7 +397,7 @@ fn stats_of(pairs: &[[u64; 2]]) -> (f64, f64) {
 
 /// The smallest recorded value with at least `q` of the counts at or below it (pairs are in
 /// increasing value, as `measure::buckets` writes them).
-fn quantile(pairs: &[[u64; 2]], q: f64) -> u64 {
+pub(crate) fn quantile(pairs: &[[u64; 2]], q: f64) -> u64 {
     let n: u64 = pairs.iter().map(|[_, c]| c).sum();
     let want = ((q * n as f64).ceil() as u64).max(1);
     let mut seen = 0;
