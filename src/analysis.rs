@@ -86,8 +86,9 @@ pub fn result_findings(
         .read
         .as_ref()
         .map_or_else(|| if reads(w) { r.bw_bytes } else { 0.0 }, |o| o.bw_bytes);
+    // The null engine moves nothing through the page cache: no cache to warn of.
     found.extend(iogauge_analyze::cache(
-        !w.direct,
+        !w.direct && w.engine != "null",
         r.target.all_bytes(),
         system.mem_total_bytes.unwrap_or(0),
         read_bw,

@@ -928,3 +928,29 @@ fn a_buffered_job_starts_with_the_file_dropped_from_the_cache() {
         "with invalidate=0 the cache served them: {kept} against {dropped} bytes"
     );
 }
+
+/// A null-engine job reaches no cache (issue 40: it got a page-cache note and a cache warning):
+/// it is told that no IO reached the target, and nothing about caches.
+#[test]
+fn a_null_engine_job_gets_no_cache_note_or_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    let job = write_job(
+        dir.path(),
+        "null.fio",
+        "[n]\nioengine=null\nrw=randread\nsize=16m\nruntime=300ms\ntime_based\n",
+    );
+    let out = iogauge(dir.path(), &["fio", &job, "--no-store"]);
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        stderr_of(&out)
+    );
+    assert!(
+        said.contains("null engine: no IO reached the target"),
+        "{said}"
+    );
+    assert!(!said.contains("page cache"), "{said}");
+    assert!(!said.contains("cache below the target"), "{said}");
+    assert!(!said.contains(" cache "), "{said}");
+}

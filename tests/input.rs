@@ -227,7 +227,9 @@ fn estimates_count_ramps_and_search_steps() {
         "16m",
         "--dry-run",
     ]);
-    assert!(search[0] < 5.0 && search[1] >= 14.0, "{search:?}");
+    // Every step runs (only paced steps are judged, so none stops the search early): the
+    // unthrottled bound and 6 paced steps of 2 s.
+    assert!(search[0] >= 14.0, "{search:?}");
 }
 
 /// A results database on a read-only file system is named as such (issue 23: it was "could

@@ -31,7 +31,8 @@ pub(super) fn notes_of(
     // A working set that fits a cache measures the cache: RAM's page cache for buffered IO, a
     // RAID controller's or a drive's for direct IO (the 2009 SSD studies' controllers held
     // 4–8 GB and their xdd runs read 16 GB of a 64 GB file for that reason).
-    if plan.env.ram > 0 {
+    // The null engine reaches no cache (nor anything else): the null engine's note says so.
+    if plan.env.ram > 0 && plan.env.engine != EngineKind::Null {
         let share = target.all_bytes() as f64 * 100.0 / plan.env.ram as f64;
         add(format!(
             "working set {} ({} of the {} of RAM); a cache below the target larger than that can hold all of it",
@@ -126,7 +127,7 @@ pub(super) fn notes_of(
 /// What the user must know to read one workload's numbers right.
 pub(super) fn honesty_notes(spec: &crate::workload::Spec, target: &Target) -> Vec<String> {
     let mut notes = Vec::new();
-    if !spec.direct {
+    if !spec.direct && spec.engine != EngineKind::Null {
         notes.push(
             "buffered IO goes through the page cache: reads of a working set that fits in RAM and writes not yet flushed measure memory, not the device".into(),
         );

@@ -131,7 +131,8 @@ pub fn notes(
                 j.at("ioengine")
             ));
         }
-        if !j.direct {
+        // The null engine moves nothing through the page cache: there is no cache to warn of.
+        if !j.direct && j.engine != Engine::Null {
             let default = match j.has("direct") || j.has("buffered") {
                 true => "",
                 false => ", fio's default",
