@@ -75,6 +75,11 @@ fn a_fall_that_other_work_on_the_cpu_made_is_the_cpus() {
     assert_eq!(found.len(), 1, "{:#}", doc["findings"]);
     let (f, e) = (&found[0], &found[0]["evidence"]);
     eprintln!("user sees: {}", f["summary"]);
+    let fine = &doc["results"][0]["fine"];
+    eprintln!(
+        "cpu run {}\ncpu wait {}\nios {}",
+        fine["cpu_run"], fine["cpu_wait"], fine["ios"]
+    );
     let summary = f["summary"].as_str().unwrap();
     assert!(
         summary.contains("fell from") && summary.contains("waited for a CPU"),
