@@ -91,11 +91,13 @@ fn fsync_check_write_without_a_listener_leaves_nothing() {
     assert!(!dir.path().join("fc.img").exists(), "the file was left");
 }
 
-/// A `--latency-target` search of 200 ms steps on a small file: the document, and its finding
-/// whose summary starts with `answer`.
-fn latency_search(target: &str, answer: &str) -> (Value, Value) {
+/// A `--latency-target` search of 200 ms steps on a small file: its document, its finding whose
+/// summary starts with `answer`, and what it printed — all of one run (`-o` keeps the document
+/// beside the screen's text).
+fn latency_search(target: &str, answer: &str) -> (Value, Value, String) {
     let dir = tempfile::tempdir().unwrap();
-    let doc = json_of(&iogauge(
+    let file = dir.path().join("run.json");
+    let out = iogauge(
         dir.path(),
         &[
             "run",
@@ -106,10 +108,13 @@ fn latency_search(target: &str, answer: &str) -> (Value, Value) {
             "200ms",
             "--latency-target",
             target,
-            "--json",
             "--no-store",
+            "-o",
+            file.to_str().unwrap(),
         ],
-    ));
+    );
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let doc: Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
     let f = doc["findings"]
         .as_array()
         .unwrap()
@@ -117,7 +122,7 @@ fn latency_search(target: &str, answer: &str) -> (Value, Value) {
         .find(|f| f["summary"].as_str().unwrap_or("").starts_with(answer))
         .cloned()
         .unwrap_or_else(|| panic!("{:#}", doc["findings"]));
-    (doc, f)
+    (doc, f, String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
 /// `--latency-target` judges paced runs only (issue 37: the unthrottled run's latency counts
@@ -126,7 +131,7 @@ fn latency_search(target: &str, answer: &str) -> (Value, Value) {
 /// rates, and the answer is one of them.
 #[test]
 fn a_latency_target_is_answered_from_paced_runs_only() {
-    let (doc, f) = latency_search("p99=10s", "the highest rate");
+    let (doc, f, text) = latency_search("p99=10s", "the highest rate");
     let results = doc["results"].as_array().unwrap();
     assert!(results.len() >= 2, "{}", results.len());
     assert!(
@@ -143,22 +148,6 @@ fn a_latency_target_is_answered_from_paced_runs_only() {
         "{best} is not one of the paced runs {paced:?}"
     );
     // On screen the search is one table, a row a step, the unthrottled one marked as the bound.
-    let dir = tempfile::tempdir().unwrap();
-    let out = iogauge(
-        dir.path(),
-        &[
-            "run",
-            "data",
-            "--size",
-            "16m",
-            "--time",
-            "200ms",
-            "--latency-target",
-            "p99=10s",
-            "--no-store",
-        ],
-    );
-    let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("rate asked"), "{text}");
     let steps = text
         .lines()
@@ -173,7 +162,7 @@ fn a_latency_target_is_answered_from_paced_runs_only() {
 #[test]
 fn a_failed_latency_search_names_a_rate_it_tried() {
     // No IO through a system call completes in a nanosecond: every step misses.
-    let (doc, f) = latency_search("p99=1ns", "no rate kept");
+    let (doc, f, _) = latency_search("p99=1ns", "no rate kept");
     let lowest = f["evidence"]["lowest_rate_iops"].as_f64().unwrap();
     let tried: Vec<f64> = doc["results"]
         .as_array()
