@@ -9,6 +9,7 @@
 //! block size × threads tables, `outlier` from the statistics over repeats. [`annotate`] does both
 //! and puts each finding where it belongs: all in the run's list, and those about one result also
 //! in that result's list.
+mod devices;
 mod integrity;
 pub mod run;
 pub mod source;
@@ -105,7 +106,7 @@ pub fn result_findings(
             th,
         ));
     }
-    found.extend(device_findings(r, system));
+    found.extend(devices::findings(r, system));
     found.extend(rate_shortfall(r));
     found.extend(integrity::findings(r));
     if let Some(t) = &r.timeline {
@@ -213,171 +214,6 @@ fn rate_shortfall(r: &ResultDoc) -> Option<iogauge_analyze::Finding> {
         .with("target_iops", target)
         .with("achieved_iops", r.iops)
     })
-}
-
-/// What the devices saw against what was issued (crates/analyze `device_findings`). The null
-/// engine issues nothing to a device; a result without device counters (older runs, `--files`
-/// cells) is not judged, except a direct-IO target with no block device under it at all.
-fn device_findings(r: &ResultDoc, system: &SystemInfo) -> Vec<iogauge_analyze::Finding> {
-    let w = &r.workload;
-    if w.engine == "null" || r.runtime_s <= 0.0 {
-        return Vec::new();
-    }
-    let secs = r.runtime_s;
-    let op = |o: Option<&crate::model::OpDoc>| {
-        o.map_or((0.0, 0.0), |o| (o.ios as f64 / secs, o.bytes as f64 / secs))
-    };
-    let (reads, read_bytes) = op(r.read.as_ref());
-    let (writes, write_bytes) = op(r.write.as_ref());
-    let issued = iogauge_analyze::Issued {
-        reads_per_s: reads,
-        writes_per_s: writes,
-        read_bytes_per_s: read_bytes,
-        write_bytes_per_s: write_bytes,
-        direct: w.direct,
-        in_flight: w.threads * w.iodepth,
-        ios: r.ios,
-        measured_s: secs,
-        syncs_per_s: r.sync.as_ref().map_or(0.0, |s| s.count as f64 / secs),
-        // The devices are watched from before the ramp and the complete batch's trial.
-        lead_s: r.repeats.len().max(1) as f64
-            * (w.ramp_s
-                + match r.engine.complete_trial {
-                    Some(_) => crate::workload::CALIBRATION.as_secs_f64(),
-                    None => 0.0,
-                }),
-        // Over the devices' window, as the devices' rates are.
-        others: r.others.as_ref().map(|o| {
-            let t = r.devices.first().map_or(secs, |d| d.elapsed_s).max(1e-9);
-            iogauge_analyze::OthersSeen {
-                read_bytes_per_s: o.read_bytes as f64 / t,
-                write_bytes_per_s: o.write_bytes as f64 / t,
-                unreadable: o.unreadable,
-                top: o
-                    .top
-                    .iter()
-                    .map(|p| {
-                        (
-                            format!(
-                                "{} (pid {}){}",
-                                crate::units::printable(&p.command),
-                                p.pid,
-                                match p.through_children {
-                                    true => " through processes it started",
-                                    false => "",
-                                }
-                            ),
-                            (p.read_bytes + p.write_bytes) as f64 / t,
-                        )
-                    })
-                    .collect(),
-            }
-        }),
-        filesystem: system.target.as_ref().and_then(|t| t.filesystem.clone()),
-    };
-    let no_device = system
-        .target
-        .as_ref()
-        .is_some_and(|t| t.devices.is_empty() && t.filesystem.is_some());
-    if r.devices.is_empty() && !no_device {
-        return Vec::new();
-    }
-    let mut stack = Vec::new();
-    for d in &r.devices {
-        // A device whose counters could not be read is not judged.
-        let (Some(rd), Some(wr), Some(rb), Some(wb)) =
-            (d.reads, d.writes, d.read_bytes, d.write_bytes)
-        else {
-            return Vec::new();
-        };
-        let t = d.elapsed_s.max(1e-9);
-        stack.push(iogauge_analyze::Seen {
-            name: d.name.clone(),
-            reads_per_s: rd as f64 / t,
-            writes_per_s: wr as f64 / t,
-            read_bytes_per_s: rb as f64 / t,
-            write_bytes_per_s: wb as f64 / t,
-            flushes_per_s: d.flushes.unwrap_or(0) as f64 / t,
-            window_s: d.elapsed_s,
-            avg_queue_depth: d.avg_queue_depth.unwrap_or(0.0),
-            max_sectors_kb: d.limits.max_sectors_kb,
-            max_segments: d.limits.max_segments,
-            max_segment_size: d.limits.max_segment_size,
-            nr_requests: d.limits.nr_requests,
-            scheduler: d.limits.scheduler.clone(),
-        });
-    }
-    let mut found = iogauge_analyze::device_findings(&issued, &stack);
-    // A striped device (md, dm): its members are the disks (or partitions) beneath it.
-    if let Some(t) = system.target.as_ref() {
-        use iogauge_sysinfo::DeviceRole;
-        if t.devices
-            .iter()
-            .any(|d| matches!(d.role, DeviceRole::Md | DeviceRole::Dm))
-        {
-            let members: Vec<(String, f64)> = t
-                .devices
-                .iter()
-                .filter(|d| matches!(d.role, DeviceRole::Disk | DeviceRole::Partition))
-                .filter_map(|d| {
-                    let doc = r.devices.iter().find(|x| x.name == d.name)?;
-                    let bytes = doc.read_bytes? + doc.write_bytes?;
-                    Some((d.name.clone(), bytes as f64 / doc.elapsed_s.max(1e-9)))
-                })
-                .collect();
-            found.extend(iogauge_analyze::stripe_imbalance(&members));
-        }
-        for md in t.devices.iter().filter(|d| d.role == DeviceRole::Md) {
-            // Each member's requests and the time each took, over the result's window.
-            let members: Vec<iogauge_analyze::Member> = md
-                .md_members
-                .iter()
-                .filter_map(|m| {
-                    let doc = r.devices.iter().find(|x| &x.name == m)?;
-                    let requests = doc.reads.unwrap_or(0) + doc.writes.unwrap_or(0);
-                    let ms = doc.read_ms_per_io.unwrap_or(0.0) * doc.reads.unwrap_or(0) as f64
-                        + doc.write_ms_per_io.unwrap_or(0.0) * doc.writes.unwrap_or(0) as f64;
-                    Some(iogauge_analyze::Member {
-                        name: m.clone(),
-                        requests,
-                        ms_per_request: ms / requests.max(1) as f64,
-                        util: doc.util.unwrap_or(0.0),
-                    })
-                })
-                .collect();
-            if issued.ios >= iogauge_analyze::MIN_DEVICE_IOS {
-                found.extend(iogauge_analyze::slow_member(&md.name, &members));
-            }
-            // A parity md array: what its members read while iogauge only wrote.
-            let Some(level) = md.md_level.clone() else {
-                continue;
-            };
-            let (mut read, mut written) = (0.0, 0.0);
-            for m in &md.md_members {
-                // A member is a disk or partition of the stack; md names it as sysfs does.
-                let Some(doc) = r.devices.iter().find(|x| &x.name == m) else {
-                    continue;
-                };
-                let t = doc.elapsed_s.max(1e-9);
-                read += doc.read_bytes.unwrap_or(0) as f64 / t;
-                written += doc.write_bytes.unwrap_or(0) as f64 / t;
-            }
-            let parity = match level.as_str() {
-                "raid6" => 2,
-                _ => 1,
-            };
-            let array = iogauge_analyze::ParityArray {
-                name: md.name.clone(),
-                level,
-                chunk_bytes: md.md_chunk_bytes,
-                data_members: md.md_members.len().saturating_sub(parity),
-                member_read_bytes_per_s: read,
-                member_write_bytes_per_s: written,
-            };
-            found.extend(iogauge_analyze::read_modify_write(&issued, &array));
-        }
-    }
-    found
 }
 
 /// Replaces, in each result of `doc` whose rate fell to another level and stayed (a `regime`

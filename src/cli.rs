@@ -434,8 +434,8 @@ pub struct SweepArgs {
     #[arg(long, value_name = "DEV[,DEV…]")]
     pub scratch: Option<String>,
 
-    /// Arrays to build from the --scratch devices and compare: md:raid0,raid1,raid10,raid5,raid6
-    /// (mdadm), lvm:stripe (lvm2), btrfs:raid0,raid1,raid10,raid5,raid6,raid1c3 (mkfs.btrfs),
+    /// Arrays to build from the --scratch devices and compare:
+    /// md:raid0,raid1,raid10,raid10-far,raid10-offset,raid5,raid6 (mdadm), lvm:stripe (lvm2), btrfs:raid0,raid1,raid10,raid5,raid6,raid1c3 (mkfs.btrfs),
     /// or single; a plain single device is the baseline (repeatable).
     #[arg(long, value_name = "KIND:LEVEL[,LEVEL…]", requires = "scratch")]
     pub layout: Vec<String>,

@@ -596,14 +596,15 @@ fn array_sweep(plan: &Plan, id: &str, devices: &[PathBuf], ax: &Axes) -> Result<
     array::check_members(devices)?;
     let settings = array_settings(ax, devices.len());
     say!(
-        "sweep {id}: {} layouts from {} ({}) · {} repeats each · {}",
+        "sweep {id}: {} layouts from {} ({}) · {} repeats each{}",
         settings.len(),
         devices.len(),
         names.join(", "),
         plan.repeat.n,
-        match ax.assume_clean {
-            true => "md arrays not resynced (--assume-clean)",
-            false => "md arrays resynced before they are measured",
+        match (ax.layouts.iter().any(|l| l.redundant()), ax.assume_clean) {
+            (false, _) => "",
+            (true, true) => " · md arrays not resynced (--assume-clean)",
+            (true, false) => " · md arrays resynced before they are measured",
         }
     );
     for (n, s) in settings.iter().enumerate() {

@@ -96,6 +96,11 @@ pub fn from_sweep(args: &SweepArgs) -> Result<SweepPlan> {
             "--degraded measures md arrays with a member missing, and no redundant md layout is asked (raid1, raid10, raid5, raid6): drop it, or add one",
         ));
     }
+    if args.assume_clean && !layouts.iter().any(|l| l.redundant()) {
+        return Err(usage(
+            "--assume-clean skips the initial resync of redundant md arrays, and no redundant md layout is asked (raid1, raid10, raid5, raid6): drop it, or add one",
+        ));
+    }
     if !layouts.is_empty() && fss.len() > 1 {
         return Err(usage(
             "a layout sweep changes the array, one file system on each (--fs ext4); sweep file systems on one device apart",

@@ -44,11 +44,16 @@ pub struct Layout {
     pub level: String,
 }
 
-/// The levels each kind takes, with the fewest members each needs.
-const MD_LEVELS: [(&str, usize); 5] = [
+/// The levels each kind takes, with the fewest members each needs. md's RAID10 comes in its
+/// three layouts of two copies (md(4)): near (`raid10`, mdadm's default n2: the copies of a
+/// chunk side by side), far (f2: a second full stripe set in the far half of every member,
+/// reads striped like RAID0) and offset (o2: each stripe repeated one chunk further on).
+const MD_LEVELS: [(&str, usize); 7] = [
     ("raid0", 2),
     ("raid1", 2),
     ("raid10", 2),
+    ("raid10-far", 2),
+    ("raid10-offset", 2),
     ("raid5", 3),
     ("raid6", 4),
 ];
@@ -136,10 +141,20 @@ impl Layout {
         }
     }
 
+    /// mdadm's `--level` and `--layout` for an md level.
+    fn md_level(&self) -> (&str, Option<&str>) {
+        match self.level.as_str() {
+            "raid10-far" => ("raid10", Some("f2")),
+            "raid10-offset" => ("raid10", Some("o2")),
+            l => (l, None),
+        }
+    }
+
     /// Members that hold distinct data in one stripe (what a file system's stripe width
-    /// counts): raid0 and lvm stripes all, raid10 half, raid5 one fewer, raid6 two fewer.
+    /// counts): raid0 and lvm stripes all, raid10 (two copies, any layout) half, raid5 one
+    /// fewer, raid6 two fewer.
     pub fn data_members(&self, members: usize) -> usize {
-        match (self.kind, self.level.as_str()) {
+        match (self.kind, self.md_level().0) {
             (Kind::Md, "raid10") => (members / 2).max(1),
             (Kind::Md, "raid5") => members.saturating_sub(1).max(1),
             (Kind::Md, "raid6") => members.saturating_sub(2).max(1),
@@ -288,11 +303,14 @@ impl Array {
                     device.display().to_string(),
                     "--run".into(),
                     "--quiet".into(),
-                    format!("--level={}", layout.level),
+                    format!("--level={}", layout.md_level().0),
                     format!("--raid-devices={n}"),
                     "--metadata=1.2".into(),
                     format!("--uuid={uuid}"),
                 ];
+                if let Some(l) = layout.md_level().1 {
+                    a.push(format!("--layout={l}"));
+                }
                 if layout.level != "raid0" {
                     // No write-intent bitmap: it writes on its own, beside the workload.
                     a.push("--bitmap=none".into());
@@ -625,6 +643,11 @@ mod tests {
 
     #[test]
     fn layouts_parse_and_know_their_members() {
+        let far = Layout::parse("md:raid10-far,raid10-offset").unwrap();
+        assert_eq!(far[0].md_level(), ("raid10", Some("f2")));
+        assert_eq!(far[1].md_level(), ("raid10", Some("o2")));
+        assert_eq!(far[0].data_members(4), 2);
+        assert!(far[1].redundant() && far[1].takes_chunk());
         let l = Layout::parse("md:raid0,raid10,raid5,raid6").unwrap();
         assert_eq!(l.len(), 4);
         assert_eq!(l[2].min_members(), 3);

@@ -117,6 +117,10 @@ pub struct Seen {
     pub max_segment_size: Option<u64>,
     pub nr_requests: Option<u64>,
     pub scheduler: Option<String>,
+    /// The sum over several devices at the bottom of the stack (an array's members): what
+    /// reached storage in all, judged for `absorbed`. Its bytes count each copy a mirror
+    /// wrote, so it is never judged for `other-io`; each member is, on its own.
+    pub aggregate: bool,
 }
 
 /// The findings for one result. `stack` is top (the device iogauge's IO enters) first, the
@@ -271,7 +275,7 @@ pub fn device_findings(issued: &Issued, stack: &[Seen]) -> Vec<Finding> {
 /// `amplification`, the kernel's own IO on iogauge's behalf.
 fn other_io(issued: &Issued, stack: &[Seen]) -> Option<Finding> {
     let issued_bytes = issued.read_bytes_per_s + issued.write_bytes_per_s;
-    let d = stack.iter().find(|d| {
+    let d = stack.iter().filter(|d| !d.aggregate).find(|d| {
         let seen = d.read_bytes_per_s + d.write_bytes_per_s;
         issued_bytes > 0.0 && seen > OTHER_IO_MORE * issued_bytes + FLOOR_BYTES_PER_S
     })?;
@@ -341,7 +345,7 @@ fn other_io(issued: &Issued, stack: &[Seen]) -> Option<Finding> {
     };
     let factor_text = match iss_b >= FLOOR_BYTES_PER_S {
         true => format!("{factor:.1}× the {dir}s iogauge issued"),
-        false => format!("{dir}s while iogauge issued {}", rate(iss_b)),
+        false => format!("while iogauge issued {} of {dir}s", rate(iss_b)),
     };
     let unseen = match others.unreadable {
         0 => String::new(),
@@ -366,6 +370,8 @@ fn other_io(issued: &Issued, stack: &[Seen]) -> Option<Finding> {
         },
     )
     .with("amplification", factor)
+    // Which way the excess went: reads a parity array made to write are its read-modify-write.
+    .with("of_reads", if dir == "read" { 1.0 } else { 0.0 })
     .with("device_bytes_per_s", dev_b)
     .with("issued_bytes_per_s", iss_b)
     .with("others_bytes_per_s", theirs);
@@ -540,9 +546,9 @@ pub fn slow_member(array: &str, members: &[Member]) -> Option<Finding> {
 /// controller legs 25% apart).
 pub const IMBALANCE: f64 = 1.2;
 
-/// The members of a striped device (md, dm, LVM) and the bytes each moved: each one's share,
+/// The members of an array (md, dm, LVM, btrfs) and the bytes each moved: each one's share,
 /// and an imbalance when the busiest moved more than [`IMBALANCE`] times the idlest.
-pub fn stripe_imbalance(members: &[(String, f64)]) -> Option<Finding> {
+pub fn stripe_imbalance(array: &str, members: &[(String, f64)]) -> Option<Finding> {
     if members.len() < 2 {
         return None;
     }
@@ -564,7 +570,7 @@ pub fn stripe_imbalance(members: &[(String, f64)]) -> Option<Finding> {
         Kind::Imbalance,
         Severity::Warning,
         format!(
-            "the stripe's members did unequal work: {} (the busiest moved {:.1}× the idlest)",
+            "{array}'s members did unequal work: {} (the busiest moved {:.1}× the idlest)",
             shares.join(", "),
             if lo > 0.0 { hi / lo } else { f64::INFINITY }
         ),
@@ -647,6 +653,48 @@ mod tests {
         f.iter().map(|f| f.kind).collect()
     }
 
+    /// A mirror's members, summed at the bottom of the stack: each member has its share and
+    /// the sum twice the writes. Nothing went missing and nobody else wrote: nothing is named.
+    /// The same sum short of the bytes issued is what never reached storage.
+    #[test]
+    fn the_sum_of_an_arrays_members_is_the_bottom_and_not_other_io() {
+        let mib = 1048576.0;
+        let w = writes(100.0, mib);
+        let member = |name: &str, n: f64| Seen {
+            name: name.into(),
+            writes_per_s: n,
+            write_bytes_per_s: n * mib,
+            window_s: 10.1,
+            ..Seen::default()
+        };
+        let mirror = [
+            member("md0", 100.0),
+            member("vda", 100.0),
+            member("vdb", 100.0),
+            Seen {
+                aggregate: true,
+                ..member("vda, vdb", 200.0)
+            },
+        ];
+        assert_eq!(kinds(&device_findings(&w, &mirror)), []);
+        let short = [
+            member("md0", 100.0),
+            member("vda", 20.0),
+            member("vdb", 20.0),
+            Seen {
+                aggregate: true,
+                ..member("vda, vdb", 40.0)
+            },
+        ];
+        let f = device_findings(&w, &short);
+        assert_eq!(kinds(&f), [Kind::Absorbed]);
+        assert!(
+            f[0].summary.contains("never reached vda, vdb"),
+            "{}",
+            f[0].summary
+        );
+    }
+
     #[test]
     fn a_clean_run_names_nothing() {
         let mib = 1048576.0;
@@ -661,14 +709,14 @@ mod tests {
     #[test]
     fn a_stripe_names_its_members_shares_when_they_differ() {
         let even = [("sda".to_string(), 50e6), ("sdb".to_string(), 52e6)];
-        assert!(stripe_imbalance(&even).is_none());
+        assert!(stripe_imbalance("md0", &even).is_none());
         let legs = [("sda".to_string(), 40e6), ("sdb".to_string(), 60e6)];
-        let f = stripe_imbalance(&legs).unwrap();
+        let f = stripe_imbalance("md0", &legs).unwrap();
         assert_eq!(f.kind, Kind::Imbalance);
         assert!(f.summary.contains("sda 40%, sdb 60%"), "{}", f.summary);
         assert!((f.evidence["share_sdb"] - 0.6).abs() < 1e-9);
         assert!(
-            stripe_imbalance(&legs[..1]).is_none(),
+            stripe_imbalance("md0", &legs[..1]).is_none(),
             "one member is no stripe"
         );
     }

@@ -6,7 +6,7 @@
 
 use crate::host::read_trimmed;
 use crate::mountinfo::{self, MountEntry};
-use crate::{BlockDevice, DeviceRole, Roots};
+use crate::{BlockDevice, BtrfsVolume, DeviceRole, Roots};
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
@@ -130,39 +130,87 @@ pub(crate) fn stack(roots: &Roots, major: u32, minor: u32) -> Vec<BlockDevice> {
     out
 }
 
+/// The stacks under each of `names` (a multi-device btrfs's members), one after another, each
+/// device once.
+pub(crate) fn stacks(roots: &Roots, names: &[String]) -> Vec<BlockDevice> {
+    let mut out = Vec::new();
+    for name in names {
+        if let Some(dir) = name_dir(roots, name) {
+            walk(roots, &dir, true, 0, &mut out);
+        }
+    }
+    out
+}
+
+/// The mounted btrfs that has device `name` among its devices.
+pub(crate) fn btrfs_volume(roots: &Roots, name: &str) -> Option<BtrfsVolume> {
+    let base = roots.sys.join("fs/btrfs");
+    list_names(&base).into_iter().find_map(|fsid| {
+        let dir = base.join(&fsid);
+        let members = list_names(&dir.join("devices"));
+        if !members.iter().any(|m| m == name) {
+            return None;
+        }
+        // mkfs leaves an empty `single` chunk beside the profile asked for: the profile is the
+        // one that holds the bytes.
+        let data = dir.join("allocation/data");
+        let data_profile = list_names(&data)
+            .into_iter()
+            .filter(|p| data.join(p).join("used_bytes").exists())
+            .max_by_key(|p| {
+                (
+                    read_parsed::<u64>(&data.join(p).join("used_bytes")).unwrap_or(0),
+                    read_parsed::<u64>(&data.join(p).join("total_bytes")).unwrap_or(0),
+                )
+            });
+        Some(BtrfsVolume {
+            fsid,
+            data_profile,
+            members,
+        })
+    })
+}
+
 fn walk(roots: &Roots, dir: &Path, follow_loops: bool, depth: usize, out: &mut Vec<BlockDevice>) {
     if depth > MAX_DEPTH {
         return;
     }
-    let Some(device) = describe(dir) else { return };
+    let Some(mut device) = describe(dir) else {
+        return;
+    };
     if out.iter().any(|d| d.name == device.name) {
         return;
     }
-    let role = device.role;
-    let backing = device.loop_backing_file.clone();
+    // What lies directly beneath, followed below in the same order.
+    let next: Vec<(PathBuf, bool)> = match device.role {
+        DeviceRole::Partition => dir
+            .parent()
+            .map(|p| (p.to_path_buf(), follow_loops))
+            .into_iter()
+            .collect(),
+        // One level only: a loop file on a loop-mounted file system is rare, and following it
+        // would add little for a lot of code paths to get wrong.
+        DeviceRole::Loop if follow_loops => device
+            .loop_backing_file
+            .as_deref()
+            .and_then(|file| file_device_dir(roots, file))
+            .map(|d| (d, false))
+            .into_iter()
+            .collect(),
+        DeviceRole::Loop => Vec::new(),
+        _ => list_names(&dir.join("slaves"))
+            .iter()
+            .filter_map(|slave| name_dir(roots, slave))
+            .map(|d| (d, follow_loops))
+            .collect(),
+    };
+    device.below = next
+        .iter()
+        .filter_map(|(d, _)| Some(d.file_name()?.to_string_lossy().into_owned()))
+        .collect();
     out.push(device);
-    match role {
-        DeviceRole::Partition => {
-            if let Some(parent) = dir.parent() {
-                walk(roots, parent, follow_loops, depth + 1, out);
-            }
-        }
-        DeviceRole::Loop => {
-            // One level only: a loop file on a loop-mounted file system is rare, and following
-            // it would add little for a lot of code paths to get wrong.
-            if follow_loops {
-                if let Some(next) = backing.and_then(|file| file_device_dir(roots, &file)) {
-                    walk(roots, &next, false, depth + 1, out);
-                }
-            }
-        }
-        _ => {
-            for slave in list_names(&dir.join("slaves")) {
-                if let Some(next) = name_dir(roots, &slave) {
-                    walk(roots, &next, follow_loops, depth + 1, out);
-                }
-            }
-        }
+    for (d, follow) in next {
+        walk(roots, &d, follow, depth + 1, out);
     }
 }
 
@@ -247,6 +295,8 @@ fn describe(dir: &Path) -> Option<BlockDevice> {
         },
         loop_backing_file: read_trimmed(&dir.join("loop/backing_file")),
         dm_name: read_trimmed(&dir.join("dm/name")),
+        alignment_offset: read_parsed(&dir.join("alignment_offset")),
+        below: Vec::new(),
         name,
     })
 }
@@ -480,6 +530,19 @@ mod tests {
         assert_eq!(stack[1].md_members, ["sda1", "sdb1"]);
         assert_eq!(stack[1].scheduler.as_deref(), Some("none"));
         assert_eq!(stack[1].optimal_io_size, Some(1 << 20));
+        // Each device names what lies directly beneath it; the disks are the bottom.
+        let below: Vec<Vec<String>> = stack.iter().map(|d| d.below.clone()).collect();
+        assert_eq!(
+            below,
+            [
+                vec!["md0".to_string()],
+                vec!["sda1".into(), "sdb1".into()],
+                vec!["sda".into()],
+                vec![],
+                vec!["sdb".into()],
+                vec![]
+            ]
+        );
     }
 
     #[test]

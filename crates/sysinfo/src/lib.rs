@@ -69,6 +69,21 @@ pub struct TargetInfo {
     /// without a block device (tmpfs, NFS, overlay).
     #[serde(default)]
     pub devices: Vec<BlockDevice>,
+    /// A btrfs file system's own view of its devices: btrfs spreads IO over all of them, so
+    /// each member heads a stack of its own in `devices`.
+    #[serde(default)]
+    pub btrfs: Option<BtrfsVolume>,
+}
+
+/// A mounted btrfs, from `/sys/fs/btrfs/FSID/`.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct BtrfsVolume {
+    pub fsid: String,
+    /// The profile holding the data (`single`, `raid0`, `raid1`, `raid10`, `raid5`, `raid6`,
+    /// `raid1c3`, `dup`): the one with the most bytes in `allocation/data/`.
+    pub data_profile: Option<String>,
+    /// Kernel names of its devices (`devices/`).
+    pub members: Vec<String>,
 }
 
 /// What a block device is in the stack.
@@ -134,6 +149,15 @@ pub struct BlockDevice {
     pub loop_backing_file: Option<String>,
     /// Device-mapper name, e.g. `vg0-data` for an LVM volume.
     pub dm_name: Option<String>,
+    /// `alignment_offset`: bytes by which the device's start is off its natural alignment (the
+    /// larger of its physical block and, stacked on an array, the chunk); 0 when aligned. The
+    /// kernel computes it for partitions and stacked devices alike.
+    #[serde(default)]
+    pub alignment_offset: Option<i64>,
+    /// Kernel names of the devices directly beneath it in this stack (an array's members, a
+    /// partition's disk, a loop device's backing device); empty at the bottom.
+    #[serde(default)]
+    pub below: Vec<String>,
 }
 
 /// Where the kernel's pseudo file systems are; tests point these at fake trees.
@@ -175,6 +199,7 @@ fn capture_target(roots: &Roots, path: &Path) -> TargetInfo {
         mount_options: None,
         fs_block_size: None,
         devices: Vec::new(),
+        btrfs: None,
     };
     let Some((existing, meta, exists)) = nearest_existing(path) else {
         return info;
@@ -208,6 +233,16 @@ fn capture_target(roots: &Roots, path: &Path) -> TargetInfo {
     info.fs_block_size = Some(meta.blksize());
     if let Some((major, minor)) = blockdev::fs_devnum(roots, meta.dev(), mount) {
         info.devices = blockdev::stack(roots, major, minor);
+        if mount.is_some_and(|m| m.fs_type == "btrfs") {
+            if let Some(first) = info.devices.first().map(|d| d.name.clone()) {
+                info.btrfs = blockdev::btrfs_volume(roots, &first);
+            }
+        }
+        // Every device of a multi-device btrfs carries its share of the IO, not only the one
+        // the mount names.
+        if let Some(v) = info.btrfs.as_ref().filter(|v| v.members.len() > 1) {
+            info.devices = blockdev::stacks(roots, &v.members);
+        }
     }
     info
 }
@@ -316,7 +351,10 @@ mod tests {
                     md_members: vec!["sda1".into(), "sdb1".into()],
                     loop_backing_file: None,
                     dm_name: None,
+                    alignment_offset: Some(0),
+                    below: vec!["sda1".into(), "sdb1".into()],
                 }],
+                btrfs: None,
             }),
         }
     }

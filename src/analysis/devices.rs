@@ -1,0 +1,310 @@
+//! The devices' side of a result: what iogauge issued against what each device of the
+//! target's stack counted, and what the members of each array under it did (md, a
+//! device-mapper stripe, a multi-device btrfs).
+//!
+//! A stack is not always a chain. An array has several members, and a multi-device btrfs
+//! spreads IO over all its devices with no device above them: the IO entering the stack is
+//! then the sum over its top devices, and the IO reaching the bottom the sum over its bottom
+//! devices (a member alone sees only its share, which read as "absorbed" before).
+
+use crate::model::{DeviceDoc, ResultDoc};
+use iogauge_analyze::{Finding, Issued, Kind, Seen};
+use iogauge_sysinfo::{DeviceRole, SystemInfo, TargetInfo};
+
+/// btrfs's stripe length (`BTRFS_STRIPE_LEN`): the chunk of its striped and parity profiles.
+const BTRFS_STRIPE: u64 = 64 * 1024;
+
+/// What the devices saw against what was issued (crates/analyze `device_findings`), and what
+/// each array's members did. The null engine issues nothing to a device; a result without
+/// device counters (older runs, `--files` cells) is not judged, except a direct-IO target with
+/// no block device under it at all.
+pub(super) fn findings(r: &ResultDoc, system: &SystemInfo) -> Vec<Finding> {
+    let w = &r.workload;
+    if w.engine == "null" || r.runtime_s <= 0.0 {
+        return Vec::new();
+    }
+    let secs = r.runtime_s;
+    let op = |o: Option<&crate::model::OpDoc>| {
+        o.map_or((0.0, 0.0), |o| (o.ios as f64 / secs, o.bytes as f64 / secs))
+    };
+    let (reads, read_bytes) = op(r.read.as_ref());
+    let (writes, write_bytes) = op(r.write.as_ref());
+    let issued = iogauge_analyze::Issued {
+        reads_per_s: reads,
+        writes_per_s: writes,
+        read_bytes_per_s: read_bytes,
+        write_bytes_per_s: write_bytes,
+        direct: w.direct,
+        in_flight: w.threads * w.iodepth,
+        ios: r.ios,
+        measured_s: secs,
+        syncs_per_s: r.sync.as_ref().map_or(0.0, |s| s.count as f64 / secs),
+        // The devices are watched from before the ramp and the complete batch's trial.
+        lead_s: r.repeats.len().max(1) as f64
+            * (w.ramp_s
+                + match r.engine.complete_trial {
+                    Some(_) => crate::workload::CALIBRATION.as_secs_f64(),
+                    None => 0.0,
+                }),
+        // Over the devices' window, as the devices' rates are.
+        others: r.others.as_ref().map(|o| {
+            let t = r.devices.first().map_or(secs, |d| d.elapsed_s).max(1e-9);
+            iogauge_analyze::OthersSeen {
+                read_bytes_per_s: o.read_bytes as f64 / t,
+                write_bytes_per_s: o.write_bytes as f64 / t,
+                unreadable: o.unreadable,
+                top: o
+                    .top
+                    .iter()
+                    .map(|p| {
+                        (
+                            format!(
+                                "{} (pid {}){}",
+                                crate::units::printable(&p.command),
+                                p.pid,
+                                match p.through_children {
+                                    true => " through processes it started",
+                                    false => "",
+                                }
+                            ),
+                            (p.read_bytes + p.write_bytes) as f64 / t,
+                        )
+                    })
+                    .collect(),
+            }
+        }),
+        filesystem: system.target.as_ref().and_then(|t| t.filesystem.clone()),
+    };
+    let no_device = system
+        .target
+        .as_ref()
+        .is_some_and(|t| t.devices.is_empty() && t.filesystem.is_some());
+    if r.devices.is_empty() && !no_device {
+        return Vec::new();
+    }
+    let Some(stack) = stack(r, system.target.as_ref()) else {
+        return Vec::new();
+    };
+    let mut found = iogauge_analyze::device_findings(&issued, &stack);
+    for a in system.target.iter().flat_map(arrays) {
+        found.extend(a.findings(&issued, r));
+    }
+    // The reads a parity array made to write are named as its read-modify-write, not again as
+    // the file system's reads on iogauge's behalf (a multi-device btrfs counts them at its top).
+    if found.iter().any(|f| f.kind == Kind::ReadModifyWrite) {
+        found.retain(|f| {
+            f.kind != Kind::Amplification || f.evidence.get("of_reads").copied() != Some(1.0)
+        });
+    }
+    found
+}
+
+/// One device's counters as rates over its window; `None` when they could not be read.
+fn seen(d: &DeviceDoc) -> Option<Seen> {
+    let (Some(rd), Some(wr), Some(rb), Some(wb)) = (d.reads, d.writes, d.read_bytes, d.write_bytes)
+    else {
+        return None;
+    };
+    let t = d.elapsed_s.max(1e-9);
+    Some(Seen {
+        name: d.name.clone(),
+        reads_per_s: rd as f64 / t,
+        writes_per_s: wr as f64 / t,
+        read_bytes_per_s: rb as f64 / t,
+        write_bytes_per_s: wb as f64 / t,
+        flushes_per_s: d.flushes.unwrap_or(0) as f64 / t,
+        window_s: d.elapsed_s,
+        avg_queue_depth: d.avg_queue_depth.unwrap_or(0.0),
+        max_sectors_kb: d.limits.max_sectors_kb,
+        max_segments: d.limits.max_segments,
+        max_segment_size: d.limits.max_segment_size,
+        nr_requests: d.limits.nr_requests,
+        scheduler: d.limits.scheduler.clone(),
+        aggregate: false,
+    })
+}
+
+/// Several devices as one: their rates added, over the longest window.
+fn sum(stack: &[Seen], names: &[String], aggregate: bool) -> Option<Seen> {
+    let parts: Vec<&Seen> = names
+        .iter()
+        .filter_map(|n| stack.iter().find(|s| &s.name == n))
+        .collect();
+    if parts.len() != names.len() {
+        return None;
+    }
+    let add = |f: fn(&Seen) -> f64| parts.iter().map(|s| f(s)).sum::<f64>();
+    Some(Seen {
+        name: names.join(", "),
+        reads_per_s: add(|s| s.reads_per_s),
+        writes_per_s: add(|s| s.writes_per_s),
+        read_bytes_per_s: add(|s| s.read_bytes_per_s),
+        write_bytes_per_s: add(|s| s.write_bytes_per_s),
+        flushes_per_s: add(|s| s.flushes_per_s),
+        window_s: parts.iter().map(|s| s.window_s).fold(0.0, f64::max),
+        avg_queue_depth: add(|s| s.avg_queue_depth),
+        aggregate,
+        ..Seen::default()
+    })
+}
+
+/// The stack as crates/analyze reads it, top first and bottom last: each device, with the sum
+/// over a multi-device btrfs's devices in front and the sum over several bottom devices at the
+/// end. `None` when a device's counters could not be read (nothing is judged then).
+fn stack(r: &ResultDoc, target: Option<&TargetInfo>) -> Option<Vec<Seen>> {
+    let mut out = r.devices.iter().map(seen).collect::<Option<Vec<Seen>>>()?;
+    let Some(t) = target else {
+        return Some(out);
+    };
+    // Documents before `below` was recorded hold a chain: its last device is the bottom.
+    if t.btrfs.is_none() && t.devices.iter().all(|d| d.below.is_empty()) {
+        return Some(out);
+    }
+    let bottom: Vec<String> = t
+        .devices
+        .iter()
+        .filter(|d| d.below.is_empty())
+        .map(|d| d.name.clone())
+        .collect();
+    let bottom_sum = (bottom.len() > 1).then(|| sum(&out, &bottom, true));
+    if let Some(v) = t.btrfs.as_ref().filter(|v| v.members.len() > 1) {
+        // What entered the devices, less what the profile itself multiplies: each copy of a
+        // mirror, a parity stripe's parity (md's own device sits above these, so it never
+        // counts them either). What is left over is the file system's own.
+        let mut top = sum(&out, &v.members, false)?;
+        let n = v.members.len() as f64;
+        let writes_per_write = match v.data_profile.as_deref().unwrap_or("single") {
+            "raid1" | "raid10" | "dup" => 2.0,
+            "raid1c3" => 3.0,
+            "raid1c4" => 4.0,
+            "raid5" => n / (n - 1.0),
+            "raid6" if n > 2.0 => n / (n - 2.0),
+            _ => 1.0,
+        };
+        top.writes_per_s /= writes_per_write;
+        top.write_bytes_per_s /= writes_per_write;
+        out.insert(0, top);
+    }
+    if let Some(s) = bottom_sum {
+        out.push(s?);
+    }
+    Some(out)
+}
+
+/// An array under the target: md, a device-mapper volume over several devices (an LVM
+/// stripe), or a multi-device btrfs.
+struct Array {
+    name: String,
+    /// md's or btrfs's level; `None` for a device-mapper stripe.
+    level: Option<String>,
+    chunk_bytes: Option<u64>,
+    members: Vec<String>,
+}
+
+fn arrays(t: &TargetInfo) -> Vec<Array> {
+    let mut out: Vec<Array> = t
+        .devices
+        .iter()
+        .filter_map(|d| match d.role {
+            DeviceRole::Md => Some(Array {
+                name: d.name.clone(),
+                level: d.md_level.clone(),
+                chunk_bytes: d.md_chunk_bytes,
+                members: d.md_members.clone(),
+            }),
+            DeviceRole::Dm if d.below.len() > 1 => Some(Array {
+                name: d.dm_name.clone().unwrap_or_else(|| d.name.clone()),
+                level: None,
+                chunk_bytes: d.minimum_io_size.map(u64::from),
+                members: d.below.clone(),
+            }),
+            _ => None,
+        })
+        .collect();
+    if let Some(v) = t.btrfs.as_ref().filter(|v| v.members.len() > 1) {
+        out.push(Array {
+            name: format!(
+                "the btrfs at {}",
+                t.mount_point.as_deref().unwrap_or(v.fsid.as_str())
+            ),
+            level: v.data_profile.clone(),
+            chunk_bytes: Some(BTRFS_STRIPE),
+            members: v.members.clone(),
+        });
+    }
+    out
+}
+
+impl Array {
+    /// Copies of each block (RAID1 and RAID10 of md and btrfs): reads go to one copy of
+    /// the driver's choosing, so only the writes must be spread evenly.
+    fn mirrored(&self) -> bool {
+        self.level
+            .as_deref()
+            .is_some_and(|l| l.starts_with("raid1") || l == "dup")
+    }
+
+    fn parity(&self) -> Option<usize> {
+        match self.level.as_deref()? {
+            "raid5" | "raid4" => Some(1),
+            "raid6" => Some(2),
+            _ => None,
+        }
+    }
+
+    /// imbalance, slow-member and read-modify-write from the members' counters.
+    fn findings(&self, issued: &Issued, r: &ResultDoc) -> Vec<Finding> {
+        let docs: Vec<&DeviceDoc> = self
+            .members
+            .iter()
+            .filter_map(|m| r.devices.iter().find(|d| &d.name == m))
+            .collect();
+        if docs.len() < 2 {
+            return Vec::new();
+        }
+        let mut out = Vec::new();
+        let per_s = |d: &DeviceDoc, b: Option<u64>| b.unwrap_or(0) as f64 / d.elapsed_s.max(1e-9);
+        let shares: Vec<(String, f64)> = docs
+            .iter()
+            .map(|d| {
+                let moved = match self.mirrored() {
+                    true => per_s(d, d.write_bytes),
+                    false => per_s(d, d.read_bytes) + per_s(d, d.write_bytes),
+                };
+                (d.name.clone(), moved)
+            })
+            .collect();
+        out.extend(iogauge_analyze::stripe_imbalance(&self.name, &shares));
+        if issued.ios >= iogauge_analyze::MIN_DEVICE_IOS {
+            // Each member's requests and the time each took, over the result's window.
+            let members: Vec<iogauge_analyze::Member> = docs
+                .iter()
+                .map(|d| {
+                    let (reads, writes) = (d.reads.unwrap_or(0), d.writes.unwrap_or(0));
+                    let ms = d.read_ms_per_io.unwrap_or(0.0) * reads as f64
+                        + d.write_ms_per_io.unwrap_or(0.0) * writes as f64;
+                    iogauge_analyze::Member {
+                        name: d.name.clone(),
+                        requests: reads + writes,
+                        ms_per_request: ms / (reads + writes).max(1) as f64,
+                        util: d.util.unwrap_or(0.0),
+                    }
+                })
+                .collect();
+            out.extend(iogauge_analyze::slow_member(&self.name, &members));
+        }
+        // A parity array: what its members read while iogauge only wrote.
+        if let (Some(parity), Some(level)) = (self.parity(), self.level.clone()) {
+            let array = iogauge_analyze::ParityArray {
+                name: self.name.clone(),
+                level,
+                chunk_bytes: self.chunk_bytes,
+                data_members: self.members.len().saturating_sub(parity),
+                member_read_bytes_per_s: docs.iter().map(|d| per_s(d, d.read_bytes)).sum(),
+                member_write_bytes_per_s: docs.iter().map(|d| per_s(d, d.write_bytes)).sum(),
+            };
+            out.extend(iogauge_analyze::read_modify_write(issued, &array));
+        }
+        out
+    }
+}
