@@ -10,6 +10,7 @@
 //! and puts each finding where it belongs: all in the run's list, and those about one result also
 //! in that result's list.
 mod devices;
+pub use devices::misaligned;
 mod integrity;
 pub mod run;
 pub mod source;
@@ -311,6 +312,8 @@ pub fn annotate_with(doc: &mut RunDoc, data_bytes: Option<u64>, th: &Thresholds)
         all.extend(own.iter().cloned());
         doc.results[i].findings = own;
     }
+    // Placement is the stack's, before any IO: about the run, not one result.
+    all.extend(misaligned(&doc.system));
     for mut f in run_findings(doc, th) {
         use iogauge_analyze::Kind;
         // SNIA PTS runs are rounds, not repeats, and say so, numbered as the rounds table

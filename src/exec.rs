@@ -184,6 +184,14 @@ pub fn run(plan: &Plan, prepared: Prepared<'_>) -> Result<Executed> {
     let started = SystemTime::now();
 
     let system = iogauge_sysinfo::capture(Some(&target.path));
+    // A stack placed off its boundaries is said before a long measurement, not only after it.
+    let placed = crate::analysis::misaligned(&system);
+    if !placed.is_empty() {
+        say!(
+            "{}",
+            crate::present::findings::titled("before the run", &placed)
+        );
+    }
     target.device = system
         .target
         .as_ref()

@@ -369,6 +369,66 @@ echo "kills $n"
     }
 }
 
+/// `misaligned`, judged from sysfs and the superblock and said before the run: a
+/// device-mapper volume 2049 sectors into an md RAID0 with a 64 KiB chunk (the kernel's
+/// alignment_offset, LVM's header case), and ext4 made with a stride for another array. The
+/// near misses: a volume 2048 sectors (1 MiB) in, and ext4 as mkfs makes it on the array (its
+/// stride and stripe width from the array's own sizes).
+#[test]
+fn misalignment_is_named_before_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = r#"
+export DM_DISABLE_UDEV=1
+mdadm --create /dev/md0 --level=0 --raid-devices=2 --chunk=64 --run --quiet /dev/vda /dev/vdb
+echo "0 65536 linear /dev/md0 2049" | dmsetup create --noudevsync off
+echo "0 65536 linear /dev/md0 2048" | dmsetup create --noudevsync on
+for v in off on; do
+  $IOGAUGE run /dev/mapper/$v --rw randread --bs 4k --time 1s --no-store > /tmp/$v.txt 2>&1
+  echo "status_$v $?"
+  echo "named_$v $(grep -c 'misaligned' /tmp/$v.txt)"
+  grep -A1 'before the run' /tmp/$v.txt | tail -1 | sed "s/^ */said_$v /"
+done
+dmsetup remove --noudevsync off
+dmsetup remove --noudevsync on
+mkdir -p /tmp/mnt
+for v in other own; do
+  case $v in
+    other) mkfs.ext4 -q -F -b 4096 -E stride=3,stripe_width=7 /dev/md0 ;;
+    own) mkfs.ext4 -q -F /dev/md0 ;;
+  esac
+  mount -t ext4 /dev/md0 /tmp/mnt
+  $IOGAUGE run /tmp/mnt/t --rw randwrite --bs 4k --size 8m --time 1s --no-store > /tmp/$v.txt 2>&1
+  echo "status_$v $?"
+  echo "named_$v $(grep -c 'misaligned' /tmp/$v.txt)"
+  grep 'try: Set the file system' /tmp/$v.txt | head -1 | sed "s/^ */fix_$v /"
+  umount /tmp/mnt
+done
+mdadm --stop /dev/md0 >/dev/null 2>&1
+mdadm --zero-superblock /dev/vda /dev/vdb
+"#;
+    let Some(out) = in_guest(dir.path(), 2, script) else {
+        return;
+    };
+    for v in ["off", "on", "other", "own"] {
+        assert_eq!(out.value(&format!("status_{v}")), Some("0"), "{v}: {out}");
+    }
+    // Before the run and among the findings after it.
+    assert_eq!(out.number("named_off"), 2, "{out}");
+    assert!(
+        out.value("said_off")
+            .is_some_and(|s| s.contains("misaligned dm-0 does not start on a 64 KiB boundary")),
+        "{out}"
+    );
+    assert_eq!(out.number("named_on"), 0, "{out}");
+    assert_eq!(out.number("named_other"), 2, "{out}");
+    assert!(
+        out.value("fix_other")
+            .is_some_and(|s| s.contains("tune2fs -E stride=16,stripe_width=32 /dev/md0")),
+        "{out}"
+    );
+    assert_eq!(out.number("named_own"), 0, "{out}");
+}
+
 /// One member of an md RAID0 behind a device-mapper delay (20 ms a request) among undelayed
 /// ones: `slow-member` names it, with its latency against the others'; the same array with no
 /// delay names nothing.

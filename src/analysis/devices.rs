@@ -308,3 +308,45 @@ impl Array {
         out
     }
 }
+
+/// `misaligned`: the placements of the target's stack, judged before any IO (crates/analyze
+/// `misaligned`): each device's start against its boundary, a partition of a parity array
+/// against its full stripe, the file system's stripe settings against the array under it.
+pub fn misaligned(system: &SystemInfo) -> Vec<Finding> {
+    let Some(t) = system.target.as_ref() else {
+        return Vec::new();
+    };
+    let by_name = |n: &str| t.devices.iter().find(|d| d.name == n);
+    let placed: Vec<iogauge_analyze::Placed> = t
+        .devices
+        .iter()
+        .map(|d| iogauge_analyze::Placed {
+            name: d.name.clone(),
+            alignment_offset: d.alignment_offset,
+            start_bytes: d.partition_start_bytes,
+            granularity: d.physical_block_size.max(d.minimum_io_size).map(u64::from),
+            parity_array: d
+                .partition_start_bytes
+                .and(d.below.first())
+                .and_then(|b| by_name(b))
+                .filter(|b| matches!(b.md_level.as_deref(), Some("raid4" | "raid5" | "raid6")))
+                .and_then(|b| Some((b.name.clone(), u64::from(b.optimal_io_size?)))),
+        })
+        .collect();
+    // The file system sits on the stack's first device; judged when that is striped.
+    let stripe = t.fs_stripe.as_ref().and_then(|s| {
+        let top = t.devices.first()?;
+        let chunk = u64::from(top.minimum_io_size?);
+        let full = u64::from(top.optimal_io_size?);
+        (full > chunk).then(|| iogauge_analyze::Stripe {
+            fs: t.filesystem.clone().unwrap_or_default(),
+            device: t.mount_source.clone().unwrap_or_else(|| top.name.clone()),
+            unit_bytes: s.unit_bytes,
+            width_bytes: s.width_bytes,
+            chunk_bytes: chunk,
+            full_stripe_bytes: full,
+            block_bytes: s.block_bytes,
+        })
+    });
+    iogauge_analyze::misaligned(&placed, stripe.as_ref())
+}

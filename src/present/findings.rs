@@ -15,6 +15,11 @@ const WARNINGS_ALIKE: usize = 3;
 /// each with its cell); information alike (same kind and advice, e.g. `steady` for every cell
 /// of a matrix) is one line with a count. Empty input gives an empty string.
 pub fn text(findings: &[Finding]) -> String {
+    titled("findings", findings)
+}
+
+/// [`text`] under another heading (`before the run` for the placements judged up front).
+pub fn titled(title: &str, findings: &[Finding]) -> String {
     let mut s = String::new();
     if findings.is_empty() {
         return s;
@@ -37,7 +42,7 @@ pub fn text(findings: &[Finding]) -> String {
             None => lines.push((f, 1)),
         }
     }
-    let _ = writeln!(s, "\nfindings:");
+    let _ = writeln!(s, "\n{title}:");
     let mut advised = BTreeSet::new();
     for (f, n) in lines {
         let more = if n > 1 {

@@ -51,11 +51,13 @@ pub enum Kind {
     Checkpoint,
     /// A fixed amount of data moved in less time than numbers can be quoted from.
     Short,
+    /// A device or a file system placed off the array's (or the disk's) natural boundaries.
+    Misaligned,
 }
 
 impl Kind {
     /// Every kind, for documentation checks.
-    pub const ALL: [Kind; 22] = [
+    pub const ALL: [Kind; 23] = [
         Kind::Stall,
         Kind::Ceiling,
         Kind::Gap,
@@ -78,6 +80,7 @@ impl Kind {
         Kind::Straggler,
         Kind::Checkpoint,
         Kind::Short,
+        Kind::Misaligned,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -104,6 +107,7 @@ impl Kind {
             Kind::Straggler => "straggler",
             Kind::Checkpoint => "checkpoint",
             Kind::Short => "short",
+            Kind::Misaligned => "misaligned",
         }
     }
 }

@@ -30,6 +30,7 @@
 //! The steady-state window itself (5 intervals in SNIA PTS) is an argument of [`steady`], with
 //! [`STEADY_WINDOW`] as its default.
 
+mod align;
 mod cache;
 mod ceiling;
 mod checkpoint;
@@ -47,6 +48,7 @@ mod steady;
 mod straggler;
 mod thresholds;
 
+pub use align::{misaligned, Placed, Stripe};
 pub use cache::cache;
 pub use ceiling::{ceiling, levels_off, CeilingPoint};
 pub use checkpoint::{checkpoint, DeviceSeries, Flush};

@@ -13,6 +13,7 @@ pub mod diskstats;
 mod host;
 mod mountinfo;
 pub mod procio;
+pub mod superblock;
 
 use serde::{Deserialize, Serialize};
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
@@ -73,6 +74,18 @@ pub struct TargetInfo {
     /// each member heads a stack of its own in `devices`.
     #[serde(default)]
     pub btrfs: Option<BtrfsVolume>,
+    /// The stripe settings an ext2/3/4 or XFS file system was made with, from its superblock.
+    #[serde(default)]
+    pub fs_stripe: Option<FsStripe>,
+}
+
+/// A file system's stripe unit and width (ext4's stride and stripe width, XFS's sunit and
+/// swidth), bytes; 0 when unset.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct FsStripe {
+    pub unit_bytes: u64,
+    pub width_bytes: u64,
+    pub block_bytes: u64,
 }
 
 /// A mounted btrfs, from `/sys/fs/btrfs/FSID/`.
@@ -200,6 +213,7 @@ fn capture_target(roots: &Roots, path: &Path) -> TargetInfo {
         fs_block_size: None,
         devices: Vec::new(),
         btrfs: None,
+        fs_stripe: None,
     };
     let Some((existing, meta, exists)) = nearest_existing(path) else {
         return info;
@@ -229,6 +243,7 @@ fn capture_target(roots: &Roots, path: &Path) -> TargetInfo {
         info.mount_point = Some(m.mount_point.to_string_lossy().into_owned());
         info.mount_source = Some(m.source.clone());
         info.mount_options = Some(m.combined_options());
+        info.fs_stripe = superblock::stripe(&m.fs_type, &m.source);
     }
     info.fs_block_size = Some(meta.blksize());
     if let Some((major, minor)) = blockdev::fs_devnum(roots, meta.dev(), mount) {
@@ -355,6 +370,7 @@ mod tests {
                     below: vec!["sda1".into(), "sdb1".into()],
                 }],
                 btrfs: None,
+                fs_stripe: None,
             }),
         }
     }
