@@ -21,6 +21,12 @@ pub use terminal::sparkline_fit;
 #[allow(unused_imports)]
 pub use terminal::sparkline;
 
+/// The run parameter a layout sweep gives each of its runs (sweep.rs), and its member count and
+/// chunk.
+const LAYOUT: &str = "layout";
+const MEMBERS: &str = "layout.members";
+const CHUNK: &str = "layout.chunk";
+
 /// One run to report on, with the name the page gives it (its label, or its store id).
 pub struct Input {
     pub name: String,
@@ -42,10 +48,12 @@ pub enum Kind {
     Hosts,
     /// A database's transactions by its buffer's share of the data (`--buffer-ratio`).
     Buffers,
+    /// A layout sweep's arrays: throughput by member count per layout, layout × chunk bars.
+    Layouts,
 }
 
 impl Kind {
-    pub const ALL: [Kind; 10] = [
+    pub const ALL: [Kind; 11] = [
         Kind::BsIops,
         Kind::BsBw,
         Kind::Orion,
@@ -56,6 +64,7 @@ impl Kind {
         Kind::Convergence,
         Kind::Hosts,
         Kind::Buffers,
+        Kind::Layouts,
     ];
 
     pub fn id(self) -> &'static str {
@@ -70,6 +79,7 @@ impl Kind {
             Kind::Convergence => "convergence",
             Kind::Hosts => "hosts",
             Kind::Buffers => "buffers",
+            Kind::Layouts => "layouts",
         }
     }
 
@@ -98,6 +108,9 @@ impl Kind {
             Kind::Hosts => "hosts over time: no run ran on many hosts (under MPI)",
             Kind::Buffers => {
                 "transactions by buffer size: no database run measured two or more --buffer-ratio values"
+            }
+            Kind::Layouts => {
+                "arrays by member count and chunk: the layout sweep tried one member count and one chunk (sweep --layout … --members 2,4 or --chunk 64k,512k)"
             }
         }
     }
@@ -143,6 +156,7 @@ pub fn build(runs: &[Input]) -> Report {
     if runs.len() >= 2 {
         charts.extend(across::compare_charts(runs));
         charts.extend(across::scaling_charts(runs));
+        charts.extend(across::layout_charts(runs));
     }
     for (n, input) in runs.iter().enumerate() {
         let prefix = if runs.len() > 1 {
@@ -178,6 +192,8 @@ pub fn build(runs: &[Input]) -> Report {
                         .any(|x| x.pg.is_some() || x.sysbench.is_some())
                 })
         })
+        // Only a layout sweep can have one.
+        .filter(|k| **k != Kind::Layouts || runs.iter().any(|r| r.doc.params.contains_key(LAYOUT)))
         .map(|k| k.absent_reason(runs.len()).to_string())
         .collect();
     if lat > 0 {

@@ -199,6 +199,7 @@ struct Array {
     level: Option<String>,
     chunk_bytes: Option<u64>,
     members: Vec<String>,
+    btrfs: bool,
 }
 
 fn arrays(t: &TargetInfo) -> Vec<Array> {
@@ -211,12 +212,14 @@ fn arrays(t: &TargetInfo) -> Vec<Array> {
                 level: d.md_level.clone(),
                 chunk_bytes: d.md_chunk_bytes,
                 members: d.md_members.clone(),
+                btrfs: false,
             }),
             DeviceRole::Dm if d.below.len() > 1 => Some(Array {
                 name: d.dm_name.clone().unwrap_or_else(|| d.name.clone()),
                 level: None,
                 chunk_bytes: d.minimum_io_size.map(u64::from),
                 members: d.below.clone(),
+                btrfs: false,
             }),
             _ => None,
         })
@@ -230,6 +233,7 @@ fn arrays(t: &TargetInfo) -> Vec<Array> {
             level: v.data_profile.clone(),
             chunk_bytes: Some(BTRFS_STRIPE),
             members: v.members.clone(),
+            btrfs: true,
         });
     }
     out
@@ -242,6 +246,26 @@ impl Array {
         self.level
             .as_deref()
             .is_some_and(|l| l.starts_with("raid1") || l == "dup")
+    }
+
+    /// Why members of a btrfs mirror did nothing: btrfs keeps each block group (1 GiB of
+    /// data) of raid1 on two of its devices (raid1c3 three, raid1c4 four), so a test file
+    /// within one block group reaches only those, however many devices the file system has.
+    fn why_idle(&self, shares: &[(String, f64)]) -> Option<String> {
+        let copies = match (self.btrfs, self.level.as_deref()?) {
+            (true, "raid1") => 2,
+            (true, "raid1c3") => 3,
+            (true, "raid1c4") => 4,
+            _ => return None,
+        };
+        let busy = shares.iter().filter(|s| s.1 > 0.0).count();
+        (busy == copies && shares.len() > copies).then(|| {
+            format!(
+                "btrfs keeps each block group of {} on {copies} of its {} devices, so a test file within one block group (1 GiB of data) reaches only those; measure a larger file to use them all",
+                self.level.as_deref().unwrap_or_default(),
+                shares.len()
+            )
+        })
     }
 
     fn parity(&self) -> Option<usize> {
@@ -274,7 +298,11 @@ impl Array {
                 (d.name.clone(), moved)
             })
             .collect();
-        out.extend(iogauge_analyze::stripe_imbalance(&self.name, &shares));
+        out.extend(iogauge_analyze::stripe_imbalance(
+            &self.name,
+            &shares,
+            self.why_idle(&shares).as_deref(),
+        ));
         if issued.ios >= iogauge_analyze::MIN_DEVICE_IOS {
             // Each member's requests and the time each took, over the result's window.
             let members: Vec<iogauge_analyze::Member> = docs

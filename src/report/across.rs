@@ -105,7 +105,13 @@ fn bar(r: &ResultDoc, metric: &str, scale: f64) -> (Bar, bool) {
 /// each shared workload against it, the point where it levels off marked.
 pub(super) fn scaling_charts(runs: &[Input]) -> Vec<Chart> {
     let (keys, at) = matched(runs);
-    let params: BTreeSet<&String> = runs.iter().flat_map(|r| r.doc.params.keys()).collect();
+    // A layout sweep's member count is drawn per layout (`layout_charts`): across layouts it
+    // would join points of different arrays.
+    let params: BTreeSet<&String> = runs
+        .iter()
+        .flat_map(|r| r.doc.params.keys())
+        .filter(|p| !p.starts_with(super::LAYOUT))
+        .collect();
     let mut out = Vec::new();
     for p in params {
         let xs: Vec<(usize, f64)> = runs
@@ -206,4 +212,113 @@ fn matched(runs: &[Input]) -> Matched {
         }
     }
     (keys, at)
+}
+
+/// A layout sweep's figures ("One DVD per second" drew RAID0 and RAID5 throughput against 1 to
+/// 12 SSDs): for each shared workload, IOPS against the member count with one line per layout
+/// (and chunk), when some layout was built at two or more counts; and IOPS by layout with one
+/// bar per chunk, when two or more chunks were tried.
+pub(super) fn layout_charts(runs: &[Input]) -> Vec<Chart> {
+    use super::{CHUNK, LAYOUT, MEMBERS};
+    let (keys, at) = matched(runs);
+    let param = |n: usize, p: &str| runs[n].doc.params.get(p).cloned();
+    let arrays: Vec<usize> = (0..runs.len())
+        .filter(|&n| param(n, LAYOUT).is_some())
+        .collect();
+    let chunks: BTreeSet<String> = arrays.iter().filter_map(|&n| param(n, CHUNK)).collect();
+    // Each line: a layout at one chunk, by member count.
+    let mut lines: BTreeMap<String, Vec<(usize, f64)>> = BTreeMap::new();
+    for &n in &arrays {
+        let Some(members) = param(n, MEMBERS).and_then(|m| m.parse::<f64>().ok()) else {
+            continue;
+        };
+        let name = match param(n, CHUNK) {
+            Some(c) => format!("{} · chunk {c}", param(n, LAYOUT).unwrap_or_default()),
+            None => param(n, LAYOUT).unwrap_or_default(),
+        };
+        lines.entry(name).or_default().push((n, members));
+    }
+    let mut out = Vec::new();
+    let scaled = lines.values().any(|pts| {
+        pts.iter()
+            .map(|p| p.1.to_bits())
+            .collect::<BTreeSet<_>>()
+            .len()
+            >= 2
+    });
+    for k in keys.iter().take(SCALING_SERIES) {
+        let iops_of = |n: usize| {
+            at.get(&(n, k.clone()))
+                .map(|&i| runs[n].doc.results[i].iops)
+        };
+        if scaled {
+            let title = format!("IOPS by members: {k}");
+            let mut chart = LineChart::new(title.clone())
+                .x_axis(Axis::linear("members"))
+                .y_axis(Axis::linear("IOPS").from_zero());
+            let mut drawn = 0;
+            for (name, pts) in &lines {
+                let mut xy: Vec<(f64, f64)> = pts
+                    .iter()
+                    .filter_map(|&(n, m)| Some((m, iops_of(n)?)))
+                    .collect();
+                xy.sort_by(|a, b| a.0.total_cmp(&b.0));
+                xy.dedup_by(|b, a| a.0 == b.0);
+                if xy.len() >= 2 {
+                    chart = chart.series(Series::new(name.clone(), xy));
+                    drawn += 1;
+                }
+            }
+            if drawn > 0 {
+                out.push(Chart::new(
+                    Kind::Layouts,
+                    None,
+                    title,
+                    chart.to_svg(),
+                    "IOPS of the workload against the number of members each array was built from, one line per layout (and chunk)",
+                ));
+            }
+        }
+        if chunks.len() >= 2 {
+            let layouts: Vec<String> = arrays
+                .iter()
+                .filter(|&&n| param(n, CHUNK).is_some())
+                .filter_map(|&n| param(n, LAYOUT))
+                .collect::<BTreeSet<_>>()
+                .into_iter()
+                .collect();
+            let title = format!("IOPS by layout and chunk: {k}");
+            let mut chart = BarChart::new(title.clone())
+                .groups(layouts.clone())
+                .x_title("Layout")
+                .y_axis(Axis::linear("IOPS").format(iops))
+                .values_on_bars();
+            for c in &chunks {
+                // The most members each layout was built from at this chunk.
+                let bars: Vec<f64> = layouts
+                    .iter()
+                    .map(|l| {
+                        arrays
+                            .iter()
+                            .filter(|&&n| {
+                                param(n, LAYOUT).as_ref() == Some(l)
+                                    && param(n, CHUNK).as_ref() == Some(c)
+                            })
+                            .max_by_key(|&&n| param(n, MEMBERS).and_then(|m| m.parse::<u32>().ok()))
+                            .and_then(|&n| iops_of(n))
+                            .unwrap_or(f64::NAN)
+                    })
+                    .collect();
+                chart = chart.series(BarSeries::new(format!("chunk {c}"), bars));
+            }
+            out.push(Chart::new(
+                Kind::Layouts,
+                None,
+                title,
+                chart.to_svg(),
+                "IOPS of the workload on each layout, one bar per chunk (each layout at the most members it was built from)",
+            ));
+        }
+    }
+    out
 }

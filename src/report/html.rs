@@ -8,6 +8,13 @@ use iogauge_analyze::Finding;
 use iogauge_charts::escape as esc;
 use std::fmt::Write;
 
+/// The sections of charts across runs, in page order: their anchor, heading and kind.
+const ACROSS: [(&str, &str, Kind); 3] = [
+    ("comparison", "Runs compared", Kind::Compare),
+    ("scaling", "Scaling", Kind::Scaling),
+    ("layouts", "Arrays by members and chunk", Kind::Layouts),
+];
+
 const CSS: &str = r#"
 :root{--ink:#1f2328;--muted:#57606a;--line:#d0d7de;--bg:#f6f8fa;--warn:#b35900;--warnbg:#fff5e6;--info:#0a5cad;--infobg:#eaf3fc}
 *{box-sizing:border-box}
@@ -92,11 +99,10 @@ pub(super) fn page(runs: &[Input], charts: &[Chart], absent: &[String]) -> Strin
     );
     s.push_str("<nav><ol><li><a href=\"#overview\">Overview</a></li>");
     let cross = |k: Kind| charts.iter().any(|c| c.run.is_none() && c.kind == k);
-    if cross(Kind::Compare) {
-        s.push_str("<li><a href=\"#comparison\">Runs compared</a></li>");
-    }
-    if cross(Kind::Scaling) {
-        s.push_str("<li><a href=\"#scaling\">Scaling</a></li>");
+    for (id, title, kind) in ACROSS {
+        if cross(kind) {
+            let _ = write!(s, "<li><a href=\"#{id}\">{title}</a></li>");
+        }
     }
     for (n, r) in runs.iter().enumerate() {
         let _ = write!(
@@ -109,10 +115,7 @@ pub(super) fn page(runs: &[Input], charts: &[Chart], absent: &[String]) -> Strin
     s.push_str("</ol></nav>\n</header>\n<main>\n");
 
     overview(&mut s, runs, absent);
-    for (id, title, kind) in [
-        ("comparison", "Runs compared", Kind::Compare),
-        ("scaling", "Scaling", Kind::Scaling),
-    ] {
+    for (id, title, kind) in ACROSS {
         let these: Vec<&Chart> = charts
             .iter()
             .filter(|c| c.run.is_none() && c.kind == kind)

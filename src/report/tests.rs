@@ -421,3 +421,69 @@ fn a_database_run_shows_transactions_and_its_buffer_sweep() {
     let plain = build(&[input("m", doc(matrix(Rw::Randread, &[1, 4])))]);
     assert!(!plain.absent.iter().any(|a| a.contains("buffer size")));
 }
+
+/// A layout sweep over member counts and chunks: IOPS by members with a line per layout and
+/// chunk, bars by layout per chunk; its member count is not drawn as a parameter across
+/// layouts, and a sweep of one count and one chunk says why these are absent.
+#[test]
+fn a_layout_sweep_is_drawn_by_members_and_by_chunk() {
+    let run = |layout: &str, members: u32, chunk: Option<&str>, iops: f64| {
+        let mut d = doc(vec![result(Rw::Randread, 4096, 1, 8, iops)]);
+        d.params.insert("layout".into(), layout.into());
+        d.params
+            .insert("layout.members".into(), members.to_string());
+        if let Some(c) = chunk {
+            d.params.insert("layout.chunk".into(), c.into());
+        }
+        input(&format!("{layout} {members} {chunk:?}"), d)
+    };
+    let runs = vec![
+        run("single", 1, None, 1000.0),
+        run("md raid0", 2, Some("64K"), 2000.0),
+        run("md raid0", 4, Some("64K"), 3900.0),
+        run("md raid5", 3, Some("64K"), 1500.0),
+        run("md raid5", 4, Some("64K"), 2100.0),
+        run("md raid0", 4, Some("512K"), 3700.0),
+    ];
+    let report = build(&runs);
+    let layouts: Vec<&Chart> = report
+        .charts
+        .iter()
+        .filter(|c| c.kind == Kind::Layouts)
+        .collect();
+    let titles: Vec<&str> = layouts.iter().map(|c| c.title.as_str()).collect();
+    assert_eq!(
+        titles,
+        [
+            "IOPS by members: randread 4K, 1 thread, iodepth 8",
+            "IOPS by layout and chunk: randread 4K, 1 thread, iodepth 8"
+        ],
+        "{titles:?}"
+    );
+    let lines = &layouts[0].svg;
+    assert!(lines.contains("md raid0 · chunk 64K") && lines.contains("md raid5 · chunk 64K"));
+    // A line needs two counts: raid0 at 512K was built at one.
+    assert!(!lines.contains("md raid0 · chunk 512K"), "{lines}");
+    let bars = &layouts[1].svg;
+    assert!(
+        bars.contains("chunk 512K") && bars.contains("3,900"),
+        "{bars}"
+    );
+    assert!(!report.charts.iter().any(|c| c.kind == Kind::Scaling));
+    // On the page, in a section of their own.
+    assert!(report.html.contains("<section id=\"layouts\">"));
+    assert!(report.html.contains("href=\"#layouts\""));
+    // One count and one chunk: nothing to draw, and the page says why.
+    let flat = build(&[
+        run("single", 1, None, 1000.0),
+        run("md raid0", 2, Some("64K"), 2000.0),
+    ]);
+    assert!(!flat.charts.iter().any(|c| c.kind == Kind::Layouts));
+    assert!(
+        flat.absent
+            .iter()
+            .any(|a| a.starts_with("arrays by member count")),
+        "{:?}",
+        flat.absent
+    );
+}

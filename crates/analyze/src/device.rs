@@ -548,7 +548,11 @@ pub const IMBALANCE: f64 = 1.2;
 
 /// The members of an array (md, dm, LVM, btrfs) and the bytes each moved: each one's share,
 /// and an imbalance when the busiest moved more than [`IMBALANCE`] times the idlest.
-pub fn stripe_imbalance(array: &str, members: &[(String, f64)]) -> Option<Finding> {
+pub fn stripe_imbalance(
+    array: &str,
+    members: &[(String, f64)],
+    why: Option<&str>,
+) -> Option<Finding> {
     if members.len() < 2 {
         return None;
     }
@@ -566,13 +570,23 @@ pub fn stripe_imbalance(array: &str, members: &[(String, f64)]) -> Option<Findin
         .iter()
         .map(|(n, b)| format!("{n} {}", pct(b / total)))
         .collect();
+    let idle: Vec<&str> = members
+        .iter()
+        .filter(|m| m.1 <= 0.0)
+        .map(|m| m.0.as_str())
+        .collect();
+    let spread = match idle.as_slice() {
+        [] => format!("the busiest moved {:.1}× the idlest", hi / lo),
+        [one] => format!("{one} moved nothing"),
+        many => format!("{} moved nothing", many.join(" and ")),
+    };
     let mut f = Finding::new(
         Kind::Imbalance,
         Severity::Warning,
         format!(
-            "{array}'s members did unequal work: {} (the busiest moved {:.1}× the idlest)",
+            "{array}'s members did unequal work: {} ({spread}){}",
             shares.join(", "),
-            if lo > 0.0 { hi / lo } else { f64::INFINITY }
+            why.map(|w| format!(": {w}")).unwrap_or_default()
         ),
         "Check the stripe's layout and chunk size against the IO size, and the members' paths (controller, port): the slowest member sets the pace.",
     );
@@ -709,14 +723,14 @@ mod tests {
     #[test]
     fn a_stripe_names_its_members_shares_when_they_differ() {
         let even = [("sda".to_string(), 50e6), ("sdb".to_string(), 52e6)];
-        assert!(stripe_imbalance("md0", &even).is_none());
+        assert!(stripe_imbalance("md0", &even, None).is_none());
         let legs = [("sda".to_string(), 40e6), ("sdb".to_string(), 60e6)];
-        let f = stripe_imbalance("md0", &legs).unwrap();
+        let f = stripe_imbalance("md0", &legs, None).unwrap();
         assert_eq!(f.kind, Kind::Imbalance);
         assert!(f.summary.contains("sda 40%, sdb 60%"), "{}", f.summary);
         assert!((f.evidence["share_sdb"] - 0.6).abs() < 1e-9);
         assert!(
-            stripe_imbalance("md0", &legs[..1]).is_none(),
+            stripe_imbalance("md0", &legs[..1], None).is_none(),
             "one member is no stripe"
         );
     }
