@@ -222,6 +222,68 @@ fn read_modify_write_is_named_on_btrfs_raid5_and_not_on_raid10() {
     }
 }
 
+/// kill -9 at four pseudo-random moments of btrfs layout sweeps over three RAM loop devices
+/// (building, filling, measuring, taking apart), each followed by `iogauge clean`: no mount
+/// and no signature left on any member. With the md and LVM kills in the guest, twelve in all.
+#[test]
+fn a_killed_btrfs_layout_sweep_is_undone_by_clean() {
+    needs_root!();
+    needs_tool!("mkfs.btrfs");
+    let dir = tempfile::tempdir().unwrap();
+    let members: Vec<RamLoop> = (0..3).map(|_| RamLoop::new(256 << 20)).collect();
+    let list = members
+        .iter()
+        .map(|m| m.dev.dev.clone())
+        .collect::<Vec<_>>()
+        .join(",");
+    let s = suite(dir.path(), TWO_CELLS);
+    let mut rng: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut left_something = false;
+    for k in 0..4 {
+        let run = common::Spawned::iogauge(
+            dir.path(),
+            &[
+                "sweep",
+                "--file",
+                &s,
+                "--scratch",
+                &list,
+                "--layout",
+                "btrfs:raid0,raid1",
+                "--size",
+                "32m",
+                "--repeat",
+                "1",
+            ],
+        );
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        // The moment is the experiment's design, not a wait for anything.
+        std::thread::sleep(std::time::Duration::from_millis(300 + rng % 2500));
+        run.signal("KILL");
+        let _ = run.finish(common::DEADLINE);
+        let pending = iogauge(dir.path(), &["clean", "--dry-run"]);
+        left_something |= !String::from_utf8_lossy(&pending.stdout).contains("nothing to clean");
+        let out = iogauge(dir.path(), &["clean"]);
+        assert!(out.status.success(), "kill {k}: {}", stderr_of(&out));
+        let mounts = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+        assert!(
+            !mounts.contains("iogauge-scratch"),
+            "kill {k}: a mount is left"
+        );
+        for m in &members {
+            assert!(
+                blank(&m.dev.dev),
+                "kill {k}: {} left with a signature",
+                m.dev.dev
+            );
+        }
+    }
+    // Else this test proves nothing about clean.
+    assert!(left_something, "no kill left anything for clean to undo");
+}
+
 /// What no flag allows, refused before anything is built: a member with a signature, a member
 /// named twice, a layout that needs more members than given, --chunk for layouts without one,
 /// --assume-clean with no md array to resync.
