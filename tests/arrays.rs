@@ -354,8 +354,8 @@ fn members_and_axes_are_checked_before_anything_is_built() {
     assert!(sh("blkid", &["-p", "-o", "value", "-s", "TYPE", &b.dev.dev]).contains("ext4"));
 }
 
-/// md RAID0, RAID5 and RAID10 and an LVM stripe over four guest disks, on the raw arrays and
-/// with ext4 aligned to each stripe: every layout measured, the md superblocks and PVs gone and
+/// md RAID0, RAID5 and RAID10 and an LVM stripe over four guest disks with chunks of 64 and
+/// 512 KiB, on the raw arrays and with ext4 aligned to each stripe: every layout measured, the md superblocks and PVs gone and
 /// every member blank afterwards.
 #[test]
 fn md_and_lvm_layouts_in_a_guest_leave_every_member_blank() {
@@ -366,10 +366,11 @@ fn md_and_lvm_layouts_in_a_guest_leave_every_member_blank() {
 for tag in raw ext4; do
   fs=""; [ $tag = ext4 ] && fs="--fs ext4"
   $IOGAUGE sweep --file {s} --scratch /dev/vda,/dev/vdb,/dev/vdc,/dev/vdd --layout md:raid0,raid5,raid10 \
-    --layout lvm:stripe --chunk 64k --assume-clean --size 16m --repeat 1 $fs --json > /tmp/out.json 2>/tmp/err.txt
+    --layout lvm:stripe --chunk 64k,512k --assume-clean --size 16m --repeat 1 $fs --json > /tmp/out.json 2>/tmp/err.txt
   echo "status_$tag $?"
   echo "ran_$tag $(grep -c '"run_id": "' /tmp/out.json)"
   grep -q 'made aligned to the array: -E stride=16,stripe_width=48' /tmp/err.txt && echo "aligned_$tag yes"
+  grep -q 'made aligned to the array: -E stride=128,stripe_width=384' /tmp/err.txt && echo "aligned512_$tag yes"
 done
 tail -3 /tmp/err.txt >&2
 for d in vda vdb vdc vdd; do
@@ -384,11 +385,12 @@ echo "arrays_left $(ls /sys/block | grep -c '^md')"
     };
     assert_eq!(out.value("status_raw"), Some("0"), "{out}");
     assert_eq!(out.value("status_ext4"), Some("0"), "{out}");
-    // single, raid0, raid5, raid10, lvm: each ran, raw and with ext4.
-    assert_eq!(out.number("ran_raw"), 5, "{out}");
-    assert_eq!(out.number("ran_ext4"), 5, "{out}");
-    // RAID5 of four: three data chunks of 64 KiB, 16 blocks of 4 KiB each.
+    // single, then raid0, raid5, raid10 and lvm at each chunk: each ran, raw and with ext4.
+    assert_eq!(out.number("ran_raw"), 9, "{out}");
+    assert_eq!(out.number("ran_ext4"), 9, "{out}");
+    // RAID5 of four: three data chunks of 64 KiB, 16 blocks of 4 KiB each; of 512 KiB, 128.
     assert_eq!(out.value("aligned_ext4"), Some("yes"), "{out}");
+    assert_eq!(out.value("aligned512_ext4"), Some("yes"), "{out}");
     assert!(!out.stdout.contains("signature_left"), "{out}");
     assert!(!out.stdout.contains("md_superblock_left"), "{out}");
     assert_eq!(out.number("arrays_left"), 0, "{out}");
