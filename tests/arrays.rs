@@ -498,7 +498,8 @@ echo "kills $n"
 /// device-mapper volume 2049 sectors into an md RAID0 with a 64 KiB chunk (the kernel's
 /// alignment_offset, LVM's header case), and ext4 made with a stride for another array. The
 /// near misses: a volume 2048 sectors (1 MiB) in, and ext4 as mkfs makes it on the array (its
-/// stride and stripe width from the array's own sizes).
+/// stride and stripe width from the array's own sizes). And what it costs, from the members'
+/// counters (`split`): 64 KiB reads on the misaligned volume reach two members each.
 #[test]
 fn misalignment_is_named_before_the_run() {
     let dir = tempfile::tempdir().unwrap();
@@ -508,11 +509,18 @@ mdadm --create /dev/md0 --level=0 --raid-devices=2 --chunk=64 --run --quiet /dev
 echo "0 65536 linear /dev/md0 2049" | dmsetup create --noudevsync off
 echo "0 65536 linear /dev/md0 2048" | dmsetup create --noudevsync on
 for v in off on; do
-  $IOGAUGE run /dev/mapper/$v --rw randread --bs 4k --time 1s --no-store > /tmp/$v.txt 2>&1
+  $IOGAUGE run /dev/mapper/$v --rw randread --bs 64k --time 1s --no-store > /tmp/$v.txt 2>&1
   echo "status_$v $?"
-  echo "named_$v $(grep -c 'misaligned' /tmp/$v.txt)"
+  echo "named_$v $(grep -c 'warning misaligned' /tmp/$v.txt)"
+  echo "split_$v $(grep -cE '^ *warning +split +md0 cut each 64 KiB read into 2.0 member requests of 32 KiB' /tmp/$v.txt)"
   grep -A1 'before the run' /tmp/$v.txt | tail -1 | sed "s/^ */said_$v /"
 done
+# Reads larger than the chunk: cut by the layout itself, an info.
+$IOGAUGE run /dev/md0 --rw randread --bs 256k --time 1s --no-store > /tmp/big.txt 2>&1
+echo "status_big $?"
+echo "split_big $(grep -cE '^ *info +split +md0 cut each 256 KiB read into 4.0 member requests of 64 KiB on average: its chunk of 64 KiB' /tmp/big.txt)"
+$IOGAUGE run /dev/md0 --rw randread --bs 64k --time 1s --no-store > /tmp/fits.txt 2>&1
+echo "split_fits $(grep -c 'split' /tmp/fits.txt)"
 dmsetup remove --noudevsync off
 dmsetup remove --noudevsync on
 mkdir -p /tmp/mnt
@@ -524,7 +532,7 @@ for v in other own; do
   mount -t ext4 /dev/md0 /tmp/mnt
   $IOGAUGE run /tmp/mnt/t --rw randwrite --bs 4k --size 8m --time 1s --no-store > /tmp/$v.txt 2>&1
   echo "status_$v $?"
-  echo "named_$v $(grep -c 'misaligned' /tmp/$v.txt)"
+  echo "named_$v $(grep -c 'warning misaligned' /tmp/$v.txt)"
   grep 'try: Set the file system' /tmp/$v.txt | head -1 | sed "s/^ */fix_$v /"
   umount /tmp/mnt
 done
@@ -552,6 +560,13 @@ mdadm --zero-superblock /dev/vda /dev/vdb
         "{out}"
     );
     assert_eq!(out.number("named_own"), 0, "{out}");
+    // Reads of a chunk placed off the chunk reach two members each; placed on it, one; reads
+    // of four chunks, four, which the layout explains.
+    assert_eq!(out.number("split_off"), 1, "{out}");
+    assert_eq!(out.number("split_on"), 0, "{out}");
+    assert_eq!(out.value("status_big"), Some("0"), "{out}");
+    assert_eq!(out.number("split_big"), 1, "{out}");
+    assert_eq!(out.number("split_fits"), 0, "{out}");
 }
 
 /// One member of an md RAID0 behind a device-mapper delay (20 ms a request) among undelayed

@@ -321,6 +321,14 @@ impl Array {
                 .collect();
             out.extend(iogauge_analyze::slow_member(&self.name, &members));
         }
+        out.extend(iogauge_analyze::chunk_split(
+            issued,
+            &self.name,
+            self.chunk_bytes,
+            self.parity().is_some(),
+            docs.iter().map(|d| per_s(d, d.reads)).sum(),
+            docs.iter().map(|d| per_s(d, d.read_bytes)).sum(),
+        ));
         // A parity array: what its members read while iogauge only wrote.
         if let (Some(parity), Some(level)) = (self.parity(), self.level.clone()) {
             let array = iogauge_analyze::ParityArray {

@@ -475,6 +475,75 @@ pub fn read_modify_write(issued: &Issued, array: &ParityArray) -> Option<Finding
     Some(f)
 }
 
+/// `split` across an array's members: direct reads that reached the members as more, smaller
+/// requests. Reads only, since writes reach a mirror once per copy and a parity array with its
+/// parity; of a parity array, only a workload that does not write (its read-modify-write reads
+/// are no split). Reads larger than the chunk are cut by the layout itself, said as an `info`
+/// with the chunk; reads no larger than the chunk that still reach two members straddle chunk
+/// boundaries — placed off the chunk — and are a `warning`. The member bytes must add up to
+/// what was read ([`SPLIT_BYTES_MORE`]): more would be someone else's reads, or a degraded
+/// array reconstructing.
+pub fn chunk_split(
+    issued: &Issued,
+    array: &str,
+    chunk_bytes: Option<u64>,
+    parity: bool,
+    member_reads_per_s: f64,
+    member_read_bytes_per_s: f64,
+) -> Option<Finding> {
+    if !issued.direct
+        || issued.ios < MIN_IOS
+        || issued.measured_s < MIN_SECS
+        || issued.reads_per_s <= 0.0
+        || issued.read_bytes_per_s < FLOOR_BYTES_PER_S
+        || (parity && issued.writes_per_s > 0.0)
+        || member_reads_per_s <= 0.0
+        || member_read_bytes_per_s > SPLIT_BYTES_MORE * issued.read_bytes_per_s
+    {
+        return None;
+    }
+    // Pieces per read from the sizes, which the devices' longer window (the ramp, the trial)
+    // does not change as it does their rates.
+    let size = issued.read_bytes_per_s / issued.reads_per_s;
+    let avg = member_read_bytes_per_s / member_reads_per_s;
+    let per_io = size / avg;
+    if per_io < SPLIT_MORE {
+        return None;
+    }
+    let larger = chunk_bytes.is_some_and(|c| size > c as f64);
+    let chunk = chunk_bytes
+        .map(|c| bytes(c as f64))
+        .unwrap_or_else(|| "unknown".to_string());
+    let (severity, cause, advice) = match larger {
+        true => (
+            Severity::Info,
+            format!("its chunk of {chunk} is smaller than the reads, and each member serves a piece"),
+            "Each read waits for its slowest piece: a chunk at least the size of the database's largest reads keeps each on one member, and several reads in flight keep the members busy.",
+        ),
+        false => (
+            Severity::Warning,
+            format!("the reads are no larger than its chunk of {chunk}, so they straddle chunk boundaries: they are not placed on the chunk"),
+            "Align what lies on the array to its chunk (a partition or volume on 1 MiB, a file system with the array's stripe settings); misaligned, every read near a boundary costs two members.",
+        ),
+    };
+    Some(
+        Finding::new(
+            Kind::Split,
+            severity,
+            format!(
+                "{array} cut each {} read into {:.1} member requests of {} on average: {cause}",
+                bytes(size),
+                per_io,
+                bytes(avg)
+            ),
+            advice,
+        )
+        .with("requests_per_io", per_io)
+        .with("avg_request_bytes", avg)
+        .with("issued_bytes", size),
+    )
+}
+
 /// A member whose requests took this many times the others' median, and
 /// [`SLOW_MEMBER_MIN_MS`] more, is slow ("One DVD per second": two legs 25% apart).
 pub const SLOW_MEMBER: f64 = 2.0;
@@ -707,6 +776,44 @@ mod tests {
             "{}",
             f[0].summary
         );
+    }
+
+    /// Reads cut across an array's members: by the layout (larger than the chunk, an info),
+    /// by misplacement (no larger than the chunk, a warning); whole reads, a parity array that
+    /// also writes, and members reading more than was asked are not judged.
+    #[test]
+    fn an_array_cuts_reads_larger_than_its_chunk_or_placed_off_it() {
+        let k = 1024.0;
+        let reads = issued(1000.0, 256.0 * k);
+        let f = chunk_split(
+            &reads,
+            "md0",
+            Some(65536),
+            false,
+            4000.0,
+            1000.0 * 256.0 * k,
+        )
+        .unwrap();
+        assert_eq!((f.kind, f.severity), (Kind::Split, Severity::Info));
+        assert!(
+            f.summary.contains("into 4.0 member requests of 64 KiB"),
+            "{}",
+            f.summary
+        );
+        let off = issued(1000.0, 64.0 * k);
+        let f = chunk_split(&off, "md0", Some(65536), false, 2000.0, 1000.0 * 64.0 * k).unwrap();
+        assert_eq!(f.severity, Severity::Warning);
+        assert!(
+            f.summary.contains("straddle chunk boundaries"),
+            "{}",
+            f.summary
+        );
+        // Near misses.
+        assert!(chunk_split(&off, "md0", Some(65536), false, 1050.0, 1000.0 * 64.0 * k).is_none());
+        let mut mixed = off.clone();
+        mixed.writes_per_s = 10.0;
+        assert!(chunk_split(&mixed, "md0", Some(65536), true, 2000.0, 1000.0 * 64.0 * k).is_none());
+        assert!(chunk_split(&off, "md0", Some(65536), false, 4000.0, 2000.0 * 64.0 * k).is_none());
     }
 
     #[test]

@@ -53,8 +53,8 @@ pub use cache::cache;
 pub use ceiling::{ceiling, levels_off, CeilingPoint};
 pub use checkpoint::{checkpoint, DeviceSeries, Flush};
 pub use device::{
-    device_findings, read_modify_write, slow_member, stripe_imbalance, Issued, Member, OthersSeen,
-    ParityArray, Seen, MIN_IOS as MIN_DEVICE_IOS,
+    chunk_split, device_findings, read_modify_write, slow_member, stripe_imbalance, Issued, Member,
+    OthersSeen, ParityArray, Seen, MIN_IOS as MIN_DEVICE_IOS,
 };
 pub use finding::{Finding, Kind, Metric, Severity};
 pub use gaps::{gaps, Matrix};
