@@ -236,6 +236,85 @@ fn read_modify_write_is_named_on_btrfs_raid5_and_not_on_raid10() {
     }
 }
 
+/// One member of a btrfs raid0 held back by the kernel: each member is a loop device over
+/// another, and the blkio group iogauge runs in throttles the lower device of the second to
+/// 300 reads a second, so that member's own requests wait (a member on a worse path). Its
+/// counters show it, and `slow-member` names it; with no throttle nothing is named, and the
+/// members' shares stay even either way (striping places IO by address, not by speed).
+#[test]
+fn a_throttled_btrfs_member_is_named_slow() {
+    needs_root!();
+    needs_tool!("mkfs.btrfs");
+    let Some(cg) = Blkio::new("slow-member") else {
+        skip("needs cgroup v1 blkio");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let lower: Vec<RamLoop> = (0..3).map(|_| RamLoop::new(256 << 20)).collect();
+    let upper: Vec<LoopDev> = lower
+        .iter()
+        .map(|l| {
+            let dev = sh("losetup", &["-f", "--show", "--direct-io=on", &l.dev.dev]);
+            LoopDev {
+                file: std::path::PathBuf::from(&l.dev.dev),
+                dev,
+            }
+        })
+        .collect();
+    let list = upper
+        .iter()
+        .map(|u| u.dev.clone())
+        .collect::<Vec<_>>()
+        .join(",");
+    let s = suite(
+        dir.path(),
+        "[defaults]\ntime = \"2s\"\n[[group]]\ntitle = \"r\"\nrw = [\"randread\"]\nbs = [\"4k\"]\niodepth = [8]\n",
+    );
+    let mut said = Vec::new();
+    for throttled in [true, false] {
+        let iops = if throttled { 300 } else { 0 };
+        cg.throttle(&lower[1].dev, "read", iops);
+        let out = output_within(
+            std::process::Command::new("sh")
+                .args([
+                    "-c",
+                    &cg.iogauge(&format!(
+                        "sweep --file {s} --scratch {list} --layout btrfs:raid0 --size 64m --repeat 1 --json"
+                    )),
+                ])
+                .current_dir(dir.path())
+                .env("IOGAUGE_DB", dir.path().join("results.db")),
+            DEADLINE,
+        );
+        assert!(out.status.success(), "{}", stderr_of(&out));
+        let runs = json_of(&iogauge(dir.path(), &["list", "--json"]));
+        let id = runs["runs"][0]["id"].to_string();
+        let doc = json_of(&iogauge(dir.path(), &["show", &id, "--json"]));
+        assert_eq!(doc["params"]["layout"], "btrfs raid0", "{doc:#}");
+        let findings = doc["results"][0]["findings"].as_array().unwrap().clone();
+        let slow: Vec<String> = findings
+            .iter()
+            .filter(|f| f["kind"] == "slow-member")
+            .map(|f| f["summary"].as_str().unwrap().to_string())
+            .collect();
+        assert!(
+            !findings.iter().any(|f| f["kind"] == "imbalance"),
+            "{findings:#?}"
+        );
+        said.push((throttled, slow));
+    }
+    cg.throttle(&lower[1].dev, "read", 0);
+    let slow_name = upper[1].name().to_string();
+    let (_, with) = &said[0];
+    assert!(
+        with.len() == 1
+            && with[0].starts_with(&format!("randread 4K · QD 8: {slow_name} of the btrfs at")),
+        "{with:?}"
+    );
+    let (_, without) = &said[1];
+    assert!(without.is_empty(), "{without:?}");
+}
+
 /// kill -9 at four pseudo-random moments of btrfs layout sweeps over three RAM loop devices
 /// (building, filling, measuring, taking apart), each followed by `iogauge clean`: no mount
 /// and no signature left on any member. With the md and LVM kills in the guest, twelve in all.
