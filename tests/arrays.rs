@@ -95,6 +95,33 @@ fn btrfs_layouts_are_built_measured_and_taken_apart() {
         "{err}"
     );
     assert!(settings.iter().all(|s| s["skipped"].is_null()), "{doc:#}");
+    // And one table per layout across its member counts, against the fewest.
+    let scaling: Vec<(String, Vec<String>)> = doc["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .skip(1)
+        .map(|g| {
+            let heads = g["settings"].as_array().unwrap().iter();
+            (
+                g["title"].as_str().unwrap().to_string(),
+                heads
+                    .map(|h| h["head"].as_str().unwrap().to_string())
+                    .collect(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        scaling
+            .iter()
+            .map(|(t, h)| format!("{t}: {}", h.join(", ")))
+            .collect::<Vec<_>>(),
+        [
+            "btrfs raid0 by members (against the fewest): btrfs raid0 × 2, btrfs raid0 × 4",
+            "btrfs raid1 by members (against the fewest): btrfs raid1 × 2, btrfs raid1 × 4",
+            "btrfs raid10 by members (against the fewest): btrfs raid10 × 2, btrfs raid10 × 4"
+        ]
+    );
     for m in &members {
         assert!(blank(&m.dev.dev), "{} left with a signature", m.dev.dev);
     }

@@ -111,6 +111,9 @@ pub(super) fn summarize(
             },
         };
         groups.push((title, outcomes.iter().collect()));
+        if arrays {
+            groups.extend(by_members(outcomes));
+        }
     }
     let groups = groups
         .into_iter()
@@ -125,6 +128,42 @@ pub(super) fn summarize(
         groups,
         stored: false,
     }
+}
+
+/// With `--members`, one table per layout (at each chunk, healthy or degraded) across its
+/// member counts, judged against the fewest: "how does it scale from 2 to 8" read in one row.
+fn by_members(outcomes: &[(Setting, Outcome)]) -> Vec<(String, Vec<&(Setting, Outcome)>)> {
+    let mut lines: Vec<(String, Vec<&(Setting, Outcome)>)> = Vec::new();
+    for o in outcomes {
+        let Some((layout, _, chunk, degraded)) = &o.0.array else {
+            continue;
+        };
+        if layout.kind == array::Kind::Single {
+            continue;
+        }
+        let mut name = layout.label();
+        if let Some(c) = chunk.filter(|_| layout.takes_chunk()) {
+            name.push_str(&format!(" · chunk {}", units::bs_label(c)));
+        }
+        if *degraded {
+            name.push_str(" · degraded");
+        }
+        if let Some((f, _)) = &o.0.fs {
+            name.push_str(&format!(" · {}", f.fs));
+        }
+        match lines.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, v)) => v.push(o),
+            None => lines.push((name, vec![o])),
+        }
+    }
+    lines
+        .into_iter()
+        .filter(|(_, v)| v.len() >= 2)
+        .map(|(name, mut v)| {
+            v.sort_by_key(|o| o.0.array.as_ref().map_or(0, |a| a.1));
+            (format!("{name} by members (against the fewest)"), v)
+        })
+        .collect()
 }
 
 fn group(title: String, members: &[&(Setting, Outcome)], grid: bool) -> GroupDoc {
