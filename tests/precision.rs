@@ -98,3 +98,135 @@ fn suites_on_file_systems_give_no_warning() {
         }
     }
 }
+
+/// A RAM-backed loop device with direct IO and `sector`-byte logical blocks (512 or 4,096: a
+/// 4Kn disk), detached on drop.
+fn ram_loop(size: u64, sector: u32) -> (tempfile::TempDir, LoopDev) {
+    let dir = tempfile::tempdir_in("/dev/shm").unwrap();
+    let img = dir.path().join("d.img");
+    std::fs::File::create(&img).unwrap().set_len(size).unwrap();
+    let dev = sh(
+        "losetup",
+        &[
+            "-f",
+            "--show",
+            "--direct-io=on",
+            "--sector-size",
+            &sector.to_string(),
+            img.to_str().unwrap(),
+        ],
+    );
+    let file = std::fs::canonicalize(&img).unwrap();
+    (dir, LoopDev { dev, file })
+}
+
+/// Runs `suite quick` (14 cells of 5 s) and a dozen cells of `suite matrix` at its own 10 s a
+/// cell — long enough for steady state to be judged, which one-second cells never are — on
+/// `target`, and returns the warnings of both, each with its suite.
+fn at_real_length(dir: &Path, target: &str, extra: &[&str]) -> Vec<String> {
+    let mut out = Vec::new();
+    for suite in [
+        vec!["suite", "quick", target],
+        vec![
+            "suite",
+            "matrix",
+            target,
+            "--sizes",
+            "4k,64k,1m",
+            "--threads",
+            "1,10",
+        ],
+    ] {
+        let mut args = suite.clone();
+        args.extend_from_slice(&["--repeat", "1", "--json", "--no-store"]);
+        args.extend_from_slice(extra);
+        let doc = json_of(&iogauge(dir, &args));
+        assert!(
+            doc["results"].as_array().is_some_and(|r| r.len() >= 12),
+            "{}: {doc:#}",
+            suite[1]
+        );
+        out.extend(
+            warnings(&doc)
+                .into_iter()
+                .map(|w| format!("{}: {w}", suite[1])),
+        );
+    }
+    out
+}
+
+/// The precision suite at real length (issue 37): the built-in suites at their own cell
+/// lengths, on raw RAM loop devices of 4,096- and 512-byte sectors, zram, and files on ext4,
+/// xfs and btrfs (over 512-byte, 4Kn and 4Kn devices): no warning.
+#[test]
+fn suites_at_their_own_length_give_no_warning() {
+    needs_root!();
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    for fs in ["ext4", "xfs", "btrfs"] {
+        if !have(&format!("mkfs.{fs}")) {
+            skip(&format!("needs mkfs.{fs}"));
+            return;
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mut found = Vec::new();
+    for sector in [4096, 512] {
+        let (_img, dev) = ram_loop(512 << 20, sector);
+        for w in at_real_length(dir.path(), &dev.dev, &["--allow-overwrite"]) {
+            found.push(format!("raw {sector}-byte sectors: {w}"));
+        }
+    }
+    let Some(zram) = Zram::new("512M") else {
+        return;
+    };
+    for w in at_real_length(dir.path(), &zram.dev(), &["--allow-overwrite"]) {
+        found.push(format!("zram: {w}"));
+    }
+    for (fs, sector) in [("ext4", 512), ("xfs", 4096), ("btrfs", 4096)] {
+        let (_img, dev) = ram_loop(1 << 30, sector);
+        let force = if fs == "ext4" { "-F" } else { "-f" };
+        sh(&format!("mkfs.{fs}"), &["-q", force, &dev.dev]);
+        let mnt = dir.path().join(format!("mnt-{fs}"));
+        let _m = Mount::new(&dev.dev, &mnt, "rw");
+        for w in at_real_length(dir.path(), mnt.to_str().unwrap(), &["--size", "256m"]) {
+            found.push(format!("{fs} ({sector}-byte sectors): {w}"));
+        }
+    }
+    assert!(found.is_empty(), "{}", found.join("\n"));
+}
+
+/// `suite quick` on a RAM loop device while two busy loops keep both CPUs taken: whatever is
+/// named is named as the CPU's (a stall or a fall in rate the threads' own waiting for a CPU
+/// explains), never as the device's.
+#[test]
+fn a_busy_machine_gets_only_findings_that_name_the_cpu() {
+    needs_root!();
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let (_img, dev) = ram_loop(512 << 20, 4096);
+    let hogs: Vec<Spawned> = (0..2)
+        .map(|_| {
+            let mut cmd = std::process::Command::new("sh");
+            cmd.args(["-c", "echo busy >&2; while :; do :; done"]);
+            let mut hog = Spawned::start(cmd);
+            hog.wait_for("busy", DEADLINE);
+            hog
+        })
+        .collect();
+    let doc = json_of(&iogauge(
+        dir.path(),
+        &[
+            "suite",
+            "quick",
+            &dev.dev,
+            "--allow-overwrite",
+            "--repeat",
+            "1",
+            "--json",
+            "--no-store",
+        ],
+    ));
+    drop(hogs);
+    let w = warnings(&doc);
+    assert!(w.is_empty(), "{}", w.join("\n"));
+}
