@@ -168,22 +168,9 @@ fn stack(r: &ResultDoc, target: Option<&TargetInfo>) -> Option<Vec<Seen>> {
         .collect();
     let bottom_sum = (bottom.len() > 1).then(|| sum(&out, &bottom, true));
     if let Some(v) = t.btrfs.as_ref().filter(|v| v.members.len() > 1) {
-        // What entered the devices, less what the profile itself multiplies: each copy of a
-        // mirror, a parity stripe's parity (md's own device sits above these, so it never
-        // counts them either). What is left over is the file system's own.
-        let mut top = sum(&out, &v.members, false)?;
-        let n = v.members.len() as f64;
-        let writes_per_write = match v.data_profile.as_deref().unwrap_or("single") {
-            "raid1" | "raid10" | "dup" => 2.0,
-            "raid1c3" => 3.0,
-            "raid1c4" => 4.0,
-            "raid5" => n / (n - 1.0),
-            "raid6" if n > 2.0 => n / (n - 2.0),
-            _ => 1.0,
-        };
-        top.writes_per_s /= writes_per_write;
-        top.write_bytes_per_s /= writes_per_write;
-        out.insert(0, top);
+        // What entered the devices: each copy of a mirror and the parity counted, and the
+        // stripe's pieces, so it is judged for what went missing only (`aggregate`).
+        out.insert(0, sum(&out, &v.members, true)?);
     }
     if let Some(s) = bottom_sum {
         out.push(s?);

@@ -117,9 +117,11 @@ pub struct Seen {
     pub max_segment_size: Option<u64>,
     pub nr_requests: Option<u64>,
     pub scheduler: Option<String>,
-    /// The sum over several devices at the bottom of the stack (an array's members): what
-    /// reached storage in all, judged for `absorbed`. Its bytes count each copy a mirror
-    /// wrote, so it is never judged for `other-io`; each member is, on its own.
+    /// The sum over several devices (an array's members at the bottom of the stack, a
+    /// multi-device btrfs's devices at its top): what reached storage in all, judged for
+    /// `absorbed` only. Its bytes count each copy a mirror wrote and its requests the
+    /// stripe's pieces, so it is never judged for `other-io`, `split` or `merged`; each
+    /// member is, on its own.
     pub aggregate: bool,
 }
 
@@ -177,7 +179,9 @@ pub fn device_findings(issued: &Issued, stack: &[Seen]) -> Vec<Finding> {
             top.write_bytes_per_s,
         ),
     ] {
-        if n_iss <= 0.0 || n_dev <= 0.0 || b_iss < FLOOR_BYTES_PER_S {
+        // Several devices summed (a multi-device btrfs's) are cut by the layout's stripe, which
+        // `chunk_split` judges: not one device's queue limits.
+        if top.aggregate || n_iss <= 0.0 || n_dev <= 0.0 || b_iss < FLOOR_BYTES_PER_S {
             continue;
         }
         let size_iss = b_iss / n_iss;
