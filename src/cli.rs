@@ -773,6 +773,12 @@ pub enum DbCommand {
     /// server's own counters and CPU, next to the storage cells of its commit and page reads
     /// (docs/db.md).
     Sysbench(SysbenchArgs),
+    /// A throwaway MariaDB server (or PostgreSQL cluster: --server postgres) in TARGET_DIR,
+    /// loaded and driven by iogauge's TPC-C-derived load (warehouses, five transactions in the
+    /// standard mix, one connection per terminal): new orders per minute, transactions per
+    /// minute as the server counts them, each transaction's latencies, the consistency
+    /// conditions checked, beside the storage cells (docs/db.md).
+    Tpcc(TpccArgs),
 }
 
 /// pgbench's built-in scripts (`--builtin`).
@@ -786,7 +792,7 @@ pub enum PgbenchScript {
     SelectOnly,
 }
 
-/// The server `db sysbench` drives.
+/// The server `db sysbench` and `db tpcc` drive.
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SysbenchServer {
     /// MariaDB's InnoDB (mariadbd), sysbench --db-driver=mysql.
@@ -819,15 +825,6 @@ pub struct SysbenchArgs {
     #[arg(value_name = "TARGET_DIR")]
     pub target: PathBuf,
 
-    /// The database server sysbench drives.
-    #[arg(long, value_enum, default_value_t = SysbenchServer::Mariadb)]
-    pub server: SysbenchServer,
-
-    /// With --server postgres: where PostgreSQL's programs are [default: pg_ctl's installation
-    /// on PATH, else the newest /usr/lib/postgresql/*/bin]
-    #[arg(long, value_name = "DIR")]
-    pub pg_bin: Option<PathBuf>,
-
     /// sysbench's OLTP script.
     #[arg(long, value_enum, default_value_t = SysbenchScript::ReadWrite)]
     pub script: SysbenchScript,
@@ -852,7 +849,69 @@ pub struct SysbenchArgs {
           value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub threads: u32,
 
-    /// Length of each measured sysbench run (sysbench --time).
+    #[command(flatten)]
+    pub server: ServerArgs,
+
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+/// `db tpcc`: the TPC-C-derived load of iogauge's own driver.
+#[derive(Args, Debug, Clone)]
+pub struct TpccArgs {
+    /// The directory under test; the server lives in a directory of its own inside it and is
+    /// removed afterwards.
+    #[arg(value_name = "TARGET_DIR")]
+    pub target: PathBuf,
+
+    /// Warehouses loaded (about 100 MB of data each) [default: 1]
+    #[arg(long, value_name = "N", conflicts_with = "data",
+          value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub warehouses: Option<u32>,
+
+    /// The data's size instead of --warehouses, e.g. 2GB (whole warehouses of about 100 MB).
+    #[arg(long, value_name = "SIZE", value_parser = units::parse_size)]
+    pub data: Option<u64>,
+
+    /// Terminals, each one connection running the transaction mix against its home warehouse
+    /// and district [default: 4; with --keying-times, 10 per warehouse as the specification has]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub terminals: Option<u32>,
+
+    /// Keying and think times as the TPC-C specification gives them (a New-Order keyed for 18 s,
+    /// then thought over for 12 s on average): a terminal becomes a person, and throughput
+    /// cannot pass 12.86 new orders per minute per warehouse. Off: each terminal runs its next
+    /// transaction at once, and the storage sets the pace.
+    #[arg(long)]
+    pub keying_times: bool,
+
+    /// The longest ramp-up: the measurement starts once the transactions per second have
+    /// settled (the last 5 seconds within 20% of their mean, SNIA's steady-state test), or after
+    /// this long, which the result then says.
+    #[arg(long, value_name = "DURATION", default_value = "2m", value_parser = units::parse_duration)]
+    pub max_ramp: Duration,
+
+    #[command(flatten)]
+    pub server: ServerArgs,
+
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+/// What every load on a throwaway server shares: which server, its settings and buffer shares,
+/// where its log goes, how long a measurement lasts, the storage cells, and --keep.
+#[derive(Args, Debug, Clone)]
+pub struct ServerArgs {
+    /// The database server the load drives.
+    #[arg(long, value_enum, default_value_t = SysbenchServer::Mariadb)]
+    pub server: SysbenchServer,
+
+    /// With --server postgres: where PostgreSQL's programs are [default: pg_ctl's installation
+    /// on PATH, else the newest /usr/lib/postgresql/*/bin]
+    #[arg(long, value_name = "DIR")]
+    pub pg_bin: Option<PathBuf>,
+
+    /// Length of each measurement.
     #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = units::parse_duration)]
     pub time: Duration,
 
@@ -893,9 +952,6 @@ pub struct SysbenchArgs {
     /// Keep the server's directory (the server is stopped all the same).
     #[arg(long)]
     pub keep: bool,
-
-    #[command(flatten)]
-    pub output: OutputArgs,
 }
 
 #[derive(Args, Debug, Clone)]

@@ -30,12 +30,13 @@ pub mod mariadb;
 mod owner;
 mod plan;
 
-pub use plan::{plan, sysbench_plan};
+pub use plan::{plan, sysbench_plan, tpcc_plan};
 pub mod oltp;
 pub mod pgbench;
 pub mod server;
 pub mod sysbench;
 pub mod timeline;
+pub mod tpcc;
 
 use crate::error::{self, usage};
 use crate::measure::{self, LatNs};
@@ -588,6 +589,7 @@ fn result_doc(
         stats: BTreeMap::new(),
         pg: Some(pg),
         sysbench: None,
+        tpcc: None,
         verify: None,
         timeline: seconds.map(Box::new),
     };

@@ -83,6 +83,7 @@ fn main() -> ExitCode {
         cli::Command::Man(args) => commands::docs::man(args),
         cli::Command::Db(cli::DbCommand::Pgbench(args)) => commands::db::pgbench(args),
         cli::Command::Db(cli::DbCommand::Sysbench(args)) => commands::db::sysbench(args),
+        cli::Command::Db(cli::DbCommand::Tpcc(args)) => commands::db::tpcc(args),
         cli::Command::FsyncCheck(args) => commands::fsync_check::run(args),
         cli::Command::Clean(args) => commands::clean::clean(args),
     };

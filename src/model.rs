@@ -539,6 +539,10 @@ pub struct ResultDoc {
     /// transactions per second and its latencies those of whole transactions.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sysbench: Option<Box<SysbenchDoc>>,
+    /// For a `db tpcc` result: the TPC-C-derived run behind it. Its `iops` are then
+    /// transactions per second of all five kinds, its latencies those of whole transactions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tpcc: Option<Box<TpccDoc>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verify: Option<VerifyDoc>,
     /// For a database result: the database and its storage second by second.

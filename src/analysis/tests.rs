@@ -115,6 +115,7 @@ pub(crate) fn result(rw: Rw, bs: u64, threads: u32, iodepth: u32, iops: f64) -> 
         stats: Default::default(),
         pg: None,
         sysbench: None,
+        tpcc: None,
         verify: None,
         timeline: None,
     }

@@ -2,7 +2,7 @@
 //! then the run, then what it measured presented (JSON, or the summary for people; and the
 //! --output file), then the run's failure or signal as the exit.
 
-use crate::cli::{PgbenchArgs, SysbenchArgs};
+use crate::cli::{PgbenchArgs, SysbenchArgs, TpccArgs};
 use crate::db::{self, oltp};
 use crate::present::db as text;
 use anyhow::Result;
@@ -21,12 +21,24 @@ pub fn pgbench(args: &PgbenchArgs) -> Result<()> {
 
 pub fn sysbench(args: &SysbenchArgs) -> Result<()> {
     let p = db::sysbench_plan(args)?;
-    if p.output.dry_run {
+    if p.server.output.dry_run {
         return Ok(crate::ui::out(&text::sysbench_plan(&p))?);
     }
-    let ran = oltp::run(&p)?;
-    crate::present::write_out(&ran.doc, p.file.as_ref(), &p.output, &|| {
+    let ran = oltp::run(&p.server, &p)?;
+    crate::present::write_out(&ran.doc, p.server.file.as_ref(), &p.server.output, &|| {
         text::sysbench_run(&p, &ran.doc)
+    })?;
+    ran.result()
+}
+
+pub fn tpcc(args: &TpccArgs) -> Result<()> {
+    let p = db::tpcc_plan(args)?;
+    if p.server.output.dry_run {
+        return Ok(crate::ui::out(&text::tpcc_plan(&p))?);
+    }
+    let ran = oltp::run(&p.server, &p)?;
+    crate::present::write_out(&ran.doc, p.server.file.as_ref(), &p.server.output, &|| {
+        text::tpcc_run(&p, &ran.doc)
     })?;
     ran.result()
 }

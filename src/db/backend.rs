@@ -33,17 +33,19 @@ pub trait Backend: Sync {
     /// (Re)starts the server with `settings`; `asked` are the user's (a refusal names them).
     fn restart(&mut self, settings: &[(String, String)], asked: &[(String, String)]) -> Result<()>;
     fn version(&self) -> Result<String>;
-    /// The empty `sbtest` database, and a user sysbench may connect as.
-    fn create_sbtest(&self) -> Result<()>;
-    /// The prepared tables brought to a state of their own, not one a background task reaches
-    /// at some moment: otherwise whether its first pass (PostgreSQL's autovacuum after the
-    /// load: hint bits, the visibility map, statistics) lands inside the measurement depends
-    /// on timing, and moves TPS by 10–30%.
-    fn settle(&self, tables: u32) -> Result<()>;
+    /// An empty database `name`, and a user of the same name who may connect to it.
+    fn create_database(&self, name: &str) -> Result<()>;
+    /// Where a client of iogauge's own connects: the server's socket and the database's user.
+    fn endpoint(&self, database: &str) -> Endpoint;
+    /// The loaded `tables` of `database` brought to a state of their own, not one a
+    /// background task reaches at some moment: otherwise whether its first pass (PostgreSQL's
+    /// autovacuum after the load: hint bits, the visibility map, statistics) lands inside the
+    /// measurement depends on timing, and moves TPS by 10–30%.
+    fn settle(&self, database: &str, tables: &[String]) -> Result<()>;
     /// sysbench with `script`, its driver pointed at this server's socket and `sbtest`.
     fn sysbench(&self, sysbench: &Path, script: &str) -> Command;
-    /// The size of the tables sysbench prepared, data and indexes.
-    fn data_bytes(&self) -> Result<u64>;
+    /// The size of the tables of `database`, data and indexes.
+    fn data_bytes(&self, database: &str) -> Result<u64>;
     /// The buffer setting for `share` of `data` bytes: its name, its value, its bytes.
     fn buffer(&self, data: u64, share: f64) -> (&'static str, String, u64);
     /// The settings every run records, and the user's.
@@ -68,6 +70,25 @@ pub trait Backend: Sync {
     fn direct(&self, settings: &BTreeMap<String, String>) -> bool;
     /// Its page, the size of a storage cell's reads.
     fn page(&self) -> u64;
+}
+
+/// Where a client connects to a throwaway server: its private Unix socket, as the user of
+/// the load's database (no password: the socket is the server's only door, and iogauge's).
+#[derive(Clone, Debug)]
+pub enum Endpoint {
+    /// PostgreSQL: the socket's directory and port, the role, the database.
+    Postgres {
+        socket_dir: PathBuf,
+        port: u16,
+        user: String,
+        database: String,
+    },
+    /// MariaDB: the socket, the user, the database.
+    Mariadb {
+        socket: PathBuf,
+        user: String,
+        database: String,
+    },
 }
 
 /// InnoDB's storage cells: its commit as the issue has it (16 KiB page writes, each followed
@@ -193,16 +214,23 @@ impl Backend for Mariadb {
     fn version(&self) -> Result<String> {
         self.0.query("SELECT VERSION()")
     }
-    fn create_sbtest(&self) -> Result<()> {
-        self.0.query(
-            "CREATE DATABASE sbtest; CREATE USER sbtest@localhost; GRANT ALL ON sbtest.* TO sbtest@localhost",
-        )?;
+    fn create_database(&self, name: &str) -> Result<()> {
+        self.0.query(&format!(
+            "CREATE DATABASE {name}; CREATE USER {name}@localhost; GRANT ALL ON {name}.* TO {name}@localhost"
+        ))?;
         Ok(())
     }
-    fn settle(&self, tables: u32) -> Result<()> {
+    fn endpoint(&self, database: &str) -> Endpoint {
+        Endpoint::Mariadb {
+            socket: self.0.socket.clone(),
+            user: database.into(),
+            database: database.into(),
+        }
+    }
+    fn settle(&self, database: &str, tables: &[String]) -> Result<()> {
         // InnoDB's statistics, which its background thread would otherwise recompute at a
         // moment of its own after the load.
-        let names: Vec<String> = (1..=tables).map(|i| format!("sbtest.sbtest{i}")).collect();
+        let names: Vec<String> = tables.iter().map(|t| format!("{database}.{t}")).collect();
         self.0
             .query(&format!("ANALYZE TABLE {}", names.join(", ")))?;
         Ok(())
@@ -210,10 +238,10 @@ impl Backend for Mariadb {
     fn sysbench(&self, sysbench: &Path, script: &str) -> Command {
         self.0.sysbench(sysbench, script)
     }
-    fn data_bytes(&self) -> Result<u64> {
+    fn data_bytes(&self, database: &str) -> Result<u64> {
         Ok(self
             .0
-            .query("SELECT SUM(data_length + index_length) FROM information_schema.tables WHERE table_schema = 'sbtest'")?
+            .query(&format!("SELECT SUM(data_length + index_length) FROM information_schema.tables WHERE table_schema = '{database}'"))?
             .trim()
             .parse()
             .unwrap_or(0))
@@ -345,14 +373,22 @@ impl Backend for Postgres {
     fn version(&self) -> Result<String> {
         Ok(server::version(&self.cl)?.0)
     }
-    fn create_sbtest(&self) -> Result<()> {
-        // sysbench connects as the cluster's superuser (trust on a private socket).
-        self.cl.query("CREATE DATABASE sbtest")?;
+    fn create_database(&self, name: &str) -> Result<()> {
+        // Clients connect as the cluster's superuser (trust on a private socket).
+        self.cl.query(&format!("CREATE DATABASE {name}"))?;
         Ok(())
     }
-    fn settle(&self, _tables: u32) -> Result<()> {
+    fn endpoint(&self, database: &str) -> Endpoint {
+        Endpoint::Postgres {
+            socket_dir: self.cl.socket_dir.clone(),
+            port: cluster::PORT,
+            user: cluster::ROLE.into(),
+            database: database.into(),
+        }
+    }
+    fn settle(&self, database: &str, _tables: &[String]) -> Result<()> {
         // What pgbench -i does after its load, and what autovacuum would do at some moment.
-        self.cl.query_in("sbtest", "VACUUM ANALYZE")?;
+        self.cl.query_in(database, "VACUUM ANALYZE")?;
         Ok(())
     }
     fn sysbench(&self, sysbench: &Path, script: &str) -> Command {
@@ -365,16 +401,16 @@ impl Backend for Postgres {
             .arg("--pgsql-db=sbtest");
         c
     }
-    fn data_bytes(&self) -> Result<u64> {
+    fn data_bytes(&self, database: &str) -> Result<u64> {
         let v = self.cl.query_in(
-            "sbtest",
+            database,
             "SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0) FROM pg_class c \
              JOIN pg_namespace n ON n.oid = c.relnamespace \
-             WHERE c.relkind = 'r' AND n.nspname = 'public' AND c.relname LIKE 'sbtest%'",
+             WHERE c.relkind = 'r' AND n.nspname = 'public'",
         )?;
         v.trim()
             .parse()
-            .map_err(|_| anyhow!("the size of the sbtest tables: psql said '{v}'"))
+            .map_err(|_| anyhow!("the size of the {database} tables: psql said '{v}'"))
     }
     fn buffer(&self, data: u64, share: f64) -> (&'static str, String, u64) {
         let b = shared_buffers(data, share);

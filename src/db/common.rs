@@ -654,6 +654,133 @@ pub fn client_failed(tool: &str, said: &str, dirs: &[&Path]) -> anyhow::Error {
     }
 }
 
+/// CPU seconds (user, system) between two readings of [`cpu_of`].
+pub fn cpu_since(before: Option<(f64, f64)>, after: Option<(f64, f64)>) -> Option<(f64, f64)> {
+    match (before, after) {
+        (Some(b), Some(a)) => Some(((a.0 - b.0).max(0.0), (a.1 - b.1).max(0.0))),
+        _ => None,
+    }
+}
+
+/// What running counters moved between two readings, by name.
+pub fn counter_delta(
+    before: &BTreeMap<String, f64>,
+    after: &BTreeMap<String, f64>,
+) -> BTreeMap<String, f64> {
+    after
+        .iter()
+        .map(|(k, v)| (k.clone(), v - before.get(k).copied().unwrap_or(0.0)))
+        .collect()
+}
+
+/// One measurement of a load on a server, as every load has it, for [`transactions_result`].
+pub struct Transactions<'a> {
+    /// The result's name, e.g. "sysbench oltp_read_write · 4 × 100000 rows · 8 threads".
+    pub name: String,
+    pub server: &'a dyn super::backend::Backend,
+    pub settings: &'a BTreeMap<String, String>,
+    pub data_bytes: u64,
+    pub clients: u32,
+    pub time: Duration,
+    pub transactions: u64,
+    pub runtime_s: f64,
+    /// Whole transactions' latencies, in nanoseconds.
+    pub hist: &'a crate::measure::Hist,
+    /// Transactions per second, second by second.
+    pub timeseries: Vec<crate::model::Sample>,
+    pub cpu: Option<(f64, f64)>,
+    pub devices: &'a [iogauge_sysinfo::diskstats::DeviceWindow],
+    pub timeline: crate::model::TimelineDoc,
+    /// The load's name as its engine, e.g. "sysbench", "tpcc".
+    pub engine: &'a str,
+    /// The share of its transactions that only read, in percent.
+    pub mix_read_pct: u8,
+}
+
+/// A load's measurement as a result: `iops` are its transactions per second, its latencies
+/// whole transactions, its CPU the server's, its target the server's data directory. Each
+/// load adds its own section.
+pub fn transactions_result(t: Transactions) -> ResultDoc {
+    use crate::measure::{self, LatNs};
+    use crate::model::{CpuDoc, EngineDoc, FineDoc, TargetDoc, WorkloadDoc};
+    let s = t.server;
+    let devices = super::devices_of(&[t.devices]);
+    let (user, sys) = t.cpu.unwrap_or((0.0, 0.0));
+    ResultDoc {
+        name: Some(t.name),
+        workload: WorkloadDoc {
+            rw: match t.mix_read_pct {
+                100 => crate::workload::Rw::Randread,
+                _ => crate::workload::Rw::Randrw,
+            },
+            bs: s.page(),
+            bs_mix: None,
+            seq_run: None,
+            seq_skip: None,
+            offset_increment: None,
+            threads: t.clients,
+            iodepth: 1,
+            engine: t.engine.into(),
+            direct: s.direct(t.settings),
+            mix_read_pct: t.mix_read_pct,
+            sync: None,
+            sync_every: None,
+            odsync: false,
+            seed: 0,
+            time_s: Some(t.time.as_secs_f64()),
+            data_bytes: None,
+            ramp_s: 0.0,
+            interval_s: 1.0,
+            rate_iops: None,
+            distribution: "uniform".into(),
+        },
+        target: TargetDoc {
+            path: s.data().display().to_string(),
+            absolute_path: Some(s.data().display().to_string()),
+            device: devices.first().map(|d| d.name.clone()),
+            kind: "directory".into(),
+            created: true,
+            offset_bytes: 0,
+            range_bytes: t.data_bytes,
+            logical_block_size: iogauge_sysinfo::logical_block_size_for(s.data()).unwrap_or(512),
+            files: 1,
+        },
+        iops: t.transactions as f64 / t.runtime_s.max(1e-9),
+        bw_bytes: 0.0,
+        ios: t.transactions,
+        bytes: 0,
+        runtime_s: t.runtime_s,
+        lat_ns: LatNs::of(t.hist),
+        lat_hist: measure::buckets(t.hist),
+        read: None,
+        write: None,
+        sync: None,
+        service_lat_ns: None,
+        cpu: CpuDoc::new(user, sys, t.transactions),
+        timeseries: t.timeseries,
+        interval_hists: Vec::new(),
+        // The loads report whole seconds only: no finer bins to time a stall by.
+        fine: FineDoc::default(),
+        engine: EngineDoc {
+            name: t.engine.into(),
+            ..EngineDoc::default()
+        },
+        interrupted: false,
+        error: None,
+        io_path: s.io_path(t.settings),
+        findings: Vec::new(),
+        repeats: Vec::new(),
+        devices,
+        others: None,
+        stats: BTreeMap::new(),
+        pg: None,
+        sysbench: None,
+        tpcc: None,
+        verify: None,
+        timeline: Some(Box::new(t.timeline)),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,4 +1,5 @@
-//! `iogauge db sysbench`: a throwaway database server in the target directory — MariaDB's
+//! The loop every load on a throwaway server runs through ([`Load`] × [`Backend`]): `db
+//! sysbench` and `db tpcc`. A throwaway database server in the target directory — MariaDB's
 //! InnoDB, or PostgreSQL in the cluster `db pgbench` uses (`--server`, behind `backend`) — its
 //! `sbtest` tables prepared by sysbench, then one sysbench OLTP measurement, or one per buffer
 //! share of the data (`--buffer-ratio`: innodb_buffer_pool_size or shared_buffers, the
@@ -18,11 +19,11 @@ use super::cluster::{self, PgBin};
 use super::common;
 use super::mariadb::{MyBin, Server};
 use super::sysbench::{self, Script};
-use crate::measure::{self, LatNs};
-use crate::model::{CpuDoc, EngineDoc, FineDoc, ResultDoc, SysbenchDoc, TargetDoc, WorkloadDoc};
+
+use crate::model::{ResultDoc, SysbenchDoc};
 use crate::store::{Recorder, Store};
 use crate::units;
-use crate::workload::Rw;
+
 use anyhow::{Context, Result};
 use std::collections::BTreeMap;
 use std::os::unix::process::CommandExt;
@@ -85,19 +86,14 @@ impl Bin {
     }
 }
 
-/// Everything `db sysbench` will do, checked before anything is created.
+/// What every load on a throwaway server shares, checked before anything is created: the
+/// server, its settings and buffer shares, its log's directory, the measurement's length, the
+/// storage cells, and where the run goes.
 #[derive(Debug)]
-pub struct SysbenchPlan {
+pub struct ServerPlan {
     pub target: PathBuf,
     pub bin: Bin,
-    pub sysbench: PathBuf,
     pub owner: cluster::Owner,
-    pub script: Script,
-    pub tables: u32,
-    pub table_size: u64,
-    /// How the table size was chosen, for the plan.
-    pub sized_by: String,
-    pub threads: u32,
     pub time: Duration,
     /// --db-setting pairs, in order.
     pub settings: Vec<(String, String)>,
@@ -114,6 +110,60 @@ pub struct SysbenchPlan {
     pub file: Option<(PathBuf, crate::plan::Format)>,
 }
 
+/// Everything `db sysbench` will do, checked before anything is created.
+#[derive(Debug)]
+pub struct SysbenchPlan {
+    pub server: ServerPlan,
+    pub sysbench: PathBuf,
+    pub script: Script,
+    pub tables: u32,
+    pub table_size: u64,
+    /// How the table size was chosen, for the plan.
+    pub sized_by: String,
+    pub threads: u32,
+}
+
+/// One load on a server: it makes and fills its database, then measures it once per buffer
+/// share; [`run`] does the rest (the server, the restarts, the store, the storage cells).
+pub trait Load: Sync {
+    /// The run's command in the store, e.g. "db-sysbench".
+    fn command(&self) -> &'static str;
+    /// What is loaded, said before the load, e.g. "sysbench oltp_read_write prepare, 4 tables".
+    fn loading(&self) -> String;
+    /// Its database made on a fresh server and filled; the names of its tables.
+    fn prepare(&self, s: &dyn Backend) -> Result<Vec<String>>;
+    /// The database `prepare` made.
+    fn database(&self) -> &'static str;
+    /// The run's parameters, for the store's `params`.
+    fn params(&self) -> BTreeMap<String, String>;
+    /// The load for one measurement's line, e.g. "sysbench oltp_read_write · 8 threads".
+    fn describe(&self) -> String;
+    /// One measurement on the started server; `None` when interrupted.
+    fn measure(&self, s: &dyn Backend, at: &At) -> Result<Option<ResultDoc>>;
+    /// Connections, for the storage cells' concurrency.
+    fn threads(&self) -> u32;
+    /// What the data is, for the notes.
+    fn data_note(&self, data_bytes: u64, server: &str) -> String;
+    /// A measurement that ran but failed a check of the load's own (stored all the same).
+    fn failed(&self, _r: &ResultDoc) -> Option<anyhow::Error> {
+        None
+    }
+}
+
+/// One measurement's circumstances, as [`run`] set them up.
+pub struct At<'a> {
+    pub plan: &'a ServerPlan,
+    /// The data directory's stack, and the timeline's devices.
+    pub devices: (&'a [String], &'a [String]),
+    /// A name for this measurement's files, unique in the run.
+    pub tag: String,
+    pub ratio: Option<f64>,
+    /// The server's settings as it reports them.
+    pub settings: BTreeMap<String, String>,
+    pub version: &'a str,
+    pub data_bytes: u64,
+}
+
 /// One measured sysbench run.
 struct Measured {
     report: sysbench::Report,
@@ -122,6 +172,89 @@ struct Measured {
     devices: Vec<iogauge_sysinfo::diskstats::DeviceWindow>,
     /// The run second by second, with the server's flushes.
     seconds: crate::model::TimelineDoc,
+}
+
+impl Load for SysbenchPlan {
+    fn command(&self) -> &'static str {
+        "db-sysbench"
+    }
+    fn loading(&self) -> String {
+        format!(
+            "sysbench {} prepare, {} tables × {} rows",
+            self.script.name(),
+            self.tables,
+            self.table_size
+        )
+    }
+    fn database(&self) -> &'static str {
+        "sbtest"
+    }
+    fn prepare(&self, server: &dyn Backend) -> Result<Vec<String>> {
+        server.create_database(self.database())?;
+        let out = server
+            .sysbench(&self.sysbench, self.script.name())
+            .arg(format!("--tables={}", self.tables))
+            .arg(format!("--table-size={}", self.table_size))
+            // prepare fills one table per thread.
+            .arg(format!("--threads={}", self.threads.min(self.tables)))
+            .arg("prepare")
+            .output()
+            .context("running sysbench prepare")?;
+        if !out.status.success() {
+            let said = format!(
+                "{}\n{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let mut dirs = vec![server.data(), server.work()];
+            dirs.extend(server.log_dir());
+            return Err(common::client_failed("sysbench prepare", &said, &dirs));
+        }
+        Ok((1..=self.tables).map(|i| format!("sbtest{i}")).collect())
+    }
+    fn params(&self) -> BTreeMap<String, String> {
+        BTreeMap::from([
+            ("sysbench.script".into(), self.script.name().into()),
+            ("sysbench.tables".into(), self.tables.to_string()),
+            ("sysbench.table_size".into(), self.table_size.to_string()),
+            ("sysbench.threads".into(), self.threads.to_string()),
+        ])
+    }
+    fn describe(&self) -> String {
+        format!("sysbench {} · {} threads", self.script.name(), self.threads)
+    }
+    fn measure(&self, s: &dyn Backend, at: &At) -> Result<Option<ResultDoc>> {
+        let Some(m) = measure_once(self, s, at.devices, &at.tag)? else {
+            return Ok(None);
+        };
+        let doc = SysbenchDoc {
+            server: s.name().into(),
+            version: at.version.into(),
+            script: self.script.name().into(),
+            tables: self.tables,
+            table_size: self.table_size,
+            threads: self.threads,
+            data_bytes: at.data_bytes,
+            buffer_ratio: at.ratio,
+            settings: at.settings.clone(),
+            user: at.plan.owner.name.clone(),
+            memory_limit_bytes: at.plan.memory_limit,
+            log_dir: s.log_dir().map(|d| d.display().to_string()),
+            ..SysbenchDoc::default()
+        };
+        Ok(Some(result_doc(self, s, m, doc)))
+    }
+    fn threads(&self) -> u32 {
+        self.threads
+    }
+    fn data_note(&self, data_bytes: u64, server: &str) -> String {
+        format!(
+            "the tables: {} (data and indexes, as {server} counts them) in {} tables of {} rows",
+            units::iec(data_bytes),
+            self.tables,
+            self.table_size
+        )
+    }
 }
 
 /// One sysbench run: the server's counters, its CPU and the devices around it (the whole run's
@@ -140,42 +273,24 @@ fn measure_once(
     let out_name = format!("sysbench-{tag}.out");
     let out_file = work.create_new(&out_name, None)?;
     let mut out_read = out_file.try_clone()?;
-    let watch = iogauge_sysinfo::diskstats::DeviceWatch::start(devices, Duration::from_secs(1));
     let cpu_before = s.cpu();
     let mark = s.log_mark();
-    let stop_sampler = std::sync::atomic::AtomicBool::new(false);
-    let probe = || s.probe();
     // sysbench counts its seconds from its start; the spawn is within a few ms of it (the
     // tables exist already, so it only connects).
-    let start_us = super::timeline::now_us();
-    let (status_, raws) = std::thread::scope(|scope| -> Result<_> {
-        let sampler = scope.spawn(|| {
-            super::timeline::sample(
-                timeline_devices,
-                &probe,
-                Duration::from_secs(1),
-                &stop_sampler,
-            )
-        });
-        let status = run_sysbench(p, s, out_file);
-        stop_sampler.store(true, std::sync::atomic::Ordering::SeqCst);
-        let raws = sampler.join().unwrap_or_default();
-        Ok((status?, raws))
-    })?;
-    let cpu = match (cpu_before, s.cpu()) {
-        (Some(b), Some(a)) => Some(((a.0 - b.0).max(0.0), (a.1 - b.1).max(0.0))),
-        _ => None,
-    };
-    let windows = watch.stop();
+    let watched = super::timeline::watch(s, devices, timeline_devices, || {
+        run_sysbench(p, s, out_file)
+    });
+    let cpu = common::cpu_since(cpu_before, s.cpu());
     let stdout = cluster::read_back(&mut out_read);
     work.remove(&out_name);
-    let Some(st) = status_ else {
+    let (status_, w) = watched;
+    let Some(st) = status_? else {
         return Ok(None);
     };
     if !st.success() {
         let mut dirs = vec![s.data(), s.work()];
         dirs.extend(s.log_dir());
-        return Err(super::common::client_failed(
+        return Err(common::client_failed(
             &format!("sysbench {} run", p.script.name()),
             &stdout,
             &dirs,
@@ -183,25 +298,13 @@ fn measure_once(
     }
     let report = sysbench::parse(&stdout)?;
     let after = s.counters()?;
-    let delta = after
-        .iter()
-        .map(|(k, v)| (k.clone(), v - before.get(k).copied().unwrap_or(0.0)))
-        .collect();
-    let mut seconds = super::timeline::build(
-        start_us,
-        1.0,
-        &report.timeseries(),
-        &raws,
-        timeline_devices,
-        s.probe_source(),
-        Vec::new(),
-    );
-    seconds.flushes = s.flushes(mark, &seconds, start_us);
+    let delta = common::counter_delta(&before, &after);
+    let seconds = w.timeline(s, mark, &report.timeseries(), timeline_devices);
     Ok(Some(Measured {
         report,
         status: delta,
         cpu,
-        devices: windows,
+        devices: w.windows,
         seconds,
     }))
 }
@@ -217,7 +320,7 @@ fn run_sysbench(
         .arg(format!("--tables={}", p.tables))
         .arg(format!("--table-size={}", p.table_size))
         .arg(format!("--threads={}", p.threads))
-        .arg(format!("--time={}", p.time.as_secs().max(1)))
+        .arg(format!("--time={}", p.server.time.as_secs().max(1)))
         .args([
             "--report-interval=1",
             "--percentile=99",
@@ -235,7 +338,7 @@ fn run_sysbench(
 
 /// The server of the plan, created (its directories, cgroup and initdb or install-db), not
 /// started.
-fn create(p: &SysbenchPlan) -> Result<Box<dyn Backend>> {
+fn create(p: &ServerPlan) -> Result<Box<dyn Backend>> {
     let site = cluster::Site {
         owner: &p.owner,
         target: &p.target,
@@ -249,9 +352,10 @@ fn create(p: &SysbenchPlan) -> Result<Box<dyn Backend>> {
     })
 }
 
-/// Runs the plan: server, prepare, one measurement per ratio, the storage cells; stored as it
-/// goes. The caller presents the document, then ends as [`super::Outcome::result`] says.
-pub fn run(p: &SysbenchPlan) -> Result<super::Outcome> {
+/// Runs `load` on the plan's server: the server, the load, one measurement per ratio, the
+/// storage cells; stored as it goes. The caller presents the document, then ends as
+/// [`super::Outcome::result`] says.
+pub fn run(p: &ServerPlan, load: &dyn Load) -> Result<super::Outcome> {
     // Opened before the server: a results database that cannot be written is told at once.
     let store = match p.output.no_store {
         true => None,
@@ -267,43 +371,15 @@ pub fn run(p: &SysbenchPlan) -> Result<super::Outcome> {
     say!("server in {}", server.work().display());
     server.restart(&p.settings, &p.settings)?;
     let version = server.version()?;
-    server.create_sbtest()?;
-    say!(
-        "loading: sysbench {} prepare, {} tables × {} rows",
-        p.script.name(),
-        p.tables,
-        p.table_size
-    );
-    let load = Instant::now();
-    let out = server
-        .sysbench(&p.sysbench, p.script.name())
-        .arg(format!("--tables={}", p.tables))
-        .arg(format!("--table-size={}", p.table_size))
-        // prepare fills one table per thread.
-        .arg(format!("--threads={}", p.threads.min(p.tables)))
-        .arg("prepare")
-        .output()
-        .context("running sysbench prepare")?;
-    if !out.status.success() {
-        let said = format!(
-            "{}\n{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let mut dirs = vec![server.data(), server.work()];
-        dirs.extend(server.log_dir());
-        return Err(super::common::client_failed(
-            "sysbench prepare",
-            &said,
-            &dirs,
-        ));
-    }
-    server.settle(p.tables)?;
-    let data_bytes = server.data_bytes()?;
+    say!("loading: {}", load.loading());
+    let loading = Instant::now();
+    let tables = load.prepare(server.as_ref())?;
+    server.settle(load.database(), &tables)?;
+    let data_bytes = server.data_bytes(load.database())?;
     say!(
         "loaded {} in {}",
         units::iec(data_bytes),
-        units::duration(load.elapsed())
+        units::duration(loading.elapsed())
     );
     let buffers: Vec<(f64, u64)> = p
         .ratios
@@ -319,17 +395,16 @@ pub fn run(p: &SysbenchPlan) -> Result<super::Outcome> {
     let system = iogauge_sysinfo::capture(Some(server.data()));
     let device_names = common::device_names(&system);
     let timeline_devices = common::timeline_devices(&system, server.log_dir());
-    let mut params: BTreeMap<String, String> = BTreeMap::new();
-    params.insert("sysbench.server".into(), server.name().into());
-    params.insert("sysbench.script".into(), p.script.name().into());
-    params.insert("sysbench.tables".into(), p.tables.to_string());
-    params.insert("sysbench.table_size".into(), p.table_size.to_string());
-    params.insert("sysbench.threads".into(), p.threads.to_string());
-    let header = super::header(&p.output, "db-sysbench", started, system, params);
+    let mut params = load.params();
+    params.insert(
+        format!("{}.server", load.command().trim_start_matches("db-")),
+        server.name().into(),
+    );
+    let header = super::header(&p.output, load.command(), started, system, params);
     let mut rec = Recorder::start(store, &header)?;
     crate::interrupt::measuring();
     let mut results = Vec::new();
-    let failure = common::sweep(&p.ratios, &mut rec, &mut results, |i, n, ratio| {
+    let mut failure = common::sweep(&p.ratios, &mut rec, &mut results, |i, n, ratio| {
         let mut set = p.settings.clone();
         if let Some(r) = ratio {
             let (k, v, _) = server.buffer(data_bytes, r);
@@ -338,10 +413,9 @@ pub fn run(p: &SysbenchPlan) -> Result<super::Outcome> {
         server.restart(&set, &p.settings)?;
         let recorded = server.settings(&p.settings)?;
         say!(
-            "[{}/{n}] sysbench {} · {} threads · {} {}{}",
+            "[{}/{n}] {} · {} {}{}",
             i + 1,
-            p.script.name(),
-            p.threads,
+            load.describe(),
             server.buffer(data_bytes, 1.0).0,
             server
                 .buffer_bytes(&recorded)
@@ -351,42 +425,30 @@ pub fn run(p: &SysbenchPlan) -> Result<super::Outcome> {
                 super::pct(r)
             ))
         );
-        let devices = (device_names.as_slice(), timeline_devices.as_slice());
-        let Some(m) = measure_once(p, server.as_ref(), devices, &i.to_string())? else {
-            return Ok(None);
-        };
-        let doc = SysbenchDoc {
-            server: server.name().into(),
-            version: version.clone(),
-            script: p.script.name().into(),
-            tables: p.tables,
-            table_size: p.table_size,
-            threads: p.threads,
-            data_bytes,
-            buffer_ratio: ratio,
+        let at = At {
+            plan: p,
+            devices: (device_names.as_slice(), timeline_devices.as_slice()),
+            tag: i.to_string(),
+            ratio,
             settings: recorded,
-            user: p.owner.name.clone(),
-            memory_limit_bytes: p.memory_limit,
-            log_dir: server.log_dir().map(|d| d.display().to_string()),
-            ..SysbenchDoc::default()
+            version: &version,
+            data_bytes,
         };
-        Ok(Some(result_doc(p, server.as_ref(), m, doc)))
+        load.measure(server.as_ref(), &at)
     })?;
+    if failure.is_none() {
+        failure = results.iter().find_map(|r| load.failed(r));
+    }
     let kept = server.kept().then(|| server.work().to_path_buf());
     let cgroup = server.cgroup();
-    let cells = p.bin.cells(p.threads);
+    let cells = p.bin.cells(load.threads());
     let name = server.name();
     drop(server); // stopped and removed before the storage cells need the space
     let mut notes = common::server_notes(kept.as_deref(), cgroup.as_deref(), p.memory_limit);
     if let Some((note, _)) = &page_cache {
         notes.push(note.clone());
     }
-    notes.push(format!(
-        "the tables: {} (data and indexes, as {name} counts them) in {} tables of {} rows",
-        units::iec(data_bytes),
-        p.tables,
-        p.table_size
-    ));
+    notes.push(load.data_note(data_bytes, name));
     common::Ending {
         header,
         rec,
@@ -408,7 +470,6 @@ pub fn run(p: &SysbenchPlan) -> Result<super::Outcome> {
 /// latencies from its histogram, its seconds as the time series.
 fn result_doc(p: &SysbenchPlan, s: &dyn Backend, m: Measured, mut sb: SysbenchDoc) -> ResultDoc {
     let r = &m.report;
-    let tps = r.transactions as f64 / r.total_s.max(1e-9);
     sb.transactions = r.transactions;
     sb.sysbench_tps = r.tps;
     sb.queries = r.queries;
@@ -427,104 +488,41 @@ fn result_doc(p: &SysbenchPlan, s: &dyn Backend, m: Measured, mut sb: SysbenchDo
         .map(|i| [i.t_s, i.tps, i.qps, i.lat_ms, i.err_s, i.reconn_s])
         .collect();
     sb.status = m.status;
-    let direct = s.direct(&sb.settings);
     let buffer = match s.name() {
         "PostgreSQL" => "shared_buffers",
         _ => "buffer pool",
     };
-    let name = match sb.buffer_ratio {
-        Some(x) => format!(
-            "sysbench {} · {} × {} rows · {} threads · {buffer} {} of data",
-            p.script.name(),
-            p.tables,
-            p.table_size,
-            p.threads,
-            super::pct(x)
-        ),
-        None => format!(
-            "sysbench {} · {} × {} rows · {} threads",
-            p.script.name(),
-            p.tables,
-            p.table_size,
-            p.threads
-        ),
-    };
-    let devices = super::devices_of(&[m.devices.as_slice()]);
-    let (user, sys) = m.cpu.unwrap_or((0.0, 0.0));
-    ResultDoc {
-        name: Some(name),
-        workload: WorkloadDoc {
-            rw: match p.script.writes() {
-                true => Rw::Randrw,
-                false => Rw::Randread,
-            },
-            bs: s.page(),
-            bs_mix: None,
-            seq_run: None,
-            seq_skip: None,
-            offset_increment: None,
-            threads: p.threads,
-            iodepth: 1,
-            engine: "sysbench".into(),
-            direct,
-            mix_read_pct: match p.script {
-                Script::WriteOnly => 0,
-                Script::ReadWrite => 50,
-                _ => 100,
-            },
-            sync: None,
-            sync_every: None,
-            odsync: false,
-            seed: 0,
-            time_s: Some(p.time.as_secs_f64()),
-            data_bytes: None,
-            ramp_s: 0.0,
-            interval_s: 1.0,
-            rate_iops: None,
-            distribution: "uniform".into(),
-        },
-        target: TargetDoc {
-            path: s.data().display().to_string(),
-            absolute_path: Some(s.data().display().to_string()),
-            device: devices.first().map(|d| d.name.clone()),
-            kind: "directory".into(),
-            created: true,
-            offset_bytes: 0,
-            range_bytes: sb.data_bytes,
-            logical_block_size: iogauge_sysinfo::logical_block_size_for(s.data()).unwrap_or(512),
-            files: 1,
-        },
-        iops: tps,
-        bw_bytes: 0.0,
-        ios: r.transactions,
-        bytes: 0,
-        runtime_s: r.total_s,
-        lat_ns: LatNs::of(&r.hist),
-        lat_hist: measure::buckets(&r.hist),
-        read: None,
-        write: None,
-        sync: None,
-        service_lat_ns: None,
-        cpu: CpuDoc::new(user, sys, r.transactions),
-        timeseries: r.timeseries(),
-        interval_hists: Vec::new(),
-        // sysbench reports whole seconds only: no finer bins to time a stall by.
-        fine: FineDoc::default(),
-        engine: EngineDoc {
-            name: "sysbench".into(),
-            ..EngineDoc::default()
-        },
-        interrupted: false,
-        error: None,
-        io_path: s.io_path(&sb.settings),
-        findings: Vec::new(),
-        repeats: Vec::new(),
-        devices,
-        others: None,
-        stats: BTreeMap::new(),
-        pg: None,
-        sysbench: Some(Box::new(sb)),
-        verify: None,
-        timeline: Some(Box::new(m.seconds)),
+    let mut name = format!(
+        "sysbench {} · {} × {} rows · {} threads",
+        p.script.name(),
+        p.tables,
+        p.table_size,
+        p.threads,
+    );
+    if let Some(x) = sb.buffer_ratio {
+        name += &format!(" · {buffer} {} of data", super::pct(x));
     }
+    let mut doc = common::transactions_result(common::Transactions {
+        name,
+        server: s,
+        settings: &sb.settings,
+        data_bytes: sb.data_bytes,
+        clients: p.threads,
+        time: p.server.time,
+        transactions: r.transactions,
+        runtime_s: r.total_s,
+        hist: &r.hist,
+        timeseries: r.timeseries(),
+        cpu: m.cpu,
+        devices: &m.devices,
+        timeline: m.seconds,
+        engine: "sysbench",
+        mix_read_pct: match p.script {
+            Script::WriteOnly => 0,
+            Script::ReadWrite => 50,
+            _ => 100,
+        },
+    });
+    doc.sysbench = Some(Box::new(sb));
+    doc
 }

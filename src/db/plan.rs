@@ -1,9 +1,12 @@
 //! The database commands' plans, built from what was typed and checked before anything runs:
-//! `db pgbench` and `db sysbench` on MariaDB or PostgreSQL.
+//! `db pgbench`, and `db sysbench` and `db tpcc` on MariaDB or PostgreSQL.
 
 use super::oltp::*;
+use super::tpcc;
 use super::*;
-use crate::cli::{PgbenchArgs, PgbenchScript, SysbenchArgs, SysbenchScript, SysbenchServer};
+use crate::cli::{
+    PgbenchArgs, PgbenchScript, ServerArgs, SysbenchArgs, SysbenchScript, SysbenchServer, TpccArgs,
+};
 
 /// What the user typed, checked: numbers, settings and directories, and where PostgreSQL is.
 pub fn plan(a: &PgbenchArgs) -> Result<DbPlan> {
@@ -144,14 +147,7 @@ fn ratios(list: &str) -> Result<Vec<f64>> {
 /// What the user typed, checked: numbers, settings and directories, and where the server and
 /// sysbench are.
 pub fn sysbench_plan(a: &SysbenchArgs) -> Result<SysbenchPlan> {
-    let kind = ServerKind::from(a.server);
-    crate::target::gate::target(&a.target)?;
-    if !a.target.is_dir() {
-        return Err(usage(format!(
-            "{} is not a directory: give the directory under test, e.g. iogauge db sysbench /mnt/data",
-            a.target.display()
-        )));
-    }
+    let server = server_plan(&a.target, &a.server, &a.output, "sysbench")?;
     let (table_size, sized_by) = match (a.table_size, a.data) {
         (Some(n), _) => (n, format!("{n} rows per table")),
         (None, Some(d)) => {
@@ -175,10 +171,88 @@ pub fn sysbench_plan(a: &SysbenchArgs) -> Result<SysbenchPlan> {
             format!("{DEFAULT_TABLE_SIZE} rows per table"),
         ),
     };
-    if a.time < Duration::from_secs(1) {
+    let sysbench = mariadb::look("sysbench", "sysbench")?;
+    Ok(SysbenchPlan {
+        server,
+        sysbench,
+        script: a.script.into(),
+        tables: a.tables,
+        table_size,
+        sized_by,
+        threads: a.threads,
+    })
+}
+
+/// `db tpcc` as typed, checked: the warehouses, the terminals and the ramp, with the server's
+/// part as every load has it.
+pub fn tpcc_plan(a: &TpccArgs) -> Result<tpcc::TpccPlan> {
+    let (warehouses, sized_by) = match (a.warehouses, a.data) {
+        (Some(w), _) => (w, format!("{w} warehouse{}", units::plural(w as usize))),
+        (None, Some(d)) if d < tpcc::BYTES_PER_WAREHOUSE => {
+            return Err(usage(format!(
+                "--data {}: one warehouse holds about {}; give at least that",
+                units::iec(d),
+                units::iec(tpcc::BYTES_PER_WAREHOUSE)
+            )))
+        }
+        (None, Some(d)) => {
+            let w = u32::try_from(d / tpcc::BYTES_PER_WAREHOUSE).unwrap_or(u32::MAX);
+            (
+                w,
+                format!(
+                    "{w} warehouse{}: --data {} at about {} each",
+                    units::plural(w as usize),
+                    units::iec(d),
+                    units::iec(tpcc::BYTES_PER_WAREHOUSE)
+                ),
+            )
+        }
+        (None, None) => (1, "1 warehouse".into()),
+    };
+    let terminals = match (a.terminals, a.keying_times) {
+        (Some(t), _) => t,
+        // The specification's ten terminals a warehouse, when they act as people.
+        (None, true) => warehouses.saturating_mul(10).min(1000),
+        (None, false) => 4,
+    };
+    if a.max_ramp < Duration::from_secs(6) {
         return Err(usage(
-            "--time is under 1s; sysbench counts whole seconds, e.g. --time 60s",
+            "--max-ramp is under 6s; settling is judged over the last 5 seconds after the first, e.g. --max-ramp 2m",
         ));
+    }
+    let server = server_plan(&a.target, &a.server, &a.output, "tpcc")?;
+    Ok(tpcc::TpccPlan {
+        server,
+        warehouses,
+        terminals,
+        keying: a.keying_times,
+        max_ramp: a.max_ramp,
+        sized_by,
+    })
+}
+
+/// The server's part of a load's plan, checked the same for every load: the target, the
+/// measurement's length, the server and its programs, its settings, buffer shares, log
+/// directory and memory limit, the storage cells and the output. `load` names the command in
+/// messages (`db LOAD`).
+fn server_plan(
+    target: &Path,
+    a: &ServerArgs,
+    output: &crate::cli::OutputArgs,
+    load: &str,
+) -> Result<ServerPlan> {
+    let kind = ServerKind::from(a.server);
+    crate::target::gate::target(target)?;
+    if !target.is_dir() {
+        return Err(usage(format!(
+            "{} is not a directory: give the directory under test, e.g. iogauge db {load} /mnt/data",
+            target.display()
+        )));
+    }
+    if a.time < Duration::from_secs(1) {
+        return Err(usage(format!(
+            "--time is under 1s; db {load} measures whole seconds, e.g. --time 60s"
+        )));
     }
     // The log's directory and the settings are each server's own.
     let (log_dir, settings, buffer) = match kind {
@@ -237,7 +311,7 @@ pub fn sysbench_plan(a: &SysbenchArgs) -> Result<SysbenchPlan> {
             "--storage-time 0: give e.g. --storage-time 10s, or --no-storage",
         ));
     }
-    if a.output.baseline {
+    if output.baseline {
         return Err(usage(
             "--baseline names a storage result's later level after a change of regime; db runs report transactions: drop it",
         ));
@@ -254,20 +328,13 @@ pub fn sysbench_plan(a: &SysbenchArgs) -> Result<SysbenchPlan> {
             "PostgreSQL runs as user {} (initdb refuses root)",
         ),
     };
-    let sysbench = mariadb::look("sysbench", "sysbench")?;
-    for d in std::iter::once(&a.target).chain(log_dir.as_ref()) {
+    for d in std::iter::once(target).chain(log_dir.as_deref()) {
         cluster::check_reachable_by(d, &owner, runs_as)?;
     }
-    Ok(SysbenchPlan {
-        target: a.target.clone(),
+    Ok(ServerPlan {
+        target: target.to_path_buf(),
         bin,
-        sysbench,
         owner,
-        script: a.script.into(),
-        tables: a.tables,
-        table_size,
-        sized_by,
-        threads: a.threads,
         time: a.time,
         settings,
         ratios,
@@ -276,8 +343,8 @@ pub fn sysbench_plan(a: &SysbenchArgs) -> Result<SysbenchPlan> {
         storage: (!a.no_storage).then_some(a.storage_time),
         keep: a.keep,
         ram: iogauge_engine::sys::total_memory(),
-        file: crate::plan::output_file(&a.output)?,
-        output: crate::plan::Output::of(&a.output),
+        file: crate::plan::output_file(output)?,
+        output: crate::plan::Output::of(output),
     })
 }
 

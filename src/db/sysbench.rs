@@ -38,10 +38,6 @@ impl Script {
             Script::PointSelect => "oltp_point_select",
         }
     }
-
-    pub fn writes(self) -> bool {
-        matches!(self, Script::ReadWrite | Script::WriteOnly)
-    }
 }
 
 /// One `[ Ns ]` line.

@@ -279,6 +279,68 @@ pub fn flush_bursts(t: &TimelineDoc) -> Vec<FlushDoc> {
     out
 }
 
+/// What [`watch`] saw around a load: the devices over the whole load, the timeline's samples,
+/// and when the load began.
+pub struct Watched {
+    pub windows: Vec<iogauge_sysinfo::diskstats::DeviceWindow>,
+    pub raws: Vec<Raw>,
+    pub start_us: u64,
+}
+
+impl Watched {
+    /// The load's timeline: its transactions per second (`series`, time zero at the start)
+    /// beside the samples, with the server's flushes since `mark` (its log's length before).
+    pub fn timeline(
+        &self,
+        s: &dyn super::backend::Backend,
+        mark: u64,
+        series: &[Sample],
+        timeline_devices: &[String],
+    ) -> TimelineDoc {
+        let mut seconds = build(
+            self.start_us,
+            1.0,
+            series,
+            &self.raws,
+            timeline_devices,
+            s.probe_source(),
+            Vec::new(),
+        );
+        seconds.flushes = s.flushes(mark, &seconds, self.start_us);
+        seconds
+    }
+}
+
+/// Runs `load` while the devices (`devices`: the whole run; `timeline_devices`: each second)
+/// and the server `s` are watched; what `load` returned, and what was seen.
+pub fn watch<R>(
+    s: &dyn super::backend::Backend,
+    devices: &[String],
+    timeline_devices: &[String],
+    load: impl FnOnce() -> R,
+) -> (R, Watched) {
+    let watch = iogauge_sysinfo::diskstats::DeviceWatch::start(devices, Duration::from_secs(1));
+    let stop = AtomicBool::new(false);
+    let probe = || s.probe();
+    let start_us = now_us();
+    let (out, raws) = std::thread::scope(|scope| {
+        let sampler =
+            scope.spawn(|| sample(timeline_devices, &probe, Duration::from_secs(1), &stop));
+        let out = load();
+        stop.store(true, Ordering::SeqCst);
+        (out, sampler.join().unwrap_or_default())
+    });
+    let windows = watch.stop();
+    (
+        out,
+        Watched {
+            windows,
+            raws,
+            start_us,
+        },
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -87,6 +87,7 @@ pub fn result(mut ran: Vec<Ran>, target: &Target, name: Option<String>) -> Resul
         stats: Default::default(),
         pg: None,
         sysbench: None,
+        tpcc: None,
         verify: None,
         timeline: None,
     };

@@ -84,8 +84,109 @@ impl ResultDoc {
 
     /// Whether this result counts database transactions (pgbench, sysbench) rather than IOs.
     pub fn is_db(&self) -> bool {
-        self.pg.is_some() || self.sysbench.is_some()
+        self.pg.is_some() || self.sysbench.is_some() || self.tpcc.is_some()
     }
+}
+
+/// A TPC-C-derived run (`iogauge db tpcc`): the load's shape, what the schema and the
+/// server counted over the measured window, each transaction kind's latencies and counts,
+/// and the consistency conditions checked after the run.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct TpccDoc {
+    /// "MariaDB" or "PostgreSQL".
+    pub server: String,
+    pub version: String,
+    pub warehouses: u32,
+    pub terminals: u32,
+    /// Keying and think times on (`--keying-times`).
+    pub keying_times: bool,
+    /// With keying and think times: the most new orders per minute the terminals can enter
+    /// (12.86 per warehouse with 10 terminals each), which a run at the cap is bound by.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cap_nopm: Option<f64>,
+    /// New orders per minute over the measured window, from the districts' next order ids
+    /// (the count HammerDB calls NOPM).
+    pub nopm: f64,
+    /// New-Order transactions the terminals saw commit in the window, per minute: the same
+    /// number counted by the driver, a cross-check of `nopm`.
+    pub driver_nopm: f64,
+    /// Transactions per minute as the server counts them: PostgreSQL's xact_commit +
+    /// xact_rollback of the database, MariaDB's Com_commit + Com_rollback.
+    pub tpm: f64,
+    /// Where `tpm` was read, e.g. "pg_stat_database (tpcc): xact_commit + xact_rollback".
+    pub tpm_source: String,
+    /// The driver's own count of transactions per minute (all five kinds, rollbacks included).
+    pub driver_tpm: f64,
+    /// Seconds from the terminals' start to the measurement's start.
+    pub ramp_s: f64,
+    /// Whether the rate had settled when the measurement began (false: the ramp's limit came
+    /// first).
+    pub settled: bool,
+    /// The measured window's length, in seconds.
+    pub window_s: f64,
+    /// Each transaction kind over the window, in the standard mix's order.
+    pub kinds: Vec<TpccKind>,
+    /// New-Orders rolled back on purpose (the 1% with an unused item), in the window.
+    pub rollbacks: u64,
+    /// Transactions tried again after a deadlock or a serialization failure.
+    pub retries: u64,
+    /// The database's size (data and indexes) at the start and the end of the measurement.
+    pub db_bytes_start: u64,
+    pub db_bytes_end: u64,
+    /// The loaded database's size.
+    pub data_bytes: u64,
+    /// The driver's CPU seconds (user + system) over the window, and per transaction.
+    pub driver_cpu_s: f64,
+    pub driver_cpu_us_per_txn: f64,
+    /// The server's CPU seconds over the window.
+    pub server_cpu_s: f64,
+    /// CPUs of this machine, for the shares of it the driver and the server used.
+    pub cpus: u32,
+    /// Per second from the terminals' start: [t_s, New-Order, Payment, Order-Status,
+    /// Delivery, Stock-Level] transactions completed in that second; the window starts at
+    /// `ramp_s`.
+    pub seconds: Vec<[f64; 6]>,
+    /// The consistency conditions checked after the run.
+    pub checks: Vec<TpccCheck>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub buffer_ratio: Option<f64>,
+    pub settings: BTreeMap<String, String>,
+    /// The server's IO counters over the window, as differences.
+    pub status: BTreeMap<String, f64>,
+    pub user: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_limit_bytes: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log_dir: Option<String>,
+}
+
+/// One transaction kind of a TPC-C-derived run, over the measured window.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct TpccKind {
+    /// "New-Order", "Payment", "Order-Status", "Delivery" or "Stock-Level".
+    pub name: String,
+    pub count: u64,
+    /// Its share of all transactions in the window, in percent.
+    pub share_pct: f64,
+    /// Latency percentiles in microseconds, from the terminals' histograms merged.
+    pub p50_us: f64,
+    pub p90_us: f64,
+    pub p99_us: f64,
+    pub p999_us: f64,
+    pub max_us: f64,
+}
+
+/// One consistency condition of the TPC-C specification (clause 3.3.2), checked after a run.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct TpccCheck {
+    /// "3.3.2.1" to "3.3.2.4".
+    pub clause: String,
+    /// What it requires, e.g. "W_YTD = sum(D_YTD)".
+    pub condition: String,
+    /// Places checked (warehouses or districts).
+    pub checked: u64,
+    /// Where it did not hold, and by how much; empty when it held.
+    pub failures: Vec<String>,
 }
 
 /// A sysbench OLTP run on a MariaDB server on the target (`iogauge db sysbench`): what ran,

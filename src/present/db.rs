@@ -3,11 +3,12 @@
 //! and the devices did, the storage figures of the same directory, then the notes and findings.
 //! One table writer (`align`) and one tail (`storage_notes_findings`) serve both tools.
 
-use crate::db::oltp::{Bin, SysbenchPlan};
+use crate::db::oltp::{Bin, ServerPlan, SysbenchPlan};
 use crate::db::DbPlan;
 use crate::model::{ResultDoc, RunDoc};
 use crate::units;
 use std::fmt::Write;
+use std::time::Duration;
 
 /// The plan of a `--dry-run`.
 pub fn plan(p: &DbPlan) -> String {
@@ -266,8 +267,70 @@ fn align(cells: &[Vec<String>]) -> String {
 /// The plan of a `db sysbench --dry-run`: what iogauge will start, with which settings, and
 /// what it measures.
 pub fn sysbench_plan(p: &SysbenchPlan) -> String {
+    let mut s = server_head("sysbench", &p.server);
+    let _ = writeln!(
+        s,
+        "  sysbench {} · {} table{}, {} (about {} at ~{} bytes a row) · {} thread{} · {} per run",
+        p.script.name(),
+        p.tables,
+        units::plural(p.tables as usize),
+        p.sized_by,
+        units::iec(u64::from(p.tables) * p.table_size * crate::db::oltp::BYTES_PER_ROW),
+        crate::db::oltp::BYTES_PER_ROW,
+        p.threads,
+        units::plural(p.threads as usize),
+        units::duration(p.server.time)
+    );
+    server_tail(&p.server, p.threads, &mut s);
+    s
+}
+
+/// The plan of a `db tpcc --dry-run`.
+pub fn tpcc_plan(p: &crate::db::tpcc::TpccPlan) -> String {
+    let mut s = server_head("tpcc", &p.server);
+    let _ = writeln!(
+        s,
+        "  TPC-C-derived load · {} (about {}) · {} terminal{}, one connection each · New-Order 45%, Payment 43%, Order-Status, Delivery, Stock-Level 4% each",
+        p.sized_by,
+        units::iec(u64::from(p.warehouses) * crate::db::tpcc::BYTES_PER_WAREHOUSE),
+        p.terminals,
+        units::plural(p.terminals as usize),
+    );
+    let _ = writeln!(
+        s,
+        "  each run: a ramp until the transactions per second settle (at most {}), then {} measured; the consistency conditions checked after it",
+        units::duration(p.max_ramp),
+        units::duration(p.server.time)
+    );
+    match p.cap_nopm() {
+        Some(cap) => {
+            let _ = writeln!(
+                s,
+                "  keying and think times on: the terminals can enter at most {cap:.1} new orders per minute"
+            );
+        }
+        None => {
+            let _ = writeln!(
+                s,
+                "  keying and think times off: each terminal starts its next transaction at once"
+            );
+        }
+    }
+    let runs = p.server.ratios.len().max(1) as u32;
+    let _ = writeln!(
+        s,
+        "  time: the load, then at most {} for {runs} run{}",
+        units::duration((p.max_ramp + p.server.time) * runs),
+        units::plural(runs as usize)
+    );
+    server_tail(&p.server, p.terminals, &mut s);
+    s
+}
+
+/// A load's plan, its first lines: the server, where it lives, its log.
+fn server_head(load: &str, p: &ServerPlan) -> String {
     let mut s = format!(
-        "plan: db sysbench — {}, server run as user {}\n",
+        "plan: db {load} — {}, server run as user {}\n",
         p.bin.describe(),
         p.owner.name
     );
@@ -294,19 +357,11 @@ pub fn sysbench_plan(p: &SysbenchPlan) -> String {
             d.display()
         );
     }
-    let _ = writeln!(
-        s,
-        "  sysbench {} · {} table{}, {} (about {} at ~{} bytes a row) · {} thread{} · {} per run",
-        p.script.name(),
-        p.tables,
-        units::plural(p.tables as usize),
-        p.sized_by,
-        units::iec(u64::from(p.tables) * p.table_size * crate::db::oltp::BYTES_PER_ROW),
-        crate::db::oltp::BYTES_PER_ROW,
-        p.threads,
-        units::plural(p.threads as usize),
-        units::duration(p.time)
-    );
+    s
+}
+
+/// A load's plan, its last lines: settings, buffer shares, memory cgroup, storage cells.
+fn server_tail(p: &ServerPlan, threads: u32, s: &mut String) {
     if !p.settings.is_empty() {
         let set: Vec<String> = p.settings.iter().map(|(k, v)| format!("{k}={v}")).collect();
         let _ = writeln!(s, "  server settings: {}", set.join(" "));
@@ -324,7 +379,7 @@ pub fn sysbench_plan(p: &SysbenchPlan) -> String {
         let _ = writeln!(s, "  memory cgroup: {}", units::iec(l));
     }
     if let Some(t) = p.storage {
-        let c = p.bin.cells(p.threads);
+        let c = p.bin.cells(threads);
         let _ = writeln!(
             s,
             "  storage cells: {}; {} random reads × {} threads; {} each",
@@ -334,7 +389,6 @@ pub fn sysbench_plan(p: &SysbenchPlan) -> String {
             units::duration(t)
         );
     }
-    s
 }
 
 /// A `db sysbench` run for people.
@@ -361,7 +415,7 @@ pub fn sysbench_run(p: &SysbenchPlan, doc: &RunDoc) -> String {
                 s,
                 "sysbench {} on {} ({}) · {server} · server run as user {}",
                 first.script,
-                p.target.display(),
+                p.server.target.display(),
                 where_(doc),
                 first.user
             );
@@ -374,7 +428,7 @@ pub fn sysbench_run(p: &SysbenchPlan, doc: &RunDoc) -> String {
                 units::iec(first.data_bytes),
                 first.threads,
                 units::plural(first.threads as usize),
-                units::duration(p.time)
+                units::duration(p.server.time)
             );
             let set = |k: &str| first.settings.get(k).map_or("?", String::as_str);
             let mut line = match pg {
@@ -511,5 +565,140 @@ fn sysbench_table(rows: &[&ResultDoc], pg: bool) -> String {
     }
     let mut s = align(&cells);
     s.push_str("  (errors: ignored errors/reconnects as sysbench counted them; TPS: its transactions over its total time)\n");
+    s
+}
+
+/// A `db tpcc` run for people: per run its new orders and transactions per minute, the
+/// cross-checks beside them, each kind's latencies, the window, the CPU, the size and the
+/// consistency conditions; then the storage cells and the findings.
+pub fn tpcc_run(p: &crate::db::tpcc::TpccPlan, doc: &RunDoc) -> String {
+    let mut s = String::new();
+    let db: Vec<&ResultDoc> = doc.results.iter().filter(|r| r.tpcc.is_some()).collect();
+    let storage: Vec<&ResultDoc> = doc.results.iter().filter(|r| !r.is_db()).collect();
+    let Some(first) = db.first().and_then(|r| r.tpcc.as_deref()) else {
+        s.push_str("no TPC-C-derived run finished\n");
+        storage_notes_findings(doc, &storage, &mut s);
+        return s;
+    };
+    let version = first.version.split(" on ").next().unwrap_or(&first.version);
+    let server = match version.starts_with(&first.server) {
+        true => version.to_string(),
+        false => format!("{} {version}", first.server),
+    };
+    let _ = writeln!(
+        s,
+        "TPC-C-derived load on {} ({}) · {server} · server run as user {}",
+        p.server.target.display(),
+        where_(doc),
+        first.user
+    );
+    let _ = writeln!(
+        s,
+        "{} warehouse{} ({} loaded) · {} terminal{} · keying and think times {} · {} measured per run\n",
+        first.warehouses,
+        units::plural(first.warehouses as usize),
+        units::iec(first.data_bytes),
+        first.terminals,
+        units::plural(first.terminals as usize),
+        if first.keying_times { "on" } else { "off" },
+        units::duration(p.server.time)
+    );
+    for r in &db {
+        let Some(t) = r.tpcc.as_deref() else { continue };
+        let _ = writeln!(s, "{}", r.name.as_deref().unwrap_or("TPC-C-derived"));
+        let _ = writeln!(
+            s,
+            "  {} new orders/min (NOPM, from the districts' order ids; the terminals counted {}) · {} transactions/min (TPM, {}; the terminals counted {})",
+            units::count(t.nopm),
+            units::count(t.driver_nopm),
+            units::count(t.tpm),
+            t.tpm_source,
+            units::count(t.driver_tpm)
+        );
+        let _ = writeln!(
+            s,
+            "  window: {} from {} after the start ({}) · {} New-Orders rolled back on purpose · {} retried after a conflict",
+            units::duration(Duration::from_secs_f64(t.window_s)),
+            units::duration(Duration::from_secs_f64(t.ramp_s)),
+            if t.settled {
+                "the rate had settled"
+            } else {
+                "the ramp's limit: the rate had not settled, and the window holds part of the ramp"
+            },
+            t.rollbacks,
+            t.retries
+        );
+        if let Some(cap) = t.cap_nopm {
+            let at_cap = t.nopm >= 0.9 * cap;
+            let _ = writeln!(
+                s,
+                "  keying and think times: at most {cap:.1} new orders/min from these terminals{}",
+                if at_cap {
+                    " — this run is at that cap: the terminals, not the storage, set its pace"
+                } else {
+                    ""
+                }
+            );
+        }
+        let mut cells = vec![[
+            "transaction",
+            "count",
+            "share",
+            "p50",
+            "p90",
+            "p99",
+            "p99.9",
+            "max",
+        ]
+        .iter()
+        .map(|h| h.to_string())
+        .collect::<Vec<_>>()];
+        for k in &t.kinds {
+            cells.push(vec![
+                k.name.clone(),
+                units::count(k.count as f64),
+                format!("{:.1}%", k.share_pct),
+                units::latency(k.p50_us * 1e3),
+                units::latency(k.p90_us * 1e3),
+                units::latency(k.p99_us * 1e3),
+                units::latency(k.p999_us * 1e3),
+                units::latency(k.max_us * 1e3),
+            ]);
+        }
+        s.push_str(&align(&cells));
+        let share = |cpu: f64| 100.0 * cpu / (t.window_s.max(1e-9) * f64::from(t.cpus.max(1)));
+        let _ = writeln!(
+            s,
+            "  CPU: driver {:.1} s ({:.0} µs a transaction, {:.0}% of this machine's {} CPUs) · server {:.1} s ({:.0}%)",
+            t.driver_cpu_s,
+            t.driver_cpu_us_per_txn,
+            share(t.driver_cpu_s),
+            t.cpus,
+            t.server_cpu_s,
+            share(t.server_cpu_s)
+        );
+        let _ = writeln!(
+            s,
+            "  database: {} at the window's start, {} at its end · device read {}, written {}",
+            units::iec(t.db_bytes_start),
+            units::iec(t.db_bytes_end),
+            units::iec(r.devices.first().and_then(|d| d.read_bytes).unwrap_or(0)),
+            units::iec(r.devices.first().and_then(|d| d.write_bytes).unwrap_or(0))
+        );
+        for c in &t.checks {
+            let _ = writeln!(
+                s,
+                "  consistency {} ({}): {}",
+                c.clause,
+                c.condition,
+                match c.failures.first() {
+                    None => format!("held in {} places", c.checked),
+                    Some(f) => format!("FAILED in {} of {}: {f}", c.failures.len(), c.checked),
+                }
+            );
+        }
+        s.push('\n');
+    }
+    storage_notes_findings(doc, &storage, &mut s);
     s
 }

@@ -1,0 +1,312 @@
+//! `iogauge db tpcc`: a TPC-C-derived load of iogauge's own on a throwaway server (MariaDB or
+//! PostgreSQL, as `db sysbench`), the OLTP load the "Solid State Disk Benchmarking" study ran
+//! with DBT2. Warehouses are loaded (about 100 MB each), then terminals — one connection
+//! each, a home warehouse and district each — run the five transactions in the standard mix.
+//! Not a TPC-C result: no pricing, no audit, keying and think times off unless asked.
+//!
+//! What it measures, over a window that begins once the rate has settled:
+//! - new orders per minute from the districts' next order ids (as HammerDB counts NOPM), and
+//!   the terminals' own count of committed New-Orders beside it;
+//! - transactions per minute as the server counts commits and rollbacks (as HammerDB's TPM);
+//! - each kind's latency percentiles from the terminals' histograms merged;
+//! - the database's size at both edges, the driver's and the server's CPU;
+//! - the consistency conditions of clause 3.3.2.1 to 3.3.2.4 after the run: a run that fails
+//!   them fails.
+//!
+//! Modules: `sql` (one connection to either server, text protocol), `gen` (the
+//! specification's random values), `schema` (tables and the load), `txn` (the five
+//! transactions and the mix), `drive` (terminals and the window), `check` (the conditions).
+
+mod check;
+mod drive;
+mod gen;
+mod schema;
+mod sql;
+mod txn;
+
+use super::backend::Backend;
+use super::oltp::{At, Load, ServerPlan};
+use crate::model::{ResultDoc, TpccDoc, TpccKind};
+use crate::units;
+use anyhow::{anyhow, Result};
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+/// Bytes of a loaded warehouse, data and indexes (measured: PostgreSQL 15 and MariaDB 10.11
+/// keep 95–120 MB for one).
+pub const BYTES_PER_WAREHOUSE: u64 = 100_000_000;
+/// The database's name on the server, and its user's.
+const DATABASE: &str = "tpcc";
+
+/// Everything `db tpcc` will do, checked before anything is created.
+#[derive(Debug)]
+pub struct TpccPlan {
+    pub server: ServerPlan,
+    pub warehouses: u32,
+    pub terminals: u32,
+    pub keying: bool,
+    pub max_ramp: Duration,
+    /// How the warehouses were chosen, for the plan.
+    pub sized_by: String,
+}
+
+impl TpccPlan {
+    fn shape(&self) -> drive::Shape {
+        drive::Shape {
+            warehouses: self.warehouses,
+            terminals: self.terminals,
+            keying: self.keying,
+            time: self.server.time,
+            max_ramp: self.max_ramp,
+        }
+    }
+
+    /// With keying and think times, the most new orders per minute the terminals can enter:
+    /// each terminal's cycle is the mix's keying and mean think times, and 45% of its
+    /// transactions are New-Orders (12.86 per warehouse at 10 terminals each).
+    pub fn cap_nopm(&self) -> Option<f64> {
+        self.keying.then(|| {
+            let cycle: f64 = txn::KINDS
+                .iter()
+                .map(|k| {
+                    let (key, think) = k.keying_think();
+                    f64::from(k.share()) / 100.0 * (key + think)
+                })
+                .sum();
+            f64::from(self.terminals) * f64::from(txn::Kind::NewOrder.share()) / 100.0 * 60.0
+                / cycle
+        })
+    }
+}
+
+impl Load for TpccPlan {
+    fn command(&self) -> &'static str {
+        "db-tpcc"
+    }
+    fn loading(&self) -> String {
+        format!(
+            "TPC-C-derived schema, {} warehouse{} (about {})",
+            self.warehouses,
+            units::plural(self.warehouses as usize),
+            units::iec(u64::from(self.warehouses) * BYTES_PER_WAREHOUSE)
+        )
+    }
+    fn database(&self) -> &'static str {
+        DATABASE
+    }
+    fn prepare(&self, s: &dyn Backend) -> Result<Vec<String>> {
+        s.create_database(DATABASE)?;
+        let ep = s.endpoint(DATABASE);
+        let mut conn = sql::Conn::open(&ep)?;
+        schema::create(&mut conn)?;
+        let rows = AtomicU64::new(0);
+        let next = AtomicU64::new(1);
+        let done = AtomicU64::new(0);
+        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u64);
+        let loaders = cpus.min(u64::from(self.warehouses)).max(1);
+        let w_total = u64::from(self.warehouses);
+        std::thread::scope(|scope| -> Result<()> {
+            let items = scope.spawn(|| schema::load_items(&ep, &rows));
+            let workers: Vec<_> = (0..loaders)
+                .map(|_| {
+                    scope.spawn(|| -> Result<()> {
+                        loop {
+                            let w = next.fetch_add(1, Ordering::SeqCst);
+                            if w > w_total || crate::interrupt::requested().is_some() {
+                                return Ok(());
+                            }
+                            schema::load_warehouse(&ep, w, &rows)?;
+                            let n = done.fetch_add(1, Ordering::SeqCst) + 1;
+                            say!(
+                                "loading: warehouse {n}/{w_total} done, {} rows so far",
+                                units::count(rows.load(Ordering::Relaxed) as f64)
+                            );
+                        }
+                    })
+                })
+                .collect();
+            items
+                .join()
+                .map_err(|_| anyhow!("the item loader panicked"))??;
+            for w in workers {
+                w.join().map_err(|_| anyhow!("a loader panicked"))??;
+            }
+            Ok(())
+        })?;
+        if let Some(sig) = crate::interrupt::requested() {
+            return Err(anyhow!("interrupted by {sig} while loading"));
+        }
+        schema::index(&mut conn)?;
+        Ok(schema::TABLES.iter().map(|t| t.to_string()).collect())
+    }
+    fn params(&self) -> BTreeMap<String, String> {
+        BTreeMap::from([
+            ("tpcc.warehouses".into(), self.warehouses.to_string()),
+            ("tpcc.terminals".into(), self.terminals.to_string()),
+            ("tpcc.keying_times".into(), self.keying.to_string()),
+        ])
+    }
+    fn describe(&self) -> String {
+        format!(
+            "TPC-C-derived · {} warehouse{} · {} terminal{}",
+            self.warehouses,
+            units::plural(self.warehouses as usize),
+            self.terminals,
+            units::plural(self.terminals as usize)
+        )
+    }
+    fn measure(&self, s: &dyn Backend, at: &At) -> Result<Option<ResultDoc>> {
+        let ep = s.endpoint(DATABASE);
+        let before = s.counters()?;
+        let mark = s.log_mark();
+        let probe = || {
+            let cpu = s.cpu().map_or(0.0, |(u, k)| u + k);
+            (s.data_bytes(DATABASE).unwrap_or(0), cpu)
+        };
+        let (driven, w) = super::timeline::watch(s, at.devices.0, at.devices.1, || {
+            drive::drive(&ep, self.shape(), &probe)
+        });
+        let d = driven?;
+        let (Some(t0), Some(t1)) = (d.begin.at, d.end.at) else {
+            // Cut short before the window ended: nothing whole was measured.
+            return Ok(None);
+        };
+        let checks = check::check(&mut sql::Conn::open(&ep)?)?;
+        let after = s.counters()?;
+        let window_s = (t1 - t0).as_secs_f64();
+        let per_min = |x: f64| x * 60.0 / window_s.max(1e-9);
+        let total: u64 = d.counts.iter().sum();
+        let kinds = txn::KINDS
+            .iter()
+            .map(|&k| {
+                let h = &d.hists[k as usize];
+                let q = |p: f64| h.value_at_quantile(p) as f64 / 1e3;
+                TpccKind {
+                    name: k.name().into(),
+                    count: d.counts[k as usize],
+                    share_pct: 100.0 * d.counts[k as usize] as f64 / total.max(1) as f64,
+                    p50_us: q(0.5),
+                    p90_us: q(0.9),
+                    p99_us: q(0.99),
+                    p999_us: q(0.999),
+                    max_us: h.max() as f64 / 1e3,
+                }
+            })
+            .collect();
+        let driver_cpu_s = d.end.driver_cpu - d.begin.driver_cpu;
+        let doc = TpccDoc {
+            server: s.name().into(),
+            version: at.version.into(),
+            warehouses: self.warehouses,
+            terminals: self.terminals,
+            keying_times: self.keying,
+            cap_nopm: self.cap_nopm(),
+            nopm: per_min(d.end.next_o - d.begin.next_o),
+            driver_nopm: per_min(d.new_orders as f64),
+            tpm: per_min(d.end.commits - d.begin.commits),
+            tpm_source: drive::commits_query(&ep).1,
+            driver_tpm: per_min(total as f64),
+            ramp_s: d.ramp_s,
+            settled: d.settled,
+            window_s,
+            kinds,
+            rollbacks: d.rollbacks,
+            retries: d.retries,
+            db_bytes_start: d.begin.db_bytes,
+            db_bytes_end: d.end.db_bytes,
+            data_bytes: at.data_bytes,
+            driver_cpu_s,
+            driver_cpu_us_per_txn: driver_cpu_s * 1e6 / total.max(1) as f64,
+            server_cpu_s: d.end.server_cpu - d.begin.server_cpu,
+            cpus: std::thread::available_parallelism().map_or(1, |n| n.get() as u32),
+            seconds: d
+                .seconds
+                .iter()
+                .enumerate()
+                .map(|(i, c)| {
+                    [
+                        (i + 1) as f64,
+                        c[0] as f64,
+                        c[1] as f64,
+                        c[2] as f64,
+                        c[3] as f64,
+                        c[4] as f64,
+                    ]
+                })
+                .collect(),
+            checks,
+            buffer_ratio: at.ratio,
+            settings: at.settings.clone(),
+            status: super::common::counter_delta(&before, &after),
+            user: at.plan.owner.name.clone(),
+            memory_limit_bytes: at.plan.memory_limit,
+            log_dir: s.log_dir().map(|d| d.display().to_string()),
+        };
+        let mut all = crate::measure::run_hist();
+        for h in &d.hists {
+            let _ = all.add(h);
+        }
+        let series: Vec<crate::model::Sample> = d
+            .seconds
+            .iter()
+            .enumerate()
+            .map(|(i, c)| crate::model::Sample {
+                t_s: (i + 1) as f64,
+                iops: c.iter().sum::<u64>() as f64,
+                bw_bytes: 0.0,
+                lat_p50_ns: 0,
+                lat_p99_ns: 0,
+            })
+            .collect();
+        let timeline = w.timeline(s, mark, &series, at.devices.1);
+        let buffer = match s.name() {
+            "PostgreSQL" => "shared_buffers",
+            _ => "buffer pool",
+        };
+        let mut name = format!(
+            "TPC-C-derived · {} warehouse{} · {} terminal{}",
+            self.warehouses,
+            units::plural(self.warehouses as usize),
+            self.terminals,
+            units::plural(self.terminals as usize)
+        );
+        if let Some(x) = at.ratio {
+            name += &format!(" · {buffer} {} of data", super::pct(x));
+        }
+        let mut r = super::common::transactions_result(super::common::Transactions {
+            name,
+            server: s,
+            settings: &at.settings,
+            data_bytes: at.data_bytes,
+            clients: self.terminals,
+            time: at.plan.time,
+            transactions: total,
+            runtime_s: window_s,
+            hist: &all,
+            timeseries: series,
+            cpu: Some((d.end.server_cpu - d.begin.server_cpu, 0.0)),
+            devices: &w.windows,
+            timeline,
+            engine: "tpcc",
+            // Order-Status and Stock-Level read only: 8% of the mix.
+            mix_read_pct: 8,
+        });
+        r.tpcc = Some(Box::new(doc));
+        Ok(Some(r))
+    }
+    fn threads(&self) -> u32 {
+        self.terminals
+    }
+    fn data_note(&self, data_bytes: u64, server: &str) -> String {
+        format!(
+            "the TPC-C-derived database: {} (data and indexes, as {server} counts them) for {} warehouse{}",
+            units::iec(data_bytes),
+            self.warehouses,
+            units::plural(self.warehouses as usize)
+        )
+    }
+    fn failed(&self, r: &ResultDoc) -> Option<anyhow::Error> {
+        check::failure(&r.tpcc.as_ref()?.checks).map(|f| anyhow!("{f}"))
+    }
+}
