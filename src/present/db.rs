@@ -692,7 +692,7 @@ pub fn tpcc_run(p: &crate::db::tpcc::TpccPlan, doc: &RunDoc) -> String {
                 c.clause,
                 c.condition,
                 match c.failures.first() {
-                    None => format!("held in {} places", c.checked),
+                    None => format!("held in {} place{}", c.checked, units::plural(c.checked as usize)),
                     Some(f) => format!("FAILED in {} of {}: {f}", c.failures.len(), c.checked),
                 }
             );

@@ -1,0 +1,207 @@
+//! `iogauge db tpcc` against real servers (Debian's postgresql-15 and mariadb-server in CI) on
+//! ext4 over a loop device, each at two buffer shares: the new orders per minute from the
+//! schema agree with the terminals' own count, the transactions per minute with the server's
+//! commit counter, the mix with the standard one; each kind's percentiles are ordered; the
+//! consistency conditions held; the timeline has the devices; with InnoDB's O_DIRECT the small
+//! buffer made the device read more than the whole one. And the plan refuses what would do
+//! nothing.
+
+mod common;
+use common::*;
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+/// ext4 on a loop device with a target directory the servers' users can reach.
+fn ext4_target() -> (Fs, PathBuf) {
+    use std::os::unix::fs::PermissionsExt;
+    let fs = Fs::ext4(3 << 30, "");
+    for d in [fs.dir.path(), fs.path()] {
+        std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let target = fs.path().join("data");
+    std::fs::create_dir(&target).unwrap();
+    std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o755)).unwrap();
+    (fs, target)
+}
+
+fn have_postgres() -> bool {
+    std::fs::read_dir("/usr/lib/postgresql")
+        .map(|d| d.flatten().any(|e| e.path().join("bin/initdb").exists()))
+        .unwrap_or(false)
+}
+
+fn have_mariadb() -> bool {
+    have("mariadbd") || Path::new("/usr/sbin/mariadbd").is_file()
+}
+
+fn tpcc(dir: &Path, target: &Path, server: &str) -> Value {
+    let out = iogauge(
+        dir,
+        &[
+            "db",
+            "tpcc",
+            target.to_str().unwrap(),
+            "--server",
+            server,
+            "--warehouses",
+            "1",
+            "--terminals",
+            "4",
+            "--time",
+            "10s",
+            "--max-ramp",
+            "20s",
+            "--buffer-ratio",
+            "0.25,1",
+            "--no-storage",
+            "--json",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    json_of(&out)
+}
+
+/// What every TPC-C-derived result must show, whichever server ran it.
+fn judge(r: &Value) {
+    let t = &r["tpcc"];
+    let window = f(&t["window_s"]);
+    assert!((9.0..12.0).contains(&window), "a 10 s window: {t}");
+    // The schema's new orders against the terminals' count: they differ only by the orders
+    // in flight at the window's two edges (at most one per terminal at each).
+    let (nopm, driver) = (f(&t["nopm"]), f(&t["driver_nopm"]));
+    assert!(nopm > 0.0, "{t}");
+    let in_flight = 2.0 * f(&t["terminals"]) * 60.0 / window;
+    assert!(
+        (nopm - driver).abs() <= in_flight,
+        "NOPM {nopm} against the terminals' {driver}"
+    );
+    // The server's commit counter against the terminals' count (PostgreSQL's statistics reach
+    // pg_stat_database up to a second late, and the driver's own queries count there too).
+    let (tpm, dtpm) = (f(&t["tpm"]), f(&t["driver_tpm"]));
+    assert!(
+        (tpm - dtpm).abs() <= 0.15 * dtpm,
+        "TPM {tpm} against the terminals' {dtpm}"
+    );
+    let standard = [45.0, 43.0, 4.0, 4.0, 4.0];
+    let kinds = t["kinds"].as_array().unwrap();
+    assert_eq!(kinds.len(), 5);
+    let total: f64 = kinds.iter().map(|k| f(&k["count"])).sum();
+    assert!(total >= 1000.0, "{total} transactions in the window");
+    for (k, want) in kinds.iter().zip(standard) {
+        let share = 100.0 * f(&k["count"]) / total;
+        assert!(
+            (share - want).abs() <= 1.0,
+            "{}: {share:.2}% of the mix, not {want}%",
+            k["name"]
+        );
+        let p: Vec<f64> = ["p50_us", "p90_us", "p99_us", "p999_us", "max_us"]
+            .iter()
+            .map(|q| f(&k[*q]))
+            .collect();
+        assert!(p[0] > 0.0 && p.windows(2).all(|w| w[0] <= w[1]), "{k}");
+    }
+    // The result's own rate is the window's transactions per second.
+    assert!((f(&r["iops"]) * 60.0 - dtpm).abs() <= 0.01 * dtpm, "{r}");
+    let checks = t["checks"].as_array().unwrap();
+    let clauses: Vec<&str> = checks
+        .iter()
+        .map(|c| c["clause"].as_str().unwrap())
+        .collect();
+    assert_eq!(clauses, ["3.3.2.1", "3.3.2.2", "3.3.2.3", "3.3.2.4"]);
+    for c in checks {
+        assert!(c["failures"].as_array().unwrap().is_empty(), "{c}");
+        assert!(f(&c["checked"]) >= 1.0, "{c}");
+    }
+    assert!(
+        f(&t["db_bytes_end"]) > f(&t["db_bytes_start"]),
+        "New-Orders grow the database: {t}"
+    );
+    assert!(f(&t["driver_cpu_us_per_txn"]) > 0.0, "{t}");
+    let tl = &r["timeline"];
+    assert!(!tl["devices"].as_array().unwrap().is_empty(), "{tl}");
+    assert!(
+        tl["rows"].as_array().unwrap().len() as f64 >= window,
+        "{tl}"
+    );
+}
+
+#[test]
+fn tpcc_on_postgres_at_two_buffer_shares_on_ext4() {
+    if !is_root() || !have_postgres() {
+        skip("needs root (a loop device) and PostgreSQL (apt-get install postgresql-15)");
+        return;
+    }
+    let (fs, target) = ext4_target();
+    let doc = tpcc(fs.dir.path(), &target, "postgres");
+    let results: Vec<&Value> = doc["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| !r["tpcc"].is_null())
+        .collect();
+    assert_eq!(results.len(), 2, "{doc}");
+    for r in &results {
+        judge(r);
+        assert_eq!(r["tpcc"]["server"], "PostgreSQL");
+    }
+    assert_eq!(
+        std::fs::read_dir(&target).unwrap().count(),
+        0,
+        "the server is removed"
+    );
+}
+
+#[test]
+fn tpcc_on_mariadb_at_two_buffer_shares_on_ext4() {
+    if !is_root() || !have_mariadb() {
+        skip("needs root (a loop device) and MariaDB (apt-get install mariadb-server)");
+        return;
+    }
+    let (fs, target) = ext4_target();
+    let doc = tpcc(fs.dir.path(), &target, "mariadb");
+    let results: Vec<&Value> = doc["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| !r["tpcc"].is_null())
+        .collect();
+    assert_eq!(results.len(), 2, "{doc}");
+    for r in &results {
+        judge(r);
+        assert_eq!(r["tpcc"]["server"], "MariaDB");
+    }
+    // InnoDB reads around the page cache: a pool of a quarter of the data reads more from the
+    // device than one that holds it all.
+    let read = |r: &Value| f(&r["devices"][0]["read_bytes"]);
+    assert!(
+        read(results[0]) > 2.0 * read(results[1]),
+        "device reads at 25% and 100% of the data: {} and {}",
+        read(results[0]),
+        read(results[1])
+    );
+    assert_eq!(
+        std::fs::read_dir(&target).unwrap().count(),
+        0,
+        "the server is removed"
+    );
+}
+
+#[test]
+fn tpcc_refuses_a_ramp_too_short_to_judge_and_too_little_data() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = iogauge(dir.path(), &["db", "tpcc", "/tmp", "--max-ramp", "2s"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr_of(&out));
+    assert!(
+        stderr_of(&out).contains("--max-ramp"),
+        "{}",
+        stderr_of(&out)
+    );
+    let out = iogauge(dir.path(), &["db", "tpcc", "/tmp", "--data", "10MB"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr_of(&out));
+    assert!(
+        stderr_of(&out).contains("one warehouse"),
+        "{}",
+        stderr_of(&out)
+    );
+}
