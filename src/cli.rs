@@ -779,6 +779,22 @@ pub enum DbCommand {
     /// minute as the server counts them, each transaction's latencies, the consistency
     /// conditions checked, beside the storage cells (docs/db.md).
     Tpcc(TpccArgs),
+    /// The TPC-C consistency conditions (clause 3.3.2.1 to 3.3.2.4) checked again on the
+    /// database of a server `db tpcc --keep` left: the server is started on it as it was left,
+    /// asked, and stopped. Exit 1 when a condition fails.
+    TpccCheck(TpccCheckArgs),
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct TpccCheckArgs {
+    /// The server's directory `db tpcc --keep` left, e.g. /data/iogauge-pg-1234.
+    #[arg(value_name = "KEPT_DIR")]
+    pub dir: PathBuf,
+
+    /// Where PostgreSQL's programs are [default: pg_ctl's installation on PATH, else the newest
+    /// /usr/lib/postgresql/*/bin]
+    #[arg(long, value_name = "DIR")]
+    pub pg_bin: Option<PathBuf>,
 }
 
 /// pgbench's built-in scripts (`--builtin`).

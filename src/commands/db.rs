@@ -2,7 +2,7 @@
 //! then the run, then what it measured presented (JSON, or the summary for people; and the
 //! --output file), then the run's failure or signal as the exit.
 
-use crate::cli::{PgbenchArgs, SysbenchArgs, TpccArgs};
+use crate::cli::{PgbenchArgs, SysbenchArgs, TpccArgs, TpccCheckArgs};
 use crate::db::{self, oltp};
 use crate::present::db as text;
 use anyhow::Result;
@@ -41,4 +41,13 @@ pub fn tpcc(args: &TpccArgs) -> Result<()> {
         text::tpcc_run(&p, &ran.doc)
     })?;
     ran.result()
+}
+
+pub fn tpcc_check(args: &TpccCheckArgs) -> Result<()> {
+    let checks = db::tpcc::check_kept(&args.dir, args.pg_bin.as_deref())?;
+    crate::ui::out(&text::tpcc_checks(&checks))?;
+    match db::tpcc::failure(&checks) {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
 }

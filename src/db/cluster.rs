@@ -390,6 +390,54 @@ impl Cluster {
         Ok(cluster)
     }
 
+    /// The cluster an earlier run kept (`--keep`) in its directory `work`, as it was left: to
+    /// be started and stopped again. Nothing of it is removed afterwards, and no crash entry
+    /// is made: it is the user's now.
+    pub fn reopen(bin: &PgBin, owner: &Owner, work: &Path) -> Result<Cluster> {
+        let name = work
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let data = work.join("data");
+        let teardown = Teardown {
+            bin: bin.dir.clone(),
+            owner: owner.clone(),
+            data: data.clone(),
+            dirs: Vec::new(),
+            keep: true,
+            cgroup: None,
+        };
+        let hook = {
+            let t = teardown.clone();
+            crate::interrupt::register_hook(Box::new(move || t.run(false)))
+        };
+        // Where `create` put the socket, by the same rule.
+        let socket_dir =
+            match work.join(format!(".s.PGSQL.{PORT}")).as_os_str().len() > SOCKET_PATH_MAX {
+                true => std::env::temp_dir().join(format!("{name}-socket")),
+                false => work.to_path_buf(),
+            };
+        Ok(Cluster {
+            bin: bin.clone(),
+            owner: owner.clone(),
+            work: work.to_path_buf(),
+            data: data.clone(),
+            wal: None,
+            socket_dir,
+            log: work.join("server.log"),
+            setting_flag: "--db-setting",
+            work_dir: Some(Dir::open(work)?),
+            data_dir: Some(Dir::open(&data)?),
+            teardown,
+            hook,
+            planned: crate::ledger::Entry::Cluster {
+                data,
+                dirs: Vec::new(),
+                cgroup: None,
+            },
+        })
+    }
+
     /// A tool of the installation, as the cluster's owner, with no other server in sight.
     pub fn cmd(&self, tool: &str) -> Command {
         let mut c = command(&self.bin.dir, tool, &self.owner);

@@ -349,6 +349,60 @@ impl Server {
         Ok(server)
     }
 
+    /// The server an earlier run kept (`--keep`) in its directory `work`, as it was left: to
+    /// be started and stopped again. Nothing of it is removed afterwards, and no crash entry
+    /// is made: it is the user's now. A redo log kept in another directory (`--log-dir`) is
+    /// refused: started without it, InnoDB would begin a new one.
+    pub fn reopen(bin: &MyBin, owner: &Owner, work: &Path) -> Result<Server> {
+        let name = work
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let data = work.join("data");
+        if !data.join("ib_logfile0").exists() {
+            return Err(crate::error::usage(format!(
+                "{} has no redo log in its data directory: it was kept from a run with --log-dir, which this check cannot find",
+                work.display()
+            )));
+        }
+        let teardown = Arc::new(Mutex::new(Teardown {
+            keep: true,
+            ..Teardown::default()
+        }));
+        let hook = {
+            let td = teardown.clone();
+            crate::interrupt::register_hook(Box::new(move || {
+                if let Some(t) = td.lock().ok().map(|g| g.clone()) {
+                    t.run(QUICK_STOP);
+                }
+            }))
+        };
+        let mut socket = work.join("mysqld.sock");
+        if socket.as_os_str().len() > SOCKET_PATH_MAX {
+            socket = std::env::temp_dir()
+                .join(format!("{name}-socket"))
+                .join("mysqld.sock");
+        }
+        Ok(Server {
+            bin: bin.clone(),
+            owner: owner.clone(),
+            work: work.to_path_buf(),
+            data: data.clone(),
+            redo: None,
+            socket,
+            log: work.join("server.log"),
+            work_dir: Some(Dir::open(work)?),
+            child: None,
+            teardown,
+            hook,
+            planned: crate::ledger::Entry::Mariadb {
+                data,
+                dirs: Vec::new(),
+                cgroup: None,
+            },
+        })
+    }
+
     fn private_dir(&mut self, d: &Path) -> Result<Dir> {
         let dir = Dir::create(d)?;
         // Listed for removal once it is ours, before its mode and owner are set.

@@ -129,6 +129,15 @@ impl Dir {
         })
     }
 
+    /// An existing directory held open: the directory of a server an earlier run kept.
+    pub fn open(path: &Path) -> Result<Dir> {
+        let handle = sys::open_dir(path).with_context(|| format!("opening {}", path.display()))?;
+        Ok(Dir {
+            handle,
+            path: path.to_path_buf(),
+        })
+    }
+
     /// Creates the directory `name` in this one, private to the server's user as
     /// [`Dir::create`]; the name is reached from the handle, never through a link.
     pub fn create_in(&self, name: &str, owner: &Owner) -> Result<Dir> {

@@ -26,10 +26,12 @@ mod txn;
 
 use super::backend::Backend;
 use super::oltp::{At, Load, ServerPlan};
+use crate::error::usage;
 use crate::model::{ResultDoc, TpccDoc, TpccKind};
 use crate::units;
 use anyhow::{anyhow, Result};
 use std::collections::BTreeMap;
+use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
@@ -307,6 +309,85 @@ impl Load for TpccPlan {
         )
     }
     fn failed(&self, r: &ResultDoc) -> Option<anyhow::Error> {
-        check::failure(&r.tpcc.as_ref()?.checks).map(|f| anyhow!("{f}"))
+        failure(&r.tpcc.as_ref()?.checks)
     }
+}
+
+/// `iogauge db tpcc-check DIR`: the consistency conditions checked on the database of a server
+/// an earlier `db tpcc --keep` left in DIR (its `iogauge-pg-N` or `iogauge-my-N` directory).
+/// The server is started on it as it was left, asked, and stopped; nothing is removed. Only a
+/// directory iogauge made and kept is taken: its name, its data directory, and the server's
+/// account as its owner.
+pub fn check_kept(dir: &Path, pg_bin: Option<&Path>) -> Result<Vec<crate::model::TpccCheck>> {
+    use std::os::unix::fs::MetadataExt;
+    let work = std::path::absolute(dir)?;
+    let name = work
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let numbered = |prefix: &str| {
+        name.strip_prefix(prefix)
+            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+    };
+    let kept = |marker: &str| work.join("data").join(marker).exists();
+    let owned_by = |owner: &super::cluster::Owner| -> Result<()> {
+        let uid = std::fs::metadata(work.join("data"))?.uid();
+        match owner.ids {
+            Some((u, _)) if u != uid => Err(usage(format!(
+                "{}: its data directory does not belong to {}, who runs the server: not a server iogauge kept",
+                work.display(),
+                owner.name
+            ))),
+            _ => Ok(()),
+        }
+    };
+    if numbered("iogauge-pg-") && kept("PG_VERSION") {
+        let bin = super::cluster::find(pg_bin)?;
+        let owner = super::cluster::owner()?;
+        owned_by(&owner)?;
+        let cl = super::cluster::Cluster::reopen(&bin, &owner, &work)?;
+        say!("starting the kept PostgreSQL server in {}", work.display());
+        cl.start(&[])?;
+        let ep = super::backend::Endpoint::Postgres {
+            socket_dir: cl.socket_dir.clone(),
+            port: super::cluster::PORT,
+            user: super::cluster::ROLE.into(),
+            database: DATABASE.into(),
+        };
+        let checks = check::check(&mut sql::Conn::open(&ep)?);
+        drop(cl);
+        checks
+    } else if numbered("iogauge-my-") && kept("mysql") {
+        if pg_bin.is_some() {
+            return Err(usage(format!(
+                "--pg-bin: {} holds a MariaDB server, not PostgreSQL; leave it out",
+                work.display()
+            )));
+        }
+        let bin = super::mariadb::find()?;
+        let owner =
+            super::cluster::owner_among(&["mysql", "nobody"], "MariaDB (mariadbd refuses root)")?;
+        owned_by(&owner)?;
+        let mut server = super::mariadb::Server::reopen(&bin, &owner, &work)?;
+        say!("starting the kept MariaDB server in {}", work.display());
+        server.start(&[], &[])?;
+        let ep = super::backend::Endpoint::Mariadb {
+            socket: server.socket.clone(),
+            user: DATABASE.into(),
+            database: DATABASE.into(),
+        };
+        let checks = check::check(&mut sql::Conn::open(&ep)?);
+        drop(server);
+        checks
+    } else {
+        Err(usage(format!(
+            "{} is not a server directory db tpcc --keep left (iogauge-pg-N or iogauge-my-N with its data directory); give one, e.g. iogauge db tpcc-check /data/iogauge-pg-1234",
+            dir.display()
+        )))
+    }
+}
+
+/// The failed conditions as the run's failure; `None` when all held.
+pub fn failure(checks: &[crate::model::TpccCheck]) -> Option<anyhow::Error> {
+    check::failure(checks).map(|f| anyhow!("{f}"))
 }

@@ -685,20 +685,31 @@ pub fn tpcc_run(p: &crate::db::tpcc::TpccPlan, doc: &RunDoc) -> String {
             units::iec(r.devices.first().and_then(|d| d.read_bytes).unwrap_or(0)),
             units::iec(r.devices.first().and_then(|d| d.write_bytes).unwrap_or(0))
         );
-        for c in &t.checks {
-            let _ = writeln!(
-                s,
-                "  consistency {} ({}): {}",
-                c.clause,
-                c.condition,
-                match c.failures.first() {
-                    None => format!("held in {} place{}", c.checked, units::plural(c.checked as usize)),
-                    Some(f) => format!("FAILED in {} of {}: {f}", c.failures.len(), c.checked),
-                }
-            );
-        }
+        s.push_str(&tpcc_checks(&t.checks));
         s.push('\n');
     }
     storage_notes_findings(doc, &storage, &mut s);
+    s
+}
+
+/// The consistency conditions, a line each: held in how many places, or where they failed.
+pub fn tpcc_checks(checks: &[crate::model::TpccCheck]) -> String {
+    let mut s = String::new();
+    for c in checks {
+        let _ = writeln!(
+            s,
+            "  consistency {} ({}): {}",
+            c.clause,
+            c.condition,
+            match c.failures.first() {
+                None => format!(
+                    "held in {} place{}",
+                    c.checked,
+                    units::plural(c.checked as usize)
+                ),
+                Some(f) => format!("FAILED in {} of {}: {f}", c.failures.len(), c.checked),
+            }
+        );
+    }
     s
 }

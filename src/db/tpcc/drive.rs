@@ -80,9 +80,9 @@ pub struct Driven {
 /// The database's size in bytes and the server's CPU seconds, read at an edge.
 pub type Probe<'a> = &'a (dyn Fn() -> (u64, f64) + Sync);
 
-/// Reads one edge of the window: the schema's next order ids, the server's commit counter
-/// (`commits`: its query), the database's size and the server's CPU (`probe`), and the
-/// driver's CPU.
+/// Reads one edge of the window, the moment after the terminals were told: the schema's next
+/// order ids first, the server's commit counter (`commits`: its query) next, then what takes
+/// longer — the database's size and the server's CPU (`probe`), and the driver's CPU.
 fn edge(c: &mut Conn, commits: &str, probe: Probe) -> Result<Edge> {
     let next_o = c
         .number("SELECT SUM(d_next_o_id) FROM district")
@@ -182,8 +182,11 @@ pub fn drive(ep: &Endpoint, shape: Shape, probe: Probe) -> Result<Driven> {
                     RAMP => {
                         settled = steady(&seconds);
                         if settled || elapsed >= shape.max_ramp {
-                            begin = edge(&mut own, &commits, probe)?;
+                            // The phase first, the schema's count at once after: only a
+                            // query's time lies between what the terminals and the schema
+                            // count from.
                             shared.phase.store(MEASURE, Ordering::SeqCst);
+                            begin = edge(&mut own, &commits, probe)?;
                             ramp_s = seconds.len() as f64;
                         }
                     }
