@@ -74,8 +74,11 @@ pub(crate) fn mean(v: &[f64]) -> f64 {
 
 /// The values of `metric` in `r`: one per repeat, or the headline value without repeats.
 fn values(r: &ResultDoc, metric: &str) -> Vec<f64> {
+    if metric == "nopm" {
+        return vec![r.tpcc.as_ref().map_or(0.0, |t| t.nopm)];
+    }
     let pick = |iops: f64, bw: f64, lat: &crate::measure::LatNs| match metric {
-        "iops" => iops,
+        "iops" | "tps" => iops,
         "bw_bytes" => bw,
         "lat_p50_ns" => lat.p50 as f64,
         _ => lat.p99 as f64,
@@ -253,7 +256,16 @@ pub fn compare(runs: &[Stored], noise: f64) -> Report {
             .filter_map(|(i, c)| c.map(|c| (i, differences(br, c))))
             .filter(|(_, d)| !d.is_empty())
             .collect();
-        let rows = METRICS
+        // A database result's rate is transactions (and a TPC-C-derived one's new orders);
+        // it moves no bandwidth of its own.
+        let metrics: Vec<(&str, bool)> = match br.is_db() {
+            true => std::iter::once(("tps", true))
+                .chain(br.tpcc.is_some().then_some(("nopm", true)))
+                .chain(METRICS.iter().copied().filter(|m| m.0.starts_with("lat_")))
+                .collect(),
+            false => METRICS.to_vec(),
+        };
+        let rows = metrics
             .iter()
             .map(|&(metric, higher_is_better)| {
                 let sides: Vec<Option<Vec<f64>>> = counterparts

@@ -5,13 +5,24 @@
 //! A result meets the result of another run with the same cell name, else the same workload
 //! (rw, block size, threads, IOs in flight, read mix, sync, O_DSYNC, engine, direct IO); two
 //! runs of one result each are compared whatever their workloads, since that is what the user
-//! asked for (QD1 against QD32), and the differences are named.
+//! asked for (QD1 against QD32), and the differences are named. A database result is its load,
+//! server, clients and I/O path.
 
 use crate::model::{ResultDoc, RunDoc};
 
 /// The workload's identity for matching; the fields `differences` names.
 pub fn workload_fields(r: &ResultDoc) -> Vec<(&'static str, String)> {
     let w = &r.workload;
+    if r.is_db() {
+        // A database load: what ran, on which server, with how many clients, through which
+        // path (its page is not a block size of its own).
+        return vec![
+            ("load", w.engine.clone()),
+            ("server", r.db_server().unwrap_or("?").to_string()),
+            ("clients", w.threads.to_string()),
+            ("I/O path", r.io_path.clone()),
+        ];
+    }
     let mixed = matches!(w.rw.name(), "rw" | "randrw");
     vec![
         ("rw", w.rw.name().to_string()),

@@ -179,6 +179,54 @@ fn tpcc_on_postgres_at_two_buffer_shares_on_ext4() {
         0,
         "the server is removed"
     );
+    reads_as_transactions(fs.dir.path());
+}
+
+/// A stored TPC-C-derived run reads as transactions wherever it is shown: never as IOs of a
+/// block size, never with a bandwidth.
+fn reads_as_transactions(dir: &Path) {
+    let text = |args: &[&str]| {
+        let out = iogauge(dir, args);
+        assert!(out.status.success(), "{args:?}: {}", stderr_of(&out));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let list = text(&["list"]);
+    assert!(
+        list.contains("db tpcc (2 measurements)") && list.contains(" TPS"),
+        "{list}"
+    );
+    let show = text(&["show", "last"]);
+    assert!(
+        show.contains("NOPM") && show.contains("TPC-C-derived · 1 warehouse"),
+        "{show}"
+    );
+    assert!(
+        !show.contains(" blocks ·") && !show.contains("in flight"),
+        "{show}"
+    );
+    let csv = text(&["export", "last", "--format", "csv"]);
+    let lines: Vec<&str> = csv.split("\r\n").filter(|l| !l.is_empty()).collect();
+    let header: Vec<&str> = lines[0].split(',').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    let rows: Vec<Vec<&str>> = lines[1..]
+        .iter()
+        .map(|l| l.split(',').collect::<Vec<_>>())
+        .filter(|r| r[col("engine")] == "tpcc")
+        .collect();
+    assert_eq!(rows.len(), 2, "{csv}");
+    for r in rows {
+        assert!(r[col("tps")].parse::<f64>().unwrap() > 0.0, "{csv}");
+        for empty in ["iops", "bs_bytes", "bw_MiB_s", "rw"] {
+            assert_eq!(r[col(empty)], "", "{empty}: {csv}");
+        }
+    }
+    let fio = iogauge(dir, &["export", "last", "--format", "fio-json"]);
+    assert_eq!(fio.status.code(), Some(2), "{}", stderr_of(&fio));
+    assert!(
+        stderr_of(&fio).contains("a database run"),
+        "{}",
+        stderr_of(&fio)
+    );
 }
 
 #[test]

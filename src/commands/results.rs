@@ -104,11 +104,22 @@ pub fn export(args: &ExportArgs) -> Result<()> {
         ExportFormat::Csv => emit(&crate::present::csv::runs(
             &docs().cloned().collect::<Vec<_>>(),
         )),
-        ExportFormat::FioJson => emit(
-            &docs()
-                .map(crate::present::fio_json::run)
-                .collect::<String>(),
-        ),
+        ExportFormat::FioJson => {
+            if let Some(r) = runs
+                .iter()
+                .find(|r| r.doc.results.iter().any(|x| x.is_db()))
+            {
+                return Err(crate::error::usage(format!(
+                    "run {} is a database run: its results are transactions, for which fio's JSON has no place (fio-plot would draw zeros); export it with --format json or csv",
+                    r.id
+                )));
+            }
+            emit(
+                &docs()
+                    .map(crate::present::fio_json::run)
+                    .collect::<String>(),
+            )
+        }
     }
 }
 

@@ -61,6 +61,17 @@ pub fn settings(
         .collect()
 }
 
+/// fio's JSON describes IO jobs: a database run, whose results are transactions, is refused
+/// in that format before anything starts (fio-plot would draw zeros).
+pub fn check_output(output: &crate::cli::OutputArgs) -> Result<()> {
+    match output.format() {
+        Some(crate::cli::OutputFormat::FioJson) => Err(usage(
+            "--format fio-json: a database run's results are transactions, for which fio's JSON has no place; use --json or -o FILE.json",
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// A directory the user named for the server's log (--wal-dir, --log-dir): it must exist.
 pub fn check_dir(flag: &str, dir: Option<&Path>) -> Result<()> {
     match dir {

@@ -10,6 +10,7 @@ use crate::cli::{
 
 /// What the user typed, checked: numbers, settings and directories, and where PostgreSQL is.
 pub fn plan(a: &PgbenchArgs) -> Result<DbPlan> {
+    common::check_output(&a.output)?;
     // The target rules of run and suite first, so one path is refused alike by every command.
     crate::target::gate::target(&a.target)?;
     if !a.target.is_dir() {
@@ -242,6 +243,7 @@ fn server_plan(
     load: &str,
 ) -> Result<ServerPlan> {
     let kind = ServerKind::from(a.server);
+    common::check_output(output)?;
     crate::target::gate::target(target)?;
     if !target.is_dir() {
         return Err(usage(format!(

@@ -163,7 +163,7 @@ impl Load for TpccPlan {
         let before = s.counters()?;
         let mark = s.log_mark();
         let probe = || {
-            let cpu = s.cpu().map_or(0.0, |(u, k)| u + k);
+            let cpu = s.cpu().unwrap_or((0.0, 0.0));
             (s.data_bytes(DATABASE).unwrap_or(0), cpu)
         };
         let (driven, w) = super::timeline::watch(s, at.devices.0, at.devices.1, || {
@@ -197,6 +197,8 @@ impl Load for TpccPlan {
             })
             .collect();
         let driver_cpu_s = d.end.driver_cpu - d.begin.driver_cpu;
+        let server_cpu = super::common::cpu_since(Some(d.begin.server_cpu), Some(d.end.server_cpu))
+            .unwrap_or((0.0, 0.0));
         let doc = TpccDoc {
             server: s.name().into(),
             version: at.version.into(),
@@ -220,7 +222,7 @@ impl Load for TpccPlan {
             data_bytes: at.data_bytes,
             driver_cpu_s,
             driver_cpu_us_per_txn: driver_cpu_s * 1e6 / total.max(1) as f64,
-            server_cpu_s: d.end.server_cpu - d.begin.server_cpu,
+            server_cpu_s: server_cpu.0 + server_cpu.1,
             cpus: std::thread::available_parallelism().map_or(1, |n| n.get() as u32),
             seconds: d
                 .seconds
@@ -287,7 +289,7 @@ impl Load for TpccPlan {
             runtime_s: window_s,
             hist: &all,
             timeseries: series,
-            cpu: Some((d.end.server_cpu - d.begin.server_cpu, 0.0)),
+            cpu: Some(server_cpu),
             devices: &w.windows,
             timeline,
             engine: "tpcc",

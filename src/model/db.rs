@@ -86,6 +86,37 @@ impl ResultDoc {
     pub fn is_db(&self) -> bool {
         self.pg.is_some() || self.sysbench.is_some() || self.tpcc.is_some()
     }
+
+    /// The buffer as a share of the data, when `--buffer-ratio` set it for this result.
+    pub fn buffer_ratio(&self) -> Option<f64> {
+        self.pg
+            .as_ref()
+            .and_then(|p| p.buffer_ratio)
+            .or(self.sysbench.as_ref().and_then(|x| x.buffer_ratio))
+            .or(self.tpcc.as_ref().and_then(|x| x.buffer_ratio))
+    }
+
+    /// The server a database result ran on ("PostgreSQL", "MariaDB").
+    pub fn db_server(&self) -> Option<&str> {
+        match (&self.pg, &self.sysbench, &self.tpcc) {
+            (Some(_), _, _) => Some("PostgreSQL"),
+            (_, Some(s), _) => Some(&s.server),
+            (_, _, Some(t)) => Some(&t.server),
+            _ => None,
+        }
+    }
+}
+
+/// The engine names of the database loads: a result with one of them counts transactions,
+/// not IOs (a stored row knows only its workload, not its sections).
+pub const DB_LOADS: [&str; 3] = ["pgbench", "sysbench", "tpcc"];
+
+impl super::WorkloadDoc {
+    /// Whether this is a database load's: its rate is transactions per second, and it has
+    /// neither a block size nor a depth of its own.
+    pub fn is_db_load(&self) -> bool {
+        DB_LOADS.contains(&self.engine.as_str())
+    }
 }
 
 /// A TPC-C-derived run (`iogauge db tpcc`): the load's shape, what the schema and the

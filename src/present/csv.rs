@@ -55,6 +55,8 @@ const RESULT_COLUMNS: &[&str] = &[
     "ios",
     "bytes",
     "iops",
+    // A database load's transactions per second (its row has no IOs, blocks or bandwidth).
+    "tps",
     "bw_MiB_s",
     "bw_MB_s",
     "lat_min_us",
@@ -107,6 +109,9 @@ fn result_fields(i: usize, r: &ResultDoc) -> Vec<String> {
     let [write_iops, write_bw, write_p99] = op(&r.write);
     let iops_stats = r.stats.get("iops");
     let l = &r.lat_ns;
+    // A database load counts transactions: the IO columns stay empty rather than read as IOs.
+    let db = r.is_db();
+    let io = |v: String| if db { String::new() } else { v };
     let sync_name = w
         .sync
         .and_then(|k| serde_json::to_value(k).ok())
@@ -114,11 +119,11 @@ fn result_fields(i: usize, r: &ResultDoc) -> Vec<String> {
     vec![
         (i + 1).to_string(),
         r.name.clone().unwrap_or_default(),
-        w.rw.name().to_string(),
-        w.bs.to_string(),
+        io(w.rw.name().to_string()),
+        io(w.bs.to_string()),
         w.threads.to_string(),
-        w.iodepth.to_string(),
-        w.mix_read_pct.to_string(),
+        io(w.iodepth.to_string()),
+        io(w.mix_read_pct.to_string()),
         w.engine.clone(),
         w.direct.to_string(),
         opt(sync_name),
@@ -127,10 +132,11 @@ fn result_fields(i: usize, r: &ResultDoc) -> Vec<String> {
         r.target.path.clone(),
         num(r.runtime_s),
         r.ios.to_string(),
-        r.bytes.to_string(),
-        num(r.iops),
-        num(r.bw_bytes / MIB),
-        num(r.bw_bytes / 1e6),
+        io(r.bytes.to_string()),
+        io(num(r.iops)),
+        opt(db.then(|| num(r.iops))),
+        io(num(r.bw_bytes / MIB)),
+        io(num(r.bw_bytes / 1e6)),
         us(l.min as f64),
         us(l.mean),
         us(l.p50 as f64),

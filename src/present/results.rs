@@ -90,7 +90,23 @@ fn list_row(r: &RunRow, room: Option<Room>) -> Vec<String> {
             k => label.push_str(&format!("{sep}{k}={v}")),
         }
     }
+    // A database run's transactions, apart from the storage cells beside them.
+    let loads: Vec<&crate::store::ResultRow> = r
+        .results
+        .iter()
+        .filter(|x| x.workload.as_ref().is_some_and(|w| w.is_db_load()))
+        .collect();
     let what = match (&r.suite, r.results.as_slice()) {
+        (Some(s), res) if !loads.is_empty() => format!(
+            "{} ({} measurement{}{})",
+            s.replacen('-', " ", 1),
+            loads.len(),
+            crate::units::plural(loads.len()),
+            match res.len() - loads.len() {
+                0 => String::new(),
+                n => format!(", {n} storage cell{}", crate::units::plural(n)),
+            }
+        ),
         (Some(s), res) => format!(
             "suite {s} ({} result{})",
             res.len(),
@@ -125,15 +141,28 @@ fn list_row(r: &RunRow, room: Option<Room>) -> Vec<String> {
         ),
         None => (label, what + mark, target),
     };
-    let (iops, bw, p99) = match r.results.as_slice() {
-        [] => (String::new(), String::new(), String::new()),
-        [one] => (
+    let (iops, bw, p99) = match (loads.as_slice(), r.results.as_slice()) {
+        ([one], _) => (
+            format!("{} TPS", units::count(one.iops)),
+            String::new(),
+            units::latency(one.lat_p99_ns as f64),
+        ),
+        ([_, ..], _) => (
+            format!(
+                "≤{} TPS",
+                units::count(loads.iter().map(|x| x.iops).fold(0.0, f64::max))
+            ),
+            String::new(),
+            String::new(),
+        ),
+        (_, []) => (String::new(), String::new(), String::new()),
+        (_, [one]) => (
             units::count(one.iops),
             units::mib_s(one.bw_bytes),
             units::latency(one.lat_p99_ns as f64),
         ),
         // A suite's best result: "at most" this over its results.
-        many => (
+        (_, many) => (
             format!(
                 "≤{}",
                 units::count(many.iter().map(|x| x.iops).fold(0.0, f64::max))

@@ -10,6 +10,8 @@ use std::fmt::Write;
 pub fn metric_value(metric: &str, v: f64) -> String {
     match metric {
         "iops" => format!("{} IOPS", units::count(v)),
+        "tps" => format!("{} TPS", units::count(v)),
+        "nopm" => format!("{} new orders/min", units::count(v)),
         "bw_bytes" => units::mib_s(v),
         "syncs_per_s" => format!("{} syncs/s", units::count(v)),
         m if m.starts_with("lat_") => units::latency(v),
@@ -20,6 +22,8 @@ pub fn metric_value(metric: &str, v: f64) -> String {
 pub fn metric_label(metric: &str) -> &str {
     match metric {
         "iops" => "IOPS",
+        "tps" => "TPS",
+        "nopm" => "NOPM",
         "bw_bytes" => "bandwidth",
         "lat_mean_ns" => "latency mean",
         "lat_p50_ns" => "latency p50",

@@ -9,6 +9,27 @@ use std::fmt::Write;
 pub fn workload_line(r: &ResultDoc) -> String {
     let w = &r.workload;
     let mut s = String::new();
+    if r.is_db() {
+        // A database load has no block size or depth of its own: its name says what ran.
+        let _ = write!(
+            s,
+            "{} · {} · {}",
+            r.name.as_deref().unwrap_or(&w.engine),
+            r.io_path,
+            match w.time_s {
+                Some(t) if r.interrupted => format!(
+                    "ran {} of {}",
+                    units::duration(std::time::Duration::from_secs_f64(r.runtime_s)),
+                    units::duration(std::time::Duration::from_secs_f64(t))
+                ),
+                _ => format!(
+                    "{} measured",
+                    units::duration(std::time::Duration::from_secs_f64(r.runtime_s))
+                ),
+            }
+        );
+        return s;
+    }
     let _ = write!(s, "{}", w.rw.name());
     if matches!(w.rw.name(), "rw" | "randrw") {
         let _ = write!(s, " {}% reads", w.mix_read_pct);
@@ -196,13 +217,69 @@ pub fn result(r: &ResultDoc) -> String {
     row(
         &mut s,
         "transfer",
-        format!(
-            "{} {unit} · {} in {:.2} s",
-            units::count(r.ios as f64),
-            units::iec(r.bytes),
-            r.runtime_s
-        ),
+        match r.is_db() {
+            true => format!(
+                "{} {unit} in {:.2} s",
+                units::count(r.ios as f64),
+                r.runtime_s
+            ),
+            false => format!(
+                "{} {unit} · {} in {:.2} s",
+                units::count(r.ios as f64),
+                units::iec(r.bytes),
+                r.runtime_s
+            ),
+        },
     );
+    if let Some(t) = r.tpcc.as_deref() {
+        row(
+            &mut s,
+            "NOPM",
+            format!(
+                "{} new orders/min (the terminals counted {})",
+                units::count(t.nopm),
+                units::count(t.driver_nopm)
+            ),
+        );
+        row(
+            &mut s,
+            "TPM",
+            format!(
+                "{} transactions/min ({}; the terminals counted {})",
+                units::count(t.tpm),
+                t.tpm_source,
+                units::count(t.driver_tpm)
+            ),
+        );
+        for k in &t.kinds {
+            row(
+                &mut s,
+                &k.name,
+                format!(
+                    "{} ({:.1}%) · p50 {} · p99 {} · max {}",
+                    units::count(k.count as f64),
+                    k.share_pct,
+                    units::latency(k.p50_us * 1e3),
+                    units::latency(k.p99_us * 1e3),
+                    units::latency(k.max_us * 1e3)
+                ),
+            );
+        }
+        let failed: Vec<&str> = t
+            .checks
+            .iter()
+            .filter(|c| !c.failures.is_empty())
+            .map(|c| c.clause.as_str())
+            .collect();
+        row(
+            &mut s,
+            "checks",
+            match failed.is_empty() {
+                true => format!("consistency conditions 3.3.2.1–{} held", t.checks.len()),
+                false => format!("FAILED: {}", failed.join(", ")),
+            },
+        );
+    }
     row(
         &mut s,
         "CPU",

@@ -12,20 +12,14 @@ pub(super) fn buffer_charts(doc: &RunDoc, run: usize, prefix: &str, out: &mut Ve
     let points: Vec<(f64, &ResultDoc)> = doc
         .results
         .iter()
-        .filter_map(|r| {
-            let ratio =
-                r.pg.as_ref()
-                    .and_then(|p| p.buffer_ratio)
-                    .or(r.sysbench.as_ref().and_then(|x| x.buffer_ratio))?;
-            Some((ratio, r))
-        })
+        .filter_map(|r| Some((r.buffer_ratio()?, r)))
         .collect();
     if points.len() < 2 {
         return;
     }
-    let server = match points[0].1.pg.is_some() {
-        true => "shared_buffers",
-        false => "innodb_buffer_pool_size",
+    let server = match points[0].1.db_server() {
+        Some("PostgreSQL") => "shared_buffers",
+        _ => "innodb_buffer_pool_size",
     };
     let groups: Vec<String> = points
         .iter()

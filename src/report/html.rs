@@ -294,11 +294,9 @@ fn transactions_table(s: &mut String, d: &RunDoc) {
         <th class=\"num\">buffer of data</th><th class=\"num\">TPS</th><th class=\"num\">p50</th>\
         <th class=\"num\">p99</th><th class=\"num\">p99.9</th><th class=\"num\">time</th></tr></thead><tbody>\n");
     for (i, r) in d.results.iter().enumerate().filter(|(_, r)| r.is_db()) {
-        let ratio =
-            r.pg.as_ref()
-                .and_then(|p| p.buffer_ratio)
-                .or(r.sysbench.as_ref().and_then(|x| x.buffer_ratio))
-                .map_or("—".to_string(), |x| format!("{:.0}%", x * 100.0));
+        let ratio = r
+            .buffer_ratio()
+            .map_or("—".to_string(), |x| format!("{:.0}%", x * 100.0));
         let _ = writeln!(
             s,
             "<tr><td class=\"num\">{}</td><td class=\"wl\">{}</td><td class=\"num\">{ratio}</td><td class=\"num\">{} TPS</td>\

@@ -56,9 +56,9 @@ pub struct Edge {
     /// The server's commits and rollbacks.
     pub commits: f64,
     pub db_bytes: u64,
-    /// The driver's own CPU seconds, and the server's.
+    /// The driver's own CPU seconds, and the server's (user, system).
     pub driver_cpu: f64,
-    pub server_cpu: f64,
+    pub server_cpu: (f64, f64),
 }
 
 /// What the terminals did.
@@ -77,8 +77,8 @@ pub struct Driven {
     pub end: Edge,
 }
 
-/// The database's size in bytes and the server's CPU seconds, read at an edge.
-pub type Probe<'a> = &'a (dyn Fn() -> (u64, f64) + Sync);
+/// The database's size in bytes and the server's CPU seconds (user, system), read at an edge.
+pub type Probe<'a> = &'a (dyn Fn() -> (u64, (f64, f64)) + Sync);
 
 /// Reads one edge of the window, the moment after the terminals were told: the schema's next
 /// order ids first, the server's commit counter (`commits`: its query) next, then what takes
