@@ -39,21 +39,20 @@ pub mod timeline;
 pub mod tpcc;
 
 use crate::error::{self, usage};
-use crate::measure::{self, LatNs};
+use crate::measure;
 use crate::model::{
-    CpuDoc, DeviceDoc, EngineDoc, FineDoc, PgDoc, RepeatDoc, ResultDoc, RunDoc, Sample, TargetDoc,
-    WorkloadDoc, SCHEMA,
+    CpuDoc, DeviceDoc, FineDoc, PgDoc, RepeatDoc, ResultDoc, RunDoc, Sample, SCHEMA,
 };
-use crate::store::{Recorder, Store};
+use crate::store::Recorder;
 use crate::units;
-use crate::workload::Rw;
 use anyhow::{Context, Result};
-use cluster::{Cluster, Owner, PgBin};
+use backend::Backend;
+use cluster::Cluster;
 use pgbench::Script;
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Stdio;
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
 
 /// Bytes of database per pgbench scale unit: 100,000 accounts with their index, and the
 /// tellers, branches and history that go with them (measured on PostgreSQL 15: scale 1 gives
@@ -68,31 +67,17 @@ pub fn is_root() -> bool {
     std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0)
 }
 
-/// Everything `db pgbench` will do, checked before anything is created.
+/// Everything `db pgbench` will do, checked before anything is created: the server's part as
+/// every load has it, and pgbench's own.
 #[derive(Debug)]
 pub struct DbPlan {
-    pub target: PathBuf,
-    pub bin: PgBin,
-    pub owner: Owner,
+    pub server: oltp::ServerPlan,
     pub scale: u32,
     pub clients: u32,
     pub jobs: u32,
-    pub time: Duration,
     pub script: Script,
-    /// --pg-setting pairs, in order.
-    pub settings: Vec<(String, String)>,
-    pub wal_dir: Option<PathBuf>,
-    /// shared_buffers as fractions of the data, one run each; empty: one run as configured.
-    pub ratios: Vec<f64>,
-    pub memory_limit: Option<u64>,
     pub repeat: u32,
-    /// Length of each storage cell; `None` with --no-storage.
-    pub storage: Option<Duration>,
-    pub keep: bool,
     pub interval: Duration,
-    pub ram: u64,
-    pub output: crate::plan::Output,
-    pub file: Option<(PathBuf, crate::plan::Format)>,
 }
 
 /// One measured pgbench run.
@@ -108,98 +93,82 @@ struct Measured {
     server_cpu: Option<(f64, f64)>,
 }
 
-/// Runs the plan: cluster, load, one pgbench measurement per ratio (with repeats), the storage
-/// cells, the findings; stored as it goes. The caller presents the document, then ends as
-/// [`Outcome::result`] says.
-pub fn run(p: &DbPlan) -> Result<Outcome> {
-    // Opened before the cluster: a results database that cannot be written is told at once.
-    let store = match p.output.no_store {
-        true => None,
-        false => Some(Store::open(p.output.db.as_deref())?),
-    };
-    say!(
-        "PostgreSQL {} from {}; the server runs as user {}",
-        p.bin.version,
-        p.bin.dir.display(),
-        p.owner.name
-    );
-    let started = SystemTime::now();
-    let cluster = Cluster::create(
-        &p.bin,
-        &cluster::Site {
-            owner: &p.owner,
-            target: &p.target,
-            log_dir: p.wal_dir.as_deref(),
-            memory_limit: p.memory_limit,
-            keep: p.keep,
-        },
-    )?;
-    say!("cluster in {}", cluster.work.display());
-    cluster.configure(&p.settings)?;
-    cluster.start(&p.settings)?;
-    let (version, version_num) = server::version(&cluster)?;
-    say!("loading: pgbench -i at scale {}", p.scale);
-    let load = Instant::now();
-    run_tool(
-        cluster
-            .client("pgbench")
-            .args(["-i", "-q", "-s", &p.scale.to_string(), "postgres"]),
-        &cluster,
-        "pgbench -i",
-    )?;
-    let data_bytes = server::database_bytes(&cluster)?;
-    say!(
-        "loaded {} in {}",
-        units::iec(data_bytes),
-        units::duration(load.elapsed())
-    );
-    let shared = |r: f64| backend::shared_buffers(data_bytes, r);
-    let shares: Vec<(f64, u64)> = p.ratios.iter().map(|&r| (r, shared(r))).collect();
-    common::check_room(p.memory_limit, "shared_buffers", &shares)?;
-    let page_cache = common::page_cache(p.memory_limit, p.ram, data_bytes, "PostgreSQL");
+impl DbPlan {
+    /// The cluster pgbench drives: `db pgbench` runs on PostgreSQL only.
+    fn cluster<'a>(&self, s: &'a dyn Backend) -> Result<&'a Cluster> {
+        s.cluster()
+            .ok_or_else(|| anyhow::anyhow!("bug: db pgbench on a server that is not PostgreSQL"))
+    }
+}
 
-    let system = iogauge_sysinfo::capture(Some(&cluster.data));
-    let device_names = common::device_names(&system);
-    let timeline_devices = common::timeline_devices(&system, cluster.wal.as_deref());
-    let mut params: BTreeMap<String, String> = BTreeMap::new();
-    params.insert("pg.scale".into(), p.scale.to_string());
-    params.insert("pg.clients".into(), p.clients.to_string());
-    params.insert("pg.script".into(), p.script.name().into());
-    let header = header(&p.output, "db-pgbench", started, system, params);
-    let mut rec = Recorder::start(store, &header)?;
-    crate::interrupt::measuring();
-    let mut results = Vec::new();
-    let mut notes = vec![page_cache.0.clone()];
-    let failure = common::sweep(&p.ratios, &mut rec, &mut results, |i, n, ratio| {
-        let mut settings = p.settings.clone();
-        if let Some(r) = ratio {
-            settings.push(("shared_buffers".into(), format!("{}kB", shared(r) / 1024)));
-        }
-        cluster.stop()?;
-        cluster.configure(&settings)?;
-        cluster.start(&p.settings)?;
-        let extra: Vec<String> = p.settings.iter().map(|(k, _)| k.clone()).collect();
-        let recorded = server::settings(&cluster, &extra)?;
+impl oltp::Load for DbPlan {
+    fn command(&self) -> &'static str {
+        "db-pgbench"
+    }
+    fn loading(&self) -> String {
+        format!("pgbench -i at scale {}", self.scale)
+    }
+    fn database(&self) -> &'static str {
+        "postgres"
+    }
+    fn prepare(&self, s: &dyn Backend) -> Result<Vec<String>> {
+        let cluster = self.cluster(s)?;
+        run_tool(
+            cluster
+                .client("pgbench")
+                .args(["-i", "-q", "-s", &self.scale.to_string(), "postgres"]),
+            cluster,
+            "pgbench -i",
+        )?;
+        Ok([
+            "pgbench_accounts",
+            "pgbench_branches",
+            "pgbench_tellers",
+            "pgbench_history",
+        ]
+        .map(String::from)
+        .to_vec())
+    }
+    fn data_bytes(&self, s: &dyn Backend) -> Result<u64> {
+        // The whole database, catalogs too: what --data and BYTES_PER_SCALE count.
+        server::database_bytes(self.cluster(s)?)
+    }
+    fn params(&self) -> BTreeMap<String, String> {
+        BTreeMap::from([
+            ("pg.scale".into(), self.scale.to_string()),
+            ("pg.clients".into(), self.clients.to_string()),
+            ("pg.script".into(), self.script.name().into()),
+        ])
+    }
+    fn describe(&self) -> String {
+        format!(
+            "pgbench {} · {} clients{}",
+            self.script.name(),
+            self.clients,
+            match self.repeat {
+                1 => String::new(),
+                n => format!(" · {n} repeats"),
+            }
+        )
+    }
+    fn measure(&self, s: &dyn Backend, at: &oltp::At) -> Result<Option<ResultDoc>> {
+        let cluster = self.cluster(s)?;
+        let (version, version_num) = server::version(cluster)?;
         let mut runs = Vec::new();
-        for k in 0..p.repeat {
+        for k in 0..self.repeat {
             if crate::interrupt::requested().is_some() {
                 break;
             }
-            say!(
-                "[{}/{}] pgbench {} · {} clients · shared_buffers {}{}{}",
-                i + 1,
-                n,
-                p.script.name(),
-                p.clients,
-                recorded.get("shared_buffers").map_or("?", String::as_str),
-                ratio.map_or(String::new(), |r| format!(" ({} of the data)", pct(r))),
-                match p.repeat {
-                    1 => String::new(),
-                    n => format!(" · repeat {}/{n}", k + 1),
-                }
-            );
-            let devices = (device_names.as_slice(), timeline_devices.as_slice());
-            match measure_once(p, &cluster, version_num, devices, &format!("{i}-{k}"))? {
+            if self.repeat > 1 {
+                say!("repeat {}/{}", k + 1, self.repeat);
+            }
+            match measure_once(
+                self,
+                cluster,
+                version_num,
+                at.devices,
+                &format!("{}-{k}", at.tag),
+            )? {
                 Some(m) => runs.push(m),
                 None => break,
             }
@@ -208,55 +177,39 @@ pub fn run(p: &DbPlan) -> Result<Outcome> {
             return Ok(None);
         }
         let pg = PgDoc {
-            version: version.clone(),
-            script: p.script.name().into(),
-            scale: p.scale,
-            clients: p.clients,
-            jobs: p.jobs,
-            data_bytes,
-            buffer_ratio: ratio,
-            settings: recorded,
+            version,
+            script: self.script.name().into(),
+            scale: self.scale,
+            clients: self.clients,
+            jobs: self.jobs,
+            data_bytes: at.data_bytes,
+            buffer_ratio: at.ratio,
+            settings: at.settings.clone(),
             pgbench_tps: 0.0,
             failed_transactions: 0,
             checkpoints: None,
             server_io: BTreeMap::new(),
-            page_cache: page_cache.0.clone(),
-            memory_limit_bytes: p.memory_limit,
+            page_cache: at.page_cache.clone().unwrap_or_default(),
+            memory_limit_bytes: at.plan.memory_limit,
             wal_dir: cluster.wal.as_ref().map(|w| w.display().to_string()),
-            user: p.owner.name.clone(),
+            user: at.plan.owner.name.clone(),
         };
-        Ok(Some(result_doc(p, &cluster, runs, pg, ratio)))
-    })?;
-    let kept = cluster.kept().then(|| cluster.work.clone());
-    let cgroup = cluster.cgroup().map(Path::to_path_buf);
-    drop(cluster); // stopped and removed before the storage cells need the space
-    notes.extend(common::server_notes(
-        kept.as_deref(),
-        cgroup.as_deref(),
-        p.memory_limit,
-    ));
-    if p.ram > 0 && p.memory_limit.is_none() {
-        notes.push(format!(
-            "the database ({}) against RAM ({}): PostgreSQL reads through the page cache, the storage cells with O_DIRECT",
-            units::iec(data_bytes),
-            units::iec(p.ram)
-        ));
+        Ok(Some(result_doc(self, s, runs, pg, at)))
     }
-    common::Ending {
-        header,
-        rec,
-        results,
-        notes,
-        failure,
-        cache: Some(page_cache.1),
-        cells: backend::postgres_cells(p.clients),
-        target: &p.target,
-        ram: p.ram,
-        output: &p.output,
-        data_bytes,
-        storage: p.storage,
+    fn threads(&self) -> u32 {
+        self.clients
     }
-    .finish()
+    fn notes(&self, data_bytes: u64, _server: &str) -> Vec<String> {
+        let p = &self.server;
+        match p.ram > 0 && p.memory_limit.is_none() {
+            true => vec![format!(
+                "the database ({}) against RAM ({}): PostgreSQL reads through the page cache, the storage cells with O_DIRECT",
+                units::iec(data_bytes),
+                units::iec(p.ram)
+            )],
+            false => Vec::new(),
+        }
+    }
 }
 
 pub fn pct(r: f64) -> String {
@@ -363,7 +316,7 @@ fn measure_once(
         .iter()
         .map(|f| work.open_servers(f, &cl.owner))
         .collect::<Result<Vec<_>>>()
-        .and_then(|mut files| pgbench::read_logs(&mut files, p.time, p.interval));
+        .and_then(|mut files| pgbench::read_logs(&mut files, p.server.time, p.interval));
     remove();
     let summary = summary?;
     let timeline = timeline?;
@@ -419,7 +372,7 @@ fn run_pgbench(
         .arg("-j")
         .arg(p.jobs.to_string())
         .arg("-T")
-        .arg(p.time.as_secs().max(1).to_string())
+        .arg(p.server.time.as_secs().max(1).to_string())
         .arg("-l")
         .arg(format!("--log-prefix={}", prefix.display()))
         .arg("postgres")
@@ -444,10 +397,10 @@ fn server_cpu(runs: &[Measured]) -> CpuDoc {
 /// counters added; each repeat kept for the statistics.
 fn result_doc(
     p: &DbPlan,
-    cl: &Cluster,
+    s: &dyn Backend,
     runs: Vec<Measured>,
     mut pg: PgDoc,
-    ratio: Option<f64>,
+    at: &oltp::At,
 ) -> ResultDoc {
     let mut hist = measure::run_hist();
     let mut timeseries: Vec<Sample> = Vec::new();
@@ -498,101 +451,43 @@ fn result_doc(
             Some(t) => timeline::append(t, m.seconds.clone()),
         }
     }
-    let tps = txns as f64 / runtime_s.max(1e-9);
-    pg.pgbench_tps = tps;
+    pg.pgbench_tps = txns as f64 / runtime_s.max(1e-9);
     pg.failed_transactions = failed;
     pg.checkpoints = server::checkpoints(&server_io);
     pg.server_io = server_io;
-    let name = match ratio {
-        Some(r) => format!(
-            "pgbench {} · scale {} · {} clients · shared_buffers {} of data",
-            p.script.name(),
-            p.scale,
-            p.clients,
-            pct(r)
-        ),
-        None => format!(
-            "pgbench {} · scale {} · {} clients",
-            p.script.name(),
-            p.scale,
-            p.clients
-        ),
-    };
+    let mut name = format!(
+        "pgbench {} · scale {} · {} clients",
+        p.script.name(),
+        p.scale,
+        p.clients
+    );
+    if let Some(r) = at.ratio {
+        name += &format!(" · shared_buffers {} of data", pct(r));
+    }
     let windows: Vec<&[iogauge_sysinfo::diskstats::DeviceWindow]> =
         runs.iter().map(|m| m.devices.as_slice()).collect();
-    let devices = devices_of(&windows);
-    let mut doc = ResultDoc {
-        name: Some(name),
-        workload: WorkloadDoc {
-            rw: match p.script {
-                Script::SelectOnly => Rw::Randread,
-                _ => Rw::Randrw,
-            },
-            bs: 8192,
-            bs_mix: None,
-            seq_run: None,
-            seq_skip: None,
-            offset_increment: None,
-            threads: p.clients,
-            iodepth: 1,
-            engine: "pgbench".into(),
-            direct: false,
-            mix_read_pct: if p.script.writes() { 50 } else { 100 },
-            sync: None,
-            sync_every: None,
-            odsync: false,
-            seed: 0,
-            time_s: Some(p.time.as_secs_f64()),
-            data_bytes: None,
-            ramp_s: 0.0,
-            interval_s: p.interval.as_secs_f64(),
-            rate_iops: None,
-            distribution: "uniform".into(),
-        },
-        target: TargetDoc {
-            path: cl.data.display().to_string(),
-            absolute_path: Some(cl.data.display().to_string()),
-            device: devices.first().map(|d| d.name.clone()),
-            kind: "directory".into(),
-            created: true,
-            offset_bytes: 0,
-            range_bytes: pg.data_bytes,
-            logical_block_size: iogauge_sysinfo::logical_block_size_for(&cl.data).unwrap_or(512),
-            files: 1,
-        },
-        iops: tps,
-        bw_bytes: 0.0,
-        ios: txns,
-        bytes: 0,
+    let cpu = server_cpu(&runs);
+    let mut doc = common::transactions_result(common::Transactions {
+        name,
+        server: s,
+        settings: &at.settings,
+        data_bytes: pg.data_bytes,
+        clients: p.clients,
+        time: p.server.time,
+        transactions: txns,
         runtime_s,
-        lat_ns: LatNs::of(&hist),
-        lat_hist: measure::buckets(&hist),
-        read: None,
-        write: None,
-        sync: None,
-        service_lat_ns: None,
-        cpu: server_cpu(&runs),
+        hist: &hist,
         timeseries,
-        interval_hists: Vec::new(),
-        fine,
-        engine: EngineDoc {
-            name: "pgbench".into(),
-            ..EngineDoc::default()
-        },
-        interrupted: false,
-        error: None,
-        io_path: "postgresql (buffered)".into(),
-        findings: Vec::new(),
-        repeats: Vec::new(),
-        devices,
-        others: None,
-        stats: BTreeMap::new(),
-        pg: Some(pg),
-        sysbench: None,
-        tpcc: None,
-        verify: None,
-        timeline: seconds.map(Box::new),
-    };
+        cpu: Some((cpu.user_s, cpu.sys_s)),
+        devices: devices_of(&windows),
+        timeline: seconds.unwrap_or_default(),
+        engine: "pgbench",
+        mix_read_pct: if p.script.writes() { 50 } else { 100 },
+    });
+    doc.workload.interval_s = p.interval.as_secs_f64();
+    // pgbench's log times every transaction: finer bins than the other loads' seconds.
+    doc.fine = fine;
+    doc.pg = Some(pg);
     if repeats.len() > 1 {
         doc.stats = crate::repeats::stats_for(&repeats);
         doc.repeats = repeats;

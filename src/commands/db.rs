@@ -9,11 +9,11 @@ use anyhow::Result;
 
 pub fn pgbench(args: &PgbenchArgs) -> Result<()> {
     let p = db::plan(args)?;
-    if p.output.dry_run {
+    if p.server.output.dry_run {
         return Ok(crate::ui::out(&text::plan(&p))?);
     }
-    let ran = db::run(&p)?;
-    crate::present::write_out(&ran.doc, p.file.as_ref(), &p.output, &|| {
+    let ran = oltp::run(&p.server, &p)?;
+    crate::present::write_out(&ran.doc, p.server.file.as_ref(), &p.server.output, &|| {
         text::run(&p, &ran.doc)
     })?;
     ran.result()

@@ -70,6 +70,11 @@ pub trait Backend: Sync {
     fn direct(&self, settings: &BTreeMap<String, String>) -> bool;
     /// Its page, the size of a storage cell's reads.
     fn page(&self) -> u64;
+    /// The PostgreSQL cluster, for a load that drives it with PostgreSQL's own tools
+    /// (pgbench); `None` for another server.
+    fn cluster(&self) -> Option<&Cluster> {
+        None
+    }
 }
 
 /// Where a client connects to a throwaway server: its private Unix socket, as the user of
@@ -325,10 +330,10 @@ pub struct Postgres {
 }
 
 impl Postgres {
-    /// A new cluster (initdb), not started; a refused setting is named as `--db-setting`.
-    pub fn create(bin: &PgBin, site: &cluster::Site) -> Result<Postgres> {
+    /// A new cluster (initdb), not started; a refused setting is named as `flag` gave it.
+    pub fn create(bin: &PgBin, site: &cluster::Site, flag: &'static str) -> Result<Postgres> {
         let mut cl = Cluster::create(bin, site)?;
-        cl.setting_flag = "--db-setting";
+        cl.setting_flag = flag;
         Ok(Postgres {
             cl,
             version_num: 0,
@@ -453,5 +458,8 @@ impl Backend for Postgres {
     }
     fn page(&self) -> u64 {
         8192
+    }
+    fn cluster(&self) -> Option<&Cluster> {
+        Some(&self.cl)
     }
 }

@@ -700,7 +700,8 @@ pub struct Transactions<'a> {
     /// Transactions per second, second by second.
     pub timeseries: Vec<crate::model::Sample>,
     pub cpu: Option<(f64, f64)>,
-    pub devices: &'a [iogauge_sysinfo::diskstats::DeviceWindow],
+    /// What each device of the data directory's stack did.
+    pub devices: Vec<crate::model::DeviceDoc>,
     pub timeline: crate::model::TimelineDoc,
     /// The load's name as its engine, e.g. "sysbench", "tpcc".
     pub engine: &'a str,
@@ -715,7 +716,7 @@ pub fn transactions_result(t: Transactions) -> ResultDoc {
     use crate::measure::{self, LatNs};
     use crate::model::{CpuDoc, EngineDoc, FineDoc, TargetDoc, WorkloadDoc};
     let s = t.server;
-    let devices = super::devices_of(&[t.devices]);
+    let devices = t.devices;
     let (user, sys) = t.cpu.unwrap_or((0.0, 0.0));
     ResultDoc {
         name: Some(t.name),

@@ -92,6 +92,8 @@ impl Bin {
 #[derive(Debug)]
 pub struct ServerPlan {
     pub target: PathBuf,
+    /// The option that gave the settings, named when the server refuses one.
+    pub setting_flag: &'static str,
     pub bin: Bin,
     pub owner: cluster::Owner,
     pub time: Duration,
@@ -142,8 +144,12 @@ pub trait Load: Sync {
     fn measure(&self, s: &dyn Backend, at: &At) -> Result<Option<ResultDoc>>;
     /// Connections, for the storage cells' concurrency.
     fn threads(&self) -> u32;
-    /// What the data is, for the notes.
-    fn data_note(&self, data_bytes: u64, server: &str) -> String;
+    /// The loaded data's size, which the buffer shares are of.
+    fn data_bytes(&self, s: &dyn Backend) -> Result<u64> {
+        s.data_bytes(self.database())
+    }
+    /// The load's own notes on the data.
+    fn notes(&self, data_bytes: u64, server: &str) -> Vec<String>;
     /// A measurement that ran but failed a check of the load's own (stored all the same).
     fn failed(&self, _r: &ResultDoc) -> Option<anyhow::Error> {
         None
@@ -162,6 +168,8 @@ pub struct At<'a> {
     pub settings: BTreeMap<String, String>,
     pub version: &'a str,
     pub data_bytes: u64,
+    /// How the page cache was kept out, when the server reads through it.
+    pub page_cache: Option<String>,
 }
 
 /// One measured sysbench run.
@@ -247,13 +255,13 @@ impl Load for SysbenchPlan {
     fn threads(&self) -> u32 {
         self.threads
     }
-    fn data_note(&self, data_bytes: u64, server: &str) -> String {
-        format!(
+    fn notes(&self, data_bytes: u64, server: &str) -> Vec<String> {
+        vec![format!(
             "the tables: {} (data and indexes, as {server} counts them) in {} tables of {} rows",
             units::iec(data_bytes),
             self.tables,
             self.table_size
-        )
+        )]
     }
 }
 
@@ -348,7 +356,7 @@ fn create(p: &ServerPlan) -> Result<Box<dyn Backend>> {
     };
     Ok(match &p.bin {
         Bin::Mariadb(bin) => Box::new(backend::Mariadb(Server::create(bin, &site)?)),
-        Bin::Postgres(bin) => Box::new(backend::Postgres::create(bin, &site)?),
+        Bin::Postgres(bin) => Box::new(backend::Postgres::create(bin, &site, p.setting_flag)?),
     })
 }
 
@@ -375,7 +383,7 @@ pub fn run(p: &ServerPlan, load: &dyn Load) -> Result<super::Outcome> {
     let loading = Instant::now();
     let tables = load.prepare(server.as_ref())?;
     server.settle(load.database(), &tables)?;
-    let data_bytes = server.data_bytes(load.database())?;
+    let data_bytes = load.data_bytes(server.as_ref())?;
     say!(
         "loaded {} in {}",
         units::iec(data_bytes),
@@ -433,6 +441,7 @@ pub fn run(p: &ServerPlan, load: &dyn Load) -> Result<super::Outcome> {
             settings: recorded,
             version: &version,
             data_bytes,
+            page_cache: page_cache.as_ref().map(|c| c.0.clone()),
         };
         load.measure(server.as_ref(), &at)
     })?;
@@ -448,7 +457,7 @@ pub fn run(p: &ServerPlan, load: &dyn Load) -> Result<super::Outcome> {
     if let Some((note, _)) = &page_cache {
         notes.push(note.clone());
     }
-    notes.push(load.data_note(data_bytes, name));
+    notes.extend(load.notes(data_bytes, name));
     common::Ending {
         header,
         rec,
@@ -514,7 +523,7 @@ fn result_doc(p: &SysbenchPlan, s: &dyn Backend, m: Measured, mut sb: SysbenchDo
         hist: &r.hist,
         timeseries: r.timeseries(),
         cpu: m.cpu,
-        devices: &m.devices,
+        devices: super::devices_of(&[m.devices.as_slice()]),
         timeline: m.seconds,
         engine: "sysbench",
         mix_read_pct: match p.script {

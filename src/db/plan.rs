@@ -103,25 +103,28 @@ pub fn plan(a: &PgbenchArgs) -> Result<DbPlan> {
         ));
     }
     Ok(DbPlan {
-        target: a.target.clone(),
-        bin,
-        owner,
+        server: ServerPlan {
+            target: a.target.clone(),
+            setting_flag: "--pg-setting",
+            bin: Bin::Postgres(bin),
+            owner,
+            time: a.time,
+            settings,
+            ratios,
+            log_dir: a.wal_dir.clone(),
+            memory_limit: a.memory_limit,
+            storage: (!a.no_storage).then_some(a.storage_time),
+            keep: a.keep,
+            ram: iogauge_engine::sys::total_memory(),
+            file: crate::plan::output_file(&a.output)?,
+            output: crate::plan::Output::of(&a.output),
+        },
         scale,
         clients: a.clients,
         jobs,
-        time: a.time,
         script: a.script.into(),
-        settings,
-        wal_dir: a.wal_dir.clone(),
-        ratios,
-        memory_limit: a.memory_limit,
         repeat: a.repeat,
-        storage: (!a.no_storage).then_some(a.storage_time),
-        keep: a.keep,
         interval: a.interval,
-        ram: iogauge_engine::sys::total_memory(),
-        file: crate::plan::output_file(&a.output)?,
-        output: crate::plan::Output::of(&a.output),
     })
 }
 
@@ -335,6 +338,7 @@ fn server_plan(
     }
     Ok(ServerPlan {
         target: target.to_path_buf(),
+        setting_flag: "--db-setting",
         bin,
         owner,
         time: a.time,

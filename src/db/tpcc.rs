@@ -290,7 +290,7 @@ impl Load for TpccPlan {
             hist: &all,
             timeseries: series,
             cpu: Some(server_cpu),
-            devices: &w.windows,
+            devices: super::devices_of(&[w.windows.as_slice()]),
             timeline,
             engine: "tpcc",
             // Order-Status and Stock-Level read only: 8% of the mix.
@@ -302,13 +302,13 @@ impl Load for TpccPlan {
     fn threads(&self) -> u32 {
         self.terminals
     }
-    fn data_note(&self, data_bytes: u64, server: &str) -> String {
-        format!(
+    fn notes(&self, data_bytes: u64, server: &str) -> Vec<String> {
+        vec![format!(
             "the TPC-C-derived database: {} (data and indexes, as {server} counts them) for {} warehouse{}",
             units::iec(data_bytes),
             self.warehouses,
             units::plural(self.warehouses as usize)
-        )
+        )]
     }
     fn failed(&self, r: &ResultDoc) -> Option<anyhow::Error> {
         failure(&r.tpcc.as_ref()?.checks)

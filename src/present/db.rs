@@ -10,23 +10,9 @@ use crate::units;
 use std::fmt::Write;
 use std::time::Duration;
 
-/// The plan of a `--dry-run`.
+/// The plan of a `db pgbench --dry-run`.
 pub fn plan(p: &DbPlan) -> String {
-    let mut s = format!(
-        "plan: db pgbench — PostgreSQL {} ({}), server run as user {}\n",
-        p.bin.version,
-        p.bin.dir.display(),
-        p.owner.name
-    );
-    let _ = writeln!(
-        s,
-        "  cluster: a directory of its own in {}, removed afterwards{}",
-        p.target.display(),
-        if p.keep { " (kept: --keep)" } else { "" }
-    );
-    if let Some(w) = &p.wal_dir {
-        let _ = writeln!(s, "  WAL: a directory of its own in {}", w.display());
-    }
+    let mut s = server_head("pgbench", &p.server);
     let _ = writeln!(
         s,
         "  pgbench {} · scale {} (about {}) · {} clients, {} jobs · {} per run{}",
@@ -35,31 +21,13 @@ pub fn plan(p: &DbPlan) -> String {
         units::iec(u64::from(p.scale) * crate::db::BYTES_PER_SCALE + crate::db::EMPTY_DB_BYTES),
         p.clients,
         p.jobs,
-        units::duration(p.time),
+        units::duration(p.server.time),
         match p.repeat {
             1 => String::new(),
             n => format!(" × {n} repeats"),
         }
     );
-    if !p.ratios.is_empty() {
-        let r: Vec<String> = p.ratios.iter().map(|&r| crate::db::pct(r)).collect();
-        let _ = writeln!(
-            s,
-            "  shared_buffers: {} of the data, one run each",
-            r.join(", ")
-        );
-    }
-    if let Some(l) = p.memory_limit {
-        let _ = writeln!(s, "  memory cgroup: {}", units::iec(l));
-    }
-    if let Some(t) = p.storage {
-        let _ = writeln!(
-            s,
-            "  storage cells: WAL 8 KiB writes + fdatasync, 8 KiB random reads × {} threads, {} each",
-            p.clients,
-            units::duration(t)
-        );
-    }
+    server_tail(&p.server, p.clients, &mut s);
     s
 }
 
@@ -69,23 +37,12 @@ pub fn run(p: &DbPlan, doc: &RunDoc) -> String {
     let storage: Vec<&ResultDoc> = doc.results.iter().filter(|r| r.pg.is_none()).collect();
     if let Some(first) = pg.first().and_then(|r| r.pg.as_ref()) {
         let short = first.version.split(" on ").next().unwrap_or(&first.version);
-        let where_ = doc
-            .system
-            .target
-            .as_ref()
-            .map(|t| {
-                let fs = t.filesystem.as_deref().unwrap_or("?");
-                match t.devices.first() {
-                    Some(d) => format!("{fs} on {}", d.name),
-                    None => fs.to_string(),
-                }
-            })
-            .unwrap_or_default();
         let _ = writeln!(
             s,
-            "pgbench {} on {} ({where_}) · {short} · server run as user {}",
+            "pgbench {} on {} ({}) · {short} · server run as user {}",
             first.script,
-            p.target.display(),
+            p.server.target.display(),
+            where_(doc),
             first.user
         );
         let _ = writeln!(
@@ -95,7 +52,7 @@ pub fn run(p: &DbPlan, doc: &RunDoc) -> String {
             units::iec(first.data_bytes),
             first.clients,
             first.jobs,
-            units::duration(p.time),
+            units::duration(p.server.time),
             match p.repeat {
                 1 => String::new(),
                 n => format!(" × {n} repeats"),
