@@ -62,7 +62,8 @@ pub enum Command {
     /// directory (`iogauge man --dir /usr/local/share/man/man1`).
     Man(ManArgs),
     /// Run a database with its data on the target: `db pgbench` runs PostgreSQL's pgbench,
-    /// `db sysbench` sysbench's OLTP on MariaDB (or PostgreSQL).
+    /// `db sysbench` sysbench's OLTP, `db tpcc` a TPC-C-derived load, on MariaDB (or
+    /// PostgreSQL).
     #[command(subcommand)]
     Db(DbCommand),
     /// Does fsync survive a power cut? diskchecker.pl's test: `listen` on a second machine,

@@ -29,6 +29,7 @@ mod common;
 pub mod mariadb;
 mod owner;
 mod plan;
+mod progress;
 
 pub use plan::{plan, sysbench_plan, tpcc_plan};
 pub mod oltp;
@@ -380,7 +381,8 @@ fn run_pgbench(
         .stderr(Stdio::from(err_file))
         .spawn()
         .context("starting pgbench")?;
-    common::wait_client(child)
+    // pgbench says its rate only at its end: the progress shows the time.
+    common::wait_client(child, p.server.time, &|| None)
 }
 
 /// The server's CPU over `runs` (its processes, from /proc: pgbench's own client is not in it),

@@ -49,7 +49,7 @@ fn the_man_page_documents_the_commands() {
 
 /// Issue 43, item 3: the top-level help names every database load, not only pgbench.
 #[test]
-fn the_help_names_both_database_loads() {
+fn the_help_names_every_database_load() {
     let dir = tempfile::tempdir().unwrap();
     for flag in ["--help", "-h"] {
         let out = iogauge(dir.path(), &[flag]);
@@ -59,7 +59,7 @@ fn the_help_names_both_database_loads() {
             .split_whitespace()
             .collect::<Vec<_>>()
             .join(" ");
-        for load in ["db pgbench", "db sysbench"] {
+        for load in ["db pgbench", "db sysbench", "db tpcc"] {
             assert!(text.contains(load), "iogauge {flag} lacks {load}:\n{text}");
         }
     }

@@ -542,9 +542,21 @@ pub fn check_private(server: &str, flag: &str, pid: u32, socket: &Path) -> Resul
     ))
 }
 
-/// Waits for a benchmark client to end; `None` when interrupted (it is killed then).
-pub fn wait_client(mut child: std::process::Child) -> Result<Option<std::process::ExitStatus>> {
+/// Waits for a benchmark client to end, a measurement of `time`, its progress shown with the
+/// last second's TPS when `tps` can say it; `None` when interrupted (it is killed then).
+pub fn wait_client(
+    mut child: std::process::Child,
+    time: Duration,
+    tps: &dyn Fn() -> Option<f64>,
+) -> Result<Option<std::process::ExitStatus>> {
+    let progress = super::progress::Progress::start(time);
+    let began = std::time::Instant::now();
+    let mut next = began;
     loop {
+        if std::time::Instant::now() >= next {
+            progress.at(began.elapsed(), tps());
+            next += Duration::from_secs(1);
+        }
         if let Some(s) = child.try_wait()? {
             return Ok(Some(s));
         }

@@ -323,6 +323,7 @@ fn run_sysbench(
     s: &dyn Backend,
     out_file: std::fs::File,
 ) -> Result<Option<std::process::ExitStatus>> {
+    let watch_file = out_file.try_clone()?;
     let child = s
         .sysbench(&p.sysbench, p.script.name())
         .arg(format!("--tables={}", p.tables))
@@ -341,7 +342,18 @@ fn run_sysbench(
         .process_group(0)
         .spawn()
         .context("starting sysbench")?;
-    common::wait_client(child)
+    // sysbench's last interval line, read at its offset in the file sysbench is writing (a
+    // positioned read: the file's own offset, which sysbench writes at, stays where it is).
+    let tps = || {
+        use std::os::unix::fs::FileExt;
+        let len = watch_file.metadata().ok()?.len();
+        let from = len.saturating_sub(4096);
+        let mut tail = vec![0u8; (len - from) as usize];
+        let n = watch_file.read_at(&mut tail, from).ok()?;
+        let text = String::from_utf8_lossy(&tail[..n]);
+        text.lines().rev().find_map(sysbench::interval_tps)
+    };
+    common::wait_client(child, p.server.time, &tps)
 }
 
 /// The server of the plan, created (its directories, cgroup and initdb or install-db), not

@@ -103,6 +103,11 @@ fn after(line: &str, key: &str) -> Option<f64> {
         .ok()
 }
 
+/// The transactions per second of one interval line, for the progress shown while it runs.
+pub fn interval_tps(line: &str) -> Option<f64> {
+    interval(line).map(|i| i.tps)
+}
+
 fn interval(line: &str) -> Option<Interval> {
     let rest = line.trim().strip_prefix('[')?;
     let (t, rest) = rest.split_once(']')?;

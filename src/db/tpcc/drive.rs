@@ -161,6 +161,7 @@ pub fn drive(ep: &Endpoint, shape: Shape, probe: Probe) -> Result<Driven> {
             .collect();
         let mut last = [0u64; 5];
         let mut tick = start + Duration::from_secs(1);
+        let progress = crate::db::progress::Progress::start(shape.time);
         let conduct = (|| -> Result<()> {
             loop {
                 // The conductor keeps time; it naps in short steps to see a Ctrl-C or a failure.
@@ -177,9 +178,11 @@ pub fn drive(ep: &Endpoint, shape: Shape, probe: Probe) -> Result<Driven> {
                 let now: [u64; 5] = std::array::from_fn(|k| shared.done[k].load(Ordering::Relaxed));
                 seconds.push(std::array::from_fn(|k| now[k] - last[k]));
                 last = now;
+                let tps = seconds.last().map_or(0, |s| s.iter().sum::<u64>()) as f64;
                 let elapsed = start.elapsed();
                 match shared.phase.load(Ordering::SeqCst) {
                     RAMP => {
+                        progress.ramp(elapsed, shape.max_ramp, tps);
                         settled = steady(&seconds);
                         if settled || elapsed >= shape.max_ramp {
                             // The phase first, the schema's count at once after: only a
@@ -191,7 +194,9 @@ pub fn drive(ep: &Endpoint, shape: Shape, probe: Probe) -> Result<Driven> {
                         }
                     }
                     _ => {
-                        if seconds.len() as f64 - ramp_s >= shape.time.as_secs_f64() {
+                        let done = seconds.len() as f64 - ramp_s;
+                        progress.at(Duration::from_secs_f64(done), Some(tps));
+                        if done >= shape.time.as_secs_f64() {
                             shared.phase.store(STOP, Ordering::SeqCst);
                             end = edge(&mut own, &commits, probe)?;
                             return Ok(());
