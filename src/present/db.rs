@@ -27,7 +27,7 @@ pub fn plan(p: &DbPlan) -> String {
             n => format!(" × {n} repeats"),
         }
     );
-    server_tail(&p.server, p.clients, &mut s);
+    server_tail(&p.server, p.clients, p.server.time * p.repeat, &mut s);
     s
 }
 
@@ -238,7 +238,7 @@ pub fn sysbench_plan(p: &SysbenchPlan) -> String {
         units::plural(p.threads as usize),
         units::duration(p.server.time)
     );
-    server_tail(&p.server, p.threads, &mut s);
+    server_tail(&p.server, p.threads, p.server.time, &mut s);
     s
 }
 
@@ -273,14 +273,7 @@ pub fn tpcc_plan(p: &crate::db::tpcc::TpccPlan) -> String {
             );
         }
     }
-    let runs = p.server.ratios.len().max(1) as u32;
-    let _ = writeln!(
-        s,
-        "  time: the load, then at most {} for {runs} run{}",
-        units::duration((p.max_ramp + p.server.time) * runs),
-        units::plural(runs as usize)
-    );
-    server_tail(&p.server, p.terminals, &mut s);
+    server_tail(&p.server, p.terminals, p.max_ramp + p.server.time, &mut s);
     s
 }
 
@@ -317,8 +310,9 @@ fn server_head(load: &str, p: &ServerPlan) -> String {
     s
 }
 
-/// A load's plan, its last lines: settings, buffer shares, memory cgroup, storage cells.
-fn server_tail(p: &ServerPlan, threads: u32, s: &mut String) {
+/// A load's plan, its last lines: settings, buffer shares, memory cgroup, storage cells, and
+/// the time it takes beyond the load (`per_run`: one run's longest, at each buffer share).
+fn server_tail(p: &ServerPlan, threads: u32, per_run: Duration, s: &mut String) {
     if !p.settings.is_empty() {
         let set: Vec<String> = p.settings.iter().map(|(k, v)| format!("{k}={v}")).collect();
         let _ = writeln!(s, "  server settings: {}", set.join(" "));
@@ -346,6 +340,20 @@ fn server_tail(p: &ServerPlan, threads: u32, s: &mut String) {
             units::duration(t)
         );
     }
+    let runs = p.ratios.len().max(1) as u32;
+    // A server restart before each run, and the two storage cells after.
+    let cells = p.storage.map_or(Duration::ZERO, |t| t * 2);
+    let _ = writeln!(
+        s,
+        "  time: the load, then at most {} ({runs} run{} of at most {} each{})",
+        units::duration(per_run * runs + cells),
+        units::plural(runs as usize),
+        units::duration(per_run),
+        match p.storage {
+            Some(_) => ", then the storage cells",
+            None => "",
+        }
+    );
 }
 
 /// A `db sysbench` run for people.
