@@ -139,7 +139,7 @@ pub fn parse_args(
 fn jobs_of(sections: Vec<ini::Section>, file: &str) -> Result<Vec<Job>, String> {
     let mut global: Vec<Opt> = Vec::new();
     let mut jobs = Vec::new();
-    let mut failed: Vec<String> = Vec::new();
+    let mut failed: Vec<(Loc, String)> = Vec::new();
     for s in sections {
         if s.is_global() {
             // A later [global] adds to the earlier ones for the jobs after it, as in fio.
@@ -152,8 +152,9 @@ fn jobs_of(sections: Vec<ini::Section>, file: &str) -> Result<Vec<Job>, String> 
         opts.extend(s.opts.iter().cloned());
         match job(&s.name, s.at.clone(), &opts) {
             Ok(j) => jobs.push(j),
-            // The next jobs are read too, so a file's blockers are all named at once.
-            Err(e) => failed.push(e),
+            // The next jobs are read too, so a file's blockers are all named at once, in the
+            // file's order (a [global] option each job refuses said once).
+            Err(Blocked(e)) => failed.extend(e),
         }
     }
     // wait_for names a job that must have ended first: one before it in the file, as iogauge
@@ -162,16 +163,18 @@ fn jobs_of(sections: Vec<ini::Section>, file: &str) -> Result<Vec<Job>, String> 
         if j.has("wait_for") {
             let name = j.typed("wait_for");
             if !jobs[..i].iter().any(|e| e.name == name) {
-                failed.push(format!(
-                    "{}: wait_for={name}: no job before this one is named {name}; iogauge runs a file's jobs in order, so put the job waited for first",
-                    j.at("wait_for")
+                failed.push((
+                    j.at("wait_for").clone(),
+                    format!(
+                        "{}: wait_for={name}: no job before this one is named {name}; iogauge runs a file's jobs in order, so put the job waited for first",
+                        j.at("wait_for")
+                    ),
                 ));
             }
         }
     }
     if !failed.is_empty() {
-        failed.dedup();
-        return Err(failed.join("; "));
+        return Err(in_file_order(failed));
     }
     if jobs.is_empty() {
         return Err(format!(
@@ -313,6 +316,31 @@ const FAMILIES: [(&str, &str); 16] = [
     ),
 ];
 
+/// What keeps a job from running: each blocker with where it was set.
+#[derive(Debug)]
+struct Blocked(Vec<(Loc, String)>);
+
+impl From<String> for Blocked {
+    /// One refusal, its place read back from the message, which begins with it
+    /// (`job.fio:7: …`).
+    fn from(e: String) -> Blocked {
+        let loc = e
+            .split_once(": ")
+            .and_then(|(at, _)| at.rsplit_once(':'))
+            .and_then(|(file, line)| {
+                Some(Loc {
+                    file: file.to_string(),
+                    line: line.parse().ok()?,
+                })
+            })
+            .unwrap_or(Loc {
+                file: String::new(),
+                line: 0,
+            });
+        Blocked(vec![(loc, e)])
+    }
+}
+
 /// Several blockers as one line, in the order of their lines in the file (an include's by its
 /// own name), the same one (a [global] option read for each job) said once.
 fn in_file_order(mut blockers: Vec<(Loc, String)>) -> String {
@@ -327,7 +355,7 @@ fn in_file_order(mut blockers: Vec<(Loc, String)>) -> String {
     }
 }
 
-fn job(name: &str, at: Loc, opts: &[Opt]) -> Result<Job, String> {
+fn job(name: &str, at: Loc, opts: &[Opt]) -> Result<Job, Blocked> {
     // The last setting of each option wins, [global]'s first, as fio reads them.
     let mut set: BTreeMap<String, (String, Loc)> = BTreeMap::new();
     for o in opts {
@@ -361,7 +389,7 @@ fn job(name: &str, at: Loc, opts: &[Opt]) -> Result<Job, String> {
         Some((v, l)) => match v.as_str() {
             "1024" => 1024,
             "1000" => 1000,
-            _ => return Err(format!("{l}: kb_base={v}: fio takes 1024 or 1000")),
+            _ => return Err(format!("{l}: kb_base={v}: fio takes 1024 or 1000").into()),
         },
     };
     let mut j = Job {
@@ -772,7 +800,7 @@ fn job(name: &str, at: Loc, opts: &[Opt]) -> Result<Job, String> {
         }
     }
     if !blockers.is_empty() {
-        return Err(in_file_order(blockers));
+        return Err(Blocked(blockers));
     }
     if set
         .get("do_verify")
@@ -792,11 +820,11 @@ fn job(name: &str, at: Loc, opts: &[Opt]) -> Result<Job, String> {
     if let Some(b) = buffered {
         let (_, l) = &set["buffered"];
         if set.contains_key("direct") && b == j.direct {
-            return Err(format!(
+            return Err(Blocked::from(format!(
                 "{l}: buffered={} contradicts direct={}; give one",
                 u8::from(b),
                 u8::from(j.direct)
-            ));
+            )));
         }
         j.direct = !b;
     }
@@ -814,9 +842,9 @@ fn job(name: &str, at: Loc, opts: &[Opt]) -> Result<Job, String> {
                 .filter(|n| *n >= 1)
                 .ok_or_else(|| bad("give the IOs per random offset, e.g. randread:8"))?;
         } else if suffix.starts_with('-') {
-            return Err(bad(
+            return Err(Blocked::from(bad(
                 "a negative skip (IO walking backwards) is not supported",
-            ));
+            )));
         } else {
             j.seq_skip = size(suffix, kb_base).map_err(|e| bad(&e))?;
         }
@@ -845,10 +873,10 @@ fn job(name: &str, at: Loc, opts: &[Opt]) -> Result<Job, String> {
             Some(_) => {}
             None if a == j.bs => {}
             None => {
-                return Err(format!(
+                return Err(Blocked::from(format!(
                     "{l}: blockalign={v} with one block size ({}): iogauge aligns each IO to its size; leave blockalign out or give a mix",
                     j.bs
-                ))
+                )))
             }
         }
     }
@@ -857,9 +885,9 @@ fn job(name: &str, at: Loc, opts: &[Opt]) -> Result<Job, String> {
     if let Some(n) = number_ios {
         let (v, l) = &set["number_ios"];
         if j.mix.is_some() {
-            return Err(format!(
+            return Err(Blocked::from(format!(
                 "{l}: number_ios={v} with a block-size mix: iogauge stops a job by bytes moved, and a mix's IO count for a byte count is not fixed; give io_size= instead"
-            ));
+            )));
         }
         let bytes = n.saturating_mul(j.bs);
         j.io_size = Some(j.io_size.map_or(bytes, |b| b.min(bytes)));
@@ -869,10 +897,10 @@ fn job(name: &str, at: Loc, opts: &[Opt]) -> Result<Job, String> {
         let mean = j.mix.as_ref().map_or(j.bs as f64, |m| m.mean(j.read_pct));
         if (bytes as f64) < mean {
             let (v, l) = &set["rate"];
-            return Err(format!(
+            return Err(Blocked::from(format!(
                 "{l}: rate={v}: less than one IO of {} bytes a second; give a larger rate",
                 mean.round()
-            ));
+            )));
         }
         j.rate_iops = Some(bytes as f64 / mean);
     }
@@ -882,47 +910,47 @@ fn job(name: &str, at: Loc, opts: &[Opt]) -> Result<Job, String> {
         } else {
             "fdatasync"
         };
-        return Err(format!(
+        return Err(Blocked::from(format!(
             "{}: {key} follows writes, and rw={} does none: use a writing pattern or remove it",
             set[key].1,
             j.rw.name()
-        ));
+        )));
     }
     if j.distribution != Distribution::Uniform && !j.rw.random() {
-        return Err(format!(
+        return Err(Blocked::from(format!(
             "{}: random_distribution shapes random offsets, and rw={} is sequential",
             set["random_distribution"].1,
             j.rw.name()
-        ));
+        )));
     }
     // offset_increment places each clone's region of `size` bytes; without a size fio's
     // regions would run to the file's end and overlap.
     if let Some(l) = set.get("offset_increment").map(|(_, l)| l) {
         if j.offset_increment.is_some() && j.size.is_none() && j.size_pct.is_none() {
-            return Err(format!(
+            return Err(Blocked::from(format!(
                 "{l}: offset_increment needs size= (each clone's region), e.g. size=1g"
-            ));
+            )));
         }
     }
     if j.nrfiles > 1 {
         let (n, l) = &set["nrfiles"];
         if let Some((f, _)) = set.get("filename") {
-            return Err(format!(
+            return Err(Blocked::from(format!(
                 "{l}: nrfiles={n} with filename={f}: iogauge creates and names the job's {n} files itself; give directory= for them instead of filename="
-            ));
+            )));
         }
         if let Some((o, ol)) = set.get("openfiles") {
             if count(o).is_ok_and(|o| o < j.nrfiles) {
-                return Err(format!(
+                return Err(Blocked::from(format!(
                     "{ol}: openfiles={o} is below nrfiles={n}: iogauge keeps all of a job's files open; remove openfiles or set it to {n}"
-                ));
+                )));
             }
         }
         if j.verify {
-            return Err(format!(
+            return Err(Blocked::from(format!(
                 "{}: verify with nrfiles={n} is not supported: iogauge's verify tracks the blocks of one file; give nrfiles=1 for a verifying job",
                 set["verify"].1
-            ));
+            )));
         }
         // filesize is each file's size (size the job's total).
         if let (Some((fs, fl)), false) = (set.get("filesize"), set.contains_key("size")) {

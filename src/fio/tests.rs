@@ -566,6 +566,28 @@ fn every_blocker_is_named_at_once_in_file_order() {
     assert!(!e.contains('\n'), "one line: {e}");
 }
 
+/// Across jobs too: every job's blockers in one line, in the file's order, a [global] option
+/// that each job refuses said once (numa.fio and flow.fio named theirs job by job, the global
+/// one again for each).
+#[test]
+fn the_blockers_of_every_job_are_one_list_in_file_order() {
+    let e = refusal(
+        "[global]\nflow_sleep=100\n[a]\nrw=read\nnuma_cpu_nodes=0\n[b]\nrw=write\nflow=2\nsize=1m\n",
+    );
+    let at = |l: &str| {
+        e.find(&format!("t.fio:{l}:"))
+            .unwrap_or_else(|| panic!("no line {l}: {e}"))
+    };
+    assert!(e.starts_with("t.fio:2: flow_sleep"), "{e}");
+    assert!(at("2") < at("5") && at("5") < at("8"), "{e}");
+    assert_eq!(
+        e.matches("flow_sleep").count(),
+        1,
+        "the global option once: {e}"
+    );
+    assert!(e.contains("; 2 more: "), "{e}");
+}
+
 /// fio's aliases read as the options they stand for; fio's zoned distribution is mapped.
 #[test]
 fn aliases_and_zones_are_read_as_fio_reads_them() {
