@@ -381,3 +381,47 @@ fn a_planted_inconsistency_fails_the_check_naming_its_clause() {
         "the kept server is stopped again"
     );
 }
+
+/// Killed outright in the middle of its measurement (no cleanup of iogauge's own runs), a
+/// TPC-C-derived run leaves its server running in the target; `iogauge clean` stops it and
+/// removes its directory, and nothing of it is left.
+#[test]
+fn clean_after_a_killed_tpcc_run_stops_its_server_and_removes_it() {
+    if !is_root() || !have_mariadb() {
+        skip("needs root (a loop device) and MariaDB (apt-get install mariadb-server)");
+        return;
+    }
+    let (fs, target) = ext4_target();
+    let mut running = Spawned::iogauge(
+        fs.dir.path(),
+        &[
+            "db",
+            "tpcc",
+            target.to_str().unwrap(),
+            "--time",
+            "5m",
+            "--no-storage",
+        ],
+    );
+    running.wait_for("] TPC-C-derived · 1 warehouse", WATCHDOG);
+    running.signal("KILL");
+    let out = running.finish(WATCHDOG);
+    assert_eq!(out.status.code(), None, "{}", stderr_of(&out));
+    let mariadbd = || {
+        let out = std::process::Command::new("pgrep")
+            .args(["-a", "-f", &target.display().to_string()])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter(|l| l.contains("mariadbd"))
+            .count()
+    };
+    assert_eq!(mariadbd(), 1, "the server outlives iogauge");
+    let out = iogauge(fs.dir.path(), &["clean"]);
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{said}{}", stderr_of(&out));
+    assert!(said.contains("stopped"), "{said}");
+    assert_eq!(mariadbd(), 0, "{said}");
+    assert_eq!(std::fs::read_dir(&target).unwrap().count(), 0, "{said}");
+}
