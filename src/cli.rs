@@ -915,16 +915,34 @@ pub struct TpccArgs {
     pub output: OutputArgs,
 }
 
-/// What every load on a throwaway server shares: which server, its settings and buffer shares,
-/// where its log goes, how long a measurement lasts, the storage cells, and --keep.
+/// `db sysbench` and `db tpcc`: which server, its settings and where its log goes; and what
+/// every database run shares.
 #[derive(Args, Debug, Clone)]
 pub struct ServerArgs {
     /// The database server the load drives.
     #[arg(long, value_enum, default_value_t = SysbenchServer::Mariadb)]
     pub server: SysbenchServer,
 
-    /// With --server postgres: where PostgreSQL's programs are [default: pg_ctl's installation
-    /// on PATH, else the newest /usr/lib/postgresql/*/bin]
+    /// A server setting: to mariadbd as --KEY=VALUE (e.g. innodb_flush_log_at_trx_commit=2),
+    /// to PostgreSQL as KEY = 'VALUE' (e.g. synchronous_commit=off) (repeatable).
+    #[arg(long, value_name = "KEY=VALUE")]
+    pub db_setting: Vec<String>,
+
+    /// With --server mariadb: put InnoDB's redo log in a directory of its own under DIR
+    /// (innodb_log_group_home_dir), e.g. another disk.
+    #[arg(long, value_name = "DIR")]
+    pub log_dir: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub run: DbRunArgs,
+}
+
+/// What every database run shares, whichever load and server: the measurement's length, the
+/// buffer shares, the memory limit, PostgreSQL's programs and WAL, the storage cells, --keep.
+#[derive(Args, Debug, Clone)]
+pub struct DbRunArgs {
+    /// Where PostgreSQL's programs are (db pgbench, --server postgres) [default: pg_ctl's
+    /// installation on PATH, else the newest /usr/lib/postgresql/*/bin]
     #[arg(long, value_name = "DIR")]
     pub pg_bin: Option<PathBuf>,
 
@@ -932,14 +950,9 @@ pub struct ServerArgs {
     #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = units::parse_duration)]
     pub time: Duration,
 
-    /// A server setting: to mariadbd as --KEY=VALUE (e.g. innodb_flush_log_at_trx_commit=2),
-    /// to PostgreSQL as KEY = 'VALUE' (e.g. synchronous_commit=off) (repeatable).
-    #[arg(long, value_name = "KEY=VALUE")]
-    pub db_setting: Vec<String>,
-
-    /// The buffer as shares of the data, one run each, e.g. 0.25,1 or 25%,100%:
-    /// innodb_buffer_pool_size, or shared_buffers with --server postgres (the buffer-pool
-    /// sweep of the "Solid State Disk Benchmarking" study).
+    /// The buffer as shares of the data, one run each after a restart, e.g. 0.25,1 or
+    /// 25%,14%,9%,4.5%: shared_buffers for PostgreSQL, innodb_buffer_pool_size for MariaDB (the
+    /// buffer-pool sweep of the "Solid State Disk Benchmarking" study).
     #[arg(long, value_name = "LIST")]
     pub buffer_ratio: Option<String>,
 
@@ -948,15 +961,10 @@ pub struct ServerArgs {
     #[arg(long, value_name = "SIZE", value_parser = units::parse_size)]
     pub memory_limit: Option<u64>,
 
-    /// With --server postgres: put the WAL in a directory of its own under DIR (initdb
-    /// --waldir), e.g. another disk.
+    /// With PostgreSQL: put the WAL in a directory of its own under DIR (initdb --waldir), e.g.
+    /// another disk.
     #[arg(long, value_name = "DIR")]
     pub wal_dir: Option<PathBuf>,
-
-    /// With --server mariadb: put InnoDB's redo log in a directory of its own under DIR
-    /// (innodb_log_group_home_dir), e.g. another disk.
-    #[arg(long, value_name = "DIR")]
-    pub log_dir: Option<PathBuf>,
 
     /// Length of each storage cell (the commit's writes + syncs, the page's random reads).
     #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = units::parse_duration)]
@@ -978,11 +986,6 @@ pub struct PgbenchArgs {
     #[arg(value_name = "TARGET_DIR")]
     pub target: PathBuf,
 
-    /// Where PostgreSQL's programs are [default: pg_ctl's installation on PATH, else the newest
-    /// /usr/lib/postgresql/*/bin]
-    #[arg(long, value_name = "DIR")]
-    pub pg_bin: Option<PathBuf>,
-
     /// pgbench's scale factor (100,000 accounts, about 15 MiB, each).
     #[arg(long, value_name = "N", conflicts_with = "data",
           value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
@@ -1001,10 +1004,6 @@ pub struct PgbenchArgs {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub jobs: Option<u32>,
 
-    /// Length of each measured pgbench run (pgbench -T).
-    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = units::parse_duration)]
-    pub time: Duration,
-
     /// pgbench's built-in transaction.
     #[arg(long, value_enum, default_value_t = PgbenchScript::TpcbLike)]
     pub script: PgbenchScript,
@@ -1013,39 +1012,16 @@ pub struct PgbenchArgs {
     #[arg(long, value_name = "KEY=VALUE")]
     pub pg_setting: Vec<String>,
 
-    /// Put the WAL in a directory of its own under DIR (initdb --waldir), e.g. another disk.
-    #[arg(long, value_name = "DIR")]
-    pub wal_dir: Option<PathBuf>,
-
-    /// shared_buffers as shares of the data, one run each, e.g. 25%,14%,9%,4.5% (the MySQL
-    /// SSD study's buffer-pool sweep).
-    #[arg(long, value_name = "LIST")]
-    pub buffer_ratio: Option<String>,
-
-    /// Run the server in a memory cgroup of this size (needs root), so the page cache cannot
-    /// hold the data, e.g. 512MiB.
-    #[arg(long, value_name = "SIZE", value_parser = units::parse_size)]
-    pub memory_limit: Option<u64>,
-
     /// Run each pgbench measurement N times (for compare's significance tests).
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
     pub repeat: u32,
 
-    /// Length of each storage cell (WAL writes + fdatasync, 8 KiB random reads).
-    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = units::parse_duration)]
-    pub storage_time: Duration,
-
-    /// Skip the storage cells.
-    #[arg(long)]
-    pub no_storage: bool,
-
-    /// Keep the cluster directory (the server is stopped all the same).
-    #[arg(long)]
-    pub keep: bool,
-
     /// Length of each sample of the TPS time series.
     #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = units::parse_duration)]
     pub interval: Duration,
+
+    #[command(flatten)]
+    pub run: DbRunArgs,
 
     #[command(flatten)]
     pub output: OutputArgs,

@@ -281,14 +281,14 @@ fn a_short_run_agrees_with_sysbench_is_stored_and_leaves_nothing() {
     let shown = iogauge(dir.path(), &["show", "last"]);
     let text = String::from_utf8_lossy(&shown.stdout);
     assert!(
-        text.contains(" TPS") && text.contains(" transactions · "),
+        text.contains(" TPS") && text.contains(" transactions in "),
         "{text}"
     );
     assert!(!text.contains("IOPS"), "{text}");
     let list = iogauge(dir.path(), &["list"]);
     assert!(list.status.success(), "{}", stderr_of(&list));
     assert!(
-        String::from_utf8_lossy(&list.stdout).contains("db-sysbench"),
+        String::from_utf8_lossy(&list.stdout).contains("db sysbench (1 measurement"),
         "{}",
         String::from_utf8_lossy(&list.stdout)
     );

@@ -11,8 +11,7 @@
 use super::cgroup::Cgroup;
 use super::owner::debug_plant;
 pub use super::owner::{
-    check_reachable, check_reachable_by, owner, owner_among, read_back, remove_dirs,
-    remove_own_dirs, Dir, Owner,
+    check_reachable_by, owner, owner_among, read_back, remove_dirs, remove_own_dirs, Dir, Owner,
 };
 use crate::error::usage;
 use anyhow::{anyhow, Context, Result};

@@ -60,18 +60,10 @@ pub fn owner_among(names: &[&str], server: &str) -> Result<Owner> {
     ))
 }
 
-/// As root, PostgreSQL runs as another user, who must be able to reach `dir`: every directory
+/// As root, a server runs as another user, who must be able to reach `dir`: every directory
 /// above it searchable by that user. Checked before anything is created, so the error names the
-/// directory to open up rather than initdb's "Permission denied".
-pub fn check_reachable(dir: &Path, owner: &Owner) -> Result<()> {
-    check_reachable_by(
-        dir,
-        owner,
-        "PostgreSQL runs as user {} (initdb refuses root)",
-    )
-}
-
-/// [`check_reachable`] for any server; `runs_as` says who runs it, `{}` standing for the user.
+/// directory to open up rather than the server's "Permission denied"; `runs_as` says who runs
+/// it, `{}` standing for the user.
 pub fn check_reachable_by(dir: &Path, owner: &Owner, runs_as: &str) -> Result<()> {
     use std::os::unix::fs::MetadataExt;
     let Some((uid, gid)) = owner.ids else {

@@ -5,21 +5,12 @@ use super::oltp::*;
 use super::tpcc;
 use super::*;
 use crate::cli::{
-    PgbenchArgs, PgbenchScript, ServerArgs, SysbenchArgs, SysbenchScript, SysbenchServer, TpccArgs,
+    DbRunArgs, PgbenchArgs, PgbenchScript, ServerArgs, SysbenchArgs, SysbenchScript,
+    SysbenchServer, TpccArgs,
 };
 
 /// What the user typed, checked: numbers, settings and directories, and where PostgreSQL is.
 pub fn plan(a: &PgbenchArgs) -> Result<DbPlan> {
-    common::check_output(&a.output)?;
-    // The target rules of run and suite first, so one path is refused alike by every command.
-    crate::target::gate::target(&a.target)?;
-    if !a.target.is_dir() {
-        return Err(usage(format!(
-            "{} is not a directory: give the directory under test, e.g. iogauge db pgbench /mnt/data",
-            a.target.display()
-        )));
-    }
-    common::check_dir("--wal-dir", a.wal_dir.as_deref())?;
     let scale = match (a.scale, a.data) {
         (Some(s), _) => s,
         (None, Some(d)) if d < BYTES_PER_SCALE => {
@@ -32,15 +23,10 @@ pub fn plan(a: &PgbenchArgs) -> Result<DbPlan> {
         (None, Some(d)) => u32::try_from(d.div_ceil(BYTES_PER_SCALE)).unwrap_or(u32::MAX),
         (None, None) => 10,
     };
-    if a.time < Duration::from_secs(1) {
-        return Err(usage(
-            "--time is under 1s; pgbench counts whole seconds, e.g. --time 60s",
-        ));
-    }
-    if a.interval < Duration::from_millis(100) || a.interval > a.time {
+    if a.interval < Duration::from_millis(100) || a.interval > a.run.time {
         return Err(usage(format!(
             "--interval must be from 100ms to --time ({}), e.g. --interval 1s",
-            units::duration(a.time)
+            units::duration(a.run.time)
         )));
     }
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
@@ -54,71 +40,20 @@ pub fn plan(a: &PgbenchArgs) -> Result<DbPlan> {
         Some(j) => j,
         None => a.clients.min(cpus),
     };
-    let settings = common::settings(
-        &a.pg_setting,
-        "--pg-setting",
-        cluster::setting_name,
-        cluster::owns,
-        "to keep the server on a private socket with TCP off and its checkpoints logged for the timeline",
-        "synchronous_commit=off",
-    )?;
-    let ratios = match &a.buffer_ratio {
-        None => Vec::new(),
-        Some(list) => {
-            let r = units::parse_list(list, |s| {
-                let v: f64 = s
-                    .trim()
-                    .trim_end_matches('%')
-                    .parse()
-                    .map_err(|_| format!("{s} is not a percentage"))?;
-                match v > 0.0 && v <= 100.0 {
-                    true => Ok(v / 100.0),
-                    false => Err(format!("{s} is not a percentage above 0 and at most 100")),
-                }
-            })
-            .map_err(|e| usage(format!("--buffer-ratio {list}: {e}")))?;
-            if settings.iter().any(|(k, _)| k == "shared_buffers") {
-                return Err(usage(
-                    "--buffer-ratio sets shared_buffers for each run; leave out --pg-setting shared_buffers",
-                ));
-            }
-            r
-        }
-    };
-    common::check_memory_limit(a.memory_limit)?;
-    if a.storage_time.is_zero() && !a.no_storage {
-        return Err(usage(
-            "--storage-time 0: give e.g. --storage-time 10s, or --no-storage",
-        ));
-    }
-    let bin = cluster::find(a.pg_bin.as_deref())?;
-    let owner = cluster::owner()?;
-    cluster::check_reachable(&a.target, &owner)?;
-    if let Some(w) = &a.wal_dir {
-        cluster::check_reachable(w, &owner)?;
-    }
-    if a.output.baseline {
-        return Err(usage(
-            "--baseline names a storage result's later level after a change of regime; db runs report transactions: drop it",
-        ));
-    }
-    Ok(DbPlan {
-        server: ServerPlan {
-            target: a.target.clone(),
+    let server = server_plan(
+        &a.target,
+        &Asked {
+            kind: ServerKind::Postgres,
+            run: &a.run,
+            settings: &a.pg_setting,
             setting_flag: "--pg-setting",
-            bin: Bin::Postgres(bin),
-            owner,
-            time: a.time,
-            settings,
-            ratios,
-            log_dir: a.wal_dir.clone(),
-            memory_limit: a.memory_limit,
-            storage: (!a.no_storage).then_some(a.storage_time),
-            keep: a.keep,
-            ram: iogauge_engine::sys::total_memory(),
-            file: crate::plan::output_file(&a.output)?,
-            output: crate::plan::Output::of(&a.output),
+            log_dir: None,
         },
+        &a.output,
+        "pgbench",
+    )?;
+    Ok(DbPlan {
+        server,
         scale,
         clients: a.clients,
         jobs,
@@ -142,7 +77,9 @@ fn ratios(list: &str) -> Result<Vec<f64>> {
         let r = v / scale;
         match r > 0.0 && r <= 16.0 {
             true => Ok(r),
-            false => Err(format!("{s} is not a share above 0 and at most 16")),
+            false => Err(format!(
+                "{s} is not a share above 0 and at most 16 (a percentage is written with %, e.g. 25%)"
+            )),
         }
     })
     .map_err(|e| usage(format!("--buffer-ratio {list}: {e}")))
@@ -151,7 +88,7 @@ fn ratios(list: &str) -> Result<Vec<f64>> {
 /// What the user typed, checked: numbers, settings and directories, and where the server and
 /// sysbench are.
 pub fn sysbench_plan(a: &SysbenchArgs) -> Result<SysbenchPlan> {
-    let server = server_plan(&a.target, &a.server, &a.output, "sysbench")?;
+    let server = server_plan(&a.target, &Asked::of(&a.server), &a.output, "sysbench")?;
     let (table_size, sized_by) = match (a.table_size, a.data) {
         (Some(n), _) => (n, format!("{n} rows per table")),
         (None, Some(d)) => {
@@ -224,7 +161,7 @@ pub fn tpcc_plan(a: &TpccArgs) -> Result<tpcc::TpccPlan> {
             "--max-ramp is under 6s; settling is judged over the last 5 seconds after the first, e.g. --max-ramp 2m",
         ));
     }
-    let server = server_plan(&a.target, &a.server, &a.output, "tpcc")?;
+    let server = server_plan(&a.target, &Asked::of(&a.server), &a.output, "tpcc")?;
     Ok(tpcc::TpccPlan {
         server,
         warehouses,
@@ -235,18 +172,43 @@ pub fn tpcc_plan(a: &TpccArgs) -> Result<tpcc::TpccPlan> {
     })
 }
 
+/// The server as asked: `db sysbench` and `db tpcc` name it and its log's directory, `db
+/// pgbench` is PostgreSQL's with its own settings flag.
+struct Asked<'a> {
+    kind: ServerKind,
+    run: &'a DbRunArgs,
+    settings: &'a [String],
+    setting_flag: &'static str,
+    /// --log-dir (MariaDB's redo log), where the command has it.
+    log_dir: Option<&'a Path>,
+}
+
+impl Asked<'_> {
+    fn of(a: &ServerArgs) -> Asked<'_> {
+        Asked {
+            kind: ServerKind::from(a.server),
+            run: &a.run,
+            settings: &a.db_setting,
+            setting_flag: "--db-setting",
+            log_dir: a.log_dir.as_deref(),
+        }
+    }
+}
+
 /// The server's part of a load's plan, checked the same for every load: the target, the
 /// measurement's length, the server and its programs, its settings, buffer shares, log
 /// directory and memory limit, the storage cells and the output. `load` names the command in
 /// messages (`db LOAD`).
 fn server_plan(
     target: &Path,
-    a: &ServerArgs,
+    asked: &Asked,
     output: &crate::cli::OutputArgs,
     load: &str,
 ) -> Result<ServerPlan> {
-    let kind = ServerKind::from(a.server);
+    let a = asked.run;
+    let flag = asked.setting_flag;
     common::check_output(output)?;
+    // The target rules of run and suite first, so one path is refused alike by every command.
     crate::target::gate::target(target)?;
     if !target.is_dir() {
         return Err(usage(format!(
@@ -260,7 +222,7 @@ fn server_plan(
         )));
     }
     // The log's directory and the settings are each server's own.
-    let (log_dir, settings, buffer) = match kind {
+    let (log_dir, settings, buffer) = match asked.kind {
         ServerKind::Mariadb => {
             if a.wal_dir.is_some() {
                 return Err(usage(
@@ -270,27 +232,31 @@ fn server_plan(
             if a.pg_bin.is_some() {
                 return Err(usage("--pg-bin goes with --server postgres"));
             }
-            common::check_dir("--log-dir", a.log_dir.as_deref())?;
+            common::check_dir("--log-dir", asked.log_dir)?;
             let settings = common::settings(
-                &a.db_setting,
-                "--db-setting",
+                asked.settings,
+                flag,
                 mariadb::setting_name,
                 mariadb::owns,
                 "to keep the server and its files private (--log-dir moves the redo log)",
                 "innodb_flush_log_at_trx_commit=2",
             )?;
-            (a.log_dir.clone(), settings, "innodb_buffer_pool_size")
+            (
+                asked.log_dir.map(Path::to_path_buf),
+                settings,
+                "innodb_buffer_pool_size",
+            )
         }
         ServerKind::Postgres => {
-            if a.log_dir.is_some() {
+            if asked.log_dir.is_some() {
                 return Err(usage(
                     "--log-dir is MariaDB's redo log; PostgreSQL's WAL goes elsewhere with --wal-dir",
                 ));
             }
             common::check_dir("--wal-dir", a.wal_dir.as_deref())?;
             let settings = common::settings(
-                &a.db_setting,
-                "--db-setting",
+                asked.settings,
+                flag,
                 cluster::setting_name,
                 cluster::owns,
                 "to keep the server on a private socket with TCP off and its checkpoints logged for the timeline",
@@ -304,7 +270,7 @@ fn server_plan(
         Some(list) => {
             if settings.iter().any(|(k, _)| k == buffer) {
                 return Err(usage(format!(
-                    "--buffer-ratio sets {buffer} for each run; leave out --db-setting {buffer}"
+                    "--buffer-ratio sets {buffer} for each run; leave out {flag} {buffer}"
                 )));
             }
             ratios(list)?
@@ -321,7 +287,7 @@ fn server_plan(
             "--baseline names a storage result's later level after a change of regime; db runs report transactions: drop it",
         ));
     }
-    let (bin, owner, runs_as) = match kind {
+    let (bin, owner, runs_as) = match asked.kind {
         ServerKind::Mariadb => (
             Bin::Mariadb(mariadb::find()?),
             cluster::owner_among(&["mysql", "nobody"], "MariaDB (mariadbd refuses root)")?,
@@ -338,7 +304,7 @@ fn server_plan(
     }
     Ok(ServerPlan {
         target: target.to_path_buf(),
-        setting_flag: "--db-setting",
+        setting_flag: flag,
         bin,
         owner,
         time: a.time,
