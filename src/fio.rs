@@ -206,7 +206,7 @@ const NO_EFFECT: [(&str, &str); 6] = [
 /// Options accepted with a note of what iogauge does instead (fio::measures): those that
 /// change what fio records or prints, not the IO, and those whose effect iogauge's way of
 /// running a file already gives or cannot change.
-pub const NOTED: [(&str, &str); 24] = [
+pub const NOTED: [(&str, &str); 27] = [
     ("write_lat_log", LOGS),
     ("write_bw_log", LOGS),
     ("write_iops_log", LOGS),
@@ -249,13 +249,18 @@ pub const NOTED: [(&str, &str); 24] = [
         "threads",
         "threads= is an option of fio's tiobench profile, which a job ignores; iogauge's workers are threads anyway",
     ),
+    ("fallocate", LAID_OUT),
+    ("create_on_open", LAID_OUT),
+    ("create_serialize", LAID_OUT),
 ];
+
+const LAID_OUT: &str = "iogauge lays out each new file before the job's clock starts by writing it whole with incompressible data, so how and when fio would create or preallocate it changes nothing measured";
 
 const LOGS: &str = "iogauge writes no log files; every result keeps its latency histogram and a per-second series (IOPS, bandwidth, p50, p99) in the run document (--json, -o run.json), which report and export read";
 const TIMES_ALL: &str = "fio measures less to spend less CPU per IO; iogauge always times every IO and shows its own CPU per IO beside the result";
 
 /// Options iogauge knows and cannot honour, with the reason given to the user.
-const REFUSED: [(&str, &str); 5] = [
+const REFUSED: [(&str, &str); 10] = [
     (
         "buffer_compress_percentage",
         "iogauge writes incompressible data only",
@@ -267,13 +272,33 @@ const REFUSED: [(&str, &str); 5] = [
     ),
     ("fsync_on_close", "not mapped; fsync=N syncs within the job"),
     (
+        "atomic",
+        "atomic writes (RWF_ATOMIC, never torn by a power cut) are not issued by iogauge's engines",
+    ),
+    (
+        "fill_device",
+        "fill_device writes until the device or file system is full; iogauge writes the size= it is given: give size=",
+    ),
+    (
+        "error_dump",
+        "goes with continue_on_error; iogauge stops a job at its first IO error and says which IO failed",
+    ),
+    (
+        "random_sequence_stride",
+        "goes with random_distribution=sequence, a fixed order of blocks, which is not mapped",
+    ),
+    (
+        "max_open_zones",
+        "zones (zonemode, zonesize, zoneskip) are not mapped",
+    ),
+    (
         "filename_format",
         "iogauge names the files it creates itself (iogauge-test.PID, .1, .2 …); leave filename_format out, or give filename= for one existing file",
     ),
 ];
 
 /// Options refused by family (a prefix of fio's name), with the reason.
-const FAMILIES: [(&str, &str); 16] = [
+const FAMILIES: [(&str, &str); 18] = [
     (
         "flow",
         "flow balances jobs that run at the same time; iogauge runs a file's jobs one after another",
@@ -300,6 +325,14 @@ const FAMILIES: [(&str, &str); 16] = [
     ("cpus_allowed", "CPU placement is not mapped"),
     ("cpumask", "CPU placement is not mapped"),
     ("zone", "zones (zonemode, zonesize, zoneskip) are not mapped"),
+    (
+        "read_beyond_wp",
+        "reads past a zone's write pointer go with zones (zonemode), which are not mapped",
+    ),
+    (
+        "spr",
+        "fio's sprandom preconditions a flash device by its own scheme; iogauge's preconditioning is that of SNIA's PTS (suite snia-iops and the other snia suites)",
+    ),
     (
         "verify_",
         "iogauge verifies with its own header on every sector it writes, read back after the job (verify=); fio's verify options are not mapped",

@@ -588,6 +588,35 @@ fn the_blockers_of_every_job_are_one_list_in_file_order() {
     assert!(e.contains("; 2 more: "), "{e}");
 }
 
+/// Options fio's own examples use that iogauge cannot honour are refused for a reason of their
+/// own (each said only "does not support this fio option"); the file-creation switches run.
+#[test]
+fn the_examples_options_are_refused_for_their_own_reason_or_run() {
+    for (opt, why) in [
+        ("atomic=1", "RWF_ATOMIC"),
+        ("fill_device=1", "give size="),
+        ("error_dump=1", "continue_on_error"),
+        ("random_sequence_stride=2", "random_distribution=sequence"),
+        ("max_open_zones=4", "zones"),
+        ("read_beyond_wp=1", "zones"),
+        ("sprandom=1", "SNIA"),
+        ("spr_op=0.15", "SNIA"),
+    ] {
+        let e = refusal(&format!("[a]\n{opt}\n"));
+        assert!(e.starts_with("t.fio:2: ") && e.contains(why), "{opt}: {e}");
+        assert!(!e.contains("does not support"), "{opt}: {e}");
+    }
+    let j = jobs("[a]\nrw=write\nsize=1m\nfallocate=none\ncreate_on_open=1\ncreate_serialize=0\n");
+    let n = super::measures::notes(&j, 0, &|_| None, &|_| true);
+    for key in ["fallocate", "create_on_open", "create_serialize"] {
+        assert!(
+            n.iter()
+                .any(|x| x.contains(key) && x.contains("changes nothing measured")),
+            "{key}: {n:?}"
+        );
+    }
+}
+
 /// fio's aliases read as the options they stand for; fio's zoned distribution is mapped.
 #[test]
 fn aliases_and_zones_are_read_as_fio_reads_them() {
