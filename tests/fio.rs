@@ -954,3 +954,127 @@ fn a_null_engine_job_gets_no_cache_note_or_warning() {
     assert!(!said.contains("cache below the target"), "{said}");
     assert!(!said.contains(" cache "), "{said}");
 }
+
+/// Jobs with the options of ten of fio's own examples (fio-rand-read, fio-seq-write,
+/// fio-rand-RW, ssd-test, fio-seq-read with clones, kdiskmark's presets, psync with a depth,
+/// io_uring, rw=randread:N, rw=write:skip), run by fio itself on ext4 and planned by iogauge:
+/// the same jobs, clones, directions, block sizes and depths. fio's side is what it did (its
+/// JSON: each clone, the bytes and IOs of each direction, the depths it reached), not what it
+/// was told.
+#[test]
+fn the_cells_planned_are_the_ones_fio_runs() {
+    if !is_root() || !have("fio") {
+        skip("needs root (an ext4 loop device for O_DIRECT) and fio (apt-get install fio)");
+        return;
+    }
+    // 32 MiB a file: enough IOs of 1 MiB for a depth of 8 to be reached.
+    let fs = Fs::ext4(256 << 20, "");
+    let d = fs.path().display().to_string();
+    // Each file's own test file (FILE, named below), new when iogauge plans it.
+    let g = |engine: &str| {
+        format!("[global]\nioengine={engine}\ndirect=1\nsize=32m\nfilename={d}/FILE\n")
+    };
+    let files: Vec<(&str, String)> = vec![
+        ("fio-rand-read", g("libaio") + "[rand-read]\nrw=randread\nbs=4k\niodepth=16\n"),
+        ("fio-seq-write", g("libaio") + "[seq-write]\nrw=write\nbs=256k\niodepth=8\n"),
+        (
+            "fio-rand-RW",
+            g("libaio") + "[rand-rw]\nrw=randrw\nrwmixread=60\nbs=4k\niodepth=16\n",
+        ),
+        (
+            "ssd-test",
+            g("libaio")
+                + "bs=4k\niodepth=4\n[seq-read]\nrw=read\nstonewall\n[rand-read]\nrw=randread\nstonewall\n\
+                   [seq-write]\nrw=write\nstonewall\n[rand-write]\nrw=randwrite\nstonewall\n",
+        ),
+        ("fio-seq-read", g("psync") + "[seq-read]\nrw=read\nbs=256k\nnumjobs=4\n"),
+        (
+            "kdiskmark",
+            g("libaio")
+                + "[seq1m-q8t1-read]\nrw=read\nbs=1m\niodepth=8\nstonewall\n\
+                   [seq1m-q1t1-write]\nrw=write\nbs=1m\niodepth=1\nstonewall\n\
+                   [rnd4k-q32t1-read]\nrw=randread\nbs=4k\niodepth=32\nstonewall\n\
+                   [rnd4k-q1t1-write]\nrw=randwrite\nbs=4k\niodepth=1\nstonewall\n",
+        ),
+        ("psync-depth", g("psync") + "[sync-read]\nrw=randread\nbs=8k\niodepth=8\n"),
+        ("io_uring", g("io_uring") + "[uring-read]\nrw=randread\nbs=8k\niodepth=8\n"),
+        ("randread-run", g("libaio") + "[runs]\nrw=randread:4\nbs=16k\niodepth=2\n"),
+        ("write-skip", g("libaio") + "[skips]\nrw=write:64k\nbs=64k\niodepth=4\n"),
+    ];
+    let dir = fs.dir.path();
+    for (name, text) in &files {
+        let job = write_job(dir, &format!("{name}.fio"), &text.replace("FILE", name));
+        // Planned first: the file is new then, as fio finds it.
+        let planned = iogauge(dir, &["fio", "--dry-run", "--json", "--no-store", &job]);
+        assert!(planned.status.success(), "{name}: {}", stderr_of(&planned));
+        let out = output_within(
+            std::process::Command::new("fio")
+                .args(["--output-format=json", &job])
+                .current_dir(dir),
+            WATCHDOG,
+        );
+        assert!(out.status.success(), "fio {name}: {}", stderr_of(&out));
+        // fio may say a note before its JSON (a sync engine's depth capped at 1).
+        let text = String::from_utf8_lossy(&out.stdout);
+        let fio: Value = serde_json::from_str(&text[text.find('{').unwrap_or(0)..])
+            .unwrap_or_else(|e| panic!("fio's JSON for {name}: {e}: {text}"));
+        std::fs::remove_file(fs.path().join(name)).unwrap();
+        let plan = json_of(&planned);
+        let cells = plan["cells"].as_array().unwrap();
+        let clones = fio["jobs"].as_array().unwrap();
+        let mut names: Vec<&str> = Vec::new();
+        for c in clones {
+            let n = c["jobname"].as_str().unwrap();
+            if !names.contains(&n) {
+                names.push(n);
+            }
+        }
+        assert_eq!(cells.len(), names.len(), "{name}: jobs: {plan}");
+        for (cell, job) in cells.iter().zip(&names) {
+            let cell_name = cell["name"].as_str().unwrap();
+            assert!(
+                cell_name.starts_with(&format!("{job}: ")),
+                "{name}: {cell_name} for {job}"
+            );
+            let ran: Vec<&Value> = clones.iter().filter(|c| c["jobname"] == *job).collect();
+            assert_eq!(
+                f(&cell["threads"]) as usize,
+                ran.len(),
+                "{name}/{job}: clones"
+            );
+            let op = cell["op"].as_str().unwrap();
+            let (reads, writes) = (
+                op.contains("read") || op.contains("rw"),
+                op.contains("write") || op.contains("rw"),
+            );
+            for c in &ran {
+                let ios = |dir: &str| f(&c[dir]["total_ios"]);
+                assert_eq!(
+                    (ios("read") > 0.0, ios("write") > 0.0),
+                    (reads, writes),
+                    "{name}/{job}: directions of {op}"
+                );
+                for dir in ["read", "write"] {
+                    if ios(dir) > 0.0 {
+                        let bs = f(&c[dir]["io_bytes"]) / ios(dir);
+                        assert_eq!(bs, f(&cell["bs"]), "{name}/{job}: {dir} block size");
+                    }
+                }
+                // The deepest level fio reached, in its buckets (1, 2, 4, 8, 16, 32, >=64),
+                // against the depth iogauge plans (1 for a sync engine, as fio's rule).
+                let levels = c["iodepth_level"].as_object().unwrap();
+                let deepest = ["1", "2", "4", "8", "16", "32", ">=64"]
+                    .iter()
+                    .rev()
+                    .find(|k| levels.get(**k).is_some_and(|v| f(v) > 0.0))
+                    .unwrap();
+                let depth = f(&cell["iodepth"]) as u32;
+                let bucket = match depth {
+                    64.. => ">=64".to_string(),
+                    n => (1u32 << (31 - n.leading_zeros())).to_string(),
+                };
+                assert_eq!(*deepest, bucket, "{name}/{job}: depth {depth}: {levels:?}");
+            }
+        }
+    }
+}
