@@ -480,7 +480,12 @@ pub struct ResultDoc {
     pub name: Option<String>,
     pub workload: WorkloadDoc,
     pub target: TargetDoc,
+    /// IOs per second; for a database result, its transactions per second (as `tps` says).
     pub iops: f64,
+    /// A database result's transactions per second, the rate its `iops` holds for the readers
+    /// of every result; absent for IO results.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tps: Option<f64>,
     pub bw_bytes: f64,
     pub ios: u64,
     pub bytes: u64,

@@ -116,6 +116,7 @@ pub(crate) fn result(rw: Rw, bs: u64, threads: u32, iodepth: u32, iops: f64) -> 
         pg: None,
         sysbench: None,
         tpcc: None,
+        tps: None,
         verify: None,
         timeline: None,
     }

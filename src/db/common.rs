@@ -770,6 +770,7 @@ pub fn transactions_result(t: Transactions) -> ResultDoc {
             files: 1,
         },
         iops: t.transactions as f64 / t.runtime_s.max(1e-9),
+        tps: Some(t.transactions as f64 / t.runtime_s.max(1e-9)),
         bw_bytes: 0.0,
         ios: t.transactions,
         bytes: 0,

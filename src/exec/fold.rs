@@ -88,6 +88,7 @@ pub fn result(mut ran: Vec<Ran>, target: &Target, name: Option<String>) -> Resul
         pg: None,
         sysbench: None,
         tpcc: None,
+        tps: None,
         verify: None,
         timeline: None,
     };
