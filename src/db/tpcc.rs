@@ -263,7 +263,18 @@ impl Load for TpccPlan {
                 lat_p99_ns: 0,
             })
             .collect();
+        // The timeline shows the ramp too; the result's own series is the window's seconds,
+        // which its findings (steady state, stalls) judge.
         let timeline = w.timeline(s, mark, &series, at.devices.1);
+        let ramp = d.ramp_s as usize;
+        let window_series: Vec<crate::model::Sample> = series
+            .iter()
+            .skip(ramp)
+            .map(|x| crate::model::Sample {
+                t_s: x.t_s - ramp as f64,
+                ..*x
+            })
+            .collect();
         let buffer = match s.name() {
             "PostgreSQL" => "shared_buffers",
             _ => "buffer pool",
@@ -288,7 +299,7 @@ impl Load for TpccPlan {
             transactions: total,
             runtime_s: window_s,
             hist: &all,
-            timeseries: series,
+            timeseries: window_series,
             cpu: Some(server_cpu),
             devices: super::devices_of(&[w.windows.as_slice()]),
             timeline,
