@@ -812,9 +812,9 @@ pub enum PgbenchScript {
 /// The server `db sysbench` and `db tpcc` drive.
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SysbenchServer {
-    /// MariaDB's InnoDB (mariadbd), sysbench --db-driver=mysql.
+    /// MariaDB's InnoDB (mariadbd); sysbench drives it with --db-driver=mysql.
     Mariadb,
-    /// PostgreSQL (the cluster db pgbench uses), sysbench --db-driver=pgsql.
+    /// PostgreSQL (the cluster db pgbench uses); sysbench drives it with --db-driver=pgsql.
     Postgres,
 }
 
