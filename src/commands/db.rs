@@ -3,7 +3,7 @@
 //! --output file), then the run's failure or signal as the exit.
 
 use crate::cli::{PgbenchArgs, SysbenchArgs, TpccArgs, TpccCheckArgs};
-use crate::db::{self, oltp};
+use crate::db::{self, load};
 use crate::present::db as text;
 use anyhow::Result;
 
@@ -12,7 +12,7 @@ pub fn pgbench(args: &PgbenchArgs) -> Result<()> {
     if p.server.output.dry_run {
         return Ok(crate::ui::out(&text::plan(&p))?);
     }
-    let ran = oltp::run(&p.server, &p)?;
+    let ran = load::run(&p.server, &p)?;
     crate::present::write_out(&ran.doc, p.server.file.as_ref(), &p.server.output, &|| {
         text::run(&p, &ran.doc)
     })?;
@@ -24,7 +24,7 @@ pub fn sysbench(args: &SysbenchArgs) -> Result<()> {
     if p.server.output.dry_run {
         return Ok(crate::ui::out(&text::sysbench_plan(&p))?);
     }
-    let ran = oltp::run(&p.server, &p)?;
+    let ran = load::run(&p.server, &p)?;
     crate::present::write_out(&ran.doc, p.server.file.as_ref(), &p.server.output, &|| {
         text::sysbench_run(&p, &ran.doc)
     })?;
@@ -36,7 +36,7 @@ pub fn tpcc(args: &TpccArgs) -> Result<()> {
     if p.server.output.dry_run {
         return Ok(crate::ui::out(&text::tpcc_plan(&p))?);
     }
-    let ran = oltp::run(&p.server, &p)?;
+    let ran = load::run(&p.server, &p)?;
     crate::present::write_out(&ran.doc, p.server.file.as_ref(), &p.server.output, &|| {
         text::tpcc_run(&p, &ran.doc)
     })?;

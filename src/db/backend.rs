@@ -1,6 +1,6 @@
 //! The two servers `db sysbench` drives, behind one table of hooks (as fio's engines): MariaDB
 //! (`mariadb::Server`) and PostgreSQL (`cluster::Cluster`, the cluster `db pgbench` uses).
-//! `oltp` knows only [`Backend`]: how to start the server with settings, point sysbench at it,
+//! `load` knows only [`Backend`]: how to start the server with settings, point sysbench at it,
 //! size its tables, read its settings and IO counters, sample it for the timeline, find its
 //! flushes, and which storage cells stand beside its TPS.
 
@@ -10,7 +10,7 @@ use super::mariadb::Server;
 use super::server;
 use crate::model::{FlushDoc, TimelineDoc};
 use crate::workload::SyncKind;
-use anyhow::{anyhow, Result};
+use anyhow::{anyhow, Context, Result};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -46,6 +46,11 @@ pub trait Backend: Sync {
     fn sysbench(&self, sysbench: &Path, script: &str) -> Command;
     /// The size of the tables of `database`, data and indexes.
     fn data_bytes(&self, database: &str) -> Result<u64>;
+    /// The space `database` holds on the storage now, for its growth over a measurement:
+    /// what the server has allocated for it, not an estimate refreshed at moments of its own.
+    fn stored_bytes(&self, database: &str) -> Result<u64> {
+        self.data_bytes(database)
+    }
     /// The buffer setting for `share` of `data` bytes: its name, its value, its bytes.
     fn buffer(&self, data: u64, share: f64) -> (&'static str, String, u64);
     /// The settings every run records, and the user's.
@@ -250,6 +255,20 @@ impl Backend for Mariadb {
             .trim()
             .parse()
             .unwrap_or(0))
+    }
+    fn stored_bytes(&self, database: &str) -> Result<u64> {
+        // information_schema's data_length is InnoDB's statistics, sampled and refreshed when
+        // it chooses (it went down by 16 KiB over a window of New-Orders); the tablespace files
+        // of the database's directory only grow while rows are added.
+        let dir = self.0.data.join(database);
+        let mut bytes = 0;
+        for e in std::fs::read_dir(&dir).with_context(|| format!("reading {}", dir.display()))? {
+            let e = e?;
+            if e.path().extension().is_some_and(|x| x == "ibd") {
+                bytes += e.metadata()?.len();
+            }
+        }
+        Ok(bytes)
     }
     fn buffer(&self, data: u64, share: f64) -> (&'static str, String, u64) {
         // InnoDB sizes its pool in whole MiB (chunks): asked so, it uses what was asked.

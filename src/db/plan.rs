@@ -1,16 +1,20 @@
 //! The database commands' plans, built from what was typed and checked before anything runs:
 //! `db pgbench`, and `db sysbench` and `db tpcc` on MariaDB or PostgreSQL.
 
-use super::oltp::*;
+use super::load::*;
+use super::sysbench::{SysbenchPlan, BYTES_PER_ROW, DEFAULT_TABLE_SIZE};
 use super::tpcc;
 use super::*;
 use crate::cli::{
     DbRunArgs, PgbenchArgs, PgbenchScript, ServerArgs, SysbenchArgs, SysbenchScript,
     SysbenchServer, TpccArgs,
 };
+use crate::units;
+use std::path::Path;
+use std::time::Duration;
 
 /// What the user typed, checked: numbers, settings and directories, and where PostgreSQL is.
-pub fn plan(a: &PgbenchArgs) -> Result<DbPlan> {
+pub fn plan(a: &PgbenchArgs) -> Result<PgbenchPlan> {
     let scale = match (a.scale, a.data) {
         (Some(s), _) => s,
         (None, Some(d)) if d < BYTES_PER_SCALE => {
@@ -52,7 +56,7 @@ pub fn plan(a: &PgbenchArgs) -> Result<DbPlan> {
         &a.output,
         "pgbench",
     )?;
-    Ok(DbPlan {
+    Ok(PgbenchPlan {
         server,
         scale,
         clients: a.clients,
@@ -320,9 +324,9 @@ fn server_plan(
     })
 }
 
-impl From<SysbenchServer> for crate::db::oltp::ServerKind {
+impl From<SysbenchServer> for crate::db::load::ServerKind {
     fn from(s: SysbenchServer) -> Self {
-        use crate::db::oltp::ServerKind;
+        use crate::db::load::ServerKind;
         match s {
             SysbenchServer::Mariadb => ServerKind::Mariadb,
             SysbenchServer::Postgres => ServerKind::Postgres,

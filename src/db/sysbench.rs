@@ -1,3 +1,6 @@
+//! `db sysbench`, the load: the `sbtest` tables made with `sysbench SCRIPT prepare`, each
+//! measurement a `sysbench SCRIPT run` on MariaDB or PostgreSQL.
+//!
 //! sysbench (1.0) read: its OLTP scripts, and its whole output on stdout turned into iogauge's
 //! measurements. sysbench keeps no per-transaction log (pgbench's `-l`), so the latency
 //! distribution is its `--histogram=on` table, re-recorded into a histogram of the fixed layout
@@ -12,9 +15,18 @@
 //! - the final report: `transactions: N (X per sec.)`, `queries: …`, `ignored errors: …`,
 //!   `reconnects: …`, `total time: 5.0034s`, and `Latency (ms):` min/avg/max/99th percentile.
 
+use super::backend::Backend;
+use super::cluster;
+use super::common;
+use super::load::{At, Load, ServerPlan};
 use crate::measure::{self, Hist};
-use crate::model::Sample;
-use anyhow::{anyhow, Result};
+use crate::model::{ResultDoc, Sample, SysbenchDoc};
+use crate::units;
+use anyhow::{anyhow, Context, Result};
+use std::collections::BTreeMap;
+use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
+use std::process::Stdio;
 
 /// sysbench's OLTP scripts (/usr/share/sysbench); all use the same prepared tables.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -217,6 +229,271 @@ pub fn parse(stdout: &str) -> Result<Report> {
         p99_ms: p99_ms.unwrap_or(0.0),
         avg_ms,
     })
+}
+
+/// Bytes per sysbench row for `--data`: the c CHAR(120) and pad CHAR(60) columns with the id,
+/// k and the secondary index (measured on MariaDB 10.11: 242–252 B/row from 100,000 rows up,
+/// small tables padded to ~10 MiB each; PostgreSQL 15 keeps about as much).
+pub const BYTES_PER_ROW: u64 = 250;
+/// Rows per table when neither --table-size nor --data is given (~25 MB per table).
+pub(super) const DEFAULT_TABLE_SIZE: u64 = 100_000;
+
+/// Everything `db sysbench` will do, checked before anything is created.
+#[derive(Debug)]
+pub struct SysbenchPlan {
+    pub server: ServerPlan,
+    pub sysbench: PathBuf,
+    pub script: Script,
+    pub tables: u32,
+    pub table_size: u64,
+    /// How the table size was chosen, for the plan.
+    pub sized_by: String,
+    pub threads: u32,
+}
+
+/// One measured sysbench run.
+struct Measured {
+    report: Report,
+    status: BTreeMap<String, f64>,
+    cpu: Option<(f64, f64)>,
+    devices: Vec<iogauge_sysinfo::diskstats::DeviceWindow>,
+    /// The run second by second, with the server's flushes.
+    seconds: crate::model::TimelineDoc,
+}
+
+impl Load for SysbenchPlan {
+    fn command(&self) -> &'static str {
+        "db-sysbench"
+    }
+    fn loading(&self) -> String {
+        format!(
+            "sysbench {} prepare, {} tables × {} rows",
+            self.script.name(),
+            self.tables,
+            self.table_size
+        )
+    }
+    fn database(&self) -> &'static str {
+        "sbtest"
+    }
+    fn prepare(&self, server: &dyn Backend) -> Result<Vec<String>> {
+        server.create_database(self.database())?;
+        let out = server
+            .sysbench(&self.sysbench, self.script.name())
+            .arg(format!("--tables={}", self.tables))
+            .arg(format!("--table-size={}", self.table_size))
+            // prepare fills one table per thread.
+            .arg(format!("--threads={}", self.threads.min(self.tables)))
+            .arg("prepare")
+            .output()
+            .context("running sysbench prepare")?;
+        if !out.status.success() {
+            let said = format!(
+                "{}\n{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let mut dirs = vec![server.data(), server.work()];
+            dirs.extend(server.log_dir());
+            return Err(common::client_failed("sysbench prepare", &said, &dirs));
+        }
+        Ok((1..=self.tables).map(|i| format!("sbtest{i}")).collect())
+    }
+    fn params(&self) -> BTreeMap<String, String> {
+        BTreeMap::from([
+            ("sysbench.script".into(), self.script.name().into()),
+            ("sysbench.tables".into(), self.tables.to_string()),
+            ("sysbench.table_size".into(), self.table_size.to_string()),
+            ("sysbench.threads".into(), self.threads.to_string()),
+        ])
+    }
+    fn describe(&self) -> String {
+        format!("sysbench {} · {} threads", self.script.name(), self.threads)
+    }
+    fn measure(&self, s: &dyn Backend, at: &At) -> Result<Option<ResultDoc>> {
+        let Some(m) = measure_once(self, s, at.devices, &at.tag)? else {
+            return Ok(None);
+        };
+        let doc = SysbenchDoc {
+            server: s.name().into(),
+            version: at.version.into(),
+            script: self.script.name().into(),
+            tables: self.tables,
+            table_size: self.table_size,
+            threads: self.threads,
+            data_bytes: at.data_bytes,
+            buffer_ratio: at.ratio,
+            settings: at.settings.clone(),
+            user: at.plan.owner.name.clone(),
+            memory_limit_bytes: at.plan.memory_limit,
+            log_dir: s.log_dir().map(|d| d.display().to_string()),
+            ..SysbenchDoc::default()
+        };
+        Ok(Some(result_doc(self, s, m, doc)))
+    }
+    fn threads(&self) -> u32 {
+        self.threads
+    }
+    fn notes(&self, data_bytes: u64, server: &str) -> Vec<String> {
+        vec![format!(
+            "the tables: {} (data and indexes, as {server} counts them) in {} tables of {} rows",
+            units::iec(data_bytes),
+            self.tables,
+            self.table_size
+        )]
+    }
+}
+
+/// One sysbench run: the server's counters, its CPU and the devices around it (the whole run's
+/// and, for the timeline, each second's); its output read. `devices` are the data directory's
+/// stack and the timeline's devices. `None` when interrupted.
+fn measure_once(
+    p: &SysbenchPlan,
+    s: &dyn Backend,
+    (devices, timeline_devices): (&[String], &[String]),
+    tag: &str,
+) -> Result<Option<Measured>> {
+    let before = s.counters()?;
+    // sysbench's output goes to a file iogauge creates in the server's directory (its
+    // account's) from the handle, and is read back through iogauge's own handle.
+    let work = s.work_dir()?;
+    let out_name = format!("sysbench-{tag}.out");
+    let out_file = work.create_new(&out_name, None)?;
+    let mut out_read = out_file.try_clone()?;
+    let cpu_before = s.cpu();
+    let mark = s.log_mark();
+    // sysbench counts its seconds from its start; the spawn is within a few ms of it (the
+    // tables exist already, so it only connects).
+    let watched = super::timeline::watch(s, devices, timeline_devices, || {
+        run_sysbench(p, s, out_file)
+    });
+    let cpu = common::cpu_since(cpu_before, s.cpu());
+    let stdout = cluster::read_back(&mut out_read);
+    work.remove(&out_name);
+    let (status_, w) = watched;
+    let Some(st) = status_? else {
+        return Ok(None);
+    };
+    if !st.success() {
+        let mut dirs = vec![s.data(), s.work()];
+        dirs.extend(s.log_dir());
+        return Err(common::client_failed(
+            &format!("sysbench {} run", p.script.name()),
+            &stdout,
+            &dirs,
+        ));
+    }
+    let report = parse(&stdout)?;
+    let after = s.counters()?;
+    let delta = common::counter_delta(&before, &after);
+    let seconds = w.timeline(s, mark, &report.timeseries(), timeline_devices);
+    Ok(Some(Measured {
+        report,
+        status: delta,
+        cpu,
+        devices: w.windows,
+        seconds,
+    }))
+}
+
+/// Runs sysbench to its end; `None` when interrupted (it is killed then).
+fn run_sysbench(
+    p: &SysbenchPlan,
+    s: &dyn Backend,
+    out_file: std::fs::File,
+) -> Result<Option<std::process::ExitStatus>> {
+    let watch_file = out_file.try_clone()?;
+    let child = s
+        .sysbench(&p.sysbench, p.script.name())
+        .arg(format!("--tables={}", p.tables))
+        .arg(format!("--table-size={}", p.table_size))
+        .arg(format!("--threads={}", p.threads))
+        .arg(format!("--time={}", p.server.time.as_secs().max(1)))
+        .args([
+            "--report-interval=1",
+            "--percentile=99",
+            "--histogram=on",
+            "run",
+        ])
+        .stdout(Stdio::from(out_file))
+        .stderr(Stdio::null())
+        // Its own process group: iogauge decides what a Ctrl-C stops, and when.
+        .process_group(0)
+        .spawn()
+        .context("starting sysbench")?;
+    // sysbench's last interval line, read at its offset in the file sysbench is writing (a
+    // positioned read: the file's own offset, which sysbench writes at, stays where it is).
+    let tps = || {
+        use std::os::unix::fs::FileExt;
+        let len = watch_file.metadata().ok()?.len();
+        let from = len.saturating_sub(4096);
+        let mut tail = vec![0u8; (len - from) as usize];
+        let n = watch_file.read_at(&mut tail, from).ok()?;
+        let text = String::from_utf8_lossy(&tail[..n]);
+        text.lines().rev().find_map(interval_tps)
+    };
+    common::wait_client(child, p.server.time, &tps)
+}
+
+/// One measurement as a result: TPS as the rate (transactions over sysbench's total time),
+/// latencies from its histogram, its seconds as the time series.
+fn result_doc(p: &SysbenchPlan, s: &dyn Backend, m: Measured, mut sb: SysbenchDoc) -> ResultDoc {
+    let r = &m.report;
+    sb.transactions = r.transactions;
+    sb.sysbench_tps = r.tps;
+    sb.queries = r.queries;
+    sb.qps = r.qps;
+    sb.reads = r.reads;
+    sb.writes = r.writes;
+    sb.other = r.other;
+    sb.errors = r.errors;
+    sb.reconnects = r.reconnects;
+    sb.total_time_s = r.total_s;
+    sb.sysbench_p99_ms = r.p99_ms;
+    sb.sysbench_avg_ms = r.avg_ms;
+    sb.seconds = r
+        .intervals
+        .iter()
+        .map(|i| [i.t_s, i.tps, i.qps, i.lat_ms, i.err_s, i.reconn_s])
+        .collect();
+    sb.status = m.status;
+    let buffer = match s.name() {
+        "PostgreSQL" => "shared_buffers",
+        _ => "buffer pool",
+    };
+    let mut name = format!(
+        "sysbench {} · {} × {} rows · {} threads",
+        p.script.name(),
+        p.tables,
+        p.table_size,
+        p.threads,
+    );
+    if let Some(x) = sb.buffer_ratio {
+        name += &format!(" · {buffer} {} of data", super::pct(x));
+    }
+    let mut doc = common::transactions_result(common::Transactions {
+        name,
+        server: s,
+        settings: &sb.settings,
+        data_bytes: sb.data_bytes,
+        clients: p.threads,
+        time: p.server.time,
+        transactions: r.transactions,
+        runtime_s: r.total_s,
+        hist: &r.hist,
+        timeseries: r.timeseries(),
+        cpu: m.cpu,
+        devices: super::devices_of(&[m.devices.as_slice()]),
+        timeline: m.seconds,
+        engine: "sysbench",
+        mix_read_pct: match p.script {
+            Script::WriteOnly => 0,
+            Script::ReadWrite => 50,
+            _ => 100,
+        },
+    });
+    doc.sysbench = Some(Box::new(sb));
+    doc
 }
 
 #[cfg(test)]

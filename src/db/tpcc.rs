@@ -25,7 +25,7 @@ mod sql;
 mod txn;
 
 use super::backend::Backend;
-use super::oltp::{At, Load, ServerPlan};
+use super::load::{At, Load, ServerPlan};
 use crate::error::usage;
 use crate::model::{ResultDoc, TpccDoc, TpccKind};
 use crate::units;
@@ -164,7 +164,7 @@ impl Load for TpccPlan {
         let mark = s.log_mark();
         let probe = || {
             let cpu = s.cpu().unwrap_or((0.0, 0.0));
-            (s.data_bytes(DATABASE).unwrap_or(0), cpu)
+            (s.stored_bytes(DATABASE).unwrap_or(0), cpu)
         };
         let (driven, w) = super::timeline::watch(s, at.devices.0, at.devices.1, || {
             drive::drive(&ep, self.shape(), &probe)

@@ -3,15 +3,16 @@
 //! and the devices did, the storage figures of the same directory, then the notes and findings.
 //! One table writer (`align`) and one tail (`storage_notes_findings`) serve both tools.
 
-use crate::db::oltp::{Bin, ServerPlan, SysbenchPlan};
-use crate::db::DbPlan;
+use crate::db::load::{Bin, ServerPlan};
+use crate::db::sysbench::SysbenchPlan;
+use crate::db::PgbenchPlan;
 use crate::model::{ResultDoc, RunDoc};
 use crate::units;
 use std::fmt::Write;
 use std::time::Duration;
 
 /// The plan of a `db pgbench --dry-run`.
-pub fn plan(p: &DbPlan) -> String {
+pub fn plan(p: &PgbenchPlan) -> String {
     let mut s = server_head("pgbench", &p.server);
     let _ = writeln!(
         s,
@@ -31,7 +32,7 @@ pub fn plan(p: &DbPlan) -> String {
     s
 }
 
-pub fn run(p: &DbPlan, doc: &RunDoc) -> String {
+pub fn run(p: &PgbenchPlan, doc: &RunDoc) -> String {
     let mut s = String::new();
     let pg: Vec<&ResultDoc> = doc.results.iter().filter(|r| r.pg.is_some()).collect();
     let storage: Vec<&ResultDoc> = doc.results.iter().filter(|r| r.pg.is_none()).collect();
@@ -232,8 +233,8 @@ pub fn sysbench_plan(p: &SysbenchPlan) -> String {
         p.tables,
         units::plural(p.tables as usize),
         p.sized_by,
-        units::iec(u64::from(p.tables) * p.table_size * crate::db::oltp::BYTES_PER_ROW),
-        crate::db::oltp::BYTES_PER_ROW,
+        units::iec(u64::from(p.tables) * p.table_size * crate::db::sysbench::BYTES_PER_ROW),
+        crate::db::sysbench::BYTES_PER_ROW,
         p.threads,
         units::plural(p.threads as usize),
         units::duration(p.server.time)

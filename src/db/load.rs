@@ -1,0 +1,272 @@
+//! The loop every load on a throwaway database server runs through: a [`Load`] (pgbench,
+//! sysbench, the TPC-C-derived one) × a [`Backend`] (PostgreSQL, MariaDB), as the engine crate
+//! is engines. The server is created in the target directory, the load makes and fills its
+//! database, then one measurement per buffer share of the data (`--buffer-ratio`:
+//! innodb_buffer_pool_size or shared_buffers, the buffer-pool-to-data sweep of the "Solid State
+//! Disk Benchmarking" study), each after a restart so the buffer starts cold; each result stored
+//! as it comes; then the server is stopped and removed and the storage cells of the same
+//! directory (the server's commit and its page's random reads) stand beside the transactions.
+
+use super::backend::{self, Backend};
+use super::cluster::{self, PgBin};
+use super::common;
+use super::mariadb::{MyBin, Server};
+use crate::model::ResultDoc;
+use crate::store::{Recorder, Store};
+use crate::units;
+use anyhow::Result;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::{Duration, Instant, SystemTime};
+
+/// Which server sysbench drives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ServerKind {
+    Mariadb,
+    Postgres,
+}
+
+/// The server's programs, found.
+#[derive(Debug)]
+pub enum Bin {
+    Mariadb(MyBin),
+    Postgres(PgBin),
+}
+
+impl Bin {
+    /// What the buffer is called, that --buffer-ratio sizes.
+    pub fn buffer_name(&self) -> &'static str {
+        match self {
+            Bin::Mariadb(_) => "innodb_buffer_pool_size",
+            Bin::Postgres(_) => "shared_buffers",
+        }
+    }
+
+    /// What the log is called, that --wal-dir or --log-dir moves.
+    pub fn log_name(&self) -> &'static str {
+        match self {
+            Bin::Mariadb(_) => "InnoDB's redo log (innodb_log_group_home_dir)",
+            Bin::Postgres(_) => "WAL (initdb --waldir)",
+        }
+    }
+
+    /// The storage cells beside this server's TPS.
+    pub fn cells(&self, threads: u32) -> common::Cells {
+        match self {
+            Bin::Mariadb(_) => backend::mariadb_cells(threads),
+            Bin::Postgres(_) => backend::postgres_cells(threads),
+        }
+    }
+
+    /// "MariaDB 10.11.19-MariaDB-0+deb12u1 (/usr/sbin/mariadbd)", for the plan and the log.
+    pub fn describe(&self) -> String {
+        match self {
+            Bin::Mariadb(b) => format!("MariaDB {} ({})", b.version, b.mariadbd.display()),
+            Bin::Postgres(b) => format!("PostgreSQL {} ({})", b.version, b.dir.display()),
+        }
+    }
+}
+
+/// What every load on a throwaway server shares, checked before anything is created: the
+/// server, its settings and buffer shares, its log's directory, the measurement's length, the
+/// storage cells, and where the run goes.
+#[derive(Debug)]
+pub struct ServerPlan {
+    pub target: PathBuf,
+    /// The option that gave the settings, named when the server refuses one.
+    pub setting_flag: &'static str,
+    pub bin: Bin,
+    pub owner: cluster::Owner,
+    pub time: Duration,
+    /// --db-setting pairs, in order.
+    pub settings: Vec<(String, String)>,
+    /// The buffer as fractions of the data, one run each; empty: one run.
+    pub ratios: Vec<f64>,
+    /// The server's log (PostgreSQL's WAL, InnoDB's redo) in a directory of its own under this.
+    pub log_dir: Option<PathBuf>,
+    pub memory_limit: Option<u64>,
+    /// Length of each storage cell; `None` with --no-storage.
+    pub storage: Option<Duration>,
+    pub keep: bool,
+    pub ram: u64,
+    pub output: crate::plan::Output,
+    pub file: Option<(PathBuf, crate::plan::Format)>,
+}
+
+/// One load on a server: it makes and fills its database, then measures it once per buffer
+/// share; [`run`] does the rest (the server, the restarts, the store, the storage cells).
+pub trait Load: Sync {
+    /// The run's command in the store, e.g. "db-sysbench".
+    fn command(&self) -> &'static str;
+    /// What is loaded, said before the load, e.g. "sysbench oltp_read_write prepare, 4 tables".
+    fn loading(&self) -> String;
+    /// Its database made on a fresh server and filled; the names of its tables.
+    fn prepare(&self, s: &dyn Backend) -> Result<Vec<String>>;
+    /// The database `prepare` made.
+    fn database(&self) -> &'static str;
+    /// The run's parameters, for the store's `params`.
+    fn params(&self) -> BTreeMap<String, String>;
+    /// The load for one measurement's line, e.g. "sysbench oltp_read_write · 8 threads".
+    fn describe(&self) -> String;
+    /// One measurement on the started server; `None` when interrupted.
+    fn measure(&self, s: &dyn Backend, at: &At) -> Result<Option<ResultDoc>>;
+    /// Connections, for the storage cells' concurrency.
+    fn threads(&self) -> u32;
+    /// The loaded data's size, which the buffer shares are of.
+    fn data_bytes(&self, s: &dyn Backend) -> Result<u64> {
+        s.data_bytes(self.database())
+    }
+    /// The load's own notes on the data.
+    fn notes(&self, data_bytes: u64, server: &str) -> Vec<String>;
+    /// A measurement that ran but failed a check of the load's own (stored all the same).
+    fn failed(&self, _r: &ResultDoc) -> Option<anyhow::Error> {
+        None
+    }
+}
+
+/// One measurement's circumstances, as [`run`] set them up.
+pub struct At<'a> {
+    pub plan: &'a ServerPlan,
+    /// The data directory's stack, and the timeline's devices.
+    pub devices: (&'a [String], &'a [String]),
+    /// A name for this measurement's files, unique in the run.
+    pub tag: String,
+    pub ratio: Option<f64>,
+    /// The server's settings as it reports them.
+    pub settings: BTreeMap<String, String>,
+    pub version: &'a str,
+    pub data_bytes: u64,
+    /// How the page cache was kept out, when the server reads through it.
+    pub page_cache: Option<String>,
+}
+
+/// The server of the plan, created (its directories, cgroup and initdb or install-db), not
+/// started.
+fn create(p: &ServerPlan) -> Result<Box<dyn Backend>> {
+    let site = cluster::Site {
+        owner: &p.owner,
+        target: &p.target,
+        log_dir: p.log_dir.as_deref(),
+        memory_limit: p.memory_limit,
+        keep: p.keep,
+    };
+    Ok(match &p.bin {
+        Bin::Mariadb(bin) => Box::new(backend::Mariadb(Server::create(bin, &site)?)),
+        Bin::Postgres(bin) => Box::new(backend::Postgres::create(bin, &site, p.setting_flag)?),
+    })
+}
+
+/// Runs `load` on the plan's server: the server, the load, one measurement per ratio, the
+/// storage cells; stored as it goes. The caller presents the document, then ends as
+/// [`super::Outcome::result`] says.
+pub fn run(p: &ServerPlan, load: &dyn Load) -> Result<super::Outcome> {
+    // Opened before the server: a results database that cannot be written is told at once.
+    let store = match p.output.no_store {
+        true => None,
+        false => Some(Store::open(p.output.db.as_deref())?),
+    };
+    say!(
+        "{}; the server runs as user {}",
+        p.bin.describe(),
+        p.owner.name
+    );
+    let started = SystemTime::now();
+    let mut server = create(p)?;
+    say!("server in {}", server.work().display());
+    server.restart(&p.settings, &p.settings)?;
+    let version = server.version()?;
+    say!("loading: {}", load.loading());
+    let loading = Instant::now();
+    let tables = load.prepare(server.as_ref())?;
+    server.settle(load.database(), &tables)?;
+    let data_bytes = load.data_bytes(server.as_ref())?;
+    say!(
+        "loaded {} in {}",
+        units::iec(data_bytes),
+        units::duration(loading.elapsed())
+    );
+    let buffers: Vec<(f64, u64)> = p
+        .ratios
+        .iter()
+        .map(|&r| (r, server.buffer(data_bytes, r).2))
+        .collect();
+    common::check_room(p.memory_limit, server.buffer(data_bytes, 1.0).0, &buffers)?;
+    // Whether the page cache can answer for the storage: only when the server reads through it.
+    let first = server.settings(&p.settings)?;
+    let page_cache = (!server.direct(&first))
+        .then(|| common::page_cache(p.memory_limit, p.ram, data_bytes, server.name()));
+
+    let system = iogauge_sysinfo::capture(Some(server.data()));
+    let device_names = common::device_names(&system);
+    let timeline_devices = common::timeline_devices(&system, server.log_dir());
+    let mut params = load.params();
+    params.insert(
+        format!("{}.server", load.command().trim_start_matches("db-")),
+        server.name().into(),
+    );
+    let header = super::header(&p.output, load.command(), started, system, params);
+    let mut rec = Recorder::start(store, &header)?;
+    crate::interrupt::measuring();
+    let mut results = Vec::new();
+    let mut failure = common::sweep(&p.ratios, &mut rec, &mut results, |i, n, ratio| {
+        let mut set = p.settings.clone();
+        if let Some(r) = ratio {
+            let (k, v, _) = server.buffer(data_bytes, r);
+            set.push((k.into(), v));
+        }
+        server.restart(&set, &p.settings)?;
+        let recorded = server.settings(&p.settings)?;
+        say!(
+            "[{}/{n}] {} · {} {}{}",
+            i + 1,
+            load.describe(),
+            server.buffer(data_bytes, 1.0).0,
+            server
+                .buffer_bytes(&recorded)
+                .map_or("?".into(), units::iec),
+            ratio.map_or(String::new(), |r| format!(
+                " ({} of the data)",
+                super::pct(r)
+            ))
+        );
+        let at = At {
+            plan: p,
+            devices: (device_names.as_slice(), timeline_devices.as_slice()),
+            tag: i.to_string(),
+            ratio,
+            settings: recorded,
+            version: &version,
+            data_bytes,
+            page_cache: page_cache.as_ref().map(|c| c.0.clone()),
+        };
+        load.measure(server.as_ref(), &at)
+    })?;
+    if failure.is_none() {
+        failure = results.iter().find_map(|r| load.failed(r));
+    }
+    let kept = server.kept().then(|| server.work().to_path_buf());
+    let cgroup = server.cgroup();
+    let cells = p.bin.cells(load.threads());
+    let name = server.name();
+    drop(server); // stopped and removed before the storage cells need the space
+    let mut notes = common::server_notes(kept.as_deref(), cgroup.as_deref(), p.memory_limit);
+    if let Some((note, _)) = &page_cache {
+        notes.push(note.clone());
+    }
+    notes.extend(load.notes(data_bytes, name));
+    common::Ending {
+        header,
+        rec,
+        results,
+        notes,
+        failure,
+        cache: page_cache.map(|c| c.1),
+        cells,
+        target: &p.target,
+        ram: p.ram,
+        output: &p.output,
+        data_bytes,
+        storage: p.storage,
+    }
+    .finish()
+}
