@@ -161,7 +161,8 @@ pub struct TpccDoc {
     pub rollbacks: u64,
     /// Transactions tried again after a deadlock or a serialization failure.
     pub retries: u64,
-    /// The database's size (data and indexes) at the start and the end of the measurement.
+    /// The database's size on storage at the start and the end of the measurement: PostgreSQL's
+    /// relation pages, InnoDB's tablespace files.
     pub db_bytes_start: u64,
     pub db_bytes_end: u64,
     /// The loaded database's size.
