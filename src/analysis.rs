@@ -10,7 +10,7 @@
 //! and puts each finding where it belongs: all in the run's list, and those about one result also
 //! in that result's list.
 mod devices;
-pub use devices::misaligned;
+pub use devices::{misaligned, scaling_evidence};
 mod integrity;
 pub mod run;
 pub mod source;

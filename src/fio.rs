@@ -562,6 +562,13 @@ fn job(name: &str, at: Loc, opts: &[Opt]) -> Result<Job, Blocked> {
             "runtime" => j.runtime = Some(time(v).map_err(bad)?),
             "time_based" => j.time_based = flag(v).map_err(bad)?,
             "ramp_time" => j.ramp = time(v).map_err(bad)?,
+            // fio counts sizes and offsets in zones (z) in ZBD mode only: a unit it knows, for
+            // a kind of device iogauge does not drive.
+            "offset" | "size" | "filesize" | "io_size" if v.ends_with(['z', 'Z']) => {
+                return Err(bad(format!(
+                    "{key} in zones (z) is for zoned block devices (zonemode=zbd), which iogauge does not drive; give a size"
+                )))
+            }
             "size" | "filesize" => {
                 // A share of the file or device the job names, resolved against its size when
                 // the plan looks at the target.
@@ -577,11 +584,6 @@ fn job(name: &str, at: Loc, opts: &[Opt]) -> Result<Job, Blocked> {
             "offset" if v.ends_with('%') => {
                 return Err(bad(
                     "an offset as a share of the file is not mapped yet; give a size, e.g. offset=1g".into(),
-                ))
-            }
-            "offset" if v.ends_with(['z', 'Z']) => {
-                return Err(bad(
-                    "an offset in zones (z) is for zoned block devices (zonemode=zbd), which iogauge does not drive; give a size".into(),
                 ))
             }
             "offset" => j.offset = size(v, kb_base).map_err(bad)?,

@@ -178,6 +178,33 @@ fn stack(r: &ResultDoc, target: Option<&TargetInfo>) -> Option<Vec<Seen>> {
     Some(out)
 }
 
+/// What a result says about the first array under its target, for the `scaling` finding of a
+/// member-count sweep: each member's share of time busy, and how much of their time iogauge's
+/// submitting threads spent on a CPU.
+pub fn scaling_evidence(r: &ResultDoc, system: &SystemInfo) -> iogauge_analyze::ScalingEvidence {
+    let members_util = system
+        .target
+        .iter()
+        .flat_map(arrays)
+        .next()
+        .map(|a| {
+            a.members
+                .iter()
+                .filter_map(|m| r.devices.iter().find(|d| &d.name == m))
+                .filter_map(|d| Some((d.name.clone(), d.util?)))
+                .collect()
+        })
+        .unwrap_or_default();
+    let threads = f64::from(r.workload.threads.max(1));
+    let submit_cpu = (r.runtime_s > 0.0)
+        .then(|| (r.cpu.user_s + r.cpu.sys_s) / r.runtime_s / threads)
+        .filter(|c| c.is_finite());
+    iogauge_analyze::ScalingEvidence {
+        members_util,
+        submit_cpu,
+    }
+}
+
 /// An array under the target: md, a device-mapper volume over several devices (an LVM
 /// stripe), or a multi-device btrfs.
 struct Array {

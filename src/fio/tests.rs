@@ -228,6 +228,7 @@ fn every_refusal_names_its_line_and_why() {
         ("[a]\ndedupe_mode=repeat\n", 2, "unique, incompressible"),
         ("[a]\ncontinue_on_error=all\n", 2, "first IO error"),
         ("[a]\noffset=524z\n", 2, "zones (z)"),
+        ("[a]\nsize=8z\n", 2, "size in zones (z)"),
         (
             "[a]\nfilename_format=f.$jobnum.$filenum\n",
             2,

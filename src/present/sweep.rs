@@ -111,6 +111,16 @@ pub fn text(doc: &SweepDoc) -> String {
             }
         }
     }
+    if !doc.scaling.is_empty() {
+        let _ = writeln!(s, "\nwhere scaling stops");
+        for f in &doc.scaling {
+            let _ = writeln!(
+                s,
+                "  {} {}: {}\n    try: {}",
+                f.severity, f.kind, f.summary, f.advice
+            );
+        }
+    }
     if !doc.drift.is_empty() {
         let _ = writeln!(
             s,

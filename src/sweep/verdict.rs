@@ -18,6 +18,8 @@ pub struct SweepDoc {
     pub groups: Vec<GroupDoc>,
     /// Whether the settings that ran were stored as runs (not with `--no-store`).
     pub stored: bool,
+    /// With `--members`: where each layout stops scaling, cell by cell (`scaling` findings).
+    pub scaling: Vec<iogauge_analyze::Finding>,
 }
 
 impl SweepDoc {
@@ -87,6 +89,7 @@ pub(super) fn summarize(
         _ => Vec::new(),
     };
     let grid = outcomes.iter().any(|(s, _)| s.knobs.len() > 1);
+    let mut scaling = Vec::new();
     let mut groups: Vec<(String, Vec<&(Setting, Outcome)>)> = Vec::new();
     if !knobs.is_empty() && !grid {
         for (k, knob) in knobs.iter().enumerate() {
@@ -112,7 +115,10 @@ pub(super) fn summarize(
         };
         groups.push((title, outcomes.iter().collect()));
         if arrays {
-            groups.extend(by_members(outcomes));
+            for (name, line) in by_members(outcomes) {
+                scaling.extend(scaling_of(&name, &line));
+                groups.push((format!("{name} by members (against the fewest)"), line));
+            }
         }
     }
     let groups = groups
@@ -127,11 +133,51 @@ pub(super) fn summarize(
         drift,
         groups,
         stored: false,
+        scaling,
     }
 }
 
-/// With `--members`, one table per layout (at each chunk, healthy or degraded) across its
-/// member counts, judged against the fewest: "how does it scale from 2 to 8" read in one row.
+/// `scaling` for each cell of one layout's line across its member counts: the count after
+/// which one more member adds little, from each count's mean IOPS and 95% CI, with what the
+/// members' counters and iogauge's CPU said at the count past it.
+fn scaling_of(name: &str, line: &[&(Setting, Outcome)]) -> Vec<iogauge_analyze::Finding> {
+    let th = iogauge_analyze::Thresholds::default();
+    let Some(cells) = line
+        .iter()
+        .find_map(|(_, o)| o.doc.as_ref())
+        .map(|d| d.results.len())
+    else {
+        return Vec::new();
+    };
+    (0..cells)
+        .filter_map(|ci| {
+            let points: Vec<iogauge_analyze::MemberPoint> = line
+                .iter()
+                .filter_map(|(set, o)| {
+                    let doc = o.doc.as_ref()?;
+                    let r = doc.results.get(ci)?;
+                    let v = iops_of(r);
+                    Some(iogauge_analyze::MemberPoint {
+                        members: u32::try_from(set.array.as_ref()?.1).ok()?,
+                        mean: v.iter().sum::<f64>() / v.len().max(1) as f64,
+                        // An interval from one repeat is no interval.
+                        ci95: r.stats.get("iops").filter(|s| s.n >= 2).map(|s| s.ci95),
+                        seen: crate::analysis::scaling_evidence(r, &doc.system),
+                    })
+                })
+                .collect();
+            let cell = line
+                .iter()
+                .find_map(|(_, o)| o.doc.as_ref()?.results.get(ci))
+                .map(ResultDoc::display_name)?;
+            iogauge_analyze::scaling(name, &cell, &points, &th)
+        })
+        .collect()
+}
+
+/// With `--members`, one line per layout (at each chunk, healthy or degraded) across its
+/// member counts, by its name: a table judged against the fewest ("how does it scale from 2 to
+/// 8" read in one row), and where it stops scaling.
 fn by_members(outcomes: &[(Setting, Outcome)]) -> Vec<(String, Vec<&(Setting, Outcome)>)> {
     let mut lines: Vec<(String, Vec<&(Setting, Outcome)>)> = Vec::new();
     for o in outcomes {
@@ -161,7 +207,7 @@ fn by_members(outcomes: &[(Setting, Outcome)]) -> Vec<(String, Vec<&(Setting, Ou
         .filter(|(_, v)| v.len() >= 2)
         .map(|(name, mut v)| {
             v.sort_by_key(|o| o.0.array.as_ref().map_or(0, |a| a.1));
-            (format!("{name} by members (against the fewest)"), v)
+            (name, v)
         })
         .collect()
 }

@@ -53,11 +53,13 @@ pub enum Kind {
     Short,
     /// A device or a file system placed off the array's (or the disk's) natural boundaries.
     Misaligned,
+    /// Across member counts of an array, the count after which one more member adds little.
+    Scaling,
 }
 
 impl Kind {
     /// Every kind, for documentation checks.
-    pub const ALL: [Kind; 23] = [
+    pub const ALL: [Kind; 24] = [
         Kind::Stall,
         Kind::Ceiling,
         Kind::Gap,
@@ -81,6 +83,7 @@ impl Kind {
         Kind::Checkpoint,
         Kind::Short,
         Kind::Misaligned,
+        Kind::Scaling,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -108,6 +111,7 @@ impl Kind {
             Kind::Checkpoint => "checkpoint",
             Kind::Short => "short",
             Kind::Misaligned => "misaligned",
+            Kind::Scaling => "scaling",
         }
     }
 }

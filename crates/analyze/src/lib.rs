@@ -18,6 +18,7 @@
 //! | [`steady`] | `steady` | the SNIA PTS steady-state test over the last intervals |
 //! | [`regime`] | `regime` | a rate that moved to another level and stayed (burst credits, an SLC cache) |
 //! | [`stragglers`] | `straggler` | one host of a run on many (MPI) far from the others |
+//! | [`scaling`] | `scaling` | the member count after which one more member of an array adds little, and what limits it |
 //! | [`checkpoint`] | `checkpoint` | a database's TPS dip lined up with a checkpoint (or InnoDB flushing) and a saturated device |
 //!
 //! # Thresholds
@@ -41,6 +42,7 @@ mod gaps;
 mod knee;
 mod outliers;
 mod regime;
+mod scaling;
 mod short;
 mod sparse;
 mod stalls;
@@ -61,6 +63,7 @@ pub use gaps::{gaps, Matrix};
 pub use knee::{cache_knee, Knee, Step};
 pub use outliers::{latency_outliers, outliers, MIN_REPEATS as MIN_OUTLIER_REPEATS};
 pub use regime::{best_shift, regime, settled, Change, CpuBins, MIN_HOLD_S, MIN_PART_S};
+pub use scaling::{scaling, MemberPoint, ScalingEvidence};
 pub use short::short;
 pub use sparse::sparse;
 pub use stalls::stalls;

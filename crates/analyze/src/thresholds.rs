@@ -47,6 +47,9 @@ pub struct Thresholds {
     pub checkpoint_queue: f64,
     /// A result of a fixed amount of data measured over less than this many seconds is short.
     pub short_s: f64,
+    /// An array stops scaling where one more member adds less than this share of one member's
+    /// worth (the fewest members' rate over their count).
+    pub scaling_share: f64,
 }
 
 impl Default for Thresholds {
@@ -70,6 +73,7 @@ impl Default for Thresholds {
             checkpoint_util: 0.9,
             checkpoint_queue: 4.0,
             short_s: 1.0,
+            scaling_share: 0.25,
         }
     }
 }
@@ -81,7 +85,7 @@ impl Thresholds {
     /// Every threshold with its value and meaning, in the order the checks run: the one list
     /// behind `iogauge report --list-thresholds` and the names a thresholds file may use
     /// (a test keeps it equal to the fields).
-    pub fn entries(&self) -> [Entry; 18] {
+    pub fn entries(&self) -> [Entry; 19] {
         [
             ("stall_frac", self.stall_frac, "a bin is stalled when its rate is below this fraction of the run's median rate (or zero)"),
             ("stall_min_s", self.stall_min_s, "shortest stall reported, in seconds"),
@@ -101,6 +105,7 @@ impl Thresholds {
             ("checkpoint_util", self.checkpoint_util, "a device at least this busy (0 to 1) during a dip was saturated"),
             ("checkpoint_queue", self.checkpoint_queue, "a device with at least this many requests queued on average during a dip was saturated"),
             ("short_s", self.short_s, "a result of a fixed amount of data measured over less than this many seconds is said to be short"),
+            ("scaling_share", self.scaling_share, "an array stops scaling where one more member adds less than this share of one member's worth, at the edges of the 95% confidence intervals"),
         ]
     }
 
@@ -139,8 +144,9 @@ impl Thresholds {
     pub fn validate(&self) -> Result<(), ThresholdError> {
         const FRACTION: &str = "a number between 0 and 1";
         const POSITIVE: &str = "a finite number above 0";
-        let checks: [Check; 17] = [
+        let checks: [Check; 18] = [
             ("regime_frac", self.regime_frac, FRACTION, unit_interval),
+            ("scaling_share", self.scaling_share, FRACTION, unit_interval),
             ("short_s", self.short_s, POSITIVE, positive),
             ("stall_frac", self.stall_frac, FRACTION, unit_interval),
             ("stall_min_s", self.stall_min_s, POSITIVE, positive),
