@@ -342,6 +342,107 @@ fn a_throttled_btrfs_member_is_named_slow() {
     assert!(without.is_empty(), "{without:?}");
 }
 
+/// Where an array stops scaling, planted by the kernel: four members of a btrfs raid0, each a
+/// loop device over its own stretch of one RAM loop device. The blkio group iogauge runs in
+/// holds each member to 200 reads a second and, with the ceiling planted, the one device
+/// beneath them all to 500: two members give 400, three and four the shared 500, so the knee is
+/// at three. Without that ceiling the members scale linearly and nothing is named. Each repeat
+/// ramps for a second first: the first repeat after the fill ran at half the rate of the others.
+#[test]
+fn where_a_btrfs_raid0_stops_scaling_is_named() {
+    needs_root!();
+    needs_tool!("mkfs.btrfs");
+    let Some(cg) = Blkio::new("scaling") else {
+        skip("needs cgroup v1 blkio");
+        return;
+    };
+    const MEMBER: u64 = 256 << 20;
+    let dir = tempfile::tempdir().unwrap();
+    let lower = RamLoop::new(4 * MEMBER);
+    let upper: Vec<LoopDev> = (0..4u64)
+        .map(|k| {
+            let dev = sh(
+                "losetup",
+                &[
+                    "-f",
+                    "--show",
+                    "--direct-io=on",
+                    "-o",
+                    &(k * MEMBER).to_string(),
+                    "--sizelimit",
+                    &MEMBER.to_string(),
+                    &lower.dev.dev,
+                ],
+            );
+            LoopDev {
+                file: std::path::PathBuf::from(&lower.dev.dev),
+                dev,
+            }
+        })
+        .collect();
+    let list = upper
+        .iter()
+        .map(|u| u.dev.clone())
+        .collect::<Vec<_>>()
+        .join(",");
+    let s = suite(
+        dir.path(),
+        "[defaults]\ntime = \"2s\"\n[[group]]\ntitle = \"r\"\nrw = [\"randread\"]\nbs = [\"4k\"]\niodepth = [8]\n",
+    );
+    for u in &upper {
+        cg.throttle(u, "read", 200);
+    }
+    let mut seen = Vec::new();
+    for ceiling in [true, false] {
+        cg.throttle(&lower.dev, "read", if ceiling { 500 } else { 0 });
+        let out = output_within(
+            std::process::Command::new("sh")
+                .args([
+                    "-c",
+                    &cg.iogauge(&format!(
+                        "sweep --file {s} --scratch {list} --layout btrfs:raid0 --members 2,3,4 --size 64m --repeat 3 --ramp 1s --json"
+                    )),
+                ])
+                .current_dir(dir.path())
+                .env("IOGAUGE_DB", dir.path().join("results.db")),
+            DEADLINE,
+        );
+        assert!(out.status.success(), "{}", stderr_of(&out));
+        let doc = json_of(&out);
+        let line = doc["groups"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|g| g["title"] == "btrfs raid0 by members (against the fewest)")
+            .unwrap_or_else(|| panic!("{doc:#}"))
+            .clone();
+        let findings = doc["scaling"].as_array().unwrap().clone();
+        seen.push((line, findings));
+    }
+    cg.throttle(&lower.dev, "read", 0);
+    for u in &upper {
+        cg.throttle(u, "read", 0);
+    }
+    let (line, with) = &seen[0];
+    assert_eq!(with.len(), 1, "{with:#?}\n{line:#}");
+    let f = &with[0];
+    assert_eq!(f["kind"], "scaling");
+    assert_eq!(f["severity"], "info");
+    let knee = f["evidence"]["knee_members"].as_f64().unwrap();
+    assert!((2.0..=3.0).contains(&knee), "{f:#}\n{line:#}");
+    assert!(
+        f["summary"].as_str().unwrap().starts_with(&format!(
+            "randread 4K · QD 8: btrfs raid0 stops scaling at {knee} members"
+        )),
+        "{f:#}"
+    );
+    let (line, without) = &seen[1];
+    assert!(without.is_empty(), "{without:#?}\n{line:#}");
+    for u in &upper {
+        assert!(blank(&u.dev), "{} left with a signature", u.dev);
+    }
+}
+
 /// kill -9 at four pseudo-random moments of btrfs layout sweeps over three RAM loop devices
 /// (building, filling, measuring, taking apart), each followed by `iogauge clean`: no mount
 /// and no signature left on any member. With the md and LVM kills in the guest, twelve in all.
