@@ -69,6 +69,7 @@ pub fn result_findings(
             r.fine.bin_s,
             bytes_per_io,
             r.write.as_ref().is_some_and(|w| w.ios > 0),
+            system.target.as_ref().and_then(|t| t.filesystem.as_deref()),
             cpu,
             th,
         )

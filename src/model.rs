@@ -446,6 +446,16 @@ pub struct EngineDoc {
     pub complete_trial: Option<TrialDoc>,
 }
 
+impl EngineDoc {
+    /// Every IO buffer was on huge pages, as `buffers` says it (the engine's
+    /// `Backing::describe`: hugetlb, or transparent huge pages for the whole pool).
+    pub fn buffers_on_huge_pages(&self) -> bool {
+        self.buffers.starts_with("2 MiB huge pages")
+            || (self.buffers.starts_with("transparent huge pages (")
+                && !self.buffers.contains(" of "))
+    }
+}
+
 /// An auto complete batch's trial: completions reaped in the phases that waited for each
 /// completion, for half and for all in flight (equal time each way).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]

@@ -98,3 +98,157 @@ fn suites_on_file_systems_give_no_warning() {
         }
     }
 }
+
+/// A RAM-backed loop device with direct IO and `sector`-byte logical blocks (512 or 4,096: a
+/// 4Kn disk), detached on drop.
+fn ram_loop(size: u64, sector: u32) -> (tempfile::TempDir, LoopDev) {
+    let dir = tempfile::tempdir_in("/dev/shm").unwrap();
+    let img = dir.path().join("d.img");
+    std::fs::File::create(&img).unwrap().set_len(size).unwrap();
+    let dev = sh(
+        "losetup",
+        &[
+            "-f",
+            "--show",
+            "--direct-io=on",
+            "--sector-size",
+            &sector.to_string(),
+            img.to_str().unwrap(),
+        ],
+    );
+    let file = std::fs::canonicalize(&img).unwrap();
+    (dir, LoopDev { dev, file })
+}
+
+/// A dozen cells of `suite matrix` at its own 10 s a cell: long enough for steady state to be
+/// judged, which the one-second cells above and `suite quick`'s five-second ones never are.
+const MATRIX: &[&str] = &[
+    "suite",
+    "matrix",
+    "--sizes",
+    "4k,64k,1m",
+    "--threads",
+    "1,10",
+];
+/// Eight cells of it, where a target needs only the smallest and largest blocks judged.
+const MATRIX_EDGES: &[&str] = &["suite", "matrix", "--sizes", "4k,1m", "--threads", "1,10"];
+
+/// Runs `suite` (one of the above) on `target` at the suite's own cell length and returns its
+/// warnings, each with the suite's name and `what` the target is.
+fn at_real_length(
+    dir: &Path,
+    suite: &[&str],
+    target: &str,
+    extra: &[&str],
+    what: &str,
+) -> Vec<String> {
+    let mut args = suite[..2].to_vec();
+    args.push(target);
+    args.extend_from_slice(&suite[2..]);
+    args.extend_from_slice(&["--repeat", "1", "--json", "--no-store"]);
+    args.extend_from_slice(extra);
+    let doc = json_of(&iogauge(dir, &args));
+    assert!(
+        doc["results"].as_array().is_some_and(|r| r.len() >= 8),
+        "{what}, suite {}: {doc:#}",
+        suite[1]
+    );
+    warnings(&doc)
+        .into_iter()
+        .map(|w| format!("{what}, suite {}: {w}", suite[1]))
+        .collect()
+}
+
+/// The precision suite at real length (issue 37), raw devices: a RAM loop of 4 KiB sectors (a
+/// 4Kn disk) through a dozen matrix cells, one of 512-byte sectors and zram through the
+/// matrix's edges. No warning: a RAM device's one-second intervals swing with
+/// the scheduler while its level holds, and that is no drift.
+#[test]
+fn raw_devices_at_their_suites_own_length_give_no_warning() {
+    needs_root!();
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let mut found = Vec::new();
+    let (_img, dev) = ram_loop(512 << 20, 4096);
+    found.extend(at_real_length(
+        dir.path(),
+        MATRIX,
+        &dev.dev,
+        &["--allow-overwrite"],
+        "raw, 4 KiB sectors",
+    ));
+    let (_img, dev) = ram_loop(512 << 20, 512);
+    found.extend(at_real_length(
+        dir.path(),
+        MATRIX_EDGES,
+        &dev.dev,
+        &["--allow-overwrite"],
+        "raw, 512-byte sectors",
+    ));
+    let Some(zram) = Zram::new("512M") else {
+        return;
+    };
+    found.extend(at_real_length(
+        dir.path(),
+        MATRIX_EDGES,
+        &zram.dev(),
+        &["--allow-overwrite"],
+        "zram",
+    ));
+    assert!(found.is_empty(), "{}", found.join("\n"));
+}
+
+/// The precision suite at real length (issue 37), file systems: ext4 over 512-byte sectors and
+/// xfs over 4 KiB sectors through the matrix's edges, and btrfs over 4 KiB sectors through a
+/// dozen cells — where a 1 MiB IO reaches the device in the file system's own
+/// pieces (an info that names btrfs, not a warning about the device).
+///
+/// One warning is btrfs's own and true: its 4 KiB random writes to a freshly written file run
+/// at two speeds (here 14,680 IOPS for a second, then 4,250 for good, while the device wrote
+/// 13× the bytes issued), as copy-on-write cuts the file's extents and its trees grow. The
+/// cell's mean mixes the two, so the warning stays; it must name btrfs as the cause it can be
+/// (a RAM device below has no cache or bucket), and nothing else may be said.
+#[test]
+fn file_systems_at_their_suites_own_length_give_no_warning() {
+    needs_root!();
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    for fs in ["ext4", "xfs", "btrfs"] {
+        if !have(&format!("mkfs.{fs}")) {
+            skip(&format!("needs mkfs.{fs}"));
+            return;
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mut found = Vec::new();
+    for (fs, sector, suite) in [
+        ("ext4", 512, MATRIX_EDGES),
+        ("xfs", 4096, MATRIX_EDGES),
+        ("btrfs", 4096, MATRIX),
+    ] {
+        let (_img, dev) = ram_loop(1 << 30, sector);
+        let force = if fs == "ext4" { "-F" } else { "-f" };
+        sh(&format!("mkfs.{fs}"), &["-q", force, &dev.dev]);
+        let mnt = dir.path().join(format!("mnt-{fs}"));
+        let _m = Mount::new(&dev.dev, &mnt, "rw");
+        {
+            let w = at_real_length(
+                dir.path(),
+                suite,
+                mnt.to_str().unwrap(),
+                &["--size", "256m"],
+                &format!("{fs} over {sector}-byte sectors"),
+            );
+            found.extend(w.into_iter().filter(|w| {
+                let btrfs_own = fs == "btrfs"
+                    && w.contains("\"regime\"")
+                    && w.contains("fell")
+                    && w.contains("btrfs starting work it had put off");
+                if btrfs_own {
+                    eprintln!("btrfs's own: {w}");
+                }
+                !btrfs_own
+            }));
+        }
+    }
+    assert!(found.is_empty(), "{}", found.join("\n"));
+}

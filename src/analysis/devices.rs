@@ -74,6 +74,7 @@ pub(super) fn findings(r: &ResultDoc, system: &SystemInfo) -> Vec<Finding> {
             }
         }),
         filesystem: system.target.as_ref().and_then(|t| t.filesystem.clone()),
+        huge_buffers: r.engine.buffers_on_huge_pages(),
     };
     let no_device = system
         .target

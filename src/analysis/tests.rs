@@ -549,3 +549,27 @@ fn a_step_between_repeats_is_no_regime_but_one_inside_a_repeat_is() {
     r.repeats.clear();
     assert!(judged(&r), "a fall inside a run is a regime");
 }
+
+/// The split rule's view of the buffers follows what the engine writes in the document: only a
+/// pool wholly on huge pages keeps a large IO in one piece of memory.
+#[test]
+fn buffers_on_huge_pages_are_read_from_the_engines_own_words() {
+    use iogauge_engine::Backing;
+    let on = |b: Backing| {
+        crate::model::EngineDoc {
+            buffers: b.describe(),
+            ..Default::default()
+        }
+        .buffers_on_huge_pages()
+    };
+    assert!(on(Backing::HugeTlb));
+    assert!(on(Backing::Thp {
+        huge: 4 << 20,
+        total: 4 << 20
+    }));
+    assert!(!on(Backing::Thp {
+        huge: 2 << 20,
+        total: 4 << 20
+    }));
+    assert!(!on(Backing::Pages));
+}

@@ -130,6 +130,7 @@ pub fn regime(
     bin_s: f64,
     bytes_per_io: Option<f64>,
     writes: bool,
+    filesystem: Option<&str>,
     cpu: CpuBins,
     th: &Thresholds,
 ) -> Vec<Finding> {
@@ -222,13 +223,21 @@ pub fn regime(
                 count(c.after),
                 signed_pct(frac),
                 // A write cache fills only with writes; reads fall off a burst allowance or a
-                // read cache that stopped answering.
-                match writes {
-                    true => "a burst bucket or a write cache of about that size",
-                    false => "a burst bucket of about that size, or a read cache the working set outgrew",
+                // read cache that stopped answering. Writes through a file system can also fall
+                // when it starts the work it put off (btrfs 4K random writes over a RAM loop fell
+                // by 69% after 67 MiB, issue 37: no cache below, the file system's own
+                // copy-on-write metadata and writeback).
+                match (writes, filesystem) {
+                    (true, Some(fs)) => format!("a burst bucket or a write cache of about that size below, or {fs} starting work it had put off (its journal or log, metadata, writeback)"),
+                    (true, None) => "a burst bucket or a write cache of about that size".to_owned(),
+                    (false, _) => "a burst bucket of about that size, or a read cache the working set outgrew".to_owned(),
                 },
             ),
-            "The run measured two speeds: the later one is what the device sustains (its baseline), the earlier one a burst. Quote them apart, and run longer than the burst (or until the change) to measure the baseline.",
+            if filesystem.is_some() {
+                "The run measured two speeds: the later one is what the device sustains under this file system (its baseline), the earlier one a burst. Quote them apart, and run longer than the burst (or until the change) to measure the baseline; run on the raw device to tell the file system's part from the device's."
+            } else {
+                "The run measured two speeds: the later one is what the device sustains (its baseline), the earlier one a burst. Quote them apart, and run longer than the burst (or until the change) to measure the baseline."
+            },
         )
         .with("ios_above_later", above);
         match bytes_per_io {
@@ -325,7 +334,7 @@ fn cpu_explains(
 /// it — the moment a run measuring a burst bucket or a write cache has seen both levels.
 pub fn settled(fine_ios: &[u32], bin_s: f64, th: &Thresholds) -> bool {
     let total_s = fine_ios.len() as f64 * bin_s;
-    regime(fine_ios, bin_s, None, true, CpuBins::default(), th)
+    regime(fine_ios, bin_s, None, true, None, CpuBins::default(), th)
         .iter()
         .any(|f| {
             f.evidence
@@ -397,7 +406,7 @@ mod tests {
         // 3,000 IOPS for 41.2 s, then 1,000 IOPS for 20 s, 4 KiB IOs.
         let mut f = bins(3000.0, 412, 0.05, 7);
         f.extend(bins(1000.0, 200, 0.05, 9));
-        let found = regime(&f, 0.1, Some(4096.0), true, CpuBins::default(), &th());
+        let found = regime(&f, 0.1, Some(4096.0), true, None, CpuBins::default(), &th());
         assert_eq!(found.len(), 1, "{found:?}");
         let e = &found[0].evidence;
         assert!((e["change_s"] - 41.2).abs() <= 0.5, "{e:?}");
@@ -418,7 +427,7 @@ mod tests {
     fn a_rise_is_named_too() {
         let mut f = bins(1000.0, 50, 0.05, 3);
         f.extend(bins(3000.0, 50, 0.05, 5));
-        let found = regime(&f, 0.1, Some(4096.0), true, CpuBins::default(), &th());
+        let found = regime(&f, 0.1, Some(4096.0), true, None, CpuBins::default(), &th());
         assert_eq!(found.len(), 1);
         assert!(found[0].summary.contains("rose"), "{}", found[0].summary);
     }
@@ -430,6 +439,7 @@ mod tests {
             0.1,
             Some(4096.0),
             true,
+            None,
             CpuBins::default(),
             &th()
         )
@@ -439,6 +449,7 @@ mod tests {
             0.1,
             Some(4096.0),
             true,
+            None,
             CpuBins::default(),
             &th()
         )
@@ -446,7 +457,7 @@ mod tests {
         // A near miss: a real but immaterial step (−15%) stays silent.
         let mut f = bins(5000.0, 150, 0.02, 17);
         f.extend(bins(4250.0, 150, 0.02, 19));
-        assert!(regime(&f, 0.1, Some(4096.0), true, CpuBins::default(), &th()).is_empty());
+        assert!(regime(&f, 0.1, Some(4096.0), true, None, CpuBins::default(), &th()).is_empty());
     }
 
     #[test]
@@ -454,12 +465,12 @@ mod tests {
         let mut f = bins(5000.0, 100, 0.03, 21);
         f.extend(vec![0; 30]);
         f.extend(bins(5000.0, 100, 0.03, 23));
-        assert!(regime(&f, 0.1, Some(4096.0), true, CpuBins::default(), &th()).is_empty());
+        assert!(regime(&f, 0.1, Some(4096.0), true, None, CpuBins::default(), &th()).is_empty());
         // Also when the dip is at the end of a long run it came back from.
         let mut f = bins(5000.0, 200, 0.03, 25);
         f.extend(bins(1000.0, 40, 0.03, 27));
         f.extend(bins(5000.0, 40, 0.03, 29));
-        assert!(regime(&f, 0.1, Some(4096.0), true, CpuBins::default(), &th()).is_empty());
+        assert!(regime(&f, 0.1, Some(4096.0), true, None, CpuBins::default(), &th()).is_empty());
     }
 
     #[test]
@@ -499,7 +510,7 @@ mod tests {
         let mut f = bins(200_000.0, 30, 0.03, 41);
         f.extend(bins(100_000.0, 30, 0.03, 43));
         let c = then(cpu(0.95, 0.05, 30), cpu(0.5, 0.5, 30));
-        let found = regime(&f, 0.1, Some(4096.0), true, bins_of(&c), &th());
+        let found = regime(&f, 0.1, Some(4096.0), true, None, bins_of(&c), &th());
         assert_eq!(found.len(), 1, "{found:?}");
         let (s, e) = (&found[0].summary, &found[0].evidence);
         assert!(
@@ -513,7 +524,7 @@ mod tests {
         let mut f = bins(100_000.0, 30, 0.03, 45);
         f.extend(bins(200_000.0, 30, 0.03, 47));
         let c = then(cpu(0.5, 0.5, 30), cpu(0.95, 0.05, 30));
-        let found = regime(&f, 0.1, Some(4096.0), true, bins_of(&c), &th());
+        let found = regime(&f, 0.1, Some(4096.0), true, None, bins_of(&c), &th());
         assert!(found[0].summary.contains("rose from"), "{found:?}");
         assert!(found[0].summary.contains("gave the CPU back"), "{found:?}");
     }
@@ -533,7 +544,7 @@ mod tests {
             ((0.3, 0.0), (0.1, 0.0)),
         ] {
             let c = then(cpu(a.0, a.1, 200), cpu(b.0, b.1, 200));
-            let found = regime(&f, 0.1, Some(4096.0), true, bins_of(&c), &th());
+            let found = regime(&f, 0.1, Some(4096.0), true, None, bins_of(&c), &th());
             assert_eq!(found.len(), 1, "{a:?}→{b:?}: {found:?}");
             assert!(
                 found[0].evidence.contains_key("ios_above_later")
@@ -548,7 +559,7 @@ mod tests {
         let mut quarter = bins(4000.0, 200, 0.05, 57);
         quarter.extend(bins(1000.0, 200, 0.05, 59));
         let c = then(cpu(0.4, 0.576, 200), cpu(0.1, 0.335, 200));
-        let found = regime(&quarter, 0.1, Some(4096.0), true, bins_of(&c), &th());
+        let found = regime(&quarter, 0.1, Some(4096.0), true, None, bins_of(&c), &th());
         assert_eq!(found.len(), 1, "{found:?}");
         assert!(
             found[0].evidence.contains_key("ios_above_later") && !found[0].summary.contains("CPU"),
@@ -561,20 +572,46 @@ mod tests {
             run: &run,
             wait: &wait,
         };
-        assert!(regime(&f, 0.1, Some(4096.0), true, whole, &th())[0]
+        assert!(regime(&f, 0.1, Some(4096.0), true, None, whole, &th())[0]
             .summary
             .contains("CPU"));
         run.pop();
         wait.pop();
-        let found = regime(&f, 0.1, Some(4096.0), true, bins_of(&(run, wait)), &th());
+        let found = regime(
+            &f,
+            0.1,
+            Some(4096.0),
+            true,
+            None,
+            bins_of(&(run, wait)),
+            &th(),
+        );
         assert!(found[0].evidence.contains_key("ios_above_later"));
     }
 
     #[test]
     fn short_or_empty_input_is_silent() {
-        assert!(regime(&[], 0.1, None, true, CpuBins::default(), &th()).is_empty());
-        assert!(regime(&[500, 500, 100], 0.1, None, true, CpuBins::default(), &th()).is_empty());
-        assert!(regime(&[1; 100], f64::NAN, None, true, CpuBins::default(), &th()).is_empty());
+        assert!(regime(&[], 0.1, None, true, None, CpuBins::default(), &th()).is_empty());
+        assert!(regime(
+            &[500, 500, 100],
+            0.1,
+            None,
+            true,
+            None,
+            CpuBins::default(),
+            &th()
+        )
+        .is_empty());
+        assert!(regime(
+            &[1; 100],
+            f64::NAN,
+            None,
+            true,
+            None,
+            CpuBins::default(),
+            &th()
+        )
+        .is_empty());
     }
 
     /// Reads that fall to a lower level are no write cache filling (issue 37: the wording
@@ -583,7 +620,15 @@ mod tests {
     fn a_fall_of_reads_names_no_write_cache() {
         let mut f = bins(5000.0, 150, 0.02, 23);
         f.extend(bins(2000.0, 150, 0.02, 29));
-        let reads = regime(&f, 0.1, Some(4096.0), false, CpuBins::default(), &th());
+        let reads = regime(
+            &f,
+            0.1,
+            Some(4096.0),
+            false,
+            None,
+            CpuBins::default(),
+            &th(),
+        );
         assert_eq!(reads.len(), 1);
         assert!(
             !reads[0].summary.contains("write cache"),
@@ -595,11 +640,50 @@ mod tests {
             "{}",
             reads[0].summary
         );
-        let writes = regime(&f, 0.1, Some(4096.0), true, CpuBins::default(), &th());
+        let writes = regime(&f, 0.1, Some(4096.0), true, None, CpuBins::default(), &th());
         assert!(
             writes[0].summary.contains("write cache"),
             "{}",
             writes[0].summary
         );
+    }
+
+    /// A fall of writes to a file names the file system beside a cache below; the same fall of
+    /// reads does not (a file system puts off writes, not reads).
+    #[test]
+    fn a_fall_of_writes_on_a_file_system_names_it() {
+        let mut f = bins(4000.0, 30, 0.02, 1);
+        f.extend(bins(1000.0, 60, 0.02, 2));
+        let found = regime(
+            &f,
+            0.1,
+            Some(4096.0),
+            true,
+            Some("btrfs"),
+            CpuBins::default(),
+            &th(),
+        );
+        assert!(
+            found[0]
+                .summary
+                .contains("btrfs starting work it had put off"),
+            "{}",
+            found[0].summary
+        );
+        assert!(
+            found[0].advice.contains("raw device"),
+            "{}",
+            found[0].advice
+        );
+        let reads = regime(
+            &f,
+            0.1,
+            Some(4096.0),
+            false,
+            Some("btrfs"),
+            CpuBins::default(),
+            &th(),
+        );
+        assert!(!reads[0].summary.contains("btrfs"), "{}", reads[0].summary);
     }
 }

@@ -260,7 +260,7 @@ proptest! {
         // bin short, or any f32 at all.
         let n = fine.len().saturating_sub(short / 2);
         let cpu = iogauge_analyze::CpuBins { run: &run[..n], wait: &wait[..n] };
-        let found = iogauge_analyze::regime(&fine, bin_s, Some(b), true, cpu, &th);
+        let found = iogauge_analyze::regime(&fine, bin_s, Some(b), true, None, cpu, &th);
         assert_finite(&found);
         prop_assert!(found.len() <= 1);
     }
