@@ -35,6 +35,8 @@ pub fn result_findings(
     let cpu = iogauge_analyze::CpuBins {
         run: &r.fine.cpu_run,
         wait: &r.fine.cpu_wait,
+        others: &r.fine.cpu_others,
+        cpus: system.cpu_count.map_or(0.0, f64::from),
     };
     found.extend(iogauge_analyze::stalls(&r.fine.ios, r.fine.bin_s, cpu, th));
     // A fixed amount of data moved in a moment (a timed result is as long as it was asked to be).

@@ -389,6 +389,13 @@ pub struct FineDoc {
     pub cpu_run: Vec<f32>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub cpu_wait: Vec<f32>,
+    /// CPUs' worth of the machine's work in each bin that was not iogauge's threads (other
+    /// processes, and kernel threads — a loop device's, a file system's), from /proc/stat less
+    /// `cpu_run`; empty where not measured. With the CPU count, it tells a machine whose CPUs
+    /// were all taken, where the kernel threads serving iogauge's IO waited where iogauge's
+    /// own schedstat cannot see them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cpu_others: Vec<f32>,
     /// With a stopping rule (`--until-stable`): the rates (IOs per second) the rule judged
     /// live, one per watch tick of about a bin, so the result's steadiness is told from the
     /// very samples that stopped the cell (the bins above, counted by completion time, can
@@ -401,7 +408,16 @@ impl FineDoc {
     /// Two stretches of bins one after the other; the CPU wait only when both have it whole.
     pub fn then(self, next: FineDoc) -> FineDoc {
         let whole = |f: &FineDoc| f.cpu_cover();
-        let (cpu_run, cpu_wait) = match whole(&self) && whole(&next) {
+        let others = self.cpu_others.len() == self.ios.len()
+            && next.cpu_others.len() == next.ios.len()
+            && whole(&self)
+            && whole(&next);
+        let both = whole(&self) && whole(&next);
+        let cpu_others = match others {
+            true => [self.cpu_others, next.cpu_others].concat(),
+            false => Vec::new(),
+        };
+        let (cpu_run, cpu_wait) = match both {
             true => (
                 [self.cpu_run, next.cpu_run].concat(),
                 [self.cpu_wait, next.cpu_wait].concat(),
@@ -413,6 +429,7 @@ impl FineDoc {
             ios: [self.ios, next.ios].concat(),
             cpu_run,
             cpu_wait,
+            cpu_others,
             rule: [self.rule, next.rule].concat(),
         }
     }

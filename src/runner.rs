@@ -260,8 +260,11 @@ pub fn run(
     };
     let setup = setup.into_inner().unwrap_or_else(|e| e.into_inner());
     let mut measured = merge(spec, workers, agg, runtime, watched.cpu, setup, interrupted);
-    (measured.fine.cpu_run, measured.fine.cpu_wait) =
-        watched.sched.per_bin(FINE_BIN, measured.fine.ios.len());
+    (
+        measured.fine.cpu_run,
+        measured.fine.cpu_wait,
+        measured.fine.cpu_others,
+    ) = watched.sched.per_bin(FINE_BIN, measured.fine.ios.len());
     measured.verify = checked;
     measured.engine.buffers = backing
         .into_inner()
@@ -535,8 +538,9 @@ struct Sched {
     threads: Vec<(u32, [u64; 2])>,
     /// What threads whose id was taken again by a new thread had counted.
     retired: [u64; 2],
-    /// (seconds since the measurement started, [on-CPU ns, waiting ns] summed).
-    samples: Vec<(f64, [u64; 2])>,
+    /// (seconds since the measurement started, [on-CPU ns, waiting ns] summed, and the whole
+    /// machine's busy CPU ns from /proc/stat).
+    samples: Vec<(f64, [u64; 3])>,
 }
 
 impl Sched {
@@ -578,18 +582,56 @@ impl Sched {
         }
         let sum = |i: usize| self.retired[i] + self.threads.iter().map(|(_, v)| v[i]).sum::<u64>();
         let at = origin.elapsed().as_secs_f64();
-        self.samples.push((at, [sum(0), sum(1)]));
+        // Without /proc/stat the machine's series is left out (zero throughout).
+        let busy = machine_busy_ns().unwrap_or(0);
+        self.samples.push((at, [sum(0), sum(1), busy]));
     }
 
     /// CPU seconds per second on a CPU, and waiting for one, in each of `bins` bins of `bin`
-    /// from the measurement's start (empty without two samples).
-    fn per_bin(&self, bin: Duration, bins: usize) -> (Vec<f32>, Vec<f32>) {
+    /// from the measurement's start (empty without two samples); and the CPUs' worth of the
+    /// machine's work that was not iogauge's threads (other processes, and kernel threads —
+    /// the loop device's or a file system's that serve iogauge's IO among them), empty without
+    /// /proc/stat.
+    fn per_bin(&self, bin: Duration, bins: usize) -> (Vec<f32>, Vec<f32>, Vec<f32>) {
         let of = |i: usize| {
             let s: Vec<(f64, u64)> = self.samples.iter().map(|(t, v)| (*t, v[i])).collect();
             rate_per_bin(&s, bin.as_secs_f64(), bins)
         };
-        (of(0), of(1))
+        let run = of(0);
+        let others = match self.samples.iter().all(|(_, v)| v[2] > 0) {
+            true => of(2)
+                .iter()
+                .zip(&run)
+                .map(|(busy, own)| (busy - own).max(0.0))
+                .collect(),
+            false => Vec::new(),
+        };
+        (run, of(1), others)
     }
+}
+
+/// /proc/stat's clock ticks per second (USER_HZ: 100 on every Linux ABI, whatever HZ the
+/// kernel was built with).
+const USER_HZ: u64 = 100;
+
+/// The whole machine's CPU time busy so far, in nanoseconds: /proc/stat's first line, all but
+/// idle and iowait (guest time is inside user already).
+fn machine_busy_ns() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/stat").ok()?;
+    let line = text.lines().next()?.strip_prefix("cpu ")?;
+    let f: Vec<u64> = line
+        .split_ascii_whitespace()
+        .map(|v| v.parse().ok())
+        .collect::<Option<_>>()?;
+    // user nice system idle iowait irq softirq steal
+    let busy = f
+        .get(..8)?
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i != 3 && *i != 4)
+        .map(|(_, v)| v)
+        .sum::<u64>();
+    Some(busy * (1_000_000_000 / USER_HZ))
 }
 
 /// A counter of nanoseconds, sampled at `samples` (seconds, value), as seconds per second in
@@ -826,6 +868,7 @@ fn merge(
             // Filled by `run` from the watch thread's samples.
             cpu_run: Vec::new(),
             cpu_wait: Vec::new(),
+            cpu_others: Vec::new(),
             ..FineDoc::default()
         },
         engine,

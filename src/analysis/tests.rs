@@ -102,6 +102,7 @@ pub(crate) fn result(rw: Rw, bs: u64, threads: u32, iodepth: u32, iops: f64) -> 
             ios: vec![(iops / 10.0) as u32; 100],
             cpu_run: Vec::new(),
             cpu_wait: Vec::new(),
+            cpu_others: Vec::new(),
             ..FineDoc::default()
         },
         engine: EngineDoc::default(),
@@ -529,6 +530,7 @@ fn a_step_between_repeats_is_no_regime_but_one_inside_a_repeat_is() {
         ios: bins(100, 1000).chain(bins(50, 400)).collect(),
         cpu_run: Vec::new(),
         cpu_wait: Vec::new(),
+        cpu_others: Vec::new(),
         ..crate::model::FineDoc::default()
     };
     r.repeats = (0..3)

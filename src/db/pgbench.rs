@@ -219,6 +219,7 @@ pub fn read_logs(
             ios: fine,
             cpu_run: Vec::new(),
             cpu_wait: Vec::new(),
+            cpu_others: Vec::new(),
             ..FineDoc::default()
         },
     })
@@ -559,6 +560,7 @@ fn result_doc(
         ios: Vec::new(),
         cpu_run: Vec::new(),
         cpu_wait: Vec::new(),
+        cpu_others: Vec::new(),
         ..FineDoc::default()
     };
     let (mut txns, mut failed, mut runtime_s) = (0u64, 0u64, 0.0f64);

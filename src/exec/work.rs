@@ -467,6 +467,7 @@ fn concurrent(a: Measured, b: Measured) -> Measured {
             ios: fine,
             cpu_run: Vec::new(),
             cpu_wait: Vec::new(),
+            cpu_others: Vec::new(),
             ..FineDoc::default()
         },
         engine: a.engine,

@@ -197,6 +197,9 @@ pub fn combine(mut parts: Vec<Part>) -> Result<RunDoc> {
     };
     agg.fine.cpu_run = summed(|r| &r.fine.cpu_run);
     agg.fine.cpu_wait = summed(|r| &r.fine.cpu_wait);
+    // Each host's other work is its own machine's, judged against its own CPUs: a sum over
+    // hosts means nothing, so the combined result has none.
+    agg.fine.cpu_others = Vec::new();
     agg.fine.ios = fine;
 
     let mut doc = first.doc.clone();

@@ -497,7 +497,11 @@ mod tests {
         let found = stalls(
             &ios,
             0.1,
-            CpuBins { run: &r, wait: &w },
+            CpuBins {
+                run: &r,
+                wait: &w,
+                ..CpuBins::default()
+            },
             &Thresholds::default(),
         );
         assert_eq!(found.len(), 1, "{found:?}");
@@ -519,7 +523,11 @@ mod tests {
             let found = stalls(
                 &ios,
                 0.1,
-                CpuBins { run: r, wait: w },
+                CpuBins {
+                    run: r,
+                    wait: w,
+                    ..CpuBins::default()
+                },
                 &Thresholds::default(),
             );
             assert_eq!(found.len(), 1, "{found:?}");

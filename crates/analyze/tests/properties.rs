@@ -95,7 +95,7 @@ proptest! {
         run in prop::collection::vec(any::<f32>(), 0..300),
         wait in prop::collection::vec(any::<f32>(), 0..300),
     ) {
-        assert_finite(&stalls(&ios, bin_s, CpuBins { run: &run, wait: &wait }, &th));
+        assert_finite(&stalls(&ios, bin_s, CpuBins { run: &run, wait: &wait, ..CpuBins::default() }, &th));
     }
 
     #[test]
@@ -259,7 +259,7 @@ proptest! {
         // Mostly series that cover every bin, so the CPU's judgement runs; now and then one
         // bin short, or any f32 at all.
         let n = fine.len().saturating_sub(short / 2);
-        let cpu = iogauge_analyze::CpuBins { run: &run[..n], wait: &wait[..n] };
+        let cpu = iogauge_analyze::CpuBins { run: &run[..n], wait: &wait[..n], ..Default::default() };
         let found = iogauge_analyze::regime(&fine, bin_s, Some(b), true, None, cpu, &th);
         assert_finite(&found);
         prop_assert!(found.len() <= 1);
