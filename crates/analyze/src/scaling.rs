@@ -110,6 +110,10 @@ fn busiest(e: &ScalingEvidence) -> Option<&(String, f64)> {
     e.members_util.iter().max_by(|a, b| a.1.total_cmp(&b.1))
 }
 
+/// The advice when the counters name no limit.
+const NO_LIMIT_SEEN: &str =
+    "Read the members' counters (iogauge show) to see what held the array back.";
+
 /// What the evidence at the count past the knee says the limit is, and what to try.
 fn limit_of(e: &ScalingEvidence, members: u32) -> (Option<String>, String) {
     if let Some(c) = e.submit_cpu.filter(|c| *c >= BUSY) {
@@ -122,10 +126,7 @@ fn limit_of(e: &ScalingEvidence, members: u32) -> (Option<String>, String) {
         );
     }
     let Some((name, top)) = busiest(e) else {
-        return (
-            None,
-            "Read the members' counters (iogauge show) to see what held the array back.".into(),
-        );
+        return (None, NO_LIMIT_SEEN.into());
     };
     let others = e
         .members_util
@@ -152,10 +153,7 @@ fn limit_of(e: &ScalingEvidence, members: u32) -> (Option<String>, String) {
             "More members will not help here: look at what every member's IO passes through.".into(),
         );
     }
-    (
-        None,
-        "Read the members' counters (iogauge show) to see what held the array back.".into(),
-    )
+    (None, NO_LIMIT_SEEN.into())
 }
 
 #[cfg(test)]
