@@ -356,26 +356,7 @@ fn a_file_systems_own_pieces_are_an_info_naming_it() {
         return;
     }
     let shm = tempfile::tempdir_in("/dev/shm").unwrap();
-    let img = shm.path().join("d.img");
-    std::fs::File::create(&img)
-        .unwrap()
-        .set_len(1 << 30)
-        .unwrap();
-    let dev = sh(
-        "losetup",
-        &[
-            "-f",
-            "--show",
-            "--direct-io=on",
-            "--sector-size",
-            "4096",
-            img.to_str().unwrap(),
-        ],
-    );
-    let dev = LoopDev {
-        dev,
-        file: std::fs::canonicalize(&img).unwrap(),
-    };
+    let dev = blank_loop(shm.path(), "d.img", 1 << 30, 4096);
     sh("mkfs.btrfs", &["-q", "-f", &dev.dev]);
     // The image under /dev/shm, the mount point where a target may be.
     let here = tempfile::tempdir().unwrap();

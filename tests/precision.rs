@@ -104,21 +104,8 @@ fn suites_on_file_systems_give_no_warning() {
 /// 4Kn disk), detached on drop.
 fn ram_loop(size: u64, sector: u32) -> (tempfile::TempDir, LoopDev) {
     let dir = tempfile::tempdir_in("/dev/shm").unwrap();
-    let img = dir.path().join("d.img");
-    std::fs::File::create(&img).unwrap().set_len(size).unwrap();
-    let dev = sh(
-        "losetup",
-        &[
-            "-f",
-            "--show",
-            "--direct-io=on",
-            "--sector-size",
-            &sector.to_string(),
-            img.to_str().unwrap(),
-        ],
-    );
-    let file = std::fs::canonicalize(&img).unwrap();
-    (dir, LoopDev { dev, file })
+    let dev = blank_loop(dir.path(), "d.img", size, sector);
+    (dir, dev)
 }
 
 /// `suite quick` on a RAM loop device while two busy loops keep both CPUs taken (issue 37):

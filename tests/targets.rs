@@ -14,27 +14,6 @@ use common::*;
 
 const MIB: u64 = 1 << 20;
 
-/// A blank image of `size` bytes attached as a loop device with `sector` logical blocks.
-fn blank_loop(dir: &Path, name: &str, size: u64, sector: u32) -> LoopDev {
-    let img = dir.join(name);
-    File::create(&img).unwrap().set_len(size).unwrap();
-    let dev = sh(
-        "losetup",
-        &[
-            "-f",
-            "--show",
-            "--direct-io=on",
-            "--sector-size",
-            &sector.to_string(),
-            img.to_str().unwrap(),
-        ],
-    );
-    LoopDev {
-        dev,
-        file: std::fs::canonicalize(&img).unwrap(),
-    }
-}
-
 fn ranges(doc: &Value) -> Vec<u64> {
     doc["results"]
         .as_array()

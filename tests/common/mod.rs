@@ -272,6 +272,28 @@ impl Drop for Frozen {
     }
 }
 
+/// A blank image of `size` bytes in `dir` attached as a loop device with direct IO and `sector`
+/// logical blocks (4,096: a 4Kn disk; 512). Detached on drop.
+pub fn blank_loop(dir: &Path, name: &str, size: u64, sector: u32) -> LoopDev {
+    let img = dir.join(name);
+    std::fs::File::create(&img).unwrap().set_len(size).unwrap();
+    let dev = sh(
+        "losetup",
+        &[
+            "-f",
+            "--show",
+            "--direct-io=on",
+            "--sector-size",
+            &sector.to_string(),
+            img.to_str().unwrap(),
+        ],
+    );
+    LoopDev {
+        dev,
+        file: std::fs::canonicalize(&img).unwrap(),
+    }
+}
+
 /// A loop device with direct IO over a `size`-byte image in RAM (/dev/shm): nothing but what a
 /// test sets (a throttle) decides its speed, and no other test's disk IO disturbs it. The
 /// directory must outlive the device (fields drop in order: device first).

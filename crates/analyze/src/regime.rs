@@ -307,8 +307,20 @@ struct CpuParts {
 /// IOPS 1.9 s into its cell, with iogauge's own threads' waiting unchanged (issue 37). Returns
 /// the other work's CPUs before and after.
 fn machine_saturated(c: &Change, cpu: CpuBins, bins: usize, k: usize) -> Option<[f64; 2]> {
+    if cpu.cpus.is_nan() || cpu.cpus < 1.0 {
+        return None;
+    }
+    let [run, o] = part_means(c, [cpu.run, cpu.others], bins, k)?;
+    let saturated = (0..2).all(|i| run[i] + o[i] >= cpu.cpus - 0.1 * cpu.cpus);
+    (saturated && o.iter().all(|&x| x >= 0.5)).then_some(o)
+}
+
+/// The means of two per-bin CPU series before and after the change `c` (found on bins widened
+/// `k` times), over the same parts as the levels: without the bin on either side of the change.
+/// `None` when a series does not cover the `bins` bins with finite, non-negative values.
+fn part_means(c: &Change, series: [&[f32]; 2], bins: usize, k: usize) -> Option<[[f64; 2]; 2]> {
     let ok = |v: &[f32]| v.len() >= bins && v[..bins].iter().all(|x| x.is_finite() && *x >= 0.0);
-    if !(ok(cpu.run) && ok(cpu.others)) || k == 0 || cpu.cpus.is_nan() || cpu.cpus < 1.0 {
+    if !series.iter().all(|v| ok(v)) || k == 0 {
         return None;
     }
     let wide = |v: &[f32]| -> Vec<f64> {
@@ -317,8 +329,7 @@ fn machine_saturated(c: &Change, cpu: CpuBins, bins: usize, k: usize) -> Option<
             .map(|ch| ch.iter().map(|&x| f64::from(x)).sum::<f64>() / k as f64)
             .collect()
     };
-    let (run, others) = (wide(cpu.run), wide(cpu.others));
-    let n = run.len();
+    let n = bins / k;
     if n < 2 {
         return None;
     }
@@ -326,15 +337,13 @@ fn machine_saturated(c: &Change, cpu: CpuBins, bins: usize, k: usize) -> Option<
         0..c.at.saturating_sub(1).clamp(1, n),
         (c.at + 1).min(n - 1)..n,
     ];
-    let mean = |v: &[f64], r: &std::ops::Range<usize>| {
-        v[r.clone()].iter().sum::<f64>() / r.len().max(1) as f64
+    let means = |v: &[f32]| {
+        let w = wide(v);
+        parts
+            .clone()
+            .map(|r| w[r.clone()].iter().sum::<f64>() / r.len().max(1) as f64)
     };
-    let o = [mean(&others, &parts[0]), mean(&others, &parts[1])];
-    let busy = [mean(&run, &parts[0]) + o[0], mean(&run, &parts[1]) + o[1]];
-    let saturated = busy
-        .iter()
-        .all(|&b| b >= cpu.cpus - 0.1 * cpu.cpus.max(1.0));
-    (saturated && o.iter().all(|&x| x >= 0.5)).then_some(o)
+    Some([means(series[0]), means(series[1])])
 }
 
 /// iogauge's CPU before and after the change `c` (found on bins widened `k` times) when it
@@ -347,31 +356,7 @@ fn cpu_explains(
     k: usize,
     th: &Thresholds,
 ) -> Option<CpuParts> {
-    let ok = |v: &[f32]| v.len() >= bins && v[..bins].iter().all(|x| x.is_finite() && *x >= 0.0);
-    if !(ok(cpu.run) && ok(cpu.wait)) || k == 0 {
-        return None;
-    }
-    let wide = |v: &[f32]| -> Vec<f64> {
-        v[..bins]
-            .chunks_exact(k)
-            .map(|ch| ch.iter().map(|&x| f64::from(x)).sum::<f64>() / k as f64)
-            .collect()
-    };
-    let (run, wait) = (wide(cpu.run), wide(cpu.wait));
-    let n = run.len();
-    if n < 2 {
-        return None;
-    }
-    // The same parts as the levels: without the bin on either side of the change.
-    let parts = [
-        0..c.at.saturating_sub(1).clamp(1, n),
-        (c.at + 1).min(n - 1)..n,
-    ];
-    let mean = |v: &[f64], r: &std::ops::Range<usize>| {
-        v[r.clone()].iter().sum::<f64>() / r.len().max(1) as f64
-    };
-    let r = [mean(&run, &parts[0]), mean(&run, &parts[1])];
-    let q = [mean(&wait, &parts[0]), mean(&wait, &parts[1])];
+    let [r, q] = part_means(c, [cpu.run, cpu.wait], bins, k)?;
     if r.iter().any(|&x| x <= 0.0) {
         return None;
     }
