@@ -455,7 +455,7 @@ mod tests {
         // 3,000 IOPS for 41.2 s, then 1,000 IOPS for 20 s, 4 KiB IOs.
         let mut f = bins(3000.0, 412, 0.05, 7);
         f.extend(bins(1000.0, 200, 0.05, 9));
-        let found = regime(&f, 0.1, Some(4096.0), true, None, CpuBins::default(), &th());
+        let found = plain(&f, true, None);
         assert_eq!(found.len(), 1, "{found:?}");
         let e = &found[0].evidence;
         assert!((e["change_s"] - 41.2).abs() <= 0.5, "{e:?}");
@@ -476,7 +476,7 @@ mod tests {
     fn a_rise_is_named_too() {
         let mut f = bins(1000.0, 50, 0.05, 3);
         f.extend(bins(3000.0, 50, 0.05, 5));
-        let found = regime(&f, 0.1, Some(4096.0), true, None, CpuBins::default(), &th());
+        let found = plain(&f, true, None);
         assert_eq!(found.len(), 1);
         assert!(found[0].summary.contains("rose"), "{}", found[0].summary);
     }
@@ -506,7 +506,7 @@ mod tests {
         // A near miss: a real but immaterial step (−15%) stays silent.
         let mut f = bins(5000.0, 150, 0.02, 17);
         f.extend(bins(4250.0, 150, 0.02, 19));
-        assert!(regime(&f, 0.1, Some(4096.0), true, None, CpuBins::default(), &th()).is_empty());
+        assert!(plain(&f, true, None).is_empty());
     }
 
     #[test]
@@ -514,12 +514,12 @@ mod tests {
         let mut f = bins(5000.0, 100, 0.03, 21);
         f.extend(vec![0; 30]);
         f.extend(bins(5000.0, 100, 0.03, 23));
-        assert!(regime(&f, 0.1, Some(4096.0), true, None, CpuBins::default(), &th()).is_empty());
+        assert!(plain(&f, true, None).is_empty());
         // Also when the dip is at the end of a long run it came back from.
         let mut f = bins(5000.0, 200, 0.03, 25);
         f.extend(bins(1000.0, 40, 0.03, 27));
         f.extend(bins(5000.0, 40, 0.03, 29));
-        assert!(regime(&f, 0.1, Some(4096.0), true, None, CpuBins::default(), &th()).is_empty());
+        assert!(plain(&f, true, None).is_empty());
     }
 
     #[test]
@@ -542,6 +542,19 @@ mod tests {
     /// Two stretches of CPU bins end to end.
     fn then(a: (Vec<f32>, Vec<f32>), b: (Vec<f32>, Vec<f32>)) -> (Vec<f32>, Vec<f32>) {
         ([a.0, b.0].concat(), [a.1, b.1].concat())
+    }
+
+    /// The regime of 4 KiB IOs in 100 ms bins `f`, with no CPU series.
+    fn plain(f: &[u32], writes: bool, filesystem: Option<&str>) -> Vec<Finding> {
+        regime(
+            f,
+            0.1,
+            Some(4096.0),
+            writes,
+            filesystem,
+            CpuBins::default(),
+            &th(),
+        )
     }
 
     fn bins_of(c: &(Vec<f32>, Vec<f32>)) -> CpuBins<'_> {
@@ -722,15 +735,7 @@ mod tests {
     fn a_fall_of_reads_names_no_write_cache() {
         let mut f = bins(5000.0, 150, 0.02, 23);
         f.extend(bins(2000.0, 150, 0.02, 29));
-        let reads = regime(
-            &f,
-            0.1,
-            Some(4096.0),
-            false,
-            None,
-            CpuBins::default(),
-            &th(),
-        );
+        let reads = plain(&f, false, None);
         assert_eq!(reads.len(), 1);
         assert!(
             !reads[0].summary.contains("write cache"),
@@ -742,7 +747,7 @@ mod tests {
             "{}",
             reads[0].summary
         );
-        let writes = regime(&f, 0.1, Some(4096.0), true, None, CpuBins::default(), &th());
+        let writes = plain(&f, true, None);
         assert!(
             writes[0].summary.contains("write cache"),
             "{}",
@@ -756,15 +761,7 @@ mod tests {
     fn a_fall_of_writes_on_a_file_system_names_it() {
         let mut f = bins(4000.0, 30, 0.02, 1);
         f.extend(bins(1000.0, 60, 0.02, 2));
-        let found = regime(
-            &f,
-            0.1,
-            Some(4096.0),
-            true,
-            Some("btrfs"),
-            CpuBins::default(),
-            &th(),
-        );
+        let found = plain(&f, true, Some("btrfs"));
         assert!(
             found[0]
                 .summary
@@ -777,15 +774,7 @@ mod tests {
             "{}",
             found[0].advice
         );
-        let reads = regime(
-            &f,
-            0.1,
-            Some(4096.0),
-            false,
-            Some("btrfs"),
-            CpuBins::default(),
-            &th(),
-        );
+        let reads = plain(&f, false, Some("btrfs"));
         assert!(!reads[0].summary.contains("btrfs"), "{}", reads[0].summary);
     }
 }
