@@ -33,7 +33,7 @@ pub fn execute(plan: &Plan) -> Result<()> {
     if plan.kind == Kind::Suite && !plan.output.json {
         crate::ui::part(&said);
     }
-    let ran = exec::run(plan, prepared)?;
+    let ran = exec::run(plan, prepared, &crate::present::Shown)?;
     crate::present::run(plan, &ran)?;
     let exec::Executed {
         doc,

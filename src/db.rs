@@ -28,6 +28,7 @@ mod common;
 pub mod mariadb;
 mod owner;
 mod plan;
+mod process;
 mod progress;
 
 pub use pgbench::PgbenchPlan;

@@ -87,8 +87,12 @@ fn hint_for(command: &str, typed: &str) -> Option<&'static str> {
 }
 
 /// Prints a command-line error from clap as one line (help and version as they are) and
-/// returns its exit code: 2 for usage errors, as clap itself uses.
-pub fn clap_exit(e: clap::Error) -> std::process::ExitCode {
+/// returns its exit code: 2 for usage errors, as clap itself uses. `suites` are the built-in
+/// suites' names, offered when one is typed as a command.
+pub fn clap_exit(
+    e: clap::Error,
+    suites: impl IntoIterator<Item = &'static str>,
+) -> std::process::ExitCode {
     use clap::error::ErrorKind;
     if matches!(
         e.kind(),
@@ -125,7 +129,7 @@ pub fn clap_exit(e: clap::Error) -> std::process::ExitCode {
         if let Some(suite) = typed
             .as_deref()
             .filter(|t| Some(*t) == top.as_deref())
-            .and_then(|t| did_you_mean(t, crate::suite::names()))
+            .and_then(|t| did_you_mean(t, suites))
         {
             let typed = crate::units::quoted(typed.as_deref().unwrap_or_default(), 60);
             say!("iogauge: error: there is no command '{typed}'; did you mean `iogauge suite {suite}`? (see --help)");

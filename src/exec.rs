@@ -6,6 +6,7 @@
 //! An interrupt or a failing cell ends the run after presenting what was measured.
 
 pub mod fold;
+mod hooks;
 pub mod verify;
 pub mod work;
 
@@ -14,6 +15,7 @@ mod notes;
 mod progress;
 mod rounds;
 
+pub use hooks::Hooks;
 use loops::{not_stored, precondition, run_cells};
 use notes::notes_of;
 pub use rounds::{kept, SEARCH_STEPS};
@@ -76,11 +78,11 @@ impl Executed {
 /// Runs `plan` and hands back the run's document (progress still goes to stderr;
 /// `plan.output.no_store` decides whether it is stored). For `db`, `sweep` and many hosts,
 /// which present their own documents.
-pub fn measure(plan: &Plan) -> Result<RunDoc> {
+pub fn measure(plan: &Plan, hooks: &dyn Hooks) -> Result<RunDoc> {
     if plan.output.dry_run {
         anyhow::bail!("a dry run measures nothing");
     }
-    run(plan, prepare(plan)?)?.into_doc()
+    run(plan, prepare(plan)?, hooks)?.into_doc()
 }
 
 /// Looks at the target and holds every cell against it. Writes nothing.
@@ -116,6 +118,7 @@ pub fn prepare(plan: &Plan) -> Result<Prepared<'_>> {
         seed: plan.env.seed,
         quiet: false,
         files: plan.target.files,
+        name_tag: plan.target.name_tag.as_deref(),
     };
     let resolved = target::resolve(&req)?;
     if plan.env.uring.hipri && plan.env.engine == EngineKind::IoUring {
@@ -159,7 +162,7 @@ pub fn prepare(plan: &Plan) -> Result<Prepared<'_>> {
 }
 
 /// Runs a prepared plan: the fill, the cells, their findings, the store.
-pub fn run(plan: &Plan, prepared: Prepared<'_>) -> Result<Executed> {
+pub fn run(plan: &Plan, prepared: Prepared<'_>, hooks: &dyn Hooks) -> Result<Executed> {
     let Prepared {
         resolved,
         works,
@@ -167,7 +170,7 @@ pub fn run(plan: &Plan, prepared: Prepared<'_>) -> Result<Executed> {
     } = prepared;
     // Under MPI every rank has checked its target by now: one refusal stops all before any
     // rank writes.
-    crate::fleet::checked()?;
+    hooks.checked()?;
     // Opened before the fill: a results database that cannot be written is told at once.
     let store = match plan.output.no_store {
         true => None,
@@ -187,10 +190,7 @@ pub fn run(plan: &Plan, prepared: Prepared<'_>) -> Result<Executed> {
     // A stack placed off its boundaries is said before a long measurement, not only after it.
     let placed = crate::analysis::misaligned(&system);
     if !placed.is_empty() {
-        say!(
-            "{}",
-            crate::present::findings::titled("before the run", &placed)
-        );
+        hooks.found_before_run(&placed);
     }
     target.device = system
         .target
@@ -254,7 +254,7 @@ pub fn run(plan: &Plan, prepared: Prepared<'_>) -> Result<Executed> {
         }
         (None, Ok(())) => match plan.latency_target {
             Some(lt) => latency_search(plan, lt, &works, &target, &mut state, &mut rec).err(),
-            None => run_cells(plan, &works, &target, &mut state, &mut rec).err(),
+            None => run_cells(plan, &works, &target, &mut state, &mut rec, hooks).err(),
         },
     };
 

@@ -27,26 +27,9 @@ mod comm;
 pub use combine::{combine, Part};
 
 use crate::error::usage;
+use crate::exec::Hooks;
 use crate::model::RunDoc;
 use anyhow::Result;
-use std::sync::atomic::{AtomicBool, Ordering};
-
-static ACTIVE: AtomicBool = AtomicBool::new(false);
-/// "HOST.RANK" of this rank, for the names of its test files.
-static TAG: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-
-/// Under MPI, what a created test file's name carries so that ranks on one shared file system
-/// never collide: host and rank.
-pub fn tag() -> Option<&'static str> {
-    TAG.get().map(String::as_str)
-}
-
-/// Whether this process is one rank of a run under MPI (the executor then keeps what rank 0
-/// needs: per-interval histograms, the barrier before the cell).
-pub fn active() -> bool {
-    ACTIVE.load(Ordering::Relaxed)
-}
-
 /// The world size a launcher gave this process, when it was started by one: OpenMPI's mpirun,
 /// MPICH's and Slurm's PMI.
 fn launched_size() -> Option<u32> {
@@ -72,13 +55,6 @@ impl std::fmt::Display for PeerFailed {
 
 impl std::error::Error for PeerFailed {}
 
-/// `{host}`, `{rank}` and `{size}` in a target path, this rank's.
-pub fn placeholders(path: &str, host: &str, rank: u32, size: u32) -> String {
-    path.replace("{host}", host)
-        .replace("{rank}", &rank.to_string())
-        .replace("{size}", &size.to_string())
-}
-
 /// Under mpirun or srun, commands other than `run` would run once per rank, each on its own:
 /// refused before anything runs.
 pub fn only_run(is_run: bool) -> Result<()> {
@@ -90,14 +66,7 @@ pub fn only_run(is_run: bool) -> Result<()> {
     }
 }
 
-/// What rank 0 does with the run once combined, and how the ranks stop a --data cell.
-pub struct Launch {
-    /// Store the combined run (rank 0), in this results database.
-    pub store: bool,
-    pub db: Option<std::path::PathBuf>,
-    /// `--stonewall first`.
-    pub stonewall_first: bool,
-}
+pub use crate::plan::Launch;
 
 /// Each rank's plan, from its rank, the world's size and its host (for the placeholders).
 pub type PlanFor<'a> = dyn Fn(u32, u32, &str) -> Result<crate::plan::Plan> + 'a;
@@ -108,92 +77,96 @@ pub fn launched() -> Option<u32> {
 }
 
 /// `iogauge run` as one rank of a run under MPI (see [`launched`]): rank 0 gets the combined
-/// run's document (stored unless told not to) to present, the others `None`.
+/// run's document (stored unless told not to) to present, the others `None`. `shown` are the
+/// hooks of the command line, which this rank's own hooks hand what is said before the run.
 #[cfg(not(feature = "mpi"))]
-pub fn run(_launch: &Launch, _plan_for: &PlanFor, size: u32) -> Result<Option<RunDoc>> {
+pub fn run(
+    _launch: &Launch,
+    _plan_for: &PlanFor,
+    size: u32,
+    _shown: &dyn Hooks,
+) -> Result<Option<RunDoc>> {
     Err(usage(format!(
         "started as one of {size} MPI ranks, but this iogauge was built without MPI, so each would run on its own: build it with cargo build --release --features mpi"
     )))
 }
 
 /// `iogauge run` as one rank of a run under MPI (see [`launched`]): rank 0 gets the combined
-/// run's document (stored unless told not to) to present, the others `None`.
+/// run's document (stored unless told not to) to present, the others `None`. `shown` are the
+/// hooks of the command line, which this rank's own hooks hand what is said before the run.
 #[cfg(feature = "mpi")]
-pub fn run(launch: &Launch, plan_for: &PlanFor, _size: u32) -> Result<Option<RunDoc>> {
+pub fn run(
+    launch: &Launch,
+    plan_for: &PlanFor,
+    _size: u32,
+    shown: &dyn Hooks,
+) -> Result<Option<RunDoc>> {
     let comm = comm::Comm::init()?;
-    ACTIVE.store(true, Ordering::Relaxed);
-    FIRST.store(launch.stonewall_first, Ordering::Relaxed);
-    let _ = TAG.set(format!("{}.{}", comm.host, comm.rank));
     crate::ui::label(format!("{} (rank {})", comm.host, comm.rank));
-    let out = ranked::run(launch, plan_for, comm);
-    ACTIVE.store(false, Ordering::Relaxed);
-    out
-}
-
-/// `--stonewall first` under MPI: every rank stops when the first has moved its --data.
-static FIRST: AtomicBool = AtomicBool::new(false);
-
-pub fn stonewall_first() -> bool {
-    active() && FIRST.load(Ordering::Relaxed)
-}
-
-/// Whether another rank has finished its cell (`--stonewall first`): polled at every tick of
-/// the cell, without waiting.
-pub fn peer_done() -> bool {
-    #[cfg(feature = "mpi")]
-    if stonewall_first() {
-        return ranked::peer_done();
-    }
-    false
-}
-
-/// The cell ended on this rank; unless a peer stopped it, it moved all its data, and with
-/// `--stonewall first` the others are told to stop.
-pub fn cell_done(stopped_by_peer: bool) {
-    #[cfg(feature = "mpi")]
-    if stonewall_first() && !stopped_by_peer {
-        ranked::send_done();
-    }
-    #[cfg(not(feature = "mpi"))]
-    let _ = stopped_by_peer;
-}
-
-/// Called by the executor once the target is checked and before anything is written: every
-/// rank's verdict, so a refusal anywhere stops all.
-pub fn checked() -> Result<()> {
-    #[cfg(feature = "mpi")]
-    if active() {
-        return ranked::sync(Ok(()));
-    }
-    Ok(())
-}
-
-/// Called by the executor right before a cell measures: a barrier (the same exchange, so a
-/// rank that failed meanwhile is seen here), and the moment it was passed on this rank's clock.
-pub fn before_cell() -> Result<()> {
-    #[cfg(feature = "mpi")]
-    if active() {
-        let arrived = ranked::now();
-        ranked::sync(Ok(()))?;
-        ranked::started(arrived);
-    }
-    Ok(())
+    ranked::run(launch, plan_for, comm, shown)
 }
 
 #[cfg(feature = "mpi")]
 mod ranked {
     //! The rank's side of the protocol; the communicator lives here for the run.
     use super::comm::{now_ns, Comm};
-    use super::{combine, Launch, Part, PeerFailed, PlanFor};
+    use super::{combine, Hooks, Launch, Part, PeerFailed, PlanFor};
     use crate::model::RunDoc;
     use anyhow::Result;
     use serde::{Deserialize, Serialize};
-    use std::cell::{Cell, RefCell};
+    use std::cell::RefCell;
+    use std::sync::atomic::{AtomicI64, Ordering};
 
+    // The communicator, for the run: MPI's handles may not cross threads, and every exchange
+    // is made on the thread that runs the executor (the cell's stop test runs there too).
     thread_local! {
         static COMM: RefCell<Option<Comm>> = const { RefCell::new(None) };
-        static STARTED: Cell<i64> = const { Cell::new(0) };
-        static WAITED: Cell<i64> = const { Cell::new(0) };
+    }
+
+    /// This rank's hooks into the executor: every rank checks, starts and (with `--stonewall
+    /// first`) stops its cell together; what is said before the run goes to the command
+    /// line's hooks.
+    struct Rank<'a> {
+        shown: &'a dyn Hooks,
+        stonewall_first: bool,
+        /// When the barrier before the cell was passed, on this rank's clock.
+        started_ns: AtomicI64,
+        /// How long this rank waited at that barrier.
+        waited_ns: AtomicI64,
+    }
+
+    impl Hooks for Rank<'_> {
+        fn found_before_run(&self, findings: &[iogauge_analyze::Finding]) {
+            self.shown.found_before_run(findings);
+        }
+
+        fn checked(&self) -> Result<()> {
+            sync(Ok(()))
+        }
+
+        fn before_cell(&self) -> Result<()> {
+            let arrived = now_ns();
+            sync(Ok(()))?;
+            let now = now_ns();
+            self.started_ns.store(now, Ordering::Relaxed);
+            self.waited_ns.store(now - arrived, Ordering::Relaxed);
+            Ok(())
+        }
+
+        fn peer_may_stop(&self) -> bool {
+            self.stonewall_first
+        }
+
+        fn peer_done(&self) -> bool {
+            self.stonewall_first && peer_done()
+        }
+
+        /// A rank that moved all its data tells the others to stop (`--stonewall first`).
+        fn cell_done(&self, stopped_by_peer: bool) {
+            if self.stonewall_first && !stopped_by_peer {
+                with(|c| c.send_done());
+            }
+        }
     }
 
     /// What each rank sends rank 0 at the end.
@@ -246,30 +219,25 @@ mod ranked {
         }
     }
 
-    /// The barrier before the cell was passed: when (this rank's clock), and how long it
-    /// waited there (`from`: when it arrived).
-    pub fn started(from: i64) {
-        let now = now_ns();
-        STARTED.with(|s| s.set(now));
-        WAITED.with(|w| w.set(now - from));
-    }
-
-    pub fn now() -> i64 {
-        now_ns()
-    }
-
-    pub fn peer_done() -> bool {
+    fn peer_done() -> bool {
         with(|c| c.done_received())
     }
 
-    pub fn send_done() {
-        with(|c| c.send_done());
-    }
-
-    pub fn run(launch: &Launch, plan_for: &PlanFor, comm: Comm) -> Result<Option<RunDoc>> {
+    pub fn run(
+        launch: &Launch,
+        plan_for: &PlanFor,
+        comm: Comm,
+        shown: &dyn Hooks,
+    ) -> Result<Option<RunDoc>> {
         let (rank, size, host) = (comm.rank, comm.size, comm.host.clone());
         COMM.with(|c| *c.borrow_mut() = Some(comm));
-        let out = protocol(launch, plan_for, rank, size, &host);
+        let hooks = Rank {
+            shown,
+            stonewall_first: launch.stonewall_first,
+            started_ns: AtomicI64::new(0),
+            waited_ns: AtomicI64::new(0),
+        };
+        let out = protocol(launch, plan_for, rank, size, &host, &hooks);
         // Stopped alone by a signal (its test file already removed): the others do not know,
         // so MPI_Finalize would wait for them; end the job instead, and mpirun stops the
         // other ranks with SIGTERM, on which they clean up the same way.
@@ -296,6 +264,7 @@ mod ranked {
         rank: u32,
         size: u32,
         host: &str,
+        hooks: &Rank,
     ) -> Result<Option<RunDoc>> {
         let store = launch.store;
         let planned = plan_for(rank, size, host);
@@ -313,7 +282,7 @@ mod ranked {
         let t = now_ns();
         let clocks = exchange(|c| c.clocks())?;
         let clocks_ns = now_ns() - t;
-        let doc = match crate::exec::measure(&plan) {
+        let doc = match crate::exec::measure(&plan, hooks) {
             // Cut short by a signal (its numbers kept on the way): out at once, without
             // another exchange; mpirun ends the others, which do the same.
             Ok(_) if crate::interrupt::requested().is_some() => {
@@ -334,8 +303,8 @@ mod ranked {
         let _ = peer_done();
         let report = Report {
             host: host.to_string(),
-            started_ns: STARTED.with(|s| s.get()),
-            waited_ns: WAITED.with(|w| w.get()),
+            started_ns: hooks.started_ns.load(Ordering::Relaxed),
+            waited_ns: hooks.waited_ns.load(Ordering::Relaxed),
             doc,
         };
         let t = now_ns();

@@ -208,7 +208,7 @@ fn quit_now(sig: i32, what: &'static str) -> ! {
         .collect();
     for ((p, id, _), _) in all.iter().zip(&gone).filter(|(_, g)| **g) {
         if let Some(id) = *id {
-            crate::ledger::remove(&crate::ledger::Entry::file(p, id));
+            crate::ledger::remove(&crate::ledger::TestFile::entry(p, id));
         }
     }
     let left: Vec<String> = all

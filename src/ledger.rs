@@ -12,6 +12,7 @@
 //! before anything is done to it (see `clean` and `sweep::knobs`).
 
 use anyhow::{anyhow, Context, Result};
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Write};
@@ -19,42 +20,136 @@ use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsE
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
 
-/// One thing a run made that outlives it if the run dies.
+/// One kind of thing a run makes that outlives it if the run dies, as its own module knows it:
+/// the record the ledger writes down, how to name it to the user, and how `clean` undoes it.
+/// The ledger itself knows no kind but the test file: the module that makes a resource (a
+/// mount, an array, a database cluster) implements this, and the commands hand the ledger the
+/// table of kinds ([`Kind`]) when it must describe or undo what a dead run left — so a new
+/// resource is one more implementation, never one more import down here.
+pub trait Resource: Serialize + DeserializeOwned {
+    /// The ledger's name for the kind, written as the entry's `kind`.
+    const KIND: &'static str;
+    /// The entry in words, for the user.
+    fn describe(&self) -> String;
+    /// Undoes it (only says what would be done with `dry_run`): what was done, or why nothing
+    /// was, and whether nothing of it is left.
+    fn undo(&self, dry_run: bool) -> (String, bool);
+}
+
+/// One thing a run made, as written in a ledger: its kind and that kind's own record (the
+/// fields sit beside `kind` in the JSON, as ledgers have always been written).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum Entry {
-    /// A test file, with the device and inode it was created with: a file that has replaced it
-    /// since is someone else's and is never removed.
-    File { path: PathBuf, dev: u64, ino: u64 },
-    /// A file system iogauge made on a scratch device and mounted at `dir` (a directory it made),
-    /// with the UUID iogauge gave it: `clean` wipes the device only while it still holds that
-    /// very file system, never one a user made there since (of the same type or not).
-    Mount {
-        dir: PathBuf,
-        dev: PathBuf,
-        fs: String,
-        #[serde(default)]
-        uuid: Option<String>,
-    },
-    /// A database cluster iogauge made: its data directory (whose postmaster.pid names a
-    /// server still running), the directories it created for it — each written down once made,
-    /// with its device and inode — and its memory cgroup, once made.
-    Cluster {
-        data: PathBuf,
-        dirs: Vec<MadeDir>,
-        cgroup: Option<PathBuf>,
-    },
-    /// A MariaDB server iogauge made (`db sysbench`): its data directory (whose sibling
-    /// mysqld.pid names a server still running) and the directories it created for it.
-    Mariadb {
-        data: PathBuf,
-        dirs: Vec<MadeDir>,
-        #[serde(default)]
-        cgroup: Option<PathBuf>,
-    },
-    /// An array a layout sweep built on scratch devices (md, LVM, btrfs), with the name iogauge
-    /// gave it (md's UUID, the volume group, btrfs's UUID).
-    Array(crate::sweep::array::Record),
+pub struct Entry {
+    kind: String,
+    #[serde(flatten)]
+    record: serde_json::Map<String, serde_json::Value>,
+}
+
+impl Entry {
+    /// The entry for resource `r`.
+    pub fn of<R: Resource>(r: &R) -> Entry {
+        let record = match serde_json::to_value(r) {
+            Ok(serde_json::Value::Object(m)) => m,
+            // Every resource's record is a struct; anything else writes down the kind alone,
+            // which `clean` names and leaves alone.
+            _ => serde_json::Map::new(),
+        };
+        Entry {
+            kind: R::KIND.to_string(),
+            record,
+        }
+    }
+
+    /// The record, when this entry is of kind `R`.
+    pub fn read<R: Resource>(&self) -> Option<R> {
+        (self.kind == R::KIND)
+            .then(|| serde_json::from_value(serde_json::Value::Object(self.record.clone())).ok())
+            .flatten()
+    }
+
+    /// The entry in words, by the kinds the caller knows.
+    pub fn describe(&self, kinds: &[Kind]) -> String {
+        kinds
+            .iter()
+            .find_map(|k| (k.describe)(self))
+            .unwrap_or_else(|| {
+                format!(
+                    "{} entry this iogauge cannot read ({})",
+                    self.kind,
+                    serde_json::Value::Object(self.record.clone())
+                )
+            })
+    }
+
+    fn undo(&self, kinds: &[Kind], dry_run: bool) -> (String, bool) {
+        kinds.iter().find_map(|k| (k.undo)(self, dry_run)).unwrap_or((
+            "left alone: this iogauge does not know how to undo it (an iogauge of another version wrote it)".into(),
+            false,
+        ))
+    }
+}
+
+/// How the ledger reads one kind of entry: a row of the table the commands hand to
+/// [`announce`] and [`clean`], made by [`Kind::of`] from the resource's own implementation.
+pub struct Kind {
+    describe: fn(&Entry) -> Option<String>,
+    undo: fn(&Entry, bool) -> Option<(String, bool)>,
+}
+
+impl Kind {
+    pub fn of<R: Resource>() -> Kind {
+        Kind {
+            describe: |e| e.read::<R>().map(|r| r.describe()),
+            undo: |e, dry_run| e.read::<R>().map(|r| r.undo(dry_run)),
+        }
+    }
+}
+
+/// A test file, with the device and inode it was created with: a file that has replaced it
+/// since is someone else's and is never removed. The one kind the ledger knows itself, because
+/// the signal handler (`interrupt`, below the targets) crosses test files off as it removes
+/// them.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TestFile {
+    path: PathBuf,
+    dev: u64,
+    ino: u64,
+}
+
+impl TestFile {
+    /// A test file created at `path` (made absolute, as every ledger names it) with the device
+    /// and inode it was created with: the one spelling both the run and a quick exit use, so
+    /// the exit crosses off exactly what the run wrote down.
+    pub fn entry(path: &Path, (dev, ino): (u64, u64)) -> Entry {
+        Entry::of(&TestFile {
+            path: std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf()),
+            dev,
+            ino,
+        })
+    }
+}
+
+impl Resource for TestFile {
+    const KIND: &'static str = "file";
+
+    fn describe(&self) -> String {
+        format!("test file {}", self.path.display())
+    }
+
+    fn undo(&self, dry_run: bool) -> (String, bool) {
+        match std::fs::symlink_metadata(&self.path) {
+            Err(_) => ("already gone".into(), true),
+            Ok(m) if (m.dev(), m.ino()) != (self.dev, self.ino) => (
+                "left alone: another file has taken its name since".into(),
+                true,
+            ),
+            Ok(_) if dry_run => ("would be removed".into(), true),
+            Ok(_) => match std::fs::remove_file(&self.path) {
+                Ok(()) => ("removed".into(), true),
+                Err(e) => (format!("could not be removed: {e}"), false),
+            },
+        }
+    }
 }
 
 /// A directory iogauge made, as the ledger names it: with the device and inode it was made
@@ -93,62 +188,6 @@ impl MadeDir {
             MadeDir::Made { path, dev, ino } => std::fs::symlink_metadata(path)
                 .is_ok_and(|m| m.is_dir() && (m.dev(), m.ino()) == (*dev, *ino)),
             MadeDir::Named(_) => false,
-        }
-    }
-}
-
-impl Entry {
-    /// A test file created at `path` (made absolute, as every ledger names it) with the device
-    /// and inode it was created with: the one spelling both the run and a quick exit use, so
-    /// the exit crosses off exactly what the run wrote down.
-    pub fn file(path: &Path, (dev, ino): (u64, u64)) -> Entry {
-        Entry::File {
-            path: std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf()),
-            dev,
-            ino,
-        }
-    }
-
-    /// The entry in words, for the user.
-    pub fn describe(&self) -> String {
-        match self {
-            Entry::File { path, .. } => format!("test file {}", path.display()),
-            Entry::Mount { dir, dev, fs, .. } => format!(
-                "{fs} file system on {} mounted at {}",
-                dev.display(),
-                dir.display()
-            ),
-            Entry::Cluster { data, cgroup, .. } => format!(
-                "database cluster {}{}{}",
-                data.display(),
-                match data.join("postmaster.pid").exists() {
-                    true => " with its server running",
-                    false => "",
-                },
-                cgroup
-                    .as_ref()
-                    .map(|c| format!(" and memory cgroup {}", c.display()))
-                    .unwrap_or_default()
-            ),
-            Entry::Array(r) => format!(
-                "{:?} array {} of {}",
-                r.made_by,
-                r.device.display(),
-                r.members
-                    .iter()
-                    .map(|m| m.display().to_string())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )
-            .to_lowercase(),
-            Entry::Mariadb { data, .. } => format!(
-                "MariaDB server directory {}{}",
-                data.display(),
-                match data.with_file_name("mysqld.pid").exists() {
-                    true => " with its server running",
-                    false => "",
-                }
-            ),
         }
     }
 }
@@ -440,14 +479,14 @@ pub fn left() -> Vec<Left> {
 }
 
 /// Names, as any command starts, what killed runs left, and how to remove it.
-pub fn announce() {
+pub fn announce(kinds: &[Kind]) {
     let left = left();
     for l in &left {
         if l.entries.is_empty() {
             let _ = std::fs::remove_file(&l.path);
             continue;
         }
-        let what: Vec<String> = l.entries.iter().map(Entry::describe).collect();
+        let what: Vec<String> = l.entries.iter().map(|e| e.describe(kinds)).collect();
         say!(
             "note: an iogauge run (pid {}) ended without cleaning up and left: {}; `iogauge clean` removes it (`iogauge clean --dry-run` only lists)",
             l.pid,
@@ -458,7 +497,8 @@ pub fn announce() {
 
 /// What `clean` did or would do with one entry.
 pub struct Outcome {
-    pub entry: Entry,
+    /// The entry in words.
+    pub what: String,
     pub pid: u32,
     /// What was (or would be) done, or why nothing was.
     pub done: String,
@@ -470,18 +510,18 @@ pub struct Outcome {
 /// unmounted only at the directory iogauge made and wiped only if the device holds the file
 /// system iogauge made, a server is stopped only if its PID is still a postgres whose data
 /// directory is the one iogauge made.
-pub fn clean(dry_run: bool) -> Vec<Outcome> {
+pub fn clean(dry_run: bool, kinds: &[Kind]) -> Vec<Outcome> {
     let mut out = Vec::new();
     for l in left() {
         let mut kept = Vec::new();
         // Last made, first undone: a test file inside a scratch mount goes before the mount.
         for entry in l.entries.iter().rev() {
-            let (done, ok) = undo(entry, dry_run);
+            let (done, ok) = entry.undo(kinds, dry_run);
             if !ok || dry_run {
                 kept.push(entry.clone());
             }
             out.push(Outcome {
-                entry: entry.clone(),
+                what: entry.describe(kinds),
                 pid: l.pid,
                 done,
                 ok,
@@ -502,65 +542,6 @@ pub fn clean(dry_run: bool) -> Vec<Outcome> {
         }
     }
     out
-}
-
-fn undo(entry: &Entry, dry_run: bool) -> (String, bool) {
-    match entry {
-        Entry::File { path, dev, ino } => match std::fs::symlink_metadata(path) {
-            Err(_) => ("already gone".into(), true),
-            Ok(m) if (m.dev(), m.ino()) != (*dev, *ino) => (
-                "left alone: another file has taken its name since".into(),
-                true,
-            ),
-            Ok(_) if dry_run => ("would be removed".into(), true),
-            Ok(_) => match std::fs::remove_file(path) {
-                Ok(()) => ("removed".into(), true),
-                Err(e) => (format!("could not be removed: {e}"), false),
-            },
-        },
-        Entry::Mount { dir, dev, fs, uuid } => {
-            crate::sweep::fs::undo_mount(dir, dev, fs, uuid.as_deref(), dry_run)
-        }
-        Entry::Cluster { data, dirs, cgroup } => {
-            if dry_run {
-                return (would_remove(dirs), true);
-            }
-            crate::db::cluster::undo(data, dirs, cgroup.as_deref())
-        }
-        Entry::Mariadb { data, dirs, cgroup } => {
-            if dry_run {
-                return (would_remove(dirs), true);
-            }
-            crate::db::mariadb::undo(data, dirs, cgroup.as_deref())
-        }
-        Entry::Array(r) => crate::sweep::array::undo(r, dry_run),
-    }
-}
-
-/// What `clean` would do with a dead server's directories, each named: removed only while it
-/// is the directory iogauge made.
-fn would_remove(dirs: &[MadeDir]) -> String {
-    let (ours, not): (Vec<&MadeDir>, Vec<&MadeDir>) = dirs
-        .iter()
-        .filter(|d| std::fs::symlink_metadata(d.path()).is_ok())
-        .partition(|d| d.still_ours());
-    let list = |v: &[&MadeDir]| {
-        v.iter()
-            .map(|d| crate::units::printable(&d.path().display().to_string()).into_owned())
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
-    let mut s = String::from("its server would be stopped (if it still runs)");
-    if !ours.is_empty() {
-        s.push_str(&format!(", {} would be removed", list(&ours)));
-    }
-    if !not.is_empty() {
-        s.push_str(&format!(
-            ", {} left alone (not the directory iogauge made)",
-            list(&not)
-        ));
-    }
-    s
 }
 
 /// Locks each named block device for this process's life (the files are the locks): a second

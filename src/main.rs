@@ -45,7 +45,7 @@ fn main() -> ExitCode {
     install_panic_hook();
     let cli = match cli::Cli::try_parse() {
         Ok(cli) => cli,
-        Err(e) => return error::clap_exit(e),
+        Err(e) => return error::clap_exit(e, suite::names()),
     };
     interrupt::install();
     // Device settings a killed sweep left changed are put back before anything else runs.
@@ -53,7 +53,7 @@ fn main() -> ExitCode {
     // What a killed run left (test files, mounts, clusters) is named, except by `clean` itself,
     // which lists it anyway.
     if !matches!(cli.command, cli::Command::Clean(_)) {
-        ledger::announce();
+        ledger::announce(&commands::clean::kinds());
     }
     // Lets tests check what a bug looks like to the user; not compiled into release builds.
     #[cfg(debug_assertions)]

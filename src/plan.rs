@@ -25,6 +25,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
+pub mod axes;
 mod fio_jobs;
 mod probe;
 mod rank;
@@ -35,7 +36,7 @@ mod tests;
 
 pub use fio_jobs::from_fio;
 pub use probe::from_probe_cache;
-pub use rank::{from_run_rank, launch};
+pub use rank::{from_run_rank, launch, Launch};
 pub use suite::from_suite;
 pub use sweep::from_sweep;
 
@@ -172,6 +173,9 @@ pub struct Env {
     /// fio's `invalidate=1` (its default): a buffered cell starts with the target's pages
     /// dropped from the page cache, so it does not measure what an earlier cell cached.
     pub invalidate: bool,
+    /// Each interval's histogram kept with the result: a rank of a run under MPI, whose
+    /// intervals rank 0 merges into the cluster's percentiles over time.
+    pub interval_hists: bool,
 }
 
 /// A target rate of IOs per second, for all threads together or for each.
@@ -205,6 +209,9 @@ pub struct TargetPlan {
     pub allow_overwrite: bool,
     /// Test files to create, each of `size` (fio's `nrfiles`); 1 but for fio jobs.
     pub files: u32,
+    /// Under MPI, "HOST.RANK", carried by the names of created test files (see
+    /// `target::Request::name_tag`).
+    pub name_tag: Option<String>,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -222,6 +229,11 @@ impl Plan {
 
 /// `iogauge run`: a suite of one cell, from the workload flags.
 pub fn from_run(args: &RunArgs) -> Result<Plan> {
+    of_run(args, false)
+}
+
+/// `iogauge run` as it is planned alone or (`ranked`) as one rank of a run under MPI.
+fn of_run(args: &RunArgs, ranked: bool) -> Result<Plan> {
     let w = &args.workload;
     let bs = check_bs("--bs", w.bs)?;
     check_count("--threads", w.threads, MAX_THREADS)?;
@@ -254,7 +266,7 @@ pub fn from_run(args: &RunArgs) -> Result<Plan> {
         )));
     }
     if w.stonewall.is_some() {
-        if !crate::fleet::active() {
+        if !ranked {
             return Err(usage(
                 "--stonewall first stops the ranks of a run under MPI together; without mpirun there is one rank: drop it",
             ));
@@ -561,6 +573,7 @@ fn env(t: &TargetArgs, seed: u64, ramp: Duration, interval: Duration) -> Env {
         distribution: Default::default(),
         file_service: Default::default(),
         invalidate: false,
+        interval_hists: false,
         rate: None,
         verify: match (t.verify, t.sample.verify_sample) {
             (_, Some(f)) => Some(f),
@@ -594,6 +607,7 @@ fn target(t: &TargetArgs, suite_size: Option<u64>) -> Result<TargetPlan> {
         keep: t.keep,
         allow_overwrite: t.allow_overwrite,
         files: 1,
+        name_tag: None,
     })
 }
 

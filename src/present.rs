@@ -371,6 +371,16 @@ fn probe_text(doc: &RunDoc, outcomes: &[Outcome]) -> String {
     s
 }
 
+/// The executor's hooks for a run someone watches: what the stack showed before the run is said
+/// at once, before a long measurement.
+pub struct Shown;
+
+impl crate::exec::Hooks for Shown {
+    fn found_before_run(&self, found: &[iogauge_analyze::Finding]) {
+        say!("{}", findings::titled("before the run", found));
+    }
+}
+
 /// What `iogauge clean` did, one line per thing a killed run left.
 pub fn clean(done: &[crate::ledger::Outcome], dry_run: bool) -> String {
     if done.is_empty() {
@@ -380,7 +390,7 @@ pub fn clean(done: &[crate::ledger::Outcome], dry_run: bool) -> String {
     for o in done {
         out.push_str(&format!(
             "{} (run pid {}): {}\n",
-            units::printable(&o.entry.describe()),
+            units::printable(&o.what),
             o.pid,
             o.done
         ));

@@ -858,7 +858,7 @@ fn merge(
         }),
         cpu,
         timeseries: agg.samples(spec.interval, runtime),
-        interval_hists: match crate::fleet::active() {
+        interval_hists: match spec.interval_hists {
             true => agg.hists(spec.interval, runtime),
             false => Vec::new(),
         },

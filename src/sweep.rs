@@ -15,6 +15,7 @@ mod verdict;
 use verdict::summarize;
 pub use verdict::SweepDoc;
 
+pub use crate::plan::axes::SweepPlan;
 pub use knobs::recover;
 
 use crate::error::usage;
@@ -56,30 +57,7 @@ struct Outcome {
     skipped: Option<String>,
 }
 
-/// A sweep as asked, checked before anything changes: what to change, and the suite's one plan
-/// that every setting runs.
-pub struct SweepPlan {
-    pub knobs: Vec<KnobSpec>,
-    pub fss: Vec<FsSpec>,
-    /// `--scratch DEV[,DEV…]`: the device file systems are made on, or an array's members.
-    pub scratch: Vec<PathBuf>,
-    /// `--layout`: the arrays to build from the scratch devices (none: no layout sweep).
-    pub layouts: Vec<array::Layout>,
-    /// `--chunk`: stripe units to try, bytes (for the layouts that take one).
-    pub chunks: Vec<u64>,
-    /// `--members`: how many of the scratch devices each array is built from (all by default).
-    pub members: Vec<usize>,
-    /// `--assume-clean`: no initial resync of redundant md arrays.
-    pub assume_clean: bool,
-    /// `--degraded`: each redundant md layout measured again with one member failed.
-    pub degraded: bool,
-    pub mount_opts: Vec<String>,
-    /// `--grid`: every combination of the knobs' values rather than one change at a time.
-    pub grid: bool,
-    pub check: Plan,
-}
-
-pub fn run(sp: SweepPlan) -> Result<Sweep> {
+pub fn run(sp: SweepPlan, hooks: &dyn crate::exec::Hooks) -> Result<Sweep> {
     let SweepPlan {
         knobs: specs,
         fss,
@@ -122,9 +100,10 @@ pub fn run(sp: SweepPlan) -> Result<Sweep> {
                 assume_clean,
                 degraded,
             },
+            hooks,
         )?,
-        (Some(dev), true) => fs_sweep(&check, &id, dev, &fss, &mount_opts)?,
-        (None, _) => knob_sweep(&check, &id, &specs, grid)?,
+        (Some(dev), true) => fs_sweep(&check, &id, dev, &fss, &mount_opts, hooks)?,
+        (None, _) => knob_sweep(&check, &id, &specs, grid, hooks)?,
     };
     // --dry-run: the sweep's plan was said; the suite's, once per setting, follows.
     let Some((knob_list, outcomes)) = outcomes else {
@@ -150,7 +129,13 @@ pub enum Sweep {
 /// The knobs and each setting's outcome; `None` for a dry run, which stops after the plan.
 type Swept = Option<(Vec<Knob>, Vec<(Setting, Outcome)>)>;
 
-fn knob_sweep(plan: &Plan, id: &str, specs: &[KnobSpec], grid: bool) -> Result<Swept> {
+fn knob_sweep(
+    plan: &Plan,
+    id: &str,
+    specs: &[KnobSpec],
+    grid: bool,
+    hooks: &dyn crate::exec::Hooks,
+) -> Result<Swept> {
     let path = plan
         .target
         .path
@@ -280,7 +265,7 @@ fn knob_sweep(plan: &Plan, id: &str, specs: &[KnobSpec], grid: bool) -> Result<S
                 )
             })
             .collect();
-        let doc = measure(plan, id, &label, params, None, notes);
+        let doc = measure(plan, id, &label, params, None, notes, hooks);
         out.push((s.clone(), outcome(n, settings.len(), label, doc)?));
     }
     for f in guard.restore() {
@@ -400,6 +385,7 @@ fn fs_sweep(
     dev: &std::path::Path,
     fss: &[FsSpec],
     mount_opts: &[String],
+    hooks: &dyn crate::exec::Hooks,
 ) -> Result<Swept> {
     // Two file-system sweeps on one scratch device would wipe each other's file systems.
     let name = std::fs::canonicalize(dev)
@@ -490,7 +476,15 @@ fn fs_sweep(
             dev.display(),
             o.as_deref().unwrap_or("the defaults")
         )];
-        let doc = measure(plan, id, &label, params, Some(mounted.dir.clone()), notes);
+        let doc = measure(
+            plan,
+            id,
+            &label,
+            params,
+            Some(mounted.dir.clone()),
+            notes,
+            hooks,
+        );
         drop(mounted);
         out.push((s.clone(), outcome(n, settings.len(), label, doc)?));
     }
@@ -578,7 +572,13 @@ fn array_settings(ax: &Axes, devices: usize) -> Vec<Setting> {
 
 /// A layout sweep: each array built from the scratch devices, measured (on the raw array, or
 /// in the file system made on it, aligned to its stripe), taken apart with every member blank.
-fn array_sweep(plan: &Plan, id: &str, devices: &[PathBuf], ax: &Axes) -> Result<Swept> {
+fn array_sweep(
+    plan: &Plan,
+    id: &str,
+    devices: &[PathBuf],
+    ax: &Axes,
+    hooks: &dyn crate::exec::Hooks,
+) -> Result<Swept> {
     let names: Vec<String> = devices
         .iter()
         .map(|d| {
@@ -715,7 +715,7 @@ fn array_sweep(plan: &Plan, id: &str, devices: &[PathBuf], ax: &Axes) -> Result<
                 arr.record.device.clone()
             }
         };
-        let doc = measure(&p, id, &label, params, Some(target), notes);
+        let doc = measure(&p, id, &label, params, Some(target), notes, hooks);
         drop(mounted);
         drop(arr);
         out.push((s.clone(), outcome(n, settings.len(), label, doc)?));
@@ -782,6 +782,7 @@ fn measure(
     params: BTreeMap<String, String>,
     target: Option<PathBuf>,
     notes: Vec<String>,
+    hooks: &dyn crate::exec::Hooks,
 ) -> Result<RunDoc> {
     let mut plan = plan.clone();
     if let Some(t) = target {
@@ -792,5 +793,5 @@ fn measure(
         .insert("sweep.setting".into(), label.to_string());
     plan.params.extend(params);
     plan.notes.extend(notes);
-    crate::exec::measure(&plan)
+    crate::exec::measure(&plan, hooks)
 }

@@ -66,6 +66,9 @@ pub struct Request<'a> {
     /// Test files to create (fio's `nrfiles`), each of `size`; more than one only in a
     /// directory, since iogauge names its own files.
     pub files: u32,
+    /// What the names of created test files carry beside the PID: under MPI, host and rank,
+    /// so ranks on one shared file system never pick one name.
+    pub name_tag: Option<&'a str>,
 }
 
 /// A target ready for IO. A file iogauge created is removed when this is dropped, unless kept.
@@ -345,14 +348,14 @@ pub fn prepare(req: &Request) -> Result<Target> {
 pub fn resolve<'a>(req: &Request<'a>) -> Result<Resolved<'a>> {
     let path = match req.path {
         Some(p) => p.to_path_buf(),
-        None => return to_create(req, fresh_name(Path::new("."))),
+        None => return to_create(req, fresh_name(Path::new("."), req.name_tag)),
     };
     gate::target(&path)?;
     if req.files > 1 {
         // Several files are iogauge's own, named by iogauge, in a directory: never a user's
         // file or device, whatever the flags.
         return match std::fs::metadata(&path) {
-            Ok(md) if md.is_dir() => to_create(req, fresh_name(&path)),
+            Ok(md) if md.is_dir() => to_create(req, fresh_name(&path, req.name_tag)),
             Ok(_) => Err(usage(format!(
                 "{} is not a directory, and {} files are iogauge's own test files; give the directory to create them in",
                 path.display(),
@@ -367,7 +370,7 @@ pub fn resolve<'a>(req: &Request<'a>) -> Result<Resolved<'a>> {
         };
     }
     match std::fs::metadata(&path) {
-        Ok(md) if md.is_dir() => to_create(req, fresh_name(&path)),
+        Ok(md) if md.is_dir() => to_create(req, fresh_name(&path, req.name_tag)),
         Ok(md) if md.file_type().is_block_device() => {
             existing_device(req, path, &md).map(Resolved::Ready)
         }
@@ -385,9 +388,8 @@ pub fn resolve<'a>(req: &Request<'a>) -> Result<Resolved<'a>> {
 /// iogauge makes up is never one someone else chose, whatever is planted in a shared directory.
 /// (`create` opens it with O_EXCL|O_NOFOLLOW, so a name taken between now and then fails.)
 /// Several files are this name with `.1`, `.2` … appended (see `to_create`).
-fn fresh_name(dir: &Path) -> PathBuf {
-    // Under MPI, host and rank too: ranks on one shared file system never pick one name.
-    let pid = match crate::fleet::tag() {
+fn fresh_name(dir: &Path, tag: Option<&str>) -> PathBuf {
+    let pid = match tag {
         Some(tag) => format!("{tag}.{}", std::process::id()),
         None => std::process::id().to_string(),
     };

@@ -211,6 +211,8 @@ pub struct Spec {
     pub shape: Shape,
     /// Which file each IO goes to when the target is several files (fio's `nrfiles`).
     pub file_service: FileService,
+    /// Each interval's histogram kept (see `plan::Env::interval_hists`).
+    pub interval_hists: bool,
 }
 
 /// The shortest measurement iogauge takes: one bin of its fine time series. Anything shorter

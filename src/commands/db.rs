@@ -12,7 +12,7 @@ pub fn pgbench(args: &PgbenchArgs) -> Result<()> {
     if p.server.output.dry_run {
         return Ok(crate::ui::out(&text::plan(&p))?);
     }
-    let ran = load::run(&p.server, &p)?;
+    let ran = load::run(&p.server, &p, &crate::present::Shown)?;
     crate::present::write_out(&ran.doc, p.server.file.as_ref(), &p.server.output, &|| {
         text::run(&p, &ran.doc)
     })?;
@@ -24,7 +24,7 @@ pub fn sysbench(args: &SysbenchArgs) -> Result<()> {
     if p.server.output.dry_run {
         return Ok(crate::ui::out(&text::sysbench_plan(&p))?);
     }
-    let ran = load::run(&p.server, &p)?;
+    let ran = load::run(&p.server, &p, &crate::present::Shown)?;
     crate::present::write_out(&ran.doc, p.server.file.as_ref(), &p.server.output, &|| {
         text::sysbench_run(&p, &ran.doc)
     })?;
@@ -36,7 +36,7 @@ pub fn tpcc(args: &TpccArgs) -> Result<()> {
     if p.server.output.dry_run {
         return Ok(crate::ui::out(&text::tpcc_plan(&p))?);
     }
-    let ran = load::run(&p.server, &p)?;
+    let ran = load::run(&p.server, &p, &crate::present::Shown)?;
     crate::present::write_out(&ran.doc, p.server.file.as_ref(), &p.server.output, &|| {
         text::tpcc_run(&p, &ran.doc)
     })?;

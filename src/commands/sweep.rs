@@ -5,7 +5,7 @@ use crate::sweep::Sweep;
 use anyhow::Result;
 
 pub fn sweep(args: &SweepArgs) -> Result<()> {
-    match crate::sweep::run(crate::plan::from_sweep(args)?)? {
+    match crate::sweep::run(crate::plan::from_sweep(args)?, &crate::present::Shown)? {
         // The sweep's plan was said; the suite's, once per setting, follows.
         Sweep::Planned(plan) => crate::commands::execute(&plan),
         Sweep::Done { doc, json } => {

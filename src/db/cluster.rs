@@ -9,12 +9,14 @@
 //! is that user's, and the user is named in the output.
 
 use super::cgroup::Cgroup;
-use super::owner::debug_plant;
 pub use super::owner::{
     check_reachable_by, owner, owner_among, read_back, remove_dirs, remove_own_dirs, Dir, Owner,
 };
+use super::owner::{debug_plant, ServerRecord};
+use super::process::last_lines;
 use crate::error::usage;
 use anyhow::{anyhow, Context, Result};
+use serde::{Deserialize, Serialize};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -277,11 +279,8 @@ impl Cluster {
         // are named by the next command and removed by `iogauge clean`.
         // Directories and the cgroup are added as each is made (`publish`), each directory
         // with its device and inode: `clean` never touches one iogauge did not make.
-        let planned = crate::ledger::Entry::Cluster {
-            data: work.join("data"),
-            dirs: Vec::new(),
-            cgroup: None,
-        };
+        let planned =
+            crate::ledger::Entry::of(&PgCluster(ServerRecord::of(&work.join("data"), &[], None)));
         if !keep {
             crate::ledger::add(planned.clone());
         }
@@ -327,15 +326,11 @@ impl Cluster {
         let publish = |c: &mut Cluster, t: &Teardown| {
             c.teardown = t.clone();
             if !t.keep {
-                let now = crate::ledger::Entry::Cluster {
-                    data: c.data.clone(),
-                    dirs: t
-                        .dirs
-                        .iter()
-                        .filter_map(|d| crate::ledger::MadeDir::of(d))
-                        .collect(),
-                    cgroup: t.cgroup.as_ref().map(|g| g.dir.clone()),
-                };
+                let now = crate::ledger::Entry::of(&PgCluster(ServerRecord::of(
+                    &c.data,
+                    &t.dirs,
+                    t.cgroup.as_ref().map(|g| g.dir.clone()),
+                )));
                 crate::ledger::replace(&c.planned, now.clone());
                 c.planned = now;
             }
@@ -429,11 +424,7 @@ impl Cluster {
             data_dir: Some(Dir::open(&data)?),
             teardown,
             hook,
-            planned: crate::ledger::Entry::Cluster {
-                data,
-                dirs: Vec::new(),
-                cgroup: None,
-            },
+            planned: crate::ledger::Entry::of(&PgCluster(ServerRecord::of(&data, &[], None))),
         })
     }
 
@@ -589,7 +580,7 @@ impl Cluster {
         let pid = self.postmaster_pid();
         let socket = self.socket_dir.join(format!(".s.PGSQL.{PORT}"));
         let checked = match pid {
-            Some(pid) => super::common::check_private("PostgreSQL", self.setting_flag, pid, &socket),
+            Some(pid) => super::process::check_private("PostgreSQL", self.setting_flag, pid, &socket),
             None => Err(anyhow!(
                 "the PostgreSQL server's pid could not be read from its postmaster.pid, so what it listens on could not be checked; iogauge stopped it"
             )),
@@ -669,11 +660,44 @@ impl Drop for Cluster {
     }
 }
 
+/// A database cluster iogauge made, as the crash ledger names it (kind `cluster`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct PgCluster(ServerRecord);
+
+impl crate::ledger::Resource for PgCluster {
+    const KIND: &'static str = "cluster";
+
+    fn describe(&self) -> String {
+        let ServerRecord { data, cgroup, .. } = &self.0;
+        format!(
+            "database cluster {}{}{}",
+            data.display(),
+            match data.join("postmaster.pid").exists() {
+                true => " with its server running",
+                false => "",
+            },
+            cgroup
+                .as_ref()
+                .map(|c| format!(" and memory cgroup {}", c.display()))
+                .unwrap_or_default()
+        )
+    }
+
+    fn undo(&self, dry_run: bool) -> (String, bool) {
+        let ServerRecord { data, dirs, cgroup } = &self.0;
+        match dry_run {
+            true => (super::owner::would_remove(dirs), true),
+            false => undo(data, dirs, cgroup.as_deref()),
+        }
+    }
+}
+
 /// Undoes a cluster a killed run left (`iogauge clean`): stops its server — only a process
 /// whose command line is a postgres of exactly this data directory — removes the directories
 /// (only ones named as iogauge names its own) and the cgroup. What was done, and whether all of
 /// it worked.
-pub fn undo(data: &Path, dirs: &[crate::ledger::MadeDir], cgroup: Option<&Path>) -> (String, bool) {
+fn undo(data: &Path, dirs: &[crate::ledger::MadeDir], cgroup: Option<&Path>) -> (String, bool) {
     let mut done = Vec::new();
     let mut ok = true;
     let pid = super::owner::read_pid_file(&data.join("postmaster.pid"));
@@ -781,16 +805,6 @@ fn refused_setting(log: &str, asked: &[(String, String)], flag: &str) -> Option<
     )))
 }
 
-/// The last `n` non-empty lines of `text`, joined into one line.
-pub fn last_lines(text: &str, n: usize) -> String {
-    let lines: Vec<&str> = text
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty())
-        .collect();
-    lines[lines.len().saturating_sub(n)..].join(" | ")
-}
-
 #[cfg(test)]
 mod tests {
     use super::super::owner::tests::{look_at, secret, test_owner};
@@ -874,16 +888,6 @@ mod tests {
             assert!(setting_name(typed).is_none(), "{typed:?} is a name");
         }
         assert_eq!(conf_string("it's a\\b"), "'it''s a\\\\b'");
-    }
-
-    #[test]
-    fn last_lines_are_one_line() {
-        let log = "a\n\nLOG:  starting\nFATAL:  unrecognized configuration parameter \"nosuch\"\n";
-        assert_eq!(
-            last_lines(log, 2),
-            "LOG:  starting | FATAL:  unrecognized configuration parameter \"nosuch\""
-        );
-        assert_eq!(last_lines("", 3), "");
     }
 
     #[test]

@@ -3,11 +3,11 @@
 //! was kept out (a note and a finding), the storage cells beside the TPS, a client run to its
 //! end or to a Ctrl-C, the server's CPU from /proc, and the loop over buffer shares.
 
+use super::backend::Cells;
 use crate::error::usage;
 use crate::model::{ResultDoc, RunDoc};
 use crate::store::Recorder;
 use crate::units;
-use crate::workload::SyncKind;
 use anyhow::Result;
 use iogauge_analyze::{Finding, Kind as FindingKind, Severity};
 use std::collections::BTreeMap;
@@ -192,19 +192,6 @@ fn replace_cache_finding(doc: &mut RunDoc, db_results: usize, own: Option<&Findi
     }
 }
 
-/// The storage cells beside a database's TPS: its commit (the log's writes, each followed by a
-/// sync) and its page reads at the clients' concurrency, measured by iogauge with O_DIRECT.
-#[derive(Clone, Debug)]
-pub struct Cells {
-    /// What the commit cell stands for, e.g. "WAL: sequential 8 KiB writes + fdatasync".
-    pub commit_title: String,
-    pub commit_bs: u64,
-    pub commit_sync: SyncKind,
-    /// The server's page: the size of the random reads.
-    pub page: u64,
-    pub threads: u32,
-}
-
 /// Measures `cells` on `target` over a file as large as the database, each for `time`; the
 /// storage results and notes, as a run document of their own.
 pub fn storage(
@@ -214,6 +201,7 @@ pub fn storage(
     output: &crate::plan::Output,
     data_bytes: u64,
     time: Duration,
+    hooks: &dyn crate::exec::Hooks,
 ) -> Result<RunDoc> {
     use crate::plan::{Env, Kind, Plan, Repeat, TargetPlan};
     use crate::suite::{cells as expand, Group, Layout, Length, Op, Suite};
@@ -281,6 +269,7 @@ pub fn storage(
             distribution: Default::default(),
             file_service: Default::default(),
             invalidate: false,
+            interval_hists: false,
             rate: None,
             verify: None,
         },
@@ -292,6 +281,7 @@ pub fn storage(
             keep: false,
             allow_overwrite: false,
             files: 1,
+            name_tag: None,
         },
         repeat: Repeat {
             n: 1,
@@ -312,7 +302,7 @@ pub fn storage(
         latency_target: None,
     };
     say!("storage cells on {}:", target.display());
-    crate::exec::measure(&plan)
+    crate::exec::measure(&plan, hooks)
 }
 
 /// The end of a database run, after its server has gone: the storage cells (unless the run
@@ -334,6 +324,8 @@ pub struct Ending<'a> {
     pub data_bytes: u64,
     /// Length of each storage cell; `None`: no cells.
     pub storage: Option<Duration>,
+    /// The executor's hooks for the storage cells.
+    pub hooks: &'a dyn crate::exec::Hooks,
 }
 
 impl Ending<'_> {
@@ -358,6 +350,7 @@ impl Ending<'_> {
                 self.output,
                 self.data_bytes,
                 t,
+                self.hooks,
             ) {
                 Ok(doc) => {
                     for r in doc.results {
@@ -435,113 +428,6 @@ pub fn sweep(
     Ok(None)
 }
 
-/// What a server listens on besides its private socket `socket`, as the kernel has it: TCP
-/// sockets in the LISTEN state (/proc/PID/net/tcp and tcp6, state 0A) and Unix sockets
-/// accepting connections at another path (/proc/PID/net/unix), held by the process `pid` or
-/// a child of it (PostgreSQL's postmaster opens them, its backends inherit them) — matched by
-/// inode against the sockets among their descriptors (/proc/PID/fd → `socket:[INODE]`).
-/// Read in the server's own network namespace. Each as "tcp 0.0.0.0:3306" or "unix PATH".
-pub fn listening(pid: u32, socket: &Path) -> Vec<String> {
-    let mut pids = vec![pid];
-    pids.extend(children(pid));
-    let inodes: std::collections::BTreeSet<u64> = pids
-        .iter()
-        .filter_map(|p| std::fs::read_dir(format!("/proc/{p}/fd")).ok())
-        .flat_map(|d| d.flatten())
-        .filter_map(|e| std::fs::read_link(e.path()).ok())
-        .filter_map(|l| {
-            let l = l.to_str()?;
-            l.strip_prefix("socket:[")?.strip_suffix(']')?.parse().ok()
-        })
-        .collect();
-    let table = |name: &str| std::fs::read_to_string(format!("/proc/{pid}/net/{name}"));
-    let mut found = Vec::new();
-    for name in ["tcp", "tcp6"] {
-        for l in table(name).unwrap_or_default().lines().skip(1) {
-            let f: Vec<&str> = l.split_whitespace().collect();
-            let (Some(local), Some(st), Some(inode)) = (f.get(1), f.get(3), f.get(9)) else {
-                continue;
-            };
-            if *st == "0A" && inode.parse().is_ok_and(|i: u64| inodes.contains(&i)) {
-                found.push(format!("tcp {}", tcp_address(local)));
-            }
-        }
-    }
-    // __SO_ACCEPTCON: a socket listen() was called on.
-    const ACCEPTING: u32 = 0x1_0000;
-    for l in table("unix").unwrap_or_default().lines().skip(1) {
-        let f: Vec<&str> = l.split_whitespace().collect();
-        let (Some(flags), Some(inode)) = (f.get(3), f.get(6)) else {
-            continue;
-        };
-        let accepting = u32::from_str_radix(flags, 16).is_ok_and(|v| v & ACCEPTING != 0);
-        let ours = inode.parse().is_ok_and(|i: u64| inodes.contains(&i));
-        // A path may hold spaces: all that follows the inode.
-        let path = f.get(7..).map(|p| p.join(" ")).unwrap_or_default();
-        if accepting && ours && Path::new(&path) != socket {
-            found.push(match path.is_empty() {
-                true => "unix (unnamed)".into(),
-                false => format!("unix {path}"),
-            });
-        }
-    }
-    found
-}
-
-/// The children of `pid`, from their /proc/PID/stat.
-fn children(pid: u32) -> Vec<u32> {
-    let Ok(dir) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    dir.flatten()
-        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|p| {
-            std::fs::read_to_string(format!("/proc/{p}/stat")).is_ok_and(|s| {
-                s.rsplit_once(')')
-                    .and_then(|(_, rest)| rest.split_whitespace().nth(1))
-                    .is_some_and(|ppid| ppid == pid.to_string())
-            })
-        })
-        .collect()
-}
-
-/// `0100007F:0CEA` (IPv4) or 32 hex digits and a port (IPv6), as /proc/net/tcp prints an
-/// address: each 32-bit word in the machine's byte order.
-fn tcp_address(hex: &str) -> String {
-    let Some((addr, port)) = hex.split_once(':') else {
-        return hex.to_string();
-    };
-    let port = u16::from_str_radix(port, 16).unwrap_or(0);
-    let words: Option<Vec<[u8; 4]>> = (0..addr.len() / 8)
-        .map(|i| {
-            let w = addr.get(i * 8..i * 8 + 8)?;
-            u32::from_str_radix(w, 16).ok().map(u32::to_ne_bytes)
-        })
-        .collect();
-    match words.as_deref() {
-        Some([a]) => format!("{}:{port}", std::net::Ipv4Addr::from(*a)),
-        Some(w @ [_, _, _, _]) => {
-            let b: [u8; 16] = w.concat().try_into().unwrap_or([0; 16]);
-            format!("[{}]:{port}", std::net::Ipv6Addr::from(b))
-        }
-        _ => hex.to_string(),
-    }
-}
-
-/// After every start: the server must listen on nothing but iogauge's private socket (TCP
-/// off, no other socket), whatever a setting did — asked of the kernel, not of the server's
-/// settings. `Err` names what it listens on; the caller stops the server first.
-pub fn check_private(server: &str, flag: &str, pid: u32, socket: &Path) -> Result<()> {
-    let found = listening(pid, socket);
-    if found.is_empty() {
-        return Ok(());
-    }
-    Err(anyhow::anyhow!(
-        "the {server} server listened on {} besides its private socket, so iogauge stopped it; leave out the {flag} that opened it",
-        found.join(", ")
-    ))
-}
-
 /// Waits for a benchmark client to end, a measurement of `time`, its progress shown with the
 /// last second's TPS when `tps` can say it; `None` when interrupted (it is killed then).
 pub fn wait_client(
@@ -567,42 +453,6 @@ pub fn wait_client(
         }
         std::thread::sleep(Duration::from_millis(50));
     }
-}
-
-/// CPU seconds (user, system) a server has used so far, from /proc: the process `root`, its
-/// children alive (PostgreSQL's backends, checkpointer, writers; mariadbd has none) and those
-/// it has reaped (their time is in its cutime/cstime). Taken before and after a run, the
-/// difference is what the server spent on it. `None` when /proc cannot say.
-pub fn cpu_of(root: u32) -> Option<(f64, f64)> {
-    // (ppid, user ticks, system ticks) of a process, its reaped children included.
-    let stat = |pid: &str| -> Option<(u32, u64, u64)> {
-        let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-        // Fields after the command name, which may itself hold spaces and parentheses.
-        let f: Vec<&str> = s.rsplit_once(')')?.1.split_whitespace().collect();
-        let n = |i: usize| f.get(i).and_then(|v| v.parse::<u64>().ok());
-        // state, ppid, …: utime is field 14 of the line, index 11 here; then stime, cutime,
-        // cstime.
-        Some((n(1)? as u32, n(11)? + n(13)?, n(12)? + n(14)?))
-    };
-    let (_, mut user, mut sys) = stat(&root.to_string())?;
-    for e in std::fs::read_dir("/proc").ok()?.flatten() {
-        let name = e.file_name();
-        let Some(pid) = name
-            .to_str()
-            .filter(|n| n.bytes().all(|b| b.is_ascii_digit()))
-        else {
-            continue;
-        };
-        match stat(pid) {
-            Some((ppid, u, s)) if ppid == root => {
-                user += u;
-                sys += s;
-            }
-            _ => {}
-        }
-    }
-    // /proc counts in USER_HZ, which is 100 on every architecture both servers run on.
-    Some((user as f64 / 100.0, sys as f64 / 100.0))
 }
 
 /// The devices the timeline follows: the data directory's stack, then the log directory's
@@ -656,7 +506,7 @@ pub fn client_failed(tool: &str, said: &str, dirs: &[&Path]) -> anyhow::Error {
             d.display()
         );
     }
-    let said = super::cluster::last_lines(said, 3);
+    let said = super::process::last_lines(said, 3);
     // The space came back when the server rolled the statement back, but the client says why.
     const NO_SPACE: [&str; 4] = [
         "No space left on device",
@@ -841,66 +691,5 @@ mod tests {
                 .contains("shared_buffers of 76 B (100% of the data)"),
             "{e}"
         );
-    }
-
-    #[test]
-    fn a_listening_socket_is_found_from_the_kernel() {
-        let tcp = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = tcp.local_addr().unwrap().port();
-        let t = tempfile::tempdir().unwrap();
-        let private = t.path().join("private.sock");
-        let _private = std::os::unix::net::UnixListener::bind(&private).unwrap();
-        let other = t.path().join("other.sock");
-        let found = listening(std::process::id(), &private);
-        assert!(
-            found.contains(&format!("tcp 127.0.0.1:{port}")),
-            "{found:?}"
-        );
-        assert!(
-            !found.iter().any(|f| f.contains("private.sock")),
-            "{found:?}"
-        );
-        let e = check_private("test", "--x", std::process::id(), &private).unwrap_err();
-        assert!(e.to_string().contains(&format!("127.0.0.1:{port}")), "{e}");
-        // Another Unix socket than the private one counts too.
-        let _other = std::os::unix::net::UnixListener::bind(&other).unwrap();
-        let found = listening(std::process::id(), &private);
-        assert!(
-            found.contains(&format!("unix {}", other.display())),
-            "{found:?}"
-        );
-        // A process without a listening socket (std's sockets are close-on-exec).
-        let mut child = std::process::Command::new("sleep")
-            .arg("30")
-            .spawn()
-            .unwrap();
-        let none = listening(child.id(), &private);
-        let _ = child.kill();
-        let _ = child.wait();
-        assert!(none.is_empty(), "{none:?}");
-        drop(tcp);
-    }
-
-    #[test]
-    fn a_tcp_address_reads_as_the_kernel_meant_it() {
-        if cfg!(target_endian = "little") {
-            assert_eq!(tcp_address("0100007F:0CEA"), "127.0.0.1:3306");
-            assert_eq!(tcp_address("00000000:1538"), "0.0.0.0:5432");
-            assert_eq!(
-                tcp_address("00000000000000000000000000000000:0CEA"),
-                "[::]:3306"
-            );
-            assert_eq!(
-                tcp_address("00000000000000000000000001000000:1538"),
-                "[::1]:5432"
-            );
-        }
-    }
-
-    #[test]
-    fn the_servers_cpu_is_read_from_proc() {
-        let (u, s) = cpu_of(std::process::id()).unwrap();
-        assert!(u >= 0.0 && s >= 0.0);
-        assert!(cpu_of(u32::MAX - 1).is_none());
     }
 }

@@ -51,10 +51,10 @@ impl Bin {
     }
 
     /// The storage cells beside this server's TPS.
-    pub fn cells(&self, threads: u32) -> common::Cells {
+    pub fn cells(&self, threads: u32) -> backend::Cells {
         match self {
-            Bin::Mariadb(_) => backend::mariadb_cells(threads),
-            Bin::Postgres(_) => backend::postgres_cells(threads),
+            Bin::Mariadb(_) => backend::mariadb::mariadb_cells(threads),
+            Bin::Postgres(_) => backend::postgres::postgres_cells(threads),
         }
     }
 
@@ -151,15 +151,23 @@ fn create(p: &ServerPlan) -> Result<Box<dyn Backend>> {
         keep: p.keep,
     };
     Ok(match &p.bin {
-        Bin::Mariadb(bin) => Box::new(backend::Mariadb(Server::create(bin, &site)?)),
-        Bin::Postgres(bin) => Box::new(backend::Postgres::create(bin, &site, p.setting_flag)?),
+        Bin::Mariadb(bin) => Box::new(backend::mariadb::Mariadb(Server::create(bin, &site)?)),
+        Bin::Postgres(bin) => Box::new(backend::postgres::Postgres::create(
+            bin,
+            &site,
+            p.setting_flag,
+        )?),
     })
 }
 
 /// Runs `load` on the plan's server: the server, the load, one measurement per ratio, the
 /// storage cells; stored as it goes. The caller presents the document, then ends as
 /// [`super::Outcome::result`] says.
-pub fn run(p: &ServerPlan, load: &dyn Load) -> Result<super::Outcome> {
+pub fn run(
+    p: &ServerPlan,
+    load: &dyn Load,
+    hooks: &dyn crate::exec::Hooks,
+) -> Result<super::Outcome> {
     // Opened before the server: a results database that cannot be written is told at once.
     let store = match p.output.no_store {
         true => None,
@@ -267,6 +275,7 @@ pub fn run(p: &ServerPlan, load: &dyn Load) -> Result<super::Outcome> {
         output: &p.output,
         data_bytes,
         storage: p.storage,
+        hooks,
     }
     .finish()
 }

@@ -9,10 +9,12 @@
 //! PostgreSQL cluster, and the clients (run as the invoking user) reach its socket all the same.
 
 use super::cgroup::Cgroup;
-use super::cluster::{last_lines, Site};
-use super::owner::{debug_plant, read_back, remove_dirs, Dir, Owner};
+use super::cluster::Site;
+use super::owner::{debug_plant, read_back, remove_dirs, Dir, Owner, ServerRecord};
+use super::process::last_lines;
 use crate::error::usage;
 use anyhow::{anyhow, Context, Result};
+use serde::{Deserialize, Serialize};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -269,11 +271,8 @@ impl Server {
         // cgroup are named by the next command and removed by `iogauge clean`.
         // Directories and the cgroup are added as each is made (`record`), each directory
         // with its device and inode: `clean` never touches one iogauge did not make.
-        let planned = crate::ledger::Entry::Mariadb {
-            data: work.join("data"),
-            dirs: Vec::new(),
-            cgroup: None,
-        };
+        let planned =
+            crate::ledger::Entry::of(&MyServer(ServerRecord::of(&work.join("data"), &[], None)));
         if !keep {
             crate::ledger::add(planned.clone());
         }
@@ -395,11 +394,7 @@ impl Server {
             child: None,
             teardown,
             hook,
-            planned: crate::ledger::Entry::Mariadb {
-                data,
-                dirs: Vec::new(),
-                cgroup: None,
-            },
+            planned: crate::ledger::Entry::of(&MyServer(ServerRecord::of(&data, &[], None))),
         })
     }
 
@@ -453,15 +448,11 @@ impl Server {
         if t.keep {
             return;
         }
-        let now = crate::ledger::Entry::Mariadb {
-            data: self.data.clone(),
-            dirs: t
-                .dirs
-                .iter()
-                .filter_map(|d| crate::ledger::MadeDir::of(d))
-                .collect(),
-            cgroup: t.cgroup.as_ref().map(|c| c.dir.clone()),
-        };
+        let now = crate::ledger::Entry::of(&MyServer(ServerRecord::of(
+            &self.data,
+            &t.dirs,
+            t.cgroup.as_ref().map(|c| c.dir.clone()),
+        )));
         crate::ledger::replace(&self.planned, now.clone());
         self.planned = now;
     }
@@ -580,7 +571,7 @@ impl Server {
         };
         let Some(status) = exited else {
             let private =
-                super::common::check_private("MariaDB", "--db-setting", child.id(), &self.socket);
+                super::process::check_private("MariaDB", "--db-setting", child.id(), &self.socket);
             if private.is_err() {
                 let _ = stop_pid(child.id(), SERVER_WAIT);
                 let _ = child.wait();
@@ -693,10 +684,40 @@ impl Drop for Server {
     }
 }
 
+/// A MariaDB server iogauge made (`db sysbench`), as the crash ledger names it (kind `mariadb`):
+/// its data directory's sibling mysqld.pid names a server still running.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct MyServer(ServerRecord);
+
+impl crate::ledger::Resource for MyServer {
+    const KIND: &'static str = "mariadb";
+
+    fn describe(&self) -> String {
+        let data = &self.0.data;
+        format!(
+            "MariaDB server directory {}{}",
+            data.display(),
+            match data.with_file_name("mysqld.pid").exists() {
+                true => " with its server running",
+                false => "",
+            }
+        )
+    }
+
+    fn undo(&self, dry_run: bool) -> (String, bool) {
+        let ServerRecord { data, dirs, cgroup } = &self.0;
+        match dry_run {
+            true => (super::owner::would_remove(dirs), true),
+            false => undo(data, dirs, cgroup.as_deref()),
+        }
+    }
+}
+
 /// Undoes a server a killed run left (`iogauge clean`): stops it — only a process whose command
 /// line is a mariadbd of exactly this data directory — and removes the directories (only ones
 /// named as iogauge names its own). What was done, and whether all of it worked.
-pub fn undo(data: &Path, dirs: &[crate::ledger::MadeDir], cgroup: Option<&Path>) -> (String, bool) {
+fn undo(data: &Path, dirs: &[crate::ledger::MadeDir], cgroup: Option<&Path>) -> (String, bool) {
     let mut done = Vec::new();
     let mut ok = true;
     let parent = data.parent().unwrap_or(data);

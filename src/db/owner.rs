@@ -9,8 +9,10 @@
 //! handle (fchown, fchmod), never by path.
 
 use crate::error::usage;
+use crate::ledger::MadeDir;
 use anyhow::{anyhow, Context, Result};
 use iogauge_engine::sys;
+use serde::{Deserialize, Serialize};
 use std::ffi::OsStr;
 use std::fs::File;
 use std::io::{Read, Seek};
@@ -447,4 +449,55 @@ pub(super) mod tests {
         assert_eq!(dir.read_servers("ok", &owner).unwrap(), "LOG: ready");
         assert_eq!(read_back(&mut f), "LOG: ready");
     }
+}
+
+/// What the crash ledger keeps of a database server iogauge made: its data directory (whose
+/// pid file names a server still running), the directories it created for it — each written
+/// down once made, with its device and inode — and its memory cgroup, once made. PostgreSQL's
+/// and MariaDB's entries are this record under their own kinds (`cluster::PgCluster`,
+/// `mariadb::MyServer`), each undone its own way.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ServerRecord {
+    pub data: PathBuf,
+    pub dirs: Vec<MadeDir>,
+    #[serde(default)]
+    pub cgroup: Option<PathBuf>,
+}
+
+impl ServerRecord {
+    /// What exists so far: `made` are the directories listed for removal, each written down
+    /// only while it is a directory (with its device and inode).
+    pub fn of(data: &Path, made: &[PathBuf], cgroup: Option<PathBuf>) -> ServerRecord {
+        ServerRecord {
+            data: data.to_path_buf(),
+            dirs: made.iter().filter_map(|d| MadeDir::of(d)).collect(),
+            cgroup,
+        }
+    }
+}
+
+/// What `clean` would do with a dead server's directories, each named: removed only while it
+/// is the directory iogauge made.
+pub fn would_remove(dirs: &[MadeDir]) -> String {
+    let (ours, not): (Vec<&MadeDir>, Vec<&MadeDir>) = dirs
+        .iter()
+        .filter(|d| std::fs::symlink_metadata(d.path()).is_ok())
+        .partition(|d| d.still_ours());
+    let list = |v: &[&MadeDir]| {
+        v.iter()
+            .map(|d| crate::units::printable(&d.path().display().to_string()).into_owned())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let mut s = String::from("its server would be stopped (if it still runs)");
+    if !ours.is_empty() {
+        s.push_str(&format!(", {} would be removed", list(&ours)));
+    }
+    if !not.is_empty() {
+        s.push_str(&format!(
+            ", {} left alone (not the directory iogauge made)",
+            list(&not)
+        ));
+    }
+    s
 }

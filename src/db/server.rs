@@ -175,7 +175,7 @@ pub fn checkpoints(d: &Snapshot) -> Option<u64> {
 /// what the server spent on it, reaped backends included. `None` when the server's pid or its
 /// /proc entries cannot be read.
 pub fn cpu(c: &Cluster) -> Option<(f64, f64)> {
-    super::common::cpu_of(c.postmaster_pid()?)
+    super::process::cpu_of(c.postmaster_pid()?)
 }
 
 #[cfg(test)]

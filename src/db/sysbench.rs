@@ -209,7 +209,7 @@ pub fn parse(stdout: &str) -> Result<Report> {
     let (Some((transactions, tps)), Some(total_s)) = (transactions, total_s) else {
         return Err(anyhow!(
             "sysbench printed no final report: {}",
-            super::cluster::last_lines(stdout, 3)
+            super::process::last_lines(stdout, 3)
         ));
     };
     let (queries, qps) = queries.unwrap_or_default();

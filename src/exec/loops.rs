@@ -28,6 +28,7 @@ pub(super) fn run_cells(
     target: &Target,
     state: &mut State,
     rec: &mut Recorder,
+    hooks: &dyn super::Hooks,
 ) -> Result<()> {
     let cells = &plan.cells;
     let runnable: Vec<usize> = (0..cells.len()).filter(|&i| works[i].is_ok()).collect();
@@ -68,9 +69,9 @@ pub(super) fn run_cells(
         // The runner hands the rule ~100 ms samples (its watch ticks).
         let interval = crate::runner::FINE_BIN;
         // Under MPI with `--stonewall first`: once another rank has moved its --data.
-        let first = crate::fleet::stonewall_first();
+        let first = hooks.peer_may_stop();
         let stop = move |iops: &[f64]| {
-            (first && crate::fleet::peer_done())
+            (first && hooks.peer_done())
                 || match plan.until {
                     Until::Limit => false,
                     Until::Stable => rule.is_some_and(|r| {
@@ -86,7 +87,7 @@ pub(super) fn run_cells(
             .and_then(|s| s.tracker(i, work, target));
         let verifier = state.verify.as_ref().map(|s| s.verifier(tracker.as_ref()));
         // Under MPI: every rank starts the cell at once.
-        crate::fleet::before_cell()?;
+        hooks.before_cell()?;
         // fio's invalidate=1: a buffered cell starts without the target's pages cached.
         let invalidate = plan.env.invalidate && work.specs().iter().any(|s| !s.direct);
         let outcome = repeated(plan, &mut state.notes, &prefix, |label, held| {
@@ -108,7 +109,7 @@ pub(super) fn run_cells(
         });
         // Under MPI with `--stonewall first`: a rank that moved all its data tells the others.
         if let Ok(ran) = &outcome {
-            crate::fleet::cell_done(ran.iter().any(|r| r.m.stopped_early));
+            hooks.cell_done(ran.iter().any(|r| r.m.stopped_early));
         }
         drop(files);
         let direct = work.specs().iter().any(|s| s.direct);
@@ -359,6 +360,7 @@ pub(super) fn seek_files(target: &Target, files: u32, seed: u64) -> Result<Vec<T
             quiet: true,
             verify: None,
             files: 1,
+            name_tag: None,
         })?);
     }
     say!(

@@ -127,6 +127,7 @@ pub fn of(cell: &Cell, env: &Env, range: u64, logical_block: u32) -> Result<Work
         rate_per_thread: env.rate.map(|r| r.per_thread(threads)),
         shape: cell.shape.clone(),
         file_service: env.file_service,
+        interval_hists: env.interval_hists,
     };
     let limit = |span: u64, share: u64| match cell.length {
         Length::Time(t) => Limit::Time(t),
@@ -573,6 +574,7 @@ mod tests {
             distribution: Default::default(),
             file_service: Default::default(),
             invalidate: false,
+            interval_hists: false,
             rate: None,
             verify: None,
         }

@@ -10,18 +10,40 @@ pub fn from_run_rank(args: &RunArgs, rank: u32, size: u32, host: &str) -> Result
     refuse_unsupported(args)?;
     let mut mine = args.clone();
     if let Some(t) = &mine.target.target {
-        let p = crate::fleet::placeholders(&t.to_string_lossy(), host, rank, size);
+        let p = placeholders(&t.to_string_lossy(), host, rank, size);
         mine.target.target = Some(p.into());
     }
     mine.output.no_store = true;
     // Every rank's messages carry its host; only rank 0 shows progress.
     mine.output.json = rank != 0 || args.output.json;
-    from_run(&mine)
+    let mut plan = of_run(&mine, true)?;
+    // Ranks on one shared file system never pick one name for their test files.
+    plan.target.name_tag = Some(format!("{host}.{rank}"));
+    // Rank 0 merges every rank's intervals into the cluster's percentiles over time.
+    plan.env.interval_hists = true;
+    Ok(plan)
+}
+
+/// `{host}`, `{rank}` and `{size}` in a target path, this rank's.
+pub fn placeholders(path: &str, host: &str, rank: u32, size: u32) -> String {
+    path.replace("{host}", host)
+        .replace("{rank}", &rank.to_string())
+        .replace("{size}", &size.to_string())
+}
+
+/// What rank 0 does with the run once combined, and how the ranks stop a --data cell.
+#[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+pub struct Launch {
+    /// Store the combined run (rank 0), in this results database.
+    pub store: bool,
+    pub db: Option<std::path::PathBuf>,
+    /// `--stonewall first`.
+    pub stonewall_first: bool,
 }
 
 /// What rank 0 does with the combined run, from the command line.
-pub fn launch(args: &RunArgs) -> crate::fleet::Launch {
-    crate::fleet::Launch {
+pub fn launch(args: &RunArgs) -> Launch {
+    Launch {
         store: !args.output.no_store,
         db: args.output.db.db.clone(),
         stonewall_first: args.workload.stonewall == Some(crate::cli::Stonewall::First),

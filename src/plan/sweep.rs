@@ -1,10 +1,8 @@
 //! `iogauge sweep` as a plan: the knobs or file systems to go through and the suite's plan.
 
+use super::axes::{FsSpec, Kind, KnobSpec, Layout, SweepPlan};
 use super::*;
 use crate::cli::SweepArgs;
-use crate::sweep::fs::FsSpec;
-use crate::sweep::knobs::KnobSpec;
-use crate::sweep::SweepPlan;
 
 /// `iogauge sweep`: what to change (knobs or file systems) and the suite to run per setting,
 /// checked before any knob changes or any mkfs runs.
@@ -23,7 +21,7 @@ pub fn from_sweep(args: &SweepArgs) -> Result<SweepPlan> {
     }
     let mut layouts = Vec::new();
     for l in &args.layout {
-        layouts.extend(crate::sweep::array::Layout::parse(l)?);
+        layouts.extend(Layout::parse(l)?);
     }
     let scratch: Vec<PathBuf> = args
         .scratch
@@ -106,11 +104,7 @@ pub fn from_sweep(args: &SweepArgs) -> Result<SweepPlan> {
             "a layout sweep changes the array, one file system on each (--fs ext4); sweep file systems on one device apart",
         ));
     }
-    if !fss.is_empty()
-        && layouts
-            .iter()
-            .any(|l| l.kind == crate::sweep::array::Kind::Btrfs)
-    {
+    if !fss.is_empty() && layouts.iter().any(|l| l.kind == Kind::Btrfs) {
         return Err(usage(
             "btrfs layouts are their own file system; leave out --fs, or sweep btrfs layouts apart from md and lvm ones",
         ));

@@ -24,6 +24,7 @@ fn null_spec(limit: Limit) -> Spec {
         rate_per_thread: None,
         shape: Default::default(),
         file_service: Default::default(),
+        interval_hists: false,
     }
 }
 

@@ -20,158 +20,12 @@
 
 use super::fs::{new_uuid, run};
 use crate::error::usage;
+pub use crate::plan::axes::{Kind, Layout};
 use crate::target::signatures;
 use anyhow::{anyhow, Context, Result};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-
-/// Who builds the array.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Kind {
-    /// One member, as it is: the baseline.
-    Single,
-    Md,
-    Lvm,
-    Btrfs,
-}
-
-/// One layout of the axis: a kind and its level (md `raid5`, btrfs `raid10`, lvm `stripe`).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Layout {
-    pub kind: Kind,
-    pub level: String,
-}
-
-/// The levels each kind takes, with the fewest members each needs. md's RAID10 comes in its
-/// three layouts of two copies (md(4)): near (`raid10`, mdadm's default n2: the copies of a
-/// chunk side by side), far (f2: a second full stripe set in the far half of every member,
-/// reads striped like RAID0) and offset (o2: each stripe repeated one chunk further on).
-const MD_LEVELS: [(&str, usize); 7] = [
-    ("raid0", 2),
-    ("raid1", 2),
-    ("raid10", 2),
-    ("raid10-far", 2),
-    ("raid10-offset", 2),
-    ("raid5", 3),
-    ("raid6", 4),
-];
-const BTRFS_LEVELS: [(&str, usize); 7] = [
-    ("single", 1),
-    ("raid0", 2),
-    ("raid1", 2),
-    ("raid10", 2),
-    ("raid5", 2),
-    ("raid6", 3),
-    ("raid1c3", 3),
-];
-
-impl Layout {
-    /// `--layout md:raid0,raid5`, `lvm:stripe`, `btrfs:raid1`, `single`.
-    pub fn parse(s: &str) -> Result<Vec<Layout>> {
-        let bad = |why: String| {
-            usage(format!(
-                "--layout '{}': {why}; give e.g. --layout md:raid0,raid10,raid5 or lvm:stripe or btrfs:raid1 or single",
-                crate::units::quoted(s, 60)
-            ))
-        };
-        let (kind, levels) = s.split_once(':').unwrap_or((s, ""));
-        let kind = match kind.trim() {
-            "single" if levels.is_empty() => {
-                return Ok(vec![Layout {
-                    kind: Kind::Single,
-                    level: "single".into(),
-                }])
-            }
-            "md" => Kind::Md,
-            "lvm" => Kind::Lvm,
-            "btrfs" => Kind::Btrfs,
-            other => return Err(bad(format!("'{other}' is not md, lvm, btrfs or single"))),
-        };
-        if levels.trim().is_empty() {
-            return Err(bad("name the levels after the colon".into()));
-        }
-        levels
-            .split(',')
-            .map(|l| {
-                let level = l.trim().to_ascii_lowercase();
-                let known = match kind {
-                    Kind::Md => MD_LEVELS.iter().any(|(n, _)| *n == level),
-                    Kind::Btrfs => BTRFS_LEVELS.iter().any(|(n, _)| *n == level),
-                    Kind::Lvm => level == "stripe",
-                    Kind::Single => false,
-                };
-                match known {
-                    true => Ok(Layout { kind, level }),
-                    false => Err(bad(format!(
-                        "'{level}' is not a level iogauge builds with it"
-                    ))),
-                }
-            })
-            .collect()
-    }
-
-    /// The fewest members this layout needs.
-    pub fn min_members(&self) -> usize {
-        let find = |t: &[(&str, usize)]| {
-            t.iter()
-                .find(|(n, _)| *n == self.level)
-                .map_or(1, |(_, m)| *m)
-        };
-        match self.kind {
-            Kind::Single => 1,
-            Kind::Md => find(&MD_LEVELS),
-            Kind::Lvm => 2,
-            Kind::Btrfs => find(&BTRFS_LEVELS),
-        }
-    }
-
-    /// Whether it survives a member's loss, as md runs it: what `--degraded` measures.
-    pub fn redundant(&self) -> bool {
-        self.kind == Kind::Md && self.level != "raid0"
-    }
-
-    /// Whether a chunk (stripe unit) size means anything for it.
-    pub fn takes_chunk(&self) -> bool {
-        match self.kind {
-            Kind::Md => self.level != "raid1",
-            Kind::Lvm => true,
-            Kind::Single | Kind::Btrfs => false,
-        }
-    }
-
-    /// mdadm's `--level` and `--layout` for an md level.
-    fn md_level(&self) -> (&str, Option<&str>) {
-        match self.level.as_str() {
-            "raid10-far" => ("raid10", Some("f2")),
-            "raid10-offset" => ("raid10", Some("o2")),
-            l => (l, None),
-        }
-    }
-
-    /// Members that hold distinct data in one stripe (what a file system's stripe width
-    /// counts): raid0 and lvm stripes all, raid10 (two copies, any layout) half, raid5 one
-    /// fewer, raid6 two fewer.
-    pub fn data_members(&self, members: usize) -> usize {
-        match (self.kind, self.md_level().0) {
-            (Kind::Md, "raid10") => (members / 2).max(1),
-            (Kind::Md, "raid5") => members.saturating_sub(1).max(1),
-            (Kind::Md, "raid6") => members.saturating_sub(2).max(1),
-            (Kind::Md, "raid1") | (Kind::Single, _) => 1,
-            _ => members,
-        }
-    }
-
-    pub fn label(&self) -> String {
-        match self.kind {
-            Kind::Single => "single".into(),
-            Kind::Md => format!("md {}", self.level),
-            Kind::Lvm => "lvm stripe".into(),
-            Kind::Btrfs => format!("btrfs {}", self.level),
-        }
-    }
-}
 
 /// Checks every member before anything is built: a block device, named once, unused, blank.
 pub fn check_members(members: &[PathBuf]) -> Result<()> {
@@ -278,7 +132,7 @@ impl Array {
                 _ => Vec::new(),
             },
         };
-        let entry = crate::ledger::Entry::Array(record.clone());
+        let entry = crate::ledger::Entry::of(&record);
         // Written down before anything is written to a member.
         crate::ledger::add(entry.clone());
         let r = record.clone();
@@ -480,10 +334,32 @@ fn take_apart(r: &Record) -> Result<()> {
     }
 }
 
+impl crate::ledger::Resource for Record {
+    const KIND: &'static str = "array";
+
+    fn describe(&self) -> String {
+        format!(
+            "{:?} array {} of {}",
+            self.made_by,
+            self.device.display(),
+            self.members
+                .iter()
+                .map(|m| m.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+        .to_lowercase()
+    }
+
+    fn undo(&self, dry_run: bool) -> (String, bool) {
+        undo(self, dry_run)
+    }
+}
+
 /// Undoes an array a killed run left (`iogauge clean`), only as far as it is provably the one
 /// iogauge built: an md array whose members carry the recorded UUID, the recorded volume group,
 /// btrfs members of the recorded UUID. Anything else on a member is left alone and named.
-pub fn undo(r: &Record, dry_run: bool) -> (String, bool) {
+fn undo(r: &Record, dry_run: bool) -> (String, bool) {
     // Which members still hold what iogauge made there.
     let ours: Vec<&PathBuf> = r
         .members

@@ -5,72 +5,14 @@
 //! it did not write.
 
 use crate::error::usage;
+pub use crate::plan::axes::FsSpec;
 use crate::target::signatures;
 use anyhow::{anyhow, Context, Result};
+use serde::{Deserialize, Serialize};
 use std::fs::File;
 use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-
-/// One `--fs` entry: a file system and the options for its mkfs, e.g. `ext4:-b 1024`.
-#[derive(Clone, Debug, PartialEq)]
-pub struct FsSpec {
-    pub fs: String,
-    pub mkfs_opts: Vec<String>,
-}
-
-impl FsSpec {
-    pub fn parse(s: &str) -> Result<Vec<FsSpec>> {
-        // `ext4,xfs,btrfs` is three; `ext4:-b 1024` is one with options (which may hold commas
-        // only in a list of its own entries: `--fs 'ext4:-E stride=16,stripe_width=64'`).
-        let entries: Vec<&str> = match s.contains(':') {
-            true => vec![s],
-            false => s.split(',').collect(),
-        };
-        entries
-            .into_iter()
-            .map(|e| {
-                let (fs, opts) = e.split_once(':').unwrap_or((e, ""));
-                let fs = fs.trim();
-                if fs.is_empty() || !fs.chars().all(|c| c.is_ascii_alphanumeric()) {
-                    return Err(usage(format!(
-                        "--fs '{s}': '{fs}' is not a file system name; give e.g. --fs ext4,xfs,btrfs or --fs 'ext4:-b 1024'"
-                    )));
-                }
-                crate::target::gate::option_words("--fs", s, opts.split_whitespace())?;
-                if opts
-                    .split_whitespace()
-                    .any(|w| w.starts_with("-U") || w.to_ascii_lowercase().contains("uuid="))
-                {
-                    return Err(usage(format!(
-                        "--fs '{}': iogauge gives the file system a UUID of its own, so that `iogauge clean` never wipes one it did not make; leave out -U and uuid=",
-                        crate::units::quoted(s, 80)
-                    )));
-                }
-                Ok(FsSpec {
-                    fs: fs.to_string(),
-                    mkfs_opts: opts.split_whitespace().map(str::to_string).collect(),
-                })
-            })
-            .collect()
-    }
-
-    pub fn label(&self) -> String {
-        match self.mkfs_opts.is_empty() {
-            true => self.fs.clone(),
-            false => format!("{} ({})", self.fs, self.mkfs_opts.join(" ")),
-        }
-    }
-
-    /// The mkfs program, if installed.
-    pub fn mkfs(&self) -> Option<PathBuf> {
-        let name = format!("mkfs.{}", self.fs);
-        ["/usr/sbin", "/sbin", "/usr/bin", "/bin"]
-            .iter()
-            .map(|d| Path::new(d).join(&name))
-            .find(|p| p.is_file())
-    }
-}
 
 /// The size of block device `dev` in bytes, read without writing (`None` when it cannot be
 /// opened for reading or is not a block device).
@@ -139,12 +81,12 @@ impl Mounted {
         opts: Option<&str>,
     ) -> Result<Mounted> {
         let dir = private_dir(fs)?;
-        let entry = crate::ledger::Entry::Mount {
+        let entry = crate::ledger::Entry::of(&ScratchMount {
             dir: dir.clone(),
             dev: dev.to_path_buf(),
             fs: fs.to_string(),
             uuid,
-        };
+        });
         crate::ledger::add(entry.clone());
         let m = dir.clone();
         let hook = crate::interrupt::register_hook(Box::new(move || {
@@ -179,12 +121,12 @@ impl Mounted {
         // The file system's name: given to mkfs where it takes one, read back where it does
         // not, and written down either way, so `clean` tells this file system from any other.
         let (uuid_args, stamped) = stamp(&spec.fs);
-        let entry = crate::ledger::Entry::Mount {
+        let entry = crate::ledger::Entry::of(&ScratchMount {
             dir: dir.clone(),
             dev: dev.to_path_buf(),
             fs: spec.fs.clone(),
             uuid: stamped.clone(),
-        };
+        });
         // Written down before mkfs: from then on the device holds our signature, and a killed
         // run's is named by the next command and wiped by `iogauge clean`.
         crate::ledger::add(entry.clone());
@@ -219,12 +161,12 @@ impl Mounted {
         if stamped.is_none() {
             // A file system whose mkfs takes no UUID: the one it chose, read now.
             if let Some(uuid) = signatures::blkid(dev).and_then(|f| f.uuid) {
-                let learnt = crate::ledger::Entry::Mount {
+                let learnt = crate::ledger::Entry::of(&ScratchMount {
                     dir: me.dir.clone(),
                     dev: dev.to_path_buf(),
                     fs: spec.fs.clone(),
                     uuid: Some(uuid),
-                };
+                });
                 crate::ledger::add(learnt.clone());
                 crate::ledger::remove(&me.entry);
                 me.entry = learnt;
@@ -293,12 +235,47 @@ fn private_dir(fs: &str) -> Result<PathBuf> {
     ))
 }
 
+/// A scratch file system iogauge made on a device and mounted at `dir` (a directory it made),
+/// with the UUID iogauge gave it, as the crash ledger names it: `clean` wipes the device only
+/// while it still holds that very file system, never one a user made there since.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ScratchMount {
+    dir: PathBuf,
+    dev: PathBuf,
+    fs: String,
+    #[serde(default)]
+    uuid: Option<String>,
+}
+
+impl crate::ledger::Resource for ScratchMount {
+    const KIND: &'static str = "mount";
+
+    fn describe(&self) -> String {
+        format!(
+            "{} file system on {} mounted at {}",
+            self.fs,
+            self.dev.display(),
+            self.dir.display()
+        )
+    }
+
+    fn undo(&self, dry_run: bool) -> (String, bool) {
+        undo_mount(
+            &self.dir,
+            &self.dev,
+            &self.fs,
+            self.uuid.as_deref(),
+            dry_run,
+        )
+    }
+}
+
 /// Undoes a scratch mount a killed run left (`iogauge clean`): unmounts `dir` if a file system
 /// of `dev` is mounted exactly there, then wipes `dev` only if it still holds the very file
 /// system iogauge made — its type and the UUID iogauge recorded — and removes the directory.
 /// A device whose file system has another UUID (a user's, made since) or whose UUID iogauge
 /// never learnt is left alone and named. With `dry_run`, says exactly that and does nothing.
-pub fn undo_mount(
+fn undo_mount(
     dir: &Path,
     dev: &Path,
     fs: &str,

@@ -10,6 +10,7 @@
 //! have been reused), and every path in it must be a block-queue attribute under /sys.
 
 use crate::error::usage;
+pub use crate::plan::axes::KnobSpec;
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 use std::path::{Component, Path, PathBuf};
@@ -37,55 +38,6 @@ pub fn is_queue_attr(path: &Path) -> bool {
         && path.file_name().and_then(|n| n.to_str()).is_some_and(plain)
         && std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file())
         && std::fs::canonicalize(path).is_ok_and(|c| c == path)
-}
-
-/// One knob as the user asked for it: `[DEV:]NAME=v1,v2,...`.
-#[derive(Clone, Debug, PartialEq)]
-pub struct KnobSpec {
-    pub device: Option<String>,
-    pub name: String,
-    pub values: Vec<String>,
-}
-
-impl KnobSpec {
-    pub fn parse(s: &str) -> Result<KnobSpec> {
-        let bad = || {
-            usage(format!(
-                "--knob '{s}' is not NAME=VALUE,VALUE…; give e.g. --knob scheduler=none,mq-deadline or --knob sda:read_ahead_kb=128,4096"
-            ))
-        };
-        let (lhs, rhs) = s.split_once('=').ok_or_else(bad)?;
-        let (device, name) = match lhs.split_once(':') {
-            Some((d, n)) => (Some(d.trim().to_string()), n.trim().to_string()),
-            None => (None, lhs.trim().to_string()),
-        };
-        let values: Vec<String> = rhs
-            .split(',')
-            .map(|v| v.trim().to_string())
-            .filter(|v| !v.is_empty())
-            .collect();
-        let plain = |t: &str| {
-            !t.is_empty()
-                && t.chars()
-                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
-        };
-        if !plain(&name) || device.as_deref().is_some_and(|d| !plain(d)) || values.is_empty() {
-            return Err(bad());
-        }
-        Ok(KnobSpec {
-            device,
-            name,
-            values,
-        })
-    }
-
-    /// How the knob is named in tables and run parameters.
-    pub fn label(&self) -> String {
-        match &self.device {
-            Some(d) => format!("{d}:{}", self.name),
-            None => self.name.clone(),
-        }
-    }
 }
 
 /// A knob found on the devices it applies to, with each device's original value.

@@ -128,7 +128,7 @@ pub(super) fn create(
     interrupt::register_created(&path, identity, req.keep);
     // A test file is in the crash ledger until the run is over: a kill -9 leaves it named for
     // the next command and `iogauge clean`.
-    let entry = identity.map(|id| crate::ledger::Entry::file(&path, id));
+    let entry = identity.map(|id| crate::ledger::TestFile::entry(&path, id));
     if let Some(e) = &entry {
         crate::ledger::add(e.clone());
     }
@@ -314,6 +314,7 @@ mod tests {
             quiet: true,
             verify: None,
             files,
+            name_tag: None,
         }
     }
 

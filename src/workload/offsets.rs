@@ -431,6 +431,7 @@ mod tests {
             rate_per_thread: None,
             shape,
             file_service: Default::default(),
+            interval_hists: false,
         }
     }
 

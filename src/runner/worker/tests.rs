@@ -85,6 +85,7 @@ fn spec(depth: u32, data: u64) -> Spec {
         rate_per_thread: None,
         shape: Default::default(),
         file_service: Default::default(),
+        interval_hists: false,
     }
 }
 

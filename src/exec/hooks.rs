@@ -1,0 +1,39 @@
+//! What the caller of the executor adds at its fixed points, criterion's `Report` shape: every
+//! hook has a no-op default, the executor calls them and never knows who listens. A run on one
+//! host passes the command line's (`present::Shown`, which says the findings made before a run); a rank of a run under MPI passes `fleet`'s, which make every rank check,
+//! start and stop together. The executor holds no state of its callers and imports neither.
+
+use anyhow::Result;
+use iogauge_analyze::Finding;
+
+pub trait Hooks: Sync {
+    /// The stack was looked at before anything is measured: what it found (a partition off its
+    /// boundaries), said now rather than only after a long run.
+    fn found_before_run(&self, _findings: &[Finding]) {}
+
+    /// The target is checked and nothing is written yet: under MPI every rank's verdict, so a
+    /// refusal anywhere stops all before any rank writes.
+    fn checked(&self) -> Result<()> {
+        Ok(())
+    }
+
+    /// Right before a cell measures: under MPI a barrier, so every rank starts it at once.
+    fn before_cell(&self) -> Result<()> {
+        Ok(())
+    }
+
+    /// Whether another participant may end a cell early (`--stonewall first`): the cell then
+    /// polls [`Hooks::peer_done`].
+    fn peer_may_stop(&self) -> bool {
+        false
+    }
+
+    /// Whether another participant has finished its cell; polled at every tick of the cell
+    /// (about 100 ms) on the thread that runs the executor, so it never waits.
+    fn peer_done(&self) -> bool {
+        false
+    }
+
+    /// The cell ended here; `stopped_by_peer` when [`Hooks::peer_done`] ended it.
+    fn cell_done(&self, _stopped_by_peer: bool) {}
+}
