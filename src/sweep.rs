@@ -397,7 +397,7 @@ fn fs_sweep(
         true => Vec::new(),
         false => crate::ledger::lock_devices(std::slice::from_ref(&name))?,
     };
-    fs::check_scratch(dev)?;
+    crate::target::scratch(&[dev.to_path_buf()], "a scratch device")?;
     let opts: Vec<Option<String>> = match mount_opts.is_empty() {
         true => vec![None],
         false => mount_opts.iter().map(|o| Some(o.clone())).collect(),
@@ -593,7 +593,7 @@ fn array_sweep(
         true => Vec::new(),
         false => crate::ledger::lock_devices(&names)?,
     };
-    array::check_members(devices)?;
+    crate::target::scratch(devices, "an array's member")?;
     let settings = array_settings(ax, devices.len());
     say!(
         "sweep {id}: {} layouts from {} ({}) · {} repeats each{}",

@@ -45,6 +45,52 @@ impl Kind {
     }
 }
 
+/// Checks devices iogauge is to format (`--scratch`: a file system on one, an array of several;
+/// `what` names one of them) before anything is made: each a block device, named once, that
+/// nothing uses — the rule every target follows — and that carries no signature at all,
+/// since what is made there overwrites whatever it holds and iogauge never writes over a
+/// signature it did not write.
+pub fn scratch(devices: &[PathBuf], what: &str) -> Result<()> {
+    let mut seen = Vec::new();
+    for d in devices {
+        let md = std::fs::metadata(d).map_err(|e| {
+            usage(format!(
+                "--scratch {}: {e}; give a block device (see lsblk)",
+                d.display()
+            ))
+        })?;
+        if !md.file_type().is_block_device() {
+            return Err(usage(format!(
+                "--scratch {} is not a block device; give an empty disk or partition (see lsblk)",
+                d.display()
+            )));
+        }
+        if seen.contains(&md.rdev()) {
+            return Err(usage(format!(
+                "--scratch names {} twice; give each device once",
+                d.display()
+            )));
+        }
+        seen.push(md.rdev());
+        if let Some(why) = device_in_use(d, md.rdev()) {
+            return Err(usage(format!(
+                "--scratch {} is {why}; {what} must be a device nothing uses",
+                d.display()
+            )));
+        }
+        let file = File::open(d).with_context(|| format!("opening {}", d.display()))?;
+        let len = sys::block_device_size(&file).unwrap_or(0);
+        if let Some(f) = signatures::probe(&file, len)?.or_else(|| signatures::blkid(d)) {
+            return Err(usage(format!(
+                "--scratch {} holds {}; {what} must carry no signature at all (iogauge never writes over one it did not write). Use another device, or wipe it yourself (wipefs -a) if its contents are not needed",
+                d.display(),
+                f.what
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// What the user asked for, before anything is touched.
 #[derive(Clone, Copy)]
 pub struct Request<'a> {

@@ -4,6 +4,7 @@
 //! disk persists on every sync, so nothing acknowledged may be lost; the lying one never
 //! persists, so everything acknowledged is lost — every time, whatever the machine's load.
 
+#[macro_use]
 mod common;
 use common::*;
 
@@ -203,6 +204,23 @@ fn write_refuses_what_is_not_its_own() {
     );
     assert_eq!(std::fs::read(p.join("precious")).unwrap(), b"data");
 
+    let out = iogauge(
+        p,
+        &[
+            "fsync-check",
+            "write",
+            "/proc/self/x",
+            "--to",
+            "127.0.0.1:1",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr_of(&out));
+    assert!(
+        stderr_of(&out).contains("/proc, which is not storage"),
+        "{}",
+        stderr_of(&out)
+    );
+
     let out = iogauge(p, &["fsync-check", "write", ".", "--to", "127.0.0.1:1"]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr_of(&out));
     let out = iogauge(
@@ -220,6 +238,37 @@ fn write_refuses_what_is_not_its_own() {
     assert_eq!(out.status.code(), Some(2), "{}", stderr_of(&out));
     assert!(!p.join("new").exists());
     assert_eq!(stderr_of(&out).lines().count(), 1, "{}", stderr_of(&out));
+}
+
+/// The gate every path passes: a loop device's backing file is never written, even with
+/// consent (that would write under whatever uses the loop device).
+#[test]
+fn write_never_writes_a_loop_devices_backing_file() {
+    needs_root!();
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path();
+    let lo = blank_loop(p, "backing.img", 8 << 20, 512);
+    let out = iogauge(
+        p,
+        &[
+            "fsync-check",
+            "write",
+            "backing.img",
+            "--to",
+            "127.0.0.1:1",
+            "--allow-overwrite",
+            "--size",
+            "1m",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr_of(&out));
+    assert!(
+        stderr_of(&out).contains(&format!("is the backing file of {}", lo.dev)),
+        "{}",
+        stderr_of(&out)
+    );
+    let img = std::fs::read(p.join("backing.img")).unwrap();
+    assert!(img.iter().all(|&b| b == 0), "the backing file was written");
 }
 
 #[test]

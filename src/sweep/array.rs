@@ -19,56 +19,12 @@
 //!   plan says which.
 
 use super::fs::{new_uuid, run};
-use crate::error::usage;
 pub use crate::plan::axes::{Kind, Layout};
 use crate::target::signatures;
 use anyhow::{anyhow, Context, Result};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-
-/// Checks every member before anything is built: a block device, named once, unused, blank.
-pub fn check_members(members: &[PathBuf]) -> Result<()> {
-    use std::os::unix::fs::{FileTypeExt, MetadataExt};
-    let mut seen = Vec::new();
-    for m in members {
-        let md = std::fs::metadata(m).map_err(|e| {
-            usage(format!(
-                "--scratch {}: {e}; give block devices (see lsblk)",
-                m.display()
-            ))
-        })?;
-        if !md.file_type().is_block_device() {
-            return Err(usage(format!(
-                "--scratch {} is not a block device; give empty disks or partitions (see lsblk)",
-                m.display()
-            )));
-        }
-        if seen.contains(&md.rdev()) {
-            return Err(usage(format!(
-                "--scratch names {} twice; give each member once",
-                m.display()
-            )));
-        }
-        seen.push(md.rdev());
-        if let Some(why) = crate::target::device_in_use(m, md.rdev()) {
-            return Err(usage(format!(
-                "--scratch {} is {why}; an array's members must be devices nothing uses",
-                m.display()
-            )));
-        }
-        let file = std::fs::File::open(m).with_context(|| format!("opening {}", m.display()))?;
-        let len = iogauge_engine::sys::block_device_size(&file).unwrap_or(0);
-        if let Some(f) = signatures::probe(&file, len)?.or_else(|| signatures::blkid(m)) {
-            return Err(usage(format!(
-                "--scratch {} holds {}; an array's members must carry no signature at all (iogauge never writes over one it did not write). Use another device, or wipe it yourself (wipefs -a) if its contents are not needed",
-                m.display(),
-                f.what
-            )));
-        }
-    }
-    Ok(())
-}
 
 /// What the ledger keeps of an array, written before it exists.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -4,13 +4,10 @@
 //! Only a device that carries no signature at all is used: iogauge never writes over something
 //! it did not write.
 
-use crate::error::usage;
 pub use crate::plan::axes::FsSpec;
 use crate::target::signatures;
 use anyhow::{anyhow, Context, Result};
 use serde::{Deserialize, Serialize};
-use std::fs::File;
-use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -19,43 +16,6 @@ use std::process::Command;
 pub fn device_bytes(dev: &Path) -> Option<u64> {
     let f = std::fs::File::open(dev).ok()?;
     iogauge_engine::sys::block_device_size(&f).ok()
-}
-
-/// Checks that `dev` may be used as a scratch device: a block device, not mounted, with no
-/// signature (iogauge's own probe and blkid's).
-pub fn check_scratch(dev: &Path) -> Result<()> {
-    let meta = std::fs::metadata(dev).map_err(|e| {
-        usage(format!(
-            "--scratch {}: {e}; give a block device",
-            dev.display()
-        ))
-    })?;
-    if !meta.file_type().is_block_device() {
-        return Err(usage(format!(
-            "--scratch {} is not a block device; give an empty disk or partition (see lsblk)",
-            dev.display()
-        )));
-    }
-    // The target's rule: mounted (itself or a partition), swap, or held by md, dm or LVM.
-    if let Some(why) =
-        crate::target::device_in_use(dev, std::os::unix::fs::MetadataExt::rdev(&meta))
-    {
-        return Err(usage(format!(
-            "--scratch {} is {why}; give a device nothing uses",
-            dev.display()
-        )));
-    }
-    let file = File::open(dev).with_context(|| format!("opening {}", dev.display()))?;
-    let len = iogauge_engine::sys::block_device_size(&file).unwrap_or(0);
-    let found = signatures::probe(&file, len)?.or_else(|| signatures::blkid(dev));
-    if let Some(f) = found {
-        return Err(usage(format!(
-            "--scratch {} holds {}; a scratch device must carry no signature at all (iogauge never writes over one it did not write). Use another device, or wipe it yourself (wipefs -a) if its contents are not needed",
-            dev.display(),
-            f.what
-        )));
-    }
-    Ok(())
 }
 
 /// A file system iogauge made and mounted; unmounted and its signature wiped on drop.

@@ -166,6 +166,21 @@ pub fn output_file(flag: &str, path: &Path, fix: &str) -> Result<()> {
     }
 }
 
+/// A file written on the storage under test and kept past the command's end on purpose
+/// (`fsync-check write`: its blocks must still be there to verify after the power cut): the
+/// target's rules for a path, then an output's — a new file or a regular one that no loop
+/// device uses. It is not written down in the crash ledger as a test file is, because
+/// removing it after a crash is exactly what must not happen; consent to overwrite a file that
+/// command did not write is the command's (it knows its own mark).
+pub fn kept_file(what: &str, path: &Path) -> Result<()> {
+    target(path)?;
+    output_file(
+        what,
+        path,
+        "name a new file on the file system of the drive under test",
+    )
+}
+
 /// A directory iogauge writes files into (`report --charts`, `man --dir`): missing (then
 /// created) or a directory, never under /dev, /proc or /sys.
 pub fn output_dir(flag: &str, dir: &Path, fix: &str) -> Result<()> {

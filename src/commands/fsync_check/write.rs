@@ -165,6 +165,7 @@ fn sync_name(s: FsyncSync) -> &'static str {
 /// may write, and makes its size and mark durable before the first block.
 fn open_target(args: &FsyncWriteArgs, size: u64) -> Result<File> {
     let path = &args.target;
+    crate::target::gate::kept_file("fsync-check's target", path)?;
     let mut opts = OpenOptions::new();
     opts.read(true).write(true);
     if args.sync == FsyncSync::Odsync {
