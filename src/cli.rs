@@ -1,6 +1,7 @@
 //! The command line, defined once: every option's name, unit, default and help live here, and
-//! clap derives help and completions from it. Values are parsed into typed units here; checks
-//! that involve several options or the target happen in `workload::Spec::resolve`.
+//! clap derives help, man pages and completions from it. Values are parsed into typed units
+//! here; the checks that involve several options or the target are the plan builders' (`plan`,
+//! `db::plan`), the last code that reads these types.
 
 use crate::units;
 use crate::workload::Rw;

@@ -1,9 +1,11 @@
 //! The one executor: takes a checked [`Plan`], looks at the target, holds every cell against
 //! it, opens the results store, and only then writes — the fill, then the cells in order with
 //! their repeats. Each cell is stored as it finishes, so an interrupted or killed run keeps what
-//! it measured; at the end the run is analysed and handed to `present`.
+//! it measured; at the end the run is analysed and returned as a document ([`Executed`]), which
+//! the caller presents. The executor prints nothing of its own but progress: its callers
+//! listen through [`Hooks`].
 //!
-//! An interrupt or a failing cell ends the run after presenting what was measured.
+//! An interrupt or a failing cell ends the run with what was measured kept in the document.
 
 pub mod fold;
 mod hooks;

@@ -1,6 +1,7 @@
-//! What the user reads at the end of a run: the JSON document, or for people a run's summary
-//! (`output`) or a suite's tables (`suite::tables`), then the notes and findings. One stream
-//! rule for every command: results and findings on stdout, progress and errors on stderr.
+//! Every byte the user reads: a run's JSON document, or for people its summary (`summary`) or a
+//! suite's tables (`tables`), then the notes and findings; the plan before a run, the stored
+//! results, comparisons, sweeps, database runs, fio's JSON, CSV, and what `clean` did. One
+//! stream rule for every command: results and findings on stdout, progress and errors on stderr.
 
 use crate::model::RunDoc;
 use crate::plan::{Kind, Plan};

@@ -1,6 +1,7 @@
 //! `iogauge list`, `show`, `export`, `delete` and `compare`: the results store from the command
-//! line. The store itself is `crate::store`; comparisons are in `results/compare.rs`, CSV in
-//! `results/csv.rs`.
+//! line. The store itself is `crate::store`, the comparison `crate::compare`; what the user
+//! reads of them is written in `present` (`present::results`, `present::compare`,
+//! `present::csv`).
 
 use crate::cli::{
     CompareArgs, DeleteArgs, ExportArgs, ExportFormat, ImportArgs, ListArgs, ShowArgs,
