@@ -187,37 +187,9 @@ fn table(rows: &[&ResultDoc]) -> String {
             bytes(dev.and_then(|d| d.write_bytes)),
         ]);
     }
-    let mut s = align(&cells);
+    let mut s = super::table::labelled(&cells);
     if rows.iter().any(|r| !r.stats.is_empty()) {
         s.push_str("  (TPS ± the half-width of its 95% confidence interval over the repeats)\n");
-    }
-    s
-}
-
-/// Rows of cells as aligned columns: the first left, the others right.
-fn align(cells: &[Vec<String>]) -> String {
-    let n = cells.first().map_or(0, Vec::len);
-    let widths: Vec<usize> = (0..n)
-        .map(|c| {
-            cells
-                .iter()
-                .map(|r| r.get(c).map_or(0, |v| v.chars().count()))
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    let mut s = String::new();
-    for row in cells {
-        let line: Vec<String> = row
-            .iter()
-            .zip(&widths)
-            .enumerate()
-            .map(|(i, (v, w))| match i {
-                0 => format!("{v:<w$}"),
-                _ => format!("{v:>w$}"),
-            })
-            .collect();
-        let _ = writeln!(s, "  {}", line.join("  ").trim_end());
     }
     s
 }
@@ -529,7 +501,7 @@ fn sysbench_table(rows: &[&ResultDoc], pg: bool) -> String {
             bytes(dev.and_then(|d| d.write_bytes)),
         ]);
     }
-    let mut s = align(&cells);
+    let mut s = super::table::labelled(&cells);
     s.push_str("  (errors: ignored errors/reconnects as sysbench counted them; TPS: its transactions over its total time)\n");
     s
 }
@@ -631,7 +603,7 @@ pub fn tpcc_run(p: &crate::db::tpcc::TpccPlan, doc: &RunDoc) -> String {
                 units::latency(k.max_us * 1e3),
             ]);
         }
-        s.push_str(&align(&cells));
+        s.push_str(&super::table::labelled(&cells));
         let share = |cpu: f64| 100.0 * cpu / (t.window_s.max(1e-9) * f64::from(t.cpus.max(1)));
         let _ = writeln!(
             s,

@@ -1,4 +1,5 @@
-//! The one aligned-table writer for what people read in a terminal.
+//! The one aligned-table writer for what people read in a terminal: every table of a run, a
+//! suite, a comparison, a sweep or a database load is laid out here.
 
 /// Aligned columns; `right[i]` right-aligns column i. Widths count characters, not bytes (µ, ×).
 pub fn table(rows: &[Vec<String>], right: &[bool]) -> String {
@@ -31,4 +32,38 @@ pub fn table(rows: &[Vec<String>], right: &[bool]) -> String {
         s.push('\n');
     }
     s
+}
+
+/// Rows of a label and its numbers — the first column left-aligned, the others right-aligned
+/// — indented by two spaces: a suite's grids, a database load's tables.
+pub fn labelled(rows: &[Vec<String>]) -> String {
+    let cols = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let right: Vec<bool> = (0..cols).map(|c| c > 0).collect();
+    table(rows, &right)
+        .lines()
+        .map(|l| match l.is_empty() {
+            true => "\n".to_string(),
+            false => format!("  {l}\n"),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::labelled;
+
+    /// Widths count characters (µ is one), a short row is padded, trailing spaces are cut.
+    #[test]
+    fn labels_go_left_and_numbers_right_two_spaces_in() {
+        let row = |c: &[&str]| c.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let rows = [
+            row(&["cell", "IOPS", "p99"]),
+            row(&["randread 4K", "52,341", "45.1 µs"]),
+            row(&["x", "1"]),
+        ];
+        assert_eq!(
+            labelled(&rows),
+            "  cell           IOPS      p99\n  randread 4K  52,341  45.1 µs\n  x                 1\n"
+        );
+    }
 }

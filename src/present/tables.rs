@@ -171,32 +171,10 @@ fn matrix(cells: &[&Outcome]) -> String {
 
 /// Columns right-aligned under their headers, two spaces apart; the first left-aligned.
 fn grid(header: &[String], rows: &[Vec<String>]) -> String {
-    let n = header.len();
-    let width = |j: usize| {
-        rows.iter()
-            .map(|r| r.get(j).map_or(0, |c| c.chars().count()))
-            .chain([header[j].chars().count()])
-            .max()
-            .unwrap_or(0)
-    };
-    let widths: Vec<usize> = (0..n).map(width).collect();
-    let line = |cells: &[String]| {
-        let mut l = String::new();
-        for (j, w) in widths.iter().enumerate() {
-            let c = cells.get(j).map_or("", String::as_str);
-            if j == 0 {
-                l.push_str(&format!("  {c:<w$}"));
-            } else {
-                l.push_str(&format!("  {c:>w$}"));
-            }
-        }
-        l.trim_end().to_string() + "\n"
-    };
-    let mut s = line(header);
-    for r in rows {
-        s.push_str(&line(r));
-    }
-    s
+    let all: Vec<Vec<String>> = std::iter::once(header.to_vec())
+        .chain(rows.iter().cloned())
+        .collect();
+    super::table::labelled(&all)
 }
 
 /// How one table of a group reads its number from a result.
