@@ -1,12 +1,14 @@
 //! Runs one workload: starts the workers behind a barrier, gathers their per-interval samples,
 //! shows progress, stops them on time, data or a signal, and merges what they measured.
 
+mod merge;
+mod sched;
 mod worker;
 
 pub use worker::FINE_BIN;
 
-use crate::measure::{self, Hist, LatNs};
-use crate::model::{CpuDoc, EngineDoc, FineDoc, OpDoc, Sample, SyncDoc, TrialDoc};
+use crate::measure::{Hist, LatNs};
+use crate::model::{CpuDoc, EngineDoc, FineDoc, OpDoc, Sample, SyncDoc};
 use crate::units;
 use crate::workload::{Limit, Spec};
 use anyhow::{anyhow, Result};
@@ -15,7 +17,8 @@ use iogauge_engine::{
     sys, Engine, EngineConfig, EngineKind, NullEngine, PsyncEngine, UringEngine, UringSetup,
 };
 use iogauge_verify::{RunKey, Tally, Tracker};
-use std::collections::BTreeMap;
+use merge::{merge, Intervals};
+use sched::Sched;
 use std::fs::File;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::{channel, Receiver, Sender};
@@ -527,154 +530,6 @@ struct Watched {
     ticks: Vec<f64>,
 }
 
-/// The process's threads' time on a CPU and time runnable but waiting for one (the first two
-/// fields of each thread's schedstat), summed over every thread it has had (the workers, and
-/// io_uring's own workers that the kernel starts inside the process), at moments of the
-/// measured window: read by the main thread every tick, never on the IO path.
-#[derive(Default)]
-struct Sched {
-    origin: Option<Instant>,
-    /// Each thread's last reading, by thread id: a thread that has ended counts what it had.
-    threads: Vec<(u32, [u64; 2])>,
-    /// What threads whose id was taken again by a new thread had counted.
-    retired: [u64; 2],
-    /// (seconds since the measurement started, [on-CPU ns, waiting ns] summed, and the whole
-    /// machine's busy CPU ns from /proc/stat).
-    samples: Vec<(f64, [u64; 3])>,
-}
-
-impl Sched {
-    fn start(&mut self, origin: Instant) {
-        self.origin = Some(origin);
-        self.sample();
-    }
-
-    fn sample(&mut self) {
-        let Some(origin) = self.origin else {
-            return;
-        };
-        // A kernel without schedstat leaves the run without these series, nothing more.
-        let Ok(dir) = std::fs::read_dir("/proc/self/task") else {
-            return;
-        };
-        for e in dir.flatten() {
-            let Some(tid) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
-                continue;
-            };
-            let Some(now) = read_schedstat(&e.path().join("schedstat")) else {
-                continue;
-            };
-            match self.threads.iter_mut().find(|(t, _)| *t == tid) {
-                Some((_, last)) => {
-                    // A reading below the last is a new thread with an ended one's id: what
-                    // the ended one counted stays counted.
-                    if now[0] < last[0] || now[1] < last[1] {
-                        self.retired[0] += last[0];
-                        self.retired[1] += last[1];
-                    }
-                    *last = now;
-                }
-                None => self.threads.push((tid, now)),
-            }
-        }
-        if self.threads.is_empty() {
-            return;
-        }
-        let sum = |i: usize| self.retired[i] + self.threads.iter().map(|(_, v)| v[i]).sum::<u64>();
-        let at = origin.elapsed().as_secs_f64();
-        // Without /proc/stat the machine's series is left out (zero throughout).
-        let busy = machine_busy_ns().unwrap_or(0);
-        self.samples.push((at, [sum(0), sum(1), busy]));
-    }
-
-    /// CPU seconds per second on a CPU, and waiting for one, in each of `bins` bins of `bin`
-    /// from the measurement's start (empty without two samples); and the CPUs' worth of the
-    /// machine's work that was not iogauge's threads (other processes, and kernel threads —
-    /// the loop device's or a file system's that serve iogauge's IO among them), empty without
-    /// /proc/stat.
-    fn per_bin(&self, bin: Duration, bins: usize) -> (Vec<f32>, Vec<f32>, Vec<f32>) {
-        let of = |i: usize| {
-            let s: Vec<(f64, u64)> = self.samples.iter().map(|(t, v)| (*t, v[i])).collect();
-            rate_per_bin(&s, bin.as_secs_f64(), bins)
-        };
-        let run = of(0);
-        let others = match self.samples.iter().all(|(_, v)| v[2] > 0) {
-            true => of(2)
-                .iter()
-                .zip(&run)
-                .map(|(busy, own)| (busy - own).max(0.0))
-                .collect(),
-            false => Vec::new(),
-        };
-        (run, of(1), others)
-    }
-}
-
-/// /proc/stat's clock ticks per second (USER_HZ: 100 on every Linux ABI, whatever HZ the
-/// kernel was built with).
-const USER_HZ: u64 = 100;
-
-/// The whole machine's CPU time busy so far, in nanoseconds: /proc/stat's first line, all but
-/// idle and iowait (guest time is inside user already).
-fn machine_busy_ns() -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/stat").ok()?;
-    let line = text.lines().next()?.strip_prefix("cpu ")?;
-    let f: Vec<u64> = line
-        .split_ascii_whitespace()
-        .map(|v| v.parse().ok())
-        .collect::<Option<_>>()?;
-    // user nice system idle iowait irq softirq steal
-    let busy = f
-        .get(..8)?
-        .iter()
-        .enumerate()
-        .filter(|(i, _)| *i != 3 && *i != 4)
-        .map(|(_, v)| v)
-        .sum::<u64>();
-    Some(busy * (1_000_000_000 / USER_HZ))
-}
-
-/// A counter of nanoseconds, sampled at `samples` (seconds, value), as seconds per second in
-/// each of `bins` bins of `bin_s`: linear between samples; bins past the last sample repeat
-/// the last bin's rate. Empty without two samples.
-fn rate_per_bin(samples: &[(f64, u64)], bin_s: f64, bins: usize) -> Vec<f32> {
-    let (Some(first), Some(last)) = (samples.first(), samples.last()) else {
-        return Vec::new();
-    };
-    if last.0 <= first.0 || bin_s <= 0.0 {
-        return Vec::new();
-    }
-    let at = |t: f64| -> f64 {
-        let t = t.clamp(first.0, last.0);
-        let i = samples
-            .partition_point(|s| s.0 < t)
-            .clamp(1, samples.len() - 1);
-        let ((t0, v0), (t1, v1)) = (samples[i - 1], samples[i]);
-        let (v0, v1) = (v0 as f64, v1.max(v0) as f64);
-        match t1 > t0 {
-            true => v0 + (v1 - v0) * (t - t0) / (t1 - t0),
-            false => v1,
-        }
-    };
-    let mut out: Vec<f32> = Vec::with_capacity(bins);
-    for j in 0..bins {
-        let (a, b) = (j as f64 * bin_s, (j + 1) as f64 * bin_s);
-        let rate = match out.last() {
-            Some(&prev) if b > last.0 + 1e-9 => prev,
-            _ => ((at(b) - at(a)) / 1e9 / bin_s) as f32,
-        };
-        out.push(rate);
-    }
-    out
-}
-
-/// On-CPU and waiting nanoseconds from a schedstat file: "<on cpu> <run delay> <timeslices>".
-fn read_schedstat(path: &std::path::Path) -> Option<[u64; 2]> {
-    let text = std::fs::read_to_string(path).ok()?;
-    let mut f = text.split_ascii_whitespace().map(|v| v.parse::<u64>().ok());
-    Some([f.next()??, f.next()??])
-}
-
 fn progress_bar(spec: &Spec, display: &Display, total: Duration) -> Option<ProgressBar> {
     if !display.progress {
         return None;
@@ -699,189 +554,6 @@ fn progress_bar(spec: &Spec, display: &Display, total: Duration) -> Option<Progr
     );
     bar.set_prefix(display.prefix.clone());
     Some(bar)
-}
-
-/// Per-interval aggregation over workers.
-#[derive(Default)]
-struct Intervals {
-    by_idx: BTreeMap<u64, (u64, u64, Hist)>,
-}
-
-impl Intervals {
-    fn add(&mut self, m: IntervalMsg) {
-        let e = self
-            .by_idx
-            .entry(m.idx)
-            .or_insert_with(|| (0, 0, measure::interval_hist()));
-        e.0 += m.ios;
-        e.1 += m.bytes;
-        measure::merge(&mut e.2, &m.hist);
-    }
-
-    fn drain(&mut self, rx: &Receiver<IntervalMsg>) {
-        while let Ok(m) = rx.try_recv() {
-            self.add(m);
-        }
-    }
-
-    /// Each interval's histogram as buckets, aligned with [`Intervals::samples`].
-    fn hists(&self, interval: Duration, runtime: Duration) -> Vec<Vec<[u64; 2]>> {
-        let n = (runtime.as_secs_f64() / interval.as_secs_f64() - 1e-9)
-            .ceil()
-            .max(0.0) as u64;
-        (0..n)
-            .map(|i| match self.by_idx.get(&i) {
-                Some((_, _, h)) => measure::buckets(h),
-                None => Vec::new(),
-            })
-            .collect()
-    }
-
-    /// One sample per interval from 0 to the end of the run, zeros where nothing completed.
-    fn samples(&self, interval: Duration, runtime: Duration) -> Vec<Sample> {
-        let step = interval.as_secs_f64();
-        let end = runtime.as_secs_f64();
-        let n = (end / step - 1e-9).ceil().max(0.0) as u64;
-        (0..n)
-            .map(|i| {
-                let t_start = i as f64 * step;
-                let t_end = ((i + 1) as f64 * step).min(end);
-                let len = (t_end - t_start).max(1e-9);
-                match self.by_idx.get(&i) {
-                    Some((ios, bytes, h)) => Sample {
-                        t_s: t_end,
-                        iops: *ios as f64 / len,
-                        bw_bytes: *bytes as f64 / len,
-                        lat_p50_ns: h.value_at_quantile(0.5),
-                        lat_p99_ns: h.value_at_quantile(0.99),
-                    },
-                    None => Sample {
-                        t_s: t_end,
-                        ..Sample::default()
-                    },
-                }
-            })
-            .collect()
-    }
-}
-
-fn merge(
-    spec: &Spec,
-    workers: Vec<WorkerOut>,
-    agg: Intervals,
-    runtime: Duration,
-    cpu_window: Option<(sys::CpuTimes, sys::CpuTimes)>,
-    setup: Option<UringSetup>,
-    interrupted: Option<i32>,
-) -> Measured {
-    let mut read = measure::run_hist();
-    let mut write = measure::run_hist();
-    let mut sync = measure::run_hist();
-    let mut service = measure::run_hist();
-    let (mut reads, mut writes, mut rb, mut wb, mut syncs) = (0, 0, 0, 0, 0);
-    let mut fine: Vec<u32> = Vec::new();
-    for w in &workers {
-        measure::merge(&mut read, &w.read);
-        measure::merge(&mut write, &w.write);
-        measure::merge(&mut sync, &w.sync);
-        measure::merge(&mut service, &w.service);
-        reads += w.reads;
-        writes += w.writes;
-        rb += w.read_bytes;
-        wb += w.write_bytes;
-        syncs += w.syncs;
-        if fine.len() < w.fine.len() {
-            fine.resize(w.fine.len(), 0);
-        }
-        for (a, b) in fine.iter_mut().zip(&w.fine) {
-            *a += b;
-        }
-    }
-    let secs = runtime.as_secs_f64().max(1e-9);
-    // Bins that end after the runtime hold completions beyond it only by rounding; the time
-    // series covers whole bins up to the runtime.
-    let bins = (secs / FINE_BIN.as_secs_f64()).ceil() as usize;
-    fine.resize(bins.max(fine.len().min(bins)), 0);
-    let op = |ios: u64, bytes: u64, h: &Hist| OpDoc {
-        ios,
-        bytes,
-        iops: ios as f64 / secs,
-        bw_bytes: bytes as f64 / secs,
-        lat_ns: LatNs::of(h),
-    };
-    let mut all = measure::run_hist();
-    measure::merge(&mut all, &read);
-    measure::merge(&mut all, &write);
-    let ios = reads + writes;
-    let cpu = match cpu_window {
-        Some((a, b)) => {
-            let used = b.since(a);
-            CpuDoc::new(used.user.as_secs_f64(), used.sys.as_secs_f64(), ios)
-        }
-        None => CpuDoc::default(),
-    };
-    let engine = match setup {
-        Some(s) => EngineDoc {
-            name: spec.engine.name().into(),
-            flags: s.flags.iter().map(|f| f.to_string()).collect(),
-            refused: s.refused.iter().map(|f| f.to_string()).collect(),
-            registered_buffers: s.registered_buffers,
-            registered_files: s.registered_files,
-            buffers: String::new(),
-            complete_batch: workers.iter().map(|w| w.complete_batch).max().unwrap_or(1),
-            complete_trial: (spec.complete_batch == 0).then(|| {
-                let sum = |i: usize| workers.iter().map(|w| w.trial[i]).sum();
-                TrialDoc {
-                    one: sum(0),
-                    half: sum(1),
-                    all: sum(2),
-                }
-            }),
-        },
-        None => EngineDoc {
-            name: spec.engine.name().into(),
-            ..EngineDoc::default()
-        },
-    };
-    Measured {
-        ios,
-        bytes: rb + wb,
-        runtime_s: secs,
-        lat: LatNs::of(&all),
-        read: (spec.mix_read_pct > 0).then(|| op(reads, rb, &read)),
-        write: (spec.mix_read_pct < 100).then(|| op(writes, wb, &write)),
-        sync: spec.sync.map(|(k, _)| SyncDoc {
-            kind: Some(k),
-            count: syncs,
-            per_s: syncs as f64 / secs,
-            lat_ns: LatNs::of(&sync),
-        }),
-        cpu,
-        timeseries: agg.samples(spec.interval, runtime),
-        interval_hists: match spec.interval_hists {
-            true => agg.hists(spec.interval, runtime),
-            false => Vec::new(),
-        },
-        fine: FineDoc {
-            bin_s: FINE_BIN.as_secs_f64(),
-            ios: fine,
-            // Filled by `run` from the watch thread's samples.
-            cpu_run: Vec::new(),
-            cpu_wait: Vec::new(),
-            cpu_others: Vec::new(),
-            ..FineDoc::default()
-        },
-        engine,
-        interrupted,
-        hist: all,
-        read_hist: read,
-        write_hist: write,
-        sync_hist: sync,
-        service_hist: spec.rate_per_thread.map(|_| service),
-        error: None,
-        stopped_early: false,
-        verify: None,
-    }
 }
 
 #[cfg(test)]

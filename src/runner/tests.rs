@@ -1,3 +1,4 @@
+use super::sched::rate_per_bin;
 use super::*;
 use crate::workload::Rw;
 use iogauge_engine::UringOptions;
