@@ -23,6 +23,9 @@ use iogauge_engine::EngineKind;
 use iogauge_sysinfo::diskstats::DeviceWatch;
 use std::time::Duration;
 
+mod joined;
+use joined::{concurrent, sequential};
+
 /// Shortest slice of a `--files` cell: shorter runs would measure thread start-up.
 pub const MIN_SLICE: Duration = Duration::from_millis(100);
 
@@ -406,152 +409,6 @@ fn measure(
 ) -> Result<Measured> {
     let open = || target.open_all(spec.writes(), spec.direct, spec.odsync);
     runner::run(spec, &open, target.offset + start, len, display, verify)
-}
-
-/// Two measurements that ran at the same time, as one: counts add up, the runtime is the
-/// longer one, latencies merge exactly through the histograms. Per-interval percentiles cannot
-/// be merged from summaries, so a sample keeps the larger of the two (the slower stream).
-fn concurrent(a: Measured, b: Measured) -> Measured {
-    let merged = |x: &measure::Hist, y: &measure::Hist| {
-        let mut h = x.clone();
-        measure::merge(&mut h, y);
-        h
-    };
-    let hist = merged(&a.hist, &b.hist);
-    let (read_hist, write_hist) = (
-        merged(&a.read_hist, &b.read_hist),
-        merged(&a.write_hist, &b.write_hist),
-    );
-    let runtime_s = a.runtime_s.max(b.runtime_s);
-    let ios = a.ios + b.ios;
-    let n = a.timeseries.len().max(b.timeseries.len());
-    let at = |s: &[Sample], i: usize| s.get(i).copied().unwrap_or_default();
-    let timeseries = (0..n)
-        .map(|i| {
-            let (x, y) = (at(&a.timeseries, i), at(&b.timeseries, i));
-            Sample {
-                t_s: x.t_s.max(y.t_s),
-                iops: x.iops + y.iops,
-                bw_bytes: x.bw_bytes + y.bw_bytes,
-                lat_p50_ns: x.lat_p50_ns.max(y.lat_p50_ns),
-                lat_p99_ns: x.lat_p99_ns.max(y.lat_p99_ns),
-            }
-        })
-        .collect();
-    let mut fine = a.fine.ios.clone();
-    fine.resize(fine.len().max(b.fine.ios.len()), 0);
-    for (x, y) in fine.iter_mut().zip(&b.fine.ios) {
-        *x += y;
-    }
-    // CPU time is the process's over each window; the windows overlap, so the longer one
-    // holds both streams' work.
-    let cpu = if a.cpu.user_s + a.cpu.sys_s >= b.cpu.user_s + b.cpu.sys_s {
-        a.cpu
-    } else {
-        b.cpu
-    };
-    Measured {
-        ios,
-        bytes: a.bytes + b.bytes,
-        runtime_s,
-        lat: LatNs::of(&hist),
-        read: a.read.or(b.read),
-        write: b.write.or(a.write),
-        sync: None,
-        cpu: CpuDoc::new(cpu.user_s, cpu.sys_s, ios),
-        timeseries,
-        interval_hists: Vec::new(),
-        // Both streams ran in one process, so each one's CPU series counted both streams'
-        // threads over its own window: summed bins would count them twice, so none is kept.
-        fine: FineDoc {
-            bin_s: a.fine.bin_s,
-            ios: fine,
-            cpu_run: Vec::new(),
-            cpu_wait: Vec::new(),
-            cpu_others: Vec::new(),
-            ..FineDoc::default()
-        },
-        engine: a.engine,
-        interrupted: a.interrupted.or(b.interrupted),
-        hist,
-        read_hist,
-        write_hist,
-        sync_hist: measure::run_hist(),
-        service_hist: None,
-        error: a.error.or(b.error),
-        stopped_early: a.stopped_early || b.stopped_early,
-        verify: None,
-    }
-}
-
-/// Measurements that ran one after another, as one run: their time series end to end.
-fn sequential(parts: Vec<Measured>) -> Measured {
-    let mut hist = measure::run_hist();
-    let mut read_hist = measure::run_hist();
-    let (mut ios, mut bytes, mut runtime_s) = (0, 0, 0.0);
-    let (mut user, mut sys) = (0.0, 0.0);
-    let mut timeseries = Vec::new();
-    let mut fine: Option<FineDoc> = None;
-    let mut interrupted = None;
-    let mut error = None;
-    let mut engine = Default::default();
-    for (i, p) in parts.into_iter().enumerate() {
-        measure::merge(&mut hist, &p.hist);
-        measure::merge(&mut read_hist, &p.read_hist);
-        timeseries.extend(p.timeseries.iter().map(|s| Sample {
-            t_s: s.t_s + runtime_s,
-            ..*s
-        }));
-        ios += p.ios;
-        bytes += p.bytes;
-        runtime_s += p.runtime_s;
-        user += p.cpu.user_s;
-        sys += p.cpu.sys_s;
-        fine = Some(match fine {
-            None => p.fine,
-            Some(f) => f.then(p.fine),
-        });
-        interrupted = interrupted.or(p.interrupted);
-        error = error.or(p.error);
-        if i == 0 {
-            engine = p.engine;
-        }
-    }
-    let runtime_s = f64::max(runtime_s, 1e-9);
-    let lat = LatNs::of(&hist);
-    let op = crate::model::OpDoc {
-        ios,
-        bytes,
-        iops: ios as f64 / runtime_s,
-        bw_bytes: bytes as f64 / runtime_s,
-        lat_ns: lat,
-    };
-    Measured {
-        ios,
-        bytes,
-        runtime_s,
-        lat,
-        read: Some(op),
-        write: None,
-        sync: None,
-        cpu: CpuDoc::new(user, sys, ios),
-        timeseries,
-        interval_hists: Vec::new(),
-        fine: fine.unwrap_or_else(|| FineDoc {
-            bin_s: runner::FINE_BIN.as_secs_f64(),
-            ..FineDoc::default()
-        }),
-        engine,
-        interrupted,
-        hist,
-        read_hist,
-        write_hist: measure::run_hist(),
-        sync_hist: measure::run_hist(),
-        service_hist: None,
-        error,
-        stopped_early: false,
-        verify: None,
-    }
 }
 
 #[cfg(test)]

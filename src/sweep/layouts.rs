@@ -1,0 +1,264 @@
+//! The layout axis of a sweep: each array (md, LVM, btrfs, a plain device as the baseline) built
+//! from the scratch devices, optionally degraded, measured with the suite, and taken apart
+//! again, in the order the settings were asked.
+
+use super::*;
+
+/// The axes of a layout sweep.
+pub(super) struct Axes<'a> {
+    pub layouts: &'a [array::Layout],
+    pub chunks: &'a [u64],
+    pub members: &'a [usize],
+    pub fs: Option<&'a FsSpec>,
+    pub mount_opts: Option<&'a str>,
+    pub assume_clean: bool,
+    pub degraded: bool,
+}
+
+/// Every array of the axes, smallest member count first, each layout in the order given, each
+/// chunk: the settings of a layout sweep. A plain single device comes first, the baseline
+/// everything is judged against, unless the user named `single` themselves.
+fn array_settings(ax: &Axes, devices: usize) -> Vec<Setting> {
+    let fs = ax
+        .fs
+        .map(|f| (f.clone(), ax.mount_opts.map(str::to_string)));
+    let counts: Vec<usize> = match ax.members.is_empty() {
+        true => vec![devices],
+        false => ax.members.to_vec(),
+    };
+    let mut out = Vec::new();
+    // Like for like: btrfs layouts against btrfs on one device (a file system against a file
+    // system), the others against the plain device (with the same --fs, when given).
+    let all_btrfs = ax.layouts.iter().all(|l| l.kind == array::Kind::Btrfs);
+    let single = match all_btrfs {
+        true => array::Layout::parse("btrfs:single"),
+        false => array::Layout::parse("single"),
+    }
+    .expect("a layout of iogauge's own")
+    .remove(0);
+    if !ax.layouts.contains(&single) {
+        out.push(Setting {
+            knobs: Vec::new(),
+            fs: fs.clone(),
+            array: Some((single, 1, None, false)),
+        });
+    }
+    for &n in &counts {
+        for l in ax.layouts {
+            if l.kind == array::Kind::Single {
+                if n == counts[0] {
+                    out.push(Setting {
+                        knobs: Vec::new(),
+                        fs: fs.clone(),
+                        array: Some((l.clone(), 1, None, false)),
+                    });
+                }
+                continue;
+            }
+            if n < l.min_members() {
+                continue;
+            }
+            let chunks: Vec<Option<u64>> = match (l.takes_chunk(), ax.chunks.is_empty()) {
+                (true, false) => ax.chunks.iter().map(|c| Some(*c)).collect(),
+                _ => vec![None],
+            };
+            for c in chunks {
+                out.push(Setting {
+                    knobs: Vec::new(),
+                    fs: fs.clone(),
+                    array: Some((l.clone(), n, c, false)),
+                });
+                // The same array with a member missing, beside it: what the database sees
+                // between a disk's failure and its replacement.
+                if ax.degraded && l.redundant() {
+                    out.push(Setting {
+                        knobs: Vec::new(),
+                        fs: fs.clone(),
+                        array: Some((l.clone(), n, c, true)),
+                    });
+                }
+            }
+        }
+    }
+    out
+}
+
+/// A layout sweep: each array built from the scratch devices, measured (on the raw array, or
+/// in the file system made on it, aligned to its stripe), taken apart with every member blank.
+pub(super) fn array_sweep(
+    plan: &Plan,
+    id: &str,
+    devices: &[PathBuf],
+    ax: &Axes,
+    hooks: &dyn crate::exec::Hooks,
+) -> Result<Swept> {
+    let names: Vec<String> = devices
+        .iter()
+        .map(|d| {
+            std::fs::canonicalize(d)
+                .ok()
+                .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+                .unwrap_or_else(|| d.display().to_string())
+        })
+        .collect();
+    // A dry run changes nothing and holds nothing.
+    let _lock = match plan.output.dry_run {
+        true => Vec::new(),
+        false => crate::ledger::lock_devices(&names)?,
+    };
+    crate::target::scratch(devices, "an array's member")?;
+    let settings = array_settings(ax, devices.len());
+    say!(
+        "sweep {id}: {} layouts from {} ({}) · {} repeats each{}",
+        settings.len(),
+        devices.len(),
+        names.join(", "),
+        plan.repeat.n,
+        match (ax.layouts.iter().any(|l| l.redundant()), ax.assume_clean) {
+            (false, _) => "",
+            (true, true) => " · md arrays not resynced (--assume-clean)",
+            (true, false) => " · md arrays resynced before they are measured",
+        }
+    );
+    for (n, s) in settings.iter().enumerate() {
+        say!("  [{}/{}] {}", n + 1, settings.len(), label_of(&[], s));
+    }
+    if plan.output.dry_run {
+        say!(
+            "dry run: nothing is built; each layout runs the suite planned below, {} times, {}",
+            plan.repeat.n,
+            match ax.fs {
+                Some(f) => format!("in {} made on the array, aligned to its stripe", f.fs),
+                None => "on the raw array (btrfs layouts in their own file system)".to_string(),
+            }
+        );
+        return Ok(None);
+    }
+    let mut out = Vec::new();
+    for (n, s) in settings.iter().enumerate() {
+        if crate::interrupt::requested().is_some() {
+            break;
+        }
+        let label = label_of(&[], s);
+        let Some((layout, count, chunk, degraded)) = &s.array else {
+            continue;
+        };
+        say!("[setting {}/{}] {label}", n + 1, settings.len());
+        let built = array::Array::build(layout, &devices[..*count], *chunk, ax.assume_clean);
+        let arr = match built {
+            Ok(a) => a,
+            Err(e) => {
+                out.push((
+                    s.clone(),
+                    skipped(n, settings.len(), label, format!("{e:#}")),
+                ));
+                continue;
+            }
+        };
+        let mut notes = vec![format!("sweep {id}: {}", arr.built)];
+        if *degraded {
+            match arr.degrade() {
+                Ok(gone) => notes.push(format!(
+                    "degraded: {} failed and removed from {} (mdadm --fail, --remove) before the measurement",
+                    gone.display(),
+                    arr.record.device.display()
+                )),
+                Err(e) => {
+                    drop(arr);
+                    out.push((s.clone(), skipped(n, settings.len(), label, format!("{e:#}"))));
+                    continue;
+                }
+            }
+        }
+        // Where the suite runs: the btrfs file system the array is, a file system made on the
+        // array (aligned to its stripe), or the raw array.
+        let mounted = match (layout.kind, &s.fs) {
+            (array::Kind::Btrfs, _) => fs::Mounted::existing(
+                &arr.record.device,
+                "btrfs",
+                arr.record.uuid.clone(),
+                ax.mount_opts,
+            )
+            .map(Some),
+            (_, Some((f, o))) => {
+                let spec = aligned(f, arr.geometry());
+                if spec.mkfs_opts.len() > f.mkfs_opts.len() {
+                    notes.push(format!(
+                        "{} made aligned to the array: {}",
+                        f.fs,
+                        spec.mkfs_opts[f.mkfs_opts.len()..].join(" ")
+                    ));
+                }
+                fs::Mounted::make(&arr.record.device, &spec, o.as_deref()).map(Some)
+            }
+            (_, None) => Ok(None),
+        };
+        // What was built, said as it is done (and kept in the run's notes).
+        for note in &notes {
+            say!("  {note}");
+        }
+        let mounted = match mounted {
+            Ok(m) => m,
+            Err(e) => {
+                drop(arr);
+                out.push((
+                    s.clone(),
+                    skipped(n, settings.len(), label, format!("{e:#}")),
+                ));
+                continue;
+            }
+        };
+        let mut params = BTreeMap::from([
+            ("layout".to_string(), layout.label()),
+            ("layout.members".to_string(), count.to_string()),
+        ]);
+        if let Some(c) = chunk.filter(|_| layout.takes_chunk()) {
+            params.insert("layout.chunk".into(), units::bs_label(c));
+        }
+        if let Some((f, _)) = &s.fs {
+            params.insert("fs".into(), f.fs.clone());
+        }
+        let mut p = plan.clone();
+        let target = match &mounted {
+            Some(m) => m.dir.clone(),
+            None => {
+                // The raw array is iogauge's own, just built from blank members: writing it
+                // needs no other consent than the members' (checked blank before).
+                p.target.allow_overwrite = true;
+                arr.record.device.clone()
+            }
+        };
+        let doc = measure(&p, id, &label, params, Some(target), notes, hooks);
+        drop(mounted);
+        drop(arr);
+        out.push((s.clone(), outcome(n, settings.len(), label, doc)?));
+    }
+    Ok(Some((Vec::new(), out)))
+}
+
+/// `f` with the options that align it to an array's stripe (stripe unit `chunk`, `data`
+/// members): ext2/3/4's stride and stripe width in 4 KiB blocks, xfs's su and sw. Unchanged
+/// for other file systems and for arrays without a stripe.
+fn aligned(f: &FsSpec, geometry: Option<(u64, usize)>) -> FsSpec {
+    let mut spec = f.clone();
+    let Some((chunk, data)) = geometry else {
+        return spec;
+    };
+    match f.fs.as_str() {
+        "ext2" | "ext3" | "ext4" if chunk >= 4096 => {
+            let stride = chunk / 4096;
+            spec.mkfs_opts.push("-E".into());
+            spec.mkfs_opts.push(format!(
+                "stride={stride},stripe_width={}",
+                stride * data as u64
+            ));
+        }
+        "xfs" => {
+            spec.mkfs_opts.push("-d".into());
+            spec.mkfs_opts
+                .push(format!("su={}k,sw={data}", chunk / 1024));
+        }
+        _ => {}
+    }
+    spec
+}
