@@ -11,6 +11,15 @@
 //! Welch's t-test on the repeats gives p < 0.05 *and* the change exceeds `--noise`; otherwise
 //! "no significant change". Without repeats on both sides there is no variance to test, and the
 //! verdict says so. Lower latency is "faster".
+//!
+//! Where scaling stops is `scaling`; whether a sweep's device changed while it ran, `drift`.
+
+mod drift;
+mod scaling;
+
+pub use drift::{drift, iops_of, sweep_drift, AGAIN};
+pub(crate) use scaling::Scaling;
+use scaling::{scaling_of, scaling_param};
 
 use crate::matching::differences;
 use crate::model::ResultDoc;
@@ -59,15 +68,6 @@ pub(crate) struct MetricRow {
     pub(crate) comparisons: Vec<Option<iogauge_stats::Comparison>>,
 }
 
-pub(crate) struct Scaling {
-    pub(crate) workload: String,
-    pub(crate) metric: &'static str,
-    pub(crate) param: String,
-    pub(crate) points: Vec<(f64, f64)>,
-    /// The parameter value beyond which the metric stops growing, or `None` if it still grows.
-    pub(crate) plateau: Option<f64>,
-}
-
 pub(crate) fn mean(v: &[f64]) -> f64 {
     v.iter().sum::<f64>() / v.len() as f64
 }
@@ -93,96 +93,6 @@ fn values(r: &ResultDoc, metric: &str) -> Vec<f64> {
     }
 }
 
-/// The one parameter the runs differ in, when it is numeric in every run.
-fn scaling_param(runs: &[&Stored]) -> Option<(String, Vec<f64>)> {
-    let first = &runs.first()?.doc.params;
-    let mut varying = first.keys().filter(|k| {
-        let vals: Vec<Option<&String>> = runs.iter().map(|r| r.doc.params.get(*k)).collect();
-        vals.iter().any(|v| *v != vals[0])
-    });
-    let key = varying.next()?.clone();
-    if varying.next().is_some() {
-        return None;
-    }
-    let xs = runs
-        .iter()
-        .map(|r| {
-            r.doc
-                .params
-                .get(&key)?
-                .trim()
-                .parse::<f64>()
-                .ok()
-                .filter(|x| x.is_finite())
-        })
-        .collect::<Option<Vec<f64>>>()?;
-    Some((key, xs))
-}
-
-/// Compares `runs` (the first is the baseline unless a scaling parameter orders them).
-/// A sweep's last setting: the one it started with, measured again at its end.
-pub const AGAIN: &str = "as found, again";
-
-/// A result's IOPS per repeat (one value without repeats): from its statistics, else from its
-/// repeats.
-pub fn iops_of(r: &ResultDoc) -> Vec<f64> {
-    match r.stats.get("iops") {
-        Some(s) if !s.values.is_empty() => s.values.clone(),
-        _ if r.repeats.len() > 1 => r.repeats.iter().map(|x| x.iops).collect(),
-        _ => vec![r.iops],
-    }
-}
-
-/// The cells whose IOPS differ significantly between the same setting measured at a sweep's
-/// start and at its end: the device changed while the sweep ran, so its columns do not
-/// compare. One rule for the sweep's own table and for `compare`/`report sweep:ID`.
-pub fn drift(first: &[ResultDoc], last: &[ResultDoc]) -> Vec<String> {
-    first
-        .iter()
-        .zip(last)
-        .filter_map(|(a, b)| {
-            let c = iogauge_stats::verdict(
-                &iops_of(a),
-                &iops_of(b),
-                true,
-                DEFAULT_ALPHA,
-                iogauge_stats::DEFAULT_NOISE,
-            );
-            matches!(c.verdict, Verdict::Faster | Verdict::Slower).then(|| {
-                format!(
-                    "{}: {} IOPS at the start, {} at the end",
-                    a.display_name(),
-                    crate::units::count(a.iops),
-                    crate::units::count(b.iops)
-                )
-            })
-        })
-        .collect()
-}
-
-/// Among `runs`, a sweep's baseline measured again at its end (`AGAIN`) against its first run:
-/// the warning when they differ, so that `compare` and `report` of a sweep's runs say what the
-/// sweep's own table says.
-pub fn sweep_drift(runs: &[&Stored]) -> Option<String> {
-    let setting = |r: &Stored| r.doc.params.get("sweep.setting").cloned();
-    let again = runs.iter().find(|r| setting(r).as_deref() == Some(AGAIN))?;
-    let sweep = again.doc.params.get("sweep");
-    let first = runs
-        .iter()
-        .filter(|r| r.doc.params.get("sweep") == sweep && r.id != again.id)
-        .min_by_key(|r| r.id)?;
-    let drift = drift(&first.doc.results, &again.doc.results);
-    (!drift.is_empty()).then(|| {
-        format!(
-            "warning: the settings as found measured differently at the start (run {}) and at the end (run {}) of sweep {}, so the device changed while it ran and these runs do not compare: {}",
-            first.id,
-            again.id,
-            sweep.map_or("", String::as_str),
-            drift.join("; ")
-        )
-    })
-}
-
 /// How a result's IOs were waited for, as a comparison says it.
 fn waited(batch: u32) -> String {
     match batch {
@@ -191,6 +101,7 @@ fn waited(batch: u32) -> String {
     }
 }
 
+/// Compares `runs` (the first is the baseline unless a scaling parameter orders them).
 pub fn compare(runs: &[Stored], noise: f64) -> Report {
     let mut notes = Vec::new();
     if runs.is_empty() {
@@ -342,47 +253,6 @@ pub fn compare(runs: &[Stored], noise: f64) -> Report {
         scaling,
         notes,
     }
-}
-
-/// For throughput metrics, the point after which no later run gains more than the ceiling
-/// finding's gain per doubling of the parameter (`iogauge_analyze::levels_off`): one rule for
-/// "flat" across compare, the report and the findings.
-fn scaling_of(runs: &[&Stored], key: &str, groups: &[Group]) -> Vec<Scaling> {
-    let gain = iogauge_analyze::Thresholds::default().ceiling_gain;
-    let xs: Vec<f64> = runs
-        .iter()
-        .filter_map(|r| r.doc.params.get(key)?.trim().parse().ok())
-        .collect();
-    let mut out = Vec::new();
-    for g in groups {
-        for row in g
-            .rows
-            .iter()
-            .filter(|r| matches!(r.metric, "iops" | "bw_bytes"))
-        {
-            let Some(ys) = row
-                .sides
-                .iter()
-                .map(|s| s.as_deref().map(mean))
-                .collect::<Option<Vec<f64>>>()
-            else {
-                continue;
-            };
-            let positive = xs.iter().all(|&x| x > 0.0);
-            let plateau = positive
-                .then(|| iogauge_analyze::levels_off(&xs, &ys, gain))
-                .flatten()
-                .map(|i| xs[i]);
-            out.push(Scaling {
-                workload: g.workload.clone(),
-                metric: row.metric,
-                param: key.to_string(),
-                points: xs.iter().copied().zip(ys).collect(),
-                plateau,
-            });
-        }
-    }
-    out
 }
 
 /// The verdict in words, as the table and the JSON give it.

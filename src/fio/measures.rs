@@ -23,197 +23,247 @@ pub fn notes(
     let mut each: Vec<(String, &str)> = Vec::new();
     for j in jobs {
         let mut out = |text: String| each.push((text, j.name.as_str()));
-        if let (Some(rt), false) = (j.runtime, j.time_based) {
-            let passes = match j.loops {
-                1 => String::new(),
-                n => format!(" {n} times (loops={n})"),
-            };
-            let stop = match (j.io_size, j.size) {
-                (Some(b), _) => format!("has moved {} per clone{passes}", units::iec(b)),
-                (None, Some(s)) => format!(
-                    "has moved size={} ({}) per clone{passes}",
-                    j.typed("size"),
-                    units::iec(s)
-                ),
-                (None, None) => format!("has gone through its file{passes}"),
-            };
-            out(format!(
-                "{}: runtime={} without time_based ({WHO}): fio stops a job as soon as it {stop}, which on a fast device is a short burst; iogauge runs the whole {} as time_based=1 does (add time_based=1 to get the same from fio)",
-                j.at("runtime"),
-                j.typed("runtime"),
-                units::duration(rt)
-            ));
-        }
-        if let (true, Some(r)) = (j.has("rate"), j.rate_iops) {
-            out(format!(
-                "{}: rate={} ({WHO}) paces each clone at {} IOs/s of {}: iogauge paces IOs, as rate_iops does, and counts each IO's latency from its planned start",
-                j.at("rate"),
-                j.typed("rate"),
-                units::count(r),
-                match &j.mix {
-                    Some(m) => format!("the mix's mean size, {}", units::iec_f64(m.mean(50))),
-                    None => format!("bs={}", j.typed("bs")),
-                }
-            ));
-        }
-        // fio's random map (norandommap=0, its default) cuts an IO short where it would cover
-        // blocks already used: once the map fills, a split's large sizes shrink. Measured with
-        // fio 3.33, bssplit=4k/50:64k/50 on a 1 GiB file: 21 KB per IO, not 34 KB.
-        let randommap = !j.has("norandommap") || j.typed("norandommap") == "0";
-        if let (Some(m), true, true) = (&j.mix, j.rw.random(), randommap) {
-            let key = ["bssplit", "bsrange", "bs"]
-                .into_iter()
-                .find(|k| j.has(k))
-                .unwrap_or("bs");
-            out(format!(
-                "{}: {key}={} on random IO with fio's random map (no norandommap=1) ({WHO}): once the map fills, fio cuts each IO short at blocks it has already used, so its IOs come out smaller than the mix; iogauge draws offsets with replacement and issues the mix's sizes (mean {}), as fio does with norandommap=1",
-                j.at(key),
-                j.typed(key),
-                units::iec_f64(m.mean(j.read_pct))
-            ));
-        }
-        // fio lays out a new file by writing it only for a job that reads or has overwrite=1;
-        // a write-only job's file is unlinked, created and preallocated, never written
-        // (filesetup.c, extend_file). Measured on the virtual disk (docs/fio.md): Google
-        // Cloud's write IOPS job ran ~15% faster there than on a written file.
-        if matches!(j.rw, Rw::Write | Rw::Randwrite) && !j.overwrite && !laid_out(j) {
-            out(format!(
-                "{}: rw={} without overwrite=1 ({WHO}): fio would create the file preallocated and never written, so its writes go to space that holds no data yet (on a file system each first write into it is an extent to convert; on a thin or virtual disk, a block to allocate); iogauge fills the file with random data before measuring, as fio does with overwrite=1 (add overwrite=1 to compare like for like)",
-                j.at("rw"),
-                j.rw.name()
-            ));
-        }
-        for (key, instead) in super::NOTED.iter().filter(|(k, _)| j.has(k)) {
-            out(format!("{}: {key} ({WHO}): {instead}", j.at(key)));
-        }
-        if j.verify {
-            out(format!(
-                "{}: verify={} ({WHO}): iogauge stamps every sector it writes with its own header (run, offset, generation) and reads every block back after the job; fio's checksum is not computed, and a wrong, lost or misplaced block is named either way",
-                j.at("verify"),
-                j.typed("verify")
-            ));
-        }
-        if j.steady {
-            out(format!(
-                "{}: ss={} ({WHO}): fio stops the job once that metric holds within its limit over ss_dur; iogauge stops it by its own rule (--until-stable: the 95% confidence interval of its IOPS within ±3%), with runtime as the most it runs",
-                j.at("ss"),
-                j.typed("ss")
-            ));
-        }
-        if let Some(t) = j.latency_target {
-            out(format!(
-                "{}: latency_target={} at the p{} ({WHO}): fio lowers the queue depth until the target holds; iogauge keeps iodepth={} and searches the highest rate that keeps it (--latency-target) — the same question, asked by rate",
-                j.at("latency_target"),
-                j.typed("latency_target"),
-                t.percentile,
-                j.iodepth
-            ));
-        }
-        if j.engine == Engine::Sync && j.iodepth > 1 {
-            out(format!(
-                "{}: iodepth={} with ioengine={} ({WHO}): a sync engine has one IO in flight per clone whatever iodepth says, so {} in flight in fio and in iogauge; use ioengine=io_uring or libaio with direct=1 for a queue",
-                j.at("iodepth"),
-                j.iodepth,
-                j.engine_name,
-                j.numjobs
-            ));
-        }
-        if j.engine == Engine::Libaio {
-            let why = match j.direct {
-                true => "the same queue of direct IOs".to_string(),
-                false => format!(
-                    "but without direct=1 Linux completes libaio IO synchronously, so fio ran one IO at a time per clone whatever iodepth={} says, while io_uring keeps the queue: add direct=1 for numbers fio and iogauge agree on",
-                    j.iodepth
-                ),
-            };
-            out(format!(
-                "{}: ioengine=libaio ({WHO}) runs on io_uring in iogauge, {why}",
-                j.at("ioengine")
-            ));
-        }
-        // The null engine moves nothing through the page cache: there is no cache to warn of.
-        if !j.direct && j.engine != Engine::Null {
-            let default = match j.has("direct") || j.has("buffered") {
-                true => "",
-                false => ", fio's default",
-            };
-            match working_set(j) {
-                Some(ws) if ram > 0 && ws <= ram => out(format!(
-                    "{}: buffered IO (direct=0{default}) over a working set of {} that fits in RAM ({}) ({WHO}): this measures the page cache, not the device; add direct=1 to measure the device",
-                    j.at("direct"),
-                    units::iec(ws),
-                    units::iec(ram)
-                )),
-                _ => out(format!(
-                    "{}: buffered IO (direct=0{default}) ({WHO}): reads may come from the page cache and writes may not reach the device before the job ends",
-                    j.at("direct"),
-                )),
-            }
-        }
-        if let (Some(s), true, false) = (j.size, j.numjobs > 1, j.has("filename")) {
-            let total = s.saturating_mul(u64::from(j.numjobs));
-            // With nrfiles, size is split over the job's files: fio lays out that many per
-            // clone, and iogauge's threads share the one set.
-            let (theirs, ours) = match j.nrfiles {
-                0 | 1 => ("a file of that size".to_string(), units::iec(s)),
-                n => {
-                    let each = units::iec(s / u64::from(n));
-                    (
-                        format!("{n} files of {each}"),
-                        format!("{n} files of {each} ({})", units::iec(s)),
-                    )
-                }
-            };
-            out(format!(
-                "{}: size={} with numjobs={} ({WHO}): fio lays out {theirs} per clone, {} in all{}; iogauge's {} threads {} {ours}",
-                j.at("size"),
+        stop_and_pace(j, &mut out);
+        sizes_and_layout(j, laid_out, &mut out);
+        done_instead(j, &mut out);
+        engine(j, &mut out);
+        page_cache(j, ram, working_set, &mut out);
+        clones(j, ram, &mut out);
+        counted(j, &mut out);
+    }
+    let mut out = merged(&each);
+    out.extend(order(jobs));
+    out
+}
+
+/// runtime without time_based (fio stops at the first of time and bytes); rate=, paced in IOs.
+fn stop_and_pace(j: &Job, out: &mut dyn FnMut(String)) {
+    if let (Some(rt), false) = (j.runtime, j.time_based) {
+        let passes = match j.loops {
+            1 => String::new(),
+            n => format!(" {n} times (loops={n})"),
+        };
+        let stop = match (j.io_size, j.size) {
+            (Some(b), _) => format!("has moved {} per clone{passes}", units::iec(b)),
+            (None, Some(s)) => format!(
+                "has moved size={} ({}) per clone{passes}",
                 j.typed("size"),
-                j.numjobs,
-                units::iec(total),
-                match ram {
-                    0 => String::new(),
-                    r => format!(" next to {} of RAM", units::iec(r)),
-                },
-                j.numjobs,
-                match (j.offset_increment, j.nrfiles > 1) {
-                    (Some(_), false) => "use one file, each its own region (offset_increment apart) of",
-                    (Some(_), true) => "use, each its own region (offset_increment apart) in each file,",
-                    (None, false) => "share one range of",
-                    (None, true) => "share",
-                },
-            ));
-        }
-        if j.numjobs > 1 && j.has("filename") && !j.rw.random() && j.offset_increment.is_none() {
-            out(format!(
-                "{}: numjobs={} with one filename and rw={} ({WHO}): fio's clones each walk the whole file from its start, so the same blocks are moved {} times close together (a cache below sees the repeats); iogauge's {} threads each take their own part of the file (add offset_increment=size/numjobs to get the same from fio)",
-                j.at("numjobs"),
-                j.numjobs,
-                j.rw.name(),
-                j.numjobs,
-                j.numjobs,
-            ));
-        }
-        if j.has("end_fsync") && j.rw.writes(j.read_pct) && j.typed("end_fsync") != "0" {
-            out(format!(
-                "{}: end_fsync=1 on a job that writes ({WHO}): fio syncs the file once when the job ends and counts that time; iogauge does not, so its write numbers leave out the last flush{}",
-                j.at("end_fsync"),
-                match j.direct {
-                    true => " (small with direct=1: the data was already written)",
-                    false => ", which for buffered writes is most of the work",
-                }
-            ));
-        }
-        if j.numjobs > 1 && !j.group_reporting {
-            out(format!(
-                "{}: numjobs={} without group_reporting ({WHO}): fio reports each clone alone; iogauge reports the job's threads together, as group_reporting=1 does",
-                j.at("numjobs"),
-                j.numjobs
-            ));
+                units::iec(s)
+            ),
+            (None, None) => format!("has gone through its file{passes}"),
+        };
+        out(format!(
+            "{}: runtime={} without time_based ({WHO}): fio stops a job as soon as it {stop}, which on a fast device is a short burst; iogauge runs the whole {} as time_based=1 does (add time_based=1 to get the same from fio)",
+            j.at("runtime"),
+            j.typed("runtime"),
+            units::duration(rt)
+        ));
+    }
+    if let (true, Some(r)) = (j.has("rate"), j.rate_iops) {
+        out(format!(
+            "{}: rate={} ({WHO}) paces each clone at {} IOs/s of {}: iogauge paces IOs, as rate_iops does, and counts each IO's latency from its planned start",
+            j.at("rate"),
+            j.typed("rate"),
+            units::count(r),
+            match &j.mix {
+                Some(m) => format!("the mix's mean size, {}", units::iec_f64(m.mean(50))),
+                None => format!("bs={}", j.typed("bs")),
+            }
+        ));
+    }
+}
+
+/// What the IOs' sizes and their file are in fio and in iogauge: a mix under fio's random
+/// map, a write-only job's file that fio never writes.
+fn sizes_and_layout(j: &Job, laid_out: &dyn Fn(&Job) -> bool, out: &mut dyn FnMut(String)) {
+    // fio's random map (norandommap=0, its default) cuts an IO short where it would cover
+    // blocks already used: once the map fills, a split's large sizes shrink. Measured with
+    // fio 3.33, bssplit=4k/50:64k/50 on a 1 GiB file: 21 KB per IO, not 34 KB.
+    let randommap = !j.has("norandommap") || j.typed("norandommap") == "0";
+    if let (Some(m), true, true) = (&j.mix, j.rw.random(), randommap) {
+        let key = ["bssplit", "bsrange", "bs"]
+            .into_iter()
+            .find(|k| j.has(k))
+            .unwrap_or("bs");
+        out(format!(
+            "{}: {key}={} on random IO with fio's random map (no norandommap=1) ({WHO}): once the map fills, fio cuts each IO short at blocks it has already used, so its IOs come out smaller than the mix; iogauge draws offsets with replacement and issues the mix's sizes (mean {}), as fio does with norandommap=1",
+            j.at(key),
+            j.typed(key),
+            units::iec_f64(m.mean(j.read_pct))
+        ));
+    }
+    // fio lays out a new file by writing it only for a job that reads or has overwrite=1;
+    // a write-only job's file is unlinked, created and preallocated, never written
+    // (filesetup.c, extend_file). Measured on the virtual disk (docs/fio.md): Google
+    // Cloud's write IOPS job ran ~15% faster there than on a written file.
+    if matches!(j.rw, Rw::Write | Rw::Randwrite) && !j.overwrite && !laid_out(j) {
+        out(format!(
+            "{}: rw={} without overwrite=1 ({WHO}): fio would create the file preallocated and never written, so its writes go to space that holds no data yet (on a file system each first write into it is an extent to convert; on a thin or virtual disk, a block to allocate); iogauge fills the file with random data before measuring, as fio does with overwrite=1 (add overwrite=1 to compare like for like)",
+            j.at("rw"),
+            j.rw.name()
+        ));
+    }
+}
+
+/// Options iogauge honours its own way: those of `NOTED`, verify=, ss=, latency_target.
+fn done_instead(j: &Job, out: &mut dyn FnMut(String)) {
+    for (key, instead) in super::NOTED.iter().filter(|(k, _)| j.has(k)) {
+        out(format!("{}: {key} ({WHO}): {instead}", j.at(key)));
+    }
+    if j.verify {
+        out(format!(
+            "{}: verify={} ({WHO}): iogauge stamps every sector it writes with its own header (run, offset, generation) and reads every block back after the job; fio's checksum is not computed, and a wrong, lost or misplaced block is named either way",
+            j.at("verify"),
+            j.typed("verify")
+        ));
+    }
+    if j.steady {
+        out(format!(
+            "{}: ss={} ({WHO}): fio stops the job once that metric holds within its limit over ss_dur; iogauge stops it by its own rule (--until-stable: the 95% confidence interval of its IOPS within ±3%), with runtime as the most it runs",
+            j.at("ss"),
+            j.typed("ss")
+        ));
+    }
+    if let Some(t) = j.latency_target {
+        out(format!(
+            "{}: latency_target={} at the p{} ({WHO}): fio lowers the queue depth until the target holds; iogauge keeps iodepth={} and searches the highest rate that keeps it (--latency-target) — the same question, asked by rate",
+            j.at("latency_target"),
+            j.typed("latency_target"),
+            t.percentile,
+            j.iodepth
+        ));
+    }
+}
+
+/// A sync engine with a queue; libaio, which runs on io_uring here.
+fn engine(j: &Job, out: &mut dyn FnMut(String)) {
+    if j.engine == Engine::Sync && j.iodepth > 1 {
+        out(format!(
+            "{}: iodepth={} with ioengine={} ({WHO}): a sync engine has one IO in flight per clone whatever iodepth says, so {} in flight in fio and in iogauge; use ioengine=io_uring or libaio with direct=1 for a queue",
+            j.at("iodepth"),
+            j.iodepth,
+            j.engine_name,
+            j.numjobs
+        ));
+    }
+    if j.engine == Engine::Libaio {
+        let why = match j.direct {
+            true => "the same queue of direct IOs".to_string(),
+            false => format!(
+                "but without direct=1 Linux completes libaio IO synchronously, so fio ran one IO at a time per clone whatever iodepth={} says, while io_uring keeps the queue: add direct=1 for numbers fio and iogauge agree on",
+                j.iodepth
+            ),
+        };
+        out(format!(
+            "{}: ioengine=libaio ({WHO}) runs on io_uring in iogauge, {why}",
+            j.at("ioengine")
+        ));
+    }
+}
+
+/// Buffered IO, and whether its working set fits in the page cache.
+fn page_cache(
+    j: &Job,
+    ram: u64,
+    working_set: &dyn Fn(&Job) -> Option<u64>,
+    out: &mut dyn FnMut(String),
+) {
+    // The null engine moves nothing through the page cache: there is no cache to warn of.
+    if !j.direct && j.engine != Engine::Null {
+        let default = match j.has("direct") || j.has("buffered") {
+            true => "",
+            false => ", fio's default",
+        };
+        match working_set(j) {
+            Some(ws) if ram > 0 && ws <= ram => out(format!(
+                "{}: buffered IO (direct=0{default}) over a working set of {} that fits in RAM ({}) ({WHO}): this measures the page cache, not the device; add direct=1 to measure the device",
+                j.at("direct"),
+                units::iec(ws),
+                units::iec(ram)
+            )),
+            _ => out(format!(
+                "{}: buffered IO (direct=0{default}) ({WHO}): reads may come from the page cache and writes may not reach the device before the job ends",
+                j.at("direct"),
+            )),
         }
     }
+}
+
+/// numjobs: fio's clones each lay out their own files or walk the same one; iogauge's threads
+/// share them.
+fn clones(j: &Job, ram: u64, out: &mut dyn FnMut(String)) {
+    if let (Some(s), true, false) = (j.size, j.numjobs > 1, j.has("filename")) {
+        let total = s.saturating_mul(u64::from(j.numjobs));
+        // With nrfiles, size is split over the job's files: fio lays out that many per
+        // clone, and iogauge's threads share the one set.
+        let (theirs, ours) = match j.nrfiles {
+            0 | 1 => ("a file of that size".to_string(), units::iec(s)),
+            n => {
+                let each = units::iec(s / u64::from(n));
+                (
+                    format!("{n} files of {each}"),
+                    format!("{n} files of {each} ({})", units::iec(s)),
+                )
+            }
+        };
+        out(format!(
+            "{}: size={} with numjobs={} ({WHO}): fio lays out {theirs} per clone, {} in all{}; iogauge's {} threads {} {ours}",
+            j.at("size"),
+            j.typed("size"),
+            j.numjobs,
+            units::iec(total),
+            match ram {
+                0 => String::new(),
+                r => format!(" next to {} of RAM", units::iec(r)),
+            },
+            j.numjobs,
+            match (j.offset_increment, j.nrfiles > 1) {
+                (Some(_), false) => "use one file, each its own region (offset_increment apart) of",
+                (Some(_), true) => "use, each its own region (offset_increment apart) in each file,",
+                (None, false) => "share one range of",
+                (None, true) => "share",
+            },
+        ));
+    }
+    if j.numjobs > 1 && j.has("filename") && !j.rw.random() && j.offset_increment.is_none() {
+        out(format!(
+            "{}: numjobs={} with one filename and rw={} ({WHO}): fio's clones each walk the whole file from its start, so the same blocks are moved {} times close together (a cache below sees the repeats); iogauge's {} threads each take their own part of the file (add offset_increment=size/numjobs to get the same from fio)",
+            j.at("numjobs"),
+            j.numjobs,
+            j.rw.name(),
+            j.numjobs,
+            j.numjobs,
+        ));
+    }
+}
+
+/// What fio's numbers count that iogauge's do not, or apart: end_fsync's flush, each clone
+/// without group_reporting.
+fn counted(j: &Job, out: &mut dyn FnMut(String)) {
+    if j.has("end_fsync") && j.rw.writes(j.read_pct) && j.typed("end_fsync") != "0" {
+        out(format!(
+            "{}: end_fsync=1 on a job that writes ({WHO}): fio syncs the file once when the job ends and counts that time; iogauge does not, so its write numbers leave out the last flush{}",
+            j.at("end_fsync"),
+            match j.direct {
+                true => " (small with direct=1: the data was already written)",
+                false => ", which for buffered writes is most of the work",
+            }
+        ));
+    }
+    if j.numjobs > 1 && !j.group_reporting {
+        out(format!(
+            "{}: numjobs={} without group_reporting ({WHO}): fio reports each clone alone; iogauge reports the job's threads together, as group_reporting=1 does",
+            j.at("numjobs"),
+            j.numjobs
+        ));
+    }
+}
+
+/// The notes of every job, one that reads the same for several said once, naming them all.
+fn merged(each: &[(String, &str)]) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     let mut done: Vec<&str> = Vec::new();
-    for (text, _) in &each {
+    for (text, _) in each {
         if done.contains(&text.as_str()) {
             continue;
         }
@@ -229,20 +279,25 @@ pub fn notes(
         };
         out.push(text.replace(WHO, &who));
     }
-    if jobs.len() > 1 {
-        let concurrent: Vec<&str> = jobs[1..]
-            .iter()
-            .filter(|j| !j.stonewall)
-            .map(|j| j.name.as_str())
-            .collect();
-        out.push(match concurrent.is_empty() {
-            true => "iogauge runs the jobs one after another, as their stonewall says".into(),
-            false => format!(
-                "fio runs job{} {} at the same time as the job before (no stonewall or new_group); iogauge runs every job after the one before, as if each had stonewall, so each job's numbers are its own rather than a share of a busy device",
-                crate::units::plural(concurrent.len()),
-                concurrent.join(", ")
-            ),
-        });
-    }
     out
+}
+
+/// How the jobs follow each other: fio runs a job without stonewall with the one before.
+fn order(jobs: &[Job]) -> Option<String> {
+    if jobs.len() <= 1 {
+        return None;
+    }
+    let concurrent: Vec<&str> = jobs[1..]
+        .iter()
+        .filter(|j| !j.stonewall)
+        .map(|j| j.name.as_str())
+        .collect();
+    Some(match concurrent.is_empty() {
+        true => "iogauge runs the jobs one after another, as their stonewall says".into(),
+        false => format!(
+            "fio runs job{} {} at the same time as the job before (no stonewall or new_group); iogauge runs every job after the one before, as if each had stonewall, so each job's numbers are its own rather than a share of a busy device",
+            crate::units::plural(concurrent.len()),
+            concurrent.join(", ")
+        ),
+    })
 }

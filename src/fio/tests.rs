@@ -1,5 +1,6 @@
 //! The job-file reader against fio's documented meanings.
 
+use super::values::{size, time};
 use super::*;
 use crate::workload::blocks::BsWeight;
 

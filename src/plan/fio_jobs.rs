@@ -8,6 +8,53 @@ use crate::workload::Shape;
 /// land, the rate and the seed) must agree across jobs; a job that differs is refused at its
 /// line rather than run with another job's setting.
 pub fn from_fio(args: &FioArgs) -> Result<Plan> {
+    let mut jobs = read_jobs(args)?;
+    resolve_shares(&mut jobs)?;
+    agree_per_run(&jobs)?;
+    check_regions(&jobs)?;
+    let first = &jobs[0];
+    let nrfiles = first.nrfiles.max(1);
+    // The created file (or the range used) is the largest job's; smaller jobs use its start.
+    let size = jobs.iter().filter_map(span).max();
+    let t = target_args(args, first, size);
+    // randrepeat=0 asks for a new sequence each run: drawn here and kept in the document.
+    let seed = first
+        .seed
+        .unwrap_or_else(|| fastrand::u64(1..u64::MAX >> 11));
+    let env = run_env(&t, &jobs, seed);
+    let groups = jobs
+        .iter()
+        .map(|j| group(j, size))
+        .collect::<Result<Vec<Group>>>()?;
+    let suite = suite_of(args, &jobs, size, groups);
+    let cells = cells::expand(&suite, &Overrides::default()).map_err(usage)?;
+    let notes = notes(&jobs, env.ram, seed);
+    let mut target = target(&t, size)?;
+    target.files = nrfiles;
+    checked(Plan {
+        kind: Kind::Suite,
+        target,
+        cells,
+        suite,
+        env,
+        repeat: repeat(&args.repeat),
+        until: match first.steady {
+            true => Until::Stable,
+            false => Until::Limit,
+        },
+        precondition: args.repeat.precondition,
+        max_rounds: None,
+        params: params(&args.repeat.param)?,
+        file: output_file(&args.output)?,
+        output: Output::of(&args.output),
+        notes,
+        probe: false,
+        latency_target: first.latency_target,
+    })
+}
+
+/// The jobs of the job files, or of the fio options after `--`.
+fn read_jobs(args: &FioArgs) -> Result<Vec<Job>> {
     let mut jobs: Vec<Job> = Vec::new();
     // ${NAME} from the environment; fio's keywords from this machine, as fio computes them.
     let env_var = |k: &str| match k {
@@ -35,8 +82,12 @@ pub fn from_fio(args: &FioArgs) -> Result<Plan> {
         let name = path.display().to_string();
         jobs.extend(fio::parse(&text, &name, &env_var).map_err(usage)?);
     }
-    // size=N%: a share of the file or device the job names, as fio takes it, in whole blocks.
-    for j in &mut jobs {
+    Ok(jobs)
+}
+
+/// size=N%: a share of the file or device the job names, as fio takes it, in whole blocks.
+fn resolve_shares(jobs: &mut [Job]) -> Result<()> {
+    for j in jobs {
         let Some(pct) = j.size_pct else { continue };
         let total = j.path.as_deref().and_then(crate::target::existing_size).ok_or_else(|| {
             usage(format!(
@@ -49,8 +100,12 @@ pub fn from_fio(args: &FioArgs) -> Result<Plan> {
         let bs = j.bs.max(1);
         j.size = Some((total as f64 * pct / 100.0) as u64 / bs * bs);
     }
+    Ok(())
+}
+
+/// What iogauge sets once per run, the same in every job, named by the fio option that sets it.
+fn agree_per_run(jobs: &[Job]) -> Result<()> {
     let first = &jobs[0];
-    // What iogauge sets once per run, named by the fio option that sets it.
     let agree = |key: &str, same: &dyn Fn(&Job) -> bool| -> Result<()> {
         match jobs.iter().find(|j| !same(j)) {
             None => Ok(()),
@@ -62,11 +117,6 @@ pub fn from_fio(args: &FioArgs) -> Result<Plan> {
                 first.at(key)
             ))),
         }
-    };
-    let engine_of = |j: &Job| match j.engine {
-        Engine::IoUring | Engine::Libaio => EngineArg::IoUring,
-        Engine::Sync => EngineArg::Psync,
-        Engine::Null => EngineArg::Null,
     };
     agree("ioengine", &|j| engine_of(j) == engine_of(first))?;
     agree("filename", &|j| j.path == first.path)?;
@@ -91,7 +141,21 @@ pub fn from_fio(args: &FioArgs) -> Result<Plan> {
     })?;
     agree("iodepth_batch_complete_min", &|j| {
         j.complete_batch == first.complete_batch
-    })?;
+    })
+}
+
+fn engine_of(j: &Job) -> EngineArg {
+    match j.engine {
+        Engine::IoUring | Engine::Libaio => EngineArg::IoUring,
+        Engine::Sync => EngineArg::Psync,
+        Engine::Null => EngineArg::Null,
+    }
+}
+
+/// Offsets, sizes and clone strides in the whole 4 KiB blocks O_DIRECT needs; nrfiles with a
+/// size to split.
+fn check_regions(jobs: &[Job]) -> Result<()> {
+    let first = &jobs[0];
     if !first.offset.is_multiple_of(4096) {
         return Err(usage(format!(
             "{}: offset={} is not a multiple of 4KiB, which O_DIRECT needs",
@@ -134,23 +198,26 @@ pub fn from_fio(args: &FioArgs) -> Result<Plan> {
             )));
         }
     }
-    let nrfiles = first.nrfiles.max(1);
-    // The bytes a job spans in each of its files: its size (split over nrfiles, in whole 4 KiB
-    // blocks), and with offset_increment the clones' regions after the first (clone i starts
-    // i × offset_increment in, as fio places it).
-    let span = |j: &Job| {
-        j.size.map(|s| {
-            let s = match j.nrfiles {
-                0 | 1 => s,
-                n => s / u64::from(n) / 4096 * 4096,
-            };
-            let stride = j.offset_increment.filter(|_| j.numjobs > 1).unwrap_or(0);
-            s.saturating_add(stride.saturating_mul(u64::from(j.numjobs - 1)))
-        })
-    };
-    // The created file (or the range used) is the largest job's; smaller jobs use its start.
-    let size = jobs.iter().filter_map(span).max();
-    let t = TargetArgs {
+    Ok(())
+}
+
+/// The bytes a job spans in each of its files: its size (split over nrfiles, in whole 4 KiB
+/// blocks), and with offset_increment the clones' regions after the first (clone i starts
+/// i × offset_increment in, as fio places it).
+fn span(j: &Job) -> Option<u64> {
+    j.size.map(|s| {
+        let s = match j.nrfiles {
+            0 | 1 => s,
+            n => s / u64::from(n) / 4096 * 4096,
+        };
+        let stride = j.offset_increment.filter(|_| j.numjobs > 1).unwrap_or(0);
+        s.saturating_add(stride.saturating_mul(u64::from(j.numjobs - 1)))
+    })
+}
+
+/// The target and engine the first job names, as `iogauge run`'s flags would give them.
+fn target_args(args: &FioArgs, first: &Job, size: Option<u64>) -> TargetArgs {
+    TargetArgs {
         target: first.path.clone(),
         size,
         offset: first.offset,
@@ -170,12 +237,13 @@ pub fn from_fio(args: &FioArgs) -> Result<Plan> {
             .submit_batch
             .unwrap_or(iogauge_engine::DEFAULT_SUBMIT_BATCH),
         complete_batch: first.complete_batch.unwrap_or(0),
-    };
-    // randrepeat=0 asks for a new sequence each run: drawn here and kept in the document.
-    let seed = first
-        .seed
-        .unwrap_or_else(|| fastrand::u64(1..u64::MAX >> 11));
-    let mut env = env(&t, seed, first.ramp, SUITE_INTERVAL);
+    }
+}
+
+/// The run's settings, from the first job (the others agree) and every job's invalidate.
+fn run_env(t: &TargetArgs, jobs: &[Job], seed: u64) -> Env {
+    let first = &jobs[0];
+    let mut env = env(t, seed, first.ramp, SUITE_INTERVAL);
     env.distribution = first.distribution;
     env.file_service = first.file_service;
     // fio drops a job's file from the page cache before it runs unless invalidate=0.
@@ -190,91 +258,99 @@ pub fn from_fio(args: &FioArgs) -> Result<Plan> {
     if first.verify {
         env.verify = Some(1.0);
     }
-    let mut groups = Vec::new();
-    for j in &jobs {
-        let bs = check_bs("bs", j.bs).map_err(|e| usage(format!("{}: {e}", j.at("bs"))))?;
-        if let Some(m) = &j.mix {
-            // Where the mix was set: bssplit wins over bsrange over bs, as in fio.
-            let key = ["bssplit", "bsrange", "bs"]
-                .into_iter()
-                .find(|k| j.has(k))
-                .unwrap_or("bs");
-            for w in m.all() {
-                check_bs(key, w.bs).map_err(|e| usage(format!("{}: {e}", j.at(key))))?;
-            }
-            if j.verify {
-                return Err(usage(format!(
-                    "{}: verify with a block-size mix ({key}={}) is not supported: iogauge's verify tracks one block size; give one bs for a verifying job",
-                    j.at("verify"),
-                    j.typed(key)
-                )));
-            }
+    env
+}
+
+/// One job as a group of one cell; `size` is the run's target size.
+fn group(j: &Job, size: Option<u64>) -> Result<Group> {
+    let bs = check_bs("bs", j.bs).map_err(|e| usage(format!("{}: {e}", j.at("bs"))))?;
+    if let Some(m) = &j.mix {
+        // Where the mix was set: bssplit wins over bsrange over bs, as in fio.
+        let key = ["bssplit", "bsrange", "bs"]
+            .into_iter()
+            .find(|k| j.has(k))
+            .unwrap_or("bs");
+        for w in m.all() {
+            check_bs(key, w.bs).map_err(|e| usage(format!("{}: {e}", j.at(key))))?;
         }
-        check_count("numjobs", j.numjobs, MAX_THREADS)
-            .map_err(|e| usage(format!("{}: {e}", j.at("numjobs"))))?;
-        check_count("iodepth", j.iodepth, MAX_IODEPTH)
-            .map_err(|e| usage(format!("{}: {e}", j.at("iodepth"))))?;
-        // What each clone moves when no runtime bounds it: io_size (or number_ios), else its
-        // region of size once; loops passes of that.
-        let amount = j.io_size.or(j.size);
-        let length = match (j.runtime, j.time_based, amount) {
-            (Some(t), _, _) if t.is_zero() => {
-                return Err(usage(format!(
-                    "{}: runtime=0 runs nothing",
-                    j.at("runtime")
-                )))
-            }
-            (Some(t), _, _) => Length::Time(t),
-            (None, true, _) => {
-                return Err(usage(format!(
+        if j.verify {
+            return Err(usage(format!(
+                "{}: verify with a block-size mix ({key}={}) is not supported: iogauge's verify tracks one block size; give one bs for a verifying job",
+                j.at("verify"),
+                j.typed(key)
+            )));
+        }
+    }
+    check_count("numjobs", j.numjobs, MAX_THREADS)
+        .map_err(|e| usage(format!("{}: {e}", j.at("numjobs"))))?;
+    check_count("iodepth", j.iodepth, MAX_IODEPTH)
+        .map_err(|e| usage(format!("{}: {e}", j.at("iodepth"))))?;
+    Ok(Group {
+        title: j.at.to_string(),
+        layout: Layout::Plain,
+        origin: Some(j.name.clone()),
+        ops: vec![op_of(j.rw)],
+        read_pct: vec![j.read_pct],
+        bs: vec![bs],
+        threads: vec![j.numjobs],
+        // A sync engine has one IO in flight per clone, whatever iodepth says (fio's rule).
+        iodepth: vec![if j.engine == Engine::Sync {
+            1
+        } else {
+            j.iodepth
+        }],
+        sync: j.sync,
+        odsync: j.odsync,
+        direct: Some(j.direct),
+        length: length(j)?,
+        range: span(j).filter(|s| Some(*s) != size),
+        options: Vec::new(),
+        shape: Shape {
+            mix: j.mix.clone(),
+            seq_run: j.seq_run,
+            seq_skip: j.seq_skip,
+            stride: j.offset_increment.filter(|_| j.numjobs > 1),
+        },
+    })
+}
+
+/// How long a job runs: its runtime, or what each clone moves when no runtime bounds it
+/// (io_size or number_ios, else its region of size once), loops passes of that.
+fn length(j: &Job) -> Result<Length> {
+    let amount = j.io_size.or(j.size);
+    Ok(match (j.runtime, j.time_based, amount) {
+        (Some(t), _, _) if t.is_zero() => {
+            return Err(usage(format!(
+                "{}: runtime=0 runs nothing",
+                j.at("runtime")
+            )))
+        }
+        (Some(t), _, _) => Length::Time(t),
+        (None, true, _) => {
+            return Err(usage(format!(
                 "{}: time_based without runtime runs until stopped; give runtime=, e.g. runtime=60",
                 j.at("time_based")
             )))
-            }
-            // With nrfiles, what the files hold together (size split in whole blocks).
-            (None, false, Some(s)) => {
-                let s = match (j.nrfiles, j.io_size) {
-                    (0 | 1, _) | (_, Some(_)) => s,
-                    (n, None) => s / u64::from(n) / 4096 * 4096 * u64::from(n),
-                };
-                Length::Data(Amount::Bytes(
-                    s.saturating_mul(u64::from(j.numjobs))
-                        .saturating_mul(u64::from(j.loops)),
-                ))
-            }
-            (None, false, None) if j.numjobs == 1 && j.loops == 1 => Length::Data(Amount::Range),
-            // Each clone goes over the whole file (fio), loops times.
-            (None, false, None) => Length::Data(Amount::Ranges(j.numjobs.saturating_mul(j.loops))),
-        };
-        groups.push(Group {
-            title: j.at.to_string(),
-            layout: Layout::Plain,
-            origin: Some(j.name.clone()),
-            ops: vec![op_of(j.rw)],
-            read_pct: vec![j.read_pct],
-            bs: vec![bs],
-            threads: vec![j.numjobs],
-            // A sync engine has one IO in flight per clone, whatever iodepth says (fio's rule).
-            iodepth: vec![if j.engine == Engine::Sync {
-                1
-            } else {
-                j.iodepth
-            }],
-            sync: j.sync,
-            odsync: j.odsync,
-            direct: Some(j.direct),
-            length,
-            range: span(j).filter(|s| Some(*s) != size),
-            options: Vec::new(),
-            shape: Shape {
-                mix: j.mix.clone(),
-                seq_run: j.seq_run,
-                seq_skip: j.seq_skip,
-                stride: j.offset_increment.filter(|_| j.numjobs > 1),
-            },
-        });
-    }
-    let suite = Suite {
+        }
+        // With nrfiles, what the files hold together (size split in whole blocks).
+        (None, false, Some(s)) => {
+            let s = match (j.nrfiles, j.io_size) {
+                (0 | 1, _) | (_, Some(_)) => s,
+                (n, None) => s / u64::from(n) / 4096 * 4096 * u64::from(n),
+            };
+            Length::Data(Amount::Bytes(
+                s.saturating_mul(u64::from(j.numjobs))
+                    .saturating_mul(u64::from(j.loops)),
+            ))
+        }
+        (None, false, None) if j.numjobs == 1 && j.loops == 1 => Length::Data(Amount::Range),
+        // Each clone goes over the whole file (fio), loops times.
+        (None, false, None) => Length::Data(Amount::Ranges(j.numjobs.saturating_mul(j.loops))),
+    })
+}
+
+fn suite_of(args: &FioArgs, jobs: &[Job], size: Option<u64>, groups: Vec<Group>) -> Suite {
+    Suite {
         name: match args.options.is_empty() {
             true => {
                 let names: Vec<String> =
@@ -291,61 +367,46 @@ pub fn from_fio(args: &FioArgs) -> Result<Plan> {
         size,
         groups,
         rounds: None,
-    };
-    let cells = cells::expand(&suite, &Overrides::default()).map_err(usage)?;
-    let working_set = |j: &Job| {
-        // Clones offset_increment apart touch their regions, or the span where they overlap.
-        let clones = j.size.map(|s| s.saturating_mul(u64::from(j.numjobs)));
-        let regions = span(j).zip(clones).map(|(a, b)| a.min(b));
-        let regions = regions.filter(|_| j.offset_increment.is_some());
-        regions.or(j.size).or_else(|| match &j.path {
-            None => Some(crate::target::DEFAULT_CREATED_SIZE),
-            Some(p) => crate::target::existing_size(p),
-        })
-    };
-    // A file already there, as large as the job needs (to the end of its last clone's region),
-    // is used as it is by fio too; so is a device, and a share of what is there (size=N%).
-    let laid_out = |j: &Job| {
-        let Some(p) = j.path.as_deref() else {
-            return false;
-        };
-        let last =
-            u64::from(j.numjobs.saturating_sub(1)).saturating_mul(j.offset_increment.unwrap_or(0));
-        let need = j
-            .offset
-            .saturating_add(last)
-            .saturating_add(j.size.unwrap_or(0));
-        crate::target::is_block_device(p)
-            || crate::target::existing_size(p)
-                .is_some_and(|have| j.size_pct.is_some() || have >= need)
-    };
-    let mut notes = fio::measures::notes(&jobs, env.ram, &working_set, &laid_out);
-    if first.seed.is_none() {
+    }
+}
+
+/// What the jobs measure that their names do not say (fio::measures), and the seed drawn for
+/// randrepeat=0.
+fn notes(jobs: &[Job], ram: u64, seed: u64) -> Vec<String> {
+    let mut notes = fio::measures::notes(jobs, ram, &working_set, &laid_out);
+    if jobs[0].seed.is_none() {
         notes.push(format!(
             "{}: randrepeat=0: this run's random sequence comes from seed {seed}",
-            first.at("randrepeat")
+            jobs[0].at("randrepeat")
         ));
     }
-    let mut target = target(&t, size)?;
-    target.files = nrfiles;
-    checked(Plan {
-        kind: Kind::Suite,
-        target,
-        cells,
-        suite,
-        env,
-        repeat: repeat(&args.repeat),
-        until: match first.steady {
-            true => Until::Stable,
-            false => Until::Limit,
-        },
-        precondition: args.repeat.precondition,
-        max_rounds: None,
-        params: params(&args.repeat.param)?,
-        file: output_file(&args.output)?,
-        output: Output::of(&args.output),
-        notes,
-        probe: false,
-        latency_target: first.latency_target,
+    notes
+}
+
+/// The bytes a job's IO can touch. Clones offset_increment apart touch their regions, or the
+/// span where they overlap.
+fn working_set(j: &Job) -> Option<u64> {
+    let clones = j.size.map(|s| s.saturating_mul(u64::from(j.numjobs)));
+    let regions = span(j).zip(clones).map(|(a, b)| a.min(b));
+    let regions = regions.filter(|_| j.offset_increment.is_some());
+    regions.or(j.size).or_else(|| match &j.path {
+        None => Some(crate::target::DEFAULT_CREATED_SIZE),
+        Some(p) => crate::target::existing_size(p),
     })
+}
+
+/// A file already there, as large as the job needs (to the end of its last clone's region), is
+/// used as it is by fio too; so is a device, and a share of what is there (size=N%).
+fn laid_out(j: &Job) -> bool {
+    let Some(p) = j.path.as_deref() else {
+        return false;
+    };
+    let last =
+        u64::from(j.numjobs.saturating_sub(1)).saturating_mul(j.offset_increment.unwrap_or(0));
+    let need = j
+        .offset
+        .saturating_add(last)
+        .saturating_add(j.size.unwrap_or(0));
+    crate::target::is_block_device(p)
+        || crate::target::existing_size(p).is_some_and(|have| j.size_pct.is_some() || have >= need)
 }

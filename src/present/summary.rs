@@ -1,6 +1,6 @@
 //! The human summary of a result: compact, aligned, and a unit on every number.
 
-use crate::model::{OpDoc, ResultDoc, RunDoc};
+use crate::model::{EngineDoc, OpDoc, ResultDoc, RunDoc, TpccDoc};
 use crate::units;
 use std::fmt::Write;
 
@@ -114,18 +114,49 @@ pub fn files_of(files: u32, each: u64) -> String {
 /// The full summary of one result.
 pub fn result(r: &ResultDoc) -> String {
     let mut s = String::new();
-    let row = |s: &mut String, k: &str, v: String| {
-        let _ = writeln!(s, "  {k:<10}  {v}");
-    };
     let _ = writeln!(s, "{}", workload_line(r));
     // A database result (db pgbench, db sysbench) counts transactions, which have no size.
     let (rate, unit, one) = match r.is_db() {
         true => ("TPS", "transactions", "transaction"),
         false => ("IOPS", "IOs", "IO"),
     };
+    let _ = writeln!(s, "{}", target_line(r));
+    let _ = writeln!(s);
+    rate_rows(&mut s, r, rate);
+    detail_rows(&mut s, r, unit);
+    if let Some(t) = r.tpcc.as_deref() {
+        tpcc_rows(&mut s, t);
+    }
+    row(
+        &mut s,
+        "CPU",
+        format!(
+            "user {:.2} s · sys {:.2} s · {:.2} µs per {one}",
+            r.cpu.user_s, r.cpu.sys_s, r.cpu.per_io_us
+        ),
+    );
+    row(&mut s, "engine", engine_line(&r.engine));
+    for d in &r.devices {
+        row(&mut s, "device", device_line(d));
+    }
+    if let Some(v) = &r.verify {
+        row(&mut s, "verify", verify_line(v));
+    }
+    if r.interrupted {
+        let _ = writeln!(s, "  (interrupted: these numbers cover the part that ran)");
+    }
+    s
+}
+
+/// One aligned row of the summary.
+fn row(s: &mut String, k: &str, v: String) {
+    let _ = writeln!(s, "  {k:<10}  {v}");
+}
+
+/// `target: PATH (what it is, the bytes used)`.
+fn target_line(r: &ResultDoc) -> String {
     let t = &r.target;
-    let _ = writeln!(
-        s,
+    format!(
         "target: {} ({}{}, {} used)",
         t.path,
         if r.is_db() {
@@ -143,12 +174,15 @@ pub fn result(r: &ResultDoc) -> String {
             t.kind.replace('_', " ")
         },
         files_of(t.files, t.range_bytes)
-    );
-    let _ = writeln!(s);
-    row(&mut s, rate, format!("{} {rate}", units::count(r.iops)));
+    )
+}
+
+/// How fast: the rate (and bandwidth), the rate asked for, latency, and the rate over time.
+fn rate_rows(s: &mut String, r: &ResultDoc, rate: &str) {
+    row(s, rate, format!("{} {rate}", units::count(r.iops)));
     if !r.is_db() {
         row(
-            &mut s,
+            s,
             "bandwidth",
             format!(
                 "{}  ({})",
@@ -160,7 +194,7 @@ pub fn result(r: &ResultDoc) -> String {
     match (&r.service_lat_ns, r.workload.rate_iops) {
         (Some(svc), Some(rate)) => {
             row(
-                &mut s,
+                s,
                 "rate",
                 format!(
                     "{} IOPS asked, {} achieved ({:.1}%)",
@@ -170,23 +204,19 @@ pub fn result(r: &ResultDoc) -> String {
                 ),
             );
             row(
-                &mut s,
+                s,
                 "latency",
                 format!("{} (from each IO's planned start)", lat_line(&r.lat_ns)),
             );
-            row(
-                &mut s,
-                "service",
-                format!("{} (from submission)", lat_line(svc)),
-            );
+            row(s, "service", format!("{} (from submission)", lat_line(svc)));
         }
-        _ => row(&mut s, "latency", lat_line(&r.lat_ns)),
+        _ => row(s, "latency", lat_line(&r.lat_ns)),
     }
     if r.timeseries.len() >= 3 {
         let iops: Vec<f64> = r.timeseries.iter().map(|t| t.iops).collect();
         let peak = iops.iter().copied().fold(0.0, f64::max);
         row(
-            &mut s,
+            s,
             "over time",
             format!(
                 "{} (per {}, 0 … {} {rate})",
@@ -196,13 +226,17 @@ pub fn result(r: &ResultDoc) -> String {
             ),
         );
     }
+}
+
+/// Each direction, the syncs, and what was moved in all.
+fn detail_rows(s: &mut String, r: &ResultDoc, unit: &str) {
     if let (Some(rd), Some(wr)) = (&r.read, &r.write) {
-        row(&mut s, "reads", op_line(rd));
-        row(&mut s, "writes", op_line(wr));
+        row(s, "reads", op_line(rd));
+        row(s, "writes", op_line(wr));
     }
     if let Some(sy) = &r.sync {
         row(
-            &mut s,
+            s,
             "syncs",
             format!(
                 "{} syncs/s ({} in all) · p50 {} · p99 {} · max {}",
@@ -215,7 +249,7 @@ pub fn result(r: &ResultDoc) -> String {
         );
     }
     row(
-        &mut s,
+        s,
         "transfer",
         match r.is_db() {
             true => format!(
@@ -231,64 +265,61 @@ pub fn result(r: &ResultDoc) -> String {
             ),
         },
     );
-    if let Some(t) = r.tpcc.as_deref() {
-        row(
-            &mut s,
-            "NOPM",
-            format!(
-                "{} new orders/min (the terminals counted {})",
-                units::count(t.nopm),
-                units::count(t.driver_nopm)
-            ),
-        );
-        row(
-            &mut s,
-            "TPM",
-            format!(
-                "{} transactions/min ({}; the terminals counted {})",
-                units::count(t.tpm),
-                t.tpm_source,
-                units::count(t.driver_tpm)
-            ),
-        );
-        for k in &t.kinds {
-            row(
-                &mut s,
-                &k.name,
-                format!(
-                    "{} ({:.1}%) · p50 {} · p99 {} · max {}",
-                    units::count(k.count as f64),
-                    k.share_pct,
-                    units::latency(k.p50_us * 1e3),
-                    units::latency(k.p99_us * 1e3),
-                    units::latency(k.max_us * 1e3)
-                ),
-            );
-        }
-        let failed: Vec<&str> = t
-            .checks
-            .iter()
-            .filter(|c| !c.failures.is_empty())
-            .map(|c| c.clause.as_str())
-            .collect();
-        row(
-            &mut s,
-            "checks",
-            match failed.is_empty() {
-                true => format!("consistency conditions 3.3.2.1–{} held", t.checks.len()),
-                false => format!("FAILED: {}", failed.join(", ")),
-            },
-        );
-    }
+}
+
+/// TPC-C's own numbers: new orders and transactions per minute, each kind, the checks.
+fn tpcc_rows(s: &mut String, t: &TpccDoc) {
     row(
-        &mut s,
-        "CPU",
+        s,
+        "NOPM",
         format!(
-            "user {:.2} s · sys {:.2} s · {:.2} µs per {one}",
-            r.cpu.user_s, r.cpu.sys_s, r.cpu.per_io_us
+            "{} new orders/min (the terminals counted {})",
+            units::count(t.nopm),
+            units::count(t.driver_nopm)
         ),
     );
-    let e = &r.engine;
+    row(
+        s,
+        "TPM",
+        format!(
+            "{} transactions/min ({}; the terminals counted {})",
+            units::count(t.tpm),
+            t.tpm_source,
+            units::count(t.driver_tpm)
+        ),
+    );
+    for k in &t.kinds {
+        row(
+            s,
+            &k.name,
+            format!(
+                "{} ({:.1}%) · p50 {} · p99 {} · max {}",
+                units::count(k.count as f64),
+                k.share_pct,
+                units::latency(k.p50_us * 1e3),
+                units::latency(k.p99_us * 1e3),
+                units::latency(k.max_us * 1e3)
+            ),
+        );
+    }
+    let failed: Vec<&str> = t
+        .checks
+        .iter()
+        .filter(|c| !c.failures.is_empty())
+        .map(|c| c.clause.as_str())
+        .collect();
+    row(
+        s,
+        "checks",
+        match failed.is_empty() {
+            true => format!("consistency conditions 3.3.2.1–{} held", t.checks.len()),
+            false => format!("FAILED: {}", failed.join(", ")),
+        },
+    );
+}
+
+/// The engine and what it was set to: flags, registrations, refusals, completion batches.
+fn engine_line(e: &EngineDoc) -> String {
     let mut eng = e.name.clone();
     if !e.flags.is_empty() || e.registered_buffers || e.registered_files {
         let mut parts: Vec<String> = e.flags.clone();
@@ -323,17 +354,7 @@ pub fn result(r: &ResultDoc) -> String {
             e.complete_batch - 1
         );
     }
-    row(&mut s, "engine", eng);
-    for d in &r.devices {
-        row(&mut s, "device", device_line(d));
-    }
-    if let Some(v) = &r.verify {
-        row(&mut s, "verify", verify_line(v));
-    }
-    if r.interrupted {
-        let _ = writeln!(s, "  (interrupted: these numbers cover the part that ran)");
-    }
-    s
+    eng
 }
 
 /// What `--verify` checked and found, e.g. `4,012 blocks written · 4,012 read back · 0 reads

@@ -1,0 +1,606 @@
+//! fio's options as a table, the way fio's options.c is one: each option iogauge maps, by its
+//! names, with the function that reads its value into the job. fio's aliases are resolved to
+//! these names first; an option the table lacks is accepted or refused by `unmapped`. A rule
+//! that needs options read after this one is `fixup`'s, as fio's init.c fixup_options.
+
+use super::ini::{Loc, Opt};
+use super::unmapped;
+use super::values::{
+    bs_range, bs_split, count, distribution, file_service, flag, nrfiles, per_direction, size, time,
+};
+use super::{Engine, Job};
+use crate::workload::blocks::BsWeight;
+use crate::workload::{BsMix, LatencyTarget, Rw, SyncKind};
+use std::collections::BTreeMap;
+use std::fmt;
+use std::time::Duration;
+
+/// A job's options by name, each with its value as typed and where it was set.
+pub(super) type Set = BTreeMap<String, (String, Loc)>;
+
+/// fio's aliases (options.c `alias`), each to the name read here.
+const ALIASES: [(&str, &str); 16] = [
+    ("readwrite", "rw"),
+    ("nr_files", "nrfiles"),
+    ("fileoffset", "offset"),
+    ("timeout", "runtime"),
+    ("steadystate", "ss"),
+    ("steadystate_duration", "ss_dur"),
+    ("steadystate_ramp_time", "ss_ramp"),
+    ("ratemin", "rate_min"),
+    ("steadystate_check_interval", "ss_interval"),
+    ("ba", "blockalign"),
+    ("io_limit", "io_size"),
+    ("disable_bw", "disable_bw_measurement"),
+    ("iodepth_batch", "iodepth_batch_submit"),
+    ("iodepth_batch_complete", "iodepth_batch_complete_min"),
+    ("blocksize", "bs"),
+    ("blocksize_range", "bsrange"),
+];
+
+/// The options of a job, `[global]`'s first, under the names read here; the last setting of
+/// each wins, as fio reads them.
+pub(super) fn settings(opts: &[Opt]) -> Set {
+    let mut set = Set::new();
+    for o in opts {
+        let key = ALIASES
+            .iter()
+            .find(|(alias, _)| *alias == o.key)
+            .map_or(o.key.as_str(), |(_, name)| name);
+        set.insert(
+            key.to_string(),
+            (o.value.clone().unwrap_or_default(), o.at.clone()),
+        );
+    }
+    set
+}
+
+/// `kb_base`, read before the options whose sizes it scales.
+pub(super) fn kb_base(set: &Set) -> Result<u64, String> {
+    match set.get("kb_base") {
+        None => Ok(1024),
+        Some((v, l)) => match v.as_str() {
+            "1024" => Ok(1024),
+            "1000" => Ok(1000),
+            _ => Err(format!("{l}: kb_base={v}: fio takes 1024 or 1000")),
+        },
+    }
+}
+
+/// A job as its options are read: the job, and what some options leave for `fixup`, which
+/// needs others read first.
+pub(super) struct Draft {
+    pub job: Job,
+    /// `rwmixread`, or 100 − `rwmixwrite`.
+    pub mix: Option<u8>,
+    pub filename: Option<String>,
+    pub directory: Option<String>,
+    pub buffered: Option<bool>,
+    /// `rate=` in bytes per second, in IOs once the sizes and the pattern are known.
+    pub rate_bytes: Option<u64>,
+    pub number_ios: Option<u64>,
+    pub blockalign: Option<u64>,
+}
+
+impl Draft {
+    pub fn new(job: Job) -> Draft {
+        Draft {
+            job,
+            mix: None,
+            filename: None,
+            directory: None,
+            buffered: None,
+            rate_bytes: None,
+            number_ios: None,
+            blockalign: None,
+        }
+    }
+}
+
+/// One option as its reader sees it, with the job's others for the rules that read them.
+pub(super) struct Arg<'a> {
+    pub key: &'a str,
+    pub v: &'a str,
+    pub at: &'a Loc,
+    pub kb_base: u64,
+    pub set: &'a Set,
+}
+
+impl Arg<'_> {
+    /// A refusal of this option's value, with where it was set.
+    fn bad(&self, why: impl fmt::Display) -> String {
+        format!("{}: {}={}: {why}", self.at, self.key, self.v)
+    }
+
+    /// The value read by `value` into `field`, or refused with `value`'s reason.
+    fn put<T>(&self, field: &mut T, value: Result<T, String>) -> Result<(), String> {
+        *field = value.map_err(|e| self.bad(e))?;
+        Ok(())
+    }
+
+    /// The value checked by `value`, and kept in the job's settings only.
+    fn check<T>(&self, value: Result<T, String>) -> Result<(), String> {
+        value.map(drop).map_err(|e| self.bad(e))
+    }
+
+    fn size(&self) -> Result<u64, String> {
+        size(self.v, self.kb_base).map_err(|e| self.bad(e))
+    }
+
+    fn time(&self) -> Result<Duration, String> {
+        time(self.v).map_err(|e| self.bad(e))
+    }
+
+    /// fio counts sizes and offsets in zones (z) in ZBD mode only: a unit it knows, for a kind
+    /// of device iogauge does not drive.
+    fn not_zones(&self) -> Result<(), String> {
+        if self.v.ends_with(['z', 'Z']) {
+            return Err(self.bad(format!(
+                "{} in zones (z) is for zoned block devices (zonemode=zbd), which iogauge does not drive; give a size",
+                self.key
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// Reads one option into the draft: by the table, or as `unmapped` accepts or refuses it.
+/// Options come in the order of their names, which some readers rely on (said where).
+pub(super) fn read(d: &mut Draft, a: &Arg) -> Result<(), String> {
+    match OPTIONS.iter().find(|o| o.names.contains(&a.key)) {
+        Some(o) => (o.read)(d, a),
+        None => unmapped::accept(a.key, a.at),
+    }
+}
+
+/// One option iogauge maps: fio's names for it (alternatives that mean the same here) and
+/// what reading its value does.
+struct Mapped {
+    names: &'static [&'static str],
+    read: Reader,
+}
+
+type Reader = fn(&mut Draft, &Arg) -> Result<(), String>;
+
+const fn opt(names: &'static [&'static str], read: Reader) -> Mapped {
+    Mapped { names, read }
+}
+
+const OPTIONS: &[Mapped] = &[
+    opt(&["name"], |d, a| {
+        a.put(&mut d.job.name, Ok(a.v.to_string()))
+    }),
+    // Read before the others (`kb_base`).
+    opt(&["kb_base"], |_, _| Ok(())),
+    opt(&["rw"], rw),
+    opt(&["rw_sequencer"], rw_sequencer),
+    opt(&["rwmixread", "rwmixwrite"], rwmix),
+    // Keys come sorted, so bssplit overrides bsrange, which overrides bs, as in fio.
+    opt(&["bs", "bsrange", "bssplit"], block_sizes),
+    opt(&["iodepth"], |d, a| a.put(&mut d.job.iodepth, count(a.v))),
+    opt(&["numjobs"], |d, a| a.put(&mut d.job.numjobs, count(a.v))),
+    opt(&["direct"], |d, a| a.put(&mut d.job.direct, flag(a.v))),
+    // Against direct in `fixup`.
+    opt(&["buffered"], |d, a| {
+        a.put(&mut d.buffered, flag(a.v).map(Some))
+    }),
+    opt(&["ioengine"], ioengine),
+    opt(&["runtime"], |d, a| {
+        a.put(&mut d.job.runtime, time(a.v).map(Some))
+    }),
+    opt(&["time_based"], |d, a| {
+        a.put(&mut d.job.time_based, flag(a.v))
+    }),
+    opt(&["ramp_time"], |d, a| a.put(&mut d.job.ramp, time(a.v))),
+    // filesize comes before size, which wins.
+    opt(&["size", "filesize"], job_size),
+    opt(&["offset"], offset),
+    opt(&["offset_increment"], offset_increment),
+    opt(&["filename"], filename),
+    opt(&["nrfiles"], |d, a| a.put(&mut d.job.nrfiles, nrfiles(a.v))),
+    opt(&["file_service_type"], |d, a| {
+        a.put(&mut d.job.file_service, file_service(a.v))
+    }),
+    // Checked against nrfiles in `fixup`: iogauge keeps every file open.
+    opt(&["openfiles"], |_, a| a.check(count(a.v))),
+    opt(&["directory"], directory),
+    // fdatasync comes before fsync.
+    opt(&["fsync", "fdatasync"], syncs),
+    opt(&["rate_iops"], rate_iops),
+    opt(&["rate"], rate),
+    opt(&["verify"], |d, a| {
+        a.put(&mut d.job.verify, Ok(!matches!(a.v, "0" | "null")))
+    }),
+    opt(&["overwrite"], |d, a| {
+        a.put(&mut d.job.overwrite, flag(a.v))
+    }),
+    opt(&["ss"], steady_state),
+    opt(&["ss_dur", "ss_ramp", "ss_interval"], steady_state_times),
+    // Applied in `fixup`: keys come sorted, and do_verify=0 must win over verify=.
+    opt(&["do_verify"], |_, a| a.check(flag(a.v))),
+    opt(&["latency_target"], latency_target),
+    opt(
+        &["latency_percentile", "latency_window"],
+        latency_target_companions,
+    ),
+    opt(&["random_distribution"], |d, a| {
+        a.put(&mut d.job.distribution, distribution(a.v))
+    }),
+    opt(&["randrepeat"], randrepeat),
+    // Read in `fixup`, once randrepeat is known.
+    opt(&["randseed"], |_, _| Ok(())),
+    opt(&["group_reporting"], |d, a| {
+        a.put(&mut d.job.group_reporting, flag(a.v))
+    }),
+    opt(&["stonewall", "wait_for_previous", "new_group"], |d, a| {
+        a.put(&mut d.job.stonewall, flag(a.v))
+    }),
+    opt(&["sync"], sync),
+    opt(&["iodepth_batch_submit"], submit_batch),
+    opt(&["iodepth_batch_complete_min"], complete_batch),
+    opt(&["iodepth_batch_complete_max"], complete_max),
+    // iogauge draws offsets with replacement: that is what norandommap asks for.
+    opt(&["norandommap"], |_, a| a.check(flag(a.v))),
+    // end_fsync is told in a note for jobs that write (fio::measures).
+    opt(&["unlink", "end_fsync"], |_, a| a.check(flag(a.v))),
+    // 0 is what iogauge writes anyway; any other value is refused (`unmapped`).
+    opt(
+        &[
+            "zero_buffers",
+            "buffer_compress_percentage",
+            "dedupe_percentage",
+        ],
+        |_, a| match a.v {
+            "0" => Ok(()),
+            _ => unmapped::accept(a.key, a.at),
+        },
+    ),
+    opt(&["loops"], |d, a| a.put(&mut d.job.loops, count(a.v))),
+    opt(&["io_size"], io_size),
+    // The next three are noted (`unmapped::NOTED`); their values are checked here.
+    opt(&["random_generator"], random_generator),
+    opt(&["startdelay"], startdelay),
+    opt(&["rate_min"], |_, a| {
+        a.check(size(a.v.split(',').next().unwrap_or(""), a.kb_base))
+    }),
+    // A job named before this one has ended when this one starts: iogauge runs a file's jobs
+    // in order (checked in `jobs_of`).
+    opt(&["wait_for"], |_, _| Ok(())),
+    opt(&["blockalign"], blockalign),
+    // Applied in `fixup`, once the sizes are known.
+    opt(&["number_ios"], |d, a| {
+        a.put(&mut d.number_ios, count(a.v).map(|n| Some(n.into())))
+    }),
+];
+
+fn rw(d: &mut Draft, a: &Arg) -> Result<(), String> {
+    // fio's `:N` suffix is read once the pattern is known (`fixup`).
+    let (pattern, _) = a.v.split_once(':').unwrap_or((a.v, ""));
+    d.job.rw = match pattern {
+        "read" => Rw::Read,
+        "write" => Rw::Write,
+        "randread" => Rw::Randread,
+        "randwrite" => Rw::Randwrite,
+        "rw" | "readwrite" => Rw::Rw,
+        "randrw" => Rw::Randrw,
+        "trim" | "randtrim" | "trimwrite" | "randtrimwrite" => {
+            return Err(a.bad("iogauge does not issue trims"))
+        }
+        _ => return Err(a.bad("fio's patterns are read, write, randread, randwrite, rw, randrw")),
+    };
+    Ok(())
+}
+
+fn rw_sequencer(_: &mut Draft, a: &Arg) -> Result<(), String> {
+    match a.v {
+        "sequential" => Ok(()),
+        _ => Err(a.bad(
+            "only rw_sequencer=sequential (fio's default) is mapped; iogauge does not reissue one offset",
+        )),
+    }
+}
+
+/// rwmixread comes before rwmixwrite, which must agree with it.
+fn rwmix(d: &mut Draft, a: &Arg) -> Result<(), String> {
+    let p = match a.v.parse::<u8>() {
+        Ok(p) if p <= 100 => p,
+        _ => return Err(a.bad("give a percentage from 0 to 100")),
+    };
+    let read = if a.key == "rwmixread" { p } else { 100 - p };
+    if d.mix.is_some_and(|m| m != read) {
+        return Err(a.bad("rwmixread and rwmixwrite disagree; give one"));
+    }
+    d.mix = Some(read);
+    Ok(())
+}
+
+/// Sizes per direction (read, write; fio's third, trim, is not issued).
+fn block_sizes(d: &mut Draft, a: &Arg) -> Result<(), String> {
+    let dirs = per_direction(a.v, &|p| match a.key {
+        "bs" => Ok(vec![BsWeight {
+            bs: size(p, a.kb_base)?,
+            weight: 1,
+        }]),
+        "bsrange" => bs_range(p, a.kb_base),
+        _ => bs_split(p, a.kb_base),
+    })
+    .map_err(|e| a.bad(e))?;
+    d.job.mix = Some(BsMix {
+        read: dirs[0].clone(),
+        write: dirs[1].clone(),
+        align: None,
+    });
+    Ok(())
+}
+
+fn ioengine(d: &mut Draft, a: &Arg) -> Result<(), String> {
+    d.job.engine = match a.v {
+        "io_uring" => Engine::IoUring,
+        "libaio" => Engine::Libaio,
+        "psync" | "sync" | "pvsync" => Engine::Sync,
+        "null" => Engine::Null,
+        _ => {
+            return Err(a.bad(
+                "iogauge runs io_uring (for io_uring and libaio), psync (for psync, sync, pvsync) and null",
+            ))
+        }
+    };
+    d.job.engine_name = a.v.to_string();
+    Ok(())
+}
+
+fn job_size(d: &mut Draft, a: &Arg) -> Result<(), String> {
+    a.not_zones()?;
+    // A share of the file or device the job names, resolved against its size when the plan
+    // looks at the target.
+    if let Some(p) = a.v.strip_suffix('%') {
+        match p.parse::<f64>() {
+            Ok(p) if p > 0.0 && p <= 100.0 => d.job.size_pct = Some(p),
+            _ => return Err(a.bad("give a share from 1% to 100%")),
+        }
+    } else {
+        d.job.size = Some(a.size()?);
+    }
+    Ok(())
+}
+
+fn syncs(d: &mut Draft, a: &Arg) -> Result<(), String> {
+    let n =
+        a.v.parse::<u32>()
+            .map_err(|_| a.bad("give a count of writes between syncs"))?;
+    if n > 0 {
+        let kind = if a.key == "fsync" {
+            SyncKind::Fsync
+        } else {
+            SyncKind::Fdatasync
+        };
+        if d.job.sync.is_some() {
+            return Err(a.bad("fsync and fdatasync together are not supported; give one"));
+        }
+        d.job.sync = Some((kind, n));
+    }
+    Ok(())
+}
+
+/// Bytes per second per clone; iogauge paces IOs, so it becomes IOs per second at the job's
+/// mean IO size (`fixup`, once the sizes and the pattern are known).
+fn rate(d: &mut Draft, a: &Arg) -> Result<(), String> {
+    if a.v.contains(',') {
+        return Err(a.bad("a rate per direction is not supported; give one number"));
+    }
+    if a.set.contains_key("rate_iops") {
+        return Err(a.bad("rate and rate_iops both pace the job; give one"));
+    }
+    d.rate_bytes = Some(a.size()?);
+    Ok(())
+}
+
+/// fio stops a job once its IOPS or bandwidth hold within a limit over ss_dur; iogauge's rule
+/// for the same question is --until-stable's (said in a note).
+fn steady_state(d: &mut Draft, a: &Arg) -> Result<(), String> {
+    let metric = a.v.split(':').next().unwrap_or("");
+    match metric {
+        "iops" | "iops_slope" | "bw" | "bw_slope" => {}
+        "lat" | "lat_slope" => {
+            return Err(a.bad(
+                "iogauge's steady-state rule (--until-stable) judges IOPS; a steady latency is not mapped: use ss=iops or ss=iops_slope",
+            ))
+        }
+        _ => {
+            return Err(a.bad(
+                "fio's steady-state metrics are iops, iops_slope, bw, bw_slope, lat and lat_slope",
+            ))
+        }
+    }
+    d.job.steady = true;
+    Ok(())
+}
+
+fn latency_target(d: &mut Draft, a: &Arg) -> Result<(), String> {
+    // fio's default unit here is microseconds.
+    let limit = match a.v.parse::<u64>() {
+        Ok(us) => Duration::from_micros(us),
+        Err(_) => a.time()?,
+    };
+    let pct = match a.set.get("latency_percentile") {
+        Some((p, _)) => p
+            .trim_end_matches('%')
+            .parse::<f64>()
+            .ok()
+            .filter(|p| *p > 0.0 && *p <= 100.0)
+            .ok_or_else(|| a.bad("latency_percentile is not a percentage"))?,
+        None => 100.0,
+    };
+    d.job.latency_target = Some(LatencyTarget {
+        percentile: pct,
+        limit,
+    });
+    Ok(())
+}
+
+/// iogauge reaps every completion there is at each wake-up: fio's behaviour when this is at
+/// least the queue (as the published jobs set it). Keys come in sorted order, so iodepth is
+/// already read here.
+fn complete_max(d: &mut Draft, a: &Arg) -> Result<(), String> {
+    if !a
+        .v
+        .parse::<u32>()
+        .is_ok_and(|n| n == 0 || n >= d.job.iodepth.max(1))
+    {
+        return Err(a.bad(format!(
+            "iogauge reaps every completion there is; a cap below iodepth ({}) is not supported",
+            d.job.iodepth
+        )));
+    }
+    Ok(())
+}
+
+/// Checked against the sizes in `fixup`.
+fn blockalign(d: &mut Draft, a: &Arg) -> Result<(), String> {
+    let dirs: Vec<&str> = a.v.split(',').filter(|p| !p.is_empty()).collect();
+    let mut sizes = dirs.iter().map(|p| size(p, a.kb_base));
+    let first = sizes.next().unwrap_or(Ok(0)).map_err(|e| a.bad(e))?;
+    for s in sizes {
+        if s.map_err(|e| a.bad(e))? != first {
+            return Err(
+                a.bad("an alignment per direction is not supported; give one size for both")
+            );
+        }
+    }
+    if first == 0 || first % 512 != 0 {
+        return Err(a.bad("give a multiple of 512 bytes, e.g. blockalign=4k"));
+    }
+    d.blockalign = Some(first);
+    Ok(())
+}
+
+fn offset(d: &mut Draft, a: &Arg) -> Result<(), String> {
+    a.not_zones()?;
+    if a.v.ends_with('%') {
+        return Err(a.bad(
+            "an offset as a share of the file is not mapped yet; give a size, e.g. offset=1g",
+        ));
+    }
+    d.job.offset = a.size()?;
+    Ok(())
+}
+
+fn offset_increment(d: &mut Draft, a: &Arg) -> Result<(), String> {
+    if a.v.ends_with('%') {
+        return Err(
+            a.bad("a share of the file is not mapped; give a size, e.g. offset_increment=1g")
+        );
+    }
+    d.job.offset_increment = Some(a.size()?).filter(|i| *i > 0);
+    Ok(())
+}
+
+fn io_size(d: &mut Draft, a: &Arg) -> Result<(), String> {
+    a.not_zones()?;
+    d.job.io_size = Some(a.size()?).filter(|b| *b > 0);
+    Ok(())
+}
+
+/// Joined with directory in `fixup`.
+fn filename(d: &mut Draft, a: &Arg) -> Result<(), String> {
+    if a.v.contains(':') {
+        return Err(a.bad(
+            "several files joined by ':' are not supported (iogauge writes only files it creates, and names them); give directory= and nrfiles= instead",
+        ));
+    }
+    d.filename = Some(a.v.to_string());
+    Ok(())
+}
+
+fn directory(d: &mut Draft, a: &Arg) -> Result<(), String> {
+    if a.v.contains(':') {
+        return Err(a.bad("several directories are not supported"));
+    }
+    d.directory = Some(a.v.to_string());
+    Ok(())
+}
+
+fn rate_iops(d: &mut Draft, a: &Arg) -> Result<(), String> {
+    if a.v.contains(',') {
+        return Err(a.bad("a rate per direction is not supported; give one number"));
+    }
+    match a.v.parse::<f64>() {
+        Ok(r) if r > 0.0 && r.is_finite() => d.job.rate_iops = Some(r),
+        _ => return Err(a.bad("give IOs per second, e.g. rate_iops=5000")),
+    }
+    Ok(())
+}
+
+fn steady_state_times(_: &mut Draft, a: &Arg) -> Result<(), String> {
+    if !a.set.contains_key("ss") {
+        return Err(a.bad("goes with ss=, which is not set"));
+    }
+    a.check(time(a.v))
+}
+
+/// Read with latency_target; fio's window is how long each depth is tried, iogauge's search
+/// sets its own steps.
+fn latency_target_companions(_: &mut Draft, a: &Arg) -> Result<(), String> {
+    if !a.set.contains_key("latency_target") {
+        return Err(a.bad("goes with latency_target, which is not set"));
+    }
+    Ok(())
+}
+
+fn randrepeat(d: &mut Draft, a: &Arg) -> Result<(), String> {
+    if !flag(a.v).map_err(|e| a.bad(e))? {
+        d.job.seed = None;
+    }
+    Ok(())
+}
+
+fn sync(d: &mut Draft, a: &Arg) -> Result<(), String> {
+    match a.v {
+        "0" | "none" => {}
+        "dsync" => d.job.odsync = true,
+        _ => {
+            return Err(a.bad(
+                "O_SYNC is not mapped; iogauge opens with O_DSYNC (sync=dsync), or syncs with fsync=1 or fdatasync=1",
+            ))
+        }
+    }
+    Ok(())
+}
+
+fn submit_batch(d: &mut Draft, a: &Arg) -> Result<(), String> {
+    match a.v.parse::<u32>() {
+        // 0 is fio's "as many as are queued", iogauge's default behaviour too.
+        Ok(0) => {}
+        Ok(n) if n <= 4096 => d.job.submit_batch = Some(n),
+        _ => return Err(a.bad("give a count from 0 to 4096")),
+    }
+    Ok(())
+}
+
+fn complete_batch(d: &mut Draft, a: &Arg) -> Result<(), String> {
+    match a.v.parse::<u32>() {
+        // 0 is fio's "do not wait", which iogauge does not do; 1 its default.
+        Ok(n) if (1..=4096).contains(&n) => d.job.complete_batch = Some(n),
+        _ => {
+            return Err(a.bad(
+                "give a count from 1 to 4096 (iogauge always waits for at least one completion)",
+            ))
+        }
+    }
+    Ok(())
+}
+
+fn random_generator(_: &mut Draft, a: &Arg) -> Result<(), String> {
+    match a.v {
+        "tausworthe" | "lfsr" | "tausworthe64" => Ok(()),
+        _ => Err(a.bad("fio's generators are tausworthe, lfsr and tausworthe64")),
+    }
+}
+
+/// A range (`1s-5s`) draws a delay in it; either end is a time.
+fn startdelay(_: &mut Draft, a: &Arg) -> Result<(), String> {
+    for t in a.v.splitn(2, '-') {
+        a.check(time(t))?;
+    }
+    Ok(())
+}
