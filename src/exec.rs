@@ -187,25 +187,7 @@ pub fn run(plan: &Plan, prepared: Prepared<'_>, hooks: &dyn Hooks) -> Result<Exe
         s.filled = target.created;
     }
     let started = SystemTime::now();
-
-    let system = iogauge_sysinfo::capture(Some(&target.path));
-    // A stack placed off its boundaries is said before a long measurement, not only after it.
-    let placed = crate::analysis::misaligned(&system);
-    if !placed.is_empty() {
-        hooks.found_before_run(&placed);
-    }
-    target.device = system
-        .target
-        .as_ref()
-        .and_then(|t| t.devices.first())
-        .map(|d| d.name.clone());
-    if plan.env.engine != EngineKind::Null {
-        target.devices = system
-            .target
-            .as_ref()
-            .map(|t| t.devices.iter().map(|d| d.name.clone()).collect())
-            .unwrap_or_default();
-    }
+    let system = look_at_stack(plan, &mut target, hooks);
     let header = RunDoc {
         schema: SCHEMA.into(),
         run_id: run_id(started),
@@ -213,7 +195,7 @@ pub fn run(plan: &Plan, prepared: Prepared<'_>, hooks: &dyn Hooks) -> Result<Exe
         started_at: humantime::format_rfc3339_seconds(started).to_string(),
         command: std::env::args().collect(),
         suite: (plan.kind == Kind::Suite).then(|| plan.suite.name.clone()),
-        system: system.clone(),
+        system,
         results: Vec::new(),
         findings: Vec::new(),
         interrupted: true,
@@ -224,32 +206,13 @@ pub fn run(plan: &Plan, prepared: Prepared<'_>, hooks: &dyn Hooks) -> Result<Exe
         verify: session.as_ref().map(|s| s.doc(&target)),
     };
     let mut rec = Recorder::start(store, &header)?;
-    // A cache `probe cache` found on this stack earlier, for the working-set warning below;
-    // looked up in the results database whether or not this run is stored there, so --no-store
-    // never changes what a run finds (a database that is not there, or cannot be read, knows
-    // of no cache).
-    let looked_up;
-    let known_cache = match (plan.probe, target.device.as_deref()) {
-        (false, Some(dev)) => {
-            let store = match rec.store() {
-                Some(s) => Some(s),
-                None => {
-                    looked_up = Store::open_existing(plan.output.db.as_deref()).ok();
-                    looked_up.as_ref()
-                }
-            };
-            store
-                .and_then(|s| s.known_cache(dev))
-                .map(|(id, b)| (id, b, dev.to_string()))
-        }
-        _ => None,
-    };
+    let known_cache = known_cache(plan, &rec, &target);
     crate::interrupt::measuring();
     let mut state = State {
         verify: session,
         ..State::default()
     };
-    let mut failure = match (&plan.suite.rounds, precondition(plan, &target, &mut state)) {
+    let failure = match (&plan.suite.rounds, precondition(plan, &target, &mut state)) {
         (_, Err(e)) => Some(e),
         (Some(rounds), Ok(())) => {
             run_rounds(plan, rounds, &works, &target, &mut state, &mut rec).err()
@@ -304,6 +267,84 @@ pub fn run(plan: &Plan, prepared: Prepared<'_>, hooks: &dyn Hooks) -> Result<Exe
                 }),
         },
     );
+    let (stored_as, failure) = store_run(rec, &doc, session.as_ref(), failure)?;
+    Ok(Executed {
+        result_of: (0..plan.cells.len()).map(|i| state.index_of(i)).collect(),
+        skipped: works
+            .iter()
+            .enumerate()
+            .map(|(i, w)| {
+                w.as_ref()
+                    .err()
+                    .map(String::as_str)
+                    .or(state.skipped_reason(i))
+                    .map(str::to_string)
+            })
+            .collect(),
+        damaged: damaged(&doc),
+        doc,
+        target,
+        stability,
+        failure,
+        stored_as,
+    })
+}
+
+/// What the target sits on (its stack, for the document), with what the stack showed before
+/// anything is measured handed to the hooks; the target learns its devices.
+fn look_at_stack(
+    plan: &Plan,
+    target: &mut Target,
+    hooks: &dyn Hooks,
+) -> iogauge_sysinfo::SystemInfo {
+    let system = iogauge_sysinfo::capture(Some(&target.path));
+    // A stack placed off its boundaries is said before a long measurement, not only after it.
+    let placed = crate::analysis::misaligned(&system);
+    if !placed.is_empty() {
+        hooks.found_before_run(&placed);
+    }
+    target.device = system
+        .target
+        .as_ref()
+        .and_then(|t| t.devices.first())
+        .map(|d| d.name.clone());
+    if plan.env.engine != EngineKind::Null {
+        target.devices = system
+            .target
+            .as_ref()
+            .map(|t| t.devices.iter().map(|d| d.name.clone()).collect())
+            .unwrap_or_default();
+    }
+    system
+}
+
+/// A cache `probe cache` found on this stack earlier, for the working-set warning; looked up in
+/// the results database whether or not this run is stored there, so --no-store never changes
+/// what a run finds (a database that is not there, or cannot be read, knows of no cache).
+fn known_cache(plan: &Plan, rec: &Recorder, target: &Target) -> Option<(i64, f64, String)> {
+    let dev = target.device.as_deref().filter(|_| !plan.probe)?;
+    let looked_up;
+    let store = match rec.store() {
+        Some(s) => Some(s),
+        None => {
+            looked_up = Store::open_existing(plan.output.db.as_deref()).ok();
+            looked_up.as_ref()
+        }
+    };
+    store
+        .and_then(|s| s.known_cache(dev))
+        .map(|(id, b)| (id, b, dev.to_string()))
+}
+
+/// The run into the store, unless nothing was measured: its id, and the run's failure as it
+/// now stands (a store that failed is one; a stop for a result the store could not take is
+/// told as what it turned out to be).
+fn store_run(
+    mut rec: Recorder,
+    doc: &RunDoc,
+    session: Option<&verify::Session>,
+    mut failure: Option<anyhow::Error>,
+) -> Result<(Option<i64>, Option<anyhow::Error>)> {
     let mut stored_as = None;
     if doc.results.is_empty() && doc.interrupted {
         // Stopped or failed before a cell finished: an empty run in the store, or an empty
@@ -316,11 +357,11 @@ pub fn run(plan: &Plan, prepared: Prepared<'_>, hooks: &dyn Hooks) -> Result<Exe
             say!("nothing was measured, so nothing was stored");
         }
     } else {
-        let stored = match session.as_ref().and_then(|s| s.map()) {
+        let stored = match session.and_then(|s| s.map()) {
             Some((block, map)) => rec.verify_map(block, map),
             None => Ok(()),
         }
-        .and_then(|()| rec.finish(&doc));
+        .and_then(|()| rec.finish(doc));
         // What was measured is still presented (and written to --output) when the store
         // fails; the run then ends with the store's error.
         match stored {
@@ -342,37 +383,23 @@ pub fn run(plan: &Plan, prepared: Prepared<'_>, hooks: &dyn Hooks) -> Result<Exe
             }
         }
     }
+    Ok((stored_as, failure))
+}
+
+/// `--verify`'s verdict on the run: an error naming how many blocks came back other than
+/// written.
+fn damaged(doc: &RunDoc) -> Option<anyhow::Error> {
     let damaged: u64 = doc
         .results
         .iter()
         .filter_map(|r| r.verify.as_ref())
         .map(|v| v.failures())
         .sum();
-    let damaged = (damaged > 0).then(|| {
+    (damaged > 0).then(|| {
         anyhow::anyhow!(
             "verify failed: {damaged} block{} came back other than iogauge wrote them (the integrity findings above name them)",
             crate::units::plural(damaged as usize)
         )
-    });
-    Ok(Executed {
-        result_of: (0..plan.cells.len()).map(|i| state.index_of(i)).collect(),
-        skipped: works
-            .iter()
-            .enumerate()
-            .map(|(i, w)| {
-                w.as_ref()
-                    .err()
-                    .map(String::as_str)
-                    .or(state.skipped_reason(i))
-                    .map(str::to_string)
-            })
-            .collect(),
-        doc,
-        target,
-        stability,
-        failure,
-        damaged,
-        stored_as,
     })
 }
 
