@@ -61,146 +61,10 @@ pub fn combine(mut parts: Vec<Part>) -> Result<RunDoc> {
     agg.ios = total_ios;
     agg.bytes = total_bytes;
 
-    // The common window, counted from the completion bins of each rank moved onto rank 0's
-    // clock; a window too short to hold a bin falls back to the whole runs.
-    let bin = results[0].fine.bin_s.max(1e-3);
-    let (mut win_ios, mut win_bytes) = (0.0, 0.0);
-    for (r, s) in results.iter().zip(&start) {
-        let per_io = if r.ios > 0 {
-            r.bytes as f64 / r.ios as f64
-        } else {
-            0.0
-        };
-        let ios: f64 = r
-            .fine
-            .ios
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| {
-                let t = s + *i as f64 * bin;
-                t >= lo - 1e-9 && t + bin <= hi + 1e-9
-            })
-            .map(|(_, &v)| f64::from(v))
-            .sum();
-        win_ios += ios;
-        win_bytes += ios * per_io;
-    }
-    let counted = ((hi - lo) / bin).floor() * bin;
-    if counted >= bin && win_ios > 0.0 {
-        // The aggregate keeps its own arithmetic (iops = ios / runtime_s) over the window; the
-        // ranks' totals are in `fleet`.
-        agg.iops = win_ios / counted;
-        agg.bw_bytes = win_bytes / counted;
-        agg.runtime_s = counted;
-        agg.ios = win_ios.round() as u64;
-        agg.bytes = win_bytes.round() as u64;
-    } else {
-        agg.iops = results.iter().map(|r| r.iops).sum();
-        agg.bw_bytes = results.iter().map(|r| r.bw_bytes).sum();
-    }
-
-    let mut all = measure::run_hist();
-    for r in &results {
-        measure::merge(&mut all, &measure::from_buckets(&r.lat_hist));
-    }
-    agg.lat_ns = LatNs::of(&all);
-    agg.lat_hist = measure::buckets(&all);
-    agg.read = None;
-    agg.write = None;
-    agg.cpu.user_s = results.iter().map(|r| r.cpu.user_s).sum();
-    agg.cpu.sys_s = results.iter().map(|r| r.cpu.sys_s).sum();
-    agg.cpu.per_io_us = match agg.ios {
-        0 => 0.0,
-        ios => (agg.cpu.user_s + agg.cpu.sys_s) * 1e6 / ios as f64,
-    };
-    agg.devices = Vec::new();
-    agg.findings = Vec::new();
-    agg.interrupted = results.iter().any(|r| r.interrupted);
-    agg.error = results.iter().find_map(|r| r.error.clone());
-    agg.target.path = format!("{n} targets");
-    agg.target.absolute_path = None;
-    agg.target.device = None;
-
-    // The cluster over time: interval k of every rank, moved by its start onto rank 0's clock.
-    let interval = results[0].workload.interval_s.max(1e-3);
-    let shift: Vec<i64> = start
-        .iter()
-        .map(|s| (s / interval).round() as i64)
-        .collect();
-    let last = results
-        .iter()
-        .zip(&shift)
-        .map(|(r, &d)| r.timeseries.len() as i64 + d)
-        .max()
-        .unwrap_or(0)
-        .max(0);
-    agg.timeseries = Vec::new();
-    agg.interval_hists = Vec::new();
-    for k in 0..last {
-        let mut h = measure::interval_hist();
-        let (mut iops, mut bw) = (0.0, 0.0);
-        for (r, &d) in results.iter().zip(&shift) {
-            let Ok(i) = usize::try_from(k - d) else {
-                continue;
-            };
-            if let Some(s) = r.timeseries.get(i) {
-                iops += s.iops;
-                bw += s.bw_bytes;
-            }
-            if let Some(b) = r.interval_hists.get(i) {
-                measure::merge(&mut h, &measure::interval_from_buckets(b));
-            }
-        }
-        agg.timeseries.push(Sample {
-            t_s: (k + 1) as f64 * interval,
-            iops,
-            bw_bytes: bw,
-            lat_p50_ns: h.value_at_quantile(0.5),
-            lat_p99_ns: h.value_at_quantile(0.99),
-        });
-        agg.interval_hists.push(measure::buckets(&h));
-    }
-    // Completion bins summed on rank 0's clock, for stalls and regimes of the whole.
-    let fshift: Vec<i64> = start.iter().map(|s| (s / bin).round() as i64).collect();
-    let flen = results
-        .iter()
-        .zip(&fshift)
-        .map(|(r, &d)| r.fine.ios.len() as i64 + d)
-        .max()
-        .unwrap_or(0)
-        .max(0) as usize;
-    let mut fine = vec![0u32; flen];
-    for (r, &d) in results.iter().zip(&fshift) {
-        for (i, &v) in r.fine.ios.iter().enumerate() {
-            if let Ok(j) = usize::try_from(i as i64 + d) {
-                if let Some(slot) = fine.get_mut(j) {
-                    *slot = slot.saturating_add(v);
-                }
-            }
-        }
-    }
-    // The whole's CPU time, on a CPU and waiting, is the ranks' summed, when every rank has it.
-    let whole = results.iter().all(|r| r.fine.cpu_cover());
-    let summed = |of: fn(&ResultDoc) -> &Vec<f32>| {
-        let mut sum = vec![0.0f32; if whole { flen } else { 0 }];
-        for (r, &d) in results.iter().zip(&fshift).filter(|_| whole) {
-            for (i, &v) in of(r).iter().enumerate() {
-                if let Some(s) = usize::try_from(i as i64 + d)
-                    .ok()
-                    .and_then(|j| sum.get_mut(j))
-                {
-                    *s += v;
-                }
-            }
-        }
-        sum
-    };
-    agg.fine.cpu_run = summed(|r| &r.fine.cpu_run);
-    agg.fine.cpu_wait = summed(|r| &r.fine.cpu_wait);
-    // Each host's other work is its own machine's, judged against its own CPUs: a sum over
-    // hosts means nothing, so the combined result has none.
-    agg.fine.cpu_others = Vec::new();
-    agg.fine.ios = fine;
+    count_window(&mut agg, &results, &start, (lo, hi));
+    merge_latency_and_cpu(&mut agg, &results, n);
+    over_time(&mut agg, &results, &start);
+    completion_bins(&mut agg, &results, &start);
 
     let mut doc = first.doc.clone();
     let mut findings: Vec<Finding> = Vec::new();
@@ -221,26 +85,7 @@ pub fn combine(mut parts: Vec<Part>) -> Result<RunDoc> {
             "several ranks ran on one host: its devices counted all of them, so `other-io` is not judged for those ranks".into(),
         );
     }
-    let mut out = vec![agg];
-    for (p, r) in parts.iter().zip(&results) {
-        let i = out.len();
-        let mut mine = (*r).clone();
-        let who = format!("{} (rank {})", p.host, p.rank);
-        mine.name = Some(who.clone());
-        mine.interval_hists = Vec::new();
-        mine.findings.retain(|f| judged(f, &p.host));
-        for f in &mut mine.findings {
-            name_host(f, &who, i);
-        }
-        for f in &p.doc.findings {
-            if f.result == Some(0) && judged(f, &p.host) {
-                let mut f = f.clone();
-                name_host(&mut f, &who, i);
-                findings.push(f);
-            }
-        }
-        out.push(mine);
-    }
+    let out = hosts_results(agg, &parts, &results, &mut findings, &judged);
     let names: Vec<String> = out[1..].iter().filter_map(|r| r.name.clone()).collect();
     let iops: Vec<f64> = out[1..].iter().map(|r| r.iops).collect();
     let flagged = straggling(&iops);
@@ -289,6 +134,195 @@ pub fn combine(mut parts: Vec<Part>) -> Result<RunDoc> {
     doc.results = out;
     doc.findings = findings;
     Ok(doc)
+}
+
+/// The aggregate's rate over the window in which every rank was measuring (`lo`..`hi` on rank
+/// 0's clock), counted from the completion bins of each rank moved onto rank 0's clock; a
+/// window too short to hold a bin falls back to the whole runs.
+fn count_window(agg: &mut ResultDoc, results: &[&ResultDoc], start: &[f64], (lo, hi): (f64, f64)) {
+    let bin = results[0].fine.bin_s.max(1e-3);
+    let (mut win_ios, mut win_bytes) = (0.0, 0.0);
+    for (r, s) in results.iter().zip(start) {
+        let per_io = if r.ios > 0 {
+            r.bytes as f64 / r.ios as f64
+        } else {
+            0.0
+        };
+        let ios: f64 = r
+            .fine
+            .ios
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| {
+                let t = s + *i as f64 * bin;
+                t >= lo - 1e-9 && t + bin <= hi + 1e-9
+            })
+            .map(|(_, &v)| f64::from(v))
+            .sum();
+        win_ios += ios;
+        win_bytes += ios * per_io;
+    }
+    let counted = ((hi - lo) / bin).floor() * bin;
+    if counted >= bin && win_ios > 0.0 {
+        // The aggregate keeps its own arithmetic (iops = ios / runtime_s) over the window; the
+        // ranks' totals are in `fleet`.
+        agg.iops = win_ios / counted;
+        agg.bw_bytes = win_bytes / counted;
+        agg.runtime_s = counted;
+        agg.ios = win_ios.round() as u64;
+        agg.bytes = win_bytes.round() as u64;
+    } else {
+        agg.iops = results.iter().map(|r| r.iops).sum();
+        agg.bw_bytes = results.iter().map(|r| r.bw_bytes).sum();
+    }
+}
+
+/// Every IO's latency (the ranks' histograms summed bucket by bucket), the CPU summed, and what
+/// only one rank's result can say (its devices, read and write apart) left out.
+fn merge_latency_and_cpu(agg: &mut ResultDoc, results: &[&ResultDoc], n: usize) {
+    let mut all = measure::run_hist();
+    for r in results {
+        measure::merge(&mut all, &measure::from_buckets(&r.lat_hist));
+    }
+    agg.lat_ns = LatNs::of(&all);
+    agg.lat_hist = measure::buckets(&all);
+    agg.read = None;
+    agg.write = None;
+    agg.cpu.user_s = results.iter().map(|r| r.cpu.user_s).sum();
+    agg.cpu.sys_s = results.iter().map(|r| r.cpu.sys_s).sum();
+    agg.cpu.per_io_us = match agg.ios {
+        0 => 0.0,
+        ios => (agg.cpu.user_s + agg.cpu.sys_s) * 1e6 / ios as f64,
+    };
+    agg.devices = Vec::new();
+    agg.findings = Vec::new();
+    agg.interrupted = results.iter().any(|r| r.interrupted);
+    agg.error = results.iter().find_map(|r| r.error.clone());
+    agg.target.path = format!("{n} targets");
+    agg.target.absolute_path = None;
+    agg.target.device = None;
+}
+
+/// The cluster over time: interval k of every rank, moved by its start onto rank 0's clock,
+/// rates summed and histograms merged.
+fn over_time(agg: &mut ResultDoc, results: &[&ResultDoc], start: &[f64]) {
+    let interval = results[0].workload.interval_s.max(1e-3);
+    let shift: Vec<i64> = start
+        .iter()
+        .map(|s| (s / interval).round() as i64)
+        .collect();
+    let last = results
+        .iter()
+        .zip(&shift)
+        .map(|(r, &d)| r.timeseries.len() as i64 + d)
+        .max()
+        .unwrap_or(0)
+        .max(0);
+    agg.timeseries = Vec::new();
+    agg.interval_hists = Vec::new();
+    for k in 0..last {
+        let mut h = measure::interval_hist();
+        let (mut iops, mut bw) = (0.0, 0.0);
+        for (r, &d) in results.iter().zip(&shift) {
+            let Ok(i) = usize::try_from(k - d) else {
+                continue;
+            };
+            if let Some(s) = r.timeseries.get(i) {
+                iops += s.iops;
+                bw += s.bw_bytes;
+            }
+            if let Some(b) = r.interval_hists.get(i) {
+                measure::merge(&mut h, &measure::interval_from_buckets(b));
+            }
+        }
+        agg.timeseries.push(Sample {
+            t_s: (k + 1) as f64 * interval,
+            iops,
+            bw_bytes: bw,
+            lat_p50_ns: h.value_at_quantile(0.5),
+            lat_p99_ns: h.value_at_quantile(0.99),
+        });
+        agg.interval_hists.push(measure::buckets(&h));
+    }
+}
+
+/// Completion bins summed on rank 0's clock, for stalls and regimes of the whole, and the
+/// CPU series summed where every rank has them.
+fn completion_bins(agg: &mut ResultDoc, results: &[&ResultDoc], start: &[f64]) {
+    let bin = results[0].fine.bin_s.max(1e-3);
+    let fshift: Vec<i64> = start.iter().map(|s| (s / bin).round() as i64).collect();
+    let flen = results
+        .iter()
+        .zip(&fshift)
+        .map(|(r, &d)| r.fine.ios.len() as i64 + d)
+        .max()
+        .unwrap_or(0)
+        .max(0) as usize;
+    let mut fine = vec![0u32; flen];
+    for (r, &d) in results.iter().zip(&fshift) {
+        for (i, &v) in r.fine.ios.iter().enumerate() {
+            if let Ok(j) = usize::try_from(i as i64 + d) {
+                if let Some(slot) = fine.get_mut(j) {
+                    *slot = slot.saturating_add(v);
+                }
+            }
+        }
+    }
+    // The whole's CPU time, on a CPU and waiting, is the ranks' summed, when every rank has it.
+    let whole = results.iter().all(|r| r.fine.cpu_cover());
+    let summed = |of: fn(&ResultDoc) -> &Vec<f32>| {
+        let mut sum = vec![0.0f32; if whole { flen } else { 0 }];
+        for (r, &d) in results.iter().zip(&fshift).filter(|_| whole) {
+            for (i, &v) in of(r).iter().enumerate() {
+                if let Some(s) = usize::try_from(i as i64 + d)
+                    .ok()
+                    .and_then(|j| sum.get_mut(j))
+                {
+                    *s += v;
+                }
+            }
+        }
+        sum
+    };
+    agg.fine.cpu_run = summed(|r| &r.fine.cpu_run);
+    agg.fine.cpu_wait = summed(|r| &r.fine.cpu_wait);
+    // Each host's other work is its own machine's, judged against its own CPUs: a sum over
+    // hosts means nothing, so the combined result has none.
+    agg.fine.cpu_others = Vec::new();
+    agg.fine.ios = fine;
+}
+
+/// The aggregate first, then each rank's own result named by host and rank (its interval
+/// histograms dropped, its findings moved to its place); rank 0's view of each rank's
+/// findings joins `findings`.
+fn hosts_results(
+    agg: ResultDoc,
+    parts: &[Part],
+    results: &[&ResultDoc],
+    findings: &mut Vec<Finding>,
+    judged: &dyn Fn(&Finding, &str) -> bool,
+) -> Vec<ResultDoc> {
+    let mut out = vec![agg];
+    for (p, r) in parts.iter().zip(results) {
+        let i = out.len();
+        let mut mine = (*r).clone();
+        let who = format!("{} (rank {})", p.host, p.rank);
+        mine.name = Some(who.clone());
+        mine.interval_hists = Vec::new();
+        mine.findings.retain(|f| judged(f, &p.host));
+        for f in &mut mine.findings {
+            name_host(f, &who, i);
+        }
+        for f in &p.doc.findings {
+            if f.result == Some(0) && judged(f, &p.host) {
+                let mut f = f.clone();
+                name_host(&mut f, &who, i);
+                findings.push(f);
+            }
+        }
+        out.push(mine);
+    }
+    out
 }
 
 /// The hosts whose IOPS are outliers by the repeats' rule (modified z-score above 3.5 and at
