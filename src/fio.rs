@@ -17,6 +17,9 @@ mod unmapped;
 mod values;
 
 pub use unmapped::NOTED;
+// The unit tests call size() and time() through `super::*`; nothing else here does.
+#[cfg(test)]
+use values::{size, time};
 
 use crate::workload::{BsMix, Distribution, FileService, Rw, SyncKind};
 use ini::{Loc, Opt};

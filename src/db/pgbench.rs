@@ -1,27 +1,19 @@
 //! `db pgbench`, the load: pgbench's tables made with `pgbench -i`, each measurement a pgbench
-//! run on the cluster (with `--repeat`), after its own vacuum and a checkpoint.
-//!
-//! pgbench, driven and read: its summary on stdout, and its per-transaction log (`-l`) turned
-//! into iogauge's own measurements — the whole-run latency histogram in the fixed layout of
-//! `measure` (so repeats and runs merge exactly), transactions per interval, and completions in
-//! 100 ms bins for the stall finding.
-//!
-//! A log line (pgbench 13+, without --aggregate-interval) is
-//! `client_id transaction_no time script_no time_epoch time_us [schedule_lag]`: `time` is the
-//! transaction's latency in µs and `time_epoch.time_us` when it ended. Failed transactions
-//! (pgbench 15+) have `failed`/`serialization`/`deadlock` in place of `time` and are counted
-//! apart.
+//! run on the cluster (with `--repeat`), after its own vacuum and a checkpoint; what pgbench
+//! prints and logs is read by `output`.
+
+mod output;
 
 use super::backend::Backend;
 use super::cluster::{self, Cluster};
 use super::{common, devices_of, load, pct, server, timeline};
-use crate::measure::{self, Hist, LatNs};
+use crate::measure;
 use crate::model::{CpuDoc, FineDoc, PgDoc, RepeatDoc, ResultDoc, Sample};
 use crate::units;
-use anyhow::{anyhow, Context, Result};
+use anyhow::{Context, Result};
+use output::{log_files, parse_summary, read_logs, Summary, Timeline};
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
 use std::time::Instant;
@@ -49,180 +41,6 @@ impl Script {
     pub fn writes(self) -> bool {
         self != Script::SelectOnly
     }
-}
-
-/// What pgbench printed at the end of a run.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct Summary {
-    /// "tps = … (without initial connection time)".
-    pub tps: f64,
-    /// "number of transactions actually processed".
-    pub transactions: u64,
-    /// "number of failed transactions" (pgbench 15+; 0 before).
-    pub failed: u64,
-    /// "latency average = … ms", in ns.
-    pub latency_avg_ns: Option<f64>,
-}
-
-/// Reads pgbench's closing report.
-pub fn parse_summary(stdout: &str) -> Result<Summary> {
-    let mut s = Summary::default();
-    let mut tps = None;
-    for line in stdout.lines() {
-        let line = line.trim();
-        let value = |prefix: &str| line.strip_prefix(prefix).map(str::trim);
-        if let Some(v) = value("tps =") {
-            tps = v.split_whitespace().next().and_then(|x| x.parse().ok());
-        } else if let Some(v) = value("number of transactions actually processed:") {
-            // "4714" or "4714/5000" with -t.
-            s.transactions = v
-                .split(['/', ' '])
-                .next()
-                .and_then(|x| x.parse().ok())
-                .unwrap_or(0);
-        } else if let Some(v) = value("number of failed transactions:") {
-            s.failed = v
-                .split_whitespace()
-                .next()
-                .and_then(|x| x.parse().ok())
-                .unwrap_or(0);
-        } else if let Some(v) = value("latency average =") {
-            s.latency_avg_ns = v
-                .split_whitespace()
-                .next()
-                .and_then(|x| x.parse::<f64>().ok())
-                .map(|ms| ms * 1e6);
-        }
-    }
-    s.tps = tps.ok_or_else(|| anyhow!("pgbench printed no tps line"))?;
-    Ok(s)
-}
-
-/// The measurements made from one run's per-transaction log.
-pub struct Timeline {
-    /// When the first transaction started, µs since the epoch: time zero of `timeseries`.
-    pub start_us: u64,
-    pub hist: Hist,
-    pub lat: LatNs,
-    /// Transactions that ended in the log.
-    pub transactions: u64,
-    /// Failed transactions in the log (not in the histogram).
-    pub failed: u64,
-    pub timeseries: Vec<Sample>,
-    pub fine: FineDoc,
-}
-
-/// One log line: (end in µs since the epoch, latency in µs), or `None` for a failure.
-fn parse_line(line: &str) -> Option<Option<(u64, u64)>> {
-    let f: Vec<&str> = line.split_whitespace().collect();
-    if f.len() < 6 {
-        return None;
-    }
-    let end = f[4].parse::<u64>().ok()? * 1_000_000 + f[5].parse::<u64>().ok()?;
-    match f[2].parse::<u64>() {
-        Ok(lat) => Some(Some((end, lat))),
-        Err(_) => Some(None),
-    }
-}
-
-/// pgbench's log files for `prefix`: `prefix.PID` and, with several jobs, `prefix.PID.N`.
-pub fn log_files(prefix: &Path) -> Vec<PathBuf> {
-    let (Some(dir), Some(stem)) = (prefix.parent(), prefix.file_name()) else {
-        return Vec::new();
-    };
-    let stem = format!("{}.", stem.to_string_lossy());
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter(|e| e.file_name().to_string_lossy().starts_with(&stem))
-        .map(|e| e.path())
-        .collect();
-    files.sort();
-    files
-}
-
-/// Reads the logs twice: once for the start of the first transaction (time zero), once to
-/// record each transaction in the histograms and bins. Transactions ending after `length` (the
-/// last ones in flight when pgbench's timer ran out) go into the last interval.
-pub fn read_logs(
-    files: &mut [std::fs::File],
-    length: Duration,
-    interval: Duration,
-) -> Result<Timeline> {
-    let mut each = |f: &mut dyn FnMut(Option<(u64, u64)>)| -> Result<()> {
-        for file in files.iter_mut() {
-            std::io::Seek::rewind(file).context("reading a pgbench log")?;
-            for line in BufReader::new(&*file).lines() {
-                if let Some(t) = parse_line(&line?) {
-                    f(t);
-                }
-            }
-        }
-        Ok(())
-    };
-    let mut start = u64::MAX;
-    each(&mut |t| {
-        if let Some((end, lat)) = t {
-            start = start.min(end.saturating_sub(lat));
-        }
-    })?;
-    let fine_us = crate::runner::FINE_BIN.as_micros() as u64;
-    let step_us = (interval.as_micros() as u64).max(1);
-    let length_us = (length.as_micros() as u64).max(step_us);
-    let n_steps = length_us.div_ceil(step_us) as usize;
-    let n_fine = length_us.div_ceil(fine_us) as usize;
-    let mut hist = measure::run_hist();
-    let mut steps: Vec<(u64, Hist)> = (0..n_steps)
-        .map(|_| (0, measure::interval_hist()))
-        .collect();
-    let mut fine = vec![0u32; n_fine];
-    let (mut transactions, mut failed) = (0u64, 0u64);
-    each(&mut |t| match t {
-        None => failed += 1,
-        Some((end, lat)) => {
-            transactions += 1;
-            let ns = lat.saturating_mul(1000).max(1);
-            hist.saturating_record(ns);
-            let at = end.saturating_sub(start);
-            let k = ((at / step_us) as usize).min(n_steps - 1);
-            steps[k].0 += 1;
-            steps[k].1.saturating_record(ns);
-            let b = ((at / fine_us) as usize).min(n_fine - 1);
-            fine[b] = fine[b].saturating_add(1);
-        }
-    })?;
-    let secs = step_us as f64 / 1e6;
-    let timeseries = steps
-        .iter()
-        .enumerate()
-        .map(|(k, (n, h))| {
-            let lat = LatNs::of(h);
-            Sample {
-                t_s: ((k as u64 + 1) * step_us).min(length_us) as f64 / 1e6,
-                iops: *n as f64 / secs,
-                bw_bytes: 0.0,
-                lat_p50_ns: lat.p50,
-                lat_p99_ns: lat.p99,
-            }
-        })
-        .collect();
-    Ok(Timeline {
-        start_us: if start == u64::MAX { 0 } else { start },
-        lat: LatNs::of(&hist),
-        hist,
-        transactions,
-        failed,
-        timeseries,
-        fine: FineDoc {
-            bin_s: crate::runner::FINE_BIN.as_secs_f64(),
-            ios: fine,
-            cpu_run: Vec::new(),
-            cpu_wait: Vec::new(),
-            cpu_others: Vec::new(),
-            ..FineDoc::default()
-        },
-    })
 }
 
 /// Everything `db pgbench` will do, checked before anything is created: the server's part as
@@ -645,65 +463,4 @@ fn result_doc(
         doc.repeats = repeats;
     }
     doc
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    const PG15: &str = "pgbench (15.18 (Debian 15.18-0+deb12u1))
-transaction type: <builtin: TPC-B (sort of)>
-scaling factor: 1
-query mode: simple
-number of clients: 2
-number of threads: 2
-maximum number of tries: 1
-duration: 2 s
-number of transactions actually processed: 4714
-number of failed transactions: 0 (0.000%)
-latency average = 0.848 ms
-initial connection time = 2.916 ms
-tps = 2359.222387 (without initial connection time)
-";
-
-    #[test]
-    fn reads_pgbench_15s_report() {
-        let s = parse_summary(PG15).unwrap();
-        assert_eq!(s.transactions, 4714);
-        assert_eq!(s.failed, 0);
-        assert!((s.tps - 2359.222387).abs() < 1e-9);
-        assert_eq!(s.latency_avg_ns, Some(848_000.0));
-        assert!(parse_summary("pgbench: error: connection refused").is_err());
-    }
-
-    #[test]
-    fn a_log_becomes_histogram_intervals_and_bins() {
-        let dir = tempfile::tempdir().unwrap();
-        // Two jobs' files; transaction ends at 0.5 s, 0.55 s and 1.5 s after a start at
-        // epoch 100.000000 s (the first one's start), and one failure.
-        std::fs::write(
-            dir.path().join("pgb.77"),
-            "0 1 500000 0 100 500000\n0 2 1000 0 100 550000\n0 3 failed 0 100 600000\n",
-        )
-        .unwrap();
-        std::fs::write(dir.path().join("pgb.77.1"), "1 1 2000 0 101 500000\n").unwrap();
-        std::fs::write(dir.path().join("other.1"), "junk\n").unwrap();
-        let files = log_files(&dir.path().join("pgb"));
-        assert_eq!(files.len(), 2);
-        let mut files: Vec<std::fs::File> = files
-            .iter()
-            .map(|f| std::fs::File::open(f).unwrap())
-            .collect();
-        let t = read_logs(&mut files, Duration::from_secs(2), Duration::from_secs(1)).unwrap();
-        assert_eq!((t.transactions, t.failed), (3, 1));
-        assert_eq!(t.hist.len(), 3);
-        let close = |a: u64, b: u64| (a as f64 - b as f64).abs() <= b as f64 * 1e-3;
-        assert!(close(t.lat.max, 500_000_000), "{}", t.lat.max);
-        assert!(close(t.lat.min, 1_000_000), "{}", t.lat.min);
-        let tps: Vec<f64> = t.timeseries.iter().map(|s| s.iops).collect();
-        assert_eq!(tps, vec![2.0, 1.0]);
-        assert_eq!(t.fine.ios.len(), 20);
-        assert_eq!((t.fine.ios[5], t.fine.ios[15]), (2, 1));
-        assert_eq!(t.fine.ios.iter().sum::<u32>(), 3);
-    }
 }

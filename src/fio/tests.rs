@@ -1,6 +1,5 @@
 //! The job-file reader against fio's documented meanings.
 
-use super::values::{size, time};
 use super::*;
 use crate::workload::blocks::BsWeight;
 

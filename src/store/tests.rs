@@ -2,6 +2,7 @@
 //! exact round trips, selectors and concurrent writers.
 
 use super::*;
+use crate::model::ResultDoc;
 use serde_json::json;
 
 fn db_in(dir: &tempfile::TempDir) -> PathBuf {

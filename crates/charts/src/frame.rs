@@ -113,7 +113,57 @@ impl Frame {
     pub(crate) fn render(&self, draw: impl FnOnce(&mut Svg, Rect)) -> String {
         let title_lines = wrap(&self.title, TITLE_FONT, WIDTH - 2.0 * PAD);
         let top = PAD + title_lines.len() as f64 * TITLE_FONT * 1.25 + 14.0;
+        let plot = self.plot_rect(top);
+        let x_labels = self.x_labels(plot);
+        let below = self.below(plot, x_labels.height);
 
+        let mut svg = Svg::new(WIDTH, below.height, &self.title);
+        for (i, line) in title_lines.iter().enumerate() {
+            let y = PAD + TITLE_FONT + i as f64 * TITLE_FONT * 1.25;
+            svg.text(
+                WIDTH / 2.0,
+                y,
+                line,
+                TITLE_FONT,
+                Anchor::Middle,
+                r#"font-weight="600""#,
+            );
+        }
+
+        // Grid first so data is drawn over it.
+        for (f, _) in &self.y.ticks {
+            let y = plot.bottom() - f * plot.h;
+            svg.line(plot.x, y, plot.right(), y, GRID, 1.0);
+        }
+        if let XSpec::Continuous(ticks) = &self.x {
+            for (f, _) in ticks {
+                let x = plot.x + f * plot.w;
+                svg.line(x, plot.y, x, plot.bottom(), "#eeeeee", 1.0);
+            }
+        }
+
+        draw(&mut svg, plot);
+
+        if self.no_data {
+            svg.text(
+                plot.x + plot.w / 2.0,
+                plot.y + plot.h / 2.0,
+                "no data",
+                16.0,
+                Anchor::Middle,
+                r##"class="no-data" fill-opacity="0.7""##,
+            );
+        }
+
+        self.axes(&mut svg, plot, &x_labels, below.x_title_base);
+        draw_legend(&mut svg, &below.legend_rows, below.legend_top);
+        draw_notes(&mut svg, &below.note_lines, below.notes_top);
+        svg.finish()
+    }
+
+    /// The plot rectangle below the title's `top`: margins wide enough for the y axes' labels
+    /// and titles and for the x labels at the plot's edges, at least `sides`.
+    fn plot_rect(&self, top: f64) -> Rect {
         let y_label_w = widest(self.y.ticks.iter().map(|t| &t.1), TICK_FONT);
         let y_title_w = if self.y.title.is_empty() {
             0.0
@@ -157,15 +207,17 @@ impl Frame {
         }
         left = left.max(self.sides.0);
         right = right.max(self.sides.1);
-        let plot = Rect {
+        Rect {
             x: left,
             y: top,
             w: (WIDTH - left - right).max(120.0),
             h: PLOT_HEIGHT,
-        };
+        }
+    }
 
-        // X labels: thin continuous ones so they do not overlap; slant categories that do not
-        // fit their slot.
+    /// X labels: thin continuous ones so they do not overlap; slant categories that do not
+    /// fit their slot.
+    fn x_labels(&self, plot: Rect) -> XLabels {
         let mut x_labels: Vec<(f64, String)> = Vec::new();
         let mut slant = false;
         let mut x_label_h = TICK_FONT + 4.0;
@@ -193,6 +245,15 @@ impl Frame {
                 }
             }
         }
+        XLabels {
+            at: x_labels,
+            slant,
+            height: x_label_h,
+        }
+    }
+
+    /// Where the x title, the legend and the notes go below the plot, and the page's height.
+    fn below(&self, plot: Rect, x_label_h: f64) -> Below<'_> {
         let x_labels_bottom = plot.bottom() + 6.0 + x_label_h;
         let x_title_base = x_labels_bottom + AXIS_FONT + 4.0;
         let mut y_cursor = if self.x_title.is_empty() {
@@ -216,56 +277,29 @@ impl Frame {
             y_cursor = notes_top + note_lines.len() as f64 * (SMALL_FONT + 4.0);
         }
         let height = (y_cursor + PAD).ceil();
-
-        let mut svg = Svg::new(WIDTH, height, &self.title);
-        for (i, line) in title_lines.iter().enumerate() {
-            let y = PAD + TITLE_FONT + i as f64 * TITLE_FONT * 1.25;
-            svg.text(
-                WIDTH / 2.0,
-                y,
-                line,
-                TITLE_FONT,
-                Anchor::Middle,
-                r#"font-weight="600""#,
-            );
+        Below {
+            x_title_base,
+            legend_rows,
+            legend_top,
+            note_lines,
+            notes_top,
+            height,
         }
+    }
 
-        // Grid first so data is drawn over it.
-        for (f, _) in &self.y.ticks {
-            let y = plot.bottom() - f * plot.h;
-            svg.line(plot.x, y, plot.right(), y, GRID, 1.0);
-        }
-        if let XSpec::Continuous(ticks) = &self.x {
-            for (f, _) in ticks {
-                let x = plot.x + f * plot.w;
-                svg.line(x, plot.y, x, plot.bottom(), "#eeeeee", 1.0);
-            }
-        }
-
-        draw(&mut svg, plot);
-
-        if self.no_data {
-            svg.text(
-                plot.x + plot.w / 2.0,
-                plot.y + plot.h / 2.0,
-                "no data",
-                16.0,
-                Anchor::Middle,
-                r##"class="no-data" fill-opacity="0.7""##,
-            );
-        }
-
-        // Axes over the data.
+    /// Axes over the data: both lines, the y axes' ticks and titles, the x labels, ticks and
+    /// title.
+    fn axes(&self, svg: &mut Svg, plot: Rect, x_labels: &XLabels, x_title_base: f64) {
         svg.line(plot.x, plot.y, plot.x, plot.bottom(), INK, 1.0);
         svg.line(plot.x, plot.bottom(), plot.right(), plot.bottom(), INK, 1.0);
-        self.y_axis(&mut svg, plot, &self.y, false);
+        self.y_axis(svg, plot, &self.y, false);
         if let Some(y2) = &self.y2 {
             svg.line(plot.right(), plot.y, plot.right(), plot.bottom(), INK, 1.0);
-            self.y_axis(&mut svg, plot, y2, true);
+            self.y_axis(svg, plot, y2, true);
         }
         let label_top = plot.bottom() + 6.0;
-        for (cx, label) in &x_labels {
-            if slant {
+        for (cx, label) in &x_labels.at {
+            if x_labels.slant {
                 let y = label_top + TICK_FONT * 0.7;
                 let rot = format!(
                     r#"transform="rotate(-{SLANT_DEGREES} {} {})""#,
@@ -300,33 +334,6 @@ impl Frame {
                 "",
             );
         }
-
-        for (row, entries) in legend_rows.iter().enumerate() {
-            let cy = legend_top + row as f64 * LEGEND_ROW + LEGEND_ROW / 2.0;
-            for (x, entry) in entries {
-                draw_swatch(&mut svg, *x, cy, &entry.swatch);
-                svg.text(
-                    x + LEGEND_SWATCH + 6.0,
-                    cy + LEGEND_FONT * 0.35,
-                    &entry.label,
-                    LEGEND_FONT,
-                    Anchor::Start,
-                    "",
-                );
-            }
-        }
-        for (i, line) in note_lines.iter().enumerate() {
-            let y = notes_top + SMALL_FONT + i as f64 * (SMALL_FONT + 4.0);
-            svg.text(
-                PAD,
-                y,
-                line,
-                SMALL_FONT,
-                Anchor::Start,
-                r#"class="note" font-style="italic""#,
-            );
-        }
-        svg.finish()
     }
 
     /// Ticks, labels and the rotated title of a vertical axis on the left or right.
@@ -380,6 +387,54 @@ impl Frame {
             x += w;
         }
         rows
+    }
+}
+/// The x axis's labels as placed: each one's centre, whether they are slanted, and the height
+/// they take below the plot.
+struct XLabels {
+    at: Vec<(f64, String)>,
+    slant: bool,
+    height: f64,
+}
+
+/// Where the parts below the plot go, top to bottom, and the page's height.
+struct Below<'a> {
+    x_title_base: f64,
+    legend_rows: Vec<Vec<(f64, &'a LegendEntry)>>,
+    legend_top: f64,
+    note_lines: Vec<String>,
+    notes_top: f64,
+    height: f64,
+}
+
+fn draw_legend(svg: &mut Svg, legend_rows: &[Vec<(f64, &LegendEntry)>], legend_top: f64) {
+    for (row, entries) in legend_rows.iter().enumerate() {
+        let cy = legend_top + row as f64 * LEGEND_ROW + LEGEND_ROW / 2.0;
+        for (x, entry) in entries {
+            draw_swatch(svg, *x, cy, &entry.swatch);
+            svg.text(
+                x + LEGEND_SWATCH + 6.0,
+                cy + LEGEND_FONT * 0.35,
+                &entry.label,
+                LEGEND_FONT,
+                Anchor::Start,
+                "",
+            );
+        }
+    }
+}
+
+fn draw_notes(svg: &mut Svg, note_lines: &[String], notes_top: f64) {
+    for (i, line) in note_lines.iter().enumerate() {
+        let y = notes_top + SMALL_FONT + i as f64 * (SMALL_FONT + 4.0);
+        svg.text(
+            PAD,
+            y,
+            line,
+            SMALL_FONT,
+            Anchor::Start,
+            r#"class="note" font-style="italic""#,
+        );
     }
 }
 
