@@ -13,12 +13,10 @@
 
 use super::{IntervalMsg, Shared, Verifier, KEEP_FAILURES};
 use crate::measure::{self, Hist};
-use crate::workload::files::FilePicker;
-use crate::workload::offsets::Offsets;
 use crate::workload::{Limit, Spec, SyncKind, CALIBRATION};
 use anyhow::anyhow;
 use iogauge_engine::{Done, Engine, Io, Op};
-use iogauge_verify::{check, Expect, Tally, Ticket, Verdict, SECTOR};
+use iogauge_verify::{check, Expect, Tally, Verdict, SECTOR};
 use std::sync::atomic::Ordering;
 use std::sync::mpsc::Sender;
 use std::time::{Duration, Instant};
@@ -134,6 +132,40 @@ pub struct WorkerOut {
     pub trial: [u64; 3],
 }
 
+impl WorkerOut {
+    fn new(cfg: &WorkerCfg, deadline: Option<Instant>) -> WorkerOut {
+        let spec = cfg.spec;
+        WorkerOut {
+            read: measure::run_hist(),
+            write: measure::run_hist(),
+            sync: measure::run_hist(),
+            service: measure::run_hist(),
+            reads: 0,
+            writes: 0,
+            read_bytes: 0,
+            write_bytes: 0,
+            syncs: 0,
+            fine: Vec::with_capacity(match deadline {
+                // At most a day's bins up front (7 MB); a longer run grows the vector a few
+                // times.
+                Some(_) => {
+                    ((expected_secs(spec) / FINE_BIN.as_secs_f64()) as usize).min(864_000) + 2
+                }
+                None => 1024,
+            }),
+            last_completion: Duration::ZERO,
+            error: None,
+            verify: Tally::new(if cfg.verify.is_some() {
+                KEEP_FAILURES
+            } else {
+                0
+            }),
+            complete_batch: spec.complete_batch.max(1),
+            trial: [0; 3],
+        }
+    }
+}
+
 pub struct WorkerCfg<'a> {
     pub id: u32,
     pub spec: &'a Spec,
@@ -146,449 +178,456 @@ pub struct WorkerCfg<'a> {
 
 /// Runs the loop over `files` files (the engine's; 1 but for fio's `nrfiles`).
 pub fn work<E: Engine>(
-    mut eng: E,
+    eng: E,
     cfg: &WorkerCfg,
     files: usize,
     shared: &Shared,
     tx: &Sender<IntervalMsg>,
     origin: Instant,
 ) -> WorkerOut {
-    let spec = cfg.spec;
-    let depth = spec.iodepth as usize;
-    let measure_start = origin + spec.lead_in();
-    let deadline = match spec.limit {
-        Limit::Time(t) => Some(measure_start + t),
-        Limit::Data(_) => None,
-    };
-    // One stream per file, each with its own positions (as fio keeps an offset per file): the
-    // first file's stream as a one-file job has it, the others' beside it, and a picker only
-    // when there are several, so a one-file job takes its stream after one branch, as before.
-    let files = files.clamp(1, usize::from(u16::MAX) + 1);
-    let mut offsets = Offsets::of(spec, cfg.id, cfg.range_start, cfg.range_bytes);
-    let mut more_offsets: Vec<Offsets> = (1..files as u32)
-        .map(|f| Offsets::of_file(spec, cfg.id, f, cfg.range_start, cfg.range_bytes))
-        .collect();
-    let mut picker = (files > 1).then(|| {
-        FilePicker::new(
-            spec.file_service,
-            files as u32,
-            offsets.pass(),
-            spec.seed,
-            cfg.id,
-        )
-    });
-    // The file of the latest write, which a sync (fsync=N) goes to.
-    let mut last_write_file = 0u16;
-    let sync_op = spec.sync.map(|(k, n)| {
-        let op = match k {
-            SyncKind::Fsync => Op::Fsync,
-            SyncKind::Fdatasync => Op::Fdatasync,
-        };
-        (op, n)
-    });
-    let idle = Io {
-        slot: 0,
-        file: 0,
-        op: Op::Read,
-        offset: 0,
-        len: 0,
-        buf_off: 0,
-    };
-
-    let mut out = WorkerOut {
-        read: measure::run_hist(),
-        write: measure::run_hist(),
-        sync: measure::run_hist(),
-        service: measure::run_hist(),
-        reads: 0,
-        writes: 0,
-        read_bytes: 0,
-        write_bytes: 0,
-        syncs: 0,
-        fine: Vec::with_capacity(match deadline {
-            // At most a day's bins up front (7 MB); a longer run grows the vector a few times.
-            Some(_) => ((expected_secs(spec) / FINE_BIN.as_secs_f64()) as usize).min(864_000) + 2,
-            None => 1024,
-        }),
-        last_completion: Duration::ZERO,
-        error: None,
-        verify: Tally::new(if cfg.verify.is_some() {
-            KEEP_FAILURES
-        } else {
-            0
-        }),
-        complete_batch: spec.complete_batch.max(1),
-        trial: [0; 3],
-    };
-    let mut interval = measure::interval_hist();
-    let mut interval_idx: u64 = 0;
-    let mut interval_ios: u64 = 0;
-    let mut interval_bytes: u64 = 0;
-    let interval_ns = spec.interval.as_nanos();
-    let bin_ns = FINE_BIN.as_nanos();
-
-    let mut free: Vec<u32> = (0..depth as u32).rev().collect();
-    let mut slot_io = vec![idle; depth];
-    let mut slot_t = vec![origin; depth];
-    // Each IO's own size (a block-size mix draws one per IO), counted when it completes whole.
-    let mut slot_len = vec![0u32; depth];
-    // With a rate, each IO has a planned start on a fixed schedule; latency counts from it, so
-    // an IO that could not start on time (the device stalled, the queue was full) shows the
-    // wait it would have cost a database. The schedule never skips ahead to hide a backlog.
-    let period = spec
-        .rate_per_thread
-        .map(|r| Duration::from_secs_f64(1.0 / r.max(1e-9)));
-    let mut slot_planned = vec![origin; depth];
-    // With --verify: per slot, the block's offset as first queued (a short transfer moves
-    // `io.offset`), the write's ticket, and the tracker's word when a read was queued.
-    let mut slot_block = vec![0u64; depth];
-    let mut slot_ticket = vec![Ticket::default(); depth];
-    let mut slot_seen = vec![0u64; depth];
-    let tracker = cfg.verify.and_then(|v| v.tracker);
-    let mut next_due = origin;
-    if period.is_some() {
-        iogauge_engine::sys::set_timer_slack_ns(1_000);
+    let mut w = Worker::new(eng, cfg, files, origin);
+    if let Err(e) = w.run(shared, tx) {
+        w.out.error = Some(e);
     }
-    let mut fresh: Vec<u32> = Vec::with_capacity(depth);
-    let mut done: Vec<Done> = Vec::with_capacity(depth * 2);
-    let mut issuing = true;
-    let mut writes_since_sync = 0u32;
-    let mut sync_in_flight = false;
-    let mut issued_bytes = 0u64;
-    let mut seq = 0u64;
-    let mut submit_batch = spec.submit_batch.max(1) as usize;
-    // The engine waits for at most what is in flight.
-    let mut complete_batch = spec.complete_batch.max(1) as usize;
-    let mut trial = (spec.complete_batch == 0).then(|| Trial::new(origin));
-    let mut way = Way::One;
-    // The trial's phase the last wait belonged to (none in the warm-up).
-    let mut counted: Option<u32> = None;
-    let ramped = !spec.lead_in().is_zero() && cfg.data_budget.is_some();
+    w.interval.finish(tx);
+    w.out
+}
 
-    'run: loop {
-        if issuing {
-            while let Some(&slot) = free.last() {
-                if let Some((op, every)) = sync_op {
-                    if writes_since_sync >= every {
-                        // Sync once every write before it has completed, as sysbench does:
-                        // stop issuing, let the writes drain, then sync alone.
-                        if eng.in_flight() == 0 && !sync_in_flight {
-                            let io = Io {
-                                slot,
-                                file: last_write_file,
-                                op,
-                                offset: 0,
-                                len: 0,
-                                buf_off: 0,
-                            };
-                            if let Err(e) = eng.queue(io) {
-                                out.error = Some(anyhow!("queueing a sync failed: {e}"));
-                                break 'run;
-                            }
-                            slot_io[slot as usize] = io;
-                            free.pop();
-                            fresh.push(slot);
-                            sync_in_flight = true;
-                        }
-                        break;
-                    }
-                }
-                if let Some(budget) = cfg.data_budget {
-                    if issued_bytes >= budget {
-                        issuing = false;
-                        break;
-                    }
-                }
-                let mut planned = origin;
-                if let Some(p) = period {
-                    if Instant::now() < next_due {
-                        break;
-                    }
-                    planned = next_due;
-                    next_due += p;
-                }
-                let (file, stream) = match picker.as_mut() {
-                    None => (0, &mut offsets),
-                    Some(p) => match p.next() {
-                        0 => (0, &mut offsets),
-                        f => (f, &mut more_offsets[f - 1]),
-                    },
-                };
-                // Only mixes spend a random number on the direction.
-                let read = match spec.mix_read_pct {
-                    100 => true,
-                    0 => false,
-                    pct => stream.coin(pct),
-                };
-                let (offset, len) = stream.next_io(!read);
-                let file = file as u16;
-                slot_block[slot as usize] = offset;
-                slot_len[slot as usize] = len;
-                let op = if read {
-                    if let Some(t) = tracker {
-                        slot_seen[slot as usize] = t.read_begin(offset);
-                    }
-                    Op::Read
-                } else {
-                    match (cfg.verify, eng.buffer_mut(slot)) {
-                        (Some(v), Some(buf)) => {
-                            // Every sector says what it is, so the reads and the verify pass
-                            // can name a block that came back wrong.
-                            let ticket =
-                                v.tracker.map(|t| t.write_begin(offset)).unwrap_or_default();
-                            iogauge_verify::stamp(
-                                &mut buf[..len as usize],
-                                &v.key,
-                                offset,
-                                ticket.generation,
-                            );
-                            slot_ticket[slot as usize] = ticket;
-                        }
-                        (None, Some(buf)) => {
-                            // A header per write makes every block unique (no dedup).
-                            seq += 1;
-                            buf[..8].copy_from_slice(&offset.to_le_bytes());
-                            buf[8..16].copy_from_slice(&seq.to_le_bytes());
-                        }
-                        _ => {}
-                    }
-                    writes_since_sync += 1;
-                    last_write_file = file;
-                    Op::Write
-                };
-                let io = Io {
-                    slot,
-                    file,
-                    op,
-                    offset,
-                    len,
-                    buf_off: 0,
-                };
-                if let Err(e) = eng.queue(io) {
-                    out.error = Some(anyhow!("queueing IO failed: {e}"));
-                    break 'run;
-                }
-                slot_io[slot as usize] = io;
-                slot_planned[slot as usize] = planned;
-                free.pop();
-                fresh.push(slot);
-                // A fixed amount of data is measured data: what the ramp moves does not count
-                // against it (the clock read is one per IO only in ramped, fixed-data runs).
-                if !ramped || Instant::now() >= measure_start {
-                    issued_bytes += u64::from(len);
-                }
-                // Refilling every freed slot in one burst makes the device see bursts, and
-                // each IO waits behind its burst; hand them over in small groups instead.
-                if fresh.len() >= submit_batch && !free.is_empty() {
-                    let t = Instant::now();
-                    for s in fresh.drain(..) {
-                        slot_t[s as usize] = t;
-                    }
-                    if let Err(e) = eng.submit() {
-                        out.error = Some(anyhow!("submitting IO failed: {e}"));
-                        break 'run;
-                    }
-                }
-            }
-        }
-        if period.is_some() && issuing && eng.in_flight() == 0 && fresh.is_empty() {
-            // Nothing in flight and the next IO not due yet: wait for its planned start (or
-            // the end of the run, or a stop request, whichever comes first).
-            let now = Instant::now();
-            let until = deadline.map_or(next_due, |d| d.min(next_due));
-            if now < until {
-                std::thread::sleep((until - now).min(Duration::from_millis(50)));
-            }
-            if deadline.is_some_and(|d| Instant::now() >= d) || shared.stop.load(Ordering::Relaxed)
-            {
-                issuing = false;
-            }
-            continue 'run;
-        }
-        if eng.in_flight() == 0 {
-            if !issuing {
-                break;
-            }
-            if free.len() == depth && fresh.is_empty() {
-                // Nothing could be issued (a sync was due with nothing in flight is handled
-                // above), so there is nothing left to do.
-                break;
-            }
-        }
-        let submitted_at = Instant::now();
-        for s in fresh.drain(..) {
-            slot_t[s as usize] = submitted_at;
-        }
-        if let Err(e) = eng.submit_and_reap(complete_batch, &mut done) {
-            out.error = Some(anyhow!("submitting IO failed: {e}"));
-            break 'run;
-        }
-        let now = Instant::now();
-        if let Some(t) = &mut trial {
-            // These completions count for the way they were waited for (not in the warm-up).
-            if let Some(k) = counted {
-                t.halves[usize::from(k > 3)][way as usize] += done.len() as u64;
-            }
-            way = match t.at(now) {
-                Some((k, w)) => {
-                    counted = (k > 0).then_some(k);
-                    w
-                }
-                None => {
-                    out.trial = t.ios();
-                    let w = t.choice();
-                    trial = None;
-                    w
-                }
+/// One worker's state for its run: the engine, where IOs go, the queue's slots, how it waits,
+/// and what it measured so far. Everything is allocated here, before the first IO.
+struct Worker<'a, E: Engine> {
+    eng: E,
+    cfg: &'a WorkerCfg<'a>,
+    spec: &'a Spec,
+    depth: usize,
+    origin: Instant,
+    measure_start: Instant,
+    deadline: Option<Instant>,
+    streams: Streams,
+    /// The file of the latest write, which a sync (fsync=N) goes to.
+    last_write_file: u16,
+    sync_op: Option<(Op, u32)>,
+    writes_since_sync: u32,
+    sync_in_flight: bool,
+    slots: Slots,
+    pacer: Pacer,
+    tracker: Option<&'a iogauge_verify::Tracker>,
+    done: Vec<Done>,
+    issuing: bool,
+    issued_bytes: u64,
+    /// Writes so far, for the header that makes every written block unique.
+    seq: u64,
+    submit_batch: usize,
+    /// The engine waits for at most what is in flight.
+    complete_batch: usize,
+    trial: Option<Trial>,
+    way: Way,
+    /// The trial's phase the last wait belonged to (none in the warm-up).
+    counted: Option<u32>,
+    /// A ramp before a fixed amount of data: what it moves does not count against the amount.
+    ramped: bool,
+    interval: Interval,
+    bin_ns: u128,
+    out: WorkerOut,
+}
+
+impl<'a, E: Engine> Worker<'a, E> {
+    fn new(eng: E, cfg: &'a WorkerCfg<'a>, files: usize, origin: Instant) -> Worker<'a, E> {
+        let spec = cfg.spec;
+        let depth = spec.iodepth as usize;
+        let measure_start = origin + spec.lead_in();
+        let deadline = match spec.limit {
+            Limit::Time(t) => Some(measure_start + t),
+            Limit::Data(_) => None,
+        };
+        let sync_op = spec.sync.map(|(k, n)| {
+            let op = match k {
+                SyncKind::Fsync => Op::Fsync,
+                SyncKind::Fdatasync => Op::Fdatasync,
             };
-            (complete_batch, submit_batch) = way.batches(depth, spec.submit_batch.max(1) as usize);
-            out.complete_batch = complete_batch as u32;
+            (op, n)
+        });
+        let pacer = Pacer {
+            period: spec
+                .rate_per_thread
+                .map(|r| Duration::from_secs_f64(1.0 / r.max(1e-9))),
+            next_due: origin,
+        };
+        if pacer.period.is_some() {
+            iogauge_engine::sys::set_timer_slack_ns(1_000);
         }
+        Worker {
+            eng,
+            cfg,
+            spec,
+            depth,
+            origin,
+            measure_start,
+            deadline,
+            streams: Streams::of(cfg, files),
+            last_write_file: 0,
+            sync_op,
+            writes_since_sync: 0,
+            sync_in_flight: false,
+            slots: Slots::new(depth, origin),
+            pacer,
+            tracker: cfg.verify.and_then(|v| v.tracker),
+            done: Vec::with_capacity(depth * 2),
+            issuing: true,
+            issued_bytes: 0,
+            seq: 0,
+            submit_batch: spec.submit_batch.max(1) as usize,
+            complete_batch: spec.complete_batch.max(1) as usize,
+            trial: (spec.complete_batch == 0).then(|| Trial::new(origin)),
+            way: Way::One,
+            counted: None,
+            ramped: !spec.lead_in().is_zero() && cfg.data_budget.is_some(),
+            interval: Interval::new(spec.interval),
+            bin_ns: FINE_BIN.as_nanos(),
+            out: WorkerOut::new(cfg, deadline),
+        }
+    }
 
-        let counting = now >= measure_start && deadline.is_none_or(|d| now <= d);
-        let since = now.saturating_duration_since(measure_start);
-        if counting {
-            let idx = (since.as_nanos() / interval_ns) as u64;
-            if idx != interval_idx {
-                if interval_ios > 0 {
-                    let h = std::mem::replace(&mut interval, measure::interval_hist());
-                    let _ = tx.send(IntervalMsg {
-                        idx: interval_idx,
-                        ios: interval_ios,
-                        bytes: interval_bytes,
-                        hist: Box::new(h),
-                    });
+    /// Issue, submit, reap, account, until the limit, a stop request or an error.
+    fn run(&mut self, shared: &Shared, tx: &Sender<IntervalMsg>) -> anyhow::Result<()> {
+        loop {
+            if self.issuing {
+                self.issue()?;
+            }
+            if self.pacer.period.is_some()
+                && self.issuing
+                && self.eng.in_flight() == 0
+                && self.slots.fresh.is_empty()
+            {
+                // Nothing in flight and the next IO not due yet: wait for its planned start
+                // (or the end of the run, or a stop request, whichever comes first).
+                self.pacer.wait(self.deadline);
+                if self.deadline.is_some_and(|d| Instant::now() >= d)
+                    || shared.stop.load(Ordering::Relaxed)
+                {
+                    self.issuing = false;
                 }
-                interval_idx = idx;
-                interval_ios = 0;
-                interval_bytes = 0;
+                continue;
+            }
+            if self.eng.in_flight() == 0 {
+                if !self.issuing {
+                    return Ok(());
+                }
+                if self.slots.free.len() == self.depth && self.slots.fresh.is_empty() {
+                    // Nothing could be issued (a sync was due with nothing in flight is handled
+                    // in `issue`), so there is nothing left to do.
+                    return Ok(());
+                }
+            }
+            self.slots.handed_over(Instant::now());
+            self.eng
+                .submit_and_reap(self.complete_batch, &mut self.done)
+                .map_err(|e| anyhow!("submitting IO failed: {e}"))?;
+            let now = Instant::now();
+            self.try_ways(now);
+            let counting = now >= self.measure_start && self.deadline.is_none_or(|d| now <= d);
+            let since = now.saturating_duration_since(self.measure_start);
+            if counting {
+                self.interval.roll(since, tx);
+            }
+            let batch_ios = self.complete(now, counting)?;
+            if batch_ios > 0 {
+                let bin = (since.as_nanos() / self.bin_ns) as usize;
+                let out = &mut self.out;
+                if out.fine.len() <= bin {
+                    out.fine.resize(bin + 1, 0);
+                }
+                out.fine[bin] += batch_ios;
+                out.last_completion = since;
+                shared.progress[self.cfg.id as usize]
+                    .ios
+                    .store(out.reads + out.writes, Ordering::Relaxed);
+            }
+            if self.issuing
+                && (self.deadline.is_some_and(|d| now >= d) || shared.stop.load(Ordering::Relaxed))
+            {
+                self.issuing = false;
             }
         }
-        let bin = (since.as_nanos() / bin_ns) as usize;
-        let mut batch_ios = 0u32;
+    }
 
-        for d in done.drain(..) {
-            let slot = d.slot as usize;
-            let io = slot_io[slot];
-            if d.res < 0 {
-                let errno = -d.res;
-                if errno == libc::EAGAIN || errno == libc::EINTR {
-                    // Same IO, same start time.
-                    if let Err(e) = eng.queue(io) {
-                        out.error = Some(anyhow!("requeueing IO failed: {e}"));
-                        break 'run;
+    /// Fills free slots: a sync when one is due (alone, once every write before it has
+    /// completed, as sysbench does), else the next IO of its stream, handed to the kernel in
+    /// small groups.
+    fn issue(&mut self) -> anyhow::Result<()> {
+        while let Some(&slot) = self.slots.free.last() {
+            if let Some((op, every)) = self.sync_op {
+                if self.writes_since_sync >= every {
+                    if self.eng.in_flight() == 0 && !self.sync_in_flight {
+                        self.queue_sync(slot, op)?;
                     }
-                    continue;
+                    return Ok(());
                 }
-                out.error = Some(io_error(errno, &io));
-                break 'run;
             }
-            match io.op {
-                Op::Read | Op::Write => {
-                    let n = d.res as u32;
-                    if n < io.len {
-                        if n == 0 {
-                            out.error = Some(anyhow!(
-                                "{} at offset {} returned 0 bytes: the target shrank during the run",
-                                op_name(io.op),
-                                io.offset
-                            ));
-                            break 'run;
-                        }
-                        // A short transfer: resubmit the rest from the same buffer.
-                        let rest = Io {
-                            offset: io.offset + u64::from(n),
-                            len: io.len - n,
-                            buf_off: io.buf_off + n,
-                            ..io
-                        };
-                        slot_io[slot] = rest;
-                        if let Err(e) = eng.queue(rest) {
-                            out.error = Some(anyhow!("requeueing a short IO failed: {e}"));
-                            break 'run;
-                        }
+            if self
+                .cfg
+                .data_budget
+                .is_some_and(|budget| self.issued_bytes >= budget)
+            {
+                self.issuing = false;
+                return Ok(());
+            }
+            let Some(planned) = self.pacer.next(self.origin) else {
+                return Ok(());
+            };
+            let len = self.queue_next(slot, planned)?;
+            // A fixed amount of data is measured data: what the ramp moves does not count
+            // against it (the clock read is one per IO only in ramped, fixed-data runs).
+            if !self.ramped || Instant::now() >= self.measure_start {
+                self.issued_bytes += u64::from(len);
+            }
+            // Refilling every freed slot in one burst makes the device see bursts, and each IO
+            // waits behind its burst; hand them over in small groups instead.
+            if self.slots.fresh.len() >= self.submit_batch && !self.slots.free.is_empty() {
+                self.slots.handed_over(Instant::now());
+                self.eng
+                    .submit()
+                    .map_err(|e| anyhow!("submitting IO failed: {e}"))?;
+            }
+        }
+        Ok(())
+    }
+
+    fn queue_sync(&mut self, slot: u32, op: Op) -> anyhow::Result<()> {
+        let io = Io {
+            slot,
+            file: self.last_write_file,
+            op,
+            offset: 0,
+            len: 0,
+            buf_off: 0,
+        };
+        self.eng
+            .queue(io)
+            .map_err(|e| anyhow!("queueing a sync failed: {e}"))?;
+        self.slots.io[slot as usize] = io;
+        self.slots.free.pop();
+        self.slots.fresh.push(slot);
+        self.sync_in_flight = true;
+        Ok(())
+    }
+
+    /// Queues the next read or write of its stream in `slot`; its length.
+    fn queue_next(&mut self, slot: u32, planned: Instant) -> anyhow::Result<u32> {
+        let (file, stream) = self.streams.next();
+        // Only mixes spend a random number on the direction.
+        let read = match self.spec.mix_read_pct {
+            100 => true,
+            0 => false,
+            pct => stream.coin(pct),
+        };
+        let (offset, len) = stream.next_io(!read);
+        let s = slot as usize;
+        self.slots.block[s] = offset;
+        self.slots.len[s] = len;
+        let op = match read {
+            true => {
+                if let Some(t) = self.tracker {
+                    self.slots.seen[s] = t.read_begin(offset);
+                }
+                Op::Read
+            }
+            false => {
+                self.fill_write(slot, offset, len);
+                self.writes_since_sync += 1;
+                self.last_write_file = file;
+                Op::Write
+            }
+        };
+        let io = Io {
+            slot,
+            file,
+            op,
+            offset,
+            len,
+            buf_off: 0,
+        };
+        self.eng
+            .queue(io)
+            .map_err(|e| anyhow!("queueing IO failed: {e}"))?;
+        self.slots.io[s] = io;
+        self.slots.planned[s] = planned;
+        self.slots.free.pop();
+        self.slots.fresh.push(slot);
+        Ok(len)
+    }
+
+    /// What a write carries: with --verify every sector says what it is, so the reads and the
+    /// verify pass can name a block that came back wrong; else a header that makes every
+    /// block unique (no dedup).
+    fn fill_write(&mut self, slot: u32, offset: u64, len: u32) {
+        match (self.cfg.verify, self.eng.buffer_mut(slot)) {
+            (Some(v), Some(buf)) => {
+                let ticket = v.tracker.map(|t| t.write_begin(offset)).unwrap_or_default();
+                iogauge_verify::stamp(&mut buf[..len as usize], &v.key, offset, ticket.generation);
+                self.slots.ticket[slot as usize] = ticket;
+            }
+            (None, Some(buf)) => {
+                self.seq += 1;
+                buf[..8].copy_from_slice(&offset.to_le_bytes());
+                buf[8..16].copy_from_slice(&self.seq.to_le_bytes());
+            }
+            _ => {}
+        }
+    }
+
+    /// An auto complete batch's trial: the completions just reaped count for the way they
+    /// were waited for, and the next wait is the phase's way, or the choice once it is over.
+    fn try_ways(&mut self, now: Instant) {
+        let Some(t) = &mut self.trial else {
+            return;
+        };
+        if let Some(k) = self.counted {
+            t.halves[usize::from(k > 3)][self.way as usize] += self.done.len() as u64;
+        }
+        self.way = match t.at(now) {
+            Some((k, w)) => {
+                self.counted = (k > 0).then_some(k);
+                w
+            }
+            None => {
+                self.out.trial = t.ios();
+                let w = t.choice();
+                self.trial = None;
+                w
+            }
+        };
+        (self.complete_batch, self.submit_batch) = self
+            .way
+            .batches(self.depth, self.spec.submit_batch.max(1) as usize);
+        self.out.complete_batch = self.complete_batch as u32;
+    }
+
+    /// Each completion reaped: retried when the kernel asks, finished when short, judged with
+    /// --verify, and counted while measuring. How many reads and writes it counted.
+    fn complete(&mut self, now: Instant, counting: bool) -> anyhow::Result<u32> {
+        let mut batch_ios = 0u32;
+        // Taken and put back, so the loop may call on `self`: no allocation either way.
+        let mut done = std::mem::take(&mut self.done);
+        let result = (|| {
+            for d in done.drain(..) {
+                let slot = d.slot as usize;
+                let io = self.slots.io[slot];
+                if d.res < 0 {
+                    let errno = -d.res;
+                    if errno == libc::EAGAIN || errno == libc::EINTR {
+                        // Same IO, same start time.
+                        self.eng
+                            .queue(io)
+                            .map_err(|e| anyhow!("requeueing IO failed: {e}"))?;
                         continue;
                     }
-                    if let Some(v) = cfg.verify {
-                        let at = slot_block[slot];
-                        match io.op {
-                            Op::Write => {
-                                if let Some(t) = v.tracker {
-                                    t.write_end(at, slot_ticket[slot]);
-                                }
-                            }
-                            _ => {
-                                let expect = match v.tracker {
-                                    Some(t) => t.read_expect(at, slot_seen[slot]),
-                                    None => Some(Expect::Skip),
-                                };
-                                if let Some(buf) = eng.buffer(d.slot) {
-                                    let whole = &buf[..slot_len[slot] as usize];
-                                    judge_read(&mut out.verify, v, whole, at, expect);
-                                }
-                            }
+                    return Err(io_error(errno, &io));
+                }
+                match io.op {
+                    Op::Read | Op::Write => {
+                        let n = d.res as u32;
+                        if n < io.len {
+                            self.rest_of(slot, io, n)?;
+                            continue;
+                        }
+                        self.verify(d.slot, io);
+                        if counting {
+                            self.count(slot, io.op, now);
+                            batch_ios += 1;
                         }
                     }
-                    if counting {
-                        let lat = match period {
-                            Some(_) => {
-                                let service = now.duration_since(slot_t[slot]).as_nanos() as u64;
-                                out.service.saturating_record(service);
-                                now.duration_since(slot_planned[slot]).as_nanos() as u64
-                            }
-                            None => now.duration_since(slot_t[slot]).as_nanos() as u64,
-                        };
-                        let len = u64::from(slot_len[slot]);
-                        if io.op == Op::Read {
-                            out.read.saturating_record(lat);
-                            out.reads += 1;
-                            out.read_bytes += len;
-                        } else {
-                            out.write.saturating_record(lat);
-                            out.writes += 1;
-                            out.write_bytes += len;
+                    Op::Fsync | Op::Fdatasync => {
+                        if counting {
+                            let lat = now.duration_since(self.slots.t[slot]).as_nanos() as u64;
+                            self.out.sync.saturating_record(lat);
+                            self.out.syncs += 1;
                         }
-                        interval.saturating_record(lat);
-                        interval_ios += 1;
-                        interval_bytes += len;
-                        batch_ios += 1;
+                        self.sync_in_flight = false;
+                        self.writes_since_sync = 0;
                     }
                 }
-                Op::Fsync | Op::Fdatasync => {
-                    if counting {
-                        let lat = now.duration_since(slot_t[slot]).as_nanos() as u64;
-                        out.sync.saturating_record(lat);
-                        out.syncs += 1;
-                    }
-                    sync_in_flight = false;
-                    writes_since_sync = 0;
+                self.slots.free.push(d.slot);
+            }
+            Ok(batch_ios)
+        })();
+        done.clear();
+        self.done = done;
+        result
+    }
+
+    /// A short transfer: the rest resubmitted from the same buffer (none at all: the target
+    /// shrank).
+    fn rest_of(&mut self, slot: usize, io: Io, n: u32) -> anyhow::Result<()> {
+        if n == 0 {
+            return Err(anyhow!(
+                "{} at offset {} returned 0 bytes: the target shrank during the run",
+                op_name(io.op),
+                io.offset
+            ));
+        }
+        let rest = Io {
+            offset: io.offset + u64::from(n),
+            len: io.len - n,
+            buf_off: io.buf_off + n,
+            ..io
+        };
+        self.slots.io[slot] = rest;
+        self.eng
+            .queue(rest)
+            .map_err(|e| anyhow!("requeueing a short IO failed: {e}"))
+    }
+
+    /// With --verify: a write's end told to the tracker, a read's block judged.
+    fn verify(&mut self, slot: u32, io: Io) {
+        let Some(v) = self.cfg.verify else {
+            return;
+        };
+        let s = slot as usize;
+        let at = self.slots.block[s];
+        match io.op {
+            Op::Write => {
+                if let Some(t) = v.tracker {
+                    t.write_end(at, self.slots.ticket[s]);
                 }
             }
-            free.push(d.slot);
-        }
-        if batch_ios > 0 {
-            if out.fine.len() <= bin {
-                out.fine.resize(bin + 1, 0);
+            _ => {
+                let expect = match v.tracker {
+                    Some(t) => t.read_expect(at, self.slots.seen[s]),
+                    None => Some(Expect::Skip),
+                };
+                if let Some(buf) = self.eng.buffer(slot) {
+                    let whole = &buf[..self.slots.len[s] as usize];
+                    judge_read(&mut self.out.verify, v, whole, at, expect);
+                }
             }
-            out.fine[bin] += batch_ios;
-            out.last_completion = since;
-            shared.progress[cfg.id as usize]
-                .ios
-                .store(out.reads + out.writes, Ordering::Relaxed);
-        }
-        if issuing && (deadline.is_some_and(|d| now >= d) || shared.stop.load(Ordering::Relaxed)) {
-            issuing = false;
         }
     }
-    if interval_ios > 0 {
-        let _ = tx.send(IntervalMsg {
-            idx: interval_idx,
-            ios: interval_ios,
-            bytes: interval_bytes,
-            hist: Box::new(interval),
-        });
+
+    /// A whole read or write completed while measuring: its latency (from its planned start
+    /// with a rate, its time from submission beside it) and its bytes.
+    fn count(&mut self, slot: usize, op: Op, now: Instant) {
+        let out = &mut self.out;
+        let lat = match self.pacer.period {
+            Some(_) => {
+                let service = now.duration_since(self.slots.t[slot]).as_nanos() as u64;
+                out.service.saturating_record(service);
+                now.duration_since(self.slots.planned[slot]).as_nanos() as u64
+            }
+            None => now.duration_since(self.slots.t[slot]).as_nanos() as u64,
+        };
+        let len = u64::from(self.slots.len[slot]);
+        if op == Op::Read {
+            out.read.saturating_record(lat);
+            out.reads += 1;
+            out.read_bytes += len;
+        } else {
+            out.write.saturating_record(lat);
+            out.writes += 1;
+            out.write_bytes += len;
+        }
+        self.interval.record(lat, len);
     }
-    out
 }
 
 /// Checks a block a read brought back, if the tracker says it can be judged: a block this cell
@@ -649,6 +688,9 @@ fn io_error(errno: i32, io: &Io) -> anyhow::Error {
         io.offset
     )
 }
+
+mod state;
+use state::{Interval, Pacer, Slots, Streams};
 
 #[cfg(test)]
 mod tests;

@@ -1,0 +1,205 @@
+//! A worker's small parts, each allocated once before the first IO: the queue's slots, the
+//! streams of offsets (one per file), the pacing of a rate, and the interval being counted.
+
+use super::super::IntervalMsg;
+use super::WorkerCfg;
+use crate::measure::{self, Hist};
+use crate::workload::files::FilePicker;
+use crate::workload::offsets::Offsets;
+use iogauge_engine::{Io, Op};
+use iogauge_verify::Ticket;
+use std::sync::mpsc::Sender;
+use std::time::{Duration, Instant};
+
+/// The queue's slots: which are free, which were queued since the last hand-over, and for each
+/// the IO in it with what its completion needs.
+pub(super) struct Slots {
+    pub free: Vec<u32>,
+    pub fresh: Vec<u32>,
+    pub io: Vec<Io>,
+    /// When each IO was handed to the kernel.
+    pub t: Vec<Instant>,
+    /// Each IO's own size (a block-size mix draws one per IO), counted when it completes whole.
+    pub len: Vec<u32>,
+    /// With a rate, each IO's planned start: latency counts from it, so an IO that could not
+    /// start on time (the device stalled, the queue was full) shows the wait it would have
+    /// cost a database.
+    pub planned: Vec<Instant>,
+    /// With --verify: the block's offset as first queued (a short transfer moves `io.offset`),
+    /// the write's ticket, and the tracker's word when a read was queued.
+    pub block: Vec<u64>,
+    pub ticket: Vec<Ticket>,
+    pub seen: Vec<u64>,
+}
+
+impl Slots {
+    pub fn new(depth: usize, origin: Instant) -> Slots {
+        let idle = Io {
+            slot: 0,
+            file: 0,
+            op: Op::Read,
+            offset: 0,
+            len: 0,
+            buf_off: 0,
+        };
+        Slots {
+            free: (0..depth as u32).rev().collect(),
+            fresh: Vec::with_capacity(depth),
+            io: vec![idle; depth],
+            t: vec![origin; depth],
+            len: vec![0; depth],
+            planned: vec![origin; depth],
+            block: vec![0; depth],
+            ticket: vec![Ticket::default(); depth],
+            seen: vec![0; depth],
+        }
+    }
+
+    /// Every IO queued since the last hand-over goes to the kernel at `t`.
+    #[inline]
+    pub fn handed_over(&mut self, t: Instant) {
+        for s in self.fresh.drain(..) {
+            self.t[s as usize] = t;
+        }
+    }
+}
+
+/// Where IOs go: one stream of offsets per file, each with its own positions (as fio keeps an
+/// offset per file), and a picker only when there are several, so a one-file job takes its
+/// stream after one branch.
+pub(super) struct Streams {
+    first: Offsets,
+    more: Vec<Offsets>,
+    picker: Option<FilePicker>,
+}
+
+impl Streams {
+    pub fn of(cfg: &WorkerCfg, files: usize) -> Streams {
+        let spec = cfg.spec;
+        let files = files.clamp(1, usize::from(u16::MAX) + 1);
+        let first = Offsets::of(spec, cfg.id, cfg.range_start, cfg.range_bytes);
+        let more = (1..files as u32)
+            .map(|f| Offsets::of_file(spec, cfg.id, f, cfg.range_start, cfg.range_bytes))
+            .collect();
+        let picker = (files > 1).then(|| {
+            FilePicker::new(
+                spec.file_service,
+                files as u32,
+                first.pass(),
+                spec.seed,
+                cfg.id,
+            )
+        });
+        Streams {
+            first,
+            more,
+            picker,
+        }
+    }
+
+    /// The file of the next IO and its stream.
+    #[inline]
+    pub fn next(&mut self) -> (u16, &mut Offsets) {
+        match self.picker.as_mut() {
+            None => (0, &mut self.first),
+            Some(p) => match p.next() {
+                0 => (0, &mut self.first),
+                f => (f as u16, &mut self.more[f - 1]),
+            },
+        }
+    }
+}
+
+/// With a rate, IOs start on a fixed schedule, which never skips ahead to hide a backlog.
+pub(super) struct Pacer {
+    pub period: Option<Duration>,
+    pub next_due: Instant,
+}
+
+impl Pacer {
+    /// The next IO's planned start, or `None` while it is not due; without a rate, `origin`
+    /// (never read).
+    #[inline]
+    pub fn next(&mut self, origin: Instant) -> Option<Instant> {
+        let Some(p) = self.period else {
+            return Some(origin);
+        };
+        if Instant::now() < self.next_due {
+            return None;
+        }
+        let planned = self.next_due;
+        self.next_due += p;
+        Some(planned)
+    }
+
+    /// Sleeps until the next IO is due or the run ends, at most 50 ms (a stop request is
+    /// looked at after).
+    pub fn wait(&self, deadline: Option<Instant>) {
+        let now = Instant::now();
+        let until = deadline.map_or(self.next_due, |d| d.min(self.next_due));
+        if now < until {
+            std::thread::sleep((until - now).min(Duration::from_millis(50)));
+        }
+    }
+}
+
+/// The interval being counted, sent to the runner's main thread when the next one begins.
+pub(super) struct Interval {
+    hist: Hist,
+    idx: u64,
+    ios: u64,
+    bytes: u64,
+    ns: u128,
+}
+
+impl Interval {
+    pub fn new(length: Duration) -> Interval {
+        Interval {
+            hist: measure::interval_hist(),
+            idx: 0,
+            ios: 0,
+            bytes: 0,
+            ns: length.as_nanos(),
+        }
+    }
+
+    /// Moves to the interval `since` (the measurement's start) falls in; the one that ended is
+    /// sent when it saw any IO.
+    #[inline]
+    pub fn roll(&mut self, since: Duration, tx: &Sender<IntervalMsg>) {
+        let idx = (since.as_nanos() / self.ns) as u64;
+        if idx != self.idx {
+            if self.ios > 0 {
+                let h = std::mem::replace(&mut self.hist, measure::interval_hist());
+                self.send(h, tx);
+            }
+            self.idx = idx;
+            self.ios = 0;
+            self.bytes = 0;
+        }
+    }
+
+    #[inline]
+    pub fn record(&mut self, lat: u64, len: u64) {
+        self.hist.saturating_record(lat);
+        self.ios += 1;
+        self.bytes += len;
+    }
+
+    /// The last interval, sent when it saw any IO.
+    pub fn finish(&mut self, tx: &Sender<IntervalMsg>) {
+        if self.ios > 0 {
+            let h = std::mem::replace(&mut self.hist, measure::interval_hist());
+            self.send(h, tx);
+        }
+    }
+
+    fn send(&self, hist: Hist, tx: &Sender<IntervalMsg>) {
+        let _ = tx.send(IntervalMsg {
+            idx: self.idx,
+            ios: self.ios,
+            bytes: self.bytes,
+            hist: Box::new(hist),
+        });
+    }
+}
