@@ -264,7 +264,7 @@ impl WorkloadDoc {
         };
         WorkloadDoc {
             rw: spec.rw,
-            bs: spec.bs,
+            bs: spec.bs.bytes(),
             bs_mix: spec.shape.mix.clone(),
             seq_run: Some(spec.shape.seq_run).filter(|n| *n > 1 && spec.rw.random()),
             seq_skip: Some(spec.shape.seq_skip).filter(|n| *n > 0 && !spec.rw.random()),

@@ -18,7 +18,7 @@ use crate::fio::{self, Engine, Job};
 use crate::suite::cells::{self, Cell, Overrides};
 use crate::suite::{self as suites, Amount, Group, Layout, Length, Op, Suite};
 use crate::units;
-use crate::workload::{buffers_over_share, Rw, SyncKind, MAX_BS, MAX_IODEPTH, MAX_THREADS, MIN_BS};
+use crate::workload::{buffers_over_share, BlockSize, Rw, SyncKind, MAX_IODEPTH, MAX_THREADS};
 use anyhow::Result;
 use iogauge_engine::{EngineKind, UringOptions};
 use std::collections::BTreeMap;
@@ -292,11 +292,11 @@ fn of_run(args: &RunArgs, ranked: bool) -> Result<Plan> {
     }
     let length = match (args.repeat.until_change.or(w.time), w.data) {
         (_, Some(0)) => return Err(usage("--data 0: give an amount of data, e.g. --data 4GiB")),
-        (_, Some(d)) if d < bs => {
+        (_, Some(d)) if d < bs.bytes() => {
             return Err(usage(format!(
                 "--data {} is less than one block (--bs {}); give more data",
                 typed("--data", units::iec(d)),
-                typed("--bs", units::bs_label(bs))
+                typed("--bs", units::bs_label(bs.bytes()))
             )))
         }
         (_, Some(d)) => Length::Data(Amount::Bytes(d)),
@@ -355,7 +355,7 @@ fn of_run(args: &RunArgs, ranked: bool) -> Result<Plan> {
             }),
             (None, Some(0)) => return Err(usage("--rate-bw 0: give e.g. --rate-bw 100MiB")),
             (None, Some(b)) => Some(Rate {
-                iops: b as f64 / bs as f64,
+                iops: b as f64 / bs.bytes() as f64,
                 per_thread: w.rate_per_thread,
             }),
             (None, None) if w.rate_per_thread => return Err(usage(
@@ -370,13 +370,13 @@ fn of_run(args: &RunArgs, ranked: bool) -> Result<Plan> {
         w.iodepth
     };
     let threads = w.threads.saturating_mul(w.iodepth / depth);
-    if let Some(buffers) = buffers_over_share(threads, depth, bs, env.ram) {
+    if let Some(buffers) = buffers_over_share(threads, depth, bs.bytes(), env.ram) {
         return Err(usage(format!(
             "the IO buffers would take {} ({} threads × {} in flight × {}), more than a quarter of RAM ({}); lower --threads, --iodepth or --bs",
             units::iec(buffers),
             w.threads,
             w.iodepth,
-            units::bs_label(bs),
+            units::bs_label(bs.bytes()),
             units::iec(env.ram)
         )));
     }
@@ -460,12 +460,12 @@ fn checked(plan: Plan) -> Result<Plan> {
     if let Some(c) = plan
         .cells
         .iter()
-        .find(|c| c.writes() && !c.bs.is_multiple_of(iogauge_verify::SECTOR as u64))
+        .find(|c| c.writes() && !c.bs.bytes().is_multiple_of(iogauge_verify::SECTOR as u64))
     {
         return Err(usage(format!(
             "--verify stamps whole 4 KiB sectors, and {} writes {} blocks; use a block size that is a multiple of 4k",
             c.name(),
-            units::bs_label(c.bs)
+            units::bs_label(c.bs.bytes())
         )));
     }
     Ok(plan)
@@ -657,19 +657,17 @@ fn typed(flag: &str, shown: String) -> String {
         .unwrap_or(shown)
 }
 
-fn check_bs(flag: &str, bs: u64) -> Result<u64> {
-    if bs == 0 {
-        return Err(usage(format!(
-            "{flag} 0: the block size must be at least 512 bytes, e.g. {flag} 4k"
-        )));
-    }
-    if !(MIN_BS..=MAX_BS).contains(&bs) || !bs.is_multiple_of(MIN_BS) {
-        return Err(usage(format!(
-            "{flag} {}: the block size must be a multiple of 512 bytes between 512 and 64MiB, e.g. 4k or 1m",
-            typed(flag, units::bs_label(bs))
-        )));
-    }
-    Ok(bs)
+/// The block size typed after `flag`, as [`BlockSize`] has its rule; refused naming the flag.
+fn check_bs(flag: &str, bs: u64) -> Result<BlockSize> {
+    BlockSize::new(bs).map_err(|why| {
+        usage(match bs {
+            0 => format!("{flag} 0: {why}, e.g. {flag} 4k"),
+            _ => format!(
+                "{flag} {}: {why}, e.g. 4k or 1m",
+                typed(flag, units::bs_label(bs))
+            ),
+        })
+    })
 }
 
 fn check_count(flag: &str, v: u32, max: u32) -> Result<()> {

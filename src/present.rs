@@ -353,7 +353,7 @@ fn probe_text(doc: &RunDoc, outcomes: &[Outcome]) -> String {
     let bs = outcomes
         .iter()
         .find(|o| o.cell.op == crate::suite::Op::Randread)
-        .map_or(4096, |o| o.cell.bs);
+        .map_or(4096, |o| o.cell.bs.bytes());
     let mut s = format!(
         "probe cache — random {} reads by working set, each after a sequential pass that warms it\n\n",
         units::iec(bs)

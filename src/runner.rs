@@ -384,11 +384,11 @@ fn data_budgets(spec: &Spec) -> Option<Vec<u64>> {
     let Limit::Data(total) = spec.limit else {
         return None;
     };
-    let blocks = total.div_ceil(spec.bs);
+    let blocks = total.div_ceil(spec.bs.bytes());
     let n = u64::from(spec.threads);
     Some(
         (0..n)
-            .map(|i| (blocks / n + u64::from(i < blocks % n)) * spec.bs)
+            .map(|i| (blocks / n + u64::from(i < blocks % n)) * spec.bs.bytes())
             .collect(),
     )
 }

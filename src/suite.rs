@@ -11,7 +11,7 @@ pub mod cells;
 pub mod schema;
 pub mod stable;
 
-use crate::workload::SyncKind;
+use crate::workload::{BlockSize, SyncKind};
 use std::time::Duration;
 
 /// The suites iogauge knows by name, in the order `full` runs them.
@@ -69,7 +69,7 @@ pub struct Group {
     pub origin: Option<String>,
     pub ops: Vec<Op>,
     pub read_pct: Vec<u8>,
-    pub bs: Vec<u64>,
+    pub bs: Vec<BlockSize>,
     pub threads: Vec<u32>,
     pub iodepth: Vec<u32>,
     /// Sync after every N writes.

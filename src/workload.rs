@@ -21,6 +21,38 @@ pub const MAX_THREADS: u32 = 1024;
 pub const MAX_IODEPTH: u32 = 4096;
 pub const MIN_BS: u64 = 512;
 pub const MAX_BS: u64 = 64 << 20;
+
+/// A block size iogauge can issue: a multiple of 512 bytes from 512 bytes to 64 MiB. The one
+/// place that rule is written: a block size is made once from what was typed (`--bs`, a suite
+/// file, a suite's `--bs` override, a fio job) and carried as it is through the plan's cells to
+/// the workers, which hand the engine its bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct BlockSize(u64);
+
+impl BlockSize {
+    /// `bytes` as a block size, or why it is none (to follow what was typed).
+    pub fn new(bytes: u64) -> Result<BlockSize, &'static str> {
+        if bytes == 0 {
+            return Err("the block size must be at least 512 bytes");
+        }
+        if !(MIN_BS..=MAX_BS).contains(&bytes) || !bytes.is_multiple_of(MIN_BS) {
+            return Err("the block size must be a multiple of 512 bytes between 512 and 64MiB");
+        }
+        Ok(BlockSize(bytes))
+    }
+
+    /// A block size written in the code, checked as it is compiled (a constant) or at once.
+    // RangeInclusive::contains is not a const fn.
+    #[allow(clippy::manual_range_contains)]
+    pub const fn known(bytes: u64) -> BlockSize {
+        assert!(bytes >= MIN_BS && bytes <= MAX_BS && bytes.is_multiple_of(MIN_BS));
+        BlockSize(bytes)
+    }
+
+    pub const fn bytes(self) -> u64 {
+        self.0
+    }
+}
 /// Share of RAM the IO buffers may take.
 pub const MAX_BUFFER_SHARE_OF_RAM: f64 = 0.25;
 
@@ -181,9 +213,9 @@ impl std::fmt::Display for FileService {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Spec {
     pub rw: Rw,
-    /// Block size in bytes; with a mix ([`Shape::mix`]) the mix's *smallest* size, which the
-    /// data budgets and the block counts of checks are in.
-    pub bs: u64,
+    /// Block size; with a mix ([`Shape::mix`]) the mix's *smallest* size, which the data
+    /// budgets and the block counts of checks are in.
+    pub bs: BlockSize,
     pub threads: u32,
     pub iodepth: u32,
     pub engine: EngineKind,
@@ -255,7 +287,7 @@ impl Spec {
         self.shape
             .mix
             .as_ref()
-            .map_or(self.bs, |m| m.max().max(self.bs))
+            .map_or(self.bs.bytes(), |m| m.max().max(self.bs.bytes()))
     }
 
     /// The mean IO size (bytes per IO, for progress and pacing).
@@ -263,7 +295,7 @@ impl Spec {
         self.shape
             .mix
             .as_ref()
-            .map_or(self.bs as f64, |m| m.mean(self.mix_read_pct))
+            .map_or(self.bs.bytes() as f64, |m| m.mean(self.mix_read_pct))
     }
 
     /// Bytes of each thread's region: the range, less the strides of `offset_increment`.
@@ -317,41 +349,43 @@ impl Spec {
         }
         if let Some(s) = self.shape.stride {
             let region = self.region_bytes(range_bytes);
-            if region < self.bs || s * u64::from(self.threads.saturating_sub(1)) >= range_bytes {
+            if region < self.bs.bytes()
+                || s * u64::from(self.threads.saturating_sub(1)) >= range_bytes
+            {
                 return Err(usage(format!(
                     "{} threads {} apart leave each a region of {}, less than one block of {}",
                     self.threads,
                     crate::units::iec(s),
                     crate::units::iec(region),
-                    crate::units::bs_label(self.bs)
+                    crate::units::bs_label(self.bs.bytes())
                 )));
             }
         }
-        if range_bytes < self.bs {
+        if range_bytes < self.bs.bytes() {
             return Err(usage(format!(
                 "the target range is {}, smaller than one block (--bs {}); use a larger --size or a smaller --bs",
                 crate::units::iec(range_bytes),
-                crate::units::bs_label(self.bs)
+                crate::units::bs_label(self.bs.bytes())
             )));
         }
-        if self.direct && !self.bs.is_multiple_of(u64::from(logical_block)) {
+        if self.direct && !self.bs.bytes().is_multiple_of(u64::from(logical_block)) {
             return Err(usage(format!(
                 "--bs {} is not a multiple of the device's logical block size ({} bytes), which O_DIRECT requires; use --bs {} or --buffered",
-                crate::units::bs_label(self.bs),
+                crate::units::bs_label(self.bs.bytes()),
                 logical_block,
-                crate::units::bs_label(self.bs.next_multiple_of(u64::from(logical_block)))
+                crate::units::bs_label(self.bs.bytes().next_multiple_of(u64::from(logical_block)))
             )));
         }
         if !self.rw.random()
             && self.shape.stride.is_none()
-            && range_bytes / self.bs < u64::from(self.threads)
+            && range_bytes / self.bs.bytes() < u64::from(self.threads)
         {
             return Err(usage(format!(
                 "{} threads need at least {} blocks of {} for their sequential streams, the range has {}; use fewer --threads or a larger --size",
                 self.threads,
                 self.threads,
-                crate::units::iec(self.bs),
-                range_bytes / self.bs
+                crate::units::iec(self.bs.bytes()),
+                range_bytes / self.bs.bytes()
             )));
         }
         Ok(())

@@ -8,6 +8,7 @@ use crate::error::usage;
 use crate::model::{ResultDoc, RunDoc};
 use crate::store::Recorder;
 use crate::units;
+use crate::workload::BlockSize;
 use anyhow::Result;
 use iogauge_analyze::{Finding, Kind as FindingKind, Severity};
 use std::collections::BTreeMap;
@@ -233,7 +234,7 @@ pub fn storage(
             group(
                 &cells.commit_title,
                 Op::Write,
-                cells.commit_bs,
+                BlockSize::known(cells.commit_bs),
                 1,
                 Some((cells.commit_sync, 1)),
                 Some(16 << 20),
@@ -242,7 +243,7 @@ pub fn storage(
             group(
                 &format!("{page} random reads at the clients' concurrency"),
                 Op::Randread,
-                cells.page,
+                BlockSize::known(cells.page),
                 cells.threads,
                 None,
                 None,

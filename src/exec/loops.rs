@@ -113,7 +113,8 @@ pub(super) fn run_cells(
         }
         drop(files);
         let direct = work.specs().iter().any(|s| s.direct);
-        let refused = |e: &str, ios: u64| suite && ios == 0 && refused_block(e, cell.bs, direct);
+        let refused =
+            |e: &str, ios: u64| suite && ios == 0 && refused_block(e, cell.bs.bytes(), direct);
         let skip = |state: &mut State, why: String| {
             say!(
                 "[{}/{}] {}: skipped, the target refused it",
@@ -269,7 +270,8 @@ pub(super) fn precondition(plan: &Plan, target: &Target, state: &mut State) -> R
     Ok(())
 }
 
-pub(crate) const PRECONDITION_BS: u64 = 128 << 10;
+pub(crate) const PRECONDITION_BS: crate::workload::BlockSize =
+    crate::workload::BlockSize::known(128 << 10);
 pub(crate) const PRECONDITION_DEPTH: u32 = 32;
 
 /// Calls `once` (with a progress label naming the repeat) `--repeat` times, dropping the page

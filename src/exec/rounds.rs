@@ -29,7 +29,7 @@ pub(super) fn run_rounds(
     let tracked = runnable
         .iter()
         .copied()
-        .find(|&i| cells[i].op == op && cells[i].read_pct == pct && cells[i].bs == bs)
+        .find(|&i| cells[i].op == op && cells[i].read_pct == pct && cells[i].bs.bytes() == bs)
         .ok_or_else(|| {
             usage("the cell that decides steady state cannot run on this target (see the notes)")
         })?;

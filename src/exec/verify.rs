@@ -49,13 +49,13 @@ impl Session {
     pub fn check(works: &[Result<Work, String>], ram: u64) -> Result<()> {
         for w in works.iter().flatten() {
             if let Work::One { spec, len, .. } = w {
-                let need = len / spec.bs * Tracker::BYTES_PER_BLOCK;
+                let need = len / spec.bs.bytes() * Tracker::BYTES_PER_BLOCK;
                 if spec.writes() && ram > 0 && need > ram / 4 {
                     return Err(usage(format!(
                         "--verify would keep {} of generations for {} blocks of {}, more than a quarter of RAM; use a larger --bs or a smaller --size",
                         units::iec(need),
-                        len / spec.bs,
-                        units::bs_label(spec.bs)
+                        len / spec.bs.bytes(),
+                        units::bs_label(spec.bs.bytes())
                     )));
                 }
             }
@@ -78,7 +78,7 @@ impl Session {
             Work::One { spec, start, len } if spec.writes() => Some(Tracker::new(
                 target.offset + start,
                 *len,
-                spec.bs,
+                spec.bs.bytes(),
                 (index as u64 + 1) << 32,
             )),
             _ => None,

@@ -100,7 +100,7 @@ pub fn of(cell: &Cell, env: &Env, range: u64, logical_block: u32) -> Result<Work
         .shape
         .mix
         .as_ref()
-        .map_or(cell.bs, |m| m.max().max(cell.bs));
+        .map_or(cell.bs.bytes(), |m| m.max().max(cell.bs.bytes()));
     if let Some(buffers) = buffers_over_share(threads, iodepth, largest, env.ram) {
         return Err(format!(
             "its IO buffers would take {}, more than a quarter of RAM ({})",
@@ -136,7 +136,7 @@ pub fn of(cell: &Cell, env: &Env, range: u64, logical_block: u32) -> Result<Work
         Length::Time(t) => Limit::Time(t),
         Length::Data(a) => {
             let bytes = cells::data_bytes(a, span) / share;
-            Limit::Data(bytes.max(cell.bs).next_multiple_of(cell.bs))
+            Limit::Data(bytes.max(cell.bs.bytes()).next_multiple_of(cell.bs.bytes()))
         }
     };
     let checked = |spec: Spec, span: u64| {
@@ -156,7 +156,7 @@ pub fn of(cell: &Cell, env: &Env, range: u64, logical_block: u32) -> Result<Work
                 Length::Time(t) => Limit::Time((t / cell.files).max(MIN_SLICE)),
                 Length::Data(a) => {
                     let bytes = cells::data_bytes(a, per);
-                    Limit::Data(bytes.max(cell.bs).next_multiple_of(cell.bs))
+                    Limit::Data(bytes.max(cell.bs.bytes()).next_multiple_of(cell.bs.bytes()))
                 }
             };
             let spec = Spec {
@@ -184,7 +184,7 @@ pub fn of(cell: &Cell, env: &Env, range: u64, logical_block: u32) -> Result<Work
             })
         }
         None => {
-            let half = len / 2 / cell.bs * cell.bs;
+            let half = len / 2 / cell.bs.bytes() * cell.bs.bytes();
             let read = Spec {
                 rw: Rw::Read,
                 mix_read_pct: 100,
@@ -415,6 +415,7 @@ fn measure(
 mod tests {
     use super::*;
     use crate::suite::{Layout, Op};
+    use crate::workload::BlockSize;
     use iogauge_engine::UringOptions;
 
     fn env(engine: EngineKind) -> Env {
@@ -443,7 +444,7 @@ mod tests {
             layout: Layout::Plain,
             op,
             read_pct: if op.writes(100) { 0 } else { 100 },
-            bs,
+            bs: BlockSize::known(bs),
             threads: 1,
             iodepth: 1,
             sync: None,
@@ -470,7 +471,7 @@ mod tests {
         };
         assert_eq!((start, len), (0, 1 << 30));
         assert_eq!(
-            (spec.rw, spec.bs, spec.threads, spec.iodepth),
+            (spec.rw, spec.bs.bytes(), spec.threads, spec.iodepth),
             (Rw::Randread, 8192, 4, 8)
         );
         assert_eq!(spec.limit, Limit::Time(Duration::from_secs(2)));

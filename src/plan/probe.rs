@@ -47,14 +47,14 @@ pub fn from_probe_cache(args: &crate::cli::ProbeCacheArgs) -> Result<Plan> {
         groups.push(group(
             format!("warm {}", units::iec(ws)),
             Op::Read,
-            1 << 20,
+            BlockSize::known(1 << 20),
             4,
             Length::Data(Amount::Range),
         ));
         groups.push(group(
             format!("probe {}", units::iec(ws)),
             Op::Randread,
-            4096,
+            BlockSize::known(4096),
             1,
             Length::Data(Amount::Bytes(args.ios * 4096)),
         ));

@@ -108,12 +108,7 @@ fn overrides(args: &SuiteArgs) -> Result<Overrides> {
     };
     let bs = |s: &str| {
         let v = units::parse_size(s)?;
-        if !(MIN_BS..=MAX_BS).contains(&v) || v % 512 != 0 {
-            return Err(format!(
-                "{s} is not a multiple of 512 bytes between 512 and 64m"
-            ));
-        }
-        Ok(v)
+        BlockSize::new(v).map_err(|why| format!("{s}: {why}"))
     };
     let count = |max: u32| {
         move |s: &str| match s.parse::<u64>() {
@@ -147,7 +142,11 @@ fn overrides(args: &SuiteArgs) -> Result<Overrides> {
     }
     let narrow = |v: Option<Vec<u64>>| v.map(|v| v.into_iter().map(|x| x as u32).collect());
     Ok(Overrides {
-        sizes: list("--sizes", &args.sizes, &bs)?,
+        sizes: args
+            .sizes
+            .as_deref()
+            .map(|s| units::parse_list(s, bs).map_err(|e| usage(format!("--sizes {s}: {e}"))))
+            .transpose()?,
         threads: narrow(list("--threads", &args.threads, &count(MAX_THREADS))?),
         read_pct: list("--read-pct", &args.read_pct, &pct)?
             .map(|v| v.into_iter().map(|x| x as u8).collect()),

@@ -42,7 +42,7 @@ fn a_run_is_a_suite_of_one_cell() {
     assert_eq!(p.cells.len(), 1);
     let c = &p.cells[0];
     assert_eq!(
-        (c.op, c.read_pct, c.bs, c.threads, c.iodepth),
+        (c.op, c.read_pct, c.bs.bytes(), c.threads, c.iodepth),
         (Op::Randrw, 70, 8192, 2, 16)
     );
     assert_eq!(c.length, Length::Data(Amount::Bytes(1 << 30)));

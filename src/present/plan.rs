@@ -79,7 +79,7 @@ pub fn doc(plan: &Plan, resolved: &target::Resolved, works: &[Result<Work, Strin
             name: c.name(),
             op: c.op.name(),
             read_pct: c.read_pct,
-            bs: c.bs,
+            bs: c.bs.bytes(),
             threads: c.threads,
             iodepth: c.iodepth,
             writes: c.writes(),

@@ -88,7 +88,7 @@ fn matrix(cells: &[&Outcome]) -> String {
             .copied()
             .filter(|o| o.cell.op == op && o.cell.read_pct == pct)
             .collect();
-        let sizes = distinct(mine.iter().map(|o| o.cell.bs));
+        let sizes = distinct(mine.iter().map(|o| o.cell.bs.bytes()));
         let cols = distinct(mine.iter().map(|o| (o.cell.threads, o.cell.iodepth)));
         let deep = cols.iter().any(|c| c.1 > 1);
         let label = |(t, d): (u32, u32)| {
@@ -103,7 +103,9 @@ fn matrix(cells: &[&Outcome]) -> String {
         for &col in &cols {
             let mut column = Vec::new();
             for &bs in &sizes {
-                let o = find(&mine, |c| c.bs == bs && (c.threads, c.iodepth) == col);
+                let o = find(&mine, |c| {
+                    c.bs.bytes() == bs && (c.threads, c.iodepth) == col
+                });
                 column.push(match o.and_then(|o| o.result) {
                     Some(r) => (units::count(r.iops), units::mib_s(r.bw_bytes)),
                     None => (String::new(), missing(o)),
@@ -183,8 +185,12 @@ type Column = fn(&ResultDoc) -> String;
 /// Orion's tables: outstanding IOs down, read percentages across; IOPS, then latencies.
 fn mixes(cells: &[&Outcome]) -> String {
     let mut s = String::new();
-    for bs in distinct(cells.iter().map(|o| o.cell.bs)) {
-        let mine: Vec<&Outcome> = cells.iter().copied().filter(|o| o.cell.bs == bs).collect();
+    for bs in distinct(cells.iter().map(|o| o.cell.bs.bytes())) {
+        let mine: Vec<&Outcome> = cells
+            .iter()
+            .copied()
+            .filter(|o| o.cell.bs.bytes() == bs)
+            .collect();
         let rows = distinct(mine.iter().map(|o| (o.cell.threads, o.cell.iodepth)));
         let cols = distinct(mine.iter().map(|o| o.cell.read_pct));
         let row_label = |(t, d): (u32, u32)| {
@@ -245,7 +251,7 @@ fn body<R: Copy, C: Copy>(
 /// The SNIA PTS tables: block sizes down, read/write mixes across ("100/0" … "0/100").
 fn snia(cells: &[&Outcome]) -> String {
     let mut s = String::new();
-    let rows = distinct(cells.iter().map(|o| o.cell.bs));
+    let rows = distinct(cells.iter().map(|o| o.cell.bs.bytes()));
     let cols = distinct(cells.iter().map(|o| o.cell.read_pct));
     let tables: [(&str, Column); 4] = [
         ("IOPS", |r| units::count(r.iops)),
@@ -261,7 +267,7 @@ fn snia(cells: &[&Outcome]) -> String {
             &rows,
             &cols,
             units::bs_label,
-            |c, bs, p| c.bs == bs && c.read_pct == p,
+            |c, bs, p| c.bs.bytes() == bs && c.read_pct == p,
             value,
         );
         s.push_str(&grid(&header, &body));
@@ -273,7 +279,7 @@ fn snia(cells: &[&Outcome]) -> String {
 /// dd's view: block sizes down, write / read / copy across, MiB/s and where the data was.
 fn seq(cells: &[&Outcome], ram: u64) -> String {
     let ops = distinct(cells.iter().map(|o| o.cell.op));
-    let sizes = distinct(cells.iter().map(|o| o.cell.bs));
+    let sizes = distinct(cells.iter().map(|o| o.cell.bs.bytes()));
     let mut header = vec!["Block".to_string()];
     for op in &ops {
         header.push(match op {
@@ -286,7 +292,7 @@ fn seq(cells: &[&Outcome], ram: u64) -> String {
         .map(|&bs| {
             let mut line = vec![units::bs_label(bs)];
             for &op in &ops {
-                let o = find(cells, |c| c.bs == bs && c.op == op);
+                let o = find(cells, |c| c.bs.bytes() == bs && c.op == op);
                 line.push(match o.and_then(|o| o.result) {
                     Some(r) => {
                         // A copy moves every byte twice (read and write); cp users count once.
@@ -477,8 +483,10 @@ pub fn summary(suite: &Suite, outcomes: &[Outcome]) -> String {
             }
             Layout::Snia => {
                 // The specification's headline cells: the extremes of the table.
-                let pick =
-                    |bs: u64, pct: u8| done.iter().find(|(c, _)| c.bs == bs && c.read_pct == pct);
+                let pick = |bs: u64, pct: u8| {
+                    done.iter()
+                        .find(|(c, _)| c.bs.bytes() == bs && c.read_pct == pct)
+                };
                 for (bs, pct) in [
                     (4096, 100),
                     (4096, 0),
@@ -519,7 +527,7 @@ pub fn summary(suite: &Suite, outcomes: &[Outcome]) -> String {
 
 /// Where in its group a cell sits, for the summary: `4K × 8 threads`, `QD 16`.
 fn short(c: &Cell) -> String {
-    let mut s = units::bs_label(c.bs);
+    let mut s = units::bs_label(c.bs.bytes());
     if c.threads > 1 {
         s.push_str(&format!(" × {} threads", c.threads));
     }

@@ -6,7 +6,7 @@ use iogauge_engine::UringOptions;
 fn null_spec(limit: Limit) -> Spec {
     Spec {
         rw: Rw::Randread,
-        bs: 4096,
+        bs: crate::workload::BlockSize::known(4096),
         threads: 2,
         iodepth: 4,
         engine: EngineKind::Null,

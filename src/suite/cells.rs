@@ -4,13 +4,13 @@
 
 use super::{Amount, CliOption, Layout, Length, Op, Suite};
 use crate::units;
-use crate::workload::SyncKind;
+use crate::workload::{BlockSize, SyncKind};
 use std::time::Duration;
 
 /// What the command line says instead of the suite file.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Overrides {
-    pub sizes: Option<Vec<u64>>,
+    pub sizes: Option<Vec<BlockSize>>,
     pub threads: Option<Vec<u32>>,
     pub read_pct: Option<Vec<u8>>,
     pub qd: Option<Vec<u32>>,
@@ -28,7 +28,7 @@ pub struct Cell {
     pub op: Op,
     /// Percentage of reads (100 or 0 for the pure patterns).
     pub read_pct: u8,
-    pub bs: u64,
+    pub bs: BlockSize,
     pub threads: u32,
     pub iodepth: u32,
     pub sync: Option<(SyncKind, u32)>,
@@ -65,7 +65,7 @@ impl Cell {
         s.push(' ');
         match &self.shape.mix {
             Some(m) => s.push_str(&m.label()),
-            None => s.push_str(&units::bs_label(self.bs)),
+            None => s.push_str(&units::bs_label(self.bs.bytes())),
         }
         if self.threads > 1 || self.layout == Layout::Matrix {
             let plural = crate::units::plural(self.threads as usize);
@@ -251,7 +251,7 @@ options = ["read-pct", "qd"]
         assert_eq!(cells.len(), 2 * 3 * 2 + 2 * 3 + 3);
         let m: Vec<(Op, u64, u32)> = cells[..12]
             .iter()
-            .map(|c| (c.op, c.bs, c.threads))
+            .map(|c| (c.op, c.bs.bytes(), c.threads))
             .collect();
         let mut expect = Vec::new();
         for op in [Op::Randread, Op::Randwrite] {
@@ -281,16 +281,18 @@ options = ["read-pct", "qd"]
     fn command_line_lists_replace_only_the_groups_that_take_them() {
         let s = suite(TWO_GROUPS);
         let o = Overrides {
-            sizes: Some(vec![512, 1 << 20]),
+            sizes: Some(vec![BlockSize::known(512), BlockSize::known(1 << 20)]),
             qd: Some(vec![64]),
             cell_time: Some(Duration::from_millis(200)),
             ..Overrides::default()
         };
         let cells = expand(&s, &o).unwrap();
         assert_eq!(cells.len(), 2 * 2 * 2 + 2 + 1);
-        assert!(cells[..8].iter().all(|c| [512, 1 << 20].contains(&c.bs)));
+        assert!(cells[..8]
+            .iter()
+            .all(|c| [512, 1 << 20].contains(&c.bs.bytes())));
         assert!(
-            cells[8..].iter().all(|c| c.bs == 8192),
+            cells[8..].iter().all(|c| c.bs.bytes() == 8192),
             "mixes keep their 8K"
         );
         assert!(cells[8..].iter().all(|c| c.iodepth == 64));
@@ -324,7 +326,7 @@ options = ["read-pct", "qd"]
             let mine: Vec<&Cell> = cells.iter().filter(|c| c.op == op).collect();
             assert_eq!(mine.len(), 42);
             for (i, c) in mine.iter().enumerate() {
-                assert_eq!(c.bs, sizes[i / 3]);
+                assert_eq!(c.bs.bytes(), sizes[i / 3]);
                 assert_eq!(c.threads, [1, 10, 40][i % 3]);
                 assert_eq!(c.iodepth, 1);
                 assert_eq!(c.length, Length::Time(Duration::from_secs(10)));
@@ -337,7 +339,9 @@ options = ["read-pct", "qd"]
         let cells = expand(&builtin("mixes").unwrap(), &Overrides::default()).unwrap();
         let small: Vec<&Cell> = cells.iter().filter(|c| c.layout == Layout::Mixes).collect();
         assert_eq!(small.len(), 4 * 7);
-        assert!(small.iter().all(|c| c.bs == 8192 && c.op == Op::Randrw));
+        assert!(small
+            .iter()
+            .all(|c| c.bs.bytes() == 8192 && c.op == Op::Randrw));
         let mut combos: Vec<(u8, u32)> = small.iter().map(|c| (c.read_pct, c.iodepth)).collect();
         combos.sort();
         let mut expect = Vec::new();
@@ -349,7 +353,7 @@ options = ["read-pct", "qd"]
         assert_eq!(combos, expect);
         assert!(cells
             .iter()
-            .any(|c| c.bs == 1 << 20 && !c.op.rw().is_some_and(|r| r.random())));
+            .any(|c| c.bs.bytes() == 1 << 20 && !c.op.rw().is_some_and(|r| r.random())));
     }
 
     #[test]
@@ -359,7 +363,7 @@ options = ["read-pct", "qd"]
         assert_eq!(cells.len(), 3 * sizes.len());
         for (i, c) in cells.iter().enumerate() {
             assert_eq!(c.op, [Op::Write, Op::Read, Op::Copy][i / sizes.len()]);
-            assert_eq!(c.bs, sizes[i % sizes.len()]);
+            assert_eq!(c.bs.bytes(), sizes[i % sizes.len()]);
             assert!(matches!(c.length, Length::Data(_)));
         }
     }
@@ -368,11 +372,11 @@ options = ["read-pct", "qd"]
     fn fsync_and_seeks_are_the_sysbench_tests() {
         let f = expand(&builtin("fsync").unwrap(), &Overrides::default()).unwrap();
         let with = |k: SyncKind| f.iter().filter(move |c| c.sync.map(|s| s.0) == Some(k));
-        let fs: Vec<u64> = with(SyncKind::Fsync).map(|c| c.bs).collect();
+        let fs: Vec<u64> = with(SyncKind::Fsync).map(|c| c.bs.bytes()).collect();
         assert_eq!(fs, [4096, 16384]);
         assert!(with(SyncKind::Fsync).all(|c| c.sync == Some((SyncKind::Fsync, 1))));
         assert!(
-            with(SyncKind::Fdatasync).any(|c| c.bs == 8192 && c.op == Op::Write),
+            with(SyncKind::Fdatasync).any(|c| c.bs.bytes() == 8192 && c.op == Op::Write),
             "WAL"
         );
         assert!(f.iter().any(|c| c.odsync && c.sync.is_none()));
@@ -387,7 +391,7 @@ options = ["read-pct", "qd"]
         assert_eq!(s.len(), 1);
         let c = &s[0];
         assert_eq!(
-            (c.op, c.bs, c.threads, c.iodepth),
+            (c.op, c.bs.bytes(), c.threads, c.iodepth),
             (Op::Randread, 8192, 1, 1)
         );
         assert_eq!(c.direct, Some(true));
@@ -410,7 +414,7 @@ options = ["read-pct", "qd"]
         let matrix: Vec<(u64, u32)> = cells
             .iter()
             .filter(|c| c.layout == Layout::Matrix)
-            .map(|c| (c.bs, c.threads))
+            .map(|c| (c.bs.bytes(), c.threads))
             .collect();
         for want in [(4096, 1), (4096, 8), (1 << 20, 1), (1 << 20, 8)] {
             assert!(matrix.contains(&want), "{want:?}");

@@ -31,7 +31,7 @@
 
 use super::{Amount, CliOption, Group, Layout, Length, Op, Rounds, Suite, DEFAULT_TIME};
 use crate::units;
-use crate::workload::{SyncKind, MAX_BS, MAX_IODEPTH, MAX_THREADS, MIN_BS};
+use crate::workload::{BlockSize, SyncKind, MAX_IODEPTH, MAX_THREADS, MIN_BS};
 use serde::de::{self, Deserializer, Visitor};
 use serde::Deserialize;
 use std::fmt;
@@ -59,7 +59,7 @@ struct RoundsDoc {
     /// The tracked cell: its rw, read percentage (for rw/randrw) and block size.
     track_rw: Op,
     track_read_pct: Option<Bounded<0, 100>>,
-    track_bs: BlockSize,
+    track_bs: Bs,
     window: Option<Bounded<2, 100>>,
     max: Option<Bounded<1, 1000>>,
     /// Write the range twice in 128 KiB sequential writes before the first round.
@@ -86,7 +86,7 @@ struct GroupDoc {
     #[serde(default = "plain")]
     layout: Layout,
     rw: Spanned<Vec<Op>>,
-    bs: Spanned<Vec<BlockSize>>,
+    bs: Spanned<Vec<Bs>>,
     threads: Option<Spanned<Vec<Bounded<1, { MAX_THREADS as u64 }>>>>,
     iodepth: Option<Spanned<Vec<Bounded<1, { MAX_IODEPTH as u64 }>>>>,
     read_pct: Option<Spanned<Vec<Bounded<0, 100>>>>,
@@ -191,14 +191,14 @@ fn check(doc: FileDoc) -> Result<Suite, CheckError> {
                 None => return Err((Some(span), "track_rw cannot be copy".into())),
             };
             let rounds = Rounds {
-                track: (r.track_rw, read_pct, r.track_bs.0),
+                track: (r.track_rw, read_pct, r.track_bs.0.bytes()),
                 window: r.window.map_or(5, |w| w.0 as usize),
                 max: r.max.map_or(25, |m| m.0 as u32),
                 precondition: r.precondition,
             };
             let tracked = groups.iter().any(|g| {
                 g.ops.contains(&rounds.track.0)
-                    && g.bs.contains(&rounds.track.2)
+                    && g.bs.iter().any(|b| b.bytes() == rounds.track.2)
                     && (!rounds.track.0.mixed() || g.read_pct.contains(&rounds.track.1))
             });
             if !tracked {
@@ -221,7 +221,7 @@ fn check(doc: FileDoc) -> Result<Suite, CheckError> {
 
 fn check_group(g: GroupDoc, default_time: Duration) -> Result<Group, CheckError> {
     let ops = nonempty_unique(&g.rw, "rw", |o| o.name().to_string())?;
-    let bs: Vec<u64> = nonempty_unique(&g.bs, "bs", |b| units::bs_label(b.0))?
+    let bs: Vec<BlockSize> = nonempty_unique(&g.bs, "bs", |b| units::bs_label(b.0.bytes()))?
         .into_iter()
         .map(|b| b.0)
         .collect();
@@ -298,12 +298,12 @@ fn check_group(g: GroupDoc, default_time: Duration) -> Result<Group, CheckError>
         },
         (None, Some(d)) => {
             if let AmountValue(Amount::Bytes(b)) = d.get_ref() {
-                if let Some(big) = bs.iter().find(|&&x| x > *b) {
+                if let Some(big) = bs.iter().find(|x| x.bytes() > *b) {
                     return Err(at(
                         d,
                         format!(
                             "data is less than one {} block; give more data",
-                            units::bs_label(*big)
+                            units::bs_label(big.bytes())
                         ),
                     ));
                 }
@@ -315,7 +315,7 @@ fn check_group(g: GroupDoc, default_time: Duration) -> Result<Group, CheckError>
     let range = match &g.range {
         Some(r) => {
             let v = r.get_ref().0;
-            let largest = bs.iter().copied().max().unwrap_or(0);
+            let largest = bs.iter().map(|b| b.bytes()).max().unwrap_or(0);
             if v < largest || v % MIN_BS != 0 {
                 return Err(at(
                     r,
@@ -453,19 +453,18 @@ impl<'de> Deserialize<'de> for Size {
     }
 }
 
-/// A block size iogauge can issue: a multiple of 512 bytes from 512 to 64 MiB.
+/// A block size as a suite file writes it ("4k" or 1048576), held to [`BlockSize`]'s rule.
 #[derive(Clone, Copy, Debug)]
-struct BlockSize(u64);
+struct Bs(BlockSize);
 
-impl<'de> Deserialize<'de> for BlockSize {
+impl<'de> Deserialize<'de> for Bs {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let v = d.deserialize_any(SizeVisitor)?;
-        if !(MIN_BS..=MAX_BS).contains(&v) || v % MIN_BS != 0 {
-            return Err(de::Error::custom(format!(
-                "block size {v} bytes is not a multiple of 512 between 512 and 64m; write e.g. \"4k\" or \"1m\""
-            )));
-        }
-        Ok(BlockSize(v))
+        BlockSize::new(v).map(Bs).map_err(|why| {
+            de::Error::custom(format!(
+                "{v} bytes: {why}; write e.g. \"4k\" or \"1m\""
+            ))
+        })
     }
 }
 

@@ -80,7 +80,7 @@ impl Offsets {
                 spec.threads,
                 range_start,
                 range_len,
-                spec.bs,
+                spec.bs.bytes(),
             );
         }
         Offsets::shaped(spec, thread, range_start, range_len)
@@ -304,7 +304,7 @@ mod tests {
     ) -> Spec {
         Spec {
             rw,
-            bs: shape.mix.as_ref().map_or(4096, |m| m.min()),
+            bs: crate::workload::BlockSize::known(shape.mix.as_ref().map_or(4096, |m| m.min())),
             threads,
             iodepth: 1,
             engine: iogauge_engine::EngineKind::Null,

@@ -66,7 +66,7 @@ impl Engine for Recorder {
 fn spec(depth: u32, data: u64) -> Spec {
     Spec {
         rw: Rw::Randwrite,
-        bs: 4096,
+        bs: crate::workload::BlockSize::known(4096),
         threads: 1,
         iodepth: depth,
         engine: iogauge_engine::EngineKind::Null,

@@ -50,7 +50,10 @@ fn a_good_file_reads_as_written() {
     let g = &s.groups[0];
     assert_eq!(g.layout, Layout::Matrix);
     assert_eq!(g.ops, vec![Op::Randread, Op::Randwrite]);
-    assert_eq!(g.bs, vec![4096, 1 << 20]);
+    assert_eq!(
+        g.bs,
+        vec![BlockSize::known(4096), BlockSize::known(1 << 20)]
+    );
     assert_eq!(g.threads, vec![1, 8]);
     assert_eq!(g.iodepth, vec![1], "iodepth defaults to one");
     assert_eq!(

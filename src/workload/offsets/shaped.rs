@@ -41,7 +41,7 @@ impl Offsets {
                     [one] => (None, one.bs as u32, one.bs),
                     many => (Some(Table::new(many)), 0, m.min_of(write)),
                 },
-                None => (None, spec.bs as u32, spec.bs),
+                None => (None, spec.bs.bytes() as u32, spec.bs.bytes()),
             }
         };
         let (tr, fr, ar) = dir(false);
@@ -51,7 +51,11 @@ impl Offsets {
             Some(a) => (a, a),
             None => (ar, aw),
         };
-        let unit = shape.mix.as_ref().map_or(spec.bs, |m| m.min()).max(1);
+        let unit = shape
+            .mix
+            .as_ref()
+            .map_or(spec.bs.bytes(), |m| m.min())
+            .max(1);
         let largest = spec.max_bs();
         let (base, region) = match shape.stride {
             Some(s) => (
