@@ -591,8 +591,8 @@ fn parse_fraction(s: &str) -> Result<f64, String> {
 #[derive(Args, Debug, Clone)]
 pub struct WorkloadArgs {
     /// Access pattern.
-    #[arg(long, value_enum, default_value_t = Rw::Randread)]
-    pub rw: Rw,
+    #[arg(long, value_enum, default_value_t = RwArg::Randread)]
+    pub rw: RwArg,
 
     /// Block size of each IO, 512 … 64m (4k = 4096 bytes).
     #[arg(long, value_name = "SIZE", default_value = "4k", allow_hyphen_values = true, value_parser = units::parse_size)]
@@ -752,6 +752,34 @@ pub enum SyncMode {
     None,
     /// Open with O_DSYNC.
     Odsync,
+}
+
+/// `--rw`: the command line's names for [`Rw`], fio's.
+// `RwArg::Rw` is fio's name for the sequential mix; users type it, so the variant keeps it.
+#[allow(clippy::enum_variant_names)]
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RwArg {
+    Read,
+    Write,
+    Randread,
+    Randwrite,
+    /// Sequential mix of reads and writes (see --mix).
+    Rw,
+    /// Random mix of reads and writes (see --mix).
+    Randrw,
+}
+
+impl From<RwArg> for Rw {
+    fn from(a: RwArg) -> Rw {
+        match a {
+            RwArg::Read => Rw::Read,
+            RwArg::Write => Rw::Write,
+            RwArg::Randread => Rw::Randread,
+            RwArg::Randwrite => Rw::Randwrite,
+            RwArg::Rw => Rw::Rw,
+            RwArg::Randrw => Rw::Randrw,
+        }
+    }
 }
 
 impl From<EngineArg> for iogauge_engine::EngineKind {

@@ -10,8 +10,7 @@
 //! is written.
 
 use crate::cli::{
-    EngineArg, FioArgs, OutputArgs, OutputFormat, RepeatArgs, RunArgs, SuiteArgs, SyncMode,
-    TargetArgs,
+    FioArgs, OutputArgs, OutputFormat, RepeatArgs, RunArgs, SuiteArgs, SyncMode, TargetArgs,
 };
 use crate::error::usage;
 use crate::fio::{self, Engine, Job};
@@ -235,11 +234,12 @@ pub fn from_run(args: &RunArgs) -> Result<Plan> {
 /// `iogauge run` as it is planned alone or (`ranked`) as one rank of a run under MPI.
 fn of_run(args: &RunArgs, ranked: bool) -> Result<Plan> {
     let w = &args.workload;
+    let rw = Rw::from(w.rw);
     let bs = check_bs("--bs", w.bs)?;
     check_count("--threads", w.threads, MAX_THREADS)?;
     check_count("--iodepth", w.iodepth, MAX_IODEPTH)?;
     // An option the workload ignores is refused, not silently dropped.
-    let mix = match (w.mix, w.rw) {
+    let mix = match (w.mix, rw) {
         (Some(m), Rw::Rw | Rw::Randrw) => m,
         (Some(m), rw) => {
             return Err(usage(format!(
@@ -259,10 +259,10 @@ fn of_run(args: &RunArgs, ranked: bool) -> Result<Plan> {
         (_, Some(n)) => Some((SyncKind::Fdatasync, n)),
         _ => None,
     };
-    if sync.is_some() && !w.rw.writes(mix) {
+    if sync.is_some() && !rw.writes(mix) {
         return Err(usage(format!(
             "--fsync/--fdatasync with --rw {} does nothing: syncs follow writes; use --rw write or randwrite",
-            w.rw.name()
+            rw.name()
         )));
     }
     if w.stonewall.is_some() {
@@ -318,7 +318,7 @@ fn of_run(args: &RunArgs, ranked: bool) -> Result<Plan> {
             "--interval is shorter than 100ms; give e.g. --interval 1s",
         ));
     }
-    let mut env = env(&args.target, w.seed, w.ramp, w.interval);
+    let mut env = env(EngineChoice::of(&args.target), w.seed, w.ramp, w.interval);
     match env.complete_batch {
         0 | 1 => {}
         n if env.engine == EngineKind::Psync => {
@@ -334,11 +334,11 @@ fn of_run(args: &RunArgs, ranked: bool) -> Result<Plan> {
         }
         _ => {}
     }
-    if w.distribution != crate::workload::Distribution::Uniform && !w.rw.random() {
+    if w.distribution != crate::workload::Distribution::Uniform && !rw.random() {
         return Err(usage(format!(
             "--distribution {} shapes random offsets; --rw {} is sequential: use randread, randwrite or randrw",
             w.distribution,
-            w.rw.name()
+            rw.name()
         )));
     }
     env.distribution = w.distribution;
@@ -380,13 +380,13 @@ fn of_run(args: &RunArgs, ranked: bool) -> Result<Plan> {
             units::iec(env.ram)
         )));
     }
-    let op = op_of(w.rw);
+    let op = op_of(rw);
     let group = Group {
-        title: w.rw.name().into(),
+        title: rw.name().into(),
         layout: Layout::Plain,
         origin: None,
         ops: vec![op],
-        read_pct: vec![w.rw.read_pct(mix)],
+        read_pct: vec![rw.read_pct(mix)],
         bs: vec![bs],
         threads: vec![w.threads],
         iodepth: vec![w.iodepth],
@@ -411,7 +411,7 @@ fn of_run(args: &RunArgs, ranked: bool) -> Result<Plan> {
         cells,
         suite,
         env,
-        target: target(&args.target, None)?,
+        target: target(Place::of(&args.target), None)?,
         repeat: repeat(&args.repeat),
         until: match args.repeat.until_change {
             Some(_) => Until::Change,
@@ -555,18 +555,48 @@ fn op_of(rw: Rw) -> Op {
     }
 }
 
-fn env(t: &TargetArgs, seed: u64, ramp: Duration, interval: Duration) -> Env {
+/// How IO is done, as the command line or a fio job chose it: the one input of [`env`], so
+/// every plan's environment is built from checked values, never from made-up arguments.
+pub struct EngineChoice {
+    pub engine: EngineKind,
+    pub direct: bool,
+    pub uring: UringOptions,
+    pub submit_batch: u32,
+    pub complete_batch: u32,
+    /// `--verify`'s sample.
+    pub verify: Option<f64>,
+}
+
+impl EngineChoice {
+    /// What the target flags chose.
+    fn of(t: &TargetArgs) -> EngineChoice {
+        EngineChoice {
+            engine: EngineKind::from(t.engine),
+            direct: !t.buffered,
+            uring: UringOptions {
+                sqpoll: t.sqpoll,
+                hipri: t.hipri,
+                no_register: t.no_register,
+            },
+            submit_batch: t.submit_batch,
+            complete_batch: t.complete_batch,
+            verify: match (t.verify, t.sample.verify_sample) {
+                (_, Some(f)) => Some(f),
+                (true, None) => Some(1.0),
+                (false, None) => None,
+            },
+        }
+    }
+}
+
+fn env(e: EngineChoice, seed: u64, ramp: Duration, interval: Duration) -> Env {
     Env {
-        engine: EngineKind::from(t.engine),
-        direct: !t.buffered,
+        engine: e.engine,
+        direct: e.direct,
         seed,
-        uring: UringOptions {
-            sqpoll: t.sqpoll,
-            hipri: t.hipri,
-            no_register: t.no_register,
-        },
-        submit_batch: t.submit_batch,
-        complete_batch: t.complete_batch,
+        uring: e.uring,
+        submit_batch: e.submit_batch,
+        complete_batch: e.complete_batch,
         ram: iogauge_engine::sys::total_memory(),
         ramp,
         interval,
@@ -575,15 +605,33 @@ fn env(t: &TargetArgs, seed: u64, ramp: Duration, interval: Duration) -> Env {
         invalidate: false,
         interval_hists: false,
         rate: None,
-        verify: match (t.verify, t.sample.verify_sample) {
-            (_, Some(f)) => Some(f),
-            (true, None) => Some(1.0),
-            (false, None) => None,
-        },
+        verify: e.verify,
     }
 }
 
-fn target(t: &TargetArgs, suite_size: Option<u64>) -> Result<TargetPlan> {
+/// Where the IO goes, as the command line or a fio job named it: the one input of [`target`].
+pub struct Place {
+    pub path: Option<PathBuf>,
+    pub size: Option<u64>,
+    pub offset: u64,
+    pub keep: bool,
+    pub allow_overwrite: bool,
+}
+
+impl Place {
+    /// What the target flags named.
+    fn of(t: &TargetArgs) -> Place {
+        Place {
+            path: t.target.clone(),
+            size: t.size,
+            offset: t.offset,
+            keep: t.keep,
+            allow_overwrite: t.allow_overwrite,
+        }
+    }
+}
+
+fn target(t: Place, suite_size: Option<u64>) -> Result<TargetPlan> {
     if let Some(s) = t.size {
         if s < 4096 {
             return Err(usage(format!(
@@ -600,7 +648,7 @@ fn target(t: &TargetArgs, suite_size: Option<u64>) -> Result<TargetPlan> {
         )));
     }
     Ok(TargetPlan {
-        path: t.target.clone(),
+        path: t.path,
         size: t.size,
         created_size: suite_size.unwrap_or(crate::target::DEFAULT_CREATED_SIZE),
         offset: t.offset,

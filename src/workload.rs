@@ -58,7 +58,7 @@ pub const MAX_BUFFER_SHARE_OF_RAM: f64 = 0.25;
 
 // `Rw::Rw` is fio's name for the sequential mix; users type it, so the variant keeps it.
 #[allow(clippy::enum_variant_names)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Rw {
     Read,

@@ -16,12 +16,11 @@ pub fn from_fio(args: &FioArgs) -> Result<Plan> {
     let nrfiles = first.nrfiles.max(1);
     // The created file (or the range used) is the largest job's; smaller jobs use its start.
     let size = jobs.iter().filter_map(span).max();
-    let t = target_args(args, first, size);
     // randrepeat=0 asks for a new sequence each run: drawn here and kept in the document.
     let seed = first
         .seed
         .unwrap_or_else(|| fastrand::u64(1..u64::MAX >> 11));
-    let env = run_env(&t, &jobs, seed);
+    let env = run_env(&jobs, seed);
     let groups = jobs
         .iter()
         .map(|j| group(j, size))
@@ -29,7 +28,7 @@ pub fn from_fio(args: &FioArgs) -> Result<Plan> {
     let suite = suite_of(args, &jobs, size, groups);
     let cells = cells::expand(&suite, &Overrides::default()).map_err(usage)?;
     let notes = notes(&jobs, env.ram, seed);
-    let mut target = target(&t, size)?;
+    let mut target = target(place(args, first, size), size)?;
     target.files = nrfiles;
     checked(Plan {
         kind: Kind::Suite,
@@ -144,11 +143,11 @@ fn agree_per_run(jobs: &[Job]) -> Result<()> {
     })
 }
 
-fn engine_of(j: &Job) -> EngineArg {
+fn engine_of(j: &Job) -> EngineKind {
     match j.engine {
-        Engine::IoUring | Engine::Libaio => EngineArg::IoUring,
-        Engine::Sync => EngineArg::Psync,
-        Engine::Null => EngineArg::Null,
+        Engine::IoUring | Engine::Libaio => EngineKind::IoUring,
+        Engine::Sync => EngineKind::Psync,
+        Engine::Null => EngineKind::Null,
     }
 }
 
@@ -215,35 +214,36 @@ fn span(j: &Job) -> Option<u64> {
     })
 }
 
-/// The target and engine the first job names, as `iogauge run`'s flags would give them.
-fn target_args(args: &FioArgs, first: &Job, size: Option<u64>) -> TargetArgs {
-    TargetArgs {
-        target: first.path.clone(),
+/// Where the jobs' IO goes: the first job's file (the others agree), the largest job's size.
+fn place(args: &FioArgs, first: &Job, size: Option<u64>) -> Place {
+    Place {
+        path: first.path.clone(),
         size,
         offset: first.offset,
         keep: args.keep,
         allow_overwrite: args.allow_overwrite,
-        verify: false,
-        sample: crate::cli::VerifySample {
-            verify_sample: None,
-        },
+    }
+}
+
+/// How the jobs do IO: the first job's engine and batches (the others agree); always
+/// O_DIRECT unless a job said buffered (the cells carry that), no --verify.
+fn engine(first: &Job) -> EngineChoice {
+    EngineChoice {
         engine: engine_of(first),
-        buffered: false,
-        direct: false,
-        sqpoll: false,
-        hipri: false,
-        no_register: false,
+        direct: true,
+        uring: Default::default(),
         submit_batch: first
             .submit_batch
             .unwrap_or(iogauge_engine::DEFAULT_SUBMIT_BATCH),
         complete_batch: first.complete_batch.unwrap_or(0),
+        verify: None,
     }
 }
 
 /// The run's settings, from the first job (the others agree) and every job's invalidate.
-fn run_env(t: &TargetArgs, jobs: &[Job], seed: u64) -> Env {
+fn run_env(jobs: &[Job], seed: u64) -> Env {
     let first = &jobs[0];
-    let mut env = env(t, seed, first.ramp, SUITE_INTERVAL);
+    let mut env = env(engine(first), seed, first.ramp, SUITE_INTERVAL);
     env.distribution = first.distribution;
     env.file_service = first.file_service;
     // fio drops a job's file from the page cache before it runs unless invalidate=0.

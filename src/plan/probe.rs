@@ -9,7 +9,7 @@ const PROBE_FROM: u64 = 16 << 20;
 /// sequential pass that puts the set in whatever caches there are, then 4 KiB random reads
 /// over it; `exec` fits the cache size to their mean latencies.
 pub fn from_probe_cache(args: &crate::cli::ProbeCacheArgs) -> Result<Plan> {
-    let target = target(&args.target, None)?;
+    let target = target(Place::of(&args.target), None)?;
     let len = probe_len(&target);
     if len < 4 * PROBE_FROM {
         return Err(usage(format!(
@@ -72,7 +72,12 @@ pub fn from_probe_cache(args: &crate::cli::ProbeCacheArgs) -> Result<Plan> {
         kind: Kind::Suite,
         cells,
         suite,
-        env: env(&args.target, 1, Duration::ZERO, SUITE_INTERVAL),
+        env: env(
+            EngineChoice::of(&args.target),
+            1,
+            Duration::ZERO,
+            SUITE_INTERVAL,
+        ),
         target,
         repeat: Repeat {
             n: 1,

@@ -66,10 +66,15 @@ pub fn from_suite(args: &SuiteArgs) -> Result<Plan> {
     }
     checked(Plan {
         kind: Kind::Suite,
-        target: target(&args.target, suite.size)?,
+        target: target(Place::of(&args.target), suite.size)?,
         cells,
         suite,
-        env: env(&args.target, args.seed, args.ramp, SUITE_INTERVAL),
+        env: env(
+            EngineChoice::of(&args.target),
+            args.seed,
+            args.ramp,
+            SUITE_INTERVAL,
+        ),
         repeat: repeat(&args.repeat),
         until,
         precondition,

@@ -461,9 +461,7 @@ impl<'de> Deserialize<'de> for Bs {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let v = d.deserialize_any(SizeVisitor)?;
         BlockSize::new(v).map(Bs).map_err(|why| {
-            de::Error::custom(format!(
-                "{v} bytes: {why}; write e.g. \"4k\" or \"1m\""
-            ))
+            de::Error::custom(format!("{v} bytes: {why}; write e.g. \"4k\" or \"1m\""))
         })
     }
 }
