@@ -28,6 +28,7 @@ pub mod axes;
 mod fio_jobs;
 mod probe;
 mod rank;
+mod storage;
 mod suite;
 mod sweep;
 #[cfg(test)]
@@ -36,6 +37,7 @@ mod tests;
 pub use fio_jobs::from_fio;
 pub use probe::from_probe_cache;
 pub use rank::{from_run_rank, launch, Launch};
+pub use storage::storage_cells;
 pub use suite::from_suite;
 pub use sweep::from_sweep;
 

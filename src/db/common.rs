@@ -198,14 +198,12 @@ fn replace_cache_finding(doc: &mut RunDoc, db_results: usize, own: Option<&Findi
 pub fn storage(
     cells: &Cells,
     target: &Path,
-    ram: u64,
     output: &crate::plan::Output,
     data_bytes: u64,
     time: Duration,
     hooks: &dyn crate::exec::Hooks,
 ) -> Result<RunDoc> {
-    use crate::plan::{Env, Kind, Plan, Repeat, TargetPlan};
-    use crate::suite::{cells as expand, Group, Layout, Length, Op, Suite};
+    use crate::suite::{Group, Layout, Length, Op, Suite};
     let group = |title: &str, op, bs, threads, sync, range, layout| Group {
         title: title.into(),
         layout,
@@ -252,56 +250,7 @@ pub fn storage(
         ],
         rounds: None,
     };
-    let expanded = expand::expand(&suite, &Default::default()).map_err(usage)?;
-    let plan = Plan {
-        kind: Kind::Suite,
-        suite,
-        cells: expanded,
-        env: Env {
-            engine: iogauge_engine::EngineKind::IoUring,
-            direct: true,
-            seed: 1,
-            uring: Default::default(),
-            submit_batch: iogauge_engine::DEFAULT_SUBMIT_BATCH,
-            complete_batch: 1,
-            ram,
-            ramp: Duration::ZERO,
-            interval: crate::plan::SUITE_INTERVAL,
-            distribution: Default::default(),
-            file_service: Default::default(),
-            invalidate: false,
-            interval_hists: false,
-            rate: None,
-            verify: None,
-        },
-        target: TargetPlan {
-            path: Some(target.to_path_buf()),
-            size: None,
-            created_size: data_bytes.next_multiple_of(1 << 20).max(64 << 20),
-            offset: 0,
-            keep: false,
-            allow_overwrite: false,
-            files: 1,
-            name_tag: None,
-        },
-        repeat: Repeat {
-            n: 1,
-            drop_caches: false,
-        },
-        until: crate::plan::Until::Limit,
-        precondition: false,
-        max_rounds: None,
-        params: BTreeMap::new(),
-        output: crate::plan::Output {
-            no_store: true,
-            dry_run: false,
-            ..output.clone()
-        },
-        file: None,
-        notes: Vec::new(),
-        probe: false,
-        latency_target: None,
-    };
+    let plan = crate::plan::storage_cells(suite, target, data_bytes, output)?;
     say!("storage cells on {}:", target.display());
     crate::exec::measure(&plan, hooks)
 }
@@ -320,7 +269,6 @@ pub struct Ending<'a> {
     pub cache: Option<Finding>,
     pub cells: Cells,
     pub target: &'a Path,
-    pub ram: u64,
     pub output: &'a crate::plan::Output,
     pub data_bytes: u64,
     /// Length of each storage cell; `None`: no cells.
@@ -347,7 +295,6 @@ impl Ending<'_> {
             match storage(
                 &self.cells,
                 self.target,
-                self.ram,
                 self.output,
                 self.data_bytes,
                 t,

@@ -271,7 +271,6 @@ pub fn run(
         cache: page_cache.map(|c| c.1),
         cells,
         target: &p.target,
-        ram: p.ram,
         output: &p.output,
         data_bytes,
         storage: p.storage,
