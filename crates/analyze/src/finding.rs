@@ -5,115 +5,75 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-/// What kind of problem a finding names; serialized lowercase (`"stall"`, `"ceiling"`, …).
-#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-#[serde(rename_all = "lowercase")]
-pub enum Kind {
-    Stall,
-    Ceiling,
-    Gap,
-    Outlier,
-    Cache,
-    Sparse,
-    Steady,
+/// Declares the finding kinds once: each variant with its name (in JSON, in `--thresholds`
+/// files, in the docs), and from that the enum, its serde names, [`Kind::ALL`] and
+/// [`Kind::as_str`].
+macro_rules! kinds {
+    ($($(#[doc = $doc:literal])* $kind:ident => $name:literal,)+) => {
+        /// What kind of problem a finding names; serialized by its name (`"stall"`,
+        /// `"other-io"`, …).
+        #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        pub enum Kind {
+            $($(#[doc = $doc])* #[serde(rename = $name)] $kind,)+
+        }
+
+        impl Kind {
+            /// Every kind, for documentation checks.
+            pub const ALL: &'static [Kind] = &[$(Kind::$kind),+];
+
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $(Kind::$kind => $name,)+
+                }
+            }
+        }
+    };
+}
+
+kinds! {
+    Stall => "stall",
+    Ceiling => "ceiling",
+    Gap => "gap",
+    Outlier => "outlier",
+    Cache => "cache",
+    Sparse => "sparse",
+    Steady => "steady",
     /// The device saw more, smaller requests than were issued.
-    Split,
+    Split => "split",
     /// The device saw fewer, larger requests than were issued.
-    Merged,
+    Merged => "merged",
     /// Direct IO that never reached a device below the target.
-    Absorbed,
+    Absorbed => "absorbed",
     /// The devices counted markedly more IO than was issued, and other processes did it.
-    #[serde(rename = "other-io")]
-    OtherIo,
+    OtherIo => "other-io",
     /// The devices counted markedly more IO than was issued, and no other process did it: the
     /// kernel wrote (or read) it on iogauge's behalf — journal, log tree, metadata,
     /// copy-on-write. What each byte (or sync) costs the device.
-    Amplification,
+    Amplification => "amplification",
     /// The device's queue held far fewer IOs than were kept in flight.
-    Queue,
+    Queue => "queue",
     /// The members of a stripe (md, dm, LVM) did unequal shares of the work.
-    Imbalance,
+    Imbalance => "imbalance",
     /// A parity array (RAID5/6) read from its members while iogauge only wrote.
-    #[serde(rename = "read-modify-write")]
-    ReadModifyWrite,
+    ReadModifyWrite => "read-modify-write",
     /// One member of an array much slower than the others.
-    #[serde(rename = "slow-member")]
-    SlowMember,
+    SlowMember => "slow-member",
     /// A rate-controlled run fell short of its rate.
-    Rate,
+    Rate => "rate",
     /// `--verify` read back something other than what was written.
-    Integrity,
+    Integrity => "integrity",
     /// The rate moved to another level and stayed there (burst credits, an SLC cache).
-    Regime,
+    Regime => "regime",
     /// One host of a run on many (MPI) far from the others.
-    Straggler,
+    Straggler => "straggler",
     /// A database's transactions dipped while it flushed its pages onto a saturated device.
-    Checkpoint,
+    Checkpoint => "checkpoint",
     /// A fixed amount of data moved in less time than numbers can be quoted from.
-    Short,
+    Short => "short",
     /// A device or a file system placed off the array's (or the disk's) natural boundaries.
-    Misaligned,
+    Misaligned => "misaligned",
     /// Across member counts of an array, the count after which one more member adds little.
-    Scaling,
-}
-
-impl Kind {
-    /// Every kind, for documentation checks.
-    pub const ALL: [Kind; 24] = [
-        Kind::Stall,
-        Kind::Ceiling,
-        Kind::Gap,
-        Kind::Outlier,
-        Kind::Cache,
-        Kind::Sparse,
-        Kind::Steady,
-        Kind::Split,
-        Kind::Merged,
-        Kind::Absorbed,
-        Kind::OtherIo,
-        Kind::Amplification,
-        Kind::Queue,
-        Kind::Imbalance,
-        Kind::ReadModifyWrite,
-        Kind::SlowMember,
-        Kind::Rate,
-        Kind::Integrity,
-        Kind::Regime,
-        Kind::Straggler,
-        Kind::Checkpoint,
-        Kind::Short,
-        Kind::Misaligned,
-        Kind::Scaling,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Kind::Stall => "stall",
-            Kind::Ceiling => "ceiling",
-            Kind::Gap => "gap",
-            Kind::Outlier => "outlier",
-            Kind::Cache => "cache",
-            Kind::Sparse => "sparse",
-            Kind::Steady => "steady",
-            Kind::Split => "split",
-            Kind::Merged => "merged",
-            Kind::Absorbed => "absorbed",
-            Kind::OtherIo => "other-io",
-            Kind::Amplification => "amplification",
-            Kind::Queue => "queue",
-            Kind::Imbalance => "imbalance",
-            Kind::ReadModifyWrite => "read-modify-write",
-            Kind::SlowMember => "slow-member",
-            Kind::Rate => "rate",
-            Kind::Integrity => "integrity",
-            Kind::Regime => "regime",
-            Kind::Straggler => "straggler",
-            Kind::Checkpoint => "checkpoint",
-            Kind::Short => "short",
-            Kind::Misaligned => "misaligned",
-            Kind::Scaling => "scaling",
-        }
-    }
+    Scaling => "scaling",
 }
 
 impl fmt::Display for Kind {
