@@ -21,6 +21,7 @@ mod error;
 mod exec;
 mod fio;
 mod fleet;
+mod fsync_check;
 mod interrupt;
 mod ledger;
 mod matching;

@@ -24,6 +24,7 @@ pub mod sweep;
 pub mod table;
 pub mod tables;
 pub mod timeline;
+pub mod verify;
 
 pub use tables::Outcome;
 
@@ -370,6 +371,24 @@ fn probe_text(doc: &RunDoc, outcomes: &[Outcome]) -> String {
     }
     s.push_str(&crate::present::findings::text(&doc.findings));
     s
+}
+
+/// `fsync-check verify`'s verdict: of the acknowledged writes, how many were lost, and where
+/// the first was with what the block held instead.
+pub fn fsync_check(found: &crate::fsync_check::Outcome) -> String {
+    let crate::fsync_check::Outcome { total, lost, first } = *found;
+    match first {
+        None => format!(
+            "honest: 0 of {} acknowledged writes lost\n",
+            units::count(total as f64)
+        ),
+        Some((offset, v)) => format!(
+            "LIES: {} of {} acknowledged writes lost (first at offset {}: {v})\n",
+            units::count(lost as f64),
+            units::count(total as f64),
+            units::count(offset as f64)
+        ),
+    }
 }
 
 /// The executor's hooks for a run someone watches: what the stack showed before the run is said

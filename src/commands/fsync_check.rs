@@ -1,28 +1,23 @@
-//! `iogauge fsync-check`: does a sync that returned survive a power cut? The test of Brad
-//! Fitzpatrick's diskchecker.pl, which PostgreSQL's documentation recommends, end to end.
-//!
-//! The machine under test writes blocks at random places, each with its own sync, and tells a
-//! listener on another machine, over TCP, which block and generation it is about to write and
-//! then that the sync returned. After the power is cut and the machine rebooted, `verify` asks
-//! the listener what was acknowledged and reads it back: a block that holds an older version
-//! than its acknowledged one is a durable write the storage lost, so its sync lied. A block
-//! whose write was in flight at the cut may hold either version, or a mix of both.
-//!
-//! Blocks carry iogauge-verify's self-checking sectors, so the listener only has to keep 17
-//! bytes per message and the reader can tell a stale block from a damaged or misplaced one.
-
-mod listen;
-mod protocol;
-mod verify;
-mod write;
+//! `iogauge fsync-check listen|write|verify`: the power-cut test (src/fsync_check); its verdict
+//! written by `present`.
 
 use crate::cli::{FsyncCheckArgs, FsyncCheckCommand};
 use anyhow::Result;
 
 pub fn run(args: &FsyncCheckArgs) -> Result<()> {
     match &args.command {
-        FsyncCheckCommand::Listen(a) => listen::run(a),
-        FsyncCheckCommand::Write(a) => write::run(a),
-        FsyncCheckCommand::Verify(a) => verify::run(a),
+        FsyncCheckCommand::Listen(a) => crate::fsync_check::listen(a),
+        FsyncCheckCommand::Write(a) => crate::fsync_check::write(a),
+        FsyncCheckCommand::Verify(a) => {
+            let found = crate::fsync_check::verify(a)?;
+            crate::ui::out(&crate::present::fsync_check(&found))?;
+            match found.lost {
+                0 => Ok(()),
+                _ => Err(anyhow::anyhow!(
+                    "{}: syncs returned before the data was durable; do not trust this storage with a database's commits (check its write cache setting)",
+                    a.target.display()
+                )),
+            }
+        }
     }
 }

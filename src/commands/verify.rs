@@ -7,8 +7,6 @@ use crate::exec::verify::check_kept;
 use crate::store::Store;
 use crate::units;
 use anyhow::{anyhow, Context, Result};
-use iogauge_verify::Class;
-use std::fmt::Write;
 use std::fs::OpenOptions;
 use std::os::unix::fs::OpenOptionsExt;
 
@@ -59,49 +57,15 @@ pub fn verify(args: &VerifyArgs) -> Result<()> {
         doc.started_at
     );
     let tally = check_kept(&file, &run, map.clone(), sample)?;
-    let mut out = String::new();
-    let what = match (&map, run.filled) {
-        (Some((block, _)), _) => format!(
-            "blocks of {} against the generations run {id} left",
-            units::bs_label(*block)
-        ),
-        (None, _) => format!(
-            "4 KiB sectors against run {id}'s key (no generations kept: a lost write is not told from the version before it)"
-        ),
-    };
-    let _ = writeln!(
-        out,
-        "checked {} {what}",
-        units::count(tally.checked() as f64)
-    );
-    if !run.filled {
-        let _ = writeln!(
-            out,
-            "note: iogauge did not fill this target, so blocks the run never wrote are not judged"
-        );
-    }
+    crate::ui::out(&crate::present::verify::text(
+        &tally,
+        id,
+        map.as_ref().map(|(block, _)| *block),
+        run.filled,
+    ))?;
     if tally.is_clean() {
-        let _ = writeln!(out, "intact: every block checked is what run {id} wrote");
-        crate::ui::out(&out)?;
         return Ok(());
     }
-    for c in Class::ALL {
-        let n = tally.count(c);
-        if n > 0 {
-            let _ = writeln!(
-                out,
-                "  {:<12} {:>10}  {}",
-                c.name(),
-                units::count(n as f64),
-                c.meaning()
-            );
-        }
-    }
-    let _ = writeln!(out, "first failures:");
-    for f in tally.first() {
-        let _ = writeln!(out, "  offset {:>14}  {}", f.offset, f.verdict);
-    }
-    crate::ui::out(&out)?;
     Err(anyhow!(
         "verify failed: {} of {} blocks are not what run {id} wrote",
         units::count(tally.failed() as f64),

@@ -18,7 +18,15 @@ struct Known {
     announced: u64,
 }
 
-pub fn run(args: &FsyncVerifyArgs) -> Result<()> {
+/// What the read-back found: of `total` acknowledged writes, how many were `lost`, and the
+/// first lost block's offset with what it held instead.
+pub struct Outcome {
+    pub total: u64,
+    pub lost: u64,
+    pub first: Option<(u64, Verdict)>,
+}
+
+pub fn run(args: &FsyncVerifyArgs) -> Result<Outcome> {
     let name = protocol::target_name(&args.target)?;
     // The writer's run id, as stamped in the target itself: the listener hands back that
     // writer's record and no other, so nobody else's record can judge this file.
@@ -111,27 +119,7 @@ pub fn run(args: &FsyncVerifyArgs) -> Result<()> {
             units::count((in_flight - landed - mixed) as f64)
         );
     }
-    let verdict = match first {
-        None => format!(
-            "honest: 0 of {} acknowledged writes lost\n",
-            units::count(total as f64)
-        ),
-        Some((offset, v)) => format!(
-            "LIES: {} of {} acknowledged writes lost (first at offset {}: {v})\n",
-            units::count(lost as f64),
-            units::count(total as f64),
-            units::count(offset as f64)
-        ),
-    };
-    crate::ui::out(&verdict)?;
-    if lost > 0 {
-        bail!(
-            "{}: syncs returned before the data was durable; do not trust this storage with a \
-             database's commits (check its write cache setting)",
-            args.target.display()
-        );
-    }
-    Ok(())
+    Ok(Outcome { total, lost, first })
 }
 
 fn read_block(file: Option<&File>, buf: &mut [u8], offset: u64) -> Result<()> {
