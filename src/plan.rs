@@ -77,7 +77,7 @@ impl Output {
     }
 }
 
-/// The format of `--output FILE`.
+/// The format of `--output FILE` and of `export`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Format {
     Json,
@@ -93,6 +93,16 @@ impl From<OutputFormat> for Format {
             OutputFormat::Csv => Format::Csv,
             OutputFormat::Text => Format::Text,
             OutputFormat::FioJson => Format::FioJson,
+        }
+    }
+}
+
+impl From<crate::cli::ExportFormat> for Format {
+    fn from(f: crate::cli::ExportFormat) -> Format {
+        match f {
+            crate::cli::ExportFormat::Json => Format::Json,
+            crate::cli::ExportFormat::Csv => Format::Csv,
+            crate::cli::ExportFormat::FioJson => Format::FioJson,
         }
     }
 }

@@ -13,6 +13,7 @@ use tables::Stability;
 pub mod compare;
 pub mod csv;
 pub mod db;
+pub mod export;
 pub mod findings;
 pub mod fio_json;
 pub mod fleet;
@@ -130,12 +131,7 @@ pub fn write_out(
     let as_json = || serde_json::to_string_pretty(doc).map(|s| s + "\n");
     // The file first: it is what a script waits for, and it must not depend on a terminal.
     if let Some((path, format)) = file {
-        let text = match format {
-            crate::plan::Format::Json => as_json()?,
-            crate::plan::Format::Csv => csv::run(doc),
-            crate::plan::Format::Text => human(),
-            crate::plan::Format::FioJson => fio_json::run(doc),
-        };
+        let text = export::of(*format, human).one(doc)?;
         std::fs::write(path, text)
             .with_context(|| format!("writing --output {}", path.display()))?;
         say!("wrote {}", path.display());

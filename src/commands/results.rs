@@ -102,9 +102,10 @@ pub fn export(args: &ExportArgs) -> Result<()> {
                 many => format!("[\n{}\n]\n", many.join(",\n")),
             })
         }
-        ExportFormat::Csv => emit(&crate::present::csv::runs(
-            &docs().cloned().collect::<Vec<_>>(),
-        )),
+        ExportFormat::Csv => emit(
+            &crate::present::export::of(args.format.into(), &String::new)
+                .many(&docs().collect::<Vec<_>>())?,
+        ),
         ExportFormat::FioJson => {
             if let Some(r) = runs
                 .iter()
@@ -116,9 +117,8 @@ pub fn export(args: &ExportArgs) -> Result<()> {
                 )));
             }
             emit(
-                &docs()
-                    .map(crate::present::fio_json::run)
-                    .collect::<String>(),
+                &crate::present::export::of(args.format.into(), &String::new)
+                    .many(&docs().collect::<Vec<_>>())?,
             )
         }
     }
