@@ -501,3 +501,62 @@ fn the_checker_sees_paths_and_nothing_else() {
     .collect();
     assert_eq!(joined, want);
 }
+
+/// Rooms a reader can hold in mind: no file of src/ over 700 lines but the command line's
+/// definitions (one option after another), and no function over 200 lines.
+#[test]
+fn files_and_functions_stay_small() {
+    let mut files = Vec::new();
+    rust_files(Path::new("src"), &mut files);
+    let mut big = Vec::new();
+    for f in &files {
+        let text = std::fs::read_to_string(f).unwrap();
+        let lines = text.lines().count();
+        if lines > 700 && !f.ends_with("cli.rs") {
+            big.push(format!("{} has {lines} lines", f.display()));
+        }
+        let code = code_only(&text);
+        let rows: Vec<&str> = code.lines().collect();
+        for (i, row) in rows.iter().enumerate() {
+            let t = row.trim_start();
+            let t = t
+                .strip_prefix("pub(crate) ")
+                .or(t.strip_prefix("pub(super) "))
+                .or(t.strip_prefix("pub "))
+                .unwrap_or(t);
+            let t = t.strip_prefix("const ").unwrap_or(t);
+            if !t.starts_with("fn ") {
+                continue;
+            }
+            // The function runs to the line where its braces balance again.
+            let (mut depth, mut opened) = (0i64, false);
+            let end = rows[i..].iter().position(|r| {
+                for c in r.chars() {
+                    match c {
+                        '{' => {
+                            depth += 1;
+                            opened = true;
+                        }
+                        '}' => depth -= 1,
+                        _ => {}
+                    }
+                }
+                (opened && depth <= 0) || (!opened && r.trim_end().ends_with(';'))
+            });
+            let n = end.map_or(0, |e| e + 1);
+            if n > 200 {
+                big.push(format!(
+                    "{}:{} {} has {n} lines",
+                    f.display(),
+                    i + 1,
+                    ident_at(&t[3..])
+                ));
+            }
+        }
+    }
+    assert!(
+        big.is_empty(),
+        "too big to hold in mind:\n{}",
+        big.join("\n")
+    );
+}
