@@ -487,7 +487,12 @@ fn a_killed_btrfs_layout_sweep_is_undone_by_clean() {
         let pending = iogauge(dir.path(), &["clean", "--dry-run"]);
         left_something |= !String::from_utf8_lossy(&pending.stdout).contains("nothing to clean");
         let out = iogauge(dir.path(), &["clean"]);
-        assert!(out.status.success(), "kill {k}: {}", stderr_of(&out));
+        assert!(
+            out.status.success(),
+            "kill {k}: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            stderr_of(&out)
+        );
         // Its own members only: other tests here mount scratch file systems meanwhile.
         let mounts = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
         for m in &members {

@@ -135,7 +135,7 @@ impl Array {
                 run(Command::new("mdadm").args(&a)).context("mdadm --create")?;
                 if !assume_clean && layout.level != "raid0" {
                     // Returns at once when there is nothing to resync; 1 means that too.
-                    let _ = Command::new("mdadm").arg("--wait").arg(&device).status();
+                    let _ = run(Command::new("mdadm").arg("--wait").arg(&device));
                 }
                 a
             }
@@ -274,19 +274,14 @@ fn take_apart(r: &Record) -> Result<()> {
             let _ = lvm(&pv);
         }
     }
-    let mut left = Vec::new();
-    for m in &r.members {
-        let _ = run(Command::new("wipefs").args(["-a", "-q"]).arg(m));
-        if let Some(f) = signatures::blkid(m) {
-            left.push(format!("{} still holds {}", m.display(), f.what));
-        }
-    }
+    let left: Vec<String> = r
+        .members
+        .iter()
+        .filter_map(|m| super::fs::wipe(m).err().map(|e| format!("{e:#}")))
+        .collect();
     match left.is_empty() {
         true => Ok(()),
-        false => Err(anyhow!(
-            "taking the array apart left {}; wipe by hand (wipefs -a DEV)",
-            left.join(", ")
-        )),
+        false => Err(anyhow!("taking the array apart: {}", left.join("; "))),
     }
 }
 

@@ -142,8 +142,8 @@ impl Mounted {
     }
 }
 
-/// How long an unmount may stay busy: an io_uring ring releases its files asynchronously after
-/// the run closed it, and the file system is busy until it has.
+/// How long an unmount or a wipe may stay busy: an io_uring ring releases its files
+/// asynchronously after the run closed it, and a killed run's tool dies a moment after it.
 const UNMOUNT_PATIENCE: std::time::Duration = std::time::Duration::from_secs(20);
 
 impl Drop for Mounted {
@@ -316,22 +316,64 @@ fn stamp(fs: &str) -> (Vec<String>, Option<String>) {
 
 /// Removes every signature on `dev` — only ever called on a device iogauge checked was blank
 /// and then wrote a file system to — and checks that none is left.
-fn wipe(dev: &Path) -> Result<()> {
-    run(Command::new("wipefs").args(["-a", "-q"]).arg(dev))
-        .with_context(|| format!("wiping the file system iogauge made on {}", dev.display()))?;
-    if let Some(f) = signatures::blkid(dev) {
-        return Err(anyhow!(
-            "{} still holds {} after wipefs; wipe it by hand: wipefs -a {0}",
-            dev.display(),
-            f.what
-        ));
+pub(super) fn wipe(dev: &Path) -> Result<()> {
+    // A tool of a killed run (its mkfs, say) may still hold the device exclusively for a
+    // moment: wipefs is refused until it lets go.
+    let until = std::time::Instant::now() + UNMOUNT_PATIENCE;
+    loop {
+        let tried = run(Command::new("wipefs").args(["-a", "-q"]).arg(dev));
+        let Some(f) = signatures::blkid(dev) else {
+            return Ok(());
+        };
+        if std::time::Instant::now() >= until {
+            let why = match (tried, holders(dev)) {
+                (_, h) if !h.is_empty() => format!("{} holds it open", h.join(", ")),
+                (Err(e), _) => format!("wipefs {e:#}"),
+                (Ok(()), _) => "wipefs left it".to_string(),
+            };
+            return Err(anyhow!(
+                "{} still holds {} ({why}); wipe it by hand: wipefs -a {0}",
+                dev.display(),
+                f.what
+            ));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
     }
-    Ok(())
+}
+
+/// The processes that have `dev` open, as "name (pid N)": who keeps a wipe from happening.
+fn holders(dev: &Path) -> Vec<String> {
+    let Ok(dev) = std::fs::canonicalize(dev) else {
+        return Vec::new();
+    };
+    let Ok(procs) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    let mut found = Vec::new();
+    for p in procs.flatten() {
+        let pid = p.file_name().to_string_lossy().into_owned();
+        if !pid.bytes().all(|b| b.is_ascii_digit()) || pid == std::process::id().to_string() {
+            continue;
+        }
+        let Ok(fds) = std::fs::read_dir(p.path().join("fd")) else {
+            continue;
+        };
+        if fds
+            .flatten()
+            .any(|fd| std::fs::read_link(fd.path()).is_ok_and(|t| t == dev))
+        {
+            let comm = std::fs::read_to_string(p.path().join("comm")).unwrap_or_default();
+            found.push(format!("{} (pid {pid})", comm.trim()));
+        }
+    }
+    found
 }
 
 /// Runs a tool to its end; its failure is one error with its status and last words (mkfs,
 /// mount, wipefs here; mdadm and lvm for arrays).
+/// The tool dies with iogauge: a killed sweep's mkfs or mdadm does not write on behind `clean`.
 pub(super) fn run(cmd: &mut Command) -> Result<()> {
+    iogauge_engine::sys::die_with_parent(cmd);
     let out = cmd.output().context("starting the command")?;
     if out.status.success() {
         return Ok(());

@@ -131,6 +131,35 @@ pub fn exit_now(code: i32) -> ! {
     unsafe { libc::_exit(code) }
 }
 
+/// Makes a child that `cmd` will start die (SIGKILL) when the thread that starts it ends,
+/// the process included: a tool iogauge runs to its end (mkfs, mdadm, wipefs) must not go on
+/// writing a device after iogauge was killed, behind the back of the `clean` that follows.
+pub fn die_with_parent(cmd: &mut std::process::Command) {
+    use std::os::unix::process::CommandExt;
+    let parent = std::process::id() as libc::pid_t;
+    // SAFETY: between fork and exec only async-signal-safe calls are made (prctl, getppid,
+    // _exit), touching no memory of the parent's.
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::prctl(
+                libc::PR_SET_PDEATHSIG,
+                libc::SIGKILL as libc::c_ulong,
+                0,
+                0,
+                0,
+            ) != 0
+            {
+                return Err(io::Error::last_os_error());
+            }
+            // The parent may have died before the request was made: then nobody kills us.
+            if libc::getppid() != parent {
+                libc::_exit(1);
+            }
+            Ok(())
+        });
+    }
+}
+
 /// Free bytes available to an unprivileged user on the file system holding `file`.
 pub fn free_bytes(file: &File) -> io::Result<u64> {
     let mut st = std::mem::MaybeUninit::<libc::statvfs>::zeroed();
@@ -343,6 +372,46 @@ pub fn total_memory() -> u64 {
 mod tests {
     use super::*;
     use std::io::Write;
+
+    /// A tool started through `die_with_parent` is killed when the thread that started it
+    /// ends (as it is when iogauge is killed), and one started without it lives on.
+    #[test]
+    fn a_tool_dies_with_the_thread_that_started_it() {
+        let start = |guarded: bool| {
+            std::thread::spawn(move || {
+                let mut cmd = std::process::Command::new("sleep");
+                cmd.arg("300");
+                if guarded {
+                    die_with_parent(&mut cmd);
+                }
+                cmd.spawn().unwrap()
+            })
+            .join()
+            .unwrap()
+        };
+        let mut guarded = start(true);
+        let mut free = start(false);
+        // A deadline, not a measure: the kill comes at once, the sleep would last 300 s.
+        let until = std::time::Instant::now() + Duration::from_secs(60);
+        let status = loop {
+            if let Some(s) = guarded.try_wait().unwrap() {
+                break s;
+            }
+            assert!(
+                std::time::Instant::now() < until,
+                "the guarded tool outlived its thread"
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(status.signal(), Some(libc::SIGKILL));
+        assert!(
+            free.try_wait().unwrap().is_none(),
+            "the unguarded tool died too"
+        );
+        free.kill().unwrap();
+        free.wait().unwrap();
+    }
 
     // Regression (issue 10, item 7): this failed now and then on a busy machine. It spun for
     // 50 ms of wall time, which a descheduled thread may spend without 20 ms of CPU, and held
