@@ -31,13 +31,15 @@ fn warnings(doc: &Value) -> Vec<String> {
         .filter(|f| {
             let cpus = f["evidence"].get("cpu_wait").is_some()
                 || f["evidence"].get("cpu_wait_after").is_some()
-                || f["evidence"].get("others_cpus_after").is_some();
+                || f["evidence"].get("others_cpus_after").is_some()
+                || f["evidence"].get("others_cpus").is_some();
             if cpus {
                 eprintln!("named as the CPU's: {}: {}", f["kind"], f["summary"]);
             }
             !cpus
         })
-        .map(|f| format!("{}: {}", f["kind"], f["summary"]))
+        // The evidence too: what a failure on another machine needs to be understood.
+        .map(|f| format!("{}: {} {}", f["kind"], f["summary"], f["evidence"]))
         .collect()
 }
 

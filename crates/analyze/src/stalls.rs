@@ -132,6 +132,37 @@ pub fn stalls(fine_ios: &[u32], bin_s: f64, cpu: CpuBins, th: &Thresholds) -> Ve
             );
             continue;
         }
+        if let Some(o) = machine_saturated(cpu, start..stop, fine_ios.len()) {
+            let what = match ios {
+                0 => "no IO completed".to_string(),
+                _ => format!(
+                    "IO fell to {} of the median {} IOPS",
+                    pct(depth),
+                    count(reference)
+                ),
+            };
+            findings.push(
+                Finding::new(
+                    Kind::Stall,
+                    Severity::Warning,
+                    format!(
+                        "{what} for {} from {} into the run while the machine had no idle CPU (work other than iogauge's threads, kernel threads among it, took {o:.1} of its {} CPUs): the IO waited on the scheduler, and on such a machine a stall is the CPU's as likely as the device's",
+                        secs(duration_s),
+                        secs(start_s),
+                        count(cpu.cpus),
+                    ),
+                    CPU_ADVICE,
+                )
+                .with("start_s", start_s)
+                .with("duration_s", duration_s)
+                .with("depth", depth)
+                .with("median_iops", reference)
+                .with("bin_s", width_s)
+                .with("others_cpus", o)
+                .with("cpus", cpu.cpus),
+            );
+            continue;
+        }
         let summary = if ios == 0 {
             format!(
                 "no IO completed for {} from {} into the run (median {} IOPS)",
@@ -192,6 +223,22 @@ fn cpu_stalled(cpu: CpuBins, span: std::ops::Range<usize>, bins: usize) -> Optio
         .collect();
     let usual = median(rest).unwrap_or(0.0);
     (w - usual >= STALL_CPU_WAIT && w > r).then_some((r, w))
+}
+
+/// Other work's CPUs over the fine bins `span` of a stall when the machine had no idle CPU
+/// there (iogauge's threads and other work together within a tenth of a CPU of all of them) and
+/// other work took at least half a CPU: the kernel threads that complete iogauge's IO (a loop
+/// device's workers, a file system's) may have waited for a CPU where iogauge's own schedstat
+/// cannot see them, as [`crate::regime`] says of a change of rate. With two busy loops on a
+/// 2-CPU machine, `suite quick` on a RAM loop device is such a run.
+fn machine_saturated(cpu: CpuBins, span: std::ops::Range<usize>, bins: usize) -> Option<f64> {
+    let ok = |v: &[f32]| v.len() >= bins && v[..bins].iter().all(|x| x.is_finite() && *x >= 0.0);
+    if span.is_empty() || span.end > bins || !(ok(cpu.run) && ok(cpu.others)) || cpu.cpus < 1.0 {
+        return None;
+    }
+    let mean = |v: &[f32]| v.iter().map(|&x| f64::from(x)).sum::<f64>() / v.len() as f64;
+    let (r, o) = (mean(&cpu.run[span.clone()]), mean(&cpu.others[span]));
+    (r + o >= 0.9 * cpu.cpus && o >= 0.5).then_some(o)
 }
 
 /// The narrowest window, in fine bins, at which the median non-empty window holds `min_count`
@@ -555,5 +602,43 @@ mod tests {
         let (r, mut w) = cpu(ios.len(), 40, 60, 0.9, 1.6);
         w.iter_mut().for_each(|x| *x = x.max(1.4));
         device(&r, &w);
+    }
+
+    /// A stall with iogauge's threads asleep on a machine that had no idle CPU, other work
+    /// taking 1.5 of its 2: the workers that complete the IO may have waited unseen, so it is
+    /// named as possibly the CPU's. The near misses: 0.4 of a CPU idle, other work
+    /// under half a CPU, the machine's CPU count unknown — each the device's.
+    #[test]
+    fn a_stall_on_a_machine_with_no_idle_cpu_names_the_cpu() {
+        let ios = run(10.0, 10_000, 4.0, 6.0, 0);
+        let (r, w) = cpu(ios.len(), 40, 60, 0.9, 0.0);
+        let at = |run: f32, others: f32, cpus: f64| {
+            let mut rr = r.clone();
+            rr[40..60].iter_mut().for_each(|x| *x = run);
+            let o = vec![others; ios.len()];
+            stalls(
+                &ios,
+                0.1,
+                CpuBins {
+                    run: &rr,
+                    wait: &w,
+                    others: &o,
+                    cpus,
+                },
+                &Thresholds::default(),
+            )
+        };
+        let found = at(0.5, 1.5, 2.0);
+        assert_eq!(found.len(), 1, "{found:?}");
+        let f = &found[0];
+        assert!(f.summary.contains("no idle CPU"), "{}", f.summary);
+        assert_near(f.evidence["others_cpus"], 1.5, 1e-6);
+        assert!(!f.evidence.contains_key("cpu_wait"));
+        for (run, others, cpus) in [(0.2, 1.4, 2.0), (1.6, 0.4, 2.0), (0.5, 1.5, 0.0)] {
+            let found = at(run, others, cpus);
+            assert_eq!(found.len(), 1, "{found:?}");
+            assert!(!found[0].summary.contains("CPU"), "{}", found[0].summary);
+            assert!(!found[0].evidence.contains_key("others_cpus"));
+        }
     }
 }
