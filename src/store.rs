@@ -159,6 +159,14 @@ impl Store {
     /// the first result is inserted after the fill and the measuring.
     fn check_writable(&self) -> Result<()> {
         let path = self.path.display();
+        if let Some(why) = std::fs::File::open(&self.path)
+            .ok()
+            .and_then(|f| schema::short_of_space(&f))
+        {
+            return Err(crate::error::usage(format!(
+                "the results database {path} {why}; free some space there, or give --db PATH for another file, or --no-store to keep nothing"
+            )));
+        }
         let wrote = self
             .conn
             .execute_batch("BEGIN IMMEDIATE; CREATE TABLE iogauge_write_check (x); ROLLBACK;");

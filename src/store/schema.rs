@@ -130,10 +130,13 @@ pub fn check_existing(path: &Path) -> Result<()> {
 
 /// Why the database file or its directory cannot be written, if that is so: a read-only file
 /// system, or permissions (for a user other than root).
-pub fn unwritable(path: &Path) -> Option<&'static str> {
+pub fn unwritable(path: &Path) -> Option<String> {
     let file = std::fs::File::open(path).ok()?;
     if iogauge_engine::sys::read_only(&file).unwrap_or(false) {
-        return Some("is on a read-only file system");
+        return Some("is on a read-only file system".into());
+    }
+    if let Some(why) = short_of_space(&file) {
+        return Some(why);
     }
     let dir = path
         .parent()
@@ -147,10 +150,28 @@ pub fn unwritable(path: &Path) -> Option<&'static str> {
             .is_some_and(|e| e.kind() == std::io::ErrorKind::PermissionDenied)
     };
     if denied(path) {
-        return Some("is not writable by this user");
+        return Some("is not writable by this user".into());
     }
     let probe = std::fs::metadata(dir).ok()?;
-    (probe.permissions().readonly()).then_some("is in a directory this user cannot write")
+    (probe.permissions().readonly()).then(|| "is in a directory this user cannot write".into())
+}
+
+/// The least free space a results database's file system must have before a run: a stored run
+/// is its document, histograms and 100 ms series (tens to hundreds of KiB), and SQLite needs
+/// room for its write-ahead log beside it. Less is told before anything is measured, not after.
+pub const MIN_FREE: u64 = 1 << 20;
+
+/// Why the file system holding `file` cannot take a stored run, if it cannot: less than
+/// [`MIN_FREE`] free (a file system that reports no size is given the benefit of the doubt).
+pub fn short_of_space(file: &std::fs::File) -> Option<String> {
+    let free = iogauge_engine::sys::free_bytes(file).ok()?;
+    (free < MIN_FREE).then(|| {
+        format!(
+            "is on a file system with {} free, less than the {} iogauge asks for to store a run",
+            iogauge_units::iec(free),
+            iogauge_units::iec(MIN_FREE)
+        )
+    })
 }
 
 fn read_up_to(f: &mut std::fs::File, buf: &mut [u8]) -> std::io::Result<usize> {
