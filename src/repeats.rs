@@ -51,7 +51,10 @@ fn to_doc(s: iogauge_stats::Summary) -> StatsDoc {
         // The CV is undefined only for a zero mean, which for these non-negative metrics means
         // every repeat was 0: no variation.
         cv: s.cv.unwrap_or(0.0),
-        ci95: [s.ci95.0, s.ci95.1],
+        // Every metric here is a rate or a latency, never below 0: the t interval cut at 0
+        // still holds the true mean as often (nothing below 0 could be it), and a latency
+        // "−102 µs … 208 µs" said nothing true in its lower half.
+        ci95: [s.ci95.0.max(0.0), s.ci95.1],
         min: s.min,
         max: s.max,
         outliers: s.outliers,
@@ -143,12 +146,16 @@ mod tests {
     fn textbook_summary_of_three_values() {
         // 1, 2, 3: mean 2, s = 1, t(0.975, 2) = 4.302653, half width 4.302653/√3 = 2.484138.
         let stats = stats_for(&[repeat(1.0, 10), repeat(2.0, 10), repeat(3.0, 10)]);
+        // 11, 12, 13: the same spread away from 0 keeps its whole interval.
+        let far = stats_for(&[repeat(11.0, 10), repeat(12.0, 10), repeat(13.0, 10)]);
+        assert!((far["iops"].ci95[0] - (12.0 - 2.484138)).abs() < 1e-5);
         let s = &stats["iops"];
         assert_eq!(
             (s.mean, s.median, s.stddev, s.min, s.max),
             (2.0, 2.0, 1.0, 1.0, 3.0)
         );
-        assert!((s.ci95[0] - (2.0 - 2.484138)).abs() < 1e-5, "{:?}", s.ci95);
+        // 2 − 2.484138 is below 0, which no rate can be: the interval starts at 0.
+        assert_eq!(s.ci95[0], 0.0, "{:?}", s.ci95);
         assert!((s.ci95[1] - (2.0 + 2.484138)).abs() < 1e-5, "{:?}", s.ci95);
         assert!((s.cv - 0.5).abs() < 1e-12);
     }
