@@ -40,11 +40,15 @@ pub fn execute(plan: &Plan) -> Result<()> {
         target,
         failure,
         damaged,
+        result_of,
         ..
     } = ran;
     drop(target); // removes a created test file before the exit code is decided
+                  // Every cell measured to its end: a failure after that (the store's) cut nothing short.
+    let whole = result_of.iter().all(Option::is_some) && doc.results.iter().all(|r| !r.interrupted);
     if let Some(e) = failure {
         return Err(match plan.kind {
+            Kind::Run if whole => e.context("the run was measured to its end (above)"),
             Kind::Run if doc.results.iter().any(|r| r.ios > 0) => {
                 e.context("the results above cover the run up to that point")
             }
