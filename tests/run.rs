@@ -3,6 +3,7 @@
 use serde_json::Value;
 use std::process::Command;
 
+#[macro_use]
 mod common;
 use common::*;
 
@@ -464,10 +465,9 @@ fn bad_input_is_one_clean_line() {
     );
 }
 
+/// More than the file system holds is refused before any file is made (the free-space check).
 #[test]
-fn no_space_while_filling_removes_the_partial_file() {
-    // A file system too small for the test file: a tmpfs would need root, so use the
-    // free-space check instead: ask for more than the disk holds.
+fn more_than_the_disk_holds_is_refused_before_any_file() {
     let dir = tempfile::tempdir().unwrap();
     let out = iogauge(
         dir.path(),
@@ -484,6 +484,69 @@ fn no_space_while_filling_removes_the_partial_file() {
             .count(),
         0
     );
+}
+
+/// The file system fills while the test file is being filled (the free-space check passed):
+/// the fill fails with the file system's own words and the partial file is removed. The fill
+/// runs in a blkio group held to 8 MiB/s, so it is still writing when the test, told by
+/// iogauge's "Filling" line, takes all the space but 1 MiB with fallocate.
+#[test]
+fn no_space_while_filling_removes_the_partial_file() {
+    needs_root!();
+    needs_tool!("fallocate");
+    let Some(cg) = Blkio::new("fill") else {
+        skip("needs cgroup v1 blkio");
+        return;
+    };
+    let ram = RamLoop::new(128 << 20);
+    // No blocks reserved for root: what statvfs says is free is what root can take.
+    sh("mkfs.ext4", &["-q", "-m", "0", &ram.dev.dev]);
+    // Not under /dev/shm: iogauge refuses a directory under /dev.
+    let dir = tempfile::tempdir().unwrap();
+    let mnt = dir.path().join("mnt");
+    let _m = Mount::new(&ram.dev.dev, &mnt, "rw");
+    let majmin = std::fs::read_to_string(format!("/sys/block/{}/dev", ram.dev.name())).unwrap();
+    std::fs::write(
+        cg.0.join("blkio.throttle.write_bps_device"),
+        format!("{} {}", majmin.trim(), 8u64 << 20),
+    )
+    .unwrap();
+    let mut cmd = Command::new("sh");
+    cmd.args([
+        "-c",
+        &cg.iogauge(&format!(
+            "run {} --size 64m --time 1s --no-store",
+            mnt.display()
+        )),
+    ])
+    .current_dir(dir.path());
+    let mut run = Spawned::start(cmd);
+    run.wait_for("Filling", DEADLINE);
+    let free = sh("stat", &["-f", "-c", "%a %S", mnt.to_str().unwrap()]);
+    let mut w = free.split_whitespace().map(|v| v.parse::<u64>().unwrap());
+    let free = w.next().unwrap() * w.next().unwrap();
+    sh(
+        "fallocate",
+        &[
+            "-l",
+            &(free - (1 << 20)).to_string(),
+            mnt.join("hog").to_str().unwrap(),
+        ],
+    );
+    let out = run.finish(DEADLINE);
+    let err = stderr_of(&out);
+    assert_ne!(out.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("no space left") && err.contains("the partial file was removed"),
+        "{err}"
+    );
+    let left: Vec<String> = std::fs::read_dir(&mnt)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("iogauge-test"))
+        .collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
 }
 
 #[test]
@@ -564,6 +627,64 @@ fn progress_line_on_a_terminal_and_none_in_a_pipe() {
     assert!(
         all.contains("ETA") && all.contains("IOPS ·") && all.contains("[00:00:0"),
         "{all}"
+    );
+}
+
+/// What `--drop-caches` promises, seen by the device: two buffered repeats of an 8 MiB read
+/// each read the file from the device (its read counter grows by twice the file), where
+/// without it the second repeat is served by the page cache (the near miss: once).
+#[test]
+fn dropped_caches_make_each_repeat_read_the_device() {
+    needs_root!();
+    let ram = RamLoop::new(64 << 20);
+    sh("mkfs.ext4", &["-q", &ram.dev.dev]);
+    let dir = tempfile::tempdir().unwrap();
+    let mnt = dir.path().join("mnt");
+    let _m = Mount::new(&ram.dev.dev, &mnt, "rw");
+    let stat = format!("/sys/block/{}/stat", ram.dev.name());
+    let read = || -> u64 {
+        let s = std::fs::read_to_string(&stat).unwrap();
+        s.split_whitespace().nth(2).unwrap().parse::<u64>().unwrap() * 512
+    };
+    let file = mnt.join("data");
+    let file = file.to_str().unwrap();
+    let moved = |drop: bool| {
+        let mut args = vec![
+            "run",
+            file,
+            "--buffered",
+            "--rw",
+            "read",
+            "--bs",
+            "64k",
+            "--size",
+            "8m",
+            "--data",
+            "8m",
+            "--repeat",
+            "2",
+            "--keep",
+            "--json",
+            "--no-store",
+        ];
+        if drop {
+            args.push("--drop-caches");
+        }
+        // The file is made (O_DIRECT, not cached) on the first run and kept for the second.
+        let before = read();
+        json_of(&iogauge(dir.path(), &args));
+        read() - before
+    };
+    let mib = 1u64 << 20;
+    let with = moved(true);
+    assert!(
+        with >= 16 * mib,
+        "{with} bytes read from the device with --drop-caches"
+    );
+    let without = moved(false);
+    assert!(
+        without < 12 * mib,
+        "{without} bytes read from the device without it"
     );
 }
 
