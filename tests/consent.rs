@@ -70,8 +70,9 @@ impl Place {
         from_ms: u64,
         span_ms: u64,
         seed: u64,
-    ) {
+    ) -> Vec<u32> {
         let mut rng = seed | 1;
+        let mut pids = Vec::new();
         for k in 0..n {
             let mut child = self
                 .cmd(kinds[k % kinds.len()])
@@ -83,9 +84,11 @@ impl Place {
             rng ^= rng >> 7;
             rng ^= rng << 17;
             std::thread::sleep(Duration::from_millis(from_ms + rng % span_ms));
+            pids.push(child.id());
             let _ = child.kill();
             let _ = child.wait();
         }
+        pids
     }
 }
 
@@ -780,7 +783,7 @@ fn killed_sweeps_and_databases_leave_nothing_after_clean() {
         ],
     ];
     let kinds: Vec<&[&str]> = kinds.iter().map(Vec::as_slice).collect();
-    p.kill_at_random_moments(&kinds, 9, 200, 3000, 0x2545_f491_4f6c_dd1d);
+    let killed = p.kill_at_random_moments(&kinds, 9, 200, 3000, 0x2545_f491_4f6c_dd1d);
     // The kills left something for clean to undo (else this test proves nothing about it).
     let pending = p.run(&["clean", "--dry-run"]);
     assert!(
@@ -828,15 +831,12 @@ fn killed_sweeps_and_databases_leave_nothing_after_clean() {
     assert!(clusters.is_empty(), "{clusters:?}");
     for root in ["/sys/fs/cgroup/memory", "/sys/fs/cgroup"] {
         if let Ok(d) = std::fs::read_dir(root) {
+            // Only the cgroups of the runs this test killed: iogauge names each for its pid.
             let ours: Vec<_> = d
                 .flatten()
-                .filter(|e| e.file_name().to_string_lossy().starts_with("iogauge-pg-"))
                 .filter(|e| {
-                    // Only the cgroups of the runs this test killed.
-                    std::fs::read_dir(p.run_dir()).is_ok()
-                        && e.path().join("cgroup.procs").exists()
-                        && std::fs::read_to_string(e.path().join("cgroup.procs"))
-                            .is_ok_and(|s| s.trim().is_empty())
+                    let name = e.file_name().to_string_lossy().into_owned();
+                    killed.iter().any(|pid| name == format!("iogauge-pg-{pid}"))
                 })
                 .map(|e| e.path())
                 .collect();
