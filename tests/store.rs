@@ -216,12 +216,16 @@ fn list_show_and_export_give_back_what_run_printed() {
     ] {
         assert!(shown.contains(want), "show lacks {want:?}:\n{shown}");
     }
-    if let Some(fs) = doc["system"]["target"]["filesystem"].as_str() {
-        assert!(shown.contains(fs), "{shown}");
-    }
-    if let Some(sched) = doc["system"]["target"]["devices"][0]["scheduler"].as_str() {
-        assert!(shown.contains(&format!("scheduler {sched}")), "{shown}");
-    }
+    // The test directory is on a disk (not a tmpfs): its file system and its device's
+    // scheduler are known, and `show` must say both.
+    let fs = doc["system"]["target"]["filesystem"]
+        .as_str()
+        .expect("the target's file system is known");
+    assert!(shown.contains(fs), "{shown}");
+    let sched = doc["system"]["target"]["devices"][0]["scheduler"]
+        .as_str()
+        .expect("the target's device and its scheduler are known");
+    assert!(shown.contains(&format!("scheduler {sched}")), "{shown}");
 }
 
 /// Splits one CSV line, honouring RFC 4180 quotes.
