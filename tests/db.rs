@@ -321,6 +321,51 @@ fn ctrl_c_during_pgbench_stops_the_server_and_removes_the_cluster() {
     assert!(clusters_in(&target).is_empty(), "{err}");
 }
 
+/// The server dies mid-run (SIGKILL to the postmaster, as the OOM killer would): iogauge ends
+/// with one error naming the server's end and its pid, not the client's "connection refused",
+/// warns of no server it could not stop, and leaves no server and no cluster.
+#[test]
+fn a_server_killed_mid_run_is_named_and_nothing_is_left() {
+    let Some((dir, target)) = rig() else { return };
+    let mut cmd = Command::new(BIN);
+    cmd.env("IOGAUGE_RUN_DIR", own_run_dir(dir.path()))
+        .args(["db", "pgbench"])
+        .arg(&target)
+        .args([
+            "--scale",
+            "1",
+            "--clients",
+            "2",
+            "--time",
+            "60s",
+            "--no-storage",
+        ])
+        .env("IOGAUGE_DB", dir.path().join("results.db"));
+    let mut run = Spawned::start(cmd);
+    run.wait_for("] pgbench ", WATCHDOG);
+    let postmaster =
+        std::fs::read_to_string(clusters_in(&target)[0].join("data").join("postmaster.pid"))
+            .unwrap();
+    let pid = postmaster.lines().next().unwrap().trim().to_string();
+    sh("kill", &["-KILL", &pid]);
+    let out = run.finish(WATCHDOG);
+    let err = stderr_of(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    let said: Vec<&str> = err
+        .lines()
+        .filter(|l| l.starts_with("iogauge: error"))
+        .collect();
+    assert_eq!(said.len(), 1, "{err}");
+    assert!(
+        said[0].contains("the PostgreSQL server ended during the run")
+            && said[0].contains(&format!("(pid {pid})")),
+        "{err}"
+    );
+    assert!(!err.contains("did not stop"), "{err}");
+    assert_eq!(servers_in(&target), "", "{err}");
+    assert!(clusters_in(&target).is_empty(), "{err}");
+}
+
 #[test]
 fn the_wal_goes_where_it_is_told_and_a_memory_limit_is_kept_and_removed() {
     let Some((dir, target)) = rig() else { return };

@@ -143,7 +143,10 @@ struct Teardown {
 
 impl Teardown {
     fn run(&self, gently: bool) {
-        if self.data.join("postmaster.pid").exists() {
+        // A server that was killed left its pid file: there is nothing to stop.
+        let gone = super::process::pid_file(&self.data.join("postmaster.pid"))
+            .is_some_and(|(_, alive)| !alive);
+        if self.data.join("postmaster.pid").exists() && !gone {
             let stop = |mode: &str| {
                 command(&self.bin, "pg_ctl", &self.owner)
                     .args(["stop", "-w", "-m", mode, "-t", "60", "-D"])
@@ -573,6 +576,26 @@ impl Cluster {
     }
 
     /// [`Cluster::query`] in the database `db`.
+    /// Why the server is not running, when it is not: its postmaster is gone (killed, or
+    /// crashed), or it was stopped. Said in place of the client's "connection refused".
+    pub fn down(&self) -> Option<String> {
+        let log = super::process::last_lines(&self.log_since(0), 2);
+        let log = match log.is_empty() {
+            true => String::new(),
+            false => format!(
+                "; the last lines of its log: {}",
+                crate::units::quoted(&log, 300)
+            ),
+        };
+        match super::process::pid_file(&self.data.join("postmaster.pid")) {
+            Some((_, true)) => None,
+            Some((pid, false)) => Some(format!(
+                "the PostgreSQL server ended during the run: its postmaster (pid {pid}) is gone, killed or crashed (the kernel log says whether the OOM killer took it){log}"
+            )),
+            None => Some(format!("the PostgreSQL server is not running{log}")),
+        }
+    }
+
     pub fn query_in(&self, db: &str, sql: &str) -> Result<String> {
         let out = self
             .client("psql")
@@ -591,6 +614,9 @@ impl Cluster {
             .output()
             .context("running psql")?;
         if !out.status.success() {
+            if let Some(why) = self.down() {
+                return Err(anyhow!(why));
+            }
             return Err(anyhow!(
                 "psql failed on `{sql}`: {}",
                 last_lines(&String::from_utf8_lossy(&out.stderr), 2)

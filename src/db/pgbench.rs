@@ -272,6 +272,9 @@ fn measure_once(
     let stderr = cluster::read_back(&mut err_read);
     if !status.success() {
         remove();
+        if let Some(why) = cl.down() {
+            return Err(anyhow::anyhow!(why));
+        }
         return Err(common::client_failed(
             "pgbench",
             &stderr,

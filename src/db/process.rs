@@ -148,6 +148,33 @@ pub fn cpu_of(root: u32) -> Option<(f64, f64)> {
     Some((user as f64 / 100.0, sys as f64 / 100.0))
 }
 
+/// The server process a pid file names (its first line, as PostgreSQL's postmaster.pid and
+/// MariaDB's pid file hold it) and whether that process still runs: a server that was killed
+/// (kill -9, the OOM killer) or crashed leaves its pid file behind. `None` without a readable
+/// one. The file is in the server's account's directory: opened without following a link and
+/// without blocking (a FIFO planted there answers nothing), and only a regular file is read.
+pub fn pid_file(path: &Path) -> Option<(u32, bool)> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
+        .ok()?;
+    if !f.metadata().ok()?.is_file() {
+        return None;
+    }
+    let mut head = String::new();
+    f.take(64).read_to_string(&mut head).ok()?;
+    let pid: u32 = head.lines().next()?.trim().parse().ok()?;
+    // A killed process stays in /proc as a zombie until its parent reaps it: not running.
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let state = stat
+        .rsplit_once(')')
+        .and_then(|(_, rest)| rest.trim_start().chars().next());
+    Some((pid, matches!(state, Some(c) if c != 'Z' && c != 'X')))
+}
+
 /// The last `n` non-empty lines of `text`, joined into one line.
 pub fn last_lines(text: &str, n: usize) -> String {
     let lines: Vec<&str> = text
@@ -161,6 +188,36 @@ pub fn last_lines(text: &str, n: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A pid file of a running process, of one that ended, a link to one and a FIFO.
+    #[test]
+    fn a_pid_file_tells_a_running_server_from_a_dead_one_and_reads_only_a_file() {
+        let t = tempfile::tempdir().unwrap();
+        let file = t.path().join("postmaster.pid");
+        std::fs::write(&file, format!("{}\n/data\n", std::process::id())).unwrap();
+        assert_eq!(pid_file(&file), Some((std::process::id(), true)));
+        let mut ended = std::process::Command::new("true").spawn().unwrap();
+        let pid = ended.id();
+        // Not yet reaped: a zombie, which runs no more than a reaped one.
+        while !std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| s.contains(") Z"))
+        {
+            std::thread::yield_now();
+        }
+        std::fs::write(&file, format!("{pid}\n")).unwrap();
+        assert_eq!(pid_file(&file), Some((pid, false)));
+        ended.wait().unwrap();
+        assert_eq!(pid_file(&file), Some((pid, false)));
+        let link = t.path().join("link.pid");
+        std::os::unix::fs::symlink(&file, &link).unwrap();
+        assert_eq!(pid_file(&link), None);
+        let fifo = t.path().join("fifo.pid");
+        assert!(std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success());
+        assert_eq!(pid_file(&fifo), None);
+    }
 
     #[test]
     fn a_listening_socket_is_found_from_the_kernel() {
