@@ -42,9 +42,26 @@ pub(crate) fn pct(frac: f64) -> String {
     }
 }
 
+/// A change as a signed whole percentage: "+12%", "−6%" (a minus sign, not a hyphen); one under
+/// half a percent either way as "within 1%".
+pub(crate) fn signed_pct(frac: f64) -> String {
+    match frac {
+        f if f.abs() < 0.005 => "within 1%".to_owned(),
+        f if f < 0.0 => format!("−{}", pct(-f)),
+        f => format!("+{}", pct(f)),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn changes_are_signed_with_a_minus_sign() {
+        assert_eq!(signed_pct(0.12), "+12%");
+        assert_eq!(signed_pct(-0.26), "−26%");
+        assert_eq!(signed_pct(0.004), "within 1%");
+    }
 
     #[test]
     fn counts_group_thousands() {

@@ -28,7 +28,7 @@
 //! each second of it. A device that slows makes the threads sleep, not wait, so its change is
 //! not the CPU's even on a busy host.
 
-use crate::fmt::{bytes, count, pct, secs};
+use crate::fmt::{bytes, count, pct, secs, signed_pct};
 use crate::{Finding, Kind, Severity, Thresholds};
 
 /// Penalty factor of the change-point test (× σ² ln n).
@@ -399,13 +399,6 @@ fn median(xs: &[f64]) -> f64 {
         0 => 0.0,
         n if n % 2 == 1 => v[n / 2],
         n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
-    }
-}
-
-fn signed_pct(f: f64) -> String {
-    match f < 0.0 {
-        true => format!("−{}", pct(-f)),
-        false => format!("+{}", pct(f)),
     }
 }
 

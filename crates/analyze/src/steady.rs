@@ -18,9 +18,9 @@
 //! than the two windows' own spread explains (Welch's t at 99%). Otherwise it is a steady level
 //! with noisy intervals, and says so.
 
-use crate::fmt::{count, pct};
+use crate::fmt::{count, pct, signed_pct};
 use crate::{Finding, Kind, Severity, Thresholds};
-use iogauge_stats::student_t_quantile;
+use iogauge_stats::{student_t_quantile, welch_t_test};
 
 /// Intervals in the SNIA PTS measurement window.
 pub const STEADY_WINDOW: usize = 5;
@@ -75,31 +75,12 @@ pub struct LevelChange {
 
 impl LevelChange {
     pub fn of(before: &[f64], after: &[f64]) -> LevelChange {
-        let stats = |ys: &[f64]| {
-            let n = ys.len().max(1) as f64;
-            let mean = ys.iter().sum::<f64>() / n;
-            let var = if ys.len() > 1 {
-                ys.iter().map(|y| (y - mean).powi(2)).sum::<f64>() / (n - 1.0)
-            } else {
-                0.0
-            };
-            (mean, var / n, n)
-        };
-        let (m1, a, n1) = stats(before);
-        let (m2, b, n2) = stats(after);
-        let se = (a + b).sqrt();
-        let d = (m2 - m1).abs();
-        let (t, dof) = if se > 0.0 {
-            let dof = (a + b).powi(2) / (a * a / (n1 - 1.0).max(1.0) + b * b / (n2 - 1.0).max(1.0));
-            (d / se, dof)
-        } else if d > 0.0 {
-            (f64::INFINITY, 1.0)
-        } else {
-            (0.0, 1.0)
-        };
+        let mean = |ys: &[f64]| ys.iter().sum::<f64>() / ys.len().max(1) as f64;
+        // Windows too short for a spread (under two intervals) are never "beyond the noise".
+        let (t, dof) = welch_t_test(after, before).map_or((0.0, 1.0), |w| (w.t.abs(), w.dof));
         LevelChange {
-            before: m1,
-            after: m2,
+            before: mean(before),
+            after: mean(after),
             t,
             t_limit: student_t_quantile(0.995, dof.max(1.0)),
         }
@@ -137,18 +118,12 @@ pub fn snia_window(ys: &[f64]) -> Window {
     }
 }
 
-/// `after` against `before` as a signed percentage ("-6%", "+12%", "within 1%"), or "from
+/// `after` against `before` as a signed percentage ("−6%", "+12%", "within 1%"), or "from
 /// nothing".
-fn signed_pct(after: f64, before: f64) -> String {
-    if before.abs() > 0.0 {
-        let d = after / before - 1.0;
-        if d.abs() < 0.005 {
-            "within 1%".to_owned()
-        } else {
-            format!("{}{}", if d < 0.0 { "-" } else { "+" }, pct(d.abs()))
-        }
-    } else {
-        "from nothing".to_owned()
+fn signed_change(after: f64, before: f64) -> String {
+    match before.abs() > 0.0 {
+        true => signed_pct(after / before - 1.0),
+        false => "from nothing".to_owned(),
     }
 }
 
@@ -236,7 +211,7 @@ pub fn steady(
                  rounds of a whole pass)",
                 count(change.after),
                 count(change.before),
-                signed_pct(change.after, change.before),
+                signed_change(change.after, change.before),
                 share(excursion),
                 share(slope_excursion),
                 pct(th.steady_excursion),
@@ -255,7 +230,7 @@ pub fn steady(
                  the mean {} IOPS, limit {}; trend {}, limit {})",
                 count(change.before),
                 count(change.after),
-                signed_pct(change.after, change.before),
+                signed_change(change.after, change.before),
                 share(excursion),
                 count(mean),
                 pct(th.steady_excursion),
@@ -332,7 +307,8 @@ mod tests {
     }
 
     /// Wide swings at one level fail SNIA's range but are no drift: an info that says the level
-    /// held. The near miss: the same swings around a level that fell by a fifth are a drift.
+    /// held. A fall by a fifth under the same swings is still within their noise (an info too);
+    /// a fall by two fifths is beyond it, and a drift.
     #[test]
     fn wide_swings_at_one_level_are_noise_and_a_moved_level_is_drift() {
         let th = Thresholds::default();
