@@ -856,6 +856,54 @@ fn ctrl_c_stops_the_server(
     assert!(left_in(target).is_empty(), "{:?}", left_in(target));
 }
 
+/// mariadbd dies mid-run (SIGKILL, as the OOM killer would): one error naming the server's
+/// end and its pid, not the client's lost connection; no warning of a server iogauge could not
+/// stop; nothing left.
+#[test]
+fn a_server_killed_mid_run_is_named_and_nothing_is_left() {
+    let Some((dir, target)) = rig() else { return };
+    let mut cmd = Command::new(BIN);
+    cmd.env("IOGAUGE_RUN_DIR", own_run_dir(dir.path()))
+        .env("IOGAUGE_DB", dir.path().join("results.db"))
+        .args(["db", "sysbench"])
+        .arg(&target)
+        .args([
+            "--tables",
+            "1",
+            "--table-size",
+            "1000",
+            "--threads",
+            "1",
+            "--time",
+            "60s",
+        ]);
+    let mut run = Spawned::start(cmd);
+    run.wait_for("] sysbench ", WATCHDOG);
+    let servers = servers_in(&target);
+    let pid = servers
+        .split_whitespace()
+        .next()
+        .expect("a server runs")
+        .to_string();
+    sh("kill", &["-KILL", &pid]);
+    let out = run.finish(WATCHDOG);
+    let err = stderr_of(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    let said: Vec<&str> = err
+        .lines()
+        .filter(|l| l.starts_with("iogauge: error"))
+        .collect();
+    assert_eq!(said.len(), 1, "{err}");
+    assert!(
+        said[0].contains("the MariaDB server ended during the run")
+            && said[0].contains(&format!("(pid {pid})")),
+        "{err}"
+    );
+    assert!(!err.contains("did not stop"), "{err}");
+    assert_eq!(servers_in(&target), "", "{err}");
+    assert!(left_in(&target).is_empty(), "{:?}", left_in(&target));
+}
+
 #[test]
 fn clean_after_a_killed_run_stops_mariadb_and_removes_its_log_dir_and_cgroup() {
     let Some((root, _)) = memory_cgroups() else {

@@ -30,6 +30,9 @@ pub trait Backend: Sync {
     fn log_dir(&self) -> Option<&Path>;
     fn cgroup(&self) -> Option<PathBuf>;
     fn kept(&self) -> bool;
+    /// Why the server is not running, when it is not (killed, crashed): said in place of a
+    /// client's "connection refused".
+    fn down(&self) -> Option<String>;
     /// (Re)starts the server with `settings`; `asked` are the user's (a refusal names them).
     fn restart(&mut self, settings: &[(String, String)], asked: &[(String, String)]) -> Result<()>;
     fn version(&self) -> Result<String>;

@@ -11,7 +11,7 @@
 use super::cgroup::Cgroup;
 use super::cluster::Site;
 use super::owner::{debug_plant, read_back, remove_dirs, Dir, Owner, ServerRecord};
-use super::process::last_lines;
+use super::process::{gone, last_lines};
 use crate::error::usage;
 use anyhow::{anyhow, Context, Result};
 use std::os::unix::process::CommandExt;
@@ -133,17 +133,6 @@ impl Teardown {
         if !self.keep {
             remove_dirs(&self.dirs);
         }
-    }
-}
-
-/// Whether `pid` is gone: no /proc entry, or a zombie waiting for its parent to reap it.
-fn gone(pid: u32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Err(_) => true,
-        Ok(s) => s
-            .rsplit_once(')')
-            .and_then(|(_, rest)| rest.split_whitespace().next())
-            .is_some_and(|state| state == "Z" || state == "X"),
     }
 }
 
@@ -578,6 +567,30 @@ impl Server {
         Ok(())
     }
 
+    /// Why the server is not running, when it started and is gone (killed, crashed).
+    pub fn down(&self) -> Option<String> {
+        let pid = self.teardown.lock().ok()?.pid?;
+        if !gone(pid) {
+            return None;
+        }
+        // The server's account owns the log: read through the directory's handle.
+        let log = self
+            .work_dir()
+            .ok()
+            .and_then(|d| d.read_servers("server.log", &self.owner).ok())
+            .unwrap_or_default();
+        let log = match last_lines(&log, 2) {
+            l if l.is_empty() => String::new(),
+            l => format!(
+                "; the last lines of its log: {}",
+                crate::units::quoted(&l, 300)
+            ),
+        };
+        Some(format!(
+            "the MariaDB server ended during the run: mariadbd (pid {pid}) is gone, killed or crashed (the kernel log says whether the OOM killer took it){log}"
+        ))
+    }
+
     /// One SQL statement's rows, tab-separated, without column names.
     pub fn query(&self, sql: &str) -> Result<String> {
         let out = self
@@ -586,6 +599,9 @@ impl Server {
             .output()
             .context("running mariadb")?;
         if !out.status.success() {
+            if let Some(why) = self.down() {
+                return Err(anyhow!(why));
+            }
             return Err(anyhow!(
                 "mariadb failed on `{sql}`: {}",
                 last_lines(&String::from_utf8_lossy(&out.stderr), 2)
@@ -636,7 +652,7 @@ mod tests {
 
     #[test]
     fn a_process_that_is_not_there_is_gone() {
-        assert!(gone(u32::MAX - 1));
-        assert!(!gone(std::process::id()));
+        assert!(super::super::process::gone(u32::MAX - 1));
+        assert!(!super::super::process::gone(std::process::id()));
     }
 }

@@ -167,12 +167,19 @@ pub fn pid_file(path: &Path) -> Option<(u32, bool)> {
     let mut head = String::new();
     f.take(64).read_to_string(&mut head).ok()?;
     let pid: u32 = head.lines().next()?.trim().parse().ok()?;
-    // A killed process stays in /proc as a zombie until its parent reaps it: not running.
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    let state = stat
-        .rsplit_once(')')
-        .and_then(|(_, rest)| rest.trim_start().chars().next());
-    Some((pid, matches!(state, Some(c) if c != 'Z' && c != 'X')))
+    Some((pid, !gone(pid)))
+}
+
+/// Whether `pid` is gone: no /proc entry, or a zombie waiting for its parent to reap it (a
+/// killed server stays in /proc so until then, running nothing).
+pub fn gone(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(s) => s
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().next())
+            .is_some_and(|state| state == "Z" || state == "X"),
+    }
 }
 
 /// The last `n` non-empty lines of `text`, joined into one line.

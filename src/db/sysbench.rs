@@ -375,6 +375,9 @@ fn measure_once(
         return Ok(None);
     };
     if !st.success() {
+        if let Some(why) = s.down() {
+            return Err(anyhow::anyhow!(why));
+        }
         let mut dirs = vec![s.data(), s.work()];
         dirs.extend(s.log_dir());
         return Err(common::client_failed(

@@ -114,6 +114,9 @@ impl Backend for Mariadb {
     fn kept(&self) -> bool {
         self.0.kept()
     }
+    fn down(&self) -> Option<String> {
+        self.0.down()
+    }
     fn restart(&mut self, settings: &[(String, String)], asked: &[(String, String)]) -> Result<()> {
         // A restart for every measurement: the settings apply, and the pool starts cold.
         self.0.stop()?;

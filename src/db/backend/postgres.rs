@@ -75,6 +75,9 @@ impl Backend for Postgres {
     fn kept(&self) -> bool {
         self.cl.kept()
     }
+    fn down(&self) -> Option<String> {
+        self.cl.down()
+    }
     fn restart(&mut self, settings: &[(String, String)], asked: &[(String, String)]) -> Result<()> {
         if self.running {
             self.cl.stop()?;
