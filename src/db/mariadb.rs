@@ -645,14 +645,3 @@ impl Drop for Server {
         crate::ledger::remove(&self.planned);
     }
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_process_that_is_not_there_is_gone() {
-        assert!(super::super::process::gone(u32::MAX - 1));
-        assert!(!super::super::process::gone(std::process::id()));
-    }
-}

@@ -196,6 +196,12 @@ pub fn last_lines(text: &str, n: usize) -> String {
 mod tests {
     use super::*;
 
+    #[test]
+    fn a_process_that_is_not_there_is_gone() {
+        assert!(gone(u32::MAX - 1));
+        assert!(!gone(std::process::id()));
+    }
+
     /// A pid file of a running process, of one that ended, a link to one and a FIFO.
     #[test]
     fn a_pid_file_tells_a_running_server_from_a_dead_one_and_reads_only_a_file() {
