@@ -289,13 +289,13 @@ fn a_server_that_will_not_start_is_one_error_and_nothing_is_left() {
     }
 }
 
-#[test]
-fn ctrl_c_during_pgbench_stops_the_server_and_removes_the_cluster() {
-    let Some((dir, target)) = rig() else { return };
+/// `db pgbench` for a minute, started and followed until its measurement begins ("[1/1]
+/// pgbench tpcb-like · 2 clients …").
+fn pgbench_measuring(dir: &Path, target: &Path) -> Spawned {
     let mut cmd = Command::new(BIN);
-    cmd.env("IOGAUGE_RUN_DIR", own_run_dir(dir.path()))
+    cmd.env("IOGAUGE_RUN_DIR", own_run_dir(dir))
         .args(["db", "pgbench"])
-        .arg(&target)
+        .arg(target)
         .args([
             "--scale",
             "1",
@@ -305,10 +305,16 @@ fn ctrl_c_during_pgbench_stops_the_server_and_removes_the_cluster() {
             "60s",
             "--no-storage",
         ])
-        .env("IOGAUGE_DB", dir.path().join("results.db"));
+        .env("IOGAUGE_DB", dir.join("results.db"));
     let mut run = Spawned::start(cmd);
-    // "[1/1] pgbench tpcb-like · 2 clients …": the measurement begins.
     run.wait_for("] pgbench ", WATCHDOG);
+    run
+}
+
+#[test]
+fn ctrl_c_during_pgbench_stops_the_server_and_removes_the_cluster() {
+    let Some((dir, target)) = rig() else { return };
+    let run = pgbench_measuring(dir.path(), &target);
     assert!(
         !servers_in(&target).is_empty(),
         "a server runs in the cluster"
@@ -327,43 +333,16 @@ fn ctrl_c_during_pgbench_stops_the_server_and_removes_the_cluster() {
 #[test]
 fn a_server_killed_mid_run_is_named_and_nothing_is_left() {
     let Some((dir, target)) = rig() else { return };
-    let mut cmd = Command::new(BIN);
-    cmd.env("IOGAUGE_RUN_DIR", own_run_dir(dir.path()))
-        .args(["db", "pgbench"])
-        .arg(&target)
-        .args([
-            "--scale",
-            "1",
-            "--clients",
-            "2",
-            "--time",
-            "60s",
-            "--no-storage",
-        ])
-        .env("IOGAUGE_DB", dir.path().join("results.db"));
-    let mut run = Spawned::start(cmd);
-    run.wait_for("] pgbench ", WATCHDOG);
+    let run = pgbench_measuring(dir.path(), &target);
     let postmaster =
         std::fs::read_to_string(clusters_in(&target)[0].join("data").join("postmaster.pid"))
             .unwrap();
     let pid = postmaster.lines().next().unwrap().trim().to_string();
     sh("kill", &["-KILL", &pid]);
     let out = run.finish(WATCHDOG);
-    let err = stderr_of(&out);
-    assert_eq!(out.status.code(), Some(1), "{err}");
-    let said: Vec<&str> = err
-        .lines()
-        .filter(|l| l.starts_with("iogauge: error"))
-        .collect();
-    assert_eq!(said.len(), 1, "{err}");
-    assert!(
-        said[0].contains("the PostgreSQL server ended during the run")
-            && said[0].contains(&format!("(pid {pid})")),
-        "{err}"
-    );
-    assert!(!err.contains("did not stop"), "{err}");
-    assert_eq!(servers_in(&target), "", "{err}");
-    assert!(clusters_in(&target).is_empty(), "{err}");
+    assert_named_killed_server(&out, "PostgreSQL", &pid);
+    assert_eq!(servers_in(&target), "");
+    assert!(clusters_in(&target).is_empty());
 }
 
 #[test]

@@ -822,12 +822,9 @@ fn ctrl_c_during_postgres_sysbench_stops_the_cluster_and_removes_it() {
 
 /// Ctrl-C once the measurement has begun: exit 130, the server stopped (`servers` lists the
 /// ones running from `target`), and nothing left in `target`.
-fn ctrl_c_stops_the_server(
-    dir: &Path,
-    target: &Path,
-    server: &[&str],
-    servers: fn(&Path) -> String,
-) {
+/// `db sysbench` for a minute on `server`, started and followed until its measurement begins
+/// ("[1/1] sysbench oltp_read_write · 1 threads …").
+fn sysbench_measuring(dir: &Path, target: &Path, server: &[&str]) -> Spawned {
     let mut cmd = Command::new(BIN);
     cmd.env("IOGAUGE_RUN_DIR", own_run_dir(dir))
         .env("IOGAUGE_DB", dir.join("results.db"))
@@ -845,8 +842,17 @@ fn ctrl_c_stops_the_server(
             "60s",
         ]);
     let mut run = Spawned::start(cmd);
-    // "[1/1] sysbench oltp_read_write · 1 threads …": the measurement begins.
     run.wait_for("] sysbench ", WATCHDOG);
+    run
+}
+
+fn ctrl_c_stops_the_server(
+    dir: &Path,
+    target: &Path,
+    server: &[&str],
+    servers: fn(&Path) -> String,
+) {
+    let run = sysbench_measuring(dir, target, server);
     assert!(!servers(target).is_empty(), "a server runs");
     run.signal("INT");
     let out = run.finish(WATCHDOG);
@@ -862,23 +868,7 @@ fn ctrl_c_stops_the_server(
 #[test]
 fn a_server_killed_mid_run_is_named_and_nothing_is_left() {
     let Some((dir, target)) = rig() else { return };
-    let mut cmd = Command::new(BIN);
-    cmd.env("IOGAUGE_RUN_DIR", own_run_dir(dir.path()))
-        .env("IOGAUGE_DB", dir.path().join("results.db"))
-        .args(["db", "sysbench"])
-        .arg(&target)
-        .args([
-            "--tables",
-            "1",
-            "--table-size",
-            "1000",
-            "--threads",
-            "1",
-            "--time",
-            "60s",
-        ]);
-    let mut run = Spawned::start(cmd);
-    run.wait_for("] sysbench ", WATCHDOG);
+    let run = sysbench_measuring(dir.path(), &target, &[]);
     let servers = servers_in(&target);
     let pid = servers
         .split_whitespace()
@@ -887,20 +877,8 @@ fn a_server_killed_mid_run_is_named_and_nothing_is_left() {
         .to_string();
     sh("kill", &["-KILL", &pid]);
     let out = run.finish(WATCHDOG);
-    let err = stderr_of(&out);
-    assert_eq!(out.status.code(), Some(1), "{err}");
-    let said: Vec<&str> = err
-        .lines()
-        .filter(|l| l.starts_with("iogauge: error"))
-        .collect();
-    assert_eq!(said.len(), 1, "{err}");
-    assert!(
-        said[0].contains("the MariaDB server ended during the run")
-            && said[0].contains(&format!("(pid {pid})")),
-        "{err}"
-    );
-    assert!(!err.contains("did not stop"), "{err}");
-    assert_eq!(servers_in(&target), "", "{err}");
+    assert_named_killed_server(&out, "MariaDB", &pid);
+    assert_eq!(servers_in(&target), "");
     assert!(left_in(&target).is_empty(), "{:?}", left_in(&target));
 }
 

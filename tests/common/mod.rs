@@ -865,3 +865,22 @@ impl Fs {
 
 /// errno of "No space left on device" on Linux.
 const ENOSPC: i32 = 28;
+
+/// A database run whose server was killed mid-run: exit code 1, one error line that names the
+/// server's end and its pid (`server`: "PostgreSQL" or "MariaDB") rather than the client's lost
+/// connection, and no warning of a server iogauge could not stop.
+pub fn assert_named_killed_server(out: &Output, server: &str, pid: &str) {
+    let err = stderr_of(out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    let said: Vec<&str> = err
+        .lines()
+        .filter(|l| l.starts_with("iogauge: error"))
+        .collect();
+    assert_eq!(said.len(), 1, "{err}");
+    assert!(
+        said[0].contains(&format!("the {server} server ended during the run"))
+            && said[0].contains(&format!("(pid {pid})")),
+        "{err}"
+    );
+    assert!(!err.contains("did not stop"), "{err}");
+}

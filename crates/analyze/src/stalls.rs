@@ -102,65 +102,47 @@ pub fn stalls(fine_ios: &[u32], bin_s: f64, cpu: CpuBins, th: &Thresholds) -> Ve
         let ios: u64 = fine_ios[start..stop].iter().map(|&v| u64::from(v)).sum();
         let depth = ios as f64 / duration_s / reference;
         let start_s = start as f64 * bin_s;
-        if let Some((run, wait)) = cpu_stalled(cpu, start..stop, fine_ios.len()) {
-            let what = match ios {
-                0 => "no IO completed".to_string(),
-                _ => format!(
-                    "IO fell to {} of the median {} IOPS",
-                    pct(depth),
-                    count(reference)
-                ),
-            };
-            findings.push(
-                Finding::new(
-                    Kind::Stall,
-                    Severity::Warning,
+        // Named as the CPU's: iogauge's own threads waited for one, or the machine had none idle.
+        let what = match ios {
+            0 => "no IO completed".to_string(),
+            _ => format!(
+                "IO fell to {} of the median {} IOPS",
+                pct(depth),
+                count(reference)
+            ),
+        };
+        let when = format!(
+            "{what} for {} from {} into the run while",
+            secs(duration_s),
+            secs(start_s)
+        );
+        let cpus = if let Some((run, wait)) = cpu_stalled(cpu, start..stop, fine_ios.len()) {
+            Some((
+                format!("{when} iogauge's threads, ready to run, waited for a CPU ({wait:.2} CPU-seconds per second waiting, summed over them, against {run:.2} CPU-seconds per second running): other work took the CPU; the device did not stall"),
+                [("cpu_wait", wait), ("cpu_run", run)],
+            ))
+        } else {
+            machine_saturated(cpu, start..stop, fine_ios.len()).map(|o| {
+                (
                     format!(
-                        "{what} for {} from {} into the run while iogauge's threads, ready to run, waited for a CPU ({wait:.2} CPU-seconds per second waiting, summed over them, against {run:.2} CPU-seconds per second running): other work took the CPU; the device did not stall",
-                        secs(duration_s),
-                        secs(start_s),
+                        "{when} the machine had no idle CPU (work other than iogauge's threads, kernel threads among it, took {o:.1} of its {} CPUs): the IO waited on the scheduler, and on such a machine a stall is the CPU's as likely as the device's",
+                        count(cpu.cpus)
                     ),
-                    CPU_ADVICE,
+                    [("others_cpus", o), ("cpus", cpu.cpus)],
                 )
+            })
+        };
+        if let Some((summary, evidence)) = cpus {
+            let mut f = Finding::new(Kind::Stall, Severity::Warning, summary, CPU_ADVICE)
                 .with("start_s", start_s)
                 .with("duration_s", duration_s)
                 .with("depth", depth)
                 .with("median_iops", reference)
-                .with("bin_s", width_s)
-                .with("cpu_wait", wait)
-                .with("cpu_run", run),
-            );
-            continue;
-        }
-        if let Some(o) = machine_saturated(cpu, start..stop, fine_ios.len()) {
-            let what = match ios {
-                0 => "no IO completed".to_string(),
-                _ => format!(
-                    "IO fell to {} of the median {} IOPS",
-                    pct(depth),
-                    count(reference)
-                ),
-            };
-            findings.push(
-                Finding::new(
-                    Kind::Stall,
-                    Severity::Warning,
-                    format!(
-                        "{what} for {} from {} into the run while the machine had no idle CPU (work other than iogauge's threads, kernel threads among it, took {o:.1} of its {} CPUs): the IO waited on the scheduler, and on such a machine a stall is the CPU's as likely as the device's",
-                        secs(duration_s),
-                        secs(start_s),
-                        count(cpu.cpus),
-                    ),
-                    CPU_ADVICE,
-                )
-                .with("start_s", start_s)
-                .with("duration_s", duration_s)
-                .with("depth", depth)
-                .with("median_iops", reference)
-                .with("bin_s", width_s)
-                .with("others_cpus", o)
-                .with("cpus", cpu.cpus),
-            );
+                .with("bin_s", width_s);
+            for (k, v) in evidence {
+                f = f.with(k, v);
+            }
+            findings.push(f);
             continue;
         }
         let summary = if ios == 0 {
