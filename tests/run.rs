@@ -630,6 +630,21 @@ fn progress_line_on_a_terminal_and_none_in_a_pipe() {
     );
 }
 
+/// Two buffered repeats of reading an 8 MiB file once each: what `--drop-caches` is tried on.
+const BUFFERED_TWICE: [&str; 11] = [
+    "--buffered",
+    "--rw",
+    "read",
+    "--bs",
+    "64k",
+    "--size",
+    "8m",
+    "--data",
+    "8m",
+    "--repeat",
+    "2",
+];
+
 /// What `--drop-caches` promises, seen by the device: two buffered repeats of an 8 MiB read
 /// each read the file from the device (its read counter grows by twice the file), where
 /// without it the second repeat is served by the page cache (the near miss: once).
@@ -649,24 +664,9 @@ fn dropped_caches_make_each_repeat_read_the_device() {
     let file = mnt.join("data");
     let file = file.to_str().unwrap();
     let moved = |drop: bool| {
-        let mut args = vec![
-            "run",
-            file,
-            "--buffered",
-            "--rw",
-            "read",
-            "--bs",
-            "64k",
-            "--size",
-            "8m",
-            "--data",
-            "8m",
-            "--repeat",
-            "2",
-            "--keep",
-            "--json",
-            "--no-store",
-        ];
+        let mut args = vec!["run", file];
+        args.extend(BUFFERED_TWICE);
+        args.extend(["--keep", "--json", "--no-store"]);
         if drop {
             args.push("--drop-caches");
         }
@@ -693,23 +693,9 @@ fn dropped_caches_make_each_repeat_read_the_device() {
 #[test]
 fn drop_caches_between_repeats_or_say_why_not() {
     let dir = tempfile::tempdir().unwrap();
-    let args = [
-        "run",
-        "--buffered",
-        "--rw",
-        "read",
-        "--bs",
-        "64k",
-        "--size",
-        "8m",
-        "--data",
-        "8m",
-        "--repeat",
-        "2",
-        "--drop-caches",
-        "--json",
-        "--no-store",
-    ];
+    let mut args = vec!["run"];
+    args.extend(BUFFERED_TWICE);
+    args.extend(["--drop-caches", "--json", "--no-store"]);
     let root = Command::new("id")
         .arg("-u")
         .output()
