@@ -44,10 +44,11 @@ fn cpu_secs(pid: u32) -> f64 {
 /// Other work taking iogauge's CPU: iogauge pinned to CPU 0 reads a zram device of the test's
 /// own as fast as that CPU lets it (zram does its work in the process's own io_uring worker,
 /// on the same CPU); once iogauge has run 2 CPU seconds, two busy loops pinned to CPU 0 take
-/// about two thirds of it. The kernel's schedstat shows the threads waiting for the CPU, so the
-/// fall is named as the CPU's, with no burst size, not as the device's. (One loop took about
-/// half: iogauge's threads then waited about as long as they ran, and the rule — wait longer
-/// than run — held on some runs and not others; two make the cause unambiguous.)
+/// about two thirds of it. The kernel's schedstat shows the threads waiting for the CPU, or
+/// /proc/stat a machine with no idle CPU, so the fall is named as the CPU's, with no burst
+/// size, not as the device's. (One loop took about half: iogauge's threads then waited about
+/// as long as they ran, and the rule — wait longer than run — held on some runs and not
+/// others; two make the cause unambiguous.)
 #[test]
 fn a_fall_that_other_work_on_the_cpu_made_is_the_cpus() {
     needs_root!();
@@ -81,16 +82,31 @@ fn a_fall_that_other_work_on_the_cpu_made_is_the_cpus() {
         fine["cpu_run"], fine["cpu_wait"], fine["ios"]
     );
     let summary = f["summary"].as_str().unwrap();
-    assert!(
-        summary.contains("fell from") && summary.contains("waited for a CPU"),
-        "{summary}"
-    );
+    assert!(summary.contains("fell from"), "{summary}");
+    // Named as the CPU's and never given a burst size, by either of the two causes the kernel
+    // can show: iogauge's threads waiting for a CPU more than before, or a machine with no
+    // idle CPU where other work took half a CPU or more. (On a fresh CI machine the threads,
+    // pinned to one CPU with zram's work, already waited 0.9 CPU-seconds a second before the
+    // loops came, and 0.87 after: the second cause, which the loops made just as surely.)
     assert!(e.get("ios_above_later").is_none(), "{e:#}");
-    let (before, after) = (
-        e["cpu_wait_before"].as_f64().unwrap(),
-        e["cpu_wait_after"].as_f64().unwrap(),
-    );
-    assert!(after - before >= 0.1, "waited {before} then {after}");
+    match e.get("cpu_wait_before") {
+        Some(before) => {
+            assert!(summary.contains("waited for a CPU"), "{summary}");
+            let (before, after) = (
+                before.as_f64().unwrap(),
+                e["cpu_wait_after"].as_f64().unwrap(),
+            );
+            assert!(after - before >= 0.1, "waited {before} then {after}");
+        }
+        None => {
+            assert!(summary.contains("had no idle CPU"), "{summary}");
+            let others = e["others_cpus_after"].as_f64().unwrap();
+            assert!(
+                others >= 0.5,
+                "other work took {others} CPUs after the fall"
+            );
+        }
+    }
     // The series it was judged on are in the result, bin for bin with the IOs.
     let fine = &doc["results"][0]["fine"];
     let bins = fine["ios"].as_array().unwrap().len();
