@@ -111,12 +111,20 @@ fn judge(r: &Value) {
     let kinds = t["kinds"].as_array().unwrap();
     assert_eq!(kinds.len(), 5);
     let total: f64 = kinds.iter().map(|k| f(&k["count"])).sum();
-    assert!(total >= 1000.0, "{total} transactions in the window");
+    assert!(total >= 200.0, "{total} transactions in the window");
+    // Each terminal draws from a deck of 100 cards in the mix, so its whole decks hold the mix
+    // exactly; only the partial decks the window cuts at its two edges vary, each by at most
+    // 25·p(1−p) cards² (hypergeometric). Four standard deviations of that, as a share of the
+    // window's transactions, however many a machine's speed gave (604 on a fresh CI machine,
+    // over 1,000 on others): a mix other than the standard one still fails.
+    let edges = 2.0 * f(&t["terminals"]);
     for (k, want) in kinds.iter().zip(standard) {
         let share = 100.0 * f(&k["count"]) / total;
+        let p = want / 100.0;
+        let tolerance = 100.0 * 4.0 * (edges * 25.0 * p * (1.0 - p)).sqrt() / total;
         assert!(
-            (share - want).abs() <= 1.0,
-            "{}: {share:.2}% of the mix, not {want}%",
+            (share - want).abs() <= tolerance,
+            "{}: {share:.2}% of the mix, not {want}% (± {tolerance:.2}% for {total} transactions)",
             k["name"]
         );
         let p: Vec<f64> = ["p50_us", "p90_us", "p99_us", "p999_us", "max_us"]
