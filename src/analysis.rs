@@ -12,6 +12,7 @@
 mod devices;
 pub use devices::{misaligned, scaling_evidence};
 mod integrity;
+mod rebuild;
 pub mod run;
 pub mod source;
 
@@ -317,6 +318,13 @@ pub fn annotate_with(doc: &mut RunDoc, data_bytes: Option<u64>, th: &Thresholds)
     }
     // Placement is the stack's, before any IO: about the run, not one result.
     all.extend(misaligned(&doc.system));
+    // A rebuild under the cells: its own IO on the members is told as the rebuild's, in place
+    // of what those cells' device findings said of it.
+    let (rebuilt, under) = rebuild::findings(doc);
+    all.retain(|f| {
+        !(f.result.is_some_and(|i| under.contains(&i)) && rebuild::EXPLAINS.contains(&f.kind))
+    });
+    all.extend(rebuilt);
     for mut f in run_findings(doc, th) {
         use iogauge_analyze::Kind;
         // SNIA PTS runs are rounds, not repeats, and say so, numbered as the rounds table

@@ -457,10 +457,22 @@ pub struct SweepArgs {
     #[arg(long, requires = "layout")]
     pub assume_clean: bool,
 
-    /// Measure each redundant md layout (raid1, raid10, raid5, raid6) a second time with its last
-    /// member failed and removed: what the database sees while a disk is missing.
+    /// Measure each redundant layout a second time with its last member missing (md raid1,
+    /// raid10, raid5, raid6: failed and removed; btrfs raid1, raid10, raid5, raid6, raid1c3:
+    /// mounted degraded without it): what the database sees while a disk is missing.
     #[arg(long, requires = "layout")]
     pub degraded: bool,
+
+    /// Measure each redundant md layout again while it rebuilds: its last member failed,
+    /// removed and added back as the suite starts, md's recovery rate kept second by second
+    /// beside the workload's, and the rebuild timed to its end.
+    #[arg(long, requires = "layout")]
+    pub rebuild: bool,
+
+    /// md's recovery limits for --rebuild, per second, e.g. 10m,50m (sync_speed_min and
+    /// sync_speed_max of the array iogauge built) [default: the system's].
+    #[arg(long, value_name = "MIN,MAX", requires = "rebuild")]
+    pub rebuild_speed: Option<String>,
 
     /// File systems to compare on --scratch, e.g. ext4,xfs,btrfs, or one with mkfs options:
     /// 'ext4:-b 1024' (repeatable).

@@ -130,6 +130,7 @@ pub(crate) fn header(
         params,
         rounds: None,
         fleet: None,
+        rebuild: None,
         verify: None,
     }
 }

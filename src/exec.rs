@@ -203,6 +203,7 @@ pub fn run(plan: &Plan, prepared: Prepared<'_>, hooks: &dyn Hooks) -> Result<Exe
         params: plan.params.clone(),
         rounds: None,
         fleet: None,
+        rebuild: None,
         verify: session.as_ref().map(|s| s.doc(&target)),
     };
     let mut rec = Recorder::start(store, &header)?;
@@ -240,6 +241,7 @@ pub fn run(plan: &Plan, prepared: Prepared<'_>, hooks: &dyn Hooks) -> Result<Exe
         notes,
         rounds: state.rounds.take(),
         fleet: None,
+        rebuild: None,
         verify: session.as_ref().map(|s| s.doc(&target)),
         ..header
     };
@@ -250,6 +252,7 @@ pub fn run(plan: &Plan, prepared: Prepared<'_>, hooks: &dyn Hooks) -> Result<Exe
             ));
         }
     }
+    hooks.measured(&mut doc);
     let stability = crate::analysis::run::judge(
         &mut doc,
         plan,

@@ -53,6 +53,52 @@ pub struct RunDoc {
     /// windows line up. Its results are the aggregate first, then one per host.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fleet: Option<FleetDoc>,
+    /// A suite measured while an md array rebuilt a member (`sweep --rebuild`): the rebuild
+    /// second by second, on the same clock as the cells' windows.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rebuild: Option<RebuildDoc>,
+}
+
+/// An md array's recovery of one member while the suite ran, from md's own sysfs files.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct RebuildDoc {
+    /// The array ("md100") and the member it recovered.
+    pub array: String,
+    pub member: String,
+    /// md's limits while it ran (`sync_speed_min`, `sync_speed_max`), KiB/s, and whether
+    /// `--rebuild-speed` set them (otherwise they were the system's).
+    pub speed_min_kib: u64,
+    pub speed_max_kib: u64,
+    pub speed_set: bool,
+    /// Seconds from the member's re-adding to the array being whole again; `None` when it was
+    /// not whole when sampling stopped (a cut run).
+    pub finished_s: Option<f64>,
+    /// Each cell's window, seconds on the same clock; `name` where the windows and the results
+    /// pair one to one.
+    pub cells: Vec<RebuildWindow>,
+    pub samples: Vec<RebuildSample>,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct RebuildWindow {
+    pub name: Option<String>,
+    pub from_s: f64,
+    pub to_s: f64,
+}
+
+/// One reading of md's sysfs.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct RebuildSample {
+    /// Seconds since the member was added back.
+    pub t_s: f64,
+    /// `sync_action`: "recover" while it rebuilds, "idle" after.
+    pub action: String,
+    /// `sync_completed` as a fraction; `None` where md says "none" (not syncing).
+    pub done: Option<f64>,
+    /// `sync_speed`, KiB/s, md's own average over its last few seconds.
+    pub speed_kib: Option<u64>,
+    /// `degraded`: members missing; 0 once whole.
+    pub degraded: u32,
 }
 
 /// The hosts of a run under MPI, on rank 0's clock.

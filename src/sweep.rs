@@ -11,6 +11,7 @@ pub mod array;
 pub mod fs;
 pub mod knobs;
 mod layouts;
+mod rebuild;
 
 use layouts::{array_sweep, Axes};
 mod verdict;
@@ -19,6 +20,7 @@ use verdict::summarize;
 pub use verdict::SweepDoc;
 
 pub use crate::plan::axes::SweepPlan;
+use crate::plan::axes::{Health, Rebuild};
 pub use knobs::recover;
 
 use crate::error::usage;
@@ -48,9 +50,9 @@ struct Setting {
     knobs: Vec<(usize, String)>,
     /// A file system and its mount options.
     fs: Option<(FsSpec, Option<String>)>,
-    /// An array: its layout, how many of the scratch devices, its chunk.
-    /// With `degraded`: one member failed and removed (md) before it is measured.
-    array: Option<(array::Layout, usize, Option<u64>, bool)>,
+    /// An array: its layout, how many of the scratch devices, its chunk, and the state it is
+    /// measured in (whole, a member missing, rebuilding one).
+    array: Option<(array::Layout, usize, Option<u64>, Health)>,
 }
 
 /// What a setting measured, or why it did not run.
@@ -70,6 +72,7 @@ pub fn run(sp: SweepPlan, hooks: &dyn crate::exec::Hooks) -> Result<Sweep> {
         members,
         assume_clean,
         degraded,
+        rebuild,
         mount_opts,
         grid,
         check,
@@ -102,6 +105,7 @@ pub fn run(sp: SweepPlan, hooks: &dyn crate::exec::Hooks) -> Result<Sweep> {
                 mount_opts: mount_opts.first().map(String::as_str),
                 assume_clean,
                 degraded,
+                rebuild,
             },
             hooks,
         )?,
@@ -328,7 +332,7 @@ fn settings_of(knobs: &[Knob], grid: bool) -> Vec<Setting> {
 }
 
 fn label_of(knobs: &[Knob], s: &Setting) -> String {
-    if let Some((layout, n, chunk, degraded)) = &s.array {
+    if let Some((layout, n, chunk, health)) = &s.array {
         let mut l = match layout.kind {
             array::Kind::Single => "single".to_string(),
             _ => format!("{} × {n}", layout.label()),
@@ -336,9 +340,7 @@ fn label_of(knobs: &[Knob], s: &Setting) -> String {
         if let Some(c) = chunk.filter(|_| layout.takes_chunk()) {
             l.push_str(&format!(" · chunk {}", units::bs_label(c)));
         }
-        if *degraded {
-            l.push_str(" · degraded");
-        }
+        l.push_str(health.suffix());
         if let Some((f, _)) = &s.fs {
             l.push_str(&format!(" · {}", f.fs));
         }

@@ -139,6 +139,7 @@ pub(crate) fn doc(results: Vec<ResultDoc>) -> RunDoc {
         params: Default::default(),
         rounds: None,
         fleet: None,
+        rebuild: None,
         verify: None,
     }
 }

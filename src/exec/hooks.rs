@@ -36,4 +36,8 @@ pub trait Hooks: Sync {
 
     /// The cell ended here; `stopped_by_peer` when [`Hooks::peer_done`] ended it.
     fn cell_done(&self, _stopped_by_peer: bool) {}
+
+    /// Every cell has run (or the run was cut) and the document is whole but not yet judged
+    /// or stored: what the caller watched beside the cells joins it here (an array's rebuild).
+    fn measured(&self, _doc: &mut crate::model::RunDoc) {}
 }

@@ -24,12 +24,44 @@ pub struct SweepPlan {
     pub members: Vec<usize>,
     /// `--assume-clean`: no initial resync of redundant md arrays.
     pub assume_clean: bool,
-    /// `--degraded`: each redundant md layout measured again with one member failed.
+    /// `--degraded`: each redundant layout measured again with one member missing.
     pub degraded: bool,
+    /// `--rebuild`: each redundant md layout measured again while it recovers a member, with
+    /// `--rebuild-speed`'s limits (KiB/s, md's unit) when given.
+    pub rebuild: Option<Rebuild>,
     pub mount_opts: Vec<String>,
     /// `--grid`: every combination of the knobs' values rather than one change at a time.
     pub grid: bool,
     pub check: Plan,
+}
+
+/// `--rebuild [--rebuild-speed MIN,MAX]`: md's recovery limits for the array while it is
+/// measured, in KiB/s as md's `sync_speed_min`/`sync_speed_max` take them; `None` keeps the
+/// system's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Rebuild {
+    pub speed_kib: Option<(u64, u64)>,
+}
+
+/// The state an array is measured in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Health {
+    Whole,
+    /// One member missing: md's last member failed and removed, btrfs mounted without it.
+    Degraded,
+    /// That member added back, the suite measured while md recovers it.
+    Rebuilding,
+}
+
+impl Health {
+    /// What a setting's label adds.
+    pub fn suffix(self) -> &'static str {
+        match self {
+            Health::Whole => "",
+            Health::Degraded => " · degraded",
+            Health::Rebuilding => " · rebuilding",
+        }
+    }
 }
 
 /// One `--fs` entry: a file system and the options for its mkfs, e.g. `ext4:-b 1024`.
@@ -242,9 +274,19 @@ impl Layout {
         }
     }
 
-    /// Whether it survives a member's loss, as md runs it: what `--degraded` measures.
+    /// Whether it survives a member's loss: what `--degraded` measures (md's mirrors and
+    /// parity levels; btrfs's profiles that keep a copy or parity).
     pub fn redundant(&self) -> bool {
-        self.kind == Kind::Md && self.level != "raid0"
+        match self.kind {
+            Kind::Md => self.level != "raid0",
+            Kind::Btrfs => !matches!(self.level.as_str(), "single" | "raid0"),
+            Kind::Lvm | Kind::Single => false,
+        }
+    }
+
+    /// Whether md resyncs it (its initial resync, and the recovery `--rebuild` measures).
+    pub fn resyncs(&self) -> bool {
+        self.kind == Kind::Md && self.redundant()
     }
 
     /// Whether a chunk (stripe unit) size means anything for it.

@@ -1,6 +1,6 @@
 //! `iogauge sweep` as a plan: the knobs or file systems to go through and the suite's plan.
 
-use super::axes::{FsSpec, Kind, KnobSpec, Layout, SweepPlan};
+use super::axes::{FsSpec, Kind, KnobSpec, Layout, Rebuild, SweepPlan};
 use super::*;
 use crate::cli::SweepArgs;
 
@@ -91,10 +91,19 @@ pub fn from_sweep(args: &SweepArgs) -> Result<SweepPlan> {
     }
     if args.degraded && !layouts.iter().any(|l| l.redundant()) {
         return Err(usage(
-            "--degraded measures md arrays with a member missing, and no redundant md layout is asked (raid1, raid10, raid5, raid6): drop it, or add one",
+            "--degraded measures arrays with a member missing, and no redundant layout is asked (md raid1, raid10, raid5, raid6; btrfs raid1, raid10, raid5, raid6, raid1c3): drop it, or add one",
         ));
     }
-    if args.assume_clean && !layouts.iter().any(|l| l.redundant()) {
+    if args.rebuild && !layouts.iter().any(|l| l.resyncs()) {
+        return Err(usage(
+            "--rebuild measures md arrays while they recover a member, and no redundant md layout is asked (raid1, raid10, raid5, raid6): drop it, or add one",
+        ));
+    }
+    let rebuild = args
+        .rebuild
+        .then(|| rebuild_speed(args.rebuild_speed.as_deref()))
+        .transpose()?;
+    if args.assume_clean && !layouts.iter().any(|l| l.resyncs()) {
         return Err(usage(
             "--assume-clean skips the initial resync of redundant md arrays, and no redundant md layout is asked (raid1, raid10, raid5, raid6): drop it, or add one",
         ));
@@ -140,8 +149,36 @@ pub fn from_sweep(args: &SweepArgs) -> Result<SweepPlan> {
         members,
         assume_clean: args.assume_clean,
         degraded: args.degraded,
+        rebuild,
         mount_opts: args.mount_opts.clone(),
         grid: args.grid,
         check: from_suite(&suite)?,
+    })
+}
+
+/// `--rebuild-speed MIN,MAX` (per second, e.g. 10m,50m) as md's KiB/s: both at least 1 KiB/s,
+/// the minimum no more than the maximum.
+fn rebuild_speed(arg: Option<&str>) -> Result<Rebuild> {
+    let Some(a) = arg else {
+        return Ok(Rebuild { speed_kib: None });
+    };
+    let bad = |why: &str| {
+        usage(format!(
+            "--rebuild-speed '{}': {why}; give the rebuild's least and most per second, e.g. --rebuild-speed 10m,50m",
+            crate::units::quoted(a, 40)
+        ))
+    };
+    let v = crate::units::parse_list(a, crate::units::parse_size).map_err(|e| bad(&e))?;
+    let [min, max] = v[..] else {
+        return Err(bad("it takes two sizes, MIN,MAX"));
+    };
+    if min < 1024 {
+        return Err(bad("md counts its rate in KiB/s, so the least is 1k"));
+    }
+    if min > max {
+        return Err(bad("MIN is above MAX"));
+    }
+    Ok(Rebuild {
+        speed_kib: Some((min / 1024, max / 1024)),
     })
 }

@@ -246,6 +246,11 @@ pub fn show(id: i64, doc: &RunDoc) -> String {
             s.push_str(&t);
         }
     }
+    let rb = crate::present::timeline::rebuild(doc);
+    if !rb.is_empty() {
+        s.push('\n');
+        s.push_str(&rb);
+    }
     for (i, r) in doc.results.iter().enumerate() {
         if !r.stats.is_empty() {
             s.push('\n');

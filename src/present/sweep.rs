@@ -121,6 +121,13 @@ pub fn text(doc: &SweepDoc) -> String {
             );
         }
     }
+    if !doc.damaged.is_empty() {
+        let _ = writeln!(
+            s,
+            "\nwith a member missing or rebuilding, against the same array whole\n  {}",
+            doc.damaged.join("\n  ")
+        );
+    }
     if !doc.drift.is_empty() {
         let _ = writeln!(
             s,

@@ -211,8 +211,10 @@ impl Array {
         Ok(me)
     }
 
-    /// Fails and removes the last member of an md array, which then runs degraded; the member
-    /// it was. Its superblock stays until the array is taken apart, which zeroes every member's.
+    /// Takes the last member out, so the array runs degraded; the member it was. md: failed
+    /// and removed (its superblock stays until the array is taken apart, which zeroes every
+    /// member's). btrfs, not yet mounted: the kernel told to forget it, so a mount finds it
+    /// missing and must be made `-o degraded` (its signature stays until the wipe).
     pub fn degrade(&self) -> Result<PathBuf> {
         let gone = self
             .record
@@ -220,15 +222,45 @@ impl Array {
             .last()
             .cloned()
             .ok_or_else(|| anyhow!("an array without members"))?;
-        run(Command::new("mdadm")
-            .args(["--manage", "--quiet"])
-            .arg(&self.record.device)
-            .arg("--fail")
-            .arg(&gone)
-            .arg("--remove")
-            .arg(&gone))
-        .context("mdadm --fail")?;
+        match self.layout.kind {
+            Kind::Btrfs => run(Command::new("btrfs")
+                .args(["device", "scan", "--forget"])
+                .arg(&gone))
+            .context("btrfs device scan --forget")?,
+            _ => run(Command::new("mdadm")
+                .args(["--manage", "--quiet"])
+                .arg(&self.record.device)
+                .arg("--fail")
+                .arg(&gone)
+                .arg("--remove")
+                .arg(&gone))
+            .context("mdadm --fail")?,
+        }
         Ok(gone)
+    }
+
+    /// Checks that a degraded btrfs, now mounted, runs without `gone`: the kernel lists the
+    /// devices it opened under /sys/fs/btrfs/FSID/devices/ (a member found again by a scan
+    /// would measure a whole array under a degraded one's name).
+    pub fn left_out(&self, gone: &Path) -> Result<()> {
+        let uuid = self.record.uuid.as_deref().unwrap_or_default();
+        let dir = Path::new("/sys/fs/btrfs").join(uuid).join("devices");
+        let name = std::fs::canonicalize(gone)
+            .ok()
+            .and_then(|p| p.file_name().map(|n| n.to_os_string()))
+            .ok_or_else(|| anyhow!("{} is gone", gone.display()))?;
+        let opened: Vec<_> = std::fs::read_dir(&dir)
+            .with_context(|| format!("reading {}", dir.display()))?
+            .flatten()
+            .map(|e| e.file_name())
+            .collect();
+        match opened.contains(&name) {
+            true => Err(anyhow!(
+                "{} is still part of the btrfs file system after it was forgotten (a device scan found it again), so it would not be measured degraded",
+                gone.display()
+            )),
+            false => Ok(()),
+        }
     }
 
     /// Stripe unit and data members, for a file system made on the array.

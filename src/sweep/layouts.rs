@@ -13,6 +13,7 @@ pub(super) struct Axes<'a> {
     pub mount_opts: Option<&'a str>,
     pub assume_clean: bool,
     pub degraded: bool,
+    pub rebuild: Option<Rebuild>,
 }
 
 /// Every array of the axes, smallest member count first, each layout in the order given, each
@@ -40,7 +41,7 @@ fn array_settings(ax: &Axes, devices: usize) -> Vec<Setting> {
         out.push(Setting {
             knobs: Vec::new(),
             fs: fs.clone(),
-            array: Some((single, 1, None, false)),
+            array: Some((single, 1, None, Health::Whole)),
         });
     }
     for &n in &counts {
@@ -50,7 +51,7 @@ fn array_settings(ax: &Axes, devices: usize) -> Vec<Setting> {
                     out.push(Setting {
                         knobs: Vec::new(),
                         fs: fs.clone(),
-                        array: Some((l.clone(), 1, None, false)),
+                        array: Some((l.clone(), 1, None, Health::Whole)),
                     });
                 }
                 continue;
@@ -63,18 +64,19 @@ fn array_settings(ax: &Axes, devices: usize) -> Vec<Setting> {
                 _ => vec![None],
             };
             for c in chunks {
-                out.push(Setting {
-                    knobs: Vec::new(),
-                    fs: fs.clone(),
-                    array: Some((l.clone(), n, c, false)),
-                });
-                // The same array with a member missing, beside it: what the database sees
-                // between a disk's failure and its replacement.
-                if ax.degraded && l.redundant() {
+                // The same array with a member missing, and rebuilding it, beside the whole
+                // one: what the database sees between a disk's failure and its replacement,
+                // and while the replacement is filled.
+                let states = [
+                    (true, Health::Whole),
+                    (ax.degraded && l.redundant(), Health::Degraded),
+                    (ax.rebuild.is_some() && l.resyncs(), Health::Rebuilding),
+                ];
+                for (_, health) in states.into_iter().filter(|(asked, _)| *asked) {
                     out.push(Setting {
                         knobs: Vec::new(),
                         fs: fs.clone(),
-                        array: Some((l.clone(), n, c, true)),
+                        array: Some((l.clone(), n, c, health)),
                     });
                 }
             }
@@ -114,7 +116,7 @@ pub(super) fn array_sweep(
         devices.len(),
         names.join(", "),
         plan.repeat.n,
-        match (ax.layouts.iter().any(|l| l.redundant()), ax.assume_clean) {
+        match (ax.layouts.iter().any(|l| l.resyncs()), ax.assume_clean) {
             (false, _) => "",
             (true, true) => " · md arrays not resynced (--assume-clean)",
             (true, false) => " · md arrays resynced before they are measured",
@@ -140,7 +142,7 @@ pub(super) fn array_sweep(
             break;
         }
         let label = label_of(&[], s);
-        let Some((layout, count, chunk, degraded)) = &s.array else {
+        let Some((layout, count, chunk, health)) = &s.array else {
             continue;
         };
         say!("[setting {}/{}] {label}", n + 1, settings.len());
@@ -156,16 +158,34 @@ pub(super) fn array_sweep(
             }
         };
         let mut notes = vec![format!("sweep {id}: {}", arr.built)];
-        if *degraded {
+        let mut gone = None;
+        if *health != Health::Whole {
             match arr.degrade() {
-                Ok(gone) => notes.push(format!(
-                    "degraded: {} failed and removed from {} (mdadm --fail, --remove) before the measurement",
-                    gone.display(),
-                    arr.record.device.display()
-                )),
+                Ok(m) => {
+                    notes.push(match (layout.kind, health) {
+                        (array::Kind::Btrfs, _) => format!(
+                            "degraded: {} left out of the btrfs file system (btrfs device scan --forget, mounted -o degraded) before the measurement",
+                            m.display()
+                        ),
+                        (_, Health::Rebuilding) => format!(
+                            "rebuilding: {} failed and removed from {} (mdadm --fail, --remove), then added back as the first cell started (mdadm --add)",
+                            m.display(),
+                            arr.record.device.display()
+                        ),
+                        _ => format!(
+                            "degraded: {} failed and removed from {} (mdadm --fail, --remove) before the measurement",
+                            m.display(),
+                            arr.record.device.display()
+                        ),
+                    });
+                    gone = Some(m);
+                }
                 Err(e) => {
                     drop(arr);
-                    out.push((s.clone(), skipped(n, settings.len(), label, format!("{e:#}"))));
+                    out.push((
+                        s.clone(),
+                        skipped(n, settings.len(), label, format!("{e:#}")),
+                    ));
                     continue;
                 }
             }
@@ -173,13 +193,24 @@ pub(super) fn array_sweep(
         // Where the suite runs: the btrfs file system the array is, a file system made on the
         // array (aligned to its stripe), or the raw array.
         let mounted = match (layout.kind, &s.fs) {
-            (array::Kind::Btrfs, _) => fs::Mounted::existing(
-                &arr.record.device,
-                "btrfs",
-                arr.record.uuid.clone(),
-                ax.mount_opts,
-            )
-            .map(Some),
+            (array::Kind::Btrfs, _) => {
+                let opts = match (&gone, ax.mount_opts) {
+                    (None, o) => o.map(str::to_string),
+                    (Some(_), None) => Some("degraded".to_string()),
+                    (Some(_), Some(o)) => Some(format!("{o},degraded")),
+                };
+                fs::Mounted::existing(
+                    &arr.record.device,
+                    "btrfs",
+                    arr.record.uuid.clone(),
+                    opts.as_deref(),
+                )
+                .and_then(|m| match &gone {
+                    Some(g) => arr.left_out(g).map(|()| m),
+                    None => Ok(m),
+                })
+                .map(Some)
+            }
             (_, Some((f, o))) => {
                 let spec = aligned(f, arr.geometry());
                 if spec.mkfs_opts.len() > f.mkfs_opts.len() {
@@ -228,7 +259,20 @@ pub(super) fn array_sweep(
                 arr.record.device.clone()
             }
         };
-        let doc = measure(&p, id, &label, params, Some(target), notes, hooks);
+        let rebuilding = match (health, &gone) {
+            (Health::Rebuilding, Some(g)) => Some(super::rebuild::Rebuilding::new(
+                hooks,
+                &arr.record.device,
+                g,
+                ax.rebuild.and_then(|r| r.speed_kib),
+            )),
+            _ => None,
+        };
+        let doc = match rebuilding {
+            Some(Ok(r)) => measure(&p, id, &label, params, Some(target), notes, &r),
+            Some(Err(e)) => Err(e),
+            None => measure(&p, id, &label, params, Some(target), notes, hooks),
+        };
         drop(mounted);
         drop(arr);
         out.push((s.clone(), outcome(n, settings.len(), label, doc)?));

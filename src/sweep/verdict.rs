@@ -20,6 +20,9 @@ pub struct SweepDoc {
     pub stored: bool,
     /// With `--members`: where each layout stops scaling, cell by cell (`scaling` findings).
     pub scaling: Vec<iogauge_analyze::Finding>,
+    /// With `--degraded` or `--rebuild`: what the missing or rebuilding member cost each cell
+    /// against the same array whole, and each rebuild's own line.
+    pub damaged: Vec<String>,
 }
 
 impl SweepDoc {
@@ -134,7 +137,58 @@ pub(super) fn summarize(
         groups,
         stored: false,
         scaling,
+        damaged: damaged(outcomes),
     }
+}
+
+/// Each degraded or rebuilding array against the same array whole (layout, members, chunk, file
+/// system), cell by cell: its p99 and IOPS beside the whole one's; a rebuild's own finding
+/// (how long, at what rate) first.
+fn damaged(outcomes: &[(Setting, Outcome)]) -> Vec<String> {
+    use iogauge_analyze::signed_pct;
+    let mut out = Vec::new();
+    for (s, o) in outcomes {
+        let (Some((layout, n, chunk, health)), Some(doc)) = (&s.array, &o.doc) else {
+            continue;
+        };
+        if *health == Health::Whole {
+            continue;
+        }
+        let whole = outcomes.iter().find_map(|(w, wo)| {
+            let (l, m, c, h) = w.array.as_ref()?;
+            (l == layout && m == n && c == chunk && *h == Health::Whole && w.fs == s.fs)
+                .then_some(wo.doc.as_ref())
+                .flatten()
+        });
+        out.extend(
+            doc.findings
+                .iter()
+                .filter(|f| f.kind == iogauge_analyze::Kind::Rebuild && f.result.is_none())
+                .map(|f| format!("{}: {}", o.label, f.summary)),
+        );
+        let Some(whole) = whole else { continue };
+        for r in &doc.results {
+            let Some(w) = whole.results.iter().find(|w| w.name == r.name) else {
+                continue;
+            };
+            let rel = |a: f64, b: f64| match b > 0.0 {
+                true => signed_pct(a / b - 1.0),
+                false => "–".to_string(),
+            };
+            out.push(format!(
+                "{}, {}: p99 {} against {} whole ({}), {} IOPS against {} ({})",
+                o.label,
+                r.name.as_deref().unwrap_or("the cell"),
+                units::latency(r.lat_ns.p99 as f64),
+                units::latency(w.lat_ns.p99 as f64),
+                rel(r.lat_ns.p99 as f64, w.lat_ns.p99 as f64),
+                units::count(r.iops),
+                units::count(w.iops),
+                rel(r.iops, w.iops),
+            ));
+        }
+    }
+    out
 }
 
 /// `scaling` for each cell of one layout's line across its member counts: the count after
@@ -181,7 +235,7 @@ fn scaling_of(name: &str, line: &[&(Setting, Outcome)]) -> Vec<iogauge_analyze::
 fn by_members(outcomes: &[(Setting, Outcome)]) -> Vec<(String, Vec<&(Setting, Outcome)>)> {
     let mut lines: Vec<(String, Vec<&(Setting, Outcome)>)> = Vec::new();
     for o in outcomes {
-        let Some((layout, _, chunk, degraded)) = &o.0.array else {
+        let Some((layout, _, chunk, health)) = &o.0.array else {
             continue;
         };
         if layout.kind == array::Kind::Single {
@@ -191,9 +245,7 @@ fn by_members(outcomes: &[(Setting, Outcome)]) -> Vec<(String, Vec<&(Setting, Ou
         if let Some(c) = chunk.filter(|_| layout.takes_chunk()) {
             name.push_str(&format!(" · chunk {}", units::bs_label(c)));
         }
-        if *degraded {
-            name.push_str(" · degraded");
-        }
+        name.push_str(health.suffix());
         if let Some((f, _)) = &o.0.fs {
             name.push_str(&format!(" · {}", f.fs));
         }

@@ -74,6 +74,9 @@ kinds! {
     Misaligned => "misaligned",
     /// Across member counts of an array, the count after which one more member adds little.
     Scaling => "scaling",
+    /// An array rebuilt a member while the cells ran: how long, at what rate, and which cells
+    /// it ran under (their members' IO beyond iogauge's is the rebuild's).
+    Rebuild => "rebuild",
 }
 
 impl fmt::Display for Kind {

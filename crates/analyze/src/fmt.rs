@@ -44,7 +44,7 @@ pub(crate) fn pct(frac: f64) -> String {
 
 /// A change as a signed whole percentage: "+12%", "−6%" (a minus sign, not a hyphen); one under
 /// half a percent either way as "within 1%".
-pub(crate) fn signed_pct(frac: f64) -> String {
+pub fn signed_pct(frac: f64) -> String {
     match frac {
         f if f.abs() < 0.005 => "within 1%".to_owned(),
         f if f < 0.0 => format!("−{}", pct(-f)),

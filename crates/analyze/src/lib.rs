@@ -59,6 +59,7 @@ pub use device::{
     OthersSeen, ParityArray, Seen, MIN_IOS as MIN_DEVICE_IOS,
 };
 pub use finding::{Finding, Kind, Metric, Severity};
+pub use fmt::signed_pct;
 pub use gaps::{gaps, Matrix};
 pub use knee::{cache_knee, Knee, Step};
 pub use outliers::{latency_outliers, outliers, MIN_REPEATS as MIN_OUTLIER_REPEATS};

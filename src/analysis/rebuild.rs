@@ -1,0 +1,276 @@
+//! `rebuild`: an md array recovered a member while the cells ran (`sweep --rebuild`). Said once
+//! for the run (how long, at what rate, under which cells), and once for each cell it ran under,
+//! whose members then moved the rebuild's reads and writes beside iogauge's: those are the
+//! rebuild's, not another process's (`other-io`) nor the kernel's on iogauge's behalf
+//! (`amplification`), and members written unequally are the rebuild's doing (`imbalance`).
+
+use crate::model::{RebuildDoc, RunDoc};
+use crate::units;
+use iogauge_analyze::{Finding, Kind, Severity};
+use std::collections::BTreeMap;
+
+/// Device findings about IO beyond iogauge's, which a rebuild's own reads and writes explain.
+pub const EXPLAINS: [Kind; 3] = [Kind::OtherIo, Kind::Amplification, Kind::Imbalance];
+
+/// The run's rebuild finding and each cell's, and the cells the rebuild ran under (indices into
+/// the results); those cells' device findings that the rebuild's IO explains are taken out.
+pub fn findings(doc: &mut RunDoc) -> (Vec<Finding>, Vec<usize>) {
+    let Some(rb) = doc.rebuild.clone() else {
+        return (Vec::new(), Vec::new());
+    };
+    let end = rb.finished_s.unwrap_or(f64::INFINITY);
+    let mut out = Vec::new();
+    let mut under = Vec::new();
+    if rb.cells.len() == doc.results.len() {
+        for (i, (w, r)) in rb.cells.iter().zip(doc.results.iter_mut()).enumerate() {
+            if w.from_s >= end {
+                continue;
+            }
+            under.push(i);
+            let (from, to) = (done_at(&rb, w.from_s), done_at(&rb, w.to_s.min(end)));
+            let rate = median_kib(&rb, w.from_s, w.to_s.min(end));
+            r.findings.retain(|f| {
+                !matches!(
+                    f.kind,
+                    Kind::OtherIo | Kind::Amplification | Kind::Imbalance
+                )
+            });
+            let mut f = Finding::new(
+                Kind::Rebuild,
+                Severity::Info,
+                format!(
+                    "{}: ran while {} rebuilt {} ({} → {}{}, {}): the members' reads and writes beyond iogauge's are the rebuild's",
+                    r.name.as_deref().unwrap_or("the cell"),
+                    rb.array,
+                    rb.member,
+                    pct(from),
+                    pct(to),
+                    match w.to_s > end {
+                        true => ", finished during the cell",
+                        false => "",
+                    },
+                    kib_rate(rate)
+                ),
+                "Compare it with the whole array's run of the same sweep (iogauge compare sweep:ID).",
+            );
+            f.evidence = BTreeMap::from([
+                ("done_from".to_string(), from),
+                ("done_to".to_string(), to),
+                ("rebuild_kib_s".to_string(), rate),
+            ]);
+            f.result = Some(i);
+            r.findings.push(f.clone());
+            out.push(f);
+        }
+    }
+    let cells = match (under.len(), doc.results.len()) {
+        (0, _) => "before the first cell measured".to_string(),
+        (u, n) if u == n => "under every cell".to_string(),
+        (u, n) => format!("under the first {u} of {n} cells; the others measured the whole array"),
+    };
+    let limits = format!(
+        "md's limits {}–{}{}",
+        kib_rate(rb.speed_min_kib as f64),
+        kib_rate(rb.speed_max_kib as f64),
+        match rb.speed_set {
+            true => ", set by --rebuild-speed",
+            false => ", the system's",
+        }
+    );
+    let last = rb.samples.last().map_or(0.0, |s| s.t_s);
+    let summary = match rb.finished_s {
+        Some(t) => format!(
+            "{} rebuilt {} in {} at {} ({limits}), {cells}",
+            rb.array,
+            rb.member,
+            format!("{t:.1} s"),
+            kib_rate(median_kib(&rb, 0.0, t)),
+        ),
+        None => format!(
+            "{} had rebuilt {} of {} when sampling stopped after {} at {} ({limits}), {cells}",
+            rb.array,
+            pct(done_at(&rb, last)),
+            rb.member,
+            format!("{last:.1} s"),
+            kib_rate(median_kib(&rb, 0.0, last)),
+        ),
+    };
+    let mut f = Finding::new(
+        Kind::Rebuild,
+        Severity::Info,
+        summary,
+        "A slower rebuild (--rebuild-speed) costs the workload less for longer; the window in which a second failure loses data grows with it.",
+    );
+    f.evidence = BTreeMap::from([
+        ("rebuild_s".to_string(), rb.finished_s.unwrap_or(last)),
+        (
+            "finished".to_string(),
+            f64::from(u8::from(rb.finished_s.is_some())),
+        ),
+        ("cells_under".to_string(), under.len() as f64),
+    ]);
+    out.insert(0, f);
+    (out, under)
+}
+
+/// How far the rebuild was at `t`: the last sample at or before it (1 once whole).
+fn done_at(rb: &RebuildDoc, t: f64) -> f64 {
+    rb.samples
+        .iter()
+        .take_while(|s| s.t_s <= t + 1e-9)
+        .last()
+        .map_or(0.0, |s| match s.degraded {
+            0 => 1.0,
+            _ => s.done.unwrap_or(0.0),
+        })
+}
+
+/// md's own rate over the samples between `from` and `to` (its median, KiB/s); the first
+/// reading after the add, before md has a rate, left out.
+fn median_kib(rb: &RebuildDoc, from: f64, to: f64) -> f64 {
+    let mut v: Vec<f64> = rb
+        .samples
+        .iter()
+        .filter(|s| s.t_s >= from && s.t_s <= to + 1.0 && s.degraded > 0)
+        .filter_map(|s| s.speed_kib.filter(|k| *k > 0).map(|k| k as f64))
+        .collect();
+    v.sort_by(f64::total_cmp);
+    match v.len() {
+        0 => 0.0,
+        n if n % 2 == 1 => v[n / 2],
+        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
+    }
+}
+
+fn pct(x: f64) -> String {
+    format!("{:.0}%", x * 100.0)
+}
+
+fn kib_rate(kib: f64) -> String {
+    units::mib_s(kib * 1024.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{RebuildSample, RebuildWindow};
+
+    fn rb(finished: Option<f64>) -> RebuildDoc {
+        let s = |t: f64, done: Option<f64>, k: Option<u64>, degraded| RebuildSample {
+            t_s: t,
+            action: "recover".into(),
+            done,
+            speed_kib: k,
+            degraded,
+        };
+        RebuildDoc {
+            array: "md100".into(),
+            member: "/dev/vdb".into(),
+            speed_min_kib: 20480,
+            speed_max_kib: 40960,
+            speed_set: true,
+            finished_s: finished,
+            cells: vec![
+                RebuildWindow {
+                    name: None,
+                    from_s: 0.0,
+                    to_s: 1.9,
+                },
+                RebuildWindow {
+                    name: None,
+                    from_s: 2.0,
+                    to_s: 3.9,
+                },
+            ],
+            samples: vec![
+                s(0.0, Some(0.0), Some(0), 1),
+                s(1.0, Some(0.3), Some(40000), 1),
+                s(2.0, Some(0.6), Some(41000), 1),
+                s(3.0, Some(0.9), Some(42000), 1),
+                s(3.5, None, None, 0),
+            ],
+        }
+    }
+
+    #[test]
+    fn the_rebuild_is_timed_and_the_cells_under_it_named() {
+        let d = rb(Some(3.5));
+        assert_eq!(done_at(&d, 1.5), 0.3);
+        assert_eq!(done_at(&d, 3.6), 1.0);
+        assert_eq!(median_kib(&d, 0.0, 3.5), 41000.0);
+    }
+
+    /// The first cell ran under the rebuild, the second after it: only the first is said to,
+    /// and only its member-IO findings are the rebuild's.
+    #[test]
+    fn a_rebuild_that_ended_before_a_cell_is_not_said_of_it() {
+        let amp = || {
+            Finding::new(
+                Kind::Amplification,
+                Severity::Info,
+                "vda moved 40 MiB/s of reads".into(),
+                "",
+            )
+        };
+        let mut results = vec![
+            crate::analysis::tests::result(crate::workload::Rw::Randread, 4096, 1, 1, 1000.0),
+            crate::analysis::tests::result(crate::workload::Rw::Randread, 4096, 1, 1, 1000.0),
+        ];
+        for r in &mut results {
+            r.findings.push(amp());
+        }
+        let mut doc = crate::analysis::tests::doc(results);
+        let mut d = rb(Some(1.5));
+        d.samples.truncate(2);
+        d.samples.push(RebuildSample {
+            t_s: 1.5,
+            degraded: 0,
+            ..Default::default()
+        });
+        doc.rebuild = Some(d);
+        let (f, _) = findings(&mut doc);
+        assert_eq!(f.len(), 2, "{f:#?}");
+        assert!(f[0].summary.starts_with("md100 rebuilt /dev/vdb in 1.5 s at 39.1 MiB/s (md's limits 20.0 MiB/s–40.0 MiB/s, set by --rebuild-speed), under the first 1 of 2 cells"), "{}", f[0].summary);
+        assert_eq!(f[1].result, Some(0));
+        assert!(
+            f[1].summary
+                .contains("(0% → 100%, finished during the cell, 39.1 MiB/s)"),
+            "{}",
+            f[1].summary
+        );
+        let kinds = |i: usize| {
+            doc.results[i]
+                .findings
+                .iter()
+                .map(|f| f.kind)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(kinds(0), [Kind::Rebuild]);
+        assert_eq!(kinds(1), [Kind::Amplification]);
+    }
+
+    /// A run cut before the array was whole says how far it got.
+    #[test]
+    fn an_unfinished_rebuild_says_how_far_it_got() {
+        let mut doc = crate::analysis::tests::doc(vec![
+            crate::analysis::tests::result(crate::workload::Rw::Randread, 4096, 1, 1, 1000.0),
+            crate::analysis::tests::result(crate::workload::Rw::Randread, 4096, 1, 1, 1000.0),
+        ]);
+        let mut d = rb(None);
+        d.samples.pop();
+        doc.rebuild = Some(d);
+        let (f, _) = findings(&mut doc);
+        assert!(
+            f[0].summary
+                .starts_with("md100 had rebuilt 90% of /dev/vdb when sampling stopped after 3.0 s"),
+            "{}",
+            f[0].summary
+        );
+        assert!(
+            f[0].summary.ends_with("under every cell"),
+            "{}",
+            f[0].summary
+        );
+        assert_eq!(f.len(), 3);
+    }
+}
