@@ -517,7 +517,8 @@ fn a_killed_btrfs_layout_sweep_is_undone_by_clean() {
 
 /// What no flag allows, refused before anything is built: a member with a signature, a member
 /// named twice, a layout that needs more members than given, --chunk for layouts without one,
-/// --assume-clean with no md array to resync.
+/// --assume-clean with no md array to resync, --degraded with no redundant layout, --rebuild
+/// with no md array to rebuild, --rebuild-speed that is not MIN,MAX.
 #[test]
 fn members_and_axes_are_checked_before_anything_is_built() {
     needs_root!();
@@ -558,6 +559,38 @@ fn members_and_axes_are_checked_before_anything_is_built() {
                 "--assume-clean",
             ],
             "--assume-clean skips",
+        ),
+        (
+            vec!["--scratch", &both, "--layout", "btrfs:raid0", "--degraded"],
+            "--degraded measures arrays with a member missing",
+        ),
+        (
+            vec!["--scratch", &both, "--layout", "btrfs:raid1", "--rebuild"],
+            "--rebuild measures md arrays",
+        ),
+        (
+            vec![
+                "--scratch",
+                &both,
+                "--layout",
+                "md:raid1",
+                "--rebuild",
+                "--rebuild-speed",
+                "50m,10m",
+            ],
+            "MIN is above MAX",
+        ),
+        (
+            vec![
+                "--scratch",
+                &both,
+                "--layout",
+                "md:raid1",
+                "--rebuild",
+                "--rebuild-speed",
+                "10m",
+            ],
+            "it takes two sizes",
         ),
     ] {
         let mut all = vec!["sweep", "--file", &s];
@@ -873,4 +906,164 @@ for d in vda vdb vdc; do blkid -p /dev/$d >/dev/null 2>&1 && echo "signature_lef
     );
     assert_eq!(out.value("named"), Some("yes"), "{out}");
     assert!(!out.stdout.contains("signature_left"), "{out}");
+}
+
+/// Bytes written to a block device since boot, by the kernel's own counter.
+fn written(dev: &str) -> u64 {
+    let name = std::fs::canonicalize(dev).unwrap();
+    let stat = std::fs::read_to_string(format!(
+        "/sys/block/{}/stat",
+        name.file_name().unwrap().to_string_lossy()
+    ))
+    .unwrap();
+    let sectors: u64 = stat.split_whitespace().nth(6).unwrap().parse().unwrap();
+    sectors * 512
+}
+
+/// `--degraded` on btrfs raid1: the last member forgotten and the file system mounted degraded
+/// without it, beside the whole one. Ground truth from the kernel's counters: the single
+/// baseline and the degraded run write only the first member, the whole raid1 both alike, so
+/// the first member ends two fills ahead of the second; had the degraded run mirrored, it would
+/// be one ahead. Reads only, so that copy-on-write adds little to either.
+#[test]
+fn a_degraded_btrfs_runs_without_its_member() {
+    needs_root!();
+    needs_tool!("mkfs.btrfs");
+    let dir = tempfile::tempdir().unwrap();
+    let members: Vec<RamLoop> = (0..2).map(|_| RamLoop::new(256 << 20)).collect();
+    let (a, b) = (&members[0].dev.dev, &members[1].dev.dev);
+    let before = (written(a), written(b));
+    let s = suite(
+        dir.path(),
+        "[defaults]\ntime = \"300ms\"\n[[group]]\ntitle = \"t\"\nrw = [\"randread\"]\nbs = [\"4k\"]\niodepth = [8]\n",
+    );
+    let out = iogauge(
+        dir.path(),
+        &[
+            "sweep",
+            "--file",
+            &s,
+            "--scratch",
+            &format!("{a},{b}"),
+            "--layout",
+            "btrfs:raid1",
+            "--degraded",
+            "--size",
+            "32m",
+            "--repeat",
+            "1",
+            "--json",
+        ],
+    );
+    let err = stderr_of(&out);
+    assert!(out.status.success(), "{err}");
+    let doc = json_of(&out);
+    let heads: Vec<&str> = doc["groups"][0]["settings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["head"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        heads,
+        [
+            "btrfs single × 1",
+            "btrfs raid1 × 2",
+            "btrfs raid1 × 2 · degraded"
+        ],
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!(
+            "degraded: {b} left out of the btrfs file system (btrfs device scan --forget, mounted -o degraded)"
+        )),
+        "{err}"
+    );
+    // The degraded run watched one member, the whole one two.
+    let short = |d: &str| {
+        std::fs::canonicalize(d)
+            .unwrap()
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .into_owned()
+    };
+    for (run, want) in [("2", vec![short(a), short(b)]), ("3", vec![short(a)])] {
+        let doc = json_of(&iogauge(dir.path(), &["show", run, "--json"]));
+        let members: Vec<String> = doc["system"]["target"]["btrfs"]["members"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m.as_str().unwrap().to_string())
+            .collect();
+        assert_eq!(members, want, "run {run}: {doc:#}");
+    }
+    let (da, db) = (written(a) - before.0, written(b) - before.1);
+    let fill = 32u64 << 20;
+    assert!(
+        da >= db + fill * 3 / 2,
+        "the first member wrote {} MiB and the second {} MiB: the degraded run wrote to both",
+        da >> 20,
+        db >> 20
+    );
+    for m in &members {
+        assert!(blank(&m.dev.dev), "{} left with a signature", m.dev.dev);
+    }
+}
+
+/// `--rebuild`: an md RAID1's second member failed, removed and added back as the first cell
+/// starts, the suite measured while md recovers it at the limits --rebuild-speed set, the
+/// rebuild followed to its end and timed. Ground truth: md's own state (recovering, then whole)
+/// and the member's write counter, which grows by the whole member as md copies onto it.
+#[test]
+fn a_rebuilding_array_is_measured_and_timed() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = suite(dir.path(), TWO_CELLS);
+    let script = format!(
+        r#"
+before=$(awk '{{print $7}}' /sys/block/vdb/stat)
+$IOGAUGE sweep --file {s} --scratch /dev/vda,/dev/vdb --layout md:raid1 --rebuild --rebuild-speed 20m,40m \
+  --assume-clean --size 16m --repeat 1 > /tmp/out.txt 2>/tmp/err.txt
+echo "status $?"
+after=$(awk '{{print $7}}' /sys/block/vdb/stat)
+echo "member_written_mib $(( (after - before) * 512 / 1048576 ))"
+tail -12 /tmp/err.txt >&2
+grep -q 'rebuilding, randwrite 4K · QD 8: p99 ' /tmp/out.txt && echo "cost yes"
+$IOGAUGE show 3 --json > /tmp/run.json
+python3 - <<'PY'
+import json
+d = json.load(open('/tmp/run.json'))
+rb = d['rebuild']
+print('limits', rb['speed_min_kib'], rb['speed_max_kib'], rb['speed_set'])
+print('finished', 'yes' if rb['finished_s'] else 'no')
+print('recovering', sum(1 for s in rb['samples'] if s['action'] == 'recover' and (s['speed_kib'] or 0) > 0))
+print('whole_at_end', rb['samples'][-1]['degraded'] == 0)
+print('windows', len(rb['cells']), len(d['results']))
+print('kinds', ','.join(sorted({{f['kind'] for f in d['findings']}})))
+PY
+$IOGAUGE show 3 | grep -q 'rebuild of /dev/vdb into md100, second by second' && echo "timeline yes"
+for d in vda vdb; do blkid -p /dev/$d >/dev/null 2>&1 && echo "signature_left $d"; done
+grep -q md100 /proc/mdstat && echo "array_left yes"
+"#,
+    );
+    let Some(out) = in_guest(dir.path(), 2, &script) else {
+        return;
+    };
+    assert_eq!(out.value("status"), Some("0"), "{out}");
+    assert_eq!(out.value("limits"), Some("20480 40960 True"), "{out}");
+    assert_eq!(out.value("finished"), Some("yes"), "{out}");
+    assert!(out.number("recovering") >= 1, "{out}");
+    assert_eq!(out.value("whole_at_end"), Some("True"), "{out}");
+    assert_eq!(out.value("windows"), Some("2 2"), "{out}");
+    // md copied the whole member (127 MiB of a 128 MiB disk) onto it.
+    assert!(out.number("member_written_mib") >= 120, "{out}");
+    let kinds = out.value("kinds").unwrap_or_default();
+    assert!(kinds.split(',').any(|k| k == "rebuild"), "{out}");
+    // The rebuild's reads of the other member are the rebuild's, not the kernel's on iogauge's
+    // behalf.
+    assert!(!kinds.split(',').any(|k| k == "amplification"), "{out}");
+    assert_eq!(out.value("cost"), Some("yes"), "{out}");
+    assert_eq!(out.value("timeline"), Some("yes"), "{out}");
+    assert!(!out.stdout.contains("signature_left"), "{out}");
+    assert!(!out.stdout.contains("array_left"), "{out}");
 }

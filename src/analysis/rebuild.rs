@@ -80,18 +80,16 @@ pub fn findings(doc: &mut RunDoc) -> (Vec<Finding>, Vec<usize>) {
     let last = rb.samples.last().map_or(0.0, |s| s.t_s);
     let summary = match rb.finished_s {
         Some(t) => format!(
-            "{} rebuilt {} in {} at {} ({limits}), {cells}",
+            "{} rebuilt {} in {t:.1} s at {} ({limits}), {cells}",
             rb.array,
             rb.member,
-            format!("{t:.1} s"),
             kib_rate(median_kib(&rb, 0.0, t)),
         ),
         None => format!(
-            "{} had rebuilt {} of {} when sampling stopped after {} at {} ({limits}), {cells}",
+            "{} had rebuilt {} of {} when sampling stopped after {last:.1} s at {} ({limits}), {cells}",
             rb.array,
             pct(done_at(&rb, last)),
             rb.member,
-            format!("{last:.1} s"),
             kib_rate(median_kib(&rb, 0.0, last)),
         ),
     };

@@ -117,6 +117,64 @@ fn line(t: &TimelineDoc, rows: &[TimelineRow]) -> Vec<String> {
     out
 }
 
+/// A rebuild under the cells (`sweep --rebuild`), second by second: md's rate and progress
+/// beside the IOPS and p99 of the cell that ran in that second (from its own time series, on
+/// the same clock); nothing for a run without one.
+pub fn rebuild(doc: &crate::model::RunDoc) -> String {
+    let Some(rb) = &doc.rebuild else {
+        return String::new();
+    };
+    let mut rows = vec![vec![
+        "t".to_string(),
+        "cell".into(),
+        "IOPS".into(),
+        "p99".into(),
+        "rebuild".into(),
+        "done".into(),
+    ]];
+    // Each window pairs with its result where the counts say they pair.
+    let paired = rb.cells.len() == doc.results.len();
+    for s in rb.samples.iter().skip(1) {
+        let w = rb
+            .cells
+            .iter()
+            .enumerate()
+            .find(|(_, w)| s.t_s >= w.from_s && s.t_s <= w.to_s);
+        let fg = w.filter(|_| paired).and_then(|(i, w)| {
+            let since = s.t_s - w.from_s;
+            doc.results[i]
+                .timeseries
+                .iter()
+                .find(|x| x.t_s >= since)
+                .or(doc.results[i].timeseries.last())
+        });
+        rows.push(vec![
+            format!("{:.1} s", s.t_s),
+            w.and_then(|(_, w)| w.name.clone())
+                .unwrap_or_else(|| "–".into()),
+            fg.map_or("–".into(), |x| units::count(x.iops)),
+            fg.map_or("–".into(), |x| units::latency(x.lat_p99_ns as f64)),
+            match (s.degraded, s.speed_kib) {
+                (0, _) => "whole".into(),
+                (_, Some(k)) => units::mib_s(k as f64 * 1024.0),
+                (_, None) => "–".into(),
+            },
+            match (s.degraded, s.done) {
+                (0, _) => "100%".into(),
+                (_, Some(d)) => format!("{:.0}%", d * 100.0),
+                (_, None) => "–".into(),
+            },
+        ]);
+    }
+    let right = [false, false, true, true, true, true];
+    format!(
+        "rebuild of {} into {}, second by second (IOPS and p99: the cell running then)\n{}",
+        rb.member,
+        rb.array,
+        super::table::table(&rows, &right)
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -176,62 +234,4 @@ mod tests {
             "checkpoint 2 (wal): 2.2–3.4 s, 1,834 pages written"
         );
     }
-}
-
-/// A rebuild under the cells (`sweep --rebuild`), second by second: md's rate and progress
-/// beside the IOPS and p99 of the cell that ran in that second (from its own time series, on
-/// the same clock); nothing for a run without one.
-pub fn rebuild(doc: &crate::model::RunDoc) -> String {
-    let Some(rb) = &doc.rebuild else {
-        return String::new();
-    };
-    let mut rows = vec![vec![
-        "t".to_string(),
-        "cell".into(),
-        "IOPS".into(),
-        "p99".into(),
-        "rebuild".into(),
-        "done".into(),
-    ]];
-    // Each window pairs with its result where the counts say they pair.
-    let paired = rb.cells.len() == doc.results.len();
-    for s in rb.samples.iter().skip(1) {
-        let w = rb
-            .cells
-            .iter()
-            .enumerate()
-            .find(|(_, w)| s.t_s >= w.from_s && s.t_s <= w.to_s);
-        let fg = w.filter(|_| paired).and_then(|(i, w)| {
-            let since = s.t_s - w.from_s;
-            doc.results[i]
-                .timeseries
-                .iter()
-                .find(|x| x.t_s >= since)
-                .or(doc.results[i].timeseries.last())
-        });
-        rows.push(vec![
-            format!("{:.1} s", s.t_s),
-            w.and_then(|(_, w)| w.name.clone())
-                .unwrap_or_else(|| "–".into()),
-            fg.map_or("–".into(), |x| units::count(x.iops)),
-            fg.map_or("–".into(), |x| units::latency(x.lat_p99_ns as f64)),
-            match (s.degraded, s.speed_kib) {
-                (0, _) => "whole".into(),
-                (_, Some(k)) => units::mib_s(k as f64 * 1024.0),
-                (_, None) => "–".into(),
-            },
-            match (s.degraded, s.done) {
-                (0, _) => "100%".into(),
-                (_, Some(d)) => format!("{:.0}%", d * 100.0),
-                (_, None) => "–".into(),
-            },
-        ]);
-    }
-    let right = [false, false, true, true, true, true];
-    format!(
-        "rebuild of {} into {}, second by second (IOPS and p99: the cell running then)\n{}",
-        rb.member,
-        rb.array,
-        super::table::table(&rows, &right)
-    )
 }
