@@ -1067,3 +1067,42 @@ grep -q md100 /proc/mdstat && echo "array_left yes"
     assert!(!out.stdout.contains("signature_left"), "{out}");
     assert!(!out.stdout.contains("array_left"), "{out}");
 }
+
+/// kill -9 while an md array rebuilds under a `--rebuild` sweep (held slow by --rebuild-speed so
+/// the kill lands mid-rebuild, which md's own `sync_action` confirms), then `iogauge clean`: no
+/// array and no superblock or signature on any member, the re-added one included.
+#[test]
+fn a_sweep_killed_mid_rebuild_is_undone_by_clean() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = suite(
+        dir.path(),
+        "[defaults]\ntime = \"2s\"\n[[group]]\ntitle = \"t\"\nrw = [\"randread\"]\nbs = [\"4k\"]\niodepth = [8]\n",
+    );
+    // At 2 MiB/s the 127 MiB member takes a minute: the kill lands in the cell or while the
+    // sweep follows the rebuild to its end.
+    let script = format!(
+        r#"
+$IOGAUGE sweep --file {s} --scratch /dev/vda,/dev/vdb --layout md:raid1 --rebuild --rebuild-speed 1m,2m \
+  --assume-clean --size 16m --repeat 1 >/dev/null 2>&1 &
+pid=$!
+# Until md says it recovers (the third setting, the first cell started), or the sweep ended.
+while kill -0 $pid 2>/dev/null && [ "$(cat /sys/block/md100/md/sync_action 2>/dev/null)" != recover ]; do
+  sleep 0.2
+done
+echo "action_at_kill $(cat /sys/block/md100/md/sync_action 2>/dev/null || echo none)"
+kill -9 $pid
+wait $pid
+$IOGAUGE clean > /tmp/clean.txt 2>&1 || echo "clean_failed $(tail -1 /tmp/clean.txt)"
+head -5 /tmp/clean.txt >&2
+for d in vda vdb; do blkid -p /dev/$d >/dev/null 2>&1 && echo "signature_left $d"; done
+[ -z "$(ls /sys/block | grep '^md')" ] || echo "array_left yes"
+"#,
+    );
+    let Some(out) = in_guest(dir.path(), 2, &script) else {
+        return;
+    };
+    assert_eq!(out.value("action_at_kill"), Some("recover"), "{out}");
+    for bad in ["clean_failed", "signature_left", "array_left"] {
+        assert!(!out.stdout.contains(bad), "{bad}:\n{out}");
+    }
+}
