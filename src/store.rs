@@ -73,6 +73,9 @@ pub struct RunRow {
     pub suite: Option<String>,
     pub interrupted: bool,
     pub params: BTreeMap<String, String>,
+    /// The machine it ran on (the system's hostname): runs imported from other machines'
+    /// databases sit beside local ones.
+    pub host: Option<String>,
     pub results: Vec<ResultRow>,
 }
 
@@ -426,7 +429,8 @@ impl Store {
     /// The newest `limit` runs, newest first.
     pub fn runs(&self, limit: u32) -> Result<Vec<RunRow>> {
         let mut stmt = self.conn.prepare(
-            "SELECT id, run_id, label, started_at, finished_at, suite, interrupted, params
+            "SELECT id, run_id, label, started_at, finished_at, suite, interrupted, params,
+                    json_extract(system, '$.hostname')
              FROM runs ORDER BY id DESC LIMIT ?1",
         )?;
         let mut runs = stmt
@@ -441,6 +445,7 @@ impl Store {
                     suite: r.get(5)?,
                     interrupted: r.get(6)?,
                     params: serde_json::from_str(&params).unwrap_or_default(),
+                    host: r.get(8)?,
                     results: Vec::new(),
                 })
             })?

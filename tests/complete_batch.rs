@@ -263,3 +263,73 @@ fn repeats_wait_as_the_first_repeat_chose() {
         assert_eq!(r["complete_batch"].as_u64(), Some(chosen), "{r:#}");
     }
 }
+
+/// The trial's two outcomes in one results database, and `compare` says their latencies were
+/// timed two ways (issue 42): zram with every wait made dear by strace, where auto waits for
+/// 16 or 32 (as `auto_batches_completions_when_each_wait_is_dear`), and a loop device held to
+/// 2,000 reads a second, where it waits for each (as `auto_keeps_one_at_a_time_on_a_throttled_device`).
+/// The same workload on both, so `compare` pairs them; their IOPS still compare.
+#[test]
+fn compare_flags_results_timed_two_ways() {
+    needs_root!();
+    needs_tool!("strace");
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(zram) = Zram::new("256M") else {
+        return;
+    };
+    let Some((cg, ram)) = throttle_rig("twoways") else {
+        return;
+    };
+    cg.throttle(&ram.dev, "read", 2000);
+    let dir = ram.dir.path();
+    let db = dir.join("results.db");
+    let workload = "--rw randread --bs 4k --iodepth 32 --time 2s";
+    let batched = Command::new("strace")
+        .args([
+            "-f",
+            "-qq",
+            "-o",
+            "/dev/null",
+            "-e",
+            "trace=io_uring_enter",
+            BIN,
+        ])
+        .args(["run", &zram.dev(), "--label", "batched"])
+        .args(workload.split(' '))
+        .current_dir(dir)
+        .env("IOGAUGE_DB", &db)
+        .env("IOGAUGE_RUN_DIR", own_run_dir(dir))
+        .output()
+        .unwrap();
+    assert!(batched.status.success(), "{}", stderr_of(&batched));
+    let exact = Command::new("sh")
+        .args([
+            "-c",
+            &cg.iogauge(&format!("run {} --label exact {workload}", ram.dev.dev)),
+        ])
+        .current_dir(dir)
+        .env("IOGAUGE_DB", &db)
+        .env("IOGAUGE_RUN_DIR", own_run_dir(dir))
+        .output()
+        .unwrap();
+    assert!(exact.status.success(), "{}", stderr_of(&exact));
+    let batch_of = |label: &str| {
+        let doc = json_of(&iogauge(dir, &["show", label, "--json"]));
+        engine(&doc)["complete_batch"].as_u64().unwrap_or(1)
+    };
+    let (b, e) = (batch_of("batched"), batch_of("exact"));
+    assert!(b == 16 || b == 32, "batched: {b}");
+    assert_eq!(e, 1, "exact");
+    let out = iogauge(dir, &["compare", "batched", "exact"]);
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let said = String::from_utf8_lossy(&out.stdout).to_string() + &stderr_of(&out);
+    assert!(
+        said.contains(&format!(
+            "waited for up to {b} completions at a time, run 2 waited for each completion: their latencies were timed differently"
+        )),
+        "{said}"
+    );
+    // The near miss: a run compared with itself is timed one way.
+    let same = iogauge(dir, &["compare", "exact", "exact"]);
+    assert!(!String::from_utf8_lossy(&same.stdout).contains("timed differently"));
+}

@@ -690,6 +690,46 @@ fn a_bundle_round_trips_byte_for_byte_and_imports_once() {
         .args(["compare", "here", "there", "--db", &db(&b)])
         .output()
         .unwrap());
+    // Runs from another machine sit beside the local ones, and `list` then names each run's
+    // host; a database of one machine's runs has no host column.
+    let listed = |db: &str| {
+        String::from_utf8_lossy(
+            &ok(cmd(dir.path()).args(["list", "--db", db]).output().unwrap()).stdout,
+        )
+        .to_string()
+    };
+    assert!(!listed(&db(&b)).contains("host"), "{}", listed(&db(&b)));
+    let mut other: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&first).unwrap()).unwrap();
+    let here = other["runs"][0]["system"]["hostname"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    for r in other["runs"].as_array_mut().unwrap() {
+        r["system"]["hostname"] = "db-server-7".into();
+        r["run_id"] = format!("elsewhere-{}", r["run_id"].as_str().unwrap()).into();
+    }
+    let elsewhere = dir.path().join("elsewhere.json");
+    std::fs::write(&elsewhere, other.to_string()).unwrap();
+    ok(cmd(dir.path())
+        .args(["import", elsewhere.to_str().unwrap(), "--db", &db(&b)])
+        .output()
+        .unwrap());
+    let both = listed(&db(&b));
+    let head = both.lines().next().unwrap_or_default();
+    assert!(head.contains("host"), "{both}");
+    let rows: Vec<&str> = both.lines().skip(1).collect();
+    assert_eq!(rows.len(), 4, "{both}");
+    assert_eq!(
+        rows.iter().filter(|l| l.contains("db-server-7")).count(),
+        2,
+        "{both}"
+    );
+    assert_eq!(
+        rows.iter().filter(|l| l.contains(&here)).count(),
+        2,
+        "{both}"
+    );
     let bad = dir.path().join("bad.json");
     std::fs::write(&bad, r#"{"schema":"iogauge.bundle/9","runs":[]}"#).unwrap();
     let out = cmd(dir.path())

@@ -10,24 +10,42 @@ use std::fmt::Write as _;
 /// long labels, sweep settings, names and targets are cut where they must be, and a wider
 /// terminal shows more of them. `None` (a pipe, a file) cuts nothing: `list | grep` finds what
 /// the row holds.
+///
+/// Runs from more than one machine (imported from another's database) get a host column.
 pub fn list(runs: &[RunRow], width: Option<usize>) -> String {
-    let room = width.map(Room::of);
-    let mut rows = vec![[
-        "id",
-        "started (UTC)",
-        "label",
-        "what",
-        "target",
-        "IOPS",
-        "bandwidth",
-        "p99",
-    ]
-    .map(String::from)
-    .to_vec()];
+    let hosts: std::collections::BTreeSet<Option<&str>> =
+        runs.iter().map(|r| r.host.as_deref()).collect();
+    let several = hosts.len() > 1;
+    let room = width.map(|w| Room::of(w.saturating_sub(host_width(runs, several))));
+    let mut head = vec!["id", "started (UTC)"];
+    head.extend(several.then_some("host"));
+    head.extend(["label", "what", "target", "IOPS", "bandwidth", "p99"]);
+    let mut rows = vec![head.into_iter().map(String::from).collect::<Vec<_>>()];
     for r in runs {
-        rows.push(list_row(r, room));
+        let mut row = list_row(r, room);
+        if several {
+            row.insert(2, r.host.clone().unwrap_or_else(|| "?".into()));
+        }
+        rows.push(row);
     }
-    table(&rows, &[true, false, false, false, false, true, true, true])
+    let mut right = vec![true, false];
+    right.extend(several.then_some(false));
+    right.extend([false, false, false, true, true, true]);
+    table(&rows, &right)
+}
+
+/// The columns a host column takes (its widest name and the gap), where it is shown.
+fn host_width(runs: &[RunRow], several: bool) -> usize {
+    match several {
+        true => {
+            2 + runs
+                .iter()
+                .map(|r| r.host.as_deref().map_or(1, |h| h.chars().count()))
+                .max()
+                .unwrap_or(0)
+        }
+        false => 0,
+    }
 }
 
 pub fn run_row_json(r: &RunRow) -> serde_json::Value {
@@ -45,7 +63,7 @@ pub fn run_row_json(r: &RunRow) -> serde_json::Value {
     serde_json::json!({
         "id": r.id, "run_id": r.run_id, "label": r.label, "started_at": r.started_at,
         "finished_at": r.finished_at, "suite": r.suite, "interrupted": r.interrupted,
-        "params": r.params, "results": results,
+        "host": r.host, "params": r.params, "results": results,
     })
 }
 
