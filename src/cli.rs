@@ -9,6 +9,13 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 use std::time::Duration;
 
+/// `--bandwidth-units`.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BandwidthUnits {
+    Iec,
+    Si,
+}
+
 #[derive(Parser, Debug)]
 #[command(
     name = "iogauge",
@@ -16,9 +23,22 @@ use std::time::Duration;
     about = "A storage benchmark workbench for database servers",
     long_about = "iogauge measures storage the way database people need it measured: direct IO by \
 default, test files filled with incompressible data, and every number with its unit.\n\nSizes: \
-4k = 4KiB = 4096 bytes (IEC). Bandwidth is printed both as MiB/s (IEC) and MB/s (SI)."
+4k = 4KiB = 4096 bytes (IEC). Bandwidth is MiB/s (IEC) unless --bandwidth-units si asks for \
+MB/s (SI), everywhere: lines, tables, findings, charts."
 )]
 pub struct Cli {
+    /// How bandwidth is written everywhere (lines, tables, findings, charts): iec is MiB/s
+    /// (2^20 bytes a second), si is MB/s (10^6, as KDiskMark and disk makers write it); the
+    /// stored JSON keeps bytes a second either way.
+    #[arg(
+        long,
+        global = true,
+        value_enum,
+        default_value = "iec",
+        value_name = "iec|si"
+    )]
+    pub bandwidth_units: BandwidthUnits,
+
     #[command(subcommand)]
     pub command: Command,
 }

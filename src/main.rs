@@ -48,6 +48,7 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => return error::clap_exit(e, suite::names()),
     };
+    units::set_si_bandwidth(cli.bandwidth_units == cli::BandwidthUnits::Si);
     interrupt::install();
     // Device settings a killed sweep left changed are put back before anything else runs.
     sweep::recover();

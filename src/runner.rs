@@ -472,7 +472,7 @@ fn watch(
             bar.set_message(format!(
                 "{phase}{} IOPS · {}",
                 units::count(rate),
-                units::mib_s(rate * spec.mean_bs())
+                units::bw(rate * spec.mean_bs())
             ));
         }
         agg.drain(rx);

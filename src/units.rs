@@ -118,7 +118,10 @@ pub fn parse_list<T>(s: &str, item: impl Fn(&str) -> Result<T, String>) -> Resul
     items.into_iter().map(item).collect()
 }
 
-pub use iogauge_units::{bs_label, count, duration, iec, iec_f64, latency, mb_s, mib_s, plural};
+pub use iogauge_units::{
+    bs_label, bw, bw_unit, bw_value, count, duration, iec, iec_f64, latency, plural,
+    set_si_bandwidth,
+};
 
 #[cfg(test)]
 mod tests {
@@ -220,8 +223,8 @@ mod tests {
         assert_eq!(latency(812.0), "812 ns");
         assert_eq!(latency(45_100.0), "45.1 µs");
         assert_eq!(latency(2_310_000.0), "2.31 ms");
-        assert_eq!(mib_s(1048576.0 * 200.0), "200.0 MiB/s");
-        assert_eq!(mb_s(2e8), "200.0 MB/s");
+        assert_eq!(iogauge_units::mib_s(1048576.0 * 200.0), "200.0 MiB/s");
+        assert_eq!(iogauge_units::mb_s(2e8), "200.0 MB/s");
     }
 
     proptest! {

@@ -8,6 +8,10 @@ use std::path::Path;
 mod common;
 use common::*;
 
+/// Tests that read the machine's disk counters take turns with the tests that move much data on
+/// that disk: the counters are the device's, and another test's IO would read as this one's.
+static DISK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 fn write_job(dir: &Path, name: &str, text: &str) -> String {
     let p = dir.join(name);
     std::fs::write(&p, text).unwrap();
@@ -798,6 +802,7 @@ fn an_unsupported_file_service_type_is_refused_before_anything_is_written() {
 /// sizes and times shrink (the test's file, a second a job); every other line is as published.
 #[test]
 fn the_example_job_files_run_end_to_end() {
+    let _turn = DISK.lock().unwrap_or_else(|e| e.into_inner());
     let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/fio");
     let mut ran = 0;
     for e in std::fs::read_dir(&examples).unwrap() {
@@ -898,6 +903,7 @@ fn fio_json_goes_to_stdout_without_a_file() {
 /// invalidate=0 the second job is served from memory: the device moves (almost) nothing.
 #[test]
 fn a_buffered_job_starts_with_the_file_dropped_from_the_cache() {
+    let _turn = DISK.lock().unwrap_or_else(|e| e.into_inner());
     let dir = tempfile::tempdir().unwrap();
     let device_bytes = |invalidate: &str| -> f64 {
         let job = write_job(
@@ -1077,4 +1083,55 @@ fn the_cells_planned_are_the_ones_fio_runs() {
             }
         }
     }
+}
+
+/// KDiskMark's eight presets read as the one table of eight rows its users expect (a row per
+/// job, named as the job file names it), not a table and a summary line per job.
+#[test]
+fn a_file_of_jobs_prints_one_table() {
+    let _turn = DISK.lock().unwrap_or_else(|e| e.into_inner());
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/fio/kdiskmark.fio");
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let text = std::fs::read_to_string(&path).unwrap();
+    let small: String = text
+        .lines()
+        .map(|l| match l.split('=').next().unwrap_or("") {
+            "size" => "size=32m".to_string(),
+            "runtime" => "runtime=1".to_string(),
+            "ramp_time" => "ramp_time=0".to_string(),
+            _ => l.to_string(),
+        })
+        .map(|l| l + "\n")
+        .collect();
+    let jobs: Vec<String> = small
+        .lines()
+        .filter(|l| l.starts_with('[') && !l.starts_with("[global]"))
+        .map(|l| l.trim_matches(['[', ']']).to_string())
+        .collect();
+    assert_eq!(jobs.len(), 8, "KDiskMark's presets");
+    let job = write_job(dir.path(), "kdiskmark.fio", &small);
+    let out = std::process::Command::new(BIN)
+        .args(["fio", &job, "--no-store"])
+        .current_dir(dir.path())
+        .env("IOGAUGE_RUN_DIR", own_run_dir(dir.path()))
+        .env("TARGET", dir.path().join("t.bin"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let heads: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.starts_with("Job ") || l.contains(" Job "))
+        .collect();
+    assert_eq!(heads.len(), 1, "one table:\n{stdout}");
+    let at = stdout.lines().position(|l| l.contains("Job ")).unwrap();
+    let rows: Vec<&str> = stdout.lines().skip(at + 1).take(jobs.len()).collect();
+    for (row, job) in rows.iter().zip(&jobs) {
+        assert!(
+            row.trim_start().starts_with(job.as_str()),
+            "{job}: {row}\n{stdout}"
+        );
+        assert!(row.contains("MiB/s"), "{row}");
+    }
+    assert!(!stdout.contains("Summary"), "{stdout}");
 }

@@ -145,13 +145,46 @@ fn human_output_has_units() {
     );
     assert!(out.status.success());
     let text = String::from_utf8_lossy(&out.stdout);
-    for needle in ["IOPS", "MiB/s", "MB/s", "µs", "p99.99", "per IO"] {
+    for needle in ["IOPS", "MiB/s", "µs", "p99.99", "per IO"] {
         assert!(text.contains(needle), "missing {needle} in\n{text}");
     }
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         err.contains("Filling") && err.contains("MiB/s"),
         "fill progress on stderr: {err}"
+    );
+    // One bandwidth convention, everywhere: IEC by default, SI when asked, never both.
+    assert!(
+        !text.contains(" MB/s") && !err.contains(" MB/s"),
+        "{text}{err}"
+    );
+    let si = iogauge(
+        dir.path(),
+        &[
+            "run",
+            "--engine",
+            "null",
+            "--time",
+            "300ms",
+            "--size",
+            "8m",
+            "--no-store",
+            "--bandwidth-units",
+            "si",
+        ],
+    );
+    assert!(si.status.success());
+    let (text, err) = (
+        String::from_utf8_lossy(&si.stdout),
+        String::from_utf8_lossy(&si.stderr),
+    );
+    assert!(
+        text.contains(" MB/s") && err.contains(" MB/s"),
+        "{text}{err}"
+    );
+    assert!(
+        !text.contains("MiB/s") && !err.contains("MiB/s"),
+        "{text}{err}"
     );
 }
 

@@ -145,7 +145,7 @@ fn pct(x: f64) -> String {
 }
 
 fn kib_rate(kib: f64) -> String {
-    units::mib_s(kib * 1024.0)
+    units::bw(kib * 1024.0)
 }
 
 #[cfg(test)]

@@ -258,7 +258,7 @@ pub(super) fn precondition(plan: &Plan, target: &Target, state: &mut State) -> R
     say!(
         "  done in {} ({})",
         units::duration(took),
-        units::mb_s(ran.m.bytes as f64 / took.as_secs_f64().max(1e-9))
+        units::bw(ran.m.bytes as f64 / took.as_secs_f64().max(1e-9))
     );
     state.precondition_s = Some(took.as_secs_f64());
     state.notes.push(format!(

@@ -67,7 +67,7 @@ pub(super) fn one_line(cell: &Cell, r: &ResultDoc) -> String {
         "{}: {} IOPS · {} · {what} p99 {}",
         cell.name(),
         units::count(r.iops),
-        units::mib_s(r.bw_bytes),
+        units::bw(r.bw_bytes),
         units::latency(r.lat_ns.p99 as f64)
     );
     if let Some(sy) = &r.sync {

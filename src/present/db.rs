@@ -113,7 +113,7 @@ fn storage_notes_findings(doc: &RunDoc, storage: &[&ResultDoc], s: &mut String) 
                 None => format!(
                     "{} IOPS · {} · p50 {} · p99 {}",
                     units::count(r.iops),
-                    units::mib_s(r.bw_bytes),
+                    units::bw(r.bw_bytes),
                     units::latency(r.lat_ns.p50 as f64),
                     units::latency(r.lat_ns.p99 as f64)
                 ),

@@ -39,7 +39,7 @@ pub fn text(doc: &RunDoc) -> String {
                 r.name.clone().unwrap_or_default(),
                 host.map_or_else(|| r.target.path.clone(), |h| h.target.clone()),
                 format!("{} IOPS", units::count(r.iops)),
-                units::mib_s(r.bw_bytes),
+                units::bw(r.bw_bytes),
                 format!("p50 {}", units::latency(r.lat_ns.p50 as f64)),
                 format!("p99 {}", units::latency(r.lat_ns.p99 as f64)),
                 host.filter(|h| h.rank > 0).map_or_else(String::new, |h| {

@@ -334,7 +334,7 @@ pub fn text(p: &PlanDoc) -> String {
         "  estimated time: about {}{span}{}\n\n",
         units::duration(Duration::from_secs_f64(least)),
         match p.assumed_mb_s {
-            Some(r) => format!(" (data at an assumed {r:.0} MB/s)"),
+            Some(r) => format!(" (data at an assumed {})", units::bw(r * 1e6)),
             None => String::new(),
         }
     ));

@@ -176,7 +176,7 @@ fn list_row(r: &RunRow, room: Option<Room>) -> Vec<String> {
         (_, []) => (String::new(), String::new(), String::new()),
         (_, [one]) => (
             units::count(one.iops),
-            units::mib_s(one.bw_bytes),
+            units::bw(one.bw_bytes),
             units::latency(one.lat_p99_ns as f64),
         ),
         // A suite's best result: "at most" this over its results.
@@ -187,7 +187,7 @@ fn list_row(r: &RunRow, room: Option<Room>) -> Vec<String> {
             ),
             format!(
                 "≤{}",
-                units::mib_s(many.iter().map(|x| x.bw_bytes).fold(0.0, f64::max))
+                units::bw(many.iter().map(|x| x.bw_bytes).fold(0.0, f64::max))
             ),
             String::new(),
         ),

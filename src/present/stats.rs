@@ -12,7 +12,7 @@ pub fn metric_value(metric: &str, v: f64) -> String {
         "iops" => format!("{} IOPS", units::count(v)),
         "tps" => format!("{} TPS", units::count(v)),
         "nopm" => format!("{} new orders/min", units::count(v)),
-        "bw_bytes" => units::mib_s(v),
+        "bw_bytes" => units::bw(v),
         "syncs_per_s" => format!("{} syncs/s", units::count(v)),
         m if m.starts_with("lat_") => units::latency(v),
         _ => format!("{v}"),

@@ -94,10 +94,9 @@ fn lat_line(l: &crate::measure::LatNs) -> String {
 
 fn op_line(o: &OpDoc) -> String {
     format!(
-        "{} IOPS · {} ({}) · p50 {} · p99 {}",
+        "{} IOPS · {} · p50 {} · p99 {}",
         units::count(o.iops),
-        units::mib_s(o.bw_bytes),
-        units::mb_s(o.bw_bytes),
+        units::bw(o.bw_bytes),
         units::latency(o.lat_ns.p50 as f64),
         units::latency(o.lat_ns.p99 as f64)
     )
@@ -181,15 +180,7 @@ fn target_line(r: &ResultDoc) -> String {
 fn rate_rows(s: &mut String, r: &ResultDoc, rate: &str) {
     row(s, rate, format!("{} {rate}", units::count(r.iops)));
     if !r.is_db() {
-        row(
-            s,
-            "bandwidth",
-            format!(
-                "{}  ({})",
-                units::mib_s(r.bw_bytes),
-                units::mb_s(r.bw_bytes)
-            ),
-        );
+        row(s, "bandwidth", units::bw(r.bw_bytes));
     }
     match (&r.service_lat_ns, r.workload.rate_iops) {
         (Some(svc), Some(rate)) => {

@@ -23,6 +23,39 @@ pub struct Outcome<'a> {
 /// Every group's tables, in suite order; groups with nothing measured are left out.
 pub fn render(suite: &Suite, outcomes: &[Outcome], ram: u64) -> String {
     let mut s = String::new();
+    // Groups of one plain cell each (fio's jobs: KDiskMark's eight presets) read as one table
+    // of a row each, as their users expect, not a table per job.
+    if jobs_only(suite) {
+        let mut rows = vec![["Job", "Test", "IOPS", "bandwidth", "p50", "p99", "p99.9"]
+            .map(String::from)
+            .to_vec()];
+        for o in outcomes {
+            // The cell is named `JOB: pattern …`: the job's name first, as the file names it.
+            let name = o.cell.name();
+            let (job, test) = match name.split_once(": ") {
+                Some((j, t)) => (j.to_string(), t.to_string()),
+                None => (suite.groups[o.cell.group].title.clone(), name.clone()),
+            };
+            let mut line = vec![job, test];
+            match o.result {
+                Some(r) => line.extend([
+                    units::count(r.iops),
+                    units::bw(r.bw_bytes),
+                    units::latency(r.lat_ns.p50 as f64),
+                    units::latency(r.lat_ns.p99 as f64),
+                    units::latency(r.lat_ns.p999 as f64),
+                ]),
+                None => line.push(missing(Some(o))),
+            }
+            rows.push(line);
+        }
+        let right = [false, false, true, true, true, true, true];
+        for l in super::table::table(&rows, &right).lines() {
+            let _ = writeln!(s, "  {l}");
+        }
+        s.push('\n');
+        return s;
+    }
     for (gi, g) in suite.groups.iter().enumerate() {
         let mine: Vec<&Outcome> = outcomes.iter().filter(|o| o.cell.group == gi).collect();
         if mine.iter().all(|o| o.result.is_none()) {
@@ -45,6 +78,11 @@ pub fn render(suite: &Suite, outcomes: &[Outcome], ram: u64) -> String {
         s.push('\n');
     }
     s
+}
+
+/// Whether every group is one plain cell, and there are several: a file of fio jobs.
+fn jobs_only(suite: &Suite) -> bool {
+    suite.groups.len() > 1 && suite.groups.iter().all(|g| g.layout == Layout::Plain)
 }
 
 /// Distinct values in order of first appearance.
@@ -107,7 +145,7 @@ fn matrix(cells: &[&Outcome]) -> String {
                     c.bs.bytes() == bs && (c.threads, c.iodepth) == col
                 });
                 column.push(match o.and_then(|o| o.result) {
-                    Some(r) => (units::count(r.iops), units::mib_s(r.bw_bytes)),
+                    Some(r) => (units::count(r.iops), units::bw(r.bw_bytes)),
                     None => (String::new(), missing(o)),
                 });
             }
@@ -255,7 +293,7 @@ fn snia(cells: &[&Outcome]) -> String {
     let cols = distinct(cells.iter().map(|o| o.cell.read_pct));
     let tables: [(&str, Column); 4] = [
         ("IOPS", |r| units::count(r.iops)),
-        ("MiB/s", |r| units::mib_s(r.bw_bytes)),
+        (units::bw_unit(), |r| units::bw(r.bw_bytes)),
         ("mean latency", |r| units::latency(r.lat_ns.mean)),
         ("max latency", |r| units::latency(r.lat_ns.max as f64)),
     ];
@@ -302,7 +340,7 @@ fn seq(cells: &[&Outcome], ram: u64) -> String {
                             r.bw_bytes
                         };
                         let src = Source::of(r.workload.direct, working_set(r), ram);
-                        format!("{} · {}", units::mib_s(bw), src.label())
+                        format!("{} · {}", units::bw(bw), src.label())
                     }
                     None => missing(o),
                 });
@@ -386,7 +424,7 @@ fn plain(cells: &[&Outcome]) -> String {
             match o.result {
                 Some(r) => {
                     line.push(units::count(r.iops));
-                    line.push(units::mib_s(r.bw_bytes));
+                    line.push(units::bw(r.bw_bytes));
                     line.push(units::latency(r.lat_ns.p50 as f64));
                     line.push(units::latency(r.lat_ns.p99 as f64));
                     line.push(units::latency(r.lat_ns.p999 as f64));
@@ -401,6 +439,10 @@ fn plain(cells: &[&Outcome]) -> String {
 
 /// A few lines a newcomer can read: per group its best cells, or its cells when it has few.
 pub fn summary(suite: &Suite, outcomes: &[Outcome]) -> String {
+    // A table of jobs is its own summary: a line per job again would only repeat it.
+    if jobs_only(suite) {
+        return String::new();
+    }
     let mut s = String::from("Summary\n");
     for (gi, g) in suite.groups.iter().enumerate() {
         let done: Vec<(&Cell, &ResultDoc)> = outcomes
@@ -437,7 +479,7 @@ pub fn summary(suite: &Suite, outcomes: &[Outcome]) -> String {
                         // Sequential work is judged by bandwidth alone.
                         Layout::Seq => format!(
                             "best {} ({})",
-                            units::mib_s(if op == Op::Copy {
+                            units::bw(if op == Op::Copy {
                                 rb.bw_bytes / 2.0
                             } else {
                                 rb.bw_bytes
@@ -457,7 +499,7 @@ pub fn summary(suite: &Suite, outcomes: &[Outcome]) -> String {
                             units::count(ri.iops),
                             short(ci),
                             units::latency(ri.lat_ns.p99 as f64),
-                            units::mib_s(rb.bw_bytes),
+                            units::bw(rb.bw_bytes),
                             short(cb),
                         ),
                     };
@@ -501,7 +543,7 @@ pub fn summary(suite: &Suite, outcomes: &[Outcome]) -> String {
                             "  {}: {} IOPS, {}, mean {}, max {}",
                             c.name(),
                             units::count(r.iops),
-                            units::mib_s(r.bw_bytes),
+                            units::bw(r.bw_bytes),
                             units::latency(r.lat_ns.mean),
                             units::latency(r.lat_ns.max as f64)
                         );
@@ -515,7 +557,7 @@ pub fn summary(suite: &Suite, outcomes: &[Outcome]) -> String {
                         "  {}: {} IOPS, {}, p99 {}",
                         c.name(),
                         units::count(r.iops),
-                        units::mib_s(r.bw_bytes),
+                        units::bw(r.bw_bytes),
                         units::latency(r.lat_ns.p99 as f64)
                     );
                 }

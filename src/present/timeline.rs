@@ -28,7 +28,7 @@ pub fn text(r: &ResultDoc) -> String {
     );
     let mut header = vec!["t".to_string(), "TPS".into(), "p99".into(), "flush".into()];
     for d in &t.devices {
-        header.push(format!("{d} wr MiB/s"));
+        header.push(format!("{d} wr {}", units::bw_unit()));
         header.push("queue".into());
         header.push("util".into());
     }
@@ -156,7 +156,7 @@ pub fn rebuild(doc: &crate::model::RunDoc) -> String {
             fg.map_or("–".into(), |x| units::latency(x.lat_p99_ns as f64)),
             match (s.degraded, s.speed_kib) {
                 (0, _) => "whole".into(),
-                (_, Some(k)) => units::mib_s(k as f64 * 1024.0),
+                (_, Some(k)) => units::bw(k as f64 * 1024.0),
                 (_, None) => "–".into(),
             },
             match (s.degraded, s.done) {

@@ -95,7 +95,7 @@ pub(super) fn db_timeline_charts(doc: &RunDoc, run: usize, prefix: &str, out: &m
             );
         let mut bottom = LineChart::new("Devices")
             .x_axis(x())
-            .y_axis(Axis::linear("Written (MiB/s)").from_zero())
+            .y_axis(Axis::linear(format!("Written ({})", crate::units::bw_unit())).from_zero())
             .y2_axis(Axis::linear("Requests queued").from_zero());
         for (i, dev) in t.devices.iter().enumerate() {
             let step = |g: fn(&crate::model::DeviceStep) -> f64| -> Vec<(f64, f64)> {
@@ -107,7 +107,7 @@ pub(super) fn db_timeline_charts(doc: &RunDoc, run: usize, prefix: &str, out: &m
             bottom = bottom
                 .series(Series::new(
                     format!("{dev} written"),
-                    step(|d| d.write_bytes_s / 1048576.0),
+                    step(|d| crate::units::bw_value(d.write_bytes_s)),
                 ))
                 .series(Series::new(format!("{dev} queue"), step(|d| d.queue)).right_axis());
         }

@@ -253,8 +253,8 @@ fn block_size_charts(
         }
         let mut bw = LineChart::new(bw_title.clone())
             .x_axis(x())
-            .y_axis(Axis::linear("Bandwidth (MiB/s)").from_zero());
-        for s in series(|r| r.bw_bytes / MIB) {
+            .y_axis(Axis::linear(format!("Bandwidth ({})", crate::units::bw_unit())).from_zero());
+        for s in series(|r| crate::units::bw_value(r.bw_bytes)) {
             bw = bw.series(s);
         }
         let caption = format!("{what}; one line per thread count, block size on a log2 axis");
@@ -537,8 +537,6 @@ pub(crate) fn percentiles(r: &ResultDoc) -> Vec<(f64, f64)> {
     .map(|(p, v)| (p, v as f64))
     .collect()
 }
-
-const MIB: f64 = 1024.0 * 1024.0;
 
 /// The run's findings of `kind` that point at one of `members`, with that result's index.
 fn findings_on<'a>(

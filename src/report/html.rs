@@ -133,8 +133,12 @@ pub(super) fn page(runs: &[Input], charts: &[Chart], absent: &[String]) -> Strin
     let _ = write!(
         s,
         "</main>\n<footer>Made by iogauge {} from the runs' stored documents. Rates are per second; \
-         MiB/s is IEC (2<sup>20</sup> bytes), latencies are completion latencies.</footer>\n</body>\n</html>\n",
-        env!("CARGO_PKG_VERSION")
+         {}, latencies are completion latencies.</footer>\n</body>\n</html>\n",
+        env!("CARGO_PKG_VERSION"),
+        match crate::units::bw_unit() {
+            "MB/s" => "MB/s is SI (10<sup>6</sup> bytes)",
+            _ => "MiB/s is IEC (2<sup>20</sup> bytes)",
+        }
     );
     s
 }
@@ -242,10 +246,11 @@ fn run_section(s: &mut String, n: usize, input: &Input, charts: &[&Chart]) {
 }
 
 fn results_table(s: &mut String, d: &RunDoc) {
-    s.push_str("<h3>Results</h3>\n<div class=\"table-wrap\"><table>\n<thead><tr><th>#</th><th>Workload</th>\
-        <th class=\"num\">IOPS</th><th class=\"num\">MiB/s</th><th class=\"num\">mean</th>\
+    s.push_str(&"<h3>Results</h3>\n<div class=\"table-wrap\"><table>\n<thead><tr><th>#</th><th>Workload</th>\
+        <th class=\"num\">IOPS</th><th class=\"num\">BW_UNIT</th><th class=\"num\">mean</th>\
         <th class=\"num\">p50</th><th class=\"num\">p99</th><th class=\"num\">p99.9</th>\
-        <th class=\"num\">time</th><th>IOPS over time</th></tr></thead><tbody>\n");
+        <th class=\"num\">time</th><th>IOPS over time</th></tr></thead><tbody>\n"
+        .replace("BW_UNIT", crate::units::bw_unit()));
     for (i, r) in d.results.iter().enumerate() {
         // Transactions are no IOs: they have their own table below.
         if r.is_db() {
@@ -273,7 +278,7 @@ fn results_table(s: &mut String, d: &RunDoc) {
             esc(&figures::label(r)),
             if r.interrupted { " (interrupted)" } else { "" },
             units::count(r.iops),
-            r.bw_bytes / (1024.0 * 1024.0),
+            crate::units::bw_value(r.bw_bytes),
             units::latency(r.lat_ns.mean),
             units::latency(r.lat_ns.p50 as f64),
             units::latency(r.lat_ns.p99 as f64),

@@ -244,7 +244,7 @@ fn fill(target: &Target, size: u64, req: &Request) -> Result<()> {
         let done = format!(
             "done in {} ({})",
             units::duration(start.elapsed()),
-            units::mib_s(size as f64 / secs)
+            units::bw(size as f64 / secs)
         );
         match tty {
             true => say!("\r{what} ... {done}{}", crate::ui::ERASE_LINE),
@@ -264,7 +264,7 @@ fn fill_progress(written: u64, size: u64, took: std::time::Duration) -> String {
     format!(
         "{:.0}% · {} · about {} left",
         written as f64 * 100.0 / size as f64,
-        units::mib_s(rate),
+        units::bw(rate),
         units::duration(std::time::Duration::from_secs_f64(left))
     )
 }

@@ -14,9 +14,9 @@ pub(crate) fn bytes(v: f64) -> String {
 /// Bytes per second in MiB/s with one decimal, as the tables print bandwidth: "1,731.2 MiB/s".
 pub(crate) fn rate(v: f64) -> String {
     if !v.is_finite() {
-        return "? MiB/s".to_owned();
+        return format!("? {}", iogauge_units::bw_unit());
     }
-    iogauge_units::mib_s(v)
+    iogauge_units::bw(v)
 }
 
 /// Seconds with one decimal: "12.0 s".

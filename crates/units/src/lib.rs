@@ -1,8 +1,9 @@
 //! How iogauge writes a number for people, one rule each, shared by the tables (the binary),
 //! the findings (`iogauge-analyze`) and the charts (`iogauge-charts`), so that one number never
 //! reads two ways: counts with thousands separators (`52,341`), sizes in IEC units with a space
-//! and at most one decimal (`4 KiB`, `1.5 GiB`), bandwidth in MiB/s with one decimal
-//! (`4,961.8 MiB/s`), latencies to three significant digits in the unit that fits (`812 ns`,
+//! and at most one decimal (`4 KiB`, `1.5 GiB`), bandwidth with one decimal in the one
+//! convention the user chose for the whole process (`4,961.8 MiB/s`, or `5,202.8 MB/s` with
+//! `--bandwidth-units si`), latencies to three significant digits in the unit that fits (`812 ns`,
 //! `45.1 µs`), durations as people say them (`850 ms`, `4 min 05 s`).
 
 use std::time::Duration;
@@ -44,6 +45,39 @@ pub fn bs_label(bytes: u64) -> String {
         b if b >= 1 << 20 && b % (1 << 20) == 0 => format!("{}M", b >> 20),
         b if b >= 1 << 10 && b % (1 << 10) == 0 => format!("{}K", b >> 10),
         b => format!("{b}B"),
+    }
+}
+
+/// Whether bandwidth is written in SI MB/s rather than IEC MiB/s: chosen once, before anything
+/// is printed (`--bandwidth-units`), and the same for every line, table, finding and chart.
+static SI_BANDWIDTH: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Chooses the bandwidth convention for the process: SI MB/s (`true`) or IEC MiB/s.
+pub fn set_si_bandwidth(si: bool) {
+    SI_BANDWIDTH.store(si, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Bandwidth as the user chose to read it: [`mib_s`] by default, [`mb_s`] with SI.
+pub fn bw(bytes_per_s: f64) -> String {
+    match SI_BANDWIDTH.load(std::sync::atomic::Ordering::Relaxed) {
+        true => mb_s(bytes_per_s),
+        false => mib_s(bytes_per_s),
+    }
+}
+
+/// The unit [`bw`] writes, for a column's head: `MiB/s` or `MB/s`.
+pub fn bw_unit() -> &'static str {
+    match SI_BANDWIDTH.load(std::sync::atomic::Ordering::Relaxed) {
+        true => "MB/s",
+        false => "MiB/s",
+    }
+}
+
+/// [`bw`]'s number alone, in its unit, for a chart's axis.
+pub fn bw_value(bytes_per_s: f64) -> f64 {
+    match SI_BANDWIDTH.load(std::sync::atomic::Ordering::Relaxed) {
+        true => bytes_per_s / 1e6,
+        false => bytes_per_s / (1024.0 * 1024.0),
     }
 }
 
