@@ -4,7 +4,7 @@
 //! rebuild's, not another process's (`other-io`) nor the kernel's on iogauge's behalf
 //! (`amplification`), and members written unequally are the rebuild's doing (`imbalance`).
 
-use crate::model::{RebuildDoc, RunDoc};
+use crate::model::{RebuildDoc, RebuildSample, RunDoc};
 use crate::units;
 use iogauge_analyze::{Finding, Kind, Severity};
 use std::collections::BTreeMap;
@@ -111,25 +111,32 @@ pub fn findings(doc: &mut RunDoc) -> (Vec<Finding>, Vec<usize>) {
     (out, under)
 }
 
-/// How far the rebuild was at `t`: the last sample at or before it (1 once whole).
+/// How far the rebuild was at `t`, between the samples around it (1 once whole).
 fn done_at(rb: &RebuildDoc, t: f64) -> f64 {
-    rb.samples
-        .iter()
-        .take_while(|s| s.t_s <= t + 1e-9)
-        .last()
-        .map_or(0.0, |s| match s.degraded {
-            0 => 1.0,
-            _ => s.done.unwrap_or(0.0),
-        })
+    let done = |s: &RebuildSample| match s.degraded {
+        0 => 1.0,
+        _ => s.done.unwrap_or(0.0),
+    };
+    let before = rb.samples.iter().take_while(|s| s.t_s <= t + 1e-9).last();
+    let after = rb.samples.iter().find(|s| s.t_s > t + 1e-9);
+    match (before, after) {
+        (Some(a), Some(b)) if b.t_s > a.t_s => {
+            done(a) + (done(b) - done(a)) * (t - a.t_s) / (b.t_s - a.t_s)
+        }
+        (Some(a), _) => done(a),
+        (None, _) => 0.0,
+    }
 }
 
-/// md's own rate over the samples between `from` and `to` (its median, KiB/s); the first
-/// reading after the add, before md has a rate, left out.
+/// md's own rate over the samples between `from` and `to` and the one after (it covers the
+/// seconds before it): their median, KiB/s. Readings within half a sampling interval of the
+/// re-adding are left out: md's `sync_speed` then still holds an old average.
 fn median_kib(rb: &RebuildDoc, from: f64, to: f64) -> f64 {
+    let settled = EVERY_S / 2.0;
     let mut v: Vec<f64> = rb
         .samples
         .iter()
-        .filter(|s| s.t_s >= from && s.t_s <= to + 1.0 && s.degraded > 0)
+        .filter(|s| s.t_s >= from.max(settled) && s.t_s <= to + EVERY_S && s.degraded > 0)
         .filter_map(|s| s.speed_kib.filter(|k| *k > 0).map(|k| k as f64))
         .collect();
     v.sort_by(f64::total_cmp);
@@ -139,6 +146,9 @@ fn median_kib(rb: &RebuildDoc, from: f64, to: f64) -> f64 {
         n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
     }
 }
+
+/// How often the sweep reads md's files (sweep/rebuild.rs), seconds.
+const EVERY_S: f64 = 1.0;
 
 fn pct(x: f64) -> String {
     format!("{:.0}%", x * 100.0)
@@ -151,7 +161,7 @@ fn kib_rate(kib: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{RebuildSample, RebuildWindow};
+    use crate::model::RebuildWindow;
 
     fn rb(finished: Option<f64>) -> RebuildDoc {
         let s = |t: f64, done: Option<f64>, k: Option<u64>, degraded| RebuildSample {
@@ -193,7 +203,7 @@ mod tests {
     #[test]
     fn the_rebuild_is_timed_and_the_cells_under_it_named() {
         let d = rb(Some(3.5));
-        assert_eq!(done_at(&d, 1.5), 0.3);
+        assert!((done_at(&d, 1.5) - 0.45).abs() < 1e-9);
         assert_eq!(done_at(&d, 3.6), 1.0);
         assert_eq!(median_kib(&d, 0.0, 3.5), 41000.0);
     }
@@ -245,6 +255,34 @@ mod tests {
         };
         assert_eq!(kinds(0), [Kind::Rebuild]);
         assert_eq!(kinds(1), [Kind::Amplification]);
+    }
+
+    /// md's files as a guest's RAID5 rebuild gave them: the reading at the re-adding still holds
+    /// md's old average (352 KiB/s) and is left out of the rate; a cell's progress at its end is
+    /// read between the samples around it (55%), not from the last one before (31%).
+    #[test]
+    fn a_guests_rebuild_reads_as_it_ran() {
+        let s = |t: f64, done: Option<f64>, k: Option<u64>, degraded| RebuildSample {
+            t_s: t,
+            action: "recover".into(),
+            done,
+            speed_kib: k,
+            degraded,
+        };
+        let d = RebuildDoc {
+            samples: vec![
+                s(0.0115, Some(0.0), Some(352), 1),
+                s(1.0307, Some(0.31265), Some(41984), 1),
+                s(2.0368, Some(0.56278), Some(38366), 1),
+                s(3.0383, Some(0.87543), Some(39850), 1),
+                s(3.9903, None, None, 0),
+            ],
+            finished_s: Some(3.9903),
+            ..rb(None)
+        };
+        assert_eq!(median_kib(&d, 0.0017, 2.0008), (41984.0 + 38366.0) / 2.0);
+        assert_eq!(median_kib(&d, 0.0, 3.9903), 39850.0);
+        assert_eq!(pct(done_at(&d, 2.0008)), "55%");
     }
 
     /// A run cut before the array was whole says how far it got.
