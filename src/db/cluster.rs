@@ -158,7 +158,12 @@ impl Teardown {
             };
             // A fast stop first when the run ended normally; an immediate one if that failed.
             let stopped = (gently && stop("fast")) || stop("immediate");
-            if !stopped {
+            // A server that died while it was asked to stop needs no stopping either.
+            let died = || {
+                super::process::pid_file(&self.data.join("postmaster.pid"))
+                    .is_none_or(|(pid, _)| super::process::ended(pid))
+            };
+            if !stopped && !died() {
                 say!(
                     "warning: the PostgreSQL server of {} did not stop; stop it with pg_ctl stop -D {}",
                     self.data.display(),
@@ -588,8 +593,8 @@ impl Cluster {
             ),
         };
         match super::process::pid_file(&self.data.join("postmaster.pid")) {
-            Some((_, true)) => None,
-            Some((pid, false)) => Some(format!(
+            Some((pid, true)) if !super::process::ended(pid) => None,
+            Some((pid, _)) => Some(format!(
                 "the PostgreSQL server ended during the run: its postmaster (pid {pid}) is gone, killed or crashed (the kernel log says whether the OOM killer took it){log}"
             )),
             None => Some(format!("the PostgreSQL server is not running{log}")),

@@ -570,7 +570,7 @@ impl Server {
     /// Why the server is not running, when it started and is gone (killed, crashed).
     pub fn down(&self) -> Option<String> {
         let pid = self.teardown.lock().ok()?.pid?;
-        if !gone(pid) {
+        if !super::process::ended(pid) {
             return None;
         }
         // The server's account owns the log: read through the directory's handle.

@@ -182,6 +182,17 @@ pub fn gone(pid: u32) -> bool {
     }
 }
 
+/// How long a server that a failure suggests is dying may take to be gone: the kernel frees
+/// its shared memory first, which a busy machine makes slow.
+const DYING: std::time::Duration = std::time::Duration::from_secs(3);
+
+/// After a failure (a query, the load): whether the server's process `pid` has ended, or ends
+/// within [`DYING`] — a SIGKILLed postmaster or mariadbd still shows in /proc, running, while
+/// the kernel tears it down, and the failure is its end, not a lost connection.
+pub fn ended(pid: u32) -> bool {
+    gone(pid) || iogauge_engine::sys::ends_within(pid, DYING)
+}
+
 /// The last `n` non-empty lines of `text`, joined into one line.
 pub fn last_lines(text: &str, n: usize) -> String {
     let lines: Vec<&str> = text

@@ -160,6 +160,30 @@ pub fn die_with_parent(cmd: &mut std::process::Command) {
     }
 }
 
+/// Whether process `pid` (any process, not only a child) ends within `limit`: waited for on a
+/// pidfd, so it returns the moment the process exits, and at once if it is already gone. A
+/// killed server stays alive for a while as the kernel tears it down (its shared memory
+/// freed), longer on a busy machine: what failed in that window must not call it alive.
+pub fn ends_within(pid: u32, limit: std::time::Duration) -> bool {
+    // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor or -1.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid as libc::pid_t, 0) };
+    if fd < 0 {
+        return io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH);
+    }
+    let fd = fd as libc::c_int;
+    let mut p = libc::pollfd {
+        fd,
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    let ms = limit.as_millis().min(i32::MAX as u128) as libc::c_int;
+    // SAFETY: one pollfd, valid for the call; the descriptor is ours and closed once.
+    let ended = unsafe { libc::poll(&mut p, 1, ms) } > 0;
+    // SAFETY: as above.
+    unsafe { libc::close(fd) };
+    ended
+}
+
 /// Free bytes available to an unprivileged user on the file system holding `file`.
 pub fn free_bytes(file: &File) -> io::Result<u64> {
     let mut st = std::mem::MaybeUninit::<libc::statvfs>::zeroed();
@@ -483,5 +507,19 @@ mod tests {
         let data = data_bytes(&f, 64 << 20).expect("SEEK_DATA/SEEK_HOLE walked");
         assert!((1 << 20..8 << 20).contains(&data), "data bytes {data}");
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_process_that_ends_is_seen_to_end_and_one_that_runs_is_not() {
+        let mut c = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap();
+        assert!(!ends_within(c.id(), std::time::Duration::from_millis(50)));
+        c.kill().unwrap();
+        assert!(ends_within(c.id(), std::time::Duration::from_secs(10)));
+        c.wait().unwrap();
+        // Reaped: no such process any more.
+        assert!(ends_within(c.id(), std::time::Duration::from_millis(1)));
     }
 }
