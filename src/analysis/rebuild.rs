@@ -163,14 +163,18 @@ mod tests {
     use super::*;
     use crate::model::RebuildWindow;
 
-    fn rb(finished: Option<f64>) -> RebuildDoc {
-        let s = |t: f64, done: Option<f64>, k: Option<u64>, degraded| RebuildSample {
+    /// One reading of md's files while it recovers.
+    fn s(t: f64, done: Option<f64>, k: Option<u64>, degraded: u32) -> RebuildSample {
+        RebuildSample {
             t_s: t,
             action: "recover".into(),
             done,
             speed_kib: k,
             degraded,
-        };
+        }
+    }
+
+    fn rb(finished: Option<f64>) -> RebuildDoc {
         RebuildDoc {
             array: "md100".into(),
             member: "/dev/vdb".into(),
@@ -262,13 +266,6 @@ mod tests {
     /// read between the samples around it (55%), not from the last one before (31%).
     #[test]
     fn a_guests_rebuild_reads_as_it_ran() {
-        let s = |t: f64, done: Option<f64>, k: Option<u64>, degraded| RebuildSample {
-            t_s: t,
-            action: "recover".into(),
-            done,
-            speed_kib: k,
-            degraded,
-        };
         let d = RebuildDoc {
             samples: vec![
                 s(0.0115, Some(0.0), Some(352), 1),
