@@ -264,6 +264,43 @@ fn repeats_wait_as_the_first_repeat_chose() {
     }
 }
 
+/// The SNIA PTS's rounds are a cell's repeats too: the first round's trial chooses, the later
+/// rounds wait as it chose and run no trial of their own (which also cost 0.7 s a cell a round:
+/// README's `suite snia-iops` spent most of its time in them).
+#[test]
+fn rounds_wait_as_the_first_round_chose() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let args = [
+        "suite",
+        "snia-iops",
+        "--sizes",
+        "4k",
+        "--read-pct",
+        "0",
+        "--max-rounds",
+        "3",
+        "--cell-time",
+        "300ms",
+        "--size",
+        "16m",
+        "--no-store",
+        "--json",
+    ];
+    let doc = json_of(&iogauge(dir.path(), &args));
+    let repeats = doc["results"][0]["repeats"].as_array().unwrap();
+    assert_eq!(repeats.len(), 3, "{doc:#}");
+    assert!(repeats[0]["complete_trial"].is_object(), "{:#}", repeats[0]);
+    let chosen = repeats[0]["complete_batch"].as_u64().unwrap();
+    for r in &repeats[1..] {
+        assert!(
+            r.get("complete_trial").is_none(),
+            "no trial of its own: {r:#}"
+        );
+        assert_eq!(r["complete_batch"].as_u64(), Some(chosen), "{r:#}");
+    }
+}
+
 /// The trial's two outcomes in one results database, and `compare` says their latencies were
 /// timed two ways (issue 42): zram with every wait made dear by strace, where auto waits for
 /// 16 or 32 (as `auto_batches_completions_when_each_wait_is_dear`), and a loop device held to

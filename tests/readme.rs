@@ -1,0 +1,766 @@
+//! Issue 43: README's examples are run as a reader types them, and what README shows of their
+//! output is checked against what they print, so README cannot drift from the tool.
+//!
+//! The commands are read from README itself, every line of its `sh` and `console` blocks, so a
+//! new example is run without anyone adding it here. Each is given to bash as written, changed
+//! only in three ways:
+//! - placeholders get real targets: `/data` a directory of the test's, `/dev/nvme0n1` and
+//!   `/dev/sdb`… RAM loop devices (in the guest, its virtio disks), `OTHER:5400` the listener's
+//!   address, `sweep:ID` the sweep just run, paths under /etc and /usr a root of the test's;
+//! - times and sizes are shortened (`--time`, `--cell-time`, `--size`, `--scale`…), so README
+//!   runs in minutes;
+//! - the commands that cannot run in a test on one machine are listed in [`NOT_HERE`] with the
+//!   reason and where they do run.
+//!
+//! Under a `console` block's command, README shows what it prints; its shape — the words of
+//! each line, in order, without the numbers, units, names and timestamps a run makes — must be
+//! in what the command printed here. What follows `findings:` depends on the machine and is not
+//! compared.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+#[macro_use]
+mod common;
+use common::*;
+
+const README: &str = include_str!("../README.md");
+
+/// README commands not run by these tests, by how they start, and why.
+const NOT_HERE: &[(&str, &str)] = &[
+    ("cargo test", "the tests themselves"),
+    (
+        "cargo install",
+        "cargo's own command (a second release build); the binary it installs is the one run here",
+    ),
+    (
+        "packaging/build-static",
+        ".ci/run builds it before the tests; tests/package.rs runs what it built",
+    ),
+    (
+        "packaging/build-deb",
+        ".ci/run builds it before the tests; tests/package.rs installs and runs it",
+    ),
+    (
+        "mpirun",
+        "needs the MPI build and three hosts; tests/fleet.rs runs `run` under mpirun with --features mpi",
+    ),
+];
+
+/// A command as README shows it, and the lines README shows under it (console blocks only).
+#[derive(Debug)]
+struct Example {
+    line: String,
+    shown: Vec<String>,
+    /// From a `console` block: README shows it as run, so a `run` keeps its time and size
+    /// (they are short already, and an over-time line needs whole seconds).
+    console: bool,
+}
+
+/// Where a README command runs.
+#[derive(Debug, PartialEq)]
+enum Place {
+    /// In [`readme_examples_run_and_print_what_readme_shows`], in README's order.
+    Host,
+    /// A database load: [`readme_database_examples_run`].
+    Database,
+    /// An md or LVM sweep: [`readme_array_examples_run_in_the_guest`].
+    Guest,
+    NotHere(&'static str),
+}
+
+fn place(line: &str) -> Place {
+    if let Some((_, why)) = NOT_HERE.iter().find(|(start, _)| line.starts_with(start)) {
+        Place::NotHere(why)
+    } else if line.contains("--layout md:") || line.contains("--layout lvm:") {
+        Place::Guest
+    } else if line.starts_with("iogauge db ") {
+        Place::Database
+    } else {
+        Place::Host
+    }
+}
+
+/// Every command of README's `sh` and `console` blocks, in order.
+fn examples() -> Vec<Example> {
+    let mut out: Vec<Example> = Vec::new();
+    let mut fence: Option<&str> = None;
+    for l in README.lines() {
+        if let Some(info) = l.strip_prefix("```") {
+            fence = match fence {
+                None => Some(info.trim()),
+                Some(_) => None,
+            };
+            continue;
+        }
+        let command = match fence {
+            Some("sh") => Some(l),
+            Some("console") => match l.strip_prefix("$ ") {
+                Some(c) => Some(c),
+                None => {
+                    if let Some(last) = out.last_mut() {
+                        last.shown.push(l.to_string());
+                    }
+                    None
+                }
+            },
+            _ => None,
+        };
+        if let Some(c) = command.map(without_comment).filter(|c| !c.is_empty()) {
+            // README's words for "what cargo builds" stand for the binary.
+            let line = c.replace("cargo run --release --", "iogauge");
+            out.push(Example {
+                line,
+                shown: Vec::new(),
+                console: fence == Some("console"),
+            });
+        }
+    }
+    out
+}
+
+/// The command before a shell comment (a `#` that starts a word).
+fn without_comment(line: &str) -> String {
+    let mut prev = ' ';
+    for (i, c) in line.char_indices() {
+        if c == '#' && prev.is_whitespace() {
+            return line[..i].trim().to_string();
+        }
+        prev = c;
+    }
+    line.trim().to_string()
+}
+
+#[test]
+fn every_readme_command_has_a_place_and_every_exception_is_still_in_readme() {
+    let all = examples();
+    assert!(all.len() > 40, "README's examples were not found: {all:?}");
+    for (start, _) in NOT_HERE {
+        assert!(
+            all.iter().any(|e| e.line.starts_with(start)),
+            "NOT_HERE names `{start}`, which README no longer shows"
+        );
+    }
+    for e in &all {
+        if !matches!(place(&e.line), Place::NotHere(_)) {
+            assert!(
+                e.line.starts_with("iogauge "),
+                "README shows `{}`, which these tests would not run: run it or add it to NOT_HERE",
+                e.line
+            );
+        }
+    }
+    // Each console block shows output under at least one command, and each is checked.
+    assert!(all.iter().filter(|e| !e.shown.is_empty()).count() >= 4);
+}
+
+// ---- what README shows, as words -----------------------------------------------------------
+
+/// Units that follow a number; dropped with it.
+const UNITS: &[&str] = &[
+    "ns", "µs", "us", "ms", "s", "B", "KiB", "MiB", "GiB", "TiB", "KiB/s", "MiB/s", "GiB/s",
+    "kB/s", "MB/s", "GB/s",
+];
+
+/// Lines whose words after the first the machine makes: the devices' own counts.
+const MACHINE_MADE: &[&str] = &["device"];
+
+/// Words that are a result, not a label: a comparison's verdict.
+const RESULTS: &[&str] = &["faster", "slower", "no", "significant", "change"];
+
+/// The words of a line that a run does not make: no numbers, no word glued after a number
+/// (`4K`, `1×32`), no units, no verdicts; a word keeps the digits it starts with a letter
+/// (`p99`, `qd32`).
+fn skeleton(line: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut word = String::new();
+    let mut after_digit = false;
+    let mut glued = false;
+    let flush = |word: &mut String, glued: bool, words: &mut Vec<String>| {
+        let w = std::mem::take(word);
+        let w = w.trim_matches(|c| c == '-' || c == '/');
+        if !w.is_empty()
+            && !glued
+            && w.chars().any(char::is_alphabetic)
+            && !UNITS.contains(&w)
+            && !RESULTS.contains(&w)
+        {
+            words.push(w.to_string());
+        }
+    };
+    for c in line.chars() {
+        let inside = !word.is_empty() && c.is_ascii_digit();
+        if c.is_alphabetic() || c == '_' || c == '/' || c == '-' || inside {
+            if word.is_empty() {
+                glued = after_digit;
+            }
+            word.push(c);
+        } else {
+            flush(&mut word, glued, &mut words);
+            glued = false;
+        }
+        after_digit = c.is_ascii_digit();
+    }
+    flush(&mut word, glued, &mut words);
+    words
+}
+
+/// Whether `needle`'s words appear in `hay`'s, in order.
+fn words_in(needle: &[String], hay: &[String]) -> bool {
+    let mut it = hay.iter();
+    needle.iter().all(|w| it.any(|h| h == w))
+}
+
+/// Each line README shows under a command (up to `findings:`), by its words, in order in what
+/// the command printed, each in a line that begins with the same word. README shows a
+/// terminal, where a progress line ends on the line it began ("Filling … done in 628 ms"); to
+/// a pipe the end comes on a line of its own, so a printed line is also read joined with the
+/// next.
+fn check_shape(example: &Example, printed: &str) {
+    let lines: Vec<Vec<String>> = printed.lines().map(skeleton).collect();
+    let printed: Vec<Vec<String>> = (0..lines.len())
+        .map(|i| [&lines[i][..], lines.get(i + 1).map_or(&[][..], |n| &n[..])].concat())
+        .collect();
+    let mut from = 0;
+    for shown in &example.shown {
+        if shown.trim_start().starts_with("findings:") {
+            break;
+        }
+        let mut want = skeleton(shown);
+        if want.is_empty() {
+            continue;
+        }
+        // What the devices counted is the machine's (which device, whether anything else
+        // wrote meanwhile): only that the line is there is README's.
+        if MACHINE_MADE.contains(&want[0].as_str()) {
+            want.truncate(1);
+        }
+        match printed[from..]
+            .iter()
+            .position(|p| p.first() == want.first() && words_in(&want, p))
+        {
+            Some(i) => from += i + 1,
+            None => panic!(
+                "README shows, under `{}`:\n  {shown}\nbut no line after the {from}th of what it printed has those words ({want:?}):\n{}",
+                example.line,
+                printed
+                    .iter()
+                    .map(|p| p.join(" "))
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            ),
+        }
+    }
+}
+
+#[test]
+fn a_shape_ignores_numbers_and_names_but_not_labels() {
+    let a = skeleton("  latency     min 46.0 µs · mean 467 µs · p50 452 µs · max 4.81 ms");
+    let b = skeleton("  latency     min 1.20 ms · mean 3.4 ms · p50 2 ms · max 9 s");
+    assert_eq!(a, b);
+    assert_eq!(a, ["latency", "min", "mean", "p50", "max"]);
+    assert_eq!(
+        skeleton("Filling iogauge-test.9485 (1 GiB) with random data ... done in 628 ms"),
+        [
+            "Filling",
+            "iogauge-test",
+            "with",
+            "random",
+            "data",
+            "done",
+            "in"
+        ]
+    );
+    assert_eq!(
+        skeleton(" 3  2026-11-21 02:12  qd32  randread 4K 1×32 io_uring"),
+        ["qd32", "randread", "io_uring"]
+    );
+    // A renamed label is a different shape.
+    assert_ne!(skeleton("  IOPS  68,319"), skeleton("  iops  68,319"));
+    let e = Example {
+        line: "x".into(),
+        shown: vec!["  IOPS  1".into(), "  bandwidth  2 MiB/s".into()],
+        console: true,
+    };
+    check_shape(&e, "head\n  IOPS 5 IOPS\n  other\n  bandwidth 9 GiB/s\n");
+    let missing = std::panic::catch_unwind(|| check_shape(&e, "  bandwidth 9 GiB/s\n  IOPS 5\n"));
+    assert!(missing.is_err(), "lines out of order must not match");
+}
+
+// ---- typing README's commands ----------------------------------------------------------------
+
+/// Bytes in a size as README types it (`4g`, `1GiB`, `256m`, `16m`).
+fn bytes(s: &str) -> u64 {
+    let digits: String = s.chars().take_while(char::is_ascii_digit).collect();
+    let n: u64 = digits.parse().unwrap_or(0);
+    let shift = match s[digits.len()..]
+        .chars()
+        .next()
+        .map(|c| c.to_ascii_lowercase())
+    {
+        Some('k') => 10,
+        Some('m') => 20,
+        Some('g') => 30,
+        Some('t') => 40,
+        _ => 0,
+    };
+    n << shift
+}
+
+/// One iogauge invocation's words with its times and sizes shortened: each flag set to the
+/// short value (added when a run would otherwise take its long default), sizes only lowered.
+fn shorten(cmd: &mut Vec<String>, size: &str, console: bool) {
+    let has = |cmd: &Vec<String>, flag: &str| cmd.iter().any(|w| w == flag);
+    let set =
+        |cmd: &mut Vec<String>, flag: &str, value: &str| match cmd.iter().position(|w| w == flag) {
+            Some(i) => cmd[i + 1] = value.to_string(),
+            None => cmd.extend([flag.to_string(), value.to_string()]),
+        };
+    let lower = |cmd: &mut Vec<String>, flag: &str, value: &str| {
+        if let Some(i) = cmd.iter().position(|w| w == flag) {
+            if bytes(&cmd[i + 1]) > bytes(value) || bytes(value) == 0 {
+                cmd[i + 1] = value.to_string();
+            }
+        }
+    };
+    let on_device = cmd.iter().any(|w| w.starts_with("/dev/"));
+    let creates = |cmd: &mut Vec<String>| {
+        if !on_device && !has(cmd, "--size") {
+            set(cmd, "--size", size);
+        }
+    };
+    // A cell of 8 or more in flight would first spend 0.7 s trying ways to wait for
+    // completions, seven times a shortened cell; each IO is timed at its own completion
+    // instead (the trial is tests/complete_batch.rs's).
+    let exact = |cmd: &mut Vec<String>| {
+        if !has(cmd, "--complete-batch") {
+            set(cmd, "--complete-batch", "1");
+        }
+    };
+    let words: Vec<String> = cmd.iter().skip(1).cloned().collect();
+    let words: Vec<&str> = words.iter().map(String::as_str).collect();
+    match words.as_slice() {
+        ["run", ..] if !console => {
+            lower(cmd, "--size", size);
+            lower(cmd, "--data", "32m");
+            if !has(cmd, "--data") {
+                set(cmd, "--time", "500ms");
+            }
+            creates(cmd);
+            exact(cmd);
+        }
+        ["suite", ..] if !has(cmd, "--dry-run") => {
+            set(cmd, "--cell-time", "100ms");
+            lower(cmd, "--size", size);
+            creates(cmd);
+            if words.iter().any(|w| w.starts_with("snia-")) {
+                set(cmd, "--max-rounds", "5");
+            }
+            exact(cmd);
+        }
+        ["sweep", ..] => {
+            set(cmd, "--cell-time", "100ms");
+            lower(cmd, "--size", size);
+            if !has(cmd, "--size") {
+                set(cmd, "--size", size);
+            }
+            exact(cmd);
+        }
+        ["probe", "cache", ..] => set(cmd, "--ios", "2000"),
+        ["db", load, ..] => {
+            set(cmd, "--time", "4s");
+            match *load {
+                "pgbench" => set(cmd, "--scale", "1"),
+                "sysbench" => set(cmd, "--data", "32MiB"),
+                "tpcc" => set(cmd, "--warehouses", "1"),
+                _ => {}
+            }
+        }
+        ["fsync-check", "write", ..] => {
+            set(cmd, "--size", "4MiB");
+            set(cmd, "--count", "60");
+        }
+        _ => {}
+    }
+}
+
+/// README's line as the test types it: placeholders replaced (`subst`, whole words or a
+/// word's start), then each `iogauge …` between `;` and redirections shortened.
+fn typed(line: &str, subst: &BTreeMap<String, String>, size: &str, console: bool) -> String {
+    let mut out: Vec<String> = Vec::new();
+    let mut cmd: Vec<String> = Vec::new();
+    let end = |cmd: &mut Vec<String>, out: &mut Vec<String>| {
+        if cmd.first().is_some_and(|w| w == "iogauge") {
+            shorten(cmd, size, console);
+        }
+        out.append(cmd);
+    };
+    for word in line.split_whitespace() {
+        let mut w = word.to_string();
+        for (from, to) in subst {
+            for quote in ["", "'"] {
+                let from = format!("{quote}{from}");
+                if w == from
+                    || w.starts_with(&format!("{from}/"))
+                    || w.starts_with(&format!("{from},"))
+                {
+                    w = w.replacen(&from, &format!("{quote}{to}"), 1);
+                }
+            }
+            w = w.replace(&format!(",{from}"), &format!(",{to}"));
+        }
+        if w == ";" || w.starts_with('>') || w == "|" || w == "&&" {
+            end(&mut cmd, &mut out);
+            out.push(w);
+        } else {
+            cmd.push(w);
+        }
+    }
+    end(&mut cmd, &mut out);
+    out.join(" ")
+}
+
+/// Where README's commands run: a working directory, `/data`, a results database, a run
+/// directory and a root for /etc and /usr, all the test's own, and `iogauge` on PATH.
+struct Desk {
+    dir: tempfile::TempDir,
+    subst: BTreeMap<String, String>,
+}
+
+impl Desk {
+    fn new() -> Desk {
+        let dir = tempfile::tempdir().unwrap();
+        // A database server's account must reach `/data` (a temporary directory is 0700).
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+        for d in [
+            "work",
+            "data",
+            "bin",
+            "root/etc/bash_completion.d",
+            "root/usr/local/share/man/man1",
+        ] {
+            std::fs::create_dir_all(dir.path().join(d)).unwrap();
+        }
+        std::os::unix::fs::symlink(BIN, dir.path().join("bin/iogauge")).unwrap();
+        let mut subst = BTreeMap::new();
+        let root = dir.path().join("root");
+        for (from, to) in [
+            ("/data", dir.path().join("data")),
+            ("/etc", root.join("etc")),
+            ("/usr", root.join("usr")),
+        ] {
+            subst.insert(from.to_string(), to.display().to_string());
+        }
+        // Your own files, as README names them: a suite from docs/suite-format.md's example
+        // and a short fio job.
+        let doc =
+            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/suite-format.md"))
+                .unwrap();
+        let toml = doc
+            .split("```toml\n")
+            .nth(1)
+            .and_then(|s| s.split("```").next())
+            .expect("docs/suite-format.md has a toml example");
+        std::fs::write(dir.path().join("work/my.toml"), toml).unwrap();
+        std::fs::write(
+            dir.path().join("work/job.fio"),
+            "[global]\nioengine=io_uring\ndirect=1\nfilename=fio-test.bin\nsize=32m\nruntime=1\ntime_based\n\n[randread]\nrw=randread\nbs=4k\niodepth=8\n",
+        )
+        .unwrap();
+        Desk { dir, subst }
+    }
+
+    fn work(&self) -> PathBuf {
+        self.dir.path().join("work")
+    }
+
+    fn name(&mut self, placeholder: &str, real: &str) {
+        self.subst.insert(placeholder.to_string(), real.to_string());
+    }
+
+    /// Runs README's `line` (already typed) in bash, stdout and stderr in one stream in the
+    /// order written, with `db` as the results database.
+    fn bash(&self, typed: &str, db: &str) -> Output {
+        let path = format!(
+            "{}:{}",
+            self.dir.path().join("bin").display(),
+            std::env::var("PATH").unwrap_or_default()
+        );
+        output_within(
+            Command::new("bash")
+                .args(["-c", &format!("exec 2>&1\n{typed}")])
+                .current_dir(self.work())
+                .env("PATH", path)
+                .env("HOME", self.dir.path())
+                .env("IOGAUGE_DB", self.work().join(db))
+                .env("IOGAUGE_RUN_DIR", own_run_dir(self.dir.path())),
+            DEADLINE,
+        )
+    }
+
+    /// Types and runs `e`; fails the test unless it succeeds, makes the files it names and
+    /// prints what README shows under it.
+    fn run(&self, e: &Example, size: &str) -> String {
+        // README's second machine: what it imports goes to a database of its own.
+        let db = if e.line.starts_with("iogauge import") {
+            "laptop.db"
+        } else {
+            "results.db"
+        };
+        let typed = typed(&e.line, &self.subst, size, e.console);
+        eprintln!("$ {typed}");
+        let start = std::time::Instant::now();
+        let out = self.bash(&typed, db);
+        eprintln!("  ({:.1} s)", start.elapsed().as_secs_f64());
+        let printed = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(
+            out.status.success(),
+            "README's `{}`, typed as `{typed}`, failed ({}):\n{printed}",
+            e.line,
+            out.status
+        );
+        for file in made(&typed) {
+            let p = self.work().join(&file);
+            let there = std::fs::metadata(&p).is_ok_and(|m| m.is_dir() || m.len() > 0);
+            assert!(there, "README's `{}` made no {file}:\n{printed}", e.line);
+        }
+        check_shape(e, &printed);
+        printed
+    }
+}
+
+/// The files a typed command writes: `-o`, `--bundle`, `--charts`, `--dir` and `>`.
+fn made(typed: &str) -> Vec<String> {
+    let words: Vec<&str> = typed.split_whitespace().collect();
+    words
+        .windows(2)
+        .filter(|w| ["-o", "--bundle", "--charts", "--dir", ">"].contains(&w[0]))
+        .map(|w| w[1].to_string())
+        .collect()
+}
+
+#[test]
+fn typing_shortens_and_places_without_changing_what_is_asked() {
+    let mut subst = BTreeMap::new();
+    subst.insert("/data".to_string(), "/t/data".to_string());
+    subst.insert("/dev/sdc".to_string(), "/dev/loop7".to_string());
+    subst.insert("/dev/sdd".to_string(), "/dev/loop8".to_string());
+    assert_eq!(
+        typed("iogauge run /data --rw randwrite --precondition", &subst, "64m", false),
+        "iogauge run /t/data --rw randwrite --precondition --time 500ms --size 64m --complete-batch 1"
+    );
+    assert_eq!(
+        typed(
+            "iogauge run /data/test --iodepth 16 --data 4GiB",
+            &subst,
+            "64m",
+            false
+        ),
+        "iogauge run /t/data/test --iodepth 16 --data 32m --size 64m --complete-batch 1"
+    );
+    assert_eq!(
+        typed("iogauge run x --size 16m --time 10s", &subst, "64m", false),
+        "iogauge run x --size 16m --time 500ms --complete-batch 1"
+    );
+    assert_eq!(
+        typed("iogauge sweep quick --scratch /dev/sdc,/dev/sdd --size 4g", &subst, "64m", false),
+        "iogauge sweep quick --scratch /dev/loop7,/dev/loop8 --size 64m --cell-time 100ms --complete-batch 1"
+    );
+    assert_eq!(
+        typed(
+            "iogauge show last ; iogauge export qd1 --format csv",
+            &subst,
+            "64m",
+            false
+        ),
+        "iogauge show last ; iogauge export qd1 --format csv"
+    );
+    assert_eq!(
+        typed(
+            "iogauge run --json --no-store > run.json",
+            &subst,
+            "64m",
+            false
+        ),
+        "iogauge run --json --no-store --time 500ms --size 64m --complete-batch 1 > run.json"
+    );
+    assert_eq!(
+        typed(
+            "mpirun -n 3 iogauge run '/data/{host}'",
+            &subst,
+            "64m",
+            false
+        ),
+        "mpirun -n 3 iogauge run '/t/data/{host}'"
+    );
+}
+
+/// Fails the test for a placeholder this test does not give a real target: a device or a path
+/// of the machine's own must never be typed as README names it (loop devices are the test's,
+/// and virtio disks exist only in the guest).
+fn no_stray_path(typed: &str, desk: &Desk) {
+    let mine = desk.dir.path().display().to_string();
+    for w in typed.split(|c: char| c.is_whitespace() || c == ',' || c == '\'') {
+        let device = w.starts_with("/dev/loop") || w.starts_with("/dev/vd");
+        if w.starts_with('/') && !w.starts_with(&mine) && !device {
+            panic!("README's `{typed}` names {w}, which this test gives no target of its own");
+        }
+    }
+}
+
+// ---- the tests --------------------------------------------------------------------------------
+
+/// Every README command that runs on this machine alone, in README's order, on one desk: a
+/// later example (list, compare, verify, import) reads what an earlier one made.
+#[test]
+fn readme_examples_run_and_print_what_readme_shows() {
+    needs_root!();
+    for tool in ["mkfs.xfs", "mkfs.btrfs", "losetup"] {
+        needs_tool!(tool);
+    }
+    let mut desk = Desk::new();
+    // Three devices README names, RAM-backed: read (nvme0n1), written and probed (sdb), and a
+    // scratch device for file systems (sdc).
+    let devices: Vec<RamLoop> = (0..3).map(|_| RamLoop::new(256 << 20)).collect();
+    for (name, dev) in ["/dev/nvme0n1", "/dev/sdb", "/dev/sdc"]
+        .iter()
+        .zip(&devices)
+    {
+        desk.name(name, &dev.dev.dev);
+    }
+    let mut listener: Option<Spawned> = None;
+    let mut ran = 0;
+    for e in examples().iter().filter(|e| place(&e.line) == Place::Host) {
+        if e.line.contains("fsync-check listen") {
+            // README's second machine: a listener on a free loopback port, kept for the writer
+            // and the verifier after it.
+            let mut l = Spawned::iogauge(
+                &desk.work(),
+                &[
+                    "fsync-check",
+                    "listen",
+                    "127.0.0.1:0",
+                    "--records",
+                    "records",
+                ],
+            );
+            let said = l.wait_for("listening on", std::time::Duration::from_secs(30));
+            let addr = said
+                .split_whitespace()
+                .skip_while(|w| *w != "on")
+                .nth(1)
+                .expect("the listener says where it listens")
+                .trim_end_matches(',')
+                .to_string();
+            desk.name("OTHER:5400", &addr);
+            listener = Some(l);
+            ran += 1;
+            continue;
+        }
+        let typed = typed(&e.line, &desk.subst, "64m", e.console);
+        no_stray_path(&typed, &desk);
+        let printed = desk.run(e, "64m");
+        if let Some(id) = printed
+            .split_whitespace()
+            .find_map(|w| w.strip_prefix("sweep:"))
+            .filter(|_| e.line.starts_with("iogauge sweep"))
+        {
+            desk.name("sweep:ID", &format!("sweep:{}", id.trim_end_matches(',')));
+        }
+        ran += 1;
+    }
+    drop(listener);
+    assert!(ran > 30, "only {ran} README commands ran");
+}
+
+/// README's database loads, each on a throwaway server with its data in `/data`.
+#[test]
+fn readme_database_examples_run() {
+    needs_root!();
+    for tool in ["sysbench", "mariadbd"] {
+        needs_tool!(tool);
+    }
+    let postgres = std::fs::read_dir("/usr/lib/postgresql")
+        .is_ok_and(|mut d| d.any(|e| e.is_ok_and(|e| e.path().join("bin/pgbench").exists())));
+    if !postgres {
+        skip("needs PostgreSQL (apt-get install postgresql-15)");
+        return;
+    }
+    let desk = Desk::new();
+    let loads: Vec<Example> = examples()
+        .into_iter()
+        .filter(|e| place(&e.line) == Place::Database)
+        .collect();
+    assert!(
+        loads.len() >= 3,
+        "README shows {} database loads",
+        loads.len()
+    );
+    for e in &loads {
+        no_stray_path(&typed(&e.line, &desk.subst, "64m", e.console), &desk);
+        desk.run(e, "64m");
+    }
+}
+
+/// README's array sweeps (md and LVM), in a guest on Debian's kernel: README's /dev/sdc… are
+/// the guest's blank virtio disks.
+#[test]
+fn readme_array_examples_run_in_the_guest() {
+    needs_root!();
+    let mut desk = Desk::new();
+    for (i, name) in ["/dev/sdc", "/dev/sdd", "/dev/sde", "/dev/sdf"]
+        .iter()
+        .enumerate()
+    {
+        desk.name(name, &format!("/dev/vd{}", (b'a' + i as u8) as char));
+    }
+    let sweeps: Vec<Example> = examples()
+        .into_iter()
+        .filter(|e| place(&e.line) == Place::Guest)
+        .collect();
+    assert!(
+        sweeps.len() >= 2,
+        "README shows {} array sweeps",
+        sweeps.len()
+    );
+    let mut script = format!(
+        "export PATH={}:$PATH IOGAUGE_DB={} IOGAUGE_RUN_DIR=/tmp/run\ncd {}\n",
+        desk.dir.path().join("bin").display(),
+        desk.work().join("results.db").display(),
+        desk.work().display()
+    );
+    for (i, e) in sweeps.iter().enumerate() {
+        let typed = typed(&e.line, &desk.subst, "16m", e.console);
+        no_stray_path(&typed, &desk);
+        script.push_str(&format!(
+            "echo \"$ {typed}\"\n{typed} 2>&1\necho \"status{i} $?\"\n"
+        ));
+    }
+    let out = match guest::run(4, "128M", &script) {
+        Some(out) => out,
+        None => return,
+    };
+    for (i, e) in sweeps.iter().enumerate() {
+        assert_eq!(
+            out.value(&format!("status{i}")),
+            Some("0"),
+            "README's `{}` failed in the guest:\n{out}",
+            e.line
+        );
+    }
+    // Each array the sweeps name was built and measured: a line of results per layout.
+    for layout in [
+        "md raid0",
+        "md raid10",
+        "md raid5",
+        "lvm stripe",
+        "rebuilding",
+    ] {
+        assert!(
+            out.stdout.contains(layout),
+            "no {layout} in what the sweeps printed:\n{out}"
+        );
+    }
+}
