@@ -510,6 +510,7 @@ impl Desk {
             "results.db"
         };
         let typed = typed(&e.line, &self.subst, size, e.console);
+        no_stray_path(&typed, self);
         eprintln!("$ {typed}");
         let start = std::time::Instant::now();
         let out = self.bash(&typed, db);
@@ -612,6 +613,20 @@ fn no_stray_path(typed: &str, desk: &Desk) {
 
 // ---- the tests --------------------------------------------------------------------------------
 
+/// README's commands that run at `at`; at least `least` of them, or README lost its examples.
+fn examples_at(at: Place, least: usize) -> Vec<Example> {
+    let found: Vec<Example> = examples()
+        .into_iter()
+        .filter(|e| place(&e.line) == at)
+        .collect();
+    assert!(
+        found.len() >= least,
+        "README shows {} commands for {at:?}",
+        found.len()
+    );
+    found
+}
+
 /// Every README command that runs on this machine alone, in README's order, on one desk: a
 /// later example (list, compare, verify, import) reads what an earlier one made.
 #[test]
@@ -659,8 +674,6 @@ fn readme_examples_run_and_print_what_readme_shows() {
             ran += 1;
             continue;
         }
-        let typed = typed(&e.line, &desk.subst, "64m", e.console);
-        no_stray_path(&typed, &desk);
         let printed = desk.run(e, "64m");
         if let Some(id) = printed
             .split_whitespace()
@@ -689,17 +702,7 @@ fn readme_database_examples_run() {
         return;
     }
     let desk = Desk::new();
-    let loads: Vec<Example> = examples()
-        .into_iter()
-        .filter(|e| place(&e.line) == Place::Database)
-        .collect();
-    assert!(
-        loads.len() >= 3,
-        "README shows {} database loads",
-        loads.len()
-    );
-    for e in &loads {
-        no_stray_path(&typed(&e.line, &desk.subst, "64m", e.console), &desk);
+    for e in &examples_at(Place::Database, 3) {
         desk.run(e, "64m");
     }
 }
@@ -716,15 +719,7 @@ fn readme_array_examples_run_in_the_guest() {
     {
         desk.name(name, &format!("/dev/vd{}", (b'a' + i as u8) as char));
     }
-    let sweeps: Vec<Example> = examples()
-        .into_iter()
-        .filter(|e| place(&e.line) == Place::Guest)
-        .collect();
-    assert!(
-        sweeps.len() >= 2,
-        "README shows {} array sweeps",
-        sweeps.len()
-    );
+    let sweeps = examples_at(Place::Guest, 2);
     let mut script = format!(
         "export PATH={}:$PATH IOGAUGE_DB={} IOGAUGE_RUN_DIR=/tmp/run\ncd {}\n",
         desk.dir.path().join("bin").display(),
