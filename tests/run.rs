@@ -555,17 +555,31 @@ fn no_space_while_filling_removes_the_partial_file() {
     .current_dir(dir.path());
     let mut run = Spawned::start(cmd);
     run.wait_for("Filling", DEADLINE);
-    let free = sh("stat", &["-f", "-c", "%a %S", mnt.to_str().unwrap()]);
-    let mut w = free.split_whitespace().map(|v| v.parse::<u64>().unwrap());
-    let free = w.next().unwrap() * w.next().unwrap();
-    sh(
-        "fallocate",
-        &[
-            "-l",
-            &(free - (1 << 20)).to_string(),
-            mnt.join("hog").to_str().unwrap(),
-        ],
-    );
+    // A hog takes all but 1 MiB of what is free. The fill keeps writing meanwhile (8 MB/s),
+    // so on a busy machine the space can shrink between the look and the fallocate: look
+    // again and take what is left then, in a file of its own (what a failed try kept stays
+    // taken). Only fallocate's ENOSPC is retried.
+    let took = (0..20).any(|i| {
+        let free = sh("stat", &["-f", "-c", "%a %S", mnt.to_str().unwrap()]);
+        let mut w = free.split_whitespace().map(|v| v.parse::<u64>().unwrap());
+        let free = w.next().unwrap() * w.next().unwrap();
+        if free <= 1 << 20 {
+            // The fill took the rest itself.
+            return true;
+        }
+        let out = Command::new("fallocate")
+            .args(["-l", &(free - (1 << 20)).to_string()])
+            .arg(mnt.join(format!("hog{i}")))
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            out.status.success() || err.contains("No space left"),
+            "fallocate: {err}"
+        );
+        out.status.success()
+    });
+    assert!(took, "fallocate found no room for the hog 20 times");
     let out = run.finish(DEADLINE);
     let err = stderr_of(&out);
     assert_ne!(out.status.code(), Some(0), "{err}");
