@@ -523,22 +523,35 @@ impl EngineDoc {
     }
 }
 
-/// An auto complete batch's trial: completions reaped in the phases that waited for each
-/// completion, for half and for all in flight (equal time each way).
+/// An auto complete batch's trial: completions reaped waiting for each completion, for half
+/// and for all in flight, and the seconds each way's waits took (summed over the threads).
+/// Results stored before the seconds were kept have none: their phases had equal time.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct TrialDoc {
     pub one: u64,
     #[serde(default)]
     pub half: u64,
     pub all: u64,
+    #[serde(default)]
+    pub one_s: f64,
+    #[serde(default)]
+    pub half_s: f64,
+    #[serde(default)]
+    pub all_s: f64,
 }
 
 impl TrialDoc {
-    /// How many times the IOs of waiting for each completion waiting for all (`all`) or for
+    /// How many times the rate of waiting for each completion waiting for all (`all`) or for
     /// half of those in flight moved.
     pub fn gain(&self, all: bool) -> f64 {
-        let n = if all { self.all } else { self.half };
-        n as f64 / self.one.max(1) as f64
+        let (n, t) = if all {
+            (self.all, self.all_s)
+        } else {
+            (self.half, self.half_s)
+        };
+        let timed = t > 0.0 && self.one_s > 0.0;
+        let (t, one_t) = if timed { (t, self.one_s) } else { (1.0, 1.0) };
+        (n as f64 / t) / (self.one.max(1) as f64 / one_t)
     }
 }
 

@@ -332,7 +332,7 @@ fn engine_line(e: &EngineDoc) -> String {
         // Each thread chooses for itself: the batch shown is the largest any chose.
         let why = match e.complete_trial {
             Some(t) => format!(
-                ", chosen: in a trial waiting for half of those in flight moved {:.2}×, and for all {:.2}×, the IOs of waiting for each",
+                ", chosen: in a trial waiting for half of those in flight moved {:.2}×, and for all {:.2}×, the IOs per second of waiting for each",
                 t.gain(false),
                 t.gain(true)
             ),

@@ -141,10 +141,14 @@ pub(super) fn merge(
             complete_batch: workers.iter().map(|w| w.complete_batch).max().unwrap_or(1),
             complete_trial: (spec.complete_batch == 0).then(|| {
                 let sum = |i: usize| workers.iter().map(|w| w.trial[i]).sum();
+                let secs = |i: usize| workers.iter().map(|w| w.trial_time[i].as_secs_f64()).sum();
                 TrialDoc {
                     one: sum(0),
                     half: sum(1),
                     all: sum(2),
+                    one_s: secs(0),
+                    half_s: secs(1),
+                    all_s: secs(2),
                 }
             }),
         },

@@ -350,10 +350,11 @@ fn auto_keeps_one_at_a_time_when_the_device_is_the_limit() {
 
 #[test]
 fn batching_must_win_by_a_tenth_in_both_halves() {
+    // Each way's waits took the same time: the counts alone decide.
     let trial = |halves: [[u64; 3]; 2]| Trial {
-        start: Instant::now(),
-        phase: Duration::from_millis(100),
         halves,
+        spans: [[Duration::from_millis(100); 3]; 2],
+        ..Trial::new(Instant::now(), 8)
     };
     assert_eq!(trial([[100, 0, 120], [100, 0, 115]]).choice(), Way::All);
     assert_eq!(
@@ -382,7 +383,7 @@ fn batching_must_win_by_a_tenth_in_both_halves() {
 
 #[test]
 fn the_trial_waits_all_half_one_one_half_all_after_a_warm_up() {
-    let t = Trial::new(Instant::now());
+    let t = Trial::new(Instant::now(), 8);
     let at = |ms: u64| t.at(t.start + Duration::from_millis(ms));
     assert_eq!(
         at(50),
@@ -427,4 +428,49 @@ fn ios_go_round_the_files_each_with_its_own_position() {
     let one = go(1);
     let want: Vec<(u16, u64)> = (0..12u64).map(|i| (0, i * 4096)).collect();
     assert_eq!(one, want);
+}
+
+/// A device that serves one IO each 500 µs whatever the queue (a throttle at 2,000 a second),
+/// 32 in flight: every way of waiting moves the same. A wait for all ends up to 16 ms past its
+/// phase, the last one past the trial: each way's rate is what it reaped over the time its
+/// waits took, so every way reads 2,000 a second and the trial keeps one at a time.
+#[test]
+fn trial_judges_ways_by_rate_over_the_time_their_waits_took() {
+    let origin = Instant::now();
+    let mut trial = Trial::new(origin, 32);
+    let per_io = Duration::from_micros(500);
+    let (mut now, mut way) = (origin, Way::One);
+    loop {
+        let n = way.batches(32, 1).0 as u64;
+        now += per_io * n as u32;
+        match trial.waited(now, n) {
+            Some(w) => way = w,
+            None => break,
+        }
+    }
+    for h in 0..2 {
+        for w in [Way::One, Way::Half, Way::All] {
+            let (n, t) = (trial.halves[h][w as usize], trial.spans[h][w as usize]);
+            let rate = n as f64 / t.as_secs_f64();
+            assert!(
+                (rate - 2000.0).abs() < 1.0,
+                "{w:?} in half {h}: {n} in {t:?}"
+            );
+        }
+    }
+    assert_eq!(trial.choice(), Way::One);
+}
+
+/// Counts come in steps of a whole wait: 224 against 200 is 1.12×, but one wait for all 32
+/// more, so it is no win at 32 in flight; at 16 in flight the same counts are one and a half
+/// waits more, a win.
+#[test]
+fn a_gain_of_less_than_one_wait_is_the_counts_own_step() {
+    let trial = |depth: usize| Trial {
+        halves: [[200, 0, 224], [200, 0, 224]],
+        spans: [[Duration::from_millis(100); 3]; 2],
+        ..Trial::new(Instant::now(), depth)
+    };
+    assert_eq!(trial(32).choice(), Way::One);
+    assert_eq!(trial(16).choice(), Way::All);
 }
