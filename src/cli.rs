@@ -450,6 +450,15 @@ pub struct SweepArgs {
     #[arg(long)]
     pub grid: bool,
 
+    #[command(flatten)]
+    pub build: BuildArgs,
+}
+
+/// What a sweep, or a database load, builds on blank devices to measure in: file systems on
+/// one, or arrays from several, optionally degraded or rebuilding (the same options and rules
+/// for both).
+#[derive(Args, Debug, Clone, Default)]
+pub struct BuildArgs {
     /// Block devices with no signature at all: for --fs, one, on which each file system is
     /// made, mounted privately, measured and wiped again; for --layout, the array's members
     /// (DEV1,DEV2,…), left blank again after each array.
@@ -484,8 +493,9 @@ pub struct SweepArgs {
     pub degraded: bool,
 
     /// Measure each redundant md layout again while it rebuilds: its last member failed,
-    /// removed and added back as the suite starts, md's recovery rate kept second by second
-    /// beside the workload's, and the rebuild timed to its end.
+    /// removed and added back as the measurement starts (after a database's load), md's
+    /// recovery rate kept second by second beside the workload's, and the rebuild timed to
+    /// its end.
     #[arg(long, requires = "layout")]
     pub rebuild: bool,
 
@@ -899,9 +909,10 @@ pub enum SysbenchScript {
 #[derive(Args, Debug, Clone)]
 pub struct SysbenchArgs {
     /// The directory under test; the server lives in a directory of its own inside it and is
-    /// removed afterwards.
-    #[arg(value_name = "TARGET_DIR")]
-    pub target: PathBuf,
+    /// removed afterwards
+    /// (or --scratch).
+    #[arg(value_name = "TARGET_DIR", required_unless_present = "scratch")]
+    pub target: Option<PathBuf>,
 
     /// sysbench's OLTP script.
     #[arg(long, value_enum, default_value_t = SysbenchScript::ReadWrite)]
@@ -938,9 +949,10 @@ pub struct SysbenchArgs {
 #[derive(Args, Debug, Clone)]
 pub struct TpccArgs {
     /// The directory under test; the server lives in a directory of its own inside it and is
-    /// removed afterwards.
-    #[arg(value_name = "TARGET_DIR")]
-    pub target: PathBuf,
+    /// removed afterwards
+    /// (or --scratch).
+    #[arg(value_name = "TARGET_DIR", required_unless_present = "scratch")]
+    pub target: Option<PathBuf>,
 
     /// Warehouses loaded (about 100 MB of data each) [default: 1]
     #[arg(long, value_name = "N", conflicts_with = "data",
@@ -1038,14 +1050,20 @@ pub struct DbRunArgs {
     /// Keep the server's directory (the server is stopped all the same).
     #[arg(long)]
     pub keep: bool,
+
+    /// Instead of TARGET_DIR: the server in each file system (--fs) or array (--layout) built
+    /// on these blank devices, one run each, as `iogauge sweep` builds them.
+    #[command(flatten)]
+    pub build: BuildArgs,
 }
 
 #[derive(Args, Debug, Clone)]
 pub struct PgbenchArgs {
     /// The directory under test; the cluster lives in a directory of its own inside it and is
-    /// removed afterwards.
-    #[arg(value_name = "TARGET_DIR")]
-    pub target: PathBuf,
+    /// removed afterwards
+    /// (or --scratch).
+    #[arg(value_name = "TARGET_DIR", required_unless_present = "scratch")]
+    pub target: Option<PathBuf>,
 
     /// pgbench's scale factor (100,000 accounts, about 15 MiB, each).
     #[arg(long, value_name = "N", conflicts_with = "data",

@@ -143,6 +143,21 @@ pub struct Outcome {
 }
 
 impl Outcome {
+    /// What was measured, for a sweep's setting: the document when it holds a result (a
+    /// failure after one is a note of it), else the failure.
+    pub fn into_doc(self) -> Result<RunDoc> {
+        let Outcome { mut doc, failure } = self;
+        match failure {
+            Some(e) if doc.results.is_empty() => Err(e),
+            Some(e) => {
+                doc.notes
+                    .push(format!("the run failed after it measured: {e:#}"));
+                Ok(doc)
+            }
+            None => Ok(doc),
+        }
+    }
+
     /// Stores the document (or, with nothing measured, discards it and says so).
     pub(crate) fn conclude(
         rec: Recorder,

@@ -41,7 +41,7 @@ pub use probe::from_probe_cache;
 pub use rank::{from_run_rank, launch, Launch};
 pub use storage::storage_cells;
 pub use suite::from_suite;
-pub use sweep::from_sweep;
+pub use sweep::{built, from_sweep};
 
 /// Samples of a suite's time series: one a second, as `--until-stable` reads them.
 pub const SUITE_INTERVAL: Duration = Duration::from_secs(1);

@@ -20,7 +20,7 @@ use verdict::summarize;
 pub use verdict::SweepDoc;
 
 pub use crate::plan::axes::SweepPlan;
-use crate::plan::axes::{Health, Rebuild};
+use crate::plan::axes::{Built, Health, Rebuild};
 pub use knobs::recover;
 
 use crate::error::usage;
@@ -62,68 +62,199 @@ struct Outcome {
     skipped: Option<String>,
 }
 
+/// What a sweep measures in each setting: a suite (`iogauge sweep`), or a load on a throwaway
+/// database server (`iogauge db … --scratch`).
+pub trait Measure {
+    /// The sweep's name, in its id and its table: the suite's, or e.g. "db-pgbench".
+    fn name(&self) -> String;
+    /// Only the plan is said; nothing is built.
+    fn dry_run(&self) -> bool;
+    /// Runs of each setting.
+    fn repeats(&self) -> u32;
+    /// What a cell's figure counts, in the sweep's table.
+    fn rate(&self) -> &'static str {
+        "IOPS"
+    }
+    /// What each setting runs, as a dry run says it: "the suite planned below, 3 times".
+    fn each(&self) -> String;
+    /// Bytes it needs in a file system made for it, where known ahead.
+    fn room(&self) -> Option<u64> {
+        None
+    }
+    /// One setting, measured where `at` says.
+    fn measure(&self, at: At, hooks: &dyn crate::exec::Hooks) -> Result<RunDoc>;
+}
+
+/// Where one setting is measured and what tags its run.
+pub struct At {
+    /// A directory (a file system made for the setting), the raw array iogauge built (with
+    /// `raw`), or `None`: the plan's own target (a knob sweep).
+    pub target: Option<PathBuf>,
+    pub raw: bool,
+    /// The sweep's id and the setting's label (`sweep`, `sweep.setting`), and what it changed.
+    pub params: BTreeMap<String, String>,
+    pub notes: Vec<String>,
+}
+
+impl At {
+    fn new(
+        id: &str,
+        label: &str,
+        mut params: BTreeMap<String, String>,
+        target: Option<PathBuf>,
+        notes: Vec<String>,
+    ) -> At {
+        params.insert("sweep".into(), id.to_string());
+        params.insert("sweep.setting".into(), label.to_string());
+        At {
+            target,
+            raw: false,
+            params,
+            notes,
+        }
+    }
+}
+
+/// A sweep's suite: its plan, once per setting, tagged with the sweep and the setting.
+impl Measure for Plan {
+    fn name(&self) -> String {
+        self.suite.name.clone()
+    }
+
+    fn dry_run(&self) -> bool {
+        self.output.dry_run
+    }
+
+    fn repeats(&self) -> u32 {
+        self.repeat.n
+    }
+
+    fn each(&self) -> String {
+        format!("the suite planned below, {} times", self.repeat.n)
+    }
+
+    fn room(&self) -> Option<u64> {
+        Some(
+            self.target
+                .size
+                .map_or(self.target.created_size, |s| s + self.target.offset),
+        )
+    }
+
+    fn measure(&self, at: At, hooks: &dyn crate::exec::Hooks) -> Result<RunDoc> {
+        let mut plan = self.clone();
+        if let Some(t) = at.target {
+            plan.target.path = Some(t);
+        }
+        // The raw array is iogauge's own, just built from blank members: writing it needs no
+        // other consent than the members' (checked blank before).
+        plan.target.allow_overwrite |= at.raw;
+        plan.params.extend(at.params);
+        plan.notes.extend(at.notes);
+        crate::exec::measure(&plan, hooks)
+    }
+}
+
 pub fn run(sp: SweepPlan, hooks: &dyn crate::exec::Hooks) -> Result<Sweep> {
     let SweepPlan {
         knobs: specs,
-        fss,
-        scratch,
-        layouts,
-        chunks,
-        members,
-        assume_clean,
-        degraded,
-        rebuild,
-        mount_opts,
         grid,
+        built,
         check,
     } = sp;
-    // Both kinds change the machine (sysfs, mkfs): root only, and said before anything runs.
-    // A dry run only reads (the knobs as found, the scratch device's signature).
-    if !crate::db::is_root() && !check.output.dry_run {
-        return Err(usage(
-            "a sweep changes device settings or makes file systems, which needs root; run it with sudo",
-        ));
-    }
-    let id = format!(
-        "{}-{}",
-        check.suite.name,
-        humantime::format_rfc3339_seconds(std::time::SystemTime::now())
-            .to_string()
-            .replace([':', '-'], "")
-            .trim_end_matches('Z')
-    );
-    let outcomes = match (scratch.first(), layouts.is_empty()) {
-        (Some(_), false) => array_sweep(
-            &check,
-            &id,
-            &scratch,
-            &Axes {
-                layouts: &layouts,
-                chunks: &chunks,
-                members: &members,
-                fs: fss.first(),
-                mount_opts: mount_opts.first().map(String::as_str),
-                assume_clean,
-                degraded,
-                rebuild,
-            },
-            hooks,
-        )?,
-        (Some(dev), true) => fs_sweep(&check, &id, dev, &fss, &mount_opts, hooks)?,
-        (None, _) => knob_sweep(&check, &id, &specs, grid, hooks)?,
+    let outcomes = match built.scratch.is_empty() {
+        false => on_scratch(&built, &check, hooks)?,
+        true => {
+            root_only(&check)?;
+            let id = new_id(&check.name());
+            knob_sweep(&check, &id, &specs, grid, hooks)?.map(|(k, o)| (id, k, o))
+        }
     };
     // --dry-run: the sweep's plan was said; the suite's, once per setting, follows.
-    let Some((knob_list, outcomes)) = outcomes else {
+    let Some((id, knob_list, outcomes)) = outcomes else {
         let mut once = check;
         once.output.dry_run = true;
         return Ok(Sweep::Planned(Box::new(once)));
     };
-    let mut doc = summarize(&id, &check.suite.name, &knob_list, &outcomes, &fss);
+    let mut doc = summarize(&id, &check, &knob_list, &outcomes, &built.fss);
     doc.stored = !check.output.no_store;
     Ok(Sweep::Done {
         doc,
         json: check.output.json,
     })
+}
+
+/// `m` in each file system or array built on the scratch devices (`db … --scratch`): the
+/// sweep's document, or `None` for a dry run, whose plan was said.
+pub fn built(
+    b: &Built,
+    m: &dyn Measure,
+    no_store: bool,
+    hooks: &dyn crate::exec::Hooks,
+) -> Result<Option<SweepDoc>> {
+    let Some((id, knobs, outcomes)) = on_scratch(b, m, hooks)? else {
+        return Ok(None);
+    };
+    let mut doc = summarize(&id, m, &knobs, &outcomes, &b.fss);
+    doc.stored = !no_store;
+    Ok(Some(doc))
+}
+
+/// Building changes the machine (sysfs, mkfs): root only, and said before anything runs. A dry
+/// run only reads (the knobs as found, the scratch device's signature).
+fn root_only(m: &dyn Measure) -> Result<()> {
+    match crate::db::is_root() || m.dry_run() {
+        true => Ok(()),
+        false => Err(usage(
+            "a sweep changes device settings or makes file systems, which needs root; run it with sudo",
+        )),
+    }
+}
+
+/// How often each setting runs, for the sweep's first line.
+fn runs_each(n: u32) -> String {
+    match n {
+        1 => "one run each".to_string(),
+        n => format!("{n} repeats each"),
+    }
+}
+
+/// A sweep's id: its name and the time it started, e.g. `quick-20261125T083000`.
+fn new_id(name: &str) -> String {
+    format!(
+        "{name}-{}",
+        humantime::format_rfc3339_seconds(std::time::SystemTime::now())
+            .to_string()
+            .replace([':', '-'], "")
+            .trim_end_matches('Z')
+    )
+}
+
+/// File systems on one scratch device, or arrays from several, each measured by `m`.
+fn on_scratch(b: &Built, m: &dyn Measure, hooks: &dyn crate::exec::Hooks) -> Result<Swept> {
+    root_only(m)?;
+    let id = new_id(&m.name());
+    let swept = match (b.scratch.first(), b.layouts.is_empty()) {
+        (Some(_), false) => array_sweep(
+            m,
+            &id,
+            &b.scratch,
+            &Axes {
+                layouts: &b.layouts,
+                chunks: &b.chunks,
+                members: &b.members,
+                fs: b.fss.first(),
+                mount_opts: b.mount_opts.first().map(String::as_str),
+                assume_clean: b.assume_clean,
+                degraded: b.degraded,
+                rebuild: b.rebuild,
+            },
+            hooks,
+        )?,
+        (Some(dev), true) => fs_sweep(m, &id, dev, &b.fss, &b.mount_opts, hooks)?,
+        (None, _) => None,
+    };
+    Ok(swept.map(|(k, o)| (id, k, o)))
 }
 
 /// What a sweep ends in: its document, or for `--dry-run` the suite's plan to say once per
@@ -134,7 +265,8 @@ pub enum Sweep {
 }
 
 /// The knobs and each setting's outcome; `None` for a dry run, which stops after the plan.
-type Swept = Option<(Vec<Knob>, Vec<(Setting, Outcome)>)>;
+type Swept = Option<(String, Vec<Knob>, Vec<(Setting, Outcome)>)>;
+type Settings = Option<(Vec<Knob>, Vec<(Setting, Outcome)>)>;
 
 fn knob_sweep(
     plan: &Plan,
@@ -142,7 +274,7 @@ fn knob_sweep(
     specs: &[KnobSpec],
     grid: bool,
     hooks: &dyn crate::exec::Hooks,
-) -> Result<Swept> {
+) -> Result<Settings> {
     let path = plan
         .target
         .path
@@ -193,14 +325,14 @@ fn knob_sweep(
     // target that keep their settings are named too, so nobody wonders whether the disk under
     // a loop device was touched.
     say!(
-        "sweep {id}: {} settings of {} · {} repeats each",
+        "sweep {id}: {} settings of {} · {}",
         settings.len(),
         knobs
             .iter()
             .map(|k| format!("{} (as found: {})", k.spec.label(), k.as_found()))
             .collect::<Vec<_>>()
             .join(", "),
-        plan.repeat.n
+        runs_each(plan.repeat.n)
     );
     let mut changed: Vec<&str> = Vec::new();
     for s in specs {
@@ -272,7 +404,7 @@ fn knob_sweep(
                 )
             })
             .collect();
-        let doc = measure(plan, id, &label, params, None, notes, hooks);
+        let doc = plan.measure(At::new(id, &label, params, None, notes), hooks);
         out.push((s.clone(), outcome(n, settings.len(), label, doc)?));
     }
     for f in guard.restore() {
@@ -385,20 +517,20 @@ fn apply(knobs: &[Knob], s: &Setting) -> std::result::Result<(), String> {
 }
 
 fn fs_sweep(
-    plan: &Plan,
+    m: &dyn Measure,
     id: &str,
     dev: &std::path::Path,
     fss: &[FsSpec],
     mount_opts: &[String],
     hooks: &dyn crate::exec::Hooks,
-) -> Result<Swept> {
+) -> Result<Settings> {
     // Two file-system sweeps on one scratch device would wipe each other's file systems.
     let name = std::fs::canonicalize(dev)
         .ok()
         .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
         .unwrap_or_else(|| dev.display().to_string());
     // A dry run changes nothing and holds nothing.
-    let _lock = match plan.output.dry_run {
+    let _lock = match m.dry_run() {
         true => Vec::new(),
         false => crate::ledger::lock_devices(std::slice::from_ref(&name))?,
     };
@@ -420,11 +552,8 @@ fn fs_sweep(
     // The test file lives in each new file system, which holds less than the device: a test
     // file as large as the device or larger fails in every setting (every one was skipped for
     // "needs 4 GiB but only 906.2 MiB is free"), so it is refused now, dry run or not.
-    let need = plan
-        .target
-        .size
-        .map_or(plan.target.created_size, |s| s + plan.target.offset);
-    if let Some(holds) = fs::device_bytes(dev) {
+    let need = m.room();
+    if let (Some(need), Some(holds)) = (need, fs::device_bytes(dev)) {
         if need >= holds {
             return Err(crate::error::usage(format!(
                 "the suite's test file of {} cannot fit in a file system on {} ({} in all, less once formatted); give --size of at most about {}",
@@ -436,15 +565,15 @@ fn fs_sweep(
         }
     }
     say!(
-        "sweep {id}: {} file systems on {} · {} repeats each",
+        "sweep {id}: {} file systems on {} · {}",
         settings.len(),
         dev.display(),
-        plan.repeat.n
+        runs_each(m.repeats())
     );
-    if plan.output.dry_run {
+    if m.dry_run() {
         say!(
-            "dry run: nothing is made or mounted; each file system runs the suite planned below (its test file then in that file system), {} times",
-            plan.repeat.n
+            "dry run: nothing is made or mounted; each file system runs {} (in that file system)",
+            m.each()
         );
         return Ok(None);
     }
@@ -481,13 +610,8 @@ fn fs_sweep(
             dev.display(),
             o.as_deref().unwrap_or("the defaults")
         )];
-        let doc = measure(
-            plan,
-            id,
-            &label,
-            params,
-            Some(mounted.dir.clone()),
-            notes,
+        let doc = m.measure(
+            At::new(id, &label, params, Some(mounted.dir.clone()), notes),
             hooks,
         );
         drop(mounted);
@@ -515,29 +639,11 @@ fn outcome(n: usize, of: usize, label: String, doc: Result<RunDoc>) -> Result<Ou
             skipped: None,
         }),
         Err(e) if e.downcast_ref::<crate::error::Interrupted>().is_some() => Err(e),
-        Err(e) => Ok(skipped(n, of, label, format!("the suite failed: {e:#}"))),
+        Err(e) => Ok(skipped(
+            n,
+            of,
+            label,
+            format!("the measurement failed: {e:#}"),
+        )),
     }
-}
-
-/// Runs the suite for one setting — the sweep's one plan, in a file system's directory for a
-/// file-system sweep — tagged with the sweep and the setting.
-fn measure(
-    plan: &Plan,
-    id: &str,
-    label: &str,
-    params: BTreeMap<String, String>,
-    target: Option<PathBuf>,
-    notes: Vec<String>,
-    hooks: &dyn crate::exec::Hooks,
-) -> Result<RunDoc> {
-    let mut plan = plan.clone();
-    if let Some(t) = target {
-        plan.target.path = Some(t);
-    }
-    plan.params.insert("sweep".into(), id.to_string());
-    plan.params
-        .insert("sweep.setting".into(), label.to_string());
-    plan.params.extend(params);
-    plan.notes.extend(notes);
-    crate::exec::measure(&plan, hooks)
 }

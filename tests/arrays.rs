@@ -19,14 +19,6 @@ fn suite(dir: &Path, body: &str) -> String {
 
 const TWO_CELLS: &str = "[defaults]\ntime = \"300ms\"\n[[group]]\ntitle = \"t\"\nrw = [\"randwrite\", \"randread\"]\nbs = [\"4k\"]\niodepth = [8]\n";
 
-fn blank(dev: &str) -> bool {
-    let probe = std::process::Command::new("blkid")
-        .args(["-p", dev])
-        .output()
-        .unwrap();
-    probe.stdout.is_empty()
-}
-
 /// Runs the shell script `body` in a guest with `disks` blank disks of 128 MiB, iogauge as
 /// `$IOGAUGE` with the test's own results database and run directory; checks it ran to its end.
 /// `None` when no guest can run here (said, and a failure under CI=true).

@@ -2,6 +2,7 @@
 //! pgbench with a buffer-ratio sweep, the server's settings and IO recorded, the runs stored;
 //! and no server process or cluster directory left after a normal end, an error or a Ctrl-C.
 
+#[macro_use]
 mod common;
 use common::*;
 
@@ -501,4 +502,239 @@ fn a_full_file_system_is_named_as_such() {
         clusters_in(&target)
     );
     assert_eq!(servers_in(&target), "");
+}
+
+/// `db pgbench --scratch … --layout … --degraded`: the database in each array iogauge builds,
+/// as `sweep` builds them (btrfs raid1 over two RAM loop devices, against btrfs on one, and
+/// the raid1 again mounted degraded without its second member), one stored run each tagged
+/// with the sweep; the member left out is named, every member is blank afterwards. Ground
+/// truth: the kernel's own list of the file system's members in each run's system section.
+#[test]
+fn a_database_runs_in_each_array_built_and_degraded() {
+    needs_root!();
+    needs_tool!("mkfs.btrfs");
+    if !have_postgres() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let members: Vec<RamLoop> = (0..2).map(|_| RamLoop::new(256 << 20)).collect();
+    let (a, b) = (&members[0].dev.dev, &members[1].dev.dev);
+    let out = iogauge(
+        dir.path(),
+        &[
+            "db",
+            "pgbench",
+            "--scratch",
+            &format!("{a},{b}"),
+            "--layout",
+            "btrfs:raid1",
+            "--degraded",
+            "--scale",
+            "1",
+            "--clients",
+            "2",
+            "--time",
+            "1s",
+            "--no-storage",
+            "--json",
+        ],
+    );
+    let err = stderr_of(&out);
+    assert!(out.status.success(), "{err}");
+    let doc = json_of(&out);
+    assert_eq!(doc["suite"], "db-pgbench", "{doc:#}");
+    let settings = doc["groups"][0]["settings"].as_array().unwrap();
+    let heads: Vec<&str> = settings
+        .iter()
+        .map(|s| s["head"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        heads,
+        [
+            "btrfs single × 1",
+            "btrfs raid1 × 2",
+            "btrfs raid1 × 2 · degraded"
+        ],
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!("degraded: {b} left out of the btrfs file system")),
+        "{err}"
+    );
+    let short = |d: &str| {
+        std::fs::canonicalize(d)
+            .unwrap()
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .into_owned()
+    };
+    for (s, want) in settings
+        .iter()
+        .zip([vec![short(a)], vec![short(a), short(b)], vec![short(a)]])
+    {
+        let id = s["run_id"]
+            .as_str()
+            .expect("each setting ran and was stored");
+        let run = json_of(&iogauge(dir.path(), &["show", id, "--json"]));
+        assert_eq!(run["suite"], "db-pgbench", "{run:#}");
+        assert_eq!(run["params"]["sweep"], doc["sweep"], "{run:#}");
+        let tps = run["results"][0]["iops"].as_f64().unwrap();
+        assert!(tps > 0.0, "{run:#}");
+        let mut seen: Vec<String> = run["system"]["target"]["btrfs"]["members"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m.as_str().unwrap().to_string())
+            .collect();
+        seen.sort();
+        let mut want = want;
+        want.sort();
+        assert_eq!(seen, want, "{}", s["head"]);
+    }
+    for m in &members {
+        assert!(blank(&m.dev.dev), "{} keeps a signature", m.dev.dev);
+    }
+}
+
+/// What `db … --scratch` cannot do is refused before anything is built: a TARGET_DIR beside
+/// it, an md array with no file system for the server, --output (each setting is its own
+/// run), and --rebuild with no md layout (the sweep's own rule, the same words).
+#[test]
+fn a_database_on_scratch_devices_is_checked_before_anything_is_built() {
+    let dir = tempfile::tempdir().unwrap();
+    let devs = [RamLoop::new(16 << 20), RamLoop::new(16 << 20)];
+    let d = devs[0].dev.dev.as_str();
+    let both = format!("{d},{}", devs[1].dev.dev);
+    let cases: [(&[&str], &str); 4] = [
+        (
+            &["db", "pgbench", "/tmp", "--scratch", d, "--fs", "ext4"],
+            "give no TARGET_DIR",
+        ),
+        (
+            &["db", "pgbench", "--scratch", &both, "--layout", "md:raid1"],
+            "a database server needs a file system on what --scratch builds: add --fs ext4",
+        ),
+        (
+            &[
+                "db",
+                "sysbench",
+                "--scratch",
+                d,
+                "--fs",
+                "ext4",
+                "-o",
+                "x.json",
+            ],
+            "leave out --output",
+        ),
+        (
+            &[
+                "db",
+                "tpcc",
+                "--scratch",
+                &both,
+                "--layout",
+                "btrfs:raid1",
+                "--rebuild",
+            ],
+            "--rebuild measures md arrays",
+        ),
+    ];
+    for (args, want) in cases {
+        let out = iogauge(dir.path(), args);
+        let err = stderr_of(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(want), "{args:?}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
+    }
+    for dev in &devs {
+        assert!(
+            blank(&dev.dev.dev),
+            "a refused command wrote to {}",
+            dev.dev.dev
+        );
+    }
+    assert!(!dir.path().join("x.json").exists());
+}
+
+/// `db pgbench --scratch … --layout md:raid1 --fs ext4 --rebuild` in a guest on Debian's kernel:
+/// the second member failed and removed, then added back as pgbench starts measuring (after
+/// the load), so the transactions and the storage cells run while md recovers it; md's rate is
+/// kept second by second beside the TPS, and the rebuild is followed to its end. Ground truth:
+/// md's own state in the samples (recovering at a rate while pgbench measured), and the run
+/// of the whole array has no rebuild at all.
+#[test]
+fn a_database_measured_while_its_array_rebuilds() {
+    if !have_postgres() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let script = format!(
+        r#"
+export IOGAUGE={BIN} IOGAUGE_DB={db} IOGAUGE_RUN_DIR=/tmp/run
+$IOGAUGE db pgbench --scratch /dev/vda,/dev/vdb --layout md:raid1 --fs ext4 --rebuild --rebuild-speed 4m,8m \
+  --assume-clean --scale 1 --clients 2 --time 3s --storage-time 1s --json > /tmp/out.json 2>/tmp/err.txt
+echo "status $?"
+tail -15 /tmp/err.txt >&2
+python3 - <<'PY'
+import json, subprocess
+d = json.load(open('/tmp/out.json'))
+for s in d['groups'][0]['settings']:
+    print('head', s['head'].replace(' ', '_'))
+ids = [s['run_id'] for s in d['groups'][0]['settings']]
+def show(i):
+    return json.loads(subprocess.run(['{BIN}', 'show', i, '--json'], capture_output=True, text=True).stdout)
+whole, rebuilding = show(ids[1]), show(ids[2])
+print('whole_rebuild', 'rebuild' in whole and whole['rebuild'] is not None)
+rb = rebuilding['rebuild']
+print('windows', len(rb['cells']), len(rebuilding['results']))
+w = rb['cells'][0]
+under = [s for s in rb['samples'] if w['from_s'] <= s['t_s'] <= w['to_s']]
+print('recovering_under_pgbench', sum(1 for s in under if s['action'] == 'recover' and (s['speed_kib'] or 0) > 0))
+print('rebuilt', 'yes' if rb['finished_s'] else 'no')
+print('first_is_pgbench', 'pg' in rebuilding['results'][0] and rebuilding['results'][0]['pg'] is not None)
+print('kinds', ','.join(sorted({{f['kind'] for f in rebuilding['findings']}})))
+open('/tmp/id', 'w').write(ids[2])
+PY
+$IOGAUGE show $(cat /tmp/id) > /tmp/show.txt
+grep -q 'rebuild of /dev/vdb into md100, second by second (rate and p99: the measurement running then)' /tmp/show.txt && echo "timeline yes"
+grep -Eq ' TPS +[0-9.]+ ms' /tmp/show.txt && echo "tps_beside yes"
+for d in vda vdb; do blkid -p /dev/$d >/dev/null 2>&1 && echo "signature_left $d"; done
+grep -q md100 /proc/mdstat && echo "array_left yes"
+echo "finished yes"
+"#,
+        db = dir.path().join("g.db").display()
+    );
+    let Some(out) = guest::run(2, "128M", &script) else {
+        return;
+    };
+    assert_eq!(out.value("finished"), Some("yes"), "{out}");
+    assert_eq!(out.value("status"), Some("0"), "{out}");
+    let heads: Vec<&str> = out
+        .stdout
+        .lines()
+        .filter_map(|l| l.strip_prefix("head "))
+        .collect();
+    assert_eq!(
+        heads,
+        [
+            "single_·_ext4",
+            "md_raid1_×_2_·_ext4",
+            "md_raid1_×_2_·_rebuilding_·_ext4"
+        ],
+        "{out}"
+    );
+    assert_eq!(out.value("whole_rebuild"), Some("False"), "{out}");
+    // pgbench and the two storage cells, each a window of the rebuild.
+    assert_eq!(out.value("windows"), Some("3 3"), "{out}");
+    assert_eq!(out.value("first_is_pgbench"), Some("True"), "{out}");
+    assert!(out.number("recovering_under_pgbench") >= 1, "{out}");
+    assert_eq!(out.value("rebuilt"), Some("yes"), "{out}");
+    let kinds = out.value("kinds").unwrap_or_default();
+    assert!(kinds.split(',').any(|k| k == "rebuild"), "{out}");
+    assert_eq!(out.value("timeline"), Some("yes"), "{out}");
+    assert_eq!(out.value("tps_beside"), Some("yes"), "{out}");
+    assert!(!out.stdout.contains("signature_left"), "{out}");
+    assert!(!out.stdout.contains("array_left"), "{out}");
 }

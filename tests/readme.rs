@@ -370,6 +370,9 @@ fn shorten(cmd: &mut Vec<String>, size: &str, console: bool) {
         ["probe", "cache", ..] => set(cmd, "--ios", "2000"),
         ["db", load, ..] => {
             set(cmd, "--time", "4s");
+            if !has(cmd, "--no-storage") {
+                set(cmd, "--storage-time", "1s");
+            }
             match *load {
                 "pgbench" => set(cmd, "--scale", "1"),
                 "sysbench" => set(cmd, "--data", "32MiB"),

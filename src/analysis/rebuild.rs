@@ -39,7 +39,7 @@ pub fn findings(doc: &mut RunDoc) -> (Vec<Finding>, Vec<usize>) {
                 Kind::Rebuild,
                 Severity::Info,
                 format!(
-                    "{}: ran while {} rebuilt {} ({} → {}{}, {}): the members' reads and writes beyond iogauge's are the rebuild's",
+                    "{}: ran while {} rebuilt {} ({} → {}{}, {}): the members' reads and writes beyond the workload's are the rebuild's",
                     r.name.as_deref().unwrap_or("the cell"),
                     rb.array,
                     rb.member,

@@ -298,7 +298,7 @@ impl Ending<'_> {
                 self.output,
                 self.data_bytes,
                 t,
-                self.hooks,
+                &CellsOnly(self.hooks),
             ) {
                 Ok(doc) => {
                     for r in doc.results {
@@ -317,9 +317,42 @@ impl Ending<'_> {
             notes,
             ..header
         };
+        // What the caller watched beside the transactions and the storage cells (a rebuild)
+        // joins the whole run, before its findings are made.
+        self.hooks.measured(&mut doc);
         crate::analysis::annotate(&mut doc, None);
         replace_cache_finding(&mut doc, db_results, self.cache.as_ref());
         super::Outcome::conclude(rec, doc, failure)
+    }
+}
+
+/// The caller's hooks for the storage cells, as cells of the database's run: what it watched
+/// joins the run's whole document ([`Ending::finish`]), not the cells' own.
+struct CellsOnly<'a>(&'a dyn crate::exec::Hooks);
+
+impl crate::exec::Hooks for CellsOnly<'_> {
+    fn found_before_run(&self, f: &[Finding]) {
+        self.0.found_before_run(f)
+    }
+
+    fn checked(&self) -> Result<()> {
+        self.0.checked()
+    }
+
+    fn before_cell(&self) -> Result<()> {
+        self.0.before_cell()
+    }
+
+    fn peer_may_stop(&self) -> bool {
+        self.0.peer_may_stop()
+    }
+
+    fn peer_done(&self) -> bool {
+        self.0.peer_done()
+    }
+
+    fn cell_done(&self, stopped_by_peer: bool) {
+        self.0.cell_done(stopped_by_peer)
     }
 }
 

@@ -16,7 +16,7 @@ use crate::store::{Recorder, Store};
 use crate::units;
 use anyhow::Result;
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
 
 /// Which server sysbench drives.
@@ -72,7 +72,10 @@ impl Bin {
 /// storage cells, and where the run goes.
 #[derive(Debug)]
 pub struct ServerPlan {
-    pub target: PathBuf,
+    pub place: Place,
+    /// Who the server runs as and why, e.g. "PostgreSQL runs as user {} (initdb refuses
+    /// root)", for a directory it cannot enter.
+    pub runs_as: &'static str,
     /// The option that gave the settings, named when the server refuses one.
     pub setting_flag: &'static str,
     pub bin: Bin,
@@ -91,6 +94,31 @@ pub struct ServerPlan {
     pub ram: u64,
     pub output: crate::plan::Output,
     pub file: Option<(PathBuf, crate::plan::Format)>,
+}
+
+/// Where the server goes: the directory given, or each file system or array built on blank
+/// devices (`--scratch`), one run each, as `sweep` builds them.
+#[derive(Debug)]
+pub enum Place {
+    Dir(PathBuf),
+    Built(crate::plan::axes::Built),
+}
+
+impl Place {
+    /// For the plan: the directory, or the devices built on.
+    pub fn describe(&self) -> String {
+        match self {
+            Place::Dir(d) => d.display().to_string(),
+            Place::Built(b) => format!(
+                "each file system built on {}",
+                b.scratch
+                    .iter()
+                    .map(|d| d.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        }
+    }
 }
 
 /// One load on a server: it makes and fills its database, then measures it once per buffer
@@ -140,12 +168,12 @@ pub struct At<'a> {
     pub page_cache: Option<String>,
 }
 
-/// The server of the plan, created (its directories, cgroup and initdb or install-db), not
-/// started.
-fn create(p: &ServerPlan) -> Result<Box<dyn Backend>> {
+/// The server of the plan in `target`, created (its directories, cgroup and initdb or
+/// install-db), not started.
+fn create(p: &ServerPlan, target: &Path) -> Result<Box<dyn Backend>> {
     let site = cluster::Site {
         owner: &p.owner,
-        target: &p.target,
+        target,
         log_dir: p.log_dir.as_deref(),
         memory_limit: p.memory_limit,
         keep: p.keep,
@@ -160,12 +188,21 @@ fn create(p: &ServerPlan) -> Result<Box<dyn Backend>> {
     })
 }
 
-/// Runs `load` on the plan's server: the server, the load, one measurement per ratio, the
-/// storage cells; stored as it goes. The caller presents the document, then ends as
-/// [`super::Outcome::result`] says.
+/// What tags one run beyond the load's own: a sweep's id, the setting and what it built.
+#[derive(Default)]
+pub struct Tags {
+    pub params: BTreeMap<String, String>,
+    pub notes: Vec<String>,
+}
+
+/// Runs `load` on the plan's server in `target`: the server, the load, one measurement per
+/// ratio (each a cell to `hooks`), the storage cells; stored as it goes. The caller presents
+/// the document, then ends as [`super::Outcome::result`] says.
 pub fn run(
     p: &ServerPlan,
     load: &dyn Load,
+    target: &Path,
+    tags: Tags,
     hooks: &dyn crate::exec::Hooks,
 ) -> Result<super::Outcome> {
     // Opened before the server: a results database that cannot be written is told at once.
@@ -179,7 +216,7 @@ pub fn run(
         p.owner.name
     );
     let started = SystemTime::now();
-    let mut server = create(p)?;
+    let mut server = create(p, target)?;
     say!("server in {}", server.work().display());
     server.restart(&p.settings, &p.settings)?;
     let version = server.version()?;
@@ -208,6 +245,7 @@ pub fn run(
     let device_names = common::device_names(&system);
     let timeline_devices = common::timeline_devices(&system, server.log_dir());
     let mut params = load.params();
+    params.extend(tags.params);
     params.insert(
         format!("{}.server", load.command().trim_start_matches("db-")),
         server.name().into(),
@@ -237,6 +275,9 @@ pub fn run(
                 super::pct(r)
             ))
         );
+        // Each measurement is a cell to the hooks: a rebuild starts under the first, after the
+        // load, and keeps each one's window.
+        hooks.before_cell()?;
         let at = At {
             plan: p,
             devices: (device_names.as_slice(), timeline_devices.as_slice()),
@@ -247,7 +288,9 @@ pub fn run(
             data_bytes,
             page_cache: page_cache.as_ref().map(|c| c.0.clone()),
         };
-        load.measure(server.as_ref(), &at)
+        let measured = load.measure(server.as_ref(), &at);
+        hooks.cell_done(false);
+        measured
     })?;
     if failure.is_none() {
         failure = results.iter().find_map(|r| load.failed(r));
@@ -257,7 +300,12 @@ pub fn run(
     let cells = p.bin.cells(load.threads());
     let name = server.name();
     drop(server); // stopped and removed before the storage cells need the space
-    let mut notes = common::server_notes(kept.as_deref(), cgroup.as_deref(), p.memory_limit);
+    let mut notes = tags.notes;
+    notes.extend(common::server_notes(
+        kept.as_deref(),
+        cgroup.as_deref(),
+        p.memory_limit,
+    ));
     if let Some((note, _)) = &page_cache {
         notes.push(note.clone());
     }
@@ -270,11 +318,57 @@ pub fn run(
         failure,
         cache: page_cache.map(|c| c.1),
         cells,
-        target: &p.target,
+        target,
         output: &p.output,
         data_bytes,
         storage: p.storage,
         hooks,
     }
     .finish()
+}
+
+/// A load in each file system or array a sweep builds (`db … --scratch`): one run of the
+/// server per setting, tagged with the sweep and the setting.
+pub struct OnBuilt<'a> {
+    pub p: &'a ServerPlan,
+    pub load: &'a dyn Load,
+}
+
+impl crate::sweep::Measure for OnBuilt<'_> {
+    fn name(&self) -> String {
+        self.load.command().to_string()
+    }
+
+    fn dry_run(&self) -> bool {
+        self.p.output.dry_run
+    }
+
+    fn repeats(&self) -> u32 {
+        1
+    }
+
+    fn rate(&self) -> &'static str {
+        "TPS (the storage cells: IOPS)"
+    }
+
+    fn each(&self) -> String {
+        format!("{} once, on a server of its own", self.load.describe())
+    }
+
+    fn measure(
+        &self,
+        at: crate::sweep::At,
+        hooks: &dyn crate::exec::Hooks,
+    ) -> Result<crate::model::RunDoc> {
+        let dir = match (at.target, at.raw) {
+            (Some(d), false) => d,
+            _ => anyhow::bail!("a database server needs a file system, and none was made"),
+        };
+        cluster::check_reachable_by(&dir, &self.p.owner, self.p.runs_as)?;
+        let tags = Tags {
+            params: at.params,
+            notes: at.notes,
+        };
+        run(self.p, self.load, &dir, tags, hooks)?.into_doc()
+    }
 }

@@ -45,7 +45,7 @@ pub fn plan(a: &PgbenchArgs) -> Result<PgbenchPlan> {
         None => a.clients.min(cpus),
     };
     let server = server_plan(
-        &a.target,
+        a.target.as_deref(),
         &Asked {
             kind: ServerKind::Postgres,
             run: &a.run,
@@ -92,7 +92,12 @@ fn ratios(list: &str) -> Result<Vec<f64>> {
 /// What the user typed, checked: numbers, settings and directories, and where the server and
 /// sysbench are.
 pub fn sysbench_plan(a: &SysbenchArgs) -> Result<SysbenchPlan> {
-    let server = server_plan(&a.target, &Asked::of(&a.server), &a.output, "sysbench")?;
+    let server = server_plan(
+        a.target.as_deref(),
+        &Asked::of(&a.server),
+        &a.output,
+        "sysbench",
+    )?;
     let (table_size, sized_by) = match (a.table_size, a.data) {
         (Some(n), _) => (n, format!("{n} rows per table")),
         (None, Some(d)) => {
@@ -165,7 +170,12 @@ pub fn tpcc_plan(a: &TpccArgs) -> Result<tpcc::TpccPlan> {
             "--max-ramp is under 6s; settling is judged over the last 5 seconds after the first, e.g. --max-ramp 2m",
         ));
     }
-    let server = server_plan(&a.target, &Asked::of(&a.server), &a.output, "tpcc")?;
+    let server = server_plan(
+        a.target.as_deref(),
+        &Asked::of(&a.server),
+        &a.output,
+        "tpcc",
+    )?;
     Ok(tpcc::TpccPlan {
         server,
         warehouses,
@@ -204,7 +214,7 @@ impl Asked<'_> {
 /// directory and memory limit, the storage cells and the output. `load` names the command in
 /// messages (`db LOAD`).
 fn server_plan(
-    target: &Path,
+    target: Option<&Path>,
     asked: &Asked,
     output: &crate::cli::OutputArgs,
     load: &str,
@@ -212,14 +222,7 @@ fn server_plan(
     let a = asked.run;
     let flag = asked.setting_flag;
     common::check_output(output)?;
-    // The target rules of run and suite first, so one path is refused alike by every command.
-    crate::target::gate::target(target)?;
-    if !target.is_dir() {
-        return Err(usage(format!(
-            "{} is not a directory: give the directory under test, e.g. iogauge db {load} /mnt/data",
-            target.display()
-        )));
-    }
+    let place = place(target, &a.build, output, load)?;
     if a.time < Duration::from_secs(1) {
         return Err(usage(format!(
             "--time is under 1s; db {load} measures whole seconds, e.g. --time 60s"
@@ -303,11 +306,17 @@ fn server_plan(
             "PostgreSQL runs as user {} (initdb refuses root)",
         ),
     };
-    for d in std::iter::once(target).chain(log_dir.as_deref()) {
+    // A file system built for the server is checked as it is mounted (load::OnBuilt).
+    let dir = match &place {
+        Place::Dir(d) => Some(d.as_path()),
+        Place::Built(_) => None,
+    };
+    for d in dir.into_iter().chain(log_dir.as_deref()) {
         cluster::check_reachable_by(d, &owner, runs_as)?;
     }
     Ok(ServerPlan {
-        target: target.to_path_buf(),
+        place,
+        runs_as,
         setting_flag: flag,
         bin,
         owner,
@@ -322,6 +331,56 @@ fn server_plan(
         file: crate::plan::output_file(output)?,
         output: crate::plan::Output::of(output),
     })
+}
+
+/// Where the server goes: the directory given (checked by the target rules of run and suite,
+/// so one path is refused alike by every command), or each file system or array built on blank
+/// devices with `--scratch`, by the rules of `sweep`.
+fn place(
+    target: Option<&Path>,
+    build: &crate::cli::BuildArgs,
+    output: &crate::cli::OutputArgs,
+    load: &str,
+) -> Result<Place> {
+    let built = crate::plan::built(build)?;
+    match (target, built.scratch.is_empty()) {
+        (Some(_), false) => Err(usage(format!(
+            "with --scratch the server goes in the file systems built there; give no TARGET_DIR (iogauge db {load} --scratch DEV --fs ext4)"
+        ))),
+        (Some(t), true) => {
+            crate::target::gate::target(t)?;
+            if !t.is_dir() {
+                return Err(usage(format!(
+                    "{} is not a directory: give the directory under test, e.g. iogauge db {load} /mnt/data",
+                    t.display()
+                )));
+            }
+            Ok(Place::Dir(t.to_path_buf()))
+        }
+        (None, true) => Err(usage(format!(
+            "give the directory under test, e.g. iogauge db {load} /mnt/data, or blank devices to build on with --scratch"
+        ))),
+        (None, false) => {
+            // A server needs a directory: btrfs layouts are their own file system, anything
+            // else (md, LVM, a single device) needs one made on it.
+            let own_fs = !built.layouts.is_empty()
+                && built
+                    .layouts
+                    .iter()
+                    .all(|l| l.kind == crate::plan::axes::Kind::Btrfs);
+            if built.fss.is_empty() && !own_fs {
+                return Err(usage(
+                    "a database server needs a file system on what --scratch builds: add --fs ext4 (or xfs)",
+                ));
+            }
+            if output.output.is_some() {
+                return Err(usage(
+                    "with --scratch each file system or array is a run of its own, stored as it ends; leave out --output and export them afterwards (iogauge export RUN…)",
+                ));
+            }
+            Ok(Place::Built(built))
+        }
+    }
 }
 
 impl From<SysbenchServer> for crate::db::load::ServerKind {

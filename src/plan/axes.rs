@@ -13,6 +13,16 @@ use std::path::{Path, PathBuf};
 /// that every setting runs.
 pub struct SweepPlan {
     pub knobs: Vec<KnobSpec>,
+    /// `--grid`: every combination of the knobs' values rather than one change at a time.
+    pub grid: bool,
+    pub built: Built,
+    pub check: Plan,
+}
+
+/// What is built on blank devices to measure in (`--scratch` with `--fs` or `--layout`), for a
+/// sweep's suite or a database load; empty `scratch`: nothing is built.
+#[derive(Clone, Debug, Default)]
+pub struct Built {
     pub fss: Vec<FsSpec>,
     /// `--scratch DEV[,DEV…]`: the device file systems are made on, or an array's members.
     pub scratch: Vec<PathBuf>,
@@ -30,9 +40,6 @@ pub struct SweepPlan {
     /// `--rebuild-speed`'s limits (KiB/s, md's unit) when given.
     pub rebuild: Option<Rebuild>,
     pub mount_opts: Vec<String>,
-    /// `--grid`: every combination of the knobs' values rather than one change at a time.
-    pub grid: bool,
-    pub check: Plan,
 }
 
 /// `--rebuild [--rebuild-speed MIN,MAX]`: md's recovery limits for the array while it is

@@ -1,8 +1,8 @@
 //! `iogauge sweep` as a plan: the knobs or file systems to go through and the suite's plan.
 
-use super::axes::{FsSpec, Kind, KnobSpec, Layout, Rebuild, SweepPlan};
+use super::axes::{Built, FsSpec, Kind, KnobSpec, Layout, Rebuild, SweepPlan};
 use super::*;
-use crate::cli::SweepArgs;
+use crate::cli::{BuildArgs, SweepArgs};
 
 /// `iogauge sweep`: what to change (knobs or file systems) and the suite to run per setting,
 /// checked before any knob changes or any mkfs runs.
@@ -12,6 +12,45 @@ pub fn from_sweep(args: &SweepArgs) -> Result<SweepPlan> {
         .iter()
         .map(|k| KnobSpec::parse(k))
         .collect::<Result<_>>()?;
+    let built = built(&args.build)?;
+    if specs.is_empty() && built.scratch.is_empty() {
+        return Err(usage(
+            "a sweep needs what to change: --knob NAME=V1,V2 (e.g. --knob scheduler=none,mq-deadline), --scratch DEV --fs ext4,xfs, or --scratch DEV1,DEV2,… --layout md:raid0,raid5",
+        ));
+    }
+    if !specs.is_empty() && !built.fss.is_empty() {
+        return Err(usage(
+            "sweep knobs or file systems, not both at once (one change at a time); run two sweeps",
+        ));
+    }
+    let mut suite = args.suite.clone();
+    // With --file the one positional argument is the target, as `suite` reads it.
+    if suite.file.is_some() && suite.target.target.is_none() {
+        suite.target.target = suite.name.take().map(PathBuf::from);
+    }
+    if !built.scratch.is_empty() && suite.target.target.is_some() {
+        return Err(usage(
+            "with --scratch the suite runs in the file systems made there; give no TARGET",
+        ));
+    }
+    if suite.output.baseline {
+        return Err(usage(
+            "--baseline shapes one run's summary; for a sweep's settings use iogauge compare --baseline sweep:ID after it",
+        ));
+    }
+    suite.repeat.repeat.get_or_insert(3);
+    // Everything the suite needs is checked before any knob changes or any mkfs runs.
+    Ok(SweepPlan {
+        knobs: specs,
+        grid: args.grid,
+        built,
+        check: from_suite(&suite)?,
+    })
+}
+
+/// `--scratch` with `--fs` or `--layout` and their options, checked before anything is built;
+/// nothing at all without `--scratch`.
+pub fn built(args: &BuildArgs) -> Result<Built> {
     for o in &args.mount_opts {
         crate::target::gate::option_words("--mount-opts", o, o.split_whitespace())?;
     }
@@ -28,11 +67,6 @@ pub fn from_sweep(args: &SweepArgs) -> Result<SweepPlan> {
         .as_deref()
         .map(|s| s.split(',').map(|d| PathBuf::from(d.trim())).collect())
         .unwrap_or_default();
-    if specs.is_empty() && fss.is_empty() && layouts.is_empty() {
-        return Err(usage(
-            "a sweep needs what to change: --knob NAME=V1,V2 (e.g. --knob scheduler=none,mq-deadline), --scratch DEV --fs ext4,xfs, or --scratch DEV1,DEV2,… --layout md:raid0,raid5",
-        ));
-    }
     if !scratch.is_empty() && fss.is_empty() && layouts.is_empty() {
         return Err(usage(
             "--scratch names devices to build on: add --fs ext4,xfs (file systems on one device) or --layout md:raid0,raid5 (arrays from several)",
@@ -118,30 +152,7 @@ pub fn from_sweep(args: &SweepArgs) -> Result<SweepPlan> {
             "btrfs layouts are their own file system; leave out --fs, or sweep btrfs layouts apart from md and lvm ones",
         ));
     }
-    if !specs.is_empty() && !fss.is_empty() {
-        return Err(usage(
-            "sweep knobs or file systems, not both at once (one change at a time); run two sweeps",
-        ));
-    }
-    let mut suite = args.suite.clone();
-    // With --file the one positional argument is the target, as `suite` reads it.
-    if suite.file.is_some() && suite.target.target.is_none() {
-        suite.target.target = suite.name.take().map(PathBuf::from);
-    }
-    if !scratch.is_empty() && suite.target.target.is_some() {
-        return Err(usage(
-            "with --scratch the suite runs in the file systems made there; give no TARGET",
-        ));
-    }
-    if suite.output.baseline {
-        return Err(usage(
-            "--baseline shapes one run's summary; for a sweep's settings use iogauge compare --baseline sweep:ID after it",
-        ));
-    }
-    suite.repeat.repeat.get_or_insert(3);
-    // Everything the suite needs is checked before any knob changes or any mkfs runs.
-    Ok(SweepPlan {
-        knobs: specs,
+    Ok(Built {
         fss,
         scratch,
         layouts,
@@ -151,8 +162,6 @@ pub fn from_sweep(args: &SweepArgs) -> Result<SweepPlan> {
         degraded: args.degraded,
         rebuild,
         mount_opts: args.mount_opts.clone(),
-        grid: args.grid,
-        check: from_suite(&suite)?,
     })
 }
 

@@ -42,7 +42,7 @@ pub fn run(p: &PgbenchPlan, doc: &RunDoc) -> String {
             s,
             "pgbench {} on {} ({}) · {short} · server run as user {}",
             first.script,
-            p.server.target.display(),
+            p.server.place.describe(),
             where_(doc),
             first.user
         );
@@ -269,7 +269,7 @@ fn server_head(load: &str, p: &ServerPlan) -> String {
     let _ = writeln!(
         s,
         "  server: a directory of its own in {}, private socket, no TCP ({own}); removed afterwards{}",
-        p.target.display(),
+        p.place.describe(),
         if p.keep { " (kept: --keep)" } else { "" }
     );
     if let Some(d) = &p.log_dir {
@@ -353,7 +353,7 @@ pub fn sysbench_run(p: &SysbenchPlan, doc: &RunDoc) -> String {
                 s,
                 "sysbench {} on {} ({}) · {server} · server run as user {}",
                 first.script,
-                p.server.target.display(),
+                p.server.place.describe(),
                 where_(doc),
                 first.user
             );
@@ -526,7 +526,7 @@ pub fn tpcc_run(p: &crate::db::tpcc::TpccPlan, doc: &RunDoc) -> String {
     let _ = writeln!(
         s,
         "TPC-C-derived load on {} ({}) · {server} · server run as user {}",
-        p.server.target.display(),
+        p.server.place.describe(),
         where_(doc),
         first.user
     );

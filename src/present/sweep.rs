@@ -10,9 +10,18 @@ pub fn text(doc: &SweepDoc) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "sweep {} · suite {} · IOPS: mean of the repeats (± half the 95% CI, Student t) · ▲ faster ▼ slower · no significant change, against the first column that ran: Welch p < {} and a change above {:.0}%",
+        "sweep {} · {} {} · {}: {} · ▲ faster ▼ slower · no significant change, against the first column that ran: Welch p < {} and a change above {:.0}%",
         doc.sweep,
+        match doc.suite.starts_with("db-") {
+            true => "load",
+            false => "suite",
+        },
         doc.suite,
+        doc.rate,
+        match doc.repeats {
+            1 => "one run of each setting",
+            _ => "mean of the repeats (± half the 95% CI, Student t)",
+        },
         doc.alpha,
         doc.noise * 100.0
     );

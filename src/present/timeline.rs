@@ -124,10 +124,18 @@ pub fn rebuild(doc: &crate::model::RunDoc) -> String {
     let Some(rb) = &doc.rebuild else {
         return String::new();
     };
+    // A database's run: its transactions, then its storage cells, each rate in its own unit.
+    let db = doc.results.iter().any(|r| r.workload.is_db_load());
     let mut rows = vec![vec![
         "t".to_string(),
-        "cell".into(),
-        "IOPS".into(),
+        match db {
+            true => "measuring".into(),
+            false => "cell".into(),
+        },
+        match db {
+            true => "rate".into(),
+            false => "IOPS".into(),
+        },
         "p99".into(),
         "rebuild".into(),
         "done".into(),
@@ -142,18 +150,31 @@ pub fn rebuild(doc: &crate::model::RunDoc) -> String {
             .find(|(_, w)| s.t_s >= w.from_s && s.t_s <= w.to_s);
         let fg = w.filter(|_| paired).and_then(|(i, w)| {
             let since = s.t_s - w.from_s;
-            doc.results[i]
-                .timeseries
-                .iter()
+            let r = &doc.results[i];
+            let unit = match (db, r.workload.is_db_load()) {
+                (false, _) => "",
+                (true, true) => " TPS",
+                (true, false) => " IOPS",
+            };
+            // The last second's sample stands for a cell's last part second; a window that
+            // outlasts its series by more (a database load's start and its log read after
+            // pgbench stopped) measured nothing then.
+            let ts = &r.timeseries;
+            let step = match ts.as_slice() {
+                [.., a, b] => b.t_s - a.t_s,
+                _ => 1.0,
+            };
+            ts.iter()
                 .find(|x| x.t_s >= since)
-                .or(doc.results[i].timeseries.last())
+                .or(ts.last().filter(|l| since <= l.t_s + step))
+                .map(|x| (x, unit))
         });
         rows.push(vec![
             format!("{:.1} s", s.t_s),
             w.and_then(|(_, w)| w.name.clone())
                 .unwrap_or_else(|| "–".into()),
-            fg.map_or("–".into(), |x| units::count(x.iops)),
-            fg.map_or("–".into(), |x| units::latency(x.lat_p99_ns as f64)),
+            fg.map_or("–".into(), |(x, unit)| units::count(x.iops) + unit),
+            fg.map_or("–".into(), |(x, _)| units::latency(x.lat_p99_ns as f64)),
             match (s.degraded, s.speed_kib) {
                 (0, _) => "whole".into(),
                 (_, Some(k)) => units::bw(k as f64 * 1024.0),
@@ -168,9 +189,17 @@ pub fn rebuild(doc: &crate::model::RunDoc) -> String {
     }
     let right = [false, false, true, true, true, true];
     format!(
-        "rebuild of {} into {}, second by second (IOPS and p99: the cell running then)\n{}",
+        "rebuild of {} into {}, second by second ({}: the {} running then)\n{}",
         rb.member,
         rb.array,
+        match db {
+            true => "rate and p99",
+            false => "IOPS and p99",
+        },
+        match db {
+            true => "measurement",
+            false => "cell",
+        },
         super::table::table(&rows, &right)
     )
 }
@@ -233,5 +262,52 @@ mod tests {
             lines[6],
             "checkpoint 2 (wal): 2.2–3.4 s, 1,834 pages written"
         );
+    }
+
+    /// A measurement's window outlasts its series (pgbench starts, then its log is read): the
+    /// last sample stands for the part second after it, and no longer.
+    #[test]
+    fn a_rebuild_row_past_a_measurements_series_shows_nothing() {
+        use crate::model::{RebuildDoc, RebuildSample, RebuildWindow, Sample};
+        let mut r = crate::analysis::tests::result(crate::workload::Rw::Randread, 4096, 1, 1, 1.0);
+        r.timeseries = (1..=3)
+            .map(|k| Sample {
+                t_s: k as f64,
+                iops: 100.0 * k as f64,
+                ..Sample::default()
+            })
+            .collect();
+        let mut doc = crate::analysis::tests::doc(vec![r]);
+        doc.rebuild = Some(RebuildDoc {
+            cells: vec![RebuildWindow {
+                name: Some("c".into()),
+                from_s: 0.0,
+                to_s: 6.0,
+            }],
+            samples: (0..=6)
+                .map(|t| RebuildSample {
+                    t_s: t as f64,
+                    degraded: 1,
+                    speed_kib: Some(1024),
+                    done: Some(t as f64 / 10.0),
+                    ..RebuildSample::default()
+                })
+                .collect(),
+            ..RebuildDoc::default()
+        });
+        let text = rebuild(&doc);
+        let row = |t: &str| {
+            text.lines()
+                .find(|l| l.starts_with(t))
+                .unwrap_or_else(|| panic!("no {t} row in\n{text}"))
+                .split_whitespace()
+                .nth(3)
+                .unwrap()
+                .to_string()
+        };
+        assert_eq!(row("3.0 s"), "300", "{text}");
+        assert_eq!(row("4.0 s"), "300", "{text}");
+        assert_eq!(row("5.0 s"), "–", "{text}");
+        assert_eq!(row("6.0 s"), "–", "{text}");
     }
 }

@@ -88,12 +88,12 @@ fn array_settings(ax: &Axes, devices: usize) -> Vec<Setting> {
 /// A layout sweep: each array built from the scratch devices, measured (on the raw array, or
 /// in the file system made on it, aligned to its stripe), taken apart with every member blank.
 pub(super) fn array_sweep(
-    plan: &Plan,
+    m: &dyn Measure,
     id: &str,
     devices: &[PathBuf],
     ax: &Axes,
     hooks: &dyn crate::exec::Hooks,
-) -> Result<Swept> {
+) -> Result<Settings> {
     let names: Vec<String> = devices
         .iter()
         .map(|d| {
@@ -104,18 +104,18 @@ pub(super) fn array_sweep(
         })
         .collect();
     // A dry run changes nothing and holds nothing.
-    let _lock = match plan.output.dry_run {
+    let _lock = match m.dry_run() {
         true => Vec::new(),
         false => crate::ledger::lock_devices(&names)?,
     };
     crate::target::scratch(devices, "an array's member")?;
     let settings = array_settings(ax, devices.len());
     say!(
-        "sweep {id}: {} layouts from {} ({}) · {} repeats each{}",
+        "sweep {id}: {} layouts from {} ({}) · {}{}",
         settings.len(),
         devices.len(),
         names.join(", "),
-        plan.repeat.n,
+        runs_each(m.repeats()),
         match (ax.layouts.iter().any(|l| l.resyncs()), ax.assume_clean) {
             (false, _) => "",
             (true, true) => " · md arrays not resynced (--assume-clean)",
@@ -125,10 +125,10 @@ pub(super) fn array_sweep(
     for (n, s) in settings.iter().enumerate() {
         say!("  [{}/{}] {}", n + 1, settings.len(), label_of(&[], s));
     }
-    if plan.output.dry_run {
+    if m.dry_run() {
         say!(
-            "dry run: nothing is built; each layout runs the suite planned below, {} times, {}",
-            plan.repeat.n,
+            "dry run: nothing is built; each layout runs {}, {}",
+            m.each(),
             match ax.fs {
                 Some(f) => format!("in {} made on the array, aligned to its stripe", f.fs),
                 None => "on the raw array (btrfs layouts in their own file system)".to_string(),
@@ -168,7 +168,7 @@ pub(super) fn array_sweep(
                             m.display()
                         ),
                         (_, Health::Rebuilding) => format!(
-                            "rebuilding: {} failed and removed from {} (mdadm --fail, --remove), then added back as the first cell started (mdadm --add)",
+                            "rebuilding: {} failed and removed from {} (mdadm --fail, --remove), then added back as the first measurement started (mdadm --add)",
                             m.display(),
                             arr.record.device.display()
                         ),
@@ -249,15 +249,12 @@ pub(super) fn array_sweep(
         if let Some((f, _)) = &s.fs {
             params.insert("fs".into(), f.fs.clone());
         }
-        let mut p = plan.clone();
-        let target = match &mounted {
-            Some(m) => m.dir.clone(),
-            None => {
-                // The raw array is iogauge's own, just built from blank members: writing it
-                // needs no other consent than the members' (checked blank before).
-                p.target.allow_overwrite = true;
-                arr.record.device.clone()
-            }
+        let at = match &mounted {
+            Some(d) => At::new(id, &label, params, Some(d.dir.clone()), notes),
+            None => At {
+                raw: true,
+                ..At::new(id, &label, params, Some(arr.record.device.clone()), notes)
+            },
         };
         let rebuilding = match (health, &gone) {
             (Health::Rebuilding, Some(g)) => Some(super::rebuild::Rebuilding::new(
@@ -269,9 +266,9 @@ pub(super) fn array_sweep(
             _ => None,
         };
         let doc = match rebuilding {
-            Some(Ok(r)) => measure(&p, id, &label, params, Some(target), notes, &r),
+            Some(Ok(r)) => m.measure(at, &r),
             Some(Err(e)) => Err(e),
-            None => measure(&p, id, &label, params, Some(target), notes, hooks),
+            None => m.measure(at, hooks),
         };
         drop(mounted);
         drop(arr);

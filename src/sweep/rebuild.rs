@@ -215,7 +215,7 @@ impl Hooks for Rebuilding<'_> {
         let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(e) = st.error.take() {
             doc.notes.push(format!(
-                "--rebuild: {} could not be added back to {} ({e}); the suite measured the array degraded",
+                "--rebuild: {} could not be added back to {} ({e}); the array was measured degraded",
                 self.member.display(),
                 self.array.display()
             ));
@@ -225,7 +225,7 @@ impl Hooks for Rebuilding<'_> {
         };
         if !doc.interrupted {
             say!(
-                "  the suite ended while {} rebuilt {}: following the rebuild to its end to time it (Ctrl-C stops waiting; what was measured is kept)",
+                "  the measurement ended while {} rebuilt {}: following the rebuild to its end to time it (Ctrl-C stops waiting; what was measured is kept)",
                 self.array.display(),
                 self.member.display()
             );

@@ -10,6 +10,10 @@ use crate::compare::iops_of;
 pub struct SweepDoc {
     pub sweep: String,
     pub suite: String,
+    /// What each cell's figure counts: "IOPS", or a database's "TPS".
+    pub rate: String,
+    /// Runs of each setting, the figures' mean.
+    pub repeats: u32,
     pub alpha: f64,
     pub noise: f64,
     /// Cells whose baseline changed between the first and the last run of the sweep.
@@ -74,7 +78,7 @@ pub struct CellDoc {
 
 pub(super) fn summarize(
     id: &str,
-    suite: &str,
+    m: &dyn super::Measure,
     knobs: &[Knob],
     outcomes: &[(Setting, Outcome)],
     fss: &[FsSpec],
@@ -130,7 +134,9 @@ pub(super) fn summarize(
         .collect();
     SweepDoc {
         sweep: id.to_string(),
-        suite: suite.to_string(),
+        suite: m.name(),
+        rate: m.rate().to_string(),
+        repeats: m.repeats(),
         alpha: ALPHA,
         noise: NOISE,
         drift,
@@ -175,8 +181,13 @@ fn damaged(outcomes: &[(Setting, Outcome)]) -> Vec<String> {
                 true => signed_pct(a / b - 1.0),
                 false => "–".to_string(),
             };
+            // A database's transactions are counted as such, its storage cells in IOs.
+            let unit = match r.workload.is_db_load() {
+                true => "TPS",
+                false => "IOPS",
+            };
             out.push(format!(
-                "{}, {}: p99 {} against {} whole ({}), {} IOPS against {} ({})",
+                "{}, {}: p99 {} against {} whole ({}), {} {unit} against {} ({})",
                 o.label,
                 r.name.as_deref().unwrap_or("the cell"),
                 units::latency(r.lat_ns.p99 as f64),

@@ -272,6 +272,15 @@ impl Drop for Frozen {
     }
 }
 
+/// Whether `dev` carries no signature at all, by blkid's low-level probe.
+pub fn blank(dev: &str) -> bool {
+    let probe = std::process::Command::new("blkid")
+        .args(["-p", dev])
+        .output()
+        .unwrap();
+    probe.stdout.is_empty()
+}
+
 /// A blank image of `size` bytes in `dir` attached as a loop device with direct IO and `sector`
 /// logical blocks (4,096: a 4Kn disk; 512). Detached on drop.
 pub fn blank_loop(dir: &Path, name: &str, size: u64, sector: u32) -> LoopDev {
