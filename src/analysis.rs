@@ -162,7 +162,6 @@ pub fn result_findings(
 /// A database run's timeline judged for TPS dips that a checkpoint (or InnoDB's flushing) on a
 /// saturated device explains.
 fn checkpoint_findings(t: &crate::model::TimelineDoc, th: &Thresholds) -> Vec<Finding> {
-    let tps: Vec<f64> = t.rows.iter().map(|r| r.tps).collect();
     let flushes: Vec<iogauge_analyze::Flush> = t
         .flushes
         .iter()
@@ -170,8 +169,20 @@ fn checkpoint_findings(t: &crate::model::TimelineDoc, th: &Thresholds) -> Vec<Fi
             label: format!("{} {}", f.what, f.n),
             start_s: f.start_s,
             end_s: f.end_s,
+            rebuild: false,
         })
         .collect();
+    dips(t, &flushes, th)
+}
+
+/// The timeline's TPS dips that `flushes` and a saturated device explain (the `checkpoint`
+/// rule; a rebuild's dips by the same rule).
+pub(crate) fn dips(
+    t: &crate::model::TimelineDoc,
+    flushes: &[iogauge_analyze::Flush],
+    th: &Thresholds,
+) -> Vec<Finding> {
+    let tps: Vec<f64> = t.rows.iter().map(|r| r.tps).collect();
     // Per device: utilisation, queue and writes per step; an unread step counts as idle.
     let series: Vec<[Vec<f64>; 3]> = (0..t.devices.len())
         .map(|i| {
@@ -195,7 +206,7 @@ fn checkpoint_findings(t: &crate::model::TimelineDoc, th: &Thresholds) -> Vec<Fi
             write_bytes_s: w,
         })
         .collect();
-    iogauge_analyze::checkpoint(t.step_s, &tps, &flushes, &devices, th)
+    iogauge_analyze::checkpoint(t.step_s, &tps, flushes, &devices, th)
 }
 
 /// Share of a `--rate` below which the run is said to have fallen short.
@@ -320,10 +331,12 @@ pub fn annotate_with(doc: &mut RunDoc, data_bytes: Option<u64>, th: &Thresholds)
     all.extend(misaligned(&doc.system));
     // A rebuild under the cells: its own IO on the members is told as the rebuild's, in place
     // of what those cells' device findings said of it.
-    let (rebuilt, under) = rebuild::findings(doc);
-    all.retain(|f| {
-        !(f.result.is_some_and(|i| under.contains(&i)) && rebuild::EXPLAINS.contains(&f.kind))
-    });
+    // Those cells' findings are rewritten in place: taken again from them.
+    let (rebuilt, under) = rebuild::findings(doc, th);
+    all.retain(|f| !f.result.is_some_and(|i| under.contains(&i)));
+    for &i in &under {
+        all.extend(doc.results[i].findings.iter().cloned());
+    }
     all.extend(rebuilt);
     for mut f in run_findings(doc, th) {
         use iogauge_analyze::Kind;

@@ -6,15 +6,18 @@
 
 use crate::model::{RebuildDoc, RebuildSample, RunDoc};
 use crate::units;
-use iogauge_analyze::{Finding, Kind, Severity};
+use iogauge_analyze::{Finding, Kind, Severity, Thresholds};
 use std::collections::BTreeMap;
 
 /// Device findings about IO beyond iogauge's, which a rebuild's own reads and writes explain.
 pub const EXPLAINS: [Kind; 3] = [Kind::OtherIo, Kind::Amplification, Kind::Imbalance];
 
-/// The run's rebuild finding and each cell's, and the cells the rebuild ran under (indices into
-/// the results); those cells' device findings that the rebuild's IO explains are taken out.
-pub fn findings(doc: &mut RunDoc) -> (Vec<Finding>, Vec<usize>) {
+/// The run's rebuild finding, and the cells the rebuild ran under (indices into the results),
+/// whose findings are rewritten in place: each gets its own rebuild finding, its device
+/// findings that the rebuild's IO explains are taken out, and a database's dip in TPS while
+/// the rebuild ran with a member saturated is named the rebuild's (the `checkpoint` rule), a
+/// stall inside it with it, unless a checkpoint already explains that dip.
+pub fn findings(doc: &mut RunDoc, th: &Thresholds) -> (Vec<Finding>, Vec<usize>) {
     let Some(rb) = doc.rebuild.clone() else {
         return (Vec::new(), Vec::new());
     };
@@ -29,12 +32,42 @@ pub fn findings(doc: &mut RunDoc) -> (Vec<Finding>, Vec<usize>) {
             under.push(i);
             let (from, to) = (done_at(&rb, w.from_s), done_at(&rb, w.to_s.min(end)));
             let rate = median_kib(&rb, w.from_s, w.to_s.min(end));
-            r.findings.retain(|f| {
-                !matches!(
-                    f.kind,
-                    Kind::OtherIo | Kind::Amplification | Kind::Imbalance
-                )
-            });
+            r.findings.retain(|f| !EXPLAINS.contains(&f.kind));
+            if let Some(t) = &r.timeline {
+                // The rebuild on the timeline's clock, which starts with the measurement (the
+                // window opened just before it): one step either side is the rule's slack.
+                let rebuilding = iogauge_analyze::Flush {
+                    label: format!("the rebuild of {} into {}", rb.member, rb.array),
+                    start_s: (0.0 - w.from_s).max(0.0),
+                    end_s: rb.finished_s.unwrap_or(w.to_s) - w.from_s,
+                    rebuild: true,
+                };
+                let span =
+                    |f: &Finding| Some((*f.evidence.get("start_s")?, *f.evidence.get("end_s")?));
+                let told: Vec<(f64, f64)> = r
+                    .findings
+                    .iter()
+                    .filter(|f| f.kind == Kind::Checkpoint)
+                    .filter_map(span)
+                    .collect();
+                for mut d in super::dips(t, std::slice::from_ref(&rebuilding), th) {
+                    let Some((a, b)) = span(&d) else { continue };
+                    if told.iter().any(|&(x, y)| a < y && b > x) {
+                        continue;
+                    }
+                    // A stall inside the dip is the same event (as beside a checkpoint).
+                    r.findings.retain(|f| {
+                        let (Some(&s), Some(&l)) =
+                            (f.evidence.get("start_s"), f.evidence.get("duration_s"))
+                        else {
+                            return true;
+                        };
+                        f.kind != Kind::Stall || !(s < b + 1.0 && s + l > a - 1.0)
+                    });
+                    d.result = Some(i);
+                    r.findings.push(d);
+                }
+            }
             let mut f = Finding::new(
                 Kind::Rebuild,
                 Severity::Info,
@@ -59,8 +92,7 @@ pub fn findings(doc: &mut RunDoc) -> (Vec<Finding>, Vec<usize>) {
                 ("rebuild_kib_s".to_string(), rate),
             ]);
             f.result = Some(i);
-            r.findings.push(f.clone());
-            out.push(f);
+            r.findings.push(f);
         }
     }
     let cells = match (under.len(), doc.results.len()) {
@@ -240,15 +272,17 @@ mod tests {
             ..Default::default()
         });
         doc.rebuild = Some(d);
-        let (f, _) = findings(&mut doc);
-        assert_eq!(f.len(), 2, "{f:#?}");
+        let (f, under) = findings(&mut doc, &Thresholds::default());
+        assert_eq!(f.len(), 1, "{f:#?}");
+        assert_eq!(under, [0]);
         assert!(f[0].summary.starts_with("md100 rebuilt /dev/vdb in 1.5 s at 39.1 MiB/s (md's limits 20.0 MiB/s–40.0 MiB/s, set by --rebuild-speed), under the first 1 of 2 cells"), "{}", f[0].summary);
-        assert_eq!(f[1].result, Some(0));
+        let cell = &doc.results[0].findings[0];
+        assert_eq!(cell.result, Some(0));
         assert!(
-            f[1].summary
+            cell.summary
                 .contains("(0% → 100%, finished during the cell, 39.1 MiB/s)"),
             "{}",
-            f[1].summary
+            cell.summary
         );
         let kinds = |i: usize| {
             doc.results[i]
@@ -292,7 +326,7 @@ mod tests {
         let mut d = rb(None);
         d.samples.pop();
         doc.rebuild = Some(d);
-        let (f, _) = findings(&mut doc);
+        let (f, under) = findings(&mut doc, &Thresholds::default());
         assert!(
             f[0].summary
                 .starts_with("md100 had rebuilt 90% of /dev/vdb when sampling stopped after 3.0 s"),
@@ -304,6 +338,82 @@ mod tests {
             "{}",
             f[0].summary
         );
-        assert_eq!(f.len(), 3);
+        assert_eq!(f.len(), 1);
+        assert_eq!(under, [0, 1]);
+    }
+
+    /// A database's measurement under a rebuild that ended after 6 of its 12 seconds: TPS at
+    /// 1,000 while md copied with vda saturated, 3,000 after. The dip is the rebuild's (a
+    /// warning, with the rebuild's advice), and a stall inside it is the same event. The near
+    /// misses: the same dip already named a checkpoint's is not named again, and with the
+    /// members idle nothing is said of it.
+    #[test]
+    fn a_database_dip_while_the_array_rebuilt_is_the_rebuilds() {
+        use crate::model::{DeviceStep, TimelineDoc, TimelineRow};
+        let under = |util: f64, told: Option<Kind>| {
+            let mut r =
+                crate::analysis::tests::result(crate::workload::Rw::Randrw, 8192, 2, 1, 2000.0);
+            r.timeline = Some(Box::new(TimelineDoc {
+                step_s: 1.0,
+                devices: vec!["vda".into()],
+                rows: (1..=12)
+                    .map(|k| TimelineRow {
+                        t_s: k as f64,
+                        tps: if k <= 6 { 1000.0 } else { 3000.0 },
+                        devices: vec![Some(DeviceStep {
+                            util: if k <= 6 { util } else { 0.3 },
+                            queue: 1.0,
+                            ..DeviceStep::default()
+                        })],
+                        ..TimelineRow::default()
+                    })
+                    .collect(),
+                ..TimelineDoc::default()
+            }));
+            let mut stall = Finding::new(Kind::Stall, Severity::Warning, "a stall".into(), "");
+            stall.evidence = BTreeMap::from([("start_s".into(), 2.0), ("duration_s".into(), 1.0)]);
+            r.findings.push(stall);
+            if let Some(k) = told {
+                let mut f = Finding::new(k, Severity::Warning, "checkpoint 1".into(), "");
+                f.evidence = BTreeMap::from([("start_s".into(), 0.0), ("end_s".into(), 6.0)]);
+                r.findings.push(f);
+            }
+            let mut doc = crate::analysis::tests::doc(vec![r]);
+            doc.rebuild = Some(RebuildDoc {
+                cells: vec![RebuildWindow {
+                    name: None,
+                    from_s: 0.2,
+                    to_s: 12.5,
+                }],
+                samples: vec![
+                    s(0.0, Some(0.0), Some(40000), 1),
+                    s(3.0, Some(0.5), Some(40000), 1),
+                    s(6.2, None, None, 0),
+                ],
+                finished_s: Some(6.2),
+                ..rb(None)
+            });
+            findings(&mut doc, &Thresholds::default());
+            doc.results.remove(0).findings
+        };
+        let dips = |f: &[Finding]| {
+            f.iter()
+                .filter(|f| f.kind == Kind::Rebuild && f.severity == Severity::Warning)
+                .map(|f| f.summary.clone())
+                .collect::<Vec<_>>()
+        };
+        let f = under(1.0, None);
+        assert_eq!(dips(&f).len(), 1, "{f:#?}");
+        assert!(
+            dips(&f)[0].starts_with(
+                "TPS fell 67% (3,000 → 1,000) during the rebuild of /dev/vdb into md100"
+            ),
+            "{f:#?}"
+        );
+        assert!(!f.iter().any(|f| f.kind == Kind::Stall), "{f:#?}");
+        let f = under(1.0, Some(Kind::Checkpoint));
+        assert!(dips(&f).is_empty(), "{f:#?}");
+        assert!(dips(&under(0.2, None)).is_empty());
+        assert!(under(0.2, None).iter().any(|f| f.kind == Kind::Stall));
     }
 }

@@ -16,13 +16,18 @@
 use crate::fmt::{count, pct, rate};
 use crate::{Finding, Kind, Severity, Thresholds};
 
-/// A stretch of server flushing on the run's time axis, in seconds.
+/// A stretch of server flushing on the run's time axis, in seconds — or of an array's rebuild,
+/// whose copying fills the members' queues the same way.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Flush {
-    /// How the summary names it: "checkpoint 2", "page flushing 1".
+    /// How the summary names it: "checkpoint 2", "page flushing 1", "the rebuild of /dev/vdc
+    /// into md100".
     pub label: String,
     pub start_s: f64,
     pub end_s: f64,
+    /// An array's rebuild rather than the server's flushing: the finding is a `rebuild` one,
+    /// with a rebuild's advice.
+    pub rebuild: bool,
 }
 
 /// One device's numbers per step, aligned with the TPS.
@@ -40,6 +45,10 @@ const ADVICE: &str = "The commits waited behind the flush's writes. Spread check
 (checkpoint_completion_target, a larger max_wal_size or checkpoint_timeout; for InnoDB \
 innodb_io_capacity and innodb_log_file_size), put the WAL on a device of its own (--wal-dir), \
 or give the data a device that absorbs the burst.";
+
+const REBUILD_ADVICE: &str = "The transactions waited behind md's copy onto the new member. A \
+lower sync_speed_max (--rebuild-speed) costs them less for longer; the window in which a \
+second failure loses data grows with it.";
 
 /// Finds TPS dips that line up with a flush and a saturated device. `tps` holds one value per
 /// step of `step_s` seconds, the first step starting at 0 s; `flushes` and each device's series
@@ -128,8 +137,12 @@ fn judge(
         count(queue.round()),
         pct(util)
     );
+    let (kind, advice) = match flush.rebuild {
+        true => (Kind::Rebuild, REBUILD_ADVICE),
+        false => (Kind::Checkpoint, ADVICE),
+    };
     Some(
-        Finding::new(Kind::Checkpoint, Severity::Warning, summary, ADVICE)
+        Finding::new(kind, Severity::Warning, summary, advice)
             .with("start_s", start_s)
             .with("end_s", end_s)
             .with("flush_start_s", flush.start_s)
@@ -156,6 +169,7 @@ mod tests {
             label: "checkpoint 2".into(),
             start_s: a,
             end_s: b,
+            rebuild: false,
         }
     }
 
@@ -223,5 +237,38 @@ mod tests {
         let mut short = flat.clone();
         short[11] = 100.0;
         assert!(checkpoint(1.0, &short, &[flush(9.0, 14.0)], &[d], &th).is_empty());
+    }
+
+    /// The same dip beside an array's rebuild instead of a checkpoint is the rebuild's, with
+    /// its own kind and advice; the near miss: a rebuild that ended before the dip names
+    /// nothing.
+    #[test]
+    fn a_dip_during_a_rebuild_is_the_rebuilds() {
+        let (tps, util, queue, w) = run();
+        let d = DeviceSeries {
+            name: "vda",
+            util: &util,
+            queue: &queue,
+            write_bytes_s: &w,
+        };
+        let rebuild = |a: f64, b: f64| Flush {
+            label: "the rebuild of /dev/vdc into md100".into(),
+            start_s: a,
+            end_s: b,
+            rebuild: true,
+        };
+        let th = Thresholds::default();
+        let f = checkpoint(1.0, &tps, &[rebuild(0.0, 14.0)], &[d], &th);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].kind, Kind::Rebuild);
+        assert!(
+            f[0].summary.starts_with(
+                "TPS fell 62% (3,400 → 1,290) during the rebuild of /dev/vdc into md100 (0–14 s)"
+            ),
+            "{}",
+            f[0].summary
+        );
+        assert!(f[0].advice.contains("--rebuild-speed"), "{}", f[0].advice);
+        assert!(checkpoint(1.0, &tps, &[rebuild(0.0, 7.0)], &[d], &th).is_empty());
     }
 }
