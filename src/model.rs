@@ -523,6 +523,13 @@ impl EngineDoc {
     }
 }
 
+/// A kernel thread's share of a measurement's time on a CPU (0–1).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct KernelThreadDoc {
+    pub name: String,
+    pub cpu: f64,
+}
+
 /// An auto complete batch's trial: completions reaped waiting for each completion, for half
 /// and for all in flight, and the seconds each way's waits took (summed over the threads).
 /// Results stored before the seconds were kept have none: their phases had equal time.
@@ -622,6 +629,11 @@ pub struct ResultDoc {
     /// (`amplification`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub others: Option<OthersDoc>,
+    /// The md arrays' own kernel threads under the target (`md100_raid5`, …), each with its
+    /// share of the measurement's time on a CPU (the mean over the repeats): raid5's thread
+    /// handles every stripe on one CPU, a limit the members' counters do not show.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub kernel_threads: Vec<KernelThreadDoc>,
     /// Statistics over the repeats, per metric: iops, bw_bytes, lat_mean_ns, lat_p50_ns,
     /// lat_p99_ns (and syncs_per_s for sync workloads).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]

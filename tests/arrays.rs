@@ -877,11 +877,25 @@ tail -2 /tmp/err.txt >&2
 python3 -c "import json; d=json.load(open('/tmp/out.json')); [print('head', s['head'].replace(' ', '_'), 'ran' if s['run_id'] else 'skipped') for s in d['groups'][0]['settings']]"
 grep -q 'degraded: /dev/vdc failed and removed from /dev/md' /tmp/err.txt && echo "named yes"
 for d in vda vdb vdc; do blkid -p /dev/$d >/dev/null 2>&1 && echo "signature_left $d"; done
+for run in 2 3; do
+  $IOGAUGE show $run --json | python3 -c "import json,sys; r=json.load(sys.stdin)['results'][0]; print('threads$run', ','.join(k['name'] + '=' + str(k['cpu']) for k in r.get('kernel_threads', [])) or 'none')"
+done
+$IOGAUGE show 3 | grep -q '^  md thread   md100_raid5 on a CPU' && echo "thread_shown yes"
 "#,
     );
     let Some(out) = in_guest(dir.path(), 3, &script) else {
         return;
     };
+    // md's raid5 thread computed the randwrite cell's parity, and its CPU was measured; raid0
+    // has no thread of its own (its IO is split in the submitter's context).
+    assert_eq!(out.value("threads2"), Some("none"), "{out}");
+    let raid5 = out.value("threads3").unwrap_or_default();
+    let cpu: f64 = raid5
+        .strip_prefix("md100_raid5=")
+        .and_then(|c| c.parse().ok())
+        .unwrap_or_else(|| panic!("no md100_raid5 thread in {raid5}:\n{out}"));
+    assert!(cpu > 0.0 && cpu <= 1.0, "{out}");
+    assert_eq!(out.value("thread_shown"), Some("yes"), "{out}");
     assert_eq!(out.value("status"), Some("0"), "{out}");
     let heads: Vec<&str> = out
         .stdout

@@ -181,7 +181,7 @@ fn stack(r: &ResultDoc, target: Option<&TargetInfo>) -> Option<Vec<Seen>> {
 
 /// What a result says about the first array under its target, for the `scaling` finding of a
 /// member-count sweep: each member's share of time busy, and how much of their time iogauge's
-/// submitting threads spent on a CPU.
+/// submitting threads and the array's busiest kernel thread spent on a CPU.
 pub fn scaling_evidence(r: &ResultDoc, system: &SystemInfo) -> iogauge_analyze::ScalingEvidence {
     let members_util = system
         .target
@@ -200,9 +200,15 @@ pub fn scaling_evidence(r: &ResultDoc, system: &SystemInfo) -> iogauge_analyze::
     let submit_cpu = (r.runtime_s > 0.0)
         .then(|| (r.cpu.user_s + r.cpu.sys_s) / r.runtime_s / threads)
         .filter(|c| c.is_finite());
+    let kernel_thread = r
+        .kernel_threads
+        .iter()
+        .max_by(|a, b| a.cpu.total_cmp(&b.cpu))
+        .map(|k| (k.name.clone(), k.cpu));
     iogauge_analyze::ScalingEvidence {
         members_util,
         submit_cpu,
+        kernel_thread,
     }
 }
 

@@ -33,6 +33,32 @@ pub fn findings(doc: &mut RunDoc, th: &Thresholds) -> (Vec<Finding>, Vec<usize>)
             let (from, to) = (done_at(&rb, w.from_s), done_at(&rb, w.to_s.min(end)));
             let rate = median_kib(&rb, w.from_s, w.to_s.min(end));
             r.findings.retain(|f| !EXPLAINS.contains(&f.kind));
+            // A rise when the rebuild ended inside the cell is the array whole again, not a
+            // cache or a throttle: said so, as information (md's file is read once a second).
+            let whole_at = rb.finished_s.filter(|&e| e < w.to_s).map(|e| e - w.from_s);
+            for f in r.findings.iter_mut().filter(|f| f.kind == Kind::Regime) {
+                let (Some(at), Some(&change), Some(&before), Some(&after)) = (
+                    whole_at,
+                    f.evidence.get("change_s"),
+                    f.evidence.get("before_iops"),
+                    f.evidence.get("after_iops"),
+                ) else {
+                    continue;
+                };
+                let slack = f.evidence.get("bin_s").copied().unwrap_or(0.0).max(1.0) + 1.0;
+                let Some(head) = f.summary.find(" and stayed there").map(|p| &f.summary[..p])
+                else {
+                    continue;
+                };
+                if after > before && (change - at).abs() <= slack {
+                    f.summary = format!(
+                        "{head} as {} finished rebuilding {}: the rest of the cell measured the array whole",
+                        rb.array, rb.member
+                    );
+                    f.severity = Severity::Info;
+                    f.advice = "The cell measured the rebuilding array, then the whole one: quote them apart (iogauge show has the rebuild second by second).".into();
+                }
+            }
             if let Some(t) = &r.timeline {
                 // The rebuild on the timeline's clock, which starts with the measurement (the
                 // window opened just before it): one step either side is the rule's slack.
@@ -415,5 +441,50 @@ mod tests {
         assert!(dips(&f).is_empty(), "{f:#?}");
         assert!(dips(&under(0.2, None)).is_empty());
         assert!(under(0.2, None).iter().any(|f| f.kind == Kind::Stall));
+    }
+
+    /// A cell's rate rose when the rebuild ended inside it: the array whole again, said as
+    /// such (information, not a cache or a throttle). The near miss: a rise 4 s before the
+    /// rebuild ended keeps its warning.
+    #[test]
+    fn a_rise_when_the_rebuild_ended_is_the_array_whole_again() {
+        let at = |change_s: f64| {
+            let mut r =
+                crate::analysis::tests::result(crate::workload::Rw::Randread, 4096, 1, 1, 1000.0);
+            let mut f = Finding::new(
+                Kind::Regime,
+                Severity::Warning,
+                "at 6.0 s IOPS rose from 1,000 to 2,000 (+100%) and stayed there: a cache warming up or a throttle lifted".into(),
+                "",
+            );
+            f.evidence = BTreeMap::from([
+                ("change_s".into(), change_s),
+                ("before_iops".into(), 1000.0),
+                ("after_iops".into(), 2000.0),
+                ("bin_s".into(), 0.5),
+            ]);
+            r.findings.push(f);
+            let mut doc = crate::analysis::tests::doc(vec![r]);
+            doc.rebuild = Some(RebuildDoc {
+                cells: vec![RebuildWindow {
+                    name: None,
+                    from_s: 1.0,
+                    to_s: 11.0,
+                }],
+                finished_s: Some(7.0),
+                ..rb(None)
+            });
+            findings(&mut doc, &Thresholds::default());
+            doc.results
+                .remove(0)
+                .findings
+                .into_iter()
+                .find(|f| f.kind == Kind::Regime)
+                .unwrap()
+        };
+        let f = at(6.2);
+        assert_eq!(f.severity, Severity::Info);
+        assert_eq!(f.summary, "at 6.0 s IOPS rose from 1,000 to 2,000 (+100%) as md100 finished rebuilding /dev/vdb: the rest of the cell measured the array whole");
+        assert_eq!(at(2.0).severity, Severity::Warning);
     }
 }

@@ -113,6 +113,7 @@ pub(crate) fn result(rw: Rw, bs: u64, threads: u32, iodepth: u32, iops: f64) -> 
         repeats: Vec::new(),
         devices: Vec::new(),
         others: None,
+        kernel_threads: Vec::new(),
         stats: Default::default(),
         pg: None,
         sysbench: None,

@@ -628,6 +628,7 @@ pub fn transactions_result(t: Transactions) -> ResultDoc {
         repeats: Vec::new(),
         devices,
         others: None,
+        kernel_threads: Vec::new(),
         stats: BTreeMap::new(),
         pg: None,
         sysbench: None,

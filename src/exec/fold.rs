@@ -5,7 +5,8 @@
 use super::work::Ran;
 use crate::measure::{self, LatNs};
 use crate::model::{
-    CpuDoc, DeviceDoc, OpDoc, OthersDoc, RepeatDoc, ResultDoc, Sample, TargetDoc, WorkloadDoc,
+    CpuDoc, DeviceDoc, KernelThreadDoc, OpDoc, OthersDoc, RepeatDoc, ResultDoc, Sample, TargetDoc,
+    WorkloadDoc,
 };
 use crate::runner::Measured;
 use crate::target::Target;
@@ -30,6 +31,14 @@ pub fn result(mut ran: Vec<Ran>, target: &Target, name: Option<String>) -> Resul
             None => o,
         }))
     });
+    // Each thread's share over the repeats that saw it, their mean.
+    let mut kernel_threads: Vec<(String, f64, u32)> = Vec::new();
+    for (name, cpu) in ran.iter().flat_map(|r| &r.kernel_threads) {
+        match kernel_threads.iter_mut().find(|k| &k.0 == name) {
+            Some(k) => (k.1, k.2) = (k.1 + cpu, k.2 + 1),
+            None => kernel_threads.push((name.clone(), *cpu, 1)),
+        }
+    }
     let first = ran.remove(0);
     let mut m = first.m;
     for r in ran {
@@ -84,6 +93,13 @@ pub fn result(mut ran: Vec<Ran>, target: &Target, name: Option<String>) -> Resul
         repeats: Vec::new(),
         devices,
         others: others.flatten(),
+        kernel_threads: kernel_threads
+            .into_iter()
+            .map(|(name, sum, n)| KernelThreadDoc {
+                name,
+                cpu: sum / f64::from(n),
+            })
+            .collect(),
         stats: Default::default(),
         pg: None,
         sysbench: None,

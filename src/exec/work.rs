@@ -244,6 +244,8 @@ pub struct Ran {
     pub devices: Vec<iogauge_sysinfo::diskstats::DeviceWindow>,
     /// What other processes read and wrote meanwhile (when there are devices to judge).
     pub others: Option<iogauge_sysinfo::procio::Others>,
+    /// The md arrays' kernel threads' share of the time on a CPU meanwhile.
+    pub kernel_threads: Vec<(String, f64)>,
 }
 
 /// The target's devices, and every other process's storage IO, over one measurement: the
@@ -251,6 +253,7 @@ pub struct Ran {
 /// behalf. Both are read at the edges of the measurement only, never during it.
 struct Watch {
     devices: DeviceWatch,
+    kthreads: iogauge_sysinfo::kthreads::KThreads,
     others: Option<(
         iogauge_sysinfo::procio::Stack,
         iogauge_sysinfo::procio::Snapshot,
@@ -267,21 +270,29 @@ impl Watch {
         });
         Watch {
             devices: DeviceWatch::start(&target.devices, interval),
+            kthreads: iogauge_sysinfo::kthreads::KThreads::start(&target.devices),
             others,
         }
     }
 
-    fn stop(
-        self,
-    ) -> (
-        Vec<iogauge_sysinfo::diskstats::DeviceWindow>,
-        Option<iogauge_sysinfo::procio::Others>,
-    ) {
+    /// What the devices counted, other processes moved and the arrays' threads spent, for a
+    /// [`Ran`] of `spec` over `len` bytes from `start` that measured `m`.
+    fn stop(self, spec: Spec, start: u64, len: u64, m: Measured) -> Ran {
+        let kernel_threads = self.kthreads.stop();
         let devices = self.devices.stop();
         let others = self.others.map(|(stack, start)| {
             iogauge_sysinfo::procio::Snapshot::take(&[std::process::id()], &stack).since(&start)
         });
-        (devices, others)
+        Ran {
+            spec,
+            start,
+            len,
+            path: None,
+            m,
+            devices,
+            others,
+            kernel_threads,
+        }
     }
 }
 
@@ -305,16 +316,7 @@ pub fn run(
             };
             let watch = Watch::start(target, spec.interval);
             let m = measure(spec, target, *start, *len, &display, verify)?;
-            let (devices, others) = watch.stop();
-            Ok(Ran {
-                spec: spec.clone(),
-                start: *start,
-                len: *len,
-                path: None,
-                m,
-                devices,
-                others,
-            })
+            Ok(watch.stop(spec.clone(), *start, *len, m))
         }
         Work::Copy { read, write, half } => {
             let watch = Watch::start(target, read.interval);
@@ -339,16 +341,7 @@ pub fn run(
                 },
                 ..read.clone()
             };
-            let (devices, others) = watch.stop();
-            Ok(Ran {
-                spec: both,
-                start: 0,
-                len: 2 * half,
-                path: None,
-                m,
-                devices,
-                others,
-            })
+            Ok(watch.stop(both, 0, 2 * half, m))
         }
         Work::Files { spec, .. } => {
             let mut parts = Vec::with_capacity(files.len());
@@ -372,6 +365,7 @@ pub fn run(
                 // Several files in turn: their devices are the target's, watched per file.
                 devices: Vec::new(),
                 others: None,
+                kernel_threads: Vec::new(),
             })
         }
     }

@@ -138,6 +138,18 @@ pub fn result(r: &ResultDoc) -> String {
     for d in &r.devices {
         row(&mut s, "device", device_line(d));
     }
+    // md's own threads work for the array beside iogauge's (raid5's on one CPU).
+    if !r.kernel_threads.is_empty() {
+        row(
+            &mut s,
+            "md thread",
+            r.kernel_threads
+                .iter()
+                .map(|k| format!("{} on a CPU {:.0}% of the time", k.name, k.cpu * 100.0))
+                .collect::<Vec<_>>()
+                .join(" · "),
+        );
+    }
     if let Some(v) = &r.verify {
         row(&mut s, "verify", verify_line(v));
     }

@@ -34,6 +34,9 @@ pub struct ScalingEvidence {
     /// iogauge's CPU seconds over the measurement's seconds, per submitting thread (0–1): how
     /// much of its time each thread that issues IO spent on a CPU.
     pub submit_cpu: Option<f64>,
+    /// The array's busiest kernel thread (md's `md100_raid5`) and its share of the time on a
+    /// CPU (0–1).
+    pub kernel_thread: Option<(String, f64)>,
 }
 
 /// A member busy at least this share of the time is at the top of its utilisation.
@@ -103,6 +106,9 @@ pub fn scaling(
     if let Some(m) = busiest(at_next) {
         f = f.with("busiest_member_util", m.1);
     }
+    if let Some((_, c)) = &at_next.kernel_thread {
+        f = f.with("kernel_thread_cpu", *c);
+    }
     Some(f)
 }
 
@@ -124,6 +130,22 @@ fn limit_of(e: &ScalingEvidence, members: u32) -> (Option<String>, String) {
             )),
             "Add threads (--threads) or depth, or measure on a machine with more cores, before reading this as the array's limit.".into(),
         );
+    }
+    let top = busiest(e).map_or(0.0, |m| m.1);
+    if let Some((thread, c)) = e.kernel_thread.as_ref().filter(|(_, c)| *c >= BUSY) {
+        if top < BUSY {
+            return (
+                Some(format!(
+                    "{thread}, the array's own kernel thread, was on a CPU {} of the time while no member was busy more than {}: the array's code on one CPU is the limit, not the members",
+                    pct(*c),
+                    pct(top)
+                )),
+                format!(
+                    "md handles every stripe of a raid4/5/6 array in that one thread: more workers (echo 4 > /sys/block/{}/md/group_thread_cnt) or a layout without parity (raid10) lift it; a faster CPU does too.",
+                    thread.split('_').next().unwrap_or("mdN")
+                ),
+            );
+        }
     }
     let Some((name, top)) = busiest(e) else {
         return (None, NO_LIMIT_SEEN.into());
@@ -191,6 +213,7 @@ mod tests {
                 ("loop4".into(), 0.2),
             ],
             submit_cpu: Some(0.05),
+            kernel_thread: None,
         };
         let f = judge(&[(2, 600.0, 5.0), (3, 750.0, 5.0), (4, 748.0, 6.0)], &e).unwrap();
         assert_eq!(f.kind, Kind::Scaling);
@@ -234,6 +257,7 @@ mod tests {
         let cpu = ScalingEvidence {
             members_util: vec![("a".into(), 0.3)],
             submit_cpu: Some(0.97),
+            kernel_thread: None,
         };
         let f = judge(&flat, &cpu).unwrap();
         assert!(
@@ -255,6 +279,7 @@ mod tests {
                 ("d".into(), 0.3),
             ],
             submit_cpu: Some(0.2),
+            kernel_thread: None,
         };
         assert!(judge(&flat, &one)
             .unwrap()
@@ -269,8 +294,66 @@ mod tests {
                 ("d".into(), 0.95),
             ],
             submit_cpu: Some(0.2),
+            kernel_thread: None,
         };
         let f = judge(&flat, &all).unwrap();
         assert!(f.summary.ends_with("IOPS)"), "{}", f.summary);
+    }
+
+    /// md's raid5 thread on a CPU 97% of the time while every member idles: the knee is the
+    /// thread's. The near misses: the same thread at 50% names the limit above the members,
+    /// and a member at the top of its utilisation is not the thread's doing.
+    #[test]
+    fn a_saturated_array_thread_is_named_the_limit() {
+        let flat = [(3, 600.0, 5.0), (5, 610.0, 5.0)];
+        let at = |thread: f64, member: f64| ScalingEvidence {
+            members_util: vec![
+                ("vda".into(), member),
+                ("vdb".into(), 0.3),
+                ("vdc".into(), 0.3),
+                ("vdd".into(), 0.3),
+                ("vde".into(), 0.3),
+            ],
+            submit_cpu: Some(0.3),
+            kernel_thread: Some(("md100_raid5".into(), thread)),
+        };
+        let f = scaling(
+            "md raid5",
+            "c",
+            &pts(&flat, &at(0.97, 0.3)),
+            &Thresholds::default(),
+        )
+        .unwrap();
+        assert!(
+            f.summary.contains("md100_raid5, the array's own kernel thread, was on a CPU 97% of the time while no member was busy more than 30%"),
+            "{}",
+            f.summary
+        );
+        assert!(
+            f.advice.contains("/sys/block/md100/md/group_thread_cnt"),
+            "{}",
+            f.advice
+        );
+        assert_eq!(f.evidence["kernel_thread_cpu"], 0.97);
+        let f = scaling(
+            "md raid5",
+            "c",
+            &pts(&flat, &at(0.5, 0.3)),
+            &Thresholds::default(),
+        )
+        .unwrap();
+        assert!(
+            f.summary.contains("the limit lies above them"),
+            "{}",
+            f.summary
+        );
+        let f = scaling(
+            "md raid5",
+            "c",
+            &pts(&flat, &at(0.97, 0.96)),
+            &Thresholds::default(),
+        )
+        .unwrap();
+        assert!(f.summary.contains("vda was busy 96%"), "{}", f.summary);
     }
 }

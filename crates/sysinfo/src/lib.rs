@@ -11,6 +11,7 @@
 mod blockdev;
 pub mod diskstats;
 mod host;
+pub mod kthreads;
 mod mountinfo;
 pub mod procio;
 pub mod superblock;
