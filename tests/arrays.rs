@@ -334,6 +334,74 @@ fn a_throttled_btrfs_member_is_named_slow() {
     assert!(without.is_empty(), "{without:?}");
 }
 
+/// A knee the CPU makes: reads of a test file the page cache holds (buffered, psync, one
+/// thread) never reach the members, so a btrfs raid0 of four RAM loop devices moves what
+/// two did, and the one submitting thread is on a CPU or waiting for one all the time: the
+/// knee is named at two members and as the CPU's, not the members' (the near miss, a knee
+/// the members' shared limit makes with the CPU idle, is the test below).
+#[test]
+fn a_knee_the_cpu_makes_is_named_the_cpus() {
+    needs_root!();
+    needs_tool!("mkfs.btrfs");
+    let dir = tempfile::tempdir().unwrap();
+    let members: Vec<RamLoop> = (0..4).map(|_| RamLoop::new(192 << 20)).collect();
+    let list = members
+        .iter()
+        .map(|m| m.dev.dev.clone())
+        .collect::<Vec<_>>()
+        .join(",");
+    let s = suite(
+        dir.path(),
+        "[defaults]\ntime = \"1s\"\n[[group]]\ntitle = \"r\"\nrw = [\"randread\"]\nbs = [\"4k\"]\niodepth = [1]\ndirect = false\n",
+    );
+    let out = output_within(
+        std::process::Command::new(BIN)
+            .args([
+                "sweep",
+                "--file",
+                &s,
+                "--scratch",
+                &list,
+                "--layout",
+                "btrfs:raid0",
+            ])
+            .args([
+                "--members",
+                "2,4",
+                "--size",
+                "16m",
+                "--repeat",
+                "5",
+                "--ramp",
+                "1s",
+            ])
+            .args(["--engine", "psync", "--json"])
+            .current_dir(dir.path())
+            .env("IOGAUGE_DB", dir.path().join("results.db"))
+            .env("IOGAUGE_RUN_DIR", own_run_dir(dir.path())),
+        DEADLINE,
+    );
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let doc = json_of(&out);
+    let found = doc["scaling"].as_array().unwrap();
+    assert_eq!(found.len(), 1, "{doc:#}");
+    let f = &found[0];
+    assert_eq!(f["evidence"]["knee_members"], 2.0, "{f:#}");
+    let summary = f["summary"].as_str().unwrap();
+    assert!(
+        summary.contains("iogauge's submitting threads were on a CPU or waiting for one")
+            && summary.contains("the CPU that issues the IO is the limit, not the members"),
+        "{summary}"
+    );
+    assert!(
+        f["evidence"]["submit_cpu"].as_f64().unwrap() >= 0.9,
+        "{f:#}"
+    );
+    for m in &members {
+        assert!(blank(&m.dev.dev), "{} keeps a signature", m.dev.dev);
+    }
+}
+
 /// Where an array stops scaling, planted by the kernel: four members of a btrfs raid0, each a
 /// loop device over its own stretch of one RAM loop device. The blkio group iogauge runs in
 /// holds each member to 200 reads a second and, with the ceiling planted, the one device

@@ -196,10 +196,24 @@ pub fn scaling_evidence(r: &ResultDoc, system: &SystemInfo) -> iogauge_analyze::
                 .collect()
         })
         .unwrap_or_default();
+    // A thread that issues IO as fast as a CPU lets it is on a CPU or ready for one all the
+    // time: on a busy machine it waits for a CPU rather than runs, and the CPU is the limit all
+    // the same (schedstat's run delay, bin by bin, where the kernel keeps it).
     let threads = f64::from(r.workload.threads.max(1));
-    let submit_cpu = (r.runtime_s > 0.0)
-        .then(|| (r.cpu.user_s + r.cpu.sys_s) / r.runtime_s / threads)
-        .filter(|c| c.is_finite());
+    let f = &r.fine;
+    let submit_cpu = match f.cpu_run.len() == f.cpu_wait.len() && !f.cpu_run.is_empty() {
+        true => Some(
+            f.cpu_run
+                .iter()
+                .zip(&f.cpu_wait)
+                .map(|(r, w)| f64::from(r + w))
+                .sum::<f64>()
+                / f.cpu_run.len() as f64
+                / threads,
+        ),
+        false => (r.runtime_s > 0.0).then(|| (r.cpu.user_s + r.cpu.sys_s) / r.runtime_s / threads),
+    }
+    .filter(|c| c.is_finite());
     let kernel_thread = r
         .kernel_threads
         .iter()

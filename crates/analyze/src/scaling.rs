@@ -31,8 +31,9 @@ pub struct MemberPoint {
 pub struct ScalingEvidence {
     /// Each member's share of time busy (0–1).
     pub members_util: Vec<(String, f64)>,
-    /// iogauge's CPU seconds over the measurement's seconds, per submitting thread (0–1): how
-    /// much of its time each thread that issues IO spent on a CPU.
+    /// How much of its time each thread that issues IO spent on a CPU or ready to run and
+    /// waiting for one (0–1): iogauge's CPU seconds and run delay over the measurement's
+    /// seconds, per submitting thread.
     pub submit_cpu: Option<f64>,
     /// The array's busiest kernel thread (md's `md100_raid5`) and its share of the time on a
     /// CPU (0–1).
@@ -125,7 +126,7 @@ fn limit_of(e: &ScalingEvidence, members: u32) -> (Option<String>, String) {
     if let Some(c) = e.submit_cpu.filter(|c| *c >= BUSY) {
         return (
             Some(format!(
-                "iogauge's submitting threads were on a CPU {} of the time, so the CPU that issues the IO is the limit, not the members",
+                "iogauge's submitting threads were on a CPU or waiting for one {} of the time, so the CPU that issues the IO is the limit, not the members",
                 pct(c)
             )),
             "Add threads (--threads) or depth, or measure on a machine with more cores, before reading this as the array's limit.".into(),
