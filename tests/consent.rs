@@ -724,6 +724,8 @@ fn killed_sweeps_and_databases_leave_nothing_after_clean() {
     let p = Place::new();
     let knob_dev = RamLoop::new(64 << 20);
     let scratch = RamLoop::new(256 << 20);
+    // A database in a file system iogauge builds (db --scratch): a server inside a mount.
+    let db_scratch = RamLoop::new(256 << 20);
     let attr = format!("/sys/block/{}/queue/read_ahead_kb", knob_dev.dev.name());
     let original = std::fs::read_to_string(&attr).unwrap().trim().to_string();
     let _restore = QueueGuard(PathBuf::from(&attr), original.clone());
@@ -781,9 +783,25 @@ fn killed_sweeps_and_databases_leave_nothing_after_clean() {
             "--memory-limit",
             "512m",
         ],
+        vec![
+            "db",
+            "pgbench",
+            "--scratch",
+            &db_scratch.dev.dev,
+            "--fs",
+            "ext4",
+            "--scale",
+            "1",
+            "--clients",
+            "2",
+            "--time",
+            "3s",
+            "--storage-time",
+            "1s",
+        ],
     ];
     let kinds: Vec<&[&str]> = kinds.iter().map(Vec::as_slice).collect();
-    let killed = p.kill_at_random_moments(&kinds, 9, 200, 3000, 0x2545_f491_4f6c_dd1d);
+    let killed = p.kill_at_random_moments(&kinds, 12, 200, 3000, 0x2545_f491_4f6c_dd1d);
     // The kills left something for clean to undo (else this test proves nothing about it).
     let pending = p.run(&["clean", "--dry-run"]);
     assert!(
@@ -800,17 +818,21 @@ fn killed_sweeps_and_databases_leave_nothing_after_clean() {
     );
     // The knob is back (any command restores it; clean is one).
     assert_eq!(std::fs::read_to_string(&attr).unwrap().trim(), original);
-    // No mount of the scratch device, no signature on it.
+    // No mount of the scratch devices, no signature on them.
     let mounts = std::fs::read_to_string("/proc/self/mounts").unwrap();
-    assert!(!mounts.contains(&scratch.dev.dev), "{mounts}");
-    let sig = Command::new("blkid")
-        .args(["-p", &scratch.dev.dev])
+    for dev in [&scratch.dev.dev, &db_scratch.dev.dev] {
+        assert!(!mounts.contains(dev.as_str()), "{dev}: {mounts}");
+        assert!(blank(dev), "{dev} keeps a signature");
+    }
+    // No server in a file system iogauge built for one.
+    let built = Command::new("pgrep")
+        .args(["-a", "-f", "iogauge-scratch-"])
         .output()
         .unwrap();
     assert!(
-        !String::from_utf8_lossy(&sig.stdout).contains("TYPE="),
+        !String::from_utf8_lossy(&built.stdout).contains("postgres"),
         "{}",
-        String::from_utf8_lossy(&sig.stdout)
+        String::from_utf8_lossy(&built.stdout)
     );
     // No server, cluster or cgroup.
     let servers = Command::new("pgrep")

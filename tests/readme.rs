@@ -67,6 +67,8 @@ enum Place {
     Database,
     /// An md or LVM sweep: [`readme_array_examples_run_in_the_guest`].
     Guest,
+    /// A database load on md or LVM arrays: [`readme_database_on_arrays_runs_in_the_guest`].
+    GuestDatabase,
     NotHere(&'static str),
 }
 
@@ -74,7 +76,10 @@ fn place(line: &str) -> Place {
     if let Some((_, why)) = NOT_HERE.iter().find(|(start, _)| line.starts_with(start)) {
         Place::NotHere(why)
     } else if line.contains("--layout md:") || line.contains("--layout lvm:") {
-        Place::Guest
+        match line.starts_with("iogauge db ") {
+            true => Place::GuestDatabase,
+            false => Place::Guest,
+        }
     } else if line.starts_with("iogauge db ") {
         Place::Database
     } else {
@@ -698,10 +703,7 @@ fn readme_database_examples_run() {
     for tool in ["sysbench", "mariadbd"] {
         needs_tool!(tool);
     }
-    let postgres = std::fs::read_dir("/usr/lib/postgresql")
-        .is_ok_and(|mut d| d.any(|e| e.is_ok_and(|e| e.path().join("bin/pgbench").exists())));
-    if !postgres {
-        skip("needs PostgreSQL (apt-get install postgresql-15)");
+    if !have_postgres() {
         return;
     }
     let desk = Desk::new();
@@ -710,11 +712,20 @@ fn readme_database_examples_run() {
     }
 }
 
-/// README's array sweeps (md and LVM), in a guest on Debian's kernel: README's /dev/sdc… are
-/// the guest's blank virtio disks.
-#[test]
-fn readme_array_examples_run_in_the_guest() {
-    needs_root!();
+/// Whether PostgreSQL's programs are where `db` looks for them; said (a skip) when not.
+fn have_postgres() -> bool {
+    let found = std::fs::read_dir("/usr/lib/postgresql")
+        .is_ok_and(|mut d| d.any(|e| e.is_ok_and(|e| e.path().join("bin/pgbench").exists())));
+    if !found {
+        skip("needs PostgreSQL (apt-get install postgresql-15)");
+    }
+    found
+}
+
+/// README's commands at `at`, typed in one guest on Debian's kernel with four blank disks
+/// (README's /dev/sdc… are its /dev/vda…), each checked to end well; what they printed, or
+/// `None` where no guest can run.
+fn in_guest(at: Place, least: usize) -> Option<guest::GuestOutput> {
     let mut desk = Desk::new();
     for (i, name) in ["/dev/sdc", "/dev/sdd", "/dev/sde", "/dev/sdf"]
         .iter()
@@ -722,25 +733,22 @@ fn readme_array_examples_run_in_the_guest() {
     {
         desk.name(name, &format!("/dev/vd{}", (b'a' + i as u8) as char));
     }
-    let sweeps = examples_at(Place::Guest, 2);
+    let lines = examples_at(at, least);
     let mut script = format!(
         "export PATH={}:$PATH IOGAUGE_DB={} IOGAUGE_RUN_DIR=/tmp/run\ncd {}\n",
         desk.dir.path().join("bin").display(),
         desk.work().join("results.db").display(),
         desk.work().display()
     );
-    for (i, e) in sweeps.iter().enumerate() {
+    for (i, e) in lines.iter().enumerate() {
         let typed = typed(&e.line, &desk.subst, "16m", e.console);
         no_stray_path(&typed, &desk);
         script.push_str(&format!(
             "echo \"$ {typed}\"\n{typed} 2>&1\necho \"status{i} $?\"\n"
         ));
     }
-    let out = match guest::run(4, "128M", &script) {
-        Some(out) => out,
-        None => return,
-    };
-    for (i, e) in sweeps.iter().enumerate() {
+    let out = guest::run(4, "128M", &script)?;
+    for (i, e) in lines.iter().enumerate() {
         assert_eq!(
             out.value(&format!("status{i}")),
             Some("0"),
@@ -748,6 +756,33 @@ fn readme_array_examples_run_in_the_guest() {
             e.line
         );
     }
+    Some(out)
+}
+
+/// README's database on arrays (`db … --scratch … --layout md:…`), in a guest of its own: the
+/// server in each array, whole, degraded and rebuilding.
+#[test]
+fn readme_database_on_arrays_runs_in_the_guest() {
+    needs_root!();
+    if !have_postgres() {
+        return;
+    }
+    let Some(out) = in_guest(Place::GuestDatabase, 1) else {
+        return;
+    };
+    for said in ["· degraded", "· rebuilding", "TPS", "rebuilt /dev/vd"] {
+        assert!(out.stdout.contains(said), "no {said} in:\n{out}");
+    }
+}
+
+/// README's array sweeps (md and LVM), in a guest on Debian's kernel: README's /dev/sdc… are
+/// the guest's blank virtio disks.
+#[test]
+fn readme_array_examples_run_in_the_guest() {
+    needs_root!();
+    let Some(out) = in_guest(Place::Guest, 2) else {
+        return;
+    };
     // Each array the sweeps name was built and measured: a line of results per layout.
     for layout in [
         "md raid0",

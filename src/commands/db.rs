@@ -45,7 +45,7 @@ fn on(
             done.result()
         }
         load::Place::Built(b) => {
-            let on = load::OnBuilt { p: s, load };
+            let on = OnBuilt { p: s, load };
             match crate::sweep::built(b, &on, s.output.no_store, &crate::present::Shown)? {
                 // The sweep's plan was said; the load's follows.
                 None => Ok(crate::ui::out(&plan())?),
@@ -61,5 +61,51 @@ pub fn tpcc_check(args: &TpccCheckArgs) -> Result<()> {
     match db::tpcc::failure(&checks) {
         Some(e) => Err(e),
         None => Ok(()),
+    }
+}
+
+/// A load in each file system or array a sweep builds (`db … --scratch`): one run of the
+/// server per setting, tagged with the sweep and the setting.
+struct OnBuilt<'a> {
+    p: &'a load::ServerPlan,
+    load: &'a dyn load::Load,
+}
+
+impl crate::sweep::Measure for OnBuilt<'_> {
+    fn name(&self) -> String {
+        self.load.command().to_string()
+    }
+
+    fn dry_run(&self) -> bool {
+        self.p.output.dry_run
+    }
+
+    fn repeats(&self) -> u32 {
+        1
+    }
+
+    fn rate(&self) -> &'static str {
+        "TPS (the storage cells: IOPS)"
+    }
+
+    fn each(&self) -> String {
+        format!("{} once, on a server of its own", self.load.describe())
+    }
+
+    fn measure(
+        &self,
+        at: crate::sweep::At,
+        hooks: &dyn crate::exec::Hooks,
+    ) -> Result<crate::model::RunDoc> {
+        let dir = match (at.target, at.raw) {
+            (Some(d), false) => d,
+            _ => anyhow::bail!("a database server needs a file system, and none was made"),
+        };
+        db::cluster::check_reachable_by(&dir, &self.p.owner, self.p.runs_as)?;
+        let tags = load::Tags {
+            params: at.params,
+            notes: at.notes,
+        };
+        load::run(self.p, self.load, &dir, tags, hooks)?.into_doc()
     }
 }
