@@ -4,18 +4,10 @@
 //! (tests/common/guest.rs). Ground truth: blkid's low-level probe, mdadm --examine and the
 //! members' own counters.
 
-#[macro_use]
-mod common;
+use crate::common;
 use common::*;
 
 use std::path::Path;
-
-/// A suite of two short cells, written where the sweep runs.
-fn suite(dir: &Path, body: &str) -> String {
-    let p = dir.join("t.toml");
-    std::fs::write(&p, format!("name = \"t\"\ndescription = \"x\"\n{body}")).unwrap();
-    p.to_str().unwrap().to_string()
-}
 
 const TWO_CELLS: &str = "[defaults]\ntime = \"300ms\"\n[[group]]\ntitle = \"t\"\nrw = [\"randwrite\", \"randread\"]\nbs = [\"4k\"]\niodepth = [8]\n";
 
@@ -40,18 +32,13 @@ fn btrfs_layouts_are_built_measured_and_taken_apart() {
     needs_root!();
     needs_tool!("mkfs.btrfs");
     let dir = tempfile::tempdir().unwrap();
-    let members: Vec<RamLoop> = (0..4).map(|_| RamLoop::new(256 << 20)).collect();
-    let list = members
-        .iter()
-        .map(|m| m.dev.dev.clone())
-        .collect::<Vec<_>>()
-        .join(",");
+    let (members, list) = ram_members(4, 256 << 20);
     let out = iogauge(
         dir.path(),
         &[
             "sweep",
             "--file",
-            &suite(dir.path(), TWO_CELLS),
+            &suite_file(dir.path(), TWO_CELLS),
             "--scratch",
             &list,
             "--layout",
@@ -180,13 +167,8 @@ fn read_modify_write_is_named_on_btrfs_raid5_and_not_on_raid10() {
     needs_root!();
     needs_tool!("mkfs.btrfs");
     let dir = tempfile::tempdir().unwrap();
-    let members: Vec<RamLoop> = (0..4).map(|_| RamLoop::new(256 << 20)).collect();
-    let list = members
-        .iter()
-        .map(|m| m.dev.dev.clone())
-        .collect::<Vec<_>>()
-        .join(",");
-    let s = suite(
+    let (members, list) = ram_members(4, 256 << 20);
+    let s = suite_file(
         dir.path(),
         "[defaults]\ntime = \"2s\"\n[[group]]\ntitle = \"small\"\nrw = [\"randwrite\"]\nbs = [\"4k\"]\niodepth = [4]\n[[group]]\ntitle = \"full\"\nrw = [\"write\"]\nbs = [\"768k\"]\niodepth = [4]\n",
     );
@@ -255,254 +237,6 @@ fn read_modify_write_is_named_on_btrfs_raid5_and_not_on_raid10() {
     }
 }
 
-/// One member of a btrfs raid0 held back by the kernel: each member is a loop device over
-/// another, and the blkio group iogauge runs in throttles the lower device of the second to
-/// 300 reads a second, so that member's own requests wait (a member on a worse path). Its
-/// counters show it, and `slow-member` names it; with no throttle nothing is named, and the
-/// members' shares stay even either way (striping places IO by address, not by speed).
-#[test]
-fn a_throttled_btrfs_member_is_named_slow() {
-    needs_root!();
-    needs_tool!("mkfs.btrfs");
-    let Some(cg) = Blkio::new("slow-member") else {
-        skip("needs cgroup v1 blkio");
-        return;
-    };
-    let dir = tempfile::tempdir().unwrap();
-    let lower: Vec<RamLoop> = (0..3).map(|_| RamLoop::new(256 << 20)).collect();
-    let upper: Vec<LoopDev> = lower
-        .iter()
-        .map(|l| {
-            let dev = sh("losetup", &["-f", "--show", "--direct-io=on", &l.dev.dev]);
-            LoopDev {
-                file: std::path::PathBuf::from(&l.dev.dev),
-                dev,
-            }
-        })
-        .collect();
-    let list = upper
-        .iter()
-        .map(|u| u.dev.clone())
-        .collect::<Vec<_>>()
-        .join(",");
-    let s = suite(
-        dir.path(),
-        "[defaults]\ntime = \"2s\"\n[[group]]\ntitle = \"r\"\nrw = [\"randread\"]\nbs = [\"4k\"]\niodepth = [8]\n",
-    );
-    let mut said = Vec::new();
-    for throttled in [true, false] {
-        let iops = if throttled { 300 } else { 0 };
-        cg.throttle(&lower[1].dev, "read", iops);
-        let out = output_within(
-            std::process::Command::new("sh")
-                .args([
-                    "-c",
-                    &cg.iogauge(&format!(
-                        "sweep --file {s} --scratch {list} --layout btrfs:raid0 --size 64m --repeat 1 --json"
-                    )),
-                ])
-                .current_dir(dir.path())
-                .env("IOGAUGE_DB", dir.path().join("results.db")),
-            DEADLINE,
-        );
-        assert!(out.status.success(), "{}", stderr_of(&out));
-        let runs = json_of(&iogauge(dir.path(), &["list", "--json"]));
-        let id = runs["runs"][0]["id"].to_string();
-        let doc = json_of(&iogauge(dir.path(), &["show", &id, "--json"]));
-        assert_eq!(doc["params"]["layout"], "btrfs raid0", "{doc:#}");
-        let findings = doc["results"][0]["findings"].as_array().unwrap().clone();
-        let slow: Vec<String> = findings
-            .iter()
-            .filter(|f| f["kind"] == "slow-member")
-            .map(|f| f["summary"].as_str().unwrap().to_string())
-            .collect();
-        assert!(
-            !findings.iter().any(|f| f["kind"] == "imbalance"),
-            "{findings:#?}"
-        );
-        said.push((throttled, slow));
-    }
-    cg.throttle(&lower[1].dev, "read", 0);
-    let slow_name = upper[1].name().to_string();
-    let (_, with) = &said[0];
-    assert!(
-        with.len() == 1
-            && with[0].starts_with(&format!("randread 4K · QD 8: {slow_name} of the btrfs at")),
-        "{with:?}"
-    );
-    let (_, without) = &said[1];
-    assert!(without.is_empty(), "{without:?}");
-}
-
-/// A knee the CPU makes: reads of a test file the page cache holds (buffered, psync, one
-/// thread) never reach the members, so a btrfs raid0 of four RAM loop devices moves what
-/// two did, and the one submitting thread is on a CPU or waiting for one all the time: the
-/// knee is named at two members and as the CPU's, not the members' (the near miss, a knee
-/// the members' shared limit makes with the CPU idle, is the test below).
-#[test]
-fn a_knee_the_cpu_makes_is_named_the_cpus() {
-    needs_root!();
-    needs_tool!("mkfs.btrfs");
-    let dir = tempfile::tempdir().unwrap();
-    let members: Vec<RamLoop> = (0..4).map(|_| RamLoop::new(192 << 20)).collect();
-    let list = members
-        .iter()
-        .map(|m| m.dev.dev.clone())
-        .collect::<Vec<_>>()
-        .join(",");
-    let s = suite(
-        dir.path(),
-        "[defaults]\ntime = \"1s\"\n[[group]]\ntitle = \"r\"\nrw = [\"randread\"]\nbs = [\"4k\"]\niodepth = [1]\ndirect = false\n",
-    );
-    let out = output_within(
-        std::process::Command::new(BIN)
-            .args([
-                "sweep",
-                "--file",
-                &s,
-                "--scratch",
-                &list,
-                "--layout",
-                "btrfs:raid0",
-            ])
-            .args([
-                "--members",
-                "2,4",
-                "--size",
-                "16m",
-                "--repeat",
-                "5",
-                "--ramp",
-                "1s",
-            ])
-            .args(["--engine", "psync", "--json"])
-            .current_dir(dir.path())
-            .env("IOGAUGE_DB", dir.path().join("results.db"))
-            .env("IOGAUGE_RUN_DIR", own_run_dir(dir.path())),
-        DEADLINE,
-    );
-    assert!(out.status.success(), "{}", stderr_of(&out));
-    let doc = json_of(&out);
-    let found = doc["scaling"].as_array().unwrap();
-    assert_eq!(found.len(), 1, "{doc:#}");
-    let f = &found[0];
-    assert_eq!(f["evidence"]["knee_members"], 2.0, "{f:#}");
-    let summary = f["summary"].as_str().unwrap();
-    assert!(
-        summary.contains("iogauge's submitting threads were on a CPU or waiting for one")
-            && summary.contains("the CPU that issues the IO is the limit, not the members"),
-        "{summary}"
-    );
-    assert!(
-        f["evidence"]["submit_cpu"].as_f64().unwrap() >= 0.9,
-        "{f:#}"
-    );
-    for m in &members {
-        assert!(blank(&m.dev.dev), "{} keeps a signature", m.dev.dev);
-    }
-}
-
-/// Where an array stops scaling, planted by the kernel: four members of a btrfs raid0, each a
-/// loop device over its own stretch of one RAM loop device. The blkio group iogauge runs in
-/// holds each member to 200 reads a second and, with the ceiling planted, the one device
-/// beneath them all to 500: two members give 400, three and four the shared 500, so the knee is
-/// at three. Without that ceiling the members scale linearly and nothing is named. Each repeat
-/// ramps for a second first: the first repeat after the fill ran at half the rate of the others.
-#[test]
-fn where_a_btrfs_raid0_stops_scaling_is_named() {
-    needs_root!();
-    needs_tool!("mkfs.btrfs");
-    let Some(cg) = Blkio::new("scaling") else {
-        skip("needs cgroup v1 blkio");
-        return;
-    };
-    const MEMBER: u64 = 256 << 20;
-    let dir = tempfile::tempdir().unwrap();
-    let lower = RamLoop::new(4 * MEMBER);
-    let upper: Vec<LoopDev> = (0..4u64)
-        .map(|k| {
-            let dev = sh(
-                "losetup",
-                &[
-                    "-f",
-                    "--show",
-                    "--direct-io=on",
-                    "-o",
-                    &(k * MEMBER).to_string(),
-                    "--sizelimit",
-                    &MEMBER.to_string(),
-                    &lower.dev.dev,
-                ],
-            );
-            LoopDev {
-                file: std::path::PathBuf::from(&lower.dev.dev),
-                dev,
-            }
-        })
-        .collect();
-    let list = upper
-        .iter()
-        .map(|u| u.dev.clone())
-        .collect::<Vec<_>>()
-        .join(",");
-    let s = suite(
-        dir.path(),
-        "[defaults]\ntime = \"2s\"\n[[group]]\ntitle = \"r\"\nrw = [\"randread\"]\nbs = [\"4k\"]\niodepth = [8]\n",
-    );
-    for u in &upper {
-        cg.throttle(u, "read", 200);
-    }
-    let mut seen = Vec::new();
-    for ceiling in [true, false] {
-        cg.throttle(&lower.dev, "read", if ceiling { 500 } else { 0 });
-        let out = output_within(
-            std::process::Command::new("sh")
-                .args([
-                    "-c",
-                    &cg.iogauge(&format!(
-                        "sweep --file {s} --scratch {list} --layout btrfs:raid0 --members 2,3,4 --size 64m --repeat 3 --ramp 1s --json"
-                    )),
-                ])
-                .current_dir(dir.path())
-                .env("IOGAUGE_DB", dir.path().join("results.db")),
-            DEADLINE,
-        );
-        assert!(out.status.success(), "{}", stderr_of(&out));
-        let doc = json_of(&out);
-        let line = doc["groups"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|g| g["title"] == "btrfs raid0 by members (against the fewest)")
-            .unwrap_or_else(|| panic!("{doc:#}"))
-            .clone();
-        let findings = doc["scaling"].as_array().unwrap().clone();
-        seen.push((line, findings));
-    }
-    cg.throttle(&lower.dev, "read", 0);
-    for u in &upper {
-        cg.throttle(u, "read", 0);
-    }
-    let (line, with) = &seen[0];
-    assert_eq!(with.len(), 1, "{with:#?}\n{line:#}");
-    let f = &with[0];
-    assert_eq!(f["kind"], "scaling");
-    assert_eq!(f["severity"], "info");
-    let knee = f["evidence"]["knee_members"].as_f64().unwrap();
-    assert!((2.0..=3.0).contains(&knee), "{f:#}\n{line:#}");
-    assert!(
-        f["summary"].as_str().unwrap().starts_with(&format!(
-            "randread 4K · QD 8: btrfs raid0 stops scaling at {knee} members"
-        )),
-        "{f:#}"
-    );
-    let (line, without) = &seen[1];
-    assert!(without.is_empty(), "{without:#?}\n{line:#}");
-    for u in &upper {
-        assert!(blank(&u.dev), "{} left with a signature", u.dev);
-    }
-}
-
 /// kill -9 at four pseudo-random moments of btrfs layout sweeps over three RAM loop devices
 /// (building, filling, measuring, taking apart), each followed by `iogauge clean`: no mount
 /// and no signature left on any member. With the md and LVM kills in the guest, twelve in all.
@@ -511,13 +245,8 @@ fn a_killed_btrfs_layout_sweep_is_undone_by_clean() {
     needs_root!();
     needs_tool!("mkfs.btrfs");
     let dir = tempfile::tempdir().unwrap();
-    let members: Vec<RamLoop> = (0..3).map(|_| RamLoop::new(256 << 20)).collect();
-    let list = members
-        .iter()
-        .map(|m| m.dev.dev.clone())
-        .collect::<Vec<_>>()
-        .join(",");
-    let s = suite(dir.path(), TWO_CELLS);
+    let (members, list) = ram_members(3, 256 << 20);
+    let s = suite_file(dir.path(), TWO_CELLS);
     let mut rng: u64 = 0x9e37_79b9_7f4a_7c15;
     let mut left_something = false;
     for k in 0..4 {
@@ -586,7 +315,7 @@ fn members_and_axes_are_checked_before_anything_is_built() {
     let a = RamLoop::new(64 << 20);
     let b = RamLoop::new(64 << 20);
     sh("mkfs.ext4", &["-q", &b.dev.dev]);
-    let s = suite(dir.path(), TWO_CELLS);
+    let s = suite_file(dir.path(), TWO_CELLS);
     let both = format!("{},{}", a.dev.dev, b.dev.dev);
     let twice = format!("{},{}", a.dev.dev, a.dev.dev);
     for (args, says) in [
@@ -665,12 +394,12 @@ fn members_and_axes_are_checked_before_anything_is_built() {
 }
 
 /// md RAID0, RAID5 and RAID10 and an LVM stripe over four guest disks with chunks of 64 and
-/// 512 KiB, on the raw arrays and with ext4 aligned to each stripe: every layout measured, the md superblocks and PVs gone and
-/// every member blank afterwards.
+/// 512 KiB, on the raw arrays and with ext4 aligned to each stripe (and not named misaligned):
+/// every layout measured, the md superblocks and PVs gone and every member blank afterwards.
 #[test]
 fn md_and_lvm_layouts_in_a_guest_leave_every_member_blank() {
     let dir = tempfile::tempdir().unwrap();
-    let s = suite(dir.path(), TWO_CELLS);
+    let s = suite_file(dir.path(), TWO_CELLS);
     let script = format!(
         r#"
 for tag in raw ext4; do
@@ -679,8 +408,9 @@ for tag in raw ext4; do
     --layout lvm:stripe --chunk 64k,512k --assume-clean --size 16m --repeat 1 $fs --json > /tmp/out.json 2>/tmp/err.txt
   echo "status_$tag $?"
   echo "ran_$tag $(grep -c '"run_id": "' /tmp/out.json)"
-  grep -q 'made aligned to the array: -E stride=16,stripe_width=48' /tmp/err.txt && echo "aligned_$tag yes"
-  grep -q 'made aligned to the array: -E stride=128,stripe_width=384' /tmp/err.txt && echo "aligned512_$tag yes"
+  grep -q 'made aligned to the array: -b 4096 -E stride=16,stripe_width=48' /tmp/err.txt && echo "aligned_$tag yes"
+  grep -q 'made aligned to the array: -b 4096 -E stride=128,stripe_width=384' /tmp/err.txt && echo "aligned512_$tag yes"
+  grep -q 'misaligned' /tmp/err.txt && echo "misaligned_$tag yes"
 done
 tail -3 /tmp/err.txt >&2
 for d in vda vdb vdc vdd; do
@@ -701,6 +431,9 @@ echo "arrays_left $(ls /sys/block | grep -c '^md')"
     // RAID5 of four: three data chunks of 64 KiB, 16 blocks of 4 KiB each; of 512 KiB, 128.
     assert_eq!(out.value("aligned_ext4"), Some("yes"), "{out}");
     assert_eq!(out.value("aligned512_ext4"), Some("yes"), "{out}");
+    // And the file system is what it was made to be: mke2fs gives a file system under 512 MiB
+    // 1 KiB blocks, where a stride of 16 is 16 KiB, and the misalignment finding named it.
+    assert_eq!(out.value("misaligned_ext4"), None, "{out}");
     assert!(!out.stdout.contains("signature_left"), "{out}");
     assert!(!out.stdout.contains("md_superblock_left"), "{out}");
     assert_eq!(out.number("arrays_left"), 0, "{out}");
@@ -713,7 +446,7 @@ echo "arrays_left $(ls /sys/block | grep -c '^md')"
 #[test]
 fn read_modify_write_is_named_on_raid5_and_not_on_full_stripes_or_raid10() {
     let dir = tempfile::tempdir().unwrap();
-    let s = suite(
+    let s = suite_file(
         dir.path(),
         "[defaults]\ntime = \"3s\"\n[[group]]\ntitle = \"small\"\nrw = [\"randwrite\"]\nbs = [\"4k\"]\niodepth = [4]\n[[group]]\ntitle = \"full\"\nrw = [\"write\"]\nbs = [\"128k\"]\niodepth = [4]\n",
     );
@@ -766,7 +499,7 @@ $IOGAUGE show 2 --json | python3 -c "import json,sys; d=json.load(sys.stdin); [p
 #[test]
 fn a_killed_layout_sweep_is_undone_by_clean() {
     let dir = tempfile::tempdir().unwrap();
-    let s = suite(dir.path(), TWO_CELLS);
+    let s = suite_file(dir.path(), TWO_CELLS);
     let script = format!(
         r#"
 n=0
@@ -890,7 +623,7 @@ mdadm --zero-superblock /dev/vda /dev/vdb
 #[test]
 fn a_slow_member_is_named_from_its_own_counters() {
     let dir = tempfile::tempdir().unwrap();
-    let s = suite(
+    let s = suite_file(
         dir.path(),
         "[defaults]\ntime = \"3s\"\n[[group]]\ntitle = \"r\"\nrw = [\"randread\"]\nbs = [\"4k\"]\niodepth = [8]\n",
     );
@@ -935,7 +668,7 @@ done
 #[test]
 fn a_degraded_array_is_measured_beside_the_healthy_one() {
     let dir = tempfile::tempdir().unwrap();
-    let s = suite(dir.path(), TWO_CELLS);
+    let s = suite_file(dir.path(), TWO_CELLS);
     let script = format!(
         r#"
 $IOGAUGE sweep --file {s} --scratch /dev/vda,/dev/vdb,/dev/vdc --layout md:raid0,raid5 --degraded \
@@ -1010,7 +743,7 @@ fn a_degraded_btrfs_runs_without_its_member() {
     let members: Vec<RamLoop> = (0..2).map(|_| RamLoop::new(256 << 20)).collect();
     let (a, b) = (&members[0].dev.dev, &members[1].dev.dev);
     let before = (written(a), written(b));
-    let s = suite(
+    let s = suite_file(
         dir.path(),
         "[defaults]\ntime = \"300ms\"\n[[group]]\ntitle = \"t\"\nrw = [\"randread\"]\nbs = [\"4k\"]\niodepth = [8]\n",
     );
@@ -1095,7 +828,7 @@ fn a_degraded_btrfs_runs_without_its_member() {
 #[test]
 fn a_rebuilding_array_is_measured_and_timed() {
     let dir = tempfile::tempdir().unwrap();
-    let s = suite(dir.path(), TWO_CELLS);
+    let s = suite_file(dir.path(), TWO_CELLS);
     let script = format!(
         r#"
 before=$(awk '{{print $7}}' /sys/block/vdb/stat)
@@ -1151,7 +884,7 @@ grep -q md100 /proc/mdstat && echo "array_left yes"
 #[test]
 fn a_sweep_killed_mid_rebuild_is_undone_by_clean() {
     let dir = tempfile::tempdir().unwrap();
-    let s = suite(
+    let s = suite_file(
         dir.path(),
         "[defaults]\ntime = \"2s\"\n[[group]]\ntitle = \"t\"\nrw = [\"randread\"]\nbs = [\"4k\"]\niodepth = [8]\n",
     );
@@ -1163,11 +896,15 @@ $IOGAUGE sweep --file {s} --scratch /dev/vda,/dev/vdb --layout md:raid1 --rebuil
   --assume-clean --size 16m --repeat 1 >/dev/null 2>&1 &
 pid=$!
 # Until md says it recovers (the third setting, the first cell started), or the sweep ended.
-while kill -0 $pid 2>/dev/null && [ "$(cat /sys/block/md100/md/sync_action 2>/dev/null)" != recover ]; do
+# What md said last is what the kill follows: a second read after the loop once found md idle
+# on a busy machine, a different moment from the one the kill came at.
+action=none
+while kill -0 $pid 2>/dev/null && [ "$action" != recover ]; do
   sleep 0.2
+  action=$(cat /sys/block/md100/md/sync_action 2>/dev/null || echo none)
 done
-echo "action_at_kill $(cat /sys/block/md100/md/sync_action 2>/dev/null || echo none)"
 kill -9 $pid
+echo "action_at_kill $action"
 wait $pid
 $IOGAUGE clean > /tmp/clean.txt 2>&1 || echo "clean_failed $(tail -1 /tmp/clean.txt)"
 head -5 /tmp/clean.txt >&2

@@ -8,8 +8,7 @@
 //! either way, so per-IO timing stays exact. The rules (who gets a trial, what is refused) run
 //! on a small file in the test's own directory.
 
-#[macro_use]
-mod common;
+use crate::common;
 
 use common::*;
 use serde_json::Value;
@@ -38,6 +37,7 @@ fn engine(doc: &Value) -> &Value {
 /// rule is about large enough that any machine shows it.
 #[test]
 fn auto_batches_completions_when_each_wait_is_dear() {
+    let _quiet = quiet_turn(module_path!());
     needs_root!();
     needs_tool!("strace");
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
@@ -93,6 +93,7 @@ fn auto_batches_completions_when_each_wait_is_dear() {
 /// in a phase of waiting for all (466 against 544 reads seen), which then wins.
 #[test]
 fn auto_keeps_one_at_a_time_on_a_throttled_device() {
+    let _quiet = quiet_turn(module_path!());
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let Some((cg, ram)) = throttle_rig("autobatch") else {
         return;
@@ -151,6 +152,7 @@ fn small_run(dir: &Path, args: &[&str]) -> Value {
 /// one completion at a time and no trial; a default run deep enough has one.
 #[test]
 fn auto_tries_only_where_it_can_tell() {
+    let _quiet = quiet_turn(module_path!());
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
@@ -184,6 +186,7 @@ fn auto_tries_only_where_it_can_tell() {
 /// Anything but auto or 1 to 4096 is refused with one line naming the option, exit 2.
 #[test]
 fn complete_batch_out_of_range_is_refused() {
+    let _quiet = quiet_turn(module_path!());
     let dir = tempfile::tempdir().unwrap();
     for bad in ["0", "foo", "4097"] {
         let out = iogauge(
@@ -203,6 +206,7 @@ fn complete_batch_out_of_range_is_refused() {
 /// iodepth_batch_complete_min, which is kept as it is.
 #[test]
 fn fio_jobs_get_auto_unless_they_name_a_batch() {
+    let _quiet = quiet_turn(module_path!());
     needs_root!();
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let dir = tempfile::tempdir().unwrap();
@@ -246,6 +250,7 @@ fn fio_jobs_get_auto_unless_they_name_a_batch() {
 /// chooses, the others wait as it chose and run no trial of their own.
 #[test]
 fn repeats_wait_as_the_first_repeat_chose() {
+    let _quiet = quiet_turn(module_path!());
     let dir = tempfile::tempdir().unwrap();
     let doc = small_run(
         dir.path(),
@@ -274,6 +279,7 @@ fn held_as_the_first_chose(repeats: &[Value]) {
 /// README's `suite snia-iops` spent most of its time in them).
 #[test]
 fn rounds_wait_as_the_first_round_chose() {
+    let _quiet = quiet_turn(module_path!());
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let dir = tempfile::tempdir().unwrap();
     let args = [
@@ -305,6 +311,7 @@ fn rounds_wait_as_the_first_round_chose() {
 /// The same workload on both, so `compare` pairs them; their IOPS still compare.
 #[test]
 fn compare_flags_results_timed_two_ways() {
+    let _quiet = quiet_turn(module_path!());
     needs_root!();
     needs_tool!("strace");
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());

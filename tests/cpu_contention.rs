@@ -4,8 +4,7 @@
 //! CPU explains. In a file of its own, so no other test's run shares a CPU with the busy loops
 //! (test files run one at a time); its own tests take turns.
 
-#[macro_use]
-mod common;
+use crate::common;
 
 use common::*;
 use serde_json::Value;
@@ -51,6 +50,7 @@ fn cpu_secs(pid: u32) -> f64 {
 /// others; two make the cause unambiguous.)
 #[test]
 fn a_fall_that_other_work_on_the_cpu_made_is_the_cpus() {
+    let _quiet = quiet_turn(module_path!());
     needs_root!();
     needs_tool!("taskset");
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
@@ -120,6 +120,7 @@ fn a_fall_that_other_work_on_the_cpu_made_is_the_cpus() {
 /// is named as the CPU's, at the time and for the length the test's own clock bounds.
 #[test]
 fn a_stall_that_a_real_time_task_on_the_cpu_made_is_the_cpus() {
+    let _quiet = quiet_turn(module_path!());
     needs_root!();
     needs_tool!("taskset");
     needs_tool!("chrt");

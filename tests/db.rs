@@ -2,8 +2,7 @@
 //! pgbench with a buffer-ratio sweep, the server's settings and IO recorded, the runs stored;
 //! and no server process or cluster directory left after a normal end, an error or a Ctrl-C.
 
-#[macro_use]
-mod common;
+use crate::common;
 use common::*;
 
 use std::path::{Path, PathBuf};

@@ -6,7 +6,7 @@
 //! of each server's commit beside the TPS; and no server process or server directory left after
 //! a normal end, an error or a Ctrl-C.
 
-mod common;
+use crate::common;
 use common::*;
 
 use std::path::{Path, PathBuf};

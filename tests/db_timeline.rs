@@ -10,7 +10,7 @@
 //! the upper one's requests wait in flight, as on a saturated disk, and the upper one is the
 //! device under the data directory that iogauge watches.
 
-mod common;
+use crate::common;
 use common::*;
 
 use serde_json::Value;
@@ -189,6 +189,7 @@ fn of_kind<'a>(doc: &'a Value, kind: &str) -> Vec<&'a Value> {
 
 #[test]
 fn a_checkpoint_on_a_saturated_device_is_named_at_the_time_the_server_logged() {
+    let _quiet = quiet_turn(module_path!());
     let Some((dir, cg)) = rig("timeline-ckpt") else {
         return;
     };
@@ -262,6 +263,7 @@ fn a_checkpoint_on_a_saturated_device_is_named_at_the_time_the_server_logged() {
 
 #[test]
 fn checkpoints_on_a_fast_device_cost_no_transactions_and_name_nothing() {
+    let _quiet = quiet_turn(module_path!());
     let Some((dir, cg)) = rig("timeline-none") else {
         return;
     };

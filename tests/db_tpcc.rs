@@ -7,7 +7,7 @@
 //! `db tpcc-check` passes, and fails naming clause 3.3.2.2 once a district's next order id is
 //! moved by hand. And the plan refuses what would do nothing.
 
-mod common;
+use crate::common;
 use common::*;
 
 use serde_json::Value;

@@ -8,8 +8,7 @@
 use serde_json::Value;
 use std::path::Path;
 
-#[macro_use]
-mod common;
+use crate::common;
 use common::*;
 
 const MIB: u64 = 1 << 20;

@@ -5,7 +5,7 @@
 use serde_json::Value;
 use std::path::Path;
 
-mod common;
+use crate::common;
 use common::*;
 
 /// Tests that read the machine's disk counters take turns with the tests that move much data on

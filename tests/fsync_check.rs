@@ -4,8 +4,7 @@
 //! disk persists on every sync, so nothing acknowledged may be lost; the lying one never
 //! persists, so everything acknowledged is lost — every time, whatever the machine's load.
 
-#[macro_use]
-mod common;
+use crate::common;
 use common::*;
 
 use std::io::{BufRead, BufReader};

@@ -3,8 +3,7 @@
 //! fio measuring the same workload on the same device in the same test. The other tests check
 //! that iogauge's numbers agree with each other; these check that they are true.
 
-#[macro_use]
-mod common;
+use crate::common;
 
 use common::*;
 use serde_json::Value;
@@ -90,6 +89,7 @@ fn within(what: &str, a: f64, b: f64, band: f64) {
 /// lets through, so the throttle alone sets the rate. The kernel's rate, within 2%.
 #[test]
 fn iops_and_bandwidth_are_the_throttles() {
+    let _quiet = quiet_turn(module_path!());
     needs_root!();
     let _turn = alone();
     let Some(cg) = Blkio::new("truth") else {
@@ -151,6 +151,7 @@ fn majmin(dev: &LoopDev) -> String {
 /// same file is iogauge's.
 #[test]
 fn latency_is_the_delay_the_device_adds() {
+    let _quiet = quiet_turn(module_path!());
     if !can_mount_fakedisk() {
         return;
     }
@@ -212,6 +213,7 @@ fn latency_is_the_delay_the_device_adds() {
 /// of its own before and after the measurement, never fewer than it counts.
 #[test]
 fn syncs_counted_are_the_flushes_the_device_saw() {
+    let _quiet = quiet_turn(module_path!());
     needs_root!();
     let _turn = alone();
     let ram = RamLoop::new(64 << 20);
@@ -267,6 +269,7 @@ fn syncs_counted_are_the_flushes_the_device_saw() {
 /// than the device, and a busy machine moved the two tools' rates apart by up to 6× here.
 #[test]
 fn iogauge_and_fio_agree_on_the_same_device() {
+    let _quiet = quiet_turn(module_path!());
     needs_root!();
     needs_tool!("fio");
     let _turn = alone();

@@ -2,7 +2,7 @@
 //! this machine's own kernel has neither: the ground truth that RAID and volume findings are
 //! checked against. Each test prints "key value" lines from the guest and reads them here.
 
-mod common;
+use crate::common;
 use common::guest;
 
 /// md RAID5 over three disks with a 64 KiB chunk: the kernel advertises a full stripe (two data

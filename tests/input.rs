@@ -1,8 +1,7 @@
 //! Input that would do nothing, or something else than typed, is refused before anything runs:
 //! one line on stderr, exit 2, nothing created (issue 23).
 
-#[macro_use]
-mod common;
+use crate::common;
 
 use common::*;
 use serde_json::Value;

@@ -6,8 +6,7 @@
 //! for one cell (found by the suite's line for the cell before it), and a near miss next to
 //! each stays under the finding's threshold.
 
-#[macro_use]
-mod common;
+use crate::common;
 
 use common::*;
 use serde_json::Value;
@@ -67,6 +66,7 @@ fn five_repeats(cg: &Blkio, ram: &RamLoop, dip: &dyn Fn()) -> Value {
 /// of 5, below the mean of the others.
 #[test]
 fn a_repeat_slowed_by_a_throttle_is_an_outlier() {
+    let _quiet = quiet_turn(module_path!());
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let Some((cg, ram)) = throttle_rig("outlier") else {
         return;
@@ -107,6 +107,7 @@ fn a_repeat_slowed_by_a_throttle_is_an_outlier() {
 /// stalls for most of a second.)
 #[test]
 fn steady_repeats_and_a_small_dip_name_no_outlier() {
+    let _quiet = quiet_turn(module_path!());
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let Some((cg, ram)) = throttle_rig("no-outlier") else {
         return;
@@ -163,6 +164,7 @@ fn table_with_slow_16k(cg: &Blkio, ram: &RamLoop, during: u32) -> Value {
 /// A cell at a quarter of its neighbours' IOPS is a gap, named at its block size.
 #[test]
 fn a_block_size_held_to_a_quarter_is_a_gap() {
+    let _quiet = quiet_turn(module_path!());
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let Some((cg, ram)) = throttle_rig("gap") else {
         return;
@@ -182,6 +184,7 @@ fn a_block_size_held_to_a_quarter_is_a_gap() {
 /// neighbours (above the 50% a gap must fall under), name no gap.
 #[test]
 fn a_flat_table_and_a_shallow_dip_name_no_gap() {
+    let _quiet = quiet_turn(module_path!());
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let Some((cg, ram)) = throttle_rig("no-gap") else {
         return;

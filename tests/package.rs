@@ -4,8 +4,7 @@
 //! its bundled SQLite, and runs PostgreSQL (which looks its user up); the package installs into
 //! a root of its own with `dpkg --root`, and its man pages, completions and binary work there.
 
-#[macro_use]
-mod common;
+use crate::common;
 use common::*;
 
 use std::path::{Path, PathBuf};

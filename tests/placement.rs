@@ -3,8 +3,7 @@
 //! `--precondition` by the bytes the device counted written, `--submit-batch` by the
 //! io_uring_enter calls strace counted.
 
-#[macro_use]
-mod common;
+use crate::common;
 
 use common::*;
 use std::process::Command;

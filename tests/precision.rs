@@ -7,8 +7,7 @@
 //! Cells run 1 s each, long enough for the device findings' minimum evidence (1,000 IOs, 0.5 s),
 //! so split, merged, absorbed, other-io and queue are judged here, not skipped.
 
-#[macro_use]
-mod common;
+use crate::common;
 
 use common::*;
 use serde_json::Value;
@@ -61,6 +60,7 @@ fn suite(dir: &Path, name: &str, target: &str, extra: &[&str]) -> Value {
 
 #[test]
 fn suites_on_raw_ram_devices_give_no_warning() {
+    let _quiet = quiet_turn(module_path!());
     needs_root!();
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let dir = tempfile::tempdir().unwrap();
@@ -81,6 +81,7 @@ fn suites_on_raw_ram_devices_give_no_warning() {
 
 #[test]
 fn suites_on_file_systems_give_no_warning() {
+    let _quiet = quiet_turn(module_path!());
     needs_root!();
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     for fs in ["ext4", "xfs"] {
@@ -117,6 +118,7 @@ fn ram_loop(size: u64, sector: u32) -> (tempfile::TempDir, LoopDev) {
 /// scheduler came round to them) — never as the device's.
 #[test]
 fn a_busy_machine_gets_only_findings_that_name_the_cpu() {
+    let _quiet = quiet_turn(module_path!());
     needs_root!();
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let dir = tempfile::tempdir().unwrap();

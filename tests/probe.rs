@@ -6,8 +6,7 @@ use serde_json::Value;
 use std::path::Path;
 use std::process::Command;
 
-#[macro_use]
-mod common;
+use crate::common;
 use common::*;
 
 const LIMIT: u64 = 256 << 20;
@@ -22,6 +21,7 @@ impl Drop for Cgroup {
 
 #[test]
 fn the_probe_names_a_memory_cgroups_page_cache() {
+    let _quiet = quiet_turn(module_path!());
     needs_root!();
     let memory = Path::new("/sys/fs/cgroup/memory");
     if !memory.join("cgroup.procs").exists() {
@@ -138,6 +138,7 @@ fn the_probe_names_a_memory_cgroups_page_cache() {
 
 #[test]
 fn the_probe_plans_doubling_working_sets_and_refuses_a_small_target() {
+    let _quiet = quiet_turn(module_path!());
     let dir = tempfile::tempdir().unwrap();
     let out = iogauge(dir.path(), &["probe", "cache", "--size", "1g", "--dry-run"]);
     let text = String::from_utf8_lossy(&out.stdout);

@@ -11,8 +11,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-#[macro_use]
-mod common;
+use crate::common;
 use common::*;
 
 /// Runs iogauge inside `cg` and returns its JSON.
@@ -27,6 +26,7 @@ fn in_cgroup(cg: &Blkio, dir: &Path, args: &str) -> Value {
 
 #[test]
 fn a_rate_below_the_throttle_is_met_and_one_above_is_named() {
+    let _quiet = quiet_turn(module_path!());
     needs_root!();
     let Some(cg) = Blkio::new("rate") else {
         skip("needs cgroup v1 blkio");
@@ -80,6 +80,7 @@ fn a_rate_below_the_throttle_is_met_and_one_above_is_named() {
 
 #[test]
 fn a_freeze_shows_in_latency_from_the_planned_start_but_not_in_service_time() {
+    let _quiet = quiet_turn(module_path!());
     needs_root!();
     needs_tool!("mkfs.ext4");
     needs_tool!("fsfreeze");
@@ -133,6 +134,7 @@ fn a_freeze_shows_in_latency_from_the_planned_start_but_not_in_service_time() {
 /// throttle of 2,000 IOPS that makes queueing (and so latency) grow as the rate nears it.
 #[test]
 fn the_latency_target_search_stays_under_the_throttle() {
+    let _quiet = quiet_turn(module_path!());
     needs_root!();
     let Some(cg) = Blkio::new("latency") else {
         skip("needs cgroup v1 blkio");
@@ -199,6 +201,7 @@ fn the_latency_target_search_stays_under_the_throttle() {
 /// each read ~8 ms (at depth 1 scheduling delays alone kept it below).
 #[test]
 fn queue_depths_against_a_throttle_are_a_saturated_ceiling() {
+    let _quiet = quiet_turn(module_path!());
     needs_root!();
     let Some(cg) = Blkio::new("ceiling") else {
         skip("needs cgroup v1 blkio");

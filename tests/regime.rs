@@ -4,8 +4,7 @@
 //! CPUs are busy with does not move them. (The other way round, a fall that other work on
 //! iogauge's CPU made, is tests/cpu_contention.rs: its busy loop would disturb these.)
 
-#[macro_use]
-mod common;
+use crate::common;
 
 use common::*;
 use serde_json::Value;
@@ -100,6 +99,7 @@ fn regimes(doc: &Value) -> Vec<Value> {
 /// levels and amount above the later rate against the truth.
 #[test]
 fn a_lowered_throttle_is_a_regime_with_its_size() {
+    let _quiet = quiet_turn(module_path!());
     let Some((cg, ram)) = throttle_rig("regime-fall") else {
         return;
     };
@@ -139,6 +139,7 @@ fn a_lowered_throttle_is_a_regime_with_its_size() {
 /// A throttle lifted: 1,000 IOPS, then 4,000 — named as a rise.
 #[test]
 fn a_raised_throttle_is_a_rise() {
+    let _quiet = quiet_turn(module_path!());
     let Some((cg, ram)) = throttle_rig("regime-rise") else {
         return;
     };
@@ -154,6 +155,7 @@ fn a_raised_throttle_is_a_rise() {
 /// regime.
 #[test]
 fn steady_runs_and_dips_name_no_regime() {
+    let _quiet = quiet_turn(module_path!());
     let Some((cg, ram)) = throttle_rig("regime-none") else {
         return;
     };
@@ -204,6 +206,7 @@ fn falls_to_1000(cg: &Blkio, ram: &RamLoop, c: &Change) -> (Value, Value, u64) {
 /// above the later rate: the cache's size, against the truth.
 #[test]
 fn a_write_cache_filling_after_known_bytes_is_a_regime_with_its_size() {
+    let _quiet = quiet_turn(module_path!());
     let Some((cg, ram)) = throttle_rig("regime-write") else {
         return;
     };
@@ -226,6 +229,7 @@ fn a_write_cache_filling_after_known_bytes_is_a_regime_with_its_size() {
 /// with the regime found; the plan said it may take up to the limit.
 #[test]
 fn until_change_stops_once_the_later_level_holds() {
+    let _quiet = quiet_turn(module_path!());
     let Some((cg, ram)) = throttle_rig("regime-until") else {
         return;
     };
@@ -248,6 +252,7 @@ fn until_change_stops_once_the_later_level_holds() {
 /// A near miss for `--until-change`: a steady run goes on to its limit, with no regime.
 #[test]
 fn until_change_runs_a_steady_device_to_its_limit() {
+    let _quiet = quiet_turn(module_path!());
     let Some((cg, ram)) = throttle_rig("regime-until-steady") else {
         return;
     };
@@ -267,6 +272,7 @@ fn until_change_runs_a_steady_device_to_its_limit() {
 /// option, are refused before anything runs; where they apply, the plan says how long.
 #[test]
 fn until_change_and_baseline_are_refused_where_they_do_nothing() {
+    let _quiet = quiet_turn(module_path!());
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     for (args, needle) in [
@@ -326,6 +332,7 @@ fn until_change_and_baseline_are_refused_where_they_do_nothing() {
 /// says so; the stored document keeps the average.
 #[test]
 fn baseline_summary_gives_the_later_level() {
+    let _quiet = quiet_turn(module_path!());
     let Some((cg, ram)) = throttle_rig("regime-baseline") else {
         return;
     };
@@ -400,6 +407,7 @@ fn steady_of(doc: &Value) -> (String, Value) {
 /// device's cells drifting), but the level held: an info, no warning.
 #[test]
 fn a_falling_throttle_is_drift_and_a_swinging_one_is_not() {
+    let _quiet = quiet_turn(module_path!());
     let Some((cg, ram)) = throttle_rig("steady-drift") else {
         return;
     };

@@ -3,8 +3,7 @@
 use serde_json::Value;
 use std::process::Command;
 
-#[macro_use]
-mod common;
+use crate::common;
 use common::*;
 
 /// The JSON contract every result keeps, whatever the engine.

@@ -4,7 +4,7 @@
 //! root (loop devices, mounts) skip through `common::skip` when not root; they undo
 //! every mount and loop device with Drop guards, also when they fail.
 //!
-//! Every fault test prints what the user saw (`cargo test --test safety -- --nocapture`).
+//! Every fault test prints what the user saw (`cargo test --test e2e safety:: -- --nocapture`).
 
 use serde_json::Value;
 use std::fs::File;
@@ -16,8 +16,7 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-#[macro_use]
-mod common;
+use crate::common;
 use common::*;
 
 const MIB: u64 = 1 << 20;
@@ -201,7 +200,7 @@ impl Running {
         }
     }
 
-    /// Read and write system calls the run has made so far (psync runs).
+    /// Read and write system calls the run's IO threads have made so far (psync runs).
     fn syscalls(&self) -> u64 {
         syscalls_of(self.child.as_ref().unwrap().id())
     }

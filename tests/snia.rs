@@ -7,8 +7,7 @@ use serde_json::Value;
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 
-#[macro_use]
-mod common;
+use crate::common;
 use common::*;
 
 const SUITE: &str = r#"

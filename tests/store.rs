@@ -6,7 +6,7 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-mod common;
+use crate::common;
 use common::*;
 
 const CANNOT_JUDGE: &str = "cannot judge significance (run with --repeat 3 or more)";

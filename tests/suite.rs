@@ -4,7 +4,7 @@
 use serde_json::Value;
 use std::collections::BTreeSet;
 
-mod common;
+use crate::common;
 use common::*;
 
 /// The throttled until-stable test needs the CPUs to itself: with another test's suite beside

@@ -3,8 +3,7 @@
 //! them); a refused value skipped and named; file systems made on a blank scratch device that
 //! carries no signature afterwards. Ground truth is sysfs and blkid, read by the test.
 
-#[macro_use]
-mod common;
+use crate::common;
 use common::*;
 
 use std::path::{Path, PathBuf};

@@ -8,8 +8,7 @@ use std::fs::File;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-#[macro_use]
-mod common;
+use crate::common;
 use common::*;
 
 const MIB: u64 = 1 << 20;

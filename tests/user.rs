@@ -2,8 +2,7 @@
 //! what a read-only suite leaves out, a JSON plan, the id a run was stored under, the statistics
 //! of repeats, hints for a suite's flags, a man page per subcommand (issue 22).
 
-#[macro_use]
-mod common;
+use crate::common;
 
 use common::*;
 

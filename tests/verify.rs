@@ -2,8 +2,7 @@
 //! failing storage would have left it (one fault of each class, at known offsets), a FUSE disk
 //! that damages writes during the run, and a clean run of a million blocks.
 
-#[macro_use]
-mod common;
+use crate::common;
 use common::*;
 
 use iogauge_verify::{stamp, RunKey, SECTOR};

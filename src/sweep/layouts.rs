@@ -278,7 +278,7 @@ pub(super) fn array_sweep(
 }
 
 /// `f` with the options that align it to an array's stripe (stripe unit `chunk`, `data`
-/// members): ext2/3/4's stride and stripe width in 4 KiB blocks, xfs's su and sw. Unchanged
+/// members): ext2/3/4's stride and stripe width in its blocks, xfs's su and sw. Unchanged
 /// for other file systems and for arrays without a stripe.
 fn aligned(f: &FsSpec, geometry: Option<(u64, usize)>) -> FsSpec {
     let mut spec = f.clone();
@@ -286,13 +286,31 @@ fn aligned(f: &FsSpec, geometry: Option<(u64, usize)>) -> FsSpec {
         return spec;
     };
     match f.fs.as_str() {
+        // The user's own stride is theirs to get right (the misalignment finding checks it).
+        "ext2" | "ext3" | "ext4" if f.mkfs_opts.iter().any(|o| o.contains("stride")) => {}
         "ext2" | "ext3" | "ext4" if chunk >= 4096 => {
-            let stride = chunk / 4096;
-            spec.mkfs_opts.push("-E".into());
-            spec.mkfs_opts.push(format!(
-                "stride={stride},stripe_width={}",
-                stride * data as u64
-            ));
+            // Stride and stripe width count file-system blocks, and mke2fs picks 1 KiB blocks
+            // on a file system under 512 MiB (mke2fs.conf's "small"): the block size is set
+            // (4 KiB unless the user's options name one) so that the stride means the chunk.
+            let given = spec
+                .mkfs_opts
+                .iter()
+                .position(|o| o == "-b")
+                .and_then(|i| spec.mkfs_opts.get(i + 1))
+                .and_then(|b| b.parse::<u64>().ok());
+            let block = given.unwrap_or(4096);
+            if given.is_none() {
+                spec.mkfs_opts.push("-b".into());
+                spec.mkfs_opts.push("4096".into());
+            }
+            let stride = chunk / block;
+            if stride > 0 {
+                spec.mkfs_opts.push("-E".into());
+                spec.mkfs_opts.push(format!(
+                    "stride={stride},stripe_width={}",
+                    stride * data as u64
+                ));
+            }
         }
         "xfs" => {
             spec.mkfs_opts.push("-d".into());
@@ -302,4 +320,39 @@ fn aligned(f: &FsSpec, geometry: Option<(u64, usize)>) -> FsSpec {
         _ => {}
     }
     spec
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ext4(opts: &[&str]) -> FsSpec {
+        FsSpec {
+            fs: "ext4".into(),
+            mkfs_opts: opts.iter().map(|o| o.to_string()).collect(),
+        }
+    }
+
+    /// A 512 MiB md raid0 of four 128 MiB disks got 1 KiB blocks from mke2fs and a stride of 16
+    /// meant for 4 KiB ones: 16 KiB against a 64 KiB chunk, which the misalignment finding
+    /// named. The block size is now given with the stride, or the user's is counted in.
+    #[test]
+    fn the_stride_counts_the_blocks_the_file_system_is_made_with() {
+        let a = aligned(&ext4(&[]), Some((64 << 10, 4)));
+        assert_eq!(
+            a.mkfs_opts,
+            ["-b", "4096", "-E", "stride=16,stripe_width=64"]
+        );
+        let a = aligned(&ext4(&["-b", "1024"]), Some((64 << 10, 4)));
+        assert_eq!(
+            a.mkfs_opts,
+            ["-b", "1024", "-E", "stride=64,stripe_width=256"]
+        );
+        // A chunk smaller than the user's block: no stride at all rather than a stride of 0.
+        let a = aligned(&ext4(&["-b", "65536"]), Some((16 << 10, 2)));
+        assert_eq!(a.mkfs_opts, ["-b", "65536"]);
+        assert_eq!(aligned(&ext4(&[]), None).mkfs_opts, Vec::<String>::new());
+        let own = ext4(&["-E", "stride=3,stripe_width=7"]);
+        assert_eq!(aligned(&own, Some((64 << 10, 4))).mkfs_opts, own.mkfs_opts);
+    }
 }

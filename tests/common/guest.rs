@@ -88,6 +88,8 @@ pub fn run(disks: u32, disk_size: &str, script: &str) -> Option<GuestOutput> {
         return None;
     }
     use std::os::unix::process::CommandExt;
+    static GUESTS: super::Turns = super::Turns::new(2);
+    let _turn = GUESTS.take();
     // The initramfs is built once and kept beside the other tests' scratch files.
     let cache = Path::new(env!("CARGO_TARGET_TMPDIR")).join("guest-cache");
     let child = Command::new(script_path())

@@ -74,6 +74,109 @@ pub fn output_within(cmd: &mut Command, limit: std::time::Duration) -> Output {
     out
 }
 
+/// `n` RAM-backed loop devices of `size` bytes, the members of an array a test builds, and
+/// their names as `--scratch` takes them (comma-separated).
+pub fn ram_members(n: usize, size: u64) -> (Vec<RamLoop>, String) {
+    let members: Vec<RamLoop> = (0..n).map(|_| RamLoop::new(size)).collect();
+    let list = dev_list(members.iter().map(|m| &m.dev));
+    (members, list)
+}
+
+/// Loop devices' names as `--scratch` takes them (comma-separated).
+pub fn dev_list<'a>(devs: impl IntoIterator<Item = &'a LoopDev>) -> String {
+    devs.into_iter()
+        .map(|d| d.dev.as_str())
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// A suite file of `body` (TOML: defaults and groups) in `dir`; its path.
+pub fn suite_file(dir: &Path, body: &str) -> String {
+    let p = dir.join("t.toml");
+    std::fs::write(&p, format!("name = \"t\"\ndescription = \"x\"\n{body}")).unwrap();
+    p.to_str().unwrap().to_string()
+}
+
+/// A number of turns that tests share: `take` waits until one is free and holds it until the
+/// turn is dropped. Guests take them: each is a software-emulated CPU, and at most two run at
+/// a time so that a third does not slow the others towards their time limit.
+pub struct Turns {
+    taken: std::sync::Mutex<usize>,
+    freed: std::sync::Condvar,
+    limit: usize,
+}
+
+/// A turn of [`Turns`], given back when dropped.
+pub struct Turn<'a>(&'a Turns);
+
+impl Turns {
+    pub const fn new(limit: usize) -> Turns {
+        Turns {
+            taken: std::sync::Mutex::new(0),
+            freed: std::sync::Condvar::new(),
+            limit,
+        }
+    }
+
+    pub fn take(&self) -> Turn<'_> {
+        // A test that panicked holding the lock poisoned it; the count is still right.
+        let mut taken = self.taken.lock().unwrap_or_else(|e| e.into_inner());
+        while *taken >= self.limit {
+            taken = self.freed.wait(taken).unwrap_or_else(|e| e.into_inner());
+        }
+        *taken += 1;
+        Turn(self)
+    }
+}
+
+impl Drop for Turn<'_> {
+    fn drop(&mut self) {
+        *self.0.taken.lock().unwrap_or_else(|e| e.into_inner()) -= 1;
+        self.0.freed.notify_one();
+    }
+}
+
+/// The quiet binary's turns (tests/quiet.rs): its files take the machine in turn, and within
+/// a file at most two tests run at once, as they did when each file was a binary of its own
+/// run with one test thread per core of this two-core machine. A test judging a rate was
+/// written knowing its siblings, not another file's CPU hogs or throttles.
+pub struct QuietTurn;
+
+struct Quiet {
+    /// The file whose tests hold the machine, and how many of them run.
+    file: Option<&'static str>,
+    running: usize,
+}
+
+static QUIET: std::sync::Mutex<Quiet> = std::sync::Mutex::new(Quiet {
+    file: None,
+    running: 0,
+});
+static QUIET_FREED: std::sync::Condvar = std::sync::Condvar::new();
+
+/// Waits for the machine to be `file`'s (`module_path!()`) with a place free; each quiet test
+/// starts with `let _turn = quiet_turn(module_path!());`.
+pub fn quiet_turn(file: &'static str) -> QuietTurn {
+    let mut q = QUIET.lock().unwrap_or_else(|e| e.into_inner());
+    while !(q.running == 0 || (q.file == Some(file) && q.running < 2)) {
+        q = QUIET_FREED.wait(q).unwrap_or_else(|e| e.into_inner());
+    }
+    q.file = Some(file);
+    q.running += 1;
+    QuietTurn
+}
+
+impl Drop for QuietTurn {
+    fn drop(&mut self) {
+        let mut q = QUIET.lock().unwrap_or_else(|e| e.into_inner());
+        q.running -= 1;
+        if q.running == 0 {
+            q.file = None;
+        }
+        QUIET_FREED.notify_all();
+    }
+}
+
 /// A file of root's with mode 0600 in `dir`, as /etc/shadow is, for a link a server's account
 /// plants; with what it holds and how it looks, to compare later.
 pub fn root_secret(dir: &Path) -> (PathBuf, (Vec<u8>, u32, u32)) {
@@ -370,6 +473,17 @@ impl Blkio {
     }
 
     /// A shell command line that joins the group and then becomes iogauge with `args`.
+    /// Runs iogauge with `args` in this group, in `dir` with `dir/results.db`; its output.
+    pub fn run_in(&self, dir: &Path, args: &str) -> Output {
+        output_within(
+            Command::new("sh")
+                .args(["-c", &self.iogauge(args)])
+                .current_dir(dir)
+                .env("IOGAUGE_DB", dir.join("results.db")),
+            DEADLINE,
+        )
+    }
+
     pub fn iogauge(&self, args: &str) -> String {
         format!(
             // The run directory (ledger, knob journal) is the test's own, in the directory it
@@ -544,13 +658,28 @@ pub fn poll_until(limit: std::time::Duration, mut done: impl FnMut() -> bool) ->
     true
 }
 
-/// Read and write system calls process `pid` has made (/proc/PID/io, syscr + syscw): with the
-/// psync engine, a count that grows once IO is under way.
+/// Read and write system calls the IO threads of iogauge process `pid` (`iogauge-w0`, …) have
+/// made (/proc/PID/task/TID/io, syscr + syscw): with the psync engine, a count that grows
+/// once the measurement is under way. Not the whole process's: after a fill, the steps before
+/// the measurement (the trial, device discovery, the store) make system calls too, and on a
+/// busy machine a hundred of them came before the workers had opened the target.
 pub fn syscalls_of(pid: u32) -> u64 {
-    let io = std::fs::read_to_string(format!("/proc/{pid}/io")).unwrap_or_default();
-    io.lines()
-        .filter(|l| l.starts_with("syscr:") || l.starts_with("syscw:"))
-        .filter_map(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return 0;
+    };
+    tasks
+        .flatten()
+        .filter(|t| {
+            std::fs::read_to_string(t.path().join("comm")).is_ok_and(|c| c.starts_with("iogauge-w"))
+        })
+        .map(|t| {
+            std::fs::read_to_string(t.path().join("io"))
+                .unwrap_or_default()
+                .lines()
+                .filter(|l| l.starts_with("syscr:") || l.starts_with("syscw:"))
+                .filter_map(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
+                .sum::<u64>()
+        })
         .sum()
 }
 

@@ -1,0 +1,37 @@
+//! iogauge's end-to-end tests that share the machine: one test binary, each file below a
+//! module of it, so the tests of every file run beside each other (RUST_TEST_THREADS in
+//! .cargo/config.toml). Most of them wait on devices, servers and guests, not on a CPU, and
+//! `cargo test` runs test binaries one after another: one binary per file left the machine idle
+//! most of the time. The tests that judge rates and CPU time are in tests/quiet.rs.
+//!
+//! Run one file's tests with `cargo test --test e2e readme::`.
+
+#[macro_use]
+mod common;
+
+mod arrays;
+mod consent;
+mod db;
+mod db_sysbench;
+mod db_tpcc;
+mod devices;
+mod docs;
+mod fio;
+mod fsync_check;
+mod gate;
+mod guest;
+mod input;
+mod layers;
+mod package;
+mod placement;
+mod readme;
+mod report;
+mod run;
+mod safety;
+mod snia;
+mod store;
+mod suite;
+mod sweep;
+mod targets;
+mod user;
+mod verify;

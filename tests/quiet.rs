@@ -1,0 +1,21 @@
+//! The end-to-end tests that judge rates, latencies and CPU time against what the kernel
+//! makes (a throttle, a busy loop, a frozen file system) and so need the machine quiet: one
+//! binary, run after tests/main.rs's, whose files take the machine in turn and whose tests run
+//! at most two at a time within a file (`common::quiet_turn`, which each takes first), as they
+//! ran when each file was a binary of its own.
+//!
+//! Run one file's tests with `cargo test --test quiet regime::`.
+
+#[macro_use]
+mod common;
+
+mod complete_batch;
+mod cpu_contention;
+mod db_timeline;
+mod ground_truth;
+mod outlier_gap;
+mod precision;
+mod probe;
+mod rate;
+mod regime;
+mod scaling;

@@ -1,0 +1,233 @@
+//! Where an array stops scaling, and why, and which member holds it back: btrfs raid0 of RAM
+//! loop devices iogauge builds with `sweep --layout`. These tests judge rates and CPU time, so
+//! they are in the quiet binary (tests/quiet.rs): they take their turn with the machine to
+//! themselves.
+
+use crate::common;
+use common::*;
+
+/// A knee the CPU makes: reads of a test file the page cache holds (buffered, psync, one
+/// thread) never reach the members, so a btrfs raid0 of four RAM loop devices moves what
+/// two did, and the one submitting thread is on a CPU or waiting for one all the time: the
+/// knee is named at two members and as the CPU's, not the members' (the near miss, a knee
+/// the members' shared limit makes with the CPU idle, is the test below).
+#[test]
+fn a_knee_the_cpu_makes_is_named_the_cpus() {
+    let _quiet = quiet_turn(module_path!());
+    needs_root!();
+    needs_tool!("mkfs.btrfs");
+    let dir = tempfile::tempdir().unwrap();
+    let (members, list) = ram_members(4, 192 << 20);
+    let s = suite_file(
+        dir.path(),
+        "[defaults]\ntime = \"1s\"\n[[group]]\ntitle = \"r\"\nrw = [\"randread\"]\nbs = [\"4k\"]\niodepth = [1]\ndirect = false\n",
+    );
+    let out = output_within(
+        std::process::Command::new(BIN)
+            .args([
+                "sweep",
+                "--file",
+                &s,
+                "--scratch",
+                &list,
+                "--layout",
+                "btrfs:raid0",
+            ])
+            .args([
+                "--members",
+                "2,4",
+                "--size",
+                "16m",
+                "--repeat",
+                "5",
+                "--ramp",
+                "1s",
+            ])
+            .args(["--engine", "psync", "--json"])
+            .current_dir(dir.path())
+            .env("IOGAUGE_DB", dir.path().join("results.db"))
+            .env("IOGAUGE_RUN_DIR", own_run_dir(dir.path())),
+        DEADLINE,
+    );
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let doc = json_of(&out);
+    let found = doc["scaling"].as_array().unwrap();
+    assert_eq!(found.len(), 1, "{doc:#}");
+    let f = &found[0];
+    assert_eq!(f["evidence"]["knee_members"], 2.0, "{f:#}");
+    let summary = f["summary"].as_str().unwrap();
+    assert!(
+        summary.contains("iogauge's submitting threads were on a CPU or waiting for one")
+            && summary.contains("the CPU that issues the IO is the limit, not the members"),
+        "{summary}"
+    );
+    assert!(
+        f["evidence"]["submit_cpu"].as_f64().unwrap() >= 0.9,
+        "{f:#}"
+    );
+    for m in &members {
+        assert!(blank(&m.dev.dev), "{} keeps a signature", m.dev.dev);
+    }
+}
+
+/// Where an array stops scaling, planted by the kernel: four members of a btrfs raid0, each a
+/// loop device over its own stretch of one RAM loop device. The blkio group iogauge runs in
+/// holds each member to 200 reads a second and, with the ceiling planted, the one device
+/// beneath them all to 500: two members give 400, three and four the shared 500, so the knee is
+/// at three. Without that ceiling the members scale linearly and nothing is named. Each repeat
+/// ramps for a second first: the first repeat after the fill ran at half the rate of the others.
+#[test]
+fn where_a_btrfs_raid0_stops_scaling_is_named() {
+    let _quiet = quiet_turn(module_path!());
+    needs_root!();
+    needs_tool!("mkfs.btrfs");
+    let Some(cg) = Blkio::new("scaling") else {
+        skip("needs cgroup v1 blkio");
+        return;
+    };
+    const MEMBER: u64 = 256 << 20;
+    let dir = tempfile::tempdir().unwrap();
+    let lower = RamLoop::new(4 * MEMBER);
+    let upper: Vec<LoopDev> = (0..4u64)
+        .map(|k| {
+            let dev = sh(
+                "losetup",
+                &[
+                    "-f",
+                    "--show",
+                    "--direct-io=on",
+                    "-o",
+                    &(k * MEMBER).to_string(),
+                    "--sizelimit",
+                    &MEMBER.to_string(),
+                    &lower.dev.dev,
+                ],
+            );
+            LoopDev {
+                file: std::path::PathBuf::from(&lower.dev.dev),
+                dev,
+            }
+        })
+        .collect();
+    let list = dev_list(&upper);
+    let s = suite_file(
+        dir.path(),
+        "[defaults]\ntime = \"2s\"\n[[group]]\ntitle = \"r\"\nrw = [\"randread\"]\nbs = [\"4k\"]\niodepth = [8]\n",
+    );
+    for u in &upper {
+        cg.throttle(u, "read", 200);
+    }
+    let mut seen = Vec::new();
+    for ceiling in [true, false] {
+        cg.throttle(&lower.dev, "read", if ceiling { 500 } else { 0 });
+        let out = cg.run_in(
+            dir.path(),
+            &format!(
+                "sweep --file {s} --scratch {list} --layout btrfs:raid0 --members 2,3,4 --size 64m --repeat 3 --ramp 1s --json"
+            ),
+        );
+        assert!(out.status.success(), "{}", stderr_of(&out));
+        let doc = json_of(&out);
+        let line = doc["groups"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|g| g["title"] == "btrfs raid0 by members (against the fewest)")
+            .unwrap_or_else(|| panic!("{doc:#}"))
+            .clone();
+        let findings = doc["scaling"].as_array().unwrap().clone();
+        seen.push((line, findings));
+    }
+    cg.throttle(&lower.dev, "read", 0);
+    for u in &upper {
+        cg.throttle(u, "read", 0);
+    }
+    let (line, with) = &seen[0];
+    assert_eq!(with.len(), 1, "{with:#?}\n{line:#}");
+    let f = &with[0];
+    assert_eq!(f["kind"], "scaling");
+    assert_eq!(f["severity"], "info");
+    let knee = f["evidence"]["knee_members"].as_f64().unwrap();
+    assert!((2.0..=3.0).contains(&knee), "{f:#}\n{line:#}");
+    assert!(
+        f["summary"].as_str().unwrap().starts_with(&format!(
+            "randread 4K · QD 8: btrfs raid0 stops scaling at {knee} members"
+        )),
+        "{f:#}"
+    );
+    let (line, without) = &seen[1];
+    assert!(without.is_empty(), "{without:#?}\n{line:#}");
+    for u in &upper {
+        assert!(blank(&u.dev), "{} left with a signature", u.dev);
+    }
+}
+
+/// One member of a btrfs raid0 held back by the kernel: each member is a loop device over
+/// another, and the blkio group iogauge runs in throttles the lower device of the second to
+/// 300 reads a second, so that member's own requests wait (a member on a worse path). Its
+/// counters show it, and `slow-member` names it; with no throttle nothing is named, and the
+/// members' shares stay even either way (striping places IO by address, not by speed).
+#[test]
+fn a_throttled_btrfs_member_is_named_slow() {
+    let _quiet = quiet_turn(module_path!());
+    needs_root!();
+    needs_tool!("mkfs.btrfs");
+    let Some(cg) = Blkio::new("slow-member") else {
+        skip("needs cgroup v1 blkio");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let lower: Vec<RamLoop> = (0..3).map(|_| RamLoop::new(256 << 20)).collect();
+    let upper: Vec<LoopDev> = lower
+        .iter()
+        .map(|l| {
+            let dev = sh("losetup", &["-f", "--show", "--direct-io=on", &l.dev.dev]);
+            LoopDev {
+                file: std::path::PathBuf::from(&l.dev.dev),
+                dev,
+            }
+        })
+        .collect();
+    let list = dev_list(&upper);
+    let s = suite_file(
+        dir.path(),
+        "[defaults]\ntime = \"2s\"\n[[group]]\ntitle = \"r\"\nrw = [\"randread\"]\nbs = [\"4k\"]\niodepth = [8]\n",
+    );
+    let mut said = Vec::new();
+    for throttled in [true, false] {
+        let iops = if throttled { 300 } else { 0 };
+        cg.throttle(&lower[1].dev, "read", iops);
+        let out = cg.run_in(
+            dir.path(),
+            &format!(
+                "sweep --file {s} --scratch {list} --layout btrfs:raid0 --size 64m --repeat 1 --json"
+            ),
+        );
+        assert!(out.status.success(), "{}", stderr_of(&out));
+        let runs = json_of(&iogauge(dir.path(), &["list", "--json"]));
+        let id = runs["runs"][0]["id"].to_string();
+        let doc = json_of(&iogauge(dir.path(), &["show", &id, "--json"]));
+        assert_eq!(doc["params"]["layout"], "btrfs raid0", "{doc:#}");
+        let findings = doc["results"][0]["findings"].as_array().unwrap().clone();
+        let slow: Vec<String> = findings
+            .iter()
+            .filter(|f| f["kind"] == "slow-member")
+            .map(|f| f["summary"].as_str().unwrap().to_string())
+            .collect();
+        assert!(
+            !findings.iter().any(|f| f["kind"] == "imbalance"),
+            "{findings:#?}"
+        );
+        said.push((throttled, slow));
+    }
+    cg.throttle(&lower[1].dev, "read", 0);
+    let slow_name = upper[1].name().to_string();
+    let (_, with) = &said[0];
+    assert!(
+        with.len() == 1
+            && with[0].starts_with(&format!("randread 4K · QD 8: {slow_name} of the btrfs at")),
+        "{with:?}"
+    );
+    let (_, without) = &said[1];
+    assert!(without.is_empty(), "{without:?}");
+}
