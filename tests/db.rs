@@ -377,17 +377,14 @@ fn the_wal_goes_where_it_is_told_and_a_memory_limit_is_kept_and_removed() {
     // "[1/1] pgbench …" comes before the measurement, with the server up: the kernel's own
     // limit on its cgroup, and the server inside it.
     running.wait_for("] pgbench ", WATCHDOG);
-    let cgroup = std::fs::read_dir(root)
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .find(|p| {
-            p.file_name()
-                .is_some_and(|n| n.to_string_lossy().starts_with("iogauge-pg-"))
-                && std::fs::read_to_string(p.join("cgroup.procs"))
-                    .is_ok_and(|procs| !procs.trim().is_empty())
-        })
-        .expect("a memory cgroup iogauge-pg-* with the server in it");
+    // Named with this command's PID: other tests' servers have cgroups of their own beside it.
+    let cgroup = Path::new(root).join(format!("iogauge-pg-{}", running.pid()));
+    assert!(
+        std::fs::read_to_string(cgroup.join("cgroup.procs"))
+            .is_ok_and(|procs| !procs.trim().is_empty()),
+        "the memory cgroup {} with the server in it",
+        cgroup.display()
+    );
     let limit = std::fs::read_to_string(cgroup.join(limit_file)).unwrap();
     assert_eq!(
         limit.trim(),

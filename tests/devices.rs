@@ -168,6 +168,7 @@ fn a_lowered_max_sectors_kb_splits_the_ios_and_is_named() {
 #[test]
 fn reads_a_cached_backing_file_answers_are_absorbed() {
     needs_root!();
+    let _cache = keeping_the_page_cache();
     // The image on a file system of its own, on a RAM-backed loop device only this test uses
     // (another process's IO on a shared disk would reach "the disk beneath" and hide the
     // finding). The image is read once so its pages are cached; the upper loop device, without

@@ -906,8 +906,14 @@ fn fio_json_goes_to_stdout_without_a_file() {
 /// invalidate=0 the second job is served from memory: the device moves (almost) nothing.
 #[test]
 fn a_buffered_job_starts_with_the_file_dropped_from_the_cache() {
-    let _turn = DISK.lock().unwrap_or_else(|e| e.into_inner());
+    needs_root!();
+    let _cache = keeping_the_page_cache();
+    // A file system of the test's own on a RAM-backed loop device: the device's counters are
+    // then this job's alone, where other tests read and write the root disk beside it.
+    let ram = RamLoop::new(128 << 20);
+    sh("mkfs.ext4", &["-q", &ram.dev.dev]);
     let dir = tempfile::tempdir().unwrap();
+    let _mounted = Mount::new(&ram.dev.dev, dir.path(), "");
     let device_bytes = |invalidate: &str| -> f64 {
         let job = write_job(
             dir.path(),

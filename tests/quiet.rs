@@ -19,3 +19,4 @@ mod probe;
 mod rate;
 mod regime;
 mod scaling;
+mod until_stable;

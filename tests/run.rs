@@ -697,6 +697,7 @@ const BUFFERED_TWICE: [&str; 11] = [
 #[test]
 fn dropped_caches_make_each_repeat_read_the_device() {
     needs_root!();
+    let _cache = dropping_the_page_cache();
     let ram = RamLoop::new(64 << 20);
     sh("mkfs.ext4", &["-q", &ram.dev.dev]);
     let dir = tempfile::tempdir().unwrap();
@@ -738,6 +739,7 @@ fn dropped_caches_make_each_repeat_read_the_device() {
 /// the cache was not dropped (seed 001 dropped caches by hand before each of five runs).
 #[test]
 fn drop_caches_between_repeats_or_say_why_not() {
+    let _cache = dropping_the_page_cache();
     let dir = tempfile::tempdir().unwrap();
     let mut args = vec!["run"];
     args.extend(BUFFERED_TWICE);

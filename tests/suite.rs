@@ -7,16 +7,6 @@ use std::collections::BTreeSet;
 use crate::common;
 use common::*;
 
-/// The throttled until-stable test needs the CPUs to itself: with another test's suite beside
-/// it, the throttle's IOs came late and in bursts (917 then 7,059 reads in consecutive 100 ms
-/// ticks), which is the machine's noise, not the rule's. It takes this for writing; every
-/// other test here shares it.
-static MACHINE: std::sync::RwLock<()> = std::sync::RwLock::new(());
-
-fn shared() -> std::sync::RwLockReadGuard<'static, ()> {
-    MACHINE.read().unwrap_or_else(|e| e.into_inner())
-}
-
 /// Block size label as bm-flash prints it, computed here rather than taken from iogauge.
 fn label(bs: u64) -> String {
     match bs {
@@ -123,7 +113,6 @@ fn on_file_and_directory(suite: &str, extra: &[&str], check: impl Fn(&[Value])) 
 
 #[test]
 fn every_suite_runs_on_a_created_file_and_on_a_directory() {
-    let _turn = shared();
     on_file_and_directory(
         "matrix",
         &["--size", "8m", "--sizes", "4k,64k", "--threads", "1,3"],
@@ -289,7 +278,6 @@ fn every_suite_runs_on_a_created_file_and_on_a_directory() {
 
 #[test]
 fn a_suite_file_runs_and_a_bad_one_names_its_line() {
-    let _turn = shared();
     let dir = tempfile::tempdir().unwrap();
     let good = "name = \"mine\"\ndescription = \"two cells\"\n\n[[group]]\ntitle = \"t\"\nlayout = \"plain\"\nrw = [\"randread\", \"randwrite\"]\nbs = [\"4k\"]\ntime = \"200ms\"\n";
     std::fs::write(dir.path().join("mine.toml"), good).unwrap();
@@ -373,7 +361,6 @@ fn a_suite_file_runs_and_a_bad_one_names_its_line() {
 
 #[test]
 fn matrix_text_has_bm_flash_shape() {
-    let _turn = shared();
     let dir = tempfile::tempdir().unwrap();
     let out = iogauge(
         dir.path(),
@@ -447,7 +434,6 @@ fn matrix_text_has_bm_flash_shape() {
 
 #[test]
 fn an_interrupted_suite_keeps_its_finished_cells() {
-    let _turn = shared();
     let dir = tempfile::tempdir().unwrap();
     let mut run = Spawned::iogauge(
         dir.path(),
@@ -500,7 +486,6 @@ fn an_interrupted_suite_keeps_its_finished_cells() {
 
 #[test]
 fn quick_does_real_io_with_io_uring() {
-    let _turn = shared();
     let dir = tempfile::tempdir().unwrap();
     let out = iogauge(
         dir.path(),
@@ -530,7 +515,6 @@ fn quick_does_real_io_with_io_uring() {
 
 #[test]
 fn until_stable_says_when_each_cell_was_stable() {
-    let _turn = shared();
     let dir = tempfile::tempdir().unwrap();
     // A fixed-data cell first (no time to be stable in), then a timed one: each finding must
     // land on its own cell.
@@ -585,65 +569,11 @@ fn until_stable_says_when_each_cell_was_stable() {
     }
 }
 
-/// `--until-stable` ends a cell early when its rate holds, and the rate is made to hold by the
-/// kernel: a RAM-backed loop device held to 4,000 reads a second by a blkio throttle, with 16
-/// in flight so the throttle always has reads queued to let through even when iogauge's thread
-/// waits for a CPU. The cell may run 10 s; it must stop after its first second and well before
-/// the 10.
-#[test]
-fn until_stable_stops_a_throttled_cell_early() {
-    let _alone = MACHINE.write().unwrap_or_else(|e| e.into_inner());
-    let Some((cg, ram)) = throttle_rig("stable") else {
-        return;
-    };
-    cg.throttle(&ram.dev, "read", 4000);
-    let suite = "name = \"one\"\ndescription = \"d\"\n\n[[group]]\ntitle = \"p\"\nlayout = \"plain\"\nrw = [\"randread\"]\nbs = [\"4k\"]\niodepth = [16]\n";
-    let dir = ram.dir.path();
-    std::fs::write(dir.join("one.toml"), suite).unwrap();
-    let out = output_within(
-        std::process::Command::new("sh")
-            .args([
-                "-c",
-                &cg.iogauge(&format!(
-                    "suite --file one.toml {} --cell-time 10s --until-stable --json --no-store",
-                    ram.dev.dev
-                )),
-            ])
-            .current_dir(dir),
-        DEADLINE,
-    );
-    let doc = json_of(&out);
-    let steady: Vec<&Value> = doc["results"][0]["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|v| v["kind"] == "steady" && !v["evidence"]["ran_s"].is_null())
-        .collect();
-    assert_eq!(steady.len(), 1, "{}", doc["results"][0]["findings"]);
-    let e = &steady[0]["evidence"];
-    let after = e["stable_after_s"].as_f64().unwrap_or_else(|| {
-        panic!(
-            "not stable under a throttle: {e} after rates {}",
-            doc["results"][0]["fine"]["rule"]
-        )
-    });
-    let ran = e["ran_s"].as_f64().unwrap();
-    assert!((1.0..8.0).contains(&after), "stable after {after} s");
-    assert!(ran < 8.0, "stopped early: ran {ran} s of 10");
-    let iops = doc["results"][0]["iops"].as_f64().unwrap();
-    // The throttle hands out a slice of credit at the start, so a 1 s cell runs a little over.
-    assert!(
-        (3400.0..4600.0).contains(&iops),
-        "the throttle's rate: {iops}"
-    );
-}
-
 /// Issue 43, item 5: on a target it may not write, a suite skips its writing cells; the plan
 /// says so once, and the notes after the tables said it again for every cell (22 lines for
 /// Orion's mixes). Now one note says it, with how many.
 #[test]
 fn a_read_only_suite_says_once_that_its_writing_cells_were_skipped() {
-    let _turn = shared();
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("data.bin");
     std::fs::write(&file, vec![7u8; 8 << 20]).unwrap();

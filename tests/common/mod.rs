@@ -177,6 +177,21 @@ impl Drop for QuietTurn {
     }
 }
 
+/// The machine's page cache, which `--drop-caches` empties for every process: a test that
+/// drops it holds this for writing, a test whose finding needs a file to stay cached for
+/// reading (the tests of one binary run beside each other).
+static PAGE_CACHE: std::sync::RwLock<()> = std::sync::RwLock::new(());
+
+/// Held while the test drops the machine's page cache.
+pub fn dropping_the_page_cache() -> std::sync::RwLockWriteGuard<'static, ()> {
+    PAGE_CACHE.write().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Held while the test needs what it cached to stay cached.
+pub fn keeping_the_page_cache() -> std::sync::RwLockReadGuard<'static, ()> {
+    PAGE_CACHE.read().unwrap_or_else(|e| e.into_inner())
+}
+
 /// A file of root's with mode 0600 in `dir`, as /etc/shadow is, for a link a server's account
 /// plants; with what it holds and how it looks, to compare later.
 pub fn root_secret(dir: &Path) -> (PathBuf, (Vec<u8>, u32, u32)) {
