@@ -4,8 +4,10 @@
 //! a loop device with direct IO over /dev/shm, zram (this machine's stand-in for NVMe), and a
 //! file on ext4 and on xfs over such loop devices.
 //!
-//! Cells run 1 s each, long enough for the device findings' minimum evidence (1,000 IOs, 0.5 s),
-//! so split, merged, absorbed, other-io and queue are judged here, not skipped.
+//! Most cells run 1 s each, long enough for the device findings' minimum evidence (1,000 IOs,
+//! 0.5 s), so split, merged, absorbed, other-io and queue are judged here, not skipped; one test
+//! runs suites at their own cell lengths (5 and 10 s), where steady state is judged too, on xfs
+//! and btrfs, and one `suite quick` runs beside two busy loops.
 
 use crate::common;
 
@@ -100,6 +102,46 @@ fn suites_on_file_systems_give_no_warning() {
             let w = warnings(&doc);
             assert!(w.is_empty(), "suite {name} on {fs}:\n{}", w.join("\n"));
         }
+    }
+}
+
+/// The precision suite at the cells' own lengths (issue 37), where the one-second cells above
+/// judge no steady state (it takes ten intervals): a matrix of a dozen 10 s cells on xfs over a
+/// 512-byte-sector RAM loop device, and `suite quick` (5 s cells) on btrfs over a 4Kn one, where
+/// each fdatasync's own log-tree writes once read as another process's IO. Neither names a
+/// warning: nothing but iogauge and the file system touched the device.
+#[test]
+fn suites_at_their_own_cell_lengths_give_no_warning() {
+    let _quiet = quiet_turn(module_path!());
+    needs_root!();
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let matrix = "[defaults]\ntime = \"10s\"\nsize = \"1GiB\"\n\n[[group]]\ntitle = \"m\"\n\
+                  layout = \"matrix\"\nrw = [\"randread\", \"randwrite\"]\n\
+                  bs = [\"4k\", \"64k\", \"1m\"]\nthreads = [1, 8]\niodepth = [1]\n\
+                  options = [\"sizes\", \"threads\"]\n";
+    for (fs, sector, name) in [("xfs", 512, "matrix"), ("btrfs", 4096, "quick")] {
+        if !have(&format!("mkfs.{fs}")) {
+            skip(&format!("needs mkfs.{fs}"));
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let (_img, dev) = ram_loop(2 << 30, sector);
+        sh(&format!("mkfs.{fs}"), &["-q", "-f", &dev.dev]);
+        let mnt = dir.path().join("mnt");
+        let _m = Mount::new(&dev.dev, &mnt, "rw");
+        let file = suite_file(dir.path(), matrix);
+        let mut args = vec!["suite"];
+        if name == "matrix" {
+            args.extend(["--file", file.as_str()]);
+        } else {
+            args.push(name);
+        }
+        args.extend([mnt.to_str().unwrap(), "--repeat", "1", "--json", "--no-store"]);
+        let doc = json_of(&iogauge(dir.path(), &args));
+        let cells = doc["results"].as_array().map_or(0, Vec::len);
+        assert_eq!(cells, 12, "suite {name} on {fs}: {cells} cells");
+        let w = warnings(&doc);
+        assert!(w.is_empty(), "suite {name} on {fs}:\n{}", w.join("\n"));
     }
 }
 
