@@ -136,7 +136,13 @@ fn suites_at_their_own_cell_lengths_give_no_warning() {
         } else {
             args.push(name);
         }
-        args.extend([mnt.to_str().unwrap(), "--repeat", "1", "--json", "--no-store"]);
+        args.extend([
+            mnt.to_str().unwrap(),
+            "--repeat",
+            "1",
+            "--json",
+            "--no-store",
+        ]);
         let doc = json_of(&iogauge(dir.path(), &args));
         let cells = doc["results"].as_array().map_or(0, Vec::len);
         assert_eq!(cells, 12, "suite {name} on {fs}: {cells} cells");
