@@ -340,6 +340,17 @@ pub fn annotate_with(doc: &mut RunDoc, data_bytes: Option<u64>, th: &Thresholds)
     all.extend(rebuilt);
     for mut f in run_findings(doc, th) {
         use iogauge_analyze::Kind;
+        // Rounds of a window that never reached steady state are a device still drifting, which
+        // the `steady` warning says once; each of them unlike the others is that drift, not an
+        // odd round (a 5-round window that never settled gave 20 outlier warnings).
+        if f.kind == Kind::Outlier
+            && doc
+                .rounds
+                .as_ref()
+                .is_some_and(|r| r.steady_at_round.is_none())
+        {
+            continue;
+        }
         // SNIA PTS runs are rounds, not repeats, and say so, numbered as the rounds table
         // numbers them (the window's third of five after six rounds is round 4).
         if let (Some(r), Kind::Outlier, Some(i)) = (&doc.rounds, f.kind, f.result) {

@@ -300,15 +300,51 @@ pub fn open_owned(path: &Path) -> Option<File> {
     (md.is_file() && md.uid() == euid()).then_some(f)
 }
 
-/// Replaces a locked journal's contents in place (the lock lives on the inode, so the file is
-/// rewritten rather than renamed over). A torn write from a crash mid-way reads as no journal,
-/// which loses only the entries of a process that was dying anyway.
+/// Replaces a locked file's contents in place, keeping its inode (and so its lock): for a file
+/// written once before anything it guards is changed (a knob journal, a device lock). A ledger,
+/// rewritten as its run goes on, is replaced whole instead ([`replace_locked`]).
 pub fn rewrite(file: &mut File, bytes: &[u8]) -> std::io::Result<()> {
     use std::io::{Seek, SeekFrom};
     file.set_len(0)?;
     file.seek(SeekFrom::Start(0))?;
     file.write_all(bytes)?;
     file.sync_data()
+}
+
+/// Replaces the journal at `path`, which `file` holds locked, with `bytes`: written to a new file
+/// beside it, locked and synced, then renamed over it, so the path names a whole journal at every
+/// moment. Rewritten in place, a run killed between the truncation and the write (a test killed
+/// sweeps the moment their file system was mounted, as the ledger recorded it) left an empty
+/// ledger, and `clean` found nothing of what it had made. The lock moves with the contents to
+/// the new inode; [`dead`] checks that the inode it locked is still the one the path names.
+pub fn replace_locked(path: &Path, file: &mut File, bytes: &[u8]) -> std::io::Result<()> {
+    let tmp = staged(path);
+    // Only the holder of the journal's lock writes beside it: a file there is its own, left by a
+    // write that did not finish.
+    let _ = std::fs::remove_file(&tmp);
+    let mut new = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(&tmp)?;
+    new.try_lock()
+        .map_err(|e| std::io::Error::other(e.to_string()))?;
+    new.write_all(bytes)?;
+    new.sync_data()?;
+    std::fs::rename(&tmp, path)?;
+    // The old inode, and its lock, go only now: the path already names the new one.
+    *file = new;
+    Ok(())
+}
+
+/// Where [`replace_locked`] writes a journal before renaming it over `path`: a name no reader
+/// takes for a journal (they end in `.json`).
+fn staged(path: &Path) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(".new");
+    PathBuf::from(name)
 }
 
 /// Writes `entry` down before the thing exists. Without a usable run directory the run goes
@@ -380,9 +416,11 @@ fn open_own() -> Result<Open> {
 }
 
 fn save(o: &mut Open) {
-    if let Ok(bytes) = serde_json::to_vec_pretty(&o.book) {
-        let _ = rewrite(&mut o.file, &bytes);
-    }
+    let (Ok(bytes), Ok(dir)) = (serde_json::to_vec_pretty(&o.book), dir()) else {
+        return;
+    };
+    let path = dir.join(format!("ledger-{}.json", o.book.pid));
+    let _ = replace_locked(&path, &mut o.file, &bytes);
 }
 
 /// A ledger left by a run that is no longer alive.
@@ -410,10 +448,14 @@ const JOURNAL_LIMIT: u64 = 16 << 20;
 /// whose lock is held belongs to a live process and is left alone, whatever its PID; one that
 /// is a link or not the caller's is not read.
 pub fn dead(prefix: &str) -> Vec<Dead> {
-    let Some(dir) = existing_dir() else {
-        return Vec::new();
-    };
-    let Ok(rd) = std::fs::read_dir(&dir) else {
+    match existing_dir() {
+        Some(dir) => dead_in(&dir, prefix),
+        None => Vec::new(),
+    }
+}
+
+fn dead_in(dir: &Path, prefix: &str) -> Vec<Dead> {
+    let Ok(rd) = std::fs::read_dir(dir) else {
         return Vec::new();
     };
     let mut out = Vec::new();
@@ -435,6 +477,11 @@ pub fn dead(prefix: &str) -> Vec<Dead> {
             continue;
         };
         if lock.try_lock().is_err() {
+            continue;
+        }
+        // Its owner renamed a new journal over the one opened here (`replace_locked`) and let
+        // the old one's lock go: the path names another inode, held by a live owner.
+        if !still_named(&lock, &path) {
             continue;
         }
         // Bounded: every command reads these, and no run writes a journal this large.
@@ -461,6 +508,14 @@ pub fn dead(prefix: &str) -> Vec<Dead> {
         }
     }
     out
+}
+
+/// Whether `path` still names the inode `file` has open.
+fn still_named(file: &File, path: &Path) -> bool {
+    match (file.metadata(), std::fs::symlink_metadata(path)) {
+        (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+        _ => false,
+    }
 }
 
 /// The ledgers of dead runs in the run directory.
@@ -528,6 +583,10 @@ pub fn clean(dry_run: bool, kinds: &[Kind]) -> Vec<Outcome> {
             });
         }
         kept.reverse();
+        if !dry_run {
+            // A save the dead run did not finish.
+            let _ = std::fs::remove_file(staged(&l.path));
+        }
         if kept.is_empty() {
             let _ = std::fs::remove_file(&l.path);
         } else if !dry_run {
@@ -537,7 +596,7 @@ pub fn clean(dry_run: bool, kinds: &[Kind]) -> Vec<Outcome> {
                 entries: kept,
             };
             if let Ok(b) = serde_json::to_vec_pretty(&book) {
-                let _ = rewrite(&mut f, &b);
+                let _ = replace_locked(&l.path, &mut f, &b);
             }
         }
     }
@@ -581,4 +640,53 @@ pub fn lock_devices(names: &[String]) -> Result<Vec<File>> {
         held.push(f);
     }
     Ok(held)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A journal is replaced whole: a save that fails before its rename (here the staging name
+    /// is taken by a directory) leaves the last whole journal, never a truncated one.
+    #[test]
+    fn a_save_that_fails_leaves_the_last_whole_journal() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("ledger-1.json");
+        let mut file = create_private(&path).unwrap();
+        file.try_lock().unwrap();
+        replace_locked(&path, &mut file, b"{\"first\": 1}").unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"{\"first\": 1}");
+        std::fs::create_dir(staged(&path)).unwrap();
+        assert!(replace_locked(&path, &mut file, b"{\"second\": 2}").is_err());
+        assert_eq!(std::fs::read(&path).unwrap(), b"{\"first\": 1}");
+        // The lock went with the contents: the path's inode is held.
+        let other = open_owned(&path).unwrap();
+        assert!(other.try_lock().is_err());
+    }
+
+    /// A reader that opened a journal just before its live owner renamed a new one over it
+    /// takes the old inode's lock once the owner lets it go; it must not read that as a dead
+    /// run's ledger.
+    #[test]
+    fn a_journal_renamed_over_is_not_a_dead_runs() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("ledger-4242.json");
+        let mut file = create_private(&path).unwrap();
+        file.try_lock().unwrap();
+        replace_locked(&path, &mut file, b"{}").unwrap();
+        let stale = open_owned(&path).unwrap();
+        replace_locked(&path, &mut file, b"{}").unwrap();
+        // The old inode's lock is free, and the path names the new one: what `dead` checks.
+        assert!(stale.try_lock().is_ok());
+        assert!(!still_named(&stale, &path));
+        assert!(still_named(&file, &path));
+        drop(stale);
+        assert!(
+            dead_in(dir.path(), "ledger-").is_empty(),
+            "a live run's journal was taken for dead"
+        );
+        drop(file);
+        let found = dead_in(dir.path(), "ledger-");
+        assert_eq!(found.iter().map(|d| d.pid).collect::<Vec<_>>(), [4242]);
+    }
 }

@@ -521,12 +521,13 @@ fn a_sweep_in_which_nothing_ran_fails() {
     needs_root!();
     let dir = tempfile::tempdir().unwrap();
     let scratch = RamLoop::new(128 << 20);
-    let out = iogauge_here(
-        dir.path(),
-        &[
+    let suite = suite_file(dir.path());
+    // Stored or not (issue 37, item 9: the same sentence came under --no-store).
+    for no_store in [false, true] {
+        let mut args = vec![
             "sweep",
             "--file",
-            &suite_file(dir.path()),
+            &suite,
             "--scratch",
             &scratch.dev.dev,
             "--fs",
@@ -536,14 +537,18 @@ fn a_sweep_in_which_nothing_ran_fails() {
             "127m",
             "--repeat",
             "1",
-        ],
-    );
-    let (text, err) = (String::from_utf8_lossy(&out.stdout), stderr_of(&out));
-    assert_eq!(out.status.code(), Some(1), "{err}\n{text}");
-    assert!(err.contains("no setting of the sweep ran"), "{err}");
-    assert!(!text.contains("is stored as a run"), "{text}");
-    // And the device is left blank.
-    assert_eq!(sh("wipefs", &[&scratch.dev.dev]), "");
+        ];
+        if no_store {
+            args.push("--no-store");
+        }
+        let out = iogauge_here(dir.path(), &args);
+        let (text, err) = (String::from_utf8_lossy(&out.stdout), stderr_of(&out));
+        assert_eq!(out.status.code(), Some(1), "{err}\n{text}");
+        assert!(err.contains("no setting of the sweep ran"), "{err}");
+        assert!(!text.contains("is stored as a run"), "{text}");
+        // And the device is left blank.
+        assert_eq!(sh("wipefs", &[&scratch.dev.dev]), "");
+    }
 }
 
 /// A test file as large as the scratch device cannot fit in any file system made on it: the
