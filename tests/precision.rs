@@ -4,10 +4,11 @@
 //! a loop device with direct IO over /dev/shm, zram (this machine's stand-in for NVMe), and a
 //! file on ext4 and on xfs over such loop devices.
 //!
-//! Most cells run 1 s each, long enough for the device findings' minimum evidence (1,000 IOs,
-//! 0.5 s), so split, merged, absorbed, other-io and queue are judged here, not skipped; one test
-//! runs suites at their own cell lengths (5 and 10 s), where steady state is judged too, on xfs
-//! and btrfs, and one `suite quick` runs beside two busy loops.
+//! `suite fsync` and `suite mixes` run 1 s cells, long enough for the device findings' minimum
+//! evidence (1,000 IOs, 0.5 s), so split, merged, absorbed, other-io and queue are judged here,
+//! not skipped; `suite quick` and a matrix of a dozen cells run at their own cell lengths (5 and
+//! 10 s), where steady state is judged too, on every kind of target (btrfs too), and one `suite
+//! quick` runs beside two busy loops.
 
 use crate::common;
 
@@ -73,7 +74,7 @@ fn suites_on_raw_ram_devices_give_no_warning() {
     };
     let zdev = zram.dev();
     for target in [ram.dev.dev.as_str(), zdev.as_str()] {
-        for name in ["quick", "fsync", "mixes"] {
+        for name in ["fsync", "mixes"] {
             let doc = suite(dir.path(), name, target, &["--allow-overwrite"]);
             let w = warnings(&doc);
             assert!(w.is_empty(), "suite {name} on {target}:\n{}", w.join("\n"));
@@ -97,7 +98,7 @@ fn suites_on_file_systems_give_no_warning() {
         sh(&format!("mkfs.{fs}"), &["-q", &ram.dev.dev]);
         let mnt = dir.path().join("mnt");
         let _m = Mount::new(&ram.dev.dev, &mnt, "rw");
-        for name in ["quick", "fsync", "mixes"] {
+        for name in ["fsync", "mixes"] {
             let doc = suite(dir.path(), name, mnt.to_str().unwrap(), &["--size", "128m"]);
             let w = warnings(&doc);
             assert!(w.is_empty(), "suite {name} on {fs}:\n{}", w.join("\n"));
@@ -106,9 +107,10 @@ fn suites_on_file_systems_give_no_warning() {
 }
 
 /// The precision suite at the cells' own lengths (issue 37), where the one-second cells above
-/// judge no steady state (it takes ten intervals): a matrix of a dozen 10 s cells on xfs over a
-/// 512-byte-sector RAM loop device, and `suite quick` (5 s cells) on btrfs over a 4Kn one, where
-/// each fdatasync's own log-tree writes once read as another process's IO. Neither names a
+/// judge no steady state (it takes ten intervals): `suite quick` (12 cells of 5 s) and a matrix of
+/// a dozen 10 s cells, on each kind of clean target — a raw RAM loop device (512-byte sectors),
+/// zram, ext4 over a 4Kn RAM loop device, xfs over a 512-byte one, and btrfs over a 4Kn one,
+/// where each fdatasync's own log-tree writes once read as another process's IO. None names a
 /// warning: nothing but iogauge and the file system touched the device.
 #[test]
 fn suites_at_their_own_cell_lengths_give_no_warning() {
@@ -119,35 +121,56 @@ fn suites_at_their_own_cell_lengths_give_no_warning() {
                   layout = \"matrix\"\nrw = [\"randread\", \"randwrite\"]\n\
                   bs = [\"4k\", \"64k\", \"1m\"]\nthreads = [1, 8]\niodepth = [1]\n\
                   options = [\"sizes\", \"threads\"]\n";
-    for (fs, sector, name) in [("xfs", 512, "matrix"), ("btrfs", 4096, "quick")] {
-        if !have(&format!("mkfs.{fs}")) {
-            skip(&format!("needs mkfs.{fs}"));
-            return;
-        }
+    // (target, sector size of its RAM loop device, suite); zram has no loop device.
+    let plan = [
+        ("raw", 512, "quick"),
+        ("zram", 4096, "matrix"),
+        ("ext4", 4096, "quick"),
+        ("xfs", 512, "matrix"),
+        ("btrfs", 4096, "quick"),
+    ];
+    for (kind, sector, name) in plan {
         let dir = tempfile::tempdir().unwrap();
-        let (_img, dev) = ram_loop(2 << 30, sector);
-        sh(&format!("mkfs.{fs}"), &["-q", "-f", &dev.dev]);
         let mnt = dir.path().join("mnt");
-        let _m = Mount::new(&dev.dev, &mnt, "rw");
+        let (_img, dev, _zram, _mount);
+        let target = match kind {
+            "raw" => {
+                (_img, dev) = ram_loop(2 << 30, sector);
+                dev.dev.clone()
+            }
+            "zram" => {
+                let Some(z) = Zram::new("2G") else { return };
+                let d = z.dev();
+                _zram = z;
+                d
+            }
+            fs => {
+                if !have(&format!("mkfs.{fs}")) {
+                    skip(&format!("needs mkfs.{fs}"));
+                    return;
+                }
+                (_img, dev) = ram_loop(2 << 30, sector);
+                let force = if fs == "ext4" { "-F" } else { "-f" };
+                sh(&format!("mkfs.{fs}"), &["-q", force, &dev.dev]);
+                _mount = Mount::new(&dev.dev, &mnt, "rw");
+                mnt.to_str().unwrap().to_string()
+            }
+        };
         let file = suite_file(dir.path(), matrix);
         let mut args = vec!["suite"];
-        if name == "matrix" {
-            args.extend(["--file", file.as_str()]);
-        } else {
-            args.push(name);
+        match name {
+            "matrix" => args.extend(["--file", file.as_str()]),
+            _ => args.push(name),
         }
-        args.extend([
-            mnt.to_str().unwrap(),
-            "--repeat",
-            "1",
-            "--json",
-            "--no-store",
-        ]);
+        args.extend([target.as_str(), "--repeat", "1", "--json", "--no-store"]);
+        if matches!(kind, "raw" | "zram") {
+            args.push("--allow-overwrite");
+        }
         let doc = json_of(&iogauge(dir.path(), &args));
         let cells = doc["results"].as_array().map_or(0, Vec::len);
-        assert_eq!(cells, 12, "suite {name} on {fs}: {cells} cells");
+        assert_eq!(cells, 12, "suite {name} on {kind}: {cells} cells");
         let w = warnings(&doc);
-        assert!(w.is_empty(), "suite {name} on {fs}:\n{}", w.join("\n"));
+        assert!(w.is_empty(), "suite {name} on {kind}:\n{}", w.join("\n"));
     }
 }
 

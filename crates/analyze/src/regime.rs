@@ -14,7 +14,7 @@
 //! outlier rule has one). A change is a regime only if it stays: the later part, split again
 //! the same way, must not come back towards the earlier level (that is a dip, which `stall`
 //! names when it is deep), and each part must last at least [`MIN_PART_S`] and
-//! [`MIN_PART_BINS`] bins.
+//! [`MIN_PART_BINS`] bins, the later one twice that (long enough to have come back).
 //!
 //! Bins are widened first (as `stalls` does) until the median bin holds [`MIN_BIN_IOS`] IOs, so
 //! a slow device's Poisson noise is not taken for a level.
@@ -168,7 +168,14 @@ pub fn regime(
     {
         return Vec::new();
     }
-    // It must stay: a later part that comes back towards the earlier level was a dip.
+    // It must stay, and the later part must be long enough to show it: split again as the run
+    // was (two parts of `min_part`), or a last second lower than the rest is a dip that the
+    // run's end cut off. `suite quick` on a quiet RAM loop device named a regime in a mix whose
+    // last second of five ran 30% slower.
+    if xs.len() - c.at < 2 * min_part {
+        return Vec::new();
+    }
+    // A later part that comes back towards the earlier level was a dip.
     if let Some(back) = best_shift(&xs[c.at..], min_part) {
         if (back.after - c.before).abs() < (back.after - c.after).abs()
             && (back.after - back.before).abs() >= th.regime_frac * hi
@@ -661,6 +668,20 @@ mod tests {
             assert_eq!(found.len(), 1);
             assert!(found[0].summary.contains("cache"), "{}", found[0].summary);
         }
+    }
+
+    /// A fall in the last second of a 5 s cell (30 bins of 100 ms before, 10 after) cannot
+    /// show that it stayed: not a regime. With 2 s after it (20 bins), it is.
+    #[test]
+    fn a_fall_needs_a_later_part_long_enough_to_have_come_back() {
+        let mut f = bins(180_000.0, 40, 0.02, 7);
+        f.extend(bins(125_000.0, 10, 0.02, 8));
+        assert!(plain(&f, true, None).is_empty());
+        let mut f = bins(180_000.0, 30, 0.02, 7);
+        f.extend(bins(125_000.0, 20, 0.02, 8));
+        let found = plain(&f, true, None);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(found[0].summary.contains("fell"), "{}", found[0].summary);
     }
 
     #[test]
