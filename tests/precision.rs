@@ -178,7 +178,7 @@ fn suites_at_their_own_cell_lengths_give_no_warning() {
 /// 4Kn disk), detached on drop. Its image is written whole (zeros) first: over a sparse one,
 /// each first write to a page allocates it — a thin-provisioned device whose writes speed up
 /// as it fills (`suite quick` rose 152% and 48% there, true of such a device, and no clean
-/// one) — and pages fallocate reserved are still cleared at their first write (+172%).
+/// one); over an image fallocate had reserved, a write cell still rose 172%.
 fn ram_loop(size: u64, sector: u32) -> (tempfile::TempDir, LoopDev) {
     let dir = tempfile::tempdir_in("/dev/shm").unwrap();
     let dev = blank_loop(dir.path(), "d.img", size, sector);
