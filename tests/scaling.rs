@@ -10,7 +10,9 @@ use common::*;
 /// thread) never reach the members, so a btrfs raid0 of four RAM loop devices moves what
 /// two did, and the one submitting thread is on a CPU or waiting for one all the time: the
 /// knee is named at two members and as the CPU's, not the members' (the near miss, a knee
-/// the members' shared limit makes with the CPU idle, is the test below).
+/// the members' shared limit makes with the CPU idle, is the test below). Eight repeats of 2 s:
+/// with five of 1 s the two members' 95% interval once spanned 486K–889K IOPS in CI, too wide
+/// for any knee to be named at its edges.
 #[test]
 fn a_knee_the_cpu_makes_is_named_the_cpus() {
     let _quiet = quiet_turn(module_path!());
@@ -20,7 +22,7 @@ fn a_knee_the_cpu_makes_is_named_the_cpus() {
     let (members, list) = ram_members(4, 192 << 20);
     let s = suite_file(
         dir.path(),
-        "[defaults]\ntime = \"1s\"\n[[group]]\ntitle = \"r\"\nrw = [\"randread\"]\nbs = [\"4k\"]\niodepth = [1]\ndirect = false\n",
+        "[defaults]\ntime = \"2s\"\n[[group]]\ntitle = \"r\"\nrw = [\"randread\"]\nbs = [\"4k\"]\niodepth = [1]\ndirect = false\n",
     );
     let out = output_within(
         std::process::Command::new(BIN)
@@ -39,7 +41,7 @@ fn a_knee_the_cpu_makes_is_named_the_cpus() {
                 "--size",
                 "16m",
                 "--repeat",
-                "5",
+                "8",
                 "--ramp",
                 "1s",
             ])
