@@ -564,6 +564,10 @@ fn fs_sweep(
             )));
         }
     }
+    let small = match m.room() {
+        Some(need) => fs::too_small(need, dev, fss)?,
+        None => Vec::new(),
+    };
     say!(
         "sweep {id}: {} file systems on {} · {}",
         settings.len(),
@@ -571,8 +575,12 @@ fn fs_sweep(
         runs_each(m.repeats())
     );
     if m.dry_run() {
+        for (label, why) in &small {
+            say!("dry run: {label} would be skipped: {why}");
+        }
         say!(
-            "dry run: nothing is made or mounted; each file system runs {} (in that file system)",
+            "dry run: nothing is made or mounted on {}; each file system runs {} (in that file system)",
+            dev.display(),
             m.each()
         );
         return Ok(None);
@@ -584,6 +592,10 @@ fn fs_sweep(
         }
         let label = label_of(&[], s);
         let Some((f, o)) = &s.fs else { continue };
+        if let Some((_, why)) = small.iter().find(|(l, _)| *l == f.label()) {
+            out.push((s.clone(), skipped(n, settings.len(), label, why.clone())));
+            continue;
+        }
         if f.mkfs().is_none() {
             let why = format!("mkfs.{} is not installed", f.fs);
             out.push((s.clone(), skipped(n, settings.len(), label, why)));

@@ -513,8 +513,8 @@ fn a_dry_run_plans_the_sweep_and_changes_nothing() {
     assert_eq!(queue(&ram.dev, "read_ahead_kb"), before);
 }
 
-/// Issue 37, item 9: a file-system sweep in which every setting failed (the working set did not
-/// fit) exited 0 and said "Each setting is stored as a run". It exits 1 now, says nothing was
+/// Issue 37, item 9: a file-system sweep in which every setting failed (there, the working set
+/// did not fit; here, its mount option is refused) exited 0 and said "Each setting is stored as a run". It exits 1 now, says nothing was
 /// measured, and claims nothing was stored.
 #[test]
 fn a_sweep_in_which_nothing_ran_fails() {
@@ -532,9 +532,11 @@ fn a_sweep_in_which_nothing_ran_fails() {
             &scratch.dev.dev,
             "--fs",
             "ext4",
-            // Under the device's 128 MiB, over what ext4 leaves free on it.
+            // A mount option ext4 refuses: the file system is made, and its mount fails.
+            "--mount-opts",
+            "no_such_option",
             "--size",
-            "127m",
+            "16m",
             "--repeat",
             "1",
         ];
@@ -582,4 +584,166 @@ fn a_test_file_larger_than_the_scratch_device_is_refused_before_anything() {
         assert_eq!(err.lines().count(), 1, "{err}");
         assert_eq!(sh("wipefs", &[&scratch.dev.dev]), "");
     }
+}
+
+/// What each file system leaves of the scratch device is learnt before anything is made, on a
+/// sparse image of the device's size in the temporary directory (issue 37, item 9: a test file
+/// of 127 MiB fits a 128 MiB device, and the dry run said nothing; every setting then failed).
+/// Here the kernel says it: on 128 MiB ext4 leaves about 105 MiB and btrfs about 39 MiB. So
+/// 80 MiB fits ext4 only: the dry run names btrfs as skipped, and xfs, whose mkfs refuses a
+/// device that small (with its reason, not the usage text it prints after it); 127 MiB
+/// fits none and is refused, dry run or not, with the device blank; 16 MiB fits ext4 and btrfs,
+/// and only xfs is named. The images go with the check: the temporary directory is left empty.
+#[test]
+fn what_each_file_system_leaves_is_checked_before_anything_is_made() {
+    needs_root!();
+    needs_tool!("mkfs.btrfs");
+    needs_tool!("mkfs.xfs");
+    let dir = tempfile::tempdir().unwrap();
+    let tmp = dir.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    let scratch = RamLoop::new(128 << 20);
+    let suite = suite_file(dir.path());
+    let sweep = |size: &str, dry: bool| {
+        let mut args = vec![
+            "sweep",
+            "--file",
+            &suite,
+            "--scratch",
+            &scratch.dev.dev,
+            "--fs",
+            "ext4,xfs,btrfs",
+            "--size",
+            size,
+            "--repeat",
+            "1",
+            "--no-store",
+        ];
+        if dry {
+            args.push("--dry-run");
+        }
+        let out = iogauge_env(dir.path(), &args, &[("TMPDIR", tmp.to_str().unwrap())]);
+        assert_eq!(sh("wipefs", &[&scratch.dev.dev]), "", "left a signature");
+        assert_eq!(
+            std::fs::read_dir(&tmp).unwrap().count(),
+            0,
+            "the size check left something in {}",
+            tmp.display()
+        );
+        out
+    };
+    let out = sweep("80m", true);
+    let err = stderr_of(&out);
+    assert!(out.status.success(), "{err}");
+    let skipped: Vec<&str> = err
+        .lines()
+        .filter(|l| l.contains("would be skipped"))
+        .collect();
+    assert_eq!(skipped.len(), 2, "{err}");
+    // mkfs.xfs refuses a device under 300 MB, on the image as on the device, and says why.
+    assert!(
+        skipped[0].starts_with("dry run: xfs would be skipped: mkfs.xfs failed")
+            && !skipped[0].contains("<value>"),
+        "{err}"
+    );
+    assert!(
+        skipped[1].starts_with("dry run: btrfs would be skipped: btrfs on ")
+            && skipped[1].ends_with("free, and the test file needs 80 MiB"),
+        "{err}"
+    );
+    for dry in [true, false] {
+        let out = sweep("127m", dry);
+        let err = stderr_of(&out);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(
+            err.contains("no file system of the sweep can hold the suite's test file of 127 MiB")
+                && err.contains("ext4 leaves")
+                && err.contains("btrfs leaves"),
+            "{err}"
+        );
+    }
+    let out = sweep("16m", true);
+    let err = stderr_of(&out);
+    assert!(out.status.success(), "{err}");
+    let skipped: Vec<&str> = err
+        .lines()
+        .filter(|l| l.contains("would be skipped"))
+        .collect();
+    assert_eq!(skipped.len(), 1, "{err}");
+    assert!(skipped[0].starts_with("dry run: xfs "), "{err}");
+}
+
+/// A sweep measures its baseline again at its end, so a device that changed while the sweep
+/// ran is told from a knob that mattered. Planted by the kernel: the blkio group the sweep
+/// runs in holds the device to 200 reads a second until the second setting starts, then to
+/// 800, so the settings as found measure about 200 IOPS at the start and 800 at the end. The
+/// sweep's own table, `compare sweep:ID` and `report sweep:ID` each say its runs do not
+/// compare (issue 37, item 9: compare and report did not); held at 400 throughout, none does.
+#[test]
+fn a_device_that_changed_during_a_sweep_is_named_by_its_table_compare_and_report() {
+    let Some((cg, ram)) = throttle_rig("sweep-drift") else {
+        return;
+    };
+    let before = queue(&ram.dev, "read_ahead_kb");
+    let knob = format!(
+        "read_ahead_kb={}",
+        if before == "256" { "512" } else { "256" }
+    );
+    for changed in [true, false] {
+        let dir = tempfile::tempdir().unwrap();
+        let suite = dir.path().join("one.toml");
+        std::fs::write(
+            &suite,
+            "name = \"one\"\ndescription = \"one cell\"\n[defaults]\ntime = \"500ms\"\n[[group]]\ntitle = \"r\"\nrw = [\"randread\"]\nbs = [\"4k\"]\niodepth = [4]\n",
+        )
+        .unwrap();
+        cg.throttle(&ram.dev, "read", if changed { 200 } else { 400 });
+        let mut cmd = Command::new("sh");
+        cmd.args([
+            "-c",
+            &cg.iogauge(&format!(
+                "sweep --file {} {} --knob {knob} --repeat 3",
+                suite.display(),
+                ram.dev.dev
+            )),
+        ])
+        .current_dir(dir.path())
+        .env("IOGAUGE_DB", dir.path().join("results.db"))
+        .env("IOGAUGE_RUN_DIR", own_run_dir(dir.path()));
+        let mut sweep = Spawned::start(cmd);
+        let head = sweep.wait_for("settings of", std::time::Duration::from_secs(60));
+        let id = head
+            .strip_prefix("sweep ")
+            .and_then(|l| l.split(':').next())
+            .unwrap_or_else(|| panic!("no sweep id in {head:?}"))
+            .to_string();
+        if changed {
+            sweep.wait_for("[setting 2/", std::time::Duration::from_secs(60));
+            cg.throttle(&ram.dev, "read", 800);
+        }
+        let out = sweep.finish(DEADLINE);
+        cg.throttle(&ram.dev, "read", 0);
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(out.status.success(), "{text}\n{}", stderr_of(&out));
+        let said = |t: &str| t.contains("measured differently at the start");
+        let compared = iogauge(dir.path(), &["compare", &format!("sweep:{id}")]);
+        let compared = format!(
+            "{}{}",
+            String::from_utf8_lossy(&compared.stdout),
+            stderr_of(&compared)
+        );
+        let reported = iogauge(
+            dir.path(),
+            &["report", &format!("sweep:{id}"), "-o", "report.html"],
+        );
+        assert!(reported.status.success(), "{}", stderr_of(&reported));
+        let html = std::fs::read_to_string(dir.path().join("report.html")).unwrap();
+        assert_eq!(
+            [said(&text), said(&compared), said(&html)],
+            [changed; 3],
+            "table:\n{text}\ncompare:\n{compared}"
+        );
+    }
+    assert_eq!(queue(&ram.dev, "read_ahead_kb"), before);
 }
