@@ -514,8 +514,8 @@ fn a_dry_run_plans_the_sweep_and_changes_nothing() {
 }
 
 /// Issue 37, item 9: a file-system sweep in which every setting failed (there, the working set
-/// did not fit; here, its mount option is refused) exited 0 and said "Each setting is stored as a run". It exits 1 now, says nothing was
-/// measured, and claims nothing was stored.
+/// did not fit; here, its mount option is refused) exited 0 and said "Each setting is stored as
+/// a run". It exits 1 now, says nothing was measured, and claims nothing was stored.
 #[test]
 fn a_sweep_in_which_nothing_ran_fails() {
     needs_root!();
@@ -524,22 +524,9 @@ fn a_sweep_in_which_nothing_ran_fails() {
     let suite = suite_file(dir.path());
     // Stored or not (issue 37, item 9: the same sentence came under --no-store).
     for no_store in [false, true] {
-        let mut args = vec![
-            "sweep",
-            "--file",
-            &suite,
-            "--scratch",
-            &scratch.dev.dev,
-            "--fs",
-            "ext4",
-            // A mount option ext4 refuses: the file system is made, and its mount fails.
-            "--mount-opts",
-            "no_such_option",
-            "--size",
-            "16m",
-            "--repeat",
-            "1",
-        ];
+        let mut args = fs_sweep(&suite, &scratch.dev.dev, "ext4", "16m");
+        // A mount option ext4 refuses: the file system is made, and its mount fails.
+        args.extend(["--mount-opts", "no_such_option"]);
         if no_store {
             args.push("--no-store");
         }
@@ -553,6 +540,24 @@ fn a_sweep_in_which_nothing_ran_fails() {
     }
 }
 
+/// The arguments of a file-system sweep of `fs` (a list) on `dev`, once each, of a test file of
+/// `size`.
+fn fs_sweep<'a>(suite: &'a str, dev: &'a str, fs: &'a str, size: &'a str) -> Vec<&'a str> {
+    vec![
+        "sweep",
+        "--file",
+        suite,
+        "--scratch",
+        dev,
+        "--fs",
+        fs,
+        "--size",
+        size,
+        "--repeat",
+        "1",
+    ]
+}
+
 /// A test file as large as the scratch device cannot fit in any file system made on it: the
 /// sweep is refused before anything is made, dry run or not (issue 37, item 9: every setting
 /// failed at its fill, and --dry-run had not said so).
@@ -563,17 +568,7 @@ fn a_test_file_larger_than_the_scratch_device_is_refused_before_anything() {
     let scratch = RamLoop::new(128 << 20);
     let suite = suite_file(dir.path());
     for dry in [true, false] {
-        let mut args = vec![
-            "sweep",
-            "--file",
-            &suite,
-            "--scratch",
-            &scratch.dev.dev,
-            "--fs",
-            "ext4",
-            "--size",
-            "1g",
-        ];
+        let mut args = fs_sweep(&suite, &scratch.dev.dev, "ext4", "1g");
         if dry {
             args.push("--dry-run");
         }
@@ -605,20 +600,8 @@ fn what_each_file_system_leaves_is_checked_before_anything_is_made() {
     let scratch = RamLoop::new(128 << 20);
     let suite = suite_file(dir.path());
     let sweep = |size: &str, dry: bool| {
-        let mut args = vec![
-            "sweep",
-            "--file",
-            &suite,
-            "--scratch",
-            &scratch.dev.dev,
-            "--fs",
-            "ext4,xfs,btrfs",
-            "--size",
-            size,
-            "--repeat",
-            "1",
-            "--no-store",
-        ];
+        let mut args = fs_sweep(&suite, &scratch.dev.dev, "ext4,xfs,btrfs", size);
+        args.push("--no-store");
         if dry {
             args.push("--dry-run");
         }
@@ -632,13 +615,15 @@ fn what_each_file_system_leaves_is_checked_before_anything_is_made() {
         );
         out
     };
-    let out = sweep("80m", true);
-    let err = stderr_of(&out);
-    assert!(out.status.success(), "{err}");
-    let skipped: Vec<&str> = err
-        .lines()
-        .filter(|l| l.contains("would be skipped"))
-        .collect();
+    // A dry run that passes: the settings it says would be skipped, and all it said.
+    let would_skip = |size: &str| {
+        let out = sweep(size, true);
+        let err = stderr_of(&out);
+        assert!(out.status.success(), "{err}");
+        let lines = err.lines().filter(|l| l.contains("would be skipped"));
+        (lines.map(str::to_string).collect::<Vec<_>>(), err)
+    };
+    let (skipped, err) = would_skip("80m");
     assert_eq!(skipped.len(), 2, "{err}");
     // mkfs.xfs refuses a device under 300 MB, on the image as on the device, and says why.
     assert!(
@@ -663,13 +648,7 @@ fn what_each_file_system_leaves_is_checked_before_anything_is_made() {
             "{err}"
         );
     }
-    let out = sweep("16m", true);
-    let err = stderr_of(&out);
-    assert!(out.status.success(), "{err}");
-    let skipped: Vec<&str> = err
-        .lines()
-        .filter(|l| l.contains("would be skipped"))
-        .collect();
+    let (skipped, err) = would_skip("16m");
     assert_eq!(skipped.len(), 1, "{err}");
     assert!(skipped[0].starts_with("dry run: xfs "), "{err}");
 }
