@@ -88,6 +88,10 @@ pub fn result_findings(
         w.rw.writes(w.mix_read_pct) && !r.is_db(),
         th,
     ));
+    // On a device in memory a rate that moved is the CPU's, not the device's state.
+    if let Some(memory) = system.target.as_ref().and_then(|t| t.memory()) {
+        iogauge_analyze::on_memory(&mut found, &memory);
+    }
     let read_bw = r
         .read
         .as_ref()

@@ -413,3 +413,45 @@ fn a_file_systems_own_pieces_are_an_info_naming_it() {
     assert_eq!(f["severity"], "info", "{summary}");
     assert!(summary.starts_with("btrfs reached"), "{summary}");
 }
+
+/// A cgroup's limit on the target's device is part of what a run measured: `show` names it on
+/// a line of its own, and the run's record keeps it. Held to 300 reads a second by the blkio
+/// group the run is in; the same device outside any limit names none, and is recorded as memory
+/// (a loop device over a file in tmpfs), whose moved rates are the CPU's.
+#[test]
+fn a_cgroup_limit_on_the_device_is_named_and_recorded() {
+    let Some((cg, ram)) = throttle_rig("limit-named") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let args = format!("run {} --rw randread --time 300ms --json", ram.dev.dev);
+    cg.throttle(&ram.dev, "read", 300);
+    let held = json_of(&cg.run_in(dir.path(), &args));
+    cg.throttle(&ram.dev, "read", 0);
+    let free = json_of(&cg.run_in(dir.path(), &args));
+    let majmin = std::fs::read_to_string(format!("/sys/block/{}/dev", ram.dev.name())).unwrap();
+    let majmin = majmin.trim();
+    assert_eq!(
+        held["system"]["target"]["io_limits"],
+        serde_json::json!([{"dev": majmin, "what": "read_iops", "value": 300}])
+    );
+    assert_eq!(free["system"]["target"]["io_limits"], serde_json::json!([]));
+    assert_eq!(
+        free["system"]["target"]["devices"][0]["loop_backing_fs"],
+        "tmpfs"
+    );
+    let shown: Vec<String> = [&held, &free]
+        .iter()
+        .map(|d| {
+            let id = d["run_id"].as_str().unwrap();
+            let out = iogauge(dir.path(), &["show", id]);
+            String::from_utf8_lossy(&out.stdout).into_owned()
+        })
+        .collect();
+    let limit = format!(
+        "limit       {}: reads held to 300 IOPS by a cgroup iogauge ran in",
+        ram.dev.name()
+    );
+    assert!(shown[0].contains(&limit), "{}", shown[0]);
+    assert!(!shown[1].contains("limit  "), "{}", shown[1]);
+}

@@ -587,3 +587,55 @@ fn buffers_on_huge_pages_are_read_from_the_engines_own_words() {
     }));
     assert!(!on(Backing::Pages));
 }
+
+/// A run on a device in memory (a loop device over a file in tmpfs, as sysinfo records it):
+/// a fall of its rate inside the run, and a drift at its end, are said as the CPU's pace, at
+/// info. The same run with a cgroup limiting that device keeps both warnings: the limit, not
+/// the CPU, may have moved it.
+#[test]
+fn a_change_on_a_device_in_memory_is_the_cpus_unless_a_cgroup_limits_it() {
+    let mut r = result(Rw::Randwrite, 4096, 1, 1, 10_000.0);
+    for (i, s) in r.timeseries.iter_mut().enumerate() {
+        s.iops = 10_000.0 * 0.9f64.powi(i as i32);
+    }
+    let bins = |n: usize, per_bin: u32| std::iter::repeat_n(per_bin, n);
+    r.fine = crate::model::FineDoc {
+        bin_s: 0.1,
+        ios: bins(50, 1000).chain(bins(50, 400)).collect(),
+        ..crate::model::FineDoc::default()
+    };
+    let mut sys = system(64 * GIB);
+    let mut target: iogauge_sysinfo::TargetInfo = serde_json::from_value(serde_json::json!({
+        "path": "/dev/loop3", "devices": [{
+            "name": "loop3", "dev": "7:3", "role": "loop",
+            "loop_backing_file": "/dev/shm/d.img", "loop_backing_fs": "tmpfs"
+        }]
+    }))
+    .unwrap();
+    sys.target = Some(target.clone());
+    let found = result_findings(&r, &sys, None, &th());
+    let said: Vec<Value> = ["regime", "steady"]
+        .iter()
+        .flat_map(|k| of_kind(&found, k))
+        .collect();
+    assert_eq!(said.len(), 2, "{said:#?}");
+    for f in &said {
+        assert_eq!(f["severity"], "info", "{f:#}");
+        let summary = f["summary"].as_str().unwrap();
+        assert!(
+            summary.contains("on loop3 (a file in tmpfs), which is memory"),
+            "{summary}"
+        );
+    }
+    target.io_limits = serde_json::from_value(
+        serde_json::json!([{"dev": "7:3", "what": "write_iops", "value": 1000}]),
+    )
+    .unwrap();
+    sys.target = Some(target);
+    let found = result_findings(&r, &sys, None, &th());
+    for k in ["regime", "steady"] {
+        let f = &of_kind(&found, k)[0];
+        assert_eq!(f["severity"], "warning", "{f:#}");
+        assert!(!f["summary"].as_str().unwrap().contains("memory"), "{f:#}");
+    }
+}

@@ -579,6 +579,27 @@ pub(super) fn new_uuid() -> String {
 mod tests {
     use super::*;
 
+    /// `clean` removes a size check's image with its mount, and nothing else that is named so:
+    /// only a regular file called `image` in a directory of iogauge's scratch names.
+    #[test]
+    fn only_a_size_checks_image_is_taken_for_one() {
+        let t = tempfile::tempdir().unwrap();
+        let home = t.path().join("iogauge-scratch-1-ext4-size-0000abcd");
+        std::fs::create_dir(&home).unwrap();
+        std::fs::write(home.join("image"), b"").unwrap();
+        std::fs::create_dir(home.join("mnt")).unwrap();
+        assert!(is_size_image(&home.join("image")));
+        assert!(!is_size_image(&home.join("mnt")));
+        let other = t.path().join("mine");
+        std::fs::create_dir(&other).unwrap();
+        std::fs::write(other.join("image"), b"").unwrap();
+        assert!(!is_size_image(&other.join("image")));
+        let linked = t.path().join("iogauge-scratch-2-ext4-size-0000abce");
+        std::fs::create_dir(&linked).unwrap();
+        std::os::unix::fs::symlink(home.join("image"), linked.join("image")).unwrap();
+        assert!(!is_size_image(&linked.join("image")));
+    }
+
     #[test]
     fn fs_lists_and_options_parse() {
         let l = FsSpec::parse("ext4,xfs,btrfs").unwrap();

@@ -181,6 +181,12 @@ fn walk(roots: &Roots, dir: &Path, follow_loops: bool, depth: usize, out: &mut V
     if out.iter().any(|d| d.name == device.name) {
         return;
     }
+    if device.role == DeviceRole::Loop {
+        device.loop_backing_fs = device
+            .loop_backing_file
+            .as_deref()
+            .and_then(|file| file_fs_type(roots, file));
+    }
     // What lies directly beneath, followed below in the same order.
     let next: Vec<(PathBuf, bool)> = match device.role {
         DeviceRole::Partition => dir
@@ -215,6 +221,14 @@ fn walk(roots: &Roots, dir: &Path, follow_loops: bool, depth: usize, out: &mut V
 }
 
 /// The sysfs directory of the device a file lives on (a loop device's backing file).
+/// The type of the file system `file` is in (`tmpfs` for a loop device's image in RAM).
+fn file_fs_type(roots: &Roots, file: &str) -> Option<String> {
+    let path = std::fs::canonicalize(file).ok()?;
+    let meta = std::fs::metadata(&path).ok()?;
+    let entries = mountinfo::read(roots);
+    mountinfo::find_mount(&entries, &path, split_dev(meta.dev())).map(|m| m.fs_type.clone())
+}
+
 fn file_device_dir(roots: &Roots, file: &str) -> Option<PathBuf> {
     let path = std::fs::canonicalize(file).ok()?;
     let meta = std::fs::metadata(&path).ok()?;
@@ -294,6 +308,7 @@ fn describe(dir: &Path) -> Option<BlockDevice> {
             Vec::new()
         },
         loop_backing_file: read_trimmed(&dir.join("loop/backing_file")),
+        loop_backing_fs: None,
         dm_name: read_trimmed(&dir.join("dm/name")),
         alignment_offset: read_parsed(&dir.join("alignment_offset")),
         below: Vec::new(),

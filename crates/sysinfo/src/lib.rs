@@ -9,6 +9,7 @@
 //! does not expose is `None` (JSON `null`), and [`capture`] never fails.
 
 mod blockdev;
+pub mod cgroup;
 pub mod diskstats;
 mod host;
 pub mod kthreads;
@@ -78,6 +79,50 @@ pub struct TargetInfo {
     /// The stripe settings an ext2/3/4 or XFS file system was made with, from its superblock.
     #[serde(default)]
     pub fs_stripe: Option<FsStripe>,
+    /// The limits a cgroup puts on IO to the devices of `devices` (the run's own group or one
+    /// above it): a run under one measures the limit as much as the device.
+    #[serde(default)]
+    pub io_limits: Vec<cgroup::IoLimit>,
+}
+
+impl TargetInfo {
+    /// What the target's IO ends in when that is memory, said for a reader (`zram0`, `loop0
+    /// (a file in tmpfs)`, `tmpfs`): every device at the bottom of the stack is zram, a RAM
+    /// disk (brd's ramN) or a loop device over a file in tmpfs or ramfs, or the target is in
+    /// tmpfs or ramfs. Such a device has no state of its own to change (no cache to fill, no
+    /// spare area): its rate is the CPU's. `None` otherwise, and when a cgroup limits IO to a
+    /// device of the stack: then the rate is the limit's.
+    pub fn memory(&self) -> Option<String> {
+        let in_ram = |fs: &str| fs == "tmpfs" || fs == "ramfs";
+        if self.devices.is_empty() {
+            return self.filesystem.clone().filter(|fs| in_ram(fs));
+        }
+        let limited = self.devices.iter().any(|d| {
+            self.io_limits
+                .iter()
+                .any(|l| Some(&l.dev) == d.dev.as_ref())
+        });
+        let bottom: Vec<&BlockDevice> =
+            self.devices.iter().filter(|d| d.below.is_empty()).collect();
+        let memory: Vec<String> = bottom
+            .iter()
+            .filter_map(|d| match (&d.role, d.loop_backing_fs.as_deref()) {
+                (DeviceRole::Loop, Some(fs)) if in_ram(fs) => {
+                    Some(format!("{} (a file in {fs})", d.name))
+                }
+                (DeviceRole::Disk, _)
+                    if d.name.starts_with("zram")
+                        || d.name.strip_prefix("ram").is_some_and(|n| {
+                            !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())
+                        }) =>
+                {
+                    Some(d.name.clone())
+                }
+                _ => None,
+            })
+            .collect();
+        (!limited && !memory.is_empty() && memory.len() == bottom.len()).then(|| memory.join(", "))
+    }
 }
 
 /// A file system's stripe unit and width (ext4's stride and stripe width, XFS's sunit and
@@ -161,6 +206,9 @@ pub struct BlockDevice {
     #[serde(default)]
     pub md_members: Vec<String>,
     pub loop_backing_file: Option<String>,
+    /// The file system a loop device's backing file is in (`tmpfs`, `ext4`, …).
+    #[serde(default)]
+    pub loop_backing_fs: Option<String>,
     /// Device-mapper name, e.g. `vg0-data` for an LVM volume.
     pub dm_name: Option<String>,
     /// `alignment_offset`: bytes by which the device's start is off its natural alignment (the
@@ -199,7 +247,14 @@ pub fn capture(target: Option<&Path>) -> SystemInfo {
         cpu_model: host::cpu_model(&roots),
         cpu_count: host::cpu_count(&roots),
         mem_total_bytes: host::mem_total_bytes(&roots),
-        target: target.map(|path| capture_target(&roots, path)),
+        target: target.map(|path| {
+            let mut t = capture_target(&roots, path);
+            t.io_limits = cgroup::io_limits(&roots)
+                .into_iter()
+                .filter(|l| t.devices.iter().any(|d| d.dev.as_ref() == Some(&l.dev)))
+                .collect();
+            t
+        }),
     }
 }
 
@@ -215,6 +270,7 @@ fn capture_target(roots: &Roots, path: &Path) -> TargetInfo {
         devices: Vec::new(),
         btrfs: None,
         fs_stripe: None,
+        io_limits: Vec::new(),
     };
     let Some((existing, meta, exists)) = nearest_existing(path) else {
         return info;
@@ -366,12 +422,14 @@ mod tests {
                     md_chunk_bytes: Some(524288),
                     md_members: vec!["sda1".into(), "sdb1".into()],
                     loop_backing_file: None,
+                    loop_backing_fs: None,
                     dm_name: None,
                     alignment_offset: Some(0),
                     below: vec!["sda1".into(), "sdb1".into()],
                 }],
                 btrfs: None,
                 fs_stripe: None,
+                io_limits: Vec::new(),
             }),
         }
     }
@@ -419,5 +477,65 @@ mod tests {
         assert!(parent.filesystem.is_some());
         assert_eq!(info.filesystem, parent.filesystem);
         assert_eq!(info.devices, parent.devices);
+    }
+
+    #[test]
+    fn memory_is_zram_a_ram_disk_or_a_loop_over_tmpfs_and_never_under_a_limit() {
+        let base = sample().target.unwrap();
+        let dev = |name: &str, role: DeviceRole, fs: Option<&str>, below: &[&str], id: &str| {
+            BlockDevice {
+                name: name.into(),
+                role,
+                loop_backing_fs: fs.map(Into::into),
+                below: below.iter().map(|b| b.to_string()).collect(),
+                dev: Some(id.into()),
+                ..base.devices[0].clone()
+            }
+        };
+        let with = |devices: Vec<BlockDevice>, fs: &str| TargetInfo {
+            devices,
+            filesystem: Some(fs.into()),
+            ..base.clone()
+        };
+        let memory = |t: &TargetInfo| t.memory();
+        use DeviceRole::{Disk, Loop, Md};
+        let zram = with(vec![dev("zram0", Disk, None, &[], "252:0")], "ext4");
+        assert_eq!(memory(&zram).as_deref(), Some("zram0"));
+        let brd = with(vec![dev("ram1", Disk, None, &[], "1:1")], "xfs");
+        assert_eq!(memory(&brd).as_deref(), Some("ram1"));
+        let shm = with(vec![dev("loop3", Loop, Some("tmpfs"), &[], "7:3")], "xfs");
+        assert_eq!(memory(&shm).as_deref(), Some("loop3 (a file in tmpfs)"));
+        assert_eq!(memory(&with(Vec::new(), "tmpfs")).as_deref(), Some("tmpfs"));
+        // Near misses: a loop over a disk's file system, a disk merely named like one, a
+        // stripe of memory and a disk, a directory on NFS, and memory under a cgroup's limit.
+        let on_disk = with(
+            vec![
+                dev("loop3", Loop, Some("ext4"), &["sda"], "7:3"),
+                dev("sda", Disk, None, &[], "8:0"),
+            ],
+            "xfs",
+        );
+        assert_eq!(memory(&on_disk), None);
+        assert_eq!(
+            memory(&with(vec![dev("rampart", Disk, None, &[], "8:0")], "xfs")),
+            None
+        );
+        let mixed = with(
+            vec![
+                dev("md0", Md, None, &["zram0", "sda"], "9:0"),
+                dev("zram0", Disk, None, &[], "252:0"),
+                dev("sda", Disk, None, &[], "8:0"),
+            ],
+            "xfs",
+        );
+        assert_eq!(memory(&mixed), None);
+        assert_eq!(memory(&with(Vec::new(), "nfs")), None);
+        let mut held = shm.clone();
+        held.io_limits = vec![cgroup::IoLimit {
+            dev: "7:3".into(),
+            what: "read_iops".into(),
+            value: 200,
+        }];
+        assert_eq!(memory(&held), None);
     }
 }
