@@ -414,8 +414,8 @@ fn a_file_systems_own_pieces_are_an_info_naming_it() {
     assert!(summary.starts_with("btrfs reached"), "{summary}");
 }
 
-/// A cgroup's limit on the target's device is part of what a run measured: `show` names it on
-/// a line of its own, and the run's record keeps it. Held to 300 reads a second by the blkio
+/// A cgroup's limit on the target's device is part of what a run measured: `show` and `report`
+/// name it on a line of their own, and the run's record keeps it. Held to 300 reads a second by the blkio
 /// group the run is in; the same device outside any limit names none, and is recorded as memory
 /// (a loop device over a file in tmpfs), whose moved rates are the CPU's.
 #[test]
@@ -454,4 +454,14 @@ fn a_cgroup_limit_on_the_device_is_named_and_recorded() {
     );
     assert!(shown[0].contains(&limit), "{}", shown[0]);
     assert!(!shown[1].contains("limit  "), "{}", shown[1]);
+    // The report says it in the same words.
+    let id = held["run_id"].as_str().unwrap();
+    let out = iogauge(dir.path(), &["report", id, "-o", "r.html"]);
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let html = std::fs::read_to_string(dir.path().join("r.html")).unwrap();
+    let said = format!(
+        "Limit: {}: reads held to 300 IOPS by a cgroup iogauge ran in.",
+        ram.dev.name()
+    );
+    assert!(html.contains(&said), "no {said:?} in the report");
 }

@@ -102,6 +102,17 @@ pub(super) fn table(s: &mut String, sys: &SystemInfo) {
         );
     }
     s.push_str("</tbody></table></div>\n");
+    for (t, l) in sys
+        .target
+        .iter()
+        .flat_map(|t| t.io_limits.iter().map(move |l| (t, l)))
+    {
+        let _ = writeln!(
+            s,
+            "<p class=\"limit\">Limit: {}.</p>",
+            esc(&crate::present::results::io_limit(t, l))
+        );
+    }
 }
 
 /// RAID level and chunk, partition alignment, loop backing file, dm name: whichever apply.
