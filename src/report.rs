@@ -18,6 +18,7 @@ mod terminal;
 use crate::model::RunDoc;
 pub use terminal::sparkline_fit;
 // For `iogauge show` (commands/results.rs), which prints a run's time series in the terminal.
+pub(crate) use system::io_limit;
 #[allow(unused_imports)]
 pub use terminal::sparkline;
 

@@ -321,28 +321,9 @@ fn system_text(sys: &iogauge_sysinfo::SystemInfo) -> String {
         let _ = writeln!(s, "  device      {}", device_line(d));
     }
     for l in &t.io_limits {
-        let _ = writeln!(s, "  limit       {}", io_limit(t, l));
+        let _ = writeln!(s, "  limit       {}", crate::report::io_limit(t, l));
     }
     s
-}
-
-/// A cgroup's limit on a device of the target's stack, for `show` and `report`: part of the
-/// path, so what was measured may be the limit and not the device.
-pub(crate) fn io_limit(
-    t: &iogauge_sysinfo::TargetInfo,
-    l: &iogauge_sysinfo::cgroup::IoLimit,
-) -> String {
-    let name = t
-        .devices
-        .iter()
-        .find(|d| d.dev.as_ref() == Some(&l.dev))
-        .map_or(l.dev.as_str(), |d| d.name.as_str());
-    let (what, value) = match l.what.split_once('_') {
-        Some((dir, "iops")) => (dir, format!("{} IOPS", units::count(l.value as f64))),
-        Some((dir, _)) => (dir, format!("{}/s", units::iec(l.value))),
-        None => (l.what.as_str(), l.value.to_string()),
-    };
-    format!("{name}: {what}s held to {value} by a cgroup iogauge ran in")
 }
 
 fn device_line(d: &iogauge_sysinfo::BlockDevice) -> String {
