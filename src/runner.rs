@@ -21,7 +21,7 @@ use merge::{merge, Intervals};
 use sched::Sched;
 use std::fs::File;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::mpsc::{channel, Receiver, Sender};
+use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, Sender};
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 use worker::{WorkerCfg, WorkerOut};
@@ -443,7 +443,9 @@ fn watch(
                 _ => tick,
             }
         };
-        std::thread::sleep(wait);
+        // Cut short when the last worker ends: the look below then finds them all finished
+        // and leaves, where sleeping out the tick ended a timed cell up to 100 ms late.
+        nap(rx, agg, wait);
         if cpu_start.is_none() && Instant::now() >= measure_start {
             cpu_start = Some(sys::process_cpu());
             sched.start(measure_start);
@@ -524,6 +526,19 @@ fn watch(
         ended: t0.elapsed(),
         stopped_early,
         ticks,
+    }
+}
+
+/// Waits `wait`, taking in the workers' intervals as they come, or less once every worker has
+/// ended. Each worker holds a sender of `rx` until its thread ends, after it is counted as
+/// finished, so the channel's disconnection is that moment, with no polling.
+fn nap(rx: &Receiver<IntervalMsg>, agg: &mut Intervals, wait: Duration) {
+    let until = Instant::now() + wait;
+    loop {
+        match rx.recv_timeout(until.saturating_duration_since(Instant::now())) {
+            Ok(m) => agg.add(m),
+            Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => return,
+        }
     }
 }
 

@@ -751,9 +751,11 @@ fn have_postgres() -> bool {
 }
 
 /// README's commands at `at`, typed in one guest on Debian's kernel with four blank disks
-/// (README's /dev/sdc… are its /dev/vda…), each checked to end well; what they printed, or
-/// `None` where no guest can run.
-fn in_guest(at: Place, least: usize) -> Option<guest::GuestOutput> {
+/// (README's /dev/sdc… are its /dev/vda…), each checked to end well, then the shell script
+/// `then` (the test's own look at what they left, `iogauge` on its PATH); what they printed,
+/// or `None` where no guest can run. A guest under software emulation is the slowest part of
+/// the tests: what the arrays and database tests would build again, they check here.
+fn in_guest(at: Place, least: usize, then: &str) -> Option<guest::GuestOutput> {
     let mut desk = Desk::new();
     for (i, name) in ["/dev/sdc", "/dev/sdd", "/dev/sde", "/dev/sdf"]
         .iter()
@@ -775,7 +777,10 @@ fn in_guest(at: Place, least: usize) -> Option<guest::GuestOutput> {
             "echo \"$ {typed}\"\n{typed} 2>&1\necho \"status{i} $?\"\n"
         ));
     }
+    script.push_str(then);
+    script.push_str("\necho \"finished yes\"\n");
     let out = guest::run(4, "128M", &script)?;
+    assert_eq!(out.value("finished"), Some("yes"), "{out}");
     for (i, e) in lines.iter().enumerate() {
         assert_eq!(
             out.value(&format!("status{i}")),
@@ -787,28 +792,94 @@ fn in_guest(at: Place, least: usize) -> Option<guest::GuestOutput> {
     Some(out)
 }
 
-/// README's database on arrays (`db … --scratch … --layout md:…`), in a guest of its own: the
-/// server in each array, whole, degraded and rebuilding.
+/// README's database on arrays (`db pgbench --scratch … --layout md:raid5 --fs ext4 --degraded
+/// --rebuild --rebuild-speed …`), in a guest of its own: the server in each array, whole,
+/// degraded and rebuilding. The rebuilding run is checked against md's own state: the third
+/// member failed, removed and added back as pgbench starts measuring (after the load), md
+/// recovering at a rate while pgbench measured (its samples, once a second, beside the TPS),
+/// the rebuild followed to its end; the run of the whole array has no rebuild at all; every
+/// member blank and no array left afterwards.
 #[test]
 fn readme_database_on_arrays_runs_in_the_guest() {
     needs_root!();
     if !have_postgres() {
         return;
     }
-    let Some(out) = in_guest(Place::GuestDatabase, 1) else {
+    let then = r#"
+iogauge list --json > /tmp/list.json
+python3 - <<'PY'
+import json, subprocess
+runs = sorted(r['id'] for r in json.load(open('/tmp/list.json'))['runs'])
+def show(i):
+    return json.loads(subprocess.run(['iogauge', 'show', str(i), '--json'], capture_output=True, text=True).stdout)
+docs = [show(i) for i in runs]
+print('layouts', ','.join(d['params'].get('layout', '-').replace(' ', '_') for d in docs[1:]), len(docs))
+whole, rebuilding = docs[1], docs[3]
+print('whole_rebuild', whole.get('rebuild') is not None)
+rb = rebuilding['rebuild']
+print('windows', len(rb['cells']), len(rebuilding['results']))
+w = rb['cells'][0]
+under = [s for s in rb['samples'] if w['from_s'] <= s['t_s'] <= w['to_s']]
+print('recovering_under_pgbench', sum(1 for s in under if s['action'] == 'recover' and (s['speed_kib'] or 0) > 0))
+print('limits', rb['speed_min_kib'], rb['speed_max_kib'], rb['speed_set'])
+print('rebuilt', 'yes' if rb['finished_s'] else 'no')
+print('first_is_pgbench', rebuilding['results'][0].get('pg') is not None)
+print('kinds', ','.join(sorted({f['kind'] for f in rebuilding['findings']})))
+open('/tmp/id', 'w').write(str(runs[3]))
+PY
+iogauge show $(cat /tmp/id) > /tmp/show.txt
+grep -q 'rebuild of /dev/vdc into md100, second by second (rate and p99: the measurement running then)' /tmp/show.txt && echo "timeline yes"
+grep -Eq ' TPS +[0-9.]+ ms' /tmp/show.txt && echo "tps_beside yes"
+for d in vda vdb vdc; do blkid -p /dev/$d >/dev/null 2>&1 && echo "signature_left $d"; done
+grep -q md100 /proc/mdstat && echo "array_left yes"
+"#;
+    let Some(out) = in_guest(Place::GuestDatabase, 1, then) else {
         return;
     };
-    for said in ["· degraded", "· rebuilding", "TPS", "rebuilt /dev/vd"] {
+    for said in ["· degraded", "· rebuilding", "TPS", "rebuilt /dev/vdc"] {
         assert!(out.stdout.contains(said), "no {said} in:\n{out}");
     }
+    // The baseline, then the array whole, degraded and rebuilding, each a run of its own.
+    assert_eq!(
+        out.value("layouts"),
+        Some("md_raid5,md_raid5,md_raid5 4"),
+        "{out}"
+    );
+    assert_eq!(out.value("whole_rebuild"), Some("False"), "{out}");
+    // pgbench and the two storage cells, each a window of the rebuild.
+    assert_eq!(out.value("windows"), Some("3 3"), "{out}");
+    assert_eq!(out.value("first_is_pgbench"), Some("True"), "{out}");
+    // README's 20 to 40 MiB/s: a member of 127 MiB takes 3 s or more, and md's samples are
+    // once a second from the moment pgbench starts measuring.
+    assert_eq!(out.value("limits"), Some("20480 40960 True"), "{out}");
+    assert!(out.number("recovering_under_pgbench") >= 1, "{out}");
+    assert_eq!(out.value("rebuilt"), Some("yes"), "{out}");
+    let kinds = out.value("kinds").unwrap_or_default();
+    assert!(kinds.split(',').any(|k| k == "rebuild"), "{out}");
+    assert_eq!(out.value("timeline"), Some("yes"), "{out}");
+    assert_eq!(out.value("tps_beside"), Some("yes"), "{out}");
+    assert!(!out.stdout.contains("signature_left"), "{out}");
+    assert!(!out.stdout.contains("array_left"), "{out}");
 }
 
 /// README's array sweeps (md and LVM), in a guest on Debian's kernel: README's /dev/sdc… are
-/// the guest's blank virtio disks.
+/// the guest's blank virtio disks. Its sweep of md RAID0, RAID10 and RAID5 and an LVM stripe
+/// over four disks with ext4 is also the arrays tests' check of a file system on an array
+/// (tests/arrays.rs measures the raw arrays): ext4 made aligned to each RAID5 stripe and not
+/// named misaligned, every setting measured, and the md superblocks, PVs and signatures gone
+/// from every member afterwards.
 #[test]
 fn readme_array_examples_run_in_the_guest() {
     needs_root!();
-    let Some(out) = in_guest(Place::Guest, 2) else {
+    let then = r#"
+iogauge list --json | python3 -c "import json,sys; print('ran_ext4', sum(r['params'].get('fs') == 'ext4' for r in json.load(sys.stdin)['runs']))"
+for d in vda vdb vdc vdd; do
+  blkid -p /dev/$d >/dev/null 2>&1 && echo "signature_left $d"
+  mdadm --examine /dev/$d >/dev/null 2>&1 && echo "md_superblock_left $d"
+done
+echo "arrays_left $(ls /sys/block | grep -c '^md')"
+"#;
+    let Some(out) = in_guest(Place::Guest, 2, then) else {
         return;
     };
     // Each array the sweeps name was built and measured: a line of results per layout.
@@ -824,4 +895,19 @@ fn readme_array_examples_run_in_the_guest() {
             "no {layout} in what the sweeps printed:\n{out}"
         );
     }
+    // The ext4 sweep: the single disk, then raid0, raid10, raid5 and lvm at each chunk.
+    assert_eq!(out.number("ran_ext4"), 9, "{out}");
+    // RAID5 of four: three data chunks of 64 KiB, 16 blocks of 4 KiB each; of 512 KiB, 128.
+    for aligned in [
+        "ext4 made aligned to the array: -b 4096 -E stride=16,stripe_width=48",
+        "ext4 made aligned to the array: -b 4096 -E stride=128,stripe_width=384",
+    ] {
+        assert!(out.stdout.contains(aligned), "no {aligned:?} in:\n{out}");
+    }
+    // And the file system is what it was made to be: mke2fs gives a file system under 512 MiB
+    // 1 KiB blocks, where a stride of 16 is 16 KiB, and the misalignment finding named it.
+    assert!(!out.stdout.contains("misaligned"), "{out}");
+    assert!(!out.stdout.contains("signature_left"), "{out}");
+    assert!(!out.stdout.contains("md_superblock_left"), "{out}");
+    assert_eq!(out.number("arrays_left"), 0, "{out}");
 }
