@@ -271,7 +271,8 @@ pub fn use_baseline(doc: &mut RunDoc) -> Vec<String> {
 /// other level.
 pub fn baseline_said(used: &[String]) -> String {
     match used.is_empty() {
-        true => "--baseline: no result changed regime, so every value is the run's whole average\n".into(),
+        // A rise, or a change the CPU made or may have made, is no level the device sustains.
+        true => "--baseline: no result fell to a later level the device held, so every value is the run's whole average\n".into(),
         false => format!(
             "--baseline: IOPS and bandwidth are the later level after a change of regime for {}; the others are whole averages\n",
             used.join(", ")

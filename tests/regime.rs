@@ -125,13 +125,16 @@ fn a_lowered_throttle_is_a_regime_with_its_size() {
     );
     assert!((hi / 4000.0 - 1.0).abs() <= 0.05, "before {hi}");
     assert!((lo / 1000.0 - 1.0).abs() <= 0.05, "after {lo}");
+    assert!(f["summary"].as_str().unwrap().contains("fell from"));
+    if on_a_saturated_machine(f) {
+        return;
+    }
     let above = e["ios_above_later"].as_f64().unwrap();
     let truth_above = before as f64 - 1000.0 * truth_at;
     assert!(
         (above / truth_above - 1.0).abs() <= 0.1,
         "{above} IOs above the later rate, truth {truth_above}"
     );
-    assert!(f["summary"].as_str().unwrap().contains("fell from"));
     // The near miss of the CPU's fall below: the threads slept on the throttle, not waited.
     assert!(!f["summary"].as_str().unwrap().contains("CPU"), "{f:#}");
 }
@@ -189,6 +192,22 @@ fn check_against_truth(f: &Value, before: u64, hi_truth: f64, lo_truth: f64) {
     assert!((lo / lo_truth - 1.0).abs() <= 0.05, "after {lo}");
 }
 
+/// Whether the regime `f` was named on a machine with no idle CPU, checked against its own
+/// evidence: the product's promise there is the change's time and levels, with the CPU named
+/// as a cause as likely as the device — and no size of a burst (issue 36: with two busy loops
+/// beside the tests, the kernel threads serving a RAM loop's IO wait for a CPU too). On a quiet
+/// machine, as in CI's quiet tests, it is false and the size is checked against the truth.
+fn on_a_saturated_machine(f: &Value) -> bool {
+    let e = &f["evidence"];
+    let Some(others) = e["others_cpus_before"].as_f64() else {
+        return false;
+    };
+    let summary = f["summary"].as_str().unwrap();
+    assert!(others >= 0.5 && summary.contains("no idle CPU"), "{f:#}");
+    assert!(e.get("ios_above_later").is_none(), "{f:#}");
+    true
+}
+
 /// Runs `c` from 4,000 IOPS and lowers its throttle to 1,000 at the change: the document, its
 /// one regime (checked against the truth) and the IOs the kernel counted before the change.
 fn falls_to_1000(cg: &Blkio, ram: &RamLoop, c: &Change) -> (Value, Value, u64) {
@@ -217,6 +236,9 @@ fn a_write_cache_filling_after_known_bytes_is_a_regime_with_its_size() {
         at: 8192,
     };
     let (_, f, before) = falls_to_1000(&cg, &ram, &c);
+    if on_a_saturated_machine(&f) {
+        return;
+    }
     let truth_bytes = (before as f64 - 1000.0 * before as f64 / 4000.0) * 4096.0;
     let bytes = f["evidence"]["bytes_above_later"].as_f64().unwrap();
     assert!(
@@ -364,15 +386,25 @@ fn baseline_summary_gives_the_later_level() {
         .read_to_string(&mut out)
         .unwrap();
     assert!(child.wait().unwrap().success());
-    assert!(
-        out.contains("--baseline: IOPS and bandwidth are the later level"),
-        "{out}"
-    );
     let shown = iogauge(
         ram.dir.path(),
         &["show", "last", "--json", "--db", db.to_str().unwrap()],
     );
     let doc: Value = serde_json::from_slice(&shown.stdout).unwrap();
+    let found = regimes(&doc);
+    assert_eq!(found.len(), 1, "{:#}", doc["findings"]);
+    if on_a_saturated_machine(&found[0]) {
+        // A change the CPU may have made is no level the device held: the averages stand.
+        assert!(
+            out.contains("--baseline: no result fell to a later level the device held"),
+            "{out}"
+        );
+        return;
+    }
+    assert!(
+        out.contains("--baseline: IOPS and bandwidth are the later level"),
+        "{out}"
+    );
     let iops = doc["results"][0]["iops"].as_f64().unwrap();
     // The stored average is between the two levels; the summary's line is the later one.
     assert!(iops > 1100.0, "stored {iops}");
