@@ -109,9 +109,13 @@ fn a_freeze_shows_in_latency_from_the_planned_start_but_not_in_service_time() {
     wait_until("the run's writes", WATCHDOG, || {
         device_ios(dev.name()) > before + 100
     });
-    // The stimulus: 1.5 s more of IO, then a 2 s freeze (the sleeps shape it; nothing waits
-    // on them). The guard thaws on every path, before the run is killed on a failure.
-    std::thread::sleep(Duration::from_millis(1500));
+    // The stimulus: 1.5 s more of IO at the planned 500 IOPS, by the device's own count (750
+    // more writes, so a run held back on a busy machine is waited for), then a 2 s freeze: the
+    // sleep is the freeze's length, not a wait. The guard thaws on every path, before the run
+    // is killed on a failure.
+    wait_until("1.5 s more of the run's writes", WATCHDOG, || {
+        device_ios(dev.name()) > before + 100 + 750
+    });
     {
         let _frozen = Frozen::new(&mnt);
         std::thread::sleep(Duration::from_secs(2));
