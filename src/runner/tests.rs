@@ -176,3 +176,26 @@ fn cpu_time_is_spread_over_the_bins_it_was_sampled_in() {
         "one sample is no rate"
     );
 }
+
+/// The watcher's nap ends when the last worker's sender goes, not when its tick is out: with a
+/// tick of an hour, a nap that slept it out would hang this test. What a worker sent before it
+/// went is taken in.
+#[test]
+fn a_nap_ends_when_the_last_worker_has_gone() {
+    let (tx, rx) = channel::<IntervalMsg>();
+    let worker = std::thread::spawn(move || {
+        tx.send(IntervalMsg {
+            idx: 0,
+            ios: 7,
+            bytes: 7 * 4096,
+            hist: Box::new(crate::measure::interval_hist()),
+        })
+        .unwrap();
+    });
+    let mut agg = Intervals::default();
+    nap(&rx, &mut agg, Duration::from_secs(3600));
+    worker.join().unwrap();
+    let samples = agg.samples(Duration::from_millis(100), Duration::from_millis(100));
+    assert_eq!(samples.len(), 1);
+    assert!((samples[0].iops - 70.0).abs() < 1e-9, "{}", samples[0].iops);
+}
