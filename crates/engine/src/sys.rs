@@ -278,6 +278,19 @@ pub fn page_size() -> u64 {
 }
 
 /// Online CPUs (fio's `$ncpus`).
+/// Whether io_uring's worker threads do this thread's IO: the kernel starts them, as threads of
+/// this process named `iou-wrk-<tid>` after the thread they serve, only for IO it could not
+/// issue without blocking (a zram read). Reads /proc once; not for a hot loop.
+pub fn io_uring_workers_serve_this_thread() -> bool {
+    // SAFETY: gettid has no arguments and cannot fail.
+    let name = format!("iou-wrk-{}", unsafe { libc::gettid() });
+    std::fs::read_dir("/proc/self/task").is_ok_and(|tasks| {
+        tasks.flatten().any(|t| {
+            std::fs::read_to_string(t.path().join("comm")).is_ok_and(|c| c.trim_end() == name)
+        })
+    })
+}
+
 pub fn online_cpus() -> u64 {
     // SAFETY: as above.
     let n = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) };
