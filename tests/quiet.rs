@@ -19,4 +19,5 @@ mod probe;
 mod rate;
 mod regime;
 mod scaling;
+mod stall;
 mod until_stable;
