@@ -121,6 +121,14 @@ const QUEUE_TRIES: u32 = 100_000;
 /// `IORING_ENTER_GETEVENTS`, which the io-uring crate keeps to itself.
 const IORING_ENTER_GETEVENTS: u32 = 1;
 
+/// A signal, a busy ring or a kernel short of resources: worth another try, not the run's end.
+fn transient(e: &io::Error) -> bool {
+    matches!(
+        e.raw_os_error(),
+        Some(libc::EINTR | libc::EAGAIN | libc::EBUSY)
+    )
+}
+
 /// At most this many asks before a wait for one completion sleeps: about 15 µs of system
 /// calls, less than a sleep and the worker's wake-up cost on zram.
 const POLLS_MAX: u32 = 32;
@@ -322,14 +330,7 @@ impl UringEngine {
             match asked {
                 Ok(_) => {}
                 // Busy, short of resources or a signal: the wait that follows deals with it.
-                Err(e)
-                    if matches!(
-                        e.raw_os_error(),
-                        Some(libc::EINTR | libc::EAGAIN | libc::EBUSY)
-                    ) =>
-                {
-                    break
-                }
+                Err(e) if transient(&e) => break,
                 Err(e) => return Err(e),
             }
             self.reap(done);
@@ -405,12 +406,7 @@ impl Engine for UringEngine {
             // anything else (the ring is gone, a bad descriptor) is the run's end, not a loop.
             match self.ring.submit() {
                 Ok(_) => {}
-                Err(e)
-                    if matches!(
-                        e.raw_os_error(),
-                        Some(libc::EINTR | libc::EAGAIN | libc::EBUSY)
-                    ) =>
-                {
+                Err(e) if transient(&e) => {
                     std::thread::yield_now();
                 }
                 Err(e) => return Err(e),
@@ -461,14 +457,7 @@ impl Engine for UringEngine {
         match self.ring.submit() {
             Ok(_) => Ok(()),
             // Busy or short of resources: what is queued goes with the next submit_and_reap.
-            Err(e)
-                if matches!(
-                    e.raw_os_error(),
-                    Some(libc::EINTR | libc::EAGAIN | libc::EBUSY)
-                ) =>
-            {
-                Ok(())
-            }
+            Err(e) if transient(&e) => Ok(()),
             Err(e) => Err(e),
         }
     }
