@@ -677,12 +677,7 @@ mod tests {
         let stale = open_owned(&path).unwrap();
         replace_locked(&path, &mut file, b"{}").unwrap();
         // The old inode's lock is free, and the path names the new one: what `dead` checks.
-        // Free once no process holds the old descriptor: a child another test forks in this
-        // process keeps a copy until its exec closes it, a moment.
-        assert!((0..100_000).any(|_| stale.try_lock().is_ok() || {
-            std::thread::yield_now();
-            false
-        }));
+        assert!(once_no_child_holds_it(|| stale.try_lock().is_ok()));
         assert!(!still_named(&stale, &path));
         assert!(still_named(&file, &path));
         drop(stale);
@@ -691,7 +686,32 @@ mod tests {
             "a live run's journal was taken for dead"
         );
         drop(file);
-        let found = dead_in(dir.path(), "ledger-");
-        assert_eq!(found.iter().map(|d| d.pid).collect::<Vec<_>>(), [4242]);
+        let mut found = Vec::new();
+        once_no_child_holds_it(|| {
+            found = dead_in(dir.path(), "ledger-")
+                .iter()
+                .map(|d| d.pid)
+                .collect();
+            !found.is_empty()
+        });
+        assert_eq!(found, [4242]);
+    }
+
+    /// Whether `free` comes true within a minute. A lock is free once no process holds its
+    /// open file: a child another test of this binary forks in between keeps a copy until its
+    /// exec closes it — a moment, but on a busy CPU a moment may be long (CI once saw a
+    /// hundred thousand yields go by). A deadline, not a count, so only a lock that stays held
+    /// fails the test.
+    fn once_no_child_holds_it(mut free: impl FnMut() -> bool) -> bool {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        loop {
+            if free() {
+                return true;
+            }
+            if std::time::Instant::now() > deadline {
+                return false;
+            }
+            std::thread::yield_now();
+        }
     }
 }
