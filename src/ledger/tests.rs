@@ -1,0 +1,70 @@
+use super::*;
+
+/// A journal is replaced whole: a save that fails before its rename (here the staging name
+/// is taken by a directory) leaves the last whole journal, never a truncated one.
+#[test]
+fn a_save_that_fails_leaves_the_last_whole_journal() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ledger-1.json");
+    let mut file = create_private(&path).unwrap();
+    file.try_lock().unwrap();
+    replace_locked(&path, &mut file, b"{\"first\": 1}").unwrap();
+    assert_eq!(std::fs::read(&path).unwrap(), b"{\"first\": 1}");
+    std::fs::create_dir(staged(&path)).unwrap();
+    assert!(replace_locked(&path, &mut file, b"{\"second\": 2}").is_err());
+    assert_eq!(std::fs::read(&path).unwrap(), b"{\"first\": 1}");
+    // The lock went with the contents: the path's inode is held.
+    let other = open_owned(&path).unwrap();
+    assert!(other.try_lock().is_err());
+}
+
+/// A reader that opened a journal just before its live owner renamed a new one over it
+/// takes the old inode's lock once the owner lets it go; it must not read that as a dead
+/// run's ledger.
+#[test]
+fn a_journal_renamed_over_is_not_a_dead_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ledger-4242.json");
+    let mut file = create_private(&path).unwrap();
+    file.try_lock().unwrap();
+    replace_locked(&path, &mut file, b"{}").unwrap();
+    let stale = open_owned(&path).unwrap();
+    replace_locked(&path, &mut file, b"{}").unwrap();
+    // The old inode's lock is free, and the path names the new one: what `dead` checks.
+    assert!(once_no_child_holds_it(|| stale.try_lock().is_ok()));
+    assert!(!still_named(&stale, &path));
+    assert!(still_named(&file, &path));
+    drop(stale);
+    assert!(
+        dead_in(dir.path(), "ledger-").is_empty(),
+        "a live run's journal was taken for dead"
+    );
+    drop(file);
+    let mut found = Vec::new();
+    once_no_child_holds_it(|| {
+        found = dead_in(dir.path(), "ledger-")
+            .iter()
+            .map(|d| d.pid)
+            .collect();
+        !found.is_empty()
+    });
+    assert_eq!(found, [4242]);
+}
+
+/// Whether `free` comes true within a minute. A lock is free once no process holds its
+/// open file: a child another test of this binary forks in between keeps a copy until its
+/// exec closes it — a moment, but on a busy CPU a moment may be long (CI once saw a
+/// hundred thousand yields go by). A deadline, not a count, so only a lock that stays held
+/// fails the test.
+fn once_no_child_holds_it(mut free: impl FnMut() -> bool) -> bool {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        if free() {
+            return true;
+        }
+        if std::time::Instant::now() > deadline {
+            return false;
+        }
+        std::thread::yield_now();
+    }
+}
