@@ -294,16 +294,43 @@ fn auto_choice(
         complete_batch: 0,
         ..spec(8, 0)
     };
-    let eng = Paced {
-        buf: vec![0; 4096],
-        queued: Default::default(),
-        per_wait,
-        per_io,
-        drained,
-        batched,
-    };
-    let out = run(eng, &spec, 1, 1 << 20);
-    (out.complete_batch, out.reads)
+    // The costs are spun in wall time, so a run tells the trial's rule only while this thread
+    // has its CPU: one where the kernel gave it less than nine tenths of the wall time (other
+    // tests, a loaded machine) timed the machine, and is run again, for up to 3 minutes. Where
+    // it may (as root), the thread holds its CPU at nice -20, where a busy loop beside it
+    // weighs 1/87 of it; the thread is this test's own and ends with it.
+    // One such test at a time: beside each other they would take each other's CPU.
+    static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(tid) = std::fs::read_link("/proc/thread-self")
+        .ok()
+        .and_then(|p| p.file_name()?.to_str()?.parse::<u32>().ok())
+    {
+        let _ = std::process::Command::new("renice")
+            .args(["-n", "-20", "-p", &tid.to_string()])
+            .output();
+    }
+    let deadline = Instant::now() + Duration::from_secs(180);
+    loop {
+        let eng = Paced {
+            buf: vec![0; 4096],
+            queued: Default::default(),
+            per_wait,
+            per_io,
+            drained,
+            batched,
+        };
+        let (wall, cpu) = (Instant::now(), iogauge_engine::sys::thread_cpu());
+        let out = run(eng, &spec, 1, 1 << 20);
+        let used = iogauge_engine::sys::thread_cpu().since(cpu);
+        if (used.user + used.sys).as_secs_f64() >= 0.9 * wall.elapsed().as_secs_f64() {
+            return (out.complete_batch, out.reads);
+        }
+        assert!(
+            Instant::now() < deadline,
+            "in 3 minutes this thread never had its CPU for nine tenths of a run"
+        );
+    }
 }
 
 #[test]
