@@ -1,14 +1,21 @@
 use super::*;
 
+/// A journal at `dir/name`, held locked by the returned file as its live owner holds it, with
+/// `contents` saved the way the owner saves it.
+fn held_journal(dir: &Path, name: &str, contents: &[u8]) -> (PathBuf, File) {
+    let path = dir.join(name);
+    let mut file = create_private(&path).unwrap();
+    file.try_lock().unwrap();
+    replace_locked(&path, &mut file, contents).unwrap();
+    (path, file)
+}
+
 /// A journal is replaced whole: a save that fails before its rename (here the staging name
 /// is taken by a directory) leaves the last whole journal, never a truncated one.
 #[test]
 fn a_save_that_fails_leaves_the_last_whole_journal() {
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("ledger-1.json");
-    let mut file = create_private(&path).unwrap();
-    file.try_lock().unwrap();
-    replace_locked(&path, &mut file, b"{\"first\": 1}").unwrap();
+    let (path, mut file) = held_journal(dir.path(), "ledger-1.json", b"{\"first\": 1}");
     assert_eq!(std::fs::read(&path).unwrap(), b"{\"first\": 1}");
     std::fs::create_dir(staged(&path)).unwrap();
     assert!(replace_locked(&path, &mut file, b"{\"second\": 2}").is_err());
@@ -24,10 +31,7 @@ fn a_save_that_fails_leaves_the_last_whole_journal() {
 #[test]
 fn a_journal_renamed_over_is_not_a_dead_runs() {
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("ledger-4242.json");
-    let mut file = create_private(&path).unwrap();
-    file.try_lock().unwrap();
-    replace_locked(&path, &mut file, b"{}").unwrap();
+    let (path, mut file) = held_journal(dir.path(), "ledger-4242.json", b"{}");
     let stale = open_owned(&path).unwrap();
     replace_locked(&path, &mut file, b"{}").unwrap();
     // The old inode's lock is free, and the path names the new one: what `dead` checks.
