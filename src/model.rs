@@ -499,6 +499,10 @@ pub struct EngineDoc {
     pub refused: Vec<String>,
     pub registered_buffers: bool,
     pub registered_files: bool,
+    /// Waits for one completion looked at the completion queue before sleeping: io_uring's
+    /// workers did the IO, and the ring moved to one without DEFER_TASKRUN after its probe.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub looked: bool,
     /// What backs the IO buffers, as the kernel reported it: huge pages keep a large IO in one
     /// piece (one device request), 4 KiB pages may split it.
     #[serde(default, skip_serializing_if = "String::is_empty")]

@@ -14,7 +14,8 @@ use crate::workload::{Limit, Spec};
 use anyhow::{anyhow, Result};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use iogauge_engine::{
-    sys, Engine, EngineConfig, EngineKind, NullEngine, PsyncEngine, UringEngine, UringSetup,
+    sys, Engine, EngineConfig, EngineKind, NullEngine, PsyncEngine, UringEngine, UringOptions,
+    UringSetup,
 };
 use iogauge_verify::{RunKey, Tally, Tracker};
 use merge::{merge, Intervals};
@@ -303,7 +304,12 @@ fn run_worker(
         buf_size: spec.max_bs() as usize,
         align: 4096,
         seed: crate::workload::offsets::thread_seed(spec.seed, cfg.id) ^ 0xA5A5,
-        uring: spec.uring,
+        // Looking paid where every wait is for one and no CPU is spare; with one spare, asking
+        // moved more at less CPU (docs/performance.md).
+        uring: UringOptions {
+            look: spec.complete_batch == 1 && u64::from(spec.threads) >= sys::online_cpus(),
+            ..spec.uring
+        },
     };
     // Build the engine before the start gate so setup cost is not measured; pass the gate
     // either way so one failing worker cannot hang the others.
@@ -344,9 +350,16 @@ fn run_worker(
     let t0 = start.arrive_and_wait();
     let built = built.map_err(|e| engine_error(spec.engine, e))?;
     let out = match built {
-        Built::Uring(e) => worker::work(*e, cfg, files.len(), shared, tx, t0),
-        Built::Psync(e) => worker::work(e, cfg, files.len(), shared, tx, t0),
-        Built::Null(e) => worker::work(e, cfg, files.len(), shared, tx, t0),
+        Built::Uring(e) => {
+            let (out, e) = worker::work(*e, cfg, files.len(), shared, tx, t0);
+            // What the ring became: an exact ring may have moved after its probe.
+            if cfg.id == 0 {
+                *setup.lock().unwrap_or_else(|e| e.into_inner()) = Some(e.setup().clone());
+            }
+            out
+        }
+        Built::Psync(e) => worker::work(e, cfg, files.len(), shared, tx, t0).0,
+        Built::Null(e) => worker::work(e, cfg, files.len(), shared, tx, t0).0,
     };
     if out.error.is_some() {
         shared.stop.store(true, Ordering::SeqCst);

@@ -26,6 +26,8 @@ impl EngineChoice {
                 sqpoll: t.sqpoll,
                 hipri: t.hipri,
                 no_register: t.no_register,
+                // Not the user's: the runner sets it from the batch and threads of each run.
+                look: false,
             },
             submit_batch: t.submit_batch,
             complete_batch: t.complete_batch,

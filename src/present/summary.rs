@@ -337,6 +337,9 @@ fn engine_line(e: &EngineDoc) -> String {
     if !e.refused.is_empty() {
         let _ = write!(eng, "; kernel refused {}", e.refused.join(", "));
     }
+    if e.looked {
+        eng.push_str("; io_uring's workers did the IO, so waits looked for each completion");
+    }
     if !e.buffers.is_empty() {
         let _ = write!(eng, "; buffers on {}", e.buffers);
     }

@@ -137,6 +137,7 @@ pub(super) fn merge(
             refused: s.refused.iter().map(|f| f.to_string()).collect(),
             registered_buffers: s.registered_buffers,
             registered_files: s.registered_files,
+            looked: s.looked,
             buffers: String::new(),
             complete_batch: workers.iter().map(|w| w.complete_batch).max().unwrap_or(1),
             complete_trial: (spec.complete_batch == 0).then(|| {

@@ -103,7 +103,8 @@ pub struct WorkerCfg<'a> {
     pub verify: Option<&'a Verifier<'a>>,
 }
 
-/// Runs the loop over `files` files (the engine's; 1 but for fio's `nrfiles`).
+/// Runs the loop over `files` files (the engine's; 1 but for fio's `nrfiles`); what it measured,
+/// and the engine, whose ring an exact run may have moved (its setup is recorded after).
 pub fn work<E: Engine>(
     eng: E,
     cfg: &WorkerCfg,
@@ -111,13 +112,13 @@ pub fn work<E: Engine>(
     shared: &Shared,
     tx: &Sender<IntervalMsg>,
     origin: Instant,
-) -> WorkerOut {
+) -> (WorkerOut, E) {
     let mut w = Worker::new(eng, cfg, files, origin);
     if let Err(e) = w.run(shared, tx) {
         w.out.error = Some(e);
     }
     w.interval.finish(tx);
-    w.out
+    (w.out, w.eng)
 }
 
 /// One worker's state for its run: the engine, where IOs go, the queue's slots, how it waits,

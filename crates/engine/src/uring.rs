@@ -10,6 +10,9 @@
 //! without blocking), a wait for one completion first asks the ring, without sleeping, what
 //! has completed ([`Polls`]): asleep, the thread is woken by the worker for each completion,
 //! and on a fast device those wake-ups are the dearest part of an IO (docs/performance.md).
+//! A ring that may look ([`UringOptions::look`]) goes further there: once its probe has seen
+//! those workers, it moves to a ring without DEFER_TASKRUN, where a worker posts each
+//! completion itself, and a wait looks at the completion queue instead of asking.
 
 use crate::{BufferPool, Caps, Done, Engine, EngineConfig, Io, Op};
 use io_uring::{opcode, squeue, types, IoUring};
@@ -29,6 +32,12 @@ pub struct UringOptions {
     pub hipri: bool,
     /// Skip registered buffers and files (to measure what they bring).
     pub no_register: bool,
+    /// Where io_uring's workers do the IO, move to a ring that a wait looks at instead of
+    /// asking the kernel (`UringEngine::look`). For a run whose every wait is for one completion
+    /// (`--complete-batch 1`) and whose threads leave no CPU spare: there it moved more IOs at
+    /// less CPU each, and with a CPU spare it cost CPU (docs/performance.md). Not a user's
+    /// option: the runner sets it.
+    pub look: bool,
 }
 
 /// What the ring really used, recorded with the run.
@@ -41,6 +50,9 @@ pub struct UringSetup {
     pub cq_entries: u32,
     pub registered_buffers: bool,
     pub registered_files: bool,
+    /// Waits for one looked at the completion queue: the probe found io_uring workers doing
+    /// this thread's IO, and the ring moved to one without DEFER_TASKRUN (`flags` are its).
+    pub looked: bool,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -143,6 +155,11 @@ const POLLS_RETRY: u32 = 64;
 /// only costs (0.5–0.8 µs of CPU an IO there).
 const POLLS_PROBE: u32 = 256;
 
+/// How long a wait for one completion in a moved ring looks at the completion queue before it
+/// sleeps: about what 32 asks take, and less than a sleep and the worker's wake-up on zram.
+/// Longer lost: looking 25 µs and 75 µs moved less with two threads (docs/performance.md).
+const LOOK_FOR: std::time::Duration = std::time::Duration::from_micros(12);
+
 /// How many times a wait for one completion asks the ring, without sleeping, for what has
 /// completed before it sleeps: twice as many after an ask found one (up to [`POLLS_MAX`]), one
 /// fewer after none did, so on a device slower than the asks they fall to none within 32
@@ -205,6 +222,44 @@ pub struct UringEngine {
     polls: Option<Polls>,
     /// Waits for one that an ask answered, so they did not sleep.
     answered: u64,
+    /// Move to a looking ring once the probe finds workers ([`UringOptions::look`]).
+    may_look: bool,
+    /// What the ring was built from, to build the one it may move to.
+    entries: u32,
+    wanted: Vec<Flag>,
+    no_register: bool,
+    /// The ring moved away from, until the IOs handed to it have completed.
+    leaving: Option<Leaving>,
+    /// How long a look lasts ([`LOOK_FOR`]; longer in a test that must not depend on the CPU).
+    look_for: std::time::Duration,
+}
+
+/// A ring that IOs are no longer handed to, and how many of its IOs are still in flight.
+struct Leaving {
+    ring: IoUring,
+    outstanding: usize,
+}
+
+/// Hands what is queued to `ring` and waits for `want` completions, ending early on a signal
+/// or a busy kernel once something completed (`reaped` says what has so far).
+fn wait_on(
+    ring: &mut IoUring,
+    want: usize,
+    reaped: impl Fn(&mut IoUring) -> bool,
+) -> io::Result<()> {
+    loop {
+        match ring.submit_and_wait(want) {
+            Ok(_) => return Ok(()),
+            // A signal: return what there is so the runner can look at its stop flag, or wait
+            // again when nothing completed yet. Short of resources or a full CQ: the same.
+            Err(e) if transient(&e) => {
+                if reaped(ring) {
+                    return Ok(());
+                }
+            }
+            Err(e) => return Err(e),
+        }
+    }
 }
 
 impl UringEngine {
@@ -221,7 +276,7 @@ impl UringEngine {
         if cfg.uring.hipri {
             wanted.push(Flag::IoPoll);
         }
-        let (ring, mut setup) = build_ring(entries, &wanted)?;
+        let (ring, setup) = build_ring(entries, &wanted)?;
         let pool = BufferPool::new(depth as usize, cfg.buf_size, cfg.align, cfg.seed).ok_or_else(
             || io::Error::new(io::ErrorKind::OutOfMemory, "buffer allocation failed"),
         )?;
@@ -230,16 +285,7 @@ impl UringEngine {
             .map(File::try_clone)
             .collect::<io::Result<Vec<File>>>()?;
         let fds: Vec<i32> = files.iter().map(|f| f.as_raw_fd()).collect();
-        if !cfg.uring.no_register {
-            let iovecs = pool.iovecs();
-            // SAFETY: the iovecs point into `pool`, which lives as long as the ring: the ring
-            // is drained in Drop before the pool is freed, and the pool is never reallocated.
-            setup.registered_buffers =
-                unsafe { ring.submitter().register_buffers(&iovecs) }.is_ok();
-            // All of the job's files in one table (Linux 5.1); IOs name them by index, and
-            // fall back to raw descriptors when the kernel refuses the table.
-            setup.registered_files = ring.submitter().register_files(&fds).is_ok();
-        }
+        let setup = register(&ring, setup, &pool, &fds, cfg.uring.no_register);
         Ok(UringEngine {
             fixed_file: setup.registered_files,
             fixed_bufs: setup.registered_buffers,
@@ -252,6 +298,12 @@ impl UringEngine {
             setup,
             polls: (!cfg.uring.sqpoll && !cfg.uring.hipri).then(Polls::new),
             answered: 0,
+            may_look: cfg.uring.look,
+            entries,
+            wanted,
+            no_register: cfg.uring.no_register,
+            leaving: None,
+            look_for: LOOK_FOR,
         })
     }
 
@@ -307,11 +359,24 @@ impl UringEngine {
         let Some(polls) = &mut self.polls else {
             return Ok(false);
         };
-        if polls.probe_now() && !crate::sys::io_uring_workers_serve_this_thread() {
-            self.polls = None;
-            return Ok(false);
+        if polls.probe_now() {
+            if !crate::sys::io_uring_workers_serve_this_thread() {
+                self.polls = None;
+                return Ok(false);
+            }
+            if self.may_look && !self.setup.looked {
+                // Its IOs in flight complete on the ring left behind: this wait is for them.
+                self.move_ring()?;
+                return Ok(false);
+            }
         }
+        let Some(polls) = &mut self.polls else {
+            return Ok(false);
+        };
         let asks = polls.budget();
+        if self.setup.looked {
+            return if asks > 0 { self.look(done) } else { Ok(false) };
+        }
         let before = done.len();
         for _ in 0..asks {
             let queued = self.ring.submission().len() as u32;
@@ -348,19 +413,150 @@ impl UringEngine {
         Ok(false)
     }
 
-    fn reap(&mut self, done: &mut Vec<Done>) {
-        for cqe in self.ring.completion() {
-            let slot = cqe.user_data() as u32;
-            if let Some(busy) = self.slot_busy.get_mut(slot as usize) {
-                *busy = false;
+    /// A ring that may look, whose IO io_uring's workers do: moves to a ring without DEFER_TASKRUN,
+    /// where a worker posts each completion itself (with it, the completion waits until this
+    /// thread asks the kernel), so a wait can look for it without a system call. What is in
+    /// flight completes on the ring left behind. Nothing changes if the new ring is refused.
+    fn move_ring(&mut self) -> io::Result<()> {
+        let wanted: Vec<Flag> = self
+            .wanted
+            .iter()
+            .copied()
+            .filter(|f| *f != Flag::DeferTaskrun)
+            .collect();
+        let Ok((ring, mut setup)) = build_ring(self.entries, &wanted) else {
+            return Ok(());
+        };
+        // What is queued goes to the ring it was made for.
+        match self.ring.submit() {
+            Ok(_) => {}
+            Err(e) if transient(&e) => return Ok(()),
+            Err(e) => return Err(e),
+        }
+        setup.refused = self.setup.refused.clone();
+        setup.looked = true;
+        self.setup = register(&ring, setup, &self.pool, &self.fds, self.no_register);
+        self.fixed_file = self.setup.registered_files;
+        self.fixed_bufs = self.setup.registered_buffers;
+        let left = std::mem::replace(&mut self.ring, ring);
+        self.leaving = Some(Leaving {
+            ring: left,
+            outstanding: self.outstanding,
+        });
+        Ok(())
+    }
+
+    /// [`ask`](Self::ask) in a moved ring: hands over what is queued, then looks at the
+    /// completion queue for up to [`LOOK_FOR`], where an io_uring worker posts what it
+    /// completes. Whether one was found.
+    fn look(&mut self, done: &mut Vec<Done>) -> io::Result<bool> {
+        let before = done.len();
+        if !self.ring.submission().is_empty() {
+            match self.ring.submit() {
+                Ok(_) => {}
+                Err(e) if transient(&e) => return Ok(false),
+                Err(e) => return Err(e),
             }
-            self.outstanding -= 1;
-            done.push(Done {
-                slot,
-                res: cqe.result(),
-            });
+        }
+        let start = std::time::Instant::now();
+        let mut spins = 0u32;
+        loop {
+            self.reap(done);
+            if done.len() > before {
+                if let Some(p) = &mut self.polls {
+                    p.found();
+                }
+                self.answered += 1;
+                return Ok(true);
+            }
+            std::hint::spin_loop();
+            spins = spins.wrapping_add(1);
+            // The clock every 32 looks (about a microsecond): a look is two loads.
+            if spins.is_multiple_of(32) && start.elapsed() >= self.look_for {
+                break;
+            }
+        }
+        if let Some(p) = &mut self.polls {
+            p.missed();
+        }
+        Ok(false)
+    }
+
+    /// While the ring moved away from still has IOs in flight: they were handed over before
+    /// any of the new ring's, so a wait waits for them first (their completions are posted
+    /// only when this thread asks that ring). New IOs are handed to the new ring before.
+    fn wait_leaving(&mut self, want: usize, done: &mut Vec<Done>) -> io::Result<()> {
+        match self.ring.submit() {
+            Ok(_) => {}
+            Err(e) if transient(&e) => {}
+            Err(e) => return Err(e),
+        }
+        let before = done.len();
+        while let Some(left) = &mut self.leaving {
+            let got = done.len() - before;
+            if got >= want {
+                break;
+            }
+            let need = (want - got).min(left.outstanding);
+            wait_on(&mut left.ring, need, |r| !r.completion().is_empty())?;
+            self.reap(done);
+        }
+        Ok(())
+    }
+
+    fn reap(&mut self, done: &mut Vec<Done>) {
+        let n = reap_ring(&mut self.ring, &mut self.slot_busy, done);
+        self.outstanding -= n;
+        if let Some(left) = &mut self.leaving {
+            let n = reap_ring(&mut left.ring, &mut self.slot_busy, done);
+            self.outstanding -= n;
+            left.outstanding -= n;
+            if left.outstanding == 0 {
+                // Closed once: no IO can reach it any more.
+                self.leaving = None;
+            }
         }
     }
+}
+
+/// Registers the pool's buffers and the job's files with `ring` unless told not to, and says
+/// which the kernel took in the returned setup.
+fn register(
+    ring: &IoUring,
+    mut setup: UringSetup,
+    pool: &BufferPool,
+    fds: &[i32],
+    no: bool,
+) -> UringSetup {
+    if no {
+        return setup;
+    }
+    let iovecs = pool.iovecs();
+    // SAFETY: the iovecs point into `pool`, which lives as long as the engine's rings: each is
+    // drained (in Drop, or before a ring moved away from is closed) before the pool is freed,
+    // and the pool is never reallocated.
+    setup.registered_buffers = unsafe { ring.submitter().register_buffers(&iovecs) }.is_ok();
+    // All of the job's files in one table (Linux 5.1); IOs name them by index, and fall back
+    // to raw descriptors when the kernel refuses the table.
+    setup.registered_files = ring.submitter().register_files(fds).is_ok();
+    setup
+}
+
+/// Takes `ring`'s completions into `done`, freeing their slots; how many.
+fn reap_ring(ring: &mut IoUring, slot_busy: &mut [bool], done: &mut Vec<Done>) -> usize {
+    let mut n = 0;
+    for cqe in ring.completion() {
+        let slot = cqe.user_data() as u32;
+        if let Some(busy) = slot_busy.get_mut(slot as usize) {
+            *busy = false;
+        }
+        n += 1;
+        done.push(Done {
+            slot,
+            res: cqe.result(),
+        });
+    }
+    n
 }
 
 impl Engine for UringEngine {
@@ -420,10 +616,18 @@ impl Engine for UringEngine {
 
     #[inline]
     fn submit_and_reap(&mut self, min: usize, done: &mut Vec<Done>) -> io::Result<()> {
-        let want = min.min(self.outstanding);
-        let before = done.len();
-        if want == 1 && self.ask(done)? {
+        let mut want = min.min(self.outstanding);
+        let mut before = done.len();
+        if want == 1 && self.leaving.is_none() && self.ask(done)? {
             return Ok(());
+        }
+        if self.leaving.is_some() {
+            self.wait_leaving(want, done)?;
+            match want.checked_sub(done.len() - before) {
+                Some(0) | None => return Ok(()),
+                Some(rest) => want = rest,
+            }
+            before = done.len();
         }
         loop {
             match self.ring.submit_and_wait(want) {
@@ -477,7 +681,12 @@ impl Drop for UringEngine {
         let mut drained = true;
         while self.outstanding > 0 {
             scratch.clear();
-            if let Err(e) = self.ring.submit_and_wait(1) {
+            // The ring moved away from first: waiting on the other for its IOs would not end.
+            let ring = match &mut self.leaving {
+                Some(left) => &mut left.ring,
+                None => &mut self.ring,
+            };
+            if let Err(e) = ring.submit_and_wait(1) {
                 if e.raw_os_error() != Some(libc::EINTR) {
                     drained = false;
                     break;
@@ -494,126 +703,4 @@ impl Drop for UringEngine {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::{EngineConfig, Io, Op};
-
-    #[test]
-    fn asks_fall_by_one_a_miss_and_double_when_one_finds() {
-        let mut p = Polls::new();
-        assert_eq!(p.budget(), POLLS_MAX);
-        p.missed();
-        assert_eq!(p.budget(), POLLS_MAX - 1);
-        p.found();
-        assert_eq!(p.budget(), POLLS_MAX, "no more than the most");
-        for _ in 0..POLLS_MAX {
-            p.missed();
-        }
-        // None left: only one wait in POLLS_RETRY asks, once.
-        let asks: Vec<u32> = (0..2 * POLLS_RETRY).map(|_| p.budget()).collect();
-        assert_eq!(asks.iter().sum::<u32>(), 2, "{asks:?}");
-        assert!(asks.iter().all(|&a| a <= 1), "{asks:?}");
-        p.found();
-        assert_eq!(
-            p.budget(),
-            1,
-            "a retry that found one starts again from one"
-        );
-        p.found();
-        assert_eq!(p.budget(), 2);
-    }
-
-    /// An engine of `depth` on a file of 64 KiB in the temporary directory, read through the
-    /// page cache; `None` where io_uring is refused (and not under CI).
-    fn engine(tag: &str, depth: u32) -> Option<(std::path::PathBuf, UringEngine)> {
-        let path = std::env::temp_dir().join(format!("iogauge-polls-{tag}-{}", std::process::id()));
-        std::fs::write(&path, vec![7u8; 65536]).unwrap();
-        let file = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .open(&path)
-            .unwrap();
-        let files = [file];
-        let cfg = EngineConfig {
-            files: &files,
-            depth,
-            buf_size: 4096,
-            align: 4096,
-            seed: 7,
-            uring: UringOptions::default(),
-        };
-        match UringEngine::new(&cfg) {
-            Ok(e) => Some((path, e)),
-            Err(e) if matches!(e.raw_os_error(), Some(libc::ENOSYS | libc::EPERM)) => {
-                std::fs::remove_file(&path).unwrap();
-                assert!(
-                    std::env::var("CI").is_err(),
-                    "io_uring is not available here ({e}); CI must run this test"
-                );
-                eprintln!("SKIPPED: io_uring is not available here ({e})");
-                None
-            }
-            Err(e) => panic!("{e}"),
-        }
-    }
-
-    /// `waits` waits for one, each after queueing one `op` (a read of a block or an fsync).
-    fn wait_for_each(eng: &mut UringEngine, op: Op, waits: u32) {
-        let mut done = Vec::new();
-        for i in 0..waits {
-            let io = Io {
-                slot: 0,
-                file: 0,
-                op,
-                offset: u64::from(i % 16) * 4096,
-                len: 4096,
-                buf_off: 0,
-            };
-            eng.queue(io).unwrap();
-            done.clear();
-            eng.submit_and_reap(1, &mut done).unwrap();
-            assert_eq!(done.len(), 1);
-            assert!(done[0].res >= 0, "{:?}", done[0]);
-        }
-    }
-
-    /// The kernel's ground truth: a read of a file in the page cache completes as it is
-    /// handed over, so the first ask of every wait (which hands it over) finds it and no wait
-    /// sleeps; no io_uring worker did any of it, so after the probe the ring no longer asks.
-    #[test]
-    fn a_wait_is_answered_by_asking_and_asking_stops_where_no_worker_does_the_io() {
-        let Some((path, mut eng)) = engine("read", 1) else {
-            return;
-        };
-        wait_for_each(&mut eng, Op::Read, POLLS_PROBE - 1);
-        assert_eq!(
-            eng.answered,
-            u64::from(POLLS_PROBE - 1),
-            "every wait answered by its first ask"
-        );
-        assert!(eng.polls.is_some());
-        wait_for_each(&mut eng, Op::Read, 10);
-        assert!(
-            eng.polls.is_none(),
-            "reads done as they were handed over: no worker, no asks"
-        );
-        assert!(!crate::sys::io_uring_workers_serve_this_thread());
-        std::fs::remove_file(path).unwrap();
-    }
-
-    /// The near miss, kernel-made too: io_uring never issues an fsync without blocking, so an
-    /// io_uring worker of this thread does each one, and the ring keeps asking.
-    #[test]
-    fn asking_goes_on_where_an_io_uring_worker_does_the_io() {
-        let Some((path, mut eng)) = engine("fsync", 1) else {
-            return;
-        };
-        wait_for_each(&mut eng, Op::Fsync, POLLS_PROBE + 10);
-        assert!(crate::sys::io_uring_workers_serve_this_thread());
-        assert!(
-            eng.polls.is_some(),
-            "the fsyncs were done by io_uring's worker: asks go on"
-        );
-        std::fs::remove_file(path).unwrap();
-    }
-}
+mod tests;

@@ -108,7 +108,7 @@ fn run<E: Engine>(eng: E, spec: &Spec, files: usize, range: u64) -> WorkerOut {
         progress: vec![Live::default()],
     };
     let (tx, _rx) = std::sync::mpsc::channel();
-    let out = work(eng, &cfg, files, &shared, &tx, Instant::now());
+    let (out, _) = work(eng, &cfg, files, &shared, &tx, Instant::now());
     assert!(out.error.is_none());
     out
 }
