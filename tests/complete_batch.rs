@@ -374,3 +374,59 @@ fn compare_flags_results_timed_two_ways() {
     let same = iogauge(dir, &["compare", "exact", "exact"]);
     assert!(!String::from_utf8_lossy(&same.stdout).contains("timed differently"));
 }
+
+/// Exact timing (`--complete-batch 1`) with as many threads as CPUs, on zram, whose reads
+/// io_uring's workers do: after its probe each thread's ring moves to one without
+/// DEFER_TASKRUN and its waits look at the completion queue, and the result and the summary
+/// say so. Kernel-made: zram's reads cannot be issued without blocking. The near miss is the
+/// same run with a CPU spare (one thread fewer), where asking moved more at less CPU: the ring
+/// stays as it was built.
+#[test]
+fn exact_timing_looks_for_completions_where_workers_do_the_io_and_no_cpu_is_spare() {
+    let _quiet = quiet_turn(module_path!());
+    needs_root!();
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if cpus < 2 {
+        skip("the near miss needs a CPU spare beside one thread: two CPUs or more");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let Some(zram) = Zram::new("256M") else {
+        return;
+    };
+    let run = |threads: usize| {
+        let threads = threads.to_string();
+        let out = iogauge(
+            dir.path(),
+            &[
+                "run",
+                &zram.dev(),
+                "--rw",
+                "randread",
+                "--bs",
+                "4k",
+                "--iodepth",
+                "8",
+                "--threads",
+                &threads,
+                "--time",
+                "1s",
+                "--complete-batch",
+                "1",
+                "--no-store",
+            ],
+        );
+        assert!(out.status.success(), "{}", stderr_of(&out));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let said = "io_uring's workers did the IO, so waits looked for each completion";
+    let all = run(cpus);
+    let engine_line = all.lines().find(|l| l.contains("engine")).unwrap_or("");
+    assert!(engine_line.contains(said), "{all}");
+    assert!(!engine_line.contains("DEFER_TASKRUN"), "{all}");
+    let spare = run(cpus - 1);
+    let engine_line = spare.lines().find(|l| l.contains("engine")).unwrap_or("");
+    assert!(!engine_line.contains(said), "{spare}");
+    assert!(engine_line.contains("DEFER_TASKRUN"), "{spare}");
+}
