@@ -493,14 +493,12 @@ impl FineDoc {
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct EngineDoc {
     pub name: String,
-    /// io_uring setup flags in use.
+    /// io_uring setup flags in use, and those asked for that the kernel refused.
     pub flags: Vec<String>,
-    /// io_uring setup flags asked for and refused by the kernel.
     pub refused: Vec<String>,
     pub registered_buffers: bool,
     pub registered_files: bool,
-    /// Waits for one completion looked at the completion queue before sleeping: io_uring's
-    /// workers did the IO, and the ring moved to one without DEFER_TASKRUN after its probe.
+    /// Waits looked at the completion queue: io_uring's workers did the IO (`UringSetup`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub looked: bool,
     /// What backs the IO buffers, as the kernel reported it: huge pages keep a large IO in one

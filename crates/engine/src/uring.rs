@@ -197,6 +197,11 @@ impl Polls {
         self.budget = (self.budget * 2).clamp(1, POLLS_MAX);
     }
 
+    /// The ring moved: how its waits were answered before says nothing of how looks will be.
+    fn restart(&mut self) {
+        self.budget = POLLS_MAX;
+    }
+
     /// Every ask of a wait found nothing, and it slept.
     fn missed(&mut self) {
         self.budget = self.budget.saturating_sub(1);
@@ -367,6 +372,9 @@ impl UringEngine {
             if self.may_look && !self.setup.looked {
                 // Its IOs in flight complete on the ring left behind: this wait is for them.
                 self.move_ring()?;
+                if let Some(p) = &mut self.polls {
+                    p.restart();
+                }
                 return Ok(false);
             }
         }
