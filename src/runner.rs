@@ -305,9 +305,11 @@ fn run_worker(
         align: 4096,
         seed: crate::workload::offsets::thread_seed(spec.seed, cfg.id) ^ 0xA5A5,
         // Looking paid where every wait is for one and no CPU is spare; with one spare, asking
-        // moved more at less CPU (docs/performance.md).
+        // moved more at less CPU (docs/performance.md). The CPUs this process may use count.
         uring: UringOptions {
-            look: spec.complete_batch == 1 && u64::from(spec.threads) >= sys::online_cpus(),
+            look: spec.complete_batch == 1
+                && std::thread::available_parallelism()
+                    .is_ok_and(|n| spec.threads as usize >= n.get()),
             ..spec.uring
         },
     };

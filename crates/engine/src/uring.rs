@@ -435,13 +435,19 @@ impl UringEngine {
         let Ok((ring, mut setup)) = build_ring(self.entries, &wanted) else {
             return Ok(());
         };
-        // What is queued goes to the ring it was made for.
+        // What is queued goes to the ring it was made for, all of it, or the ring stays: an
+        // entry left in its queue would never be handed over, and the drain never end.
         match self.ring.submit() {
-            Ok(_) => {}
+            Ok(_) if self.ring.submission().is_empty() => {}
+            Ok(_) => return Ok(()),
             Err(e) if transient(&e) => return Ok(()),
             Err(e) => return Err(e),
         }
-        setup.refused = self.setup.refused.clone();
+        for f in &self.setup.refused {
+            if !setup.refused.contains(f) {
+                setup.refused.push(f);
+            }
+        }
         setup.looked = true;
         self.setup = register(&ring, setup, &self.pool, &self.fds, self.no_register);
         self.fixed_file = self.setup.registered_files;
