@@ -521,11 +521,21 @@ fn verify_and_rate_in_a_job_run_as_iogauges_own() {
     // other work kept the threads from a CPU; not because the pacer held back, which leaves
     // the device idle most of the time. On a loaded disk in a fresh-clone CI run, 505 IOPS of
     // 1.55 ms each filled 78%: the thread's own turn between a completion and the next
-    // submission (a wake-up, the block's stamp) stretches with the load too.
+    // submission (a wake-up, the block's stamp) stretches with the load too. The fill is held
+    // against the time the run was behind its pace, not all of it: the other tests' writes
+    // can load the disk halfway through, after a first half on pace that left it idle by
+    // design (103 IOs a tenth of a second, then 69, 33, 29: 688 IOPS at 0.92 ms filled 63%).
     if iops < 1024.0 * 0.95 {
         let service_ns = r["service_lat_ns"]["mean"].as_f64().unwrap();
+        let bin_s = r["fine"]["bin_s"].as_f64().unwrap();
+        let behind_s = r["fine"]["ios"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(Value::as_f64);
+        let behind_s = behind_s.filter(|&n| n < 0.95 * 1024.0 * bin_s).count() as f64 * bin_s;
         assert!(
-            service_ns * iops / 1e9 >= 0.7 || short_for_want_of_a_cpu(r, 1024.0),
+            service_ns * iops / 1e9 >= 0.7 * behind_s || short_for_want_of_a_cpu(r, 1024.0),
             "{iops} IOPS at {service_ns} ns each, the threads' CPU {:#}: the pacer, not the disk or the machine, held it back",
             r["fine"]
         );
