@@ -304,12 +304,8 @@ fn run_worker(
         buf_size: spec.max_bs() as usize,
         align: 4096,
         seed: crate::workload::offsets::thread_seed(spec.seed, cfg.id) ^ 0xA5A5,
-        // Looking paid where every wait is for one and no CPU is spare; with one spare, asking
-        // moved more at less CPU (docs/performance.md). The CPUs this process may use count.
         uring: UringOptions {
-            look: spec.complete_batch == 1
-                && std::thread::available_parallelism()
-                    .is_ok_and(|n| spec.threads as usize >= n.get()),
+            look: spec.complete_batch == 1 && no_cpu_spare(spec.threads),
             ..spec.uring
         },
     };
@@ -367,6 +363,16 @@ fn run_worker(
         shared.stop.store(true, Ordering::SeqCst);
     }
     Ok(out)
+}
+
+/// Whether `threads` take every CPU of the machine, and the process may use them all: where
+/// looking for completions was measured to pay (two threads on two CPUs, nothing pinned). With
+/// a CPU spare asking moved more at less CPU; a run pinned to fewer CPUs shares them with
+/// io_uring's workers, and a look would hold the CPU the worker needs (docs/performance.md).
+fn no_cpu_spare(threads: u32) -> bool {
+    let cpus = sys::online_cpus();
+    let usable = std::thread::available_parallelism().map_or(0, |n| n.get() as u64);
+    usable >= cpus && u64::from(threads) >= cpus
 }
 
 fn engine_error(kind: EngineKind, e: std::io::Error) -> anyhow::Error {

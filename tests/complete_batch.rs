@@ -386,7 +386,20 @@ fn exact_timing_looks_for_completions_where_workers_do_the_io_and_no_cpu_is_spar
     let _quiet = quiet_turn(module_path!());
     needs_root!();
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    // The machine's CPUs, all of which the test (not pinned) may use.
+    let online = Command::new("getconf")
+        .arg("_NPROCESSORS_ONLN")
+        .output()
+        .unwrap();
+    let cpus: usize = String::from_utf8_lossy(&online.stdout)
+        .trim()
+        .parse()
+        .unwrap();
+    let usable = std::thread::available_parallelism().map_or(1, |n| n.get());
+    assert_eq!(
+        usable, cpus,
+        "the test runs pinned to fewer CPUs than the machine has"
+    );
     if cpus < 2 {
         skip("the near miss needs a CPU spare beside one thread: two CPUs or more");
         return;
