@@ -406,12 +406,7 @@ impl UringEngine {
                 Err(e) if transient(&e) => break,
                 Err(e) => return Err(e),
             }
-            self.reap(done);
-            if done.len() > before {
-                if let Some(p) = &mut self.polls {
-                    p.found();
-                }
-                self.answered += 1;
+            if self.answered_by(done, before) {
                 return Ok(true);
             }
         }
@@ -419,6 +414,20 @@ impl UringEngine {
             p.missed();
         }
         Ok(false)
+    }
+
+    /// Reaps, and whether that answered the wait (something past `before` in `done`), which
+    /// an ask or a look then counts as found.
+    fn answered_by(&mut self, done: &mut Vec<Done>, before: usize) -> bool {
+        self.reap(done);
+        if done.len() == before {
+            return false;
+        }
+        if let Some(p) = &mut self.polls {
+            p.found();
+        }
+        self.answered += 1;
+        true
     }
 
     /// A ring that may look, whose IO io_uring's workers do: moves to a ring without DEFER_TASKRUN,
@@ -475,12 +484,7 @@ impl UringEngine {
         let start = std::time::Instant::now();
         let mut spins = 0u32;
         loop {
-            self.reap(done);
-            if done.len() > before {
-                if let Some(p) = &mut self.polls {
-                    p.found();
-                }
-                self.answered += 1;
+            if self.answered_by(done, before) {
                 return Ok(true);
             }
             std::hint::spin_loop();
