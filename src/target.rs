@@ -72,7 +72,7 @@ pub fn scratch(devices: &[PathBuf], what: &str) -> Result<()> {
             )));
         }
         seen.push(md.rdev());
-        if let Some(why) = device_in_use(d, md.rdev()) {
+        if let Some(why) = device_in_use(md.rdev()) {
             return Err(usage(format!(
                 "--scratch {} is {why}; {what} must be a device nothing uses",
                 d.display()
@@ -507,7 +507,7 @@ fn existing_device(req: &Request, path: PathBuf, md: &std::fs::Metadata) -> Resu
     let len =
         sys::block_device_size(&file).with_context(|| format!("size of {}", path.display()))?;
     if req.writes {
-        if let Some(reason) = device_in_use(&path, md.rdev()) {
+        if let Some(reason) = device_in_use(md.rdev()) {
             return Err(in_use(&path, &reason));
         }
         let found = signatures::probe(&file, len)
@@ -653,20 +653,11 @@ fn open_error(path: &Path, e: io::Error, direct: bool) -> anyhow::Error {
     }
 }
 
-/// Why a block device is in use, if it is: mounted (itself or a partition), swap, or held by
-/// another device (dm, md, LVM). The target's rule, and a scratch device's.
-pub fn device_in_use(path: &Path, rdev: u64) -> Option<String> {
-    let (major, minor) = (libc::major(rdev), libc::minor(rdev));
-    if let Some(m) = iogauge_sysinfo::mount_of_device(major, minor) {
-        return Some(if m == "[SWAP]" {
-            "active swap".into()
-        } else {
-            format!("mounted on {m}")
-        });
-    }
-    let name = std::fs::canonicalize(path)
-        .ok()
-        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))?;
-    let holders = iogauge_sysinfo::holders_of(&name);
-    (!holders.is_empty()).then(|| format!("held by {}", holders.join(", ")))
+/// Why a block device is in use, if it is: mounted (itself or a partition), swap, held by
+/// another device (dm, md, LVM), a device of a mounted btrfs — or anything of that kind
+/// anywhere the write would reach, down and up its stack (a loop device over a mounted one or
+/// over the image file behind it, a partition of a disk another loop device maps). The
+/// target's rule, and a scratch device's; the words read after "is".
+pub fn device_in_use(rdev: u64) -> Option<String> {
+    iogauge_sysinfo::device_in_use(libc::major(rdev), libc::minor(rdev))
 }

@@ -393,6 +393,90 @@ fn members_and_axes_are_checked_before_anything_is_built() {
     assert!(sh("blkid", &["-p", "-o", "value", "-s", "TYPE", &b.dev.dev]).contains("ext4"));
 }
 
+/// A layout is refused before anything is measured or made when the kernel cannot build it:
+/// this machine's kernel has no md, so an md sweep stops at once, with nothing measured and no
+/// /dev/md1xx node left, while a btrfs layout (which the kernel has) is planned. On a kernel
+/// that has md the same md plan is made instead; both sides are checked against
+/// what the kernel itself shows (/sys/module, /proc/mdstat).
+#[test]
+fn a_layout_the_kernel_cannot_build_is_refused_before_anything_runs() {
+    needs_root!();
+    let dir = tempfile::tempdir().unwrap();
+    let (_members, list) = ram_members(3, 64 << 20);
+    let md_nodes = || {
+        (100..200)
+            .filter(|n| Path::new(&format!("/dev/md{n}")).exists())
+            .count()
+    };
+    let before = md_nodes();
+    let s = suite_file(dir.path(), TWO_CELLS);
+    for dry in [true, false] {
+        let mut args = vec![
+            "sweep",
+            "--file",
+            &s,
+            "--scratch",
+            &list,
+            "--layout",
+            "md:raid0,raid5",
+            "--fs",
+            "ext4",
+        ];
+        if dry {
+            args.push("--dry-run");
+        }
+        let out = iogauge(dir.path(), &args);
+        let err = stderr_of(&out);
+        let kernel_has_md = kernel_has_md();
+        if kernel_has_md && dry {
+            assert!(out.status.success(), "{err}");
+            continue;
+        }
+        if kernel_has_md {
+            continue;
+        }
+        assert_refused(&out, &["--layout md raid0", "has no md RAID", "md_mod"]);
+        assert!(
+            !String::from_utf8_lossy(&out.stdout).contains("setting 1/"),
+            "nothing measured"
+        );
+        assert_eq!(md_nodes(), before, "no md node made");
+    }
+    // Near miss: btrfs, which this kernel has, is planned.
+    if iogauge_has_btrfs() {
+        let out = iogauge(
+            dir.path(),
+            &[
+                "sweep",
+                "--file",
+                &s,
+                "--scratch",
+                &list,
+                "--layout",
+                "btrfs:raid0",
+                "--dry-run",
+            ],
+        );
+        assert!(out.status.success(), "{}", stderr_of(&out));
+    }
+}
+
+/// md loaded or built in, or its module installed for the running kernel (as modprobe would
+/// find it).
+fn kernel_has_md() -> bool {
+    let release = sh("uname", &["-r"]);
+    let listed = |f: &str| {
+        std::fs::read_to_string(format!("/lib/modules/{release}/{f}"))
+            .is_ok_and(|t| t.contains("/md-mod.ko") || t.contains("/md_mod.ko"))
+    };
+    Path::new("/sys/module/md_mod").exists() || listed("modules.dep") || listed("modules.builtin")
+}
+
+fn iogauge_has_btrfs() -> bool {
+    std::fs::read_to_string("/proc/filesystems").is_ok_and(|f| f.contains("btrfs"))
+        && have("mkfs.btrfs")
+}
+
 /// md RAID0, RAID5 and RAID10 and an LVM stripe over four guest disks with chunks of 64 and
 /// 512 KiB, on the raw arrays: every layout measured, the md superblocks and PVs gone and every
 /// member blank afterwards. The same with ext4 on each array, aligned to its stripe, is README's

@@ -29,6 +29,7 @@ mod report;
 mod run;
 mod safety;
 mod snia;
+mod stack;
 mod store;
 mod suite;
 mod sweep;

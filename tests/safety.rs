@@ -11,7 +11,7 @@ use std::fs::File;
 use std::io::{Read, Write};
 use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -20,28 +20,6 @@ use crate::common;
 use common::*;
 
 const MIB: u64 = 1 << 20;
-
-fn assert_no_panic(stderr: &str) {
-    // Rust's own panic report, as opposed to iogauge's one-line messages about one.
-    assert!(
-        !stderr.contains("panicked at") && !stderr.contains("RUST_BACKTRACE"),
-        "no panic: {stderr}"
-    );
-}
-
-/// A refusal: exit 2, one line on stderr containing every `needle`, nothing on stdout.
-fn assert_refused(out: &Output, needles: &[&str]) -> String {
-    let err = stderr_of(out);
-    assert_eq!(out.status.code(), Some(2), "exit 2, stderr: {err}");
-    assert_no_panic(&err);
-    let lines: Vec<&str> = err.lines().filter(|l| !l.trim().is_empty()).collect();
-    assert_eq!(lines.len(), 1, "one line, got:\n{err}");
-    for n in needles {
-        assert!(lines[0].contains(n), "{n:?} in {err}");
-    }
-    assert!(out.stdout.is_empty(), "nothing on stdout");
-    err
-}
 
 /// Starts a 60 s run of `rw` on a test file iogauge creates in `fs`, and waits until the fill
 /// is done and IO is under way (the file system's device counts it); returns the run and its

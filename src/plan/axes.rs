@@ -123,12 +123,17 @@ impl FsSpec {
 
     /// The mkfs program, if installed.
     pub fn mkfs(&self) -> Option<PathBuf> {
-        let name = format!("mkfs.{}", self.fs);
-        ["/usr/sbin", "/sbin", "/usr/bin", "/bin"]
-            .iter()
-            .map(|d| Path::new(d).join(&name))
-            .find(|p| p.is_file())
+        system_tool(&format!("mkfs.{}", self.fs))
     }
+}
+
+/// A system tool iogauge runs as root, found only in the system's own directories (never a
+/// directory of PATH another account could have put first).
+pub fn system_tool(name: &str) -> Option<PathBuf> {
+    ["/usr/sbin", "/sbin", "/usr/bin", "/bin"]
+        .iter()
+        .map(|d| Path::new(d).join(name))
+        .find(|p| p.is_file())
 }
 
 /// One knob as the user asked for it: `[DEV:]NAME=v1,v2,...`.
@@ -289,6 +294,60 @@ impl Layout {
             Kind::Btrfs => !matches!(self.level.as_str(), "single" | "raid0"),
             Kind::Lvm | Kind::Single => false,
         }
+    }
+
+    /// What this machine lacks to build it, if anything: the kernel's part (md and the level's
+    /// personality, device-mapper, btrfs), loaded, built in or installed to load on demand, and
+    /// the tool that builds it. Read, never loaded: a layout the kernel cannot build is refused
+    /// before anything is measured or made, instead of failing at `mdadm --create` after the
+    /// baseline was measured and leaving device nodes behind.
+    pub fn missing(&self) -> Option<String> {
+        let has = iogauge_sysinfo::kernel_module_available;
+        let kernel = || {
+            std::fs::read_to_string("/proc/sys/kernel/osrelease")
+                .map(|r| r.trim().to_string())
+                .unwrap_or_else(|_| "?".into())
+        };
+        let (modules, part, tool): (&[&str], &str, &str) = match (self.kind, self.md_level().0) {
+            (Kind::Single, _) => return None,
+            (Kind::Md, "raid4" | "raid5" | "raid6") => (&["md_mod", "raid456"], "md RAID", "mdadm"),
+            (Kind::Md, level) => {
+                return self.missing_of(&["md_mod", level], "md RAID", "mdadm", kernel, has);
+            }
+            (Kind::Lvm, _) => (&["dm_mod"], "device-mapper", "lvm"),
+            (Kind::Btrfs, _) => (&["btrfs"], "btrfs", "mkfs.btrfs"),
+        };
+        self.missing_of(modules, part, tool, kernel, has)
+    }
+
+    fn missing_of(
+        &self,
+        modules: &[&str],
+        part: &str,
+        tool: &str,
+        kernel: impl Fn() -> String,
+        has: impl Fn(&str) -> bool,
+    ) -> Option<String> {
+        if let Some(m) = modules.iter().find(|m| !has(m)) {
+            return Some(format!(
+                "this kernel ({}) has no {part}{} (module {m} is neither loaded, built in nor installed under /lib/modules)",
+                kernel(),
+                match modules.len() > 1 && *m != modules[0] {
+                    true => format!(" {}", self.level),
+                    false => String::new(),
+                }
+            ));
+        }
+        system_tool(tool).is_none().then(|| {
+            format!(
+                "{tool} is not installed (apt-get install {})",
+                match tool {
+                    "mdadm" => "mdadm",
+                    "lvm" => "lvm2",
+                    _ => "btrfs-progs",
+                }
+            )
+        })
     }
 
     /// Whether md resyncs it (its initial resync, and the recovery `--rebuild` measures).

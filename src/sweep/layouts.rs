@@ -109,6 +109,12 @@ pub(super) fn array_sweep(
         false => crate::ledger::lock_devices(&names)?,
     };
     crate::target::scratch(devices, "an array's member")?;
+    if let Some((l, why)) = ax.layouts.iter().find_map(|l| Some((l, l.missing()?))) {
+        return Err(crate::error::usage(format!(
+            "--layout {}: {why}; run on a machine that has it, or leave this layout out",
+            l.label()
+        )));
+    }
     let settings = array_settings(ax, devices.len());
     say!(
         "sweep {id}: {} layouts from {} ({}) · {}{}",

@@ -1037,3 +1037,25 @@ pub fn assert_named_killed_server(out: &Output, server: &str, pid: &str) {
     );
     assert!(!err.contains("did not stop"), "{err}");
 }
+
+pub fn assert_no_panic(stderr: &str) {
+    // Rust's own panic report, as opposed to iogauge's one-line messages about one.
+    assert!(
+        !stderr.contains("panicked at") && !stderr.contains("RUST_BACKTRACE"),
+        "no panic: {stderr}"
+    );
+}
+
+/// A refusal: exit 2, one line on stderr containing every `needle`, nothing on stdout.
+pub fn assert_refused(out: &Output, needles: &[&str]) -> String {
+    let err = stderr_of(out);
+    assert_eq!(out.status.code(), Some(2), "exit 2, stderr: {err}");
+    assert_no_panic(&err);
+    let lines: Vec<&str> = err.lines().filter(|l| !l.trim().is_empty()).collect();
+    assert_eq!(lines.len(), 1, "one line, got:\n{err}");
+    for n in needles {
+        assert!(lines[0].contains(n), "{n:?} in {err}");
+    }
+    assert!(out.stdout.is_empty(), "nothing on stdout");
+    err
+}

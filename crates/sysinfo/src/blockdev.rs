@@ -28,7 +28,7 @@ pub(crate) fn split_dev(dev: u64) -> (u32, u32) {
     )
 }
 
-fn parse_devnum(text: &str) -> Option<(u32, u32)> {
+pub(crate) fn parse_devnum(text: &str) -> Option<(u32, u32)> {
     let (major, minor) = text.trim().split_once(':')?;
     Some((major.parse().ok()?, minor.parse().ok()?))
 }
@@ -50,7 +50,7 @@ pub(crate) fn fs_devnum(
 
 /// The device number of a mount or swap source such as `/dev/sda2`. Only `/dev/` paths are
 /// looked at, so nothing here can touch a network file system.
-fn source_devnum(source: &str) -> Option<(u32, u32)> {
+pub(crate) fn source_devnum(source: &str) -> Option<(u32, u32)> {
     if !source.starts_with("/dev/") {
         return None;
     }
@@ -60,11 +60,11 @@ fn source_devnum(source: &str) -> Option<(u32, u32)> {
         .then(|| split_dev(meta.rdev()))
 }
 
-fn device_dir(roots: &Roots, major: u32, minor: u32) -> Option<PathBuf> {
+pub(crate) fn device_dir(roots: &Roots, major: u32, minor: u32) -> Option<PathBuf> {
     std::fs::canonicalize(roots.sys.join(format!("dev/block/{major}:{minor}"))).ok()
 }
 
-fn name_dir(roots: &Roots, name: &str) -> Option<PathBuf> {
+pub(crate) fn name_dir(roots: &Roots, name: &str) -> Option<PathBuf> {
     if name.is_empty() || name.contains('/') || name == "." || name == ".." {
         return None;
     }
@@ -82,7 +82,7 @@ fn whole_disk_dir(dir: &Path) -> &Path {
 }
 
 /// Entry names of a sysfs directory such as `slaves/` or `holders/`, sorted for stable output.
-fn list_names(dir: &Path) -> Vec<String> {
+pub(crate) fn list_names(dir: &Path) -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir(dir)
         .map(|entries| {
             entries

@@ -16,6 +16,7 @@ pub mod kthreads;
 mod mountinfo;
 pub mod procio;
 pub mod superblock;
+mod users;
 
 use serde::{Deserialize, Serialize};
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
@@ -372,6 +373,48 @@ pub fn mount_of_device(major: u32, minor: u32) -> Option<String> {
     blockdev::mount_of_device(&Roots::live(), major, minor)
 }
 
+/// Why a write to the block device `major:minor` would reach something else in use, looking
+/// down and up its whole stack (`users`): words that read after "is", such as "a loop device
+/// over /dev/loop3 from 64 MiB, which is mounted on /srv (ext4)". Used to refuse the write.
+pub fn device_in_use(major: u32, minor: u32) -> Option<String> {
+    users::in_use(&Roots::live(), major, minor)
+}
+
+/// Why a write to the regular file `path` would reach something in use: it backs a loop device
+/// (and what uses that device, if anything does) or is an active swap file.
+pub fn file_in_use(path: &Path) -> Option<String> {
+    users::file_in_use(&Roots::live(), path)
+}
+
+/// Whether the running kernel has `module` (as `/sys/module` names it: `md_mod`, `raid456`,
+/// `dm_mod`, `btrfs`) loaded, built in, or installed where modprobe would load it on demand. Read
+/// from `/sys/module` and `/lib/modules/RELEASE/modules.{builtin,dep}`; nothing is loaded.
+pub fn kernel_module_available(module: &str) -> bool {
+    kernel_module_in(&Roots::live(), Path::new("/lib/modules"), module)
+}
+
+fn kernel_module_in(roots: &Roots, lib: &Path, module: &str) -> bool {
+    let norm = |s: &str| s.replace('-', "_");
+    if roots.sys.join("module").join(norm(module)).is_dir() {
+        return true;
+    }
+    let Some(release) = host::read_trimmed(&roots.proc.join("sys/kernel/osrelease")) else {
+        return false;
+    };
+    ["modules.builtin", "modules.dep"].iter().any(|list| {
+        std::fs::read_to_string(lib.join(&release).join(list)).is_ok_and(|text| {
+            text.lines().any(|line| {
+                // `kernel/drivers/md/raid456.ko.xz: deps…` or `kernel/drivers/md/md-mod.ko`
+                let file = line.split(':').next().unwrap_or_default();
+                let base = file.rsplit('/').next().unwrap_or_default();
+                base.split('.')
+                    .next()
+                    .is_some_and(|stem| norm(stem) == norm(module))
+            })
+        })
+    })
+}
+
 /// Kernel names of the devices built on `name` (from `/sys/class/block/<name>/holders`), e.g. the
 /// md array or dm volume a disk belongs to. Empty if none or if `name` is unknown.
 pub fn holders_of(name: &str) -> Vec<String> {
@@ -381,6 +424,39 @@ pub fn holders_of(name: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_kernel_module_is_found_loaded_built_in_or_installed_and_nowhere_else() {
+        let dir = tempfile::tempdir().unwrap();
+        let roots = Roots {
+            sys: dir.path().join("sys"),
+            proc: dir.path().join("proc"),
+        };
+        let lib = dir.path().join("lib");
+        std::fs::create_dir_all(roots.sys.join("module/loop")).unwrap();
+        std::fs::create_dir_all(roots.proc.join("sys/kernel")).unwrap();
+        std::fs::write(roots.proc.join("sys/kernel/osrelease"), "6.1.0-9-amd64\n").unwrap();
+        std::fs::create_dir_all(lib.join("6.1.0-9-amd64")).unwrap();
+        std::fs::write(
+            lib.join("6.1.0-9-amd64/modules.dep"),
+            "kernel/drivers/md/md-mod.ko.xz:\nkernel/drivers/md/raid456.ko.xz: kernel/drivers/md/md-mod.ko.xz\n",
+        )
+        .unwrap();
+        std::fs::write(
+            lib.join("6.1.0-9-amd64/modules.builtin"),
+            "kernel/fs/btrfs/btrfs.ko\n",
+        )
+        .unwrap();
+        for m in ["loop", "md_mod", "md-mod", "raid456", "btrfs"] {
+            assert!(kernel_module_in(&roots, &lib, m), "{m}");
+        }
+        for m in ["dm_mod", "raid4", "md", "xfs"] {
+            assert!(!kernel_module_in(&roots, &lib, m), "{m}");
+        }
+        // Another kernel's lists say nothing of this one.
+        std::fs::write(roots.proc.join("sys/kernel/osrelease"), "6.18.0-custom\n").unwrap();
+        assert!(!kernel_module_in(&roots, &lib, "md_mod"));
+    }
 
     fn sample() -> SystemInfo {
         SystemInfo {
