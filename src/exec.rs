@@ -443,7 +443,9 @@ impl State {
 /// (root only), as the PostgreSQL and MySQL studies' authors did by hand before each run.
 pub fn drop_caches() -> std::result::Result<(), String> {
     iogauge_engine::sys::sync_all();
-    std::fs::write("/proc/sys/vm/drop_caches", "3").map_err(|e| match e.kind() {
+    crate::target::files::set_knob(Path::new("/proc/sys/vm/drop_caches"), "3").map_err(|e| match e
+        .kind()
+    {
         std::io::ErrorKind::PermissionDenied => "needs root".to_string(),
         _ => e.to_string(),
     })

@@ -537,17 +537,10 @@ pub fn output_file(o: &OutputArgs) -> Result<Option<(PathBuf, Format)>> {
         )));
     }
     // Tried now, so a directory that cannot be written (permissions, a read-only file system)
-    // is told before the run rather than after it. A file that was not there is not left.
-    let existed = std::fs::symlink_metadata(path).is_ok();
-    match std::fs::OpenOptions::new()
-        .append(true)
-        .create(true)
-        .open(path)
-    {
-        Ok(_) if !existed => {
-            let _ = std::fs::remove_file(path);
-        }
-        Ok(_) => {}
+    // is told before the run rather than after it: a file is made and removed beside it, the way
+    // the output will be written (`files::replace`); nothing at the path is touched.
+    match crate::target::files::can_create_beside(path) {
+        Ok(()) => {}
         Err(e) => {
             return Err(usage(format!(
                 "--output {}: cannot be written ({e}); give a path in a directory you may write to",

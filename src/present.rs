@@ -132,7 +132,7 @@ pub fn write_out(
     // The file first: it is what a script waits for, and it must not depend on a terminal.
     if let Some((path, format)) = file {
         let text = export::of(*format, human).one(doc)?;
-        std::fs::write(path, text)
+        crate::target::files::replace(path, text.as_bytes())
             .with_context(|| format!("writing --output {}", path.display()))?;
         say!("wrote {}", path.display());
     }

@@ -11,6 +11,7 @@
 //! every exit path unless it was replaced meanwhile; when that fails, the user is told.
 
 mod create;
+pub mod files;
 pub mod gate;
 pub mod signatures;
 

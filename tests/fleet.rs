@@ -3,6 +3,7 @@
 //! (the kernel's ground truth for a slow host); and a rank stopped mid-cell.
 
 #![cfg(feature = "mpi")]
+#![allow(clippy::disallowed_methods)]
 
 #[macro_use]
 mod common;

@@ -269,7 +269,28 @@ fn mkfs_and_mount_options_cannot_name_another_device() {
             .unwrap();
         refused(&out, "names a path");
     }
-    for dev in [&scratch.dev.dev, &other.dev.dev] {
+    // Issue 56, item 2: a plain file in the working directory, named bare, even by a dry run
+    // (whose room check runs mkfs on an image of its own).
+    let user_file = dir.path().join("userdata.img");
+    std::fs::File::create(&user_file)
+        .unwrap()
+        .set_len(256 << 20)
+        .unwrap();
+    for dry in [&["--dry-run"][..], &[]] {
+        let mut args = vec![
+            "sweep",
+            "--file",
+            s,
+            "--scratch",
+            &scratch.dev.dev,
+            "--fs",
+            "btrfs:-f userdata.img",
+        ];
+        args.extend(dry);
+        refused(&iogauge(dir.path(), &args), "'userdata.img' names a path");
+    }
+    let user_file = user_file.to_str().unwrap().to_string();
+    for dev in [&scratch.dev.dev, &other.dev.dev, &user_file] {
         let probe = Command::new("blkid").args(["-p", dev]).output().unwrap();
         assert!(
             probe.stdout.is_empty(),
@@ -459,4 +480,133 @@ fn clean_removes_only_the_directories_iogauge_made() {
     assert!(theirs.join("keep").exists(), "{said}");
     assert!(retaken.exists(), "{said}");
     assert!(said.contains("not a cgroup iogauge makes"), "{said}");
+}
+
+/// Issue 56, items 1 and 3: as root, in a directory another account controls, that account's
+/// links are never followed. A link named as a target or an output is refused naming its owner;
+/// a link planted under a name iogauge chooses itself (a chart, a man page) is replaced by
+/// iogauge's file, and what it pointed to is untouched. Planted by `nobody` (setpriv); ground
+/// truth is root's 0600 file, byte for byte, owner and mode.
+#[test]
+fn another_accounts_links_are_never_followed() {
+    needs_root!();
+    needs_tool!("setpriv");
+    use std::os::unix::fs::{chown, MetadataExt, PermissionsExt};
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let (secret, before) = root_secret(dir.path());
+    let theirs = dir.path().join("theirs");
+    std::fs::create_dir(&theirs).unwrap();
+    chown(&theirs, Some(65534), Some(65534)).unwrap();
+    let plant = |to: &Path, name: &str| {
+        let out = Command::new("setpriv")
+            .args([
+                "--reuid=65534",
+                "--regid=65534",
+                "--clear-groups",
+                "ln",
+                "-sfn",
+            ])
+            .arg(to)
+            .arg(theirs.join(name))
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr_of(&out));
+    };
+    let at = |name: &str| theirs.join(name).to_str().unwrap().to_string();
+    // A stored run to report on and export.
+    let out = iogauge(dir.path(), &["run", ".", "--size", "8m", "--time", "200ms"]);
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let newpath = dir.path().join("newpath");
+    plant(&secret, "t.dat");
+    plant(&secret, "out.json");
+    plant(&secret, "r.html");
+    plant(&newpath, "b.json");
+    for (args, link) in [
+        (
+            vec![
+                "run",
+                &at("t.dat"),
+                "--allow-overwrite",
+                "--rw",
+                "write",
+                "--time",
+                "200ms",
+            ],
+            "t.dat",
+        ),
+        (
+            vec![
+                "run",
+                ".",
+                "--size",
+                "8m",
+                "--time",
+                "200ms",
+                "-o",
+                &at("out.json"),
+            ],
+            "out.json",
+        ),
+        (vec!["report", "last", "-o", &at("r.html")], "r.html"),
+        (vec!["export", "last", "--bundle", &at("b.json")], "b.json"),
+    ] {
+        let out = iogauge(dir.path(), &args);
+        refused(&out, "owned by nobody (uid 65534), another account");
+        assert!(stderr_of(&out).contains(&at(link)), "{}", stderr_of(&out));
+    }
+    // Names iogauge picks itself: every chart of a report, learnt from a first report.
+    let mine = dir.path().join("mine");
+    let out = iogauge(
+        dir.path(),
+        &[
+            "report",
+            "last",
+            "-o",
+            "r.html",
+            "--charts",
+            mine.to_str().unwrap(),
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let charts: Vec<String> = std::fs::read_dir(&mine)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(!charts.is_empty());
+    for c in &charts {
+        plant(&secret, c);
+    }
+    plant(&newpath, "iogauge.1");
+    let out = iogauge(
+        dir.path(),
+        &[
+            "report",
+            "last",
+            "-o",
+            "r2.html",
+            "--charts",
+            theirs.to_str().unwrap(),
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let out = iogauge(dir.path(), &["man", "--dir", theirs.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    for c in charts.iter().chain([&"iogauge.1".to_string()]) {
+        let md = std::fs::symlink_metadata(theirs.join(c)).unwrap();
+        assert!(md.is_file(), "{c} is iogauge's own file now");
+        assert_eq!(md.uid(), 0, "{c}");
+    }
+    assert_eq!(look_at(&secret), before, "root's file untouched");
+    assert!(
+        !newpath.exists(),
+        "nothing made where a dangling link pointed"
+    );
+    // A dangling link of root's own is refused with a sentence, not an errno.
+    std::os::unix::fs::symlink(&newpath, dir.path().join("own.json")).unwrap();
+    let out = iogauge(dir.path(), &["export", "last", "--bundle", "own.json"]);
+    refused(
+        &out,
+        "which does not exist; iogauge creates no file through a link",
+    );
 }

@@ -5,6 +5,8 @@
 //! most of the time. The tests that judge rates and CPU time are in tests/quiet.rs.
 //!
 //! Run one file's tests with `cargo test --test e2e readme::`.
+// Fixtures are made with std::fs as a test likes (clippy.toml binds the program only).
+#![allow(clippy::disallowed_methods)]
 
 #[macro_use]
 mod common;

@@ -50,9 +50,14 @@ pub fn man(args: &ManArgs) -> Result<()> {
             }
         }
         for page in pages {
-            page_of(page)
-                .generate_to(dir)
-                .map_err(|e| anyhow::anyhow!("cannot write into {}: {e}", dir.display()))?;
+            let path = dir.join(format!(
+                "{}.1",
+                page.get_display_name().unwrap_or(page.get_name())
+            ));
+            let mut buf = Vec::new();
+            page_of(page).render(&mut buf)?;
+            crate::target::files::replace(&path, &buf)
+                .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
         }
         say!("wrote the iogauge man pages into {}", dir.display());
         return Ok(());

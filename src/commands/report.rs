@@ -74,7 +74,7 @@ pub fn run(args: &ReportArgs) -> Result<()> {
         }
     }
     let built = report::build(&runs);
-    std::fs::write(&args.output, &built.html)
+    crate::target::files::replace(&args.output, built.html.as_bytes())
         .with_context(|| format!("cannot write the report to {}", args.output.display()))?;
     if let Some(dir) = &args.charts {
         std::fs::create_dir_all(dir)
@@ -85,13 +85,13 @@ pub fn run(args: &ReportArgs) -> Result<()> {
         }
         for c in &built.charts {
             let file = dir.join(format!("{}.svg", c.slug));
-            std::fs::write(&file, &c.svg)
+            crate::target::files::replace(&file, c.svg.as_bytes())
                 .with_context(|| format!("cannot write the chart {}", file.display()))?;
             if png {
                 let file = dir.join(format!("{}.png", c.slug));
                 let bytes = report::png::render(&c.svg)
                     .with_context(|| format!("rendering {}", file.display()))?;
-                std::fs::write(&file, bytes)
+                crate::target::files::replace(&file, &bytes)
                     .with_context(|| format!("cannot write the chart {}", file.display()))?;
             }
         }

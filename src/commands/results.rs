@@ -70,7 +70,7 @@ pub fn export(args: &ExportArgs) -> Result<()> {
             .iter()
             .map(|&id| store.load_json(id))
             .collect::<Result<_>>()?;
-        std::fs::write(path, store::bundle::write(&docs))
+        crate::target::files::replace(path, store::bundle::write(&docs).as_bytes())
             .with_context(|| format!("writing --bundle {}", path.display()))?;
         say!(
             "wrote {n} run{s} to {p} (iogauge import {p} reads it into another results database)",

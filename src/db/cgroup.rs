@@ -41,7 +41,7 @@ impl Cgroup {
         std::fs::create_dir(&dir)
             .with_context(|| format!("creating the memory cgroup {}", dir.display()))?;
         let cg = Cgroup { dir };
-        std::fs::write(cg.dir.join(file), limit.to_string())
+        crate::target::files::set_knob(&cg.dir.join(file), limit.to_string())
             .with_context(|| format!("setting {}", cg.dir.join(file).display()))?;
         if let Some((uid, gid)) = owner.ids {
             std::os::unix::fs::chown(cg.dir.join("cgroup.procs"), Some(uid), Some(gid))?;

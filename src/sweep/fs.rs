@@ -112,7 +112,11 @@ impl Mounted {
             "xfs" | "btrfs" | "ext2" | "ext3" | "ext4" => vec!["-q"],
             _ => vec![],
         };
+        // mkfs runs in iogauge's own private directory: a word of the user's options that
+        // names a file relative to where iogauge was started finds nothing there, and
+        // mkfs.btrfs formats every device or file it is handed.
         run(Command::new(&mkfs)
+            .current_dir(&me.dir)
             .args(&quiet)
             .args(&uuid_args)
             .args(&spec.mkfs_opts)
@@ -182,7 +186,9 @@ pub fn free_once_made(spec: &FsSpec, bytes: u64) -> Result<Room> {
             "ext2" | "ext3" | "ext4" => &["-E", "lazy_itable_init=1,lazy_journal_init=1"],
             _ => &[],
         };
+        // Only its own image, in its own directory (see `make`).
         if let Err(e) = run(Command::new(&mkfs)
+            .current_dir(&home)
             .arg("-q")
             .args(lazy)
             .args(&uuid_args)

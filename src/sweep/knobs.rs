@@ -215,7 +215,7 @@ impl Drop for Guard {
 
 /// Writes `value` to a knob file; the kernel's refusal comes back as the error.
 pub fn set(path: &Path, value: &str) -> std::io::Result<()> {
-    std::fs::write(path, value)
+    crate::target::files::set_knob(path, value)
 }
 
 /// Puts each value back; what could not be, in words. A path that is not a block-queue

@@ -80,7 +80,7 @@ impl<'a> Rebuilding<'a> {
             // one, then the other if the first failed.
             let set = |order: [(&str, u64); 2]| {
                 order.iter().try_for_each(|(f, v)| {
-                    std::fs::write(me.md.join(f), v.to_string())
+                    crate::target::files::set_knob(&me.md.join(f), v.to_string())
                         .with_context(|| format!("setting {} to {v}", me.md.join(f).display()))
                 })
             };
@@ -283,7 +283,7 @@ impl Drop for Rebuilding<'_> {
                 true => "system".to_string(),
                 false => leading(v).to_string(),
             };
-            let _ = std::fs::write(self.md.join(f), value);
+            let _ = crate::target::files::set_knob(&self.md.join(f), value);
         }
     }
 }

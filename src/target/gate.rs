@@ -21,7 +21,8 @@
 //! - mkfs and mount options may not name a path: iogauge formats only the scratch device the
 //!   user named and it checked (`mkfs.btrfs -f /dev/loop1 /dev/loop0` formats both).
 //!
-//! Links are followed before the checks, as opening the path would follow them.
+//! Links are followed before the checks, as opening the path would follow them, and only when
+//! root or the invoking user owns them (`files::links`).
 
 use crate::error::usage;
 use anyhow::Result;
@@ -92,6 +93,7 @@ fn system_root(real: &Path) -> Option<&'static str> {
 /// is refused too, while /dev/disk/by-id/... (links to block devices) is fine. A missing path
 /// directly under / is refused (see the rules above). The database commands pass here too.
 pub fn target(path: &Path) -> Result<()> {
+    super::files::links("the target", path)?;
     let real = resolved(path);
     let shown = shown(path, &real);
     if real.parent() == Some(Path::new("/"))
@@ -140,6 +142,7 @@ fn kind_of(ft: std::fs::FileType) -> &'static str {
 /// no loop device uses; never a device, FIFO, socket or directory, and never under /dev, /proc
 /// or /sys. `fix` says what to give instead.
 pub fn output_file(flag: &str, path: &Path, fix: &str) -> Result<()> {
+    super::files::links(flag, path)?;
     let real = resolved(path);
     let shown = shown(path, &real);
     if let Some(root) = system_root(&real).filter(|_| !own_file_system_under_dev(&real)) {
@@ -184,6 +187,7 @@ pub fn kept_file(what: &str, path: &Path) -> Result<()> {
 /// A directory iogauge writes files into (`report --charts`, `man --dir`): missing (then
 /// created) or a directory, never under /dev, /proc or /sys.
 pub fn output_dir(flag: &str, dir: &Path, fix: &str) -> Result<()> {
+    super::files::links(flag, dir)?;
     let real = resolved(dir);
     let shown = shown(dir, &real);
     if let Some(root) = system_root(&real) {
@@ -250,8 +254,11 @@ pub fn read_input(what: &str, path: &Path, limit: u64) -> Result<String> {
 /// Options handed to mkfs or mount (`flag` "--fs" or "--mount-opts"): none may name a path,
 /// since mkfs takes every device it is given (mkfs.btrfs formats them all) and options such as
 /// an external journal or log device (`-J device=`, `logdev=`) write to another device than
-/// the scratch one. A word with a `/` in it, or one naming a block device where iogauge runs
-/// (a bare `loop1` in /dev), is refused; a plain word (a label, a size) is not.
+/// the scratch one. A word with a `/` in it, one naming a block device where iogauge runs
+/// (a bare `loop1` in /dev), or one that exists as a path where iogauge was started (a file
+/// `userdata.img`, which mkfs.btrfs would format beside the scratch device) is refused; a plain
+/// word (a label, a size) is not. mkfs also runs in iogauge's own directory, so a word that
+/// names no path here names none there.
 pub fn option_words<'a>(
     flag: &str,
     typed: &str,
@@ -261,7 +268,11 @@ pub fn option_words<'a>(
         let parts = word.split([',', '=', ':']);
         let named = parts
             .filter(|p| !p.is_empty() && !p.starts_with('-'))
-            .find(|p| p.contains('/') || is_block_device(Path::new(p)));
+            .find(|p| {
+                p.contains('/')
+                    || is_block_device(Path::new(p))
+                    || std::fs::symlink_metadata(p).is_ok()
+            });
         if let Some(p) = named {
             return Err(usage(format!(
                 "{flag} '{}': '{}' names a path, and iogauge gives mkfs and mount only the --scratch device it checked; give options without a device or file",
@@ -382,5 +393,14 @@ mod tests {
             let e = refused(option_words("--fs", "btrfs:-f x", ["-f", bad]));
             assert!(e.contains("names a path"), "{bad}: {e}");
         }
+        // A bare name that exists where iogauge runs is a path (the tests run in the package's
+        // directory, which holds Cargo.toml); a near miss that does not exist is a word.
+        let e = refused(option_words(
+            "--fs",
+            "btrfs:-f Cargo.toml",
+            ["-f", "Cargo.toml"],
+        ));
+        assert!(e.contains("'Cargo.toml' names a path"), "{e}");
+        assert!(option_words("--fs", "ext4:-L data", ["-L", "no-such-file-here"]).is_ok());
     }
 }

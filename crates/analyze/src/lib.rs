@@ -30,6 +30,7 @@
 //!
 //! The steady-state window itself (5 intervals in SNIA PTS) is an argument of [`steady`], with
 //! [`STEADY_WINDOW`] as its default.
+#![cfg_attr(test, allow(clippy::disallowed_methods))] // fixtures in unit tests
 
 mod align;
 mod cache;

@@ -1,6 +1,7 @@
 //! Properties every check keeps for arbitrary input: no panic, no NaN or infinity in evidence,
 //! and each check's own invariants (stalls disjoint and inside the run, a planted freeze found
 //! where it was planted, power laws free of gaps).
+#![allow(clippy::disallowed_methods)] // fixtures; clippy.toml binds the program only
 
 use iogauge_analyze::{
     cache, ceiling, gaps, outliers, sparse, stalls, steady, CeilingPoint, CpuBins, Finding, Matrix,

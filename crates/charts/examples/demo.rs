@@ -1,6 +1,7 @@
 //! Writes one chart of each kind, drawn from the seed studies' numbers, to a directory
 //! (default `/tmp/charts-demo`) for looking at in a browser:
 //! `cargo run -p iogauge-charts --example demo [dir]`.
+#![allow(clippy::disallowed_methods)] // a demo's own files; clippy.toml binds the program
 
 use std::path::PathBuf;
 

@@ -34,6 +34,7 @@
 //!     .to_svg();
 //! assert!(svg.contains("viewBox"));
 //! ```
+#![cfg_attr(test, allow(clippy::disallowed_methods))] // fixtures in unit tests
 
 mod annotate;
 mod bar;

@@ -29,6 +29,7 @@
 //! Usage: `iogauge-fakedisk BACKING MOUNTPOINT [--size BYTES] [--lie | --lie-cache PAGES]
 //! [--flip-at OFFSET] [--drop-at OFFSET] [--read-latency MS] [--log-reads FILE]`
 //! (BACKING is created, zero-filled, with --size when missing).
+#![cfg_attr(test, allow(clippy::disallowed_methods))] // fixtures in unit tests
 
 use fuser::{
     FileAttr, FileType, Filesystem, MountOption, ReplyAttr, ReplyData, ReplyDirectory, ReplyEmpty,

@@ -24,7 +24,7 @@
 //!
 //! Nothing here panics, and every number in a [`Summary`], [`Welch`] or [`Comparison`] is finite
 //! (magnitudes beyond `f64::MAX` saturate), because they end up in JSON.
-
+#![cfg_attr(test, allow(clippy::disallowed_methods))] // fixtures in unit tests
 #![warn(missing_docs)]
 
 mod compare;

@@ -7,6 +7,7 @@
 //! in the studies iogauge grew from ("One DVD per second" and "100K+ IOPS on semi-commodity hardware"). Everything here is read from `/proc` and
 //! `/sys` without `unsafe` and without external commands. Nothing is guessed: a value the kernel
 //! does not expose is `None` (JSON `null`), and [`capture`] never fails.
+#![cfg_attr(test, allow(clippy::disallowed_methods))] // fixtures in unit tests
 
 mod blockdev;
 pub mod cgroup;

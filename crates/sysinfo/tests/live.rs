@@ -1,5 +1,6 @@
 //! Captures on the machine the tests run on, checked against what the kernel files and the
 //! util-linux tools (findmnt, blockdev, losetup) report independently.
+#![allow(clippy::disallowed_methods)] // fixtures; clippy.toml binds the program only
 
 use iogauge_sysinfo::{
     capture, holders_of, logical_block_size_for, mount_of_device, DeviceRole, TargetKind,

@@ -5,6 +5,7 @@
 //! convention the user chose for the whole process (`4,961.8 MiB/s`, or `5,202.8 MB/s` with
 //! `--bandwidth-units si`), latencies to three significant digits in the unit that fits (`812 ns`,
 //! `45.1 µs`), durations as people say them (`850 ms`, `4 min 05 s`).
+#![cfg_attr(test, allow(clippy::disallowed_methods))] // fixtures in unit tests
 
 use std::time::Duration;
 

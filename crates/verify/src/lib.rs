@@ -23,6 +23,7 @@
 //! checksum, InnoDB's "page n:o stored in the page read in is X, should be Y" (a block that
 //! came back from the wrong place), a write that never landed (an older generation), a block
 //! whose sectors come from different writes, and zeros where data was written.
+#![cfg_attr(test, allow(clippy::disallowed_methods))] // fixtures in unit tests
 
 mod range;
 mod sector;

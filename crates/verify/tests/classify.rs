@@ -1,5 +1,6 @@
 //! Every fault the verify pass names, injected into stamped blocks: each must come back as its
 //! own class, and an untouched block must come back as written.
+#![allow(clippy::disallowed_methods)] // fixtures; clippy.toml binds the program only
 
 use iogauge_verify::{check, stamp, Class, RunKey, Verdict, SECTOR};
 use proptest::prelude::*;

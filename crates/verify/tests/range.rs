@@ -1,5 +1,6 @@
 //! The verify pass over a real file: faults injected between the write and the read-back are
 //! each named with their offset and class, and an untouched target verifies clean.
+#![allow(clippy::disallowed_methods)] // fixtures; clippy.toml binds the program only
 
 use iogauge_verify::{stamp, verify_range, Class, Expect, RunKey, Verdict, VerifyOptions, SECTOR};
 use std::fs::File;
