@@ -742,6 +742,38 @@ fn a_bundle_round_trips_byte_for_byte_and_imports_once() {
         err.contains("iogauge.bundle/9") && err.lines().count() == 1,
         "{err}"
     );
+    // Issue 56, item 4: every bundle of a set is checked, run by run as it streams, before any
+    // run is stored: a good bundle named before one whose last run is of another schema
+    // imports nothing.
+    let mut spoilt: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&first).unwrap()).unwrap();
+    for r in spoilt["runs"].as_array_mut().unwrap() {
+        r["run_id"] = format!("spoilt-{}", r["run_id"].as_str().unwrap()).into();
+    }
+    spoilt["runs"][1]["schema"] = "iogauge.run/0".into();
+    let spoilt_file = dir.path().join("spoilt.json");
+    std::fs::write(&spoilt_file, spoilt.to_string()).unwrap();
+    let c = dir.path().join("c.db");
+    let out = cmd(dir.path())
+        .args([
+            "import",
+            first.to_str().unwrap(),
+            spoilt_file.to_str().unwrap(),
+            "--db",
+            &db(&c),
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("run 2 has schema iogauge.run/0") && err.lines().count() == 1,
+        "{err}"
+    );
+    assert!(
+        !c.exists() || list(dir.path(), &db(&c)).is_empty(),
+        "a refused set stored runs"
+    );
 }
 
 /// A results database on a file system that is all but full is refused before anything is

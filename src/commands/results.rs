@@ -127,40 +127,87 @@ pub fn export(args: &ExportArgs) -> Result<()> {
 /// `iogauge import FILE…`: every run of each bundle not already in the results database (by
 /// its run id, so importing twice adds nothing).
 pub fn import(args: &ImportArgs) -> Result<()> {
-    // Every bundle read and checked before the database is touched.
-    let mut bundles = Vec::new();
-    for path in &args.bundles {
+    // Every bundle read and checked before the database is touched, one run at a time (memory
+    // holds one run, never a bundle); then read again and stored, and a failure midway takes
+    // back every run this import added, so a set is stored whole or not at all.
+    let open = |path: &std::path::Path| {
         let what = format!("bundle {}", path.display());
-        let text =
-            crate::target::gate::read_input(&what, path, 4 * crate::target::gate::DOC_LIMIT)?;
-        bundles.push((path, store::bundle::read(&what, &text)?));
+        let (file, _) = crate::target::gate::open_input(&what, path, store::bundle::LIMIT)?;
+        Ok::<_, anyhow::Error>((what, file))
+    };
+    for path in &args.bundles {
+        let (what, file) = open(path)?;
+        store::bundle::stream(&what, file, &mut |_, _| Ok(()))?;
     }
     let mut store = Store::open(args.db.path())?;
-    for (path, runs) in bundles {
-        let (mut added, mut there) = (Vec::new(), 0);
-        for doc in &runs {
-            match store.has_run_id(&doc.run_id)? {
-                true => there += 1,
-                false => added.push(store.import(doc)?.to_string()),
-            }
+    let mut all_added: Vec<i64> = Vec::new();
+    let mut said = Vec::new();
+    let stored = (|| -> Result<()> {
+        for path in &args.bundles {
+            let (what, file) = open(path)?;
+            let (mut added, mut there) = (Vec::<i64>::new(), 0);
+            store::bundle::stream(&what, file, &mut |_, doc| {
+                match store.has_run_id(&doc.run_id)? {
+                    true => there += 1,
+                    false => {
+                        let id = store.import(&doc)?;
+                        all_added.push(id);
+                        added.push(id);
+                    }
+                }
+                Ok(())
+            })?;
+            said.push(format!(
+                "{}: {} run{} imported into {}{}{}",
+                path.display(),
+                added.len(),
+                crate::units::plural(added.len()),
+                store.path().display(),
+                match added.is_empty() {
+                    true => String::new(),
+                    false => format!(" as {}", id_ranges(&added)),
+                },
+                match there {
+                    0 => String::new(),
+                    n => format!("; {n} already there, left as they were"),
+                }
+            ));
         }
-        say!(
-            "{}: {} run{} imported into {}{}{}",
-            path.display(),
-            added.len(),
-            crate::units::plural(added.len()),
-            store.path().display(),
-            match added.is_empty() {
-                true => String::new(),
-                false => format!(" as {}", added.join(", ")),
-            },
-            match there {
-                0 => String::new(),
-                n => format!("; {n} already there, left as they were"),
-            }
-        );
+        Ok(())
+    })();
+    if let Err(e) = stored {
+        for id in all_added.iter().rev() {
+            let _ = store.delete(*id);
+        }
+        return Err(e.context(format!(
+            "nothing was imported ({} run{} taken back)",
+            all_added.len(),
+            crate::units::plural(all_added.len())
+        )));
+    }
+    for line in said {
+        say!("{line}");
     }
     Ok(())
+}
+
+/// Ids as runs of consecutive numbers: "4, 7–5193" rather than five thousand numbers.
+fn id_ranges(ids: &[i64]) -> String {
+    let mut out: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < ids.len() {
+        let mut j = i;
+        while j + 1 < ids.len() && ids[j + 1] == ids[j] + 1 {
+            j += 1;
+        }
+        out.push(match j - i {
+            0 => ids[i].to_string(),
+            1 => format!("{}, {}", ids[i], ids[j]),
+            _ => format!("{}–{}", ids[i], ids[j]),
+        });
+        i = j + 1;
+    }
+    out.join(", ")
 }
 
 pub fn delete(args: &DeleteArgs) -> Result<()> {
@@ -214,5 +261,17 @@ pub fn compare(args: &CompareArgs) -> Result<()> {
         emit(&(serde_json::to_string_pretty(&j)? + "\n"))
     } else {
         emit(&(said + &report.text()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn imported_ids_are_said_as_runs_of_consecutive_numbers() {
+        assert_eq!(id_ranges(&[4]), "4");
+        assert_eq!(id_ranges(&[4, 5]), "4, 5");
+        assert_eq!(id_ranges(&[1, 2, 3, 7, 9, 10, 11, 12]), "1–3, 7, 9–12");
     }
 }

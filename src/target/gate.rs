@@ -212,6 +212,34 @@ pub fn output_dir(flag: &str, dir: &Path, fix: &str) -> Result<()> {
 /// non-blocking so not even the open waits), at most `limit` bytes.
 pub fn read_input(what: &str, path: &Path, limit: u64) -> Result<String> {
     let shown = crate::units::printable(&path.display().to_string()).into_owned();
+    let (file, len) = open_input(what, path, limit)?;
+    // Bounded again while reading: a file that grows after the look is cut at the limit.
+    let mut bytes = Vec::with_capacity(len as usize);
+    file.take(limit + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| usage(format!("cannot read {what} {shown}: {e}")))?;
+    if bytes.len() as u64 > limit {
+        return Err(too_big(what, &shown, limit));
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        usage(format!(
+            "{what} {shown} is not text (invalid UTF-8 at byte {}); give a text file",
+            e.utf8_error().valid_up_to()
+        ))
+    })
+}
+
+fn too_big(what: &str, shown: &str, limit: u64) -> anyhow::Error {
+    usage(format!(
+        "{what} {shown} is larger than {}, more than any {what} iogauge reads; give the right file",
+        crate::units::iec(limit)
+    ))
+}
+
+/// Opens a file iogauge is handed as input, as [`read_input`] reads it, for a reader that takes
+/// it a piece at a time (a bundle's runs); with its length, at most `limit` bytes.
+pub fn open_input(what: &str, path: &Path, limit: u64) -> Result<(std::fs::File, u64)> {
+    let shown = crate::units::printable(&path.display().to_string()).into_owned();
     let file = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
@@ -226,29 +254,10 @@ pub fn read_input(what: &str, path: &Path, limit: u64) -> Result<String> {
             kind_of(md.file_type())
         )));
     }
-    let too_big = || {
-        usage(format!(
-            "{what} {shown} is larger than {}, more than any {what} iogauge reads; give the right file",
-            crate::units::iec(limit)
-        ))
-    };
     if md.len() > limit {
-        return Err(too_big());
+        return Err(too_big(what, &shown, limit));
     }
-    // Bounded again while reading: a file that grows after the look is cut at the limit.
-    let mut bytes = Vec::with_capacity(md.len() as usize);
-    file.take(limit + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| usage(format!("cannot read {what} {shown}: {e}")))?;
-    if bytes.len() as u64 > limit {
-        return Err(too_big());
-    }
-    String::from_utf8(bytes).map_err(|e| {
-        usage(format!(
-            "{what} {shown} is not text (invalid UTF-8 at byte {}); give a text file",
-            e.utf8_error().valid_up_to()
-        ))
-    })
+    Ok((file, md.len()))
 }
 
 /// Options handed to mkfs or mount (`flag` "--fs" or "--mount-opts"): none may name a path,
