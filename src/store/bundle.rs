@@ -154,14 +154,3 @@ impl<'de> serde::de::Visitor<'de> for Runs<'_, '_> {
         }
     }
 }
-
-/// The runs of a bundle held in memory (tests; `import` streams with [`stream`]).
-#[cfg(test)]
-pub fn read(what: &str, text: &str) -> Result<Vec<RunDoc>> {
-    let mut runs = Vec::new();
-    stream(what, text.as_bytes(), &mut |_, d| {
-        runs.push(d);
-        Ok(())
-    })?;
-    Ok(runs)
-}
