@@ -168,6 +168,15 @@ fn stack(r: &ResultDoc, target: Option<&TargetInfo>) -> Option<Vec<Seen>> {
         .map(|d| d.name.clone())
         .collect();
     let bottom_sum = (bottom.len() > 1).then(|| sum(&out, &bottom, true));
+    // One device at the bottom of several branches (three loop devices over files on one disk)
+    // is the lowest whatever order the walk listed the devices in: it goes last, where the
+    // lowest device is read, and not a branch's own top that came after it in the list.
+    if let [only] = bottom.as_slice() {
+        if let Some(i) = out.iter().position(|s| &s.name == only) {
+            let low = out.remove(i);
+            out.push(low);
+        }
+    }
     if let Some(v) = t.btrfs.as_ref().filter(|v| v.members.len() > 1) {
         // What entered the devices: each copy of a mirror and the parity counted, and the
         // stripe's pieces, so it is judged for what went missing only (`aggregate`).
