@@ -610,3 +610,44 @@ fn another_accounts_links_are_never_followed() {
         "which does not exist; iogauge creates no file through a link",
     );
 }
+
+/// Issue 56, item 5: a TMPDIR that other accounts may write without the sticky bit is refused
+/// before anything is made (a scratch mount point made there could be renamed away between
+/// mkdir and mount); the same directory made sticky is used.
+#[test]
+fn a_temporary_directory_others_may_rename_in_is_refused() {
+    needs_root!();
+    needs_tool!("mkfs.ext4");
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let tmp = dir.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    let scratch = RamLoop::new(64 << 20);
+    let suite = suite_file(
+        dir.path(),
+        "[defaults]\ntime = \"200ms\"\n[[group]]\ntitle = \"t\"\nrw = [\"randread\"]\nbs = [\"4k\"]\n",
+    );
+    let sweep = |mode: u32| {
+        std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(mode)).unwrap();
+        iogauge_env(
+            dir.path(),
+            &[
+                "sweep",
+                "--file",
+                &suite,
+                "--scratch",
+                &scratch.dev.dev,
+                "--fs",
+                "ext4",
+                "--size",
+                "16m",
+                "--dry-run",
+            ],
+            &[("TMPDIR", tmp.to_str().unwrap())],
+        )
+    };
+    refused(&sweep(0o777), "has no sticky bit");
+    let out = sweep(0o1777);
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    assert!(blank(&scratch.dev.dev));
+}

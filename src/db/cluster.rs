@@ -317,7 +317,7 @@ impl Cluster {
         }
         // A socket path too long for sun_path goes to a private directory in /tmp instead.
         if work.join(format!(".s.PGSQL.{PORT}")).as_os_str().len() > SOCKET_PATH_MAX {
-            let sock = std::env::temp_dir().join(format!("{name}-socket"));
+            let sock = crate::target::files::temp_dir()?.join(format!("{name}-socket"));
             private_dir(&sock, &mut teardown)?;
             publish(&mut cluster, &teardown);
             cluster.socket_dir = sock;

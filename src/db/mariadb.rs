@@ -197,7 +197,7 @@ impl Server {
         } = *site;
         let name = format!("iogauge-my-{}", std::process::id());
         let work = std::path::absolute(target)?.join(&name);
-        let short_socket = std::env::temp_dir().join(format!("{name}-socket"));
+        let short_socket = crate::target::files::temp_dir()?.join(format!("{name}-socket"));
         let redo = match log_dir {
             Some(d) => Some(std::path::absolute(d)?.join(format!("{name}-log"))),
             None => None,

@@ -241,6 +241,9 @@ pub fn free_once_made(spec: &FsSpec, bytes: u64) -> Result<Room> {
 /// hold it is refused here, before anything is made, dry run or not: on 128 MiB a test file of
 /// 127 MiB fits the device, but ext4 leaves 105 MiB of it and btrfs 39 MiB.
 pub fn too_small(need: u64, dev: &Path, fss: &[FsSpec]) -> Result<Vec<(String, String)>> {
+    // Mount points and mkfs images are made there: a TMPDIR another account may rename in is
+    // refused before anything is made.
+    crate::target::files::temp_dir()?;
     let Some(holds) = device_bytes(dev) else {
         return Ok(Vec::new());
     };
@@ -339,8 +342,9 @@ impl Drop for Mounted {
 /// mkdir with mode 0700, so a name planted there in advance is never used.
 fn private_dir(fs: &str) -> Result<PathBuf> {
     use std::os::unix::fs::DirBuilderExt;
+    let tmp = crate::target::files::temp_dir()?;
     for _ in 0..64 {
-        let dir = std::env::temp_dir().join(format!(
+        let dir = tmp.join(format!(
             "iogauge-scratch-{}-{fs}-{:08x}",
             std::process::id(),
             fastrand::u32(..)
@@ -353,7 +357,7 @@ fn private_dir(fs: &str) -> Result<PathBuf> {
     }
     Err(anyhow!(
         "could not find a free name for a mount point in {}",
-        std::env::temp_dir().display()
+        tmp.display()
     ))
 }
 

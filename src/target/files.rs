@@ -85,6 +85,45 @@ fn new_beside(path: &Path) -> io::Result<(PathBuf, std::fs::File)> {
     }
 }
 
+/// The temporary directory (TMPDIR, else /tmp) iogauge makes its private directories in: scratch
+/// mount points, mkfs images, a server's short socket directory. Refused when another account
+/// could rename what iogauge makes there: a directory owned by another account (root and this
+/// process's are trusted), or one that others may write without the sticky bit.
+pub fn temp_dir() -> Result<PathBuf> {
+    let dir = std::env::temp_dir();
+    temp_dir_ok(&dir)?;
+    Ok(dir)
+}
+
+fn temp_dir_ok(dir: &Path) -> Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let shown = crate::units::printable(&dir.display().to_string()).into_owned();
+    let md = std::fs::metadata(dir).map_err(|e| {
+        usage(format!(
+            "the temporary directory {shown} (TMPDIR) cannot be used: {e}; set TMPDIR to an existing directory"
+        ))
+    })?;
+    if !md.is_dir() {
+        return Err(usage(format!(
+            "the temporary directory {shown} (TMPDIR) is not a directory; set TMPDIR to one"
+        )));
+    }
+    let mode = md.permissions().mode();
+    let owner_ok = trusted(md.uid());
+    let others_write = mode & 0o022 != 0;
+    let sticky = mode & 0o1000 != 0;
+    if !owner_ok || (others_write && !sticky) {
+        return Err(usage(format!(
+            "the temporary directory {shown} (TMPDIR) {}, so another account could rename or replace what iogauge makes there (mount points, mkfs images); set TMPDIR to a directory only root or you may write, or make it sticky (chmod +t {shown})",
+            match owner_ok {
+                false => format!("belongs to {}", account(md.uid())),
+                true => format!("may be written by other accounts (mode {:o}) and has no sticky bit", mode & 0o7777),
+            }
+        )));
+    }
+    Ok(())
+}
+
 /// The accounts whose links iogauge follows: root, this process's, and the one that ran sudo.
 fn trusted(uid: u32) -> bool {
     let me = std::fs::metadata("/proc/self").map_or(0, |m| m.uid());
@@ -199,6 +238,27 @@ mod tests {
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 3);
         can_create_beside(&dir.path().join("x.json")).unwrap();
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 3);
+    }
+
+    #[test]
+    fn a_temporary_directory_others_may_rename_in_is_refused() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let mode = |m: u32| {
+            std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(m)).unwrap()
+        };
+        mode(0o700);
+        assert!(temp_dir_ok(dir.path()).is_ok());
+        // /tmp's own mode: anyone writes, the sticky bit keeps each to their own names.
+        mode(0o1777);
+        assert!(temp_dir_ok(dir.path()).is_ok());
+        mode(0o777);
+        let e = temp_dir_ok(dir.path()).unwrap_err().to_string();
+        assert!(e.contains("mode 777) and has no sticky bit"), "{e}");
+        mode(0o775);
+        assert!(temp_dir_ok(dir.path()).is_err());
+        mode(0o755);
+        assert!(temp_dir_ok(dir.path()).is_ok());
     }
 
     #[test]
