@@ -232,3 +232,91 @@ fn every_device_of_a_mounted_multi_device_btrfs_is_in_use() {
     written(&write_to(dir.path(), &spare.dev));
     drop(mnt);
 }
+
+/// The walk through md and device-mapper, on Debian's kernel in a guest (this machine's has
+/// neither): ext4 on an LVM volume on md RAID1. A loop device over the mounted volume and one
+/// over the array are refused; a member of the array is held by it; the second volume of the
+/// same volume group is written (LVM keeps volumes apart, which the gate trusts); a dm-linear
+/// volume over a disk another dm volume maps and mounts is written too, by the same trust —
+/// and a loop device over that disk is refused.
+#[test]
+fn the_walk_goes_through_md_and_lvm_in_the_guest() {
+    let script = format!(
+        r#"
+set -e
+modprobe loop 2>/dev/null || true
+modprobe ext4 2>/dev/null || true
+export IOGAUGE_DB=/tmp/g.db IOGAUGE_RUN_DIR=/tmp/run
+mdadm --create /dev/md0 --level=1 --raid-devices=2 --assume-clean --run /dev/vda /dev/vdb 2>/dev/null
+pvcreate -q /dev/md0
+vgcreate -q g /dev/md0
+lvcreate -q -y -n a -L 20M g
+lvcreate -q -y -n b -L 20M g
+mkfs.ext4 -q /dev/g/a
+mkdir -p /tmp/m /tmp/n
+mount /dev/g/a /tmp/m
+dmsetup create lin --table "0 32768 linear /dev/vdc 0"
+mkfs.ext4 -q /dev/mapper/lin
+mount /dev/mapper/lin /tmp/n
+dmsetup create free --table "0 32768 linear /dev/vdc 65536"
+try() {{
+  name=$1; shift
+  if {BIN} run "$@" --rw randwrite --allow-overwrite --time 200ms --no-store >/tmp/o 2>/tmp/e; then
+    echo "$name written"
+  else
+    echo "$name refused $(head -1 /tmp/e)"
+  fi
+}}
+try lv_b /dev/g/b
+try member /dev/vda
+l=$(losetup -f --show /dev/g/a); try loop_over_lv $l; losetup -d $l
+l=$(losetup -f --show -o 30M /dev/md0); try loop_over_md $l; losetup -d $l
+try dm_beside /dev/mapper/free
+l=$(losetup -f --show /dev/vdc); try loop_over_disk $l; losetup -d $l
+umount /tmp/m /tmp/n
+dmsetup remove free
+dmsetup remove lin
+lvremove -q -y g
+vgremove -q g
+pvremove -q /dev/md0
+mdadm --stop /dev/md0 2>/dev/null
+echo "finished yes"
+"#,
+        BIN = BIN
+    );
+    let Some(out) = guest::run_ok(3, "64M", &script) else {
+        return;
+    };
+    assert_eq!(out.value("finished"), Some("yes"), "{out}");
+    let says = |k: &str| out.value(k).unwrap_or("").to_string();
+    eprintln!("guest: {}", out.stdout);
+    assert_eq!(says("lv_b"), "written", "{out}");
+    assert_eq!(says("dm_beside"), "written", "{out}");
+    assert!(says("member").contains("held by md0"), "{out}");
+    for (k, chain) in [
+        (
+            "loop_over_lv",
+            vec![
+                "refused",
+                "a loop device over /dev/dm-",
+                "mounted on /tmp/m (ext4)",
+            ],
+        ),
+        (
+            "loop_over_md",
+            vec![
+                "refused",
+                "a loop device over /dev/md0 from 30 MiB",
+                "held by dm-",
+            ],
+        ),
+        (
+            "loop_over_disk",
+            vec!["refused", "a loop device over /dev/vdc", "held by dm-"],
+        ),
+    ] {
+        for c in chain {
+            assert!(says(k).contains(c), "{k}: {c:?} in {out}");
+        }
+    }
+}
