@@ -273,6 +273,8 @@ l=$(losetup -f --show /dev/g/a); try loop_over_lv $l; losetup -d $l
 l=$(losetup -f --show -o 30M /dev/md0); try loop_over_md $l; losetup -d $l
 try dm_beside /dev/mapper/free
 l=$(losetup -f --show /dev/vdc); try loop_over_disk $l; losetup -d $l
+{BIN} run /tmp/m --size 8m --time 200ms >/dev/null 2>&1
+{BIN} show last | sed -n '/^  stack/,/^  device/p' | grep -v '^  device' | sed 's/^/drawn /'
 umount /tmp/m /tmp/n
 dmsetup remove free
 dmsetup remove lin
@@ -293,6 +295,21 @@ echo "finished yes"
     assert_eq!(says("lv_b"), "written", "{out}");
     assert_eq!(says("dm_beside"), "written", "{out}");
     assert!(says("member").contains("held by md0"), "{out}");
+    // `show` draws the stack it recorded: ext4 on the volume on the array on the two disks.
+    for line in [
+        "stack       ext4 at /tmp/m",
+        "└─ dm-0 (dm g-a · 20 MiB)",
+        "└─ md0 (md raid1 · 2 members",
+        "├─ vda (disk",
+        "└─ vdb (disk",
+    ] {
+        assert!(
+            out.stdout
+                .lines()
+                .any(|l| l.starts_with("drawn ") && l.contains(line)),
+            "{line:?} in {out}"
+        );
+    }
     for (k, chain) in [
         (
             "loop_over_lv",
