@@ -12,6 +12,7 @@
 mod devices;
 pub use devices::{misaligned, scaling_evidence};
 mod integrity;
+mod limits;
 mod rebuild;
 pub mod run;
 pub mod source;
@@ -116,6 +117,7 @@ pub fn result_findings(
         ));
     }
     found.extend(devices::findings(r, system));
+    found.extend(limits::findings(r, system));
     found.extend(rate_shortfall(r));
     found.extend(integrity::findings(r));
     if let Some(t) = &r.timeline {

@@ -252,6 +252,10 @@ pub fn run(plan: &Plan, prepared: Prepared<'_>, hooks: &dyn Hooks) -> Result<Exe
             ));
         }
     }
+    // A cgroup limit set while the cells ran is part of what they measured.
+    if let Some(t) = doc.system.target.as_mut() {
+        iogauge_sysinfo::add_limits_set_since(t);
+    }
     hooks.measured(&mut doc);
     let stability = crate::analysis::run::judge(
         &mut doc,

@@ -466,6 +466,125 @@ fn a_cgroup_limit_on_the_device_is_named_and_recorded() {
     assert!(html.contains(&said), "no {said:?} in the report");
 }
 
+/// Issue 55, item 4: a device held at its cgroup limit, interval after interval, is named as
+/// the limit the result measured; the near miss, a limit far above what the device does, names
+/// nothing. Ground truth: the blkio throttle the test sets on the group the run is in.
+#[test]
+fn a_device_held_at_its_cgroup_limit_is_named_and_one_under_a_higher_limit_is_not() {
+    let Some((cg, ram)) = throttle_rig("limit-held") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let args = format!(
+        "run {} --rw randread --time 3s --json --no-store",
+        ram.dev.dev
+    );
+    cg.throttle(&ram.dev, "read", 500);
+    let held = json_of(&cg.run_in(dir.path(), &args));
+    cg.throttle(&ram.dev, "read", 50_000_000);
+    let free = json_of(&cg.run_in(dir.path(), &args));
+    cg.throttle(&ram.dev, "read", 0);
+    let f = finding(&held, "limit");
+    let summary = f["summary"].as_str().unwrap();
+    eprintln!("user sees: {summary}");
+    assert!(
+        summary.starts_with(&format!("{} ran at its cgroup limit", ram.dev.name()))
+            && summary.contains("reads held to 500 IOPS")
+            && summary.contains("this result measured the limit"),
+        "{summary}"
+    );
+    assert!(
+        !kinds(&free).contains(&"limit".to_string()),
+        "{:?}",
+        kinds(&free)
+    );
+}
+
+/// Issue 55, items 4 and 5: one member of a two-device btrfs raid0 held by a cgroup limit holds
+/// the whole array back, named as that member's limit; and a limit set while a run goes is
+/// read at its end and named with when it began, where the fall was called the CPU's before
+/// (a loop device over tmpfs is memory).
+#[test]
+fn a_limit_on_one_member_or_set_mid_run_is_named() {
+    let Some((cg, ram)) = throttle_rig("limit-member") else {
+        return;
+    };
+    needs_tool!("mkfs.btrfs");
+    let other = RamLoop::new(256 * MIB);
+    let one = RamLoop::new(256 * MIB);
+    sh(
+        "mkfs.btrfs",
+        &[
+            "-q",
+            "-f",
+            "-d",
+            "raid0",
+            "-m",
+            "raid1",
+            &one.dev.dev,
+            &other.dev.dev,
+        ],
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let opts = format!("device={},device={}", one.dev.dev, other.dev.dev);
+    let mnt = Mount::new(&one.dev.dev, &dir.path().join("mnt"), &opts);
+    cg.throttle(&other.dev, "read", 400);
+    let doc = json_of(&cg.run_in(
+        dir.path(),
+        &format!(
+            "run {} --rw randread --size 64m --time 3s --json --no-store",
+            mnt.0.display()
+        ),
+    ));
+    cg.throttle(&other.dev, "read", 0);
+    drop(mnt);
+    let summary = finding(&doc, "limit")["summary"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    eprintln!("user sees: {summary}");
+    assert!(
+        summary.starts_with(&format!("{} ran at its cgroup limit", other.dev.name()))
+            && summary.contains("one member of the multi-device btrfs"),
+        "{summary}"
+    );
+
+    // Mid-run: the limit comes once the run's reads are under way.
+    let before = device_ios(ram.dev.name());
+    let mut cmd = std::process::Command::new("sh");
+    cmd.args([
+        "-c",
+        &cg.iogauge(&format!(
+            "run {} --rw randread --time 5s --json --no-store",
+            ram.dev.dev
+        )),
+    ])
+    .current_dir(dir.path());
+    let run = Spawned::start(cmd);
+    wait_until("the run's reads", WATCHDOG, || {
+        device_ios(ram.dev.name()) > before + 20_000
+    });
+    cg.throttle(&ram.dev, "read", 1000);
+    let out = run.finish(WATCHDOG);
+    cg.throttle(&ram.dev, "read", 0);
+    let doc = json_of(&out);
+    assert_eq!(
+        doc["system"]["target"]["io_limits"][0]["set_during_run"], true,
+        "{}",
+        doc["system"]["target"]
+    );
+    let f = finding(&doc, "limit");
+    let summary = f["summary"].as_str().unwrap();
+    eprintln!("user sees: {summary}");
+    assert!(summary.contains("(set while the run went)"), "{summary}");
+    let all = doc["results"][0]["findings"].as_array().unwrap();
+    assert!(
+        all.iter()
+            .all(|f| !f["summary"].as_str().unwrap().contains("CPU's")),
+        "a fall to the limit called the CPU's: {all:?}"
+    );
+}
+
 /// Issue 55, item 2: a multi-device btrfs whose devices are loop devices over files on one
 /// disk is judged at that disk, the lowest device of every branch: raid1 serves one reader's
 /// reads from either mirror, so no member alone sees them all, and none may be read as the

@@ -127,7 +127,13 @@ pub(crate) fn io_limit(
         Some((dir, _)) => (dir, format!("{}/s", units::iec(l.value))),
         None => (l.what.as_str(), l.value.to_string()),
     };
-    format!("{name}: {what}s held to {value} by a cgroup iogauge ran in")
+    format!(
+        "{name}: {what}s held to {value} by a cgroup iogauge ran in{}",
+        match l.set_during_run {
+            true => " (set while the run went)",
+            false => "",
+        }
+    )
 }
 
 /// RAID level and chunk, partition alignment, loop backing file, dm name: whichever apply.

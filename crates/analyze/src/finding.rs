@@ -77,6 +77,8 @@ kinds! {
     /// An array rebuilt a member while the cells ran: how long, at what rate, and which cells
     /// it ran under (their members' IO beyond iogauge's is the rebuild's).
     Rebuild => "rebuild",
+    /// A device of the stack ran at a cgroup's IO limit: the result measured the limit.
+    Limit => "limit",
 }
 
 impl fmt::Display for Kind {

@@ -17,6 +17,10 @@ pub struct IoLimit {
     pub what: String,
     /// IOs or bytes a second.
     pub value: u64,
+    /// Found only when the limits were read again at the run's end: set (or tightened) while
+    /// the run went, so the results before it ran without it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub set_during_run: bool,
 }
 
 /// The IO limits on this process: each device's tightest of each kind, on its cgroup or above.
@@ -73,6 +77,7 @@ fn v1_limits(dir: &Path) -> Vec<IoLimit> {
                         dev: dev.to_string(),
                         what: what.to_string(),
                         value,
+                        set_during_run: false,
                     });
                 }
             }
@@ -104,6 +109,7 @@ fn v2_limits(dir: &Path) -> Vec<IoLimit> {
                     dev: dev.to_string(),
                     what: what.to_string(),
                     value,
+                    set_during_run: false,
                 });
             }
         }

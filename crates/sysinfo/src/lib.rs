@@ -251,12 +251,34 @@ pub fn capture(target: Option<&Path>) -> SystemInfo {
         mem_total_bytes: host::mem_total_bytes(&roots),
         target: target.map(|path| {
             let mut t = capture_target(&roots, path);
-            t.io_limits = cgroup::io_limits(&roots)
-                .into_iter()
-                .filter(|l| t.devices.iter().any(|d| d.dev.as_ref() == Some(&l.dev)))
-                .collect();
+            t.io_limits = limits_on(&roots, &t);
             t
         }),
+    }
+}
+
+/// The cgroup IO limits on this process that fall on a device of `t`'s stack, every member
+/// included (a limit on one member of an array holds the whole array back).
+fn limits_on(roots: &Roots, t: &TargetInfo) -> Vec<cgroup::IoLimit> {
+    cgroup::io_limits(roots)
+        .into_iter()
+        .filter(|l| t.devices.iter().any(|d| d.dev.as_ref() == Some(&l.dev)))
+        .collect()
+}
+
+/// Reads the limits again at the end of a run and adds each that was not in force at its start
+/// (a limit set or tightened meanwhile), marked `set_during_run`: a limit read once, at the
+/// start, left a rate that fell to it mid-run to be explained by something else.
+pub fn add_limits_set_since(t: &mut TargetInfo) {
+    for mut l in limits_on(&Roots::live(), t) {
+        let known = t
+            .io_limits
+            .iter()
+            .any(|o| o.dev == l.dev && o.what == l.what && o.value <= l.value);
+        if !known {
+            l.set_during_run = true;
+            t.io_limits.push(l);
+        }
     }
 }
 
@@ -612,6 +634,7 @@ mod tests {
             dev: "7:3".into(),
             what: "read_iops".into(),
             value: 200,
+            set_during_run: false,
         }];
         assert_eq!(memory(&held), None);
     }
