@@ -466,6 +466,76 @@ fn a_cgroup_limit_on_the_device_is_named_and_recorded() {
     assert!(html.contains(&said), "no {said:?} in the report");
 }
 
+/// Issue 55, item 3: another stack's IO on a shared disk is that stack's, never the file
+/// system's amplification. The "disk" is a RAM-backed loop device with an ext4 of its own;
+/// the target is a loop device over one file on it, and a second loop device over another file
+/// there is read by dd meanwhile: the disk moves far more than the target's stack sent it,
+/// through the loop workers' kernel threads, which no process's accounting shows ("other
+/// processes on it moved 0.0 MiB/s" before). The near miss: the second device idle.
+#[test]
+fn another_stacks_io_on_a_shared_disk_is_other_io_not_amplification() {
+    needs_root!();
+    let ram = RamLoop::new(512 * MIB);
+    sh("mkfs.ext4", &["-q", "-F", &ram.dev.dev]);
+    let dir = tempfile::tempdir().unwrap();
+    let disk = Mount::new(&ram.dev.dev, &dir.path().join("disk"), "rw");
+    let (a, b) = (disk.0.join("a"), disk.0.join("b"));
+    std::fs::create_dir(&a).unwrap();
+    std::fs::create_dir(&b).unwrap();
+    let target = loop_over(&a, 64 * MIB, true);
+    let neighbour = loop_over(&b, 128 * MIB, true);
+    let args = [
+        "--rw",
+        "randread",
+        "--bs",
+        "4k",
+        "--iodepth",
+        "1",
+        "--time",
+        "2s",
+    ];
+    let quiet = run(dir.path(), &target.dev, &args);
+    assert!(
+        !kinds(&quiet)
+            .iter()
+            .any(|k| k == "other-io" || k == "amplification"),
+        "{:?}",
+        kinds(&quiet)
+    );
+    let shared = &quiet["system"]["target"]["devices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["name"] == ram.dev.name())
+        .unwrap()["shared_with"];
+    assert!(
+        shared.to_string().contains(neighbour.name()),
+        "the disk's other loop device is recorded: {shared}"
+    );
+    let before = device_ios(neighbour.name());
+    let reader = Helper::shell(&format!(
+        "while true; do dd if={} of=/dev/null bs=1M iflag=direct status=none; done",
+        neighbour.dev
+    ));
+    wait_until("the neighbour's reads", WATCHDOG, || {
+        device_ios(neighbour.name()) > before + 10
+    });
+    let busy = run(dir.path(), &target.dev, &args);
+    drop(reader);
+    let f = finding(&busy, "other-io");
+    let summary = f["summary"].as_str().unwrap();
+    eprintln!("user sees: {summary}");
+    assert!(
+        summary.starts_with(&format!("{} moved", ram.dev.name()))
+            && summary.contains(&format!("{} over", neighbour.name())),
+        "{summary}"
+    );
+    assert!(!kinds(&busy).contains(&"amplification".to_string()));
+    drop(target);
+    drop(neighbour);
+    drop(disk);
+}
+
 /// Issue 55, item 4: a device held at its cgroup limit, interval after interval, is named as
 /// the limit the result measured; the near miss, a limit far above what the device does, names
 /// nothing. Ground truth: the blkio throttle the test sets on the group the run is in.

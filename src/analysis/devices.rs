@@ -122,6 +122,7 @@ fn seen(d: &DeviceDoc) -> Option<Seen> {
         nr_requests: d.limits.nr_requests,
         scheduler: d.limits.scheduler.clone(),
         aggregate: false,
+        shared_with: Vec::new(),
     })
 }
 
@@ -157,6 +158,11 @@ fn stack(r: &ResultDoc, target: Option<&TargetInfo>) -> Option<Vec<Seen>> {
     let Some(t) = target else {
         return Some(out);
     };
+    for s in &mut out {
+        if let Some(b) = t.devices.iter().find(|b| b.name == s.name) {
+            s.shared_with = b.shared_with.clone();
+        }
+    }
     // Documents before `below` was recorded hold a chain: its last device is the bottom.
     if t.btrfs.is_none() && t.devices.iter().all(|d| d.below.is_empty()) {
         return Some(out);

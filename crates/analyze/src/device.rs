@@ -126,6 +126,9 @@ pub struct Seen {
     /// stripe's pieces, so it is never judged for `other-io`, `split` or `merged`; each
     /// member is, on its own.
     pub aggregate: bool,
+    /// Loop devices outside the target's stack whose backing lies on this device ("loop3 over
+    /// /var/tmp/a.img"): their IO reaches it through the kernel's own threads.
+    pub shared_with: Vec<String>,
 }
 
 /// The findings for one result. `stack` is top (the device iogauge's IO enters) first, the
@@ -308,6 +311,9 @@ pub fn device_findings(issued: &Issued, stack: &[Seen]) -> Vec<Finding> {
 /// `amplification`, the kernel's own IO on iogauge's behalf.
 fn other_io(issued: &Issued, stack: &[Seen]) -> Option<Finding> {
     let issued_bytes = issued.read_bytes_per_s + issued.write_bytes_per_s;
+    if let Some(f) = other_stacks(issued_bytes, stack) {
+        return Some(f);
+    }
     let d = stack.iter().filter(|d| !d.aggregate).find(|d| {
         let seen = d.read_bytes_per_s + d.write_bytes_per_s;
         issued_bytes > 0.0 && seen > OTHER_IO_MORE * issued_bytes + FLOOR_BYTES_PER_S
@@ -412,6 +418,48 @@ fn other_io(issued: &Issued, stack: &[Seen]) -> Option<Finding> {
         f = f.with("device_bytes_per_sync", dev_b / issued.syncs_per_s);
     }
     Some(f)
+}
+
+/// A device other stacks share (loop devices over files on it) that moved far more than this
+/// stack sent it — the most any device above it moved, or what iogauge issued: the rest is
+/// those devices' IO, which the kernel's own threads do and no process's accounting shows, so
+/// it is `other-io`, never the file system's amplification. A shared device that moved no more
+/// than the stack sent it says nothing here.
+fn other_stacks(issued_bytes: f64, stack: &[Seen]) -> Option<Finding> {
+    let mut sent = issued_bytes;
+    for d in stack.iter().filter(|d| !d.aggregate) {
+        let seen = d.read_bytes_per_s + d.write_bytes_per_s;
+        if d.shared_with.is_empty() {
+            sent = sent.max(seen);
+            continue;
+        }
+        if issued_bytes > 0.0 && seen > OTHER_IO_MORE * sent + FLOOR_BYTES_PER_S {
+            let named: Vec<&str> = d.shared_with.iter().take(3).map(String::as_str).collect();
+            let more = d.shared_with.len().saturating_sub(named.len());
+            return Some(
+                Finding::new(
+                    Kind::OtherIo,
+                    Severity::Warning,
+                    format!(
+                        "{} moved {} while this stack sent it at most {}: other devices on it ({}{}) did the rest through the kernel's own threads, which no process's accounting shows; the result may be disturbed",
+                        d.name,
+                        rate(seen),
+                        rate(sent),
+                        named.join(", "),
+                        match more {
+                            0 => String::new(),
+                            n => format!(" and {n} more"),
+                        }
+                    ),
+                    "Stop the work on the devices named (or detach them), or measure on a disk nothing else uses.",
+                )
+                .with("device_bytes_per_s", seen)
+                .with("stack_bytes_per_s", sent)
+                .with("issued_bytes_per_s", issued_bytes),
+            );
+        }
+    }
+    None
 }
 
 /// `queue`: IOs waited above a device whose nr_requests is below the IOs in flight.
@@ -774,6 +822,46 @@ mod tests {
             window_s: 10.1,
             ..Seen::default()
         }
+    }
+
+    /// A disk other stacks share: more than the stack sent it is theirs (`other-io`, naming
+    /// them), never amplification; what the stack's own loop device moved, amplified by its
+    /// file system, is still amplification; a shared disk moving what it was sent says nothing.
+    #[test]
+    fn a_shared_disks_excess_is_the_other_stacks() {
+        let k = 4096.0;
+        let shared = |reads: f64| Seen {
+            shared_with: vec!["loop5 over /var/tmp/b.img".into()],
+            ..seen("vda", reads, k)
+        };
+        let f = device_findings(
+            &issued(10_000.0, k),
+            &[seen("loop3", 10_000.0, k), shared(40_000.0)],
+        );
+        assert_eq!(kinds(&f), [Kind::OtherIo]);
+        assert!(
+            f[0].summary.contains("loop5 over /var/tmp/b.img"),
+            "{}",
+            f[0].summary
+        );
+        // Near miss: the disk moved what the stack sent it.
+        let f = device_findings(
+            &issued(10_000.0, k),
+            &[seen("loop3", 10_000.0, k), shared(10_400.0)],
+        );
+        assert!(f.is_empty(), "{:?}", kinds(&f));
+        // The stack's own excess, above the shared disk, is still the file system's.
+        let mut w = writes(1_000.0, k);
+        w.others = Some(OthersSeen::default());
+        let own = |name: &str, n: f64| Seen {
+            writes_per_s: n,
+            write_bytes_per_s: n * k,
+            ..seen(name, 0.0, k)
+        };
+        let mut disk = own("vda", 3_050.0);
+        disk.shared_with = vec!["loop5 over /var/tmp/b.img".into()];
+        let f = device_findings(&w, &[own("loop3", 3_000.0), disk]);
+        assert_eq!(kinds(&f), [Kind::Amplification], "{f:?}");
     }
 
     fn kinds(f: &[Finding]) -> Vec<Kind> {

@@ -312,6 +312,7 @@ fn describe(dir: &Path) -> Option<BlockDevice> {
         dm_name: read_trimmed(&dir.join("dm/name")),
         alignment_offset: read_parsed(&dir.join("alignment_offset")),
         below: Vec::new(),
+        shared_with: Vec::new(),
         name,
     })
 }

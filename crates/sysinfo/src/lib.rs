@@ -222,6 +222,11 @@ pub struct BlockDevice {
     /// partition's disk, a loop device's backing device); empty at the bottom.
     #[serde(default)]
     pub below: Vec<String>,
+    /// Loop devices outside this stack whose backing file lies on this device (or one of its
+    /// partitions), each as "loop3 over /var/tmp/a.img": the kernel's own threads do their IO
+    /// here, where no process's accounting shows it, so an excess on this device may be theirs.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub shared_with: Vec<String>,
 }
 
 /// Where the kernel's pseudo file systems are; tests point these at fake trees.
@@ -252,6 +257,14 @@ pub fn capture(target: Option<&Path>) -> SystemInfo {
         target: target.map(|path| {
             let mut t = capture_target(&roots, path);
             t.io_limits = limits_on(&roots, &t);
+            let ours: Vec<String> = t.devices.iter().map(|d| d.name.clone()).collect();
+            for d in &mut t.devices {
+                d.shared_with = users::loops_on(&roots, &d.name)
+                    .into_iter()
+                    .filter(|(n, _)| !ours.contains(n))
+                    .map(|(n, over)| format!("{n} over {over}"))
+                    .collect();
+            }
             t
         }),
     }
@@ -525,6 +538,7 @@ mod tests {
                     dm_name: None,
                     alignment_offset: Some(0),
                     below: vec!["sda1".into(), "sdb1".into()],
+                    shared_with: Vec::new(),
                 }],
                 btrfs: None,
                 fs_stripe: None,

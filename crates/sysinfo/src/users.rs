@@ -357,6 +357,30 @@ fn reach(
         })
 }
 
+/// The loop devices whose backing is the device `name` itself, or a file on a file system of
+/// `name` or of one of its partitions: (loop's name, what backs it).
+pub(crate) fn loops_on(roots: &Roots, name: &str) -> Vec<(String, String)> {
+    let Some(dir) = name_dir(roots, name) else {
+        return Vec::new();
+    };
+    let mut mine: Vec<(u32, u32)> = devnum_of(roots, name).into_iter().collect();
+    for part in list_names(&dir) {
+        if dir.join(&part).join("partition").exists() {
+            mine.extend(read_trimmed(&dir.join(&part).join("dev")).and_then(|t| parse_devnum(&t)));
+        }
+    }
+    read_loops(roots)
+        .into_iter()
+        .filter_map(|l| match l.backing {
+            Backing::Device(d) if mine.contains(&d) => Some((l.name, format!("/dev/{name}"))),
+            Backing::File { dev, path, .. } if mine.contains(&split_dev(dev)) => {
+                Some((l.name, path))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
 fn same_file(path: &str, dev: u64, ino: u64) -> bool {
     std::fs::metadata(path).is_ok_and(|m| m.dev() == dev && m.ino() == ino)
 }
