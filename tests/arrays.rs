@@ -469,7 +469,10 @@ fn kernel_has_md() -> bool {
         std::fs::read_to_string(format!("/lib/modules/{release}/{f}"))
             .is_ok_and(|t| t.contains("/md-mod.ko") || t.contains("/md_mod.ko"))
     };
-    Path::new("/sys/module/md_mod").exists() || listed("modules.dep") || listed("modules.builtin")
+    Path::new("/sys/module/md_mod").exists()
+        || Path::new("/proc/mdstat").exists()
+        || listed("modules.dep")
+        || listed("modules.builtin")
 }
 
 fn iogauge_has_btrfs() -> bool {

@@ -169,6 +169,15 @@ fn where_a_btrfs_raid0_stops_scaling_is_named() {
         )),
         "{f:#}"
     );
+    // The cause, read from the stack: every member is a loop device over the one device the
+    // ceiling holds (issue 55).
+    assert!(
+        f["summary"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("every member sits on {}", lower.dev.name())),
+        "{f:#}"
+    );
     let (line, without) = &seen[1];
     assert!(without.is_empty(), "{without:#?}\n{line:#}");
     for u in &upper {

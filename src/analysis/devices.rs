@@ -234,11 +234,58 @@ pub fn scaling_evidence(r: &ResultDoc, system: &SystemInfo) -> iogauge_analyze::
         .iter()
         .max_by(|a, b| a.cpu.total_cmp(&b.cpu))
         .map(|k| (k.name.clone(), k.cpu));
+    let shared_below = system
+        .target
+        .as_ref()
+        .and_then(|t| Some((t, arrays(t).into_iter().next()?)))
+        .and_then(|(t, a)| shared_below(t, &a.members))
+        .map(|name| {
+            let util = r
+                .devices
+                .iter()
+                .find(|d| d.name == name)
+                .and_then(|d| d.util);
+            (name, util)
+        });
     iogauge_analyze::ScalingEvidence {
         members_util,
         submit_cpu,
         kernel_thread,
+        shared_below,
     }
+}
+
+/// The highest device that lies beneath every one of `members` (each member's devices below
+/// it, followed down the recorded stack), if they share one.
+fn shared_below(t: &TargetInfo, members: &[String]) -> Option<String> {
+    let under = |m: &String| {
+        let mut seen: Vec<String> = Vec::new();
+        let mut todo: Vec<String> = t
+            .devices
+            .iter()
+            .find(|d| &d.name == m)
+            .map(|d| d.below.clone())
+            .unwrap_or_default();
+        while let Some(n) = todo.pop() {
+            if seen.contains(&n) || seen.len() > 64 {
+                continue;
+            }
+            if let Some(d) = t.devices.iter().find(|d| d.name == n) {
+                todo.extend(d.below.iter().cloned());
+            }
+            seen.push(n);
+        }
+        seen
+    };
+    let first = under(members.first()?);
+    let rest: Vec<Vec<String>> = members.iter().skip(1).map(under).collect();
+    if members.len() < 2 {
+        return None;
+    }
+    // The highest: listed first in the walk of the first member.
+    first
+        .into_iter()
+        .find(|n| rest.iter().all(|r| r.contains(n)))
 }
 
 /// An array under the target: md, a device-mapper volume over several devices (an LVM

@@ -38,6 +38,9 @@ pub struct ScalingEvidence {
     /// The array's busiest kernel thread (md's `md100_raid5`) and its share of the time on a
     /// CPU (0–1).
     pub kernel_thread: Option<(String, f64)>,
+    /// A device every member sits on (loop devices over files on one disk, partitions of one
+    /// disk), and its share of time busy when counted: what all of them wait on.
+    pub shared_below: Option<(String, Option<f64>)>,
 }
 
 /// A member busy at least this share of the time is at the top of its utilisation.
@@ -121,6 +124,21 @@ fn busiest(e: &ScalingEvidence) -> Option<&(String, f64)> {
 const NO_LIMIT_SEEN: &str =
     "Read the members' counters (iogauge show) to see what held the array back.";
 
+/// Every member on one device they share: what they all wait on.
+fn shared(e: &ScalingEvidence) -> Option<(Option<String>, String)> {
+    let (shared, util) = e.shared_below.as_ref()?;
+    Some((
+        Some(format!(
+            "every member sits on {shared}{}, which they all share: more members only queue more IO on it",
+            match util {
+                Some(u) => format!(" (busy {} of the time)", pct(*u)),
+                None => String::new(),
+            }
+        )),
+        format!("Put the members on devices that do not share {shared}, or measure {shared} itself: it is the limit, not the array."),
+    ))
+}
+
 /// What the evidence at the count past the knee says the limit is, and what to try.
 fn limit_of(e: &ScalingEvidence, members: u32) -> (Option<String>, String) {
     if let Some(c) = e.submit_cpu.filter(|c| *c >= BUSY) {
@@ -149,7 +167,7 @@ fn limit_of(e: &ScalingEvidence, members: u32) -> (Option<String>, String) {
         }
     }
     let Some((name, top)) = busiest(e) else {
-        return (None, NO_LIMIT_SEEN.into());
+        return shared(e).unwrap_or((None, NO_LIMIT_SEEN.into()));
     };
     let others = e
         .members_util
@@ -166,6 +184,9 @@ fn limit_of(e: &ScalingEvidence, members: u32) -> (Option<String>, String) {
             )),
             format!("Look at {name}: a slower disk, another path or a throttle holds the whole array back."),
         );
+    }
+    if let Some(s) = shared(e) {
+        return s;
     }
     if e.members_util.len() as u32 >= members && *top < IDLE {
         return (
@@ -194,6 +215,39 @@ mod tests {
             .collect()
     }
 
+    /// Members that all sit on one device name it as the limit; members apart (the near miss)
+    /// fall through to the members' own counters.
+    #[test]
+    fn a_device_every_member_sits_on_is_named() {
+        let e = ScalingEvidence {
+            shared_below: Some(("loop9".into(), Some(0.97))),
+            members_util: vec![("loop1".into(), 0.3), ("loop2".into(), 0.3)],
+            submit_cpu: Some(0.2),
+            kernel_thread: None,
+        };
+        let f = judge(
+            &[(1, 5000.0, 50.0), (2, 5050.0, 50.0), (4, 5020.0, 50.0)],
+            &e,
+        )
+        .unwrap();
+        assert!(
+            f.summary
+                .contains("every member sits on loop9 (busy 97% of the time)"),
+            "{}",
+            f.summary
+        );
+        let apart = ScalingEvidence {
+            shared_below: None,
+            ..e
+        };
+        let f = judge(
+            &[(1, 5000.0, 50.0), (2, 5050.0, 50.0), (4, 5020.0, 50.0)],
+            &apart,
+        )
+        .unwrap();
+        assert!(!f.summary.contains("sits on"), "{}", f.summary);
+    }
+
     fn judge(v: &[(u32, f64, f64)], e: &ScalingEvidence) -> Option<Finding> {
         scaling(
             "btrfs raid0",
@@ -207,6 +261,7 @@ mod tests {
     fn a_ceiling_above_the_members_is_named_at_its_count() {
         // Members of 300 reads a second each under a shared limit of 750.
         let e = ScalingEvidence {
+            shared_below: None,
             members_util: vec![
                 ("loop1".into(), 0.2),
                 ("loop2".into(), 0.2),
@@ -256,6 +311,7 @@ mod tests {
     fn the_limit_is_named_from_the_evidence() {
         let flat = [(2, 600.0, 5.0), (4, 610.0, 5.0)];
         let cpu = ScalingEvidence {
+            shared_below: None,
             members_util: vec![("a".into(), 0.3)],
             submit_cpu: Some(0.97),
             kernel_thread: None,
@@ -273,6 +329,7 @@ mod tests {
             f.summary
         );
         let one = ScalingEvidence {
+            shared_below: None,
             members_util: vec![
                 ("a".into(), 0.98),
                 ("b".into(), 0.3),
@@ -288,6 +345,7 @@ mod tests {
             .contains("a was busy 98% of the time while the other members were at most 30%"));
         // Every member busy: saturated members are not a knee's explanation to invent.
         let all = ScalingEvidence {
+            shared_below: None,
             members_util: vec![
                 ("a".into(), 0.95),
                 ("b".into(), 0.95),
@@ -308,6 +366,7 @@ mod tests {
     fn a_saturated_array_thread_is_named_the_limit() {
         let flat = [(3, 600.0, 5.0), (5, 610.0, 5.0)];
         let at = |thread: f64, member: f64| ScalingEvidence {
+            shared_below: None,
             members_util: vec![
                 ("vda".into(), member),
                 ("vdb".into(), 0.3),

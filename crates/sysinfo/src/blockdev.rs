@@ -232,6 +232,12 @@ fn file_fs_type(roots: &Roots, file: &str) -> Option<String> {
 fn file_device_dir(roots: &Roots, file: &str) -> Option<PathBuf> {
     let path = std::fs::canonicalize(file).ok()?;
     let meta = std::fs::metadata(&path).ok()?;
+    // A loop device over a block device (`losetup /dev/loop0`): that device is what lies
+    // beneath, not the devtmpfs its node is in.
+    if meta.file_type().is_block_device() {
+        let (major, minor) = split_dev(meta.rdev());
+        return device_dir(roots, major, minor);
+    }
     let entries = mountinfo::read(roots);
     let mount = mountinfo::find_mount(&entries, &path, split_dev(meta.dev()));
     let (major, minor) = fs_devnum(roots, meta.dev(), mount)?;

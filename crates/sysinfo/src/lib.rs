@@ -424,7 +424,9 @@ pub fn file_in_use(path: &Path) -> Option<String> {
 
 /// Whether the running kernel has `module` (as `/sys/module` names it: `md_mod`, `raid456`,
 /// `dm_mod`, `btrfs`) loaded, built in, or installed where modprobe would load it on demand. Read
-/// from `/sys/module` and `/lib/modules/RELEASE/modules.{builtin,dep}`; nothing is loaded.
+/// from `/sys/module`, the part's own traces (/proc/mdstat and its personalities,
+/// /proc/filesystems, the device-mapper control device) and
+/// `/lib/modules/RELEASE/modules.{builtin,dep}`; nothing is loaded.
 pub fn kernel_module_available(module: &str) -> bool {
     kernel_module_in(&Roots::live(), Path::new("/lib/modules"), module)
 }
@@ -432,6 +434,27 @@ pub fn kernel_module_available(module: &str) -> bool {
 fn kernel_module_in(roots: &Roots, lib: &Path, module: &str) -> bool {
     let norm = |s: &str| s.replace('-', "_");
     if roots.sys.join("module").join(norm(module)).is_dir() {
+        return true;
+    }
+    // Built in without parameters, a part has no /sys/module entry: its own traces say so.
+    let read = |p: &str| std::fs::read_to_string(roots.proc.join(p)).unwrap_or_default();
+    let personality = |l: &str| {
+        read("mdstat")
+            .lines()
+            .next()
+            .is_some_and(|p| p.starts_with("Personalities") && p.contains(&format!("[{l}]")))
+    };
+    let built_in = match norm(module).as_str() {
+        "md_mod" => roots.proc.join("mdstat").exists(),
+        "raid456" => personality("raid5"),
+        l @ ("raid0" | "raid1" | "raid10") => personality(l),
+        "dm_mod" => roots.sys.join("class/misc/device-mapper").exists(),
+        fs @ ("btrfs" | "xfs" | "ext4") => read("filesystems")
+            .lines()
+            .any(|l| l.split_whitespace().last() == Some(fs)),
+        _ => false,
+    };
+    if built_in {
         return true;
     }
     let Some(release) = host::read_trimmed(&roots.proc.join("sys/kernel/osrelease")) else {
@@ -489,6 +512,20 @@ mod tests {
         for m in ["dm_mod", "raid4", "md", "xfs"] {
             assert!(!kernel_module_in(&roots, &lib, m), "{m}");
         }
+        // Built in, seen in /proc: btrfs in filesystems, md and its raid1 in mdstat.
+        std::fs::write(roots.proc.join("filesystems"), "nodev\tproc\n\tbtrfs\n").unwrap();
+        std::fs::write(
+            roots.proc.join("mdstat"),
+            "Personalities : [raid1] \nunused devices: <none>\n",
+        )
+        .unwrap();
+        std::fs::write(roots.proc.join("sys/kernel/osrelease"), "6.18.0-custom\n").unwrap();
+        for m in ["btrfs", "md_mod", "raid1"] {
+            assert!(kernel_module_in(&roots, &lib, m), "{m}");
+        }
+        assert!(!kernel_module_in(&roots, &lib, "raid456"));
+        std::fs::remove_file(roots.proc.join("filesystems")).unwrap();
+        std::fs::remove_file(roots.proc.join("mdstat")).unwrap();
         // Another kernel's lists say nothing of this one.
         std::fs::write(roots.proc.join("sys/kernel/osrelease"), "6.18.0-custom\n").unwrap();
         assert!(!kernel_module_in(&roots, &lib, "md_mod"));
