@@ -87,6 +87,17 @@ fn a_loop_over_a_mounted_file_systems_device_is_never_written() {
     // Near miss: the same loop over a loop device nothing uses is written.
     let spare = blank_loop(dir, "spare.img", 64 * MIB, 512);
     let over = loop_over(&spare.dev, 32 * MIB, None);
+    // The dry run draws the stack the write would reach: the loop device, the one beneath it,
+    // and the file that backs that one.
+    let plan = iogauge(dir, &["run", &over.dev, "--dry-run"]);
+    let text = String::from_utf8_lossy(&plan.stdout);
+    let (o, sp) = (over.name(), spare.name());
+    assert!(
+        text.contains(&format!("stack: {}", over.dev))
+            && text.contains(&format!("└─ {o} (loop over {}", spare.dev))
+            && text.contains(&format!("└─ {sp} (loop over {}", spare.file.display())),
+        "{text}"
+    );
     written(&write_to(dir, &over.dev));
 }
 

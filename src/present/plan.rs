@@ -66,6 +66,10 @@ pub struct TargetPlan {
     pub written: bool,
     /// Test files of `total_bytes` each (fio's `nrfiles`); 1 but for those.
     pub files: u32,
+    /// The stack under it as `show` draws it (file system, then each device down to the disks),
+    /// looked at now; empty when nothing lies under it.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub stack: Vec<String>,
 }
 
 /// The plan as a document, from the plan held against its target.
@@ -174,6 +178,7 @@ pub fn doc(plan: &Plan, resolved: &target::Resolved, works: &[Result<Work, Strin
                 total_bytes: *size,
                 written,
                 files: resolved.files(),
+                stack: Vec::new(),
             }
         }
         target::Resolved::Ready(t) => TargetPlan {
@@ -187,8 +192,15 @@ pub fn doc(plan: &Plan, resolved: &target::Resolved, works: &[Result<Work, Strin
             total_bytes: t.total_bytes,
             written,
             files: t.files(),
+            stack: Vec::new(),
         },
     };
+    let mut target = target;
+    // Looked at (reads only), as the run will record it: where the IO will land.
+    target.stack = iogauge_sysinfo::capture(Some(std::path::Path::new(&target.path)))
+        .target
+        .map(|t| crate::present::results::stack_tree(&t))
+        .unwrap_or_default();
     let assumed = data > 0 || target.created || precondition_bytes.is_some();
     PlanDoc {
         what: match plan.kind {
@@ -298,6 +310,12 @@ pub fn text(p: &PlanDoc) -> String {
                 ", read only"
             }
         )),
+    }
+    for (i, line) in t.stack.iter().enumerate() {
+        s.push_str(&format!(
+            "  {}{line}\n",
+            if i == 0 { "stack: " } else { "       " }
+        ));
     }
     if p.ram_bytes > 0 {
         s.push_str(&format!(

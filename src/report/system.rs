@@ -61,6 +61,13 @@ pub(super) fn table(s: &mut String, sys: &SystemInfo) {
     if devices.is_empty() {
         return;
     }
+    if let Some(t) = &sys.target {
+        let _ = writeln!(
+            s,
+            "<pre class=\"stack\">{}</pre>",
+            esc(&crate::present::results::stack_tree(t).join("\n"))
+        );
+    }
     s.push_str(
         "<p>Device stack, from the file system down:</p>\n<div class=\"table-wrap\"><table class=\"devices\">\n<thead><tr>\
          <th>Device</th><th>Role</th><th>Model</th><th class=\"num\">Size</th><th>Media</th>\
