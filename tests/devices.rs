@@ -464,6 +464,12 @@ fn a_cgroup_limit_on_the_device_is_named_and_recorded() {
         ram.dev.name()
     );
     assert!(html.contains(&said), "no {said:?} in the report");
+    // And draws the stack as `show` does (issue 55).
+    let drawn = format!("└─ {} (loop over ", ram.dev.name());
+    assert!(
+        html.contains("<pre class=\"stack\">") && html.contains(&drawn),
+        "no stack drawn in the report"
+    );
 }
 
 /// Issue 55, item 3: another stack's IO on a shared disk is that stack's, never the file
