@@ -733,3 +733,58 @@ fn a_multi_device_btrfs_over_one_disk_is_judged_at_that_disk() {
     }
     drop(disk);
 }
+
+/// Issue 58, item 5: `probe cache` says only what it measured. A loop device without direct IO
+/// over a file on a disk of its own (a RAM-backed loop device with ext4): the page cache answers
+/// every read of every working set, and the disk's counters show it, so the probe says the
+/// cache holds at least the largest set, never "a cache of about 32 MiB" from a latency step.
+/// The near miss: the same loop device with direct IO reaches the disk, and nothing says so.
+#[test]
+fn a_probe_whose_every_read_was_cached_says_at_least_the_largest_set() {
+    needs_root!();
+    let _cache = keeping_the_page_cache();
+    let ram = RamLoop::new(384 * MIB);
+    sh("mkfs.ext4", &["-q", "-F", &ram.dev.dev]);
+    let dir = tempfile::tempdir().unwrap();
+    let disk = Mount::new(&ram.dev.dev, &dir.path().join("disk"), "rw");
+    for direct in [false, true] {
+        let sub = disk.0.join(format!("d{direct}"));
+        std::fs::create_dir(&sub).unwrap();
+        let dev = loop_over(&sub, 128 * MIB, direct);
+        let out_file = dir.path().join(format!("probe-{direct}.json"));
+        let out = iogauge(
+            dir.path(),
+            &[
+                "probe",
+                "cache",
+                &dev.dev,
+                "--ios",
+                "4000",
+                "--no-store",
+                "--output",
+                out_file.to_str().unwrap(),
+            ],
+        );
+        assert!(out.status.success(), "{}", stderr_of(&out));
+        let doc: Value = serde_json::from_slice(&std::fs::read(&out_file).unwrap()).unwrap();
+        let said: Vec<String> = doc["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["kind"] == "cache" && f["result"].is_null())
+            .map(|f| f["summary"].as_str().unwrap().to_string())
+            .collect();
+        let all = said.iter().any(|s| {
+            s.contains("every working set tried, up to 128 MiB") && s.contains("at least 128 MiB")
+        });
+        match direct {
+            false => {
+                assert!(all, "{said:?}");
+                eprintln!("user sees: {}", said[0]);
+            }
+            true => assert!(!all, "{said:?}"),
+        }
+        drop(dev);
+    }
+    drop(disk);
+}

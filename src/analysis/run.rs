@@ -78,7 +78,7 @@ pub fn judge(doc: &mut RunDoc, plan: &Plan, target: &Target, seen: Seen) -> Opti
         for r in &mut doc.results {
             r.findings.retain(|f| f.kind != FindingKind::Cache);
         }
-        if let Some(f) = probe_finding(&plan.cells, seen.cell_of, &doc.results, target) {
+        if let Some(f) = probe_finding(&plan.cells, seen.cell_of, &doc.results, target, &doc.system) {
             doc.findings.push(f);
         }
     }
@@ -216,12 +216,38 @@ pub(crate) fn add_findings(
     }
 }
 
+/// The share of a result's read bytes that no device at the bottom of the target's stack read:
+/// `None` when nothing lies under it or too little was read to tell.
+fn never_reached(r: &ResultDoc, system: &iogauge_sysinfo::SystemInfo) -> Option<f64> {
+    let t = system.target.as_ref()?;
+    let bottom: Vec<&str> = t
+        .devices
+        .iter()
+        .filter(|d| d.below.is_empty())
+        .map(|d| d.name.as_str())
+        .collect();
+    let issued = r.read.as_ref()?.bytes as f64;
+    if bottom.is_empty() || issued < (1u64 << 20) as f64 {
+        return None;
+    }
+    let mut reached = 0.0;
+    for name in bottom {
+        reached += r.devices.iter().find(|d| d.name == name)?.read_bytes? as f64;
+    }
+    Some(1.0 - (reached / issued).min(1.0))
+}
+
+/// Of the largest working set's reads, this share or more never reaching the disk means every
+/// set was served from a cache.
+const ALL_CACHED: f64 = 0.95;
+
 /// `probe cache`: the cache size fitted to the random reads' mean latency by working set.
 pub(crate) fn probe_finding(
     cells: &[Cell],
     cell_of: &[usize],
     results: &[ResultDoc],
     target: &Target,
+    system: &iogauge_sysinfo::SystemInfo,
 ) -> Option<Finding> {
     let probes: Vec<(f64, &ResultDoc)> = cell_of
         .iter()
@@ -258,7 +284,38 @@ pub(crate) fn probe_finding(
         .collect();
     let knee = iogauge_analyze::cache_knee(&steps);
     let on = target.device.as_deref().unwrap_or("the target");
+    // The device's own counters outrank the latencies: when the largest working set's reads
+    // (nearly) never reached the disk, every set was served from a cache, whatever latency
+    // steps a page cache's lookups show between sizes (they read as a 32 MiB "cache" in front
+    // of a loop device whose every read the page cache answered).
+    // Counted here rather than taken from `absorbed`, whose minimum evidence a probe's short
+    // steps do not meet by design.
+    let never_reached = probes
+        .last()
+        .and_then(|(_, r)| never_reached(r, system))
+        .filter(|&a| a >= ALL_CACHED);
+    let knee = match never_reached {
+        Some(_) => knee.map(|k| iogauge_analyze::Knee {
+            cache_bytes: hi,
+            ..k
+        }),
+        None => knee,
+    };
     let mut f = match knee {
+        _ if never_reached.is_some() => Finding {
+            kind: FindingKind::Cache,
+            severity: Severity::Info,
+            summary: format!(
+                "every working set tried, up to {}, was served from a cache in the stack of {on} ({} of the largest set's reads never reached the disk): the cache holds at least {}",
+                units::iec(hi as u64),
+                format!("{:.0}%", never_reached.unwrap_or(1.0) * 100.0),
+                units::iec(hi as u64)
+            ),
+            evidence: BTreeMap::from([("cache_bytes".to_string(), hi)]),
+            advice: "Measure with a working set larger than this (a larger --size) or with the cache out of the way (a loop device with --direct-io=on, --direct), or these results come from the cache.".into(),
+            result: None,
+            metric: None,
+        },
         Some(k) if k.cache_bytes >= hi => Finding {
             kind: FindingKind::Cache,
             severity: Severity::Info,
