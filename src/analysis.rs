@@ -13,6 +13,7 @@ mod devices;
 pub use devices::{misaligned, scaling_evidence};
 mod integrity;
 mod limits;
+pub use limits::io_limit;
 mod rebuild;
 pub mod run;
 pub mod source;

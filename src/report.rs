@@ -12,13 +12,13 @@ mod db;
 mod figures;
 mod html;
 pub mod png;
+pub mod stack;
 mod system;
 mod terminal;
 
 use crate::model::RunDoc;
 pub use terminal::sparkline_fit;
 // For `iogauge show` (commands/results.rs), which prints a run's time series in the terminal.
-pub(crate) use system::io_limit;
 #[allow(unused_imports)]
 pub use terminal::sparkline;
 

@@ -655,8 +655,10 @@ fn a_limit_on_one_member_or_set_mid_run_is_named() {
     assert!(summary.contains("(set while the run went)"), "{summary}");
     let all = doc["results"][0]["findings"].as_array().unwrap();
     assert!(
-        all.iter()
-            .all(|f| !f["summary"].as_str().unwrap().contains("CPU's")),
+        all.iter().all(|f| !f["summary"]
+            .as_str()
+            .unwrap()
+            .contains("which is memory: its rate is the CPU's")),
         "a fall to the limit called the CPU's: {all:?}"
     );
 }

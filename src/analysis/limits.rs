@@ -98,7 +98,7 @@ pub(super) fn findings(r: &ResultDoc, system: &SystemInfo) -> Vec<Finding> {
                     .filter(|b| b.members.len() > 1 && b.members.contains(&dev.name))
                     .map(|_| "the multi-device btrfs".to_string())
             });
-        let limit = crate::report::io_limit(t, l);
+        let limit = io_limit(t, l);
         let when = match (l.set_during_run, from) {
             (true, Some(s)) if s > 1.0 => format!(", from about {s:.0} s into the measurement"),
             _ => String::new(),
@@ -125,4 +125,26 @@ pub(super) fn findings(r: &ResultDoc, system: &SystemInfo) -> Vec<Finding> {
         );
     }
     out
+}
+
+/// A cgroup's limit on a device of the target's stack, for `show` and `report`: part of the
+/// path, so what was measured may be the limit and not the device.
+pub fn io_limit(t: &iogauge_sysinfo::TargetInfo, l: &iogauge_sysinfo::cgroup::IoLimit) -> String {
+    let name = t
+        .devices
+        .iter()
+        .find(|d| d.dev.as_ref() == Some(&l.dev))
+        .map_or(l.dev.as_str(), |d| d.name.as_str());
+    let (what, value) = match l.what.split_once('_') {
+        Some((dir, "iops")) => (dir, format!("{} IOPS", crate::units::count(l.value as f64))),
+        Some((dir, _)) => (dir, format!("{}/s", crate::units::iec(l.value))),
+        None => (l.what.as_str(), l.value.to_string()),
+    };
+    format!(
+        "{name}: {what}s held to {value} by a cgroup iogauge ran in{}",
+        match l.set_during_run {
+            true => " (set while the run went)",
+            false => "",
+        }
+    )
 }

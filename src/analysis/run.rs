@@ -78,7 +78,8 @@ pub fn judge(doc: &mut RunDoc, plan: &Plan, target: &Target, seen: Seen) -> Opti
         for r in &mut doc.results {
             r.findings.retain(|f| f.kind != FindingKind::Cache);
         }
-        if let Some(f) = probe_finding(&plan.cells, seen.cell_of, &doc.results, target, &doc.system) {
+        if let Some(f) = probe_finding(&plan.cells, seen.cell_of, &doc.results, target, &doc.system)
+        {
             doc.findings.push(f);
         }
     }
@@ -306,9 +307,9 @@ pub(crate) fn probe_finding(
             kind: FindingKind::Cache,
             severity: Severity::Info,
             summary: format!(
-                "every working set tried, up to {}, was served from a cache in the stack of {on} ({} of the largest set's reads never reached the disk): the cache holds at least {}",
+                "every working set tried, up to {}, was served from a cache in the stack of {on} ({:.0}% of the largest set's reads never reached the disk): the cache holds at least {}",
                 units::iec(hi as u64),
-                format!("{:.0}%", never_reached.unwrap_or(1.0) * 100.0),
+                never_reached.unwrap_or(1.0) * 100.0,
                 units::iec(hi as u64)
             ),
             evidence: BTreeMap::from([("cache_bytes".to_string(), hi)]),

@@ -199,7 +199,7 @@ pub fn doc(plan: &Plan, resolved: &target::Resolved, works: &[Result<Work, Strin
     // Looked at (reads only), as the run will record it: where the IO will land.
     target.stack = iogauge_sysinfo::capture(Some(std::path::Path::new(&target.path)))
         .target
-        .map(|t| crate::present::results::stack_tree(&t))
+        .map(|t| crate::report::stack::tree(&t))
         .unwrap_or_default();
     let assumed = data > 0 || target.created || precondition_bytes.is_some();
     PlanDoc {

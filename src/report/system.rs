@@ -65,7 +65,7 @@ pub(super) fn table(s: &mut String, sys: &SystemInfo) {
         let _ = writeln!(
             s,
             "<pre class=\"stack\">{}</pre>",
-            esc(&crate::present::results::stack_tree(t).join("\n"))
+            esc(&crate::report::stack::tree(t).join("\n"))
         );
     }
     s.push_str(
@@ -114,33 +114,12 @@ pub(super) fn table(s: &mut String, sys: &SystemInfo) {
         .iter()
         .flat_map(|t| t.io_limits.iter().map(move |l| (t, l)))
     {
-        let _ = writeln!(s, "<p class=\"limit\">Limit: {}.</p>", esc(&io_limit(t, l)));
+        let _ = writeln!(
+            s,
+            "<p class=\"limit\">Limit: {}.</p>",
+            esc(&crate::analysis::io_limit(t, l))
+        );
     }
-}
-
-/// A cgroup's limit on a device of the target's stack, for `show` and `report`: part of the
-/// path, so what was measured may be the limit and not the device.
-pub(crate) fn io_limit(
-    t: &iogauge_sysinfo::TargetInfo,
-    l: &iogauge_sysinfo::cgroup::IoLimit,
-) -> String {
-    let name = t
-        .devices
-        .iter()
-        .find(|d| d.dev.as_ref() == Some(&l.dev))
-        .map_or(l.dev.as_str(), |d| d.name.as_str());
-    let (what, value) = match l.what.split_once('_') {
-        Some((dir, "iops")) => (dir, format!("{} IOPS", units::count(l.value as f64))),
-        Some((dir, _)) => (dir, format!("{}/s", units::iec(l.value))),
-        None => (l.what.as_str(), l.value.to_string()),
-    };
-    format!(
-        "{name}: {what}s held to {value} by a cgroup iogauge ran in{}",
-        match l.set_during_run {
-            true => " (set while the run went)",
-            false => "",
-        }
-    )
 }
 
 /// RAID level and chunk, partition alignment, loop backing file, dm name: whichever apply.
