@@ -170,8 +170,11 @@ fn read_modify_write_is_named_on_btrfs_raid5_and_not_on_raid10() {
     let (members, list) = ram_members(4, 256 << 20);
     let s = suite_file(
         dir.path(),
-        "[defaults]\ntime = \"2s\"\n[[group]]\ntitle = \"small\"\nrw = [\"randwrite\"]\nbs = [\"4k\"]\niodepth = [4]\n[[group]]\ntitle = \"full\"\nrw = [\"write\"]\nbs = [\"768k\"]\niodepth = [4]\n",
+        "[defaults]\ntime = \"2s\"\n[[group]]\ntitle = \"small\"\nrw = [\"randwrite\"]\nbs = [\"4k\"]\niodepth = [4]\ndata = \"32m\"\n[[group]]\ntitle = \"full\"\nrw = [\"write\"]\nbs = [\"768k\"]\niodepth = [4]\n",
     );
+    // The small writes are an amount, not a time: 8,192 IOs whatever the machine's pace, so
+    // the device findings' minimum evidence (1,000 IOs) holds on a loaded machine too, where a
+    // 2 s cell once wrote too little to be judged and the test saw no finding at all.
     let out = iogauge(
         dir.path(),
         &[
@@ -523,8 +526,11 @@ fn read_modify_write_is_named_on_raid5_and_not_on_full_stripes_or_raid10() {
     let dir = tempfile::tempdir().unwrap();
     let s = suite_file(
         dir.path(),
-        "[defaults]\ntime = \"3s\"\n[[group]]\ntitle = \"small\"\nrw = [\"randwrite\"]\nbs = [\"4k\"]\niodepth = [4]\n[[group]]\ntitle = \"full\"\nrw = [\"write\"]\nbs = [\"128k\"]\niodepth = [4]\n",
+        "[[group]]\ntitle = \"small\"\nrw = [\"randwrite\"]\nbs = [\"4k\"]\niodepth = [4]\ndata = \"16m\"\n[[group]]\ntitle = \"full\"\nrw = [\"write\"]\nbs = [\"128k\"]\niodepth = [4]\ndata = \"128m\"\n",
     );
+    // Amounts, not times: 4,096 small writes and 1,024 full stripes whatever the emulated
+    // CPU's pace, each past the device findings' minimum evidence (1,000 IOs), so the finding
+    // and its absence are both judged; 3 s cells took a minute of the guest's CPU.
     // Runs 2 and 3 are RAID5 and RAID10 (run 1 is the single-device baseline); each cell's
     // findings are counted by kind, per cell.
     let script = format!(

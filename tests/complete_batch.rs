@@ -40,7 +40,7 @@ fn auto_batches_completions_when_each_wait_is_dear() {
     let _quiet = quiet_turn(module_path!());
     needs_root!();
     needs_tool!("strace");
-    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let _turn = hold(&ONE_AT_A_TIME);
     let dir = tempfile::tempdir().unwrap();
     let Some(zram) = Zram::new("256M") else {
         return;
@@ -94,7 +94,7 @@ fn auto_batches_completions_when_each_wait_is_dear() {
 #[test]
 fn auto_keeps_one_at_a_time_on_a_throttled_device() {
     let _quiet = quiet_turn(module_path!());
-    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let _turn = hold(&ONE_AT_A_TIME);
     let Some((cg, ram)) = throttle_rig("autobatch") else {
         return;
     };
@@ -153,7 +153,7 @@ fn small_run(dir: &Path, args: &[&str]) -> Value {
 #[test]
 fn auto_tries_only_where_it_can_tell() {
     let _quiet = quiet_turn(module_path!());
-    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let _turn = hold(&ONE_AT_A_TIME);
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let doc = small_run(d, &["--iodepth", "8", "--complete-batch", "8"]);
@@ -208,7 +208,7 @@ fn complete_batch_out_of_range_is_refused() {
 fn fio_jobs_get_auto_unless_they_name_a_batch() {
     let _quiet = quiet_turn(module_path!());
     needs_root!();
-    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let _turn = hold(&ONE_AT_A_TIME);
     let dir = tempfile::tempdir().unwrap();
     let Some(zram) = Zram::new("256M") else {
         return;
@@ -280,7 +280,7 @@ fn held_as_the_first_chose(repeats: &[Value]) {
 #[test]
 fn rounds_wait_as_the_first_round_chose() {
     let _quiet = quiet_turn(module_path!());
-    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let _turn = hold(&ONE_AT_A_TIME);
     let dir = tempfile::tempdir().unwrap();
     let args = [
         "suite",
@@ -314,7 +314,7 @@ fn compare_flags_results_timed_two_ways() {
     let _quiet = quiet_turn(module_path!());
     needs_root!();
     needs_tool!("strace");
-    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let _turn = hold(&ONE_AT_A_TIME);
     let Some(zram) = Zram::new("256M") else {
         return;
     };
@@ -385,7 +385,7 @@ fn compare_flags_results_timed_two_ways() {
 fn exact_timing_looks_for_completions_where_workers_do_the_io_and_no_cpu_is_spare() {
     let _quiet = quiet_turn(module_path!());
     needs_root!();
-    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let _turn = hold(&ONE_AT_A_TIME);
     // The machine's CPUs, all of which the test (not pinned) may use.
     let online = Command::new("getconf")
         .arg("_NPROCESSORS_ONLN")

@@ -55,7 +55,7 @@ fn a_fall_that_other_work_on_the_cpu_made_is_the_cpus() {
     let _quiet = quiet_turn(module_path!());
     needs_root!();
     needs_tool!("taskset");
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let _one = hold(&ONE_AT_A_TIME);
     let Some(zram) = Zram::new("256M") else {
         return;
     };
@@ -129,7 +129,7 @@ fn a_stall_that_a_real_time_task_on_the_cpu_made_is_the_cpus() {
     needs_root!();
     needs_tool!("taskset");
     needs_tool!("chrt");
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let _one = hold(&ONE_AT_A_TIME);
     let Some(zram) = Zram::new("256M") else {
         return;
     };

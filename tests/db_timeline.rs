@@ -51,10 +51,7 @@ impl Stack {
         let bottom = Mount::new(&lower.dev.dev, &dir.join("lower"), "defaults");
         let image = bottom.0.join("disk.img");
         sh("fallocate", &["-l", "800M", image.to_str().unwrap()]);
-        let dev = sh(
-            "losetup",
-            &["-f", "--show", "--direct-io=on", image.to_str().unwrap()],
-        );
+        let dev = losetup(&["-f", "--show", "--direct-io=on", image.to_str().unwrap()]);
         let upper = LoopDev {
             dev,
             file: std::fs::canonicalize(&image).unwrap(),
@@ -193,7 +190,7 @@ fn a_checkpoint_on_a_saturated_device_is_named_at_the_time_the_server_logged() {
     let Some((dir, cg)) = rig("timeline-ckpt") else {
         return;
     };
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let _one = hold(&ONE_AT_A_TIME);
     let stack = Stack::new(dir.path());
     let (doc, log) = run(dir.path(), &cg, &stack, Some(THROTTLE_BPS));
     let t = &doc["results"][0]["timeline"];
@@ -267,7 +264,7 @@ fn checkpoints_on_a_fast_device_cost_no_transactions_and_name_nothing() {
     let Some((dir, cg)) = rig("timeline-none") else {
         return;
     };
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let _one = hold(&ONE_AT_A_TIME);
     let stack = Stack::new(dir.path());
     let (doc, log) = run(dir.path(), &cg, &stack, None);
     let t = &doc["results"][0]["timeline"];

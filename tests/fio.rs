@@ -815,7 +815,7 @@ fn an_unsupported_file_service_type_is_refused_before_anything_is_written() {
 /// sizes and times shrink (the test's file, a second a job); every other line is as published.
 #[test]
 fn the_example_job_files_run_end_to_end() {
-    let _turn = DISK.lock().unwrap_or_else(|e| e.into_inner());
+    let _turn = hold(&DISK);
     let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/fio");
     let mut ran = 0;
     for e in std::fs::read_dir(&examples).unwrap() {
@@ -1108,7 +1108,7 @@ fn the_cells_planned_are_the_ones_fio_runs() {
 /// job, named as the job file names it), not a table and a summary line per job.
 #[test]
 fn a_file_of_jobs_prints_one_table() {
-    let _turn = DISK.lock().unwrap_or_else(|e| e.into_inner());
+    let _turn = hold(&DISK);
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/fio/kdiskmark.fio");
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let text = std::fs::read_to_string(&path).unwrap();

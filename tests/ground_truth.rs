@@ -15,7 +15,7 @@ use std::process::Command;
 static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 fn alone() -> std::sync::MutexGuard<'static, ()> {
-    ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
+    hold(&ONE_AT_A_TIME)
 }
 
 /// A RAM loop device whose image holds random bytes, so that neither tool reads holes.

@@ -67,7 +67,7 @@ fn five_repeats(cg: &Blkio, ram: &RamLoop, dip: &dyn Fn()) -> Value {
 #[test]
 fn a_repeat_slowed_by_a_throttle_is_an_outlier() {
     let _quiet = quiet_turn(module_path!());
-    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let _turn = hold(&ONE_AT_A_TIME);
     let Some((cg, ram)) = throttle_rig("outlier") else {
         return;
     };
@@ -108,7 +108,7 @@ fn a_repeat_slowed_by_a_throttle_is_an_outlier() {
 #[test]
 fn steady_repeats_and_a_small_dip_name_no_outlier() {
     let _quiet = quiet_turn(module_path!());
-    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let _turn = hold(&ONE_AT_A_TIME);
     let Some((cg, ram)) = throttle_rig("no-outlier") else {
         return;
     };
@@ -165,7 +165,7 @@ fn table_with_slow_16k(cg: &Blkio, ram: &RamLoop, during: u32) -> Value {
 #[test]
 fn a_block_size_held_to_a_quarter_is_a_gap() {
     let _quiet = quiet_turn(module_path!());
-    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let _turn = hold(&ONE_AT_A_TIME);
     let Some((cg, ram)) = throttle_rig("gap") else {
         return;
     };
@@ -185,7 +185,7 @@ fn a_block_size_held_to_a_quarter_is_a_gap() {
 #[test]
 fn a_flat_table_and_a_shallow_dip_name_no_gap() {
     let _quiet = quiet_turn(module_path!());
-    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let _turn = hold(&ONE_AT_A_TIME);
     let Some((cg, ram)) = throttle_rig("no-gap") else {
         return;
     };

@@ -103,6 +103,31 @@ fn quick_in(root: &Root, bin: &str) {
     );
 }
 
+/// Launched by mpirun as one of several ranks, the binary a DBA copies (built without MPI, which
+/// stays a feature of the dynamic build) refuses rather than running alone N times over (issue
+/// 25). Judged on the static binary, so it runs whichever features the test build has.
+#[test]
+fn the_static_binary_refuses_to_be_one_of_many_ranks() {
+    let Some(bin) = static_binary() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(bin)
+        .args(["run", "--size", "8m", "--time", "1s", "--no-store"])
+        .current_dir(dir.path())
+        .env("IOGAUGE_RUN_DIR", own_run_dir(dir.path()))
+        .env("OMPI_COMM_WORLD_SIZE", "3")
+        .output()
+        .unwrap();
+    let err = stderr_of(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("--features mpi"), "{err}");
+    let made = std::fs::read_dir(dir.path())
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("iogauge-test"))
+        .count();
+    assert_eq!(made, 0, "a test file was made");
+}
+
 /// The static binary is not dynamic (ldd, and no ELF interpreter), runs `suite quick` in a
 /// root that holds nothing but itself, and runs `db pgbench` on this machine, which looks the
 /// postgres user up in /etc/passwd.

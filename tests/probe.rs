@@ -43,10 +43,7 @@ fn the_probe_names_a_memory_cgroups_page_cache() {
             std::io::Write::write_all(&mut f, &chunk).unwrap();
         }
     }
-    let dev = sh(
-        "losetup",
-        &["-f", "--show", "--direct-io=on", image.to_str().unwrap()],
-    );
+    let dev = losetup(&["-f", "--show", "--direct-io=on", image.to_str().unwrap()]);
     let dev = LoopDev {
         dev,
         file: std::fs::canonicalize(&image).unwrap(),

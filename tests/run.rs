@@ -1119,30 +1119,6 @@ fn complete_batch_is_kept_and_said_or_refused() {
     }
 }
 
-/// Launched by mpirun as one of several ranks, an iogauge built without MPI refuses rather
-/// than running alone N times over (issue 25).
-#[cfg(not(feature = "mpi"))]
-#[test]
-fn a_build_without_mpi_refuses_to_be_one_of_many_ranks() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = Command::new(BIN)
-        .args(["run", "--size", "8m", "--time", "1s", "--no-store"])
-        .current_dir(dir.path())
-        .env("IOGAUGE_RUN_DIR", own_run_dir(dir.path()))
-        .env("OMPI_COMM_WORLD_SIZE", "3")
-        .output()
-        .unwrap();
-    let err = stderr_of(&out);
-    assert_eq!(out.status.code(), Some(2), "{err}");
-    assert!(err.contains("--features mpi"), "{err}");
-    let made = std::fs::read_dir(dir.path())
-        .unwrap()
-        .flatten()
-        .filter(|e| e.file_name().to_string_lossy().starts_with("iogauge-test"))
-        .count();
-    assert_eq!(made, 0, "a test file was made");
-}
-
 /// `short` (issue 37: `suite seq --size 256m` measured `write 1M` over 61 ms and said nothing):
 /// 4 MiB moved in milliseconds is said to be short; the near miss, 2 MiB paced at 400 IOs a
 /// second (1.28 s), is not, and neither is a timed run.

@@ -104,19 +104,16 @@ fn where_a_btrfs_raid0_stops_scaling_is_named() {
     let lower = RamLoop::new(4 * MEMBER);
     let upper: Vec<LoopDev> = (0..4u64)
         .map(|k| {
-            let dev = sh(
-                "losetup",
-                &[
-                    "-f",
-                    "--show",
-                    "--direct-io=on",
-                    "-o",
-                    &(k * MEMBER).to_string(),
-                    "--sizelimit",
-                    &MEMBER.to_string(),
-                    &lower.dev.dev,
-                ],
-            );
+            let dev = losetup(&[
+                "-f",
+                "--show",
+                "--direct-io=on",
+                "-o",
+                &(k * MEMBER).to_string(),
+                "--sizelimit",
+                &MEMBER.to_string(),
+                &lower.dev.dev,
+            ]);
             LoopDev {
                 file: std::path::PathBuf::from(&lower.dev.dev),
                 dev,
@@ -204,7 +201,7 @@ fn a_throttled_btrfs_member_is_named_slow() {
     let upper: Vec<LoopDev> = lower
         .iter()
         .map(|l| {
-            let dev = sh("losetup", &["-f", "--show", "--direct-io=on", &l.dev.dev]);
+            let dev = losetup(&["-f", "--show", "--direct-io=on", &l.dev.dev]);
             LoopDev {
                 file: std::path::PathBuf::from(&l.dev.dev),
                 dev,

@@ -22,7 +22,7 @@ fn loop_over(backing: &str, offset: u64, sizelimit: Option<u64>) -> LoopDev {
         args.extend(["--sizelimit", l]);
     }
     args.push(backing);
-    let dev = sh("losetup", &args);
+    let dev = losetup(&args);
     LoopDev {
         dev,
         file: std::fs::canonicalize(backing).unwrap(),
@@ -176,7 +176,7 @@ fn a_partition_is_judged_by_its_own_bytes_on_a_disk_with_a_mounted_partition() {
     let img = dir.path().join("disk.img");
     partitioned_image(&img);
     let disk = LoopDev {
-        dev: sh("losetup", &["-f", "--show", "-P", img.to_str().unwrap()]),
+        dev: losetup(&["-f", "--show", "-P", img.to_str().unwrap()]),
         file: std::fs::canonicalize(&img).unwrap(),
     };
     let (p1, p2) = (format!("{}p1", disk.dev), format!("{}p2", disk.dev));

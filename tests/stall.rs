@@ -109,7 +109,10 @@ fn a_frozen_file_system_is_a_stall_at_the_right_time() {
         frozen: false,
     };
     match sh("losetup", &["--find", "--show", img.to_str().unwrap()]) {
-        Ok(dev) => guard.dev = Some(dev),
+        Ok(dev) => {
+            common::fresh_limits(&dev);
+            guard.dev = Some(dev)
+        }
         Err(e) => {
             skip(&format!("cannot set up a loop device ({e})"));
             return;
