@@ -489,7 +489,7 @@ fn iogauge_has_btrfs() -> bool {
 /// own sweep, checked where README's commands run in a guest
 /// (readme::readme_array_examples_run_in_the_guest): a guest's time is the tests' dearest.
 #[test]
-fn md_and_lvm_layouts_in_a_guest_leave_every_member_blank() {
+fn md_and_lvm_layouts_in_the_guest_leave_every_member_blank() {
     let dir = tempfile::tempdir().unwrap();
     let s = suite_file(dir.path(), TWO_CELLS);
     let script = format!(
@@ -522,7 +522,7 @@ echo "arrays_left $(ls /sys/block | grep -c '^md')"
 /// (almost) nothing, and RAID10 has no parity in any of its layouts (near, far, offset): none
 /// of them is named. The far and offset layouts are built as md reports them back.
 #[test]
-fn read_modify_write_is_named_on_raid5_and_not_on_full_stripes_or_raid10() {
+fn read_modify_write_is_named_on_raid5_and_not_on_full_stripes_or_raid10_in_the_guest() {
     let dir = tempfile::tempdir().unwrap();
     let s = suite_file(
         dir.path(),
@@ -578,7 +578,7 @@ $IOGAUGE show 2 --json | python3 -c "import json,sys; d=json.load(sys.stdin); [p
 /// measuring), then `iogauge clean`: no array, volume group, device-mapper device, mount,
 /// superblock or signature is left on any member.
 #[test]
-fn a_killed_layout_sweep_is_undone_by_clean() {
+fn a_killed_layout_sweep_is_undone_by_clean_in_the_guest() {
     let dir = tempfile::tempdir().unwrap();
     let s = suite_file(dir.path(), TWO_CELLS);
     let script = format!(
@@ -628,7 +628,7 @@ echo "kills $n"
 /// or more and half a second or more, a guest under TCG on a busy machine did 434 reads in a
 /// second, and one on a quiet fresh machine moved 1,280 in 0.45 s (and was not judged).
 #[test]
-fn misalignment_is_named_before_the_run() {
+fn misalignment_is_named_before_the_run_in_the_guest() {
     let dir = tempfile::tempdir().unwrap();
     let script = r#"
 export DM_DISABLE_UDEV=1
@@ -702,7 +702,7 @@ mdadm --zero-superblock /dev/vda /dev/vdb
 /// ones: `slow-member` names it, with its latency against the others'; the same array with no
 /// delay names nothing.
 #[test]
-fn a_slow_member_is_named_from_its_own_counters() {
+fn a_slow_member_is_named_from_its_own_counters_in_the_guest() {
     let dir = tempfile::tempdir().unwrap();
     let s = suite_file(
         dir.path(),
@@ -747,7 +747,7 @@ done
 /// `--degraded`: each redundant md layout measured again with its last member failed and
 /// removed, beside the healthy one, and the member named; every member blank afterwards.
 #[test]
-fn a_degraded_array_is_measured_beside_the_healthy_one() {
+fn a_degraded_array_is_measured_beside_the_healthy_one_in_the_guest() {
     let dir = tempfile::tempdir().unwrap();
     let s = suite_file(dir.path(), TWO_CELLS);
     let script = format!(
@@ -907,7 +907,7 @@ fn a_degraded_btrfs_runs_without_its_member() {
 /// rebuild followed to its end and timed. Ground truth: md's own state (recovering, then whole)
 /// and the member's write counter, which grows by the whole member as md copies onto it.
 #[test]
-fn a_rebuilding_array_is_measured_and_timed() {
+fn a_rebuilding_array_is_measured_and_timed_in_the_guest() {
     let dir = tempfile::tempdir().unwrap();
     let s = suite_file(dir.path(), TWO_CELLS);
     let script = format!(
@@ -963,7 +963,7 @@ grep -q md100 /proc/mdstat && echo "array_left yes"
 /// the kill lands mid-rebuild, which md's own `sync_action` confirms), then `iogauge clean`: no
 /// array and no superblock or signature on any member, the re-added one included.
 #[test]
-fn a_sweep_killed_mid_rebuild_is_undone_by_clean() {
+fn a_sweep_killed_mid_rebuild_is_undone_by_clean_in_the_guest() {
     let dir = tempfile::tempdir().unwrap();
     let s = suite_file(
         dir.path(),

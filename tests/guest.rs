@@ -11,7 +11,7 @@ use common::guest;
 /// write-only workload would not expect. The near miss: full-stripe writes, aligned, read
 /// (almost) nothing, so the reads come from the small writes and not from md itself.
 #[test]
-fn md_raid5_reads_members_for_small_writes() {
+fn md_raid5_reads_members_for_small_writes_in_the_guest() {
     // --assume-clean: no initial resync, whose reads of every member would hide the ones
     // under test.
     let script = r#"

@@ -48,8 +48,9 @@ impl std::fmt::Display for GuestOutput {
 /// The guest's own limit on the script (run-in-guest --timeout): a deadline that turns a hang
 /// into a failure, not a measure. Booting takes about 10 s under software emulation and the
 /// scripts a minute or two on a quiet machine; with two guests and other tests beside them on
-/// two CPUs, a script was still running at 240 s.
-const GUEST_TIMEOUT_S: u64 = 540;
+/// two CPUs, README's database on arrays took 453 s, and two busy loops beside CI take half of
+/// what is left (issue 57: green under load). How long a guest takes is .ci/budget's to judge.
+const GUEST_TIMEOUT_S: u64 = 1200;
 
 fn script_path() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/guest/run-in-guest")
