@@ -12,6 +12,7 @@
 mod common;
 
 mod arrays;
+mod ci_budget;
 mod consent;
 mod db;
 mod db_sysbench;
