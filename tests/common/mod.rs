@@ -289,13 +289,17 @@ pub fn skip(why: &str) {
         panic!("{test} cannot run here: {why} (CI=true: every test must run)");
     }
     eprintln!("skipped: {why}");
+    append_line(&skips_file(), &format!("{why}\t{test}\n"));
+}
+
+/// One short append of `line` to `path`: lines from test binaries running at once do not
+/// interleave. A file that cannot be written loses the line, never the test.
+fn append_line(path: &Path, line: &str) {
     use std::io::Write;
-    // One short append per line: lines from test binaries running at once do not interleave.
-    let line = format!("{why}\t{test}\n");
     let _ = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
-        .open(skips_file())
+        .open(path)
         .and_then(|mut f| f.write_all(line.as_bytes()));
 }
 
@@ -318,13 +322,7 @@ pub fn waited(asked: std::time::Instant) {
         return;
     }
     let test = std::thread::current().name().unwrap_or("").to_string();
-    use std::io::Write;
-    let line = format!("{test}\t{secs:.3}\n");
-    let _ = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(waits_file())
-        .and_then(|mut f| f.write_all(line.as_bytes()));
+    append_line(&waits_file(), &format!("{test}\t{secs:.3}\n"));
 }
 
 /// The waits of [`waited`], beside the skips; .ci/run empties it before `cargo test`.
