@@ -17,7 +17,7 @@ use layouts::{array_sweep, Axes};
 mod verdict;
 
 use verdict::summarize;
-pub use verdict::SweepDoc;
+pub use verdict::{GroupDoc, SweepDoc};
 
 pub use crate::plan::axes::SweepPlan;
 use crate::plan::axes::{Built, Health, Rebuild};

@@ -726,3 +726,93 @@ fn a_device_that_changed_during_a_sweep_is_named_by_its_table_compare_and_report
     }
     assert_eq!(queue(&ram.dev, "read_ahead_kb"), before);
 }
+
+/// One sweep of `knob` on a RAM loop device its blkio group holds to 2,000 reads a second,
+/// 64 KiB sequential reads for 1 s a repeat; its table.
+fn throttled_sweep(tag: &str, knob: &str, repeat: u32) -> String {
+    let Some((cg, ram)) = throttle_rig(tag) else {
+        return String::new();
+    };
+    let before = queue(&ram.dev, "max_sectors_kb");
+    let dir = tempfile::tempdir().unwrap();
+    let suite = dir.path().join("one.toml");
+    std::fs::write(
+        &suite,
+        "name = \"one\"\ndescription = \"one cell\"\n[defaults]\ntime = \"1s\"\n[[group]]\ntitle = \"r\"\nrw = [\"read\"]\nbs = [\"64k\"]\niodepth = [1]\n",
+    )
+    .unwrap();
+    cg.throttle(&ram.dev, "read", 2_000);
+    let out = cg.run_in(
+        dir.path(),
+        &format!(
+            "sweep --file {} {} --knob {knob} --repeat {repeat}",
+            suite.display(),
+            ram.dev.dev
+        ),
+    );
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success(), "{text}\n{}", stderr_of(&out));
+    assert_eq!(queue(&ram.dev, "max_sectors_kb"), before);
+    text
+}
+
+/// The verdict's ground truth from the kernel: blk-throttle counts the requests a read is split
+/// into, so with the device held to 2,000 reads a second, 64 KiB reads with max_sectors_kb=16
+/// are four requests each and run at about 500 a second against about 2,000 as found. Five
+/// repeats each: the setting is ▼, the verdict names it slower, and the settings as found are
+/// the best. A near miss: the read-ahead, which direct reads never use, names no winner and no
+/// difference.
+#[test]
+fn a_truly_slower_setting_is_named_and_an_identical_one_is_not() {
+    let text = throttled_sweep("verdict-slower", "max_sectors_kb=16", 5);
+    if text.is_empty() {
+        return;
+    }
+    println!("{text}");
+    let row = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("read"))
+        .unwrap_or_else(|| panic!("no row for the cell:\n{text}"));
+    assert!(row.contains('▼'), "{text}");
+    assert!(
+        text.contains("\n  verdict: 16 is slower than as found in 1 of 1 cells (read"),
+        "{text}"
+    );
+    assert!(text.contains("no other difference is significant"), "{text}");
+    assert!(text.contains("\n  best: as found, faster than another setting in 1 of 1 cells"), "{text}");
+    // The numbers are the throttle's, from a RAM disk: every cell says so beside its number.
+    assert!(text.contains("every cell is marked"), "{text}");
+
+    let text = throttled_sweep("verdict-same", "read_ahead_kb=4096", 3);
+    assert!(
+        text.contains("\n  verdict: no setting differs significantly from as found in any of the 1 cells"),
+        "{text}"
+    );
+    assert!(!text.contains("\n  best: "), "{text}");
+    assert!(
+        !text.lines().skip(1).any(|l| l.contains('▼') || l.contains('▲')),
+        "{text}"
+    );
+}
+
+/// One run of each setting has no variance: the same truly slower setting gets no mark and no
+/// verdict, only the advice to repeat with an option the command has.
+#[test]
+fn a_sweep_of_one_run_each_gives_no_verdict_and_no_marks() {
+    let text = throttled_sweep("verdict-once", "max_sectors_kb=16", 1);
+    if text.is_empty() {
+        return;
+    }
+    assert!(
+        text.contains("no verdict: one run each, so no difference can be judged: rerun with --repeat 3"),
+        "{text}"
+    );
+    assert!(!text.contains("\n  verdict: ") && !text.contains("\n  best: "), "{text}");
+    // A mark follows a number: "2,000 ±12 ▼"; a cell's name may hold a "·" of its own.
+    let marked = |l: &str| {
+        let c: Vec<char> = l.chars().collect();
+        c.windows(3)
+            .any(|w| w[0].is_ascii_digit() && w[1] == ' ' && "▲▼·".contains(w[2]))
+    };
+    assert!(!text.lines().skip(1).any(marked), "{text}");
+}

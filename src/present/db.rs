@@ -158,9 +158,10 @@ fn table(rows: &[&ResultDoc]) -> String {
         let bytes = |b: Option<u64>| b.map_or("-".into(), units::iec);
         let tps = match r.stats.get("iops") {
             Some(st) => format!(
-                "{} ±{}",
+                "{}{}",
                 units::count(r.iops),
-                units::count((st.ci95[1] - st.ci95[0]) / 2.0)
+                crate::present::stats::plus_minus(st.mean, st.ci95, units::count)
+                    .unwrap_or_else(|| format!(" ({})", crate::present::stats::TOO_FEW))
             ),
             None => units::count(r.iops),
         };

@@ -33,6 +33,31 @@ pub fn metric_label(metric: &str) -> &str {
     }
 }
 
+/// What a table says in place of a ± that tells nothing.
+pub const TOO_FEW: &str = "too few repeats to tell";
+
+/// Whether the 95% interval `ci` around `mean` tells a reader anything. It does not when it
+/// reaches zero: every figure here is a rate or a latency, never below zero, so the interval
+/// was cut there ("54,815 ±169,485" from two repeats, "0.00 ns … 5.04 ms") and says only that
+/// the repeats disagree. The stored document keeps the numbers.
+pub fn interval_tells(mean: f64, ci: [f64; 2]) -> bool {
+    ci[0] > 0.0 || (mean == 0.0 && ci[1] == 0.0)
+}
+
+/// " ±half" after a mean, in `v`'s unit, or `None` when the interval tells nothing
+/// ([`interval_tells`]); a caller says [`TOO_FEW`] or its mark instead.
+pub fn plus_minus(mean: f64, ci: [f64; 2], v: impl Fn(f64) -> String) -> Option<String> {
+    interval_tells(mean, ci).then(|| format!(" ±{}", v((ci[1] - ci[0]) / 2.0)))
+}
+
+/// The interval "lo … hi", or [`TOO_FEW`].
+fn range(st: &StatsDoc, v: impl Fn(f64) -> String) -> String {
+    match interval_tells(st.mean, st.ci95) {
+        true => format!("{} … {}", v(st.ci95[0]), v(st.ci95[1])),
+        false => TOO_FEW.to_string(),
+    }
+}
+
 const STATS_ORDER: [&str; 6] = [
     "iops",
     "bw_bytes",
@@ -92,7 +117,7 @@ fn stats_row(metric: &str, st: &StatsDoc) -> Vec<String> {
     vec![
         metric_label(metric).to_string(),
         v(st.mean),
-        format!("{} … {}", v(st.ci95[0]), v(st.ci95[1])),
+        range(st, v),
         v(st.median),
         v(st.stddev),
         format!("{:.1}%", st.cv * 100.0),
@@ -125,7 +150,7 @@ pub fn suite_table(results: &[ResultDoc], first_round: Option<usize>) -> String 
                 .unwrap_or_else(|| crate::present::summary::workload_line(r)),
             st.n.to_string(),
             v(st.mean),
-            format!("{} … {}", v(st.ci95[0]), v(st.ci95[1])),
+            range(st, v),
             format!("{:.1}%", st.cv * 100.0),
             match st.outliers.is_empty() {
                 true => "none".into(),

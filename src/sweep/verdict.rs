@@ -47,14 +47,32 @@ pub struct GroupDoc {
     /// The column every other is judged against: the first setting that ran (the values as
     /// found, or the first file system made).
     pub baseline: Option<String>,
-    /// The setting best in most cells, and in how many of those it beats the baseline. Only
-    /// settings that ran take part: one that was skipped is no competitor, and a verdict
-    /// needs two that ran.
+    /// Every difference against the baseline that `compare`'s rule calls significant (Welch
+    /// p < alpha and a change above the noise), cell by cell. Nothing else is a difference.
+    pub differences: Vec<DifferenceDoc>,
+    /// The one setting that no other is significantly faster than in any cell, and that is
+    /// significantly faster than another in at least one; none when no setting is that.
     pub best: Option<String>,
+    /// Cells in which `best` is significantly faster than at least one other setting.
     pub best_in: usize,
+    /// Cells in which `best` is significantly faster than the baseline.
     pub beats_baseline_in: usize,
-    /// Why there is no verdict, when fewer than two settings ran.
+    /// Cells whose number a warning takes its meaning away from, under any setting.
+    pub marked_cells: usize,
+    /// Why there is no verdict: fewer than two settings ran, or too few runs to judge.
     pub no_verdict: Option<String>,
+}
+
+/// One significant difference against the baseline.
+#[derive(Serialize)]
+pub struct DifferenceDoc {
+    pub setting: String,
+    pub cell: String,
+    /// "faster" or "slower".
+    pub verdict: String,
+    /// The setting's mean over the baseline's, minus one.
+    pub change: f64,
+    pub p_value: f64,
 }
 
 #[derive(Serialize)]
@@ -71,9 +89,14 @@ pub struct SettingDoc {
 #[derive(Serialize)]
 pub struct CellDoc {
     pub mean: f64,
+    /// The 95% CI of the mean, with two repeats or more.
     pub ci95: Option<[f64; 2]>,
+    /// "faster", "slower" or "no significant change" against the baseline; none for the
+    /// baseline itself and where too few runs allow no judgement.
     pub vs_baseline: Option<String>,
     pub p_value: Option<f64>,
+    /// What takes this number's meaning away (`analysis::caveats`), by name.
+    pub caveats: Vec<crate::analysis::caveats::Caveat>,
 }
 
 pub(super) fn summarize(
@@ -130,7 +153,7 @@ pub(super) fn summarize(
     }
     let groups = groups
         .into_iter()
-        .map(|(title, members)| group(title, &members, grid))
+        .map(|(title, members)| group(title, &members, grid, m.repeats()))
         .collect();
     SweepDoc {
         sweep: id.to_string(),
@@ -275,7 +298,9 @@ fn by_members(outcomes: &[(Setting, Outcome)]) -> Vec<(String, Vec<&(Setting, Ou
         .collect()
 }
 
-fn group(title: String, members: &[&(Setting, Outcome)], grid: bool) -> GroupDoc {
+fn group(title: String, members: &[&(Setting, Outcome)], grid: bool, repeats: u32) -> GroupDoc {
+    use crate::analysis::caveats;
+    use iogauge_stats::Verdict;
     let cells: Vec<String> = members
         .iter()
         .find_map(|(_, o)| o.doc.as_ref())
@@ -284,7 +309,19 @@ fn group(title: String, members: &[&(Setting, Outcome)], grid: bool) -> GroupDoc
     // A skipped first setting is no baseline: the next one that ran is, and the table says
     // which (a file-system sweep whose first mkfs is missing compares against the second).
     let base_at = members.iter().position(|(_, o)| o.doc.is_some());
-    let baseline = base_at.and_then(|i| members[i].1.doc.as_ref());
+    // Each setting's values per cell (one per repeat), the verdicts' evidence.
+    let values: Vec<Vec<Option<Vec<f64>>>> = members
+        .iter()
+        .map(|(_, o)| {
+            (0..cells.len())
+                .map(|ci| o.doc.as_ref()?.results.get(ci).map(iops_of))
+                .collect()
+        })
+        .collect();
+    let judge = |base: &[f64], cand: &[f64]| {
+        let c = iogauge_stats::verdict(base, cand, true, ALPHA, NOISE);
+        (c.verdict != Verdict::CannotJudge).then_some(c)
+    };
     let settings: Vec<SettingDoc> = members
         .iter()
         .enumerate()
@@ -296,20 +333,23 @@ fn group(title: String, members: &[&(Setting, Outcome)], grid: bool) -> GroupDoc
             };
             let iops = (0..cells.len())
                 .map(|ci| {
-                    let r = o.doc.as_ref()?.results.get(ci)?;
-                    let v = iops_of(r);
+                    let doc = o.doc.as_ref()?;
+                    let r = doc.results.get(ci)?;
+                    let v = values[mi][ci].as_deref()?;
                     let mut cell = CellDoc {
                         mean: v.iter().sum::<f64>() / v.len() as f64,
-                        ci95: r.stats.get("iops").map(|s| s.ci95),
+                        // An interval from one repeat is no interval.
+                        ci95: r.stats.get("iops").filter(|s| s.n >= 2).map(|s| s.ci95),
                         vs_baseline: None,
                         p_value: None,
+                        caveats: caveats::of_result(doc, ci),
                     };
-                    if base_at.is_some_and(|b| mi > b) {
-                        if let Some(b) = baseline.and_then(|d| d.results.get(ci)) {
-                            let c = iogauge_stats::verdict(&iops_of(b), &v, true, ALPHA, NOISE);
-                            cell.vs_baseline = Some(c.verdict.label().to_string());
-                            cell.p_value = c.p_value;
-                        }
+                    let base = base_at
+                        .filter(|b| mi > *b)
+                        .and_then(|b| values[b][ci].as_deref());
+                    if let Some(c) = base.and_then(|b| judge(b, v)) {
+                        cell.vs_baseline = Some(c.verdict.label().to_string());
+                        cell.p_value = c.p_value;
                     }
                     Some(cell)
                 })
@@ -323,56 +363,104 @@ fn group(title: String, members: &[&(Setting, Outcome)], grid: bool) -> GroupDoc
             }
         })
         .collect();
-    let mut best_count = vec![0usize; settings.len()];
-    for ci in 0..cells.len() {
-        let best = settings
-            .iter()
-            .enumerate()
-            .filter_map(|(mi, s)| s.iops[ci].as_ref().map(|c| (mi, c.mean)))
-            .max_by(|a, b| a.1.total_cmp(&b.1));
-        if let Some((mi, _)) = best {
-            best_count[mi] += 1;
-        }
-    }
-    let best = best_count
-        .iter()
-        .enumerate()
-        .filter(|(_, n)| **n > 0)
-        .max_by_key(|(_, n)| **n)
-        .map(|(mi, _)| mi);
-    let beats = |mi: usize| {
-        settings[mi]
-            .iops
-            .iter()
-            .flatten()
-            .filter(|c| c.vs_baseline.as_deref() == Some(iogauge_stats::Verdict::Faster.label()))
+    let ran: Vec<usize> = (0..settings.len())
+        .filter(|&i| settings[i].run_id.is_some())
+        .collect();
+    let judgeable = (0..cells.len()).any(|ci| {
+        ran.iter()
+            .filter(|&&mi| values[mi][ci].as_ref().is_some_and(|v| v.len() >= 2))
             .count()
-    };
-    let ran: Vec<&SettingDoc> = settings.iter().filter(|s| s.run_id.is_some()).collect();
+            >= 2
+    });
     // One setting that ran is best at nothing: "ext4 is best in 1 of 1 cells" with every other
-    // file system skipped would read as a result.
+    // file system skipped would read as a result. One run each has no variance to test, so no
+    // difference can be called significant, and a winner by the raw means would be a guess.
     let no_verdict = match ran.as_slice() {
-        [_, _, ..] => None,
-        [only] if only.head == "as found" => {
+        [only] if settings[*only].head == "as found" => {
             Some("only the settings as found ran, so there is nothing to compare".to_string())
         }
         [only] => Some(format!(
             "only {} ran, so there is nothing to compare",
-            only.head
+            settings[*only].head
         )),
         [] => Some("no setting ran".to_string()),
+        _ if repeats < 2 || !judgeable => {
+            Some("one run each, so no difference can be judged: rerun with --repeat 3".to_string())
+        }
+        _ => None,
     };
-    let best = best.filter(|_| no_verdict.is_none());
-    let (best_in, beats_baseline_in) = best.map_or((0, 0), |mi| (best_count[mi], beats(mi)));
-    let best = best.map(|mi| settings[mi].head.clone());
+    // Significantly faster, setting against setting, per cell: `faster[a][b]` counts the cells
+    // in which a beats b.
+    let n = settings.len();
+    let mut beats = vec![vec![Vec::new(); n]; n];
+    for ci in 0..cells.len() {
+        for &a in &ran {
+            for &b in &ran {
+                let (Some(va), Some(vb)) = (&values[a][ci], &values[b][ci]) else {
+                    continue;
+                };
+                if a != b && judge(vb, va).is_some_and(|c| c.verdict == Verdict::Faster) {
+                    beats[a][b].push(ci);
+                }
+            }
+        }
+    }
+    let beaten = |a: usize| ran.iter().any(|&b| !beats[b][a].is_empty());
+    let wins = |a: usize| -> std::collections::BTreeSet<usize> {
+        ran.iter().flat_map(|&b| beats[a][b].iter().copied()).collect()
+    };
+    let candidates: Vec<usize> = ran
+        .iter()
+        .copied()
+        .filter(|&a| !beaten(a) && !wins(a).is_empty())
+        .collect();
+    let best = match (candidates.as_slice(), &no_verdict) {
+        ([one], None) => Some(*one),
+        _ => None,
+    };
+    let differences = match (&no_verdict, base_at) {
+        (None, Some(b)) => ran
+            .iter()
+            .filter(|&&mi| mi != b)
+            .flat_map(|&mi| {
+                let settings = &settings;
+                let cells = &cells;
+                (0..cells.len()).filter_map(move |ci| {
+                    let c = settings[mi].iops[ci].as_ref()?;
+                    let base = settings[b].iops[ci].as_ref()?;
+                    let verdict = c.vs_baseline.as_deref()?;
+                    (verdict != Verdict::NoChange.label()).then(|| DifferenceDoc {
+                        setting: settings[mi].head.clone(),
+                        cell: cells[ci].clone(),
+                        verdict: verdict.to_string(),
+                        change: c.mean / base.mean - 1.0,
+                        p_value: c.p_value.unwrap_or(0.0),
+                    })
+                })
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
+    let marked_cells = (0..cells.len())
+        .filter(|&ci| {
+            settings
+                .iter()
+                .any(|s| s.iops[ci].as_ref().is_some_and(|c| !c.caveats.is_empty()))
+        })
+        .count();
     GroupDoc {
         title,
         baseline: base_at.map(|i| settings[i].head.clone()),
+        best_in: best.map_or(0, |a| wins(a).len()),
+        beats_baseline_in: match (best, base_at) {
+            (Some(a), Some(b)) => beats[a][b].len(),
+            _ => 0,
+        },
+        best: best.map(|a| settings[a].head.clone()),
         settings,
         cells,
-        best,
-        best_in,
-        beats_baseline_in,
+        differences,
+        marked_cells,
         no_verdict,
     }
 }
