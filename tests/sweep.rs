@@ -723,12 +723,22 @@ fn a_device_that_changed_during_a_sweep_is_named_by_its_table_compare_and_report
             [changed; 3],
             "table:\n{text}\ncompare:\n{compared}"
         );
+        // Columns of a device that changed name no winner.
+        assert_eq!(
+            [
+                text.contains("\n  verdict: "),
+                text.contains("so the columns do not compare")
+            ],
+            [!changed, changed],
+            "{text}"
+        );
     }
     assert_eq!(queue(&ram.dev, "read_ahead_kb"), before);
 }
 
 /// One sweep of `knob` on a RAM loop device its blkio group holds to 2,000 reads a second,
-/// 64 KiB sequential reads for 1 s a repeat; its table.
+/// 64 KiB sequential reads for 1 s a repeat; its table. Every number is the throttle's, and
+/// `compare` marks each as the sweep's table does.
 fn throttled_sweep(tag: &str, knob: &str, repeat: u32) -> String {
     let Some((cg, ram)) = throttle_rig(tag) else {
         return String::new();
@@ -753,6 +763,17 @@ fn throttled_sweep(tag: &str, knob: &str, repeat: u32) -> String {
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(out.status.success(), "{text}\n{}", stderr_of(&out));
     assert_eq!(queue(&ram.dev, "max_sectors_kb"), before);
+    // `compare` of the sweep's runs carries the same marks beside the same numbers.
+    let id = text.split_whitespace().nth(1).expect("the sweep's id");
+    let cmp = cg.run_in(dir.path(), &format!("compare sweep:{id}"));
+    assert!(cmp.status.success(), "{}", stderr_of(&cmp));
+    let cmp = String::from_utf8_lossy(&cmp.stdout);
+    let legend = "l: a cgroup's IO limit set the rate";
+    assert_eq!(
+        cmp.contains(" IOPS l ") && cmp.contains(&format!("\n{legend}")),
+        text.contains(&format!("\n  {legend}")),
+        "{text}\n{cmp}"
+    );
     text
 }
 
@@ -768,7 +789,6 @@ fn a_truly_slower_setting_is_named_and_an_identical_one_is_not() {
     if text.is_empty() {
         return;
     }
-    println!("{text}");
     let row = text
         .lines()
         .find(|l| l.trim_start().starts_with("read"))
@@ -778,19 +798,34 @@ fn a_truly_slower_setting_is_named_and_an_identical_one_is_not() {
         text.contains("\n  verdict: 16 is slower than as found in 1 of 1 cells (read"),
         "{text}"
     );
-    assert!(text.contains("no other difference is significant"), "{text}");
-    assert!(text.contains("\n  best: as found, faster than another setting in 1 of 1 cells"), "{text}");
-    // The numbers are the throttle's, from a RAM disk: every cell says so beside its number.
+    assert!(
+        text.contains("no other difference is significant"),
+        "{text}"
+    );
+    assert!(
+        text.contains("\n  best: as found, faster than another setting in 1 of 1 cells"),
+        "{text}"
+    );
+    // The numbers are the throttle's: every cell says so beside its number.
     assert!(text.contains("every cell is marked"), "{text}");
+    assert!(
+        text.contains("\n  l: a cgroup's IO limit set the rate"),
+        "{text}"
+    );
 
     let text = throttled_sweep("verdict-same", "read_ahead_kb=4096", 3);
     assert!(
-        text.contains("\n  verdict: no setting differs significantly from as found in any of the 1 cells"),
+        text.contains(
+            "\n  verdict: no setting differs significantly from as found in any of the 1 cells"
+        ),
         "{text}"
     );
     assert!(!text.contains("\n  best: "), "{text}");
     assert!(
-        !text.lines().skip(1).any(|l| l.contains('▼') || l.contains('▲')),
+        !text
+            .lines()
+            .skip(1)
+            .any(|l| l.contains('▼') || l.contains('▲')),
         "{text}"
     );
 }
@@ -804,10 +839,15 @@ fn a_sweep_of_one_run_each_gives_no_verdict_and_no_marks() {
         return;
     }
     assert!(
-        text.contains("no verdict: one run each, so no difference can be judged: rerun with --repeat 3"),
+        text.contains(
+            "no verdict: one run each, so no difference can be judged: rerun with --repeat 3"
+        ),
         "{text}"
     );
-    assert!(!text.contains("\n  verdict: ") && !text.contains("\n  best: "), "{text}");
+    assert!(
+        !text.contains("\n  verdict: ") && !text.contains("\n  best: "),
+        "{text}"
+    );
     // A mark follows a number: "2,000 ±12 ▼"; a cell's name may hold a "·" of its own.
     let marked = |l: &str| {
         let c: Vec<char> = l.chars().collect();

@@ -49,7 +49,9 @@ impl Caveat {
     /// The legend's words for the mark.
     pub fn means(self) -> &'static str {
         match self {
-            Caveat::Memory => "from memory, not the device (a cache, or direct IO a layer absorbed)",
+            Caveat::Memory => {
+                "from memory, not the device (a cache, or direct IO a layer absorbed)"
+            }
             Caveat::OtherIo => "another process did IO on the same devices",
             Caveat::Cpu => "the CPU set the pace, not the device",
             Caveat::Regime => "the rate moved to another level in the middle of the cell",
@@ -73,9 +75,14 @@ impl Caveat {
         if f.severity < Severity::Warning {
             return None;
         }
-        let cpu = ["cpu_wait", "others_cpus", "cpu_wait_before", "others_cpus_before"]
-            .iter()
-            .any(|k| f.evidence.contains_key(*k));
+        let cpu = [
+            "cpu_wait",
+            "others_cpus",
+            "cpu_wait_before",
+            "others_cpus_before",
+        ]
+        .iter()
+        .any(|k| f.evidence.contains_key(*k));
         match f.kind {
             Kind::Cache | Kind::Absorbed => Some(Caveat::Memory),
             Kind::OtherIo => Some(Caveat::OtherIo),
@@ -90,7 +97,11 @@ impl Caveat {
 /// The caveats on result `i` of `doc`: its own findings, the run's about it, and the run's
 /// about every result (a cache found in front of the whole target).
 pub fn of_result(doc: &RunDoc, i: usize) -> Vec<Caveat> {
-    let own = doc.results.get(i).map(|r| r.findings.as_slice()).unwrap_or(&[]);
+    let own = doc
+        .results
+        .get(i)
+        .map(|r| r.findings.as_slice())
+        .unwrap_or(&[]);
     let run = doc
         .findings
         .iter()
@@ -146,8 +157,14 @@ mod tests {
         assert_eq!(c(Kind::Stall, Warning, &["cpu_wait"]), Some(Caveat::Cpu));
         // A stall of the device is the device's number, not a caveat on it.
         assert_eq!(c(Kind::Stall, Warning, &["depth"]), None);
-        assert_eq!(c(Kind::Regime, Warning, &["others_cpus_before"]), Some(Caveat::Cpu));
-        assert_eq!(c(Kind::Regime, Warning, &["change_s"]), Some(Caveat::Regime));
+        assert_eq!(
+            c(Kind::Regime, Warning, &["others_cpus_before"]),
+            Some(Caveat::Cpu)
+        );
+        assert_eq!(
+            c(Kind::Regime, Warning, &["change_s"]),
+            Some(Caveat::Regime)
+        );
         assert_eq!(c(Kind::Limit, Warning, &[]), Some(Caveat::Limit));
         assert_eq!(c(Kind::Steady, Warning, &[]), None);
         assert_eq!(c(Kind::Amplification, Warning, &[]), None);

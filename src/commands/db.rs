@@ -81,7 +81,11 @@ impl crate::sweep::Measure for OnBuilt<'_> {
     }
 
     fn repeats(&self) -> u32 {
-        1
+        self.load.repeats().unwrap_or(1)
+    }
+
+    fn repeatable(&self) -> bool {
+        self.load.repeats().is_some()
     }
 
     fn rate(&self) -> &'static str {

@@ -175,11 +175,19 @@ fn reanalyze(doc: &mut crate::model::RunDoc, th: &iogauge_analyze::Thresholds) {
 /// read knob value by knob value (its runs share one --label, which tells them apart from
 /// nothing); other runs by their label.
 fn run_name(doc: &crate::model::RunDoc, id: i64) -> String {
-    doc.params
-        .get("sweep.setting")
-        .or(doc.label.as_ref())
-        .map(|l| format!("{l} (run {id})"))
-        .unwrap_or_else(|| format!("run {id}"))
+    // A database run names its server: a PostgreSQL bar beside a MariaDB one must say which.
+    let server = doc
+        .params
+        .iter()
+        .find(|(k, v)| k.ends_with(".server") && !v.is_empty())
+        .map(|(_, v)| v);
+    let setting = doc.params.get("sweep.setting").or(doc.label.as_ref());
+    match (setting, server) {
+        (Some(l), Some(s)) => format!("{l} · {s} (run {id})"),
+        (Some(l), None) => format!("{l} (run {id})"),
+        (None, Some(s)) => format!("{s} (run {id})"),
+        (None, None) => format!("run {id}"),
+    }
 }
 
 #[cfg(test)]
@@ -195,5 +203,9 @@ mod tests {
         d.label = None;
         d.params.clear();
         assert_eq!(super::run_name(&d, 3), "run 3");
+        d.params.insert("tpcc.server".into(), "MariaDB".into());
+        assert_eq!(super::run_name(&d, 5), "MariaDB (run 5)");
+        d.label = Some("redo on nvme".into());
+        assert_eq!(super::run_name(&d, 5), "redo on nvme · MariaDB (run 5)");
     }
 }

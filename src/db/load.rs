@@ -146,6 +146,11 @@ pub trait Load: Sync {
     }
     /// The load's own notes on the data.
     fn notes(&self, data_bytes: u64, server: &str) -> Vec<String>;
+    /// Runs of each measurement with `--repeat`, or `None` for a load whose command has no
+    /// such option (it measures once).
+    fn repeats(&self) -> Option<u32> {
+        None
+    }
     /// A measurement that ran but failed a check of the load's own (stored all the same).
     fn failed(&self, _r: &ResultDoc) -> Option<anyhow::Error> {
         None

@@ -175,6 +175,9 @@ impl load::Load for PgbenchPlan {
     fn threads(&self) -> u32 {
         self.clients
     }
+    fn repeats(&self) -> Option<u32> {
+        Some(self.repeat)
+    }
     fn notes(&self, data_bytes: u64, _server: &str) -> Vec<String> {
         let p = &self.server;
         match p.ram > 0 && p.memory_limit.is_none() {

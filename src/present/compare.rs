@@ -6,6 +6,11 @@ use crate::present::stats::{metric_label, metric_value};
 use crate::present::table::table;
 use std::fmt::Write as _;
 
+/// The width a terminal gives a table: 120 columns.
+const WIDTH: usize = 120;
+/// A label's share of a row name.
+const LABEL: usize = 24;
+
 fn p_text(p: Option<f64>) -> String {
     match p {
         Some(p) if p < 1e-4 => "<0.0001".into(),
@@ -20,20 +25,36 @@ fn param_text(x: f64) -> String {
 }
 
 impl Report {
+    /// The run as a table's row names it: its id and label, cut to fit; its parameters are
+    /// said once, above the tables.
     fn run_name(&self, i: usize) -> String {
         let r = &self.runs[i];
-        let mut s = format!("run {}", r.id);
-        if let Some(l) = &r.label {
-            let _ = write!(s, " {l}");
+        match &r.label {
+            Some(l) => format!("run {} {}", r.id, crate::units::quoted(l, LABEL)),
+            None => format!("run {}", r.id),
         }
-        for (k, v) in &r.params {
-            let _ = write!(s, " {k}={v}");
-        }
-        s
     }
 
     pub fn text(&self) -> String {
         let mut s = String::new();
+        let mut used = Vec::new();
+        // Each run once, with what was set for it (values given only), a line within the width.
+        for r in &self.runs {
+            let params: Vec<String> = r
+                .params
+                .iter()
+                .filter(|(_, v)| !v.is_empty())
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect();
+            let mut line = format!("run {}", r.id);
+            if let Some(l) = &r.label {
+                let _ = write!(line, " · {l}");
+            }
+            if !params.is_empty() {
+                let _ = write!(line, " · {}", params.join(" "));
+            }
+            let _ = writeln!(s, "{}", crate::units::quoted(&line, WIDTH - 1));
+        }
         for (gi, g) in self.groups.iter().enumerate() {
             if gi > 0 {
                 s.push('\n');
@@ -56,16 +77,18 @@ impl Report {
                         rows.push(vec![metric, self.run_name(i), "no matching result".into()]);
                         continue;
                     };
+                    let marks = crate::analysis::caveats::marks(&g.caveats[i]);
+                    used.extend(g.caveats[i].iter().copied());
                     let mut cells = vec![
                         metric,
                         self.run_name(i),
-                        metric_value(row.metric, mean(v)),
+                        format!("{}{marks}", metric_value(row.metric, mean(v))),
                         v.len().to_string(),
                     ];
                     if let Some(Some(c)) = i.checked_sub(1).and_then(|j| row.comparisons.get(j)) {
                         cells.push(c.ratio.map_or(String::new(), |r| format!("{r:.3}×")));
                         cells.push(p_text(c.p_value));
-                        cells.push(verdict_text(c).to_string());
+                        cells.push(verdict_text(c, g.repeatable).to_string());
                     }
                     rows.push(cells);
                 }
@@ -105,6 +128,9 @@ impl Report {
                     points.join(" · ")
                 );
             }
+        }
+        for line in crate::analysis::caveats::legend(used) {
+            let _ = writeln!(s, "{line}");
         }
         for n in &self.notes {
             let _ = writeln!(s, "note: {n}");

@@ -19,6 +19,7 @@ pub fn runs<'a>(docs: impl IntoIterator<Item = &'a RunDoc>) -> String {
         .map(String::from)
         .to_vec();
     header.extend(RESULT_COLUMNS.iter().map(|c| c.to_string()));
+    header.push("caveats".to_string());
     let mut out = line(&header);
     for doc in docs {
         let params: Vec<String> = doc.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
@@ -31,6 +32,12 @@ pub fn runs<'a>(docs: impl IntoIterator<Item = &'a RunDoc>) -> String {
                 params.join(";"),
             ];
             row.extend(result_fields(i, r));
+            // What takes the number's meaning away, beside it (`analysis::caveats`).
+            let caveats: Vec<&str> = crate::analysis::caveats::of_result(doc, i)
+                .iter()
+                .map(|c| c.name())
+                .collect();
+            row.push(caveats.join(";"));
             out.push_str(&line(&row));
         }
     }

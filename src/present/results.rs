@@ -98,7 +98,8 @@ fn list_row(r: &RunRow, room: Option<Room>) -> Vec<String> {
     let params = setting.map(|s| ("", s)).into_iter().chain(
         r.params
             .iter()
-            .filter(|(k, _)| k.as_str() != "sweep.setting")
+            // A parameter without a value says nothing and only pushes the row wider.
+            .filter(|(k, v)| k.as_str() != "sweep.setting" && !v.is_empty())
             .map(|(k, v)| (k.as_str(), v)),
     );
     for (k, v) in params {

@@ -188,3 +188,47 @@ pub fn suite_table(results: &[ResultDoc], first_round: Option<usize>) -> String 
     s.push('\n');
     s
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The statistics of `values` as a run stores them (the interval cut at zero).
+    fn stats(values: &[f64]) -> StatsDoc {
+        let s = iogauge_stats::summarize(values).expect("values");
+        StatsDoc {
+            n: s.n,
+            values: values.to_vec(),
+            mean: s.mean,
+            median: s.median,
+            stddev: s.stddev,
+            cv: s.cv.unwrap_or(0.0),
+            ci95: [s.ci95.0.max(0.0), s.ci95.1],
+            min: s.min,
+            max: s.max,
+            outliers: Vec::new(),
+            mean_without_outliers: s.mean,
+        }
+    }
+
+    #[test]
+    fn an_interval_that_reaches_zero_is_too_few_repeats_and_a_tight_one_is_shown() {
+        // Two repeats far apart: Student's t with one degree of freedom, an interval of ±3×
+        // the mean, cut at zero.
+        let wide = stats(&[10_000.0, 99_630.0]);
+        assert_eq!(wide.ci95[0], 0.0, "{:?}", wide.ci95);
+        assert_eq!(plus_minus(wide.mean, wide.ci95, units::count), None);
+        assert_eq!(stats_row("iops", &wide)[2], TOO_FEW);
+        // Five close repeats: an interval a reader can use.
+        let tight = stats(&[1_000.0, 1_010.0, 990.0, 1_005.0, 995.0]);
+        let pm = plus_minus(tight.mean, tight.ci95, units::count).expect("shown");
+        assert!(pm.starts_with(" ±") && pm.len() > 2, "{pm}");
+        assert!(
+            stats_row("iops", &tight)[2].contains(" … "),
+            "{:?}",
+            tight.ci95
+        );
+        // Every repeat 0: nothing varied, and 0 … 0 is the truth.
+        assert!(interval_tells(0.0, [0.0, 0.0]));
+    }
+}

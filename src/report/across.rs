@@ -38,8 +38,30 @@ pub(super) fn compare_charts(runs: &[Input]) -> Vec<Chart> {
             ns if ns < 1e9 => ("p99 latency (ms)", 1e-6, |v| format!("{} ms", sig3(v))),
             _ => ("p99 latency (s)", 1e-9, |v| format!("{} s", sig3(v))),
         };
+        // A database's rate is its transactions per second, not IOs.
+        let rate = match results.iter().all(|(_, r)| r.is_db()) {
+            true => "TPS",
+            false => "IOPS",
+        };
+        // A number a warning takes the meaning from carries its mark in the legend.
+        let mut used = Vec::new();
+        let names: Vec<String> = results
+            .iter()
+            .map(|(input, r)| {
+                let i = input
+                    .doc
+                    .results
+                    .iter()
+                    .position(|x| std::ptr::eq(x, *r))
+                    .unwrap_or(0);
+                let c = crate::analysis::caveats::of_result(&input.doc, i);
+                used.extend(c.iter().copied());
+                format!("{}{}", input.name, crate::analysis::caveats::marks(&c))
+            })
+            .collect();
+        let legend = crate::analysis::caveats::legend(used).join("; ");
         for (metric, title, axis, scale, fmt) in [
-            ("iops", "IOPS", "IOPS", 1.0, iops as fn(f64) -> String),
+            ("iops", rate, rate, 1.0, iops as fn(f64) -> String),
             ("lat_p99_ns", "p99 latency", lat_axis, lat_scale, lat_fmt),
         ] {
             let chart_title = format!("{title}: {k}");
@@ -49,21 +71,24 @@ pub(super) fn compare_charts(runs: &[Input]) -> Vec<Chart> {
                 .y_axis(Axis::linear(axis).format(fmt))
                 .values_on_bars();
             let mut clipped = false;
-            for (input, r) in &results {
+            for ((_, r), name) in results.iter().zip(&names) {
                 let (b, cut) = bar(r, metric, scale);
                 clipped |= cut;
-                chart = chart.series(BarSeries::new(input.name.clone(), [b]));
+                chart = chart.series(BarSeries::new(name.clone(), [b]));
             }
-            let caption = match clipped {
-                false => "one bar per run, its value written on it; whiskers: 95% confidence interval of the mean over repeats",
-                true => "one bar per run, its value written on it; whiskers: 95% confidence interval of the mean over repeats, cut at zero where it reaches below (few repeats of a spread-out value; no rate or latency is negative)",
+            let mut caption = match clipped {
+                false => "one bar per run, its value written on it; whiskers: 95% confidence interval of the mean over repeats".to_string(),
+                true => "one bar per run, its value written on it; whiskers: 95% confidence interval of the mean over repeats, cut at zero where it reaches below (few repeats of a spread-out value; no rate or latency is negative)".to_string(),
             };
+            if !legend.is_empty() {
+                caption.push_str(&format!("; marks beside a run: {legend}"));
+            }
             out.push(Chart::new(
                 Kind::Compare,
                 None,
                 chart_title,
                 chart.to_svg(),
-                caption,
+                &caption,
             ));
         }
     }

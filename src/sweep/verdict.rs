@@ -151,10 +151,23 @@ pub(super) fn summarize(
             }
         }
     }
-    let groups = groups
+    let mut groups: Vec<GroupDoc> = groups
         .into_iter()
-        .map(|(title, members)| group(title, &members, grid, m.repeats()))
+        .map(|(title, members)| group(title, &members, grid, m))
         .collect();
+    // A device that changed while the sweep ran makes every column a different device's: a
+    // winner among them would be the change's, not a setting's.
+    if !drift.is_empty() {
+        for g in groups.iter_mut().filter(|g| g.no_verdict.is_none()) {
+            g.best = None;
+            g.best_in = 0;
+            g.beats_baseline_in = 0;
+            g.differences.clear();
+            g.no_verdict = Some(
+                "the settings as found measured differently at the start and at the end (the warning below), so the columns do not compare".to_string(),
+            );
+        }
+    }
     SweepDoc {
         sweep: id.to_string(),
         suite: m.name(),
@@ -298,7 +311,12 @@ fn by_members(outcomes: &[(Setting, Outcome)]) -> Vec<(String, Vec<&(Setting, Ou
         .collect()
 }
 
-fn group(title: String, members: &[&(Setting, Outcome)], grid: bool, repeats: u32) -> GroupDoc {
+fn group(
+    title: String,
+    members: &[&(Setting, Outcome)],
+    grid: bool,
+    m: &dyn super::Measure,
+) -> GroupDoc {
     use crate::analysis::caveats;
     use iogauge_stats::Verdict;
     let cells: Vec<String> = members
@@ -384,22 +402,23 @@ fn group(title: String, members: &[&(Setting, Outcome)], grid: bool, repeats: u3
             settings[*only].head
         )),
         [] => Some("no setting ran".to_string()),
-        _ if repeats < 2 || !judgeable => {
-            Some("one run each, so no difference can be judged: rerun with --repeat 3".to_string())
-        }
+        _ if m.repeats() < 2 || !judgeable => Some(match m.repeatable() {
+            true => "one run each, so no difference can be judged: rerun with --repeat 3",
+            false => "one run each, so no difference can be judged (this load measures once a setting): read each number as one sample",
+        }.to_string()),
         _ => None,
     };
-    // Significantly faster, setting against setting, per cell: `faster[a][b]` counts the cells
-    // in which a beats b.
+    // Significantly faster, setting against setting: `beats[a][b]` lists the cells in which
+    // a beats b.
     let n = settings.len();
     let mut beats = vec![vec![Vec::new(); n]; n];
-    for ci in 0..cells.len() {
-        for &a in &ran {
-            for &b in &ran {
-                let (Some(va), Some(vb)) = (&values[a][ci], &values[b][ci]) else {
+    for &a in &ran {
+        for &b in ran.iter().filter(|&&b| b != a) {
+            for (ci, (va, vb)) in values[a].iter().zip(&values[b]).enumerate() {
+                let (Some(va), Some(vb)) = (va, vb) else {
                     continue;
                 };
-                if a != b && judge(vb, va).is_some_and(|c| c.verdict == Verdict::Faster) {
+                if judge(vb, va).is_some_and(|c| c.verdict == Verdict::Faster) {
                     beats[a][b].push(ci);
                 }
             }
@@ -407,7 +426,9 @@ fn group(title: String, members: &[&(Setting, Outcome)], grid: bool, repeats: u3
     }
     let beaten = |a: usize| ran.iter().any(|&b| !beats[b][a].is_empty());
     let wins = |a: usize| -> std::collections::BTreeSet<usize> {
-        ran.iter().flat_map(|&b| beats[a][b].iter().copied()).collect()
+        ran.iter()
+            .flat_map(|&b| beats[a][b].iter().copied())
+            .collect()
     };
     let candidates: Vec<usize> = ran
         .iter()
