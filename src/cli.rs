@@ -1051,6 +1051,11 @@ pub struct DbRunArgs {
     #[arg(long)]
     pub keep: bool,
 
+    /// Run each measurement N times on the same loaded database, settled again before each
+    /// (vacuum or analyze), so compare and a sweep can judge significance.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub repeat: u32,
+
     /// Instead of TARGET_DIR: the server in each file system (--fs) or array (--layout) built
     /// on these blank devices, one run each, as `iogauge sweep` builds them.
     #[command(flatten)]
@@ -1090,10 +1095,6 @@ pub struct PgbenchArgs {
     /// A server setting, e.g. --pg-setting synchronous_commit=off (repeatable).
     #[arg(long, value_name = "KEY=VALUE")]
     pub pg_setting: Vec<String>,
-
-    /// Run each pgbench measurement N times (for compare's significance tests).
-    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
-    pub repeat: u32,
 
     /// Length of each sample of the TPS time series.
     #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = units::parse_duration)]

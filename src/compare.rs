@@ -36,10 +36,6 @@ const METRICS: [(&str, bool); 4] = [
 ];
 
 pub const CANNOT_JUDGE: &str = "cannot judge significance (run with --repeat 3 or more)";
-/// The same for a load whose command has no `--repeat` (`db sysbench`, `db tpcc`): advice
-/// names only an option the command has.
-pub const CANNOT_JUDGE_ONCE: &str =
-    "cannot judge significance (this load measures once a run, so there is no spread to test)";
 
 pub struct Report {
     pub(crate) runs: Vec<RunInfo>,
@@ -58,8 +54,6 @@ pub(crate) struct RunInfo {
 /// One baseline result and its counterparts.
 pub(crate) struct Group {
     pub(crate) workload: String,
-    /// Whether the baseline's command takes `--repeat`, for the advice a verdict gives.
-    pub(crate) repeatable: bool,
     /// Per run: what takes its result's number's meaning away (`analysis::caveats`).
     pub(crate) caveats: Vec<Vec<crate::analysis::caveats::Caveat>>,
     /// Per candidate run (index into `runs`): what differs from the baseline's workload.
@@ -83,7 +77,10 @@ pub(crate) fn mean(v: &[f64]) -> f64 {
 /// The values of `metric` in `r`: one per repeat, or the headline value without repeats.
 fn values(r: &ResultDoc, metric: &str) -> Vec<f64> {
     if metric == "nopm" {
-        return vec![r.tpcc.as_ref().map_or(0.0, |t| t.nopm)];
+        return match r.tpcc.as_ref() {
+            Some(t) if !t.nopm_repeats.is_empty() => t.nopm_repeats.clone(),
+            t => vec![t.map_or(0.0, |t| t.nopm)],
+        };
     }
     let pick = |iops: f64, bw: f64, lat: &crate::measure::LatNs| match metric {
         "iops" | "tps" => iops,
@@ -216,7 +213,6 @@ pub fn compare(runs: &[Stored], noise: f64) -> Report {
             .collect();
         groups.push(Group {
             workload: br.display_name(),
-            repeatable: br.sysbench.is_none() && br.tpcc.is_none(),
             caveats: counterparts
                 .iter()
                 .zip(&runs)
@@ -273,9 +269,8 @@ pub fn compare(runs: &[Stored], noise: f64) -> Report {
 }
 
 /// The verdict in words, as the table and the JSON give it.
-pub(crate) fn verdict_text(c: &iogauge_stats::Comparison, repeatable: bool) -> &'static str {
+pub(crate) fn verdict_text(c: &iogauge_stats::Comparison) -> &'static str {
     match c.verdict {
-        Verdict::CannotJudge if !repeatable => CANNOT_JUDGE_ONCE,
         Verdict::CannotJudge => CANNOT_JUDGE,
         v => v.label(),
     }
@@ -304,7 +299,7 @@ impl Report {
                         "candidate": mean(cand),
                         "ratio": c.ratio,
                         "p_value": c.p_value,
-                        "verdict": verdict_text(c, g.repeatable),
+                        "verdict": verdict_text(c),
                         "baseline_run": self.runs[0].id,
                         "candidate_run": self.runs[j + 1].id,
                         "baseline_n": base.len(),
@@ -527,16 +522,6 @@ pub(crate) mod tests {
         assert_eq!(verdicts(&r, "iops"), [CANNOT_JUDGE]);
         assert_eq!(r.json()["comparisons"][0]["ratio"], 3.0);
         assert!(r.json()["comparisons"][0]["p_value"].is_null());
-        // A load whose command has no --repeat is never told to use one.
-        let once = |id, tps| {
-            let mut r = result(tps, &[]);
-            r.sysbench = Some(Box::default());
-            run(id, vec![r], &[])
-        };
-        let r = compare(&[once(1, 100.0), once(2, 300.0)], 0.02);
-        let said = r.json()["comparisons"][0]["verdict"].clone();
-        assert_eq!(said, CANNOT_JUDGE_ONCE);
-        assert!(!r.text().contains("--repeat"), "{}", r.text());
     }
 
     #[test]

@@ -71,10 +71,7 @@ pub trait Measure {
     fn dry_run(&self) -> bool;
     /// Runs of each setting.
     fn repeats(&self) -> u32;
-    /// Whether its command takes `--repeat`, for the advice a sweep of one run each gives.
-    fn repeatable(&self) -> bool {
-        true
-    }
+
     /// What a cell's figure counts, in the sweep's table.
     fn rate(&self) -> &'static str {
         "IOPS"

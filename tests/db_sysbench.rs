@@ -911,3 +911,61 @@ fn clean_after_a_killed_run_stops_mariadb_and_removes_its_log_dir_and_cgroup() {
     assert!(left_in(&target).is_empty(), "{:?}", left_in(&target));
     assert!(left_in(&logs).is_empty(), "{:?}", left_in(&logs));
 }
+
+/// `--repeat` on a database load (sysbench has no repeats of its own): each measurement three
+/// times on the same loaded database, stored as one result whose repeats are the three runs
+/// of sysbench (their transactions add up to the result's), with the statistics `compare`
+/// judges by; the text gives each repeat's TPS.
+#[test]
+fn a_repeated_load_keeps_each_repeat_and_compare_judges_it() {
+    let Some((dir, target)) = rig() else { return };
+    let run = |label: &str| {
+        let out = sysbench(
+            dir.path(),
+            &target,
+            &[
+                "--script",
+                "oltp_point_select",
+                "--time",
+                "1s",
+                "--repeat",
+                "3",
+                "--label",
+                label,
+            ],
+        );
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(out.status.success(), "{}\n{text}", stderr_of(&out));
+        assert!(text.contains("\n  over 3 repeats: "), "{text}");
+    };
+    run("first");
+    run("second");
+    let doc = json_of(&iogauge(dir.path(), &["show", "first", "--json"]));
+    let r = doc["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["sysbench"].is_object())
+        .expect("the load's result");
+    let repeats = r["repeats"].as_array().expect("repeats");
+    assert_eq!(repeats.len(), 3, "{r}");
+    let each: u64 = repeats.iter().map(|x| x["ios"].as_u64().unwrap()).sum();
+    assert_eq!(r["ios"].as_u64(), Some(each), "{r}");
+    assert_eq!(r["stats"]["iops"]["n"], 3, "{r}");
+    let cmp = json_of(&iogauge(
+        dir.path(),
+        &["compare", "first", "second", "--json"],
+    ));
+    let tps = cmp["comparisons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["metric"] == "tps")
+        .expect("a TPS comparison");
+    assert_eq!(tps["baseline_n"], 3, "{tps}");
+    assert!(
+        !tps["verdict"].as_str().unwrap().starts_with("cannot judge"),
+        "{tps}"
+    );
+    assert!(left_in(&target).is_empty(), "{:?}", left_in(&target));
+}

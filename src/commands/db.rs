@@ -81,11 +81,7 @@ impl crate::sweep::Measure for OnBuilt<'_> {
     }
 
     fn repeats(&self) -> u32 {
-        self.load.repeats().unwrap_or(1)
-    }
-
-    fn repeatable(&self) -> bool {
-        self.load.repeats().is_some()
+        self.p.repeat
     }
 
     fn rate(&self) -> &'static str {
@@ -93,7 +89,10 @@ impl crate::sweep::Measure for OnBuilt<'_> {
     }
 
     fn each(&self) -> String {
-        format!("{} once, on a server of its own", self.load.describe())
+        match self.p.repeat {
+            1 => format!("{} once, on a server of its own", self.load.describe()),
+            n => format!("{} {n} times, on a server of its own", self.load.describe()),
+        }
     }
 
     fn measure(

@@ -91,6 +91,8 @@ pub struct ServerPlan {
     /// Length of each storage cell; `None` with --no-storage.
     pub storage: Option<Duration>,
     pub keep: bool,
+    /// Runs of each measurement (`--repeat`).
+    pub repeat: u32,
     pub ram: u64,
     pub output: crate::plan::Output,
     pub file: Option<(PathBuf, crate::plan::Format)>,
@@ -146,10 +148,10 @@ pub trait Load: Sync {
     }
     /// The load's own notes on the data.
     fn notes(&self, data_bytes: u64, server: &str) -> Vec<String>;
-    /// Runs of each measurement with `--repeat`, or `None` for a load whose command has no
-    /// such option (it measures once).
-    fn repeats(&self) -> Option<u32> {
-        None
+    /// Whether `measure` runs the plan's repeats itself (pgbench, which merges its repeats'
+    /// transaction logs); otherwise [`run`] repeats it and joins the results.
+    fn repeats_itself(&self) -> bool {
+        false
     }
     /// A measurement that ran but failed a check of the load's own (stored all the same).
     fn failed(&self, _r: &ResultDoc) -> Option<anyhow::Error> {
@@ -283,7 +285,7 @@ pub fn run(
         // Each measurement is a cell to the hooks: a rebuild starts under the first, after the
         // load, and keeps each one's window.
         hooks.before_cell()?;
-        let at = At {
+        let mut at = At {
             plan: p,
             devices: (device_names.as_slice(), timeline_devices.as_slice()),
             tag: i.to_string(),
@@ -293,7 +295,30 @@ pub fn run(
             data_bytes,
             page_cache: page_cache.as_ref().map(|c| c.0.clone()),
         };
-        let measured = load.measure(server.as_ref(), &at);
+        // `--repeat`: the same measurement again on the same loaded database, settled as after
+        // the load (VACUUM ANALYZE, ANALYZE TABLE), the repeats joined into one result.
+        let mut repeated = || -> Result<Option<ResultDoc>> {
+            if load.repeats_itself() || p.repeat < 2 {
+                return load.measure(server.as_ref(), &at);
+            }
+            let mut runs = Vec::new();
+            for k in 0..p.repeat {
+                if crate::interrupt::requested().is_some() {
+                    break;
+                }
+                if k > 0 {
+                    server.settle(load.database(), &tables)?;
+                }
+                say!("repeat {}/{}", k + 1, p.repeat);
+                at.tag = format!("{i}-{k}");
+                match load.measure(server.as_ref(), &at)? {
+                    Some(r) => runs.push(r),
+                    None => break,
+                }
+            }
+            Ok(common::repeated(runs))
+        };
+        let measured = repeated();
         hooks.cell_done(false);
         measured
     })?;

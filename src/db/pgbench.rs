@@ -175,8 +175,8 @@ impl load::Load for PgbenchPlan {
     fn threads(&self) -> u32 {
         self.clients
     }
-    fn repeats(&self) -> Option<u32> {
-        Some(self.repeat)
+    fn repeats_itself(&self) -> bool {
+        true
     }
     fn notes(&self, data_bytes: u64, _server: &str) -> Vec<String> {
         let p = &self.server;

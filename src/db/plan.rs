@@ -62,7 +62,7 @@ pub fn plan(a: &PgbenchArgs) -> Result<PgbenchPlan> {
         clients: a.clients,
         jobs,
         script: a.script.into(),
-        repeat: a.repeat,
+        repeat: a.run.repeat,
         interval: a.interval,
     })
 }
@@ -327,6 +327,7 @@ fn server_plan(
         memory_limit: a.memory_limit,
         storage: (!a.no_storage).then_some(a.storage_time),
         keep: a.keep,
+        repeat: a.repeat,
         ram: iogauge_engine::sys::total_memory(),
         file: crate::plan::output_file(output)?,
         output: crate::plan::Output::of(output),

@@ -207,6 +207,7 @@ impl Load for TpccPlan {
             keying_times: self.keying,
             cap_nopm: self.cap_nopm(),
             nopm: per_min(d.end.next_o - d.begin.next_o),
+            nopm_repeats: Vec::new(),
             driver_nopm: per_min(d.new_orders as f64),
             tpm: per_min(d.end.commits - d.begin.commits),
             tpm_source: drive::commits_query(&ep).1,

@@ -136,8 +136,13 @@ pub struct TpccDoc {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cap_nopm: Option<f64>,
     /// New orders per minute over the measured window, from the districts' next order ids
-    /// (the count HammerDB calls NOPM).
+    /// (the count HammerDB calls NOPM). With `--repeat`: the mean of the repeats'.
     pub nopm: f64,
+    /// With `--repeat`: each repeat's `nopm`, for compare's significance test. The rates below
+    /// are then the repeats' over their windows together, the counts their sums; the latency
+    /// percentiles per kind and the ramp are the first repeat's.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub nopm_repeats: Vec<f64>,
     /// New-Order transactions the terminals saw commit in the window, per minute: the same
     /// number counted by the driver, a cross-check of `nopm`.
     pub driver_nopm: f64,
@@ -244,7 +249,9 @@ pub struct SysbenchDoc {
     /// --db-setting, as `SHOW GLOBAL VARIABLES` reported them.
     pub settings: BTreeMap<String, String>,
     /// sysbench's own final report: transactions and queries with its "per sec." rates,
-    /// queries by kind, ignored errors, reconnects, its total time and latencies (ms).
+    /// queries by kind, ignored errors, reconnects, its total time and latencies (ms). With
+    /// `--repeat`: the counts and times summed over the repeats, the rates over their whole
+    /// time, the latencies the first repeat's.
     pub transactions: u64,
     pub sysbench_tps: f64,
     pub queries: u64,
@@ -259,7 +266,8 @@ pub struct SysbenchDoc {
     pub sysbench_avg_ms: f64,
     /// Per second, from sysbench's interval lines: [t_s, tps, qps, p99 ms, err/s, reconn/s].
     pub seconds: Vec<[f64; 6]>,
-    /// InnoDB's counters (`SHOW GLOBAL STATUS`) over the measurement, as differences.
+    /// InnoDB's counters (`SHOW GLOBAL STATUS`) over the measurement, as differences (summed
+    /// over the repeats).
     pub status: BTreeMap<String, f64>,
     /// The operating-system user the server ran as.
     pub user: String,

@@ -104,6 +104,60 @@ impl DeviceDoc {
     }
 }
 
+impl DeviceDoc {
+    /// This device's document over its window and then `next`'s (a later repeat of the same
+    /// measurement): counts added, their averages taken anew over both, intervals end to end.
+    /// A count either window lacks is unknown for both.
+    pub fn then(&mut self, next: &DeviceDoc) {
+        let add = |a: Option<u64>, b: Option<u64>| Some(a? + b?);
+        // An average weighted by what it is an average of (requests, or seconds).
+        let weigh = |a: Option<f64>, wa: f64, b: Option<f64>, wb: f64| {
+            let (a, b) = (a?, b?);
+            Some(match wa + wb > 0.0 {
+                true => (a * wa + b * wb) / (wa + wb),
+                false => 0.0,
+            })
+        };
+        let n = |x: Option<u64>| x.unwrap_or(0) as f64;
+        let offset = self.elapsed_s;
+        self.avg_queue_depth = weigh(
+            self.avg_queue_depth,
+            offset,
+            next.avg_queue_depth,
+            next.elapsed_s,
+        );
+        self.util = weigh(self.util, offset, next.util, next.elapsed_s);
+        self.read_ms_per_io = weigh(
+            self.read_ms_per_io,
+            n(self.reads),
+            next.read_ms_per_io,
+            n(next.reads),
+        );
+        self.write_ms_per_io = weigh(
+            self.write_ms_per_io,
+            n(self.writes),
+            next.write_ms_per_io,
+            n(next.writes),
+        );
+        self.reads = add(self.reads, next.reads);
+        self.writes = add(self.writes, next.writes);
+        self.read_bytes = add(self.read_bytes, next.read_bytes);
+        self.write_bytes = add(self.write_bytes, next.write_bytes);
+        self.read_merges = add(self.read_merges, next.read_merges);
+        self.write_merges = add(self.write_merges, next.write_merges);
+        self.flushes = add(self.flushes, next.flushes);
+        let per = |v: Option<u64>, n: Option<u64>| Some(v? as f64 / n.filter(|n| *n > 0)? as f64);
+        self.avg_read_request_bytes = per(self.read_bytes, self.reads);
+        self.avg_write_request_bytes = per(self.write_bytes, self.writes);
+        self.elapsed_s += next.elapsed_s;
+        self.intervals
+            .extend(next.intervals.iter().map(|s| DeviceSample {
+                t_s: s.t_s + offset,
+                ..s.clone()
+            }));
+    }
+}
+
 /// Other processes' storage IO over a result's device windows (see `ResultDoc::others`).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct OthersDoc {

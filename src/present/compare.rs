@@ -88,7 +88,7 @@ impl Report {
                     if let Some(Some(c)) = i.checked_sub(1).and_then(|j| row.comparisons.get(j)) {
                         cells.push(c.ratio.map_or(String::new(), |r| format!("{r:.3}×")));
                         cells.push(p_text(c.p_value));
-                        cells.push(verdict_text(c, g.repeatable).to_string());
+                        cells.push(verdict_text(c).to_string());
                     }
                     rows.push(cells);
                 }

@@ -402,10 +402,9 @@ fn group(
             settings[*only].head
         )),
         [] => Some("no setting ran".to_string()),
-        _ if m.repeats() < 2 || !judgeable => Some(match m.repeatable() {
-            true => "one run each, so no difference can be judged: rerun with --repeat 3",
-            false => "one run each, so no difference can be judged (this load measures once a setting): read each number as one sample",
-        }.to_string()),
+        _ if m.repeats() < 2 || !judgeable => {
+            Some("one run each, so no difference can be judged: rerun with --repeat 3".to_string())
+        }
         _ => None,
     };
     // Significantly faster, setting against setting: `beats[a][b]` lists the cells in which
