@@ -458,6 +458,25 @@ pub(crate) mod tests {
         Stored { id, doc }
     }
 
+    /// A long label and many parameters (some without a value) fit 120 columns: each run is
+    /// said once above the tables, its empty parameters dropped, and named by its id and a
+    /// label cut with an ellipsis in the rows.
+    #[test]
+    fn compare_fits_120_columns_whatever_the_labels_and_parameters() {
+        let long = "a label somebody wrote to say everything about this run and then some more";
+        let mut params: Vec<(&str, &str)> = vec![("db.note", ""), ("fs", "ext4")];
+        let keys: Vec<String> = (0..20).map(|k| format!("knob.k{k}")).collect();
+        params.extend(keys.iter().map(|k| (k.as_str(), "value")));
+        let mut a = run(4, vec![result(100.0, &[99.0, 100.0, 101.0])], &params);
+        a.doc.label = Some(long.into());
+        let b = run(5, vec![result(200.0, &[199.0, 200.0, 201.0])], &params);
+        let text = compare(&[a, b], 0.02).text();
+        assert!(text.lines().all(|l| l.chars().count() <= 120), "{text}");
+        assert!(!text.contains("db.note"), "{text}");
+        assert!(text.contains("fs=ext4"), "{text}");
+        assert!(text.contains("run 4 a label somebody wrote t… "), "{text}");
+    }
+
     fn verdicts(report: &Report, metric: &str) -> Vec<String> {
         report.json()["comparisons"]
             .as_array()

@@ -69,9 +69,58 @@ pub fn matches(a: &ResultDoc, b: &ResultDoc) -> bool {
 /// The index of the result of `other` that measured what `base_result` (a result of `base`)
 /// measured, by the rule above.
 pub fn counterpart(base: &RunDoc, base_result: &ResultDoc, other: &RunDoc) -> Option<usize> {
+    // The one load of its kind in each run, whatever server or clients: PostgreSQL against
+    // MariaDB under the same TPC-C-derived load is what such a comparison asks (the storage
+    // cells beside each load still match by workload).
+    let only_load = |doc: &RunDoc| {
+        let mut of_kind = doc.results.iter().enumerate().filter(|(_, r)| {
+            r.is_db() && base_result.is_db() && r.workload.engine == base_result.workload.engine
+        });
+        match (of_kind.next(), of_kind.next()) {
+            (Some((i, _)), None) => Some(i),
+            _ => None,
+        }
+    };
     other
         .results
         .iter()
         .position(|c| matches(base_result, c))
         .or_else(|| (base.results.len() == 1 && other.results.len() == 1).then_some(0))
+        .or_else(|| only_load(base).and(only_load(other)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::Rw;
+
+    /// A TPC-C-derived result on `server`, named as the load names it.
+    fn tpcc(server: &str, terminals: u32) -> ResultDoc {
+        let mut r = crate::analysis::tests::result(Rw::Randrw, 8192, terminals, 1, 100.0);
+        r.name = Some(format!("TPC-C-derived · {server} · {terminals} terminals"));
+        r.workload.engine = "tpcc".into();
+        r.tpcc = Some(Box::new(crate::model::TpccDoc {
+            server: server.into(),
+            ..Default::default()
+        }));
+        r
+    }
+
+    #[test]
+    fn the_one_load_of_a_kind_in_each_run_meets_the_other_whatever_its_server() {
+        let cell = || crate::analysis::tests::result(Rw::Randread, 8192, 4, 1, 5_000.0);
+        let pg = crate::analysis::tests::doc(vec![tpcc("PostgreSQL", 4), cell()]);
+        let maria = crate::analysis::tests::doc(vec![cell(), tpcc("MariaDB", 8)]);
+        assert_eq!(counterpart(&pg, &pg.results[0], &maria), Some(1));
+        assert_eq!(
+            differences(&pg.results[0], &maria.results[1]),
+            ["server PostgreSQL → MariaDB", "clients 4 → 8"]
+        );
+        // The storage cells still meet by workload.
+        assert_eq!(counterpart(&pg, &pg.results[1], &maria), Some(0));
+        // Two loads of the kind in a run (a buffer sweep): which one is meant is not guessed.
+        let two =
+            crate::analysis::tests::doc(vec![tpcc("MariaDB", 8), tpcc("MariaDB", 16), cell()]);
+        assert_eq!(counterpart(&pg, &pg.results[0], &two), None);
+    }
 }

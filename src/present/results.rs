@@ -396,6 +396,28 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_parameter_without_a_value_is_not_pushed_into_the_label() {
+        let row = RunRow {
+            id: 1,
+            run_id: "r1".into(),
+            label: Some("mine".into()),
+            started_at: "2026-01-01T00:00:00Z".into(),
+            finished_at: None,
+            suite: None,
+            interrupted: false,
+            params: [("db.note", ""), ("disks", "4")]
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            host: None,
+            results: Vec::new(),
+        };
+        let text = list(&[row], None);
+        assert!(text.contains("mine disks=4"), "{text}");
+        assert!(!text.contains("db.note"), "{text}");
+    }
+
+    #[test]
     fn table_aligns_by_characters() {
         let rows = vec![
             vec!["a".to_string(), "45.1 µs".to_string()],

@@ -71,28 +71,40 @@ pub(super) fn db_timeline_charts(doc: &RunDoc, run: usize, prefix: &str, out: &m
         // Each step drawn at its middle, as the time series are.
         let mid = |row: &crate::model::TimelineRow| row.t_s - t.step_s / 2.0;
         let x = || Axis::linear("Time since the first transaction (s)").from_zero();
-        let bands: Vec<Band> = t
-            .flushes
-            .iter()
-            .map(|f| Band::new(f.start_s, f.end_s, format!("{} {}", f.what, f.n)))
+        // A TPC-C-derived load ramps up before its window: the seconds before it are no part
+        // of the result, and the chart says which they are.
+        let ramp = r.tpcc.as_deref().map(|c| c.ramp_s).filter(|s| *s > 0.0);
+        let bands: Vec<Band> = ramp
+            .map(|s| Band::new(0.0, s, "ramp (not measured)".to_string()))
+            .into_iter()
+            .chain(
+                t.flushes
+                    .iter()
+                    .map(|f| Band::new(f.start_s, f.end_s, format!("{} {}", f.what, f.n))),
+            )
             .collect();
         let mut top = LineChart::new("Transactions")
             .x_axis(x())
             .y_axis(Axis::linear("TPS").from_zero())
-            .y2_axis(Axis::linear("p99 latency (ms)").from_zero())
             .series(Series::new(
                 "TPS",
                 t.rows.iter().map(|row| (mid(row), row.tps)),
-            ))
-            .series(
-                Series::new(
-                    "p99 latency",
-                    t.rows
-                        .iter()
-                        .map(|row| (mid(row), row.lat_p99_ns as f64 / 1e6)),
-                )
-                .right_axis(),
-            );
+            ));
+        // A load whose seconds carry no latency draws none, rather than a flat line at zero.
+        let p99 = t.rows.iter().any(|row| row.lat_p99_ns > 0);
+        if p99 {
+            top = top
+                .y2_axis(Axis::linear("p99 latency (ms)").from_zero())
+                .series(
+                    Series::new(
+                        "p99 latency",
+                        t.rows
+                            .iter()
+                            .map(|row| (mid(row), row.lat_p99_ns as f64 / 1e6)),
+                    )
+                    .right_axis(),
+                );
+        }
         let mut bottom = LineChart::new("Devices")
             .x_axis(x())
             .y_axis(Axis::linear(format!("Written ({})", crate::units::bw_unit())).from_zero())
@@ -115,11 +127,20 @@ pub(super) fn db_timeline_charts(doc: &RunDoc, run: usize, prefix: &str, out: &m
             top = top.band(b.clone());
             bottom = bottom.band(b.clone());
         }
-        let caption = match t.flushes.first().map(|f| f.what.as_str()) {
+        let mut caption = match t.flushes.first().map(|f| f.what.as_str()) {
             None => format!("{name}; the server flushed nothing apart"),
             Some("checkpoint") => format!("{name}; shaded: checkpoints from the server log"),
             Some(_) => format!("{name}; shaded: bursts of InnoDB page flushing"),
         };
+        if let Some(s) = ramp {
+            caption.push_str(&format!(
+                "; the first {} shaded: the ramp before the measured window",
+                crate::units::duration(std::time::Duration::from_secs_f64(s))
+            ));
+        }
+        if !p99 {
+            caption.push_str("; no per-second latency was recorded for this load");
+        }
         out.push(Chart::new(
             Kind::TimeSeries,
             Some(run),

@@ -487,3 +487,75 @@ fn a_layout_sweep_is_drawn_by_members_and_by_chunk() {
         flat.absent
     );
 }
+
+/// Two TPC-C-derived runs, PostgreSQL's and MariaDB's, compared: the bars are TPS (never
+/// "IOPS"), named by server, the one a warning takes the meaning from marked with the mark's
+/// legend in the caption; each timeline shades its ramp and draws no p99 where the load's
+/// seconds carry none.
+#[test]
+fn compared_database_runs_read_as_database_runs() {
+    use crate::model::{TimelineDoc, TimelineRow, TpccDoc};
+    let load = |server: &str| {
+        let mut r = result(Rw::Randrw, 8192, 4, 1, 900.0);
+        r.name = Some("TPC-C-derived · 2 warehouses · 4 terminals".into());
+        r.workload.engine = "tpcc".into();
+        r.tpcc = Some(Box::new(TpccDoc {
+            server: server.into(),
+            ramp_s: 6.0,
+            ..Default::default()
+        }));
+        r.timeline = Some(Box::new(TimelineDoc {
+            step_s: 1.0,
+            rows: (1..=20)
+                .map(|k| TimelineRow {
+                    t_s: k as f64,
+                    tps: 15.0,
+                    ..TimelineRow::default()
+                })
+                .collect(),
+            ..TimelineDoc::default()
+        }));
+        r
+    };
+    let pg = input("PostgreSQL (run 4)", doc(vec![load("PostgreSQL")]));
+    let mut maria = input("MariaDB (run 5)", doc(vec![load("MariaDB")]));
+    maria.doc.findings.push(iogauge_analyze::Finding::new(
+        iogauge_analyze::Kind::Cache,
+        iogauge_analyze::Severity::Warning,
+        "the data fits the page cache".into(),
+        "x",
+    ));
+    let report = build(&[pg, maria]);
+    let compared: Vec<&Chart> = report
+        .charts
+        .iter()
+        .filter(|c| c.kind == Kind::Compare)
+        .collect();
+    let tps = compared
+        .iter()
+        .find(|c| c.title.starts_with("TPS: "))
+        .unwrap_or_else(|| {
+            panic!(
+                "{:?}",
+                compared.iter().map(|c| &c.title).collect::<Vec<_>>()
+            )
+        });
+    assert!(!compared.iter().any(|c| c.title.starts_with("IOPS")));
+    assert!(
+        tps.svg.contains("PostgreSQL (run 4)") && tps.svg.contains("MariaDB (run 5) m"),
+        "{}",
+        tps.svg
+    );
+    assert!(tps.caption.contains("m: from memory"), "{}", tps.caption);
+    let timelines: Vec<&Chart> = report
+        .charts
+        .iter()
+        .filter(|c| c.title.contains("the database and its devices"))
+        .collect();
+    assert_eq!(timelines.len(), 2);
+    for t in timelines {
+        assert!(t.svg.contains("ramp (not measured)"), "{}", t.svg);
+        assert!(!t.svg.contains("p99 latency"), "{}", t.svg);
+        assert!(t.caption.contains("the ramp before the measured window"));
+    }
+}
