@@ -163,6 +163,23 @@ fn judge(r: &Value) {
         tl["rows"].as_array().unwrap().len() as f64 >= window,
         "{tl}"
     );
+    // Every second in which transactions completed has their p99 (merged from every
+    // terminal's histogram of that second), at least the p50, at most the slowest kind's max.
+    let slowest = kinds.iter().map(|k| f(&k["max_us"])).fold(0.0, f64::max) * 1e3;
+    let series = r["timeseries"].as_array().unwrap();
+    assert!(!series.is_empty(), "{r}");
+    for s in series {
+        let (p50, p99) = (f(&s["lat_p50_ns"]), f(&s["lat_p99_ns"]));
+        if f(&s["iops"]) > 0.0 {
+            assert!(p50 > 0.0 && p50 <= p99, "{s}");
+        }
+        assert!(p99 <= slowest * 1.01, "{s} over the slowest {slowest} ns");
+    }
+    for row in tl["rows"].as_array().unwrap() {
+        if f(&row["tps"]) > 0.0 {
+            assert!(f(&row["lat_p99_ns"]) > 0.0, "{row}");
+        }
+    }
 }
 
 #[test]

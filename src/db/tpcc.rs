@@ -256,12 +256,22 @@ impl Load for TpccPlan {
             .seconds
             .iter()
             .enumerate()
-            .map(|(i, c)| crate::model::Sample {
-                t_s: (i + 1) as f64,
-                iops: c.iter().sum::<u64>() as f64,
-                bw_bytes: 0.0,
-                lat_p50_ns: 0,
-                lat_p99_ns: 0,
+            .map(|(i, c)| {
+                // Each second's latencies from every terminal, merged as the IO runner merges
+                // its intervals; a second with nothing completed has none.
+                let q = |p: f64| {
+                    d.second_hists
+                        .get(i)
+                        .filter(|h| !h.is_empty())
+                        .map_or(0, |h| h.value_at_quantile(p))
+                };
+                crate::model::Sample {
+                    t_s: (i + 1) as f64,
+                    iops: c.iter().sum::<u64>() as f64,
+                    bw_bytes: 0.0,
+                    lat_p50_ns: q(0.5),
+                    lat_p99_ns: q(0.99),
+                }
             })
             .collect();
         // The timeline shows the ramp too; the result's own series is the window's seconds,

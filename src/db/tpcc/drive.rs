@@ -71,6 +71,10 @@ pub struct Driven {
     pub retries: u64,
     /// Per second from the start: completions per kind.
     pub seconds: Vec<[u64; 5]>,
+    /// Per second from the start: the latencies of the transactions that completed in it,
+    /// every kind and every terminal merged (the ramp's seconds too, as the timeline shows
+    /// them).
+    pub second_hists: Vec<Hist>,
     pub ramp_s: f64,
     pub settled: bool,
     pub begin: Edge,
@@ -143,7 +147,7 @@ pub fn drive(ep: &Endpoint, shape: Shape, probe: Probe) -> Result<Driven> {
     let mut settled = false;
     let mut begin = Edge::default();
     let mut end = Edge::default();
-    let outs: Vec<(Vec<Hist>, [u64; 5])> = std::thread::scope(|scope| -> Result<_> {
+    let outs: Vec<Terminal> = std::thread::scope(|scope| -> Result<_> {
         let handles: Vec<_> = conns
             .into_iter()
             .enumerate()
@@ -155,7 +159,14 @@ pub fn drive(ep: &Endpoint, shape: Shape, probe: Probe) -> Result<Driven> {
                 };
                 let shared = &shared;
                 scope.spawn(move || {
-                    terminal(conn, home, shape.keying, 7919 * (i as u64 + 1), shared)
+                    terminal(
+                        conn,
+                        home,
+                        shape.keying,
+                        7919 * (i as u64 + 1),
+                        shared,
+                        start,
+                    )
                 })
             })
             .collect();
@@ -208,7 +219,7 @@ pub fn drive(ep: &Endpoint, shape: Shape, probe: Probe) -> Result<Driven> {
         shared.phase.store(STOP, Ordering::SeqCst);
         let outs = handles
             .into_iter()
-            .map(|h| h.join().unwrap_or_else(|_| (Vec::new(), [0; 5])))
+            .map(|h| h.join().unwrap_or_default())
             .collect();
         conduct?;
         Ok(outs)
@@ -218,12 +229,19 @@ pub fn drive(ep: &Endpoint, shape: Shape, probe: Probe) -> Result<Driven> {
     }
     let mut hists: Vec<Hist> = KINDS.iter().map(|_| measure::run_hist()).collect();
     let mut counts = [0u64; 5];
-    for (hs, cs) in &outs {
-        for (k, h) in hs.iter().enumerate() {
+    let mut second_hists: Vec<Hist> = Vec::new();
+    for t in &outs {
+        for (k, h) in t.hists.iter().enumerate() {
             // Merged bucket by bucket: percentiles of all terminals together, not an average
             // of each terminal's.
             let _ = hists[k].add(h);
-            counts[k] += cs[k];
+            counts[k] += t.counts[k];
+        }
+        for (i, h) in t.seconds.iter().enumerate() {
+            if second_hists.len() <= i {
+                second_hists.resize_with(i + 1, measure::interval_hist);
+            }
+            let _ = second_hists[i].add(h);
         }
     }
     Ok(Driven {
@@ -233,11 +251,21 @@ pub fn drive(ep: &Endpoint, shape: Shape, probe: Probe) -> Result<Driven> {
         rollbacks: shared.rollbacks.load(Ordering::Relaxed),
         retries: shared.retries.load(Ordering::Relaxed),
         seconds,
+        second_hists,
         ramp_s,
         settled,
         begin,
         end,
     })
+}
+
+/// What one terminal did: the window's latencies and counts per kind, and every second's
+/// latencies from the start.
+#[derive(Default)]
+struct Terminal {
+    hists: Vec<Hist>,
+    counts: [u64; 5],
+    seconds: Vec<Hist>,
 }
 
 /// Whether the completions per second have settled: SNIA's steady-state test over the last
@@ -267,18 +295,22 @@ fn pause(s: f64, shared: &Shared) {
     }
 }
 
-/// One terminal: transactions until the run stops; the window's latencies and counts per kind.
+/// One terminal: transactions until the run stops; the window's latencies and counts per kind,
+/// and each second's latencies counted from `start`, the conductor's clock.
 fn terminal(
     mut c: Conn,
     home: Home,
     keying: bool,
     seed: u64,
     shared: &Shared,
-) -> (Vec<Hist>, [u64; 5]) {
+    start: Instant,
+) -> Terminal {
     let mut g = Gen::new(seed);
     let mut deck = Deck::new();
     let mut hists: Vec<Hist> = KINDS.iter().map(|_| measure::run_hist()).collect();
     let mut counts = [0u64; 5];
+    // One histogram a second, made as each second begins: never one a transaction.
+    let mut seconds: Vec<Hist> = Vec::new();
     while shared.phase.load(Ordering::Relaxed) != STOP {
         let kind = deck.draw(&mut g);
         let (key, think) = kind.keying_think();
@@ -305,9 +337,21 @@ fn terminal(
             }
         };
         let Some(end) = end else {
-            return (hists, counts);
+            return Terminal {
+                hists,
+                counts,
+                seconds,
+            };
         };
-        let ns = began.elapsed().as_nanos() as u64;
+        let done = Instant::now();
+        let ns = done.duration_since(began).as_nanos() as u64;
+        // The second it completed in, as the conductor counts completions: second i holds
+        // (i, i + 1] s after the start.
+        let second = done.duration_since(start).as_secs() as usize;
+        if seconds.len() <= second {
+            seconds.resize_with(second + 1, measure::interval_hist);
+        }
+        let _ = seconds[second].record(ns.max(1));
         shared.done[kind as usize].fetch_add(1, Ordering::Relaxed);
         if shared.phase.load(Ordering::Relaxed) == MEASURE {
             let _ = hists[kind as usize].record(ns.max(1));
@@ -328,5 +372,9 @@ fn terminal(
             pause(t, shared);
         }
     }
-    (hists, counts)
+    Terminal {
+        hists,
+        counts,
+        seconds,
+    }
 }
