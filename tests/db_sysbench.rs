@@ -373,6 +373,12 @@ fn the_text_summary_names_the_server_and_the_table() {
         text.contains("TPS") && text.contains("redo written"),
         "{text}"
     );
+    // InnoDB's default buffer pool holds the 544 KiB of tables whole: said as PostgreSQL's
+    // page cache is.
+    assert!(
+        text.contains("the server's buffer (innodb_buffer_pool_size = 128 MiB) holds all"),
+        "{text}"
+    );
     assert!(left_in(&target).is_empty(), "{:?}", left_in(&target));
 }
 

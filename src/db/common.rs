@@ -178,6 +178,26 @@ pub fn page_cache(
     (format!("page cache: {text}"), f)
 }
 
+/// A `cache` warning when the server's own buffer (`name`: innodb_buffer_pool_size,
+/// shared_buffers) of `buffer` bytes holds all `data` bytes: every page read after the first
+/// comes from the server's memory, whichever server, whatever the page cache does.
+pub fn buffer_finding(name: &str, buffer: u64, data: u64) -> Option<Finding> {
+    (data > 0 && buffer >= data).then(|| {
+        Finding::new(
+            FindingKind::Cache,
+            Severity::Warning,
+            format!(
+                "the server's buffer ({name} = {}) holds all {} of data: its reads come from the server's memory, so the TPS can hide the storage",
+                units::iec(buffer),
+                units::iec(data)
+            ),
+            "Give --buffer-ratio below 1 (e.g. 0.25) so the buffer holds part of the data, or more data.",
+        )
+        .with("buffer_bytes", buffer as f64)
+        .with("data_bytes", data as f64)
+    })
+}
+
 /// The database's own page-cache finding in place of the generic one: the generic check of a
 /// buffered result knows nothing of the cgroup. `db_results` are the first results, the
 /// database's; `own` is `None` when the server does not read through the page cache.
@@ -267,6 +287,10 @@ pub struct Ending<'a> {
     pub failure: Option<anyhow::Error>,
     /// How the page cache was kept out, when the server reads through it.
     pub cache: Option<Finding>,
+    /// Per database result: the server's buffer in bytes, as it reported it, and the
+    /// setting's name ([`buffer_finding`]).
+    pub buffers: Vec<Option<u64>>,
+    pub buffer_name: &'static str,
     pub cells: Cells,
     pub target: &'a Path,
     pub output: &'a crate::plan::Output,
@@ -322,6 +346,13 @@ impl Ending<'_> {
         self.hooks.measured(&mut doc);
         crate::analysis::annotate(&mut doc, None);
         replace_cache_finding(&mut doc, db_results, self.cache.as_ref());
+        for (i, b) in self.buffers.iter().enumerate().take(db_results) {
+            let held = b.and_then(|b| buffer_finding(self.buffer_name, b, self.data_bytes));
+            if let Some(f) = held.map(|f| f.for_result(i)) {
+                doc.results[i].findings.push(f.clone());
+                doc.findings.push(f);
+            }
+        }
         super::Outcome::conclude(rec, doc, failure)
     }
 }
@@ -776,6 +807,21 @@ mod tests {
             ..Default::default()
         }];
         r
+    }
+
+    #[test]
+    fn a_buffer_holding_all_the_data_is_said_and_one_byte_short_is_not() {
+        let f = buffer_finding("innodb_buffer_pool_size", 128 << 20, 99_196_928).unwrap();
+        assert_eq!(f.severity, Severity::Warning);
+        assert!(
+            f.summary
+                .contains("innodb_buffer_pool_size = 128 MiB) holds all 94.6 MiB of data"),
+            "{}",
+            f.summary
+        );
+        assert!(buffer_finding("shared_buffers", 1 << 30, 1 << 30).is_some());
+        assert!(buffer_finding("shared_buffers", (1 << 30) - 1, 1 << 30).is_none());
+        assert!(buffer_finding("shared_buffers", 1 << 30, 0).is_none());
     }
 
     #[test]

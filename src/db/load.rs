@@ -261,6 +261,7 @@ pub fn run(
     let mut rec = Recorder::start(store, &header)?;
     crate::interrupt::measuring();
     let mut results = Vec::new();
+    let mut buffers = Vec::new();
     let mut failure = common::sweep(&p.ratios, &mut rec, &mut results, |i, n, ratio| {
         let mut set = p.settings.clone();
         if let Some(r) = ratio {
@@ -320,6 +321,9 @@ pub fn run(
         };
         let measured = repeated();
         hooks.cell_done(false);
+        if let Ok(Some(_)) = &measured {
+            buffers.push(server.buffer_bytes(&at.settings));
+        }
         measured
     })?;
     if failure.is_none() {
@@ -347,6 +351,8 @@ pub fn run(
         notes,
         failure,
         cache: page_cache.map(|c| c.1),
+        buffers,
+        buffer_name: p.bin.buffer_name(),
         cells,
         target,
         output: &p.output,
