@@ -461,30 +461,49 @@ fn walk_for_pg_wal(dir: &Path) -> Option<PathBuf> {
 }
 
 /// Issue 34, item 9: a database run on a file system that fills said `pgbench failed: ` with no
-/// reason. The full disk is named as such, in one line, and nothing is left behind.
+/// reason. A database that cannot fit is refused before any server is made (exit 2, one line
+/// with the room and the need); one whose data fits but whose load's WAL fills the rest is
+/// named as a full disk, in one line; nothing is left behind either way.
 #[test]
-fn a_full_file_system_is_named_as_such() {
+fn a_full_file_system_is_refused_up_front_or_named_as_such() {
     let Some((_dir, _)) = rig() else { return };
     let fs = Fs::ext4(96 << 20, "");
     let target = fs.path().join("data");
     std::fs::create_dir(&target).unwrap();
-    let out = iogauge(
-        fs.path(),
-        &[
-            "db",
-            "pgbench",
-            target.to_str().unwrap(),
-            "--scale",
-            "20",
-            "--clients",
-            "2",
-            "--time",
-            "2s",
-            "--storage-time",
-            "1s",
-            "--no-store",
-        ],
+    let pgbench = |scale: &str| {
+        iogauge(
+            fs.path(),
+            &[
+                "db",
+                "pgbench",
+                target.to_str().unwrap(),
+                "--scale",
+                scale,
+                "--clients",
+                "2",
+                "--time",
+                "2s",
+                "--storage-time",
+                "1s",
+                "--no-store",
+            ],
+        )
+    };
+    // Scale 20 is about 300 MiB of data: it cannot fit in 96 MiB.
+    let out = pgbench("20");
+    let err = stderr_of(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("free, and the database needs at least") && err.contains("--scale or --data"),
+        "{err}"
     );
+    assert!(
+        std::fs::read_dir(&target).unwrap().next().is_none(),
+        "nothing made"
+    );
+    // Scale 2 (about 32 MiB) fits beside an empty server, and its load's WAL fills the rest.
+    let out = pgbench("2");
     let err = stderr_of(&out);
     assert_eq!(out.status.code(), Some(1), "{err}");
     let last = err.trim_end().lines().last().unwrap_or_default();

@@ -56,6 +56,11 @@ pub fn plan(a: &PgbenchArgs) -> Result<PgbenchPlan> {
         &a.output,
         "pgbench",
     )?;
+    check_room(
+        &server,
+        u64::from(scale) * BYTES_PER_SCALE + EMPTY_DB_BYTES,
+        "--scale or --data",
+    )?;
     Ok(PgbenchPlan {
         server,
         scale,
@@ -121,6 +126,11 @@ pub fn sysbench_plan(a: &SysbenchArgs) -> Result<SysbenchPlan> {
             format!("{DEFAULT_TABLE_SIZE} rows per table"),
         ),
     };
+    check_room(
+        &server,
+        u64::from(a.tables) * table_size * BYTES_PER_ROW,
+        "--tables, --table-size or --data",
+    )?;
     let sysbench = mariadb::look("sysbench", "sysbench")?;
     Ok(SysbenchPlan {
         server,
@@ -176,6 +186,11 @@ pub fn tpcc_plan(a: &TpccArgs) -> Result<tpcc::TpccPlan> {
         &a.output,
         "tpcc",
     )?;
+    check_room(
+        &server,
+        u64::from(warehouses) * tpcc::BYTES_PER_WAREHOUSE,
+        "--warehouses or --data",
+    )?;
     Ok(tpcc::TpccPlan {
         server,
         warehouses,
@@ -184,6 +199,41 @@ pub fn tpcc_plan(a: &TpccArgs) -> Result<tpcc::TpccPlan> {
         max_ramp: a.max_ramp,
         sized_by,
     })
+}
+
+/// Refuses, before any server is made, a load whose data and the server's own files cannot fit
+/// in the target directory's free space (the load would fail at the end of its loading, after
+/// minutes). Only the certain part is counted — the data as loaded and the empty server — so a
+/// run that fits is never refused; its growth over the run is the run's to meet. Built file
+/// systems (`--scratch`) are checked by the sweep as it makes them.
+fn check_room(server: &ServerPlan, data: u64, options: &str) -> Result<()> {
+    let Place::Dir(dir) = &server.place else {
+        return Ok(());
+    };
+    // What a fresh server's own files take before any data: PostgreSQL's catalogs and first
+    // WAL segments, MariaDB's system tablespace, its 96 MiB redo log and system tables —
+    // measured on Debian 12's servers (about 55 and 114 MiB) and rounded down.
+    let base: u64 = match server.bin {
+        Bin::Postgres(_) => 40 << 20,
+        Bin::Mariadb(_) => 100 << 20,
+    };
+    let Some(free) = std::fs::File::open(dir)
+        .ok()
+        .and_then(|f| iogauge_engine::sys::free_bytes(&f).ok())
+    else {
+        return Ok(());
+    };
+    if free >= base + data {
+        return Ok(());
+    }
+    Err(usage(format!(
+        "{} has {} free, and the database needs at least {} ({} of data and {} of the server's own files): give a larger file system or less data ({options})",
+        dir.display(),
+        units::iec(free),
+        units::iec(base + data),
+        units::iec(data),
+        units::iec(base)
+    )))
 }
 
 /// The server as asked: `db sysbench` and `db tpcc` name it and its log's directory, `db
