@@ -311,17 +311,6 @@ fn tpcc_refuses_a_ramp_too_short_to_judge_and_too_little_data() {
     );
 }
 
-/// The kept cluster's own programs.
-fn pg_tool(tool: &str) -> String {
-    let bin = std::fs::read_dir("/usr/lib/postgresql")
-        .unwrap()
-        .flatten()
-        .map(|e| e.path().join("bin"))
-        .find(|b| b.join(tool).exists())
-        .unwrap();
-    bin.join(tool).display().to_string()
-}
-
 #[test]
 fn a_planted_inconsistency_fails_the_check_naming_its_clause() {
     if !is_root() || !have_postgres() {
@@ -350,49 +339,38 @@ fn a_planted_inconsistency_fails_the_check_naming_its_clause() {
     let kept = kept_in(&target);
     let (code, said) = check_kept(fs.dir.path(), &kept);
     assert_eq!(code, Some(0), "before the plant: {said}");
-    // By hand, as a user would: the kept cluster started, one district's next order id moved
-    // on by one without an order, the cluster stopped.
+    // As a user would, with what the run said and left: the kept cluster started by its
+    // start.sh, one district's next order id moved on by one without an order through the
+    // connect command, the cluster stopped by the stop command.
     let data = kept.join("data");
-    let as_pg = |args: &[&str]| {
-        let out = std::process::Command::new("runuser")
-            .args(["-u", "postgres", "--"])
-            .args(args)
+    let noted = String::from_utf8_lossy(&out.stdout).into_owned() + &stderr_of(&out);
+    assert!(
+        noted.contains(&format!("start it with `sh {}/start.sh`", kept.display())),
+        "{noted}"
+    );
+    let script = std::fs::read_to_string(kept.join("start.sh")).unwrap();
+    let line = |head: &str| {
+        script
+            .lines()
+            .find_map(|l| l.strip_prefix(head))
+            .unwrap_or_else(|| panic!("no {head:?} in\n{script}"))
+            .trim()
+            .to_string()
+    };
+    let (connect, stop) = (line("# Connect:"), line("# Stop:"));
+    let shell = |cmd: &str| {
+        let out = std::process::Command::new("sh")
+            .args(["-c", cmd])
             .output()
             .unwrap();
-        assert!(out.status.success(), "{args:?}: {}", stderr_of(&out));
+        assert!(out.status.success(), "{cmd}: {}", stderr_of(&out));
     };
-    let log = fs.dir.path().join("plant.log");
-    std::fs::File::create(&log).unwrap();
-    sh("chown", &["postgres", log.to_str().unwrap()]);
-    as_pg(&[
-        &pg_tool("pg_ctl"),
-        "-D",
-        data.to_str().unwrap(),
-        "-l",
-        log.to_str().unwrap(),
-        "-w",
-        "start",
-    ]);
-    as_pg(&[
-        &pg_tool("psql"),
-        "-h",
-        kept.to_str().unwrap(),
-        "-p",
-        "5432",
-        "-U",
-        "iogauge",
-        "-d",
-        "tpcc",
-        "-c",
-        "UPDATE district SET d_next_o_id = d_next_o_id + 1 WHERE d_w_id = 1 AND d_id = 3",
-    ]);
-    as_pg(&[
-        &pg_tool("pg_ctl"),
-        "-D",
-        data.to_str().unwrap(),
-        "-w",
-        "stop",
-    ]);
+    shell(&format!("sh {}/start.sh", kept.display()));
+    shell(&format!(
+        "{} -c 'UPDATE district SET d_next_o_id = d_next_o_id + 1 WHERE d_w_id = 1 AND d_id = 3'",
+        connect
+    ));
+    shell(&stop);
     let (code, said) = check_kept(fs.dir.path(), &kept);
     assert_eq!(code, Some(1), "{said}");
     assert!(

@@ -15,6 +15,39 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+/// How to use a kept server: shell command lines, paths quoted.
+pub struct Again {
+    /// Made before the start: a socket directory outside the kept one, removed with the run.
+    pub prepare: Vec<String>,
+    pub start: String,
+    /// A server that stays in the foreground is started in the background and waited for
+    /// until this socket exists.
+    pub wait_for: Option<PathBuf>,
+    pub connect: String,
+    pub stop: String,
+}
+
+/// `s` as one shell word.
+pub fn sh_word(s: &str) -> String {
+    match s
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || "/._-=,:+@%".contains(c))
+    {
+        true if !s.is_empty() => s.to_string(),
+        _ => format!("'{}'", s.replace('\'', "'\\''")),
+    }
+}
+
+/// A command line as its account runs it: through runuser when iogauge is root and the server
+/// runs as another user (the servers refuse root).
+pub fn as_account(owner: &super::owner::Owner, words: &[String]) -> String {
+    let line: Vec<String> = words.iter().map(|w| sh_word(w)).collect();
+    match owner.ids {
+        Some(_) => format!("runuser -u {} -- {}", sh_word(&owner.name), line.join(" ")),
+        None => line.join(" "),
+    }
+}
+
 /// One server under sysbench.
 pub trait Backend: Sync {
     /// "MariaDB" or "PostgreSQL".
@@ -30,6 +63,9 @@ pub trait Backend: Sync {
     fn log_dir(&self) -> Option<&Path>;
     fn cgroup(&self) -> Option<PathBuf>;
     fn kept(&self) -> bool;
+    /// For a kept server: the shell commands that start it again as it ran (on its private
+    /// socket, TCP off, as its account), connect to `database`, and stop it.
+    fn again(&self, database: &str, settings: &[(String, String)]) -> Again;
     /// Why the server is not running, when it is not (killed, crashed): said in place of a
     /// client's "connection refused".
     fn down(&self) -> Option<String>;
@@ -115,4 +151,26 @@ pub struct Cells {
     /// The server's page: the size of the random reads.
     pub page: u64,
     pub threads: u32,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_word_with_spaces_or_quotes_stays_one_shell_word() {
+        assert_eq!(
+            sh_word("/srv/db/iogauge-pg-1/data"),
+            "/srv/db/iogauge-pg-1/data"
+        );
+        assert_eq!(sh_word("--socket=/a/b.sock"), "--socket=/a/b.sock");
+        assert_eq!(sh_word("/mnt/my disk"), "'/mnt/my disk'");
+        assert_eq!(sh_word("it's"), "'it'\\''s'");
+        assert_eq!(sh_word(""), "''");
+        let out = std::process::Command::new("sh")
+            .args(["-c", &format!("printf %s {}", sh_word("a 'b' $c"))])
+            .output()
+            .unwrap();
+        assert_eq!(String::from_utf8_lossy(&out.stdout), "a 'b' $c");
+    }
 }

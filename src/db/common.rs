@@ -178,6 +178,40 @@ pub fn page_cache(
     (format!("page cache: {text}"), f)
 }
 
+/// The script a kept server's directory holds to start it again.
+pub const START_SCRIPT: &str = "start.sh";
+
+/// `start.sh` of a kept server: starts it as it ran (its account, its private socket, TCP off,
+/// the run's settings), waits until it answers, and says how to connect and stop it.
+pub fn start_script(server: &str, a: &super::backend::Again) -> String {
+    let mut s = format!(
+        "#!/bin/sh\n# The {server} server iogauge kept (--keep), started again as it ran: on its own socket, TCP off.\n# Connect: {}\n# Stop:    {}\nset -e\n",
+        a.connect, a.stop
+    );
+    for line in &a.prepare {
+        s.push_str(line);
+        s.push('\n');
+    }
+    match &a.wait_for {
+        None => {
+            s.push_str(&a.start);
+            s.push('\n');
+        }
+        Some(sock) => {
+            let sock = super::backend::sh_word(&sock.display().to_string());
+            s.push_str(&format!(
+                "{} >/dev/null 2>&1 &\ni=0\nuntil [ -S {sock} ]; do\n  i=$((i + 1)); [ $i -le 120 ] || {{ echo \"{server} did not start: see its log\" >&2; exit 1; }}\n  sleep 1\ndone\n",
+                a.start
+            ));
+        }
+    }
+    s.push_str(&format!(
+        "echo \"{server} is up. Connect: {}\"\n",
+        a.connect.replace('"', "\\\"")
+    ));
+    s
+}
+
 /// A `cache` warning when the server's own buffer (`name`: innodb_buffer_pool_size,
 /// shared_buffers) of `buffer` bytes holds all `data` bytes: every page read after the first
 /// comes from the server's memory, whichever server, whatever the page cache does.
@@ -389,15 +423,18 @@ impl crate::exec::Hooks for CellsOnly<'_> {
 
 /// The notes of a server that has gone: kept (--keep) and its memory cgroup.
 pub fn server_notes(
-    kept: Option<&Path>,
+    kept: Option<(&Path, &super::backend::Again)>,
     cgroup: Option<&Path>,
     memory_limit: Option<u64>,
 ) -> Vec<String> {
     let mut notes = Vec::new();
-    if let Some(k) = kept {
+    if let Some((k, a)) = kept {
         notes.push(format!(
-            "the server's directory was kept (--keep) in {}",
-            k.display()
+            "the server's directory was kept (--keep) in {}: start it with `sh {}`, connect with `{}`, stop it with `{}` (on its own socket, TCP off; the commands are in {START_SCRIPT} too)",
+            k.display(),
+            super::backend::sh_word(&k.join(START_SCRIPT).display().to_string()),
+            a.connect,
+            a.stop
         ));
     }
     if let (Some(dir), Some(limit)) = (cgroup, memory_limit) {

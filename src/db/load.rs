@@ -330,13 +330,26 @@ pub fn run(
         failure = results.iter().find_map(|r| load.failed(r));
     }
     let kept = server.kept().then(|| server.work().to_path_buf());
+    // A kept server comes with the commands that use it, said and written beside it.
+    let again = match server.kept() {
+        true => {
+            let a = server.again(load.database(), &p.settings);
+            let script = common::start_script(server.name(), &a);
+            server
+                .work_dir()?
+                .replace(common::START_SCRIPT, None)
+                .and_then(|mut f| Ok(std::io::Write::write_all(&mut f, script.as_bytes())?))?;
+            Some(a)
+        }
+        false => None,
+    };
     let cgroup = server.cgroup();
     let cells = p.bin.cells(load.threads());
     let name = server.name();
     drop(server); // stopped and removed before the storage cells need the space
     let mut notes = tags.notes;
     notes.extend(common::server_notes(
-        kept.as_deref(),
+        kept.as_deref().zip(again.as_ref()),
         cgroup.as_deref(),
         p.memory_limit,
     ));

@@ -96,6 +96,37 @@ impl Backend for Mariadb {
     fn name(&self) -> &'static str {
         "MariaDB"
     }
+    fn again(&self, database: &str, settings: &[(String, String)]) -> super::Again {
+        let s = &self.0;
+        let mut start = s.start_words();
+        start.extend(settings.iter().map(|(k, v)| format!("--{k}={v}")));
+        let sock = format!("--socket={}", s.socket.display());
+        let words = |w: &[&str]| {
+            w.iter()
+                .map(|x| super::sh_word(x))
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        super::Again {
+            prepare: Vec::new(),
+            start: super::as_account(&s.owner, &start),
+            wait_for: Some(s.socket.clone()),
+            connect: words(&[
+                &s.bin.client.display().to_string(),
+                &sock,
+                "-u",
+                database,
+                database,
+            ]),
+            stop: words(&[
+                &s.bin.admin.display().to_string(),
+                &sock,
+                "-u",
+                "root",
+                "shutdown",
+            ]),
+        }
+    }
     fn work(&self) -> &Path {
         &self.0.work
     }

@@ -3,7 +3,7 @@
 
 use super::super::cluster::{self, Cluster, Dir, PgBin};
 use super::super::server;
-use super::{Backend, Cells, Endpoint};
+use super::{as_account, sh_word, Again, Backend, Cells, Endpoint};
 use crate::model::{FlushDoc, TimelineDoc};
 use crate::workload::SyncKind;
 use anyhow::{anyhow, Result};
@@ -56,6 +56,61 @@ impl Postgres {
 impl Backend for Postgres {
     fn name(&self) -> &'static str {
         "PostgreSQL"
+    }
+    fn again(&self, database: &str, _settings: &[(String, String)]) -> Again {
+        // The run's own settings, socket and port stay in the data directory's iogauge.conf.
+        let cl = &self.cl;
+        let tool = |t: &str| cl.bin.dir.join(t).display().to_string();
+        let path = |p: &Path| p.display().to_string();
+        let sock = path(&cl.socket_dir);
+        Again {
+            // A socket directory outside the kept one (a path too long for a socket) went
+            // with the run: made again, the server's.
+            prepare: match cl.socket_dir.starts_with(&cl.work) {
+                true => Vec::new(),
+                false => vec![
+                    format!("mkdir -p {}", sh_word(&sock)),
+                    format!("chown {} {}", sh_word(&cl.owner.name), sh_word(&sock)),
+                ],
+            },
+            start: as_account(
+                &cl.owner,
+                &[
+                    tool("pg_ctl"),
+                    "start".into(),
+                    "-w".into(),
+                    "-D".into(),
+                    path(&cl.data),
+                    "-l".into(),
+                    path(&cl.log),
+                ],
+            ),
+            wait_for: None,
+            connect: [
+                tool("psql"),
+                "-h".into(),
+                sock,
+                "-p".into(),
+                cluster::PORT.to_string(),
+                "-U".into(),
+                cluster::ROLE.into(),
+                database.into(),
+            ]
+            .iter()
+            .map(|w| sh_word(w))
+            .collect::<Vec<_>>()
+            .join(" "),
+            stop: as_account(
+                &cl.owner,
+                &[
+                    tool("pg_ctl"),
+                    "stop".into(),
+                    "-w".into(),
+                    "-D".into(),
+                    path(&cl.data),
+                ],
+            ),
+        }
     }
     fn work(&self) -> &Path {
         &self.cl.work
