@@ -672,3 +672,59 @@ fn a_database_on_scratch_devices_is_checked_before_anything_is_built() {
     }
     assert!(!dir.path().join("x.json").exists());
 }
+
+/// Issue 59, item 3: a server the kernel's OOM killer stopped is named by that cause, not by
+/// its client's "connection closed". Ground truth from the kernel: PostgreSQL's 128 MiB of
+/// shared buffers in a 64 MiB memory cgroup, touched by pgbench's load, get a backend killed
+/// (the cgroup's `oom_kill` count). The near miss: 256 MiB holds the server, and nothing of the
+/// OOM killer is said.
+#[test]
+fn a_server_the_oom_killer_stopped_is_named_by_its_cause() {
+    let Some((dir, target)) = rig() else { return };
+    if !Path::new("/sys/fs/cgroup/memory").is_dir()
+        && !Path::new("/sys/fs/cgroup/cgroup.controllers").is_file()
+    {
+        skip("needs a memory cgroup");
+        return;
+    }
+    let run = |scale: &str, limit: &str| {
+        iogauge(
+            dir.path(),
+            &[
+                "db",
+                "pgbench",
+                target.to_str().unwrap(),
+                "--scale",
+                scale,
+                "--clients",
+                "2",
+                "--time",
+                "1s",
+                "--memory-limit",
+                limit,
+                "--no-storage",
+                "--no-store",
+            ],
+        )
+    };
+    let out = run("5", "64MiB");
+    let err = stderr_of(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    let last = err.trim_end().lines().last().unwrap_or_default();
+    assert!(
+        last.starts_with("iogauge: error: the kernel's OOM killer killed ")
+            && last.contains("PostgreSQL server in its memory cgroup (--memory-limit 64 MiB")
+            && last.contains("give a larger --memory-limit"),
+        "{err}"
+    );
+    assert_eq!(servers_in(&target), "");
+    assert!(
+        clusters_in(&target).is_empty(),
+        "{:?}",
+        clusters_in(&target)
+    );
+    let out = run("1", "256MiB");
+    let err = stderr_of(&out);
+    assert!(out.status.success(), "{err}");
+    assert!(!err.contains("OOM"), "{err}");
+}

@@ -76,6 +76,54 @@ impl Cgroup {
     }
 }
 
+/// What the kernel's OOM killer did in the memory cgroup `dir`: how many processes it killed
+/// (v1 `memory.oom_control`, v2 `memory.events`: `oom_kill N`), the limit and the peak use
+/// (v1 `memory.max_usage_in_bytes`, v2 `memory.peak`). `None` when it killed nothing.
+pub fn oom_kills(dir: &Path) -> Option<OomKills> {
+    let field = |file: &str, key: &str| -> Option<u64> {
+        std::fs::read_to_string(dir.join(file))
+            .ok()?
+            .lines()
+            .find_map(|l| l.strip_prefix(key)?.trim().parse().ok())
+    };
+    let number = |file: &str| -> Option<u64> {
+        std::fs::read_to_string(dir.join(file))
+            .ok()?
+            .trim()
+            .parse()
+            .ok()
+    };
+    let killed =
+        field("memory.oom_control", "oom_kill ").or_else(|| field("memory.events", "oom_kill "))?;
+    (killed > 0).then(|| OomKills {
+        killed,
+        limit: number("memory.limit_in_bytes").or_else(|| number("memory.max")),
+        peak: number("memory.max_usage_in_bytes").or_else(|| number("memory.peak")),
+    })
+}
+
+/// The OOM killer's work in a server's cgroup ([`oom_kills`]).
+#[derive(Debug, PartialEq)]
+pub struct OomKills {
+    pub killed: u64,
+    pub limit: Option<u64>,
+    pub peak: Option<u64>,
+}
+
+impl OomKills {
+    /// The cause in words, with what to do.
+    pub fn said(&self, server: &str) -> String {
+        let bytes = |b: Option<u64>| b.map_or("?".into(), crate::units::iec);
+        format!(
+            "the kernel's OOM killer killed {} process{} of the {server} server in its memory cgroup (--memory-limit {}, peak use {}): give a larger --memory-limit, or a smaller buffer (--buffer-ratio)",
+            self.killed,
+            if self.killed == 1 { "" } else { "es" },
+            bytes(self.limit),
+            bytes(self.peak)
+        )
+    }
+}
+
 /// `iogauge clean`'s removal of a dead run's cgroup, said in `done`; whether it went.
 pub fn undo(cg: &Path, done: &mut Vec<String>) -> bool {
     // Only a cgroup as iogauge names its own, in the cgroup file system: a ledger naming
@@ -105,5 +153,52 @@ pub fn undo(cg: &Path, done: &mut Vec<String>) -> bool {
             done.push(format!("cgroup {} could not be removed: {e}", cg.display()));
             false
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_oom_killers_count_is_read_from_either_cgroup_version() {
+        let v1 = tempfile::tempdir().unwrap();
+        let w = |d: &Path, f: &str, s: &str| std::fs::write(d.join(f), s).unwrap();
+        w(
+            v1.path(),
+            "memory.oom_control",
+            "oom_kill_disable 0\nunder_oom 0\noom_kill 0\n",
+        );
+        w(v1.path(), "memory.limit_in_bytes", "67108864\n");
+        w(v1.path(), "memory.max_usage_in_bytes", "67104768\n");
+        // Nothing killed: nothing to say.
+        assert_eq!(oom_kills(v1.path()), None);
+        w(
+            v1.path(),
+            "memory.oom_control",
+            "oom_kill_disable 0\nunder_oom 0\noom_kill 2\n",
+        );
+        let o = oom_kills(v1.path()).unwrap();
+        assert_eq!(
+            (o.killed, o.limit, o.peak),
+            (2, Some(64 << 20), Some(67_104_768))
+        );
+        assert!(o
+            .said("MariaDB")
+            .contains("killed 2 processes of the MariaDB server"));
+        let v2 = tempfile::tempdir().unwrap();
+        w(
+            v2.path(),
+            "memory.events",
+            "low 0\nhigh 0\nmax 12\noom 1\noom_kill 1\n",
+        );
+        w(v2.path(), "memory.max", "max\n");
+        let o = oom_kills(v2.path()).unwrap();
+        assert_eq!((o.killed, o.limit, o.peak), (1, None, None));
+        assert!(
+            o.said("PostgreSQL").contains("killed 1 process of"),
+            "{}",
+            o.said("x")
+        );
     }
 }

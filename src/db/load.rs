@@ -175,6 +175,16 @@ pub struct At<'a> {
     pub page_cache: Option<String>,
 }
 
+/// `e` (a client's "connection closed", a load's failure) with its cause in front when the
+/// kernel's OOM killer killed part of the server in its memory cgroup: the cause, not the
+/// symptom, is what the user acts on.
+fn by_cause(server: &dyn Backend, e: anyhow::Error) -> anyhow::Error {
+    match server.cgroup().and_then(|d| super::cgroup::oom_kills(&d)) {
+        Some(o) => anyhow::anyhow!("{} (what failed: {e:#})", o.said(server.name())),
+        None => e,
+    }
+}
+
 /// The server of the plan in `target`, created (its directories, cgroup and initdb or
 /// install-db), not started.
 fn create(p: &ServerPlan, target: &Path) -> Result<Box<dyn Backend>> {
@@ -229,9 +239,15 @@ pub fn run(
     let version = server.version()?;
     say!("loading: {}", load.loading());
     let loading = Instant::now();
-    let tables = load.prepare(server.as_ref())?;
-    server.settle(load.database(), &tables)?;
-    let data_bytes = load.data_bytes(server.as_ref())?;
+    let tables = load
+        .prepare(server.as_ref())
+        .map_err(|e| by_cause(server.as_ref(), e))?;
+    server
+        .settle(load.database(), &tables)
+        .map_err(|e| by_cause(server.as_ref(), e))?;
+    let data_bytes = load
+        .data_bytes(server.as_ref())
+        .map_err(|e| by_cause(server.as_ref(), e))?;
     say!(
         "loaded {} in {}",
         units::iec(data_bytes),
@@ -326,6 +342,7 @@ pub fn run(
         }
         measured
     })?;
+    failure = failure.map(|e| by_cause(server.as_ref(), e));
     if failure.is_none() {
         failure = results.iter().find_map(|r| load.failed(r));
     }
