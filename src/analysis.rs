@@ -143,6 +143,7 @@ pub fn result_findings(
                     .any(|&(a, b)| s < b + 1.0 && s + d > a - 1.0)
         });
     }
+    found.extend(client_finding(r, th));
     if r.is_db() {
         // A pgbench result counts transactions: its rates are TPS, not IOPS.
         for f in found.iter_mut().filter(|f| {
@@ -165,6 +166,33 @@ pub fn result_findings(
         .into_iter()
         .map(|f| named(f, r.name.as_deref()))
         .collect()
+}
+
+/// A TPC-C-derived run whose driver (iogauge's own terminals, on this machine) used more than
+/// `client_cpu_share` of the machine's CPU over the window: the server did not have the machine
+/// to itself, so the NOPM measures the client too.
+fn client_finding(r: &ResultDoc, th: &Thresholds) -> Option<Finding> {
+    let t = r.tpcc.as_deref()?;
+    let machine = t.window_s * f64::from(t.cpus.max(1));
+    let share = |cpu_s: f64| cpu_s / machine.max(1e-9);
+    let driver = share(t.driver_cpu_s);
+    (t.window_s > 0.0 && driver > th.client_cpu_share).then(|| {
+        Finding::new(
+            iogauge_analyze::Kind::Client,
+            iogauge_analyze::Severity::Warning,
+            format!(
+                "the TPC-C driver (iogauge's terminals) used {} of this machine's {} CPUs over the window ({:.0} µs a transaction), against the server's {}: the server did not have the machine to itself, so the NOPM measures the client too",
+                format!("{:.0}%", driver * 100.0),
+                t.cpus,
+                t.driver_cpu_us_per_txn,
+                format!("{:.0}%", share(t.server_cpu_s) * 100.0)
+            ),
+            "Read the NOPM as the driver's and the server's together, or give the server the machine: fewer terminals, or --keying-times (terminals that think between transactions take little CPU).",
+        )
+        .with("driver_cpu_share", driver)
+        .with("server_cpu_share", share(t.server_cpu_s))
+        .with("cpus", f64::from(t.cpus))
+    })
 }
 
 /// A database run's timeline judged for TPS dips that a checkpoint (or InnoDB's flushing) on a

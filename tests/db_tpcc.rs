@@ -157,6 +157,20 @@ fn judge(r: &Value) {
     }
     assert!(f(&t["db_bytes_start"]) >= f(&t["data_bytes"]) * 0.5, "{t}");
     assert!(f(&t["driver_cpu_us_per_txn"]) > 0.0, "{t}");
+    // The driver's share of the machine, measured from its own /proc/self/stat: the `client`
+    // warning is there exactly when it passed a fifth.
+    let driver = f(&t["driver_cpu_s"]) / (window * f(&t["cpus"]));
+    let client = r["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|x| x["kind"] == "client");
+    assert_eq!(
+        client,
+        driver > 0.2,
+        "driver share {driver:.3}: {}",
+        r["findings"]
+    );
     let tl = &r["timeline"];
     assert!(!tl["devices"].as_array().unwrap().is_empty(), "{tl}");
     assert!(

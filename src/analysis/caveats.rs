@@ -87,6 +87,7 @@ impl Caveat {
             Kind::Cache | Kind::Absorbed => Some(Caveat::Memory),
             Kind::OtherIo => Some(Caveat::OtherIo),
             Kind::Stall | Kind::Regime if cpu => Some(Caveat::Cpu),
+            Kind::Client => Some(Caveat::Cpu),
             Kind::Regime => Some(Caveat::Regime),
             Kind::Limit => Some(Caveat::Limit),
             _ => None,

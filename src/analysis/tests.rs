@@ -639,3 +639,37 @@ fn a_change_on_a_device_in_memory_is_the_cpus_unless_a_cgroup_limits_it() {
         assert!(!f["summary"].as_str().unwrap().contains("memory"), "{f:#}");
     }
 }
+
+/// A TPC-C-derived result whose driver used `driver_s` CPU-seconds of a 2-CPU machine over a
+/// 10 s window: the `client` warning above a fifth of the machine (4 s), not at 3.9 s.
+#[test]
+fn a_driver_taking_a_fifth_of_the_machine_is_named_and_just_under_it_is_not() {
+    let client = |driver_s: f64| {
+        let mut r = result(Rw::Randrw, 8192, 4, 1, 500.0);
+        r.workload.engine = "tpcc".into();
+        r.tpcc = Some(Box::new(crate::model::TpccDoc {
+            window_s: 10.0,
+            cpus: 2,
+            driver_cpu_s: driver_s,
+            server_cpu_s: 12.0,
+            driver_cpu_us_per_txn: driver_s * 1e6 / 5_000.0,
+            ..Default::default()
+        }));
+        let th = iogauge_analyze::Thresholds::default();
+        super::result_findings(&r, &system(8 << 30), None, &th)
+            .into_iter()
+            .filter(|f| f.kind == iogauge_analyze::Kind::Client)
+            .collect::<Vec<_>>()
+    };
+    let found = client(5.0);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(
+        found[0]
+            .summary
+            .contains("used 25% of this machine's 2 CPUs")
+            && found[0].summary.contains("against the server's 60%"),
+        "{}",
+        found[0].summary
+    );
+    assert!(client(3.9).is_empty());
+}

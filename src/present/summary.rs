@@ -126,14 +126,29 @@ pub fn result(r: &ResultDoc) -> String {
     if let Some(t) = r.tpcc.as_deref() {
         tpcc_rows(&mut s, t);
     }
+    // Whose CPU: iogauge's own for IO; for a database load, the server's (its processes,
+    // from /proc), with TPC-C's driver — iogauge's terminals — apart.
     row(
         &mut s,
-        "CPU",
+        match r.is_db() {
+            true => "server CPU",
+            false => "CPU",
+        },
         format!(
             "user {:.2} s · sys {:.2} s · {:.2} µs per {one}",
             r.cpu.user_s, r.cpu.sys_s, r.cpu.per_io_us
         ),
     );
+    if let Some(t) = r.tpcc.as_deref() {
+        row(
+            &mut s,
+            "driver CPU",
+            format!(
+                "{:.2} s over the window · {:.0} µs per transaction (iogauge's terminals)",
+                t.driver_cpu_s, t.driver_cpu_us_per_txn
+            ),
+        );
+    }
     row(&mut s, "engine", engine_line(&r.engine));
     for d in &r.devices {
         row(&mut s, "device", device_line(d));

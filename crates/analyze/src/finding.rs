@@ -79,6 +79,9 @@ kinds! {
     Rebuild => "rebuild",
     /// A device of the stack ran at a cgroup's IO limit: the result measured the limit.
     Limit => "limit",
+    /// The benchmark's own client took so much of the machine's CPU that the rate measures the
+    /// client beside the server.
+    Client => "client",
 }
 
 impl fmt::Display for Kind {

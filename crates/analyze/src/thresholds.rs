@@ -50,6 +50,9 @@ pub struct Thresholds {
     /// An array stops scaling where one more member adds less than this share of one member's
     /// worth (the fewest members' rate over their count).
     pub scaling_share: f64,
+    /// A benchmark client on the machine under test that used more than this share of its
+    /// CPUs measured itself beside the server (`client`).
+    pub client_cpu_share: f64,
 }
 
 impl Default for Thresholds {
@@ -74,6 +77,7 @@ impl Default for Thresholds {
             checkpoint_queue: 4.0,
             short_s: 1.0,
             scaling_share: 0.25,
+            client_cpu_share: 0.2,
         }
     }
 }
@@ -85,7 +89,7 @@ impl Thresholds {
     /// Every threshold with its value and meaning, in the order the checks run: the one list
     /// behind `iogauge report --list-thresholds` and the names a thresholds file may use
     /// (a test keeps it equal to the fields).
-    pub fn entries(&self) -> [Entry; 19] {
+    pub fn entries(&self) -> [Entry; 20] {
         [
             ("stall_frac", self.stall_frac, "a bin is stalled when its rate is below this fraction of the run's median rate (or zero)"),
             ("stall_min_s", self.stall_min_s, "shortest stall reported, in seconds"),
@@ -106,6 +110,7 @@ impl Thresholds {
             ("checkpoint_queue", self.checkpoint_queue, "a device with at least this many requests queued on average during a dip was saturated"),
             ("short_s", self.short_s, "a result of a fixed amount of data measured over less than this many seconds is said to be short"),
             ("scaling_share", self.scaling_share, "an array stops scaling where one more member adds less than this share of one member's worth, at the edges of the 95% confidence intervals"),
+            ("client_cpu_share", self.client_cpu_share, "a benchmark client on the machine under test that used more than this share of its CPUs measured itself beside the server"),
         ]
     }
 
@@ -144,8 +149,14 @@ impl Thresholds {
     pub fn validate(&self) -> Result<(), ThresholdError> {
         const FRACTION: &str = "a number between 0 and 1";
         const POSITIVE: &str = "a finite number above 0";
-        let checks: [Check; 18] = [
+        let checks: [Check; 19] = [
             ("regime_frac", self.regime_frac, FRACTION, unit_interval),
+            (
+                "client_cpu_share",
+                self.client_cpu_share,
+                FRACTION,
+                unit_interval,
+            ),
             ("scaling_share", self.scaling_share, FRACTION, unit_interval),
             ("short_s", self.short_s, POSITIVE, positive),
             ("stall_frac", self.stall_frac, FRACTION, unit_interval),
