@@ -181,11 +181,11 @@ fn client_finding(r: &ResultDoc, th: &Thresholds) -> Option<Finding> {
             iogauge_analyze::Kind::Client,
             iogauge_analyze::Severity::Warning,
             format!(
-                "the TPC-C driver (iogauge's terminals) used {} of this machine's {} CPUs over the window ({:.0} µs a transaction), against the server's {}: the server did not have the machine to itself, so the NOPM measures the client too",
-                format!("{:.0}%", driver * 100.0),
+                "the TPC-C driver (iogauge's terminals) used {:.0}% of this machine's {} CPUs over the window ({:.0} µs a transaction), against the server's {:.0}%: the server did not have the machine to itself, so the NOPM measures the client too",
+                driver * 100.0,
                 t.cpus,
                 t.driver_cpu_us_per_txn,
-                format!("{:.0}%", share(t.server_cpu_s) * 100.0)
+                share(t.server_cpu_s) * 100.0
             ),
             "Read the NOPM as the driver's and the server's together, or give the server the machine: fewer terminals, or --keying-times (terminals that think between transactions take little CPU).",
         )
