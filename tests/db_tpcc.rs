@@ -444,3 +444,53 @@ fn clean_after_a_killed_tpcc_run_stops_its_server_and_removes_it() {
     assert_eq!(mariadbd(), 0, "{said}");
     assert_eq!(std::fs::read_dir(&target).unwrap().count(), 0, "{said}");
 }
+
+/// Issue 59, item 2: a Ctrl-C at each phase of a MariaDB TPC-C-derived run. Just after the
+/// load (the server restarting for its measurement) it is the user's stop — "interrupted",
+/// exit 130 — never "the server did not answer". In the window, what ran of it is kept and
+/// stored as what it is: marked interrupted, named with the part of the window that ran. No
+/// server and nothing of it is left either way.
+#[test]
+fn a_ctrl_c_after_the_load_or_in_the_window_stops_as_asked_and_keeps_what_ran() {
+    if !is_root() || !have_mariadb() {
+        skip("needs root (a loop device) and MariaDB (apt-get install mariadb-server)");
+        return;
+    }
+    let (fs, target) = ext4_target();
+    let args = [
+        "db",
+        "tpcc",
+        target.to_str().unwrap(),
+        "--time",
+        "5m",
+        "--no-storage",
+    ];
+    for (phase, after) in [("load", "loaded "), ("window", "the window of 5 min")] {
+        let mut running = Spawned::iogauge(fs.dir.path(), &args);
+        running.wait_for(after, WATCHDOG);
+        running.signal("INT");
+        let out = running.finish(WATCHDOG);
+        let err = stderr_of(&out);
+        assert_eq!(out.status.code(), Some(130), "{phase}: {err}");
+        assert!(!err.contains("did not answer"), "{phase}: {err}");
+        assert_eq!(
+            std::fs::read_dir(&target).unwrap().count(),
+            0,
+            "{phase}: {err}"
+        );
+        if phase == "window" {
+            let doc = json_of(&iogauge(fs.dir.path(), &["show", "last", "--json"]));
+            let r = &doc["results"][0];
+            assert_eq!(r["interrupted"], true, "{r}");
+            assert!(
+                r["name"]
+                    .as_str()
+                    .unwrap()
+                    .contains(" of the 5 min 00 s window (interrupted)"),
+                "{}",
+                r["name"]
+            );
+            assert!(f(&r["tpcc"]["window_s"]) < 300.0, "{}", r["tpcc"]);
+        }
+    }
+}

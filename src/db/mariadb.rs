@@ -501,10 +501,15 @@ impl Server {
             if self.ping() {
                 break None;
             }
-            if Instant::now() > until || crate::interrupt::requested().is_some() {
+            let interrupted = crate::interrupt::requested();
+            if Instant::now() > until || interrupted.is_some() {
                 let _ = stop_pid(child.id(), Duration::from_secs(10));
                 let _ = child.wait();
                 self.update(|t| t.pid = None);
+                // A Ctrl-C while it started is the user's stop, not the server's silence.
+                if let Some(sig) = interrupted {
+                    return Err(crate::error::Interrupted(sig).into());
+                }
                 return Err(anyhow!(
                     "the MariaDB server did not answer within {}",
                     crate::units::duration(SERVER_WAIT)

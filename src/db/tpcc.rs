@@ -319,6 +319,17 @@ impl Load for TpccPlan {
             mix_read_pct: 8,
         });
         r.tpcc = Some(Box::new(doc));
+        if d.cut_short {
+            // Kept as what it is: the part of the window that ran, said with its length.
+            r.interrupted = true;
+            r.name = r.name.map(|n| {
+                format!(
+                    "{n} · {} of the {} window (interrupted)",
+                    units::duration(Duration::from_secs_f64(window_s)),
+                    units::duration(at.plan.time)
+                )
+            });
+        }
         Ok(Some(r))
     }
     fn threads(&self) -> u32 {

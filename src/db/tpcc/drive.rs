@@ -79,6 +79,8 @@ pub struct Driven {
     pub settled: bool,
     pub begin: Edge,
     pub end: Edge,
+    /// A Ctrl-C ended the window early: `end` was read then, and the window is what ran.
+    pub cut_short: bool,
 }
 
 /// The database's size in bytes and the server's CPU seconds (user, system), read at an edge.
@@ -147,6 +149,7 @@ pub fn drive(ep: &Endpoint, shape: Shape, probe: Probe) -> Result<Driven> {
     let mut settled = false;
     let mut begin = Edge::default();
     let mut end = Edge::default();
+    let mut cut_short = false;
     let outs: Vec<Terminal> = std::thread::scope(|scope| -> Result<_> {
         let handles: Vec<_> = conns
             .into_iter()
@@ -178,6 +181,13 @@ pub fn drive(ep: &Endpoint, shape: Shape, probe: Probe) -> Result<Driven> {
                 // The conductor keeps time; it naps in short steps to see a Ctrl-C or a failure.
                 while Instant::now() < tick {
                     if crate::interrupt::requested().is_some() {
+                        // In the window, what ran of it is kept: its far edge read now, as
+                        // at its planned end. In the ramp, nothing was measured yet.
+                        if shared.phase.load(Ordering::SeqCst) == MEASURE {
+                            shared.phase.store(STOP, Ordering::SeqCst);
+                            end = edge(&mut own, &commits, probe)?;
+                            cut_short = true;
+                        }
                         return Ok(());
                     }
                     if shared.failed.lock().map_or(true, |f| f.is_some()) {
@@ -202,6 +212,15 @@ pub fn drive(ep: &Endpoint, shape: Shape, probe: Probe) -> Result<Driven> {
                             shared.phase.store(MEASURE, Ordering::SeqCst);
                             begin = edge(&mut own, &commits, probe)?;
                             ramp_s = seconds.len() as f64;
+                            say!(
+                                "the window of {} begins after a ramp of {} ({})",
+                                crate::units::duration(shape.time),
+                                crate::units::duration(Duration::from_secs_f64(ramp_s)),
+                                match settled {
+                                    true => "the rate settled",
+                                    false => "the ramp's limit; the rate had not settled",
+                                }
+                            );
                         }
                     }
                     _ => {
@@ -256,6 +275,7 @@ pub fn drive(ep: &Endpoint, shape: Shape, probe: Probe) -> Result<Driven> {
         settled,
         begin,
         end,
+        cut_short,
     })
 }
 
