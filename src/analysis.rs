@@ -9,7 +9,6 @@
 //! block size × threads tables, `outlier` from the statistics over repeats. [`annotate`] does both
 //! and puts each finding where it belongs: all in the run's list, and those about one result also
 //! in that result's list.
-pub mod caveats;
 mod devices;
 pub use devices::{misaligned, scaling_evidence};
 mod integrity;

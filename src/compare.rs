@@ -54,8 +54,8 @@ pub(crate) struct RunInfo {
 /// One baseline result and its counterparts.
 pub(crate) struct Group {
     pub(crate) workload: String,
-    /// Per run: what takes its result's number's meaning away (`analysis::caveats`).
-    pub(crate) caveats: Vec<Vec<crate::analysis::caveats::Caveat>>,
+    /// Per run: what takes its result's number's meaning away (`model::caveats`).
+    pub(crate) caveats: Vec<Vec<crate::model::caveats::Caveat>>,
     /// Per candidate run (index into `runs`): what differs from the baseline's workload.
     pub(crate) differences: Vec<(usize, Vec<String>)>,
     pub(crate) rows: Vec<MetricRow>,
@@ -218,7 +218,7 @@ pub fn compare(runs: &[Stored], noise: f64) -> Report {
                 .zip(&runs)
                 .map(|(c, r)| {
                     c.and_then(|c| r.doc.results.iter().position(|x| std::ptr::eq(x, c)))
-                        .map_or_else(Vec::new, |j| crate::analysis::caveats::of_result(&r.doc, j))
+                        .map_or_else(Vec::new, |j| crate::model::caveats::of_result(&r.doc, j))
                 })
                 .collect(),
             differences,

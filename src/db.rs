@@ -26,10 +26,12 @@ pub mod cgroup;
 pub mod cluster;
 mod common;
 pub mod mariadb;
+mod memory;
 mod owner;
 mod plan;
 mod process;
 mod progress;
+mod repeats;
 
 pub use pgbench::PgbenchPlan;
 pub use plan::{plan, sysbench_plan, tpcc_plan};

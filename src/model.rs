@@ -1,10 +1,10 @@
 //! The documents iogauge produces: one [`RunDoc`] per invocation of `run` or `suite`, holding
 //! one [`ResultDoc`] per workload or suite cell. This is the JSON contract (schema
-//! `iogauge.run/1`, documented in docs/json-schema.md) and what the results store keeps.
-//! Rates are per second; bandwidth is bytes/s; latencies are nanoseconds.
-//! A database run's own documents are `db`'s; what the devices and other processes did while a
-//! result ran, `device`'s.
+//! `iogauge.run/1`, documented in docs/json-schema.md) and what the results store keeps. Rates
+//! per second, bandwidth bytes/s, latencies ns. A database run's own documents are `db`'s; what
+//! the devices and other processes did, `device`'s; which warnings void a number, `caveats`'s.
 
+pub mod caveats;
 mod db;
 mod device;
 pub use db::*;

@@ -123,6 +123,23 @@ pub use iogauge_units::{
     set_si_bandwidth,
 };
 
+/// What a table says in place of a ± that tells nothing.
+pub const TOO_FEW: &str = "too few repeats to tell";
+
+/// Whether the 95% interval `ci` around `mean` tells a reader anything. It does not when it
+/// reaches zero: every figure here is a rate or a latency, never below zero, so the interval
+/// was cut there ("54,815 ±169,485" from two repeats, "0.00 ns … 5.04 ms") and says only that
+/// the repeats disagree. The stored document keeps the numbers.
+pub fn interval_tells(mean: f64, ci: [f64; 2]) -> bool {
+    ci[0] > 0.0 || (mean == 0.0 && ci[1] == 0.0)
+}
+
+/// " ±half" after a mean, in `v`'s unit, or `None` when the interval tells nothing
+/// ([`interval_tells`]); a caller says [`TOO_FEW`] or its mark instead.
+pub fn plus_minus(mean: f64, ci: [f64; 2], v: impl Fn(f64) -> String) -> Option<String> {
+    interval_tells(mean, ci).then(|| format!(" ±{}", v((ci[1] - ci[0]) / 2.0)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -48,6 +48,40 @@ pub fn as_account(owner: &super::owner::Owner, words: &[String]) -> String {
     }
 }
 
+/// The script a kept server's directory holds to start it again.
+pub const START_SCRIPT: &str = "start.sh";
+
+/// `start.sh` of a kept server: starts it as it ran (its account, its private socket, TCP off,
+/// the run's settings), waits until it answers, and says how to connect and stop it.
+pub fn start_script(server: &str, a: &Again) -> String {
+    let mut s = format!(
+        "#!/bin/sh\n# The {server} server iogauge kept (--keep), started again as it ran: on its own socket, TCP off.\n# Connect: {}\n# Stop:    {}\nset -e\n",
+        a.connect, a.stop
+    );
+    for line in &a.prepare {
+        s.push_str(line);
+        s.push('\n');
+    }
+    match &a.wait_for {
+        None => {
+            s.push_str(&a.start);
+            s.push('\n');
+        }
+        Some(sock) => {
+            let sock = sh_word(&sock.display().to_string());
+            s.push_str(&format!(
+                "{} >/dev/null 2>&1 &\ni=0\nuntil [ -S {sock} ]; do\n  i=$((i + 1)); [ $i -le 120 ] || {{ echo \"{server} did not start: see its log\" >&2; exit 1; }}\n  sleep 1\ndone\n",
+                a.start
+            ));
+        }
+    }
+    s.push_str(&format!(
+        "echo \"{server} is up. Connect: {}\"\n",
+        a.connect.replace('"', "\\\"")
+    ));
+    s
+}
+
 /// One server under sysbench.
 pub trait Backend: Sync {
     /// "MariaDB" or "PostgreSQL".

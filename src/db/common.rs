@@ -10,7 +10,7 @@ use crate::store::Recorder;
 use crate::units;
 use crate::workload::BlockSize;
 use anyhow::Result;
-use iogauge_analyze::{Finding, Kind as FindingKind, Severity};
+use iogauge_analyze::{Finding, Kind as FindingKind};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Duration;
@@ -110,126 +110,6 @@ pub fn check_room(limit: Option<u64>, buffer: &str, shares: &[(f64, u64)]) -> Re
         ))),
         None => Ok(()),
     }
-}
-
-/// How the page cache was kept from answering for the storage, said every time: as a note,
-/// and as a finding (a warning when it was not kept out). `server` names whose reads go
-/// through the page cache.
-pub fn page_cache(
-    memory_limit: Option<u64>,
-    ram: u64,
-    data: u64,
-    server: &str,
-) -> (String, Finding) {
-    let (sev, text, advice) = match (memory_limit, ram) {
-        (Some(limit), _) if limit < data => (
-            Severity::Info,
-            format!(
-                "the server ran in a memory cgroup of {}, less than the {} of data: its buffers and the page cache together held at most that much of it",
-                units::iec(limit),
-                units::iec(data)
-            ),
-            String::new(),
-        ),
-        (Some(limit), _) => (
-            Severity::Warning,
-            format!(
-                "the memory cgroup of {} holds all {} of data: reads may come from the page cache, not the storage",
-                units::iec(limit),
-                units::iec(data)
-            ),
-            "Give a --memory-limit below the data size, or more data.".into(),
-        ),
-        (None, ram) if ram > 0 && data > ram => (
-            Severity::Info,
-            format!(
-                "the {} of data is larger than the {} of RAM: most reads reach the storage",
-                units::iec(data),
-                units::iec(ram)
-            ),
-            String::new(),
-        ),
-        (None, ram) => (
-            Severity::Warning,
-            format!(
-                "the {} of data fits in the {} of RAM and nothing limited the server's memory: {server} reads through the page cache, so the TPS can hide the storage",
-                units::iec(data),
-                units::iec(ram)
-            ),
-            "Give --memory-limit (below the data size, needs root) or more data than RAM.".into(),
-        ),
-    };
-    let mut evidence = BTreeMap::from([("data_bytes".to_string(), data as f64)]);
-    if ram > 0 {
-        evidence.insert("mem_total_bytes".into(), ram as f64);
-    }
-    if let Some(l) = memory_limit {
-        evidence.insert("memory_limit_bytes".into(), l as f64);
-    }
-    let f = Finding {
-        kind: FindingKind::Cache,
-        severity: sev,
-        summary: text.clone(),
-        evidence,
-        advice,
-        result: None,
-        metric: None,
-    };
-    (format!("page cache: {text}"), f)
-}
-
-/// The script a kept server's directory holds to start it again.
-pub const START_SCRIPT: &str = "start.sh";
-
-/// `start.sh` of a kept server: starts it as it ran (its account, its private socket, TCP off,
-/// the run's settings), waits until it answers, and says how to connect and stop it.
-pub fn start_script(server: &str, a: &super::backend::Again) -> String {
-    let mut s = format!(
-        "#!/bin/sh\n# The {server} server iogauge kept (--keep), started again as it ran: on its own socket, TCP off.\n# Connect: {}\n# Stop:    {}\nset -e\n",
-        a.connect, a.stop
-    );
-    for line in &a.prepare {
-        s.push_str(line);
-        s.push('\n');
-    }
-    match &a.wait_for {
-        None => {
-            s.push_str(&a.start);
-            s.push('\n');
-        }
-        Some(sock) => {
-            let sock = super::backend::sh_word(&sock.display().to_string());
-            s.push_str(&format!(
-                "{} >/dev/null 2>&1 &\ni=0\nuntil [ -S {sock} ]; do\n  i=$((i + 1)); [ $i -le 120 ] || {{ echo \"{server} did not start: see its log\" >&2; exit 1; }}\n  sleep 1\ndone\n",
-                a.start
-            ));
-        }
-    }
-    s.push_str(&format!(
-        "echo \"{server} is up. Connect: {}\"\n",
-        a.connect.replace('"', "\\\"")
-    ));
-    s
-}
-
-/// A `cache` warning when the server's own buffer (`name`: innodb_buffer_pool_size,
-/// shared_buffers) of `buffer` bytes holds all `data` bytes: every page read after the first
-/// comes from the server's memory, whichever server, whatever the page cache does.
-pub fn buffer_finding(name: &str, buffer: u64, data: u64) -> Option<Finding> {
-    (data > 0 && buffer >= data).then(|| {
-        Finding::new(
-            FindingKind::Cache,
-            Severity::Warning,
-            format!(
-                "the server's buffer ({name} = {}) holds all {} of data: its reads come from the server's memory, so the TPS can hide the storage",
-                units::iec(buffer),
-                units::iec(data)
-            ),
-            "Give --buffer-ratio below 1 (e.g. 0.25) so the buffer holds part of the data, or more data.",
-        )
-        .with("buffer_bytes", buffer as f64)
-        .with("data_bytes", data as f64)
-    })
 }
 
 /// The database's own page-cache finding in place of the generic one: the generic check of a
@@ -381,7 +261,8 @@ impl Ending<'_> {
         crate::analysis::annotate(&mut doc, None);
         replace_cache_finding(&mut doc, db_results, self.cache.as_ref());
         for (i, b) in self.buffers.iter().enumerate().take(db_results) {
-            let held = b.and_then(|b| buffer_finding(self.buffer_name, b, self.data_bytes));
+            let held =
+                b.and_then(|b| super::memory::buffer_finding(self.buffer_name, b, self.data_bytes));
             if let Some(f) = held.map(|f| f.for_result(i)) {
                 doc.results[i].findings.push(f.clone());
                 doc.findings.push(f);
@@ -430,11 +311,12 @@ pub fn server_notes(
     let mut notes = Vec::new();
     if let Some((k, a)) = kept {
         notes.push(format!(
-            "the server's directory was kept (--keep) in {}: start it with `sh {}`, connect with `{}`, stop it with `{}` (on its own socket, TCP off; the commands are in {START_SCRIPT} too)",
+            "the server's directory was kept (--keep) in {}: start it with `sh {}`, connect with `{}`, stop it with `{}` (on its own socket, TCP off; the commands are in {} too)",
             k.display(),
-            super::backend::sh_word(&k.join(START_SCRIPT).display().to_string()),
+            super::backend::sh_word(&k.join(super::backend::START_SCRIPT).display().to_string()),
             a.connect,
-            a.stop
+            a.stop,
+            super::backend::START_SCRIPT
         ));
     }
     if let (Some(dir), Some(limit)) = (cgroup, memory_limit) {
@@ -706,187 +588,9 @@ pub fn transactions_result(t: Transactions) -> ResultDoc {
     }
 }
 
-/// A load's repeats on one server as one result, as pgbench joins its own: the latency
-/// histograms merged exactly, time series, timelines and device windows end to end, counts
-/// added, the rate over the repeats' whole time; each repeat kept for the statistics, and a
-/// TPC-C repeat's new orders a minute beside it. `None` when nothing was measured.
-pub fn repeated(runs: Vec<ResultDoc>) -> Option<ResultDoc> {
-    use crate::measure;
-    use crate::model::{CpuDoc, RepeatDoc, Sample};
-    if runs.len() < 2 {
-        return runs.into_iter().next();
-    }
-    let mut hist = measure::run_hist();
-    let mut repeats = Vec::new();
-    for r in &runs {
-        measure::merge(&mut hist, &measure::from_buckets(&r.lat_hist));
-        repeats.push(RepeatDoc {
-            iops: r.iops,
-            bw_bytes: 0.0,
-            ios: r.ios,
-            bytes: 0,
-            runtime_s: r.runtime_s,
-            lat_ns: r.lat_ns,
-            syncs_per_s: None,
-            cpu: r.cpu.clone(),
-            complete_batch: None,
-            complete_trial: None,
-        });
-    }
-    let mut runs = runs.into_iter();
-    let mut doc = runs.next()?;
-    if let Some(t) = doc.tpcc.as_mut() {
-        t.nopm_repeats = vec![t.nopm];
-    }
-    for r in runs {
-        let offset = doc.timeseries.last().map_or(0.0, |s| s.t_s);
-        doc.timeseries.extend(r.timeseries.iter().map(|s| Sample {
-            t_s: s.t_s + offset,
-            ..*s
-        }));
-        if let (Some(into), Some(more)) = (doc.timeline.as_mut(), r.timeline) {
-            super::timeline::append(into, *more);
-        }
-        for d in &mut doc.devices {
-            match r.devices.iter().find(|n| n.name == d.name) {
-                Some(n) => d.then(n),
-                None => d.then(&crate::model::DeviceDoc::default()),
-            }
-        }
-        doc.ios += r.ios;
-        doc.runtime_s += r.runtime_s;
-        doc.cpu = CpuDoc::new(
-            doc.cpu.user_s + r.cpu.user_s,
-            doc.cpu.sys_s + r.cpu.sys_s,
-            doc.ios,
-        );
-        if let (Some(t), Some(n)) = (doc.tpcc.as_mut(), r.tpcc.as_ref()) {
-            t.nopm_repeats.push(n.nopm);
-            // Rates a minute over both windows, weighted by their lengths.
-            let (a, b) = (t.window_s, n.window_s);
-            let per = |x: f64, y: f64| (x * a + y * b) / (a + b).max(1e-9);
-            t.driver_nopm = per(t.driver_nopm, n.driver_nopm);
-            t.tpm = per(t.tpm, n.tpm);
-            t.driver_tpm = per(t.driver_tpm, n.driver_tpm);
-            t.window_s += b;
-            t.rollbacks += n.rollbacks;
-            t.retries += n.retries;
-            t.db_bytes_end = n.db_bytes_end;
-            t.driver_cpu_s += n.driver_cpu_s;
-            t.server_cpu_s += n.server_cpu_s;
-            for (k, m) in t.kinds.iter_mut().zip(&n.kinds) {
-                k.count += m.count;
-            }
-            let total: u64 = t.kinds.iter().map(|k| k.count).sum();
-            for k in &mut t.kinds {
-                k.share_pct = 100.0 * k.count as f64 / total.max(1) as f64;
-            }
-            t.driver_cpu_us_per_txn = t.driver_cpu_s * 1e6 / total.max(1) as f64;
-        }
-        if let (Some(a), Some(b)) = (doc.sysbench.as_mut(), r.sysbench.as_ref()) {
-            let offset = a.seconds.last().map_or(0.0, |s| s[0]);
-            a.seconds.extend(
-                b.seconds
-                    .iter()
-                    .map(|s| [s[0] + offset, s[1], s[2], s[3], s[4], s[5]]),
-            );
-            a.transactions += b.transactions;
-            a.queries += b.queries;
-            a.reads += b.reads;
-            a.writes += b.writes;
-            a.other += b.other;
-            a.errors += b.errors;
-            a.reconnects += b.reconnects;
-            a.total_time_s += b.total_time_s;
-            a.sysbench_tps = a.transactions as f64 / a.total_time_s.max(1e-9);
-            a.qps = a.queries as f64 / a.total_time_s.max(1e-9);
-            for (k, v) in &b.status {
-                *a.status.entry(k.clone()).or_default() += v;
-            }
-        }
-        doc.findings.extend(r.findings);
-    }
-    doc.iops = doc.ios as f64 / doc.runtime_s.max(1e-9);
-    doc.tps = Some(doc.iops);
-    doc.lat_ns = measure::LatNs::of(&hist);
-    doc.lat_hist = measure::buckets(&hist);
-    if let Some(t) = doc.tpcc.as_mut() {
-        t.nopm = t.nopm_repeats.iter().sum::<f64>() / t.nopm_repeats.len() as f64;
-    }
-    doc.stats = crate::repeats::stats_for(&repeats);
-    doc.repeats = repeats;
-    Some(doc)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// A load's result of `tps` for 10 s with `nopm` new orders a minute and one device that
-    /// read `reads` at `util` busy.
-    fn load(tps: f64, nopm: f64, reads: u64, util: f64) -> ResultDoc {
-        let mut r = crate::analysis::tests::result(crate::workload::Rw::Randrw, 8192, 4, 1, tps);
-        r.runtime_s = 10.0;
-        r.ios = (tps * 10.0) as u64;
-        let mut h = crate::measure::run_hist();
-        h.record_n((1e9 / tps) as u64, r.ios).unwrap();
-        r.lat_hist = crate::measure::buckets(&h);
-        r.tpcc = Some(Box::new(crate::model::TpccDoc {
-            nopm,
-            window_s: 10.0,
-            ..Default::default()
-        }));
-        r.devices = vec![crate::model::DeviceDoc {
-            name: "vda".into(),
-            elapsed_s: 10.0,
-            reads: Some(reads),
-            util: Some(util),
-            ..Default::default()
-        }];
-        r
-    }
-
-    #[test]
-    fn a_buffer_holding_all_the_data_is_said_and_one_byte_short_is_not() {
-        let f = buffer_finding("innodb_buffer_pool_size", 128 << 20, 99_196_928).unwrap();
-        assert_eq!(f.severity, Severity::Warning);
-        assert!(
-            f.summary
-                .contains("innodb_buffer_pool_size = 128 MiB) holds all 94.6 MiB of data"),
-            "{}",
-            f.summary
-        );
-        assert!(buffer_finding("shared_buffers", 1 << 30, 1 << 30).is_some());
-        assert!(buffer_finding("shared_buffers", (1 << 30) - 1, 1 << 30).is_none());
-        assert!(buffer_finding("shared_buffers", 1 << 30, 0).is_none());
-    }
-
-    #[test]
-    fn repeats_join_into_one_result_with_each_kept() {
-        assert!(repeated(Vec::new()).is_none());
-        let one = repeated(vec![load(100.0, 60.0, 10, 0.5)]).unwrap();
-        assert!(one.repeats.is_empty() && one.stats.is_empty());
-        let r = repeated(vec![
-            load(100.0, 60.0, 10, 0.5),
-            load(300.0, 120.0, 30, 1.0),
-        ])
-        .unwrap();
-        // The rate over the whole time, every transaction in the histogram.
-        assert_eq!((r.ios, r.runtime_s, r.iops), (4_000, 20.0, 200.0));
-        let in_hist: u64 = r.lat_hist.iter().map(|b| b[1]).sum();
-        assert_eq!(in_hist, 4_000);
-        assert_eq!(r.repeats.len(), 2);
-        assert_eq!(r.stats["iops"].n, 2);
-        assert_eq!(r.stats["iops"].values, [100.0, 300.0]);
-        let t = r.tpcc.as_deref().unwrap();
-        assert_eq!(
-            (t.nopm_repeats.clone(), t.nopm, t.window_s),
-            (vec![60.0, 120.0], 90.0, 20.0)
-        );
-        // The device over both windows: counts added, busy time weighted by each window.
-        let d = &r.devices[0];
-        assert_eq!((d.reads, d.elapsed_s, d.util), (Some(40), 20.0, Some(0.75)));
-    }
 
     #[test]
     fn settings_are_pairs_and_own_ones_are_refused() {

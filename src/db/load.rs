@@ -262,7 +262,7 @@ pub fn run(
     // Whether the page cache can answer for the storage: only when the server reads through it.
     let first = server.settings(&p.settings)?;
     let page_cache = (!server.direct(&first))
-        .then(|| common::page_cache(p.memory_limit, p.ram, data_bytes, server.name()));
+        .then(|| super::memory::page_cache(p.memory_limit, p.ram, data_bytes, server.name()));
 
     let system = iogauge_sysinfo::capture(Some(server.data()));
     let device_names = common::device_names(&system);
@@ -333,7 +333,7 @@ pub fn run(
                     None => break,
                 }
             }
-            Ok(common::repeated(runs))
+            Ok(super::repeats::repeated(runs))
         };
         let measured = repeated();
         hooks.cell_done(false);
@@ -351,10 +351,10 @@ pub fn run(
     let again = match server.kept() {
         true => {
             let a = server.again(load.database(), &p.settings);
-            let script = common::start_script(server.name(), &a);
+            let script = super::backend::start_script(server.name(), &a);
             server
                 .work_dir()?
-                .replace(common::START_SCRIPT, None)
+                .replace(super::backend::START_SCRIPT, None)
                 .and_then(|mut f| Ok(std::io::Write::write_all(&mut f, script.as_bytes())?))?;
             Some(a)
         }

@@ -77,7 +77,7 @@ impl Report {
                         rows.push(vec![metric, self.run_name(i), "no matching result".into()]);
                         continue;
                     };
-                    let marks = crate::analysis::caveats::marks(&g.caveats[i]);
+                    let marks = crate::model::caveats::marks(&g.caveats[i]);
                     used.extend(g.caveats[i].iter().copied());
                     let mut cells = vec![
                         metric,
@@ -129,7 +129,7 @@ impl Report {
                 );
             }
         }
-        for line in crate::analysis::caveats::legend(used) {
+        for line in crate::model::caveats::legend(used) {
             let _ = writeln!(s, "{line}");
         }
         for n in &self.notes {

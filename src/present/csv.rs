@@ -32,8 +32,8 @@ pub fn runs<'a>(docs: impl IntoIterator<Item = &'a RunDoc>) -> String {
                 params.join(";"),
             ];
             row.extend(result_fields(i, r));
-            // What takes the number's meaning away, beside it (`analysis::caveats`).
-            let caveats: Vec<&str> = crate::analysis::caveats::of_result(doc, i)
+            // What takes the number's meaning away, beside it (`model::caveats`).
+            let caveats: Vec<&str> = crate::model::caveats::of_result(doc, i)
                 .iter()
                 .map(|c| c.name())
                 .collect();

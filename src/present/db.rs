@@ -160,8 +160,8 @@ fn table(rows: &[&ResultDoc]) -> String {
             Some(st) => format!(
                 "{}{}",
                 units::count(r.iops),
-                crate::present::stats::plus_minus(st.mean, st.ci95, units::count)
-                    .unwrap_or_else(|| format!(" ({})", crate::present::stats::TOO_FEW))
+                crate::units::plus_minus(st.mean, st.ci95, units::count)
+                    .unwrap_or_else(|| format!(" ({})", crate::units::TOO_FEW))
             ),
             None => units::count(r.iops),
         };
@@ -400,57 +400,13 @@ pub fn sysbench_run(p: &SysbenchPlan, doc: &RunDoc) -> String {
             let _ = writeln!(s, "{line}\n");
             s.push_str(&sysbench_table(&db, pg));
             for r in &db {
-                s.push_str(&repeats_line(r));
+                s.push_str(&crate::present::stats::load_repeats_line(r));
             }
         }
         None => s.push_str("no sysbench run finished\n"),
     }
     storage_notes_findings(doc, &storage, &mut s);
     s
-}
-
-/// With `--repeat`: the load's rate over its repeats, its interval, and each repeat's, on one
-/// line ("  over 3 repeats: 1,234 TPS ±56 (1,200 · 1,250 · 1,252)"); and TPC-C's NOPM the same.
-/// Empty for one run.
-fn repeats_line(r: &ResultDoc) -> String {
-    use crate::present::stats::{plus_minus, TOO_FEW};
-    let Some(st) = r.stats.get("iops").filter(|st| st.n >= 2) else {
-        return String::new();
-    };
-    let each = |v: &[f64]| {
-        v.iter()
-            .map(|x| units::count(*x))
-            .collect::<Vec<_>>()
-            .join(" · ")
-    };
-    let pm = |mean: f64, ci: [f64; 2]| {
-        plus_minus(mean, ci, units::count).unwrap_or_else(|| format!(" ({TOO_FEW})"))
-    };
-    let mut line = format!(
-        "  over {} repeats: {} TPS{} ({})",
-        st.n,
-        units::count(st.mean),
-        pm(st.mean, st.ci95),
-        each(&st.values)
-    );
-    if let Some(v) = r
-        .tpcc
-        .as_ref()
-        .map(|t| &t.nopm_repeats)
-        .filter(|v| v.len() >= 2)
-    {
-        if let Some(n) = iogauge_stats::summarize(v) {
-            let _ = write!(
-                line,
-                " · {} NOPM{} ({})",
-                units::count(n.mean),
-                pm(n.mean, [n.ci95.0.max(0.0), n.ci95.1]),
-                each(v)
-            );
-        }
-    }
-    line.push('\n');
-    line
 }
 
 /// The target's file system and first device, e.g. "ext4 on vda".
@@ -609,7 +565,7 @@ pub fn tpcc_run(p: &crate::db::tpcc::TpccPlan, doc: &RunDoc) -> String {
             t.tpm_source,
             units::count(t.driver_tpm)
         );
-        s.push_str(&repeats_line(r));
+        s.push_str(&crate::present::stats::load_repeats_line(r));
         let _ = writeln!(
             s,
             "  window: {} from {} after the start ({}) · {} New-Orders rolled back on purpose · {} retried after a conflict",

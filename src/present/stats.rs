@@ -3,7 +3,7 @@
 
 use super::table::table;
 use crate::model::{ResultDoc, StatsDoc};
-use crate::units;
+use crate::units::{self, interval_tells, TOO_FEW};
 use std::fmt::Write;
 
 /// A value of a stats metric with its unit.
@@ -31,23 +31,6 @@ pub fn metric_label(metric: &str) -> &str {
         "syncs_per_s" => "syncs/s",
         m => m,
     }
-}
-
-/// What a table says in place of a ± that tells nothing.
-pub const TOO_FEW: &str = "too few repeats to tell";
-
-/// Whether the 95% interval `ci` around `mean` tells a reader anything. It does not when it
-/// reaches zero: every figure here is a rate or a latency, never below zero, so the interval
-/// was cut there ("54,815 ±169,485" from two repeats, "0.00 ns … 5.04 ms") and says only that
-/// the repeats disagree. The stored document keeps the numbers.
-pub fn interval_tells(mean: f64, ci: [f64; 2]) -> bool {
-    ci[0] > 0.0 || (mean == 0.0 && ci[1] == 0.0)
-}
-
-/// " ±half" after a mean, in `v`'s unit, or `None` when the interval tells nothing
-/// ([`interval_tells`]); a caller says [`TOO_FEW`] or its mark instead.
-pub fn plus_minus(mean: f64, ci: [f64; 2], v: impl Fn(f64) -> String) -> Option<String> {
-    interval_tells(mean, ci).then(|| format!(" ±{}", v((ci[1] - ci[0]) / 2.0)))
 }
 
 /// The interval "lo … hi", or [`TOO_FEW`].
@@ -189,9 +172,54 @@ pub fn suite_table(results: &[ResultDoc], first_round: Option<usize>) -> String 
     s
 }
 
+/// With `--repeat`: the load's rate over its repeats, its interval, and each repeat's, on one
+/// line ("  over 3 repeats: 1,234 TPS ±56 (1,200 · 1,250 · 1,252)"); and TPC-C's NOPM the same.
+/// Empty for one run.
+pub fn load_repeats_line(r: &ResultDoc) -> String {
+    use crate::units::plus_minus;
+    let Some(st) = r.stats.get("iops").filter(|st| st.n >= 2) else {
+        return String::new();
+    };
+    let each = |v: &[f64]| {
+        v.iter()
+            .map(|x| units::count(*x))
+            .collect::<Vec<_>>()
+            .join(" · ")
+    };
+    let pm = |mean: f64, ci: [f64; 2]| {
+        plus_minus(mean, ci, units::count).unwrap_or_else(|| format!(" ({TOO_FEW})"))
+    };
+    let mut line = format!(
+        "  over {} repeats: {} TPS{} ({})",
+        st.n,
+        units::count(st.mean),
+        pm(st.mean, st.ci95),
+        each(&st.values)
+    );
+    if let Some(v) = r
+        .tpcc
+        .as_ref()
+        .map(|t| &t.nopm_repeats)
+        .filter(|v| v.len() >= 2)
+    {
+        if let Some(n) = iogauge_stats::summarize(v) {
+            let _ = write!(
+                line,
+                " · {} NOPM{} ({})",
+                units::count(n.mean),
+                pm(n.mean, [n.ci95.0.max(0.0), n.ci95.1]),
+                each(v)
+            );
+        }
+    }
+    line.push('\n');
+    line
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::units::plus_minus;
 
     /// The statistics of `values` as a run stores them (the interval cut at zero).
     fn stats(values: &[f64]) -> StatsDoc {

@@ -8,8 +8,8 @@ use std::fmt::Write;
 /// each setting, marked against the baseline and with the warnings that take a number's
 /// meaning away, and the verdict: only what the significance test allows.
 pub fn text(doc: &SweepDoc) -> String {
-    use crate::analysis::caveats;
-    use crate::present::stats::{plus_minus, TOO_FEW};
+    use crate::model::caveats;
+    use crate::units::{plus_minus, TOO_FEW};
     let mut s = String::new();
     let judged = doc.repeats >= 2;
     let _ = writeln!(

@@ -54,12 +54,12 @@ pub(super) fn compare_charts(runs: &[Input]) -> Vec<Chart> {
                     .iter()
                     .position(|x| std::ptr::eq(x, *r))
                     .unwrap_or(0);
-                let c = crate::analysis::caveats::of_result(&input.doc, i);
+                let c = crate::model::caveats::of_result(&input.doc, i);
                 used.extend(c.iter().copied());
-                format!("{}{}", input.name, crate::analysis::caveats::marks(&c))
+                format!("{}{}", input.name, crate::model::caveats::marks(&c))
             })
             .collect();
-        let legend = crate::analysis::caveats::legend(used).join("; ");
+        let legend = crate::model::caveats::legend(used).join("; ");
         for (metric, title, axis, scale, fmt) in [
             ("iops", rate, rate, 1.0, iops as fn(f64) -> String),
             ("lat_p99_ns", "p99 latency", lat_axis, lat_scale, lat_fmt),

@@ -261,8 +261,8 @@ fn results_table(s: &mut String, d: &RunDoc) {
             .get("iops")
             .filter(|st| st.n >= 2)
             .map(|st| {
-                let pm = crate::present::stats::plus_minus(st.mean, st.ci95, units::count)
-                    .unwrap_or_else(|| format!(" {}", crate::present::stats::TOO_FEW));
+                let pm = crate::units::plus_minus(st.mean, st.ci95, units::count)
+                    .unwrap_or_else(|| format!(" {}", crate::units::TOO_FEW));
                 format!(
                     "<br><small title=\"95% confidence interval of the mean over {n} repeats\">{} (n = {n})</small>",
                     pm.trim_start(),

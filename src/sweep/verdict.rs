@@ -95,8 +95,8 @@ pub struct CellDoc {
     /// baseline itself and where too few runs allow no judgement.
     pub vs_baseline: Option<String>,
     pub p_value: Option<f64>,
-    /// What takes this number's meaning away (`analysis::caveats`), by name.
-    pub caveats: Vec<crate::analysis::caveats::Caveat>,
+    /// What takes this number's meaning away (`model::caveats`), by name.
+    pub caveats: Vec<crate::model::caveats::Caveat>,
 }
 
 pub(super) fn summarize(
@@ -317,7 +317,7 @@ fn group(
     grid: bool,
     m: &dyn super::Measure,
 ) -> GroupDoc {
-    use crate::analysis::caveats;
+    use crate::model::caveats;
     use iogauge_stats::Verdict;
     let cells: Vec<String> = members
         .iter()

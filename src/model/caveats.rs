@@ -5,7 +5,7 @@
 //! Only warnings (and errors) count: an `info` finding describes the measurement, it does not
 //! take its meaning away.
 
-use crate::model::RunDoc;
+use super::RunDoc;
 use iogauge_analyze::{Finding, Kind, Severity};
 use serde::Serialize;
 
