@@ -41,7 +41,7 @@ pub fn stats_for(repeats: &[RepeatDoc]) -> BTreeMap<String, StatsDoc> {
     out
 }
 
-fn to_doc(s: iogauge_stats::Summary) -> StatsDoc {
+pub(crate) fn to_doc(s: iogauge_stats::Summary) -> StatsDoc {
     StatsDoc {
         n: s.n,
         values: s.values,

@@ -223,20 +223,7 @@ mod tests {
 
     /// The statistics of `values` as a run stores them (the interval cut at zero).
     fn stats(values: &[f64]) -> StatsDoc {
-        let s = iogauge_stats::summarize(values).expect("values");
-        StatsDoc {
-            n: s.n,
-            values: values.to_vec(),
-            mean: s.mean,
-            median: s.median,
-            stddev: s.stddev,
-            cv: s.cv.unwrap_or(0.0),
-            ci95: [s.ci95.0.max(0.0), s.ci95.1],
-            min: s.min,
-            max: s.max,
-            outliers: Vec::new(),
-            mean_without_outliers: s.mean,
-        }
+        crate::repeats::to_doc(iogauge_stats::summarize(values).expect("values"))
     }
 
     #[test]
