@@ -463,6 +463,9 @@ fn a_ctrl_c_after_the_load_or_in_the_window_stops_as_asked_and_keeps_what_ran() 
         target.to_str().unwrap(),
         "--time",
         "5m",
+        // The window begins within 10 s, settled or not, on a machine of any pace.
+        "--max-ramp",
+        "10s",
         "--no-storage",
     ];
     for (phase, after) in [("load", "loaded "), ("window", "the window of 5 min")] {
