@@ -78,6 +78,17 @@ pub fn judge(doc: &mut RunDoc, plan: &Plan, target: &Target, seen: Seen) -> Opti
         for r in &mut doc.results {
             r.findings.retain(|f| f.kind != FindingKind::Cache);
         }
+        // The sequential passes that warm each working set are no results of the probe's: a
+        // stall while one filled the cache says nothing of the answer, and is not shown.
+        let warming = |r: &crate::model::ResultDoc| r.workload.rw != crate::workload::Rw::Randread;
+        let warm: Vec<bool> = doc.results.iter().map(warming).collect();
+        doc.findings.retain(|f| {
+            !f.result
+                .is_some_and(|i| warm.get(i).copied().unwrap_or(false))
+        });
+        for r in doc.results.iter_mut().filter(|r| warming(r)) {
+            r.findings.clear();
+        }
         if let Some(f) = probe_finding(&plan.cells, seen.cell_of, &doc.results, target, &doc.system)
         {
             doc.findings.push(f);
