@@ -56,7 +56,7 @@ pub fn plan(a: &PgbenchArgs) -> Result<PgbenchPlan> {
         &a.output,
         "pgbench",
     )?;
-    check_room(
+    check_free_space(
         &server,
         u64::from(scale) * BYTES_PER_SCALE + EMPTY_DB_BYTES,
         "--scale or --data",
@@ -126,7 +126,7 @@ pub fn sysbench_plan(a: &SysbenchArgs) -> Result<SysbenchPlan> {
             format!("{DEFAULT_TABLE_SIZE} rows per table"),
         ),
     };
-    check_room(
+    check_free_space(
         &server,
         u64::from(a.tables) * table_size * BYTES_PER_ROW,
         "--tables, --table-size or --data",
@@ -186,7 +186,7 @@ pub fn tpcc_plan(a: &TpccArgs) -> Result<tpcc::TpccPlan> {
         &a.output,
         "tpcc",
     )?;
-    check_room(
+    check_free_space(
         &server,
         u64::from(warehouses) * tpcc::BYTES_PER_WAREHOUSE,
         "--warehouses or --data",
@@ -206,7 +206,7 @@ pub fn tpcc_plan(a: &TpccArgs) -> Result<tpcc::TpccPlan> {
 /// minutes). Only the certain part is counted — the data as loaded and the empty server — so a
 /// run that fits is never refused; its growth over the run is the run's to meet. Built file
 /// systems (`--scratch`) are checked by the sweep as it makes them.
-fn check_room(server: &ServerPlan, data: u64, options: &str) -> Result<()> {
+fn check_free_space(server: &ServerPlan, data: u64, options: &str) -> Result<()> {
     let Place::Dir(dir) = &server.place else {
         return Ok(());
     };

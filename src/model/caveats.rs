@@ -10,8 +10,7 @@ use iogauge_analyze::{Finding, Kind, Severity};
 use serde::Serialize;
 
 /// Why a cell's number is not the storage's.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "kebab-case")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Caveat {
     /// The reads came from memory (a cache, or direct IO a layer absorbed).
     Memory,
@@ -95,6 +94,13 @@ impl Caveat {
     }
 }
 
+/// In JSON by its one name ([`Caveat::name`]), as CSV writes it.
+impl Serialize for Caveat {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
 /// The caveats on result `i` of `doc`: its own findings, the run's about it, and the run's
 /// about every result (a cache found in front of the whole target).
 pub fn of_result(doc: &RunDoc, i: usize) -> Vec<Caveat> {
@@ -173,6 +179,7 @@ mod tests {
 
     #[test]
     fn marks_and_legend_list_only_what_is_used() {
+        assert_eq!(serde_json::to_value(Caveat::OtherIo).unwrap(), "other-io");
         assert_eq!(marks(&[]), "");
         assert_eq!(marks(&[Caveat::Memory, Caveat::Limit]), " m,l");
         let l = legend([Caveat::Limit, Caveat::Memory, Caveat::Limit]);
