@@ -117,8 +117,12 @@ pub fn result_findings(
             th,
         ));
     }
-    found.extend(devices::findings(r, system));
-    found.extend(limits::findings(r, system));
+    // A stream of several that ran at once has no devices of its own: the devices saw the
+    // sum, which is judged as one result.
+    if r.together.as_ref().is_none_or(|t| t.sum) {
+        found.extend(devices::findings(r, system));
+        found.extend(limits::findings(r, system));
+    }
     found.extend(rate_shortfall(r));
     found.extend(integrity::findings(r));
     if let Some(t) = &r.timeline {
@@ -313,8 +317,13 @@ pub fn baseline_said(used: &[String]) -> String {
 
 /// Findings across the results of a run: ceiling, gap and outlier.
 pub fn run_findings(doc: &RunDoc, th: &Thresholds) -> Vec<Finding> {
+    // Streams that ran at once shared the device: none of them, nor their sum, is a point of a
+    // curve measured alone.
     let usable: Vec<usize> = (0..doc.results.len())
-        .filter(|&i| !doc.results[i].interrupted && doc.results[i].ios > 0)
+        .filter(|&i| {
+            let r = &doc.results[i];
+            !r.interrupted && r.ios > 0 && r.together.is_none()
+        })
         .collect();
     let mut out = Vec::new();
     for dim in [Dim::Threads, Dim::Iodepth, Dim::Bs] {

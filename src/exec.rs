@@ -16,6 +16,7 @@ mod loops;
 mod notes;
 mod progress;
 mod rounds;
+mod together;
 
 pub use hooks::Hooks;
 use loops::{not_stored, precondition, run_cells};

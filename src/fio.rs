@@ -172,6 +172,22 @@ impl Job {
     }
 }
 
+/// fio's run groups: a job starts with the jobs before it unless it waits for them
+/// (`stonewall`, `wait_for_previous`, or `wait_for` a job before it, which iogauge takes as
+/// waiting for every job of that group). Each job's group, numbered from 0 in file order.
+pub fn run_groups(jobs: &[Job]) -> Vec<usize> {
+    let mut group = 0;
+    jobs.iter()
+        .enumerate()
+        .map(|(i, j)| {
+            if i > 0 && (j.stonewall || j.has("wait_for")) {
+                group += 1;
+            }
+            group
+        })
+        .collect()
+}
+
 /// Reads one job file into its jobs, each with `[global]`'s options before its own.
 pub fn parse(
     text: &str,

@@ -5,10 +5,14 @@
 //! the devices and other processes did, `device`'s; which warnings void a number, `caveats`'s.
 
 pub mod caveats;
+mod cpu;
 mod db;
 mod device;
+mod together;
+pub use cpu::*;
 pub use db::*;
 pub use device::*;
+pub use together::*;
 
 use crate::measure::LatNs;
 use crate::units;
@@ -393,29 +397,6 @@ pub struct SyncDoc {
     pub lat_ns: LatNs,
 }
 
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
-pub struct CpuDoc {
-    pub user_s: f64,
-    pub sys_s: f64,
-    /// (user + sys) / ios, in microseconds.
-    pub per_io_us: f64,
-}
-
-impl CpuDoc {
-    /// CPU seconds spent on `ios` IOs.
-    pub fn new(user_s: f64, sys_s: f64, ios: u64) -> CpuDoc {
-        CpuDoc {
-            user_s,
-            sys_s,
-            per_io_us: if ios > 0 {
-                (user_s + sys_s) * 1e6 / ios as f64
-            } else {
-                0.0
-            },
-        }
-    }
-}
-
 #[derive(Clone, Copy, Debug, Default, Serialize, Deserialize)]
 pub struct Sample {
     /// End of the interval, seconds since the measurement started.
@@ -657,6 +638,8 @@ pub struct ResultDoc {
     /// For a database result: the database and its storage second by second.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeline: Option<Box<TimelineDoc>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub together: Option<TogetherDoc>,
 }
 
 /// One repeat of a workload.

@@ -411,6 +411,7 @@ fn of_run(args: &RunArgs, ranked: bool) -> Result<Plan> {
         range: None,
         options: Vec::new(),
         shape: Default::default(),
+        together: None,
     };
     let suite = Suite {
         name: "run".into(),

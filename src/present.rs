@@ -239,7 +239,12 @@ fn suite_text(
     let suite = &plan.suite;
     let ram = plan.env.ram;
     let mut s = String::new();
-    let ran = doc.results.len();
+    // A cell of several streams is one result per stream; their sum is no cell of its own.
+    let ran = doc
+        .results
+        .iter()
+        .filter(|r| !r.together.as_ref().is_some_and(|t| t.sum))
+        .count();
     let where_ = if target.created && target.files() > 1 {
         format!(
             "{}, test files created by iogauge at {} and beside it (.1 to .{})",
@@ -285,7 +290,7 @@ fn suite_text(
         where_,
         how.map(|h| format!(" · {h}")).unwrap_or_default()
     ));
-    s.push_str(&tables::render(suite, outcomes, ram));
+    s.push_str(&tables::render(suite, outcomes, ram, &doc.results));
     if let Some(rows) = stab {
         s.push_str("Stability (--until-stable)\n\n");
         s.push_str(&tables::stability(rows));

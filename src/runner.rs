@@ -3,8 +3,11 @@
 
 mod merge;
 mod sched;
+mod together;
 mod worker;
 
+pub use together::{run_together, Stream};
+use together::Together;
 pub use worker::FINE_BIN;
 
 use crate::measure::{Hist, LatNs};
@@ -70,11 +73,22 @@ impl StartGate {
 
     /// Opens once every worker has arrived or is gone: a worker cannot finish after arriving
     /// before the gate opens, so `finished` counts exactly those that never will arrive.
-    fn open_when(&self, workers: usize, finished: &AtomicUsize) -> Instant {
+    fn open_when(
+        &self,
+        workers: usize,
+        finished: &AtomicUsize,
+        together: Option<&Together>,
+    ) -> Instant {
         while self.ready.load(Ordering::SeqCst) + finished.load(Ordering::SeqCst) < workers {
             std::thread::sleep(Duration::from_micros(200));
         }
-        *self.origin.get_or_init(Instant::now)
+        match together {
+            Some(t) => {
+                let at = t.meet();
+                *self.origin.get_or_init(|| at)
+            }
+            None => *self.origin.get_or_init(Instant::now),
+        }
     }
 }
 
@@ -109,6 +123,36 @@ pub struct Measured {
     pub stopped_early: bool,
     /// With `--verify`: what the reads found as they went.
     pub verify: Option<Tally>,
+}
+
+impl Measured {
+    /// A copy for a second reader (a stream's own result beside its cell's sum); the error is
+    /// kept as its text, which is all a result document keeps of it.
+    pub fn copy(&self) -> Measured {
+        Measured {
+            ios: self.ios,
+            bytes: self.bytes,
+            runtime_s: self.runtime_s,
+            lat: self.lat,
+            read: self.read.clone(),
+            write: self.write.clone(),
+            sync: self.sync.clone(),
+            cpu: self.cpu.clone(),
+            timeseries: self.timeseries.clone(),
+            interval_hists: self.interval_hists.clone(),
+            fine: self.fine.clone(),
+            engine: self.engine.clone(),
+            interrupted: self.interrupted,
+            hist: self.hist.clone(),
+            read_hist: self.read_hist.clone(),
+            write_hist: self.write_hist.clone(),
+            sync_hist: self.sync_hist.clone(),
+            service_hist: self.service_hist.clone(),
+            error: self.error.as_ref().map(|e| anyhow!("{e:#}")),
+            stopped_early: self.stopped_early,
+            verify: self.verify.clone(),
+        }
+    }
 }
 
 /// Failures kept with their offsets as evidence; the rest are only counted.
@@ -151,6 +195,24 @@ pub fn run(
     range_bytes: u64,
     display: &Display,
     verify: Option<&Verifier>,
+) -> Result<Measured> {
+    run_gated(
+        spec,
+        open,
+        (range_start, range_bytes),
+        display,
+        verify,
+        None,
+    )
+}
+
+fn run_gated(
+    spec: &Spec,
+    open: Opener,
+    (range_start, range_bytes): (u64, u64),
+    display: &Display,
+    verify: Option<&Verifier>,
+    together: Option<&Together>,
 ) -> Result<Measured> {
     let threads = spec.threads as usize;
     let shared = Shared {
@@ -214,7 +276,7 @@ pub fn run(
                 .finished
                 .fetch_add(threads - spawned, Ordering::SeqCst);
         }
-        let t0 = start.open_when(threads, &shared.finished);
+        let t0 = start.open_when(threads, &shared.finished, together);
         let watched = watch(spec, &shared, &rx, &mut agg, t0, display, threads);
         let outs: Vec<Result<WorkerOut>> = handles
             .into_iter()

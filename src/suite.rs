@@ -84,6 +84,8 @@ pub struct Group {
     pub options: Vec<CliOption>,
     /// A fio job's block-size mix, `:N` and per-clone regions (none for other suites).
     pub shape: crate::workload::Shape,
+    /// Groups with the same number, next to each other, run at once ([`cells::Cell::together`]).
+    pub together: Option<usize>,
 }
 
 /// How a group's results are printed.

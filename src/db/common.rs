@@ -154,6 +154,7 @@ pub fn storage(
         range,
         options: Vec::new(),
         shape: Default::default(),
+        together: None,
     };
     let page = units::iec(cells.page).replace(".0", "");
     let suite = Suite {
@@ -585,6 +586,7 @@ pub fn transactions_result(t: Transactions) -> ResultDoc {
         tpcc: None,
         verify: None,
         timeline: Some(Box::new(t.timeline)),
+        together: None,
     }
 }
 

@@ -107,6 +107,7 @@ pub fn result(mut ran: Vec<Ran>, target: &Target, name: Option<String>) -> Resul
         tps: None,
         verify: None,
         timeline: None,
+        together: None,
     };
     if !repeats.is_empty() {
         doc.stats = crate::repeats::stats_for(&repeats);

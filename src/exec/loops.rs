@@ -41,6 +41,31 @@ pub(super) fn run_cells(
         }
         let Ok(work) = &works[i] else { continue };
         let cell = &cells[i];
+        // A cell of several streams runs once, from its first stream.
+        if let Some(g) = cell.together {
+            if k > 0 && cells[runnable[k - 1]].together == Some(g) {
+                continue;
+            }
+            let members: Vec<usize> = runnable[k..]
+                .iter()
+                .copied()
+                .take_while(|&j| cells[j].together == Some(g))
+                .collect();
+            if members.len() > 1 {
+                if super::together::run(
+                    plan,
+                    works,
+                    &members,
+                    target,
+                    state,
+                    rec,
+                    (k, runnable.len()),
+                )? {
+                    break;
+                }
+                continue;
+            }
+        }
         let prefix = match suite {
             true => {
                 let left = eta.left(runnable[k..].iter().map(|&j| &cells[j]), target.range_bytes);
@@ -151,7 +176,12 @@ pub(super) fn run_cells(
                 }
                 eta.record(cell, &r, started.elapsed());
                 if suite {
-                    say!("[{}/{}] {}", k + 1, runnable.len(), one_line(cell, &r));
+                    say!(
+                        "[{}/{}] {}",
+                        k + 1,
+                        runnable.len(),
+                        one_line(&cell.name(), &r)
+                    );
                 }
                 let cut = r.interrupted;
                 let failed = r.error.clone();
@@ -233,6 +263,7 @@ pub(super) fn precondition(plan: &Plan, target: &Target, state: &mut State) -> R
         files: 1,
         origin: None,
         shape: Default::default(),
+        together: None,
     };
     let w = work::of(&cell, &plan.env, target.range_bytes, target.logical_block).map_err(usage)?;
     say!(
@@ -328,7 +359,7 @@ pub(super) fn refused_block(error: &str, bs: u64, direct: bool) -> bool {
 /// Drops `path`'s pages from the page cache (fio's `invalidate`), for a file or a block
 /// device; what cannot be opened or dropped is left as it is (the job then runs as fio's
 /// would with invalidate=0, and its cache note says buffered IO may be served from memory).
-fn drop_cached(path: &Path) {
+pub(super) fn drop_cached(path: &Path) {
     if let Ok(f) = std::fs::File::open(path) {
         let _ = iogauge_engine::sys::drop_file_cache(&f);
     }

@@ -56,7 +56,7 @@ impl Eta {
 }
 
 /// One finished cell, for the log on stderr.
-pub(super) fn one_line(cell: &Cell, r: &ResultDoc) -> String {
+pub(super) fn one_line(name: &str, r: &ResultDoc) -> String {
     // Each p99 says what it is the p99 of: a sync cell has two.
     let what = match (&r.read, &r.write) {
         (Some(_), None) => "read",
@@ -64,8 +64,7 @@ pub(super) fn one_line(cell: &Cell, r: &ResultDoc) -> String {
         _ => "IO",
     };
     let mut s = format!(
-        "{}: {} IOPS · {} · {what} p99 {}",
-        cell.name(),
+        "{name}: {} IOPS · {} · {what} p99 {}",
         units::count(r.iops),
         units::bw(r.bw_bytes),
         units::latency(r.lat_ns.p99 as f64)

@@ -24,7 +24,9 @@ use iogauge_sysinfo::diskstats::DeviceWatch;
 use std::time::Duration;
 
 mod joined;
+mod streams;
 use joined::{concurrent, sequential};
+pub use streams::together;
 
 /// Shortest slice of a `--files` cell: shorter runs would measure thread start-up.
 pub const MIN_SLICE: Duration = Duration::from_millis(100);
@@ -246,6 +248,9 @@ pub struct Ran {
     pub others: Option<iogauge_sysinfo::procio::Others>,
     /// The md arrays' kernel threads' share of the time on a CPU meanwhile.
     pub kernel_threads: Vec<(String, f64)>,
+    /// A cell of several streams: each stream's own measurement, in the cell's order (this
+    /// measurement is then their sum, with the devices' window over all of them).
+    pub streams: Vec<Ran>,
 }
 
 /// The target's devices, and every other process's storage IO, over one measurement: the
@@ -292,6 +297,7 @@ impl Watch {
             devices,
             others,
             kernel_threads,
+            streams: Vec::new(),
         }
     }
 }
@@ -320,17 +326,28 @@ pub fn run(
         }
         Work::Copy { read, write, half } => {
             let watch = Watch::start(target, read.interval);
-            let (r, w) = std::thread::scope(|s| {
-                let reader = s.spawn(|| region(read, target, 0, *half, "", false));
-                let w = region(write, target, *half, *half, prefix, progress);
-                let r = reader.join().unwrap_or_else(|_| {
-                    Err(anyhow::anyhow!(
-                        "the copy's reader panicked (a bug in iogauge)"
-                    ))
-                });
-                (r, w)
-            });
-            let m = concurrent(r?, w?);
+            let open_r = || target.open_all(read.writes(), read.direct, read.odsync);
+            let open_w = || target.open_all(write.writes(), write.direct, write.odsync);
+            let streams = [
+                runner::Stream {
+                    spec: read,
+                    open: &open_r,
+                    range_start: target.offset,
+                    range_bytes: *half,
+                },
+                runner::Stream {
+                    spec: write,
+                    open: &open_w,
+                    range_start: target.offset + half,
+                    range_bytes: *half,
+                },
+            ];
+            let display = Display {
+                progress,
+                prefix: format!("{prefix} "),
+                stop_when: None,
+            };
+            let m = concurrent(runner::run_together(&streams, &display)?);
             let both = Spec {
                 rw: Rw::Rw,
                 mix_read_pct: 50,
@@ -366,6 +383,7 @@ pub fn run(
                 devices: Vec::new(),
                 others: None,
                 kernel_threads: Vec::new(),
+                streams: Vec::new(),
             })
         }
     }
@@ -449,6 +467,7 @@ mod tests {
             files: 1,
             origin: None,
             shape: Default::default(),
+            together: None,
         }
     }
 

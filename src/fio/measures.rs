@@ -282,22 +282,55 @@ fn merged(each: &[(String, &str)]) -> Vec<String> {
     out
 }
 
-/// How the jobs follow each other: fio runs a job without stonewall with the one before.
-fn order(jobs: &[Job]) -> Option<String> {
+/// How the jobs follow each other: fio's run groups, a group of several jobs run at once.
+fn order(jobs: &[Job]) -> Vec<String> {
     if jobs.len() <= 1 {
-        return None;
+        return Vec::new();
     }
-    let concurrent: Vec<&str> = jobs[1..]
-        .iter()
-        .filter(|j| !j.stonewall)
-        .map(|j| j.name.as_str())
-        .collect();
-    Some(match concurrent.is_empty() {
-        true => "iogauge runs the jobs one after another, as their stonewall says".into(),
+    let groups = super::run_groups(jobs);
+    let members = |g: usize| -> Vec<&str> {
+        jobs.iter()
+            .zip(&groups)
+            .filter(|(_, &x)| x == g)
+            .map(|(j, _)| j.name.as_str())
+            .collect()
+    };
+    let last = groups.last().copied().unwrap_or(0);
+    let together: Vec<Vec<&str>> = (0..=last).map(members).filter(|m| m.len() > 1).collect();
+    let mut out = vec![match together.is_empty() {
+        true => "iogauge runs the jobs one after another, as their stonewall says".to_string(),
         false => format!(
-            "fio runs job{} {} at the same time as the job before (no stonewall or new_group); iogauge runs every job after the one before, as if each had stonewall, so each job's numbers are its own rather than a share of a busy device",
-            crate::units::plural(concurrent.len()),
-            concurrent.join(", ")
+            "{}: each job's numbers are its share of what the target gave them all, and their sum is reported as well",
+            together
+                .iter()
+                .map(|m| format!(
+                    "jobs {} run at the same time, as fio runs them (no stonewall between them)",
+                    m.join(", ")
+                ))
+                .collect::<Vec<_>>()
+                .join("; ")
         ),
-    })
+    }];
+    // wait_for=X starts a job when X ends; iogauge starts it when X's whole group has.
+    for (i, j) in jobs.iter().enumerate().filter(|(_, j)| j.has("wait_for")) {
+        let x = j.typed("wait_for");
+        let Some(g) = jobs[..i]
+            .iter()
+            .zip(&groups)
+            .find(|(e, _)| e.name == x)
+            .map(|(_, &g)| g)
+        else {
+            continue;
+        };
+        let beside: Vec<&str> = members(g).into_iter().filter(|n| *n != x).collect();
+        if !beside.is_empty() {
+            out.push(format!(
+                "{}: wait_for={x}: fio starts job {} when {x} ends, while {} may still run; iogauge starts it once they have all ended",
+                j.at("wait_for"),
+                j.name,
+                beside.join(", ")
+            ));
+        }
+    }
+    out
 }

@@ -232,9 +232,12 @@ const OPTIONS: &[Mapped] = &[
     opt(&["group_reporting"], |d, a| {
         a.put(&mut d.job.group_reporting, flag(a.v))
     }),
-    opt(&["stonewall", "wait_for_previous", "new_group"], |d, a| {
+    opt(&["stonewall", "wait_for_previous"], |d, a| {
         a.put(&mut d.job.stonewall, flag(a.v))
     }),
+    // A new reporting group: fio still runs the job with the ones before it, and iogauge
+    // reports every job apart and each set that ran together as their sum.
+    opt(&["new_group"], |_, a| a.check(flag(a.v))),
     opt(&["sync"], sync),
     opt(&["iodepth_batch_submit"], submit_batch),
     opt(&["iodepth_batch_complete_min"], complete_batch),

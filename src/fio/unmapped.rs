@@ -77,7 +77,7 @@ pub const NOTED: [(&str, &str); 27] = [
     ),
     (
         "startdelay",
-        "iogauge runs a file's jobs one after another, each once the one before has ended, so there is no start to stagger",
+        "a job that runs alone starts once the jobs before it have ended, so a delay changes nothing it measures (beside other jobs, a start delay is refused)",
     ),
     (
         "rate_min",

@@ -21,9 +21,11 @@ pub fn from_fio(args: &FioArgs) -> Result<Plan> {
         .seed
         .unwrap_or_else(|| fastrand::u64(1..u64::MAX >> 11));
     let env = run_env(&jobs, seed);
+    let together = together(&jobs)?;
     let groups = jobs
         .iter()
-        .map(|j| group(j, size))
+        .zip(&together)
+        .map(|(j, &t)| group(j, size, t))
         .collect::<Result<Vec<Group>>>()?;
     let suite = suite_of(args, &jobs, size, groups);
     let cells = cells::expand(&suite, &Overrides::default()).map_err(usage)?;
@@ -261,8 +263,45 @@ fn run_env(jobs: &[Job], seed: u64) -> Env {
     env
 }
 
-/// One job as a group of one cell; `size` is the run's target size.
-fn group(j: &Job, size: Option<u64>) -> Result<Group> {
+/// Each job's cell of several streams (fio's run group, when it has more than one job), or
+/// `None` for a job that runs alone. What iogauge runs once per cell cannot be asked of jobs
+/// that run at once: refused at the line that asks it.
+fn together(jobs: &[Job]) -> Result<Vec<Option<usize>>> {
+    let groups = fio::run_groups(jobs);
+    let shared = |g: usize| groups.iter().filter(|&&x| x == g).count() > 1;
+    for (j, _) in jobs.iter().zip(&groups).filter(|(_, &g)| shared(g)) {
+        let refuse = |key: &str, why: &str| {
+            Err(usage(format!(
+                "{}: {key}= on job {}, which runs at the same time as other jobs (no stonewall between them): {why}; add stonewall to the job to run it alone",
+                j.at(key),
+                j.name
+            )))
+        };
+        if j.verify {
+            refuse("verify", "iogauge verifies the writes of one job at a time")?;
+        }
+        if j.steady {
+            refuse("ss", "iogauge's steady-state stop judges one job's rate")?;
+        }
+        if j.latency_target.is_some() {
+            refuse("latency_target", "iogauge's latency search paces one job")?;
+        }
+        if j.has("startdelay") && j.typed("startdelay") != "0" {
+            refuse(
+                "startdelay",
+                "iogauge starts the jobs of a run group at one instant",
+            )?;
+        }
+        if j.nrfiles > 1 {
+            refuse("nrfiles", "iogauge runs a job over several files alone")?;
+        }
+    }
+    Ok(groups.iter().map(|&g| shared(g).then_some(g)).collect())
+}
+
+/// One job as a group of one cell; `size` is the run's target size, `together` its cell of
+/// several streams.
+fn group(j: &Job, size: Option<u64>, together: Option<usize>) -> Result<Group> {
     let bs = check_bs("bs", j.bs).map_err(|e| usage(format!("{}: {e}", j.at("bs"))))?;
     if let Some(m) = &j.mix {
         // Where the mix was set: bssplit wins over bsrange over bs, as in fio.
@@ -311,6 +350,7 @@ fn group(j: &Job, size: Option<u64>) -> Result<Group> {
             seq_skip: j.seq_skip,
             stride: j.offset_increment.filter(|_| j.numjobs > 1),
         },
+        together,
     })
 }
 
@@ -359,11 +399,21 @@ fn suite_of(args: &FioArgs, jobs: &[Job], size: Option<u64>, groups: Vec<Group>)
             }
             false => "fio (command line)".to_string(),
         },
-        description: format!(
-            "{} fio job{}, one after another",
-            jobs.len(),
-            crate::units::plural(jobs.len())
-        ),
+        description: {
+            let groups = fio::run_groups(jobs);
+            let runs = groups.last().map_or(0, |g| g + 1);
+            format!(
+                "{} fio job{}, {}",
+                jobs.len(),
+                crate::units::plural(jobs.len()),
+                match runs {
+                    _ if jobs.len() == 1 => "alone".to_string(),
+                    r if r == jobs.len() => "one after another".to_string(),
+                    1 => "all at the same time".to_string(),
+                    r => format!("in {r} run groups, each at the same time"),
+                }
+            )
+        },
         size,
         groups,
         rounds: None,

@@ -43,6 +43,7 @@ pub fn from_probe_cache(args: &crate::cli::ProbeCacheArgs) -> Result<Plan> {
             range: Some(ws),
             options: Vec::new(),
             shape: Default::default(),
+            together: None,
         };
         groups.push(group(
             format!("warm {}", units::iec(ws)),

@@ -21,11 +21,13 @@ const PERCENTILES: [f64; 17] = [
     99.99,
 ];
 
-/// The document, one job per result.
+/// The document, one job per result; jobs that ran at once are each a job, as fio reports
+/// them, and their sum is not one (its devices' counters are the run's disk_util).
 pub fn run(doc: &RunDoc) -> String {
     let mut jobs: Vec<Value> = doc
         .results
         .iter()
+        .filter(|r| !r.together.as_ref().is_some_and(|t| t.sum))
         .map(|r| job(r, &jobname(doc, r)))
         .collect();
     // A suite in rounds (SNIA PTS) judged steady state on one tracked cell: its job carries

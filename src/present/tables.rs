@@ -20,8 +20,9 @@ pub struct Outcome<'a> {
     pub skipped: Option<&'a str>,
 }
 
-/// Every group's tables, in suite order; groups with nothing measured are left out.
-pub fn render(suite: &Suite, outcomes: &[Outcome], ram: u64) -> String {
+/// Every group's tables, in suite order; groups with nothing measured are left out. `results`
+/// are the run's, where the sums of cells of several streams are found.
+pub fn render(suite: &Suite, outcomes: &[Outcome], ram: u64, results: &[ResultDoc]) -> String {
     let mut s = String::new();
     // Groups of one plain cell each (fio's jobs: KDiskMark's eight presets) read as one table
     // of a row each, as their users expect, not a table per job.
@@ -36,18 +37,35 @@ pub fn render(suite: &Suite, outcomes: &[Outcome], ram: u64) -> String {
                 Some((j, t)) => (j.to_string(), t.to_string()),
                 None => (suite.groups[o.cell.group].title.clone(), name.clone()),
             };
-            let mut line = vec![job, test];
-            match o.result {
-                Some(r) => line.extend([
+            let numbers = |r: &ResultDoc| {
+                [
                     units::count(r.iops),
                     units::bw(r.bw_bytes),
                     units::latency(r.lat_ns.p50 as f64),
                     units::latency(r.lat_ns.p99 as f64),
                     units::latency(r.lat_ns.p999 as f64),
-                ]),
+                ]
+            };
+            let mut line = vec![job.clone(), test];
+            match o.result {
+                Some(r) => line.extend(numbers(r)),
                 None => line.push(missing(Some(o))),
             }
             rows.push(line);
+            // After the last stream of jobs that ran at once, their sum.
+            let together = o.result.and_then(|r| r.together.as_ref());
+            if let Some(t) = together.filter(|t| t.streams.last() == Some(&job)) {
+                let sum = results.iter().find(|r| {
+                    r.together
+                        .as_ref()
+                        .is_some_and(|x| x.sum && x.cell == t.cell)
+                });
+                if let Some(sum) = sum {
+                    let mut line = vec![t.cell.clone(), "at the same time".to_string()];
+                    line.extend(numbers(sum));
+                    rows.push(line);
+                }
+            }
         }
         let right = [false, false, true, true, true, true, true];
         for l in super::table::table(&rows, &right).lines() {

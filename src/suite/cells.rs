@@ -41,6 +41,9 @@ pub struct Cell {
     /// The suite a cell came from in `full`, which prefixes its name.
     pub origin: Option<String>,
     pub shape: crate::workload::Shape,
+    /// Cells with the same number, next to each other in the plan, run at once as the
+    /// streams of one cell (fio's jobs between two `stonewall`s); `None` runs alone.
+    pub together: Option<usize>,
 }
 
 impl Cell {
@@ -195,6 +198,7 @@ pub fn expand(suite: &Suite, o: &Overrides) -> Result<Vec<Cell>, String> {
                                 files,
                                 origin: g.origin.clone(),
                                 shape: g.shape.clone(),
+                                together: g.together,
                             });
                         }
                     }

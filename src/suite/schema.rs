@@ -357,6 +357,7 @@ fn check_group(g: GroupDoc, default_time: Duration) -> Result<Group, CheckError>
         range,
         options,
         shape: Default::default(),
+        together: None,
     })
 }
 

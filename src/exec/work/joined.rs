@@ -2,23 +2,63 @@
 //! (a mix run as two), or parts that ran one after another (a region at a time).
 
 use super::*;
+use crate::model::{OpDoc, SyncDoc};
 
-/// Two measurements that ran at the same time, as one: counts add up, the runtime is the
-/// longer one, latencies merge exactly through the histograms. Per-interval percentiles cannot
-/// be merged from summaries, so a sample keeps the larger of the two (the slower stream).
-pub(super) fn concurrent(a: Measured, b: Measured) -> Measured {
+/// Measurements that ran at the same time (a cell's streams), as one: counts add up, the
+/// runtime is the longest, latencies of reads, writes and syncs merge exactly through their
+/// histograms. Per-interval percentiles cannot be merged from summaries, so a sample keeps the
+/// largest (the slowest stream's).
+pub(crate) fn concurrent(parts: Vec<Measured>) -> Measured {
+    let mut parts = parts.into_iter();
+    let first = parts.next().expect("at least one stream");
+    parts.fold(first, two)
+}
+
+fn two(a: Measured, b: Measured) -> Measured {
     let merged = |x: &measure::Hist, y: &measure::Hist| {
         let mut h = x.clone();
         measure::merge(&mut h, y);
         h
     };
     let hist = merged(&a.hist, &b.hist);
-    let (read_hist, write_hist) = (
+    let (read_hist, write_hist, sync_hist) = (
         merged(&a.read_hist, &b.read_hist),
         merged(&a.write_hist, &b.write_hist),
+        merged(&a.sync_hist, &b.sync_hist),
     );
     let runtime_s = a.runtime_s.max(b.runtime_s);
+    let secs = runtime_s.max(1e-9);
     let ios = a.ios + b.ios;
+    let op = |x: Option<OpDoc>, y: Option<OpDoc>, h: &measure::Hist| match (x, y) {
+        (None, None) => None,
+        (x, y) => {
+            let (x, y) = (x.unwrap_or_default(), y.unwrap_or_default());
+            let (ios, bytes) = (x.ios + y.ios, x.bytes + y.bytes);
+            Some(OpDoc {
+                ios,
+                bytes,
+                iops: ios as f64 / secs,
+                bw_bytes: bytes as f64 / secs,
+                lat_ns: LatNs::of(h),
+            })
+        }
+    };
+    let sync = match (a.sync, b.sync) {
+        (None, None) => None,
+        (x, y) => {
+            let kind = x
+                .as_ref()
+                .and_then(|s| s.kind)
+                .or(y.as_ref().and_then(|s| s.kind));
+            let count = x.map_or(0, |s| s.count) + y.map_or(0, |s| s.count);
+            Some(SyncDoc {
+                kind,
+                count,
+                per_s: count as f64 / secs,
+                lat_ns: LatNs::of(&sync_hist),
+            })
+        }
+    };
     let n = a.timeseries.len().max(b.timeseries.len());
     let at = |s: &[Sample], i: usize| s.get(i).copied().unwrap_or_default();
     let timeseries = (0..n)
@@ -39,24 +79,28 @@ pub(super) fn concurrent(a: Measured, b: Measured) -> Measured {
         *x += y;
     }
     // CPU time is the process's over each window; the windows overlap, so the longer one
-    // holds both streams' work.
+    // holds every stream's work.
     let cpu = if a.cpu.user_s + a.cpu.sys_s >= b.cpu.user_s + b.cpu.sys_s {
         a.cpu
     } else {
         b.cpu
+    };
+    let service_hist = match (&a.service_hist, &b.service_hist) {
+        (Some(x), Some(y)) => Some(merged(x, y)),
+        (x, y) => x.clone().or_else(|| y.clone()),
     };
     Measured {
         ios,
         bytes: a.bytes + b.bytes,
         runtime_s,
         lat: LatNs::of(&hist),
-        read: a.read.or(b.read),
-        write: b.write.or(a.write),
-        sync: None,
+        read: op(a.read, b.read, &read_hist),
+        write: op(a.write, b.write, &write_hist),
+        sync,
         cpu: CpuDoc::new(cpu.user_s, cpu.sys_s, ios),
         timeseries,
         interval_hists: Vec::new(),
-        // Both streams ran in one process, so each one's CPU series counted both streams'
+        // The streams ran in one process, so each one's CPU series counted every stream's
         // threads over its own window: summed bins would count them twice, so none is kept.
         fine: FineDoc {
             bin_s: a.fine.bin_s,
@@ -71,8 +115,8 @@ pub(super) fn concurrent(a: Measured, b: Measured) -> Measured {
         hist,
         read_hist,
         write_hist,
-        sync_hist: measure::run_hist(),
-        service_hist: None,
+        sync_hist,
+        service_hist,
         error: a.error.or(b.error),
         stopped_early: a.stopped_early || b.stopped_early,
         verify: None,
