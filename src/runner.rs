@@ -6,8 +6,8 @@ mod sched;
 mod together;
 mod worker;
 
-pub use together::{run_together, Stream};
 use together::Together;
+pub use together::{run_together, Stream};
 pub use worker::FINE_BIN;
 
 use crate::measure::{Hist, LatNs};

@@ -254,7 +254,10 @@ fn dry_run_says_what_the_job_measures() {
         ("naive.fio:6:", "this measures the page cache"),
         ("naive.fio:2:", "size=64m with numjobs=4"),
         ("naive.fio:9:", "numjobs=4 without group_reporting"),
-        ("", "fio runs job next at the same time as the job before"),
+        (
+            "",
+            "jobs cached, next run at the same time, as fio runs them",
+        ),
     ] {
         assert!(told(&err, at, what), "{at} {what}:\n{err}");
     }
@@ -930,7 +933,7 @@ fn a_buffered_job_starts_with_the_file_dropped_from_the_cache() {
             "cached.fio",
             &format!(
                 "[global]\nfilename=cached.bin\nsize=32m\n{invalidate}\n[seq]\nrw=read\nbs=1m\n\
-                 [rand]\nrw=randread\nbs=4k\nruntime=1\ntime_based\n"
+                 [rand]\nstonewall\nrw=randread\nbs=4k\nruntime=1\ntime_based\n"
             ),
         );
         let doc = json_of(&iogauge(dir.path(), &["fio", &job, "--json", "--no-store"]));

@@ -20,6 +20,7 @@ mod db_tpcc;
 mod devices;
 mod docs;
 mod fio;
+mod fio_together;
 mod fsync_check;
 mod gate;
 mod guest;

@@ -647,7 +647,7 @@ fn noted_options_run_with_what_iogauge_does_instead() {
         ("log_avg_msec", 4, "writes no log files"),
         ("gtod_reduce", 6, "always times every IO"),
         ("random_generator", 7, "its own generator"),
-        ("startdelay", 8, "one after another"),
+        ("startdelay", 8, "changes nothing it measures"),
         ("rate_min", 9, "does not end a job"),
         ("disable_bw_measurement", 10, "always times every IO"),
         ("percentile_list", 11, "whole latency histogram"),

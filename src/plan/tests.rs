@@ -163,3 +163,59 @@ fn nrfiles_makes_a_target_of_several_files_and_moves_the_jobs_size() {
     .unwrap_err();
     assert!(e.to_string().contains("one nrfiles per run"), "{e}");
 }
+
+// fio's run groups: jobs with no stonewall between them are one cell of streams; stonewall,
+// wait_for_previous and wait_for start the next group; new_group only starts a reporting
+// group, so its job still runs with the one before.
+#[test]
+fn fio_jobs_without_stonewall_run_together() {
+    let p = fio_plan(&[
+        "--size=8m",
+        "--name=a",
+        "--name=b",
+        "--new_group",
+        "--name=c",
+        "--name=d",
+        "--stonewall",
+        "--name=e",
+        "--wait_for_previous",
+        "--name=f",
+        "--wait_for=e",
+    ])
+    .unwrap();
+    let together: Vec<Option<usize>> = p.cells.iter().map(|c| c.together).collect();
+    assert_eq!(
+        together,
+        [Some(0), Some(0), Some(0), None, None, None],
+        "a, b and c at once; b's new_group changes only the reports"
+    );
+    assert!(
+        p.suite.description.contains("in 4 run groups"),
+        "{}",
+        p.suite.description
+    );
+    let alone = fio_plan(&["--size=8m", "--name=a", "--name=b", "--stonewall"]).unwrap();
+    assert!(alone.cells.iter().all(|c| c.together.is_none()));
+    assert!(alone.suite.description.ends_with("one after another"));
+}
+
+// What iogauge runs once per job cannot be asked of jobs that run at once: refused at the
+// line, with the way out; the same option on a job that runs alone is taken.
+#[test]
+fn what_one_job_at_a_time_needs_is_refused_for_jobs_run_together() {
+    for (opt, what) in [
+        ("--startdelay=2", "startdelay="),
+        ("--ss=iops:5%", "ss="),
+        ("--verify=crc32c", "verify="),
+    ] {
+        let e = fio_plan(&["--size=8m", "--name=a", opt, "--name=b", opt])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains(what) && e.contains("add stonewall to the job to run it alone"),
+            "{opt}: {e}"
+        );
+        let alone = fio_plan(&["--size=8m", "--name=a", opt, "--name=b", "--stonewall", opt]);
+        assert!(alone.is_ok(), "{opt}: {:?}", alone.err());
+    }
+}

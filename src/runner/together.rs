@@ -84,4 +84,3 @@ pub fn run_together(streams: &[Stream], display: &Display) -> Result<Vec<Measure
     });
     outs.into_iter().collect()
 }
-

@@ -123,4 +123,3 @@ fn combined_spec(streams: &[Ran]) -> Spec {
         ..first.clone()
     }
 }
-
