@@ -169,6 +169,14 @@ pub struct RunArgs {
     pub target: TargetArgs,
     #[command(flatten)]
     pub workload: WorkloadArgs,
+    /// Run several workloads at the same time on the target, each `NAME: FLAGS` with its own
+    /// workload flags (--rw, --bs, --threads, --iodepth, --mix, --fsync/--fdatasync,
+    /// --sync-mode, --rate/--rate-bw/--rate-per-thread, --time/--data), e.g. --stream 'wal:
+    /// --rw write --bs 8k --fdatasync 1' --stream 'data: --rw randread --bs 8k --threads 8'.
+    /// Each stream is reported alone and their sum as one more; --time/--data before the
+    /// streams is every stream's that gives none.
+    #[arg(long, value_name = "NAME: FLAGS", allow_hyphen_values = true)]
+    pub stream: Vec<String>,
     #[command(flatten)]
     pub repeat: RepeatArgs,
     #[command(flatten)]
@@ -629,27 +637,42 @@ fn parse_fraction(s: &str) -> Result<f64, String> {
     }
 }
 
+/// One `--stream` of `run` after its name: the workload flags, read as `run` reads them.
+#[derive(Parser, Debug)]
+#[command(
+    no_binary_name = true,
+    disable_help_flag = true,
+    disable_version_flag = true
+)]
+pub struct StreamArgs {
+    #[command(flatten)]
+    pub workload: WorkloadArgs,
+    /// Named by the workload flags' conflicts; a stream cannot hold streams.
+    #[arg(long, hide = true)]
+    pub stream: Vec<String>,
+}
+
 /// What the workload does.
 #[derive(Args, Debug, Clone)]
 pub struct WorkloadArgs {
     /// Access pattern.
-    #[arg(long, value_enum, default_value_t = RwArg::Randread)]
+    #[arg(long, value_enum, default_value_t = RwArg::Randread, conflicts_with = "stream")]
     pub rw: RwArg,
 
     /// Block size of each IO, 512 … 64m (4k = 4096 bytes).
-    #[arg(long, value_name = "SIZE", default_value = "4k", allow_hyphen_values = true, value_parser = units::parse_size)]
+    #[arg(long, value_name = "SIZE", default_value = "4k", allow_hyphen_values = true, value_parser = units::parse_size, conflicts_with = "stream")]
     pub bs: u64,
 
     /// Worker threads, each with its own file descriptor and ring.
-    #[arg(long, value_name = "N", default_value_t = 1)]
+    #[arg(long, value_name = "N", default_value_t = 1, conflicts_with = "stream")]
     pub threads: u32,
 
     /// IOs in flight per thread.
-    #[arg(long, value_name = "N", default_value_t = 1)]
+    #[arg(long, value_name = "N", default_value_t = 1, conflicts_with = "stream")]
     pub iodepth: u32,
 
     /// Percentage of reads in rw and randrw [default: 50].
-    #[arg(long, value_name = "READ%", value_parser = clap::value_parser!(u8).range(0..=100))]
+    #[arg(long, value_name = "READ%", value_parser = clap::value_parser!(u8).range(0..=100), conflicts_with = "stream")]
     pub mix: Option<u8>,
 
     /// Run for a fixed time (like bm-flash) [default: 10s unless --data is given]
@@ -670,25 +693,25 @@ pub struct WorkloadArgs {
     pub ramp: Duration,
 
     /// fsync(2) after every N writes (N=1 is sysbench's fsync test).
-    #[arg(long, value_name = "N", conflicts_with = "fdatasync")]
+    #[arg(long, value_name = "N", conflicts_with_all = ["fdatasync", "stream"])]
     pub fsync: Option<u32>,
 
     /// fdatasync(2) after every N writes.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", conflicts_with = "stream")]
     pub fdatasync: Option<u32>,
 
     /// Open the target with O_DSYNC: every write returns only once it is durable.
-    #[arg(long, value_enum, default_value_t = SyncMode::None)]
+    #[arg(long, value_enum, default_value_t = SyncMode::None, conflicts_with = "stream")]
     pub sync_mode: SyncMode,
 
     /// Issue IOs on a schedule at this many per second (all threads together), as a database
     /// does, instead of as fast as possible. Latency then counts from each IO's planned start,
     /// so a stall that delays the schedule shows (coordinated omission, as wrk2 corrects it).
-    #[arg(long, value_name = "IOPS", conflicts_with = "rate_bw", value_parser = units::parse_rate)]
+    #[arg(long, value_name = "IOPS", conflicts_with_all = ["rate_bw", "stream"], value_parser = units::parse_rate)]
     pub rate: Option<f64>,
 
     /// Like --rate, as bandwidth per second, e.g. 200MiB.
-    #[arg(long, value_name = "SIZE", allow_hyphen_values = true, value_parser = units::parse_size)]
+    #[arg(long, value_name = "SIZE", allow_hyphen_values = true, value_parser = units::parse_size, conflicts_with = "stream")]
     pub rate_bw: Option<u64>,
 
     /// Find the highest rate whose latency percentile stays under a target, e.g. p99=2ms: the
@@ -699,7 +722,7 @@ pub struct WorkloadArgs {
     pub latency_target: Option<crate::workload::LatencyTarget>,
 
     /// --rate and --rate-bw are per thread rather than in total.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "stream")]
     pub rate_per_thread: bool,
 
     /// Where random IOs land: uniform, zipf:THETA, pareto:H, normal:STDDEV%, hot:DATA%/IO%

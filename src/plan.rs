@@ -30,6 +30,7 @@ mod parts;
 mod probe;
 mod rank;
 mod storage;
+mod streams;
 mod suite;
 mod sweep;
 #[cfg(test)]
@@ -248,6 +249,112 @@ pub fn from_run(args: &RunArgs) -> Result<Plan> {
 /// `iogauge run` as it is planned alone or (`ranked`) as one rank of a run under MPI.
 fn of_run(args: &RunArgs, ranked: bool) -> Result<Plan> {
     let w = &args.workload;
+    if w.stonewall.is_some() {
+        if !ranked {
+            return Err(usage(
+                "--stonewall first stops the ranks of a run under MPI together; without mpirun there is one rank: drop it",
+            ));
+        }
+        if w.data.is_none() {
+            return Err(usage(
+                "--stonewall first stops every rank when the first has moved its --data; give --data SIZE (with --time all ranks stop together anyway)",
+            ));
+        }
+    }
+    let streams = streams::of(args)?;
+    if !streams.is_empty() {
+        streams::refuse_with(args)?;
+    }
+    if let Some(d) = until_change(&args.repeat)? {
+        if w.time.is_some() || w.data.is_some() {
+            return Err(usage(format!(
+                "--until-change {} is already how long the run may take; drop --time/--data",
+                units::duration(d)
+            )));
+        }
+        if w.latency_target.is_some() {
+            return Err(usage(
+                "--until-change does not go with --latency-target, whose search runs the workload at several rates; run them apart",
+            ));
+        }
+    }
+    if w.interval < Duration::from_millis(100) {
+        return Err(usage(
+            "--interval is shorter than 100ms; give e.g. --interval 1s",
+        ));
+    }
+    let mut env = env(EngineChoice::of(&args.target), w.seed, w.ramp, w.interval);
+    let workloads: Vec<(Option<String>, &crate::cli::WorkloadArgs)> = match streams.is_empty() {
+        true => vec![(None, w)],
+        false => streams.iter().map(|(n, s)| (Some(n.clone()), s)).collect(),
+    };
+    let together = (workloads.len() > 1).then_some(0);
+    let mut groups = Vec::with_capacity(workloads.len());
+    for (name, one) in workloads {
+        let at = |e: anyhow::Error| match &name {
+            Some(n) => usage(format!("stream {n}: {e}")),
+            None => e,
+        };
+        let mut g = workload(one, &env, args.repeat.until_change).map_err(at)?;
+        (g.origin, g.together) = (name.clone(), together);
+        groups.push(g);
+    }
+    // One workload paces the run; each stream paces itself.
+    if streams.is_empty() {
+        env.rate = groups[0].rate.take();
+    }
+    if w.distribution != crate::workload::Distribution::Uniform
+        && !groups
+            .iter()
+            .any(|g| g.ops.iter().any(|o| o.rw().is_some_and(Rw::random)))
+    {
+        return Err(usage(format!(
+            "--distribution {} shapes random offsets; --rw {} is sequential: use randread, randwrite or randrw",
+            w.distribution,
+            Rw::from(w.rw).name()
+        )));
+    }
+    env.distribution = w.distribution;
+    let suite = Suite {
+        name: "run".into(),
+        description: match groups.len() {
+            1 => "one workload".into(),
+            n => format!("{n} streams at the same time"),
+        },
+        size: None,
+        groups,
+        rounds: None,
+    };
+    let cells = cells::expand(&suite, &Overrides::default()).map_err(usage)?;
+    checked(Plan {
+        kind: Kind::Run,
+        cells,
+        suite,
+        env,
+        target: target(Place::of(&args.target), None)?,
+        repeat: repeat(&args.repeat),
+        until: match args.repeat.until_change {
+            Some(_) => Until::Change,
+            None => Until::Limit,
+        },
+        precondition: args.repeat.precondition,
+        max_rounds: None,
+        params: params(&args.repeat.param)?,
+        file: output_file(&args.output)?,
+        output: Output::of(&args.output),
+        notes: Vec::new(),
+        probe: false,
+        latency_target: w.latency_target,
+    })
+}
+
+/// One workload typed as flags (the run's, or a stream's) as a group of one cell, its pace in
+/// the group; `env` is the run's engine and memory.
+fn workload(
+    w: &crate::cli::WorkloadArgs,
+    env: &Env,
+    until_change: Option<Duration>,
+) -> Result<Group> {
     let rw = Rw::from(w.rw);
     let bs = check_bs("--bs", w.bs)?;
     check_count("--threads", w.threads, MAX_THREADS)?;
@@ -279,32 +386,7 @@ fn of_run(args: &RunArgs, ranked: bool) -> Result<Plan> {
             rw.name()
         )));
     }
-    if w.stonewall.is_some() {
-        if !ranked {
-            return Err(usage(
-                "--stonewall first stops the ranks of a run under MPI together; without mpirun there is one rank: drop it",
-            ));
-        }
-        if w.data.is_none() {
-            return Err(usage(
-                "--stonewall first stops every rank when the first has moved its --data; give --data SIZE (with --time all ranks stop together anyway)",
-            ));
-        }
-    }
-    if let Some(d) = until_change(&args.repeat)? {
-        if w.time.is_some() || w.data.is_some() {
-            return Err(usage(format!(
-                "--until-change {} is already how long the run may take; drop --time/--data",
-                units::duration(d)
-            )));
-        }
-        if w.latency_target.is_some() {
-            return Err(usage(
-                "--until-change does not go with --latency-target, whose search runs the workload at several rates; run them apart",
-            ));
-        }
-    }
-    let length = match (args.repeat.until_change.or(w.time), w.data) {
+    let length = match (until_change.or(w.time), w.data) {
         (_, Some(0)) => return Err(usage("--data 0: give an amount of data, e.g. --data 4GiB")),
         (_, Some(d)) if d < bs.bytes() => {
             return Err(usage(format!(
@@ -327,12 +409,6 @@ fn of_run(args: &RunArgs, ranked: bool) -> Result<Plan> {
         (Some(t), None) => Length::Time(t),
         (None, None) => Length::Time(DEFAULT_RUN_TIME),
     };
-    if w.interval < Duration::from_millis(100) {
-        return Err(usage(
-            "--interval is shorter than 100ms; give e.g. --interval 1s",
-        ));
-    }
-    let mut env = env(EngineChoice::of(&args.target), w.seed, w.ramp, w.interval);
     match env.complete_batch {
         0 | 1 => {}
         n if env.engine == EngineKind::Psync => {
@@ -348,15 +424,7 @@ fn of_run(args: &RunArgs, ranked: bool) -> Result<Plan> {
         }
         _ => {}
     }
-    if w.distribution != crate::workload::Distribution::Uniform && !rw.random() {
-        return Err(usage(format!(
-            "--distribution {} shapes random offsets; --rw {} is sequential: use randread, randwrite or randrw",
-            w.distribution,
-            rw.name()
-        )));
-    }
-    env.distribution = w.distribution;
-    env.rate =
+    let rate =
         match (w.rate, w.rate_bw) {
             (Some(r), _) if !(r > 0.0 && r.is_finite()) => {
                 return Err(usage(format!(
@@ -394,12 +462,11 @@ fn of_run(args: &RunArgs, ranked: bool) -> Result<Plan> {
             units::iec(env.ram)
         )));
     }
-    let op = op_of(rw);
-    let group = Group {
+    Ok(Group {
         title: rw.name().into(),
         layout: Layout::Plain,
         origin: None,
-        ops: vec![op],
+        ops: vec![op_of(rw)],
         read_pct: vec![rw.read_pct(mix)],
         bs: vec![bs],
         threads: vec![w.threads],
@@ -412,34 +479,7 @@ fn of_run(args: &RunArgs, ranked: bool) -> Result<Plan> {
         options: Vec::new(),
         shape: Default::default(),
         together: None,
-    };
-    let suite = Suite {
-        name: "run".into(),
-        description: "one workload".into(),
-        size: None,
-        groups: vec![group],
-        rounds: None,
-    };
-    let cells = cells::expand(&suite, &Overrides::default()).map_err(usage)?;
-    checked(Plan {
-        kind: Kind::Run,
-        cells,
-        suite,
-        env,
-        target: target(Place::of(&args.target), None)?,
-        repeat: repeat(&args.repeat),
-        until: match args.repeat.until_change {
-            Some(_) => Until::Change,
-            None => Until::Limit,
-        },
-        precondition: args.repeat.precondition,
-        max_rounds: None,
-        params: params(&args.repeat.param)?,
-        file: output_file(&args.output)?,
-        output: Output::of(&args.output),
-        notes: Vec::new(),
-        probe: false,
-        latency_target: w.latency_target,
+        rate,
     })
 }
 

@@ -86,6 +86,8 @@ pub struct Group {
     pub shape: crate::workload::Shape,
     /// Groups with the same number, next to each other, run at once ([`cells::Cell::together`]).
     pub together: Option<usize>,
+    /// This group's own pace (a stream's `--rate`), over the run's.
+    pub rate: Option<crate::plan::Rate>,
 }
 
 /// How a group's results are printed.

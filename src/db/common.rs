@@ -155,6 +155,7 @@ pub fn storage(
         options: Vec::new(),
         shape: Default::default(),
         together: None,
+        rate: None,
     };
     let page = units::iec(cells.page).replace(".0", "");
     let suite = Suite {

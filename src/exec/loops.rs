@@ -264,6 +264,7 @@ pub(super) fn precondition(plan: &Plan, target: &Target, state: &mut State) -> R
         origin: None,
         shape: Default::default(),
         together: None,
+        rate: None,
     };
     let w = work::of(&cell, &plan.env, target.range_bytes, target.logical_block).map_err(usage)?;
     say!(

@@ -42,7 +42,7 @@ pub(super) fn run(
         .map(|&i| cells[i].origin.clone().unwrap_or_else(|| cells[i].name()))
         .collect();
     let cell = name(&names);
-    let place = format!("[{}/{}]", at.0 + 1, at.1);
+    let place = format!("[{}–{}/{}]", at.0 + 1, at.0 + members.len(), at.1);
     let prefix = format!("{place} {cell}");
     let progress = !plan.output.json;
     let invalidate =

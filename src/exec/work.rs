@@ -129,7 +129,7 @@ pub fn of(cell: &Cell, env: &Env, range: u64, logical_block: u32) -> Result<Work
         submit_batch: env.submit_batch,
         complete_batch: complete_batch(env, cell, iodepth),
         distribution: env.distribution,
-        rate_per_thread: env.rate.map(|r| r.per_thread(threads)),
+        rate_per_thread: cell.rate.or(env.rate).map(|r| r.per_thread(threads)),
         shape: cell.shape.clone(),
         file_service: env.file_service,
         interval_hists: env.interval_hists,
@@ -218,8 +218,10 @@ pub const AUTO_MIN_DEPTH: u32 = 8;
 fn complete_batch(env: &Env, cell: &Cell, iodepth: u32) -> u32 {
     let trial = env.engine == EngineKind::IoUring
         && iodepth >= AUTO_MIN_DEPTH
-        && env.rate.is_none()
+        && cell.rate.or(env.rate).is_none()
         && cell.sync.is_none()
+        // Streams run at once start measuring at once: none of them spends a lead-in alone.
+        && cell.together.is_none()
         && matches!(cell.length, Length::Time(_));
     match env.complete_batch {
         0 if trial => 0,
@@ -468,6 +470,7 @@ mod tests {
             origin: None,
             shape: Default::default(),
             together: None,
+            rate: None,
         }
     }
 

@@ -351,6 +351,7 @@ fn group(j: &Job, size: Option<u64>, together: Option<usize>) -> Result<Group> {
             stride: j.offset_increment.filter(|_| j.numjobs > 1),
         },
         together,
+        rate: None,
     })
 }
 

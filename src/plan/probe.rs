@@ -44,6 +44,7 @@ pub fn from_probe_cache(args: &crate::cli::ProbeCacheArgs) -> Result<Plan> {
             options: Vec::new(),
             shape: Default::default(),
             together: None,
+            rate: None,
         };
         groups.push(group(
             format!("warm {}", units::iec(ws)),

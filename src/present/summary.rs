@@ -113,7 +113,19 @@ pub fn files_of(files: u32, each: u64) -> String {
 /// The full summary of one result.
 pub fn result(r: &ResultDoc) -> String {
     let mut s = String::new();
-    let _ = writeln!(s, "{}", workload_line(r));
+    // A stream of several that ran at once is named (its cell is `NAME: pattern …`), and so
+    // is their sum.
+    let name = r.name.as_deref().unwrap_or_default();
+    let _ = match r.together.as_ref() {
+        Some(t) if t.sum => writeln!(s, "{} · at the same time · {}", t.cell, workload_line(r)),
+        Some(_) => writeln!(
+            s,
+            "{} · {}",
+            name.split(": ").next().unwrap_or(name),
+            workload_line(r)
+        ),
+        None => writeln!(s, "{}", workload_line(r)),
+    };
     // A database result (db pgbench, db sysbench) counts transactions, which have no size.
     let (rate, unit, one) = match r.is_db() {
         true => ("TPS", "transactions", "transaction"),
@@ -128,17 +140,25 @@ pub fn result(r: &ResultDoc) -> String {
     }
     // Whose CPU: iogauge's own for IO; for a database load, the server's (its processes,
     // from /proc), with TPC-C's driver — iogauge's terminals — apart.
-    row(
-        &mut s,
-        match r.is_db() {
-            true => "server CPU",
-            false => "CPU",
-        },
-        format!(
-            "user {:.2} s · sys {:.2} s · {:.2} µs per {one}",
-            r.cpu.user_s, r.cpu.sys_s, r.cpu.per_io_us
+    match r.together.as_ref().filter(|t| !t.sum) {
+        // The process's CPU time holds every stream's work: it is the sum's to tell.
+        Some(t) => row(
+            &mut s,
+            "CPU",
+            format!("the streams' together: see {}", t.cell),
         ),
-    );
+        None => row(
+            &mut s,
+            match r.is_db() {
+                true => "server CPU",
+                false => "CPU",
+            },
+            format!(
+                "user {:.2} s · sys {:.2} s · {:.2} µs per {one}",
+                r.cpu.user_s, r.cpu.sys_s, r.cpu.per_io_us
+            ),
+        ),
+    }
     if let Some(t) = r.tpcc.as_deref() {
         row(
             &mut s,

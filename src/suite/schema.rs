@@ -358,6 +358,7 @@ fn check_group(g: GroupDoc, default_time: Duration) -> Result<Group, CheckError>
         options,
         shape: Default::default(),
         together: None,
+        rate: None,
     })
 }
 

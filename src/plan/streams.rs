@@ -1,0 +1,87 @@
+//! `run --stream 'NAME: FLAGS'`: several workloads at once on the run's target, each typed in
+//! `run`'s own workload flags (one definition of each option, read by the same parser), the
+//! run's settings (ramp, seed, interval, distribution) said once before the streams.
+
+use super::*;
+use crate::cli::{StreamArgs, WorkloadArgs};
+use clap::Parser;
+
+/// Flags that set the run, not a stream: given inside a stream, they are refused there.
+const RUN_FLAGS: [&str; 6] = [
+    "--ramp",
+    "--seed",
+    "--interval",
+    "--distribution",
+    "--latency-target",
+    "--stonewall",
+];
+
+/// Each stream's name and workload, in the order typed; empty without `--stream`.
+pub(super) fn of(args: &RunArgs) -> Result<Vec<(String, WorkloadArgs)>> {
+    let mut out: Vec<(String, WorkloadArgs)> = Vec::with_capacity(args.stream.len());
+    for typed in &args.stream {
+        let (name, flags) = typed.split_once(':').unwrap_or(("", typed));
+        let name = name.trim();
+        let ok = |c: char| c.is_ascii_alphanumeric() || "-_.".contains(c);
+        if name.is_empty() || !name.chars().all(ok) {
+            return Err(usage(format!(
+                "--stream '{}': give the stream a name of letters, digits, - _ or . before a colon, e.g. --stream 'wal: --rw write --bs 8k --fdatasync 1'",
+                units::printable(typed)
+            )));
+        }
+        if out.iter().any(|(n, _)| n == name) {
+            return Err(usage(format!(
+                "--stream {name} is named twice; give each stream its own name"
+            )));
+        }
+        let words: Vec<&str> = flags.split_whitespace().collect();
+        if let Some(f) = words
+            .iter()
+            .find(|w| RUN_FLAGS.iter().any(|r| w.split('=').next() == Some(*r)))
+        {
+            return Err(usage(format!(
+                "--stream {name}: {} sets the whole run, not one stream; give it before the streams",
+                f.split('=').next().unwrap_or(f)
+            )));
+        }
+        let mut w = StreamArgs::try_parse_from(&words)
+            .map_err(|e| {
+                let text = e.to_string();
+                let first = text.lines().next().unwrap_or_default();
+                usage(format!(
+                    "--stream {name}: {}",
+                    first.trim_start_matches("error: ")
+                ))
+            })?
+            .workload;
+        if w.time.is_none() && w.data.is_none() {
+            (w.time, w.data) = (args.workload.time, args.workload.data);
+        }
+        out.push((name.to_string(), w));
+    }
+    if out.len() == 1 {
+        return Err(usage(
+            "one --stream is one workload: give its flags to run directly, or add a second --stream to run beside it",
+        ));
+    }
+    Ok(out)
+}
+
+/// What runs one workload at a time, refused with streams.
+pub(super) fn refuse_with(args: &RunArgs) -> Result<()> {
+    let refuse = |what: &str, why: &str| {
+        Err(usage(format!(
+            "{what} does not go with --stream: {why}; run the workload alone"
+        )))
+    };
+    if args.workload.latency_target.is_some() {
+        return refuse("--latency-target", "its search paces one workload");
+    }
+    if args.repeat.until_change.is_some() {
+        return refuse("--until-change", "it watches one workload's rate");
+    }
+    if args.target.verify {
+        return refuse("--verify", "it checks one workload's writes at a time");
+    }
+    Ok(())
+}
