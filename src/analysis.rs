@@ -17,6 +17,7 @@ pub use limits::io_limit;
 mod rebuild;
 pub mod run;
 pub mod source;
+pub mod streams;
 
 use crate::model::{ResultDoc, RunDoc, WorkloadDoc};
 use crate::units;
@@ -339,6 +340,7 @@ pub fn run_findings(doc: &RunDoc, th: &Thresholds) -> Vec<Finding> {
             out.push(named(f, r.name.as_deref()));
         }
     }
+    out.extend(streams::interference(doc, th));
     out
 }
 
@@ -409,7 +411,7 @@ pub fn annotate_with(doc: &mut RunDoc, data_bytes: Option<u64>, th: &Thresholds)
             );
         }
         // A gap or an outlier is about one cell; a ceiling is about a whole group.
-        if let (Kind::Gap | Kind::Outlier, Some(i)) = (f.kind, f.result) {
+        if let (Kind::Gap | Kind::Outlier | Kind::Interference, Some(i)) = (f.kind, f.result) {
             if let Some(r) = doc.results.get_mut(i) {
                 r.findings.push(f.clone());
             }

@@ -15,13 +15,14 @@ use crate::workload::{BlockSize, SyncKind};
 use std::time::Duration;
 
 /// The suites iogauge knows by name, in the order `full` runs them.
-pub const BUILTIN: [(&str, &str); 9] = [
+pub const BUILTIN: [(&str, &str); 10] = [
     ("matrix", include_str!("../suites/matrix.toml")),
     ("seq", include_str!("../suites/seq.toml")),
     ("fsync", include_str!("../suites/fsync.toml")),
     ("seeks", include_str!("../suites/seeks.toml")),
     ("mixes", include_str!("../suites/mixes.toml")),
     ("quick", include_str!("../suites/quick.toml")),
+    ("commit", include_str!("../suites/commit.toml")),
     ("snia-iops", include_str!("../suites/snia-iops.toml")),
     ("snia-latency", include_str!("../suites/snia-latency.toml")),
     (

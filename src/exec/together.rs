@@ -74,7 +74,19 @@ pub(super) fn run(
     };
     let mut docs: Vec<(usize, ResultDoc)> = Vec::with_capacity(members.len() + 1);
     for (k, rans) in each.into_iter().enumerate() {
-        let mut d = fold::result(rans, target, Some(cells[members[k]].name()));
+        // Named apart from the same stream run alone (compare and the findings pair them).
+        let others: Vec<&str> = names
+            .iter()
+            .enumerate()
+            .filter(|(j, _)| *j != k)
+            .map(|(_, n)| n.as_str())
+            .collect();
+        let own = format!(
+            "{} (beside {})",
+            cells[members[k]].name(),
+            others.join(" + ")
+        );
+        let mut d = fold::result(rans, target, Some(own));
         d.together = Some(tag(false));
         docs.push((members[k], d));
     }

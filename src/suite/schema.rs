@@ -27,6 +27,9 @@
 //! range = "16k"                      # use only the first bytes of the target
 //! options = ["sizes", "threads"]     # command-line lists that may replace this group's:
 //!                                    # sizes threads read-pct qd files
+//! stream = "wal"                     # a named stream: its cell is named `wal: …`
+//! with_previous = true               # runs at the same time as the group before (a stream
+//!                                    # of one cell each; each reported alone, and their sum)
 //! ```
 
 use super::{Amount, CliOption, Group, Layout, Length, Op, Rounds, Suite, DEFAULT_TIME};
@@ -98,6 +101,8 @@ struct GroupDoc {
     data: Option<Spanned<AmountValue>>,
     range: Option<Spanned<Size>>,
     options: Option<Spanned<Vec<CliOption>>>,
+    stream: Option<Spanned<String>>,
+    with_previous: Option<Spanned<bool>>,
 }
 
 /// Parses and checks a suite file; `origin` names it in errors (a path, or `suites/x.toml`).
@@ -167,11 +172,7 @@ fn check(doc: FileDoc) -> Result<Suite, CheckError> {
     if let Some(why) = crate::workload::too_short(time) {
         return Err((None, format!("[defaults] time {why}")));
     }
-    let groups = doc
-        .groups
-        .into_iter()
-        .map(|g| check_group(g.into_inner(), time))
-        .collect::<Result<Vec<_>, _>>()?;
+    let groups = streams(doc.groups, time)?;
     let rounds = match doc.rounds {
         None => None,
         Some(r) => {
@@ -217,6 +218,77 @@ fn check(doc: FileDoc) -> Result<Suite, CheckError> {
         groups,
         rounds,
     })
+}
+
+/// The groups, checked, with `with_previous` chains made into sets of streams that run at once:
+/// each stream one cell with a name of its own in its set.
+fn streams(docs: Vec<Spanned<GroupDoc>>, time: Duration) -> Result<Vec<Group>, CheckError> {
+    let mut groups: Vec<Group> = Vec::with_capacity(docs.len());
+    let mut sets = 0;
+    for (i, g) in docs.into_iter().enumerate() {
+        let g = g.into_inner();
+        let with = g.with_previous.as_ref().filter(|w| *w.get_ref()).cloned();
+        let stream = g.stream.clone();
+        let mut checked = check_group(g, time)?;
+        let one_cell = |c: &Group| {
+            c.ops.len() == 1
+                && c.bs.len() == 1
+                && c.threads.len() == 1
+                && c.iodepth.len() == 1
+                && c.read_pct.len() <= 1
+                && c.ops[0] != Op::Copy
+                && c.options.is_empty()
+        };
+        if let Some(w) = &with {
+            let Some(prev) = groups.last_mut() else {
+                return Err(at(
+                    w,
+                    "with_previous on the first group: there is no group before it to run beside",
+                ));
+            };
+            let name_of = |g: &Group| g.origin.clone();
+            if !one_cell(prev) || prev.origin.is_none() {
+                return Err(at(w, "the group before is not a stream: give it stream = \"NAME\" and one rw, bs, threads and iodepth (no copy, no options)"));
+            }
+            if prev.together.is_none() {
+                prev.together = Some(sets);
+                sets += 1;
+            }
+            checked.together = prev.together;
+            let Some(name) = &stream else {
+                return Err(at(
+                    w,
+                    "a group that runs beside another is a stream: name it, e.g. stream = \"data\"",
+                ));
+            };
+            let taken = groups
+                .iter()
+                .filter(|x| x.together.is_some() && x.together == checked.together)
+                .any(|x| name_of(x).as_deref() == Some(name.get_ref().as_str()));
+            if taken {
+                return Err(at(
+                    name,
+                    "another stream of this set has this name; give each its own",
+                ));
+            }
+        }
+        if let Some(name) = &stream {
+            let n = name.get_ref().trim();
+            if n.is_empty() || n.contains(':') || n.contains('+') {
+                return Err(at(
+                    name,
+                    "stream must be a short name without : or +, e.g. stream = \"wal\"",
+                ));
+            }
+            if with.is_some() && !one_cell(&checked) {
+                return Err(at(name, "a stream is one cell: give one rw, bs, threads and iodepth (no copy, no options)"));
+            }
+            checked.origin = Some(n.to_string());
+        }
+        let _ = i;
+        groups.push(checked);
+    }
+    Ok(groups)
 }
 
 fn check_group(g: GroupDoc, default_time: Duration) -> Result<Group, CheckError> {

@@ -82,6 +82,9 @@ kinds! {
     /// The benchmark's own client took so much of the machine's CPU that the rate measures the
     /// client beside the server.
     Client => "client",
+    /// A stream's latency beside other streams far above its latency alone: the others'
+    /// IO (a database's page reads or checkpoint beside its WAL) held it back.
+    Interference => "interference",
 }
 
 impl fmt::Display for Kind {

@@ -53,6 +53,9 @@ pub struct Thresholds {
     /// A benchmark client on the machine under test that used more than this share of its
     /// CPUs measured itself beside the server (`client`).
     pub client_cpu_share: f64,
+    /// A stream whose p99 latency beside other streams is at least this many times its p99
+    /// alone is held back by them (`interference`).
+    pub interference_ratio: f64,
 }
 
 impl Default for Thresholds {
@@ -78,6 +81,7 @@ impl Default for Thresholds {
             short_s: 1.0,
             scaling_share: 0.25,
             client_cpu_share: 0.2,
+            interference_ratio: 2.0,
         }
     }
 }
@@ -89,7 +93,7 @@ impl Thresholds {
     /// Every threshold with its value and meaning, in the order the checks run: the one list
     /// behind `iogauge report --list-thresholds` and the names a thresholds file may use
     /// (a test keeps it equal to the fields).
-    pub fn entries(&self) -> [Entry; 20] {
+    pub fn entries(&self) -> [Entry; 21] {
         [
             ("stall_frac", self.stall_frac, "a bin is stalled when its rate is below this fraction of the run's median rate (or zero)"),
             ("stall_min_s", self.stall_min_s, "shortest stall reported, in seconds"),
@@ -111,6 +115,7 @@ impl Thresholds {
             ("short_s", self.short_s, "a result of a fixed amount of data measured over less than this many seconds is said to be short"),
             ("scaling_share", self.scaling_share, "an array stops scaling where one more member adds less than this share of one member's worth, at the edges of the 95% confidence intervals"),
             ("client_cpu_share", self.client_cpu_share, "a benchmark client on the machine under test that used more than this share of its CPUs measured itself beside the server"),
+            ("interference_ratio", self.interference_ratio, "a stream whose p99 latency beside other streams is at least this many times its p99 alone is held back by them"),
         ]
     }
 
@@ -149,7 +154,13 @@ impl Thresholds {
     pub fn validate(&self) -> Result<(), ThresholdError> {
         const FRACTION: &str = "a number between 0 and 1";
         const POSITIVE: &str = "a finite number above 0";
-        let checks: [Check; 19] = [
+        let checks: [Check; 20] = [
+            (
+                "interference_ratio",
+                self.interference_ratio,
+                "a finite number above 1",
+                |v| v.is_finite() && v > 1.0,
+            ),
             ("regime_frac", self.regime_frac, FRACTION, unit_interval),
             (
                 "client_cpu_share",
