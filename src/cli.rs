@@ -185,7 +185,7 @@ pub struct RunArgs {
 
 #[derive(Args, Debug, Clone)]
 pub struct SuiteArgs {
-    /// Suite name: quick, matrix, seq, fsync, seeks, mixes, full, or the SNIA PTS tests
+    /// Suite name: quick, matrix, seq, fsync, seeks, mixes, commit, full, or the SNIA PTS tests
     /// snia-iops, snia-latency and snia-throughput.
     #[arg(value_name = "NAME", required_unless_present = "file", value_parser = SuiteName)]
     pub name: Option<String>,

@@ -12,6 +12,7 @@ mod hooks;
 pub mod verify;
 pub mod work;
 
+mod cell;
 mod loops;
 mod notes;
 mod progress;
@@ -19,7 +20,8 @@ mod rounds;
 mod together;
 
 pub use hooks::Hooks;
-use loops::{not_stored, precondition, run_cells};
+use cell::not_stored;
+use loops::{precondition, run_cells};
 use notes::notes_of;
 pub use rounds::{kept, SEARCH_STEPS};
 use rounds::{latency_search, run_rounds};
@@ -378,7 +380,7 @@ fn store_run(
                 // A result that could not be stored stopped the run, and the store took the
                 // whole run in the end: one true account, not "not stored" beside "stored as".
                 if let (Some(id), Some(f)) = (id, &failure) {
-                    if f.downcast_ref::<loops::NotStored>().is_some() {
+                    if f.downcast_ref::<cell::NotStored>().is_some() {
                         let why = f.root_cause().to_string();
                         failure = Some(anyhow::anyhow!(
                             "the results database could not take a result ({why}), so the run stopped early; what it measured until then was stored in the end as run {id}"

@@ -20,6 +20,7 @@ pub mod fleet;
 pub mod plan;
 pub mod results;
 pub mod stats;
+pub mod streams;
 pub mod summary;
 pub mod sweep;
 pub mod table;
@@ -291,6 +292,9 @@ fn suite_text(
         how.map(|h| format!(" · {h}")).unwrap_or_default()
     ));
     s.push_str(&tables::render(suite, outcomes, ram, &doc.results));
+    if let Some(t) = streams::commits(&doc.results) {
+        s.push_str(&t);
+    }
     if let Some(rows) = stab {
         s.push_str("Stability (--until-stable)\n\n");
         s.push_str(&tables::stability(rows));

@@ -435,7 +435,7 @@ fn thresholds_are_listed_and_an_unknown_name_is_refused() {
             format!("{name} = {}\n", row(name).parse::<f64>().unwrap())
         })
         .collect();
-    assert_eq!(every.lines().count(), 20, "{list}");
+    assert_eq!(every.lines().count(), 21, "{list}");
     std::fs::write(tmp.path().join("all.toml"), every).unwrap();
     let docs = write_docs(tmp.path());
     let out = iogauge(

@@ -72,3 +72,83 @@ pub(super) fn interference(doc: &RunDoc, th: &Thresholds) -> Vec<Finding> {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::tests::{doc, result};
+    use crate::model::{SyncDoc, TogetherDoc};
+    use crate::workload::Rw;
+
+    /// A WAL stream alone (sync p99 `alone_us`) and beside `reads` (sync p99 `beside_us`), each
+    /// with `syncs` syncs; and the readers and the sum.
+    fn run(alone_us: u64, beside_us: u64, syncs: u64) -> RunDoc {
+        let wal = |p99_us: u64, name: &str| {
+            let mut r = result(Rw::Write, 8192, 1, 1, 1000.0);
+            r.name = Some(name.into());
+            r.sync = Some(SyncDoc {
+                kind: None,
+                count: syncs,
+                per_s: syncs as f64 / 10.0,
+                lat_ns: crate::measure::LatNs {
+                    p50: p99_us * 300,
+                    p99: p99_us * 1000,
+                    ..Default::default()
+                },
+            });
+            r
+        };
+        let tag = |sum| {
+            Some(TogetherDoc {
+                cell: "wal + reads".into(),
+                streams: vec!["wal".into(), "reads".into()],
+                sum,
+            })
+        };
+        let alone = wal(alone_us, "wal: write 8K + fdatasync");
+        let mut beside = wal(beside_us, "wal: write 8K + fdatasync (beside reads)");
+        beside.together = tag(false);
+        let mut reads = result(Rw::Randread, 8192, 8, 1, 40_000.0);
+        reads.name = Some("reads: randread 8K × 8 threads (beside wal)".into());
+        reads.together = tag(false);
+        let mut sum = result(Rw::Randrw, 8192, 9, 1, 41_000.0);
+        sum.name = Some("wal + reads".into());
+        sum.together = tag(true);
+        doc(vec![alone, beside, reads, sum])
+    }
+
+    #[test]
+    fn a_stream_held_back_beside_others_is_named_on_its_result() {
+        let found = interference(&run(100, 450, 5_000), &Thresholds::default());
+        assert_eq!(found.len(), 1, "{found:?}");
+        let f = &found[0];
+        assert_eq!((f.kind, f.result), (Kind::Interference, Some(1)));
+        assert!(
+            f.summary
+                .starts_with("wal's sync latency beside reads is 4.5× its latency alone"),
+            "{}",
+            f.summary
+        );
+        assert_eq!(f.evidence["p99_alone_ns"], 100_000.0);
+    }
+
+    // Near misses: just under the ratio; a p99 read from too few syncs; no alone to judge by.
+    #[test]
+    fn just_under_the_ratio_too_few_samples_or_no_alone_say_nothing() {
+        let th = Thresholds::default();
+        assert!(interference(&run(100, 199, 5_000), &th).is_empty());
+        assert!(interference(&run(100, 900, 99), &th).is_empty());
+        let mut d = run(100, 900, 5_000);
+        d.results.remove(0);
+        assert!(interference(&d, &th).is_empty());
+    }
+
+    #[test]
+    fn the_alone_name_drops_what_ran_beside() {
+        assert_eq!(
+            alone_name("wal: write 8K (beside reads + ckpt)"),
+            "wal: write 8K"
+        );
+        assert_eq!(alone_name("wal: write 8K"), "wal: write 8K");
+    }
+}

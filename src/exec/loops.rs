@@ -1,10 +1,10 @@
 //! The cells in order, each with its repeats: the loop every run and suite goes through, and
 //! the preconditioning before it.
 
+use super::cell::{drop_cached, not_stored, repeated};
 use super::fold;
-use super::work::{self, Ran, Work};
+use super::work::{self, Work};
 use super::{
-    drop_caches,
     progress::{one_line, Eta},
     State,
 };
@@ -222,23 +222,6 @@ pub(super) fn run_cells(
     Ok(())
 }
 
-/// A results database that could not take a result: the run stops, what was measured is shown.
-pub(super) fn not_stored(e: anyhow::Error) -> anyhow::Error {
-    e.context(NotStored)
-}
-
-/// The context of a store failure, so that a store that takes the run in the end (a lock
-/// released meanwhile) turns "not stored" into what happened: the run stopped early, and what
-/// it measured was stored.
-#[derive(Debug)]
-pub(super) struct NotStored;
-
-impl std::fmt::Display for NotStored {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("the results database could not store the run (the results measured are printed, and written to --output when asked, but not stored)")
-    }
-}
-
 /// SNIA PTS's workload-independent preconditioning: the whole range written twice in 128 KiB
 /// sequential writes, so what follows measures a used device rather than a fresh one. Built as
 /// a cell like any other, so its workload obeys the same rules; not stored as a result.
@@ -306,48 +289,6 @@ pub(crate) const PRECONDITION_BS: crate::workload::BlockSize =
     crate::workload::BlockSize::known(128 << 10);
 pub(crate) const PRECONDITION_DEPTH: u32 = 32;
 
-/// Calls `once` (with a progress label naming the repeat) `--repeat` times, dropping the page
-/// cache between repeats when asked; stops early on an interrupt or an error.
-pub(super) fn repeated(
-    plan: &Plan,
-    notes: &mut Vec<String>,
-    prefix: &str,
-    mut once: impl FnMut(String, Option<u32>) -> Result<Ran>,
-) -> Result<Vec<Ran>> {
-    let n = plan.repeat.n;
-    let mut out = Vec::with_capacity(n as usize);
-    for i in 0..n {
-        if i > 0 && plan.repeat.drop_caches {
-            if let Err(why) = drop_caches() {
-                let note = format!(
-                    "--drop-caches: the page cache was not dropped between repeats ({why})"
-                );
-                if !notes.contains(&note) {
-                    say!("note: {note}");
-                    notes.push(note);
-                }
-            }
-        }
-        let label = match (prefix.is_empty(), n) {
-            (_, 1) => prefix.to_string(),
-            (false, _) => format!("{prefix} [repeat {}/{n}]", i + 1),
-            (true, _) => format!("repeat {}/{n}", i + 1),
-        };
-        // The first repeat's way of waiting for completions, held for the others.
-        let held = out
-            .first()
-            .filter(|r: &&Ran| r.m.engine.complete_trial.is_some())
-            .map(|r| r.m.engine.complete_batch);
-        let r = once(label, held)?;
-        let stop = r.m.interrupted.is_some() || r.m.error.is_some();
-        out.push(r);
-        if stop || crate::interrupt::requested().is_some() {
-            break;
-        }
-    }
-    Ok(out)
-}
-
 /// A direct IO the kernel refused for its size: small blocks under O_DIRECT on a device whose
 /// logical block sysfs did not tell. The suite goes on without the cell, as bm-flash's tables
 /// leave a cell blank.
@@ -357,15 +298,6 @@ pub(super) fn refused_block(error: &str, bs: u64, direct: bool) -> bool {
 
 /// The files of a `--files` cell, next to the run's test file, filled like it and removed
 /// after the cell.
-/// Drops `path`'s pages from the page cache (fio's `invalidate`), for a file or a block
-/// device; what cannot be opened or dropped is left as it is (the job then runs as fio's
-/// would with invalidate=0, and its cache note says buffered IO may be served from memory).
-pub(super) fn drop_cached(path: &Path) {
-    if let Ok(f) = std::fs::File::open(path) {
-        let _ = iogauge_engine::sys::drop_file_cache(&f);
-    }
-}
-
 pub(super) fn seek_files(target: &Target, files: u32, seed: u64) -> Result<Vec<Target>> {
     let dir = target
         .path

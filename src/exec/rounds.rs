@@ -2,7 +2,7 @@
 
 use super::fold;
 use super::work::{self, Ran, Work};
-use super::{loops::not_stored, State};
+use super::{cell::not_stored, State};
 use crate::error::usage;
 use crate::plan::Plan;
 use crate::store::Recorder;

@@ -4,7 +4,7 @@
 //! devices' counters belong to the sum, since the device saw every stream at once.
 
 use super::fold;
-use super::loops::repeated;
+use super::cell::{drop_cached, not_stored, repeated};
 use super::progress::one_line;
 use super::work::{self, Ran, Work};
 use super::State;
@@ -49,7 +49,7 @@ pub(super) fn run(
         plan.env.invalidate && works.iter().any(|w| w.specs().iter().any(|s| !s.direct));
     let ran = repeated(plan, &mut state.notes, &prefix, |label, held| {
         if invalidate {
-            super::loops::drop_cached(&target.path);
+            drop_cached(&target.path);
         }
         let held: Option<Vec<Work>> = held.map(|b| works.iter().map(|w| w.holding(b)).collect());
         let these: Vec<&Work> = match &held {
@@ -108,7 +108,7 @@ pub(super) fn run(
         let stored = rec.add(&d);
         state.results.push(d);
         state.cell_of.push(i);
-        stored.map_err(super::loops::not_stored)?;
+        stored.map_err(not_stored)?;
     }
     if let Some(e) = failed {
         return Err(anyhow::anyhow!(e).context(format!("suite {}, cell {cell}", plan.suite.name)));

@@ -139,11 +139,11 @@ const REFUSED: [(&str, &str); 10] = [
 const FAMILIES: [(&str, &str); 18] = [
     (
         "flow",
-        "flow balances jobs that run at the same time; iogauge runs a file's jobs one after another",
+        "flow holds jobs that run at the same time to a ratio of their IOs; iogauge runs them side by side, each at its own pace, and does not hold one back for another",
     ),
     (
         "exit",
-        "iogauge runs a file's jobs one after another, so there are no other jobs running to end",
+        "iogauge ends each job that runs beside others on its own limit; ending the others when one ends is not mapped",
     ),
     (
         "thinktime",

@@ -45,13 +45,15 @@ pub fn run(doc: &RunDoc) -> String {
     // fio's disk_util covers the whole run: each device's counts summed over every result's
     // window, its utilisation weighted by how long each window was (the first result's alone
     // gave KDiskMark's run 12,390 reads of its 504,148).
-    let mut disks: Vec<(String, [u64; 4], f64, f64)> = Vec::new();
+    // Ticks (ms) as the kernel counts them: each request's time, and in_queue the requests in
+    // flight integrated over time, both from the window's averages.
+    let mut disks: Vec<(String, [u64; 4], [f64; 3], f64, f64)> = Vec::new();
     for r in &doc.results {
         for d in &r.devices {
             let at = match disks.iter().position(|v| v.0 == d.name) {
                 Some(i) => i,
                 None => {
-                    disks.push((d.name.clone(), [0; 4], 0.0, 0.0));
+                    disks.push((d.name.clone(), [0; 4], [0.0; 3], 0.0, 0.0));
                     disks.len() - 1
                 }
             };
@@ -62,19 +64,26 @@ pub fn run(doc: &RunDoc) -> String {
             {
                 *sum += n.unwrap_or(0);
             }
-            e.2 += d.util.unwrap_or(0.0) * d.elapsed_s;
-            e.3 += d.elapsed_s;
+            let ms = |n: Option<u64>, per: Option<f64>| n.unwrap_or(0) as f64 * per.unwrap_or(0.0);
+            e.2[0] += ms(d.reads, d.read_ms_per_io);
+            e.2[1] += ms(d.writes, d.write_ms_per_io);
+            e.2[2] += d.avg_queue_depth.unwrap_or(0.0) * d.elapsed_s * 1000.0;
+            e.3 += d.util.unwrap_or(0.0) * d.elapsed_s;
+            e.4 += d.elapsed_s;
         }
     }
     let disks: Vec<Value> = disks
         .into_iter()
-        .map(|(name, [r, w, rm, wm], busy, secs)| {
+        .map(|(name, [r, w, rm, wm], [rt, wt, q], busy, secs)| {
             json!({
                 "name": name,
                 "read_ios": r,
                 "write_ios": w,
                 "read_merges": rm,
                 "write_merges": wm,
+                "read_ticks": rt.round() as u64,
+                "write_ticks": wt.round() as u64,
+                "in_queue": q.round() as u64,
                 "util": if secs > 0.0 { busy / secs * 100.0 } else { 0.0 },
             })
         })
@@ -89,10 +98,24 @@ pub fn run(doc: &RunDoc) -> String {
         "timestamp_ms": secs * 1000,
         "time": doc.started_at,
         "iogauge run_id": doc.run_id,
+        "global options": global_options(&jobs),
         "jobs": jobs,
         "disk_util": disks,
     });
     serde_json::to_string_pretty(&v).unwrap_or_default() + "\n"
+}
+
+/// What every job sets alike (but its name), as fio lists a job file's `[global]` section; each
+/// job's `job options` still holds them too, so a reader of one job finds all it ran with.
+fn global_options(jobs: &[Value]) -> Value {
+    let opts = |j: &Value| j["job options"].as_object().cloned().unwrap_or_default();
+    let mut common = jobs.first().map(opts).unwrap_or_default();
+    common.remove("name");
+    for j in jobs.iter().skip(1) {
+        let o = opts(j);
+        common.retain(|k, v| o.get(k) == Some(v));
+    }
+    Value::Object(common)
 }
 
 /// fio's `steadystate` block for SNIA PTS rounds: the window's IOPS per round, whether the
@@ -232,9 +255,30 @@ fn job(r: &ResultDoc, name: &str) -> Value {
         "ctx": 0,
         "majf": 0,
         "minf": 0,
+        "sync": sync(r),
+        // fio's latency_target search (not run here: its defaults, as fio writes them).
+        "latency_depth": w.iodepth,
+        "latency_target": 0,
+        "latency_percentile": 100.0,
+        "latency_window": 0,
         "latency_ns": buckets(&r.lat_hist, 1, &LAT_KEYS[..10]),
         "latency_us": buckets(&r.lat_hist, 1_000, &LAT_KEYS[..10]),
         "latency_ms": buckets(&r.lat_hist, 1_000_000, &LAT_KEYS),
+    })
+}
+
+/// fio's `sync` section: the fsync/fdatasync calls and their latency (no histogram of syncs
+/// is kept in a result, so no standard deviation).
+fn sync(r: &ResultDoc) -> Value {
+    let (n, l) = r.sync.as_ref().map_or((0, LatNs::default()), |s| (s.count, s.lat_ns));
+    json!({
+        "total_ios": n,
+        "lat_ns": {
+            "min": l.min,
+            "max": l.max,
+            "mean": l.mean,
+            "N": n,
+        },
     })
 }
 

@@ -31,8 +31,12 @@ pub fn render(suite: &Suite, outcomes: &[Outcome], ram: u64, results: &[ResultDo
             .map(String::from)
             .to_vec()];
         for o in outcomes {
-            // The cell is named `JOB: pattern …`: the job's name first, as the file names it.
-            let name = o.cell.name();
+            // The cell is named `JOB: pattern …`: the job's name first, as the file names it
+            // (a stream's result adds what it ran beside).
+            let name = o
+                .result
+                .and_then(|r| r.name.clone())
+                .unwrap_or_else(|| o.cell.name());
             let (job, test) = match name.split_once(": ") {
                 Some((j, t)) => (j.to_string(), t.to_string()),
                 None => (suite.groups[o.cell.group].title.clone(), name.clone()),
