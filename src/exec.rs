@@ -19,8 +19,8 @@ mod progress;
 mod rounds;
 mod together;
 
-pub use hooks::Hooks;
 use cell::not_stored;
+pub use hooks::Hooks;
 use loops::{precondition, run_cells};
 use notes::notes_of;
 pub use rounds::{kept, SEARCH_STEPS};

@@ -192,22 +192,7 @@ pub struct Env {
     pub interval_hists: bool,
 }
 
-/// A target rate of IOs per second, for all threads together or for each.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Rate {
-    pub iops: f64,
-    pub per_thread: bool,
-}
-
-impl Rate {
-    /// Each of `threads` threads' share.
-    pub fn per_thread(self, threads: u32) -> f64 {
-        match self.per_thread {
-            true => self.iops,
-            false => self.iops / f64::from(threads.max(1)),
-        }
-    }
-}
+pub use crate::workload::Rate;
 
 /// The target as asked for; `target::resolve` looks at it without writing.
 #[derive(Clone, Debug)]

@@ -88,7 +88,7 @@ pub struct Group {
     /// Groups with the same number, next to each other, run at once ([`cells::Cell::together`]).
     pub together: Option<usize>,
     /// This group's own pace (a stream's `--rate`), over the run's.
-    pub rate: Option<crate::plan::Rate>,
+    pub rate: Option<crate::workload::Rate>,
 }
 
 /// How a group's results are printed.

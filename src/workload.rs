@@ -247,6 +247,23 @@ pub struct Spec {
     pub interval_hists: bool,
 }
 
+/// A target rate of IOs per second, for all threads together or for each.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Rate {
+    pub iops: f64,
+    pub per_thread: bool,
+}
+
+impl Rate {
+    /// Each of `threads` threads' share.
+    pub fn per_thread(self, threads: u32) -> f64 {
+        match self.per_thread {
+            true => self.iops,
+            false => self.iops / f64::from(threads.max(1)),
+        }
+    }
+}
+
 /// The shortest measurement iogauge takes: one bin of its fine time series. Anything shorter
 /// measures start-up alone (`--time 1ms` reported 0 IOPS and a stall "during the whole run").
 pub const MIN_TIME: Duration = Duration::from_millis(100);

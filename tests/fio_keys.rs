@@ -89,9 +89,15 @@ fn fios_json_and_iogauges_have_the_same_keys_but_the_deliberate_ones() {
         .difference(&ours_k)
         .filter(|k| !LEFT_OUT.iter().any(|l| k.starts_with(l)))
         .collect();
-    assert!(missing.is_empty(), "fio writes, iogauge does not: {missing:#?}");
+    assert!(
+        missing.is_empty(),
+        "fio writes, iogauge does not: {missing:#?}"
+    );
     for l in LEFT_OUT {
-        assert!(theirs_k.contains(l), "fio no longer writes {l}: drop it from the list");
+        assert!(
+            theirs_k.contains(l),
+            "fio no longer writes {l}: drop it from the list"
+        );
     }
     // Percentiles as fio orders them: by value, not as text ("5.000000" before "10.000000").
     let at = text.find("\"percentile\"").expect("a percentile table");
@@ -99,7 +105,12 @@ fn fios_json_and_iogauges_have_the_same_keys_but_the_deliberate_ones() {
     let ten = text[at..].find("\"10.000000\"").unwrap();
     assert!(five < ten, "{}", &text[at..at + 200]);
     // The sync section holds the job's fdatasync calls.
-    let w = ours["jobs"].as_array().unwrap().iter().find(|j| j["jobname"] == "w").unwrap();
+    let w = ours["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|j| j["jobname"] == "w")
+        .unwrap();
     assert!(w["sync"]["total_ios"].as_u64().unwrap() > 0, "{w}");
     assert_eq!(w["sync"]["total_ios"], w["sync"]["lat_ns"]["N"]);
 }

@@ -1,7 +1,9 @@
 //! fio's jobs at the same time (issue 60): jobs with no `stonewall` between them run at once, as
 //! fio runs them, each getting the share of the device fio gives it; with `stonewall` each runs
 //! alone. Ground truth from the kernel: a RAM loop device its blkio group holds to 2,000 reads a
-//! second, with fio itself run in the same group beside iogauge.
+//! second, with fio itself run in the same group beside iogauge. How two jobs share the throttle
+//! depends on each one's submitter getting the CPU when its IOs complete, so the test runs in
+//! the quiet binary (fio's own split moved from 50/50 to 55/45 beside the other tests).
 
 use serde_json::Value;
 use std::path::Path;
@@ -101,6 +103,7 @@ fn kinds(r: &Value) -> Vec<String> {
 
 #[test]
 fn jobs_without_stonewall_share_the_device_as_fios_do_and_with_it_run_alone() {
+    let _quiet = quiet_turn(module_path!());
     if !have("fio") {
         skip("needs fio");
         return;
@@ -149,46 +152,4 @@ fn jobs_without_stonewall_share_the_device_as_fios_do_and_with_it_run_alone() {
         let a = iops_of(&alone, job);
         assert!((1_800.0..2_200.0).contains(&a), "{job} alone: {a:.0} IOPS");
     }
-}
-
-/// What the reader sees: the plan says the jobs run at once, the table has a row per job and
-/// one for their sum, and fio's JSON has each job and no sum.
-#[test]
-fn the_table_and_fios_json_show_jobs_that_ran_at_once() {
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("two.fio");
-    std::fs::write(
-        &file,
-        "[global]\nsize=8m\nruntime=300ms\ntime_based\nioengine=null\n[a]\nrw=randread\n[b]\nrw=randread\nbs=8k\n",
-    )
-    .unwrap();
-    let json = dir.path().join("fio.json");
-    let out = iogauge(
-        dir.path(),
-        &[
-            "fio",
-            "--no-store",
-            file.to_str().unwrap(),
-            "-o",
-            json.to_str().unwrap(),
-            "--format",
-            "fio-json",
-        ],
-    );
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{text}{}", stderr_of(&out));
-    assert!(text.contains("2 fio jobs, all at the same time"), "{text}");
-    assert!(text.contains("\n  a + b "), "{text}");
-    assert!(
-        text.contains("jobs a, b run at the same time, as fio runs them"),
-        "{text}"
-    );
-    let fio: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    let names: Vec<&str> = fio["jobs"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|j| j["jobname"].as_str().unwrap())
-        .collect();
-    assert_eq!(names, ["a", "b"]);
 }

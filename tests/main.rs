@@ -21,7 +21,6 @@ mod devices;
 mod docs;
 mod fio;
 mod fio_keys;
-mod fio_together;
 mod fsync_check;
 mod gate;
 mod guest;

@@ -73,4 +73,3 @@ pub(super) fn drop_cached(path: &Path) {
         let _ = iogauge_engine::sys::drop_file_cache(&f);
     }
 }
-

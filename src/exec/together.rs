@@ -3,8 +3,8 @@
 //! as a result of its own (its cell's), and their sum as one more, named after them all: the
 //! devices' counters belong to the sum, since the device saw every stream at once.
 
-use super::fold;
 use super::cell::{drop_cached, not_stored, repeated};
+use super::fold;
 use super::progress::one_line;
 use super::work::{self, Ran, Work};
 use super::State;

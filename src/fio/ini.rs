@@ -189,11 +189,7 @@ pub fn parse_args(
                 "{at}: --{key} is iogauge's flag, and after -- come fio's options; put it before: iogauge fio --{key} -- --name=…"
             ));
         }
-        if matches!(key.as_str(), "output-format" | "output") {
-            return Err(format!(
-                "{at}: --{key} is fio's; iogauge writes fio's JSON with -o FILE --format fio-json before --"
-            ));
-        }
+        // fio's own --output-format and --output are taken by the plan before this.
         if key == "name" {
             sections.push(Section {
                 name: value.clone().unwrap_or_default(),

@@ -292,8 +292,6 @@ fn the_command_line_form_is_global_then_one_job_per_name() {
     assert!(e.contains("put it before"), "{e}");
     let e = refuse(&["--name=a", "job.fio"]);
     assert!(e.contains("fio's --option=value options only"), "{e}");
-    let e = refuse(&["--output-format=json", "--name=a"]);
-    assert!(e.contains("--format fio-json"), "{e}");
 }
 
 #[test]

@@ -8,6 +8,9 @@ use crate::workload::Shape;
 /// land, the rate and the seed) must agree across jobs; a job that differs is refused at its
 /// line rather than run with another job's setting.
 pub fn from_fio(args: &FioArgs) -> Result<Plan> {
+    // fio's own --output-format and --output among its options, as iogauge's output.
+    let taken = fio_output(args)?;
+    let args = &taken;
     let mut jobs = read_jobs(args)?;
     resolve_shares(&mut jobs)?;
     agree_per_run(&jobs)?;
@@ -52,6 +55,44 @@ pub fn from_fio(args: &FioArgs) -> Result<Plan> {
         probe: false,
         latency_target: first.latency_target,
     })
+}
+
+/// fio's command-line `--output-format` and `--output` after `--`, honoured as iogauge's
+/// `--format fio-json` and `-o FILE` (fio's `normal` is iogauge's own text); the formats
+/// iogauge does not write are refused with the one to use. The arguments without them.
+fn fio_output(args: &FioArgs) -> Result<FioArgs> {
+    let mut out = args.clone();
+    out.options.clear();
+    for o in &args.options {
+        let (key, value) = o.split_once('=').unwrap_or((o.as_str(), ""));
+        match key {
+            "--output-format" => {
+                let formats: Vec<&str> = value.split(',').map(str::trim).collect();
+                match formats.as_slice() {
+                    ["json"] => out.output.fio_output_format = Some("json".into()),
+                    ["normal"] => {}
+                    _ => {
+                        return Err(usage(format!(
+                            "--output-format={value}: iogauge writes fio's json (or its own text, fio's normal); {} is not written: give --output-format=json",
+                            formats
+                                .iter()
+                                .find(|f| !matches!(**f, "json" | "normal"))
+                                .unwrap_or(&"json with normal")
+                        )))
+                    }
+                }
+            }
+            "--output" if args.output.output.is_some() => {
+                return Err(usage(
+                    "-o and fio's --output both name an output file: give one",
+                ))
+            }
+            "--output" if !value.is_empty() => out.output.output = Some(value.into()),
+            "--output" => return Err(usage("--output= names no file: give --output=FILE")),
+            _ => out.options.push(o.clone()),
+        }
+    }
+    Ok(out)
 }
 
 /// The jobs of the job files, or of the fio options after `--`.

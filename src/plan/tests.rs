@@ -219,3 +219,32 @@ fn what_one_job_at_a_time_needs_is_refused_for_jobs_run_together() {
         assert!(alone.is_ok(), "{opt}: {:?}", alone.err());
     }
 }
+
+// fio's own --output-format and --output after --, as iogauge's output: json is fio's JSON on
+// stdout (or in the file), normal iogauge's text; a format iogauge does not write is refused
+// with the one to give, and so is a second output file.
+#[test]
+fn fios_output_options_on_its_command_line_are_honoured() {
+    let p = fio_plan(&["--output-format=json", "--name=a", "--size=8m"]).unwrap();
+    assert!(p.output.fio_json && p.output.json);
+    assert_eq!(p.cells.len(), 1, "the option is no job's");
+    let p = fio_plan(&[
+        "--output-format=json",
+        "--output=out.json",
+        "--name=a",
+        "--size=8m",
+    ])
+    .unwrap();
+    let (file, format) = p.file.expect("an output file");
+    assert_eq!((file.to_str(), format), (Some("out.json"), Format::FioJson));
+    assert!(!p.output.fio_json, "with a file, stdout keeps the summary");
+    let p = fio_plan(&["--output-format=normal", "--name=a", "--size=8m"]).unwrap();
+    assert!(!p.output.json);
+    for (format, says) in [
+        ("terse", "terse is not written"),
+        ("json+", "json+ is not written"),
+    ] {
+        let e = fio_plan(&[&format!("--output-format={format}"), "--name=a"]).unwrap_err();
+        assert!(e.to_string().contains(says), "{e}");
+    }
+}

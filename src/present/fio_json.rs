@@ -47,7 +47,7 @@ pub fn run(doc: &RunDoc) -> String {
     // gave KDiskMark's run 12,390 reads of its 504,148).
     // Ticks (ms) as the kernel counts them: each request's time, and in_queue the requests in
     // flight integrated over time, both from the window's averages.
-    let mut disks: Vec<(String, [u64; 4], [f64; 3], f64, f64)> = Vec::new();
+    let mut disks: Vec<Disk> = Vec::new();
     for r in &doc.results {
         for d in &r.devices {
             let at = match disks.iter().position(|v| v.0 == d.name) {
@@ -104,6 +104,10 @@ pub fn run(doc: &RunDoc) -> String {
     });
     serde_json::to_string_pretty(&v).unwrap_or_default() + "\n"
 }
+
+/// One device over the whole run: its name; reads, writes and their merges; read and write
+/// ticks and in_queue (ms); busy seconds and seconds watched.
+type Disk = (String, [u64; 4], [f64; 3], f64, f64);
 
 /// What every job sets alike (but its name), as fio lists a job file's `[global]` section; each
 /// job's `job options` still holds them too, so a reader of one job finds all it ran with.
@@ -270,7 +274,10 @@ fn job(r: &ResultDoc, name: &str) -> Value {
 /// fio's `sync` section: the fsync/fdatasync calls and their latency (no histogram of syncs
 /// is kept in a result, so no standard deviation).
 fn sync(r: &ResultDoc) -> Value {
-    let (n, l) = r.sync.as_ref().map_or((0, LatNs::default()), |s| (s.count, s.lat_ns));
+    let (n, l) = r
+        .sync
+        .as_ref()
+        .map_or((0, LatNs::default()), |s| (s.count, s.lat_ns));
     json!({
         "total_ios": n,
         "lat_ns": {

@@ -45,7 +45,7 @@ pub struct Cell {
     /// streams of one cell (fio's jobs between two `stonewall`s); `None` runs alone.
     pub together: Option<usize>,
     /// Its own pace, over the run's (`--rate` of a stream).
-    pub rate: Option<crate::plan::Rate>,
+    pub rate: Option<crate::workload::Rate>,
 }
 
 impl Cell {
