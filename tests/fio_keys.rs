@@ -9,14 +9,15 @@ use std::process::Command;
 use crate::common;
 use common::*;
 
-/// Every key path of a document (`/jobs[]/read/iops`); a percentile table counts as one key.
+/// Every key path of a document (`/jobs[]/read/iops`); a percentile table counts as one key,
+/// and so do the options (their keys are the job file's, not the format's).
 fn keys(v: &Value, at: &str, out: &mut BTreeSet<String>) {
     match v {
         Value::Object(m) => {
             for (k, x) in m {
                 let p = format!("{at}/{k}");
                 out.insert(p.clone());
-                if k != "percentile" {
+                if !matches!(k.as_str(), "percentile" | "global options" | "job options") {
                     keys(x, &p, out);
                 }
             }

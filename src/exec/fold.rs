@@ -202,20 +202,7 @@ fn append(mut a: Measured, b: Measured) -> Measured {
         a.cpu.sys_s + b.cpu.sys_s,
         a.ios,
     );
-    let op = |x: Option<OpDoc>, y: Option<OpDoc>, h: &measure::Hist| match (x, y) {
-        (None, None) => None,
-        (x, y) => {
-            let (x, y) = (x.unwrap_or_default(), y.unwrap_or_default());
-            let (ios, bytes) = (x.ios + y.ios, x.bytes + y.bytes);
-            Some(OpDoc {
-                ios,
-                bytes,
-                iops: ios as f64 / secs,
-                bw_bytes: bytes as f64 / secs,
-                lat_ns: LatNs::of(h),
-            })
-        }
-    };
+    let op = |x, y, h: &measure::Hist| joined_op(x, y, h, secs);
     a.read = op(a.read, b.read, &a.read_hist);
     a.write = op(a.write, b.write, &a.write_hist);
     if let Some(sync) = a.sync.as_mut() {
@@ -227,6 +214,28 @@ fn append(mut a: Measured, b: Measured) -> Measured {
     a.error = a.error.or(b.error);
     a.stopped_early |= b.stopped_early;
     a
+}
+
+/// One direction of two measurements joined (repeats one after another, or streams at once):
+/// counts added, rates over `secs`, latencies from the merged histogram `h`.
+pub(crate) fn joined_op(
+    x: Option<OpDoc>,
+    y: Option<OpDoc>,
+    h: &measure::Hist,
+    secs: f64,
+) -> Option<OpDoc> {
+    if x.is_none() && y.is_none() {
+        return None;
+    }
+    let (x, y) = (x.unwrap_or_default(), y.unwrap_or_default());
+    let (ios, bytes) = (x.ios + y.ios, x.bytes + y.bytes);
+    Some(OpDoc {
+        ios,
+        bytes,
+        iops: ios as f64 / secs,
+        bw_bytes: bytes as f64 / secs,
+        lat_ns: LatNs::of(h),
+    })
 }
 
 #[cfg(test)]

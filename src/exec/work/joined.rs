@@ -2,7 +2,7 @@
 //! (a mix run as two), or parts that ran one after another (a region at a time).
 
 use super::*;
-use crate::model::{OpDoc, SyncDoc};
+use crate::model::SyncDoc;
 
 /// Measurements that ran at the same time (a cell's streams), as one: counts add up, the
 /// runtime is the longest, latencies of reads, writes and syncs merge exactly through their
@@ -29,20 +29,7 @@ fn two(a: Measured, b: Measured) -> Measured {
     let runtime_s = a.runtime_s.max(b.runtime_s);
     let secs = runtime_s.max(1e-9);
     let ios = a.ios + b.ios;
-    let op = |x: Option<OpDoc>, y: Option<OpDoc>, h: &measure::Hist| match (x, y) {
-        (None, None) => None,
-        (x, y) => {
-            let (x, y) = (x.unwrap_or_default(), y.unwrap_or_default());
-            let (ios, bytes) = (x.ios + y.ios, x.bytes + y.bytes);
-            Some(OpDoc {
-                ios,
-                bytes,
-                iops: ios as f64 / secs,
-                bw_bytes: bytes as f64 / secs,
-                lat_ns: LatNs::of(h),
-            })
-        }
-    };
+    let op = |x, y, h: &measure::Hist| crate::exec::fold::joined_op(x, y, h, secs);
     let sync = match (a.sync, b.sync) {
         (None, None) => None,
         (x, y) => {
