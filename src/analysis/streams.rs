@@ -21,6 +21,30 @@ pub fn alone_name(name: &str) -> &str {
     name.split(" (beside ").next().unwrap_or(name)
 }
 
+/// Every syncing stream's result (not a sum) with its stream's name and what it ran beside
+/// ("alone" for a cell of its own), in the run's order: the commit table's rows and the
+/// report's commit chart.
+pub fn commit_cases(results: &[ResultDoc]) -> Vec<(String, String, &ResultDoc)> {
+    let syncing = |r: &&ResultDoc| {
+        r.sync.is_some() && r.write.is_some() && !r.together.as_ref().is_some_and(|t| t.sum)
+    };
+    results
+        .iter()
+        .filter(syncing)
+        .map(|r| {
+            let name = r.name.as_deref().unwrap_or_default();
+            let stream = alone_name(name);
+            let beside = name
+                .strip_prefix(stream)
+                .and_then(|s| s.strip_prefix(" (beside "))
+                .and_then(|s| s.strip_suffix(')'))
+                .unwrap_or("alone");
+            let short = stream.split(": ").next().unwrap_or(stream);
+            (short.to_string(), beside.to_string(), r)
+        })
+        .collect()
+}
+
 pub(super) fn interference(doc: &RunDoc, th: &Thresholds) -> Vec<Finding> {
     let usable = |r: &ResultDoc| !r.interrupted && r.ios > 0;
     let mut out = Vec::new();

@@ -212,11 +212,7 @@ fn every_refusal_names_its_line_and_why() {
         ),
         ("[a]\nloops=0\n", 2, "at least 1"),
         ("[a]\nflow=2\n", 2, "run at the same time"),
-        (
-            "[a]\nexitall\n",
-            2,
-            "ending the others when one ends is not mapped",
-        ),
+        ("[a]\nexitall\n", 2, "when one ends is not mapped"),
         ("[a]\nthinktime=20\n", 2, "pauses between IOs"),
         ("[a]\nio_submit_mode=offload\n", 2, "pool of submitters"),
         ("[a]\nrate_process=poisson\n", 2, "poisson arrivals"),

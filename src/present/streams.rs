@@ -8,9 +8,8 @@ use crate::units;
 /// many commits a second, and how long each write and its sync took. `None` when no syncing
 /// stream ran beside another.
 pub fn commits(results: &[ResultDoc]) -> Option<String> {
-    let syncing = |r: &&ResultDoc| r.sync.is_some() && !r.together.as_ref().is_some_and(|t| t.sum);
-    let rows: Vec<&ResultDoc> = results.iter().filter(syncing).collect();
-    if !rows.iter().any(|r| r.together.is_some()) {
+    let cases = crate::analysis::streams::commit_cases(results);
+    if !cases.iter().any(|(_, beside, _)| beside != "alone") {
         return None;
     }
     let mut table = vec![[
@@ -24,20 +23,13 @@ pub fn commits(results: &[ResultDoc]) -> Option<String> {
     ]
     .map(String::from)
     .to_vec()];
-    for r in rows {
-        let name = r.name.as_deref().unwrap_or_default();
-        let stream = crate::analysis::streams::alone_name(name);
-        let beside = name
-            .strip_prefix(stream)
-            .and_then(|s| s.strip_prefix(" (beside "))
-            .and_then(|s| s.strip_suffix(')'))
-            .unwrap_or("alone");
+    for (stream, beside, r) in cases {
         let (Some(w), Some(s)) = (r.write.as_ref(), r.sync.as_ref()) else {
             continue;
         };
         table.push(vec![
-            stream.split(": ").next().unwrap_or(stream).to_string(),
-            beside.to_string(),
+            stream,
+            beside,
             units::count(s.per_s),
             units::latency(w.lat_ns.p50 as f64),
             units::latency(w.lat_ns.p99 as f64),

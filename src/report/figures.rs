@@ -5,7 +5,7 @@ use super::{Chart, Input, Kind};
 use crate::analysis::{groups, Dim, Key};
 use crate::model::{ResultDoc, RunDoc};
 use crate::units;
-use iogauge_charts::{format_bytes, Axis, Band, LineChart, Mark, Series};
+use iogauge_charts::{format_bytes, Axis, Band, Bar, BarChart, BarSeries, LineChart, Mark, Series};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Lines per latency-percentile chart; more turn into a tangle.
@@ -47,7 +47,47 @@ pub(super) fn run_charts(run: usize, input: &Input, prefix: &str) -> (Vec<Chart>
     hosts_chart(doc, run, prefix, &mut charts);
     device_charts(doc, run, prefix, &mut charts);
     cache_probe_chart(doc, run, prefix, &mut charts);
+    commit_chart(doc, run, prefix, &mut charts);
     (charts, omitted)
+}
+
+/// Streams that sync (a database's commits) alone and beside the others of their cells: their
+/// syncs' p50 and p99 side by side per case, the studies' WAL question in one picture.
+fn commit_chart(doc: &RunDoc, run: usize, prefix: &str, out: &mut Vec<Chart>) {
+    let cases = crate::analysis::streams::commit_cases(&doc.results);
+    if !cases.iter().any(|(_, beside, _)| beside != "alone") {
+        return;
+    }
+    let title = format!("{prefix}Commit latency alone and beside other streams");
+    let ms = |v: u64| v as f64 / 1e6;
+    let chart = BarChart::new(title.clone())
+        .groups(
+            cases
+                .iter()
+                .map(|(stream, beside, _)| format!("{stream}: {beside}")),
+        )
+        .x_title("stream: what it ran beside")
+        .y_axis(Axis::linear("sync latency (ms)").from_zero())
+        .values_on_bars()
+        .series(BarSeries::new(
+            "p50",
+            cases
+                .iter()
+                .map(|(_, _, r)| Bar::new(ms(r.sync.as_ref().map_or(0, |s| s.lat_ns.p50)))),
+        ))
+        .series(BarSeries::new(
+            "p99",
+            cases
+                .iter()
+                .map(|(_, _, r)| Bar::new(ms(r.sync.as_ref().map_or(0, |s| s.lat_ns.p99)))),
+        ));
+    out.push(Chart::new(
+        Kind::Latency,
+        Some(run),
+        title,
+        chart.to_svg(),
+        "each syncing stream's fsync/fdatasync latency, alone and beside the streams it ran with",
+    ));
 }
 
 /// `probe cache`: the random reads' mean and median latency against the working set, the

@@ -559,3 +559,41 @@ fn compared_database_runs_read_as_database_runs() {
         assert!(t.caption.contains("the ramp before the measured window"));
     }
 }
+
+/// A commit stream alone and beside readers: one chart of its syncs' p50 and p99 per case;
+/// the same stream alone only (nothing to set it against) draws none.
+#[test]
+fn commits_beside_other_streams_get_their_latency_chart() {
+    let wal = |name: &str, p99_us: u64| {
+        let mut r = result(Rw::Write, 8192, 1, 1, 1_000.0);
+        r.name = Some(name.into());
+        r.write = Some(crate::model::OpDoc::default());
+        r.sync = Some(crate::model::SyncDoc {
+            kind: None,
+            count: 10_000,
+            per_s: 1_000.0,
+            lat_ns: crate::measure::LatNs {
+                p50: p99_us * 400,
+                p99: p99_us * 1_000,
+                ..Default::default()
+            },
+        });
+        r
+    };
+    let alone = wal("wal: write 8K + fdatasync", 200);
+    let mut beside = wal("wal: write 8K + fdatasync (beside reads)", 900);
+    beside.together = Some(crate::model::TogetherDoc {
+        cell: "wal + reads".into(),
+        streams: vec!["wal".into(), "reads".into()],
+        sum: false,
+    });
+    let commit = |c: &&Chart| c.title.contains("Commit latency");
+    let report = build(&[input("commit", doc(vec![alone.clone(), beside]))]);
+    let charts: Vec<&Chart> = report.charts.iter().filter(commit).collect();
+    assert_eq!(charts.len(), 1);
+    for s in ["wal: alone", "wal: reads", "p50", "p99"] {
+        assert!(charts[0].svg.contains(s), "{s}");
+    }
+    let report = build(&[input("alone", doc(vec![alone]))]);
+    assert!(!report.charts.iter().any(|c| commit(&c)));
+}
