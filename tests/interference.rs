@@ -1,7 +1,9 @@
 //! The `interference` finding against the kernel's ground truth (issue 60): a WAL stream on a
-//! RAM loop device beside eight random readers is held back; the same readers held by blkio to
-//! 200 reads a second leave the device to the WAL, and nothing is said. Judged on latencies
-//! that another process's work on the CPU would move: in the quiet binary.
+//! RAM loop device beside eight random readers is held back, and it is named on that stream.
+//! The near misses are unit tests (src/analysis/streams.rs): readers held by blkio to 200
+//! reads a second were meant as the kernel-made one, and on a fresh-clone CI they still moved
+//! the commits' median by 46% (p99 4.3×), so they are no negative. Judged on latencies that
+//! another process's work on the CPU would move: in the quiet binary.
 
 use serde_json::Value;
 use std::path::Path;
@@ -41,7 +43,7 @@ fn interference(doc: &Value) -> Vec<String> {
 }
 
 #[test]
-fn commits_held_back_by_reads_are_named_and_reads_held_by_a_throttle_are_not() {
+fn commits_held_back_by_reads_are_named_on_their_stream() {
     let _quiet = quiet_turn(module_path!());
     let Some((cg, ram)) = throttle_rig("streams-interference") else {
         return;
@@ -81,22 +83,5 @@ fn commits_held_back_by_reads_are_named_and_reads_held_by_a_throttle_are_not() {
         "{} {}",
         p99(beside),
         p99(alone)
-    );
-
-    // The near miss: the same readers held to 200 reads a second wait in the throttle, above
-    // the device, and the commits run as they do alone.
-    cg.throttle(&ram.dev, "read", 200);
-    let doc = suite_doc(&cg, dir.path(), &ram.dev.dev);
-    assert!(interference(&doc).is_empty(), "{:?}", interference(&doc));
-    let reads = doc["results"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["name"].as_str().unwrap().starts_with("reads: "))
-        .expect("the readers' result");
-    let iops = reads["iops"].as_f64().unwrap();
-    assert!(
-        (150.0..250.0).contains(&iops),
-        "readers at {iops:.0} IOPS under the throttle"
     );
 }

@@ -248,3 +248,21 @@ fn fios_output_options_on_its_command_line_are_honoured() {
         assert!(e.to_string().contains(says), "{e}");
     }
 }
+
+// What judges or paces one workload at a time is refused for streams that run at once, not
+// left undone: the built-in commit suite with --until-stable or --verify; the same suite alone
+// is planned.
+#[test]
+fn one_workload_rules_are_refused_for_streams_run_together() {
+    assert!(suite_plan(&["commit", "/data"]).is_ok());
+    for flag in ["--until-stable", "--verify"] {
+        let e = suite_plan(&["commit", "/data", flag])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with(&format!("{flag} judges one workload at a time"))
+                && e.contains("runs beside other streams"),
+            "{flag}: {e}"
+        );
+    }
+}
