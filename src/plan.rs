@@ -488,7 +488,7 @@ fn checked(plan: Plan) -> Result<Plan> {
             "--hipri polls for direct IO only, and --buffered goes through the page cache; drop one of them",
         ));
     }
-    together_alone(&plan)?;
+    streams::together_alone(&plan)?;
     if plan.env.verify.is_none() {
         return Ok(plan);
     }
@@ -515,32 +515,6 @@ fn checked(plan: Plan) -> Result<Plan> {
         )));
     }
     Ok(plan)
-}
-
-/// What judges or paces one workload at a time, refused for a plan whose cells run streams at
-/// once rather than left undone: `--verify` (its stamps and read-back follow one cell's writes),
-/// a stopping rule (`--until-stable`, `--until-change`), SNIA rounds and `--latency-target`.
-fn together_alone(plan: &Plan) -> Result<()> {
-    let Some(c) = plan.cells.iter().find(|c| c.together.is_some()) else {
-        return Ok(());
-    };
-    let what = if plan.env.verify.is_some() {
-        "--verify"
-    } else if plan.until == Until::Stable {
-        "--until-stable"
-    } else if plan.until == Until::Change {
-        "--until-change"
-    } else if plan.suite.rounds.is_some() {
-        "SNIA rounds ([rounds])"
-    } else if plan.latency_target.is_some() {
-        "--latency-target"
-    } else {
-        return Ok(());
-    };
-    Err(usage(format!(
-        "{what} judges one workload at a time, and {} runs beside other streams; run the streams apart (stonewall, or groups without with_previous)",
-        c.name()
-    )))
 }
 
 /// `--output FILE` with its format from `--format` or the file's extension; its directory must

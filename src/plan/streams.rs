@@ -85,3 +85,29 @@ pub(super) fn refuse_with(args: &RunArgs) -> Result<()> {
     }
     Ok(())
 }
+
+/// What judges or paces one workload at a time, refused for a plan whose cells run streams at
+/// once rather than left undone: `--verify` (its stamps and read-back follow one cell's writes),
+/// a stopping rule (`--until-stable`, `--until-change`), SNIA rounds and `--latency-target`.
+pub(super) fn together_alone(plan: &Plan) -> Result<()> {
+    let Some(c) = plan.cells.iter().find(|c| c.together.is_some()) else {
+        return Ok(());
+    };
+    let what = if plan.env.verify.is_some() {
+        "--verify"
+    } else if plan.until == Until::Stable {
+        "--until-stable"
+    } else if plan.until == Until::Change {
+        "--until-change"
+    } else if plan.suite.rounds.is_some() {
+        "SNIA rounds ([rounds])"
+    } else if plan.latency_target.is_some() {
+        "--latency-target"
+    } else {
+        return Ok(());
+    };
+    Err(usage(format!(
+        "{what} judges one workload at a time, and {} runs beside other streams; run the streams apart (stonewall, or groups without with_previous)",
+        c.name()
+    )))
+}
