@@ -16,6 +16,11 @@ const MIN_SAMPLES: u64 = 100;
 /// machine's other work with the readers held far from the device).
 const MIN_MEDIAN_RATIO: f64 = 1.2;
 
+/// A stream's own short name: its cell is named `NAME: pattern …`.
+pub fn stream_of(name: &str) -> &str {
+    name.split(": ").next().unwrap_or(name)
+}
+
 /// The name a stream has when it runs alone: its own without `(beside …)`.
 pub fn alone_name(name: &str) -> &str {
     name.split(" (beside ").next().unwrap_or(name)
@@ -39,7 +44,7 @@ pub fn commit_cases(results: &[ResultDoc]) -> Vec<(String, String, &ResultDoc)> 
                 .and_then(|s| s.strip_prefix(" (beside "))
                 .and_then(|s| s.strip_suffix(')'))
                 .unwrap_or("alone");
-            let short = stream.split(": ").next().unwrap_or(stream);
+            let short = stream_of(stream);
             (short.to_string(), beside.to_string(), r)
         })
         .collect()
@@ -73,7 +78,7 @@ pub(super) fn interference(doc: &RunDoc, th: &Thresholds) -> Vec<Finding> {
         if ratio < th.interference_ratio || median < MIN_MEDIAN_RATIO {
             continue;
         }
-        let stream = base.split(": ").next().unwrap_or(base);
+        let stream = stream_of(base);
         let others: Vec<&str> = t
             .streams
             .iter()

@@ -121,7 +121,7 @@ pub fn result(r: &ResultDoc) -> String {
         Some(_) => writeln!(
             s,
             "{} · {}",
-            name.split(": ").next().unwrap_or(name),
+            crate::analysis::streams::stream_of(name),
             workload_line(r)
         ),
         None => writeln!(s, "{}", workload_line(r)),
