@@ -878,6 +878,85 @@ pub enum DbCommand {
     /// database of a server `db tpcc --keep` left: the server is started on it as it was left,
     /// asked, and stopped. Exit 1 when a condition fails.
     TpccCheck(TpccCheckArgs),
+    /// The server's IO settings from measurements of the storage where its data would live
+    /// (random against sequential page reads, the queue depth where reads stop scaling, each
+    /// WAL sync method, sustained random writes), each with the measurement and the rule it
+    /// comes from; `--prove` runs the load with the defaults and with the advice, alternating,
+    /// and says whether the advice made a significant difference (docs/db.md).
+    Advise(AdviseArgs),
+}
+
+/// `db advise`: the server, the storage, how long each measurement runs, the snippet, the proof.
+#[derive(Args, Debug, Clone)]
+pub struct AdviseArgs {
+    /// The server the settings are for.
+    #[arg(long, value_enum)]
+    pub server: SysbenchServer,
+
+    /// Where the database's data would live, and how much of it is used (as `suite` takes them).
+    #[command(flatten)]
+    pub target: TargetArgs,
+
+    /// Length of each measurement.
+    #[arg(long, value_name = "DURATION", default_value = "5s", value_parser = units::parse_duration)]
+    pub cell_time: Duration,
+
+    /// Write the changed settings as the server reads them: a postgresql.conf include
+    /// (`include 'FILE'`) or a my.cnf section ([mariadbd]).
+    #[arg(short = 'o', long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+
+    /// Then run the load on throwaway servers in TARGET (a directory) with the defaults and
+    /// with the advice, alternating, and compare them with significance.
+    #[arg(long)]
+    pub prove: bool,
+
+    /// The load --prove runs [default: tpcc].
+    #[arg(long, value_enum, requires = "prove")]
+    pub load: Option<ProveLoad>,
+
+    /// Length of each measured window of --prove [default: 30s].
+    #[arg(long, value_name = "DURATION", requires = "prove", value_parser = units::parse_duration)]
+    pub prove_time: Option<Duration>,
+
+    /// Runs of each side of --prove, alternating [default: 3].
+    #[arg(long, value_name = "N", requires = "prove", value_parser = clap::value_parser!(u32).range(2..=20))]
+    pub prove_repeat: Option<u32>,
+
+    /// Where PostgreSQL's programs are [default: pg_ctl's installation on PATH, else the newest
+    /// /usr/lib/postgresql/*/bin]
+    #[arg(long, value_name = "DIR")]
+    pub pg_bin: Option<PathBuf>,
+
+    /// Print JSON on stdout (the measurement run, its advice and any proof).
+    #[arg(long)]
+    pub json: bool,
+
+    /// A name for the measurement run.
+    #[arg(long, value_name = "TEXT", value_parser = units::parse_label)]
+    pub label: Option<String>,
+
+    /// Do not keep the runs in the results database.
+    #[arg(long)]
+    pub no_store: bool,
+
+    /// Print the plan and exit without writing or measuring anything.
+    #[arg(long)]
+    pub dry_run: bool,
+
+    #[command(flatten)]
+    pub db: DbArgs,
+}
+
+/// The load `db advise --prove` runs.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ProveLoad {
+    /// iogauge's TPC-C-derived load (both servers).
+    Tpcc,
+    /// pgbench's TPC-B-like script (PostgreSQL).
+    Pgbench,
+    /// sysbench's oltp_read_write (both servers).
+    Sysbench,
 }
 
 #[derive(Args, Debug, Clone)]

@@ -21,6 +21,7 @@
 //! `timeline` (the run second by second), `progress` (the bar), `plan` (what was typed,
 //! checked).
 
+pub mod advise;
 pub mod backend;
 pub mod cgroup;
 pub mod cluster;
@@ -133,6 +134,7 @@ pub(crate) fn header(
         rounds: None,
         fleet: None,
         rebuild: None,
+        advice: None,
         verify: None,
     }
 }

@@ -207,6 +207,7 @@ pub fn run(plan: &Plan, prepared: Prepared<'_>, hooks: &dyn Hooks) -> Result<Exe
         rounds: None,
         fleet: None,
         rebuild: None,
+        advice: None,
         verify: session.as_ref().map(|s| s.doc(&target)),
     };
     let mut rec = Recorder::start(store, &header)?;
@@ -245,6 +246,7 @@ pub fn run(plan: &Plan, prepared: Prepared<'_>, hooks: &dyn Hooks) -> Result<Exe
         rounds: state.rounds.take(),
         fleet: None,
         rebuild: None,
+        advice: None,
         verify: session.as_ref().map(|s| s.doc(&target)),
         ..header
     };

@@ -91,6 +91,7 @@ fn main() -> ExitCode {
         cli::Command::Db(cli::DbCommand::Sysbench(args)) => commands::db::sysbench(args),
         cli::Command::Db(cli::DbCommand::Tpcc(args)) => commands::db::tpcc(args),
         cli::Command::Db(cli::DbCommand::TpccCheck(args)) => commands::db::tpcc_check(args),
+        cli::Command::Db(cli::DbCommand::Advise(args)) => commands::db::advise(args),
         cli::Command::FsyncCheck(args) => commands::fsync_check::run(args),
         cli::Command::Clean(args) => commands::clean::clean(args),
     };

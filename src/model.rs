@@ -4,11 +4,13 @@
 //! per second, bandwidth bytes/s, latencies ns. A database run's own documents are `db`'s; what
 //! the devices and other processes did, `device`'s; which warnings void a number, `caveats`'s.
 
+mod advice;
 pub mod caveats;
 mod cpu;
 mod db;
 mod device;
 mod together;
+pub use advice::*;
 pub use cpu::*;
 pub use db::*;
 pub use device::*;
@@ -61,6 +63,9 @@ pub struct RunDoc {
     /// second by second, on the same clock as the cells' windows.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rebuild: Option<RebuildDoc>,
+    /// `db advise`: the settings derived from this run's measurements (and their proof).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub advice: Option<AdviceDoc>,
 }
 
 /// An md array's recovery of one member while the suite ran, from md's own sysfs files.

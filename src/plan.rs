@@ -41,7 +41,7 @@ use parts::{env, target, EngineChoice, Place};
 pub use probe::from_probe_cache;
 pub use rank::{from_run_rank, launch, Launch};
 pub use storage::storage_cells;
-pub use suite::from_suite;
+pub use suite::{from_suite, from_suite_with};
 pub use sweep::{built, from_sweep};
 
 /// Samples of a suite's time series: one a second, as `--until-stable` reads them.

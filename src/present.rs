@@ -10,6 +10,7 @@ use crate::units;
 use anyhow::{Context, Result};
 use tables::Stability;
 
+pub mod advise;
 pub mod compare;
 pub mod csv;
 pub mod db;

@@ -142,6 +142,7 @@ pub(crate) fn doc(results: Vec<ResultDoc>) -> RunDoc {
         rounds: None,
         fleet: None,
         rebuild: None,
+        advice: None,
         verify: None,
     }
 }

@@ -112,3 +112,86 @@ impl crate::sweep::Measure for OnBuilt<'_> {
         load::run(self.p, self.load, &dir, tags, hooks)?.into_doc()
     }
 }
+
+/// `db advise`: the measurements as a suite (its plan said, then run), the advice derived from
+/// them and shown, the snippet written; then the proof, when asked.
+pub fn advise(args: &crate::cli::AdviseArgs) -> Result<()> {
+    let p = db::advise::plan(args)?;
+    let prepared = crate::exec::prepare(&p.measure)?;
+    let planned = crate::present::plan::doc(&p.measure, &prepared.resolved, &prepared.works);
+    let mut said = crate::present::plan::text(&planned);
+    said += &format!(
+        "then: {}'s settings from these measurements{}\n",
+        p.server_name(),
+        p.snippet
+            .as_ref()
+            .map_or(String::new(), |f| format!(", written to {}", f.display()))
+    );
+    if let Some(pr) = &p.prove {
+        said += &format!(
+            "then the proof: `{}`, {} times with the defaults and {} with the advice, alternating\n",
+            pr.command(),
+            pr.runs,
+            pr.runs
+        );
+    }
+    if p.measure.output.dry_run {
+        return Ok(crate::ui::out(&said)?);
+    }
+    if !p.measure.output.json {
+        crate::ui::part(&said);
+    }
+    let hooks = db::advise::Derive {
+        plan: &p,
+        inner: &crate::present::Shown,
+    };
+    let ran = crate::exec::run(&p.measure, prepared, &hooks)?;
+    let crate::exec::Executed {
+        mut doc,
+        target,
+        failure,
+        stored_as,
+        ..
+    } = ran;
+    drop(target); // the test file goes before anything else is said
+    if let Some(e) = failure {
+        return Err(e);
+    }
+    let mut advice = doc.advice.take().unwrap_or_default();
+    let where_ = p
+        .measure
+        .target
+        .path
+        .as_ref()
+        .map_or("the current directory".into(), |t| t.display().to_string());
+    if !p.measure.output.json {
+        // A finding (a cache that answered, a device that changed pace) bears on every number.
+        let mut s = crate::present::findings::text(&doc.findings);
+        s += &crate::present::advise::text(&advice, &where_);
+        crate::ui::out(&s)?;
+    }
+    if let Some(id) = stored_as {
+        say!("stored as run {id} (`iogauge show {id}`)");
+    }
+    if let Some(path) = &p.snippet {
+        let text = db::advise::snippet(&advice, &doc.run_id);
+        crate::target::files::replace(path, text.as_bytes())
+            .map_err(|e| anyhow::anyhow!("writing --output {}: {e:#}", path.display()))?;
+        say!("wrote {}", path.display());
+    }
+    if let Some(sig) = crate::interrupt::requested() {
+        return Err(crate::error::Interrupted(sig).into());
+    }
+    if let Some(pr) = &p.prove {
+        let proof = db::advise::prove::run(pr, &advice.settings)?;
+        if !p.measure.output.json {
+            crate::ui::out(&crate::present::advise::proof(&proof))?;
+        }
+        advice.proof = Some(proof);
+    }
+    if p.measure.output.json {
+        doc.advice = Some(advice);
+        crate::ui::out(&format!("{}\n", serde_json::to_string_pretty(&doc)?))?;
+    }
+    Ok(())
+}

@@ -17,8 +17,13 @@ pub fn from_suite(args: &SuiteArgs) -> Result<Plan> {
             args.target.target = Some(PathBuf::from(name));
         }
     }
-    let args = &args;
-    let suite = load(args)?;
+    let suite = load(&args)?;
+    from_suite_with(&args, suite)
+}
+
+/// `suite` with the suite given rather than named: also a suite the program carries for a
+/// command of its own (`db advise`), with the same checks, target and store.
+pub fn from_suite_with(args: &SuiteArgs, suite: Suite) -> Result<Plan> {
     // Options this suite would ignore are refused, not silently dropped.
     match (&suite.rounds, args.max_rounds, args.until_stable) {
         (None, Some(n), _) => {

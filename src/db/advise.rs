@@ -1,0 +1,351 @@
+//! `iogauge db advise`: a database server's IO settings from measurements of the storage its
+//! data would live on. The measurements are a suite the program carries (suites/advise/), run
+//! as `suite` runs one — the same gate, target, findings and store; the rules (`rules`) turn
+//! the run's numbers into settings when the run is whole and before it is stored, so the
+//! stored run holds its advice; `--prove` then runs the load on throwaway servers with the
+//! defaults and with the advice (`prove`).
+
+pub mod prove;
+pub mod rules;
+
+use crate::cli::{AdviseArgs, ProveLoad, SysbenchServer};
+use crate::error::usage;
+use crate::model::{AdviceDoc, ResultDoc, RunDoc};
+use crate::plan::Plan;
+use crate::workload::{Rw, SyncKind};
+use anyhow::Result;
+use rules::{Commit, Depth};
+use std::path::PathBuf;
+
+pub use prove::ProvePlan;
+
+const POSTGRES: &str = include_str!("../../suites/advise/postgres.toml");
+const MARIADB: &str = include_str!("../../suites/advise/mariadb.toml");
+
+/// What `db advise` will do, checked before anything is written.
+pub struct AdvisePlan {
+    pub server: SysbenchServer,
+    /// The server's version as its programs say it, "" when it is not installed here.
+    pub version: String,
+    /// The measurements: a suite on the target.
+    pub measure: Plan,
+    /// `-o FILE`: the snippet.
+    pub snippet: Option<PathBuf>,
+    pub prove: Option<ProvePlan>,
+}
+
+impl AdvisePlan {
+    pub fn server_name(&self) -> &'static str {
+        name(self.server)
+    }
+}
+
+fn name(server: SysbenchServer) -> &'static str {
+    match server {
+        SysbenchServer::Postgres => "PostgreSQL",
+        SysbenchServer::Mariadb => "MariaDB",
+    }
+}
+
+pub fn plan(args: &AdviseArgs) -> Result<AdvisePlan> {
+    if args.target.buffered {
+        return Err(usage(
+            "db advise measures the storage without the page cache (the settings are about the storage, not the cache): drop --buffered",
+        ));
+    }
+    let (text, origin) = match args.server {
+        SysbenchServer::Postgres => (POSTGRES, "suites/advise/postgres.toml"),
+        SysbenchServer::Mariadb => (MARIADB, "suites/advise/mariadb.toml"),
+    };
+    let suite = crate::suite::schema::parse(text, origin)
+        .map_err(|e| anyhow::anyhow!("the advise suite carried in the program: {e}"))?;
+    let suite_args = crate::cli::SuiteArgs {
+        name: None,
+        file: None,
+        target: args.target.clone(),
+        cell_time: Some(args.cell_time),
+        ramp: std::time::Duration::ZERO,
+        until_stable: false,
+        sizes: None,
+        threads: None,
+        read_pct: None,
+        qd: None,
+        files: None,
+        seed: 1,
+        max_rounds: None,
+        repeat: crate::cli::RepeatArgs {
+            repeat: None,
+            precondition: false,
+            drop_caches: false,
+            param: Vec::new(),
+            until_change: None,
+        },
+        output: crate::cli::OutputArgs {
+            json: args.json,
+            label: args.label.clone(),
+            no_store: args.no_store,
+            output: None,
+            format: None,
+            fio_output_format: None,
+            dry_run: args.dry_run,
+            baseline: false,
+            db: args.db.clone(),
+        },
+    };
+    let measure = crate::plan::from_suite_with(&suite_args, suite)?;
+    if let Some(path) = &args.output {
+        crate::target::gate::output_file(
+            "--output",
+            path,
+            "give a file path on a file system for the settings (stdout has them too)",
+        )?;
+    }
+    let prove = match args.prove {
+        true => Some(prove::plan(args)?),
+        false => None,
+    };
+    if args.load == Some(ProveLoad::Pgbench) && args.server == SysbenchServer::Mariadb {
+        return Err(usage(
+            "--load pgbench drives PostgreSQL only: give --load tpcc or --load sysbench with --server mariadb",
+        ));
+    }
+    if args.pg_bin.is_some() && args.server == SysbenchServer::Mariadb {
+        return Err(usage(
+            "--pg-bin names PostgreSQL's programs; --server mariadb does not use them: drop it",
+        ));
+    }
+    // The defaults differ between versions: they are the installed server's.
+    let version = match args.server {
+        SysbenchServer::Postgres => crate::db::cluster::find(args.pg_bin.as_deref())
+            .map(|b| b.version)
+            .unwrap_or_default(),
+        SysbenchServer::Mariadb => crate::db::mariadb::find()
+            .map(|b| b.version)
+            .unwrap_or_default(),
+    };
+    Ok(AdvisePlan {
+        server: args.server,
+        version,
+        measure,
+        snippet: args.output.clone(),
+        prove,
+    })
+}
+
+/// The advice, from a whole run's results: at its hook, before the run is judged and stored.
+pub struct Derive<'a> {
+    pub plan: &'a AdvisePlan,
+    pub inner: &'a dyn crate::exec::Hooks,
+}
+
+impl crate::exec::Hooks for Derive<'_> {
+    fn found_before_run(&self, found: &[iogauge_analyze::Finding]) {
+        self.inner.found_before_run(found)
+    }
+
+    fn measured(&self, doc: &mut RunDoc) {
+        doc.advice = Some(derive(&doc.results, self.plan.server, &self.plan.version));
+    }
+}
+
+/// One result of the run by its workload, when it measured to its end.
+fn find(results: &[ResultDoc], pick: impl Fn(&ResultDoc) -> bool) -> Option<&ResultDoc> {
+    results
+        .iter()
+        .find(|r| !r.interrupted && r.error.is_none() && r.ios > 0 && pick(r))
+}
+
+fn curve(results: &[ResultDoc], bs: u64) -> Vec<Depth> {
+    results
+        .iter()
+        .filter(|r| !r.interrupted && r.error.is_none() && r.ios > 0)
+        .filter(|r| r.workload.rw == Rw::Randread && r.workload.bs == bs)
+        .map(|r| Depth {
+            in_flight: r.workload.iodepth * r.workload.threads,
+            iops: r.iops,
+        })
+        .collect()
+}
+
+/// A commit's cost in a result of writes made durable one by one: the rate of writes, and the
+/// latency of the step that makes each durable (the sync call, or the O_DSYNC write itself).
+fn commit(r: &ResultDoc, method: &'static str) -> Commit {
+    let lat = match &r.sync {
+        Some(s) if s.count > 0 => s.lat_ns,
+        _ => r.lat_ns,
+    };
+    Commit {
+        method,
+        per_s: r.iops,
+        p50_ns: lat.p50,
+        p99_ns: lat.p99,
+    }
+}
+
+/// The major version in a version string ("15.18 (Debian …)", "10.11.19-MariaDB…").
+fn major(version: &str) -> Option<u32> {
+    version.split(['.', ' ']).next()?.parse().ok()
+}
+
+/// The settings from a run's results, by the rules; a setting whose measurement is missing
+/// (a cell cut short) is named in the notes instead.
+pub fn derive(results: &[ResultDoc], server: SysbenchServer, version: &str) -> AdviceDoc {
+    let mut doc = AdviceDoc {
+        server: name(server).into(),
+        version: version.into(),
+        ..AdviceDoc::default()
+    };
+    let mut missing = Vec::new();
+    match server {
+        SysbenchServer::Postgres => {
+            doc.page_bytes = 8192;
+            let seq = find(results, |r| {
+                r.workload.rw == Rw::Read && r.workload.bs == 128 << 10
+            });
+            let random = find(results, |r| {
+                r.workload.rw == Rw::Randread && r.workload.bs == 8192 && r.workload.iodepth == 1
+            });
+            doc.settings.push(rules::seq_page_cost());
+            match (seq, random) {
+                (Some(s), Some(r)) => doc
+                    .settings
+                    .push(rules::random_page_cost(s.bw_bytes / 8192.0, r.iops)),
+                _ => missing.push("random_page_cost"),
+            }
+            // PostgreSQL 18 raised both defaults to 16.
+            let defaults = match major(version) {
+                Some(v) if v >= 18 => (16, 16),
+                _ => (1, 10),
+            };
+            let found = rules::io_concurrency(&curve(results, 8192), defaults);
+            if found.is_empty() {
+                missing.push("effective_io_concurrency");
+            }
+            doc.settings.extend(found);
+            let wal = |r: &ResultDoc| r.workload.rw == Rw::Write && r.workload.bs == 8192;
+            let commits: Vec<Commit> = [
+                (Some(SyncKind::Fdatasync), false, "fdatasync"),
+                (Some(SyncKind::Fsync), false, "fsync"),
+                (None, true, "open_datasync"),
+            ]
+            .into_iter()
+            .filter_map(|(sync, odsync, method)| {
+                find(results, |r| {
+                    wal(r) && r.workload.sync == sync && r.workload.odsync == odsync
+                })
+                .map(|r| commit(r, method))
+            })
+            .collect();
+            match rules::wal_sync_method(&commits) {
+                Some(s) => doc.settings.push(s),
+                None => missing.push("wal_sync_method"),
+            }
+            doc.settings.extend(rules::pg_load_bound());
+            match major(version) {
+                Some(v) if v >= 18 => doc.notes.push(
+                    "io_method and io_workers are left at their defaults: which serves better depends on the load's CPU as much as the storage".into(),
+                ),
+                _ => doc.notes.push(format!(
+                    "io_method and io_workers: PostgreSQL {} has none (they came in 18)",
+                    major(version).map_or("here".into(), |v| v.to_string())
+                )),
+            }
+        }
+        SysbenchServer::Mariadb => {
+            doc.page_bytes = 16384;
+            let random_write = find(results, |r| {
+                r.workload.rw == Rw::Randwrite && r.workload.bs == 16384
+            });
+            match random_write.and_then(sustained) {
+                Some((iops, secs)) => doc.settings.extend(rules::io_capacity(iops, secs)),
+                None => missing.push("innodb_io_capacity"),
+            }
+            let seq_write = find(results, |r| {
+                r.workload.rw == Rw::Write && r.workload.bs == 16384
+            });
+            match (seq_write, random_write) {
+                (Some(s), Some(r)) => doc.settings.push(rules::flush_neighbors(s.iops, r.iops)),
+                _ => missing.push("innodb_flush_neighbors"),
+            }
+            let direct = !results.is_empty() && results.iter().all(|r| r.io_path == "direct");
+            doc.settings.push(rules::flush_method(direct));
+            let found = rules::io_threads(&curve(results, 16384));
+            if found.is_empty() {
+                missing.push("innodb_read_io_threads");
+            }
+            doc.settings.extend(found);
+            match find(results, |r| {
+                r.workload.rw == Rw::Write
+                    && r.workload.bs == 4096
+                    && r.workload.sync == Some(SyncKind::Fdatasync)
+            }) {
+                Some(r) => doc
+                    .settings
+                    .push(rules::flush_log_at_trx_commit(&commit(r, "fdatasync"))),
+                None => missing.push("innodb_flush_log_at_trx_commit"),
+            }
+            doc.settings.push(rules::log_file_size());
+        }
+    }
+    if !missing.is_empty() {
+        doc.notes.push(format!(
+            "not advised, their measurements did not run to their end: {}",
+            missing.join(", ")
+        ));
+    }
+    if version.is_empty() {
+        doc.notes.push(format!(
+            "{} is not installed here: the defaults are those of Debian 12's version",
+            name(server)
+        ));
+    }
+    doc.notes.push(
+        "what the storage alone cannot tell: the load's real access pattern, the memory other processes take, and a cache that lies about durability (`iogauge fsync-check` finds one)".into(),
+    );
+    doc
+}
+
+/// What random writes sustain once a first burst is over: the median of the per-second rates
+/// over the second half of the result, and how many seconds that is.
+fn sustained(r: &ResultDoc) -> Option<(f64, f64)> {
+    let n = r.timeseries.len();
+    if n < 2 {
+        return Some((r.iops, r.runtime_s));
+    }
+    let mut later: Vec<f64> = r.timeseries[n / 2..].iter().map(|s| s.iops).collect();
+    later.sort_by(f64::total_cmp);
+    let secs = later.len() as f64 * r.workload.interval_s;
+    // The lower middle of an even count: what the device sustains, never the better half.
+    Some((later[(later.len() - 1) / 2], secs))
+}
+
+/// The changed settings as the server reads them: a postgresql.conf include, or a my.cnf
+/// section.
+pub fn snippet(a: &AdviceDoc, run_id: &str) -> String {
+    let changed: Vec<_> = a.settings.iter().filter(|s| s.changed()).collect();
+    let mut s = format!(
+        "# iogauge db advise (run {run_id}): the {} settings this storage's measurements change from their defaults.\n",
+        a.server
+    );
+    if changed.is_empty() {
+        s.push_str("# None: the measurements justify every default.\n");
+    }
+    let quoted = a.server == "PostgreSQL";
+    if !quoted && !changed.is_empty() {
+        s.push_str("[mariadbd]\n");
+    }
+    for c in changed {
+        s.push_str(&format!("# {}\n", c.why));
+        match quoted {
+            true if c.value.parse::<f64>().is_ok() => {
+                s.push_str(&format!("{} = {}\n", c.name, c.value))
+            }
+            true => s.push_str(&format!("{} = '{}'\n", c.name, c.value)),
+            false => s.push_str(&format!("{} = {}\n", c.name, c.value)),
+        }
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,491 @@
+//! The rules of `db advise`, each written once: from measured numbers to one setting, with the
+//! sentence that says which numbers and why, and the server's documentation of the setting.
+//! Pure functions of numbers, so each rule is tested from numbers to setting.
+
+use crate::model::SettingDoc;
+use crate::units;
+
+/// Reads in flight beyond which a gain under this share of the best is no gain: the depth
+/// where random reads stop scaling is the smallest that reaches 90% of the best rate.
+const KNEE_SHARE: f64 = 0.9;
+/// A sync method must beat the default by this much to replace it: less is within the noise of
+/// one 5-second cell, and the default is what every guide and the server's own tests assume.
+const SYNC_MARGIN: f64 = 1.10;
+/// Sequential writes must be this much faster than random ones for flushing a page's
+/// neighbours with it to pay (rotating disks: several times; flash: about the same).
+const NEIGHBOUR_GAIN: f64 = 1.5;
+/// InnoDB: each read or write IO thread keeps up to 256 requests in flight (MariaDB's
+/// documentation of innodb_read_io_threads).
+const INNODB_SLOTS_PER_THREAD: u32 = 256;
+
+const PG_DOCS: &str = "https://www.postgresql.org/docs/current/runtime-config";
+const MARIADB_DOCS: &str = "https://mariadb.com/kb/en/innodb-system-variables/#";
+
+/// One point of a curve of random reads: IOs in flight and the IOPS they gave.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Depth {
+    pub in_flight: u32,
+    pub iops: f64,
+}
+
+/// A commit's cost with one way of making it durable.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Commit {
+    /// wal_sync_method's name for it.
+    pub method: &'static str,
+    pub per_s: f64,
+    pub p50_ns: u64,
+    pub p99_ns: u64,
+}
+
+/// Where random reads stop scaling: the smallest depth within [`KNEE_SHARE`] of the best rate,
+/// the best rate, and whether the curve still rose at its deepest point (so the knee may lie
+/// beyond what was measured).
+pub fn knee(curve: &[Depth]) -> Option<(Depth, Depth, bool)> {
+    let best = *curve.iter().max_by(|a, b| a.iops.total_cmp(&b.iops))?;
+    let knee = *curve
+        .iter()
+        .filter(|d| d.iops >= KNEE_SHARE * best.iops)
+        .min_by_key(|d| d.in_flight)?;
+    let deepest = curve.iter().map(|d| d.in_flight).max()?;
+    Some((knee, best, knee.in_flight == deepest))
+}
+
+fn setting(name: &str, value: String, default: &str, why: String, reference: String) -> SettingDoc {
+    SettingDoc {
+        name: name.into(),
+        value,
+        default: default.into(),
+        why,
+        reference,
+    }
+}
+
+fn pg(name: &str, value: String, default: &str, why: String, page: &str) -> SettingDoc {
+    setting(
+        name,
+        value,
+        default,
+        why,
+        format!(
+            "{PG_DOCS}-{page}.html#GUC-{}",
+            name.replace('_', "-").to_uppercase()
+        ),
+    )
+}
+
+fn maria(name: &str, value: String, default: &str, why: String) -> SettingDoc {
+    setting(name, value, default, why, format!("{MARIADB_DOCS}{name}"))
+}
+
+fn rate(v: f64) -> String {
+    units::count(v)
+}
+
+/// `random_page_cost`: what a random page costs against a sequentially fetched one, uncached,
+/// never under seq_page_cost (1.0) and never over the default 4.0, which already models random
+/// reads 40× slower than sequential ones with 90% of them cached (PostgreSQL's documentation).
+pub fn random_page_cost(seq_pages_per_s: f64, random_pages_per_s: f64) -> SettingDoc {
+    let ratio = seq_pages_per_s / random_pages_per_s.max(f64::MIN_POSITIVE);
+    let value = ((ratio * 10.0).round() / 10.0).clamp(1.0, 4.0);
+    let mut why = format!(
+        "uncached random 8 KiB reads cost {ratio:.1}× a sequentially read page here: {} against {} pages/s",
+        rate(random_pages_per_s),
+        rate(seq_pages_per_s)
+    );
+    if ratio > 4.0 {
+        why += "; kept at the default 4.0, which already models random reads 40× slower with 90% of them cached";
+    } else if ratio < 1.0 {
+        why += "; never under seq_page_cost (1.0)";
+    }
+    pg(
+        "random_page_cost",
+        format!("{value:.1}"),
+        "4.0",
+        why,
+        "query",
+    )
+}
+
+/// `seq_page_cost`: the unit the other costs are counted in; left at 1.0.
+pub fn seq_page_cost() -> SettingDoc {
+    pg(
+        "seq_page_cost",
+        "1.0".into(),
+        "1.0",
+        "the unit the other page costs are counted in: random_page_cost is measured against it"
+            .into(),
+        "query",
+    )
+}
+
+/// `effective_io_concurrency` and `maintenance_io_concurrency`: the reads in flight where
+/// random reads stop scaling — prefetching more only queues them. `defaults` are the server's
+/// (1 and 10 before PostgreSQL 18, 16 and 16 from 18).
+pub fn io_concurrency(curve: &[Depth], defaults: (u32, u32)) -> Vec<SettingDoc> {
+    let Some((knee, best, open)) = knee(curve) else {
+        return Vec::new();
+    };
+    let one = curve
+        .iter()
+        .find(|d| d.in_flight == 1)
+        .map_or(0.0, |d| d.iops);
+    let why = match (knee.in_flight, open) {
+        (1, _) => format!(
+            "random 8 KiB reads do not go faster with more in flight here ({} IOPS at 1, at best {} at {}): prefetching more only queues them",
+            rate(one),
+            rate(best.iops),
+            best.in_flight
+        ),
+        (n, false) => format!(
+            "random 8 KiB reads rise to {} IOPS at {n} in flight ({:.1}× the {} at 1) and no more than 10% beyond",
+            rate(knee.iops),
+            knee.iops / one.max(f64::MIN_POSITIVE),
+            rate(one)
+        ),
+        (n, true) => format!(
+            "random 8 KiB reads still rose at {n} in flight, the deepest measured ({} IOPS, {:.1}× the {} at 1): at least {n}",
+            rate(knee.iops),
+            knee.iops / one.max(f64::MIN_POSITIVE),
+            rate(one)
+        ),
+    };
+    vec![
+        pg(
+            "effective_io_concurrency",
+            knee.in_flight.to_string(),
+            &defaults.0.to_string(),
+            why.clone(),
+            "resource",
+        ),
+        pg(
+            "maintenance_io_concurrency",
+            knee.in_flight.to_string(),
+            &defaults.1.to_string(),
+            format!("{why} (vacuum and index builds prefetch alike)"),
+            "resource",
+        ),
+    ]
+}
+
+/// `wal_sync_method`: the method with the most commits a second, when it beats the default
+/// (fdatasync on Linux) by [`SYNC_MARGIN`]; otherwise the default.
+pub fn wal_sync_method(commits: &[Commit]) -> Option<SettingDoc> {
+    let default = commits.iter().find(|c| c.method == "fdatasync")?;
+    let best = commits.iter().max_by(|a, b| a.per_s.total_cmp(&b.per_s))?;
+    let all: Vec<String> = commits
+        .iter()
+        .map(|c| {
+            format!(
+                "{} {}/s (p99 {})",
+                c.method,
+                rate(c.per_s),
+                units::latency(c.p99_ns as f64)
+            )
+        })
+        .collect();
+    let (value, why) = if best.method != default.method && best.per_s >= SYNC_MARGIN * default.per_s
+    {
+        (
+            best.method,
+            format!(
+                "commits of one 8 KiB WAL page: {}; {} gives {:.0}% more than fdatasync",
+                all.join(", "),
+                best.method,
+                (best.per_s / default.per_s - 1.0) * 100.0
+            ),
+        )
+    } else {
+        (
+            default.method,
+            format!(
+                "commits of one 8 KiB WAL page: {}; no method gives 10% more than fdatasync",
+                all.join(", ")
+            ),
+        )
+    };
+    Some(pg("wal_sync_method", value.into(), "fdatasync", why, "wal"))
+}
+
+/// The settings that follow the load rather than the storage: left at their defaults, saying so.
+pub fn pg_load_bound() -> Vec<SettingDoc> {
+    let why = "follows the WAL a load writes between checkpoints, which storage measurements do not see: run `iogauge db pgbench` and read its checkpoints and WAL rate";
+    vec![
+        pg("max_wal_size", "1GB".into(), "1GB", why.into(), "wal"),
+        pg(
+            "checkpoint_completion_target",
+            "0.9".into(),
+            "0.9",
+            why.into(),
+            "wal",
+        ),
+    ]
+}
+
+/// `innodb_io_capacity` and `innodb_io_capacity_max`: what random page writes sustain once a
+/// burst is over is the most background flushing may ask (`_max`); half of it is the steady
+/// pace, leaving the other half to the queries' own IO. Rounded down to a hundred, at least
+/// 100 (the server's minimum).
+pub fn io_capacity(sustained_iops: f64, seconds: f64) -> Vec<SettingDoc> {
+    let hundreds = |v: f64| ((v / 100.0).floor() as u64 * 100).max(100);
+    let max = hundreds(sustained_iops);
+    let steady = hundreds(max as f64 / 2.0);
+    let why = format!(
+        "random 16 KiB writes at 16 in flight sustained {} IOPS over their last {seconds:.0} s (a first burst left out)",
+        rate(sustained_iops)
+    );
+    vec![
+        maria(
+            "innodb_io_capacity",
+            steady.to_string(),
+            "200",
+            format!("{why}: half of it, the other half left to the queries' own IO"),
+        ),
+        maria(
+            "innodb_io_capacity_max",
+            max.to_string(),
+            "2000",
+            format!("{why}: all of it, for flushing that falls behind"),
+        ),
+    ]
+}
+
+/// `innodb_flush_neighbors`: 1 where writing a page's neighbours in order is much faster than
+/// writing pages apart (a rotating disk), 0 where it is not (flash: writing neighbours only
+/// writes more).
+pub fn flush_neighbors(sequential_iops: f64, random_iops: f64) -> SettingDoc {
+    let gain = sequential_iops / random_iops.max(f64::MIN_POSITIVE);
+    let (value, verdict) = match gain >= NEIGHBOUR_GAIN {
+        true => ("1", "flushing a page's neighbours with it pays"),
+        false => (
+            "0",
+            "flushing a page's neighbours with it writes more pages for nothing",
+        ),
+    };
+    maria(
+        "innodb_flush_neighbors",
+        value.into(),
+        "1",
+        format!(
+            "sequential 16 KiB writes give {} IOPS, {gain:.1}× the {} of random ones: {verdict}",
+            rate(sequential_iops),
+            rate(random_iops)
+        ),
+    )
+}
+
+/// `innodb_flush_method`: O_DIRECT where direct IO works (the buffer pool holds each page once,
+/// not once more in the page cache); fsync where it does not.
+pub fn flush_method(direct: bool) -> SettingDoc {
+    let (value, why) = match direct {
+        true => ("O_DIRECT", "direct IO works on this storage (every measurement here used it): pages are cached once, in the buffer pool, and not again in the page cache"),
+        false => ("fsync", "direct IO does not work on this storage: pages go through the page cache and are made durable with fsync"),
+    };
+    maria("innodb_flush_method", value.into(), "O_DIRECT", why.into())
+}
+
+/// `innodb_read_io_threads` / `innodb_write_io_threads`: more threads only where the IOs in
+/// flight that still pay exceed what the default 4 threads keep (256 each).
+pub fn io_threads(read: &[Depth]) -> Vec<SettingDoc> {
+    let Some((knee, _, open)) = knee(read) else {
+        return Vec::new();
+    };
+    let slots = 4 * INNODB_SLOTS_PER_THREAD;
+    let needed = knee.in_flight.div_ceil(INNODB_SLOTS_PER_THREAD).max(4);
+    let read_why = format!(
+        "random 16 KiB reads stop scaling at {}{} in flight; the 4 default threads keep up to {} (256 each)",
+        if open { "no less than " } else { "" },
+        knee.in_flight,
+        units::count(f64::from(slots))
+    );
+    vec![
+        maria(
+            "innodb_read_io_threads",
+            needed.to_string(),
+            "4",
+            read_why,
+        ),
+        maria(
+            "innodb_write_io_threads",
+            "4".into(),
+            "4",
+            "page flushes were measured at 16 in flight, far under the 1,024 the 4 default threads keep: nothing here asks for more".into(),
+        ),
+    ]
+}
+
+/// `innodb_flush_log_at_trx_commit`: left at 1 (durable commits); the cost of each commit's
+/// redo sync is said, since 0 and 2 trade commits lost in a crash for it — a choice of
+/// durability, not of storage.
+pub fn flush_log_at_trx_commit(redo: &Commit) -> SettingDoc {
+    maria(
+        "innodb_flush_log_at_trx_commit",
+        "1".into(),
+        "1",
+        format!(
+            "a commit waits {} (p99 {}) for its 4 KiB redo sync here, {}/s in a row; 2 or 0 skip that wait by losing up to a second of commits in a crash, a choice of durability rather than storage",
+            units::latency(redo.p50_ns as f64),
+            units::latency(redo.p99_ns as f64),
+            rate(redo.per_s)
+        ),
+    )
+}
+
+/// `innodb_log_file_size`: follows the load's redo rate, which storage cells do not see.
+pub fn log_file_size() -> SettingDoc {
+    maria(
+        "innodb_log_file_size",
+        "96M".into(),
+        "96M",
+        "follows the redo a load writes between checkpoints, which storage measurements do not see: run `iogauge db tpcc --server mariadb` and read its redo rate".into(),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn curve(points: &[(u32, f64)]) -> Vec<Depth> {
+        points
+            .iter()
+            .map(|&(in_flight, iops)| Depth { in_flight, iops })
+            .collect()
+    }
+
+    #[test]
+    fn random_page_cost_is_the_measured_ratio_within_one_and_the_default() {
+        let near = random_page_cost(49_000.0, 41_000.0);
+        assert_eq!(near.value, "1.2");
+        assert!(
+            near.why.contains("41,000 against 49,000 pages/s"),
+            "{}",
+            near.why
+        );
+        assert!(near.changed());
+        // A rotating disk's 40×: capped at the default, which already assumes caching.
+        let disk = random_page_cost(12_800.0, 200.0);
+        assert_eq!(disk.value, "4.0");
+        assert!(!disk.changed());
+        assert!(disk.why.contains("kept at the default"), "{}", disk.why);
+        // Random faster than sequential (a cache): never under seq_page_cost.
+        assert_eq!(random_page_cost(900.0, 1_000.0).value, "1.0");
+        assert_eq!(random_page_cost(25_000.0, 10_000.0).value, "2.5");
+    }
+
+    #[test]
+    fn io_concurrency_is_where_reads_stop_scaling() {
+        let flash = curve(&[
+            (1, 10_000.0),
+            (2, 19_000.0),
+            (4, 36_000.0),
+            (8, 60_000.0),
+            (16, 64_000.0),
+            (32, 65_000.0),
+        ]);
+        let s = io_concurrency(&flash, (1, 10));
+        assert_eq!((s[0].value.as_str(), s[1].value.as_str()), ("8", "8"));
+        assert!(s[0].why.contains("at 8 in flight"), "{}", s[0].why);
+        // 90% of the best is the line: 58,499 at 8 would leave it to 16.
+        let short = curve(&[(1, 10_000.0), (8, 58_499.0), (16, 64_000.0), (32, 65_000.0)]);
+        assert_eq!(io_concurrency(&short, (1, 10))[0].value, "16");
+        // A device that serves one read at a time (a throttled IOPS limit).
+        let flat = curve(&[(1, 200.0), (2, 201.0), (64, 199.0)]);
+        let s = io_concurrency(&flat, (1, 10));
+        assert_eq!(s[0].value, "1");
+        assert!(!s[0].changed());
+        assert!(s[1].changed(), "maintenance_io_concurrency's default is 10");
+        assert!(s[0].why.contains("do not go faster"), "{}", s[0].why);
+        // Still rising at the deepest point: at least that.
+        let open = curve(&[(1, 1_000.0), (32, 20_000.0), (64, 40_000.0)]);
+        assert!(io_concurrency(&open, (16, 16))[0]
+            .why
+            .contains("at least 64"));
+        assert!(io_concurrency(&[], (1, 10)).is_empty());
+    }
+
+    fn commit(method: &'static str, per_s: f64) -> Commit {
+        Commit {
+            method,
+            per_s,
+            p50_ns: 1_000_000,
+            p99_ns: 2_000_000,
+        }
+    }
+
+    #[test]
+    fn wal_sync_method_changes_only_for_ten_percent_more_commits() {
+        let won = wal_sync_method(&[
+            commit("fdatasync", 1_000.0),
+            commit("fsync", 990.0),
+            commit("open_datasync", 1_100.0),
+        ])
+        .unwrap();
+        assert_eq!(won.value, "open_datasync");
+        assert!(won.why.contains("10% more than fdatasync"), "{}", won.why);
+        let near = wal_sync_method(&[
+            commit("fdatasync", 1_000.0),
+            commit("open_datasync", 1_099.0),
+        ])
+        .unwrap();
+        assert_eq!(near.value, "fdatasync");
+        assert!(!near.changed());
+        assert!(wal_sync_method(&[commit("fsync", 1.0)]).is_none());
+    }
+
+    #[test]
+    fn io_capacity_is_what_writes_sustain_halved_for_the_steady_pace() {
+        let s = io_capacity(4_321.0, 3.0);
+        assert_eq!((s[0].value.as_str(), s[1].value.as_str()), ("2100", "4300"));
+        assert!(
+            s[1].why.contains("4,321 IOPS over their last 3 s"),
+            "{}",
+            s[1].why
+        );
+        // A slow device: never under the server's minimum.
+        let slow = io_capacity(150.0, 3.0);
+        assert_eq!(
+            (slow[0].value.as_str(), slow[1].value.as_str()),
+            ("100", "100")
+        );
+    }
+
+    #[test]
+    fn flush_neighbors_pays_only_where_sequential_writes_are_much_faster() {
+        assert_eq!(flush_neighbors(9_000.0, 6_000.0).value, "1");
+        assert_eq!(flush_neighbors(8_999.0, 6_000.0).value, "0");
+        assert!(flush_neighbors(8_999.0, 6_000.0).changed());
+    }
+
+    #[test]
+    fn flush_method_is_direct_where_direct_io_works() {
+        assert_eq!(flush_method(true).value, "O_DIRECT");
+        assert!(!flush_method(true).changed());
+        assert_eq!(flush_method(false).value, "fsync");
+    }
+
+    #[test]
+    fn io_threads_grow_only_past_what_four_threads_keep() {
+        let s = io_threads(&curve(&[(1, 100.0), (64, 5_000.0)]));
+        assert_eq!(s[0].value, "4");
+        assert!(s[0].why.contains("no less than 64"), "{}", s[0].why);
+        let deep = io_threads(&curve(&[(1, 100.0), (2_048, 50_000.0)]));
+        assert_eq!(deep[0].value, "8");
+    }
+
+    #[test]
+    fn commit_cost_is_said_and_durability_kept() {
+        let s = flush_log_at_trx_commit(&commit("fdatasync", 812.0));
+        assert_eq!(s.value, "1");
+        assert!(s.why.contains("812/s"), "{}", s.why);
+    }
+
+    #[test]
+    fn references_name_each_setting_in_its_servers_documentation() {
+        assert!(random_page_cost(1.0, 1.0)
+            .reference
+            .ends_with("runtime-config-query.html#GUC-RANDOM-PAGE-COST"));
+        assert!(flush_method(true)
+            .reference
+            .ends_with("#innodb_flush_method"));
+    }
+}
