@@ -552,11 +552,17 @@ pub fn output_file(o: &OutputArgs) -> Result<Option<(PathBuf, Format)>> {
             )))
         }
     };
-    crate::target::gate::output_file(
-        "--output",
+    writable_output(
         path,
         "give a file path on a file system (stdout has the same text without --output)",
     )?;
+    Ok(Some((path.clone(), format)))
+}
+
+/// An `--output` file checked before anything runs: through the gate, in a directory that
+/// exists and may be written, so what a long run measured is never lost to a typo at its end.
+pub fn writable_output(path: &std::path::Path, fix: &str) -> Result<()> {
+    crate::target::gate::output_file("--output", path, fix)?;
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => std::path::Path::new("."),
@@ -571,16 +577,13 @@ pub fn output_file(o: &OutputArgs) -> Result<Option<(PathBuf, Format)>> {
     // Tried now, so a directory that cannot be written (permissions, a read-only file system)
     // is told before the run rather than after it: a file is made and removed beside it, the way
     // the output will be written (`files::replace`); nothing at the path is touched.
-    match crate::target::files::can_create_beside(path) {
-        Ok(()) => {}
-        Err(e) => {
-            return Err(usage(format!(
-                "--output {}: cannot be written ({e}); give a path in a directory you may write to",
-                path.display()
-            )))
-        }
+    if let Err(e) = crate::target::files::can_create_beside(path) {
+        return Err(usage(format!(
+            "--output {}: cannot be written ({e}); give a path in a directory you may write to",
+            path.display()
+        )));
     }
-    Ok(Some((path.clone(), format)))
+    Ok(())
 }
 
 fn op_of(rw: Rw) -> Op {

@@ -370,6 +370,13 @@ pub fn holds_data(path: &Path) -> bool {
     std::fs::metadata(path).is_ok_and(|m| !m.is_dir())
 }
 
+/// The size of block device `dev` in bytes, read without writing (`None` when it cannot be
+/// opened for reading or is not a block device).
+pub fn device_bytes(dev: &Path) -> Option<u64> {
+    let f = std::fs::File::open(dev).ok()?;
+    iogauge_engine::sys::block_device_size(&f).ok()
+}
+
 /// Whether `path` is a block device (following links, as opening it would).
 pub fn is_block_device(path: &Path) -> bool {
     std::fs::metadata(path).is_ok_and(|m| m.file_type().is_block_device())

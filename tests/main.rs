@@ -15,6 +15,7 @@ mod arrays;
 mod ci_budget;
 mod consent;
 mod db;
+mod db_advise;
 mod db_sysbench;
 mod db_tpcc;
 mod devices;

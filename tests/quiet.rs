@@ -11,6 +11,7 @@
 #[macro_use]
 mod common;
 
+mod advise;
 mod complete_batch;
 mod cpu_contention;
 mod db_timeline;

@@ -20,6 +20,8 @@ use std::path::PathBuf;
 pub use prove::ProvePlan;
 
 const POSTGRES: &str = include_str!("../../suites/advise/postgres.toml");
+/// How much of a block device is measured when --size does not say.
+const DEVICE_RANGE: u64 = 1 << 30;
 const MARIADB: &str = include_str!("../../suites/advise/mariadb.toml");
 
 /// What `db advise` will do, checked before anything is written.
@@ -51,6 +53,11 @@ pub fn plan(args: &AdviseArgs) -> Result<AdvisePlan> {
     if args.target.buffered {
         return Err(usage(
             "db advise measures the storage without the page cache (the settings are about the storage, not the cache): drop --buffered",
+        ));
+    }
+    if args.target.engine != crate::cli::EngineArg::IoUring {
+        return Err(usage(
+            "db advise does its IO as the server does (pread/pwrite for PostgreSQL, io_uring for InnoDB): drop --engine",
         ));
     }
     let (text, origin) = match args.server {
@@ -92,10 +99,37 @@ pub fn plan(args: &AdviseArgs) -> Result<AdvisePlan> {
             db: args.db.clone(),
         },
     };
-    let measure = crate::plan::from_suite_with(&suite_args, suite)?;
+    // A device is measured over its first GiB unless --size says otherwise: every block read
+    // is written first (the fill), and a whole disk's fill would take hours.
+    let mut suite_args = suite_args;
+    if args.server == SysbenchServer::Postgres {
+        suite_args.target.engine = crate::cli::EngineArg::Psync;
+    }
+    let device = suite_args
+        .target
+        .target
+        .as_deref()
+        .is_some_and(crate::target::is_block_device);
+    let whole = suite_args
+        .target
+        .target
+        .as_deref()
+        .and_then(crate::target::device_bytes);
+    let range = whole.map_or(DEVICE_RANGE, |w| {
+        w.saturating_sub(args.target.offset).min(DEVICE_RANGE)
+    });
+    if device && suite_args.target.size.is_none() {
+        suite_args.target.size = Some(range);
+    }
+    let mut measure = crate::plan::from_suite_with(&suite_args, suite)?;
+    if device && args.target.size.is_none() && whole.is_some_and(|w| w > range) {
+        measure.notes.push(format!(
+            "the device is measured over its first {} (--size to change): a rotating disk seeks less there than over its whole surface",
+            crate::units::iec(range)
+        ));
+    }
     if let Some(path) = &args.output {
-        crate::target::gate::output_file(
-            "--output",
+        crate::plan::writable_output(
             path,
             "give a file path on a file system for the settings (stdout has them too)",
         )?;
@@ -167,18 +201,19 @@ fn curve(results: &[ResultDoc], bs: u64) -> Vec<Depth> {
         .collect()
 }
 
-/// A commit's cost in a result of writes made durable one by one: the rate of writes, and the
-/// latency of the step that makes each durable (the sync call, or the O_DSYNC write itself).
+/// A commit's cost in a result of writes made durable one by one: the rate of writes, the
+/// writes' latency and the sync calls' (none with O_DSYNC, where the write is durable).
 fn commit(r: &ResultDoc, method: &'static str) -> Commit {
-    let lat = match &r.sync {
-        Some(s) if s.count > 0 => s.lat_ns,
-        _ => r.lat_ns,
-    };
+    let write = r.write.as_ref().map_or(r.lat_ns, |w| w.lat_ns);
     Commit {
         method,
         per_s: r.iops,
-        p50_ns: lat.p50,
-        p99_ns: lat.p99,
+        write_ns: (write.p50, write.p99),
+        sync_ns: r
+            .sync
+            .as_ref()
+            .filter(|s| s.count > 0)
+            .map(|s| (s.lat_ns.p50, s.lat_ns.p99)),
     }
 }
 
@@ -203,7 +238,9 @@ pub fn derive(results: &[ResultDoc], server: SysbenchServer, version: &str) -> A
                 r.workload.rw == Rw::Read && r.workload.bs == 128 << 10
             });
             let random = find(results, |r| {
-                r.workload.rw == Rw::Randread && r.workload.bs == 8192 && r.workload.iodepth == 1
+                r.workload.rw == Rw::Randread
+                    && r.workload.bs == 8192
+                    && r.workload.iodepth * r.workload.threads == 1
             });
             doc.settings.push(rules::seq_page_cost());
             match (seq, random) {

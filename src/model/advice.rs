@@ -57,6 +57,10 @@ pub struct ProofDoc {
     /// "better", "worse" or "same": better or worse only when significant (p < 0.05) and
     /// beyond the noise threshold (2%).
     pub verdict: String,
+    /// The changed settings as the advised servers reported them (`SHOW`, `@@`), so the proof
+    /// shows the advice was in force, not only asked for.
+    #[serde(default)]
+    pub applied: std::collections::BTreeMap<String, String>,
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]

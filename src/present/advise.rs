@@ -69,6 +69,17 @@ pub fn proof(p: &ProofDoc) -> String {
     for line in super::table::table(&rows, &[false, true, true, true]).lines() {
         s.push_str(&format!("  {line}\n"));
     }
+    if !p.applied.is_empty() {
+        let set: Vec<String> = p
+            .applied
+            .iter()
+            .map(|(k, v)| format!("{k} = {v}"))
+            .collect();
+        s.push_str(&format!(
+            "\n  the advised servers reported: {}\n",
+            set.join(", ")
+        ));
+    }
     let p_value = p
         .p_value
         .map_or("too few runs to test".into(), |v| format!("p = {v:.2}"));

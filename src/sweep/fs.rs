@@ -11,12 +11,7 @@ use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// The size of block device `dev` in bytes, read without writing (`None` when it cannot be
-/// opened for reading or is not a block device).
-pub fn device_bytes(dev: &Path) -> Option<u64> {
-    let f = std::fs::File::open(dev).ok()?;
-    iogauge_engine::sys::block_device_size(&f).ok()
-}
+pub use crate::target::device_bytes;
 
 /// A file system iogauge made and mounted; unmounted and its signature wiped on drop.
 pub struct Mounted {

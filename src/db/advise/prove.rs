@@ -64,7 +64,10 @@ fn argv(
         .into(),
         dir.display().to_string(),
         "--time".into(),
-        format!("{}ms", window.as_millis()),
+        match window.subsec_millis() {
+            0 => format!("{}s", window.as_secs()),
+            _ => format!("{}ms", window.as_millis()),
+        },
         // The storage was measured already: the proof is the load's rate.
         "--no-storage".into(),
     ];
@@ -163,6 +166,7 @@ impl ProvePlan {
 pub fn run(p: &ProvePlan, advised: &[SettingDoc]) -> Result<ProofDoc> {
     let sides = [check(p, &[])?, check(p, advised)?];
     let mut runs: [Vec<ProofRun>; 2] = [Vec::new(), Vec::new()];
+    let mut applied = std::collections::BTreeMap::new();
     for round in 0..p.runs {
         // ABBA: whichever side ran second last round runs first now.
         let order = match round % 2 {
@@ -190,6 +194,18 @@ pub fn run(p: &ProvePlan, advised: &[SettingDoc]) -> Result<ProofDoc> {
                 .iter()
                 .find(|r| r.workload.is_db_load())
                 .ok_or_else(|| anyhow::anyhow!("the load with the {what} measured nothing"))?;
+            if side == 1 {
+                let reported = r
+                    .tpcc
+                    .as_ref()
+                    .map(|t| &t.settings)
+                    .or(r.sysbench.as_ref().map(|t| &t.settings))
+                    .or(r.pg.as_ref().map(|t| &t.settings));
+                for s in advised.iter().filter(|s| s.changed()) {
+                    let v = reported.and_then(|m| m.get(&s.name)).cloned();
+                    applied.insert(s.name.clone(), v.unwrap_or_else(|| "(not reported)".into()));
+                }
+            }
             runs[side].push(ProofRun {
                 run_id: doc.run_id.clone(),
                 rate: p.rate(r),
@@ -198,7 +214,9 @@ pub fn run(p: &ProvePlan, advised: &[SettingDoc]) -> Result<ProofDoc> {
         }
     }
     let [defaults, advised] = runs;
-    Ok(judge(p.load, p.unit(), p.window, defaults, advised))
+    let mut proof = judge(p.load, p.unit(), p.window, defaults, advised);
+    proof.applied = applied;
+    Ok(proof)
 }
 
 /// The verdict: better or worse only when significant and beyond the noise, as `compare` says.
@@ -230,5 +248,6 @@ pub fn judge(
             (true, false) => "worse",
         }
         .into(),
+        applied: Default::default(),
     }
 }

@@ -1,0 +1,189 @@
+//! `db advise` as a user meets it (issue 61): bad input refused before a byte is written, the
+//! plan said by --dry-run, and --prove on real PostgreSQL: both sides run alternating on fresh
+//! servers, each stored with its side, the advice in force on the advised servers as they
+//! report their settings. The kernel-made measurements are in tests/advise.rs (quiet).
+
+use crate::common;
+use common::*;
+use serde_json::Value;
+
+fn entries(dir: &std::path::Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn bad_input_is_one_line_exit_2_and_nothing_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    let file = dir.path().join("f.img");
+    std::fs::write(&file, b"x").unwrap();
+    let d = data.to_str().unwrap();
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (vec![d, "--buffered"], "drop --buffered"),
+        (vec![d, "--engine", "psync"], "drop --engine"),
+        (
+            vec![d, "--prove", "--load", "pgbench", "--server", "mariadb"],
+            "--load pgbench drives PostgreSQL only",
+        ),
+        (
+            vec![file.to_str().unwrap(), "--prove", "--allow-overwrite"],
+            "is not a directory",
+        ),
+        (vec![d, "--load", "tpcc"], "--prove"),
+        (vec![d, "-o", "/nonexistent-dir/x.conf"], "--output"),
+        (
+            vec![d, "--server", "mariadb", "--pg-bin", "/usr/bin"],
+            "drop it",
+        ),
+    ];
+    for (extra, says) in cases {
+        let mut args = vec!["db", "advise", "--server", "postgres"];
+        // A later --server wins in clap only once: the mariadb cases name it themselves.
+        if extra.contains(&"--server") {
+            args.truncate(2);
+        }
+        args.extend(extra.iter().copied());
+        let out = iogauge(dir.path(), &args);
+        let err = stderr_of(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{err}");
+        assert!(
+            entries(&data).is_empty(),
+            "{args:?} wrote {:?}",
+            entries(&data)
+        );
+    }
+}
+
+#[test]
+fn a_dry_run_says_the_measurements_and_the_proof_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    let out = iogauge(
+        dir.path(),
+        &[
+            "db",
+            "advise",
+            "--server",
+            "postgres",
+            data.to_str().unwrap(),
+            "--prove",
+            "--load",
+            "pgbench",
+            "--prove-time",
+            "5s",
+            "--dry-run",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let said = String::from_utf8_lossy(&out.stdout);
+    for line in [
+        "randread 8K × 64 threads",
+        "write 8K O_DSYNC over 16 MiB",
+        "then: PostgreSQL's settings from these measurements",
+        "then the proof: `iogauge db pgbench",
+        "--time 5s --no-storage",
+    ] {
+        assert!(said.contains(line), "no {line:?} in {said}");
+    }
+    assert!(entries(&data).is_empty(), "{:?}", entries(&data));
+}
+
+fn have_postgres() -> bool {
+    let found = std::fs::read_dir("/usr/lib/postgresql")
+        .map(|d| d.flatten().any(|e| e.path().join("bin/pgbench").exists()))
+        .unwrap_or(false);
+    if !found {
+        skip("PostgreSQL is not installed (apt-get install postgresql-15)");
+    }
+    found
+}
+
+#[test]
+fn the_proof_runs_both_sides_alternating_with_the_advice_in_force() {
+    if !is_root() {
+        return skip("needs root");
+    }
+    if !have_postgres() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    let out = iogauge(
+        dir.path(),
+        &[
+            "db",
+            "advise",
+            "--server",
+            "postgres",
+            data.to_str().unwrap(),
+            "--cell-time",
+            "500ms",
+            "--size",
+            "64MiB",
+            "--prove",
+            "--load",
+            "pgbench",
+            "--prove-time",
+            "2s",
+            "--prove-repeat",
+            "2",
+            "--json",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let advice = &doc["advice"];
+    let proof = &advice["proof"];
+    assert_eq!(proof["defaults"].as_array().unwrap().len(), 2, "{proof}");
+    assert_eq!(proof["advised"].as_array().unwrap().len(), 2, "{proof}");
+    assert!(["better", "worse", "same"].contains(&proof["verdict"].as_str().unwrap()));
+    // Every changed setting, as the advised servers reported it, is the advice.
+    let changed: Vec<&Value> = advice["settings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["value"] != s["default"])
+        .collect();
+    assert!(!changed.is_empty(), "{advice}");
+    for s in changed {
+        let name = s["name"].as_str().unwrap();
+        assert_eq!(proof["applied"][name], s["value"], "{name}: {proof}");
+    }
+    // ABBA: the second round starts with the advice; each run stored with its side.
+    let stderr = stderr_of(&out);
+    let order: Vec<&str> = stderr
+        .lines()
+        .filter_map(|l| l.strip_prefix("proof "))
+        .map(|l| l.rsplit(' ').next().unwrap())
+        .collect();
+    assert_eq!(
+        order,
+        ["defaults", "advice", "advice", "defaults"],
+        "{stderr}"
+    );
+    for (side, runs) in [
+        ("defaults", &proof["defaults"]),
+        ("advice", &proof["advised"]),
+    ] {
+        for r in runs.as_array().unwrap() {
+            let id = r["run_id"].as_str().unwrap();
+            let shown = iogauge(dir.path(), &["show", id, "--json"]);
+            assert!(shown.status.success(), "{}", stderr_of(&shown));
+            let run: Value = serde_json::from_slice(&shown.stdout).unwrap();
+            assert_eq!(run["params"]["advice"], side, "{id}");
+        }
+    }
+    // No server and no cluster left behind.
+    assert!(entries(&data).is_empty(), "{:?}", entries(&data));
+}
