@@ -11,9 +11,9 @@ use std::collections::BTreeMap;
 use crate::common;
 use common::*;
 
-fn advise(run: impl Fn(&str) -> std::process::Output, dev: &str, server: &str) -> Value {
+fn advise(run: &dyn Fn(&str) -> std::process::Output, target: &str, server: &str) -> Value {
     let out = run(&format!(
-        "db advise --server {server} {dev} --allow-overwrite --cell-time 1s --no-store --json"
+        "db advise --server {server} {target} --cell-time 1s --no-store --json"
     ));
     assert!(out.status.success(), "{}", stderr_of(&out));
     serde_json::from_slice(&out.stdout).unwrap()
@@ -63,21 +63,87 @@ fn throttled(tag: &str) -> Option<(Blkio, RamLoop)> {
     Some((cg, ram))
 }
 
+/// The advice on three storages: a device throttled to 200 reads and writes a second, twice
+/// (the same settings each time), a file on ext4 over a loop device, and zram.
+struct Three {
+    slow: Value,
+    /// The snippet `-o` wrote on the second run on the throttled device.
+    snippet: String,
+    ext4: Value,
+    fast: Value,
+}
+
+/// The settings as people read them: `  NAME = VALUE  (default …)` or `(the default)`.
+fn shown(text: &str) -> BTreeMap<String, String> {
+    text.lines()
+        .filter(|l| l.starts_with("  ") && !l.starts_with("   ") && l.contains("  ("))
+        .filter_map(|l| {
+            let (set, _) = l.trim().split_once("  (")?;
+            let (k, v) = set.split_once(" = ")?;
+            Some((k.to_string(), v.to_string()))
+        })
+        .collect()
+}
+
+fn on_three(server: &str) -> Option<Three> {
+    let (cg, ram) = throttled(&format!("advise-{server}"))?;
+    let zram = Zram::new("256M")?;
+    let dir = tempfile::tempdir().unwrap();
+    let slow = |a: &str| cg.run_in(dir.path(), a);
+    let dev = format!("{} --allow-overwrite", ram.dev.dev);
+    let first = advise(&slow, &dev, server);
+    // Again, as people read it, with the snippet: the same settings.
+    let conf = dir.path().join("advice.conf");
+    let out = slow(&format!(
+        "db advise --server {server} {dev} --cell-time 1s --no-store -o {}",
+        conf.display()
+    ));
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let again = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert_eq!(
+        shown(&again),
+        settings(&first),
+        "the same storage twice:\n{}\n{again}",
+        first["advice"]
+    );
+    let snippet = std::fs::read_to_string(&conf).unwrap();
+    let plain = |a: &str| iogauge(dir.path(), &a.split(' ').collect::<Vec<_>>());
+    let fs = Fs::ext4(512 << 20, "");
+    let ext4 = advise(
+        &plain,
+        &format!("{} --size 128MiB", fs.path().display()),
+        server,
+    );
+    let fast = advise(&plain, &format!("{} --allow-overwrite", zram.dev()), server);
+    Some(Three {
+        slow: first,
+        snippet,
+        ext4,
+        fast,
+    })
+}
+
 #[test]
 fn postgres_settings_follow_the_storage_and_repeat_on_it() {
     let _quiet = quiet_turn(module_path!());
-    let Some((cg, ram)) = throttled("advise-pg") else {
+    let Some(Three {
+        slow,
+        snippet,
+        ext4,
+        fast,
+    }) = on_three("postgres")
+    else {
         return;
     };
-    let Some(zram) = Zram::new("256M") else {
-        return;
-    };
-    let dir = tempfile::tempdir().unwrap();
-    let slow = |a: &str| cg.run_in(dir.path(), a);
-    let first = advise(slow, &ram.dev.dev, "postgres");
-
+    // The snippet a DBA pastes holds what changed, nothing else: maintenance_io_concurrency's
+    // default is 10, and one read at a time is all that pays here.
+    assert!(
+        snippet.contains("\nmaintenance_io_concurrency = 1\n"),
+        "{snippet}"
+    );
+    assert!(!snippet.contains("random_page_cost"), "{snippet}");
     // The measurements are the throttle's: 200 random reads a second, one at a time or 64.
-    let reads = rates(&first, "randread", 8192);
+    let reads = rates(&slow, "randread", 8192);
     assert_eq!(reads.len(), 7, "{reads:?}");
     for r in &reads {
         assert!(
@@ -85,63 +151,56 @@ fn postgres_settings_follow_the_storage_and_repeat_on_it() {
             "random 8 KiB reads at {r} IOPS under a 200 IOPS throttle: {reads:?}"
         );
     }
-    let s = settings(&first);
+    let s = settings(&slow);
     // Sequential pages come 16 to a 128 KiB read at the same 200 a second: 16× dearer random
     // pages, kept at the default's 4.0.
     assert_eq!(
         s["random_page_cost"],
         "4.0",
         "{}",
-        why(&first, "random_page_cost")
+        why(&slow, "random_page_cost")
     );
-    assert!(why(&first, "random_page_cost").contains("kept at the default"));
+    assert!(why(&slow, "random_page_cost").contains("kept at the default"));
     assert_eq!(
         s["effective_io_concurrency"],
         "1",
         "{}",
-        why(&first, "effective_io_concurrency")
+        why(&slow, "effective_io_concurrency")
     );
-    assert!(why(&first, "effective_io_concurrency").contains("do not go faster"));
-
-    // The same storage twice: the same settings.
-    let again = advise(slow, &ram.dev.dev, "postgres");
-    assert_eq!(
-        settings(&again),
-        s,
-        "{}\n{}",
-        first["advice"],
-        again["advice"]
-    );
-
-    // zram: random pages nearly as cheap as sequential ones, and reads that scale.
-    let fast = advise(
-        |a: &str| iogauge(dir.path(), &a.split(' ').collect::<Vec<_>>()),
-        &zram.dev(),
-        "postgres",
-    );
-    let z = settings(&fast);
-    let cost: f64 = z["random_page_cost"].parse().unwrap();
+    assert!(why(&slow, "effective_io_concurrency").contains("do not go faster"));
+    // zram and ext4 over a loop device: random pages cheaper against sequential ones than
+    // under the throttle, and reads that scale with readers.
+    for doc in [&fast, &ext4] {
+        let z = settings(doc);
+        let eic: u32 = z["effective_io_concurrency"].parse().unwrap();
+        assert!(eic >= 2, "{}", why(doc, "effective_io_concurrency"));
+    }
+    let cost: f64 = settings(&fast)["random_page_cost"].parse().unwrap();
     assert!(cost < 4.0, "{}", why(&fast, "random_page_cost"));
-    let eic: u32 = z["effective_io_concurrency"].parse().unwrap();
-    assert!(eic >= 2, "{}", why(&fast, "effective_io_concurrency"));
 }
 
 #[test]
 fn mariadb_settings_follow_the_storage_and_repeat_on_it() {
     let _quiet = quiet_turn(module_path!());
-    let Some((cg, ram)) = throttled("advise-my") else {
+    let Some(Three {
+        slow,
+        snippet,
+        ext4,
+        fast,
+    }) = on_three("mariadb")
+    else {
         return;
     };
-    let Some(zram) = Zram::new("256M") else {
-        return;
-    };
-    let dir = tempfile::tempdir().unwrap();
-    let slow = |a: &str| cg.run_in(dir.path(), a);
-    let first = advise(slow, &ram.dev.dev, "mariadb");
-    let s = settings(&first);
+    assert!(snippet.contains("[mariadbd]\n"), "{snippet}");
+    assert!(
+        snippet.contains("\ninnodb_io_capacity = 100\n"),
+        "{snippet}"
+    );
+    assert!(!snippet.contains("innodb_flush_method"), "{snippet}");
+    let s = settings(&slow);
     // Page flushes sustain the throttle's 200 writes a second: all of it for io_capacity_max,
     // half for io_capacity (never under the server's 100).
-    let writes = rates(&first, "randwrite", 16384);
+    let writes = rates(&slow, "randwrite", 16384);
     assert!((150.0..=260.0).contains(&writes[0]), "{writes:?}");
     assert_eq!(
         (
@@ -150,61 +209,17 @@ fn mariadb_settings_follow_the_storage_and_repeat_on_it() {
         ),
         ("200", "100"),
         "{}",
-        why(&first, "innodb_io_capacity_max")
+        why(&slow, "innodb_io_capacity_max")
     );
     // In order or apart, 200 writes a second: neighbours gain nothing.
     assert_eq!(
         s["innodb_flush_neighbors"],
         "0",
         "{}",
-        why(&first, "innodb_flush_neighbors")
+        why(&slow, "innodb_flush_neighbors")
     );
-    let again = advise(slow, &ram.dev.dev, "mariadb");
-    assert_eq!(
-        settings(&again),
-        s,
-        "{}\n{}",
-        first["advice"],
-        again["advice"]
-    );
-
-    let fast = advise(
-        |a: &str| iogauge(dir.path(), &a.split(' ').collect::<Vec<_>>()),
-        &zram.dev(),
-        "mariadb",
-    );
-    let max: u64 = settings(&fast)["innodb_io_capacity_max"].parse().unwrap();
-    assert!(max >= 2_000, "{}", why(&fast, "innodb_io_capacity_max"));
-}
-
-/// The snippet a DBA pastes holds the changed settings only, each with its reason.
-#[test]
-fn the_snippet_holds_what_changed() {
-    let _quiet = quiet_turn(module_path!());
-    let Some((cg, ram)) = throttled("advise-snippet") else {
-        return;
-    };
-    let dir = tempfile::tempdir().unwrap();
-    let conf = dir.path().join("advice.conf");
-    let out = cg.run_in(
-        dir.path(),
-        &format!(
-            "db advise --server postgres {} --allow-overwrite --cell-time 1s --no-store -o {}",
-            ram.dev.dev,
-            conf.display()
-        ),
-    );
-    assert!(out.status.success(), "{}", stderr_of(&out));
-    let text = std::fs::read_to_string(&conf).unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    // maintenance_io_concurrency's default is 10; one read at a time pays here.
-    assert!(
-        text.contains("\nmaintenance_io_concurrency = 1\n"),
-        "{text}"
-    );
-    assert!(!text.contains("random_page_cost"), "{text}");
-    assert!(
-        stdout.contains("maintenance_io_concurrency = 1  (default 10)"),
-        "{stdout}"
-    );
+    for doc in [&fast, &ext4] {
+        let max: u64 = settings(doc)["innodb_io_capacity_max"].parse().unwrap();
+        assert!(max >= 2_000, "{}", why(doc, "innodb_io_capacity_max"));
+    }
 }

@@ -8,17 +8,6 @@ use common::*;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// Whether PostgreSQL's programs are installed where the command looks for them.
-fn have_postgres() -> bool {
-    let found = std::fs::read_dir("/usr/lib/postgresql")
-        .map(|d| d.flatten().any(|e| e.path().join("bin/pgbench").exists()))
-        .unwrap_or(false);
-    if !found {
-        skip("PostgreSQL is not installed (apt-get install postgresql-15)");
-    }
-    found
-}
-
 /// Server processes whose command line names `dir`.
 fn servers_in(dir: &Path) -> String {
     let out = Command::new("pgrep")

@@ -98,16 +98,6 @@ fn a_dry_run_says_the_measurements_and_the_proof_and_writes_nothing() {
     assert!(entries(&data).is_empty(), "{:?}", entries(&data));
 }
 
-fn have_postgres() -> bool {
-    let found = std::fs::read_dir("/usr/lib/postgresql")
-        .map(|d| d.flatten().any(|e| e.path().join("bin/pgbench").exists()))
-        .unwrap_or(false);
-    if !found {
-        skip("PostgreSQL is not installed (apt-get install postgresql-15)");
-    }
-    found
-}
-
 #[test]
 fn the_proof_runs_both_sides_alternating_with_the_advice_in_force() {
     if !is_root() {

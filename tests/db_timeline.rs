@@ -25,16 +25,6 @@ static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 /// not.
 const THROTTLE_BPS: u64 = 16_000_000;
 
-fn have_postgres() -> bool {
-    let found = std::fs::read_dir("/usr/lib/postgresql")
-        .map(|d| d.flatten().any(|e| e.path().join("bin/pgbench").exists()))
-        .unwrap_or(false);
-    if !found {
-        skip("PostgreSQL is not installed (apt-get install postgresql-15)");
-    }
-    found
-}
-
 /// A file system on a loop device (direct IO) whose image lies on a file system on a RAM-backed
 /// loop device. Fields drop in order: the upper mount, its device, the lower mount, the RAM.
 struct Stack {

@@ -390,6 +390,12 @@ fn shorten(cmd: &mut Vec<String>, size: &str, console: bool) {
             exact(cmd);
         }
         ["probe", "cache", ..] => set(cmd, "--ios", "2000"),
+        ["db", "advise", ..] => {
+            set(cmd, "--cell-time", "300ms");
+            if !has(cmd, "--size") {
+                set(cmd, "--size", size);
+            }
+        }
         ["db", load, ..] => {
             set(cmd, "--time", "4s");
             if !has(cmd, "--no-storage") {
@@ -740,16 +746,6 @@ fn readme_database_examples_run() {
     for e in &examples_at(Place::Database, 3) {
         desk.run(e, "64m");
     }
-}
-
-/// Whether PostgreSQL's programs are where `db` looks for them; said (a skip) when not.
-fn have_postgres() -> bool {
-    let found = std::fs::read_dir("/usr/lib/postgresql")
-        .is_ok_and(|mut d| d.any(|e| e.is_ok_and(|e| e.path().join("bin/pgbench").exists())));
-    if !found {
-        skip("needs PostgreSQL (apt-get install postgresql-15)");
-    }
-    found
 }
 
 /// README's commands at `at`, typed in one guest on Debian's kernel with four blank disks

@@ -272,6 +272,18 @@ pub fn stderr_of(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
+/// Whether PostgreSQL's programs are installed where iogauge looks for them (Debian's
+/// /usr/lib/postgresql/N/bin); says why not, as a skip.
+pub fn have_postgres() -> bool {
+    let found = std::fs::read_dir("/usr/lib/postgresql")
+        .map(|d| d.flatten().any(|e| e.path().join("bin/pgbench").exists()))
+        .unwrap_or(false);
+    if !found {
+        skip("PostgreSQL is not installed (apt-get install postgresql-15)");
+    }
+    found
+}
+
 pub fn is_root() -> bool {
     std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0)
 }
