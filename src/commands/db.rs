@@ -183,7 +183,7 @@ pub fn advise(args: &crate::cli::AdviseArgs) -> Result<()> {
         return Err(crate::error::Interrupted(sig).into());
     }
     if let Some(pr) = &p.prove {
-        let proof = db::advise::prove::run(pr, &advice.settings)?;
+        let proof = db::advise::prove::run(pr, &advice.settings, &crate::present::Shown)?;
         if !p.measure.output.json {
             crate::ui::out(&crate::present::advise::proof(&proof))?;
         }

@@ -163,7 +163,11 @@ impl ProvePlan {
 
 /// Runs both sides `runs` times, alternating, and judges the advice's rate against the
 /// defaults'.
-pub fn run(p: &ProvePlan, advised: &[SettingDoc]) -> Result<ProofDoc> {
+pub fn run(
+    p: &ProvePlan,
+    advised: &[SettingDoc],
+    hooks: &dyn crate::exec::Hooks,
+) -> Result<ProofDoc> {
     let sides = [check(p, &[])?, check(p, advised)?];
     let mut runs: [Vec<ProofRun>; 2] = [Vec::new(), Vec::new()];
     let mut applied = std::collections::BTreeMap::new();
@@ -188,7 +192,7 @@ pub fn run(p: &ProvePlan, advised: &[SettingDoc]) -> Result<ProofDoc> {
                 params: [("advice".to_string(), what.to_string())].into(),
                 notes: Vec::new(),
             };
-            let doc = load::run(server, load, &p.dir, tags, &crate::present::Shown)?.into_doc()?;
+            let doc = load::run(server, load, &p.dir, tags, hooks)?.into_doc()?;
             let r = doc
                 .results
                 .iter()
