@@ -901,6 +901,12 @@ pub struct AdviseArgs {
     #[arg(long, value_name = "DURATION", default_value = "5s", value_parser = units::parse_duration)]
     pub cell_time: Duration,
 
+    /// Where the WAL (PostgreSQL) or the redo log (InnoDB) would live, when not with the data:
+    /// a directory, file or block device; the commits are measured there (64 MiB of it), and
+    /// --prove puts the servers' WAL or redo log there.
+    #[arg(long, value_name = "PATH")]
+    pub wal: Option<PathBuf>,
+
     /// Write the changed settings as the server reads them: a postgresql.conf include
     /// (`include 'FILE'`) or a my.cnf section ([mariadbd]).
     #[arg(short = 'o', long, value_name = "FILE")]

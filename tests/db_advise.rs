@@ -177,3 +177,84 @@ fn the_proof_runs_both_sides_alternating_with_the_advice_in_force() {
     // No server and no cluster left behind.
     assert!(entries(&data).is_empty(), "{:?}", entries(&data));
 }
+
+/// `--wal`: the commits are measured where the WAL would live, the rest where the data would;
+/// both stored, one advice from both.
+#[test]
+fn with_wal_the_commits_are_measured_on_the_wals_own_target() {
+    let dir = tempfile::tempdir().unwrap();
+    let (data, wal) = (dir.path().join("data"), dir.path().join("wal"));
+    std::fs::create_dir(&data).unwrap();
+    std::fs::create_dir(&wal).unwrap();
+    let out = iogauge(
+        dir.path(),
+        &[
+            "db",
+            "advise",
+            "--server",
+            "postgres",
+            data.to_str().unwrap(),
+            "--wal",
+            wal.to_str().unwrap(),
+            "--cell-time",
+            "300ms",
+            "--size",
+            "64MiB",
+            "--json",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let on = |r: &Value| r["target"]["path"].as_str().unwrap().to_string();
+    let results = doc["results"].as_array().unwrap();
+    let synced: Vec<&Value> = results
+        .iter()
+        .filter(|r| !r["workload"]["sync"].is_null() || r["workload"]["odsync"] == true)
+        .collect();
+    assert_eq!(synced.len(), 3, "{results:?}");
+    for r in &synced {
+        assert!(on(r).starts_with(wal.to_str().unwrap()), "{}", on(r));
+    }
+    for r in results.iter().filter(|r| r["workload"]["rw"] == "randread") {
+        assert!(on(r).starts_with(data.to_str().unwrap()), "{}", on(r));
+    }
+    let names: Vec<&str> = doc["advice"]["settings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
+    for n in [
+        "random_page_cost",
+        "effective_io_concurrency",
+        "wal_sync_method",
+    ] {
+        assert!(names.contains(&n), "{names:?}");
+    }
+    // Two runs stored: the data's and the WAL's, the advice with the WAL's.
+    let listed = iogauge(dir.path(), &["list", "--json"]);
+    let runs: Value = serde_json::from_slice(&listed.stdout).unwrap();
+    let suites: Vec<&str> = runs["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["suite"].as_str().unwrap())
+        .collect();
+    assert_eq!(suites.len(), 2, "{runs}");
+    assert!(suites.contains(&"advise-postgres-wal"), "{suites:?}");
+    // The same path for both is refused.
+    let same = iogauge(
+        dir.path(),
+        &[
+            "db",
+            "advise",
+            "--server",
+            "postgres",
+            data.to_str().unwrap(),
+            "--wal",
+            data.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(same.status.code(), Some(2), "{}", stderr_of(&same));
+    assert!(stderr_of(&same).contains("is the target itself"));
+}

@@ -113,13 +113,22 @@ impl crate::sweep::Measure for OnBuilt<'_> {
     }
 }
 
-/// `db advise`: the measurements as a suite (its plan said, then run), the advice derived from
-/// them and shown, the snippet written; then the proof, when asked.
+/// `db advise`: the measurements as suites (the data's, then with --wal the WAL's; each plan
+/// said, then run), the advice derived from them and shown, the snippet written; then the
+/// proof, when asked.
 pub fn advise(args: &crate::cli::AdviseArgs) -> Result<()> {
     let p = db::advise::plan(args)?;
-    let prepared = crate::exec::prepare(&p.measure)?;
-    let planned = crate::present::plan::doc(&p.measure, &prepared.resolved, &prepared.works);
-    let mut said = crate::present::plan::text(&planned);
+    let plans = p.plans();
+    // Every target held against its cells before anything is written to any.
+    let mut prepared = plans
+        .iter()
+        .map(|pl| crate::exec::prepare(pl))
+        .collect::<Result<Vec<_>>>()?;
+    let mut said = String::new();
+    for (pl, pr) in plans.iter().zip(&prepared) {
+        said +=
+            &crate::present::plan::text(&crate::present::plan::doc(pl, &pr.resolved, &pr.works));
+    }
     said += &format!(
         "then: {}'s settings from these measurements{}\n",
         p.server_name(),
@@ -135,43 +144,62 @@ pub fn advise(args: &crate::cli::AdviseArgs) -> Result<()> {
             pr.runs
         );
     }
+    let json = p.measure.output.json;
     if p.measure.output.dry_run {
         return Ok(crate::ui::out(&said)?);
     }
-    if !p.measure.output.json {
+    if !json {
         crate::ui::part(&said);
     }
-    let hooks = db::advise::Derive {
-        plan: &p,
-        inner: &crate::present::Shown,
-    };
-    let ran = crate::exec::run(&p.measure, prepared, &hooks)?;
-    let crate::exec::Executed {
-        mut doc,
-        target,
-        failure,
-        stored_as,
-        ..
-    } = ran;
-    drop(target); // the test file goes before anything else is said
-    if let Some(e) = failure {
-        return Err(e);
+    let mut earlier = Vec::new();
+    let mut doc = None;
+    let n = plans.len();
+    for (i, pl) in plans.iter().enumerate() {
+        let hooks = db::advise::Derive {
+            plan: &p,
+            inner: &crate::present::Shown,
+            earlier: &earlier,
+            last: i + 1 == n,
+        };
+        let ran = crate::exec::run(pl, prepared.remove(0), &hooks)?;
+        let crate::exec::Executed {
+            doc: d,
+            target,
+            failure,
+            stored_as,
+            ..
+        } = ran;
+        drop(target); // the test file goes before anything else is said
+        if let Some(e) = failure {
+            return Err(e);
+        }
+        if !json {
+            // A finding (a cache that answered, a device that changed pace) bears on the numbers.
+            crate::ui::out(&crate::present::findings::text(&d.findings))?;
+        }
+        if let Some(id) = stored_as {
+            say!("stored as run {id} (`iogauge show {id}`)");
+        }
+        if let Some(sig) = crate::interrupt::requested() {
+            return Err(crate::error::Interrupted(sig).into());
+        }
+        earlier.extend(d.results.iter().cloned());
+        doc = Some(d);
     }
+    let mut doc = doc.expect("a plan of the data's at least");
     let mut advice = doc.advice.take().unwrap_or_default();
-    let where_ = p
-        .measure
-        .target
-        .path
-        .as_ref()
-        .map_or("the current directory".into(), |t| t.display().to_string());
-    if !p.measure.output.json {
-        // A finding (a cache that answered, a device that changed pace) bears on every number.
-        let mut s = crate::present::findings::text(&doc.findings);
-        s += &crate::present::advise::text(&advice, &where_);
-        crate::ui::out(&s)?;
-    }
-    if let Some(id) = stored_as {
-        say!("stored as run {id} (`iogauge show {id}`)");
+    if !json {
+        let on = |pl: &crate::plan::Plan| {
+            pl.target
+                .path
+                .as_ref()
+                .map_or("the current directory".into(), |t| t.display().to_string())
+        };
+        let mut where_ = on(&p.measure);
+        if let Some(w) = &p.wal {
+            where_ += &format!(" (the WAL on {})", on(w));
+        }
+        crate::ui::out(&crate::present::advise::text(&advice, &where_))?;
     }
     if let Some(path) = &p.snippet {
         let text = db::advise::snippet(&advice, &doc.run_id);
@@ -179,17 +207,21 @@ pub fn advise(args: &crate::cli::AdviseArgs) -> Result<()> {
             .map_err(|e| anyhow::anyhow!("writing --output {}: {e:#}", path.display()))?;
         say!("wrote {}", path.display());
     }
-    if let Some(sig) = crate::interrupt::requested() {
-        return Err(crate::error::Interrupted(sig).into());
-    }
     if let Some(pr) = &p.prove {
         let proof = db::advise::prove::run(pr, &advice.settings, &crate::present::Shown)?;
-        if !p.measure.output.json {
+        if !json {
             crate::ui::out(&crate::present::advise::proof(&proof))?;
         }
         advice.proof = Some(proof);
     }
-    if p.measure.output.json {
+    if json {
+        if p.wal.is_some() {
+            // One document for both suites: the data's results first, then the WAL's.
+            doc.notes.push(
+                "the data's cells and the WAL's ran as two runs, each stored; their results are together here".into(),
+            );
+            doc.results = earlier;
+        }
         doc.advice = Some(advice);
         crate::ui::out(&format!("{}\n", serde_json::to_string_pretty(&doc)?))?;
     }

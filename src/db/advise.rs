@@ -22,6 +22,8 @@ pub use prove::ProvePlan;
 const POSTGRES: &str = include_str!("../../suites/advise/postgres.toml");
 /// How much of a block device is measured when --size does not say.
 const DEVICE_RANGE: u64 = 1 << 30;
+/// How much of the WAL's target is used: its cells append within 16 MiB.
+const WAL_RANGE: u64 = 64 << 20;
 const MARIADB: &str = include_str!("../../suites/advise/mariadb.toml");
 
 /// What `db advise` will do, checked before anything is written.
@@ -31,6 +33,8 @@ pub struct AdvisePlan {
     pub version: String,
     /// The measurements: a suite on the target.
     pub measure: Plan,
+    /// `--wal`: the commits' cells, on the WAL's own target (then not in `measure`).
+    pub wal: Option<Plan>,
     /// `-o FILE`: the snippet.
     pub snippet: Option<PathBuf>,
     pub prove: Option<ProvePlan>,
@@ -39,6 +43,11 @@ pub struct AdvisePlan {
 impl AdvisePlan {
     pub fn server_name(&self) -> &'static str {
         name(self.server)
+    }
+
+    /// The suites in the order they run: the data's, then the WAL's.
+    pub fn plans(&self) -> Vec<&Plan> {
+        std::iter::once(&self.measure).chain(&self.wal).collect()
     }
 }
 
@@ -66,6 +75,35 @@ pub fn plan(args: &AdviseArgs) -> Result<AdvisePlan> {
     };
     let suite = crate::suite::schema::parse(text, origin)
         .map_err(|e| anyhow::anyhow!("the advise suite carried in the program: {e}"))?;
+    // With --wal the commits (the groups that sync) are measured where the WAL would live.
+    let (suite, wal_suite) = match &args.wal {
+        None => (suite, None),
+        Some(w) => {
+            if args.target.target.as_deref() == Some(w.as_path()) {
+                return Err(usage(format!(
+                    "--wal {} is the target itself: drop --wal (the commits are measured with the data then)",
+                    w.display()
+                )));
+            }
+            let (commits, data): (Vec<_>, Vec<_>) = suite
+                .groups
+                .iter()
+                .cloned()
+                .partition(|g| g.sync.is_some() || g.odsync);
+            let wal = crate::suite::Suite {
+                name: format!("{}-wal", suite.name),
+                groups: commits,
+                ..suite.clone()
+            };
+            (
+                crate::suite::Suite {
+                    groups: data,
+                    ..suite
+                },
+                Some(wal),
+            )
+        }
+    };
     let suite_args = crate::cli::SuiteArgs {
         name: None,
         file: None,
@@ -128,6 +166,17 @@ pub fn plan(args: &AdviseArgs) -> Result<AdvisePlan> {
             crate::units::iec(range)
         ));
     }
+    let wal = match (&args.wal, wal_suite) {
+        (Some(path), Some(commits)) => {
+            let mut on = suite_args.clone();
+            on.target.target = Some(path.clone());
+            on.target.offset = 0;
+            on.target.size =
+                Some(crate::target::device_bytes(path).map_or(WAL_RANGE, |b| b.min(WAL_RANGE)));
+            Some(crate::plan::from_suite_with(&on, commits)?)
+        }
+        _ => None,
+    };
     if let Some(path) = &args.output {
         crate::plan::writable_output(
             path,
@@ -161,15 +210,20 @@ pub fn plan(args: &AdviseArgs) -> Result<AdvisePlan> {
         server: args.server,
         version,
         measure,
+        wal,
         snippet: args.output.clone(),
         prove,
     })
 }
 
 /// The advice, from a whole run's results: at its hook, before the run is judged and stored.
+/// With `--wal` the data's run comes first (`last` false: it only measures) and the WAL's
+/// run derives from both (`earlier`, the data's results).
 pub struct Derive<'a> {
     pub plan: &'a AdvisePlan,
     pub inner: &'a dyn crate::exec::Hooks,
+    pub earlier: &'a [ResultDoc],
+    pub last: bool,
 }
 
 impl crate::exec::Hooks for Derive<'_> {
@@ -178,7 +232,16 @@ impl crate::exec::Hooks for Derive<'_> {
     }
 
     fn measured(&self, doc: &mut RunDoc) {
-        doc.advice = Some(derive(&doc.results, self.plan.server, &self.plan.version));
+        if !self.last {
+            return;
+        }
+        let mut all = self.earlier.to_vec();
+        all.extend(doc.results.iter().cloned());
+        let mut advice = derive(&all, self.plan.server, &self.plan.version);
+        if let Some(t) = &doc.system.target {
+            advice.notes.extend(stack_note(&t.devices));
+        }
+        doc.advice = Some(advice);
     }
 }
 
@@ -340,6 +403,32 @@ pub fn derive(results: &[ResultDoc], server: SysbenchServer, version: &str) -> A
         "what the storage alone cannot tell: the load's real access pattern, the memory other processes take, and a cache that lies about durability (`iogauge fsync-check` finds one)".into(),
     );
     doc
+}
+
+/// The devices under the target as the kernel describes them: what a rule cannot measure but a
+/// reader weighs the advice by (a rotating disk; a volatile write cache every sync flushes).
+fn stack_note(devices: &[iogauge_sysinfo::BlockDevice]) -> Option<String> {
+    let said: Vec<String> = devices
+        .iter()
+        .map(|d| {
+            let mut parts = Vec::new();
+            match d.rotational {
+                Some(true) => parts.push("rotational".to_string()),
+                Some(false) => parts.push("not rotational".to_string()),
+                None => {}
+            }
+            if let Some(c) = &d.write_cache {
+                parts.push(format!("write cache {c}"));
+            }
+            format!("{} ({})", d.name, parts.join(", "))
+        })
+        .collect();
+    (!said.is_empty()).then(|| {
+        format!(
+            "the devices under the data, as the kernel describes them: {}",
+            said.join(", ")
+        )
+    })
 }
 
 /// What random writes sustain once a first burst is over: the median of the per-second rates

@@ -34,6 +34,12 @@ pub fn plan(args: &AdviseArgs) -> Result<ProvePlan> {
         }
         None => std::env::current_dir()?,
     };
+    if let Some(w) = args.wal.as_ref().filter(|w| !w.is_dir()) {
+        return Err(usage(format!(
+            "--prove puts the servers' WAL or redo log in --wal, and {} is not a directory; give a directory on the WAL's file system",
+            w.display()
+        )));
+    }
     let load = args.load.unwrap_or(ProveLoad::Tpcc);
     let window = args.prove_time.unwrap_or(Duration::from_secs(30));
     let p = ProvePlan {
@@ -77,6 +83,13 @@ fn argv(
             SysbenchServer::Postgres => "postgres".into(),
             SysbenchServer::Mariadb => "mariadb".into(),
         });
+    }
+    if let Some(w) = &args.wal {
+        v.push(match args.server {
+            SysbenchServer::Postgres => "--wal-dir".into(),
+            SysbenchServer::Mariadb => "--log-dir".into(),
+        });
+        v.push(w.display().to_string());
     }
     if let Some(b) = &args.pg_bin {
         v.extend(["--pg-bin".into(), b.display().to_string()]);
