@@ -1,5 +1,5 @@
 //! `db advise` against storage the kernel makes (issue 61): a RAM loop device held by blkio to
-//! 200 reads and 200 writes a second (a slow disk) and a zram device (a fast one). The throttle
+//! 200 reads and 250 writes a second (a slow disk) and a zram device (a fast one). The throttle
 //! gives the measurements their ground truth — every random read at 200 a second, whatever is
 //! in flight — so the settings follow from it and repeat; zram's differ where the storage does.
 //! The rules themselves are unit tests (src/db/advise/rules.rs). Judged on rates the CPU would
@@ -59,11 +59,13 @@ fn rates(doc: &Value, rw: &str, bs: u64) -> Vec<f64> {
 fn throttled(tag: &str) -> Option<(Blkio, RamLoop)> {
     let (cg, ram) = throttle_rig(tag)?;
     cg.throttle(&ram.dev, "read", 200);
-    cg.throttle(&ram.dev, "write", 200);
+    // Writes at 250, off a hundred: the settings that round a write rate down to hundreds
+    // (innodb_io_capacity) then land in the middle of a step, not on its edge.
+    cg.throttle(&ram.dev, "write", 250);
     Some((cg, ram))
 }
 
-/// The advice on three storages: a device throttled to 200 reads and writes a second, twice
+/// The advice on three storages: a device throttled to 200 reads and 250 writes a second, twice
 /// (the same settings each time), a file on ext4 over a loop device, and zram.
 struct Three {
     slow: Value,
@@ -168,6 +170,26 @@ fn postgres_settings_follow_the_storage_and_repeat_on_it() {
         why(&slow, "effective_io_concurrency")
     );
     assert!(why(&slow, "effective_io_concurrency").contains("do not go faster"));
+    // Commits under 250 requests a second: a write and its fdatasync are two requests to the
+    // throttle (the flush is one of its own), and no method gets a fifth more than that.
+    let fdatasync = slow["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["workload"]["bs"] == 8192 && r["workload"]["sync"] == "fdatasync")
+        .unwrap()["iops"]
+        .as_f64()
+        .unwrap();
+    assert!(
+        (90.0..=170.0).contains(&fdatasync),
+        "fdatasync commits at {fdatasync}/s"
+    );
+    assert_eq!(
+        s["wal_sync_method"],
+        "fdatasync",
+        "{}",
+        why(&slow, "wal_sync_method")
+    );
     // zram and ext4 over a loop device: random pages cheaper against sequential ones than
     // under the throttle, and reads that scale with readers.
     for doc in [&fast, &ext4] {
@@ -198,10 +220,10 @@ fn mariadb_settings_follow_the_storage_and_repeat_on_it() {
     );
     assert!(!snippet.contains("innodb_flush_method"), "{snippet}");
     let s = settings(&slow);
-    // Page flushes sustain the throttle's 200 writes a second: all of it for io_capacity_max,
-    // half for io_capacity (never under the server's 100).
+    // Page flushes sustain the throttle's 250 writes a second: all of it for io_capacity_max
+    // (in hundreds), half for io_capacity (never under the server's 100).
     let writes = rates(&slow, "randwrite", 16384);
-    assert!((150.0..=260.0).contains(&writes[0]), "{writes:?}");
+    assert!((225.0..=299.0).contains(&writes[0]), "{writes:?}");
     assert_eq!(
         (
             s["innodb_io_capacity_max"].as_str(),
@@ -211,7 +233,7 @@ fn mariadb_settings_follow_the_storage_and_repeat_on_it() {
         "{}",
         why(&slow, "innodb_io_capacity_max")
     );
-    // In order or apart, 200 writes a second: neighbours gain nothing.
+    // In order or apart, 250 writes a second: neighbours gain nothing.
     assert_eq!(
         s["innodb_flush_neighbors"],
         "0",

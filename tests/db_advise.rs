@@ -241,7 +241,7 @@ fn with_wal_the_commits_are_measured_on_the_wals_own_target() {
         .map(|r| r["suite"].as_str().unwrap())
         .collect();
     assert_eq!(suites.len(), 2, "{runs}");
-    assert!(suites.contains(&"advise-postgres-wal"), "{suites:?}");
+    assert!(suites.contains(&"advise-postgres-commits"), "{suites:?}");
     // The same path for both is refused.
     let same = iogauge(
         dir.path(),

@@ -119,13 +119,12 @@ impl crate::sweep::Measure for OnBuilt<'_> {
 pub fn advise(args: &crate::cli::AdviseArgs) -> Result<()> {
     let p = db::advise::plan(args)?;
     let plans = p.plans();
-    // Every target held against its cells before anything is written to any.
-    let mut prepared = plans
-        .iter()
-        .map(|pl| crate::exec::prepare(pl))
-        .collect::<Result<Vec<_>>>()?;
+    // Every target held against its cells before anything is written to any. Each is let go
+    // again at once (the data's and the commits' may be one device, which a plan holds
+    // exclusively) and taken again when its suite runs.
     let mut said = String::new();
-    for (pl, pr) in plans.iter().zip(&prepared) {
+    for pl in &plans {
+        let pr = crate::exec::prepare(pl)?;
         said +=
             &crate::present::plan::text(&crate::present::plan::doc(pl, &pr.resolved, &pr.works));
     }
@@ -161,7 +160,7 @@ pub fn advise(args: &crate::cli::AdviseArgs) -> Result<()> {
             earlier: &earlier,
             last: i + 1 == n,
         };
-        let ran = crate::exec::run(pl, prepared.remove(0), &hooks)?;
+        let ran = crate::exec::run(pl, crate::exec::prepare(pl)?, &hooks)?;
         let crate::exec::Executed {
             doc: d,
             target,
@@ -186,7 +185,7 @@ pub fn advise(args: &crate::cli::AdviseArgs) -> Result<()> {
         earlier.extend(d.results.iter().cloned());
         doc = Some(d);
     }
-    let mut doc = doc.expect("a plan of the data's at least");
+    let mut doc = doc.expect("two plans ran");
     let mut advice = doc.advice.take().unwrap_or_default();
     if !json {
         let on = |pl: &crate::plan::Plan| {
@@ -196,8 +195,8 @@ pub fn advise(args: &crate::cli::AdviseArgs) -> Result<()> {
                 .map_or("the current directory".into(), |t| t.display().to_string())
         };
         let mut where_ = on(&p.measure);
-        if let Some(w) = &p.wal {
-            where_ += &format!(" (the WAL on {})", on(w));
+        if on(&p.wal) != where_ {
+            where_ += &format!(" (the WAL on {})", on(&p.wal));
         }
         crate::ui::out(&crate::present::advise::text(&advice, &where_))?;
     }
@@ -215,13 +214,11 @@ pub fn advise(args: &crate::cli::AdviseArgs) -> Result<()> {
         advice.proof = Some(proof);
     }
     if json {
-        if p.wal.is_some() {
-            // One document for both suites: the data's results first, then the WAL's.
-            doc.notes.push(
-                "the data's cells and the WAL's ran as two runs, each stored; their results are together here".into(),
-            );
-            doc.results = earlier;
-        }
+        // One document for both suites: the data's results first, then the commits'.
+        doc.notes.push(
+            "the data's cells and the commits' ran as two runs, each stored; their results are together here".into(),
+        );
+        doc.results = earlier;
         doc.advice = Some(advice);
         crate::ui::out(&format!("{}\n", serde_json::to_string_pretty(&doc)?))?;
     }

@@ -33,8 +33,9 @@ pub struct AdvisePlan {
     pub version: String,
     /// The measurements: a suite on the target.
     pub measure: Plan,
-    /// `--wal`: the commits' cells, on the WAL's own target (then not in `measure`).
-    pub wal: Option<Plan>,
+    /// The commits' cells, with pwrite and a sync call as the servers write their WAL and redo
+    /// log: on `--wal`'s target, else on the data's.
+    pub wal: Plan,
     /// `-o FILE`: the snippet.
     pub snippet: Option<PathBuf>,
     pub prove: Option<ProvePlan>,
@@ -45,9 +46,9 @@ impl AdvisePlan {
         name(self.server)
     }
 
-    /// The suites in the order they run: the data's, then the WAL's.
-    pub fn plans(&self) -> Vec<&Plan> {
-        std::iter::once(&self.measure).chain(&self.wal).collect()
+    /// The suites in the order they run: the data's, then the commits'.
+    pub fn plans(&self) -> [&Plan; 2] {
+        [&self.measure, &self.wal]
     }
 }
 
@@ -75,34 +76,29 @@ pub fn plan(args: &AdviseArgs) -> Result<AdvisePlan> {
     };
     let suite = crate::suite::schema::parse(text, origin)
         .map_err(|e| anyhow::anyhow!("the advise suite carried in the program: {e}"))?;
-    // With --wal the commits (the groups that sync) are measured where the WAL would live.
-    let (suite, wal_suite) = match &args.wal {
-        None => (suite, None),
-        Some(w) => {
-            if args.target.target.as_deref() == Some(w.as_path()) {
-                return Err(usage(format!(
-                    "--wal {} is the target itself: drop --wal (the commits are measured with the data then)",
-                    w.display()
-                )));
-            }
-            let (commits, data): (Vec<_>, Vec<_>) = suite
-                .groups
-                .iter()
-                .cloned()
-                .partition(|g| g.sync.is_some() || g.odsync);
-            let wal = crate::suite::Suite {
-                name: format!("{}-wal", suite.name),
-                groups: commits,
-                ..suite.clone()
-            };
-            (
-                crate::suite::Suite {
-                    groups: data,
-                    ..suite
-                },
-                Some(wal),
-            )
+    // The commits (the groups that sync) are a suite of their own: done with pwrite and a sync
+    // call, as both servers write their WAL and redo log, on --wal where the WAL would live.
+    if let Some(w) = &args.wal {
+        if args.target.target.as_deref() == Some(w.as_path()) {
+            return Err(usage(format!(
+                "--wal {} is the target itself: drop --wal (the commits are measured with the data then)",
+                w.display()
+            )));
         }
+    }
+    let (commits, data): (Vec<_>, Vec<_>) = suite
+        .groups
+        .iter()
+        .cloned()
+        .partition(|g| g.sync.is_some() || g.odsync);
+    let wal_suite = crate::suite::Suite {
+        name: format!("{}-commits", suite.name),
+        groups: commits,
+        ..suite.clone()
+    };
+    let suite = crate::suite::Suite {
+        groups: data,
+        ..suite
     };
     let suite_args = crate::cli::SuiteArgs {
         name: None,
@@ -166,16 +162,21 @@ pub fn plan(args: &AdviseArgs) -> Result<AdvisePlan> {
             crate::units::iec(range)
         ));
     }
-    let wal = match (&args.wal, wal_suite) {
-        (Some(path), Some(commits)) => {
-            let mut on = suite_args.clone();
-            on.target.target = Some(path.clone());
-            on.target.offset = 0;
-            on.target.size =
-                Some(crate::target::device_bytes(path).map_or(WAL_RANGE, |b| b.min(WAL_RANGE)));
-            Some(crate::plan::from_suite_with(&on, commits)?)
+    let wal = {
+        let mut on = suite_args.clone();
+        on.target.engine = crate::cli::EngineArg::Psync;
+        if let Some(w) = &args.wal {
+            (on.target.target, on.target.offset) = (Some(w.clone()), 0);
         }
-        _ => None,
+        let whole = on
+            .target
+            .target
+            .as_deref()
+            .and_then(crate::target::device_bytes);
+        on.target.size = Some(whole.map_or(WAL_RANGE, |b| {
+            b.saturating_sub(on.target.offset).min(WAL_RANGE)
+        }));
+        crate::plan::from_suite_with(&on, wal_suite)?
     };
     if let Some(path) = &args.output {
         crate::plan::writable_output(
@@ -217,8 +218,8 @@ pub fn plan(args: &AdviseArgs) -> Result<AdvisePlan> {
 }
 
 /// The advice, from a whole run's results: at its hook, before the run is judged and stored.
-/// With `--wal` the data's run comes first (`last` false: it only measures) and the WAL's
-/// run derives from both (`earlier`, the data's results).
+/// The data's run comes first (`last` false: it only measures) and the commits' run derives
+/// from both (`earlier`, the data's results).
 pub struct Derive<'a> {
     pub plan: &'a AdvisePlan,
     pub inner: &'a dyn crate::exec::Hooks,
@@ -238,8 +239,15 @@ impl crate::exec::Hooks for Derive<'_> {
         let mut all = self.earlier.to_vec();
         all.extend(doc.results.iter().cloned());
         let mut advice = derive(&all, self.plan.server, &self.plan.version);
-        if let Some(t) = &doc.system.target {
-            advice.notes.extend(stack_note(&t.devices));
+        // Said before what the storage cannot tell, which closes the notes.
+        if let Some(note) = doc
+            .system
+            .target
+            .as_ref()
+            .and_then(|t| stack_note(&t.devices))
+        {
+            let at = advice.notes.len().saturating_sub(1);
+            advice.notes.insert(at, note);
         }
         doc.advice = Some(advice);
     }
