@@ -63,7 +63,8 @@ pub struct RunDoc {
     /// second by second, on the same clock as the cells' windows.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rebuild: Option<RebuildDoc>,
-    /// `db advise`: the settings derived from this run's measurements (and their proof).
+    /// `db advise`: the settings derived from this run's measurements (the proof's outcome is
+    /// in the proof's own runs and in `--json`, not here: it comes after this run is stored).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub advice: Option<AdviceDoc>,
 }

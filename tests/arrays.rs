@@ -647,7 +647,10 @@ done
 # Reads larger than the chunk: cut by the layout itself, an info.
 $IOGAUGE run /dev/md0 --rw randread --bs 256k --data 640m --no-store > /tmp/big.txt 2>&1
 echo "status_big $?"
-echo "split_big $(grep -cE '^ *info +split +md0 cut each 256 KiB read into 4.0 member requests of 64 KiB on average: its chunk of 64 KiB' /tmp/big.txt)"
+# md's member requests of one read may merge below it (two chunks of a member lie side by
+# side), so how many it counts varies; that the layout explains the cut, as an info, does not.
+echo "split_big $(grep -cE '^ *info +split +md0 cut each 256 KiB read into [0-9.]+ member requests of [0-9.]+ KiB on average: its chunk of 64 KiB' /tmp/big.txt)"
+grep -E 'split|device +(md0|vd)' /tmp/big.txt | sed "s/^ */seen_big /" >&2
 $IOGAUGE run /dev/md0 --rw randread --bs 64k --data 320m --no-store > /tmp/fits.txt 2>&1
 echo "split_fits $(grep -c 'split' /tmp/fits.txt)"
 dmsetup remove --noudevsync off

@@ -28,6 +28,11 @@ fn bad_input_is_one_line_exit_2_and_nothing_written() {
     let cases: Vec<(Vec<&str>, &str)> = vec![
         (vec![d, "--buffered"], "drop --buffered"),
         (vec![d, "--engine", "psync"], "drop --engine"),
+        (vec![d, "--hipri"], "drop --hipri"),
+        (
+            vec![d, "--prove", "--prove-time", "500ms"],
+            "--prove-time is under a second",
+        ),
         (
             vec![d, "--prove", "--load", "pgbench", "--server", "mariadb"],
             "--load pgbench drives PostgreSQL only",
@@ -63,27 +68,27 @@ fn bad_input_is_one_line_exit_2_and_nothing_written() {
     }
 }
 
-#[test]
-fn a_dry_run_says_the_measurements_and_the_proof_and_writes_nothing() {
+/// `db advise --server postgres DATA` with `extra` (words split on spaces) in a test
+/// directory of its own with an empty DATA directory in it.
+fn advise_in(extra: &str) -> (tempfile::TempDir, std::path::PathBuf, std::process::Output) {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
     std::fs::create_dir(&data).unwrap();
-    let out = iogauge(
-        dir.path(),
-        &[
-            "db",
-            "advise",
-            "--server",
-            "postgres",
-            data.to_str().unwrap(),
-            "--prove",
-            "--load",
-            "pgbench",
-            "--prove-time",
-            "5s",
-            "--dry-run",
-        ],
-    );
+    let mut args = vec![
+        "db",
+        "advise",
+        "--server",
+        "postgres",
+        data.to_str().unwrap(),
+    ];
+    args.extend(extra.split(' ').filter(|w| !w.is_empty()));
+    let out = iogauge(dir.path(), &args);
+    (dir, data, out)
+}
+
+#[test]
+fn a_dry_run_says_the_measurements_and_the_proof_and_writes_nothing() {
+    let (_dir, data, out) = advise_in("--prove --load pgbench --prove-time 5s --dry-run");
     assert!(out.status.success(), "{}", stderr_of(&out));
     let said = String::from_utf8_lossy(&out.stdout);
     for line in [
@@ -106,30 +111,8 @@ fn the_proof_runs_both_sides_alternating_with_the_advice_in_force() {
     if !have_postgres() {
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
-    let data = dir.path().join("data");
-    std::fs::create_dir(&data).unwrap();
-    let out = iogauge(
-        dir.path(),
-        &[
-            "db",
-            "advise",
-            "--server",
-            "postgres",
-            data.to_str().unwrap(),
-            "--cell-time",
-            "500ms",
-            "--size",
-            "64MiB",
-            "--prove",
-            "--load",
-            "pgbench",
-            "--prove-time",
-            "2s",
-            "--prove-repeat",
-            "2",
-            "--json",
-        ],
+    let (dir, data, out) = advise_in(
+        "--cell-time 500ms --size 64MiB --prove --load pgbench --prove-time 2s --prove-repeat 2 --json",
     );
     assert!(out.status.success(), "{}", stderr_of(&out));
     let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -146,10 +129,26 @@ fn the_proof_runs_both_sides_alternating_with_the_advice_in_force() {
         .filter(|s| s["value"] != s["default"])
         .collect();
     assert!(!changed.is_empty(), "{advice}");
-    for s in changed {
+    // max_wal_size comes from the proof's own load, after it: not in force there.
+    for s in changed.iter().filter(|s| s["name"] != "max_wal_size") {
         let name = s["name"].as_str().unwrap();
         assert_eq!(proof["applied"][name], s["value"], "{name}: {proof}");
     }
+    // The WAL the defaults' load wrote gives max_wal_size.
+    assert!(proof["wal_bytes_per_s"].as_f64().unwrap() > 0.0, "{proof}");
+    let wal = advice["settings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "max_wal_size")
+        .unwrap();
+    assert!(
+        wal["why"]
+            .as_str()
+            .unwrap()
+            .contains("the proof's load wrote"),
+        "{wal}"
+    );
     // ABBA: the second round starts with the advice; each run stored with its side.
     let stderr = stderr_of(&out);
     let order: Vec<&str> = stderr

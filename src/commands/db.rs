@@ -151,6 +151,7 @@ pub fn advise(args: &crate::cli::AdviseArgs) -> Result<()> {
         crate::ui::part(&said);
     }
     let mut earlier = Vec::new();
+    let mut devices = Vec::new();
     let mut doc = None;
     let n = plans.len();
     for (i, pl) in plans.iter().enumerate() {
@@ -158,6 +159,7 @@ pub fn advise(args: &crate::cli::AdviseArgs) -> Result<()> {
             plan: &p,
             inner: &crate::present::Shown,
             earlier: &earlier,
+            devices: &devices,
             last: i + 1 == n,
         };
         let ran = crate::exec::run(pl, crate::exec::prepare(pl)?, &hooks)?;
@@ -183,6 +185,13 @@ pub fn advise(args: &crate::cli::AdviseArgs) -> Result<()> {
             return Err(crate::error::Interrupted(sig).into());
         }
         earlier.extend(d.results.iter().cloned());
+        if i == 0 {
+            devices = d
+                .system
+                .target
+                .as_ref()
+                .map_or(Vec::new(), |t| t.devices.clone());
+        }
         doc = Some(d);
     }
     let mut doc = doc.expect("two plans ran");
@@ -200,19 +209,30 @@ pub fn advise(args: &crate::cli::AdviseArgs) -> Result<()> {
         }
         crate::ui::out(&crate::present::advise::text(&advice, &where_))?;
     }
-    if let Some(path) = &p.snippet {
-        let text = db::advise::snippet(&advice, &doc.run_id);
-        crate::target::files::replace(path, text.as_bytes())
-            .map_err(|e| anyhow::anyhow!("writing --output {}: {e:#}", path.display()))?;
-        say!("wrote {}", path.display());
-    }
+    // Written before the proof, so a proof that fails leaves the measured advice.
+    write_snippet(&p, &advice, &doc.run_id)?;
     if let Some(pr) = &p.prove {
         let proof = db::advise::prove::run(pr, &advice.settings, &crate::present::Shown)?;
         if !json {
             crate::ui::out(&crate::present::advise::proof(&proof))?;
         }
+        // The load's WAL rate gives max_wal_size, which the storage alone could not.
+        if let Some(set) = db::advise::from_proof(&proof, p.server) {
+            if !json {
+                crate::ui::out(&crate::present::advise::from_proof(&set))?;
+            }
+            match advice.settings.iter_mut().find(|s| s.name == set.name) {
+                Some(old) => *old = set,
+                None => advice.settings.push(set),
+            }
+        }
         advice.proof = Some(proof);
     }
+    // Again after the proof, with what its load gave.
+    if advice.proof.is_some() {
+        write_snippet(&p, &advice, &doc.run_id)?;
+    }
+
     if json {
         // One document for both suites: the data's results first, then the commits'.
         doc.notes.push(
@@ -221,6 +241,21 @@ pub fn advise(args: &crate::cli::AdviseArgs) -> Result<()> {
         doc.results = earlier;
         doc.advice = Some(advice);
         crate::ui::out(&format!("{}\n", serde_json::to_string_pretty(&doc)?))?;
+    }
+    Ok(())
+}
+
+/// `-o FILE`: the changed settings as the server reads them.
+fn write_snippet(
+    p: &db::advise::AdvisePlan,
+    advice: &crate::model::AdviceDoc,
+    run_id: &str,
+) -> Result<()> {
+    if let Some(path) = &p.snippet {
+        let text = db::advise::snippet(advice, run_id);
+        crate::target::files::replace(path, text.as_bytes())
+            .map_err(|e| anyhow::anyhow!("writing --output {}: {e:#}", path.display()))?;
+        say!("wrote {}", path.display());
     }
     Ok(())
 }

@@ -70,6 +70,23 @@ pub fn plan(args: &AdviseArgs) -> Result<AdvisePlan> {
             "db advise does its IO as the server does (pread/pwrite for PostgreSQL, io_uring for InnoDB): drop --engine",
         ));
     }
+    // io_uring's own flags would change nothing where the cells use pread/pwrite (all of
+    // PostgreSQL's, and every server's commits), and --hipri cannot poll those.
+    let t = &args.target;
+    let uring_flag = [
+        (t.sqpoll, "--sqpoll"),
+        (t.hipri, "--hipri"),
+        (t.no_register, "--no-register"),
+    ]
+    .into_iter()
+    .find(|(given, flag)| {
+        *given && (args.server == SysbenchServer::Postgres || *flag == "--hipri")
+    });
+    if let Some((_, flag)) = uring_flag {
+        return Err(usage(format!(
+            "{flag} is io_uring's, and db advise does this server's IO (or its commits) with pread/pwrite as the server does: drop {flag}"
+        )));
+    }
     let (text, origin) = match args.server {
         SysbenchServer::Postgres => (POSTGRES, "suites/advise/postgres.toml"),
         SysbenchServer::Mariadb => (MARIADB, "suites/advise/mariadb.toml"),
@@ -79,7 +96,17 @@ pub fn plan(args: &AdviseArgs) -> Result<AdvisePlan> {
     // The commits (the groups that sync) are a suite of their own: done with pwrite and a sync
     // call, as both servers write their WAL and redo log, on --wal where the WAL would live.
     if let Some(w) = &args.wal {
-        if args.target.target.as_deref() == Some(w.as_path()) {
+        let data = args
+            .target
+            .target
+            .clone()
+            .unwrap_or_else(|| PathBuf::from("."));
+        let same =
+            |a: &std::path::Path, b: &std::path::Path| match (a.canonicalize(), b.canonicalize()) {
+                (Ok(a), Ok(b)) => a == b,
+                _ => a == b,
+            };
+        if same(&data, w) {
             return Err(usage(format!(
                 "--wal {} is the target itself: drop --wal (the commits are measured with the data then)",
                 w.display()
@@ -184,10 +211,6 @@ pub fn plan(args: &AdviseArgs) -> Result<AdvisePlan> {
             "give a file path on a file system for the settings (stdout has them too)",
         )?;
     }
-    let prove = match args.prove {
-        true => Some(prove::plan(args)?),
-        false => None,
-    };
     if args.load == Some(ProveLoad::Pgbench) && args.server == SysbenchServer::Mariadb {
         return Err(usage(
             "--load pgbench drives PostgreSQL only: give --load tpcc or --load sysbench with --server mariadb",
@@ -198,14 +221,30 @@ pub fn plan(args: &AdviseArgs) -> Result<AdvisePlan> {
             "--pg-bin names PostgreSQL's programs; --server mariadb does not use them: drop it",
         ));
     }
-    // The defaults differ between versions: they are the installed server's.
+    if args
+        .prove_time
+        .is_some_and(|t| t < std::time::Duration::from_secs(1))
+    {
+        return Err(usage(
+            "--prove-time is under a second: each side's window needs at least 1s (e.g. --prove-time 30s)",
+        ));
+    }
+    // The defaults differ between versions: they are the installed server's. A --pg-bin that
+    // names no installation is the user's mistake, said; none installed is said in the notes.
     let version = match args.server {
-        SysbenchServer::Postgres => crate::db::cluster::find(args.pg_bin.as_deref())
+        SysbenchServer::Postgres if args.pg_bin.is_some() => {
+            crate::db::cluster::find(args.pg_bin.as_deref())?.version
+        }
+        SysbenchServer::Postgres => crate::db::cluster::find(None)
             .map(|b| b.version)
             .unwrap_or_default(),
         SysbenchServer::Mariadb => crate::db::mariadb::find()
             .map(|b| b.version)
             .unwrap_or_default(),
+    };
+    let prove = match args.prove {
+        true => Some(prove::plan(args)?),
+        false => None,
     };
     Ok(AdvisePlan {
         server: args.server,
@@ -224,6 +263,8 @@ pub struct Derive<'a> {
     pub plan: &'a AdvisePlan,
     pub inner: &'a dyn crate::exec::Hooks,
     pub earlier: &'a [ResultDoc],
+    /// The devices under the data, from the data's run (the commits' may be on another).
+    pub devices: &'a [iogauge_sysinfo::BlockDevice],
     pub last: bool,
 }
 
@@ -239,13 +280,15 @@ impl crate::exec::Hooks for Derive<'_> {
         let mut all = self.earlier.to_vec();
         all.extend(doc.results.iter().cloned());
         let mut advice = derive(&all, self.plan.server, &self.plan.version);
-        // Said before what the storage cannot tell, which closes the notes.
-        if let Some(note) = doc
-            .system
+        advice.target = self
+            .plan
+            .measure
             .target
+            .path
             .as_ref()
-            .and_then(|t| stack_note(&t.devices))
-        {
+            .map_or("the current directory".into(), |t| t.display().to_string());
+        // Said before what the storage cannot tell, which closes the notes.
+        if let Some(note) = stack_note(self.devices) {
             let at = advice.notes.len().saturating_sub(1);
             advice.notes.insert(at, note);
         }
@@ -288,9 +331,10 @@ fn commit(r: &ResultDoc, method: &'static str) -> Commit {
     }
 }
 
-/// The major version in a version string ("15.18 (Debian …)", "10.11.19-MariaDB…").
+/// The major version in a version string ("15.18 (Debian …)", "18beta1", "19devel").
 fn major(version: &str) -> Option<u32> {
-    version.split(['.', ' ']).next()?.parse().ok()
+    let digits: String = version.chars().take_while(char::is_ascii_digit).collect();
+    digits.parse().ok()
 }
 
 /// The settings from a run's results, by the rules; a setting whose measurement is missing
@@ -325,9 +369,14 @@ pub fn derive(results: &[ResultDoc], server: SysbenchServer, version: &str) -> A
                 Some(v) if v >= 18 => (16, 16),
                 _ => (1, 10),
             };
-            let found = rules::io_concurrency(&curve(results, 8192), defaults);
+            let mut found = rules::io_concurrency(&curve(results, 8192), defaults);
             if found.is_empty() {
                 missing.push("effective_io_concurrency");
+            }
+            // maintenance_io_concurrency came in PostgreSQL 13: a server before it would refuse
+            // to start with the line.
+            if major(version).is_some_and(|v| v < 13) {
+                found.retain(|s| s.name != "maintenance_io_concurrency");
             }
             doc.settings.extend(found);
             let wal = |r: &ResultDoc| r.workload.rw == Rw::Write && r.workload.bs == 8192;
@@ -364,8 +413,8 @@ pub fn derive(results: &[ResultDoc], server: SysbenchServer, version: &str) -> A
             let random_write = find(results, |r| {
                 r.workload.rw == Rw::Randwrite && r.workload.bs == 16384
             });
-            match random_write.and_then(sustained) {
-                Some((iops, secs)) => doc.settings.extend(rules::io_capacity(iops, secs)),
+            match random_write.map(sustained) {
+                Some(rate) => doc.settings.extend(rules::io_capacity(rate)),
                 None => missing.push("innodb_io_capacity"),
             }
             let seq_write = find(results, |r| {
@@ -375,8 +424,16 @@ pub fn derive(results: &[ResultDoc], server: SysbenchServer, version: &str) -> A
                 (Some(s), Some(r)) => doc.settings.push(rules::flush_neighbors(s.iops, r.iops)),
                 _ => missing.push("innodb_flush_neighbors"),
             }
-            let direct = !results.is_empty() && results.iter().all(|r| r.io_path == "direct");
-            doc.settings.push(rules::flush_method(direct));
+            // Every cell asks for direct IO; one that could not have it fails the run, so a
+            // whole run's results say whether it works here.
+            match results.is_empty() {
+                true => missing.push("innodb_flush_method"),
+                false => {
+                    let direct = results.iter().all(|r| r.io_path == "direct");
+                    doc.settings
+                        .push(rules::flush_method(direct, mariadb_before(version, 10, 6)));
+                }
+            }
             let found = rules::io_threads(&curve(results, 16384));
             if found.is_empty() {
                 missing.push("innodb_read_io_threads");
@@ -439,18 +496,47 @@ fn stack_note(devices: &[iogauge_sysinfo::BlockDevice]) -> Option<String> {
     })
 }
 
-/// What random writes sustain once a first burst is over: the median of the per-second rates
-/// over the second half of the result, and how many seconds that is.
-fn sustained(r: &ResultDoc) -> Option<(f64, f64)> {
+/// What random writes sustain once a first burst is over: the median of the per-interval
+/// rates over the second half of the result; a result of one interval is taken whole, and says
+/// so.
+fn sustained(r: &ResultDoc) -> rules::Sustained {
     let n = r.timeseries.len();
     if n < 2 {
-        return Some((r.iops, r.runtime_s));
+        return rules::Sustained {
+            iops: r.iops,
+            seconds: r.runtime_s,
+            burst_left_out: false,
+        };
     }
     let mut later: Vec<f64> = r.timeseries[n / 2..].iter().map(|s| s.iops).collect();
     later.sort_by(f64::total_cmp);
-    let secs = later.len() as f64 * r.workload.interval_s;
-    // The lower middle of an even count: what the device sustains, never the better half.
-    Some((later[(later.len() - 1) / 2], secs))
+    rules::Sustained {
+        // The lower middle of an even count: what the device sustains, never the better half.
+        iops: later[(later.len() - 1) / 2],
+        seconds: later.len() as f64 * r.workload.interval_s,
+        burst_left_out: true,
+    }
+}
+
+/// Whether a MariaDB version string is before MAJOR.MINOR (unknown: not before).
+fn mariadb_before(version: &str, major: u32, minor: u32) -> bool {
+    let mut parts = version.split(['.', '-']).map(|p| p.parse::<u32>().ok());
+    match (parts.next().flatten(), parts.next().flatten()) {
+        (Some(a), Some(b)) => (a, b) < (major, minor),
+        _ => false,
+    }
+}
+
+/// What the proof's load tells that the storage could not: PostgreSQL's max_wal_size from the
+/// WAL the defaults' runs wrote a second.
+pub fn from_proof(
+    proof: &crate::model::ProofDoc,
+    server: SysbenchServer,
+) -> Option<crate::model::SettingDoc> {
+    match (server, proof.wal_bytes_per_s) {
+        (SysbenchServer::Postgres, Some(rate)) => Some(rules::max_wal_size(rate, 0.9)),
+        _ => None,
+    }
 }
 
 /// The changed settings as the server reads them: a postgresql.conf include, or a my.cnf

@@ -11,6 +11,9 @@ pub struct AdviceDoc {
     /// The server's version the defaults are from, as its programs say it; empty when the
     /// server is not installed here (the defaults are then Debian 12's version's).
     pub version: String,
+    /// Where the data would live, as given (the commits may have run elsewhere: `--wal`).
+    #[serde(default)]
+    pub target: String,
     /// The server's page, bytes (8 KiB PostgreSQL, 16 KiB InnoDB).
     pub page_bytes: u64,
     pub settings: Vec<SettingDoc>,
@@ -57,6 +60,16 @@ pub struct ProofDoc {
     /// "better", "worse" or "same": better or worse only when significant (p < 0.05) and
     /// beyond the noise threshold (2%).
     pub verdict: String,
+    /// The p99 latency's change (the advice's mean against the defaults', +0.05 = 5% slower)
+    /// and its Welch p-value.
+    #[serde(default)]
+    pub p99_change: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p99_p_value: Option<f64>,
+    /// The WAL the load wrote with the defaults, bytes a second (PostgreSQL's pg_stat_wal, with
+    /// pgbench): what max_wal_size follows.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wal_bytes_per_s: Option<f64>,
     /// The changed settings as the advised servers reported them (`SHOW`, `@@`), so the proof
     /// shows the advice was in force, not only asked for.
     #[serde(default)]

@@ -93,5 +93,32 @@ pub fn proof(p: &ProofDoc) -> String {
         p.change * 100.0,
         p.unit
     ));
+    let p99_significant = p
+        .p99_p_value
+        .is_some_and(|v| v < iogauge_stats::DEFAULT_ALPHA)
+        && p.p99_change.abs() > iogauge_stats::DEFAULT_NOISE;
+    s.push_str(&format!(
+        "  p99 latency: {:+.1}% ({}){}\n",
+        p.p99_change * 100.0,
+        p.p99_p_value
+            .map_or("too few runs to test".into(), |v| format!("p = {v:.2}")),
+        match (p99_significant, p.p99_change < 0.0) {
+            (false, _) => ": no significant difference",
+            (true, true) => ": significantly lower with the advice",
+            (true, false) => ": significantly higher with the advice",
+        }
+    ));
     s
+}
+
+/// A setting the proof's load gave (its measurement is the load's, not the storage's).
+pub fn from_proof(set: &crate::model::SettingDoc) -> String {
+    let mark = match set.changed() {
+        true => format!("(default {})", set.default),
+        false => "(the default)".into(),
+    };
+    format!(
+        "\nFrom the proof's load:\n  {} = {}  {mark}\n      {}\n      {}\n",
+        set.name, set.value, set.why, set.reference
+    )
 }

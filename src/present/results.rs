@@ -279,8 +279,7 @@ pub fn show(id: i64, doc: &RunDoc) -> String {
     s.push_str(&crate::present::findings::text(&doc.findings));
     // `db advise`: the settings its measurements gave.
     if let Some(a) = &doc.advice {
-        let target = doc.results.first().map_or("", |r| r.target.path.as_str());
-        s.push_str(&crate::present::advise::text(a, target));
+        s.push_str(&crate::present::advise::text(a, &a.target));
     }
     s.push('\n');
     s.push_str(&system_text(&doc.system));

@@ -49,8 +49,9 @@ pub fn plan(args: &AdviseArgs) -> Result<ProvePlan> {
         window,
         runs: args.prove_repeat.unwrap_or(3),
     };
-    // Checked now, with and without settings, so a bad combination stops before a byte is
-    // written.
+    // The load's own plan checked now, so a bad combination stops before a byte is written;
+    // the advice's settings join it once they are known (names the rules write, values the
+    // server takes).
     check(&p, &[])?;
     Ok(p)
 }
@@ -184,6 +185,7 @@ pub fn run(
     let sides = [check(p, &[])?, check(p, advised)?];
     let mut runs: [Vec<ProofRun>; 2] = [Vec::new(), Vec::new()];
     let mut applied = std::collections::BTreeMap::new();
+    let mut wal = Vec::new();
     for round in 0..p.runs {
         // ABBA: whichever side ran second last round runs first now.
         let order = match round % 2 {
@@ -205,12 +207,26 @@ pub fn run(
                 params: [("advice".to_string(), what.to_string())].into(),
                 notes: Vec::new(),
             };
-            let doc = load::run(server, load, &p.dir, tags, hooks)?.into_doc()?;
+            // A run that failed or was cut short after measuring is no sample of its side: the
+            // proof stops with its error rather than weigh it.
+            let out = load::run(server, load, &p.dir, tags, hooks)?;
+            let doc = out.doc.clone();
+            out.result()?;
             let r = doc
                 .results
                 .iter()
                 .find(|r| r.workload.is_db_load())
                 .ok_or_else(|| anyhow::anyhow!("the load with the {what} measured nothing"))?;
+            // The WAL the load writes with the defaults: what max_wal_size follows.
+            if let (0, Some(pg)) = (side, &r.pg) {
+                let bytes = pg
+                    .server_io
+                    .get("pg_stat_wal")
+                    .and_then(|m| m.get("wal_bytes"));
+                if let Some(b) = bytes.filter(|_| r.runtime_s > 0.0) {
+                    wal.push(b / r.runtime_s);
+                }
+            }
             if side == 1 {
                 let reported = r
                     .tpcc
@@ -233,6 +249,7 @@ pub fn run(
     let [defaults, advised] = runs;
     let mut proof = judge(p.load, p.unit(), p.window, defaults, advised);
     proof.applied = applied;
+    proof.wal_bytes_per_s = (!wal.is_empty()).then(|| wal.iter().sum::<f64>() / wal.len() as f64);
     Ok(proof)
 }
 
@@ -245,10 +262,14 @@ pub fn judge(
     advised: Vec<ProofRun>,
 ) -> ProofDoc {
     let rates = |v: &[ProofRun]| v.iter().map(|r| r.rate).collect::<Vec<f64>>();
+    let p99s = |v: &[ProofRun]| v.iter().map(|r| r.p99_ms).collect::<Vec<f64>>();
     let (a, b) = (rates(&defaults), rates(&advised));
     let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
     let change = mean(&b) / mean(&a).max(f64::MIN_POSITIVE) - 1.0;
     let p_value = iogauge_stats::welch_t_test(&b, &a).map(|w| w.p_value);
+    let (pa, pb) = (p99s(&defaults), p99s(&advised));
+    let p99_change = mean(&pb) / mean(&pa).max(f64::MIN_POSITIVE) - 1.0;
+    let p99_p_value = iogauge_stats::welch_t_test(&pb, &pa).map(|w| w.p_value);
     let significant = p_value.is_some_and(|p| p < iogauge_stats::DEFAULT_ALPHA)
         && change.abs() > iogauge_stats::DEFAULT_NOISE;
     ProofDoc {
@@ -266,5 +287,8 @@ pub fn judge(
         }
         .into(),
         applied: Default::default(),
+        p99_change,
+        p99_p_value,
+        wal_bytes_per_s: None,
     }
 }

@@ -216,32 +216,78 @@ pub fn wal_sync_method(commits: &[Commit]) -> Option<SettingDoc> {
 
 /// The settings that follow the load rather than the storage: left at their defaults, saying so.
 pub fn pg_load_bound() -> Vec<SettingDoc> {
-    let why = "follows the WAL a load writes between checkpoints, which storage measurements do not see: run `iogauge db pgbench` and read its checkpoints and WAL rate";
+    let why = "follows the WAL a load writes between checkpoints, which storage measurements do not see: `--prove --load pgbench` measures it (as `iogauge db pgbench` shows its checkpoints and WAL)";
     vec![
         pg("max_wal_size", "1GB".into(), "1GB", why.into(), "wal"),
         pg(
             "checkpoint_completion_target",
             "0.9".into(),
             "0.9",
-            why.into(),
+            "spreads each checkpoint's writes over 90% of its interval; nothing measured here argues for another spread".into(),
             "wal",
         ),
     ]
+}
+
+/// PostgreSQL's checkpoint_timeout default (5 min), the interval a checkpoint should come by
+/// rather than by WAL volume.
+const CHECKPOINT_TIMEOUT_S: f64 = 300.0;
+
+/// `max_wal_size` from a load's WAL rate: PostgreSQL requests a checkpoint once the WAL since the
+/// last reaches max_wal_size / (1 + checkpoint_completion_target), so for checkpoints to come by
+/// time (checkpoint_timeout) rather than by volume it must hold the rate × 5 min × 1.9; the
+/// smallest power of two GB that does, never under the default 1GB. The load's WAL rate is the
+/// proof's, with the defaults: this setting is not itself proven.
+pub fn max_wal_size(wal_bytes_per_s: f64, completion_target: f64) -> SettingDoc {
+    let needed = wal_bytes_per_s * CHECKPOINT_TIMEOUT_S * (1.0 + completion_target);
+    let gib = (needed / (1u64 << 30) as f64).max(1.0);
+    let value = gib.log2().ceil().exp2() as u64;
+    pg(
+        "max_wal_size",
+        format!("{value}GB"),
+        "1GB",
+        format!(
+            "the proof's load wrote {}/s of WAL with the defaults: {} in a checkpoint_timeout of 5 min, {} with checkpoint_completion_target {completion_target} on top, so checkpoints come by time, not by volume (from the load, not the storage; not itself proven)",
+            units::iec(wal_bytes_per_s as u64),
+            units::iec((wal_bytes_per_s * CHECKPOINT_TIMEOUT_S) as u64),
+            units::iec(needed as u64)
+        ),
+        "wal",
+    )
+}
+
+/// What random page writes sustained: the rate, over how long, and whether a first burst was
+/// left out (a result of one interval is taken whole).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Sustained {
+    pub iops: f64,
+    pub seconds: f64,
+    pub burst_left_out: bool,
 }
 
 /// `innodb_io_capacity` and `innodb_io_capacity_max`: what random page writes sustain once a
 /// burst is over is the most background flushing may ask (`_max`); half of it is the steady
 /// pace, leaving the other half to the queries' own IO. Rounded down to a hundred, at least
 /// 100 (the server's minimum).
-pub fn io_capacity(sustained_iops: f64, seconds: f64) -> Vec<SettingDoc> {
-    let hundreds = |v: f64| ((v / 100.0).floor() as u64 * 100).max(100);
-    let max = hundreds(sustained_iops);
+pub fn io_capacity(sustained: Sustained) -> Vec<SettingDoc> {
+    let hundreds = |v: f64| ((v / 100.0).floor().max(0.0) as u64 * 100).max(100);
+    let max = hundreds(sustained.iops);
     let steady = hundreds(max as f64 / 2.0);
-    let why = format!(
-        "random 16 KiB writes at 16 in flight sustained {} IOPS over their last {} (a first burst left out)",
-        rate(sustained_iops),
-        units::duration(std::time::Duration::from_secs_f64(seconds))
-    );
+    let seconds = match sustained.seconds.is_finite() && sustained.seconds > 0.0 {
+        true => sustained.seconds,
+        false => 0.0,
+    };
+    let over = units::duration(std::time::Duration::from_secs_f64(seconds));
+    let why = match sustained.burst_left_out {
+        true => format!(
+            "random 16 KiB writes at 16 in flight sustained {} IOPS over their last {over} (a first burst left out)",
+            rate(sustained.iops)
+        ),
+        false => format!(
+            "random 16 KiB writes at 16 in flight made {} IOPS over {over}, the whole cell (too short to leave a first burst out: a longer --cell-time would)",
+            rate(sustained.iops)
+        ),
+    };
     vec![
         maria(
             "innodb_io_capacity",
@@ -283,13 +329,18 @@ pub fn flush_neighbors(sequential_iops: f64, random_iops: f64) -> SettingDoc {
 }
 
 /// `innodb_flush_method`: O_DIRECT where direct IO works (the buffer pool holds each page once,
-/// not once more in the page cache); fsync where it does not.
-pub fn flush_method(direct: bool) -> SettingDoc {
+/// not once more in the page cache); fsync where it does not. The default is O_DIRECT from
+/// MariaDB 10.6, fsync before (`before_10_6`).
+pub fn flush_method(direct: bool, before_10_6: bool) -> SettingDoc {
     let (value, why) = match direct {
         true => ("O_DIRECT", "direct IO works on this storage (every measurement here used it): pages are cached once, in the buffer pool, and not again in the page cache"),
         false => ("fsync", "direct IO does not work on this storage: pages go through the page cache and are made durable with fsync"),
     };
-    maria("innodb_flush_method", value.into(), "O_DIRECT", why.into())
+    let default = match before_10_6 {
+        true => "fsync",
+        false => "O_DIRECT",
+    };
+    maria("innodb_flush_method", value.into(), default, why.into())
 }
 
 /// `innodb_read_io_threads` / `innodb_write_io_threads`: more threads only where the IOs in
@@ -420,7 +471,7 @@ mod tests {
     }
 
     #[test]
-    fn wal_sync_method_changes_only_for_ten_percent_more_commits() {
+    fn wal_sync_method_changes_only_for_a_fifth_more_commits() {
         let won = wal_sync_method(&[
             commit("fdatasync", 1_000.0),
             commit("fsync", 990.0),
@@ -440,8 +491,26 @@ mod tests {
     }
 
     #[test]
+    fn max_wal_size_holds_a_checkpoint_timeouts_wal() {
+        // 1 MiB/s: 300 MiB in 5 min, 570 MiB with the target: the default holds it.
+        let small = max_wal_size(1_048_576.0, 0.9);
+        assert_eq!(small.value, "1GB");
+        assert!(!small.changed());
+        assert!(small.why.contains("1 MiB/s of WAL"), "{}", small.why);
+        // 5 MiB/s: 2.8 GiB needed, 4GB the power of two that holds it.
+        assert_eq!(max_wal_size(5.0 * 1_048_576.0, 0.9).value, "4GB");
+        // Exactly 2 GiB needed: 2GB.
+        let two = (2u64 << 30) as f64 / (300.0 * 1.9);
+        assert_eq!(max_wal_size(two, 0.9).value, "2GB");
+    }
+
+    #[test]
     fn io_capacity_is_what_writes_sustain_halved_for_the_steady_pace() {
-        let s = io_capacity(4_321.0, 3.0);
+        let s = io_capacity(Sustained {
+            iops: 4_321.0,
+            seconds: 3.0,
+            burst_left_out: true,
+        });
         assert_eq!((s[0].value.as_str(), s[1].value.as_str()), ("2100", "4300"));
         assert!(
             s[1].why.contains("4,321 IOPS over their last 3.0 s"),
@@ -449,7 +518,19 @@ mod tests {
             s[1].why
         );
         // A slow device: never under the server's minimum.
-        let slow = io_capacity(150.0, 3.0);
+        let slow = io_capacity(Sustained {
+            iops: 150.0,
+            seconds: 1.0,
+            burst_left_out: false,
+        });
+        assert!(slow[0].why.contains("the whole cell"), "{}", slow[0].why);
+        // A NaN length cannot panic the sentence.
+        let odd = io_capacity(Sustained {
+            iops: 150.0,
+            seconds: f64::NAN,
+            burst_left_out: true,
+        });
+        assert_eq!(odd[1].value, "100");
         assert_eq!(
             (slow[0].value.as_str(), slow[1].value.as_str()),
             ("100", "100")
@@ -465,9 +546,11 @@ mod tests {
 
     #[test]
     fn flush_method_is_direct_where_direct_io_works() {
-        assert_eq!(flush_method(true).value, "O_DIRECT");
-        assert!(!flush_method(true).changed());
-        assert_eq!(flush_method(false).value, "fsync");
+        assert_eq!(flush_method(true, false).value, "O_DIRECT");
+        assert!(!flush_method(true, false).changed());
+        assert_eq!(flush_method(false, false).value, "fsync");
+        // Before 10.6 the default was fsync: O_DIRECT is then the change.
+        assert!(flush_method(true, true).changed());
     }
 
     #[test]
@@ -491,7 +574,7 @@ mod tests {
         assert!(random_page_cost(1.0, 1.0)
             .reference
             .ends_with("runtime-config-query.html#GUC-RANDOM-PAGE-COST"));
-        assert!(flush_method(true)
+        assert!(flush_method(true, false)
             .reference
             .ends_with("#innodb_flush_method"));
     }

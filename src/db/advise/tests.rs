@@ -67,6 +67,14 @@ fn each_postgres_setting_comes_from_its_own_result() {
         .find(|s| s.name == "effective_io_concurrency")
         .unwrap();
     assert_eq!(eic.default, "16");
+    assert!(eic.changed(), "4 against 18's 16");
+    // 12 has no maintenance_io_concurrency: a line for it would stop the server.
+    let v12 = derive(&postgres(), SysbenchServer::Postgres, "12.20");
+    assert!(v12
+        .settings
+        .iter()
+        .all(|s| s.name != "maintenance_io_concurrency"));
+    assert_eq!(major("18beta1"), Some(18));
 }
 
 #[test]
@@ -133,4 +141,44 @@ fn each_mariadb_setting_comes_from_its_own_result() {
         !s.contains("innodb_flush_method"),
         "unchanged settings stay out: {s}"
     );
+}
+
+#[test]
+fn a_short_cell_is_taken_whole_and_says_so() {
+    let mut r = result(Rw::Randwrite, 16384, 1, 16, 9_000.0);
+    r.timeseries.truncate(1);
+    let s = sustained(&r);
+    assert!(!s.burst_left_out);
+    assert_eq!(s.iops, 9_000.0);
+}
+
+#[test]
+fn the_devices_under_the_data_are_named_as_the_kernel_describes_them() {
+    let d: Vec<iogauge_sysinfo::BlockDevice> = serde_json::from_value(serde_json::json!([
+        {"name": "sdb", "role": "disk", "rotational": true, "write_cache": "write back"},
+        {"name": "zram0", "role": "disk", "rotational": false},
+    ]))
+    .unwrap();
+    let note = stack_note(&d).unwrap();
+    assert!(
+        note.ends_with("sdb (rotational, write cache write back), zram0 (not rotational)"),
+        "{note}"
+    );
+    assert!(stack_note(&[]).is_none());
+}
+
+#[test]
+fn the_proofs_wal_rate_gives_max_wal_size_for_postgres_only() {
+    let proof = crate::model::ProofDoc {
+        wal_bytes_per_s: Some(5.0 * 1_048_576.0),
+        ..Default::default()
+    };
+    assert_eq!(
+        from_proof(&proof, SysbenchServer::Postgres).unwrap().value,
+        "4GB"
+    );
+    assert!(from_proof(&proof, SysbenchServer::Mariadb).is_none());
+    assert!(from_proof(&Default::default(), SysbenchServer::Postgres).is_none());
+    assert!(mariadb_before("10.5.23-MariaDB", 10, 6));
+    assert!(!mariadb_before("10.11.19-MariaDB-0+deb12u1", 10, 6));
 }
