@@ -204,8 +204,8 @@ pub fn advise(args: &crate::cli::AdviseArgs) -> Result<()> {
                 .map_or("the current directory".into(), |t| t.display().to_string())
         };
         let mut where_ = on(&p.measure);
-        if on(&p.wal) != where_ {
-            where_ += &format!(" (the WAL on {})", on(&p.wal));
+        if on(&p.commits) != where_ {
+            where_ += &format!(" (the WAL on {})", on(&p.commits));
         }
         crate::ui::out(&crate::present::advise::text(&advice, &where_))?;
     }

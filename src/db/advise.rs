@@ -35,7 +35,7 @@ pub struct AdvisePlan {
     pub measure: Plan,
     /// The commits' cells, with pwrite and a sync call as the servers write their WAL and redo
     /// log: on `--wal`'s target, else on the data's.
-    pub wal: Plan,
+    pub commits: Plan,
     /// `-o FILE`: the snippet.
     pub snippet: Option<PathBuf>,
     pub prove: Option<ProvePlan>,
@@ -48,7 +48,7 @@ impl AdvisePlan {
 
     /// The suites in the order they run: the data's, then the commits'.
     pub fn plans(&self) -> [&Plan; 2] {
-        [&self.measure, &self.wal]
+        [&self.measure, &self.commits]
     }
 }
 
@@ -189,7 +189,7 @@ pub fn plan(args: &AdviseArgs) -> Result<AdvisePlan> {
             crate::units::iec(range)
         ));
     }
-    let wal = {
+    let commits = {
         let mut on = suite_args.clone();
         on.target.engine = crate::cli::EngineArg::Psync;
         if let Some(w) = &args.wal {
@@ -250,7 +250,7 @@ pub fn plan(args: &AdviseArgs) -> Result<AdvisePlan> {
         server: args.server,
         version,
         measure,
-        wal,
+        commits,
         snippet: args.output.clone(),
         prove,
     })
