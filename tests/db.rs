@@ -316,6 +316,34 @@ fn ctrl_c_during_pgbench_stops_the_server_and_removes_the_cluster() {
     assert!(clusters_in(&target).is_empty(), "{err}");
 }
 
+/// A second Ctrl-C quits at once (issue 59): the quick exit stops the server, removes the
+/// cluster and takes its entry out of the crash ledger, which it left behind before, so the
+/// next command named a cluster that `clean` then found "already gone".
+#[test]
+fn a_second_ctrl_c_quits_leaving_no_server_no_cluster_and_no_ledger_entry() {
+    let Some((dir, target)) = rig() else { return };
+    let mut run = pgbench_measuring(dir.path(), &target);
+    run.signal("INT");
+    run.wait_for("interrupted: stopping", WATCHDOG);
+    run.signal("INT");
+    let out = run.finish(WATCHDOG);
+    let err = stderr_of(&out);
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    // The quick exit's own line: the second signal came while the first was still stopping.
+    assert!(err.contains("interrupted twice"), "{err}");
+    assert_eq!(servers_in(&target), "", "{err}");
+    assert!(clusters_in(&target).is_empty(), "{err}");
+    let ledgers: Vec<_> = std::fs::read_dir(own_run_dir(dir.path()))
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.starts_with("ledger-"))
+                .collect()
+        })
+        .unwrap_or_default();
+    assert!(ledgers.is_empty(), "{ledgers:?} left after:\n{err}");
+}
+
 /// The server dies mid-run (SIGKILL to the postmaster, as the OOM killer would): iogauge ends
 /// with one error naming the server's end and its pid, not the client's "connection refused",
 /// warns of no server it could not stop, and leaves no server and no cluster.

@@ -139,6 +139,10 @@ struct Teardown {
     dirs: Vec<PathBuf>,
     keep: bool,
     cgroup: Option<Cgroup>,
+    /// Its entry in the crash ledger as it stands (none when kept), taken out once the rest is
+    /// undone: by `Drop` and by a second Ctrl-C alike, which otherwise left a cluster already
+    /// gone named for the next command and `clean`.
+    entry: Option<crate::ledger::Entry>,
 }
 
 impl Teardown {
@@ -176,6 +180,9 @@ impl Teardown {
         }
         if !self.keep {
             remove_dirs(&self.dirs);
+        }
+        if let Some(e) = &self.entry {
+            crate::ledger::remove(e);
         }
     }
 }
@@ -223,8 +230,6 @@ pub struct Cluster {
     data_dir: Option<Dir>,
     teardown: Teardown,
     hook: u64,
-    /// Its entry in the crash ledger.
-    planned: crate::ledger::Entry,
 }
 
 impl Cluster {
@@ -256,6 +261,7 @@ impl Cluster {
             dirs: Vec::new(),
             keep,
             cgroup: None,
+            entry: (!keep).then(|| planned.clone()),
         };
         let private_dir = |d: &Path, t: &mut Teardown| -> Result<Dir> {
             let dir = Dir::create(d)?;
@@ -286,21 +292,23 @@ impl Cluster {
             data_dir: None,
             teardown: teardown.clone(),
             hook,
-            planned,
         };
         let publish = |c: &mut Cluster, t: &Teardown| {
-            c.teardown = t.clone();
+            let mut t = t.clone();
             if !t.keep {
                 let now = crate::ledger::Entry::of(&PgCluster(ServerRecord::of(
                     &c.data,
                     &t.dirs,
                     t.cgroup.as_ref().map(|g| g.dir.clone()),
                 )));
-                crate::ledger::replace(&c.planned, now.clone());
-                c.planned = now;
+                if let Some(old) = &c.teardown.entry {
+                    crate::ledger::replace(old, now.clone());
+                }
+                t.entry = Some(now);
             }
+            c.teardown = t.clone();
             if let Ok(mut g) = hook_td.lock() {
-                *g = Some(t.clone());
+                *g = Some(t);
             }
         };
         cluster.work_dir = Some(private_dir(&work, &mut teardown)?);
@@ -365,6 +373,7 @@ impl Cluster {
             dirs: Vec::new(),
             keep: true,
             cgroup: None,
+            entry: None,
         };
         let hook = {
             let t = teardown.clone();
@@ -389,7 +398,6 @@ impl Cluster {
             data_dir: Some(Dir::open(&data)?),
             teardown,
             hook,
-            planned: crate::ledger::Entry::of(&PgCluster(ServerRecord::of(&data, &[], None))),
         })
     }
 
@@ -644,7 +652,6 @@ impl Drop for Cluster {
     fn drop(&mut self) {
         self.teardown.run(true);
         crate::interrupt::unregister_hook(self.hook);
-        crate::ledger::remove(&self.planned);
     }
 }
 

@@ -114,6 +114,10 @@ struct Teardown {
     keep: bool,
     /// The server's memory cgroup (`--memory-limit`), removed once it has stopped.
     cgroup: Option<Cgroup>,
+    /// Its entry in the crash ledger as it stands (none when kept), taken out once the rest is
+    /// undone: by `Drop` and by a second Ctrl-C alike, which otherwise left a server already
+    /// gone named for the next command and `clean`.
+    entry: Option<crate::ledger::Entry>,
 }
 
 impl Teardown {
@@ -132,6 +136,9 @@ impl Teardown {
         }
         if !self.keep {
             remove_dirs(&self.dirs);
+        }
+        if let Some(e) = &self.entry {
+            crate::ledger::remove(e);
         }
     }
 }
@@ -179,8 +186,6 @@ pub struct Server {
     child: Option<Child>,
     teardown: Arc<Mutex<Teardown>>,
     hook: u64,
-    /// Its entry in the crash ledger.
-    planned: crate::ledger::Entry,
 }
 
 impl Server {
@@ -213,6 +218,7 @@ impl Server {
         }
         let teardown = Arc::new(Mutex::new(Teardown {
             keep,
+            entry: (!keep).then(|| planned.clone()),
             ..Teardown::default()
         }));
         // Registered before the first directory exists, so every later failure cleans up.
@@ -237,7 +243,6 @@ impl Server {
             child: None,
             teardown,
             hook,
-            planned,
         };
         server.work_dir = Some(server.private_dir(&work)?);
         server.private_dir_in_work("data")?;
@@ -329,7 +334,6 @@ impl Server {
             child: None,
             teardown,
             hook,
-            planned: crate::ledger::Entry::of(&MyServer(ServerRecord::of(&data, &[], None))),
         })
     }
 
@@ -407,8 +411,10 @@ impl Server {
             &t.dirs,
             t.cgroup.as_ref().map(|c| c.dir.clone()),
         )));
-        crate::ledger::replace(&self.planned, now.clone());
-        self.planned = now;
+        if let Some(old) = &t.entry {
+            crate::ledger::replace(old, now.clone());
+        }
+        self.update(|t| t.entry = Some(now));
     }
 
     fn update(&self, f: impl FnOnce(&mut Teardown)) {
@@ -655,6 +661,5 @@ impl Drop for Server {
             t.run(SERVER_WAIT);
         }
         crate::interrupt::unregister_hook(self.hook);
-        crate::ledger::remove(&self.planned);
     }
 }
