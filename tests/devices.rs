@@ -236,14 +236,18 @@ fn a_second_reader_is_other_io() {
     // Named from the kernel's per-process accounting: the reader is dd, with its PID, or the
     // shell running the loop when the dds it started ended inside the window (a dd reads the
     // 64 MiB in tens of milliseconds on a fast machine): the kernel adds a reaped child's bytes
-    // to its parent's, and the summary says that is where they came from.
+    // to its parent's, and the summary says that is where they came from. On a loaded machine
+    // the shell reaps late, and a dd that ended unreaped as the window closed is in no
+    // process's count: the raw device's own counters still make it another's (CI with other
+    // tests beside this one called it amplification).
+    let named = summary.contains("other processes moved")
+        && (summary.contains("dd (pid ")
+            || summary.contains(&format!(
+                "sh (pid {}) through processes it started",
+                reader.pid()
+            )));
     assert!(
-        summary.contains("other processes moved")
-            && (summary.contains("dd (pid ")
-                || summary.contains(&format!(
-                    "sh (pid {}) through processes it started",
-                    reader.pid()
-                ))),
+        named || summary.contains("to which the kernel adds none of its own"),
         "{summary}"
     );
     assert!(!kinds(&doc).contains(&"amplification".to_string()));
@@ -649,8 +653,11 @@ fn a_limit_on_one_member_or_set_mid_run_is_named() {
     ])
     .current_dir(dir.path());
     let run = Spawned::start(cmd);
+    // A count of reads, not a pace: once 2,000 have gone by the run is measuring, and the
+    // limit holds for most of its 5 s however slowly a loaded machine let it start (after
+    // 20,000 it came too late for the limit finding's evidence in CI beside other tests).
     wait_until("the run's reads", WATCHDOG, || {
-        device_ios(ram.dev.name()) > before + 20_000
+        device_ios(ram.dev.name()) > before + 2_000
     });
     cg.throttle(&ram.dev, "read", 1000);
     let out = run.finish(WATCHDOG);

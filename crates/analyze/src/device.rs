@@ -16,6 +16,8 @@
 //! - `other-io`: the device moved more than [`OTHER_IO_MORE`] times the bytes issued, and the
 //!   kernel's per-process accounting shows other processes moved at least [`OTHERS_EXPLAIN`] of
 //!   the excess: someone else used it during the run, named with what they moved.
+//!   On the raw device iogauge's direct IO enters, the kernel adds none of its own, so an excess
+//!   there is `other-io` whether or not the accounting caught who moved it.
 //! - `amplification`: the same excess, but no other process moved it (or not enough of it): the
 //!   kernel did the IO on iogauge's behalf — a file system's journal or log tree, metadata and
 //!   copy-on-write for each sync, readahead. Said with the factor, and per sync for a sync
@@ -364,6 +366,30 @@ fn other_io(issued: &Issued, stack: &[Seen]) -> Option<Finding> {
             .with("others_bytes_per_s", theirs),
         );
     }
+    // Nothing of the kernel's own adds to direct IO on a raw device (no readahead, journal or
+    // metadata): what the device iogauge's IO enters moved beyond it is another's, whether or
+    // not a process's accounting caught it (a reader that ended unreaped as the window closed,
+    // seen in CI on a loaded machine). Devices below it may still amplify (a parity array).
+    if issued.direct && issued.filesystem.is_none() && std::ptr::eq(d, &stack[0]) {
+        return Some(
+            Finding::new(
+                Kind::OtherIo,
+                Severity::Warning,
+                format!(
+                    "{} moved {} while iogauge issued {} of direct IO to it, to which the kernel adds none of its own: another process used the device, and the result is disturbed (the processes counted moved {} meanwhile{})",
+                    d.name,
+                    rate(seen),
+                    rate(issued_bytes),
+                    rate(theirs),
+                    unseen(others.unreadable)
+                ),
+                "Find the other IO (iotop, pidstat -d) and run again on a quiet device.",
+            )
+            .with("device_bytes_per_s", seen)
+            .with("issued_bytes_per_s", issued_bytes)
+            .with("others_bytes_per_s", theirs),
+        );
+    }
     // The kernel's own IO for iogauge: in the direction that grew.
     let (dir, dev_b, iss_b) = match d.write_bytes_per_s - issued.write_bytes_per_s
         >= d.read_bytes_per_s - issued.read_bytes_per_s
@@ -386,22 +412,16 @@ fn other_io(issued: &Issued, stack: &[Seen]) -> Option<Finding> {
         true => format!("{factor:.1}× the {dir}s iogauge issued"),
         false => format!("while iogauge issued {} of {dir}s", rate(iss_b)),
     };
-    let unseen = match others.unreadable {
-        0 => String::new(),
-        n => format!(
-            " ({n} other process{} could not be looked at: run as root to rule them out)",
-            if n == 1 { "" } else { "es" }
-        ),
-    };
     let mut f = Finding::new(
         Kind::Amplification,
         Severity::Info,
         format!(
-            "{} moved {} of {dir}s, {factor_text}{}: {fs} did them on iogauge's behalf (other processes on it moved {}){unseen}",
+            "{} moved {} of {dir}s, {factor_text}{}: {fs} did them on iogauge's behalf (other processes on it moved {}){}",
             d.name,
             rate(dev_b),
             per_sync,
             rate(theirs),
+            unseen(others.unreadable),
         ),
         match dir {
             "write" => "This is what the storage stack costs a database: each commit's fsync makes the device write this much (journal or log tree, metadata, copy-on-write). Compare file systems or journal modes with `iogauge sweep --fs`.",
@@ -418,6 +438,17 @@ fn other_io(issued: &Issued, stack: &[Seen]) -> Option<Finding> {
         f = f.with("device_bytes_per_sync", dev_b / issued.syncs_per_s);
     }
     Some(f)
+}
+
+/// What is said of processes the accounting could not look at (another user's, without root).
+fn unseen(unreadable: u32) -> String {
+    match unreadable {
+        0 => String::new(),
+        n => format!(
+            " ({n} other process{} could not be looked at: run as root to rule them out)",
+            if n == 1 { "" } else { "es" }
+        ),
+    }
 }
 
 /// A device other stacks share (loop devices over files on it) that moved far more than this
@@ -853,6 +884,7 @@ mod tests {
         // The stack's own excess, above the shared disk, is still the file system's.
         let mut w = writes(1_000.0, k);
         w.others = Some(OthersSeen::default());
+        w.filesystem = Some("ext4".into());
         let own = |name: &str, n: f64| Seen {
             writes_per_s: n,
             write_bytes_per_s: n * k,
@@ -1137,6 +1169,38 @@ mod tests {
             ..OthersSeen::default()
         });
         assert_eq!(kinds(&device_findings(&iss, &[d])), [Kind::Amplification]);
+    }
+
+    /// Direct IO to a raw device: the kernel adds nothing of its own there, so reads the device
+    /// moved beyond iogauge's are another's even when no process's accounting shows them (a
+    /// reader that ended unreaped as the window closed): other-io, never amplification. Near
+    /// misses: the same device under a file system, or buffered (readahead), is amplification;
+    /// a member below the device may still amplify.
+    #[test]
+    fn a_raw_devices_excess_under_direct_io_is_anothers_even_uncounted() {
+        let k = 4096.0;
+        let mut iss = issued(10_000.0, k);
+        iss.others = Some(OthersSeen::default());
+        let top = seen("loop4", 30_000.0, k);
+        let f = device_findings(&iss, std::slice::from_ref(&top));
+        assert_eq!(kinds(&f), [Kind::OtherIo], "{f:?}");
+        assert!(
+            f[0].summary
+                .contains("to which the kernel adds none of its own"),
+            "{}",
+            f[0].summary
+        );
+        iss.filesystem = Some("ext4".into());
+        let f = device_findings(&iss, std::slice::from_ref(&top));
+        assert_eq!(kinds(&f), [Kind::Amplification], "{f:?}");
+        iss.filesystem = None;
+        iss.direct = false;
+        let f = device_findings(&iss, std::slice::from_ref(&top));
+        assert_eq!(kinds(&f), [Kind::Amplification], "{f:?}");
+        // An array's member below the raw device: its excess may be the array's own.
+        iss.direct = true;
+        let f = device_findings(&iss, &[seen("md0", 10_000.0, k), seen("vdb", 30_000.0, k)]);
+        assert_eq!(kinds(&f), [Kind::Amplification], "{f:?}");
     }
 
     /// More requests, each smaller, *and* 26% more bytes than issued is not a split: the
