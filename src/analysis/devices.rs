@@ -39,7 +39,8 @@ pub(super) fn findings(r: &ResultDoc, system: &SystemInfo) -> Vec<Finding> {
         ios: r.ios,
         measured_s: secs,
         syncs_per_s: r.sync.as_ref().map_or(0.0, |s| s.count as f64 / secs),
-        // The devices are watched from before the ramp and the complete batch's trial.
+        // Runs stored before the devices' window opened at the measurement's start watched
+        // them from before the ramp and the complete batch's trial.
         lead_s: r.repeats.len().max(1) as f64
             * (w.ramp_s
                 + match r.engine.complete_trial {

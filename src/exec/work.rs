@@ -21,7 +21,10 @@ use crate::workload::{buffers_over_share, Limit, Rw, Spec, MAX_THREADS};
 use anyhow::Result;
 use iogauge_engine::EngineKind;
 use iogauge_sysinfo::diskstats::DeviceWatch;
-use std::time::Duration;
+use iogauge_sysinfo::procio::{self, Stack};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 mod joined;
 mod streams;
@@ -257,28 +260,37 @@ pub struct Ran {
 
 /// The target's devices, and every other process's storage IO, over one measurement: the
 /// device's counters alone cannot tell another process's IO from the kernel's own on iogauge's
-/// behalf. Both are read at the edges of the measurement only, never during it.
+/// behalf. Both are read at the edges of the measurement only, never during it, and both from
+/// the end of the lead-in (`DeviceWatch::after`): the trial's and the ramp's IO is not measured.
 struct Watch {
     devices: DeviceWatch,
     kthreads: iogauge_sysinfo::kthreads::KThreads,
-    others: Option<(
-        iogauge_sysinfo::procio::Stack,
-        iogauge_sysinfo::procio::Snapshot,
-    )>,
+    others: Option<std::thread::JoinHandle<(Stack, procio::Snapshot)>>,
+    stop: Arc<AtomicBool>,
 }
 
 impl Watch {
-    fn start(target: &Target, interval: std::time::Duration) -> Watch {
+    fn start(target: &Target, interval: Duration, lead: Duration) -> Watch {
+        let stop = Arc::new(AtomicBool::new(false));
         // Taken first and read last, so the processes' window covers the devices'.
         let others = (!target.devices.is_empty()).then(|| {
-            let stack = iogauge_sysinfo::procio::Stack::of(&target.devices, Some(&target.path));
-            let snap = iogauge_sysinfo::procio::Snapshot::take(&[std::process::id()], &stack);
-            (stack, snap)
+            let stack = Stack::of(&target.devices, Some(&target.path));
+            let lead = lead.saturating_sub(iogauge_sysinfo::diskstats::EARLY);
+            let (stop, opens) = (stop.clone(), Instant::now() + lead);
+            std::thread::spawn(move || {
+                while !stop.load(Ordering::SeqCst) && Instant::now() < opens {
+                    let left = opens.saturating_duration_since(Instant::now());
+                    std::thread::sleep(left.min(Duration::from_millis(20)));
+                }
+                let snap = procio::Snapshot::take(&[std::process::id()], &stack);
+                (stack, snap)
+            })
         });
         Watch {
-            devices: DeviceWatch::start(&target.devices, interval),
+            devices: DeviceWatch::after(&target.devices, interval, lead),
             kthreads: iogauge_sysinfo::kthreads::KThreads::start(&target.devices),
             others,
+            stop,
         }
     }
 
@@ -286,10 +298,14 @@ impl Watch {
     /// [`Ran`] of `spec` over `len` bytes from `start` that measured `m`.
     fn stop(self, spec: Spec, start: u64, len: u64, m: Measured) -> Ran {
         let kernel_threads = self.kthreads.stop();
+        self.stop.store(true, Ordering::SeqCst);
         let devices = self.devices.stop();
-        let others = self.others.map(|(stack, start)| {
-            iogauge_sysinfo::procio::Snapshot::take(&[std::process::id()], &stack).since(&start)
-        });
+        let others = self
+            .others
+            .and_then(|t| t.join().ok())
+            .map(|(stack, start)| {
+                procio::Snapshot::take(&[std::process::id()], &stack).since(&start)
+            });
         Ran {
             spec,
             start,
@@ -322,12 +338,12 @@ pub fn run(
                 prefix: format!("{prefix} "),
                 stop_when,
             };
-            let watch = Watch::start(target, spec.interval);
+            let watch = Watch::start(target, spec.interval, spec.lead_in());
             let m = measure(spec, target, *start, *len, &display, verify)?;
             Ok(watch.stop(spec.clone(), *start, *len, m))
         }
         Work::Copy { read, write, half } => {
-            let watch = Watch::start(target, read.interval);
+            let watch = Watch::start(target, read.interval, read.lead_in().min(write.lead_in()));
             let open_r = || target.open_all(read.writes(), read.direct, read.odsync);
             let open_w = || target.open_all(write.writes(), write.direct, write.odsync);
             let streams = [

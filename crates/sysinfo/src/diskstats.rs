@@ -141,14 +141,26 @@ impl QueueLimits {
     }
 }
 
+/// How early a window after a lead-in opens: a thread's wake-up on a loaded machine is late by
+/// milliseconds, and 50 ms of the lead's IO is a few percent of a one-second cell's.
+pub const EARLY: Duration = Duration::from_millis(50);
+
 /// Samples devices every `interval` in a thread of its own (no work in the IO threads) until
 /// stopped; the result is the whole window's counts and each interval's.
 pub struct DeviceWatch {
     names: Vec<String>,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: Option<std::thread::JoinHandle<Watched>>,
+    /// The window's start when no thread watches (no devices).
     start: Vec<Option<DiskStat>>,
     begun: Instant,
-    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
-    thread: Option<std::thread::JoinHandle<Vec<Vec<Option<DiskStat>>>>>,
+}
+
+/// What the watching thread saw: the counts the window starts from, when, and each interval.
+struct Watched {
+    start: Vec<Option<DiskStat>>,
+    begun: Instant,
+    intervals: Vec<Vec<Option<DiskStat>>>,
 }
 
 /// One device over one window.
@@ -165,15 +177,41 @@ pub struct DeviceWindow {
 
 impl DeviceWatch {
     pub fn start(names: &[String], interval: Duration) -> DeviceWatch {
+        DeviceWatch::after(names, interval, Duration::ZERO)
+    }
+
+    /// A window that opens `lead` from now, where the measurement starts after a lead-in
+    /// (a ramp, a trial of ways to wait) whose IO runs at another rate and is not iogauge's
+    /// measured IO: counted in, the device's rate was the two phases' average (a 0.7 s trial
+    /// at four times a busy machine's measured rate read as 2.2× the IO issued, `other-io`).
+    /// The window opens [`EARLY`] before the lead ends, so that a watcher woken late still
+    /// holds every measured IO. Stopped within the lead, the window is the whole time watched.
+    pub fn after(names: &[String], interval: Duration, lead: Duration) -> DeviceWatch {
+        let lead = lead.saturating_sub(EARLY);
         let names: Vec<String> = names.to_vec();
         let start: Vec<Option<DiskStat>> = names.iter().map(|n| DiskStat::read(n)).collect();
+        let begun = Instant::now();
         let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
         let thread = (!names.is_empty()).then(|| {
-            let (names, stop, mut prev) = (names.clone(), stop.clone(), start.clone());
+            let (names, stop, mut start) = (names.clone(), stop.clone(), start.clone());
             std::thread::spawn(move || {
+                let stopped = || stop.load(std::sync::atomic::Ordering::SeqCst);
+                let opens = begun + lead;
+                let mut begun = begun;
+                if !lead.is_zero() {
+                    while !stopped() && Instant::now() < opens {
+                        let left = opens.saturating_duration_since(Instant::now());
+                        std::thread::sleep(left.min(Duration::from_millis(20)));
+                    }
+                    if !stopped() {
+                        start = names.iter().map(|n| DiskStat::read(n)).collect();
+                        begun = Instant::now();
+                    }
+                }
+                let mut prev = start.clone();
                 let mut out: Vec<Vec<Option<DiskStat>>> = vec![Vec::new(); names.len()];
-                let mut next = Instant::now() + interval;
-                while !stop.load(std::sync::atomic::Ordering::SeqCst) {
+                let mut next = begun + interval;
+                while !stopped() {
                     let now = Instant::now();
                     if now < next {
                         std::thread::sleep((next - now).min(Duration::from_millis(20)));
@@ -189,33 +227,43 @@ impl DeviceWatch {
                         prev[i] = s;
                     }
                 }
-                out
+                Watched {
+                    start,
+                    begun,
+                    intervals: out,
+                }
             })
         });
         DeviceWatch {
             names,
-            start,
-            begun: Instant::now(),
             stop,
             thread,
+            start,
+            begun,
         }
     }
 
     pub fn stop(mut self) -> Vec<DeviceWindow> {
-        let elapsed = self.begun.elapsed();
+        let stopped = Instant::now();
         self.stop.store(true, std::sync::atomic::Ordering::SeqCst);
-        let intervals = self
-            .thread
-            .take()
-            .and_then(|t| t.join().ok())
-            .unwrap_or_default();
+        let watched = self.thread.take().and_then(|t| t.join().ok());
+        let Watched {
+            start,
+            begun,
+            intervals,
+        } = watched.unwrap_or(Watched {
+            start: self.start,
+            begun: self.begun,
+            intervals: Vec::new(),
+        });
+        let elapsed = stopped.saturating_duration_since(begun);
         let interval_of = intervals.first().map_or(0, Vec::len);
         self.names
             .iter()
             .enumerate()
             .map(|(i, n)| DeviceWindow {
                 name: n.clone(),
-                total: match (DiskStat::read(n), &self.start[i]) {
+                total: match (DiskStat::read(n), &start[i]) {
                     (Some(a), Some(b)) => Some(a.since(b)),
                     _ => None,
                 },

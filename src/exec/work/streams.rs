@@ -34,7 +34,13 @@ pub fn together(works: &[&Work], target: &Target, prefix: &str, progress: bool) 
         prefix: format!("{prefix} "),
         stop_when: None,
     };
-    let watch = Watch::start(target, parts[0].0.interval);
+    // The devices from the first stream's measurement on (each stream's lead-in may differ).
+    let lead = parts
+        .iter()
+        .map(|p| p.0.lead_in())
+        .min()
+        .unwrap_or_default();
+    let watch = Watch::start(target, parts[0].0.interval, lead);
     let measured = runner::run_together(&streams, &display)?;
     let each: Vec<Ran> = parts
         .iter()
