@@ -93,6 +93,13 @@ pub struct Job {
     pub seed: Option<u64>,
     pub group_reporting: bool,
     pub stonewall: bool,
+    /// `startdelay`: how long after its run group's start the job starts, as the shortest
+    /// and longest delay of fio's range (the same for one time).
+    pub startdelay: (Duration, Duration),
+    /// `exitall`: the job's end ends the jobs that run beside it.
+    pub exitall: bool,
+    /// `exit_what=all`: `exitall` also ends every job after them (fio's default is the group).
+    pub exit_later: bool,
     /// `sync=dsync`: the file opened with O_DSYNC.
     pub odsync: bool,
     /// `io_size` (`io_limit`), or `number_ios` × bs: bytes each clone moves over its region of
@@ -147,6 +154,9 @@ impl Job {
             seed: Some(1),
             group_reporting: false,
             stonewall: false,
+            startdelay: (Duration::ZERO, Duration::ZERO),
+            exitall: false,
+            exit_later: false,
             submit_batch: None,
             complete_batch: None,
             io_size: None,

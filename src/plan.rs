@@ -470,6 +470,7 @@ fn workload(
         shape: Default::default(),
         together: None,
         rate,
+        beside: Default::default(),
     })
 }
 

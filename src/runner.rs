@@ -61,10 +61,16 @@ pub struct StartGate {
 }
 
 impl StartGate {
-    fn arrive_and_wait(&self) -> Instant {
+    fn arrive_and_wait(&self, stop: &AtomicBool) -> Instant {
         self.ready.fetch_add(1, Ordering::SeqCst);
         loop {
             if let Some(t) = self.origin.get() {
+                // A stream that starts after the others waits for its own origin, and leaves
+                // it as soon as the run is stopped.
+                while !stop.load(Ordering::SeqCst) && Instant::now() < *t {
+                    let left = t.saturating_duration_since(Instant::now());
+                    std::thread::sleep(left.min(Duration::from_millis(20)));
+                }
                 return *t;
             }
             std::thread::yield_now();
@@ -77,14 +83,14 @@ impl StartGate {
         &self,
         workers: usize,
         finished: &AtomicUsize,
-        together: Option<&Together>,
+        together: Option<(&Together, Duration)>,
     ) -> Instant {
         while self.ready.load(Ordering::SeqCst) + finished.load(Ordering::SeqCst) < workers {
             std::thread::sleep(Duration::from_micros(200));
         }
         match together {
-            Some(t) => {
-                let at = t.meet();
+            Some((t, delay)) => {
+                let at = t.meet() + delay;
                 *self.origin.get_or_init(|| at)
             }
             None => *self.origin.get_or_init(Instant::now),
@@ -212,7 +218,7 @@ fn run_gated(
     (range_start, range_bytes): (u64, u64),
     display: &Display,
     verify: Option<&Verifier>,
-    together: Option<&Together>,
+    together: Option<(&Together, Duration)>,
 ) -> Result<Measured> {
     let threads = spec.threads as usize;
     let shared = Shared {
@@ -277,7 +283,8 @@ fn run_gated(
                 .fetch_add(threads - spawned, Ordering::SeqCst);
         }
         let t0 = start.open_when(threads, &shared.finished, together);
-        let watched = watch(spec, &shared, &rx, &mut agg, t0, display, threads);
+        let gate = (t0, together.map(|(t, _)| t));
+        let watched = watch(spec, &shared, &rx, &mut agg, gate, display, threads);
         let outs: Vec<Result<WorkerOut>> = handles
             .into_iter()
             .map(|h| match h {
@@ -356,7 +363,7 @@ fn run_worker(
         Ok(f) => f,
         Err(e) => {
             shared.stop.store(true, Ordering::SeqCst);
-            start.arrive_and_wait();
+            start.arrive_and_wait(&shared.stop);
             return Err(e);
         }
     };
@@ -407,7 +414,7 @@ fn run_worker(
         };
         *backing.lock().unwrap_or_else(|e| e.into_inner()) = what.map(|b| b.describe());
     }
-    let t0 = start.arrive_and_wait();
+    let t0 = start.arrive_and_wait(&shared.stop);
     let built = built.map_err(|e| engine_error(spec.engine, e))?;
     let out = match built {
         Built::Uring(e) => {
@@ -483,7 +490,7 @@ fn watch(
     shared: &Shared,
     rx: &Receiver<IntervalMsg>,
     agg: &mut Intervals,
-    t0: Instant,
+    (t0, together): (Instant, Option<&Together>),
     display: &Display,
     threads: usize,
 ) -> Watched {
@@ -535,6 +542,11 @@ fn watch(
         }
         sched.sample();
         if crate::interrupt::requested().is_some() {
+            shared.stop.store(true, Ordering::SeqCst);
+        }
+        if together.is_some_and(Together::ended) && !stopped_early {
+            // Another stream's end ended the cell (fio's exitall): measured until now.
+            stopped_early = true;
             shared.stop.store(true, Ordering::SeqCst);
         }
         // Workers end by themselves (time, data or stop); they hold the only senders.

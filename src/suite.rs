@@ -89,6 +89,8 @@ pub struct Group {
     pub together: Option<usize>,
     /// This group's own pace (a stream's `--rate`), over the run's.
     pub rate: Option<crate::workload::Rate>,
+    /// When its stream starts among the others of its cell, and whether its end ends them.
+    pub beside: crate::workload::Beside,
 }
 
 /// How a group's results are printed.

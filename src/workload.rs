@@ -247,6 +247,15 @@ pub struct Spec {
     pub interval_hists: bool,
 }
 
+/// A stream's place among the streams of its cell (fio's `startdelay` and `exitall`): how long
+/// after the cell's start it starts, and whether its end ends the others. The default is the
+/// others' start and an end of its own.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Beside {
+    pub delay: Duration,
+    pub ends_all: bool,
+}
+
 /// A target rate of IOs per second, for all threads together or for each.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Rate {

@@ -665,13 +665,16 @@ fn a_limit_on_one_member_or_set_mid_run_is_named() {
         "{summary}"
     );
 
-    // Mid-run: the limit comes once the run's reads are under way.
+    // Mid-run: the limit comes once the run's reads are under way. Eight in flight keep the
+    // throttle's queue full however late a loaded CPU wakes the run (one at a time, each read
+    // waits for a wake-up on top of the throttle's, and the rate fell under the limit's band
+    // in a fresh-clone CI).
     let before = device_ios(ram.dev.name());
     let mut cmd = std::process::Command::new("sh");
     cmd.args([
         "-c",
         &cg.iogauge(&format!(
-            "run {} --rw randread --time 5s --json --no-store",
+            "run {} --rw randread --iodepth 8 --time 5s --json --no-store",
             ram.dev.dev
         )),
     ])

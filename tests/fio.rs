@@ -550,6 +550,26 @@ fn verify_and_rate_in_a_job_run_as_iogauges_own() {
     );
 }
 
+/// A rate below one IO a second (`1mbs_clients.fio`'s 1,250 B/s of 4 KiB reads): four reads at
+/// 2 KiB/s are paced two seconds apart, where unpaced they take microseconds.
+#[test]
+fn a_rate_below_one_io_a_second_spaces_the_ios_seconds_apart() {
+    let dir = tempfile::tempdir().unwrap();
+    write_job(
+        dir.path(),
+        "slow.fio",
+        "[slow]\nioengine=psync\nrw=read\nbs=4k\nsize=16k\nrate=2k\n",
+    );
+    let out = iogauge(dir.path(), &["fio", "slow.fio", "--no-store", "--json"]);
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let r = &doc["results"][0];
+    assert_eq!(r["workload"]["rate_iops"].as_f64(), Some(0.5), "{r:#}");
+    assert_eq!(r["ios"], 4);
+    let iops = r["iops"].as_f64().unwrap();
+    assert!((0.4..=1.0).contains(&iops), "{iops} IOPS");
+}
+
 /// `size=50%` of an existing file: the job moves half of it, in whole blocks; with no file to
 /// take a share of, it is refused at its line (issue 26).
 #[test]

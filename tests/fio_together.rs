@@ -156,3 +156,96 @@ fn jobs_without_stonewall_share_the_device_as_fios_do_and_with_it_run_alone() {
         assert!((1_800.0..2_200.0).contains(&a), "{job} alone: {a:.0} IOPS");
     }
 }
+
+/// Each job's results by name, from iogauge's document (the sum left out).
+fn by_job(doc: &Value) -> Vec<(String, Value)> {
+    doc["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["together"]["sum"] != true)
+        .map(|r| {
+            let name = r["name"].as_str().unwrap();
+            (name.split(": ").next().unwrap().to_string(), r.clone())
+        })
+        .collect()
+}
+
+fn job<'a>(jobs: &'a [(String, Value)], name: &str) -> &'a Value {
+    &jobs.iter().find(|(n, _)| n == name).unwrap().1
+}
+
+/// fio's `startdelay` and `exitall` beside other jobs, against the throttle's 2,000 reads a
+/// second: a job that starts a second after the other has the device to itself for that second
+/// and shares it after; a job with `exitall` that ends after 2,048 reads ends the one beside it,
+/// which without it reads on to its own limit (the near miss).
+#[test]
+fn a_later_start_and_an_end_for_all_are_fios() {
+    let _quiet = quiet_turn(module_path!());
+    let Some((cg, ram)) = throttle_rig("fio-startdelay") else {
+        return;
+    };
+    cg.throttle(&ram.dev, "read", 2_000);
+    let dir = tempfile::tempdir().unwrap();
+    let run = |name: &str, text: String| {
+        let file = dir.path().join(name);
+        std::fs::write(&file, text).unwrap();
+        let out = cg.run_in(
+            dir.path(),
+            &format!("fio --json --no-store {}", file.display()),
+        );
+        assert!(out.status.success(), "{}", stderr_of(&out));
+        serde_json::from_slice::<Value>(&out.stdout).unwrap()
+    };
+    let dev = &ram.dev.dev;
+    let global = format!(
+        "[global]\nfilename={dev}\ndirect=1\nioengine=psync\nrw=randread\nbs=4k\nsize=64m\n"
+    );
+
+    // first runs 3 s; later starts 1 s in and runs 1 s beside it.
+    let doc = run(
+        "later.fio",
+        format!("{global}[first]\nruntime=3\ntime_based\n[later]\nstartdelay=1\nruntime=1\ntime_based\n"),
+    );
+    let jobs = by_job(&doc);
+    let per_s: Vec<f64> = job(&jobs, "first")["timeseries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["iops"].as_f64().unwrap())
+        .collect();
+    assert!(per_s.len() >= 3, "{per_s:?}");
+    assert!(per_s[0] >= 1_600.0, "alone in its first second: {per_s:?}");
+    assert!(per_s[1] <= 1_400.0, "beside the later job: {per_s:?}");
+    assert!(per_s[2] >= 1_600.0, "alone again: {per_s:?}");
+    let later = job(&jobs, "later")["ios"].as_f64().unwrap();
+    assert!((600.0..1_400.0).contains(&later), "later: {later} reads");
+    // The sum is over the cell's 3 s, not the longest job's own time.
+    let sum = doc["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["together"]["sum"] == true)
+        .unwrap();
+    let rate = sum["iops"].as_f64().unwrap();
+    assert!((1_600.0..2_200.0).contains(&rate), "sum {rate:.0} IOPS");
+
+    // short reads 2,048 blocks (about 2 s at half the throttle) and ends long, which would run
+    // 4 s; without exitall long reads on.
+    let file =
+        |exit: &str| format!("{global}[long]\nruntime=4\ntime_based\n[short]\nio_size=8m\n{exit}");
+    let ios = |doc: &Value, name: &str| job(&by_job(doc), name)["ios"].as_f64().unwrap();
+    let ended = run("exitall.fio", file("exitall\nexit_what=stonewall\n"));
+    let (long, short) = (ios(&ended, "long"), ios(&ended, "short"));
+    assert_eq!(short, 2048.0);
+    assert!(
+        long < 1.5 * short,
+        "long read {long} beside short's {short}"
+    );
+    let on = run("on.fio", file(""));
+    let (long, short) = (ios(&on, "long"), ios(&on, "short"));
+    assert!(
+        long > 2.0 * short,
+        "long read {long} beside short's {short}"
+    );
+}

@@ -156,6 +156,7 @@ pub fn storage(
         shape: Default::default(),
         together: None,
         rate: None,
+        beside: Default::default(),
     };
     let page = units::iec(cells.page).replace(".0", "");
     let suite = Suite {

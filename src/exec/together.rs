@@ -41,6 +41,7 @@ pub(super) fn run(
         .iter()
         .map(|&i| cells[i].origin.clone().unwrap_or_else(|| cells[i].name()))
         .collect();
+    let beside: Vec<crate::workload::Beside> = members.iter().map(|&i| cells[i].beside).collect();
     let cell = name(&names);
     let place = format!("[{}–{}/{}]", at.0 + 1, at.0 + members.len(), at.1);
     let prefix = format!("{place} {cell}");
@@ -56,7 +57,7 @@ pub(super) fn run(
             Some(h) => h.iter().collect(),
             None => works.clone(),
         };
-        work::together(&these, target, &label, progress)
+        work::together(&these, &beside, target, &label, progress)
     })?;
     // Each stream's repeats, then the sum's.
     let mut each: Vec<Vec<Ran>> = (0..members.len()).map(|_| Vec::new()).collect();

@@ -352,12 +352,14 @@ pub fn run(
                     open: &open_r,
                     range_start: target.offset,
                     range_bytes: *half,
+                    beside: Default::default(),
                 },
                 runner::Stream {
                     spec: write,
                     open: &open_w,
                     range_start: target.offset + half,
                     range_bytes: *half,
+                    beside: Default::default(),
                 },
             ];
             let display = Display {
@@ -487,6 +489,7 @@ mod tests {
             shape: Default::default(),
             together: None,
             rate: None,
+            beside: Default::default(),
         }
     }
 

@@ -263,6 +263,8 @@ const OPTIONS: &[Mapped] = &[
     // The next three are noted (`unmapped::NOTED`); their values are checked here.
     opt(&["random_generator"], random_generator),
     opt(&["startdelay"], startdelay),
+    opt(&["exitall"], |d, a| a.put(&mut d.job.exitall, flag(a.v))),
+    opt(&["exit_what"], exit_what),
     opt(&["rate_min"], |_, a| {
         a.check(size(a.v.split(',').next().unwrap_or(""), a.kb_base))
     }),
@@ -601,9 +603,19 @@ fn random_generator(_: &mut Draft, a: &Arg) -> Result<(), String> {
 }
 
 /// A range (`1s-5s`) draws a delay in it; either end is a time.
-fn startdelay(_: &mut Draft, a: &Arg) -> Result<(), String> {
-    for t in a.v.splitn(2, '-') {
-        a.check(time(t))?;
-    }
-    Ok(())
+fn startdelay(d: &mut Draft, a: &Arg) -> Result<(), String> {
+    let (lo, hi) = a.v.split_once('-').unwrap_or((a.v, a.v));
+    let range = time(lo).and_then(|lo| Ok((lo, time(hi)?)));
+    a.put(&mut d.job.startdelay, range)
+}
+
+/// fio's `exit_what`: `group` (its default) and `stonewall` end the jobs running beside the
+/// one that ended, which in iogauge are one cell; `all` ends every later job too.
+fn exit_what(d: &mut Draft, a: &Arg) -> Result<(), String> {
+    let later = match a.v {
+        "group" | "stonewall" => Ok(false),
+        "all" => Ok(true),
+        _ => Err("fio's exit_what is group, stonewall or all".to_string()),
+    };
+    a.put(&mut d.job.exit_later, later)
 }

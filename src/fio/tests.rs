@@ -148,11 +148,6 @@ fn every_refusal_names_its_line_and_why() {
         ("[a]\nfile_service_type=random:0\n", 2, "IOs per file"),
         ("[a]\nnrfiles=4\n\nopenfiles=2\n", 4, "below nrfiles=4"),
         ("[a]\nverify=md5\nnrfiles=2\n", 2, "verify with nrfiles=2"),
-        (
-            "[a]\nbs=64k\n\nrate=1k\n",
-            4,
-            "less than one IO of 65536 bytes",
-        ),
         ("[a]\nnumjobs=2\noffset_increment=1g\n", 3, "needs size="),
         (
             "[a]\nsize=1g\noffset_increment=10%\n",
@@ -212,7 +207,12 @@ fn every_refusal_names_its_line_and_why() {
         ),
         ("[a]\nloops=0\n", 2, "at least 1"),
         ("[a]\nflow=2\n", 2, "run at the same time"),
-        ("[a]\nexitall\n", 2, "when one ends is not mapped"),
+        (
+            "[a]\nexitall_on_error\n",
+            2,
+            "exitall_on_error) is not mapped",
+        ),
+        ("[a]\nexit_what=some\n", 2, "group, stonewall or all"),
         ("[a]\nthinktime=20\n", 2, "pauses between IOs"),
         ("[a]\nio_submit_mode=offload\n", 2, "pool of submitters"),
         ("[a]\nrate_process=poisson\n", 2, "poisson arrivals"),
@@ -298,6 +298,10 @@ fn the_command_line_form_is_global_then_one_job_per_name() {
 fn rate_verify_and_latency_target_map_to_iogauges_own() {
     let j = &jobs("[a]\nbs=4k\nrate=100m\n")[0];
     assert_eq!(j.rate_iops, Some(25_600.0));
+    // Below one IO a second the IOs are seconds apart (1mbs_clients.fio); 0 is no limit.
+    let j = &jobs("[a]\nbs=4k\nrate=1024\n")[0];
+    assert_eq!(j.rate_iops, Some(0.25));
+    assert_eq!(jobs("[a]\nbs=4k\nrate=0\n")[0].rate_iops, None);
     assert!(refusal("[a]\nrate=1m\nrate_iops=10\n").contains("give one"));
     assert!(refusal("[a]\nrate=1m,2m\n").contains("per direction"));
     assert!(jobs("[a]\nverify=md5\n")[0].verify);
@@ -553,7 +557,7 @@ fn a_write_only_job_on_a_new_file_is_told_fio_would_not_write_it_first() {
 /// took 34 runs to learn what blocks it, refused alphabetically).
 #[test]
 fn every_blocker_is_named_at_once_in_file_order() {
-    let e = refusal("[a]\nthinktime=10\nrw=randtrim\nbs=4k\nexitall=1\n");
+    let e = refusal("[a]\nthinktime=10\nrw=randtrim\nbs=4k\nflow=1\n");
     assert!(e.starts_with("t.fio:2: "), "{e}");
     assert!(e.contains("; 2 more: t.fio:3:"), "{e}");
     let (two, three, five) = (

@@ -77,7 +77,7 @@ pub const NOTED: [(&str, &str); 27] = [
     ),
     (
         "startdelay",
-        "a job that runs alone starts once the jobs before it have ended, so a delay changes nothing it measures (beside other jobs, a start delay is refused)",
+        "a job that runs alone starts once the jobs before it have ended, so a delay changes nothing it measures (beside other jobs it starts that long after them, as in fio)",
     ),
     (
         "rate_min",
@@ -143,7 +143,7 @@ const FAMILIES: [(&str, &str); 18] = [
     ),
     (
         "exit",
-        "iogauge ends each job that runs beside others on its own limit; ending the others when one ends is not mapped",
+        "exitall and exit_what are honoured; ending the run at a job's error (exitall_on_error) is not mapped: iogauge stops a job at its first IO error and says which IO failed",
     ),
     (
         "thinktime",

@@ -1,7 +1,7 @@
 //! fio job files as a plan: each job a cell, every option mapped or refused with its line.
 
 use super::*;
-use crate::workload::Shape;
+use crate::workload::{Beside, Shape};
 
 /// `iogauge fio`: every job of the job files becomes a group of one cell, in file order. What
 /// a job sets for the whole run in iogauge (the target, the engine, the ramp, where random IOs
@@ -24,6 +24,7 @@ pub fn from_fio(args: &FioArgs) -> Result<Plan> {
         .seed
         .unwrap_or_else(|| fastrand::u64(1..u64::MAX >> 11));
     let env = run_env(&jobs, seed);
+    exit_later(&jobs)?;
     let together = together(&jobs)?;
     let groups = jobs
         .iter()
@@ -304,6 +305,18 @@ fn run_env(jobs: &[Job], seed: u64) -> Env {
     env
 }
 
+/// `exitall` with `exit_what=all` ends every later job too: refused at the line that asks it.
+fn exit_later(jobs: &[Job]) -> Result<()> {
+    match jobs.iter().find(|j| j.exitall && j.exit_later) {
+        Some(j) => Err(usage(format!(
+            "{}: exit_what=all on job {}: ending every later job when this one ends is not mapped; iogauge ends the jobs running beside it (exit_what=stonewall, fio's group)",
+            j.at("exit_what"),
+            j.name
+        ))),
+        None => Ok(()),
+    }
+}
+
 /// Each job's cell of several streams (fio's run group, when it has more than one job), or
 /// `None` for a job that runs alone. What iogauge runs once per cell cannot be asked of jobs
 /// that run at once: refused at the line that asks it.
@@ -327,10 +340,10 @@ fn together(jobs: &[Job]) -> Result<Vec<Option<usize>>> {
         if j.latency_target.is_some() {
             refuse("latency_target", "iogauge's latency search paces one job")?;
         }
-        if j.has("startdelay") && j.typed("startdelay") != "0" {
+        if j.startdelay.0 != j.startdelay.1 {
             refuse(
                 "startdelay",
-                "iogauge starts the jobs of a run group at one instant",
+                "a delay drawn from a range starts the job at a time no run repeats; give one time",
             )?;
         }
         if j.nrfiles > 1 {
@@ -393,6 +406,14 @@ fn group(j: &Job, size: Option<u64>, together: Option<usize>) -> Result<Group> {
         },
         together,
         rate: None,
+        // Beside other jobs: its start after theirs and whether its end ends them.
+        beside: match together {
+            Some(_) => Beside {
+                delay: j.startdelay.0,
+                ends_all: j.exitall,
+            },
+            None => Beside::default(),
+        },
     })
 }
 

@@ -45,6 +45,7 @@ pub fn from_probe_cache(args: &crate::cli::ProbeCacheArgs) -> Result<Plan> {
             shape: Default::default(),
             together: None,
             rate: None,
+            beside: Default::default(),
         };
         groups.push(group(
             format!("warm {}", units::iec(ws)),

@@ -204,7 +204,7 @@ fn fio_jobs_without_stonewall_run_together() {
 #[test]
 fn what_one_job_at_a_time_needs_is_refused_for_jobs_run_together() {
     for (opt, what) in [
-        ("--startdelay=2", "startdelay="),
+        ("--startdelay=2-4", "startdelay="),
         ("--ss=iops:5%", "ss="),
         ("--verify=crc32c", "verify="),
     ] {
@@ -218,6 +218,40 @@ fn what_one_job_at_a_time_needs_is_refused_for_jobs_run_together() {
         let alone = fio_plan(&["--size=8m", "--name=a", opt, "--name=b", "--stonewall", opt]);
         assert!(alone.is_ok(), "{opt}: {:?}", alone.err());
     }
+}
+
+// fio's startdelay and exitall beside other jobs: a stream that starts that long after the
+// others and one whose end ends them (runner::together); on a job alone, a delay and an end
+// change nothing. exit_what=all, which would end every later job too, is refused at its line.
+#[test]
+fn a_later_start_and_an_end_for_all_go_to_the_streams() {
+    let p = fio_plan(&[
+        "--size=8m",
+        "--name=a",
+        "--name=b",
+        "--startdelay=2",
+        "--exitall",
+    ])
+    .unwrap();
+    let beside: Vec<_> = p.cells.iter().map(|c| c.beside).collect();
+    assert_eq!(beside[0], crate::workload::Beside::default());
+    assert_eq!(beside[1].delay, std::time::Duration::from_secs(2));
+    assert!(beside[1].ends_all);
+    let alone = fio_plan(&["--size=8m", "--name=a", "--startdelay=2", "--exitall"]).unwrap();
+    assert_eq!(alone.cells[0].beside, crate::workload::Beside::default());
+    let e = fio_plan(&[
+        "--size=8m",
+        "--name=a",
+        "--exitall",
+        "--exit_what=all",
+        "--name=b",
+    ])
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("exit_what=all") && e.contains("not mapped"),
+        "{e}"
+    );
 }
 
 // fio's own --output-format and --output after --, as iogauge's output: json is fio's JSON on

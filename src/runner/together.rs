@@ -2,9 +2,9 @@
 //! workers, intervals and limit), and their start gates open at one instant.
 
 use super::{run_gated, Display, Measured, Opener};
-use crate::workload::Spec;
+use crate::workload::{Beside, Spec};
 use anyhow::{anyhow, Result};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
@@ -15,6 +15,8 @@ pub(super) struct Together {
     streams: usize,
     arrived: AtomicUsize,
     origin: OnceLock<Instant>,
+    /// A stream whose end ends the others (fio's exitall) has ended.
+    ended: AtomicBool,
 }
 
 impl Together {
@@ -24,6 +26,11 @@ impl Together {
             std::thread::sleep(Duration::from_micros(200));
         }
         *self.origin.get_or_init(Instant::now)
+    }
+
+    /// Whether a stream that ends the others has ended: each stream's watch then stops it.
+    pub(super) fn ended(&self) -> bool {
+        self.ended.load(Ordering::SeqCst)
     }
 
     /// Counted as arrived without waiting: a stream that ended before its gate (a bug) must
@@ -40,11 +47,14 @@ pub struct Stream<'a> {
     pub open: Opener<'a>,
     pub range_start: u64,
     pub range_bytes: u64,
+    /// When it starts after the cell's start, and whether its end ends the others.
+    pub beside: Beside,
 }
 
 /// Runs several streams at once, all started at one instant, each measured on its own (its
 /// own histograms, intervals and limit: a timed stream and one of a fixed amount each end on
-/// their own). Only the first stream draws progress; an interrupt stops them all. The CPU
+/// their own, or all when one that ends the others ends). A stream may start later than the
+/// others (`Beside::delay`). Only the first stream draws progress; an interrupt stops them all. The CPU
 /// time in each measurement is the process's over that stream's window, so it holds every
 /// stream's work.
 pub fn run_together(streams: &[Stream], display: &Display) -> Result<Vec<Measured>> {
@@ -52,6 +62,7 @@ pub fn run_together(streams: &[Stream], display: &Display) -> Result<Vec<Measure
         streams: streams.len(),
         arrived: AtomicUsize::new(0),
         origin: OnceLock::new(),
+        ended: AtomicBool::new(false),
     };
     let quiet = Display::default();
     let outs: Vec<Result<Measured>> = std::thread::scope(|s| {
@@ -63,13 +74,18 @@ pub fn run_together(streams: &[Stream], display: &Display) -> Result<Vec<Measure
                 let display = if i == 0 { display } else { &quiet };
                 s.spawn(move || {
                     let range = (st.range_start, st.range_bytes);
-                    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                        run_gated(st.spec, st.open, range, display, None, Some(together))
+                    let gate = Some((together, st.beside.delay));
+                    let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        run_gated(st.spec, st.open, range, display, None, gate)
                     }))
                     .unwrap_or_else(|_| {
                         together.arrive();
                         Err(anyhow!("a stream's thread panicked (a bug in iogauge)"))
-                    })
+                    });
+                    if st.beside.ends_all {
+                        together.ended.store(true, Ordering::SeqCst);
+                    }
+                    out
                 })
             })
             .collect();

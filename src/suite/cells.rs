@@ -46,6 +46,8 @@ pub struct Cell {
     pub together: Option<usize>,
     /// Its own pace, over the run's (`--rate` of a stream).
     pub rate: Option<crate::workload::Rate>,
+    /// When it starts among the streams of its cell, and whether its end ends them.
+    pub beside: crate::workload::Beside,
 }
 
 impl Cell {
@@ -202,6 +204,7 @@ pub fn expand(suite: &Suite, o: &Overrides) -> Result<Vec<Cell>, String> {
                                 shape: g.shape.clone(),
                                 together: g.together,
                                 rate: g.rate,
+                                beside: g.beside,
                             });
                         }
                     }

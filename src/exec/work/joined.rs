@@ -14,6 +14,38 @@ pub(crate) fn concurrent(parts: Vec<Measured>) -> Measured {
     parts.fold(first, two)
 }
 
+impl Measured {
+    /// This stream's measurement placed `d` after the cell's first start (fio's startdelay), for
+    /// the sum: its time series begin with `d` of empty intervals and its window ends `d`
+    /// later, so the sum's rate is over the whole cell's time.
+    pub(crate) fn later_by(mut self, d: Duration) -> Measured {
+        if d.is_zero() {
+            return self;
+        }
+        let secs = d.as_secs_f64();
+        if let Some(step) = self.timeseries.first().map(|s| s.t_s).filter(|t| *t > 0.0) {
+            let empty = (secs / step).round() as usize;
+            let moved = self.timeseries.iter().map(|s| Sample {
+                t_s: s.t_s + secs,
+                ..*s
+            });
+            self.timeseries = (1..=empty)
+                .map(|k| Sample {
+                    t_s: k as f64 * step,
+                    ..Sample::default()
+                })
+                .chain(moved)
+                .collect();
+        }
+        if self.fine.bin_s > 0.0 {
+            let empty = (secs / self.fine.bin_s).round() as usize;
+            self.fine.ios.splice(0..0, std::iter::repeat_n(0, empty));
+        }
+        self.runtime_s += secs;
+        self
+    }
+}
+
 fn two(a: Measured, b: Measured) -> Measured {
     let merged = |x: &measure::Hist, y: &measure::Hist| {
         let mut h = x.clone();

@@ -2,11 +2,18 @@
 //! started at once, measured apart and as their sum.
 
 use super::*;
+use crate::workload::Beside;
 
 /// Runs the one-workload works of a cell of several streams at once, behind one gate: the
 /// result is their sum (the devices and other processes watched over all of them, as the
 /// device saw them together), with each stream's own measurement in `streams`.
-pub fn together(works: &[&Work], target: &Target, prefix: &str, progress: bool) -> Result<Ran> {
+pub fn together(
+    works: &[&Work],
+    beside: &[Beside],
+    target: &Target,
+    prefix: &str,
+    progress: bool,
+) -> Result<Ran> {
     let mut parts = Vec::with_capacity(works.len());
     for w in works {
         match w {
@@ -19,14 +26,17 @@ pub fn together(works: &[&Work], target: &Target, prefix: &str, progress: bool) 
         .iter()
         .map(|(s, _, _)| move || target.open_all(s.writes(), s.direct, s.odsync))
         .collect();
+    let beside_of = |i: usize| beside.get(i).copied().unwrap_or_default();
     let streams: Vec<runner::Stream> = parts
         .iter()
         .zip(&opens)
-        .map(|((spec, start, len), open)| runner::Stream {
+        .enumerate()
+        .map(|(i, ((spec, start, len), open))| runner::Stream {
             spec,
             open,
             range_start: target.offset + start,
             range_bytes: *len,
+            beside: beside_of(i),
         })
         .collect();
     let display = Display {
@@ -34,10 +44,12 @@ pub fn together(works: &[&Work], target: &Target, prefix: &str, progress: bool) 
         prefix: format!("{prefix} "),
         stop_when: None,
     };
-    // The devices from the first stream's measurement on (each stream's lead-in may differ).
+    // The devices from the first stream's measurement on (each stream's lead-in and start
+    // may differ).
     let lead = parts
         .iter()
-        .map(|p| p.0.lead_in())
+        .enumerate()
+        .map(|(i, p)| beside_of(i).delay + p.0.lead_in())
         .min()
         .unwrap_or_default();
     let watch = Watch::start(target, parts[0].0.interval, lead);
@@ -60,7 +72,17 @@ pub fn together(works: &[&Work], target: &Target, prefix: &str, progress: bool) 
     let sum = combined_spec(&each);
     let start = each.iter().map(|r| r.start).min().unwrap_or(0);
     let end = each.iter().map(|r| r.start + r.len).max().unwrap_or(0);
-    let mut ran = watch.stop(sum, start, end - start, concurrent(measured));
+    // The sum over the cell's whole time: a stream that started later is placed where it ran.
+    let first = (0..measured.len())
+        .map(|i| beside_of(i).delay)
+        .min()
+        .unwrap_or_default();
+    let placed = measured
+        .into_iter()
+        .enumerate()
+        .map(|(i, m)| m.later_by(beside_of(i).delay - first))
+        .collect();
+    let mut ran = watch.stop(sum, start, end - start, concurrent(placed));
     ran.streams = each;
     Ok(ran)
 }
