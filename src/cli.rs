@@ -725,6 +725,12 @@ pub struct WorkloadArgs {
     #[arg(long, conflicts_with = "stream")]
     pub rate_per_thread: bool,
 
+    /// With --rate or --rate-bw: IOs arrive as a Poisson process (the gaps drawn from an
+    /// exponential distribution of mean 1/rate, fio's rate_process=poisson), as a server's many
+    /// independent clients send them, rather than evenly spaced.
+    #[arg(long, conflicts_with = "stream")]
+    pub poisson: bool,
+
     /// Where random IOs land: uniform, zipf:THETA, pareto:H, normal:STDDEV%, hot:DATA%/IO%
     /// (e.g. hot:10%/90%, a database's hot pages) or zoned:IO%/SIZE%:… (zones in order from the
     /// start, e.g. zoned:60/10:30/20:10/70), as fio's random_distribution.

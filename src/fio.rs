@@ -79,6 +79,8 @@ pub struct Job {
     pub sync: Option<(SyncKind, u32)>,
     /// Per job clone, as fio's rate_iops (or `rate=` in bytes/s over the block size).
     pub rate_iops: Option<f64>,
+    /// `rate_process=poisson`: the IOs' starts a Poisson process at that rate.
+    pub rate_poisson: bool,
     /// `verify=` (any method but none): iogauge's own stamps and read-back (--verify).
     pub verify: bool,
     /// `overwrite=1`: fio lays out a write-only job's new file by writing it, as iogauge
@@ -146,6 +148,7 @@ impl Job {
             file_service: FileService::default(),
             sync: None,
             rate_iops: None,
+            rate_poisson: false,
             verify: false,
             overwrite: false,
             steady: false,

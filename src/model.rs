@@ -270,6 +270,10 @@ pub struct WorkloadDoc {
     /// Target IOs per second over all threads (`--rate`), or null for as fast as possible.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate_iops: Option<f64>,
+    /// The schedule's arrivals: "poisson" (`--poisson`, fio's rate_process=poisson), absent
+    /// for evenly spaced.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_process: Option<String>,
     /// Where random IOs landed: "uniform" unless --distribution said otherwise.
     #[serde(default = "uniform", skip_serializing_if = "is_uniform")]
     pub distribution: String,
@@ -340,6 +344,8 @@ impl WorkloadDoc {
             interval_s: spec.interval.as_secs_f64(),
             distribution: spec.distribution.to_string(),
             rate_iops: spec.rate_per_thread.map(|r| r * f64::from(spec.threads)),
+            rate_process: (spec.rate_poisson && spec.rate_per_thread.is_some())
+                .then(|| "poisson".to_string()),
         }
     }
 }

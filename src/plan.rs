@@ -424,14 +424,19 @@ fn workload(
             (Some(r), _) => Some(Rate {
                 iops: r,
                 per_thread: w.rate_per_thread,
+                poisson: w.poisson,
             }),
             (None, Some(0)) => return Err(usage("--rate-bw 0: give e.g. --rate-bw 100MiB")),
             (None, Some(b)) => Some(Rate {
                 iops: b as f64 / bs.bytes() as f64,
                 per_thread: w.rate_per_thread,
+                poisson: w.poisson,
             }),
             (None, None) if w.rate_per_thread => return Err(usage(
                 "--rate-per-thread needs --rate or --rate-bw, e.g. --rate 1000 --rate-per-thread",
+            )),
+            (None, None) if w.poisson => return Err(usage(
+                "--poisson spaces the IOs of a schedule, and there is none: give --rate or --rate-bw, e.g. --rate 1000 --poisson",
             )),
             (None, None) => None,
         };

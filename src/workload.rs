@@ -239,6 +239,9 @@ pub struct Spec {
     pub distribution: Distribution,
     /// IOs per second per thread on a schedule (`--rate`), or as fast as possible.
     pub rate_per_thread: Option<f64>,
+    /// The schedule's gaps drawn from an exponential distribution of mean 1/rate (arrivals as
+    /// a Poisson process, fio's `rate_process=poisson`), not all equal.
+    pub rate_poisson: bool,
     /// Block-size mix, `:N` and per-thread regions; the default for most workloads.
     pub shape: Shape,
     /// Which file each IO goes to when the target is several files (fio's `nrfiles`).
@@ -261,6 +264,8 @@ pub struct Beside {
 pub struct Rate {
     pub iops: f64,
     pub per_thread: bool,
+    /// Planned starts a Poisson process (fio's rate_process=poisson), not evenly spaced.
+    pub poisson: bool,
 }
 
 impl Rate {

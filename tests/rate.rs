@@ -272,3 +272,57 @@ iodepth = [4, 8, 16, 32, 64]
         ceiling["summary"]
     );
 }
+
+/// Variance over mean of the reads completed in each 100 ms bin.
+fn dispersion(r: &Value) -> f64 {
+    let bins: Vec<f64> = r["fine"]["ios"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_f64)
+        .collect();
+    let n = bins.len() as f64;
+    let mean = bins.iter().sum::<f64>() / n;
+    let var = bins.iter().map(|b| (b - mean).powi(2)).sum::<f64>() / (n - 1.0);
+    var / mean
+}
+
+/// `--poisson` (fio's rate_process=poisson): at 200 reads a second on a RAM device, where each
+/// read completes within microseconds of its start, the reads completed per 100 ms bin are
+/// Poisson counts (variance about their mean of 20; over 50 bins the estimate is within 0.5–2
+/// by four standard errors), where an even schedule's are all but equal. Both keep the rate.
+#[test]
+fn poisson_arrivals_vary_as_poisson_counts_and_even_ones_do_not() {
+    let _quiet = quiet_turn(module_path!());
+    needs_root!();
+    let ram = RamLoop::new(64 << 20);
+    let run = |extra: &str| {
+        let out = iogauge(
+            ram.dir.path(),
+            &format!(
+                "run {} --rw randread --rate 200 --time 5s --json --no-store {extra}",
+                ram.dev.dev
+            )
+            .split_whitespace()
+            .collect::<Vec<_>>(),
+        );
+        json_of(&out)["results"][0].clone()
+    };
+    let even = run("");
+    let poisson = run("--poisson");
+    assert_eq!(poisson["workload"]["rate_process"], "poisson");
+    assert!(even["workload"]["rate_process"].is_null());
+    for r in [&even, &poisson] {
+        let iops = r["iops"].as_f64().unwrap();
+        assert!(
+            (170.0..=230.0).contains(&iops),
+            "{iops} IOPS for --rate 200"
+        );
+    }
+    let (e, p) = (dispersion(&even), dispersion(&poisson));
+    assert!(e < 0.2, "even arrivals: variance/mean {e:.2}");
+    assert!(
+        (0.5..=2.0).contains(&p),
+        "Poisson arrivals: variance/mean {p:.2}"
+    );
+}

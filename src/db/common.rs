@@ -540,6 +540,7 @@ pub fn transactions_result(t: Transactions) -> ResultDoc {
             ramp_s: 0.0,
             interval_s: 1.0,
             rate_iops: None,
+            rate_process: None,
             distribution: "uniform".into(),
         },
         target: TargetDoc {

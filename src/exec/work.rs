@@ -133,6 +133,7 @@ pub fn of(cell: &Cell, env: &Env, range: u64, logical_block: u32) -> Result<Work
         complete_batch: complete_batch(env, cell, iodepth),
         distribution: env.distribution,
         rate_per_thread: cell.rate.or(env.rate).map(|r| r.per_thread(threads)),
+        rate_poisson: cell.rate.or(env.rate).is_some_and(|r| r.poisson),
         shape: cell.shape.clone(),
         file_service: env.file_service,
         interval_hists: env.interval_hists,

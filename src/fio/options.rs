@@ -264,6 +264,19 @@ const OPTIONS: &[Mapped] = &[
     opt(&["random_generator"], random_generator),
     opt(&["startdelay"], startdelay),
     opt(&["exitall"], |d, a| a.put(&mut d.job.exitall, flag(a.v))),
+    // Noted (`unmapped::NOTED`); the value checked here.
+    opt(&["io_submit_mode"], |_, a| match a.v {
+        "inline" | "offload" => Ok(()),
+        _ => Err(a.bad("fio's io_submit_mode is inline or offload")),
+    }),
+    opt(&["rate_process"], |d, a| {
+        let poisson = match a.v {
+            "linear" => Ok(false),
+            "poisson" => Ok(true),
+            _ => Err("fio's rate_process is linear or poisson".to_string()),
+        };
+        a.put(&mut d.job.rate_poisson, poisson)
+    }),
     opt(&["exit_what"], exit_what),
     opt(&["rate_min"], |_, a| {
         a.check(size(a.v.split(',').next().unwrap_or(""), a.kb_base))

@@ -44,7 +44,7 @@ const NO_EFFECT: [(&str, &str); 6] = [
 /// Options accepted with a note of what iogauge does instead (fio::measures): those that
 /// change what fio records or prints, not the IO, and those whose effect iogauge's way of
 /// running a file already gives or cannot change.
-pub const NOTED: [(&str, &str); 27] = [
+pub const NOTED: [(&str, &str); 28] = [
     ("write_lat_log", LOGS),
     ("write_bw_log", LOGS),
     ("write_iops_log", LOGS),
@@ -86,6 +86,10 @@ pub const NOTED: [(&str, &str); 27] = [
     (
         "threads",
         "threads= is an option of fio's tiobench profile, which a job ignores; iogauge's workers are threads anyway",
+    ),
+    (
+        "io_submit_mode",
+        "iogauge submits from each job's own threads, not from fio's pool (offload); with a rate, each IO is timed from its planned start, so an IO submitted late behind its schedule counts its wait in the latency, the measurement offload keeps (the device may see such IOs bunched where fio's pool would have spaced them)",
     ),
     ("fallocate", LAID_OUT),
     ("create_on_open", LAID_OUT),
@@ -136,7 +140,7 @@ const REFUSED: [(&str, &str); 10] = [
 ];
 
 /// Options refused by family (a prefix of fio's name), with the reason.
-const FAMILIES: [(&str, &str); 18] = [
+const FAMILIES: [(&str, &str); 16] = [
     (
         "flow",
         "flow holds jobs that run at the same time to a ratio of their IOs; iogauge runs them side by side, each at its own pace, and does not hold one back for another",
@@ -148,14 +152,6 @@ const FAMILIES: [(&str, &str); 18] = [
     (
         "thinktime",
         "pauses between IOs are not mapped; iogauge paces IOs with rate_iops or rate",
-    ),
-    (
-        "io_submit_mode",
-        "iogauge submits IO from each job's own threads; fio's offload to a pool of submitters is not mapped",
-    ),
-    (
-        "rate_process",
-        "iogauge paces IOs evenly (fio's linear); poisson arrivals are not mapped",
     ),
     ("cmdprio", "IO priorities are not mapped"),
     ("prio", "IO priorities are not mapped"),

@@ -173,6 +173,7 @@ fn agree_per_run(jobs: &[Job]) -> Result<()> {
         j.distribution == first.distribution
     })?;
     agree("rate_iops", &|j| j.rate_iops == first.rate_iops)?;
+    agree("rate_process", &|j| j.rate_poisson == first.rate_poisson)?;
     agree("verify", &|j| j.verify == first.verify)?;
     agree("ss", &|j| j.steady == first.steady)?;
     agree("latency_target", &|j| {
@@ -297,6 +298,7 @@ fn run_env(jobs: &[Job], seed: u64) -> Env {
     env.rate = first.rate_iops.map(|iops| Rate {
         iops,
         per_thread: true,
+        poisson: first.rate_poisson,
     });
     // verify=: iogauge's own stamps on every write, read back after each job (--verify).
     if first.verify {

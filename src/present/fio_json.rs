@@ -219,6 +219,9 @@ fn job(r: &ResultDoc, name: &str) -> Value {
             format!("{}", (r / f64::from(w.threads.max(1))).round()),
         );
     }
+    if let Some(p) = &w.rate_process {
+        opt("rate_process", p.clone());
+    }
     if let (Some(k), Some(n)) = (w.sync, w.sync_every) {
         let key = match k {
             crate::workload::SyncKind::Fsync => "fsync",

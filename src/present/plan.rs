@@ -106,7 +106,15 @@ pub fn doc(plan: &Plan, resolved: &target::Resolved, works: &[Result<Work, Strin
         .map(|(c, _)| c)
         .collect();
     let repeats = plan.repeat.n;
-    let timed: Duration = runnable.iter().filter_map(|c| c.planned_time()).sum();
+    // Cells that run at once (streams, fio's jobs without stonewall) take their longest's time
+    // (and its later start), not their sum.
+    let timed = Duration::from_secs_f64(at_once(runnable.iter().map(|c| {
+        let t = c.planned_time().map_or(0.0, |t| t.as_secs_f64());
+        (
+            c.together,
+            t + c.beside.delay.as_secs_f64() * f64::from(t > 0.0),
+        )
+    })));
     // Fixed-data cells and the fill at an assumed 100 MB/s: an estimate, said to be one.
     let data: u64 = cells
         .iter()
@@ -116,7 +124,25 @@ pub fn doc(plan: &Plan, resolved: &target::Resolved, works: &[Result<Work, Strin
     // Every cell's ramp runs before its measurement, and a latency-target search runs the
     // workload once unthrottled and then up to SEARCH_STEPS paced steps.
     let ramps = plan.env.ramp.as_secs_f64() * runnable.len() as f64;
-    let per_run = timed.as_secs_f64() + ramps + data as f64 / 100e6;
+    // A paced fixed-data cell takes its IOs at its rate, however fast the device: 128 MiB of
+    // 4 KiB reads at 50 a second is 11 minutes, not a second or two.
+    let data_s = at_once(
+        plan.cells
+            .iter()
+            .zip(&cells)
+            .filter(|(_, p)| p.skipped.is_none())
+            .filter_map(|(c, p)| {
+                let bytes = p.data_bytes? as f64;
+                let paced = c.rate.or(plan.env.rate).map_or(0.0, |r| {
+                    bytes / (r.per_thread(c.threads) * f64::from(c.threads) * c.bs.bytes() as f64)
+                });
+                Some((
+                    c.together,
+                    paced.max(bytes / 100e6) + c.beside.delay.as_secs_f64(),
+                ))
+            }),
+    );
+    let per_run = timed.as_secs_f64() + ramps + data_s;
     // A cell that may stop early (--until-stable, --until-change) takes at least its rule's
     // shortest time and at most its planned time.
     let shortest = match plan.until {
@@ -222,6 +248,26 @@ pub fn doc(plan: &Plan, resolved: &target::Resolved, works: &[Result<Work, Strin
         estimate_s: (secs.max(1.0), secs_most.max(secs).max(1.0)),
         assumed_mb_s: assumed.then_some(100.0),
     }
+}
+
+/// Seconds of cells in order, where neighbours with the same `together` number run at once:
+/// their longest counts, the others add up.
+fn at_once(cells: impl Iterator<Item = (Option<usize>, f64)>) -> f64 {
+    let mut total = 0.0;
+    let mut group: Option<(usize, f64)> = None;
+    for (together, secs) in cells {
+        match (together, &mut group) {
+            (Some(t), Some((g, longest))) if *g == t => *longest = longest.max(secs),
+            (t, _) => {
+                total += group.take().map_or(0.0, |(_, l)| l);
+                match t {
+                    Some(t) => group = Some((t, secs)),
+                    None => total += secs,
+                }
+            }
+        }
+    }
+    total + group.map_or(0.0, |(_, l)| l)
 }
 
 /// The plan in a few lines.
@@ -357,4 +403,24 @@ pub fn text(p: &PlanDoc) -> String {
         }
     ));
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::at_once;
+
+    /// Cells alone add up; neighbours that run at once count their longest.
+    #[test]
+    fn cells_at_once_take_their_longest_time() {
+        let cells = [
+            (None, 2.0),
+            (Some(1), 3.0),
+            (Some(1), 5.0),
+            (None, 1.0),
+            (Some(2), 4.0),
+            (Some(3), 6.0),
+        ];
+        assert_eq!(at_once(cells.into_iter()), 2.0 + 5.0 + 1.0 + 4.0 + 6.0);
+        assert_eq!(at_once(std::iter::empty()), 0.0);
+    }
 }

@@ -235,8 +235,12 @@ fn rate_rows(s: &mut String, r: &ResultDoc, rate: &str) {
                 s,
                 "rate",
                 format!(
-                    "{} IOPS asked, {} achieved ({:.1}%)",
+                    "{} IOPS asked{}, {} achieved ({:.1}%)",
                     units::count(rate),
+                    match r.workload.rate_process.as_deref() {
+                        Some("poisson") => " as Poisson arrivals",
+                        _ => "",
+                    },
                     units::count(r.iops),
                     r.iops / rate * 100.0
                 ),

@@ -26,6 +26,7 @@ fn null_spec(limit: Limit) -> Spec {
         shape: Default::default(),
         file_service: Default::default(),
         interval_hists: false,
+        rate_poisson: false,
     }
 }
 

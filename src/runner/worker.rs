@@ -29,6 +29,10 @@ use trial::Way;
 /// Length of a fine bin: stalls are timed to within this.
 pub const FINE_BIN: Duration = Duration::from_millis(100);
 
+/// Mixed into the seed of a Poisson schedule, so its gaps are not drawn from the numbers that
+/// place the same thread's offsets.
+const POISSON_SALT: u64 = 0x5851_F42D_4C95_7F2D;
+
 /// What a worker measured.
 pub struct WorkerOut {
     pub read: Hist,
@@ -177,6 +181,12 @@ impl<'a, E: Engine> Worker<'a, E> {
                 .rate_per_thread
                 .map(|r| Duration::from_secs_f64(1.0 / r.max(1e-9))),
             next_due: origin,
+            poisson: spec.rate_poisson.then(|| {
+                fastrand::Rng::with_seed(crate::workload::offsets::thread_seed(
+                    spec.seed ^ POISSON_SALT,
+                    cfg.id,
+                ))
+            }),
         };
         if pacer.period.is_some() {
             iogauge_engine::sys::set_timer_slack_ns(1_000);

@@ -324,6 +324,7 @@ mod tests {
             shape,
             file_service: Default::default(),
             interval_hists: false,
+            rate_poisson: false,
         }
     }
 

@@ -114,6 +114,9 @@ impl Streams {
 pub(super) struct Pacer {
     pub period: Option<Duration>,
     pub next_due: Instant,
+    /// Draws each gap from an exponential distribution of mean `period` (a Poisson process),
+    /// seeded per thread; `None` spaces the IOs evenly.
+    pub poisson: Option<fastrand::Rng>,
 }
 
 impl Pacer {
@@ -128,7 +131,11 @@ impl Pacer {
             return None;
         }
         let planned = self.next_due;
-        self.next_due += p;
+        self.next_due += match &mut self.poisson {
+            // 1 − U is in (0, 1]: its logarithm is finite.
+            Some(rng) => p.mul_f64(-(1.0 - rng.f64()).ln()),
+            None => p,
+        };
         Some(planned)
     }
 
