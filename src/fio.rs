@@ -54,7 +54,7 @@ pub struct Job {
     /// `rw=randread:N`: IOs per random offset, the ones between following the last.
     pub seq_run: u32,
     /// `rw=read:N`: bytes skipped after each sequential IO.
-    pub seq_skip: u64,
+    pub seq_skip: i64,
     /// `offset_increment`: clone `i`'s region starts `i ×` this after `offset`.
     pub offset_increment: Option<u64>,
     pub iodepth: u32,

@@ -245,9 +245,10 @@ pub struct WorkloadDoc {
     /// `rw=randread:N`); absent for a random offset every IO.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seq_run: Option<u32>,
-    /// Sequential patterns: bytes skipped after each IO (fio's `rw=read:N`).
+    /// Sequential patterns: bytes skipped after each IO (fio's `rw=read:N`), negative when
+    /// the IOs walk backwards.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub seq_skip: Option<u64>,
+    pub seq_skip: Option<i64>,
     /// Thread `i`'s region starts `i ×` this many bytes into the range (fio's
     /// `offset_increment`); absent when the threads share the range.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -327,7 +328,7 @@ impl WorkloadDoc {
             bs: spec.bs.bytes(),
             bs_mix: spec.shape.mix.clone(),
             seq_run: Some(spec.shape.seq_run).filter(|n| *n > 1 && spec.rw.random()),
-            seq_skip: Some(spec.shape.seq_skip).filter(|n| *n > 0 && !spec.rw.random()),
+            seq_skip: Some(spec.shape.seq_skip).filter(|n| *n != 0 && !spec.rw.random()),
             offset_increment: spec.shape.stride,
             threads: spec.threads,
             iodepth: spec.iodepth,

@@ -166,8 +166,9 @@ pub struct Shape {
     /// Random patterns: IOs issued one after another before the next random offset (fio's
     /// `rw=randread:N`); 0 and 1 mean a random offset for every IO.
     pub seq_run: u32,
-    /// Sequential patterns: bytes skipped after each IO (fio's `rw=read:N`).
-    pub seq_skip: u64,
+    /// Sequential patterns: bytes skipped after each IO (fio's `rw=read:N`); negative walks
+    /// backwards (`rw=read:-8k` after 4 KiB IOs reads each block before the last).
+    pub seq_skip: i64,
     /// Thread `i`'s region starts `i × stride` bytes into the range and each region is the
     /// range less `(threads − 1) × stride` (fio's `offset_increment`: a clone per region).
     pub stride: Option<u64>,
@@ -340,10 +341,24 @@ impl Spec {
     /// Checks what depends on the target: the block size against its logical block size under
     /// O_DIRECT, and that every thread's stream has at least one block.
     pub fn check_target(&self, range_bytes: u64, logical_block: u32) -> anyhow::Result<()> {
-        if self.direct && !self.shape.seq_skip.is_multiple_of(u64::from(logical_block)) {
+        if self.direct
+            && !self
+                .shape
+                .seq_skip
+                .unsigned_abs()
+                .is_multiple_of(u64::from(logical_block))
+        {
             return Err(usage(format!(
                 "a skip of {} bytes between sequential IOs is not a multiple of the device's logical block size ({} bytes), which O_DIRECT requires",
                 self.shape.seq_skip, logical_block
+            )));
+        }
+        let slice = range_bytes / u64::from(self.threads.max(1));
+        if self.shape.seq_skip < 0 && self.shape.seq_skip.unsigned_abs() > slice {
+            return Err(usage(format!(
+                "a backwards skip of {} bytes is longer than each thread's part of the range ({} bytes); give a smaller skip or a larger size",
+                self.shape.seq_skip.unsigned_abs(),
+                slice
             )));
         }
         if let Some(m) = &self.shape.mix {

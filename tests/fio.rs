@@ -570,6 +570,46 @@ fn a_rate_below_one_io_a_second_spaces_the_ios_seconds_apart() {
     assert!((0.4..=1.0).contains(&iops), "{iops} IOPS");
 }
 
+/// fio's backwards-read.fio (`rw=read:-8k` of 4 KiB blocks) runs: named as the job wrote it,
+/// its fio-json job options the same, the file's size read once.
+#[test]
+fn a_negative_skip_reads_backwards_as_fio_does() {
+    let dir = tempfile::tempdir().unwrap();
+    write_job(
+        dir.path(),
+        "b.fio",
+        "[backwards-read]\nbs=4k\nrw=read:-8k\ndirect=1\nsize=4m\n",
+    );
+    let out = iogauge(
+        dir.path(),
+        &[
+            "fio",
+            "b.fio",
+            "--no-store",
+            "--format",
+            "fio-json",
+            "-o",
+            "f.json",
+            "--json",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let r = result(&doc, "backwards-read");
+    assert!(
+        r["name"].as_str().unwrap().contains("read:-8K"),
+        "{}",
+        r["name"]
+    );
+    assert_eq!(r["read"]["bytes"], 4 << 20);
+    let fio: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("f.json")).unwrap()).unwrap();
+    assert_eq!(
+        fio_job(&fio, "backwards-read")["job options"]["rw"],
+        "read:-8192"
+    );
+}
+
 /// `size=50%` of an existing file: the job moves half of it, in whole blocks; with no file to
 /// take a share of, it is refused at its line (issue 26).
 #[test]

@@ -86,12 +86,14 @@ fn rw_suffix(j: &mut Job, set: &Set, kb_base: u64) -> Result<(), String> {
             .ok()
             .filter(|n| *n >= 1)
             .ok_or_else(|| bad("give the IOs per random offset, e.g. randread:8"))?;
-    } else if suffix.starts_with('-') {
-        return Err(bad(
-            "a negative skip (IO walking backwards) is not supported",
-        ));
     } else {
-        j.seq_skip = size(suffix, kb_base).map_err(|e| bad(&e))?;
+        // A negative skip walks backwards (fio's backwards-read.fio: `read:-8k` of 4 KiB).
+        let (sign, bytes) = match suffix.strip_prefix('-') {
+            Some(b) => (-1, b),
+            None => (1, suffix),
+        };
+        let n = size(bytes, kb_base).map_err(|e| bad(&e))?;
+        j.seq_skip = sign * i64::try_from(n).map_err(|_| bad("the skip is too large"))?;
     }
     Ok(())
 }

@@ -156,7 +156,7 @@ fn every_refusal_names_its_line_and_why() {
         ),
         ("[global]\nfrobnicate=1\n[a]\n", 2, "does not support"),
         ("[a]\nrw=randread:0\n", 2, "IOs per random offset"),
-        ("[a]\nrw=read:-8k\n", 2, "negative skip"),
+        ("[a]\nrw=read:-8x\n", 2, "rw=read:-8x"),
         (
             "[a]\nrw=randread:8\nrw_sequencer=identical\n",
             3,
@@ -394,6 +394,9 @@ fn rw_suffixes_map_to_runs_and_skips() {
     // On a sequential pattern the number is a size: bytes skipped after each IO.
     let j = &jobs("[a]\nrw=write:64k\n")[0];
     assert_eq!((j.rw, j.seq_run, j.seq_skip), (Rw::Write, 1, 65536));
+    // A negative one walks backwards (backwards-read.fio).
+    let j = &jobs("[a]\nrw=read:-8k\n")[0];
+    assert_eq!((j.rw, j.seq_skip), (Rw::Read, -8192));
     let j = &jobs("[a]\nrw=read\n")[0];
     assert_eq!((j.seq_run, j.seq_skip), (1, 0));
 }

@@ -63,7 +63,8 @@ impl Cell {
         // fio's `rw=randread:8` / `rw=read:64k`, as the job wrote it.
         match (self.shape.seq_run, self.shape.seq_skip) {
             (n, _) if n > 1 => s.push_str(&format!(":{n}")),
-            (_, b) if b > 0 => s.push_str(&format!(":{}", units::bs_label(b))),
+            (_, b) if b > 0 => s.push_str(&format!(":{}", units::bs_label(b.unsigned_abs()))),
+            (_, b) if b < 0 => s.push_str(&format!(":-{}", units::bs_label(b.unsigned_abs()))),
             _ => {}
         }
         if self.op.mixed() {

@@ -26,8 +26,8 @@ pub(super) struct Shaped {
     left: u32,
     /// Where the next sequential IO starts, relative to the region.
     next: [u64; 2],
-    /// Bytes skipped after a sequential IO.
-    skip: u64,
+    /// Bytes skipped after a sequential IO; negative walks backwards.
+    skip: i64,
 }
 
 impl Offsets {
@@ -127,7 +127,13 @@ impl Offsets {
         } else {
             sh.next[d]
         };
-        sh.next[d] = rel + len64 + sh.skip;
+        // Walking backwards past the region's start goes on from its end, as fio's does: the
+        // next IO starts the skip's length before the end (`read:-8k` of 4 KiB: 0, end − 8k,
+        // end − 12k …). `check_target` keeps the skip within the region.
+        sh.next[d] = match (rel + len64).checked_add_signed(sh.skip) {
+            Some(n) => n,
+            None => sh.region.saturating_sub(sh.skip.unsigned_abs()),
+        };
         (self.base + rel, len)
     }
 }
@@ -301,6 +307,20 @@ mod tests {
         let offs: Vec<u64> = (0..5).map(|_| o.next_io(true).0 - (1 << 20)).collect();
         // 0, 12k, 24k, 36k (the last block of the 40k range), then back to the start.
         assert_eq!(offs, [0, 12288, 24576, 36864, 0]);
+    }
+
+    /// fio's backwards-read.fio (`rw=read:-8k` of 4 KiB blocks): the first block, then from the
+    /// end backwards, a block before the last each time, and from the end again past the start.
+    #[test]
+    fn a_negative_skip_walks_backwards_from_the_end() {
+        let shape = crate::workload::Shape {
+            seq_skip: -8192,
+            ..Default::default()
+        };
+        let s = spec(crate::workload::Rw::Read, 1, shape);
+        let mut o = Offsets::of(&s, 0, 1 << 20, 4 * 4096);
+        let offs: Vec<u64> = (0..6).map(|_| o.next_io(false).0 - (1 << 20)).collect();
+        assert_eq!(offs, [0, 8192, 4096, 0, 8192, 4096]);
     }
 
     #[test]
