@@ -88,6 +88,8 @@ pub struct Job {
     pub overwrite: bool,
     /// `ss=` (fio's steady-state stop): iogauge's --until-stable rule, runtime as the bound.
     pub steady: bool,
+    /// `ss=lat` or `ss=lat_slope`: fio judges the mean latency (iogauge the rate it follows from).
+    pub steady_latency: bool,
     /// `latency_target` with `latency_percentile`: iogauge's --latency-target search.
     pub latency_target: Option<crate::workload::LatencyTarget>,
     pub distribution: Distribution,
@@ -152,6 +154,7 @@ impl Job {
             verify: false,
             overwrite: false,
             steady: false,
+            steady_latency: false,
             latency_target: None,
             distribution: Distribution::Uniform,
             seed: Some(1),

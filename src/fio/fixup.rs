@@ -26,6 +26,12 @@ pub(super) fn fixup(d: Draft, set: Set, kb_base: u64) -> Result<Job, String> {
     rw_suffix(j, &set, kb_base)?;
     block_sizes(j, &set, mix, blockalign)?;
     amounts(j, &set, number_ios, rate_bytes)?;
+    if j.steady_latency && j.rate_iops.is_some() {
+        let (v, l) = &set["ss"];
+        return Err(format!(
+            "{l}: ss={v} with a rate: a paced job's rate is fixed while its latency is free, and iogauge's steady rule judges the rate; give ss=iops, or leave the rate out"
+        ));
+    }
     pattern_rules(j, &set)?;
     files(j, &set)?;
     job.path = match (directory, filename) {

@@ -119,9 +119,13 @@ fn done_instead(j: &Job, out: &mut dyn FnMut(String)) {
     }
     if j.steady {
         out(format!(
-            "{}: ss={} ({WHO}): fio stops the job once that metric holds within its limit over ss_dur; iogauge stops it by its own rule (--until-stable: the 95% confidence interval of its IOPS within ±3%), with runtime as the most it runs",
+            "{}: ss={} ({WHO}): fio stops the job once that metric holds within its limit over ss_dur; iogauge stops it by its own rule (--until-stable: the 95% confidence interval of its IOPS within ±3%), with runtime as the most it runs{}",
             j.at("ss"),
-            j.typed("ss")
+            j.typed("ss"),
+            match j.steady_latency {
+                true => format!("; at its fixed {} in flight the mean latency is that depth over the IOPS (Little's law), so a steady rate is a steady mean latency", j.iodepth * j.numjobs),
+                false => String::new(),
+            }
         ));
     }
     if let Some(t) = j.latency_target {

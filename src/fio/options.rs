@@ -419,11 +419,10 @@ fn steady_state(d: &mut Draft, a: &Arg) -> Result<(), String> {
     let metric = a.v.split(':').next().unwrap_or("");
     match metric {
         "iops" | "iops_slope" | "bw" | "bw_slope" => {}
-        "lat" | "lat_slope" => {
-            return Err(a.bad(
-                "iogauge's steady-state rule (--until-stable) judges IOPS; a steady latency is not mapped: use ss=iops or ss=iops_slope",
-            ))
-        }
+        // At a fixed depth the mean latency is the depth over the rate (Little's law): a steady
+        // rate is a steady mean latency, and iogauge judges the rate. A paced job is refused
+        // (`fixup`): its rate is fixed while its latency is free.
+        "lat" | "lat_slope" => d.job.steady_latency = true,
         _ => {
             return Err(a.bad(
                 "fio's steady-state metrics are iops, iops_slope, bw, bw_slope, lat and lat_slope",

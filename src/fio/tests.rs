@@ -3,6 +3,8 @@
 use super::*;
 use crate::workload::blocks::BsWeight;
 
+mod refusals;
+
 fn no_env(_: &str) -> Option<String> {
     None
 }
@@ -123,137 +125,6 @@ fn filename_and_directory_make_the_target() {
 }
 
 #[test]
-fn every_refusal_names_its_line_and_why() {
-    for (text, line, why) in [
-        ("[a]\nbssplit=4k/50:64k/40\n", 2, "add up to 90, not 100"),
-        ("[a]\nbssplit=4k/60:64k/60:8k\n", 2, "not 100"),
-        ("[a]\nbsrange=4k\n", 2, "not a range"),
-        ("[a]\nbs=4k,8k,16k,32k\n", 2, "at most read,write,trim"),
-        ("[a]\n\nnrfiles=0\n", 3, "at least 1"),
-        (
-            "[a]\nfilename=/dev/nvme0n1\nnrfiles=4\n",
-            3,
-            "give directory=",
-        ),
-        (
-            "[a]\nnrfiles=4\nfile_service_type=zipf:1.2\n",
-            3,
-            "skewed distribution",
-        ),
-        (
-            "[a]\nfile_service_type=bogus\n",
-            2,
-            "roundrobin, sequential or random",
-        ),
-        ("[a]\nfile_service_type=random:0\n", 2, "IOs per file"),
-        ("[a]\nnrfiles=4\n\nopenfiles=2\n", 4, "below nrfiles=4"),
-        ("[a]\nverify=md5\nnrfiles=2\n", 2, "verify with nrfiles=2"),
-        ("[a]\nnumjobs=2\noffset_increment=1g\n", 3, "needs size="),
-        (
-            "[a]\nsize=1g\noffset_increment=10%\n",
-            3,
-            "share of the file",
-        ),
-        ("[global]\nfrobnicate=1\n[a]\n", 2, "does not support"),
-        ("[a]\nrw=randread:0\n", 2, "IOs per random offset"),
-        ("[a]\nrw=read:-8x\n", 2, "rw=read:-8x"),
-        (
-            "[a]\nrw=randread:8\nrw_sequencer=identical\n",
-            3,
-            "one offset",
-        ),
-        ("[a]\nrw=trim\n", 2, "trims"),
-        ("[a]\nsize=250%\n", 2, "1% to 100%"),
-        ("[a]\nioengine=spdk\n", 2, "io_uring"),
-        ("[a]\nrw=read\nfsync=1\n", 3, "follows writes"),
-        (
-            "[a]\nrw=read\nrandom_distribution=zipf:1.1\n",
-            3,
-            "sequential",
-        ),
-        (
-            "[a]\nrw=randread\nrandom_distribution=zoned_abs:60/10g:40/90g\n",
-            3,
-            "absolute sizes",
-        ),
-        (
-            "[a]\nrw=randread\nrandom_distribution=zoned:60/10:30/10\n",
-            3,
-            "add up to 90%",
-        ),
-        (
-            "[a]\nrw=randread\nrandom_distribution=sequence:1\n",
-            3,
-            "fio's sequence) is not mapped",
-        ),
-        (
-            "[a]\nrw=randread\nrandom_distribution=wobble:1\n",
-            3,
-            "not one of fio's distributions",
-        ),
-        ("[a]\nss=lat:5%\n", 2, "judges IOPS"),
-        ("[a]\nss=clat:5%\n", 2, "lat and lat_slope"),
-        ("[a]\nrandom_generator=mt\n", 2, "tausworthe, lfsr"),
-        ("[a]\nbs=4k\nblockalign=8k\n", 3, "one block size"),
-        (
-            "[a]\nbssplit=4k/50:8k/50\nblockalign=1000\n",
-            3,
-            "multiple of 512",
-        ),
-        (
-            "[a]\nbssplit=4k/50:8k/50\nnumber_ios=10\n",
-            3,
-            "give io_size=",
-        ),
-        ("[a]\nloops=0\n", 2, "at least 1"),
-        ("[a]\nflow=2\n", 2, "run at the same time"),
-        (
-            "[a]\nexitall_on_error\n",
-            2,
-            "exitall_on_error) is not mapped",
-        ),
-        ("[a]\nexit_what=some\n", 2, "group, stonewall or all"),
-        ("[a]\nthinktime=20\n", 2, "pauses between IOs"),
-        ("[a]\nio_submit_mode=pool\n", 2, "inline or offload"),
-        ("[a]\nrate_process=exponential\n", 2, "linear or poisson"),
-        ("[a]\ncmdprio_percentage=10\n", 2, "priorities"),
-        ("[a]\nprioclass=1\n", 2, "priorities"),
-        ("[a]\nnuma_cpu_nodes=0\n", 2, "placement"),
-        ("[a]\nzonemode=strided\n", 2, "zones"),
-        (
-            "[a]\nverify_backlog=8\n",
-            2,
-            "its own header on every sector",
-        ),
-        ("[a]\ndedupe_mode=repeat\n", 2, "unique, incompressible"),
-        ("[a]\ncontinue_on_error=all\n", 2, "first IO error"),
-        ("[a]\noffset=524z\n", 2, "zones (z)"),
-        ("[a]\nsize=8z\n", 2, "size in zones (z)"),
-        (
-            "[a]\nfilename_format=f.$jobnum.$filenum\n",
-            2,
-            "names the files it creates itself",
-        ),
-        ("[a]\noffset=10%\n", 2, "share of the file"),
-        ("[a]\nfilename=/a:/b\n", 2, "directory= and nrfiles="),
-        ("[a]\nnumjobs=0\n", 2, "at least 1"),
-        ("[a]\ndirect=1\nbuffered=1\n", 3, "contradicts"),
-        ("[a]\nwait_for=b\n", 2, "no job before this one is named b"),
-        ("[b]\nwait_for=a\n[a]\n", 2, "put the job waited for first"),
-        ("[global]\nbs=4k\n", 0, "no job"),
-    ] {
-        let e = refusal(text);
-        let want = match line {
-            0 => "t.fio: ".to_string(),
-            n => format!("t.fio:{n}: "),
-        };
-        assert!(e.starts_with(&want), "{text:?} gave {e}");
-        assert!(e.contains(why), "{text:?} gave {e}");
-        assert!(!e.contains('\n'), "one line: {e}");
-    }
-}
-
-#[test]
 fn the_command_line_form_is_global_then_one_job_per_name() {
     let args: Vec<String> = [
         "--ioengine=libaio",
@@ -326,6 +197,10 @@ fn size_as_a_share_is_kept_for_the_plan() {
 #[test]
 fn steady_state_options_map_to_until_stable() {
     assert!(jobs("[a]\nss=iops:10%\nss_dur=30\nss_ramp=5\n")[0].steady);
+    // A steady mean latency at a fixed depth is a steady rate (Little's law); not when paced.
+    let j = &jobs("[a]\nss=lat:5%\n")[0];
+    assert!(j.steady && j.steady_latency);
+    assert!(refusal("[a]\nss=lat:5%\nrate_iops=100\n").contains("a paced job's rate is fixed"));
     assert!(refusal("[a]\nss=latency:10%\n").contains("iops, iops_slope"));
     assert!(refusal("[a]\nss_dur=30\n").contains("goes with ss="));
 }
@@ -554,73 +429,6 @@ fn a_write_only_job_on_a_new_file_is_told_fio_would_not_write_it_first() {
         n.iter().any(|n| n.contains("rw=write without overwrite=1")),
         "{n:?}"
     );
-}
-
-/// Every blocker of a file in one run, in the order of its lines (issue 40: `1mbs_clients.fio`
-/// took 34 runs to learn what blocks it, refused alphabetically).
-#[test]
-fn every_blocker_is_named_at_once_in_file_order() {
-    let e = refusal("[a]\nthinktime=10\nrw=randtrim\nbs=4k\nflow=1\n");
-    assert!(e.starts_with("t.fio:2: "), "{e}");
-    assert!(e.contains("; 2 more: t.fio:3:"), "{e}");
-    let (two, three, five) = (
-        e.find("t.fio:2:").unwrap(),
-        e.find("t.fio:3:").unwrap(),
-        e.find("t.fio:5:").unwrap(),
-    );
-    assert!(two < three && three < five, "{e}");
-    assert!(!e.contains('\n'), "one line: {e}");
-}
-
-/// Across jobs too: every job's blockers in one line, in the file's order, a [global] option
-/// that each job refuses said once (numa.fio and flow.fio named theirs job by job, the global
-/// one again for each).
-#[test]
-fn the_blockers_of_every_job_are_one_list_in_file_order() {
-    let e = refusal(
-        "[global]\nflow_sleep=100\n[a]\nrw=read\nnuma_cpu_nodes=0\n[b]\nrw=write\nflow=2\nsize=1m\n",
-    );
-    let at = |l: &str| {
-        e.find(&format!("t.fio:{l}:"))
-            .unwrap_or_else(|| panic!("no line {l}: {e}"))
-    };
-    assert!(e.starts_with("t.fio:2: flow_sleep"), "{e}");
-    assert!(at("2") < at("5") && at("5") < at("8"), "{e}");
-    assert_eq!(
-        e.matches("flow_sleep").count(),
-        1,
-        "the global option once: {e}"
-    );
-    assert!(e.contains("; 2 more: "), "{e}");
-}
-
-/// Options fio's own examples use that iogauge cannot honour are refused for a reason of their
-/// own (each said only "does not support this fio option"); the file-creation switches run.
-#[test]
-fn the_examples_options_are_refused_for_their_own_reason_or_run() {
-    for (opt, why) in [
-        ("atomic=1", "RWF_ATOMIC"),
-        ("fill_device=1", "give size="),
-        ("error_dump=1", "continue_on_error"),
-        ("random_sequence_stride=2", "random_distribution=sequence"),
-        ("max_open_zones=4", "zones"),
-        ("read_beyond_wp=1", "zones"),
-        ("sprandom=1", "SNIA"),
-        ("spr_op=0.15", "SNIA"),
-    ] {
-        let e = refusal(&format!("[a]\n{opt}\n"));
-        assert!(e.starts_with("t.fio:2: ") && e.contains(why), "{opt}: {e}");
-        assert!(!e.contains("does not support"), "{opt}: {e}");
-    }
-    let j = jobs("[a]\nrw=write\nsize=1m\nfallocate=none\ncreate_on_open=1\ncreate_serialize=0\n");
-    let n = super::measures::notes(&j, 0, &|_| None, &|_| true);
-    for key in ["fallocate", "create_on_open", "create_serialize"] {
-        assert!(
-            n.iter()
-                .any(|x| x.contains(key) && x.contains("changes nothing measured")),
-            "{key}: {n:?}"
-        );
-    }
 }
 
 /// fio's aliases read as the options they stand for; fio's zoned distribution is mapped.
