@@ -1,5 +1,8 @@
 //! The `interference` finding against the kernel's ground truth (issue 60): a WAL stream on a
-//! RAM loop device beside eight random 64 KiB readers is held back, and it is named on that stream.
+//! RAM loop device beside eight random 1 MiB readers is held back, and it is named on that stream.
+//! The loop device (without direct IO) serves one cgroup's requests one after another in one
+//! kernel worker, so each commit waits behind the reads queued before it: the kernel makes the
+//! wait. (With direct IO, Linux 6.18's loop driver serves them in parallel: no wait to see.)
 //! The near misses are unit tests (src/analysis/streams.rs): readers held by blkio to 200
 //! reads a second were meant as the kernel-made one, and on a fresh-clone CI they still moved
 //! the commits' median by 46% (p99 4.3×), so they are no negative. Judged on latencies that
@@ -11,14 +14,15 @@ use std::path::Path;
 use crate::common;
 use common::*;
 
-/// Commits alone, then beside eight random 64 KiB readers, 2 s each. (Beside 8 KiB readers
-/// the commits' p99 rose 2.6–7× here, and in a fresh-clone CI under 2×, no finding: each
-/// 64 KiB read holds the loop device's worker longer, and the p99 rose 4.0–4.4× in four runs.)
+/// Commits alone, then beside eight random 1 MiB readers, 2 s each. (Beside 8 KiB readers the
+/// commits' p99 rose under 2× in a fresh-clone CI, beside 64 KiB ones 1.8× and the median
+/// 1.4×: each read holds the loop device's worker for a copy of its size, and beside 1 MiB
+/// reads the median rose 13× here, 29–33× beside two busy loops.)
 const WAL_SUITE: &str = "name = \"wal\"\ndescription = \"commits alone and beside reads\"\n\
 [defaults]\ntime = \"2s\"\n\
 [[group]]\ntitle = \"alone\"\nstream = \"wal\"\nrw = [\"write\"]\nbs = [\"8k\"]\nsync = \"fdatasync\"\nrange = \"16m\"\n\
 [[group]]\ntitle = \"beside\"\nstream = \"wal\"\nrw = [\"write\"]\nbs = [\"8k\"]\nsync = \"fdatasync\"\nrange = \"16m\"\n\
-[[group]]\ntitle = \"reads\"\nstream = \"reads\"\nwith_previous = true\nrw = [\"randread\"]\nbs = [\"64k\"]\nthreads = [8]\n";
+[[group]]\ntitle = \"reads\"\nstream = \"reads\"\nwith_previous = true\nrw = [\"randread\"]\nbs = [\"1m\"]\nthreads = [8]\n";
 
 fn suite_doc(cg: &Blkio, dir: &Path, dev: &str) -> Value {
     let suite = dir.join("wal.toml");
@@ -47,9 +51,10 @@ fn interference(doc: &Value) -> Vec<String> {
 #[test]
 fn commits_held_back_by_reads_are_named_on_their_stream() {
     let _quiet = quiet_turn(module_path!());
-    let Some((cg, ram)) = throttle_rig("streams-interference") else {
+    let Some((cg, _)) = throttle_rig("streams-interference") else {
         return;
     };
+    let ram = RamLoop::serial(64 << 20);
     let dir = tempfile::tempdir().unwrap();
 
     // Unthrottled, the readers take the device (and the loop device's CPU) from the commits.
@@ -62,8 +67,12 @@ fn commits_held_back_by_reads_are_named_on_their_stream() {
         .map(|r| format!("{}: sync {}", r["name"], r["sync"]["lat_ns"]))
         .collect();
     assert_eq!(found.len(), 1, "{found:?} {lat:#?}");
+    // Its write or its sync, whichever the reads held back more (here, in a cgroup of its own,
+    // the write waits in the loop device's worker and the flush does not; in the root cgroup
+    // the flush waited).
     assert!(
-        found[0].starts_with("wal's sync latency beside reads is "),
+        found[0].starts_with("wal's IO latency beside reads is ")
+            || found[0].starts_with("wal's sync latency beside reads is "),
         "{found:?}"
     );
     // The finding sits on the stream, named apart from the same stream alone.
@@ -85,11 +94,16 @@ fn commits_held_back_by_reads_are_named_on_their_stream() {
     assert_eq!(beside["together"]["sum"], false);
     let alone = &results[0];
     assert!(alone["together"].is_null(), "{alone}");
-    let p99 = |r: &Value| r["sync"]["lat_ns"]["p99"].as_f64().unwrap();
+    // The typical commit (its write and its sync) waited behind the reads: its median at least
+    // doubled. (Not the p99:
+    // beside a busy machine's other work the tail alone is another process's time slice.)
+    let p50 = |r: &Value| {
+        r["lat_ns"]["p50"].as_f64().unwrap() + r["sync"]["lat_ns"]["p50"].as_f64().unwrap()
+    };
     assert!(
-        p99(beside) >= 2.0 * p99(alone),
+        p50(beside) >= 2.0 * p50(alone),
         "{} {}",
-        p99(beside),
-        p99(alone)
+        p50(beside),
+        p50(alone)
     );
 }

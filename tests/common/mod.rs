@@ -548,10 +548,22 @@ pub struct RamLoop {
 
 impl RamLoop {
     pub fn new(size: u64) -> RamLoop {
+        RamLoop::with(size, "on")
+    }
+
+    /// One whose loop device reads and writes its image through the page cache: the kernel
+    /// serves one cgroup's requests one after another in one worker, where with direct IO it
+    /// serves them in the submitter's context as they come (Linux 6.18's loop driver).
+    pub fn serial(size: u64) -> RamLoop {
+        RamLoop::with(size, "off")
+    }
+
+    fn with(size: u64, direct: &str) -> RamLoop {
         let dir = tempfile::tempdir_in("/dev/shm").unwrap();
         let img = dir.path().join("d.img");
         std::fs::File::create(&img).unwrap().set_len(size).unwrap();
-        let dev = losetup(&["-f", "--show", "--direct-io=on", img.to_str().unwrap()]);
+        let dio = format!("--direct-io={direct}");
+        let dev = losetup(&["-f", "--show", &dio, img.to_str().unwrap()]);
         RamLoop {
             dev: LoopDev {
                 dev,
