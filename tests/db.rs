@@ -316,6 +316,74 @@ fn ctrl_c_during_pgbench_stops_the_server_and_removes_the_cluster() {
     assert!(clusters_in(&target).is_empty(), "{err}");
 }
 
+/// The longest span, in µs, from the first transaction's start to a transaction's end in
+/// pgbench's per-transaction logs in the cluster under `target` (lines `client tx latency
+/// script epoch µs`); 0 before there are any.
+fn logged_span_us(target: &Path) -> u64 {
+    let (mut first, mut last) = (u64::MAX, 0u64);
+    for cluster in clusters_in(target) {
+        for e in std::fs::read_dir(cluster).into_iter().flatten().flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if !name.starts_with("pgbench-") || name.ends_with(".out") || name.ends_with(".err") {
+                continue;
+            }
+            for line in std::fs::read_to_string(e.path())
+                .unwrap_or_default()
+                .lines()
+            {
+                let f: Vec<u64> = line
+                    .split_whitespace()
+                    .filter_map(|x| x.parse().ok())
+                    .collect();
+                if let [_, _, lat, _, s, us, ..] = f[..] {
+                    let end = s * 1_000_000 + us;
+                    first = first.min(end.saturating_sub(lat));
+                    last = last.max(end);
+                }
+            }
+        }
+    }
+    last.saturating_sub(first.min(last))
+}
+
+/// Issue 59, item 2: a Ctrl-C in pgbench's window keeps the part of the window its logs hold
+/// whole, stored as what it is (marked interrupted, named with its length), where before it
+/// was "nothing was measured". pgbench itself prints nothing when stopped: its logs are read
+/// up to where every job's is complete.
+#[test]
+fn a_ctrl_c_in_pgbench_window_keeps_and_stores_what_ran() {
+    let Some((dir, target)) = rig() else { return };
+    let run = pgbench_measuring(dir.path(), &target);
+    // Three seconds of transactions flushed to the logs: the window holds two whole ones or more.
+    wait_until("3 s of pgbench transactions in its logs", WATCHDOG, || {
+        logged_span_us(&target) >= 3_000_000
+    });
+    run.signal("INT");
+    let out = run.finish(WATCHDOG);
+    let err = stderr_of(&out);
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    assert_eq!(servers_in(&target), "", "{err}");
+    assert!(clusters_in(&target).is_empty(), "{err}");
+    let doc = json_of(&iogauge(dir.path(), &["show", "last", "--json"]));
+    let r = &doc["results"][0];
+    assert_eq!(r["interrupted"], true, "{r}");
+    let name = r["name"].as_str().unwrap();
+    assert!(
+        name.contains(" of the 1 min 00 s window (interrupted)"),
+        "{name}"
+    );
+    let runtime = r["runtime_s"].as_f64().unwrap();
+    assert!((1.0..60.0).contains(&runtime), "{runtime} {name}");
+    assert_eq!(runtime.fract(), 0.0, "whole seconds: {runtime}");
+    let txns = r["ios"].as_u64().unwrap();
+    assert!(txns > 0, "{r}");
+    let tps = r["pg"]["pgbench_tps"].as_f64().unwrap();
+    assert!(
+        (tps - txns as f64 / runtime).abs() < 1e-6 * tps,
+        "{tps} {txns} {runtime}"
+    );
+}
+
 /// A second Ctrl-C quits at once (issue 59): the quick exit stops the server, removes the
 /// cluster and takes its entry out of the crash ledger, which it left behind before, so the
 /// next command named a cluster that `clean` then found "already gone".

@@ -11,8 +11,9 @@ use crate::measure;
 use crate::model::{CpuDoc, FineDoc, PgDoc, RepeatDoc, ResultDoc, Sample};
 use crate::units;
 use anyhow::{Context, Result};
-use output::{log_files, parse_summary, read_logs, Summary, Timeline};
+use output::{log_files, parse_summary, read_logs, whole_window, Summary, Timeline};
 use std::collections::BTreeMap;
+use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
@@ -67,6 +68,8 @@ struct Measured {
     seconds: crate::model::TimelineDoc,
     /// The server's CPU seconds (user, system) during the run; `None` if /proc could not say.
     server_cpu: Option<(f64, f64)>,
+    /// The part of the window kept when a Ctrl-C stopped pgbench before its end.
+    cut_short: Option<Duration>,
 }
 
 impl PgbenchPlan {
@@ -145,6 +148,11 @@ impl load::Load for PgbenchPlan {
                 at.devices,
                 &format!("{}-{k}", at.tag),
             )? {
+                // A window a Ctrl-C cut short is kept, and is the last.
+                Some(m) if m.cut_short.is_some() => {
+                    runs.push(m);
+                    break;
+                }
                 Some(m) => runs.push(m),
                 None => break,
             }
@@ -267,42 +275,63 @@ fn measure_once(
         work.remove(&out_name);
         work.remove(&err_name);
     };
-    let Some(status) = status else {
-        remove();
-        return Ok(None);
+    let open_logs = || {
+        logs.iter()
+            .map(|f| work.open_servers(f, &cl.owner))
+            .collect::<Result<Vec<_>>>()
     };
-    let stdout = cluster::read_back(&mut out_read);
-    let stderr = cluster::read_back(&mut err_read);
-    if !status.success() {
-        remove();
-        if let Some(why) = cl.down() {
-            return Err(anyhow::anyhow!(why));
+    let (summary, timeline, cut_short) = match status {
+        // Stopped by a Ctrl-C: what its logs hold whole is kept, as the part of the window it is.
+        None => {
+            let read = open_logs().and_then(|mut files| {
+                let Some(window) = whole_window(&mut files, p.interval)? else {
+                    return Ok(None);
+                };
+                let t = read_logs(&mut files, window, p.interval, true)?;
+                Ok(Some((window, t)))
+            });
+            remove();
+            let Some((window, t)) = read? else {
+                return Ok(None);
+            };
+            (Summary::of_log(&t, window), t, Some(window))
         }
-        return Err(common::client_failed(
-            "pgbench",
-            &stderr,
-            &[cl.data.as_path(), cl.work.as_path()],
-        ));
-    }
-    let after = server::snapshot(cl, version_num)?;
-    let summary = parse_summary(&stdout);
-    let timeline = logs
-        .iter()
-        .map(|f| work.open_servers(f, &cl.owner))
-        .collect::<Result<Vec<_>>>()
-        .and_then(|mut files| read_logs(&mut files, p.server.time, p.interval));
-    remove();
-    let summary = summary?;
-    let timeline = timeline?;
-    // The latencies come from the log and the TPS from pgbench's summary: they must describe
-    // the same transactions, or the two figures are of different runs.
-    if timeline.transactions != summary.transactions {
-        say!(
-            "note: pgbench counted {} transactions, its per-transaction log {}",
-            summary.transactions,
-            timeline.transactions
-        );
-    }
+        Some(status) if !status.success() => {
+            let stderr = cluster::read_back(&mut err_read);
+            remove();
+            if let Some(why) = cl.down() {
+                return Err(anyhow::anyhow!(why));
+            }
+            return Err(common::client_failed(
+                "pgbench",
+                &stderr,
+                &[cl.data.as_path(), cl.work.as_path()],
+            ));
+        }
+        Some(_) => {
+            let stdout = cluster::read_back(&mut out_read);
+            let summary = parse_summary(&stdout);
+            let timeline = open_logs()
+                .and_then(|mut files| read_logs(&mut files, p.server.time, p.interval, false));
+            remove();
+            let (summary, timeline) = (summary?, timeline?);
+            // The latencies come from the log and the TPS from pgbench's summary: they must
+            // describe the same transactions, or the two figures are of different runs.
+            if timeline.transactions != summary.transactions {
+                say!(
+                    "note: pgbench counted {} transactions, its per-transaction log {}",
+                    summary.transactions,
+                    timeline.transactions
+                );
+            }
+            (summary, timeline, None)
+        }
+    };
+    // After a Ctrl-C the server's counters are worth keeping but not worth failing for.
+    let after = match cut_short {
+        None => server::snapshot(cl, version_num)?,
+        Some(_) => server::snapshot(cl, version_num).unwrap_or_else(|_| before.clone()),
+    };
     let step_s = p.interval.as_secs_f64();
     let end_us = timeline.start_us + (timeline.timeseries.len() as f64 * step_s * 1e6) as u64;
     let checkpoints =
@@ -317,10 +346,10 @@ fn measure_once(
         checkpoints,
     );
     Ok(Some(Measured {
-        runtime_s: if summary.tps > 0.0 {
-            summary.transactions as f64 / summary.tps
-        } else {
-            runtime.as_secs_f64()
+        runtime_s: match cut_short {
+            Some(w) => w.as_secs_f64(),
+            None if summary.tps > 0.0 => summary.transactions as f64 / summary.tps,
+            None => runtime.as_secs_f64(),
         },
         summary,
         timeline,
@@ -328,6 +357,7 @@ fn measure_once(
         devices: windows,
         seconds,
         server_cpu,
+        cut_short,
     }))
 }
 
@@ -352,6 +382,9 @@ fn run_pgbench(
         .arg("postgres")
         .stdout(Stdio::from(out_file))
         .stderr(Stdio::from(err_file))
+        // A terminal's Ctrl-C is iogauge's to act on: pgbench, in a group of its own, is not
+        // killed by it before iogauge can keep what it measured.
+        .process_group(0)
         .spawn()
         .context("starting pgbench")?;
     // pgbench says its rate only at its end: the progress shows the time.
@@ -460,6 +493,17 @@ fn result_doc(
         engine: "pgbench",
         mix_read_pct: if p.script.writes() { 50 } else { 100 },
     });
+    if let Some(w) = runs.last().and_then(|m| m.cut_short) {
+        // Kept as what it is: the part of the window that ran, said with its length.
+        doc.interrupted = true;
+        doc.name = doc.name.map(|n| {
+            format!(
+                "{n} · {} of the {} window (interrupted)",
+                units::duration(w),
+                units::duration(p.server.time)
+            )
+        });
+    }
     doc.workload.interval_s = p.interval.as_secs_f64();
     // pgbench's log times every transaction: finer bins than the other loads' seconds.
     doc.fine = fine;

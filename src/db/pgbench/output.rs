@@ -29,6 +29,19 @@ pub struct Summary {
     pub latency_avg_ns: Option<f64>,
 }
 
+impl Summary {
+    /// What a summary would say of the transactions `t` holds over `window`: a pgbench stopped
+    /// before its end prints none.
+    pub fn of_log(t: &Timeline, window: Duration) -> Summary {
+        Summary {
+            tps: t.transactions as f64 / window.as_secs_f64().max(1e-9),
+            transactions: t.transactions,
+            failed: t.failed,
+            latency_avg_ns: (t.transactions > 0).then_some(t.lat.mean),
+        }
+    }
+}
+
 /// Reads pgbench's closing report.
 pub fn parse_summary(stdout: &str) -> Result<Summary> {
     let mut s = Summary::default();
@@ -107,13 +120,45 @@ pub fn log_files(prefix: &Path) -> Vec<PathBuf> {
     files
 }
 
+/// How much of a window pgbench's logs hold whole when pgbench was stopped before its end, in
+/// whole `interval`s from the first transaction's start; `None` when not one interval. pgbench
+/// writes each log through a buffer that a stopped pgbench never flushes, so each file ends
+/// somewhere in the window: up to the earliest of the files' last ends, every transaction that
+/// ended is in its file, and past it some are missing.
+pub fn whole_window(files: &mut [std::fs::File], interval: Duration) -> Result<Option<Duration>> {
+    let (mut start, mut end) = (u64::MAX, u64::MAX);
+    for file in files.iter_mut() {
+        std::io::Seek::rewind(file).context("reading a pgbench log")?;
+        let mut last = None;
+        for line in BufReader::new(&*file).lines() {
+            if let Some(Some((e, lat))) = parse_line(&line?) {
+                start = start.min(e.saturating_sub(lat));
+                last = Some(last.map_or(e, |l: u64| l.max(e)));
+            }
+        }
+        // A file with no transaction (a job that never finished one) bounds nothing.
+        if let Some(l) = last {
+            end = end.min(l);
+        }
+    }
+    if start == u64::MAX || end == u64::MAX || end <= start {
+        return Ok(None);
+    }
+    let step_us = (interval.as_micros() as u64).max(1);
+    let whole = (end - start) / step_us * step_us;
+    Ok((whole > 0).then(|| Duration::from_micros(whole)))
+}
+
 /// Reads the logs twice: once for the start of the first transaction (time zero), once to
 /// record each transaction in the histograms and bins. Transactions ending after `length` (the
-/// last ones in flight when pgbench's timer ran out) go into the last interval.
+/// last ones in flight when pgbench's timer ran out) go into the last interval; with `cut` (a
+/// window pgbench was stopped in, `length` from [`whole_window`]) they are left out, as not
+/// every one of them is in the logs.
 pub fn read_logs(
     files: &mut [std::fs::File],
     length: Duration,
     interval: Duration,
+    cut: bool,
 ) -> Result<Timeline> {
     let mut each = |f: &mut dyn FnMut(Option<(u64, u64)>)| -> Result<()> {
         for file in files.iter_mut() {
@@ -145,6 +190,7 @@ pub fn read_logs(
     let (mut transactions, mut failed) = (0u64, 0u64);
     each(&mut |t| match t {
         None => failed += 1,
+        Some((end, _)) if cut && end.saturating_sub(start) > length_us => {}
         Some((end, lat)) => {
             transactions += 1;
             let ns = lat.saturating_mul(1000).max(1);
@@ -237,7 +283,13 @@ tps = 2359.222387 (without initial connection time)
             .iter()
             .map(|f| std::fs::File::open(f).unwrap())
             .collect();
-        let t = read_logs(&mut files, Duration::from_secs(2), Duration::from_secs(1)).unwrap();
+        let t = read_logs(
+            &mut files,
+            Duration::from_secs(2),
+            Duration::from_secs(1),
+            false,
+        )
+        .unwrap();
         assert_eq!((t.transactions, t.failed), (3, 1));
         assert_eq!(t.hist.len(), 3);
         let close = |a: u64, b: u64| (a as f64 - b as f64).abs() <= b as f64 * 1e-3;
@@ -248,5 +300,42 @@ tps = 2359.222387 (without initial connection time)
         assert_eq!(t.fine.ios.len(), 20);
         assert_eq!((t.fine.ios[5], t.fine.ios[15]), (2, 1));
         assert_eq!(t.fine.ios.iter().sum::<u32>(), 3);
+    }
+
+    /// pgbench stopped 2.9 s in: one job's file flushed to 2.9 s, the other's only to 2.1 s
+    /// (its buffer lost). Whole to 2.1 s, so the window is 2 s and what ended after is left out.
+    #[test]
+    fn a_stopped_pgbench_logs_are_read_to_their_common_whole_intervals() {
+        let dir = tempfile::tempdir().unwrap();
+        // Starts at epoch 100.0 s (1 ms latency, ends at 100.001).
+        std::fs::write(
+            dir.path().join("pgb.9"),
+            "0 1 1000 0 100 1000\n0 2 1000 0 101 500000\n0 3 1000 0 102 900000\n",
+        )
+        .unwrap();
+        std::fs::write(
+            dir.path().join("pgb.9.1"),
+            "1 1 1000 0 100 800000\n1 2 1000 0 102 100000\n",
+        )
+        .unwrap();
+        let mut files: Vec<std::fs::File> = log_files(&dir.path().join("pgb"))
+            .iter()
+            .map(|f| std::fs::File::open(f).unwrap())
+            .collect();
+        let second = Duration::from_secs(1);
+        let window = whole_window(&mut files, second).unwrap();
+        assert_eq!(window, Some(Duration::from_secs(2)));
+        let t = read_logs(&mut files, window.unwrap(), second, true).unwrap();
+        // 102.9 and 102.1 ended past 102.0: out; 100.001, 101.5 and 100.8 in.
+        assert_eq!(t.transactions, 3);
+        let tps: Vec<f64> = t.timeseries.iter().map(|s| s.iops).collect();
+        assert_eq!(tps, vec![2.0, 1.0]);
+        // Near miss: stopped before one whole interval, nothing to keep.
+        std::fs::write(dir.path().join("pgb.9.1"), "1 1 1000 0 100 800000\n").unwrap();
+        let mut files: Vec<std::fs::File> = log_files(&dir.path().join("pgb"))
+            .iter()
+            .map(|f| std::fs::File::open(f).unwrap())
+            .collect();
+        assert_eq!(whole_window(&mut files, second).unwrap(), None);
     }
 }
