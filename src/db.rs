@@ -182,6 +182,20 @@ impl Outcome {
         Ok(Outcome { doc, failure })
     }
 
+    /// A failure that came while a Ctrl-C was stopping the run is the stop's: a terminal's
+    /// Ctrl-C reaches the clients iogauge started in its group too, and `pgbench -i` cancels
+    /// its load with "canceling statement due to user request". The run ends as interrupted
+    /// (exit 130), what failed said as a note.
+    pub fn or_interrupted(e: anyhow::Error) -> anyhow::Error {
+        match crate::interrupt::requested() {
+            Some(sig) if e.downcast_ref::<error::Interrupted>().is_none() => {
+                say!("note: stopped while: {e:#}");
+                error::Interrupted(sig).into()
+            }
+            _ => e,
+        }
+    }
+
     /// The run's end once its document was presented: its failure, or its signal.
     pub fn result(self) -> Result<()> {
         if let Some(e) = self.failure {

@@ -316,6 +316,31 @@ fn ctrl_c_during_pgbench_stops_the_server_and_removes_the_cluster() {
     assert!(clusters_in(&target).is_empty(), "{err}");
 }
 
+/// Issue 59, item 2: a terminal's Ctrl-C during the load reaches `pgbench -i` too, which
+/// cancels its COPY ("canceling statement due to user request"); that is the user's stop, not
+/// a failure: "interrupted", exit 130, no error, no server and no cluster left.
+#[test]
+fn a_terminal_ctrl_c_during_the_load_is_the_users_stop() {
+    let Some((dir, target)) = rig() else { return };
+    let mut cmd = Command::new(BIN);
+    cmd.env("IOGAUGE_RUN_DIR", own_run_dir(dir.path()))
+        .env("IOGAUGE_DB", dir.path().join("results.db"))
+        .args(["db", "pgbench"])
+        .arg(&target)
+        // 5 million rows: seconds of COPY on any machine.
+        .args(["--scale", "50", "--time", "10s", "--no-storage"]);
+    let mut run = Spawned::start_as_job(cmd);
+    run.wait_for("loading: pgbench -i", WATCHDOG);
+    run.signal_group("INT");
+    let out = run.finish(WATCHDOG);
+    let err = stderr_of(&out);
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    assert!(!err.contains("iogauge: error"), "{err}");
+    assert!(err.contains("interrupted"), "{err}");
+    assert_eq!(servers_in(&target), "", "{err}");
+    assert!(clusters_in(&target).is_empty(), "{err}");
+}
+
 /// The longest span, in µs, from the first transaction's start to a transaction's end in
 /// pgbench's per-transaction logs in the cluster under `target` (lines `client tx latency
 /// script epoch µs`); 0 before there are any.

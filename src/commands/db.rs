@@ -35,6 +35,15 @@ fn on(
     plan: &dyn Fn() -> String,
     ran: &dyn Fn(&crate::model::RunDoc) -> String,
 ) -> Result<()> {
+    on_place(s, load, plan, ran).map_err(db::Outcome::or_interrupted)
+}
+
+fn on_place(
+    s: &load::ServerPlan,
+    load: &dyn load::Load,
+    plan: &dyn Fn() -> String,
+    ran: &dyn Fn(&crate::model::RunDoc) -> String,
+) -> Result<()> {
     match &s.place {
         load::Place::Dir(dir) => {
             if s.output.dry_run {

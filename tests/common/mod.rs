@@ -938,6 +938,22 @@ impl Spawned {
         sh("kill", &[&format!("-{sig}"), &self.pid().to_string()]);
     }
 
+    /// Starts `cmd` as [`Spawned::start`] does, in a process group of its own, as a shell
+    /// starts a foreground job: [`Spawned::signal_group`] then reaches it and every process
+    /// it started in its group, as a terminal's Ctrl-C does.
+    pub fn start_as_job(mut cmd: Command) -> Spawned {
+        std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+        Spawned::start(cmd)
+    }
+
+    /// Sends `sig` to the whole group of a [`Spawned::start_as_job`].
+    pub fn signal_group(&self, sig: &str) {
+        sh(
+            "kill",
+            &[&format!("-{sig}"), "--", &format!("-{}", self.pid())],
+        );
+    }
+
     /// Waits for the process to end (its stderr closing), at most `limit`; its output.
     pub fn finish(mut self, limit: std::time::Duration) -> Output {
         let until = std::time::Instant::now() + limit;
