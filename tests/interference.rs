@@ -3,9 +3,10 @@
 //! The loop device (without direct IO) serves one cgroup's requests one after another in one
 //! kernel worker, so each commit waits behind the reads queued before it: the kernel makes the
 //! wait. (With direct IO, Linux 6.18's loop driver serves them in parallel: no wait to see.)
-//! The near misses are unit tests (src/analysis/streams.rs): readers held by blkio to 200
-//! reads a second were meant as the kernel-made one, and on a fresh-clone CI they still moved
-//! the commits' median by 46% (p99 4.3×), so they are no negative. Judged on latencies that
+//! The near miss is the kernel's too: the same readers held by blkio to 5 reads a second
+//! leave the commits as they were alone, and nothing is named (on a loop device with direct IO
+//! such readers still moved the commits' median by 46% in a fresh-clone CI: no negative there).
+//! The other near misses are unit tests (src/analysis/streams.rs). Judged on latencies that
 //! another process's work on the CPU would move: in the quiet binary.
 
 use serde_json::Value;
@@ -94,16 +95,29 @@ fn commits_held_back_by_reads_are_named_on_their_stream() {
     assert_eq!(beside["together"]["sum"], false);
     let alone = &results[0];
     assert!(alone["together"].is_null(), "{alone}");
-    // The typical commit (its write and its sync) waited behind the reads: its median at least
-    // doubled. (Not the p99:
-    // beside a busy machine's other work the tail alone is another process's time slice.)
     let p50 = |r: &Value| {
         r["lat_ns"]["p50"].as_f64().unwrap() + r["sync"]["lat_ns"]["p50"].as_f64().unwrap()
     };
+    // The typical commit (its write and its sync) waited behind the reads: its median at least
+    // doubled. (Not the p99: beside a busy machine's other work the tail alone is another
+    // process's time slice.)
     assert!(
         p50(beside) >= 2.0 * p50(alone),
         "{} {}",
         p50(beside),
         p50(alone)
+    );
+    // The near miss the kernel makes: the same readers held by blkio to 5 reads a second, so
+    // the worker copies for them well under 1% of the time. Held to 200 a second (a few percent
+    // of the worker's time, more on a busy machine) they did hold the commits back: p99 3.7 ms
+    // against 41 µs, a true finding. Here the commits stay as they were alone; nothing is named.
+    cg.throttle(&ram.dev, "read", 5);
+    let doc = suite_doc(&cg, dir.path(), &ram.dev.dev);
+    let found = interference(&doc);
+    let results = doc["results"].as_array().unwrap();
+    assert!(
+        found.is_empty(),
+        "{found:?} {}",
+        p50(&results[0]).max(1.0) / p50(&results[1]).max(1.0)
     );
 }
