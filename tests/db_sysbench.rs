@@ -868,6 +868,37 @@ fn ctrl_c_stops_the_server(
     assert!(left_in(target).is_empty(), "{:?}", left_in(target));
 }
 
+/// Issue 59, item 2: a terminal's Ctrl-C (the signal to iogauge's whole process group, which
+/// holds the clients it started) during sysbench's prepare and during its window is the
+/// user's stop: exit 130, no error, no server and nothing left.
+#[test]
+fn a_terminal_ctrl_c_during_the_load_or_the_window_is_the_users_stop() {
+    let Some((dir, target)) = rig() else { return };
+    for (phase, after) in [("load", "loading: sysbench"), ("window", "] sysbench ")] {
+        let mut cmd = Command::new(BIN);
+        cmd.env("IOGAUGE_RUN_DIR", own_run_dir(dir.path()))
+            .env("IOGAUGE_DB", dir.path().join("results.db"))
+            .args(["db", "sysbench"])
+            .arg(&target)
+            // 400,000 rows: seconds of inserts on any machine.
+            .args(["--tables", "2", "--table-size", "200000", "--threads", "1"])
+            .args(["--time", "60s", "--no-storage"]);
+        let mut run = Spawned::start_as_job(cmd);
+        run.wait_for(after, WATCHDOG);
+        run.signal_group("INT");
+        let out = run.finish(WATCHDOG);
+        let err = stderr_of(&out);
+        assert_eq!(out.status.code(), Some(130), "{phase}: {err}");
+        assert!(!err.contains("iogauge: error"), "{phase}: {err}");
+        assert_eq!(servers_in(&target), "", "{phase}: {err}");
+        assert!(
+            left_in(&target).is_empty(),
+            "{phase}: {:?}",
+            left_in(&target)
+        );
+    }
+}
+
 /// mariadbd dies mid-run (SIGKILL, as the OOM killer would): one error naming the server's
 /// end and its pid, not the client's lost connection; no warning of a server iogauge could not
 /// stop; nothing left.
