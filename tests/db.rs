@@ -309,11 +309,18 @@ fn ctrl_c_during_pgbench_stops_the_server_and_removes_the_cluster() {
         "a server runs in the cluster"
     );
     run.signal("INT");
+    stopped_leaving_nothing(run, &target);
+}
+
+/// The end of a run a Ctrl-C stopped: exit 130, no server and no cluster left under
+/// `target`. Its stderr.
+fn stopped_leaving_nothing(run: Spawned, target: &Path) -> String {
     let out = run.finish(WATCHDOG);
     let err = stderr_of(&out);
     assert_eq!(out.status.code(), Some(130), "{err}");
-    assert_eq!(servers_in(&target), "", "{err}");
-    assert!(clusters_in(&target).is_empty(), "{err}");
+    assert_eq!(servers_in(target), "", "{err}");
+    assert!(clusters_in(target).is_empty(), "{err}");
+    err
 }
 
 /// Issue 59, item 2: a terminal's Ctrl-C during the load reaches `pgbench -i` too, which
@@ -332,13 +339,9 @@ fn a_terminal_ctrl_c_during_the_load_is_the_users_stop() {
     let mut run = Spawned::start_as_job(cmd);
     run.wait_for("loading: pgbench -i", WATCHDOG);
     run.signal_group("INT");
-    let out = run.finish(WATCHDOG);
-    let err = stderr_of(&out);
-    assert_eq!(out.status.code(), Some(130), "{err}");
+    let err = stopped_leaving_nothing(run, &target);
     assert!(!err.contains("iogauge: error"), "{err}");
     assert!(err.contains("interrupted"), "{err}");
-    assert_eq!(servers_in(&target), "", "{err}");
-    assert!(clusters_in(&target).is_empty(), "{err}");
 }
 
 /// The longest span, in µs, from the first transaction's start to a transaction's end in
@@ -384,11 +387,7 @@ fn a_ctrl_c_in_pgbench_window_keeps_and_stores_what_ran() {
         logged_span_us(&target) >= 3_000_000
     });
     run.signal("INT");
-    let out = run.finish(WATCHDOG);
-    let err = stderr_of(&out);
-    assert_eq!(out.status.code(), Some(130), "{err}");
-    assert_eq!(servers_in(&target), "", "{err}");
-    assert!(clusters_in(&target).is_empty(), "{err}");
+    stopped_leaving_nothing(run, &target);
     let doc = json_of(&iogauge(dir.path(), &["show", "last", "--json"]));
     let r = &doc["results"][0];
     assert_eq!(r["interrupted"], true, "{r}");
