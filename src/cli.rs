@@ -659,7 +659,7 @@ pub struct WorkloadArgs {
     #[arg(long, value_enum, default_value_t = RwArg::Randread, conflicts_with = "stream")]
     pub rw: RwArg,
 
-    /// Block size of each IO, 512 … 64m (4k = 4096 bytes).
+    /// Block size of each IO, up to 64m (4k = 4096 bytes): a multiple of 512 under direct IO, any size with --buffered.
     #[arg(long, value_name = "SIZE", default_value = "4k", allow_hyphen_values = true, value_parser = units::parse_size, conflicts_with = "stream")]
     pub bs: u64,
 

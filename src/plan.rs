@@ -29,6 +29,7 @@ mod fio_jobs;
 mod parts;
 mod probe;
 mod rank;
+mod sizes;
 mod storage;
 mod streams;
 mod suite;
@@ -40,6 +41,8 @@ pub use fio_jobs::from_fio;
 use parts::{env, target, EngineChoice, Place};
 pub use probe::from_probe_cache;
 pub use rank::{from_run_rank, launch, Launch};
+pub(crate) use sizes::check_bs;
+use sizes::{direct_block_sizes, typed};
 pub use storage::storage_cells;
 pub use suite::{from_suite, from_suite_with};
 pub use sweep::{built, from_sweep};
@@ -346,7 +349,7 @@ fn workload(
     until_change: Option<Duration>,
 ) -> Result<Group> {
     let rw = Rw::from(w.rw);
-    let bs = check_bs("--bs", w.bs)?;
+    let bs = check_bs("--bs", w.bs, env.direct)?;
     check_count("--threads", w.threads, MAX_THREADS)?;
     check_count("--iodepth", w.iodepth, MAX_IODEPTH)?;
     // An option the workload ignores is refused, not silently dropped.
@@ -494,6 +497,7 @@ fn checked(plan: Plan) -> Result<Plan> {
             "--hipri polls for direct IO only, and --buffered goes through the page cache; drop one of them",
         ));
     }
+    direct_block_sizes(&plan)?;
     streams::together_alone(&plan)?;
     if plan.env.verify.is_none() {
         return Ok(plan);
@@ -632,34 +636,6 @@ pub fn params(raw: &[String]) -> Result<BTreeMap<String, String>> {
             ))),
         })
         .collect()
-}
-
-/// The value of `flag` as the user typed it (`--bs 128m`, not 134217728), else `shown`.
-fn typed(flag: &str, shown: String) -> String {
-    let args: Vec<String> = std::env::args().collect();
-    let eq = format!("{flag}=");
-    args.iter()
-        .enumerate()
-        .rev()
-        .find_map(|(i, a)| match a.strip_prefix(&eq) {
-            Some(v) => Some(v.to_string()),
-            None if a == flag => args.get(i + 1).cloned(),
-            None => None,
-        })
-        .unwrap_or(shown)
-}
-
-/// The block size typed after `flag`, as [`BlockSize`] has its rule; refused naming the flag.
-fn check_bs(flag: &str, bs: u64) -> Result<BlockSize> {
-    BlockSize::new(bs).map_err(|why| {
-        usage(match bs {
-            0 => format!("{flag} 0: {why}, e.g. {flag} 4k"),
-            _ => format!(
-                "{flag} {}: {why}, e.g. 4k or 1m",
-                typed(flag, units::bs_label(bs))
-            ),
-        })
-    })
 }
 
 fn check_count(flag: &str, v: u32, max: u32) -> Result<()> {

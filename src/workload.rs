@@ -19,13 +19,17 @@ pub const MAX_THREADS: u32 = 1024;
 /// In-flight IOs per thread beyond this are refused (io_uring rings hold at most 32768 entries;
 /// no device benefits from more than a few thousand outstanding IOs).
 pub const MAX_IODEPTH: u32 = 4096;
+/// The smallest block direct IO can issue, a sector: under O_DIRECT a block size is a multiple
+/// of it (and of the target's own logical block, checked against the target). Buffered IO
+/// takes any size, as fio's does.
 pub const MIN_BS: u64 = 512;
 pub const MAX_BS: u64 = 64 << 20;
 
-/// A block size iogauge can issue: a multiple of 512 bytes from 512 bytes to 64 MiB. The one
-/// place that rule is written: a block size is made once from what was typed (`--bs`, a suite
-/// file, a suite's `--bs` override, a fio job) and carried as it is through the plan's cells to
-/// the workers, which hand the engine its bytes.
+/// A block size iogauge can issue: from 1 byte to 64 MiB, and a multiple of 512 bytes under
+/// direct IO ([`BlockSize::direct`]). The one place those rules are written: a block size is
+/// made once from what was typed (`--bs`, a suite file, a suite's `--bs` override, a fio job)
+/// and carried as it is through the plan's cells to the workers, which hand the engine its
+/// bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct BlockSize(u64);
 
@@ -33,12 +37,20 @@ impl BlockSize {
     /// `bytes` as a block size, or why it is none (to follow what was typed).
     pub fn new(bytes: u64) -> Result<BlockSize, &'static str> {
         if bytes == 0 {
-            return Err("the block size must be at least 512 bytes");
+            return Err("the block size must be at least 1 byte");
         }
-        if !(MIN_BS..=MAX_BS).contains(&bytes) || !bytes.is_multiple_of(MIN_BS) {
-            return Err("the block size must be a multiple of 512 bytes between 512 and 64MiB");
+        if bytes > MAX_BS {
+            return Err("the block size must be at most 64MiB");
         }
         Ok(BlockSize(bytes))
+    }
+
+    /// This block size for direct IO, or why it cannot be: O_DIRECT moves whole sectors.
+    pub fn direct(self) -> Result<BlockSize, &'static str> {
+        match self.0.is_multiple_of(MIN_BS) {
+            true => Ok(self),
+            false => Err("direct IO needs a multiple of 512 bytes (buffered IO takes any size)"),
+        }
     }
 
     /// A block size written in the code, checked as it is compiled (a constant) or at once.

@@ -1145,3 +1145,60 @@ fn a_fixed_amount_moved_in_a_moment_is_short() {
     let timed = kinds(&["--time", "300ms", "--rw", "randread"]);
     assert!(!timed.contains(&"short".to_string()), "{timed:?}");
 }
+
+/// Issue 60: buffered IO takes any block size, as fio's does (a job line pasted from a
+/// published check: bs=1000 with direct=0); direct IO keeps whole sectors.
+#[test]
+fn buffered_io_takes_any_block_size_and_direct_io_whole_sectors() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = iogauge(
+        dir.path(),
+        &[
+            "run",
+            "--buffered",
+            "--bs",
+            "1000",
+            "--rw",
+            "randread",
+            "--size",
+            "8m",
+            "--time",
+            "1s",
+            "--no-store",
+            "--json",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let doc = json_of(&out);
+    let r = &doc["results"][0];
+    assert_eq!(r["workload"]["bs"], 1000, "{r}");
+    let (ios, bytes) = (r["ios"].as_u64().unwrap(), r["bytes"].as_u64().unwrap());
+    assert!(ios > 0, "{r}");
+    assert_eq!(bytes, ios * 1000);
+    // fio's job line as pasted: planned buffered, refused direct at its option.
+    let fio = |direct: &str| {
+        let direct = format!("--direct={direct}");
+        iogauge(
+            dir.path(),
+            &[
+                "fio",
+                "--dry-run",
+                "--",
+                "--name=odd",
+                "--rw=read",
+                "--bs=1000",
+                "--size=1m",
+                &direct,
+            ],
+        )
+    };
+    let out = fio("0");
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let out = fio("1");
+    let err = stderr_of(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("direct IO needs a multiple of 512 bytes"),
+        "{err}"
+    );
+}

@@ -299,9 +299,9 @@ fn a_suite_file_runs_and_a_bad_one_names_its_line() {
     assert_eq!(r.len(), 2);
     assert_eq!(f(&r[0]["workload"]["time_s"]), 0.2);
 
-    // Line 8 holds a block size that is not a multiple of 512.
-    let bad = good.replace("bs = [\"4k\"]", "bs = [\"1000\"]");
-    assert_eq!(bad.lines().position(|l| l.contains("1000")), Some(7));
+    // Line 8 holds a block size larger than any iogauge issues.
+    let bad = good.replace("bs = [\"4k\"]", "bs = [\"128m\"]");
+    assert_eq!(bad.lines().position(|l| l.contains("128m")), Some(7));
     std::fs::write(dir.path().join("bad.toml"), &bad).unwrap();
     let out = iogauge(
         dir.path(),
@@ -318,8 +318,26 @@ fn a_suite_file_runs_and_a_bad_one_names_its_line() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(err.trim_end().lines().count(), 1, "one line: {err}");
     assert!(err.contains("bad.toml:8:"), "names the line: {err}");
-    assert!(err.contains("512"), "says what is wrong: {err}");
+    assert!(err.contains("64MiB"), "says what is wrong: {err}");
     assert!(out.stdout.is_empty());
+
+    // 1000-byte blocks: refused under direct IO, naming the cell; planned buffered (issue 60).
+    let odd = good.replace("bs = [\"4k\"]", "bs = [\"1000\"]");
+    std::fs::write(dir.path().join("odd.toml"), &odd).unwrap();
+    let odd_suite = |extra: &[&str]| {
+        let mut args = vec!["suite", "--file", "odd.toml", "--dry-run"];
+        args.extend_from_slice(extra);
+        iogauge(dir.path(), &args)
+    };
+    let out = odd_suite(&[]);
+    let err = stderr_of(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("a block of 1000B: direct IO needs a multiple of 512 bytes"),
+        "{err}"
+    );
+    let out = odd_suite(&["--buffered"]);
+    assert!(out.status.success(), "{}", stderr_of(&out));
 
     // A TOML syntax error, on line 3.
     std::fs::write(

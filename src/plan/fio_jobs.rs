@@ -358,7 +358,7 @@ fn together(jobs: &[Job]) -> Result<Vec<Option<usize>>> {
 /// One job as a group of one cell; `size` is the run's target size, `together` its cell of
 /// several streams.
 fn group(j: &Job, size: Option<u64>, together: Option<usize>) -> Result<Group> {
-    let bs = check_bs("bs", j.bs).map_err(|e| usage(format!("{}: {e}", j.at("bs"))))?;
+    let bs = check_bs("bs", j.bs, j.direct).map_err(|e| usage(format!("{}: {e}", j.at("bs"))))?;
     if let Some(m) = &j.mix {
         // Where the mix was set: bssplit wins over bsrange over bs, as in fio.
         let key = ["bssplit", "bsrange", "bs"]
@@ -366,7 +366,7 @@ fn group(j: &Job, size: Option<u64>, together: Option<usize>) -> Result<Group> {
             .find(|k| j.has(k))
             .unwrap_or("bs");
         for w in m.all() {
-            check_bs(key, w.bs).map_err(|e| usage(format!("{}: {e}", j.at(key))))?;
+            check_bs(key, w.bs, j.direct).map_err(|e| usage(format!("{}: {e}", j.at(key))))?;
         }
         if j.verify {
             return Err(usage(format!(

@@ -100,9 +100,9 @@ fn errors_name_the_line_of_the_mistake() {
         // (replace, with, the text on the line the error must name, words it must hold)
         (
             "bs = [\"4k\", 1048576]",
-            "bs = [\"3000\", 1048576]",
-            "3000",
-            "multiple of 512",
+            "bs = [\"128m\", 1048576]",
+            "128m",
+            "at most 64MiB",
         ),
         ("layout = \"mixes\"", "layout = \"orion\"", "orion", "orion"),
         (
