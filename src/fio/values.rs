@@ -109,7 +109,7 @@ pub(super) fn bs_range(v: &str, kb_base: u64) -> Result<Vec<BsWeight>, String> {
     let (lo, hi) = (size(lo, kb_base)?, size(hi, kb_base)?);
     let (lo, hi) = (lo.min(hi), lo.max(hi));
     if lo == 0 {
-        return Err("a block size must be at least 512 bytes".into());
+        return Err("a block size must be at least 1 byte".into());
     }
     Ok(BsMix::range(lo, hi))
 }
