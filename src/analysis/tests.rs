@@ -655,6 +655,7 @@ fn a_driver_taking_a_fifth_of_the_machine_is_named_and_just_under_it_is_not() {
             cpus: 2,
             driver_cpu_s: driver_s,
             server_cpu_s: 12.0,
+            statements_per_txn: None,
             driver_cpu_us_per_txn: driver_s * 1e6 / 5_000.0,
             ..Default::default()
         }));

@@ -20,6 +20,7 @@
 mod check;
 mod drive;
 mod gen;
+mod procs;
 mod schema;
 mod sql;
 mod txn;
@@ -140,6 +141,7 @@ impl Load for TpccPlan {
             return Err(anyhow!("interrupted by {sig} while loading"));
         }
         schema::index(&mut conn)?;
+        procs::create(&mut conn)?;
         Ok(schema::TABLES.iter().map(|t| t.to_string()).collect())
     }
     fn params(&self) -> BTreeMap<String, String> {
@@ -224,6 +226,11 @@ impl Load for TpccPlan {
             driver_cpu_s,
             driver_cpu_us_per_txn: driver_cpu_s * 1e6 / total.max(1) as f64,
             server_cpu_s: server_cpu.0 + server_cpu.1,
+            statements_per_txn: d
+                .begin
+                .statements
+                .zip(d.end.statements)
+                .map(|(b, e)| (e - b) / total.max(1) as f64),
             cpus: std::thread::available_parallelism().map_or(1, |n| n.get() as u32),
             seconds: d
                 .seconds

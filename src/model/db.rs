@@ -177,6 +177,10 @@ pub struct TpccDoc {
     pub driver_cpu_us_per_txn: f64,
     /// The server's CPU seconds over the window.
     pub server_cpu_s: f64,
+    /// The statements the server received from its clients over the window, per transaction:
+    /// MariaDB's `Questions` (a procedure's call is one). PostgreSQL does not count them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub statements_per_txn: Option<f64>,
     /// CPUs of this machine, for the shares of it the driver and the server used.
     pub cpus: u32,
     /// Per second from the terminals' start: [t_s, New-Order, Payment, Order-Status,

@@ -620,13 +620,17 @@ pub fn tpcc_run(p: &crate::db::tpcc::TpccPlan, doc: &RunDoc) -> String {
         let share = |cpu: f64| 100.0 * cpu / (t.window_s.max(1e-9) * f64::from(t.cpus.max(1)));
         let _ = writeln!(
             s,
-            "  CPU: driver {:.1} s ({:.0} µs a transaction, {:.0}% of this machine's {} CPUs) · server {:.1} s ({:.0}%)",
+            "  CPU: driver {:.1} s ({:.0} µs a transaction, {:.0}% of this machine's {} CPUs) · server {:.1} s ({:.0}%){}",
             t.driver_cpu_s,
             t.driver_cpu_us_per_txn,
             share(t.driver_cpu_s),
             t.cpus,
             t.server_cpu_s,
-            share(t.server_cpu_s)
+            share(t.server_cpu_s),
+            match t.statements_per_txn {
+                Some(n) => format!(" · {n:.2} statements a transaction, as the server counted them"),
+                None => String::new(),
+            }
         );
         let _ = writeln!(
             s,

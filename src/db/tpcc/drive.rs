@@ -55,6 +55,8 @@ pub struct Edge {
     pub next_o: f64,
     /// The server's commits and rollbacks.
     pub commits: f64,
+    /// The statements the server has received from its clients, where it counts them.
+    pub statements: Option<f64>,
     pub db_bytes: u64,
     /// The driver's own CPU seconds, and the server's (user, system).
     pub driver_cpu: f64,
@@ -94,11 +96,21 @@ fn edge(c: &mut Conn, commits: &str, probe: Probe) -> Result<Edge> {
         .number("SELECT SUM(d_next_o_id) FROM district")
         .map_err(|e| anyhow!("{e}"))?;
     let commits = c.number(commits).map_err(|e| anyhow!("{e}"))?;
+    let statements = match c {
+        // Questions counts what clients send, not the statements inside a procedure.
+        Conn::My(_) => Some(
+            c.number("SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = 'QUESTIONS'")
+                .map_err(|e| anyhow!("{e}"))?,
+        ),
+        // PostgreSQL counts statements only with pg_stat_statements loaded.
+        Conn::Pg(_) => None,
+    };
     let (db_bytes, server_cpu) = probe();
     Ok(Edge {
         at: Some(Instant::now()),
         next_o,
         commits,
+        statements,
         db_bytes,
         driver_cpu: own_cpu(),
         server_cpu,

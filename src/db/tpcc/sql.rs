@@ -12,17 +12,19 @@ use mysql::prelude::Queryable;
 pub type Rows = Vec<Vec<Option<String>>>;
 
 /// Why a statement failed: a conflict with another terminal that a new attempt resolves
-/// (a deadlock, a serialization failure, a lock wait timeout), or anything else.
+/// (a deadlock, a serialization failure, a lock wait timeout), a New-Order's unused item
+/// (its procedure rolled back, as the specification asks), or anything else.
 #[derive(Debug)]
 pub enum SqlError {
     Retry(String),
+    UnusedItem(String),
     Fatal(String),
 }
 
 impl std::fmt::Display for SqlError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            SqlError::Retry(m) | SqlError::Fatal(m) => f.write_str(m),
+            SqlError::Retry(m) | SqlError::UnusedItem(m) | SqlError::Fatal(m) => f.write_str(m),
         }
     }
 }
@@ -122,6 +124,26 @@ impl Conn {
         }
     }
 
+    /// Calls the stored procedure `name` with `args` (SQL literals, comma-separated): one
+    /// round trip, one transaction.
+    pub fn call(&mut self, name: &str, args: std::fmt::Arguments) -> Result<(), SqlError> {
+        let sql = match self {
+            Conn::Pg(_) => format!("SELECT {name}({args})"),
+            Conn::My(_) => format!("CALL {name}({args})"),
+        };
+        self.exec(&sql).map(|_| ())
+    }
+
+    /// A list of numbers as one literal a procedure takes: an array on PostgreSQL, a
+    /// comma-separated string on MariaDB (whose procedures have no arrays).
+    pub fn list(&self, xs: impl Iterator<Item = u64>) -> String {
+        let joined = xs.map(|x| x.to_string()).collect::<Vec<_>>().join(",");
+        match self {
+            Conn::Pg(_) => format!("'{{{joined}}}'"),
+            Conn::My(_) => format!("'{joined}'"),
+        }
+    }
+
     /// The first column of the first row, as a number; an error when there is none.
     pub fn number(&mut self, sql: &str) -> Result<f64, SqlError> {
         self.rows(sql)?
@@ -145,6 +167,7 @@ fn pg_error(e: postgres::Error) -> SqlError {
     };
     match code {
         Some(c) if PG_RETRY.contains(&c.as_str()) => SqlError::Retry(text),
+        Some(c) if c == super::procs::UNUSED_ITEM => SqlError::UnusedItem(text),
         _ => SqlError::Fatal(text),
     }
 }
@@ -153,6 +176,9 @@ fn my_error(e: mysql::Error) -> SqlError {
     match e {
         mysql::Error::MySqlError(m) if MY_RETRY.contains(&m.code) => {
             SqlError::Retry(format!("MariaDB: {} ({})", m.message, m.code))
+        }
+        mysql::Error::MySqlError(m) if m.state == super::procs::UNUSED_ITEM => {
+            SqlError::UnusedItem(format!("MariaDB: {} ({})", m.message, m.state))
         }
         mysql::Error::MySqlError(m) => {
             SqlError::Fatal(format!("MariaDB: {} ({})", m.message, m.code))
