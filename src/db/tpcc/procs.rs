@@ -14,11 +14,8 @@
 //! Every local and parameter has a `p_`/`v_` prefix: in MariaDB a local shadows a column of the
 //! same name.
 
-use super::sql::Conn;
+use super::sql::{Conn, UNUSED_ITEM};
 use anyhow::{Context, Result};
-
-/// The SQLSTATE a New-Order's unused item raises.
-pub const UNUSED_ITEM: &str = "IG001";
 
 /// The column of a district's stock information, `p_d` being 1 to 10 (clause 2.4.2.2).
 const S_DIST: &str = "CASE p_d WHEN 1 THEN s_dist_01 WHEN 2 THEN s_dist_02 WHEN 3 THEN s_dist_03 \

@@ -40,6 +40,8 @@ pub enum Conn {
 /// PostgreSQL's SQLSTATEs a terminal answers by trying again: serialization_failure and
 /// deadlock_detected.
 const PG_RETRY: [&str; 2] = ["40001", "40P01"];
+/// The SQLSTATE a New-Order's procedure raises for its unused item (procs.rs), on both servers.
+pub const UNUSED_ITEM: &str = "IG001";
 /// MariaDB's errors a terminal answers by trying again: ER_LOCK_DEADLOCK and
 /// ER_LOCK_WAIT_TIMEOUT.
 const MY_RETRY: [u16; 2] = [1213, 1205];
@@ -167,7 +169,7 @@ fn pg_error(e: postgres::Error) -> SqlError {
     };
     match code {
         Some(c) if PG_RETRY.contains(&c.as_str()) => SqlError::Retry(text),
-        Some(c) if c == super::procs::UNUSED_ITEM => SqlError::UnusedItem(text),
+        Some(c) if c == UNUSED_ITEM => SqlError::UnusedItem(text),
         _ => SqlError::Fatal(text),
     }
 }
@@ -177,7 +179,7 @@ fn my_error(e: mysql::Error) -> SqlError {
         mysql::Error::MySqlError(m) if MY_RETRY.contains(&m.code) => {
             SqlError::Retry(format!("MariaDB: {} ({})", m.message, m.code))
         }
-        mysql::Error::MySqlError(m) if m.state == super::procs::UNUSED_ITEM => {
+        mysql::Error::MySqlError(m) if m.state == UNUSED_ITEM => {
             SqlError::UnusedItem(format!("MariaDB: {} ({})", m.message, m.state))
         }
         mysql::Error::MySqlError(m) => {
