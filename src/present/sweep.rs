@@ -47,7 +47,10 @@ pub fn text(doc: &SweepDoc) -> String {
             .max()
             .unwrap_or(4)
             .max(4)
-            .max(USED.len())
+            .max(match g.settings.iter().any(|x| x.used.is_some()) {
+                true => USED.len(),
+                false => 0,
+            })
             + 2;
         let mut used = Vec::new();
         let mut too_few = false;
