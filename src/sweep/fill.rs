@@ -101,7 +101,11 @@ impl Hooks for Filled<'_> {
         self.inner.checked()
     }
 
-    fn realized(&self, target: &std::path::Path, params: &mut BTreeMap<String, String>) -> Result<()> {
+    fn realized(
+        &self,
+        target: &std::path::Path,
+        params: &mut BTreeMap<String, String>,
+    ) -> Result<()> {
         self.inner.realized(target, params)?;
         let dir = filler::beside(Some(target))?;
         let reached = match self.level {
@@ -113,7 +117,7 @@ impl Hooks for Filled<'_> {
             None => filler::level(&filler::space_of(&dir)?),
         };
         say!(
-            "the file system holding {} is {reached:.1}% used",
+            "the file system holding {} is {reached:.1}% used as its cells begin",
             dir.display()
         );
         params.insert("fill.level".into(), format!("{reached:.1}%"));

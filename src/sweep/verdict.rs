@@ -386,7 +386,10 @@ fn group(
                 label: o.label.clone(),
                 run_id: o.doc.as_ref().map(|d| d.run_id.clone()),
                 skipped: o.skipped.clone(),
-                used: o.doc.as_ref().and_then(|d| d.params.get("fill.level").cloned()),
+                used: o
+                    .doc
+                    .as_ref()
+                    .and_then(|d| d.params.get("fill.level").cloned()),
                 iops,
             }
         })
