@@ -237,10 +237,14 @@ fn a_killed_fill_is_removed_by_clean() {
             "--size",
             "32m",
             "--cell-time",
-            "60s",
+            "10s",
+            "--repeat",
+            "1",
         ],
     );
-    // The filler is made (ledger entry first, then the name) when its level's setting begins.
+    // The filler is made (ledger entry first, then the name) once the file system as found
+    // was measured (one cell of 10 s), and held through its own level's cell of 10 s: the kill
+    // lands while it exists.
     wait_until("the filler", WATCHDOG, || {
         fs.iogauges().iter().any(|n| n.starts_with("iogauge-fill."))
     });
