@@ -30,19 +30,19 @@ pub fn level(s: &Space) -> f64 {
 }
 
 /// Bytes to write so that the file system of `s`, once `adds` more bytes are used, is `pct`
-/// percent used: whole 4 KiB blocks, 0 when it is there already. `Err` holds the level it
-/// would be at, when that is above `pct`: a filler cannot take use away.
+/// percent used: counted in the file system's blocks (the level's share of them rounded up to
+/// a whole block), written in whole 4 KiB blocks, 0 when it is there already. `Err` holds the
+/// level it would be at, when that is above `pct`: a filler cannot take use away.
 pub fn bytes_to(s: &Space, pct: f64, adds: u64) -> std::result::Result<u64, f64> {
-    let size = s.blocks.saturating_mul(s.block);
+    let block = s.block.max(1);
     let used = s
         .blocks
         .saturating_sub(s.free)
-        .saturating_mul(s.block)
-        .saturating_add(adds);
-    let want = (pct / 100.0 * size as f64).ceil() as u64;
-    match used.checked_sub(want) {
-        Some(over) if over > 0 => Err(used as f64 * 100.0 / size.max(1) as f64),
-        _ => Ok((want - used).div_ceil(GRAIN) * GRAIN),
+        .saturating_add(adds.div_ceil(block));
+    let want = (pct / 100.0 * s.blocks as f64).ceil() as u64;
+    match used > want {
+        true => Err(used as f64 * 100.0 / s.blocks.max(1) as f64),
+        false => Ok(((want - used) * block).div_ceil(GRAIN) * GRAIN),
     }
 }
 
