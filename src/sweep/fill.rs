@@ -40,10 +40,11 @@ pub(super) fn fill_sweep(
     }));
     settings.push(Setting::default());
     say!(
-        "sweep {id}: {} settings: the file system holding {} as found ({:.1}% used), filled to {}, as found again · {}",
+        "sweep {id}: {} settings: the file system holding {} as found ({:.1}% used, {:.1}% with the test file), filled to {}, as found again · {}",
         settings.len(),
         dir.display(),
         filler::level(&space),
+        filler::level_with(&space, adds),
         levels
             .iter()
             .map(|l| format!("{l}%"))

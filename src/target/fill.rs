@@ -25,7 +25,15 @@ const GRAIN: u64 = 4096;
 
 /// The share of the file system in use, in percent.
 pub fn level(s: &Space) -> f64 {
-    let used = s.blocks.saturating_sub(s.free);
+    level_with(s, 0)
+}
+
+/// The share in use once `adds` more bytes are (a test file still to be made), in percent.
+pub fn level_with(s: &Space, adds: u64) -> f64 {
+    let used = s
+        .blocks
+        .saturating_sub(s.free)
+        .saturating_add(adds.div_ceil(s.block.max(1)));
     used as f64 * 100.0 / s.blocks.max(1) as f64
 }
 
@@ -41,7 +49,7 @@ pub fn bytes_to(s: &Space, pct: f64, adds: u64) -> std::result::Result<u64, f64>
         .saturating_add(adds.div_ceil(block));
     let want = (pct / 100.0 * s.blocks as f64).ceil() as u64;
     match used > want {
-        true => Err(used as f64 * 100.0 / s.blocks.max(1) as f64),
+        true => Err(level_with(s, adds)),
         false => Ok(((want - used) * block).div_ceil(GRAIN) * GRAIN),
     }
 }
