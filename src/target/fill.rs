@@ -60,7 +60,7 @@ pub fn beside(target: Option<&Path>) -> Result<PathBuf> {
     let path = target.unwrap_or(Path::new("."));
     if super::is_block_device(path) {
         return Err(usage(format!(
-            "--fill fills the file system holding the target, and {} is a raw block device with no file system on it; give a directory or a file on the file system to fill",
+            "--fill fills the file system holding the target, and {} is a raw block device: its IO reaches the device with no file system in between to fill; give a directory or a file on the file system to fill",
             path.display()
         )));
     }
