@@ -458,6 +458,13 @@ pub struct SweepArgs {
     #[arg(long)]
     pub grid: bool,
 
+    /// Levels of use to fill the file system holding the target to, e.g. 40%,80% (used/size
+    /// as df shows it, 1–95%): after the test file is made, a file of iogauge's own beside it
+    /// is written with incompressible data up to each level, the suite measured, the file
+    /// removed; the file system as found is measured first and again last.
+    #[arg(long, value_name = "LEVEL[,LEVEL…]")]
+    pub fill: Option<String>,
+
     #[command(flatten)]
     pub build: BuildArgs,
 }

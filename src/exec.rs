@@ -189,6 +189,8 @@ pub fn run(plan: &Plan, prepared: Prepared<'_>, hooks: &dyn Hooks) -> Result<Exe
     if let Some(s) = &mut session {
         s.filled = target.created;
     }
+    let mut params = plan.params.clone();
+    hooks.realized(&target.path, &mut params)?;
     let started = SystemTime::now();
     let system = look_at_stack(plan, &mut target, hooks);
     let header = RunDoc {
@@ -203,7 +205,7 @@ pub fn run(plan: &Plan, prepared: Prepared<'_>, hooks: &dyn Hooks) -> Result<Exe
         findings: Vec::new(),
         interrupted: true,
         notes: Vec::new(),
-        params: plan.params.clone(),
+        params,
         rounds: None,
         fleet: None,
         rebuild: None,

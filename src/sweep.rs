@@ -8,6 +8,7 @@
 //! carries no signature before and none after.
 
 pub mod array;
+mod fill;
 pub mod fs;
 pub mod knobs;
 mod layouts;
@@ -43,7 +44,7 @@ const ALPHA: f64 = iogauge_stats::DEFAULT_ALPHA;
 const NOISE: f64 = iogauge_stats::DEFAULT_NOISE;
 
 /// One point of the sweep.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 struct Setting {
     /// The knob (index into the knobs) this setting changes, with its value; empty for the
     /// baseline, several with --grid.
@@ -53,6 +54,8 @@ struct Setting {
     /// An array: its layout, how many of the scratch devices, its chunk, and the state it is
     /// measured in (whole, a member missing, rebuilding one).
     array: Option<(array::Layout, usize, Option<u64>, Health)>,
+    /// The level of use (percent) the target's file system is filled to.
+    fill: Option<f64>,
 }
 
 /// What a setting measured, or why it did not run.
@@ -160,11 +163,17 @@ pub fn run(sp: SweepPlan, hooks: &dyn crate::exec::Hooks) -> Result<Sweep> {
     let SweepPlan {
         knobs: specs,
         grid,
+        fill,
         built,
         check,
     } = sp;
     let outcomes = match built.scratch.is_empty() {
         false => on_scratch(&built, &check, hooks)?,
+        // Filling a file system beside a test file needs no more rights than the test file.
+        true if !fill.is_empty() => {
+            let id = new_id(&check.name());
+            fill::fill_sweep(&check, &id, &fill, hooks)?.map(|(k, o)| (id, k, o))
+        }
         true => {
             root_only(&check)?;
             let id = new_id(&check.name());
@@ -318,6 +327,7 @@ fn knob_sweep(
     // written for the first time, a cache warming, an SSD's spare area used up) shows as a
     // baseline that changed, instead of as a knob that seemed to matter.
     settings.push(Setting {
+        fill: None,
         knobs: Vec::new(),
         fs: None,
         array: None,
@@ -368,20 +378,8 @@ fn knob_sweep(
         return Ok(None);
     }
     let mut guard = Guard::new(&knobs)?;
-    let mut out = Vec::new();
-    for (n, s) in settings.iter().enumerate() {
-        if crate::interrupt::requested().is_some() {
-            break;
-        }
-        let label = match n + 1 == settings.len() {
-            true => AGAIN.to_string(),
-            false => label_of(&knobs, s),
-        };
-        say!("[setting {}/{}] {label}", n + 1, settings.len());
-        if let Err(why) = apply(&knobs, s) {
-            out.push((s.clone(), skipped(n, settings.len(), label, why)));
-            continue;
-        }
+    let out = in_turn(&settings, &knobs, |s, label| {
+        apply(&knobs, s)?;
         // The changed knob is a parameter (for compare's scaling order); every knob's value on
         // every device goes into the notes, as the studies asked: document all settings.
         let params: BTreeMap<String, String> = s
@@ -405,19 +403,46 @@ fn knob_sweep(
                 )
             })
             .collect();
-        let doc = plan.measure(At::new(id, &label, params, None, notes), hooks);
-        out.push((s.clone(), outcome(n, settings.len(), label, doc)?));
-    }
+        Ok(plan.measure(At::new(id, label, params, None, notes), hooks))
+    })?;
     for f in guard.restore() {
         say!("warning: {f}");
     }
     Ok(Some((knobs, out)))
 }
 
+/// Measures each setting in turn, the last named as the baseline measured again: `one` sets
+/// it up and measures it, or says why it cannot (the setting is skipped, and the sweep goes
+/// on). An interrupt ends the sweep.
+fn in_turn(
+    settings: &[Setting],
+    knobs: &[Knob],
+    mut one: impl FnMut(&Setting, &str) -> std::result::Result<Result<RunDoc>, String>,
+) -> Result<Vec<(Setting, Outcome)>> {
+    let mut out = Vec::new();
+    for (n, s) in settings.iter().enumerate() {
+        if crate::interrupt::requested().is_some() {
+            break;
+        }
+        let label = match n + 1 == settings.len() {
+            true => AGAIN.to_string(),
+            false => label_of(knobs, s),
+        };
+        say!("[setting {}/{}] {label}", n + 1, settings.len());
+        let o = match one(s, &label) {
+            Err(why) => skipped(n, settings.len(), label, why),
+            Ok(doc) => outcome(n, settings.len(), label, doc)?,
+        };
+        out.push((s.clone(), o));
+    }
+    Ok(out)
+}
+
 /// The baseline (every knob as found), then one knob at a time through its other values, or
 /// with `grid` every combination.
 fn settings_of(knobs: &[Knob], grid: bool) -> Vec<Setting> {
     let base = Setting {
+        fill: None,
         knobs: Vec::new(),
         fs: None,
         array: None,
@@ -443,6 +468,7 @@ fn settings_of(knobs: &[Knob], grid: bool) -> Vec<Setting> {
                 continue;
             }
             out.push(Setting {
+                fill: None,
                 knobs: c,
                 fs: None,
                 array: None,
@@ -453,6 +479,7 @@ fn settings_of(knobs: &[Knob], grid: bool) -> Vec<Setting> {
             for v in &knob.spec.values {
                 if v != knob.original() {
                     out.push(Setting {
+                        fill: None,
                         knobs: vec![(k, v.clone())],
                         fs: None,
                         array: None,
@@ -478,6 +505,9 @@ fn label_of(knobs: &[Knob], s: &Setting) -> String {
             l.push_str(&format!(" · {}", f.fs));
         }
         return l;
+    }
+    if let Some(l) = s.fill {
+        return format!("fill {l}%");
     }
     if let Some((f, o)) = &s.fs {
         return match o {
@@ -544,6 +574,7 @@ fn fs_sweep(
         .iter()
         .flat_map(|f| {
             opts.iter().map(move |o| Setting {
+                fill: None,
                 knobs: Vec::new(),
                 fs: Some((f.clone(), o.clone())),
                 array: None,

@@ -12,6 +12,7 @@
 
 mod create;
 pub mod files;
+pub mod fill;
 pub mod gate;
 pub mod signatures;
 

@@ -71,6 +71,15 @@ pub fn parse_label(s: &str) -> Result<String, String> {
     Ok(s.to_string())
 }
 
+/// A share in percent, `40%` or `40` (a decimal point allowed: `37.5%`), as a number of percent.
+pub fn parse_percent(s: &str) -> Result<f64, String> {
+    let t = s.trim();
+    match t.strip_suffix('%').unwrap_or(t).trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
+        _ => Err(format!("'{s}' is not a percentage; write e.g. 40% or 80%")),
+    }
+}
+
 /// A rate in IOs per second: a number with an optional k/m (thousands, millions), e.g. 5000,
 /// 5k or 1.5m.
 pub fn parse_rate(s: &str) -> Result<f64, String> {

@@ -20,6 +20,7 @@ mod db_sysbench;
 mod db_tpcc;
 mod devices;
 mod docs;
+mod fill;
 mod fio;
 mod fio_keys;
 mod fsync_check;

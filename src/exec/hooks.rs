@@ -17,6 +17,17 @@ pub trait Hooks: Sync {
         Ok(())
     }
 
+    /// The target is ready (its test file made and filled) and nothing is measured yet: what
+    /// the caller sets up around it goes here (a sweep's filler beside it), with the parameters
+    /// the run records of it.
+    fn realized(
+        &self,
+        _target: &std::path::Path,
+        _params: &mut std::collections::BTreeMap<String, String>,
+    ) -> Result<()> {
+        Ok(())
+    }
+
     /// Right before a cell measures: under MPI a barrier, so every rank starts it at once.
     fn before_cell(&self) -> Result<()> {
         Ok(())

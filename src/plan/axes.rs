@@ -15,6 +15,8 @@ pub struct SweepPlan {
     pub knobs: Vec<KnobSpec>,
     /// `--grid`: every combination of the knobs' values rather than one change at a time.
     pub grid: bool,
+    /// `--fill`: levels of use (percent) of the target's file system to measure at.
+    pub fill: Vec<f64>,
     pub built: Built,
     pub check: Plan,
 }

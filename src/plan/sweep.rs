@@ -13,9 +13,27 @@ pub fn from_sweep(args: &SweepArgs) -> Result<SweepPlan> {
         .map(|k| KnobSpec::parse(k))
         .collect::<Result<_>>()?;
     let built = built(&args.build)?;
-    if specs.is_empty() && built.scratch.is_empty() {
+    let fill = match &args.fill {
+        Some(f) => crate::units::parse_list(f, crate::units::parse_percent)
+            .map_err(|e| usage(format!("--fill {e}")))?,
+        None => Vec::new(),
+    };
+    if let Some(bad) = fill
+        .iter()
+        .find(|l| !crate::target::fill::LEVELS.contains(l))
+    {
+        return Err(usage(format!(
+            "--fill {bad}% is outside 1–95%; give levels of use between them, e.g. --fill 40%,80%"
+        )));
+    }
+    if specs.is_empty() && built.scratch.is_empty() && fill.is_empty() {
         return Err(usage(
-            "a sweep needs what to change: --knob NAME=V1,V2 (e.g. --knob scheduler=none,mq-deadline), --scratch DEV --fs ext4,xfs, or --scratch DEV1,DEV2,… --layout md:raid0,raid5",
+            "a sweep needs what to change: --knob NAME=V1,V2 (e.g. --knob scheduler=none,mq-deadline), --fill 40%,80%, --scratch DEV --fs ext4,xfs, or --scratch DEV1,DEV2,… --layout md:raid0,raid5",
+        ));
+    }
+    if !fill.is_empty() && (!specs.is_empty() || !built.scratch.is_empty()) {
+        return Err(usage(
+            "sweep the fill level or knobs or what --scratch builds, one at a time (one change per sweep); run two sweeps",
         ));
     }
     if !specs.is_empty() && !built.fss.is_empty() {
@@ -43,6 +61,7 @@ pub fn from_sweep(args: &SweepArgs) -> Result<SweepPlan> {
     Ok(SweepPlan {
         knobs: specs,
         grid: args.grid,
+        fill,
         built,
         check: from_suite(&suite)?,
     })

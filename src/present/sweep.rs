@@ -4,6 +4,9 @@ use crate::sweep::SweepDoc;
 use crate::units;
 use std::fmt::Write;
 
+/// The row of a fill sweep's table that gives each setting's level of use (statvfs).
+const USED: &str = "file system used";
+
 /// The sweep table: per knob (or for the file systems), each cell's IOPS with its 95% CI under
 /// each setting, marked against the baseline and with the warnings that take a number's
 /// meaning away, and the verdict: only what the significance test allows.
@@ -44,6 +47,10 @@ pub fn text(doc: &SweepDoc) -> String {
             .max()
             .unwrap_or(4)
             .max(4)
+            .max(match g.settings.iter().any(|x| x.used.is_some()) {
+                true => USED.len(),
+                false => 0,
+            })
             + 2;
         let mut used = Vec::new();
         let mut too_few = false;
@@ -102,6 +109,14 @@ pub fn text(doc: &SweepDoc) -> String {
             let _ = write!(s, "  {cell}{:pad$}", "");
             for text in row {
                 let _ = write!(s, "{text:>w$}");
+            }
+            let _ = writeln!(s);
+        }
+        // A fill sweep's level of use as each setting's cells began, under its column.
+        if g.settings.iter().any(|x| x.used.is_some()) {
+            let _ = write!(s, "  {USED:<w0$}");
+            for set in &g.settings {
+                let _ = write!(s, "{:>w$}", set.used.as_deref().unwrap_or("—"));
             }
             let _ = writeln!(s);
         }

@@ -39,6 +39,7 @@ fn array_settings(ax: &Axes, devices: usize) -> Vec<Setting> {
     .remove(0);
     if !ax.layouts.contains(&single) {
         out.push(Setting {
+            fill: None,
             knobs: Vec::new(),
             fs: fs.clone(),
             array: Some((single, 1, None, Health::Whole)),
@@ -49,6 +50,7 @@ fn array_settings(ax: &Axes, devices: usize) -> Vec<Setting> {
             if l.kind == array::Kind::Single {
                 if n == counts[0] {
                     out.push(Setting {
+                        fill: None,
                         knobs: Vec::new(),
                         fs: fs.clone(),
                         array: Some((l.clone(), 1, None, Health::Whole)),
@@ -74,6 +76,7 @@ fn array_settings(ax: &Axes, devices: usize) -> Vec<Setting> {
                 ];
                 for (_, health) in states.into_iter().filter(|(asked, _)| *asked) {
                     out.push(Setting {
+                        fill: None,
                         knobs: Vec::new(),
                         fs: fs.clone(),
                         array: Some((l.clone(), n, c, health)),

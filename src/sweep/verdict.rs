@@ -82,6 +82,10 @@ pub struct SettingDoc {
     /// The stored run's id (`run_id`), when it ran.
     pub run_id: Option<String>,
     pub skipped: Option<String>,
+    /// In a fill sweep, the use of the target's file system as its cells began (statvfs, a
+    /// share of its size: the run's `fill.level`), e.g. "40.0%".
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub used: Option<String>,
     /// Per cell: IOPS mean, the 95% CI, and the verdict against the baseline.
     pub iops: Vec<Option<CellDoc>>,
 }
@@ -136,8 +140,12 @@ pub(super) fn summarize(
         }
     } else {
         let arrays = outcomes.iter().any(|(s, _)| s.array.is_some());
+        let filled = outcomes.iter().any(|(s, _)| s.fill.is_some());
         let title = match arrays {
             true => "array layouts (against the first)".to_string(),
+            false if filled => {
+                "the target's file system filled to each level (against as found)".to_string()
+            }
             false => match fss.is_empty() {
                 true => "every combination (--grid)".to_string(),
                 false => "file systems (against the first)".to_string(),
@@ -346,6 +354,7 @@ fn group(
         .map(|(mi, (set, o))| {
             let head = match set.knobs.as_slice() {
                 [(_, v)] if !grid => v.clone(),
+                [] if set.fill.is_some() => set.fill.map(|l| format!("{l}%")).unwrap_or_default(),
                 [] if set.fs.is_none() && set.array.is_none() => "as found".into(),
                 _ => o.label.clone(),
             };
@@ -377,6 +386,10 @@ fn group(
                 label: o.label.clone(),
                 run_id: o.doc.as_ref().map(|d| d.run_id.clone()),
                 skipped: o.skipped.clone(),
+                used: o
+                    .doc
+                    .as_ref()
+                    .and_then(|d| d.params.get("fill.level").cloned()),
                 iops,
             }
         })

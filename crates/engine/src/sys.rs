@@ -186,6 +186,25 @@ pub fn ends_within(pid: u32, limit: std::time::Duration) -> bool {
 
 /// Free bytes available to an unprivileged user on the file system holding `file`.
 pub fn free_bytes(file: &File) -> io::Result<u64> {
+    space(file).map(|s| s.avail * s.block)
+}
+
+/// A file system's size and use as statvfs counts them, in blocks of `block` bytes
+/// (`f_frsize`): what `df` shows, and what a fill level is a share of.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Space {
+    pub block: u64,
+    /// `f_blocks`: the whole file system's data blocks.
+    pub blocks: u64,
+    /// `f_bfree`: free blocks, root's reserve included.
+    pub free: u64,
+    /// `f_bavail`: free blocks an unprivileged user may take.
+    pub avail: u64,
+}
+
+/// The size and use of the file system holding `file`; an error for one that reports no size
+/// (ramfs and the like: nothing is known about its free space).
+pub fn space(file: &File) -> io::Result<Space> {
     let mut st = std::mem::MaybeUninit::<libc::statvfs>::zeroed();
     // SAFETY: fstatvfs writes one struct statvfs through the pointer.
     let rc = unsafe { libc::fstatvfs(file.as_raw_fd(), st.as_mut_ptr()) };
@@ -195,10 +214,14 @@ pub fn free_bytes(file: &File) -> io::Result<u64> {
     // SAFETY: filled by the kernel.
     let st = unsafe { st.assume_init() };
     if st.f_blocks == 0 {
-        // ramfs and the like have no size: nothing is known about free space.
         return Err(io::Error::other("the file system reports no size"));
     }
-    Ok(st.f_bavail * st.f_frsize)
+    Ok(Space {
+        block: st.f_frsize,
+        blocks: st.f_blocks,
+        free: st.f_bfree,
+        avail: st.f_bavail,
+    })
 }
 
 /// The file offset and length alignment O_DIRECT needs on `path`, as the file system itself
