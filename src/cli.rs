@@ -458,13 +458,6 @@ pub struct SweepArgs {
     #[arg(long)]
     pub grid: bool,
 
-    /// Levels of use to fill the file system holding the target to, e.g. 40%,80% (used/size
-    /// as df shows it, 1–95%): after the test file is made, a file of iogauge's own beside it
-    /// is written with incompressible data up to each level, the suite measured, the file
-    /// removed; the file system as found is measured first and again last.
-    #[arg(long, value_name = "LEVEL[,LEVEL…]")]
-    pub fill: Option<String>,
-
     #[command(flatten)]
     pub build: BuildArgs,
 }
@@ -474,6 +467,14 @@ pub struct SweepArgs {
 /// for both).
 #[derive(Args, Debug, Clone, Default)]
 pub struct BuildArgs {
+    /// Levels of use to fill the file system holding the target to, e.g. 40%,80% (used/size
+    /// as df shows it, 1–95%): once what is measured is in place (a suite's test file, a
+    /// database's load), a file of iogauge's own beside it is written with incompressible
+    /// data up to each level, the workload measured, the file removed. A sweep measures the
+    /// file system as found first and again last.
+    #[arg(long, value_name = "LEVEL[,LEVEL…]")]
+    pub fill: Option<String>,
+
     /// Block devices with no signature at all: for --fs, one, on which each file system is
     /// made, mounted privately, measured and wiped again; for --layout, the array's members
     /// (DEV1,DEV2,…), left blank again after each array.

@@ -653,6 +653,17 @@ pub struct ResultDoc {
     pub timeline: Option<Box<TimelineDoc>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub together: Option<TogetherDoc>,
+    /// `db … --fill`: the level of use the file system holding the database was filled to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fill: Option<FillDoc>,
+}
+
+/// A `--fill` level: as asked, and as statvfs counted it once the filler was synced (used/size,
+/// as df shows it), in percent.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
+pub struct FillDoc {
+    pub asked_pct: f64,
+    pub used_pct: f64,
 }
 
 /// One repeat of a workload.

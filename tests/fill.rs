@@ -271,3 +271,112 @@ fn a_killed_fill_is_removed_by_clean() {
         .unwrap();
     assert!(String::from_utf8_lossy(&again.stdout).contains("nothing to clean"));
 }
+
+/// `db pgbench --fill 40%,80%` on ext4 on a RAM loop device: the database loaded once, then
+/// each level filled over it before its measurement (statvfs read by the test as the level's
+/// measurement begins, and as each result recorded it), the table led by the level; afterwards
+/// nothing of iogauge's on the file system. A level the database alone would pass, and --fill
+/// beside --scratch, are refused before a server is made.
+#[test]
+fn a_database_run_measures_each_level_over_the_data_as_loaded() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let Some(fs) = ready(dir.path()) else { return };
+    if !have_postgres() {
+        return;
+    }
+    // The server's account must reach its directory.
+    for d in [dir.path(), fs.mnt.as_path()] {
+        std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let mnt = fs.mnt.to_str().unwrap();
+    let db = |extra: &[&str]| {
+        let mut args = vec![
+            "db",
+            "pgbench",
+            mnt,
+            "--scale",
+            "2",
+            "--time",
+            "3s",
+            "--no-storage",
+        ];
+        args.extend(extra);
+        args.iter().map(|a| a.to_string()).collect::<Vec<String>>()
+    };
+
+    // About 70 MiB of server and data on 512 MiB: 10% is passed by the database alone.
+    let args = db(&["--fill", "10%,80%"]);
+    let refused = iogauge(
+        dir.path(),
+        &args.iter().map(String::as_str).collect::<Vec<_>>(),
+    );
+    assert_eq!(refused.status.code(), Some(2), "{}", stderr_of(&refused));
+    let e = stderr_of(&refused);
+    assert_eq!(e.trim().lines().count(), 1, "{e}");
+    assert!(e.contains("above --fill 10%"), "{e}");
+    let scratch = iogauge(
+        dir.path(),
+        &[
+            "db",
+            "pgbench",
+            "--scratch",
+            "/dev/null",
+            "--fs",
+            "ext4",
+            "--fill",
+            "40%",
+        ],
+    );
+    assert_eq!(scratch.status.code(), Some(2), "{}", stderr_of(&scratch));
+    assert!(
+        stderr_of(&scratch).contains("--fill"),
+        "{}",
+        stderr_of(&scratch)
+    );
+    assert_eq!(fs.iogauges(), Vec::<String>::new());
+
+    let args = db(&["--fill", "40%,80%"]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let mut run = Spawned::iogauge(dir.path(), &args);
+    for want in [40.0, 80.0] {
+        let line = run.wait_for("% used (--fill", WATCHDOG);
+        let seen = fs.used();
+        assert!(
+            (seen - want).abs() <= 1.0,
+            "fill {want}%: statvfs {seen}% ({line})"
+        );
+    }
+    let out = run.finish(DEADLINE);
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    // As stored: each result with the level asked and reached.
+    let doc = json_of(&iogauge(dir.path(), &["show", "last", "--json"]));
+    let results = doc["results"].as_array().unwrap();
+    assert_eq!(results.len(), 2, "{doc}");
+    for (r, want) in results.iter().zip([40.0, 80.0]) {
+        assert_eq!(r["fill"]["asked_pct"].as_f64(), Some(want), "{r}");
+        let used = r["fill"]["used_pct"].as_f64().unwrap();
+        assert!((used - want).abs() <= 1.0, "asked {want}%, reached {used}%");
+        assert!(r["tps"].as_f64().unwrap() > 0.0, "{r}");
+    }
+    assert_eq!(doc["params"]["fill"], "40%,80%", "{doc}");
+    // The run's table is led by the level each row was measured at.
+    let rows: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.contains("file system used"))
+        .skip(1)
+        .take(2)
+        .collect();
+    assert_eq!(rows.len(), 2, "{text}");
+    for (row, r) in rows.iter().zip(results) {
+        let used = format!("{:.1}%", r["fill"]["used_pct"].as_f64().unwrap());
+        assert!(
+            row.trim_start().starts_with(&used),
+            "{row} against {used}\n{text}"
+        );
+    }
+    assert_eq!(fs.iogauges(), Vec::<String>::new());
+    assert!(fs.used() < 1.0, "{}% used after the run", fs.used());
+    assert_eq!(ledgers(dir.path()), Vec::<String>::new());
+}

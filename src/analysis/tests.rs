@@ -123,6 +123,7 @@ pub(crate) fn result(rw: Rw, bs: u64, threads: u32, iodepth: u32, iops: f64) -> 
         verify: None,
         timeline: None,
         together: None,
+        fill: None,
     }
 }
 

@@ -590,6 +590,7 @@ pub fn transactions_result(t: Transactions) -> ResultDoc {
         verify: None,
         timeline: Some(Box::new(t.timeline)),
         together: None,
+        fill: None,
     }
 }
 

@@ -90,6 +90,9 @@ pub struct ServerPlan {
     pub memory_limit: Option<u64>,
     /// Length of each storage cell; `None` with --no-storage.
     pub storage: Option<Duration>,
+    /// `--fill` levels of use (percent) of the file system holding the server, each measured
+    /// over the database as loaded; empty: as found.
+    pub fill: Vec<f64>,
     pub keep: bool,
     /// Runs of each measurement (`--repeat`).
     pub repeat: u32,
@@ -205,6 +208,60 @@ fn create(p: &ServerPlan, target: &Path) -> Result<Box<dyn Backend>> {
     })
 }
 
+/// The `--fill` levels in turn, or the file system as found when there are none.
+fn levels(fill: &[f64]) -> Vec<Option<f64>> {
+    match fill.is_empty() {
+        true => vec![None],
+        false => fill.iter().map(|&l| Some(l)).collect(),
+    }
+}
+
+/// One `--fill` level over the database as loaded: the filler beside the server's directory
+/// (none when the use is there already), held while the level's measurements last — dropping
+/// it removes the file — and the level it reached, measured once the filler was synced.
+struct Level {
+    _filler: Option<crate::target::Target>,
+    asked: f64,
+    reached: f64,
+}
+
+impl Level {
+    fn fill(target: &Path, level: Option<f64>) -> Result<Option<Level>> {
+        let Some(asked) = level else {
+            return Ok(None);
+        };
+        let dir = crate::target::fill::beside(Some(target))?;
+        // Random data of its own: a device that deduplicates must store the filler too.
+        let seed = SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(1, |d| d.as_nanos() as u64);
+        let (filler, reached) = crate::target::fill::fill_to(&dir, asked, seed)?;
+        say!(
+            "the file system holding {} is {reached:.1}% used (--fill {asked}%) as the measurements begin",
+            dir.display()
+        );
+        Ok(Some(Level {
+            _filler: filler,
+            asked,
+            reached,
+        }))
+    }
+
+    /// The result named with the level it was measured at, and the level recorded.
+    fn name(&self, r: &mut ResultDoc) {
+        r.name = Some(format!(
+            "{} · file system {:.1}% used (--fill {}%)",
+            r.name.as_deref().unwrap_or("database run"),
+            self.reached,
+            self.asked
+        ));
+        r.fill = Some(crate::model::FillDoc {
+            asked_pct: self.asked,
+            used_pct: self.reached,
+        });
+    }
+}
+
 /// What tags one run beyond the load's own: a sweep's id, the setting and what it built.
 #[derive(Default)]
 pub struct Tags {
@@ -269,6 +326,10 @@ pub fn run(
     let timeline_devices = common::timeline_devices(&system, server.log_dir());
     let mut params = load.params();
     params.extend(tags.params);
+    if !p.fill.is_empty() {
+        let asked: Vec<String> = p.fill.iter().map(|l| format!("{l}%")).collect();
+        params.insert("fill".into(), asked.join(","));
+    }
     params.insert(
         format!("{}.server", load.command().trim_start_matches("db-")),
         server.name().into(),
@@ -278,70 +339,86 @@ pub fn run(
     crate::interrupt::measuring();
     let mut results = Vec::new();
     let mut buffers = Vec::new();
-    let mut failure = common::sweep(&p.ratios, &mut rec, &mut results, |i, n, ratio| {
-        let mut set = p.settings.clone();
-        if let Some(r) = ratio {
-            let (k, v, _) = server.buffer(data_bytes, r);
-            set.push((k.into(), v));
+    let mut failure = None;
+    for level in levels(&p.fill) {
+        if failure.is_some() || crate::interrupt::requested().is_some() {
+            break;
         }
-        server.restart(&set, &p.settings)?;
-        let recorded = server.settings(&p.settings)?;
-        say!(
-            "[{}/{n}] {} · {} {}{}",
-            i + 1,
-            load.describe(),
-            server.buffer(data_bytes, 1.0).0,
-            server
-                .buffer_bytes(&recorded)
-                .map_or("?".into(), units::iec),
-            ratio.map_or(String::new(), |r| format!(
-                " ({} of the data)",
-                super::pct(r)
-            ))
-        );
-        // Each measurement is a cell to the hooks: a rebuild starts under the first, after the
-        // load, and keeps each one's window.
-        hooks.before_cell()?;
-        let mut at = At {
-            plan: p,
-            devices: (device_names.as_slice(), timeline_devices.as_slice()),
-            tag: i.to_string(),
-            ratio,
-            settings: recorded,
-            version: &version,
-            data_bytes,
-            page_cache: page_cache.as_ref().map(|c| c.0.clone()),
-        };
-        // `--repeat`: the same measurement again on the same loaded database, settled as after
-        // the load (VACUUM ANALYZE, ANALYZE TABLE), the repeats joined into one result.
-        let mut repeated = || -> Result<Option<ResultDoc>> {
-            if load.repeats_itself() || p.repeat < 2 {
-                return load.measure(server.as_ref(), &at);
+        let filled = match Level::fill(target, level) {
+            Ok(f) => f,
+            Err(e) => {
+                failure = Some(e);
+                break;
             }
-            let mut runs = Vec::new();
-            for k in 0..p.repeat {
-                if crate::interrupt::requested().is_some() {
-                    break;
-                }
-                if k > 0 {
-                    server.settle(load.database(), &tables)?;
-                }
-                say!("repeat {}/{}", k + 1, p.repeat);
-                at.tag = format!("{i}-{k}");
-                match load.measure(server.as_ref(), &at)? {
-                    Some(r) => runs.push(r),
-                    None => break,
-                }
-            }
-            Ok(super::repeats::repeated(runs))
         };
-        let measured = repeated();
-        hooks.cell_done(false);
-        if let Ok(Some(_)) = &measured {
-            buffers.push(server.buffer_bytes(&at.settings));
-        }
-        measured
-    })?;
+        failure = common::sweep(&p.ratios, &mut rec, &mut results, |i, n, ratio| {
+            let mut set = p.settings.clone();
+            if let Some(r) = ratio {
+                let (k, v, _) = server.buffer(data_bytes, r);
+                set.push((k.into(), v));
+            }
+            server.restart(&set, &p.settings)?;
+            let recorded = server.settings(&p.settings)?;
+            say!(
+                "[{}/{n}] {} · {} {}{}",
+                i + 1,
+                load.describe(),
+                server.buffer(data_bytes, 1.0).0,
+                server
+                    .buffer_bytes(&recorded)
+                    .map_or("?".into(), units::iec),
+                ratio.map_or(String::new(), |r| format!(
+                    " ({} of the data)",
+                    super::pct(r)
+                ))
+            );
+            // Each measurement is a cell to the hooks: a rebuild starts under the first, after the
+            // load, and keeps each one's window.
+            hooks.before_cell()?;
+            let mut at = At {
+                plan: p,
+                devices: (device_names.as_slice(), timeline_devices.as_slice()),
+                tag: i.to_string(),
+                ratio,
+                settings: recorded,
+                version: &version,
+                data_bytes,
+                page_cache: page_cache.as_ref().map(|c| c.0.clone()),
+            };
+            // `--repeat`: the same measurement again on the same loaded database, settled as after
+            // the load (VACUUM ANALYZE, ANALYZE TABLE), the repeats joined into one result.
+            let mut repeated = || -> Result<Option<ResultDoc>> {
+                if load.repeats_itself() || p.repeat < 2 {
+                    return load.measure(server.as_ref(), &at);
+                }
+                let mut runs = Vec::new();
+                for k in 0..p.repeat {
+                    if crate::interrupt::requested().is_some() {
+                        break;
+                    }
+                    if k > 0 {
+                        server.settle(load.database(), &tables)?;
+                    }
+                    say!("repeat {}/{}", k + 1, p.repeat);
+                    at.tag = format!("{i}-{k}");
+                    match load.measure(server.as_ref(), &at)? {
+                        Some(r) => runs.push(r),
+                        None => break,
+                    }
+                }
+                Ok(super::repeats::repeated(runs))
+            };
+            let mut measured = repeated();
+            if let (Ok(Some(r)), Some(f)) = (&mut measured, &filled) {
+                f.name(r);
+            }
+            hooks.cell_done(false);
+            if let Ok(Some(_)) = &measured {
+                buffers.push(server.buffer_bytes(&at.settings));
+            }
+            measured
+        })?;
+    }
     failure = failure.map(|e| by_cause(server.as_ref(), e));
     if failure.is_none() {
         failure = results.iter().find_map(|r| load.failed(r));

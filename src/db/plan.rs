@@ -217,6 +217,10 @@ fn check_free_space(server: &ServerPlan, data: u64, options: &str) -> Result<()>
         Bin::Postgres(_) => 40 << 20,
         Bin::Mariadb(_) => 100 << 20,
     };
+    // Each --fill level over the database as loaded: one passed already, or out of room.
+    if !server.fill.is_empty() {
+        crate::target::fill::plan(&server.fill, dir, base + data)?;
+    }
     let Some(free) = std::fs::File::open(dir)
         .ok()
         .and_then(|f| iogauge_engine::sys::free_bytes(&f).ok())
@@ -273,6 +277,12 @@ fn server_plan(
     let flag = asked.setting_flag;
     common::check_output(output)?;
     let place = place(target, &a.build, output, load)?;
+    let fill = crate::target::fill::levels(a.build.fill.as_deref())?;
+    if !fill.is_empty() && matches!(place, Place::Built(_)) {
+        return Err(usage(format!(
+            "--fill fills the file system holding TARGET_DIR, and --scratch builds its own for each run: one change per run; give iogauge db {load} DIR --fill, or run a sweep of what --scratch builds"
+        )));
+    }
     if a.time < Duration::from_secs(1) {
         return Err(usage(format!(
             "--time is under 1s; db {load} measures whole seconds, e.g. --time 60s"
@@ -376,6 +386,7 @@ fn server_plan(
         log_dir,
         memory_limit: a.memory_limit,
         storage: (!a.no_storage).then_some(a.storage_time),
+        fill,
         keep: a.keep,
         repeat: a.repeat,
         ram: iogauge_engine::sys::total_memory(),

@@ -108,6 +108,7 @@ pub fn result(mut ran: Vec<Ran>, target: &Target, name: Option<String>) -> Resul
         verify: None,
         timeline: None,
         together: None,
+        fill: None,
     };
     if !repeats.is_empty() {
         doc.stats = crate::repeats::stats_for(&repeats);

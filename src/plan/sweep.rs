@@ -13,19 +13,7 @@ pub fn from_sweep(args: &SweepArgs) -> Result<SweepPlan> {
         .map(|k| KnobSpec::parse(k))
         .collect::<Result<_>>()?;
     let built = built(&args.build)?;
-    let fill = match &args.fill {
-        Some(f) => crate::units::parse_list(f, crate::units::parse_percent)
-            .map_err(|e| usage(format!("--fill {e}")))?,
-        None => Vec::new(),
-    };
-    if let Some(bad) = fill
-        .iter()
-        .find(|l| !crate::target::fill::LEVELS.contains(l))
-    {
-        return Err(usage(format!(
-            "--fill {bad}% is outside 1–95%; give levels of use between them, e.g. --fill 40%,80%"
-        )));
-    }
+    let fill = crate::target::fill::levels(args.build.fill.as_deref())?;
     if specs.is_empty() && built.scratch.is_empty() && fill.is_empty() {
         return Err(usage(
             "a sweep needs what to change: --knob NAME=V1,V2 (e.g. --knob scheduler=none,mq-deadline), --fill 40%,80%, --scratch DEV --fs ext4,xfs, or --scratch DEV1,DEV2,… --layout md:raid0,raid5",

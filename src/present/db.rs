@@ -188,11 +188,28 @@ fn table(rows: &[&ResultDoc]) -> String {
             bytes(dev.and_then(|d| d.write_bytes)),
         ]);
     }
-    let mut s = super::table::labelled(&cells);
+    let shown = rows.iter().filter(|r| r.pg.is_some());
+    let mut s = with_fill(cells, shown.copied().collect());
     if rows.iter().any(|r| !r.stats.is_empty()) {
         s.push_str("  (TPS ± the half-width of its 95% confidence interval over the repeats)\n");
     }
     s
+}
+
+/// The table, led by the use of the file system holding the database when it was filled to
+/// levels (`--fill`); `rows` are the results its rows came from, in order.
+fn with_fill(mut cells: Vec<Vec<String>>, rows: Vec<&ResultDoc>) -> String {
+    if rows.iter().any(|r| r.fill.is_some()) {
+        cells[0].insert(0, "file system used".into());
+        for (row, r) in cells[1..].iter_mut().zip(&rows) {
+            row.insert(
+                0,
+                r.fill
+                    .map_or("as found".into(), |f| format!("{:.1}%", f.used_pct)),
+            );
+        }
+    }
+    super::table::labelled(&cells)
 }
 
 /// The plan of a `db sysbench --dry-run`: what iogauge will start, with which settings, and
@@ -513,7 +530,8 @@ fn sysbench_table(rows: &[&ResultDoc], pg: bool) -> String {
             bytes(dev.and_then(|d| d.write_bytes)),
         ]);
     }
-    let mut s = super::table::labelled(&cells);
+    let shown = rows.iter().filter(|r| r.sysbench.is_some());
+    let mut s = with_fill(cells, shown.copied().collect());
     s.push_str("  (errors: ignored errors/reconnects as sysbench counted them; TPS: its transactions over its total time)\n");
     s
 }

@@ -20,6 +20,21 @@ use std::path::{Path, PathBuf};
 /// runs out of room for its own metadata and the workload's writes, and measures ENOSPC.
 pub const LEVELS: std::ops::RangeInclusive<f64> = 1.0..=95.0;
 
+/// The levels `--fill` gave, in percent, each within [`LEVELS`]; none without the option.
+pub fn levels(list: Option<&str>) -> Result<Vec<f64>> {
+    let Some(list) = list else {
+        return Ok(Vec::new());
+    };
+    let levels =
+        units::parse_list(list, units::parse_percent).map_err(|e| usage(format!("--fill {e}")))?;
+    match levels.iter().find(|l| !LEVELS.contains(l)) {
+        Some(bad) => Err(usage(format!(
+            "--fill {bad}% is outside 1–95%; give levels of use between them, e.g. --fill 40%,80%"
+        ))),
+        None => Ok(levels),
+    }
+}
+
 /// Bytes the filler is rounded up to: whole 4 KiB blocks, as every test file is.
 const GRAIN: u64 = 4096;
 
