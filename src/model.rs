@@ -658,14 +658,6 @@ pub struct ResultDoc {
     pub fill: Option<FillDoc>,
 }
 
-/// A `--fill` level: as asked, and as statvfs counted it once the filler was synced (used/size,
-/// as df shows it), in percent.
-#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
-pub struct FillDoc {
-    pub asked_pct: f64,
-    pub used_pct: f64,
-}
-
 /// One repeat of a workload.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct RepeatDoc {

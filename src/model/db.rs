@@ -322,3 +322,11 @@ pub struct PgDoc {
     /// The operating-system user the server ran as.
     pub user: String,
 }
+
+/// A `--fill` level: as asked, and as statvfs counted it once the filler was synced (used/size,
+/// as df shows it), in percent.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
+pub struct FillDoc {
+    pub asked_pct: f64,
+    pub used_pct: f64,
+}
