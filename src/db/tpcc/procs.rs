@@ -22,6 +22,28 @@ const S_DIST: &str = "CASE p_d WHEN 1 THEN s_dist_01 WHEN 2 THEN s_dist_02 WHEN 
      WHEN 4 THEN s_dist_04 WHEN 5 THEN s_dist_05 WHEN 6 THEN s_dist_06 WHEN 7 THEN s_dist_07 \
      WHEN 8 THEN s_dist_08 WHEN 9 THEN s_dist_09 ELSE s_dist_10 END";
 
+/// Payment's reads and writes after its customer is found (clause 2.5.2.2), in SQL both
+/// servers' procedure languages take alike.
+const PAYMENT: &str = "UPDATE warehouse SET w_ytd = w_ytd + p_amount WHERE w_id = p_w;
+               SELECT w_name, w_street_1, w_street_2, w_city, w_state, w_zip
+                 INTO v_name, v_s1, v_s2, v_city, v_state, v_zip FROM warehouse WHERE w_id = p_w;
+               UPDATE district SET d_ytd = d_ytd + p_amount WHERE d_w_id = p_w AND d_id = p_d;
+               SELECT d_name, d_street_1, d_street_2, d_city, d_state, d_zip
+                 INTO v_name, v_s1, v_s2, v_city, v_state, v_zip FROM district WHERE d_w_id = p_w AND d_id = p_d;
+               SELECT c_first, c_last, c_credit, c_balance INTO v_first, v_last, v_credit, v_balance
+                 FROM customer WHERE c_w_id = p_cw AND c_d_id = p_cd AND c_id = v_cust FOR UPDATE;
+               IF v_credit = 'BC' THEN
+                 UPDATE customer SET c_balance = c_balance - p_amount, c_ytd_payment = c_ytd_payment + p_amount,
+                   c_payment_cnt = c_payment_cnt + 1,
+                   c_data = SUBSTR(CONCAT(v_cust, ' ', p_cd, ' ', p_cw, ' ', p_d, ' ', p_w, ' ', p_amount, ' ', c_data), 1, 500)
+                   WHERE c_w_id = p_cw AND c_d_id = p_cd AND c_id = v_cust;
+               ELSE
+                 UPDATE customer SET c_balance = c_balance - p_amount, c_ytd_payment = c_ytd_payment + p_amount,
+                   c_payment_cnt = c_payment_cnt + 1
+                   WHERE c_w_id = p_cw AND c_d_id = p_cd AND c_id = v_cust;
+               END IF;
+               INSERT INTO history VALUES (v_cust, p_cd, p_cw, p_d, p_w, CURRENT_TIMESTAMP, p_amount, p_data);";
+
 /// PostgreSQL's functions.
 fn postgres() -> [String; 5] {
     // Clause 2.5.2.2 and 2.6.2.2: by last name, the middle one of those ordered by first name.
@@ -82,25 +104,7 @@ fn postgres() -> [String; 5] {
                v_name TEXT; v_s1 TEXT; v_s2 TEXT; v_city TEXT; v_state TEXT; v_zip TEXT;
              BEGIN
                {}
-               UPDATE warehouse SET w_ytd = w_ytd + p_amount WHERE w_id = p_w;
-               SELECT w_name, w_street_1, w_street_2, w_city, w_state, w_zip
-                 INTO v_name, v_s1, v_s2, v_city, v_state, v_zip FROM warehouse WHERE w_id = p_w;
-               UPDATE district SET d_ytd = d_ytd + p_amount WHERE d_w_id = p_w AND d_id = p_d;
-               SELECT d_name, d_street_1, d_street_2, d_city, d_state, d_zip
-                 INTO v_name, v_s1, v_s2, v_city, v_state, v_zip FROM district WHERE d_w_id = p_w AND d_id = p_d;
-               SELECT c_first, c_last, c_credit, c_balance INTO v_first, v_last, v_credit, v_balance
-                 FROM customer WHERE c_w_id = p_cw AND c_d_id = p_cd AND c_id = v_cust FOR UPDATE;
-               IF v_credit = 'BC' THEN
-                 UPDATE customer SET c_balance = c_balance - p_amount, c_ytd_payment = c_ytd_payment + p_amount,
-                   c_payment_cnt = c_payment_cnt + 1,
-                   c_data = SUBSTR(CONCAT(v_cust, ' ', p_cd, ' ', p_cw, ' ', p_d, ' ', p_w, ' ', p_amount, ' ', c_data), 1, 500)
-                   WHERE c_w_id = p_cw AND c_d_id = p_cd AND c_id = v_cust;
-               ELSE
-                 UPDATE customer SET c_balance = c_balance - p_amount, c_ytd_payment = c_ytd_payment + p_amount,
-                   c_payment_cnt = c_payment_cnt + 1
-                   WHERE c_w_id = p_cw AND c_d_id = p_cd AND c_id = v_cust;
-               END IF;
-               INSERT INTO history VALUES (v_cust, p_cd, p_cw, p_d, p_w, CURRENT_TIMESTAMP, p_amount, p_data);
+               {PAYMENT}
                RETURN v_cust;
              END $$",
             by_name("p_cw", "p_cd")
@@ -246,25 +250,7 @@ fn mariadb() -> [String; 5] {
                {handler}
                START TRANSACTION;
                {}
-               UPDATE warehouse SET w_ytd = w_ytd + p_amount WHERE w_id = p_w;
-               SELECT w_name, w_street_1, w_street_2, w_city, w_state, w_zip
-                 INTO v_name, v_s1, v_s2, v_city, v_state, v_zip FROM warehouse WHERE w_id = p_w;
-               UPDATE district SET d_ytd = d_ytd + p_amount WHERE d_w_id = p_w AND d_id = p_d;
-               SELECT d_name, d_street_1, d_street_2, d_city, d_state, d_zip
-                 INTO v_name, v_s1, v_s2, v_city, v_state, v_zip FROM district WHERE d_w_id = p_w AND d_id = p_d;
-               SELECT c_first, c_last, c_credit, c_balance INTO v_first, v_last, v_credit, v_balance
-                 FROM customer WHERE c_w_id = p_cw AND c_d_id = p_cd AND c_id = v_cust FOR UPDATE;
-               IF v_credit = 'BC' THEN
-                 UPDATE customer SET c_balance = c_balance - p_amount, c_ytd_payment = c_ytd_payment + p_amount,
-                   c_payment_cnt = c_payment_cnt + 1,
-                   c_data = SUBSTR(CONCAT(v_cust, ' ', p_cd, ' ', p_cw, ' ', p_d, ' ', p_w, ' ', p_amount, ' ', c_data), 1, 500)
-                   WHERE c_w_id = p_cw AND c_d_id = p_cd AND c_id = v_cust;
-               ELSE
-                 UPDATE customer SET c_balance = c_balance - p_amount, c_ytd_payment = c_ytd_payment + p_amount,
-                   c_payment_cnt = c_payment_cnt + 1
-                   WHERE c_w_id = p_cw AND c_d_id = p_cd AND c_id = v_cust;
-               END IF;
-               INSERT INTO history VALUES (v_cust, p_cd, p_cw, p_d, p_w, CURRENT_TIMESTAMP, p_amount, p_data);
+               {PAYMENT}
                COMMIT;
              END",
             by_name("p_cw", "p_cd")
