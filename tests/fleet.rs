@@ -28,6 +28,10 @@ fn mpirun(dir: &Path, cg: Option<&Blkio>, args: &str) -> Command {
         .current_dir(dir)
         .env("IOGAUGE_RUN_DIR", own_run_dir(dir))
         .env("IOGAUGE_DB", dir.join("results.db"))
+        // Each mpirun's session directory in the test's own: under /tmp the fleet's tests,
+        // started at once, raced to make the one /tmp/ompi.HOST.UID ("File exists", orte_init
+        // failed).
+        .env("OMPI_MCA_orte_tmpdir_base", dir)
         // OpenMPI refuses root without both.
         .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
         .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
