@@ -128,7 +128,7 @@ pub fn parse_list<T>(s: &str, item: impl Fn(&str) -> Result<T, String>) -> Resul
 }
 
 pub use iogauge_units::{
-    bs_label, bw, bw_unit, bw_value, count, duration, iec, iec_f64, latency, plural,
+    bs_label, bw, bw_unit, bw_value, count, duration, iec, iec_f64, latency, latency_known, plural,
     set_si_bandwidth,
 };
 

@@ -868,9 +868,26 @@ fn ctrl_c_stops_the_server(
     assert!(left_in(target).is_empty(), "{:?}", left_in(target));
 }
 
+/// Whether a sysbench output file under `dir` (the server's directory) holds `needle`.
+fn sysbench_said(dir: &Path, needle: &str) -> bool {
+    std::fs::read_dir(dir).into_iter().flatten().flatten().any(|e| {
+        let p = e.path();
+        let name = e.file_name().to_string_lossy().into_owned();
+        match p.is_dir() {
+            true => sysbench_said(&p, needle),
+            false => {
+                name.starts_with("sysbench-")
+                    && std::fs::read_to_string(&p).is_ok_and(|t| t.contains(needle))
+            }
+        }
+    })
+}
+
 /// Issue 59, item 2: a terminal's Ctrl-C (the signal to iogauge's whole process group, which
 /// holds the clients it started) during sysbench's prepare and during its window is the
-/// user's stop: exit 130, no error, no server and nothing left.
+/// user's stop: exit 130, no error, no server and nothing left. The window cut short is kept
+/// and stored as what it is: sysbench's own report of the seconds that ran (it has no SIGINT
+/// handler; iogauge asks for the report with the SIGALRM of its forced shutdown).
 #[test]
 fn a_terminal_ctrl_c_during_the_load_or_the_window_is_the_users_stop() {
     let Some((dir, target)) = rig() else { return };
@@ -885,6 +902,12 @@ fn a_terminal_ctrl_c_during_the_load_or_the_window_is_the_users_stop() {
             .args(["--time", "60s", "--no-storage"]);
         let mut run = Spawned::start_as_job(cmd);
         run.wait_for(after, WATCHDOG);
+        if phase == "window" {
+            // Two of sysbench's seconds reported: a window with something in it to keep.
+            wait_until("sysbench's second interval", WATCHDOG, || {
+                sysbench_said(&target, "[ 2s ]")
+            });
+        }
         run.signal_group("INT");
         let out = run.finish(WATCHDOG);
         let err = stderr_of(&out);
@@ -896,6 +919,21 @@ fn a_terminal_ctrl_c_during_the_load_or_the_window_is_the_users_stop() {
             "{phase}: {:?}",
             left_in(&target)
         );
+        if phase == "window" {
+            assert!(!err.contains("nothing was measured"), "{err}");
+            let doc = json_of(&iogauge(dir.path(), &["show", "last", "--json"]));
+            let r = &doc["results"][0];
+            assert_eq!(r["interrupted"], true, "{r}");
+            let name = r["name"].as_str().unwrap();
+            assert!(name.contains(" of the 1 min 00 s window (interrupted)"), "{name}");
+            let sb = &r["sysbench"];
+            let (txns, secs) = (f(&sb["transactions"]), f(&sb["total_time_s"]));
+            assert!(txns > 0.0 && (2.0..60.0).contains(&secs), "{sb}");
+            // The rate is sysbench's own, and the latencies its report's (no histogram).
+            assert!((f(&r["tps"]) - txns / secs).abs() <= 0.01 * txns / secs, "{r}");
+            assert!(f(&r["lat_ns"]["p99"]) > 0.0, "{}", r["lat_ns"]);
+            assert!(f(&r["lat_ns"]["max"]) >= f(&r["lat_ns"]["p99"]), "{}", r["lat_ns"]);
+        }
     }
 }
 

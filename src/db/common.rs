@@ -362,13 +362,25 @@ pub fn sweep(
     Ok(None)
 }
 
+/// How a benchmark client ended.
+pub enum Ended {
+    /// By itself, with its status.
+    Itself(std::process::ExitStatus),
+    /// At the user's interrupt: asked for its report so far, it gave it and ended with this
+    /// status; `None` when it was killed (no report asked for, or none came).
+    Stopped(Option<std::process::ExitStatus>),
+}
+
 /// Waits for a benchmark client to end, a measurement of `time`, its progress shown with the
-/// last second's TPS when `tps` can say it; `None` when interrupted (it is killed then).
+/// last second's TPS when `tps` can say it. At an interrupt the client is sent `report` (a
+/// signal name for `kill`) when it has one that makes it print what it measured so far and
+/// end, else killed.
 pub fn wait_client(
     mut child: std::process::Child,
     time: Duration,
     tps: &dyn Fn() -> Option<f64>,
-) -> Result<Option<std::process::ExitStatus>> {
+    report: Option<&str>,
+) -> Result<Ended> {
     let progress = super::progress::Progress::start(time);
     let began = std::time::Instant::now();
     let mut next = began;
@@ -378,15 +390,45 @@ pub fn wait_client(
             next += Duration::from_secs(1);
         }
         if let Some(s) = child.try_wait()? {
-            return Ok(Some(s));
+            return Ok(Ended::Itself(s));
         }
         if crate::interrupt::requested().is_some() {
+            if let Some(sig) = report {
+                let asked = std::process::Command::new("kill")
+                    .arg(format!("-{sig}"))
+                    .arg(child.id().to_string())
+                    .stderr(std::process::Stdio::null())
+                    .status()
+                    .is_ok_and(|s| s.success());
+                // The report is printed at once; a client that has not ended within a few
+                // seconds is killed, its report given up for.
+                let until = std::time::Instant::now() + Duration::from_secs(5);
+                while asked && std::time::Instant::now() < until {
+                    if let Some(s) = child.try_wait()? {
+                        return Ok(Ended::Stopped(Some(s)));
+                    }
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+            }
             let _ = child.kill();
             let _ = child.wait();
-            return Ok(None);
+            return Ok(Ended::Stopped(None));
         }
         std::thread::sleep(Duration::from_millis(50));
     }
+}
+
+/// A window a Ctrl-C cut short, kept as what it is: the result says it was interrupted, and its
+/// name how much of the window ran.
+pub fn cut_short(doc: &mut ResultDoc, ran: Duration, window: Duration) {
+    doc.interrupted = true;
+    doc.name = doc.name.take().map(|n| {
+        format!(
+            "{n} · {} of the {} window (interrupted)",
+            units::duration(ran),
+            units::duration(window)
+        )
+    });
 }
 
 /// The devices the timeline follows: the data directory's stack, then the log directory's
@@ -417,7 +459,7 @@ fn one_line(r: &ResultDoc) -> String {
     format!(
         "{} TPS · transaction p50 {} · p99 {}",
         units::count(r.iops),
-        units::latency(r.lat_ns.p50 as f64),
+        units::latency_known(r.lat_ns.p50 as f64),
         units::latency(r.lat_ns.p99 as f64)
     )
 }

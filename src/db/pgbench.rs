@@ -388,7 +388,13 @@ fn run_pgbench(
         .spawn()
         .context("starting pgbench")?;
     // pgbench says its rate only at its end: the progress shows the time.
-    common::wait_client(child, p.server.time, &|| None)
+    // pgbench has no report of its own at an interrupt: its per-transaction logs are read.
+    Ok(
+        match common::wait_client(child, p.server.time, &|| None, None)? {
+            common::Ended::Itself(s) => Some(s),
+            common::Ended::Stopped(_) => None,
+        },
+    )
 }
 
 /// The server's CPU over `runs` (its processes, from /proc: pgbench's own client is not in it),
@@ -494,15 +500,7 @@ fn result_doc(
         mix_read_pct: if p.script.writes() { 50 } else { 100 },
     });
     if let Some(w) = runs.last().and_then(|m| m.cut_short) {
-        // Kept as what it is: the part of the window that ran, said with its length.
-        doc.interrupted = true;
-        doc.name = doc.name.map(|n| {
-            format!(
-                "{n} · {} of the {} window (interrupted)",
-                units::duration(w),
-                units::duration(p.server.time)
-            )
-        });
+        common::cut_short(&mut doc, w, p.server.time);
     }
     doc.workload.interval_s = p.interval.as_secs_f64();
     // pgbench's log times every transaction: finer bins than the other loads' seconds.

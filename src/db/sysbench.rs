@@ -14,6 +14,10 @@
 //!   line per non-empty bucket (log-spaced, ~1.8% apart), the value standing for its bucket;
 //! - the final report: `transactions: N (X per sec.)`, `queries: …`, `ignored errors: …`,
 //!   `reconnects: …`, `total time: 5.0034s`, and `Latency (ms):` min/avg/max/99th percentile.
+//!
+//! sysbench has no handler for SIGINT. Started with `--forced-shutdown`, it has one for
+//! SIGALRM: it prints the final report of what it measured so far (without the histogram) and
+//! ends with status 2. iogauge sends it at a Ctrl-C, and a window cut short is kept.
 
 use super::backend::Backend;
 use super::cluster;
@@ -83,12 +87,30 @@ pub struct Report {
     pub reconnects: u64,
     /// "total time", seconds.
     pub total_s: f64,
-    /// Its own "99th percentile" (or whichever `--percentile`) and average, ms.
+    /// Its own "99th percentile" (or whichever `--percentile`), average, minimum and
+    /// maximum, ms.
     pub p99_ms: f64,
     pub avg_ms: f64,
+    pub min_ms: f64,
+    pub max_ms: f64,
 }
 
 impl Report {
+    /// The latencies: from the histogram, or, when a report cut short has none, sysbench's own
+    /// minimum, average, p99 and maximum (the others 0: not measured).
+    pub fn lat_ns(&self) -> crate::measure::LatNs {
+        if !self.hist.is_empty() {
+            return crate::measure::LatNs::of(&self.hist);
+        }
+        let ns = |ms: f64| (ms * 1e6).round() as u64;
+        crate::measure::LatNs {
+            min: ns(self.min_ms),
+            mean: self.avg_ms * 1e6,
+            p99: ns(self.p99_ms),
+            max: ns(self.max_ms),
+            ..Default::default()
+        }
+    }
     /// The per-second series in iogauge's form: TPS as the rate, sysbench's percentile as p99
     /// (sysbench reports no per-second median; 0 says "not measured").
     pub fn timeseries(&self) -> Vec<Sample> {
@@ -151,6 +173,7 @@ pub fn parse(stdout: &str) -> Result<Report> {
     let (mut transactions, mut queries, mut errors, mut reconnects) = (None, None, None, None);
     let (mut reads, mut writes, mut other) = (0, 0, 0);
     let (mut total_s, mut p99_ms, mut avg_ms) = (None, None, 0.0);
+    let (mut min_ms, mut max_ms) = (0.0, 0.0);
     for line in stdout.lines() {
         let t = line.trim();
         if t.starts_with("Latency histogram") {
@@ -201,6 +224,8 @@ pub fn parse(stdout: &str) -> Result<Report> {
             "total time" => total_s = value.trim_end_matches('s').parse::<f64>().ok(),
             "Latency (ms)" => in_latency = true,
             "avg" if in_latency => avg_ms = value.parse().unwrap_or(0.0),
+            "min" if in_latency => min_ms = value.parse().unwrap_or(0.0),
+            "max" if in_latency => max_ms = value.parse().unwrap_or(0.0),
             k if in_latency && k.ends_with("th percentile") => p99_ms = value.parse().ok(),
             "Threads fairness" => in_latency = false,
             _ => {}
@@ -228,6 +253,8 @@ pub fn parse(stdout: &str) -> Result<Report> {
         total_s,
         p99_ms: p99_ms.unwrap_or(0.0),
         avg_ms,
+        min_ms,
+        max_ms,
     })
 }
 
@@ -259,6 +286,8 @@ struct Measured {
     devices: Vec<iogauge_sysinfo::diskstats::DeviceWindow>,
     /// The run second by second, with the server's flushes.
     seconds: crate::model::TimelineDoc,
+    /// A window a Ctrl-C cut short: sysbench's report of what it measured until then.
+    cut_short: bool,
 }
 
 impl Load for SysbenchPlan {
@@ -370,11 +399,13 @@ fn measure_once(
     let cpu = common::cpu_since(cpu_before, s.cpu());
     let stdout = cluster::read_back(&mut out_read);
     work.remove(&out_name);
-    let (status_, w) = watched;
-    let Some(st) = status_? else {
-        return Ok(None);
+    let (ended, w) = watched;
+    let (st, cut_short) = match ended? {
+        common::Ended::Itself(st) => (st, false),
+        common::Ended::Stopped(Some(st)) => (st, true),
+        common::Ended::Stopped(None) => return Ok(None),
     };
-    if !st.success() {
+    if !cut_short && !st.success() {
         if let Some(why) = s.down() {
             return Err(anyhow::anyhow!(why));
         }
@@ -386,8 +417,17 @@ fn measure_once(
             &dirs,
         ));
     }
-    let report = parse(&stdout)?;
-    let after = s.counters()?;
+    let report = match parse(&stdout) {
+        Ok(r) => r,
+        // Stopped before its first report: nothing was measured.
+        Err(_) if cut_short => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    // After a Ctrl-C the server's counters are worth keeping but not worth failing for.
+    let after = match cut_short {
+        false => s.counters()?,
+        true => s.counters().unwrap_or_else(|_| before.clone()),
+    };
     let delta = common::counter_delta(&before, &after);
     let seconds = w.timeline(s, mark, &report.timeseries(), timeline_devices);
     Ok(Some(Measured {
@@ -396,15 +436,16 @@ fn measure_once(
         cpu,
         devices: w.windows,
         seconds,
+        cut_short,
     }))
 }
 
-/// Runs sysbench to its end; `None` when interrupted (it is killed then).
+/// Runs sysbench to its end, or until a Ctrl-C asks it for its report so far.
 fn run_sysbench(
     p: &SysbenchPlan,
     s: &dyn Backend,
     out_file: std::fs::File,
-) -> Result<Option<std::process::ExitStatus>> {
+) -> Result<common::Ended> {
     let watch_file = out_file.try_clone()?;
     let child = s
         .sysbench(&p.sysbench, p.script.name())
@@ -416,6 +457,9 @@ fn run_sysbench(
             "--report-interval=1",
             "--percentile=99",
             "--histogram=on",
+            // Installs sysbench's SIGALRM handler (its report so far), which iogauge sends at a
+            // Ctrl-C; the forced shutdown itself, an hour after the window, ends no run.
+            "--forced-shutdown=3600",
             "run",
         ])
         .stdout(Stdio::from(out_file))
@@ -435,7 +479,7 @@ fn run_sysbench(
         let text = String::from_utf8_lossy(&tail[..n]);
         text.lines().rev().find_map(interval_tps)
     };
-    common::wait_client(child, p.server.time, &tps)
+    common::wait_client(child, p.server.time, &tps, Some("ALRM"))
 }
 
 /// One measurement as a result: TPS as the rate (transactions over sysbench's total time),
@@ -495,6 +539,12 @@ fn result_doc(p: &SysbenchPlan, s: &dyn Backend, m: Measured, mut sb: SysbenchDo
             _ => 100,
         },
     });
+    // A report cut short has no histogram: sysbench's own figures stand for it.
+    doc.lat_ns = r.lat_ns();
+    if m.cut_short {
+        let ran = std::time::Duration::from_secs_f64(r.total_s);
+        common::cut_short(&mut doc, ran, p.server.time);
+    }
     doc.sysbench = Some(Box::new(sb));
     doc
 }
@@ -585,6 +635,27 @@ Threads fairness:
             (ts[0].t_s, ts[0].iops, ts[0].lat_p99_ns),
             (1.0, 1697.91, 2_970_000)
         );
+    }
+
+    /// A report cut short (sysbench's forced shutdown) has no histogram: the latencies are the
+    /// report's own, and what it did not measure is 0.
+    #[test]
+    fn a_report_without_a_histogram_gives_its_own_latencies() {
+        let hist_at = RUN.find("Latency histogram").unwrap();
+        let sql_at = RUN.find("SQL statistics").unwrap();
+        let cut = format!(
+            "{}FATAL: The --max-time limit has expired, forcing shutdown...\n{}",
+            &RUN[..hist_at],
+            &RUN[sql_at..]
+        );
+        let r = parse(&cut).unwrap();
+        assert!(r.hist.is_empty());
+        let lat = r.lat_ns();
+        assert_eq!((lat.min, lat.p99, lat.max), (530_000, 2_520_000, 6_040_000));
+        assert_eq!((lat.mean, lat.p50, lat.p999), (1_180_000.0, 0, 0));
+        // With its histogram, the histogram's.
+        let whole = parse(RUN).unwrap();
+        assert_eq!(whole.lat_ns().p50, LatNs::of(&whole.hist).p50);
     }
 
     #[test]

@@ -327,15 +327,7 @@ impl Load for TpccPlan {
         });
         r.tpcc = Some(Box::new(doc));
         if d.cut_short {
-            // Kept as what it is: the part of the window that ran, said with its length.
-            r.interrupted = true;
-            r.name = r.name.map(|n| {
-                format!(
-                    "{n} · {} of the {} window (interrupted)",
-                    units::duration(Duration::from_secs_f64(window_s)),
-                    units::duration(at.plan.time)
-                )
-            });
+            super::common::cut_short(&mut r, Duration::from_secs_f64(window_s), at.plan.time);
         }
         Ok(Some(r))
     }

@@ -114,7 +114,7 @@ fn storage_notes_findings(doc: &RunDoc, storage: &[&ResultDoc], s: &mut String) 
                     "{} IOPS · {} · p50 {} · p99 {}",
                     units::count(r.iops),
                     units::bw(r.bw_bytes),
-                    units::latency(r.lat_ns.p50 as f64),
+                    units::latency_known(r.lat_ns.p50 as f64),
                     units::latency(r.lat_ns.p99 as f64)
                 ),
             };
@@ -122,7 +122,18 @@ fn storage_notes_findings(doc: &RunDoc, storage: &[&ResultDoc], s: &mut String) 
         }
     }
     if doc.interrupted {
-        s.push_str("\n(interrupted: the results hold the runs that finished)\n");
+        match doc.results.iter().find(|r| r.interrupted) {
+            Some(r) => {
+                let secs = |x: f64| units::duration(std::time::Duration::from_secs_f64(x));
+                let _ = writeln!(
+                    s,
+                    "\n(interrupted: the last result is the {} of its {} window that ran)",
+                    secs(r.runtime_s),
+                    secs(r.workload.time_s.unwrap_or(r.runtime_s))
+                );
+            }
+            None => s.push_str("\n(interrupted: the results hold the runs that finished)\n"),
+        }
     }
     s.push('\n');
     for n in &doc.notes {
@@ -179,9 +190,9 @@ fn table(rows: &[&ResultDoc]) -> String {
                 ),
             },
             tps,
-            units::latency(r.lat_ns.p50 as f64),
+            units::latency_known(r.lat_ns.p50 as f64),
             units::latency(r.lat_ns.p99 as f64),
-            units::latency(r.lat_ns.p999 as f64),
+            units::latency_known(r.lat_ns.p999 as f64),
             pg.checkpoints.map_or("-".into(), |c| c.to_string()),
             wal,
             bytes(dev.and_then(|d| d.read_bytes)),
@@ -515,9 +526,9 @@ fn sysbench_table(rows: &[&ResultDoc], pg: bool) -> String {
             },
             units::count(r.iops),
             units::count(sb.qps),
-            units::latency(r.lat_ns.p50 as f64),
+            units::latency_known(r.lat_ns.p50 as f64),
             units::latency(r.lat_ns.p99 as f64),
-            units::latency(r.lat_ns.p999 as f64),
+            units::latency_known(r.lat_ns.p999 as f64),
             format!("{}/{}", sb.errors, sb.reconnects),
             bytes(counter(log).map(|b| b as u64)),
             match summed.is_empty() {

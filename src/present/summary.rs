@@ -81,14 +81,15 @@ pub fn workload_line(r: &ResultDoc) -> String {
 fn lat_line(l: &crate::measure::LatNs) -> String {
     format!(
         "min {} · mean {} · p50 {} · p90 {} · p99 {} · p99.9 {} · p99.99 {} · max {}",
-        units::latency(l.min as f64),
-        units::latency(l.mean),
-        units::latency(l.p50 as f64),
-        units::latency(l.p90 as f64),
-        units::latency(l.p99 as f64),
-        units::latency(l.p999 as f64),
-        units::latency(l.p9999 as f64),
-        units::latency(l.max as f64)
+        // No latency is 0: a 0 was not measured (a report that gave no histogram).
+        units::latency_known(l.min as f64),
+        units::latency_known(l.mean),
+        units::latency_known(l.p50 as f64),
+        units::latency_known(l.p90 as f64),
+        units::latency_known(l.p99 as f64),
+        units::latency_known(l.p999 as f64),
+        units::latency_known(l.p9999 as f64),
+        units::latency_known(l.max as f64)
     )
 }
 

@@ -160,6 +160,14 @@ pub fn latency(ns: f64) -> String {
     }
 }
 
+/// A latency that may not have been measured (0): `–` then, else as [`latency`].
+pub fn latency_known(ns: f64) -> String {
+    match ns > 0.0 {
+        true => latency(ns),
+        false => "–".into(),
+    }
+}
+
 /// A duration for humans: `850 ms`, `12.3 s`, `4 min 05 s`.
 pub fn duration(d: Duration) -> String {
     let s = d.as_secs_f64();
