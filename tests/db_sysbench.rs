@@ -870,17 +870,21 @@ fn ctrl_c_stops_the_server(
 
 /// Whether a sysbench output file under `dir` (the server's directory) holds `needle`.
 fn sysbench_said(dir: &Path, needle: &str) -> bool {
-    std::fs::read_dir(dir).into_iter().flatten().flatten().any(|e| {
-        let p = e.path();
-        let name = e.file_name().to_string_lossy().into_owned();
-        match p.is_dir() {
-            true => sysbench_said(&p, needle),
-            false => {
-                name.starts_with("sysbench-")
-                    && std::fs::read_to_string(&p).is_ok_and(|t| t.contains(needle))
+    std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .any(|e| {
+            let p = e.path();
+            let name = e.file_name().to_string_lossy().into_owned();
+            match p.is_dir() {
+                true => sysbench_said(&p, needle),
+                false => {
+                    name.starts_with("sysbench-")
+                        && std::fs::read_to_string(&p).is_ok_and(|t| t.contains(needle))
+                }
             }
-        }
-    })
+        })
 }
 
 /// Issue 59, item 2: a terminal's Ctrl-C (the signal to iogauge's whole process group, which
@@ -925,14 +929,24 @@ fn a_terminal_ctrl_c_during_the_load_or_the_window_is_the_users_stop() {
             let r = &doc["results"][0];
             assert_eq!(r["interrupted"], true, "{r}");
             let name = r["name"].as_str().unwrap();
-            assert!(name.contains(" of the 1 min 00 s window (interrupted)"), "{name}");
+            assert!(
+                name.contains(" of the 1 min 00 s window (interrupted)"),
+                "{name}"
+            );
             let sb = &r["sysbench"];
             let (txns, secs) = (f(&sb["transactions"]), f(&sb["total_time_s"]));
             assert!(txns > 0.0 && (2.0..60.0).contains(&secs), "{sb}");
             // The rate is sysbench's own, and the latencies its report's (no histogram).
-            assert!((f(&r["tps"]) - txns / secs).abs() <= 0.01 * txns / secs, "{r}");
+            assert!(
+                (f(&r["tps"]) - txns / secs).abs() <= 0.01 * txns / secs,
+                "{r}"
+            );
             assert!(f(&r["lat_ns"]["p99"]) > 0.0, "{}", r["lat_ns"]);
-            assert!(f(&r["lat_ns"]["max"]) >= f(&r["lat_ns"]["p99"]), "{}", r["lat_ns"]);
+            assert!(
+                f(&r["lat_ns"]["max"]) >= f(&r["lat_ns"]["p99"]),
+                "{}",
+                r["lat_ns"]
+            );
         }
     }
 }

@@ -507,3 +507,54 @@ fn a_ctrl_c_after_the_load_or_in_the_window_stops_as_asked_and_keeps_what_ran() 
         }
     }
 }
+
+/// Issue 59, item 2, the other phases of a MariaDB TPC-C-derived run: a Ctrl-C while the
+/// server starts, in the ramp, while the consistency is checked and while the server is taken
+/// down. Each is the user's stop — exit 130, no error, no server and nothing left. Before the
+/// window nothing is stored; after it, the whole window is kept as a whole (not interrupted),
+/// its checks done.
+#[test]
+fn a_ctrl_c_at_start_ramp_checks_or_teardown_is_the_users_stop() {
+    if !is_root() || !have_mariadb() {
+        skip("needs root (a loop device) and MariaDB (apt-get install mariadb-server)");
+        return;
+    }
+    let phases = [
+        ("start", "server in ", false),
+        ("ramp", "] TPC-C-derived · 1 warehouse", false),
+        ("checks", "checking the database's consistency", true),
+        ("teardown", " TPS · transaction p50", true),
+    ];
+    for (phase, after, stored) in phases {
+        let (fs, target) = ext4_target();
+        let args = [
+            "db",
+            "tpcc",
+            target.to_str().unwrap(),
+            "--terminals",
+            "2",
+            "--time",
+            "5s",
+            "--max-ramp",
+            "6s",
+            "--no-storage",
+        ];
+        let mut running = Spawned::iogauge(fs.dir.path(), &args);
+        running.wait_for(after, WATCHDOG);
+        running.signal("INT");
+        let out = running.finish(WATCHDOG);
+        let err = stderr_of(&out);
+        assert_eq!(out.status.code(), Some(130), "{phase}: {err}");
+        assert!(!err.contains("iogauge: error"), "{phase}: {err}");
+        let left: Vec<_> = std::fs::read_dir(&target).unwrap().flatten().collect();
+        assert!(left.is_empty(), "{phase}: {left:?} {err}");
+        let shown = iogauge(fs.dir.path(), &["show", "last", "--json"]);
+        assert_eq!(shown.status.success(), stored, "{phase}: {err}");
+        if stored {
+            let r = &json_of(&shown)["results"][0];
+            assert_eq!(r["interrupted"], false, "{phase}: {r}");
+            let checks = r["tpcc"]["checks"].as_array().unwrap();
+            assert_eq!(checks.len(), 4, "{phase}: {checks:?}");
+        }
+    }
+}

@@ -176,6 +176,7 @@ impl Load for TpccPlan {
             // Cut short before the window ended: nothing whole was measured.
             return Ok(None);
         };
+        say!("checking the database's consistency (the specification's clause 3.3.2)");
         let checks = check::check(&mut sql::Conn::open(&ep)?)?;
         let after = s.counters()?;
         let window_s = (t1 - t0).as_secs_f64();
