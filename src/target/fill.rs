@@ -105,10 +105,27 @@ pub fn space_of(dir: &Path) -> Result<Space> {
 /// the `adds` bytes the run itself makes (its test file), and room for the filler.
 pub fn plan(levels: &[f64], dir: &Path, adds: u64) -> Result<(Space, Vec<u64>)> {
     let s = space_of(dir)?;
-    let now = level(&s);
-    let bytes = levels
+    Ok((s, plan_on(&s, levels, dir, adds)?))
+}
+
+/// [`plan`] on the space `s` of the file system holding `dir`.
+fn plan_on(s: &Space, levels: &[f64], dir: &Path, adds: u64) -> Result<Vec<u64>> {
+    let now = level(s);
+    // A test file that takes the file system past every level leaves nothing to fill: the size
+    // is what to change, not the levels.
+    let with = level_with(s, adds);
+    if with > *LEVELS.end() {
+        return Err(usage(format!(
+            "--fill: with the run's test file of {} the file system holding {} ({} in all, {now:.1}% used now) would be {with:.1}% used, above the highest level of {}%; give a smaller --size",
+            units::iec(adds),
+            dir.display(),
+            units::iec(s.blocks.saturating_mul(s.block)),
+            LEVELS.end()
+        )));
+    }
+    levels
         .iter()
-        .map(|&l| match bytes_to(&s, l, adds) {
+        .map(|&l| match bytes_to(s, l, adds) {
             Ok(b) if b.saturating_add(adds) > s.avail.saturating_mul(s.block) => Err(usage(format!(
                 "--fill {l}% needs {} more on the file system holding {} and only {} is free there; give a lower level",
                 units::iec(b.saturating_add(adds)),
@@ -123,8 +140,7 @@ pub fn plan(levels: &[f64], dir: &Path, adds: u64) -> Result<(Space, Vec<u64>)> 
                 at.ceil()
             ))),
         })
-        .collect::<Result<Vec<u64>>>()?;
-    Ok((s, bytes))
+        .collect::<Result<Vec<u64>>>()
 }
 
 /// Fills the file system holding `dir` to `pct` percent with a filler beside the target; the
@@ -217,6 +233,20 @@ mod tests {
         assert!(over > 40.0 && over < 40.01, "{over}");
         // And a test file that takes it over the level is refused the same way.
         assert!(bytes_to(&fs(52_000), 40.0, 4 << 20).is_err());
+    }
+
+    #[test]
+    fn a_test_file_that_leaves_no_level_to_fill_asks_for_a_smaller_size() {
+        // 512 MiB in all, nearly empty: a test file of 1 GiB does not fit at all, one of
+        // 480 MiB leaves it 93.8% used (under the highest level) and is planned.
+        let s = fs(10);
+        let e = plan_on(&s, &[40.0], Path::new("mnt"), 1 << 30).unwrap_err();
+        let e = e.to_string();
+        assert!(e.contains("test file of 1 GiB") && e.contains("smaller --size"), "{e}");
+        assert!(!e.contains("levels above"), "{e}");
+        let e = plan_on(&s, &[40.0], Path::new("mnt"), 480 << 20).unwrap_err();
+        assert!(e.to_string().contains("levels above 94%"), "{e}");
+        assert!(plan_on(&s, &[95.0], Path::new("mnt"), 480 << 20).is_ok());
     }
 
     #[test]
