@@ -1,6 +1,7 @@
 //! .ci/budget, CI's own time budget (issue 57): a test longer than 60 s of its own time fails
 //! the run unless .ci/slow-tests gives it a ceiling and a reason; the waits a test recorded
-//! for a turn are not its own time; times are judged on the share of the CPUs CI had; a line
+//! for a turn are not its own time; times are judged on the share of the CPUs CI had and at the
+//! pace of the machine the budgets were set on (.ci/run's yardstick); a line
 //! naming no test is said; the step fails past its budget.
 
 use std::path::Path;
@@ -53,9 +54,18 @@ fn a_slow_test_needs_a_line_and_its_waits_and_others_load_are_not_its_own() {
     let (code, said) = budget(d, LOG, "a::slow\t30.000\na::slow\t10.000\n", GUESTS, &[]);
     assert_eq!(code, 0, "{said}");
     assert!(said.contains("50.0  a::slow"), "{said}");
-    // Half the machine taken by others: judged as 45 s.
+    // Half the machine taken by others: judged as 45 s; a machine at 0.6 of the budgets' pace
+    // the same (54 s), at 0.7 not (63 s).
     let (code, said) = budget(d, LOG, "", GUESTS, &["--share", "0.5"]);
     assert_eq!(code, 0, "{said}");
+    let (code, said) = budget(d, LOG, "", GUESTS, &["--pace", "0.6"]);
+    assert_eq!(code, 0, "{said}");
+    let (code, said) = budget(d, LOG, "", GUESTS, &["--pace", "0.7"]);
+    assert_eq!(code, 1, "{said}");
+    assert!(
+        said.contains("(63.0 s on a quiet machine at the reference pace)"),
+        "{said}"
+    );
     // A line with its ceiling: under it passes, over it fails naming the list.
     let (code, said) = budget(d, LOG, "", &format!("{GUESTS}a::slow 100 why\n"), &[]);
     assert_eq!(code, 0, "{said}");
@@ -84,7 +94,9 @@ fn stale_lines_a_bad_line_and_the_step_budget_are_said() {
     let (code, said) = budget(d, LOG, "", &list, &["--step", "700", "--budget", "600"]);
     assert_eq!(code, 1, "{said}");
     assert!(
-        said.contains("the step took 700 s on a quiet machine, over its 600 s"),
+        said.contains(
+            "the step took 700 s on a quiet machine at the reference pace, over its 600 s"
+        ),
         "{said}"
     );
     let (code, said) = budget(
@@ -95,6 +107,25 @@ fn stale_lines_a_bad_line_and_the_step_budget_are_said() {
         &["--step", "1000", "--budget", "600", "--share", "0.5"],
     );
     assert_eq!(code, 0, "{said}");
+    // A machine at 0.5 of the pace the budgets were set at: judged as 500 s; at 0.9, as 630 s.
+    let (code, said) = budget(
+        d,
+        LOG,
+        "",
+        &list,
+        &["--step", "700", "--budget", "600", "--pace", "0.9"],
+    );
+    assert_eq!(code, 1, "{said}");
+    assert!(said.contains("the step took 630 s"), "{said}");
+    let (code, said) = budget(
+        d,
+        LOG,
+        "",
+        &list,
+        &["--step", "1000", "--budget", "600", "--pace", "0.5"],
+    );
+    assert_eq!(code, 0, "{said}");
+    assert!(said.contains("at a pace of 0.50"), "{said}");
     // A log without times (the runner missing) is a failure, not a pass.
     let (code, said) = budget(d, "test a::x ... ok\n", "", &list, &[]);
     assert_eq!(code, 1, "{said}");

@@ -479,33 +479,28 @@ fn a_ctrl_c_after_the_load_or_in_the_window_stops_as_asked_and_keeps_what_ran() 
         "--no-storage",
     ];
     for (phase, after) in [("load", "loaded "), ("window", "the window of 5 min")] {
-        let mut running = Spawned::iogauge(fs.dir.path(), &args);
-        running.wait_for(after, WATCHDOG);
-        running.signal("INT");
-        let out = running.finish(WATCHDOG);
-        let err = stderr_of(&out);
-        assert_eq!(out.status.code(), Some(130), "{phase}: {err}");
+        let err = interrupted_at(&fs, &target, &args, phase, after);
         assert!(!err.contains("did not answer"), "{phase}: {err}");
-        assert_eq!(
-            std::fs::read_dir(&target).unwrap().count(),
-            0,
-            "{phase}: {err}"
-        );
         if phase == "window" {
-            let doc = json_of(&iogauge(fs.dir.path(), &["show", "last", "--json"]));
-            let r = &doc["results"][0];
-            assert_eq!(r["interrupted"], true, "{r}");
-            assert!(
-                r["name"]
-                    .as_str()
-                    .unwrap()
-                    .contains(" of the 5 min 00 s window (interrupted)"),
-                "{}",
-                r["name"]
-            );
+            let r = last_cut_short(fs.dir.path(), "5 min 00 s");
             assert!(f(&r["tpcc"]["window_s"]) < 300.0, "{}", r["tpcc"]);
         }
     }
+}
+
+/// Runs iogauge with `args`, sends it a Ctrl-C at the first line with `after`, and checks it
+/// stopped as the user's stop: exit 130, no error, nothing left in `target`. Its stderr.
+fn interrupted_at(fs: &Fs, target: &Path, args: &[&str], phase: &str, after: &str) -> String {
+    let mut running = Spawned::iogauge(fs.dir.path(), args);
+    running.wait_for(after, WATCHDOG);
+    running.signal("INT");
+    let out = running.finish(WATCHDOG);
+    let err = stderr_of(&out);
+    assert_eq!(out.status.code(), Some(130), "{phase}: {err}");
+    assert!(!err.contains("iogauge: error"), "{phase}: {err}");
+    let left: Vec<_> = std::fs::read_dir(target).unwrap().flatten().collect();
+    assert!(left.is_empty(), "{phase}: {left:?} {err}");
+    err
 }
 
 /// Issue 59, item 2, the other phases of a MariaDB TPC-C-derived run: a Ctrl-C while the
@@ -539,15 +534,7 @@ fn a_ctrl_c_at_start_ramp_checks_or_teardown_is_the_users_stop() {
             "6s",
             "--no-storage",
         ];
-        let mut running = Spawned::iogauge(fs.dir.path(), &args);
-        running.wait_for(after, WATCHDOG);
-        running.signal("INT");
-        let out = running.finish(WATCHDOG);
-        let err = stderr_of(&out);
-        assert_eq!(out.status.code(), Some(130), "{phase}: {err}");
-        assert!(!err.contains("iogauge: error"), "{phase}: {err}");
-        let left: Vec<_> = std::fs::read_dir(&target).unwrap().flatten().collect();
-        assert!(left.is_empty(), "{phase}: {left:?} {err}");
+        let err = interrupted_at(&fs, &target, &args, phase, after);
         let shown = iogauge(fs.dir.path(), &["show", "last", "--json"]);
         assert_eq!(shown.status.success(), stored, "{phase}: {err}");
         if stored {

@@ -242,7 +242,10 @@ mod tests {
         let s = fs(10);
         let e = plan_on(&s, &[40.0], Path::new("mnt"), 1 << 30).unwrap_err();
         let e = e.to_string();
-        assert!(e.contains("test file of 1 GiB") && e.contains("smaller --size"), "{e}");
+        assert!(
+            e.contains("test file of 1 GiB") && e.contains("smaller --size"),
+            "{e}"
+        );
         assert!(!e.contains("levels above"), "{e}");
         let e = plan_on(&s, &[40.0], Path::new("mnt"), 480 << 20).unwrap_err();
         assert!(e.to_string().contains("levels above 94%"), "{e}");

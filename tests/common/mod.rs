@@ -248,6 +248,20 @@ pub fn own_run_dir(dir: &Path) -> PathBuf {
 }
 
 /// The JSON iogauge printed on stdout; fails the test if it failed or printed something else.
+/// The last stored run's first result, a database window a Ctrl-C cut short: marked
+/// interrupted and named with the part of the `window` (as iogauge prints it) that ran.
+pub fn last_cut_short(dir: &Path, window: &str) -> Value {
+    let doc = json_of(&iogauge(dir, &["show", "last", "--json"]));
+    let r = doc["results"][0].clone();
+    assert_eq!(r["interrupted"], true, "{r}");
+    let name = r["name"].as_str().unwrap_or_default();
+    assert!(
+        name.contains(&format!(" of the {window} window (interrupted)")),
+        "{name}"
+    );
+    r
+}
+
 pub fn json_of(out: &Output) -> Value {
     assert!(
         out.status.success(),
