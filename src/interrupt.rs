@@ -4,7 +4,8 @@
 //! completion batches, the fill between chunks), so the run stops within a second, keeps what
 //! it measured, removes its test files and exits 128 + the signal. A second signal means "now":
 //! the signal thread removes the test files itself and exits at once — after at most
-//! [`REMOVE_WAIT`], even when the file system has stopped answering. So does the first, for a
+//! [`REMOVE_WAIT`], even when the file system has stopped answering ([`SERVER_WAIT`] when a
+//! database server of the run's must be stopped first). So does the first, for a
 //! rank under MPI blocked in an exchange with the others ([`waiting_for_others`]), which no
 //! loop of its own will notice.
 
@@ -17,6 +18,9 @@ use std::time::Duration;
 
 /// How long a second signal waits for the test files to be removed before quitting anyway.
 pub const REMOVE_WAIT: Duration = Duration::from_secs(2);
+/// The same when work of a hook comes first: a database server's immediate stop, which on a
+/// loaded 2-CPU machine took more than 2 s (CI: the quick exit left a PostgreSQL cluster).
+pub const SERVER_WAIT: Duration = Duration::from_secs(30);
 
 static COUNT: AtomicUsize = AtomicUsize::new(0);
 /// Whether IO is being measured yet (false while the target is prepared and filled), so the
@@ -184,11 +188,21 @@ fn quit_now(sig: i32, what: &'static str) -> ! {
         .map(|(p, _, _)| p.display().to_string())
         .collect::<Vec<_>>()
         .join(", ");
+    let (wait, work) = match hooks().is_empty() {
+        true => (REMOVE_WAIT, "removing the test files"),
+        false => (
+            SERVER_WAIT,
+            "stopping the database server and removing its files",
+        ),
+    };
     let watchdog = std::thread::Builder::new()
         .name("iogauge-quit".into())
         .spawn(move || {
-            std::thread::sleep(REMOVE_WAIT);
-            say!("{what}: {}; removing the test files did not finish (is the file system hung?); remove them by hand: {names}", kept());
+            std::thread::sleep(wait);
+            match names.is_empty() {
+                true => say!("{what}: {}; {work} did not finish (is the file system hung?); `iogauge clean` finishes it", kept()),
+                false => say!("{what}: {}; {work} did not finish (is the file system hung?); remove them by hand: {names}", kept()),
+            }
             iogauge_engine::sys::exit_now(code);
         });
     if watchdog.is_err() {
