@@ -86,7 +86,10 @@ fn within(what: &str, a: f64, b: f64, band: f64) {
 /// IOPS and bandwidth as the kernel's blkio throttle sets them: random reads held at 1,000/s
 /// and sequential 1 MiB reads at 32 MiB/s, each measured after a 1 s ramp (the throttle lets a
 /// new reader start with a slice already allowed) and with more in flight than the throttle
-/// lets through, so the throttle alone sets the rate. The kernel's rate, within 2%.
+/// lets through, so the throttle alone sets the rate. The kernel's rate, within what the
+/// throttle itself can move in the 3 s measured: one of its 100 ms slices (blk-throttle's
+/// `throtl_slice`, HZ/10), whose dispatch may fall either side of the window's edge — 3.3%.
+/// (CI, 2026-11-27: 1,022 reads/s under 1,000, outside the 2% this test asked before.)
 #[test]
 fn iops_and_bandwidth_are_the_throttles() {
     let _quiet = quiet_turn(module_path!());
@@ -113,10 +116,12 @@ fn iops_and_bandwidth_are_the_throttles() {
         json_of(&out)
     };
     cg.throttle(dev, "read", 1000);
+    // One throttle slice's share of the 3 s window.
+    let slice = 0.1 / 3.0;
     let doc = run("--rw randread --bs 4k --engine io_uring --iodepth 8");
     let iops = f(&result(&doc)["iops"]);
     assert!(
-        (iops - 1000.0).abs() <= 20.0,
+        (iops / 1000.0 - 1.0).abs() <= slice,
         "{iops} IOPS under a throttle of 1,000 reads/s"
     );
     std::fs::write(
@@ -133,7 +138,7 @@ fn iops_and_bandwidth_are_the_throttles() {
     let doc = run("--rw read --bs 1m --engine io_uring --iodepth 4");
     let bw = f(&result(&doc)["bw_bytes"]);
     assert!(
-        (bw / bps as f64 - 1.0).abs() <= 0.02,
+        (bw / bps as f64 - 1.0).abs() <= slice,
         "{:.2} MiB/s under a throttle of 32 MiB/s",
         bw / f64::from(1 << 20)
     );
