@@ -114,9 +114,26 @@ pub struct TestFile {
     path: PathBuf,
     dev: u64,
     ino: u64,
+    /// Written just before the create, when the file has no inode yet: the wall clock then
+    /// (nanoseconds, the kernel's coarse clock). A file at the path born at or after it was
+    /// made by the run; one born before was there already and is never removed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    born_after_ns: Option<u64>,
 }
 
 impl TestFile {
+    /// A test file about to be created at `path`: written down before the name exists, so a
+    /// kill between the create and [`TestFile::entry`] (which needs the inode) still leaves it
+    /// named. `ledger::replace` puts the whole entry in its place once the file is made.
+    pub fn before_create(path: &Path) -> Entry {
+        Entry::of(&TestFile {
+            path: std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf()),
+            dev: 0,
+            ino: 0,
+            born_after_ns: Some(iogauge_engine::sys::coarse_realtime_ns()),
+        })
+    }
+
     /// A test file created at `path` (made absolute, as every ledger names it) with the device
     /// and inode it was created with: the one spelling both the run and a quick exit use, so
     /// the exit crosses off exactly what the run wrote down.
@@ -125,7 +142,21 @@ impl TestFile {
             path: std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf()),
             dev,
             ino,
+            born_after_ns: None,
         })
+    }
+
+    /// Whether the file now at the path is the one the run was creating when it died: a
+    /// regular file born at or after the entry. Without a birth time (a file system that keeps
+    /// none) it cannot be told from a file that was there, and is left alone.
+    fn born_of_the_run(m: &std::fs::Metadata, after_ns: u64) -> Result<bool, String> {
+        let born = m
+            .created()
+            .map_err(|_| "left alone: its file system keeps no creation time, so it cannot be told from a file that was there before; remove it by hand if it is iogauge's".to_string())?;
+        let ns = born
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64);
+        Ok(m.is_file() && ns >= after_ns)
     }
 }
 
@@ -137,14 +168,24 @@ impl Resource for TestFile {
     }
 
     fn undo(&self, dry_run: bool) -> (String, bool) {
-        match std::fs::symlink_metadata(&self.path) {
-            Err(_) => ("already gone".into(), true),
-            Ok(m) if (m.dev(), m.ino()) != (self.dev, self.ino) => (
-                "left alone: another file has taken its name since".into(),
-                true,
-            ),
-            Ok(_) if dry_run => ("would be removed".into(), true),
-            Ok(_) => match std::fs::remove_file(&self.path) {
+        let Ok(m) = std::fs::symlink_metadata(&self.path) else {
+            return ("already gone".into(), true);
+        };
+        let left_alone = match self.born_after_ns {
+            Some(after) => match TestFile::born_of_the_run(&m, after) {
+                Err(why) => Some(why),
+                Ok(false) => Some("left alone: it was there before the run".into()),
+                Ok(true) => None,
+            },
+            None if (m.dev(), m.ino()) != (self.dev, self.ino) => {
+                Some("left alone: another file has taken its name since".into())
+            }
+            None => None,
+        };
+        match left_alone {
+            Some(why) => (why, true),
+            None if dry_run => ("would be removed".into(), true),
+            None => match std::fs::remove_file(&self.path) {
                 Ok(()) => ("removed".into(), true),
                 Err(e) => (format!("could not be removed: {e}"), false),
             },

@@ -116,6 +116,12 @@ pub fn check_private(server: &str, flag: &str, pid: u32, socket: &Path) -> Resul
 /// children alive (PostgreSQL's backends, checkpointer, writers; mariadbd has none) and those
 /// it has reaped (their time is in its cutime/cstime). Taken before and after a run, the
 /// difference is what the server spent on it. `None` when /proc cannot say.
+///
+/// One reading is the root's line, the children's, and the root's again: a child reaped while
+/// the children were read (a backend whose client just left, as at the end of every window)
+/// moves its time into the root's cutime, where the first reading of the root missed it and
+/// the children's no longer has it. Such a reading is taken again, until the root's own line
+/// held still across it.
 pub fn cpu_of(root: u32) -> Option<(f64, f64)> {
     // (ppid, user ticks, system ticks) of a process, its reaped children included.
     let stat = |pid: &str| -> Option<(u32, u64, u64)> {
@@ -127,23 +133,40 @@ pub fn cpu_of(root: u32) -> Option<(f64, f64)> {
         // cstime.
         Some((n(1)? as u32, n(11)? + n(13)?, n(12)? + n(14)?))
     };
-    let (_, mut user, mut sys) = stat(&root.to_string())?;
-    for e in std::fs::read_dir("/proc").ok()?.flatten() {
-        let name = e.file_name();
-        let Some(pid) = name
-            .to_str()
-            .filter(|n| n.bytes().all(|b| b.is_ascii_digit()))
-        else {
-            continue;
-        };
-        match stat(pid) {
-            Some((ppid, u, s)) if ppid == root => {
-                user += u;
-                sys += s;
+    let root_name = root.to_string();
+    let children = || -> Option<(u64, u64)> {
+        let (mut user, mut sys) = (0, 0);
+        for e in std::fs::read_dir("/proc").ok()?.flatten() {
+            let name = e.file_name();
+            let Some(pid) = name
+                .to_str()
+                .filter(|n| n.bytes().all(|b| b.is_ascii_digit()))
+            else {
+                continue;
+            };
+            match stat(pid) {
+                Some((ppid, u, s)) if ppid == root => {
+                    user += u;
+                    sys += s;
+                }
+                _ => {}
             }
-            _ => {}
         }
-    }
+        Some((user, sys))
+    };
+    let mut before = stat(&root_name)?;
+    let mut tries = 0;
+    let (user, sys) = loop {
+        let (u, s) = children()?;
+        let after = stat(&root_name)?;
+        tries += 1;
+        // A server whose children come and go faster than /proc is read may never hold
+        // still; then the last of a few readings is the best there is.
+        if after == before || tries == 8 {
+            break (after.1 + u, after.2 + s);
+        }
+        before = after;
+    };
     // /proc counts in USER_HZ, which is 100 on every architecture both servers run on.
     Some((user as f64 / 100.0, sys as f64 / 100.0))
 }

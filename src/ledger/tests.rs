@@ -72,3 +72,43 @@ fn once_no_child_holds_it(mut free: impl FnMut() -> bool) -> bool {
         std::thread::yield_now();
     }
 }
+
+/// The entry written before a test file's create names only a file born after it: what the
+/// run was creating when it died is removed, a file that held the name before is not.
+#[test]
+fn an_entry_before_the_create_removes_only_a_file_born_after_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let there = dir.path().join("there");
+    std::fs::write(&there, b"the user's").unwrap();
+    let born = std::fs::metadata(&there).unwrap().created();
+    if born.is_err() {
+        // Without birth times both files are left alone; the second assertion below says so.
+        assert!(
+            std::env::var("CI").is_err(),
+            "{} keeps no birth times",
+            dir.path().display()
+        );
+        return;
+    }
+    // The coarse clock ticks at most every few milliseconds: wait for a tick past the file's
+    // birth, judged by the clock itself, not by a sleep.
+    let t0 = iogauge_engine::sys::coarse_realtime_ns();
+    while iogauge_engine::sys::coarse_realtime_ns() == t0 {
+        std::hint::spin_loop();
+    }
+    let old = TestFile::before_create(&there).read::<TestFile>().unwrap();
+    assert_eq!(
+        old.undo(false),
+        ("left alone: it was there before the run".into(), true)
+    );
+    assert!(there.exists());
+
+    let made = dir.path().join("made");
+    let new = TestFile::before_create(&made).read::<TestFile>().unwrap();
+    assert_eq!(new.undo(true), ("already gone".into(), true));
+    std::fs::write(&made, b"the run's").unwrap();
+    assert_eq!(new.undo(true), ("would be removed".into(), true));
+    assert!(made.exists());
+    assert_eq!(new.undo(false), ("removed".into(), true));
+    assert!(!made.exists());
+}

@@ -115,6 +115,11 @@ pub(super) fn create(
     logical_block: u32,
     direct: bool,
 ) -> Result<Target> {
+    // A test file is in the crash ledger until the run is over: a kill -9 leaves it named for
+    // the next command and `iogauge clean`. Written before the name exists (by path and time,
+    // as the inode is not known yet), so no kill leaves a file the ledger does not name.
+    let before = crate::ledger::TestFile::before_create(&path);
+    crate::ledger::add(before.clone());
     // O_EXCL: a file or a link already at the name (planted in a shared directory) is never
     // opened; O_NOFOLLOW says so for the last component explicitly.
     let file = OpenOptions::new()
@@ -123,15 +128,22 @@ pub(super) fn create(
         .create_new(true)
         .custom_flags(libc::O_NOFOLLOW)
         .open(&path)
-        .map_err(|e| open_error(&path, e, false))?;
+        .map_err(|e| {
+            crate::ledger::remove(&before);
+            open_error(&path, e, false)
+        })?;
     let identity = file.metadata().ok().map(|m| (m.dev(), m.ino()));
+    // The whole entry in its place before a quick exit can know the file, so the exit crosses
+    // off exactly what it removes.
+    let entry = match identity {
+        Some(id) => {
+            let e = crate::ledger::TestFile::entry(&path, id);
+            crate::ledger::replace(&before, e.clone());
+            e
+        }
+        None => before,
+    };
     interrupt::register_created(&path, identity, req.keep);
-    // A test file is in the crash ledger until the run is over: a kill -9 leaves it named for
-    // the next command and `iogauge clean`.
-    let entry = identity.map(|id| crate::ledger::TestFile::entry(&path, id));
-    if let Some(e) = &entry {
-        crate::ledger::add(e.clone());
-    }
     let mut target = Target {
         logical_block,
         path,
@@ -143,7 +155,7 @@ pub(super) fn create(
         data_bytes: Some(size - req.offset),
         keep: req.keep,
         identity,
-        ledger: entry,
+        ledger: Some(entry),
         may_write: true,
         handle: file,
         claim: None,

@@ -47,6 +47,22 @@ pub fn thread_cpu() -> CpuTimes {
     rusage(libc::RUSAGE_THREAD)
 }
 
+/// The wall clock as the kernel stamps a new inode's times (`CLOCK_REALTIME_COARSE`), in
+/// nanoseconds since the epoch: a file created after this call has a birth time at or after
+/// it, where the fine clock may already be a tick ahead of the stamp.
+pub fn coarse_realtime_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes one struct timespec through the pointer.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_REALTIME_COARSE, &mut ts) };
+    if rc != 0 {
+        return 0;
+    }
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
 // From <linux/fs.h>: _IOR(0x12, 114, size_t); libc does not export it.
 const BLKGETSIZE64: libc::Ioctl = 0x8008_1272;
 
