@@ -36,6 +36,15 @@ pub fn result_findings(
     th: &Thresholds,
 ) -> Vec<Finding> {
     let mut found = Vec::new();
+    // The run's stack, for a result whose IO went there alone (see `TogetherDoc::targets`).
+    // A stream on its own target is judged against that target's stack; a sum across targets
+    // against none.
+    let elsewhere = r.together.as_ref().is_some_and(|t| t.elsewhere());
+    let on_run = match r.together.as_ref().filter(|t| t.elsewhere()) {
+        None => system.target.as_ref(),
+        Some(t) if t.sum => None,
+        Some(t) => system.streams.iter().find(|s| t.targets.contains(&s.path)),
+    };
     let cpu = iogauge_analyze::CpuBins {
         run: &r.fine.cpu_run,
         wait: &r.fine.cpu_wait,
@@ -75,7 +84,7 @@ pub fn result_findings(
             r.fine.bin_s,
             bytes_per_io,
             r.write.as_ref().is_some_and(|w| w.ios > 0),
-            system.target.as_ref().and_then(|t| t.filesystem.as_deref()),
+            on_run.and_then(|t| t.filesystem.as_deref()),
             cpu,
             th,
         )
@@ -92,7 +101,7 @@ pub fn result_findings(
         th,
     ));
     // On a device in memory a rate that moved is the CPU's, not the device's state.
-    if let Some(memory) = system.target.as_ref().and_then(|t| t.memory()) {
+    if let Some(memory) = on_run.and_then(|t| t.memory()) {
         iogauge_analyze::on_memory(&mut found, &memory);
     }
     let read_bw = r
@@ -119,8 +128,9 @@ pub fn result_findings(
         ));
     }
     // A stream of several that ran at once has no devices of its own: the devices saw the
-    // sum, which is judged as one result.
-    if r.together.as_ref().is_none_or(|t| t.sum) {
+    // sum, which is judged as one result — unless its streams went to targets of their own,
+    // where the run's stack saw only part of it (docs/streams.md).
+    if r.together.as_ref().is_none_or(|t| t.sum && !elsewhere) {
         found.extend(devices::findings(r, system));
         found.extend(limits::findings(r, system));
     }

@@ -655,6 +655,10 @@ fn parse_fraction(s: &str) -> Result<f64, String> {
 pub struct StreamArgs {
     #[command(flatten)]
     pub workload: WorkloadArgs,
+    /// The stream's own target (a file, directory or block device), under the same checks
+    /// as the run's: e.g. the WAL on its own device beside the data.
+    #[arg(long, value_name = "PATH")]
+    pub target: Option<PathBuf>,
     /// Named by the workload flags' conflicts; a stream cannot hold streams.
     #[arg(long, hide = true)]
     pub stream: Vec<String>,

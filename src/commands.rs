@@ -22,7 +22,7 @@ use anyhow::Result;
 /// test file is removed.
 pub fn execute(plan: &Plan) -> Result<()> {
     let prepared = exec::prepare(plan)?;
-    let planned = crate::present::plan::doc(plan, &prepared.resolved, &prepared.works);
+    let planned = crate::present::plan::doc(plan, &prepared);
     let said = crate::present::plan::text(&planned);
     if plan.output.dry_run {
         return Ok(crate::ui::out(&match plan.output.json {
@@ -38,13 +38,14 @@ pub fn execute(plan: &Plan) -> Result<()> {
     let exec::Executed {
         doc,
         target,
+        streams,
         failure,
         damaged,
         result_of,
         ..
     } = ran;
-    drop(target); // removes a created test file before the exit code is decided
-                  // Every cell measured to its end: a failure after that (the store's) cut nothing short.
+    drop((target, streams)); // removes created test files before the exit code is decided
+                             // Every cell measured to its end: a failure after that (the store's) cut nothing short.
     let whole = result_of.iter().all(Option::is_some) && doc.results.iter().all(|r| !r.interrupted);
     if let Some(e) = failure {
         return Err(match plan.kind {

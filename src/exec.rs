@@ -46,6 +46,8 @@ pub const READ_ONLY: &str =
 /// cell's workload or why it cannot run here. `present::plan` says it in words; [`run`] runs it.
 pub struct Prepared<'a> {
     pub resolved: target::Resolved<'a>,
+    /// The streams' own targets (the plan's `TargetPlan::streams`), checked the same way.
+    pub streams: Vec<target::Resolved<'a>>,
     pub works: Vec<Result<Work, String>>,
     session: Option<verify::Session>,
 }
@@ -56,6 +58,8 @@ pub struct Prepared<'a> {
 pub struct Executed {
     pub doc: RunDoc,
     pub target: Target,
+    /// The streams' own targets, removed (when created) with the run's.
+    pub streams: Vec<Target>,
     pub stability: Option<Vec<Stability>>,
     /// Per cell of the plan: the index of its result in `doc.results`.
     pub result_of: Vec<Option<usize>>,
@@ -126,20 +130,34 @@ pub fn prepare(plan: &Plan) -> Result<Prepared<'_>> {
         name_tag: plan.target.name_tag.as_deref(),
     };
     let resolved = target::resolve(&req)?;
+    // A stream's own target passes the same gate, written only when one of its cells writes.
+    let streams = plan
+        .target
+        .streams
+        .iter()
+        .enumerate()
+        .map(|(k, p)| {
+            target::resolve(&target::Request {
+                path: Some(p),
+                writes: plan.cells.iter().any(|c| c.target == Some(k) && c.writes()),
+                ..req
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
     if plan.env.uring.hipri && plan.env.engine == EngineKind::IoUring {
-        target::check_poll_queues(&resolved)?;
+        for r in std::iter::once(&resolved).chain(&streams) {
+            target::check_poll_queues(r)?;
+        }
     }
     let works: Vec<Result<Work, String>> = plan
         .cells
         .iter()
-        .map(|c| match read_only && c.writes() {
-            true => Err(READ_ONLY.to_string()),
-            false => work::of(
-                c,
-                &plan.env,
-                resolved.range_bytes(),
-                resolved.logical_block(),
-            ),
+        .map(|c| {
+            let on = c.target.map_or(&resolved, |k| &streams[k]);
+            match read_only && c.writes() {
+                true => Err(READ_ONLY.to_string()),
+                false => work::of(c, &plan.env, on.range_bytes(), on.logical_block()),
+            }
         })
         .collect();
     if works.iter().all(Result::is_err) {
@@ -161,6 +179,7 @@ pub fn prepare(plan: &Plan) -> Result<Prepared<'_>> {
     }
     Ok(Prepared {
         resolved,
+        streams,
         works,
         session,
     })
@@ -170,6 +189,7 @@ pub fn prepare(plan: &Plan) -> Result<Prepared<'_>> {
 pub fn run(plan: &Plan, prepared: Prepared<'_>, hooks: &dyn Hooks) -> Result<Executed> {
     let Prepared {
         resolved,
+        streams,
         works,
         mut session,
     } = prepared;
@@ -186,13 +206,29 @@ pub fn run(plan: &Plan, prepared: Prepared<'_>, hooks: &dyn Hooks) -> Result<Exe
         .flatten()
         .any(|w| w.specs().iter().any(|s| s.direct));
     let mut target = resolved.realize(direct)?;
+    // The streams' own targets after the run's, each made and filled the same way; each
+    // learns the devices under it for the cell's watch.
+    let mut own = Vec::with_capacity(streams.len());
+    for r in streams {
+        own.push(r.realize(direct)?);
+    }
     if let Some(s) = &mut session {
         s.filled = target.created;
     }
     let mut params = plan.params.clone();
     hooks.realized(&target.path, &mut params)?;
     let started = SystemTime::now();
-    let system = look_at_stack(plan, &mut target, hooks);
+    let mut system = look_at_stack(plan, &mut target, hooks);
+    for t in &mut own {
+        let on = iogauge_sysinfo::capture(Some(&t.path)).target;
+        if plan.env.engine != EngineKind::Null {
+            t.devices = on
+                .iter()
+                .flat_map(|s| s.devices.iter().map(|d| d.name.clone()))
+                .collect();
+        }
+        system.streams.extend(on);
+    }
     let header = RunDoc {
         schema: SCHEMA.into(),
         run_id: run_id(started),
@@ -226,12 +262,29 @@ pub fn run(plan: &Plan, prepared: Prepared<'_>, hooks: &dyn Hooks) -> Result<Exe
         }
         (None, Ok(())) => match plan.latency_target {
             Some(lt) => latency_search(plan, lt, &works, &target, &mut state, &mut rec).err(),
-            None => run_cells(plan, &works, &target, &mut state, &mut rec, hooks).err(),
+            None => run_cells(plan, &works, (&target, &own), &mut state, &mut rec, hooks).err(),
         },
     };
 
     let mut notes = plan.notes.clone();
     notes.extend(notes_of(plan, &works, &state, &target));
+    for (k, t) in own.iter().enumerate() {
+        let names: Vec<&str> = plan
+            .cells
+            .iter()
+            .filter(|c| c.target == Some(k))
+            .filter_map(|c| c.origin.as_deref())
+            .collect();
+        notes.push(format!(
+            "stream {} ran on its own target, {}{}: the device findings judge IO against the devices it went to, so they leave out the sum of a cell whose streams went to different targets (each device's counters are still shown)",
+            names.first().copied().unwrap_or("?"),
+            t.path.display(),
+            match t.devices.is_empty() {
+                true => String::new(),
+                false => format!(" (on {})", t.devices.join(" on ")),
+            }
+        ));
+    }
     notes.append(&mut state.notes);
     if let (Some(e), Kind::Suite) = (&failure, plan.kind) {
         notes.push(format!("the suite stopped at a failing cell: {e:#}"));
@@ -298,6 +351,7 @@ pub fn run(plan: &Plan, prepared: Prepared<'_>, hooks: &dyn Hooks) -> Result<Exe
         damaged: damaged(&doc),
         doc,
         target,
+        streams: own,
         stability,
         failure,
         stored_as,

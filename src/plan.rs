@@ -214,6 +214,9 @@ pub struct TargetPlan {
     /// Under MPI, "HOST.RANK", carried by the names of created test files (see
     /// `target::Request::name_tag`).
     pub name_tag: Option<String>,
+    /// Targets of their own for streams (`--stream 'wal: … --target PATH'`), in the order
+    /// typed; a cell's `target` indexes this. Each passes the same gate as `path`.
+    pub streams: Vec<PathBuf>,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -279,7 +282,10 @@ fn of_run(args: &RunArgs, ranked: bool) -> Result<Plan> {
     let mut env = env(EngineChoice::of(&args.target), w.seed, w.ramp, w.interval);
     let workloads: Vec<(Option<String>, &crate::cli::WorkloadArgs)> = match streams.is_empty() {
         true => vec![(None, w)],
-        false => streams.iter().map(|(n, s)| (Some(n.clone()), s)).collect(),
+        false => streams
+            .iter()
+            .map(|s| (Some(s.name.clone()), &s.workload))
+            .collect(),
     };
     let together = (workloads.len() > 1).then_some(0);
     let mut groups = Vec::with_capacity(workloads.len());
@@ -292,6 +298,7 @@ fn of_run(args: &RunArgs, ranked: bool) -> Result<Plan> {
         (g.origin, g.together) = (name.clone(), together);
         groups.push(g);
     }
+    let own_targets = streams::targets(&streams, args, &mut groups)?;
     // One workload paces the run; each stream paces itself.
     if streams.is_empty() {
         env.rate = groups[0].rate.take();
@@ -324,7 +331,10 @@ fn of_run(args: &RunArgs, ranked: bool) -> Result<Plan> {
         cells,
         suite,
         env,
-        target: target(Place::of(&args.target), None)?,
+        target: TargetPlan {
+            streams: own_targets,
+            ..target(Place::of(&args.target), None)?
+        },
         repeat: repeat(&args.repeat),
         until: match args.repeat.until_change {
             Some(_) => Until::Change,
@@ -477,6 +487,7 @@ fn workload(
         options: Vec::new(),
         shape: Default::default(),
         together: None,
+        target: None,
         rate,
         beside: Default::default(),
     })

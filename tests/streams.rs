@@ -168,3 +168,144 @@ fn the_table_and_fios_json_show_jobs_that_ran_at_once() {
         .collect();
     assert_eq!(names, ["a", "b"]);
 }
+
+/// A stream on a target of its own (`--stream '… --target PATH'`), ground truth by the kernel:
+/// the data stream's device is held by blkio to 300 IOs a second (reads and writes), the WAL
+/// stream's is not. The data stream runs at the throttle's rate; the WAL stream, on the other
+/// device, runs far above it (on the throttled device it could not), and each device counted
+/// the writes of the stream that ran on it. Both devices are in the sum's counters.
+#[test]
+fn a_stream_on_its_own_target_runs_on_that_device() {
+    let Some((cg, data)) = throttle_rig("own-target") else {
+        return;
+    };
+    let wal = RamLoop::new(64 << 20);
+    cg.throttle(&data.dev, "read", 300);
+    cg.throttle(&data.dev, "write", 300);
+    let dir = tempfile::tempdir().unwrap();
+    let out = cg.run_in(
+        dir.path(),
+        &format!(
+            "run {} --allow-overwrite --no-store --json --size 32m --time 3s --stream 'wal: --rw write --bs 8k --fdatasync 1 --target {}' --stream 'data: --rw randread --bs 8k --threads 4'",
+            data.dev.dev, wal.dev.dev
+        ),
+    );
+    let err = stderr_of(&out);
+    assert!(out.status.success(), "{err}");
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let results = doc["results"].as_array().unwrap();
+    let (w, d, sum) = (&results[0], &results[1], &results[2]);
+    let iops = |r: &Value| f(&r["iops"]);
+    // One throttle slice (100 ms) of 3 s either way.
+    assert!(
+        (iops(d) - 300.0).abs() <= 300.0 * 0.1,
+        "the data stream at the throttle's 300/s: {d:#}"
+    );
+    assert!(
+        iops(w) > 3.0 * 300.0,
+        "the WAL stream on its own device, far above the throttle: {w:#}"
+    );
+    let device = |name: &str| {
+        sum["devices"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|x| x["name"] == name)
+            .unwrap_or_else(|| panic!("{name} in the sum's devices: {sum:#}"))
+            .clone()
+    };
+    let on_wal = device(wal.dev.name());
+    let on_data = device(data.dev.name());
+    let writes = w["write"]["ios"].as_u64().unwrap();
+    assert!(f(&on_wal["writes"]) >= writes as f64, "{on_wal:#} {w:#}");
+    assert!(f(&on_data["writes"]) < writes as f64 / 2.0, "{on_data:#}");
+    // The run's stack is not the WAL's: its writes are judged against the devices they went
+    // to, so no device finding calls them absorbed by the data device (as one did when the sum
+    // was judged against the run's stack alone), and the WAL's own stack is recorded.
+    assert!(
+        findings_of(&doc, "absorbed").is_empty(),
+        "{:#}",
+        doc["findings"]
+    );
+    assert_eq!(
+        sum["together"]["targets"].as_array().map(Vec::len),
+        Some(2),
+        "{sum:#}"
+    );
+    assert_eq!(doc["system"]["streams"][0]["path"], wal.dev.dev.as_str());
+    assert!(
+        doc["notes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|n| n.as_str().unwrap().starts_with(&format!(
+                "stream wal ran on its own target, {}",
+                wal.dev.dev
+            ))),
+        "{:#}",
+        doc["notes"]
+    );
+}
+
+/// A stream's own target passes the run's gate: a device a mounted file system sits on is
+/// refused, as are the run's own target again, one target for two streams, and
+/// `--precondition` (which writes the run's target alone) — each before a byte is written.
+#[test]
+fn a_streams_own_target_is_checked_like_the_runs() {
+    if !is_root() {
+        return skip("needs root");
+    }
+    let fs = Fs::ext4(64 << 20, "rw");
+    let dir = tempfile::tempdir().unwrap();
+    let mounted = format!("b: --rw randwrite --target {}", fs.dev.dev);
+    let mine = dir.path().join("one");
+    let again = format!("b: --rw read --target {}", mine.display());
+    for (args, says) in [
+        (
+            vec!["--stream", "a: --rw read", "--stream", mounted.as_str()],
+            "mounted",
+        ),
+        (
+            vec![
+                mine.to_str().unwrap(),
+                "--stream",
+                "a: --rw read",
+                "--stream",
+                again.as_str(),
+            ],
+            "is the run's own target",
+        ),
+        (
+            vec![
+                "--stream",
+                "a: --rw read --target /tmp/x",
+                "--stream",
+                "b: --rw read --target /tmp/./x",
+            ],
+            "is stream a's too",
+        ),
+        (
+            vec![
+                "--precondition",
+                "--stream",
+                "a: --rw read",
+                "--stream",
+                again.as_str(),
+            ],
+            "--precondition writes the run's target, not a stream's own --target",
+        ),
+    ] {
+        let mut argv = vec!["run", "--no-store", "--allow-overwrite", "--size", "8m"];
+        argv.extend(&args);
+        let out = iogauge(dir.path(), &argv);
+        let err = stderr_of(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
+    }
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        0,
+        "nothing written"
+    );
+}

@@ -167,6 +167,7 @@ mod tests {
                 cell: "wal + reads".into(),
                 streams: vec!["wal".into(), "reads".into()],
                 sum,
+                targets: Vec::new(),
             })
         };
         let alone = wal(alone_us, "wal: write 8K + fdatasync");

@@ -20,6 +20,7 @@ pub(crate) fn system(mem: u64) -> SystemInfo {
         cpu_count: Some(8),
         mem_total_bytes: Some(mem),
         target: None,
+        streams: Vec::new(),
     }
 }
 

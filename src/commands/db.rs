@@ -134,8 +134,7 @@ pub fn advise(args: &crate::cli::AdviseArgs) -> Result<()> {
     let mut said = String::new();
     for pl in &plans {
         let pr = crate::exec::prepare(pl)?;
-        said +=
-            &crate::present::plan::text(&crate::present::plan::doc(pl, &pr.resolved, &pr.works));
+        said += &crate::present::plan::text(&crate::present::plan::doc(pl, &pr));
     }
     said += &format!(
         "then: {}'s settings from these measurements{}\n",

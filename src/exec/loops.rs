@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 pub(super) fn run_cells(
     plan: &Plan,
     works: &[Result<Work, String>],
-    target: &Target,
+    (target, own): (&Target, &[Target]),
     state: &mut State,
     rec: &mut Recorder,
     hooks: &dyn super::Hooks,
@@ -56,7 +56,7 @@ pub(super) fn run_cells(
                     plan,
                     works,
                     &members,
-                    target,
+                    (target, own),
                     state,
                     rec,
                     (k, runnable.len()),
@@ -247,6 +247,7 @@ pub(super) fn precondition(plan: &Plan, target: &Target, state: &mut State) -> R
         origin: None,
         shape: Default::default(),
         together: None,
+        target: None,
         rate: None,
         beside: Default::default(),
     };

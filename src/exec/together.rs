@@ -26,7 +26,7 @@ pub(super) fn run(
     plan: &Plan,
     works: &[Result<Work, String>],
     members: &[usize],
-    target: &Target,
+    (target, own_targets): (&Target, &[Target]),
     state: &mut State,
     rec: &mut Recorder,
     at: (usize, usize),
@@ -42,6 +42,11 @@ pub(super) fn run(
         .map(|&i| cells[i].origin.clone().unwrap_or_else(|| cells[i].name()))
         .collect();
     let beside: Vec<crate::workload::Beside> = members.iter().map(|&i| cells[i].beside).collect();
+    // Each stream on its own target where it has one, else on the run's.
+    let targets: Vec<&Target> = members
+        .iter()
+        .map(|&i| cells[i].target.map_or(target, |k| &own_targets[k]))
+        .collect();
     let cell = name(&names);
     let place = format!("[{}–{}/{}]", at.0 + 1, at.0 + members.len(), at.1);
     let prefix = format!("{place} {cell}");
@@ -50,14 +55,18 @@ pub(super) fn run(
         plan.env.invalidate && works.iter().any(|w| w.specs().iter().any(|s| !s.direct));
     let ran = repeated(plan, &mut state.notes, &prefix, |label, held| {
         if invalidate {
-            drop_cached(&target.path);
+            for (k, t) in targets.iter().enumerate() {
+                if targets[..k].iter().all(|o| o.path != t.path) {
+                    drop_cached(&t.path);
+                }
+            }
         }
         let held: Option<Vec<Work>> = held.map(|b| works.iter().map(|w| w.holding(b)).collect());
         let these: Vec<&Work> = match &held {
             Some(h) => h.iter().collect(),
             None => works.clone(),
         };
-        work::together(&these, &beside, target, &label, progress)
+        work::together(&these, &beside, &targets, &label, progress)
     })?;
     // Each stream's repeats, then the sum's.
     let mut each: Vec<Vec<Ran>> = (0..members.len()).map(|_| Vec::new()).collect();
@@ -68,10 +77,19 @@ pub(super) fn run(
         }
         sums.push(r);
     }
-    let tag = |sum: bool| TogetherDoc {
+    // Streams on targets of their own: each names its own, the sum all of them.
+    let apart = targets.iter().any(|t| t.path != target.path);
+    let path = |t: &Target| t.path.display().to_string();
+    let tag = |sum: bool, k: usize| TogetherDoc {
         cell: cell.clone(),
         streams: names.clone(),
         sum,
+        targets: match (apart, sum) {
+            (false, _) => Vec::new(),
+            (true, true) => targets.iter().map(|t| path(t)).collect(),
+            (true, false) if targets[k].path != target.path => vec![path(targets[k])],
+            (true, false) => Vec::new(),
+        },
     };
     let mut docs: Vec<(usize, ResultDoc)> = Vec::with_capacity(members.len() + 1);
     for (k, rans) in each.into_iter().enumerate() {
@@ -87,12 +105,12 @@ pub(super) fn run(
             cells[members[k]].name(),
             others.join(" + ")
         );
-        let mut d = fold::result(rans, target, Some(own));
-        d.together = Some(tag(false));
+        let mut d = fold::result(rans, targets[k], Some(own));
+        d.together = Some(tag(false, k));
         docs.push((members[k], d));
     }
     let mut sum = fold::result(sums, target, Some(cell.clone()));
-    sum.together = Some(tag(true));
+    sum.together = Some(tag(true, 0));
     // The sum counts as the first stream's cell; a cell's own result is found first.
     docs.push((members[0], sum));
     let mut stop = crate::interrupt::requested().is_some();

@@ -272,10 +272,23 @@ struct Watch {
 
 impl Watch {
     fn start(target: &Target, interval: Duration, lead: Duration) -> Watch {
+        Watch::start_on(&[target], interval, lead)
+    }
+
+    /// The watch over every device under `targets` (streams on targets of their own), each
+    /// device once: the sum's counters are what all of them saw.
+    fn start_on(targets: &[&Target], interval: Duration, lead: Duration) -> Watch {
+        let mut devices: Vec<String> = Vec::new();
+        for d in targets.iter().flat_map(|t| &t.devices) {
+            if !devices.contains(d) {
+                devices.push(d.clone());
+            }
+        }
+        let path = &targets[0].path;
         let stop = Arc::new(AtomicBool::new(false));
         // Taken first and read last, so the processes' window covers the devices'.
-        let others = (!target.devices.is_empty()).then(|| {
-            let stack = Stack::of(&target.devices, Some(&target.path));
+        let others = (!devices.is_empty()).then(|| {
+            let stack = Stack::of(&devices, Some(path));
             let lead = lead.saturating_sub(iogauge_sysinfo::diskstats::EARLY);
             let (stop, opens) = (stop.clone(), Instant::now() + lead);
             std::thread::spawn(move || {
@@ -288,8 +301,8 @@ impl Watch {
             })
         });
         Watch {
-            devices: DeviceWatch::after(&target.devices, interval, lead),
-            kthreads: iogauge_sysinfo::kthreads::KThreads::start(&target.devices),
+            devices: DeviceWatch::after(&devices, interval, lead),
+            kthreads: iogauge_sysinfo::kthreads::KThreads::start(&devices),
             others,
             stop,
         }
@@ -489,6 +502,7 @@ mod tests {
             origin: None,
             shape: Default::default(),
             together: None,
+            target: None,
             rate: None,
             beside: Default::default(),
         }

@@ -90,10 +90,15 @@ fn an_entry_before_the_create_removes_only_a_file_born_after_it() {
         );
         return;
     }
-    // The coarse clock ticks at most every few milliseconds: wait for a tick past the file's
-    // birth, judged by the clock itself, not by a sleep.
-    let t0 = iogauge_engine::sys::coarse_realtime_ns();
-    while iogauge_engine::sys::coarse_realtime_ns() == t0 {
+    // The entry's clock is the kernel's coarse one, which lags the true time by up to a tick
+    // (and a birth time may be stamped finer): wait until it has passed the file's birth,
+    // judged by the clock itself, not by a sleep.
+    let born_ns = born
+        .unwrap()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as u64;
+    while iogauge_engine::sys::coarse_realtime_ns() <= born_ns {
         std::hint::spin_loop();
     }
     let old = TestFile::before_create(&there).read::<TestFile>().unwrap();

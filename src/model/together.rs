@@ -13,4 +13,17 @@ pub struct TogetherDoc {
     /// This result is the cell's sum: every stream's IO, and the devices' counters over them
     /// all. A stream's own result has no devices of its own: the device saw the sum.
     pub sum: bool,
+    /// Where the result's IO went, when not (only) to the run's target: a stream's own
+    /// target (`--stream '… --target PATH'`), or on the sum every stream's, in order. The
+    /// findings that judge IO against the run's stack (its devices, file system, memory)
+    /// leave such a result out: its IO went elsewhere, or only partly there.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub targets: Vec<String>,
+}
+
+impl TogetherDoc {
+    /// Whether the result's IO went (partly) to a target other than the run's.
+    pub fn elsewhere(&self) -> bool {
+        !self.targets.is_empty()
+    }
 }

@@ -107,5 +107,6 @@ pub(super) fn target(t: Place, suite_size: Option<u64>) -> Result<TargetPlan> {
         allow_overwrite: t.allow_overwrite,
         files: 1,
         name_tag: None,
+        streams: Vec::new(),
     })
 }

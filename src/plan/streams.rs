@@ -5,6 +5,7 @@
 use super::*;
 use crate::cli::{StreamArgs, WorkloadArgs};
 use clap::Parser;
+use std::path::{Path, PathBuf};
 
 /// Flags that set the run, not a stream: given inside a stream, they are refused there.
 const RUN_FLAGS: [&str; 6] = [
@@ -16,9 +17,16 @@ const RUN_FLAGS: [&str; 6] = [
     "--stonewall",
 ];
 
+/// One `--stream` as typed: its name, workload and own target.
+pub(super) struct Typed {
+    pub name: String,
+    pub workload: WorkloadArgs,
+    pub target: Option<PathBuf>,
+}
+
 /// Each stream's name and workload, in the order typed; empty without `--stream`.
-pub(super) fn of(args: &RunArgs) -> Result<Vec<(String, WorkloadArgs)>> {
-    let mut out: Vec<(String, WorkloadArgs)> = Vec::with_capacity(args.stream.len());
+pub(super) fn of(args: &RunArgs) -> Result<Vec<Typed>> {
+    let mut out: Vec<Typed> = Vec::with_capacity(args.stream.len());
     for typed in &args.stream {
         let (name, flags) = typed.split_once(':').unwrap_or(("", typed));
         let name = name.trim();
@@ -29,7 +37,7 @@ pub(super) fn of(args: &RunArgs) -> Result<Vec<(String, WorkloadArgs)>> {
                 units::printable(typed)
             )));
         }
-        if out.iter().any(|(n, _)| n == name) {
+        if out.iter().any(|t| t.name == name) {
             return Err(usage(format!(
                 "--stream {name} is named twice; give each stream its own name"
             )));
@@ -44,20 +52,23 @@ pub(super) fn of(args: &RunArgs) -> Result<Vec<(String, WorkloadArgs)>> {
                 f.split('=').next().unwrap_or(f)
             )));
         }
-        let mut w = StreamArgs::try_parse_from(&words)
-            .map_err(|e| {
-                let text = e.to_string();
-                let first = text.lines().next().unwrap_or_default();
-                usage(format!(
-                    "--stream {name}: {}",
-                    first.trim_start_matches("error: ")
-                ))
-            })?
-            .workload;
+        let parsed = StreamArgs::try_parse_from(&words).map_err(|e| {
+            let text = e.to_string();
+            let first = text.lines().next().unwrap_or_default();
+            usage(format!(
+                "--stream {name}: {}",
+                first.trim_start_matches("error: ")
+            ))
+        })?;
+        let mut w = parsed.workload;
         if w.time.is_none() && w.data.is_none() {
             (w.time, w.data) = (args.workload.time, args.workload.data);
         }
-        out.push((name.to_string(), w));
+        out.push(Typed {
+            name: name.to_string(),
+            workload: w,
+            target: parsed.target,
+        });
     }
     if out.len() == 1 {
         return Err(usage(
@@ -65,6 +76,51 @@ pub(super) fn of(args: &RunArgs) -> Result<Vec<(String, WorkloadArgs)>> {
         ));
     }
     Ok(out)
+}
+
+/// The streams' own targets, in the order typed, each group pointed at its own (an index into
+/// the list); refused when a stream's target is the run's or another stream's (the same IO
+/// would be measured as two streams on two targets), or with `--precondition`, which writes
+/// the run's target alone.
+pub(super) fn targets(
+    typed: &[Typed],
+    args: &RunArgs,
+    groups: &mut [crate::suite::Group],
+) -> Result<Vec<PathBuf>> {
+    if args.repeat.precondition && typed.iter().any(|t| t.target.is_some()) {
+        return Err(usage(
+            "--precondition writes the run's target, not a stream's own --target; precondition each target in a run of its own first, or leave --precondition out",
+        ));
+    }
+    let mut own: Vec<PathBuf> = Vec::new();
+    // Two spellings of one path (relative, with `..`, through a link) are one target.
+    let same = |a: &Path, b: &Path| {
+        let key = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+        key(a) == key(b)
+    };
+    let run_path = args.target.target.clone().unwrap_or_else(|| ".".into());
+    for (t, g) in typed.iter().zip(groups.iter_mut()) {
+        let Some(path) = &t.target else { continue };
+        if same(path, &run_path) {
+            return Err(usage(format!(
+                "--stream {}: --target {} is the run's own target; leave --target out to run the stream there, or give another",
+                t.name,
+                path.display()
+            )));
+        }
+        if let Some(k) = own.iter().position(|o| same(o, path)) {
+            let first = typed.iter().filter(|x| x.target.is_some()).nth(k);
+            return Err(usage(format!(
+                "--stream {}: --target {} is stream {}'s too; give each stream its own target, or leave --target out to share the run's",
+                t.name,
+                path.display(),
+                first.map_or("", |f| f.name.as_str())
+            )));
+        }
+        g.target = Some(own.len());
+        own.push(path.clone());
+    }
+    Ok(own)
 }
 
 /// What runs one workload at a time, refused with streams.
@@ -83,6 +139,7 @@ pub(super) fn refuse_with(args: &RunArgs) -> Result<()> {
     if args.target.verify {
         return refuse("--verify", "it checks one workload's writes at a time");
     }
+
     Ok(())
 }
 

@@ -1,7 +1,6 @@
 //! A plan before anything is written: what runs, where, on how much data, and about how long
 //! it takes — one document, said in a few lines or printed as JSON (`--dry-run --json`).
 
-use crate::exec::work::Work;
 use crate::plan::{Kind, Plan, Until};
 use crate::suite::cells::{self, Cell};
 use crate::suite::stable;
@@ -28,6 +27,9 @@ pub struct PlanDoc {
     /// Bytes preconditioning writes before the cells (the range twice).
     pub precondition_bytes: Option<u64>,
     pub target: TargetPlan,
+    /// The streams' own targets (`--stream '… --target PATH'`), each named by its stream.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub streams: Vec<TargetPlan>,
     pub working_set_bytes: u64,
     pub ram_bytes: u64,
     /// Least and most seconds the run should take.
@@ -70,10 +72,14 @@ pub struct TargetPlan {
     /// looked at now; empty when nothing lies under it.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub stack: Vec<String>,
+    /// The stream whose own target this is; `None` for the run's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stream: Option<String>,
 }
 
 /// The plan as a document, from the plan held against its target.
-pub fn doc(plan: &Plan, resolved: &target::Resolved, works: &[Result<Work, String>]) -> PlanDoc {
+pub fn doc(plan: &Plan, prepared: &crate::exec::Prepared) -> PlanDoc {
+    let (resolved, works) = (&prepared.resolved, prepared.works.as_slice());
     let range = resolved.range_bytes();
     let cells: Vec<CellPlan> = plan
         .cells
@@ -188,45 +194,25 @@ pub fn doc(plan: &Plan, resolved: &target::Resolved, works: &[Result<Work, Strin
         .as_deref()
         .map_or_else(|| ".".to_string(), |p| p.display().to_string());
     let written = runnable.iter().any(|c| c.writes()) || plan.precondition;
-    let target = match resolved {
-        target::Resolved::Create {
-            path, more, size, ..
-        } => {
-            // The fill writes every file.
-            let filled = *size as f64 * (1 + more.len()) as f64;
-            secs += filled / 100e6;
-            secs_most += filled / 100e6;
-            TargetPlan {
-                path: path.display().to_string(),
-                kind: "test file",
-                created: true,
-                range_bytes: range,
-                total_bytes: *size,
-                written,
-                files: resolved.files(),
-                stack: Vec::new(),
-            }
-        }
-        target::Resolved::Ready(t) => TargetPlan {
-            path: shown,
-            kind: match t.kind {
-                target::Kind::File => "file",
-                target::Kind::BlockDevice => "block device",
-            },
-            created: false,
-            range_bytes: t.range_bytes,
-            total_bytes: t.total_bytes,
-            written,
-            files: t.files(),
-            stack: Vec::new(),
-        },
-    };
-    let mut target = target;
-    // Looked at (reads only), as the run will record it: where the IO will land.
-    target.stack = iogauge_sysinfo::capture(Some(std::path::Path::new(&target.path)))
-        .target
-        .map(|t| crate::report::stack::tree(&t))
-        .unwrap_or_default();
+    let (target, filled) = target_plan(resolved, shown, written, None);
+    let mut streams = Vec::with_capacity(prepared.streams.len());
+    let mut filled_all = filled;
+    for (k, (r, p)) in prepared
+        .streams
+        .iter()
+        .zip(&plan.target.streams)
+        .enumerate()
+    {
+        let mine = runnable.iter().filter(|c| c.target == Some(k));
+        let name = mine.clone().find_map(|c| c.origin.clone());
+        let written = mine.clone().any(|c| c.writes());
+        let (t, filled) = target_plan(r, p.display().to_string(), written, name);
+        filled_all += filled;
+        streams.push(t);
+    }
+    // The fill writes every file.
+    secs += filled_all / 100e6;
+    secs_most += filled_all / 100e6;
     let assumed = data > 0 || target.created || precondition_bytes.is_some();
     PlanDoc {
         what: match plan.kind {
@@ -243,11 +229,104 @@ pub fn doc(plan: &Plan, resolved: &target::Resolved, works: &[Result<Work, Strin
         rounds: (least != most).then_some((least, most)),
         precondition_bytes,
         target,
+        streams,
         working_set_bytes: all,
         ram_bytes: plan.env.ram,
         estimate_s: (secs.max(1.0), secs_most.max(secs).max(1.0)),
         assumed_mb_s: assumed.then_some(100.0),
     }
+}
+
+/// A target as the plan shows it, looked at now (reads only), and the bytes its fill writes.
+fn target_plan(
+    resolved: &target::Resolved,
+    shown: String,
+    written: bool,
+    stream: Option<String>,
+) -> (TargetPlan, f64) {
+    let (mut t, filled) = match resolved {
+        target::Resolved::Create {
+            path, more, size, ..
+        } => (
+            TargetPlan {
+                path: path.display().to_string(),
+                kind: "test file",
+                created: true,
+                range_bytes: resolved.range_bytes(),
+                total_bytes: *size,
+                written,
+                files: resolved.files(),
+                stack: Vec::new(),
+                stream,
+            },
+            *size as f64 * (1 + more.len()) as f64,
+        ),
+        target::Resolved::Ready(t) => (
+            TargetPlan {
+                path: shown,
+                kind: match t.kind {
+                    target::Kind::File => "file",
+                    target::Kind::BlockDevice => "block device",
+                },
+                created: false,
+                range_bytes: t.range_bytes,
+                total_bytes: t.total_bytes,
+                written,
+                files: t.files(),
+                stack: Vec::new(),
+                stream,
+            },
+            0.0,
+        ),
+    };
+    // Where the IO will land, as the run will record it.
+    t.stack = iogauge_sysinfo::capture(Some(std::path::Path::new(&t.path)))
+        .target
+        .map(|s| crate::report::stack::tree(&s))
+        .unwrap_or_default();
+    (t, filled)
+}
+
+/// A target's lines in the plan: what it is, what is done to it, the stack under it.
+fn target_text(t: &TargetPlan) -> String {
+    let label = match &t.stream {
+        Some(n) => format!("stream {n}'s target"),
+        None => "target".to_string(),
+    };
+    let mut s = match t.created {
+        true if t.files > 1 => format!(
+            "  {label}: {} and {} more beside it, {} test files of {} each ({} in all) that iogauge creates, fills with random data and removes\n",
+            t.path,
+            t.files - 1,
+            t.files,
+            units::iec(t.total_bytes),
+            units::iec(t.total_bytes.saturating_mul(u64::from(t.files)))
+        ),
+        true => format!(
+            "  {label}: {}, a test file of {} that iogauge creates, fills with random data and removes\n",
+            t.path,
+            units::iec(t.total_bytes)
+        ),
+        false => format!(
+            "  {label}: {}, an existing {} ({} of {} used{})\n",
+            t.path,
+            t.kind,
+            units::iec(t.range_bytes),
+            units::iec(t.total_bytes),
+            if t.written {
+                "; its contents are destroyed"
+            } else {
+                ", read only"
+            }
+        ),
+    };
+    for (i, line) in t.stack.iter().enumerate() {
+        s.push_str(&format!(
+            "  {}{line}\n",
+            if i == 0 { "stack: " } else { "       " }
+        ));
+    }
+    s
 }
 
 /// Seconds of cells in order, where neighbours with the same `together` number run at once:
@@ -329,39 +408,9 @@ pub fn text(p: &PlanDoc) -> String {
             units::iec(bytes)
         ));
     }
-    let t = &p.target;
-    match t.created {
-        true if t.files > 1 => s.push_str(&format!(
-            "  target: {} and {} more beside it, {} test files of {} each ({} in all) that iogauge creates, fills with random data and removes\n",
-            t.path,
-            t.files - 1,
-            t.files,
-            units::iec(t.total_bytes),
-            units::iec(t.total_bytes.saturating_mul(u64::from(t.files)))
-        )),
-        true => s.push_str(&format!(
-            "  target: {}, a test file of {} that iogauge creates, fills with random data and removes\n",
-            t.path,
-            units::iec(t.total_bytes)
-        )),
-        false => s.push_str(&format!(
-            "  target: {}, an existing {} ({} of {} used{})\n",
-            t.path,
-            t.kind,
-            units::iec(t.range_bytes),
-            units::iec(t.total_bytes),
-            if t.written {
-                "; its contents are destroyed"
-            } else {
-                ", read only"
-            }
-        )),
-    }
-    for (i, line) in t.stack.iter().enumerate() {
-        s.push_str(&format!(
-            "  {}{line}\n",
-            if i == 0 { "stack: " } else { "       " }
-        ));
+    s.push_str(&target_text(&p.target));
+    for t in &p.streams {
+        s.push_str(&target_text(t));
     }
     if p.ram_bytes > 0 {
         s.push_str(&format!(

@@ -203,6 +203,16 @@ fn row(s: &mut String, k: &str, v: String) {
 /// `target: PATH (what it is, the bytes used)`.
 fn target_line(r: &ResultDoc) -> String {
     let t = &r.target;
+    // The sum of streams on targets of their own went to all of them.
+    if let Some(all) = r.together.as_ref().filter(|x| x.sum && x.elsewhere()) {
+        let each: Vec<String> = all
+            .targets
+            .iter()
+            .zip(&all.streams)
+            .map(|(p, n)| format!("{p} ({n})"))
+            .collect();
+        return format!("targets: {}", each.join(", "));
+    }
     format!(
         "target: {} ({}{}, {} used)",
         t.path,

@@ -586,6 +586,7 @@ fn commits_beside_other_streams_get_their_latency_chart() {
         cell: "wal + reads".into(),
         streams: vec!["wal".into(), "reads".into()],
         sum: false,
+        targets: Vec::new(),
     });
     let commit = |c: &&Chart| c.title.contains("Commit latency");
     let report = build(&[input("commit", doc(vec![alone.clone(), beside]))]);

@@ -44,6 +44,8 @@ pub struct Cell {
     /// Cells with the same number, next to each other in the plan, run at once as the
     /// streams of one cell (fio's jobs between two `stonewall`s); `None` runs alone.
     pub together: Option<usize>,
+    /// Its own target, an index into the plan's `TargetPlan::streams`; `None` is the run's.
+    pub target: Option<usize>,
     /// Its own pace, over the run's (`--rate` of a stream).
     pub rate: Option<crate::workload::Rate>,
     /// When it starts among the streams of its cell, and whether its end ends them.
@@ -204,6 +206,7 @@ pub fn expand(suite: &Suite, o: &Overrides) -> Result<Vec<Cell>, String> {
                                 origin: g.origin.clone(),
                                 shape: g.shape.clone(),
                                 together: g.together,
+                                target: g.target,
                                 rate: g.rate,
                                 beside: g.beside,
                             });

@@ -35,6 +35,10 @@ pub struct SystemInfo {
     pub cpu_count: Option<u32>,
     pub mem_total_bytes: Option<u64>,
     pub target: Option<TargetInfo>,
+    /// Targets of the run's streams' own (a WAL stream on its own device), looked at the same
+    /// way; empty when every stream ran on `target`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub streams: Vec<TargetInfo>,
 }
 
 /// What kind of thing the target path is.
@@ -267,6 +271,7 @@ pub fn capture(target: Option<&Path>) -> SystemInfo {
             }
             t
         }),
+        streams: Vec::new(),
     }
 }
 
@@ -581,6 +586,7 @@ mod tests {
                 fs_stripe: None,
                 io_limits: Vec::new(),
             }),
+            streams: Vec::new(),
         }
     }
 

@@ -10,7 +10,7 @@ use crate::workload::Beside;
 pub fn together(
     works: &[&Work],
     beside: &[Beside],
-    target: &Target,
+    targets: &[&Target],
     prefix: &str,
     progress: bool,
 ) -> Result<Ran> {
@@ -24,17 +24,19 @@ pub fn together(
     }
     let opens: Vec<_> = parts
         .iter()
-        .map(|(s, _, _)| move || target.open_all(s.writes(), s.direct, s.odsync))
+        .zip(targets)
+        .map(|((s, _, _), t)| move || t.open_all(s.writes(), s.direct, s.odsync))
         .collect();
     let beside_of = |i: usize| beside.get(i).copied().unwrap_or_default();
     let streams: Vec<runner::Stream> = parts
         .iter()
         .zip(&opens)
+        .zip(targets)
         .enumerate()
-        .map(|(i, ((spec, start, len), open))| runner::Stream {
+        .map(|(i, (((spec, start, len), open), t))| runner::Stream {
             spec,
             open,
-            range_start: target.offset + start,
+            range_start: t.offset + start,
             range_bytes: *len,
             beside: beside_of(i),
         })
@@ -52,7 +54,7 @@ pub fn together(
         .map(|(i, p)| beside_of(i).delay + p.0.lead_in())
         .min()
         .unwrap_or_default();
-    let watch = Watch::start(target, parts[0].0.interval, lead);
+    let watch = Watch::start_on(targets, parts[0].0.interval, lead);
     let measured = runner::run_together(&streams, &display)?;
     let each: Vec<Ran> = parts
         .iter()
