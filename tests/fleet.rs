@@ -89,11 +89,13 @@ fn three_ranks_reduce_exactly_and_the_throttled_one_straggles() {
     for (i, d) in disks.iter().enumerate() {
         std::os::unix::fs::symlink(&d.dev.dev, dir.path().join(format!("disk{i}"))).unwrap();
     }
-    // Rank 1's device is held at 1,000 reads/s, the others' at 4,000: every level is the
+    // Rank 1's device is held at 250 reads/s, the others' at 1,000: every level is the
     // kernel's, whatever else the test machine's CPUs are busy with (ranks running free on RAM
-    // would take both CPUs, and their rates would be the other tests' to decide).
+    // would take both CPUs, and their rates would be the other tests' to decide). At 1,000 and
+    // 4,000 a CI machine busy with the guests beside this test ran every rank about 11% under
+    // its throttle (891 reads/s at 1,000): the levels are low enough now for the CPU to keep.
     for (i, d) in disks.iter().enumerate() {
-        cg.throttle(&d.dev, "read", if i == 1 { 1000 } else { 4000 });
+        cg.throttle(&d.dev, "read", if i == 1 { 250 } else { 1000 });
     }
     let out = Spawned::start(mpirun(
         dir.path(),
@@ -142,7 +144,7 @@ fn three_ranks_reduce_exactly_and_the_throttled_one_straggles() {
     assert!(series.iter().all(|s| s["lat_p99_ns"].as_u64().unwrap() > 0));
     let slow = hosts[1]["iops"].as_f64().unwrap();
     assert!(
-        (slow / 1000.0 - 1.0).abs() < 0.1,
+        (slow / 250.0 - 1.0).abs() < 0.1,
         "the throttled rank did {slow} IOPS"
     );
     let stragglers: Vec<&Value> = doc["findings"]

@@ -72,7 +72,17 @@ pub fn parse_summary(stdout: &str) -> Result<Summary> {
                 .map(|ms| ms * 1e6);
         }
     }
-    s.tps = tps.ok_or_else(|| anyhow!("pgbench printed no tps line"))?;
+    let processed = stdout.contains("number of transactions actually processed:");
+    s.tps = match tps {
+        Some(t) => t,
+        // pgbench prints no rate (nor latency) when no transaction completed at all.
+        None if processed && s.transactions == 0 => {
+            return Err(anyhow!(
+                "no transaction completed in the window, so pgbench gave no rate: one transaction took longer than the whole window on this storage; give a longer --time"
+            ))
+        }
+        None => return Err(anyhow!("pgbench printed no tps line")),
+    };
     Ok(s)
 }
 
@@ -263,6 +273,26 @@ tps = 2359.222387 (without initial connection time)
         assert!((s.tps - 2359.222387).abs() < 1e-9);
         assert_eq!(s.latency_avg_ns, Some(848_000.0));
         assert!(parse_summary("pgbench: error: connection refused").is_err());
+        // No transaction in the window: pgbench 15 stops its report before the rate.
+        let none = PG15
+            .lines()
+            .map(|l| {
+                match l
+                    .trim_start()
+                    .starts_with("number of transactions actually")
+                {
+                    true => "number of transactions actually processed: 0",
+                    false => l,
+                }
+            })
+            .take_while(|l| !l.contains("latency average"))
+            .collect::<Vec<_>>()
+            .join("\n");
+        let err = parse_summary(&none).unwrap_err().to_string();
+        assert!(
+            err.starts_with("no transaction completed in the window"),
+            "{err}"
+        );
     }
 
     #[test]
