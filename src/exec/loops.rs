@@ -66,6 +66,9 @@ pub(super) fn run_cells(
                 continue;
             }
         }
+        // A stream's cell alone (a suite's `wal` before it runs beside the others) on the
+        // stream's own target, where it has one.
+        let target = cell.target.map_or(target, |t| &own[t]);
         let prefix = match suite {
             true => {
                 let left = eta.left(runnable[k..].iter().map(|&j| &cells[j]), target.range_bytes);
