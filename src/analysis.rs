@@ -36,14 +36,26 @@ pub fn result_findings(
     th: &Thresholds,
 ) -> Vec<Finding> {
     let mut found = Vec::new();
-    // The run's stack, for a result whose IO went there alone (see `TogetherDoc::targets`).
-    // A stream on its own target is judged against that target's stack; a sum across targets
-    // against none.
+    // Judged against the stack its IO went to: the run's target's, or for a stream or a cell
+    // on a target of its own that target's (`system.streams`); the sum of streams on several
+    // targets against none, since no one stack saw it all.
     let elsewhere = r.together.as_ref().is_some_and(|t| t.elsewhere());
-    let on_run = match r.together.as_ref().filter(|t| t.elsewhere()) {
-        None => system.target.as_ref(),
+    let own = |path: &str| system.streams.iter().find(|s| s.path == path);
+    let stack = match r.together.as_ref().filter(|t| t.elsewhere()) {
         Some(t) if t.sum => None,
-        Some(t) => system.streams.iter().find(|s| t.targets.contains(&s.path)),
+        Some(t) => t.targets.first().and_then(|p| own(p)),
+        None => own(&r.target.path).or(system.target.as_ref()),
+    };
+    let swapped;
+    let system = match stack.map(|t| &t.path) == system.target.as_ref().map(|t| &t.path) {
+        true => system,
+        false => {
+            swapped = SystemInfo {
+                target: stack.cloned(),
+                ..system.clone()
+            };
+            &swapped
+        }
     };
     let cpu = iogauge_analyze::CpuBins {
         run: &r.fine.cpu_run,
@@ -84,7 +96,7 @@ pub fn result_findings(
             r.fine.bin_s,
             bytes_per_io,
             r.write.as_ref().is_some_and(|w| w.ios > 0),
-            on_run.and_then(|t| t.filesystem.as_deref()),
+            system.target.as_ref().and_then(|t| t.filesystem.as_deref()),
             cpu,
             th,
         )
@@ -101,7 +113,7 @@ pub fn result_findings(
         th,
     ));
     // On a device in memory a rate that moved is the CPU's, not the device's state.
-    if let Some(memory) = on_run.and_then(|t| t.memory()) {
+    if let Some(memory) = system.target.as_ref().and_then(|t| t.memory()) {
         iogauge_analyze::on_memory(&mut found, &memory);
     }
     let read_bw = r

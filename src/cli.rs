@@ -240,6 +240,11 @@ pub struct SuiteArgs {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub max_rounds: Option<u32>,
 
+    /// Run the suite's stream NAME (each of its cells, alone or beside others) on a target
+    /// of its own, e.g. --stream-target wal=/dev/nvme1n1 (checked like the suite's target).
+    #[arg(long, value_name = "NAME=PATH")]
+    pub stream_target: Vec<String>,
+
     #[command(flatten)]
     pub repeat: RepeatArgs,
 

@@ -292,7 +292,7 @@ fn a_streams_own_target_is_checked_like_the_runs() {
                 "--stream",
                 again.as_str(),
             ],
-            "--precondition writes the run's target, not a stream's own --target",
+            "--precondition writes the run's target, not a stream's own target",
         ),
     ] {
         let mut argv = vec!["run", "--no-store", "--allow-overwrite", "--size", "8m"];
@@ -308,4 +308,89 @@ fn a_streams_own_target_is_checked_like_the_runs() {
         0,
         "nothing written"
     );
+}
+
+/// `suite commit --stream-target wal=DEV`: every cell of the `wal` stream, alone and beside the
+/// others, runs on the WAL's device, the data streams on the suite's target; each result names
+/// its target and the devices counted what went to each.
+#[test]
+fn a_suites_stream_runs_on_its_own_target_alone_and_beside_the_others() {
+    if !is_root() {
+        return skip("needs root");
+    }
+    let (wal, data) = (RamLoop::new(64 << 20), RamLoop::new(64 << 20));
+    let dir = tempfile::tempdir().unwrap();
+    let target = format!("wal={}", wal.dev.dev);
+    let out = iogauge(
+        dir.path(),
+        &[
+            "suite",
+            "commit",
+            &data.dev.dev,
+            "--allow-overwrite",
+            "--cell-time",
+            "300ms",
+            "--stream-target",
+            &target,
+            "--no-store",
+            "--json",
+        ],
+    );
+    let err = stderr_of(&out);
+    assert!(out.status.success(), "{err}");
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let results = doc["results"].as_array().unwrap();
+    let mut wal_cells = 0;
+    for r in results {
+        let name = r["name"].as_str().unwrap();
+        let sum = r["together"]["sum"] == true;
+        let on = r["target"]["path"].as_str().unwrap();
+        match (name.starts_with("wal"), sum) {
+            (_, true) => assert_eq!(
+                r["together"]["targets"],
+                serde_json::json!([wal.dev.dev, data.dev.dev]),
+                "{r:#}"
+            ),
+            (true, false) => {
+                wal_cells += 1;
+                assert_eq!(on, wal.dev.dev, "{name}");
+            }
+            (false, false) => assert_eq!(on, data.dev.dev, "{name}"),
+        }
+    }
+    assert_eq!(
+        wal_cells, 3,
+        "wal alone, beside reads, beside the checkpoint"
+    );
+    // The WAL alone: its writes were counted on its own device, none on the data's.
+    let alone = &results[0];
+    let devices: Vec<&str> = alone["devices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(devices, [wal.dev.name()], "{alone:#}");
+    assert!(
+        findings_of(&doc, "absorbed").is_empty(),
+        "{:#}",
+        doc["findings"]
+    );
+
+    // Named wrongly, twice, or without a path: refused before anything runs.
+    for (given, says) in [
+        (
+            "walx=/tmp/x",
+            "suite commit has no stream walx; its streams: wal, reads, checkpoint",
+        ),
+        ("wal", "give a stream's name and its target"),
+    ] {
+        let out = iogauge(
+            dir.path(),
+            &["suite", "commit", "--no-store", "--stream-target", given],
+        );
+        let err = stderr_of(&out);
+        assert_eq!(out.status.code(), Some(2), "{given}: {err}");
+        assert!(err.contains(says), "{given}: {err}");
+    }
 }

@@ -141,6 +141,7 @@ pub fn plan(args: &AdviseArgs) -> Result<AdvisePlan> {
         files: None,
         seed: 1,
         max_rounds: None,
+        stream_target: Vec::new(),
         repeat: crate::cli::RepeatArgs {
             repeat: None,
             precondition: false,

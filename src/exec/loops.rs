@@ -66,15 +66,13 @@ pub(super) fn run_cells(
                 continue;
             }
         }
+        // A stream's cell alone (a suite's `wal` alone) on the stream's own target, if any.
+        let target = cell.target.map_or(target, |t| &own[t]);
         let prefix = match suite {
             true => {
                 let left = eta.left(runnable[k..].iter().map(|&j| &cells[j]), target.range_bytes);
-                format!(
-                    "[{}/{} · suite {left} left] {}",
-                    k + 1,
-                    runnable.len(),
-                    cell.name()
-                )
+                let (at, n) = (k + 1, runnable.len());
+                format!("[{at}/{n} · suite {left} left] {}", cell.name())
             }
             false => String::new(),
         };

@@ -78,47 +78,130 @@ pub(super) fn of(args: &RunArgs) -> Result<Vec<Typed>> {
     Ok(out)
 }
 
-/// The streams' own targets, in the order typed, each group pointed at its own (an index into
-/// the list); refused when a stream's target is the run's or another stream's (the same IO
-/// would be measured as two streams on two targets), or with `--precondition`, which writes
-/// the run's target alone.
+/// The streams' own targets of `run --stream '… --target PATH'`, in the order typed, each
+/// group pointed at its own (an index into the list).
 pub(super) fn targets(
     typed: &[Typed],
     args: &RunArgs,
     groups: &mut [crate::suite::Group],
 ) -> Result<Vec<PathBuf>> {
-    if args.repeat.precondition && typed.iter().any(|t| t.target.is_some()) {
+    let named: Vec<(&str, &Path)> = typed
+        .iter()
+        .filter_map(|t| Some((t.name.as_str(), t.target.as_deref()?)))
+        .collect();
+    let spell = |n: &str, p: &Path| format!("--stream {n}: --target {}", p.display());
+    let own = own_targets(
+        &named,
+        args.target.target.as_deref(),
+        args.repeat.precondition,
+        &spell,
+    )?;
+    for (k, (name, _)) in named.iter().enumerate() {
+        for g in groups
+            .iter_mut()
+            .filter(|g| g.origin.as_deref() == Some(name))
+        {
+            g.target = Some(k);
+        }
+    }
+    Ok(own)
+}
+
+/// `suite --stream-target NAME=PATH`: each named stream's cells (alone or beside others) on
+/// a target of its own; the targets in the order typed.
+pub(super) fn suite_targets(
+    typed: &[String],
+    args: &crate::cli::SuiteArgs,
+    suite: &str,
+    cells: &mut [crate::suite::cells::Cell],
+) -> Result<Vec<PathBuf>> {
+    let mut named: Vec<(&str, &Path)> = Vec::with_capacity(typed.len());
+    for t in typed {
+        let Some((name, path)) = t
+            .split_once('=')
+            .filter(|(n, p)| !n.is_empty() && !p.is_empty())
+        else {
+            return Err(usage(format!(
+                "--stream-target {}: give a stream's name and its target, e.g. --stream-target wal=/dev/nvme1n1",
+                units::printable(t)
+            )));
+        };
+        if !cells.iter().any(|c| c.origin.as_deref() == Some(name)) {
+            let mut names: Vec<&str> = Vec::new();
+            for n in cells.iter().filter_map(|c| c.origin.as_deref()) {
+                if !names.contains(&n) {
+                    names.push(n);
+                }
+            }
+            return Err(usage(match names.is_empty() {
+                true => format!(
+                    "--stream-target {name}=…: suite {suite} has no streams; a suite file names them with stream = \"NAME\""
+                ),
+                false => format!(
+                    "--stream-target {name}=…: suite {suite} has no stream {name}; its streams: {}",
+                    names.join(", ")
+                ),
+            }));
+        }
+        if named.iter().any(|(n, _)| *n == name) {
+            return Err(usage(format!(
+                "--stream-target {name} is given twice; give each stream one target"
+            )));
+        }
+        named.push((name, Path::new(path)));
+    }
+    let spell = |n: &str, p: &Path| format!("--stream-target {n}={}", p.display());
+    let own = own_targets(
+        &named,
+        args.target.target.as_deref(),
+        args.repeat.precondition,
+        &spell,
+    )?;
+    for (k, (name, _)) in named.iter().enumerate() {
+        for c in cells
+            .iter_mut()
+            .filter(|c| c.origin.as_deref() == Some(name))
+        {
+            c.target = Some(k);
+        }
+    }
+    Ok(own)
+}
+
+/// The streams' own targets as given (`named`: each stream's name and target), checked
+/// against the run's and each other: the run's own target again, one target for two streams
+/// (the same IO would be measured as two streams on two targets), and `--precondition`, which
+/// writes the run's target alone, are refused. `spell` says how the user typed one.
+fn own_targets(
+    named: &[(&str, &Path)],
+    run: Option<&Path>,
+    precondition: bool,
+    spell: &dyn Fn(&str, &Path) -> String,
+) -> Result<Vec<PathBuf>> {
+    if precondition && !named.is_empty() {
         return Err(usage(
-            "--precondition writes the run's target, not a stream's own --target; precondition each target in a run of its own first, or leave --precondition out",
+            "--precondition writes the run's target, not a stream's own target; precondition each target in a run of its own first, or leave --precondition out",
         ));
     }
-    let mut own: Vec<PathBuf> = Vec::new();
     // Two spellings of one path (relative, with `..`, through a link) are one target.
-    let same = |a: &Path, b: &Path| {
-        let key = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
-        key(a) == key(b)
-    };
-    let run_path = args.target.target.clone().unwrap_or_else(|| ".".into());
-    for (t, g) in typed.iter().zip(groups.iter_mut()) {
-        let Some(path) = &t.target else { continue };
-        if same(path, &run_path) {
+    let key = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    let run = key(run.unwrap_or(Path::new(".")));
+    let mut own: Vec<PathBuf> = Vec::with_capacity(named.len());
+    for (name, path) in named {
+        if key(path) == run {
             return Err(usage(format!(
-                "--stream {}: --target {} is the run's own target; leave --target out to run the stream there, or give another",
-                t.name,
-                path.display()
+                "{} is the run's own target; leave it out to run the stream there, or give another",
+                spell(name, path)
             )));
         }
-        if let Some(k) = own.iter().position(|o| same(o, path)) {
-            let first = typed.iter().filter(|x| x.target.is_some()).nth(k);
+        if let Some(k) = own.iter().position(|o| key(o) == key(path)) {
             return Err(usage(format!(
-                "--stream {}: --target {} is stream {}'s too; give each stream its own target, or leave --target out to share the run's",
-                t.name,
-                path.display(),
-                first.map_or("", |f| f.name.as_str())
+                "{} is stream {}'s too; give each stream its own target, or leave it out to share the run's",
+                spell(name, path),
+                named[k].0
             )));
         }
-        g.target = Some(own.len());
-        own.push(path.clone());
+        own.push(path.to_path_buf());
     }
     Ok(own)
 }

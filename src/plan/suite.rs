@@ -65,13 +65,22 @@ pub fn from_suite_with(args: &SuiteArgs, suite: Suite) -> Result<Plan> {
     let precondition =
         args.repeat.precondition || suite.rounds.as_ref().is_some_and(|r| r.precondition);
     let overrides = overrides(args)?;
-    let cells = cells::expand(&suite, &overrides).map_err(usage)?;
+    let mut cells = cells::expand(&suite, &overrides).map_err(usage)?;
     if cells.iter().any(|c| c.files > 1) {
         check_files_target(&args.target)?;
     }
+    let own = streams::suite_targets(&args.stream_target, args, &suite.name, &mut cells)?;
+    if !own.is_empty() && args.target.verify {
+        return Err(usage(
+            "--verify checks what was written to the suite's target, and --stream-target puts a stream on another; run them apart",
+        ));
+    }
     checked(Plan {
         kind: Kind::Suite,
-        target: target(Place::of(&args.target), suite.size)?,
+        target: TargetPlan {
+            streams: own,
+            ..target(Place::of(&args.target), suite.size)?
+        },
         cells,
         suite,
         env: env(
