@@ -113,18 +113,25 @@ pub(super) fn interference(doc: &RunDoc, th: &Thresholds) -> Vec<Finding> {
             .map(String::as_str)
             .filter(|s| *s != stream)
             .collect();
+        // A stream on a device of its own shared no device with the others: what held it back
+        // is what they still share (the CPUs, or a controller or path below both devices).
+        let own_device = t.elsewhere();
+        let (cause, advice) = match own_device {
+            false => ("the other streams' IO held it back", "Give this stream a device of its own (a database's WAL apart from its data, as the PostgreSQL and MySQL studies tested), or read its latency here as what it gets beside the others."),
+            true => ("it ran on a target of its own, so what the streams still share held it back: the CPUs, or a controller or path below both devices", "Its target is already its own: look at what the streams share — fewer threads beside it or the streams pinned to other CPUs (taskset), or devices on separate controllers."),
+        };
         let mut f = Finding::new(
             Kind::Interference,
             Severity::Warning,
             format!(
-                "{stream}'s {what} latency beside {} is {ratio:.1}× its latency alone{at}: p99 {} against {}, p50 {} against {}; the other streams' IO held it back",
+                "{stream}'s {what} latency beside {} is {ratio:.1}× its latency alone{at}: p99 {} against {}, p50 {} against {}; {cause}",
                 others.join(" + "),
                 units::latency(beside.p99 as f64),
                 units::latency(by_itself.p99 as f64),
                 units::latency(beside.p50 as f64),
                 units::latency(by_itself.p50 as f64),
             ),
-            "Give this stream a device of its own (a database's WAL apart from its data, as the PostgreSQL and MySQL studies tested), or read its latency here as what it gets beside the others.",
+            advice,
         )
         .with("p99_beside_ns", beside.p99 as f64)
         .with("p99_alone_ns", by_itself.p99 as f64)
@@ -195,6 +202,15 @@ mod tests {
             f.summary
         );
         assert_eq!(f.evidence["p99_alone_ns"], 100_000.0);
+        assert!(f.summary.ends_with("the other streams' IO held it back"));
+        // The same stream on a target of its own: no device was shared, so none is blamed.
+        let mut d = run(100, 450, 5_000);
+        if let Some(t) = d.results[1].together.as_mut() {
+            t.targets = vec!["/dev/zram0".into()];
+        }
+        let found = interference(&d, &Thresholds::default());
+        assert!(found[0].summary.contains("it ran on a target of its own"));
+        assert!(found[0].advice.starts_with("Its target is already its own"));
     }
 
     // Near misses: just under the ratio; a p99 read from too few syncs; no alone to judge by.
