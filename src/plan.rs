@@ -298,7 +298,6 @@ fn of_run(args: &RunArgs, ranked: bool) -> Result<Plan> {
         (g.origin, g.together) = (name.clone(), together);
         groups.push(g);
     }
-    let own_targets = streams::targets(&streams, args, &mut groups)?;
     // One workload paces the run; each stream paces itself.
     if streams.is_empty() {
         env.rate = groups[0].rate.take();
@@ -325,7 +324,8 @@ fn of_run(args: &RunArgs, ranked: bool) -> Result<Plan> {
         groups,
         rounds: None,
     };
-    let cells = cells::expand(&suite, &Overrides::default()).map_err(usage)?;
+    let mut cells = cells::expand(&suite, &Overrides::default()).map_err(usage)?;
+    let own_targets = streams::targets(&streams, args, &mut cells)?;
     checked(Plan {
         kind: Kind::Run,
         cells,
@@ -487,7 +487,6 @@ fn workload(
         options: Vec::new(),
         shape: Default::default(),
         together: None,
-        target: None,
         rate,
         beside: Default::default(),
     })

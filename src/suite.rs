@@ -87,9 +87,6 @@ pub struct Group {
     pub shape: crate::workload::Shape,
     /// Groups with the same number, next to each other, run at once ([`cells::Cell::together`]).
     pub together: Option<usize>,
-    /// A stream's own target (`--target` of a stream): an index into the plan's
-    /// `TargetPlan::streams`; `None` is the run's target.
-    pub target: Option<usize>,
     /// This group's own pace (a stream's `--rate`), over the run's.
     pub rate: Option<crate::workload::Rate>,
     /// When its stream starts among the others of its cell, and whether its end ends them.

@@ -59,7 +59,7 @@ fn run_streams_report_each_stream_and_their_sum() {
 #[test]
 fn streams_refuse_what_would_do_nothing_or_mean_another_thing() {
     let dir = tempfile::tempdir().unwrap();
-    for (args, says) in [
+    let cases: Vec<(Vec<&str>, &str)> = vec![
         (
             vec![
                 "--rw",
@@ -111,20 +111,8 @@ fn streams_refuse_what_would_do_nothing_or_mean_another_thing() {
             ],
             "stream a: --fsync/--fdatasync with --rw read does nothing",
         ),
-    ] {
-        let mut argv = vec!["run", "--no-store"];
-        argv.extend(&args);
-        let out = iogauge(dir.path(), &argv);
-        let err = stderr_of(&out);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
-        assert!(err.contains(says), "{args:?}: {err}");
-        assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
-    }
-    assert_eq!(
-        std::fs::read_dir(dir.path()).unwrap().count(),
-        0,
-        "nothing written"
-    );
+    ];
+    each_refused(dir.path(), &["run", "--no-store"], &cases);
 }
 
 /// What the reader sees: the plan says the jobs run at once, the table has a row per job and
@@ -260,7 +248,7 @@ fn a_streams_own_target_is_checked_like_the_runs() {
     let mounted = format!("b: --rw randwrite --target {}", fs.dev.dev);
     let mine = dir.path().join("one");
     let again = format!("b: --rw read --target {}", mine.display());
-    for (args, says) in [
+    let cases: Vec<(Vec<&str>, &str)> = vec![
         (
             vec!["--stream", "a: --rw read", "--stream", mounted.as_str()],
             "mounted",
@@ -294,19 +282,11 @@ fn a_streams_own_target_is_checked_like_the_runs() {
             ],
             "--precondition writes the run's target, not a stream's own target",
         ),
-    ] {
-        let mut argv = vec!["run", "--no-store", "--allow-overwrite", "--size", "8m"];
-        argv.extend(&args);
-        let out = iogauge(dir.path(), &argv);
-        let err = stderr_of(&out);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
-        assert!(err.contains(says), "{args:?}: {err}");
-        assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
-    }
-    assert_eq!(
-        std::fs::read_dir(dir.path()).unwrap().count(),
-        0,
-        "nothing written"
+    ];
+    each_refused(
+        dir.path(),
+        &["run", "--no-store", "--allow-overwrite", "--size", "8m"],
+        &cases,
     );
 }
 
@@ -393,4 +373,23 @@ fn a_suites_stream_runs_on_its_own_target_alone_and_beside_the_others() {
         assert_eq!(out.status.code(), Some(2), "{given}: {err}");
         assert!(err.contains(says), "{given}: {err}");
     }
+}
+
+/// Each of `cases` (the words after `first`, and what the one-line error says) is refused with
+/// exit 2 before anything is written in `dir`.
+fn each_refused(dir: &std::path::Path, first: &[&str], cases: &[(Vec<&str>, &str)]) {
+    for (args, says) in cases {
+        let mut argv = first.to_vec();
+        argv.extend(args);
+        let out = iogauge(dir, &argv);
+        let err = stderr_of(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
+    }
+    assert_eq!(
+        std::fs::read_dir(dir).unwrap().count(),
+        0,
+        "nothing written"
+    );
 }

@@ -155,7 +155,6 @@ pub fn storage(
         options: Vec::new(),
         shape: Default::default(),
         together: None,
-        target: None,
         rate: None,
         beside: Default::default(),
     };

@@ -407,7 +407,6 @@ fn group(j: &Job, size: Option<u64>, together: Option<usize>) -> Result<Group> {
             stride: j.offset_increment.filter(|_| j.numjobs > 1),
         },
         together,
-        target: None,
         rate: None,
         // Beside other jobs: its start after theirs and whether its end ends them.
         beside: match together {

@@ -44,7 +44,6 @@ pub fn from_probe_cache(args: &crate::cli::ProbeCacheArgs) -> Result<Plan> {
             options: Vec::new(),
             shape: Default::default(),
             together: None,
-            target: None,
             rate: None,
             beside: Default::default(),
         };

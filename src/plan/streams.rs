@@ -83,28 +83,20 @@ pub(super) fn of(args: &RunArgs) -> Result<Vec<Typed>> {
 pub(super) fn targets(
     typed: &[Typed],
     args: &RunArgs,
-    groups: &mut [crate::suite::Group],
+    cells: &mut [crate::suite::cells::Cell],
 ) -> Result<Vec<PathBuf>> {
     let named: Vec<(&str, &Path)> = typed
         .iter()
         .filter_map(|t| Some((t.name.as_str(), t.target.as_deref()?)))
         .collect();
     let spell = |n: &str, p: &Path| format!("--stream {n}: --target {}", p.display());
-    let own = own_targets(
+    own_targets(
         &named,
-        args.target.target.as_deref(),
+        &args.target,
         args.repeat.precondition,
         &spell,
-    )?;
-    for (k, (name, _)) in named.iter().enumerate() {
-        for g in groups
-            .iter_mut()
-            .filter(|g| g.origin.as_deref() == Some(name))
-        {
-            g.target = Some(k);
-        }
-    }
-    Ok(own)
+        cells,
+    )
 }
 
 /// `suite --stream-target NAME=PATH`: each named stream's cells (alone or beside others) on
@@ -151,32 +143,26 @@ pub(super) fn suite_targets(
         named.push((name, Path::new(path)));
     }
     let spell = |n: &str, p: &Path| format!("--stream-target {n}={}", p.display());
-    let own = own_targets(
+    own_targets(
         &named,
-        args.target.target.as_deref(),
+        &args.target,
         args.repeat.precondition,
         &spell,
-    )?;
-    for (k, (name, _)) in named.iter().enumerate() {
-        for c in cells
-            .iter_mut()
-            .filter(|c| c.origin.as_deref() == Some(name))
-        {
-            c.target = Some(k);
-        }
-    }
-    Ok(own)
+        cells,
+    )
 }
 
 /// The streams' own targets as given (`named`: each stream's name and target), checked
 /// against the run's and each other: the run's own target again, one target for two streams
 /// (the same IO would be measured as two streams on two targets), and `--precondition`, which
-/// writes the run's target alone, are refused. `spell` says how the user typed one.
+/// writes the run's target alone, are refused. `spell` says how the user typed one. Each
+/// named stream's cells are pointed at its target (an index into the list returned).
 fn own_targets(
     named: &[(&str, &Path)],
-    run: Option<&Path>,
+    run: &crate::cli::TargetArgs,
     precondition: bool,
     spell: &dyn Fn(&str, &Path) -> String,
+    cells: &mut [crate::suite::cells::Cell],
 ) -> Result<Vec<PathBuf>> {
     if precondition && !named.is_empty() {
         return Err(usage(
@@ -185,7 +171,7 @@ fn own_targets(
     }
     // Two spellings of one path (relative, with `..`, through a link) are one target.
     let key = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
-    let run = key(run.unwrap_or(Path::new(".")));
+    let run = key(run.target.as_deref().unwrap_or(Path::new(".")));
     let mut own: Vec<PathBuf> = Vec::with_capacity(named.len());
     for (name, path) in named {
         if key(path) == run {
@@ -200,6 +186,12 @@ fn own_targets(
                 spell(name, path),
                 named[k].0
             )));
+        }
+        for c in cells
+            .iter_mut()
+            .filter(|c| c.origin.as_deref() == Some(name))
+        {
+            c.target = Some(own.len());
         }
         own.push(path.to_path_buf());
     }

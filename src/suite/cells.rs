@@ -206,7 +206,7 @@ pub fn expand(suite: &Suite, o: &Overrides) -> Result<Vec<Cell>, String> {
                                 origin: g.origin.clone(),
                                 shape: g.shape.clone(),
                                 together: g.together,
-                                target: g.target,
+                                target: None,
                                 rate: g.rate,
                                 beside: g.beside,
                             });

@@ -430,7 +430,6 @@ fn check_group(g: GroupDoc, default_time: Duration) -> Result<Group, CheckError>
         options,
         shape: Default::default(),
         together: None,
-        target: None,
         rate: None,
         beside: Default::default(),
     })
