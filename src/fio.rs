@@ -104,6 +104,8 @@ pub struct Job {
     pub exitall: bool,
     /// `exit_what=all`: `exitall` also ends every job after them (fio's default is the group).
     pub exit_later: bool,
+    /// `thinktime` and its companions: pauses between bursts of IO.
+    pub think: Option<crate::workload::Think>,
     /// `sync=dsync`: the file opened with O_DSYNC.
     pub odsync: bool,
     /// `io_size` (`io_limit`), or `number_ios` × bs: bytes each clone moves over its region of
@@ -163,6 +165,7 @@ impl Job {
             startdelay: (Duration::ZERO, Duration::ZERO),
             exitall: false,
             exit_later: false,
+            think: None,
             submit_batch: None,
             complete_batch: None,
             io_size: None,

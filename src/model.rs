@@ -10,18 +10,18 @@ mod cpu;
 mod db;
 mod device;
 mod together;
+mod workload;
 pub use advice::*;
 pub use cpu::*;
 pub use db::*;
 pub use device::*;
 pub use together::*;
+pub use workload::*;
 
 use crate::measure::LatNs;
-use crate::units;
-use crate::workload::{Rw, Spec, SyncKind};
+use crate::workload::SyncKind;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
 
 pub const SCHEMA: &str = "iogauge.run/1";
 
@@ -229,125 +229,6 @@ impl RoundsDoc {
     /// rounds of each cell (fewer when the run stopped sooner).
     pub fn first_in_window(&self) -> usize {
         self.iops_per_round.len().saturating_sub(self.window) + 1
-    }
-}
-
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct WorkloadDoc {
-    pub rw: Rw,
-    /// Block size in bytes; with a mix (`bs_mix`), the mix's smallest size.
-    pub bs: u64,
-    /// The sizes and weights of a block-size mix (fio's `bssplit`, `bsrange`, `bs=R,W`), per
-    /// direction; absent for one size.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub bs_mix: Option<crate::workload::BsMix>,
-    /// Random patterns: IOs per random offset, the others following the last (fio's
-    /// `rw=randread:N`); absent for a random offset every IO.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub seq_run: Option<u32>,
-    /// Sequential patterns: bytes skipped after each IO (fio's `rw=read:N`), negative when
-    /// the IOs walk backwards.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub seq_skip: Option<i64>,
-    /// Thread `i`'s region starts `i ×` this many bytes into the range (fio's
-    /// `offset_increment`); absent when the threads share the range.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub offset_increment: Option<u64>,
-    pub threads: u32,
-    pub iodepth: u32,
-    pub engine: String,
-    pub direct: bool,
-    pub mix_read_pct: u8,
-    pub sync: Option<SyncKind>,
-    pub sync_every: Option<u32>,
-    pub odsync: bool,
-    pub seed: u64,
-    /// Fixed time in seconds, or null for a fixed amount of data.
-    pub time_s: Option<f64>,
-    /// Fixed amount of data in bytes, or null for a fixed time.
-    pub data_bytes: Option<u64>,
-    pub ramp_s: f64,
-    pub interval_s: f64,
-    /// Target IOs per second over all threads (`--rate`), or null for as fast as possible.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rate_iops: Option<f64>,
-    /// The schedule's arrivals: "poisson" (`--poisson`, fio's rate_process=poisson), absent
-    /// for evenly spaced.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rate_process: Option<String>,
-    /// Where random IOs landed: "uniform" unless --distribution said otherwise.
-    #[serde(default = "uniform", skip_serializing_if = "is_uniform")]
-    pub distribution: String,
-}
-
-fn uniform() -> String {
-    "uniform".into()
-}
-
-fn is_uniform(s: &String) -> bool {
-    s == "uniform"
-}
-
-impl WorkloadDoc {
-    /// The workload in a few words, e.g. `randread 4K 1×32 io_uring`: how `list`, `compare`
-    /// and a sweep name a result that has no name of its own.
-    pub fn short(&self) -> String {
-        let w = self;
-        let mut s = w.rw.name().to_string();
-        if matches!(s.as_str(), "rw" | "randrw") {
-            let _ = write!(s, " {}%r", w.mix_read_pct);
-        }
-        let _ = write!(
-            s,
-            " {} {}×{} {}",
-            units::bs_label(w.bs),
-            w.threads,
-            w.iodepth,
-            w.engine
-        );
-        if !w.direct {
-            s.push_str(" buffered");
-        }
-        if let (Some(_), Some(n)) = (w.sync, w.sync_every) {
-            let _ = write!(s, " sync/{n}");
-        }
-        if w.odsync {
-            s.push_str(" O_DSYNC");
-        }
-        s
-    }
-
-    pub fn of(spec: &Spec) -> WorkloadDoc {
-        use crate::workload::Limit;
-        let (time_s, data_bytes) = match spec.limit {
-            Limit::Time(t) => (Some(t.as_secs_f64()), None),
-            Limit::Data(d) => (None, Some(d)),
-        };
-        WorkloadDoc {
-            rw: spec.rw,
-            bs: spec.bs.bytes(),
-            bs_mix: spec.shape.mix.clone(),
-            seq_run: Some(spec.shape.seq_run).filter(|n| *n > 1 && spec.rw.random()),
-            seq_skip: Some(spec.shape.seq_skip).filter(|n| *n != 0 && !spec.rw.random()),
-            offset_increment: spec.shape.stride,
-            threads: spec.threads,
-            iodepth: spec.iodepth,
-            engine: spec.engine.name().to_string(),
-            direct: spec.direct,
-            mix_read_pct: spec.mix_read_pct,
-            sync: spec.sync.map(|s| s.0),
-            sync_every: spec.sync.map(|s| s.1),
-            odsync: spec.odsync,
-            seed: spec.seed,
-            time_s,
-            data_bytes,
-            ramp_s: spec.ramp.as_secs_f64(),
-            interval_s: spec.interval.as_secs_f64(),
-            distribution: spec.distribution.to_string(),
-            rate_iops: spec.rate_per_thread.map(|r| r * f64::from(spec.threads)),
-            rate_process: (spec.rate_poisson && spec.rate_per_thread.is_some())
-                .then(|| "poisson".to_string()),
-        }
     }
 }
 

@@ -488,6 +488,7 @@ fn workload(
         shape: Default::default(),
         together: None,
         rate,
+        think: None,
         beside: Default::default(),
     })
 }

@@ -89,6 +89,8 @@ pub struct Group {
     pub together: Option<usize>,
     /// This group's own pace (a stream's `--rate`), over the run's.
     pub rate: Option<crate::workload::Rate>,
+    /// Its pauses between bursts of IO (fio's thinktime).
+    pub think: Option<crate::workload::Think>,
     /// When its stream starts among the others of its cell, and whether its end ends them.
     pub beside: crate::workload::Beside,
 }

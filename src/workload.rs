@@ -255,6 +255,8 @@ pub struct Spec {
     /// The schedule's gaps drawn from an exponential distribution of mean 1/rate (arrivals as
     /// a Poisson process, fio's `rate_process=poisson`), not all equal.
     pub rate_poisson: bool,
+    /// Pauses between bursts of IO (fio's thinktime), or none.
+    pub think: Option<Think>,
     /// Block-size mix, `:N` and per-thread regions; the default for most workloads.
     pub shape: Shape,
     /// Which file each IO goes to when the target is several files (fio's `nrfiles`).
@@ -270,6 +272,18 @@ pub struct Spec {
 pub struct Beside {
     pub delay: Duration,
     pub ends_all: bool,
+}
+
+/// fio's thinktime: a thread issues at most `blocks` IOs (or IO for `iotime`, if that comes
+/// first), lets every IO in flight complete, then spins for `spin` and sleeps the rest of
+/// `pause`: an application that does work between its bursts of IO. The pause counts in the
+/// measured time (as in fio), not in any IO's latency.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Think {
+    pub pause: Duration,
+    pub spin: Duration,
+    pub blocks: u32,
+    pub iotime: Option<Duration>,
 }
 
 /// A target rate of IOs per second, for all threads together or for each.

@@ -298,9 +298,9 @@ fn unsupported_options_are_refused_with_file_line_and_why() {
             "tracks one block size",
         ),
         (
-            "[a]\nrw=randread\nthinktime=20\n",
-            "x.fio:3: thinktime",
-            "pauses between IOs",
+            "[a]\nrw=randread\ndedupe_mode=repeat\n",
+            "x.fio:3: dedupe_mode",
+            "unique, incompressible",
         ),
         ("[a]\nfrob=1\n", "x.fio:2: frob", "does not support"),
         (

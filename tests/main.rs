@@ -23,6 +23,7 @@ mod docs;
 mod fill;
 mod fio;
 mod fio_keys;
+mod fio_pace;
 mod fsync_check;
 mod gate;
 mod guest;

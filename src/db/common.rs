@@ -156,6 +156,7 @@ pub fn storage(
         shape: Default::default(),
         together: None,
         rate: None,
+        think: None,
         beside: Default::default(),
     };
     let page = units::iec(cells.page).replace(".0", "");
@@ -584,6 +585,7 @@ pub fn transactions_result(t: Transactions) -> ResultDoc {
             rate_iops: None,
             rate_process: None,
             distribution: "uniform".into(),
+            think: None,
         },
         target: TargetDoc {
             path: s.data().display().to_string(),

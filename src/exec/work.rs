@@ -134,6 +134,7 @@ pub fn of(cell: &Cell, env: &Env, range: u64, logical_block: u32) -> Result<Work
         distribution: env.distribution,
         rate_per_thread: cell.rate.or(env.rate).map(|r| r.per_thread(threads)),
         rate_poisson: cell.rate.or(env.rate).is_some_and(|r| r.poisson),
+        think: cell.think,
         shape: cell.shape.clone(),
         file_service: env.file_service,
         interval_hists: env.interval_hists,
@@ -504,6 +505,7 @@ mod tests {
             together: None,
             target: None,
             rate: None,
+            think: None,
             beside: Default::default(),
         }
     }

@@ -3,8 +3,8 @@
 //! bytes, filesize over nrfiles), and the combinations iogauge refuses. They run in one order,
 //! so a job with several of these problems is told the same one first every time.
 
-use super::options::{Draft, Set};
-use super::values::{count, flag, size};
+use super::options::{DirRates, Draft, Set};
+use super::values::{count, flag, size, time, time_us};
 use super::Job;
 use crate::workload::Distribution;
 use std::path::PathBuf;
@@ -17,7 +17,7 @@ pub(super) fn fixup(d: Draft, set: Set, kb_base: u64) -> Result<Job, String> {
         filename,
         directory,
         buffered,
-        rate_bytes,
+        rate,
         number_ios,
         blockalign,
     } = d;
@@ -25,13 +25,15 @@ pub(super) fn fixup(d: Draft, set: Set, kb_base: u64) -> Result<Job, String> {
     verify_seed_direct(j, &set, buffered)?;
     rw_suffix(j, &set, kb_base)?;
     block_sizes(j, &set, mix, blockalign)?;
-    amounts(j, &set, number_ios, rate_bytes)?;
+    amounts(j, &set, number_ios)?;
+    pace(j, &set, rate)?;
     if j.steady_latency && j.rate_iops.is_some() {
         let (v, l) = &set["ss"];
         return Err(format!(
             "{l}: ss={v} with a rate: a paced job's rate is fixed while its latency is free, and iogauge's steady rule judges the rate; give ss=iops, or leave the rate out"
         ));
     }
+    thinking(j, &set)?;
     pattern_rules(j, &set)?;
     files(j, &set)?;
     job.path = match (directory, filename) {
@@ -147,12 +149,7 @@ fn block_sizes(
 
 /// number_ios and rate=, which count in IOs what iogauge counts in bytes or the reverse, at
 /// the job's block sizes.
-fn amounts(
-    j: &mut Job,
-    set: &Set,
-    number_ios: Option<u64>,
-    rate_bytes: Option<u64>,
-) -> Result<(), String> {
+fn amounts(j: &mut Job, set: &Set, number_ios: Option<u64>) -> Result<(), String> {
     // number_ios stops a clone after that many IOs, if nothing stopped it before (fio's
     // HOWTO): with one block size, that many blocks' bytes, the smaller of it and io_size.
     if let Some(n) = number_ios {
@@ -165,13 +162,106 @@ fn amounts(
         let bytes = n.saturating_mul(j.bs);
         j.io_size = Some(j.io_size.map_or(bytes, |b| b.min(bytes)));
     }
-    // rate=0 is fio's "no limit". A mix paces its mean size, as fio's rate counts bytes; a
-    // rate below one IO a second spaces the IOs seconds apart, as fio does
-    // (`1mbs_clients.fio`: 1,250 B/s of 4 KiB reads, one every 3.3 s).
-    if let Some(bytes) = rate_bytes.filter(|b| *b > 0) {
-        let mean = j.mix.as_ref().map_or(j.bs as f64, |m| m.mean(j.read_pct));
-        j.rate_iops = Some(bytes as f64 / mean);
+    Ok(())
+}
+
+/// rate= and rate_iops= as one schedule of IOs (fio's rate_ddir): a job that reads or writes
+/// only is paced by its direction's rate; a mix with both directions paced issues each at its
+/// own rate whatever rwmixread says (fio switches to the direction behind its schedule), so
+/// iogauge paces the sum with that share of reads. A mix with one direction paced leaves the
+/// other as fast as the device goes, which one schedule cannot do: refused. rate=0 is fio's
+/// "no limit". Bytes become IOs at the direction's mean size; a rate below one IO a second
+/// spaces the IOs seconds apart, as fio does (`1mbs_clients.fio`: 1,250 B/s of 4 KiB reads,
+/// one every 3.3 s).
+fn pace(j: &mut Job, set: &Set, rate: Option<DirRates>) -> Result<(), String> {
+    let Some(DirRates { per_dir, bytes }) = rate else {
+        return Ok(());
+    };
+    let key = if bytes { "rate" } else { "rate_iops" };
+    let (v, l) = &set[key];
+    let size = |pct: u8| j.mix.as_ref().map_or(j.bs as f64, |m| m.mean(pct));
+    let ios = |r: Option<f64>, pct: u8| r.map(|r| if bytes { r / size(pct) } else { r });
+    let (read, write) = (ios(per_dir[0], 100), ios(per_dir[1], 0));
+    let reads = j.rw.read_pct(j.read_pct) > 0;
+    let writes = j.rw.writes(j.read_pct);
+    j.rate_iops = match (reads && writes, read, write) {
+        (true, Some(r), Some(w)) => {
+            j.read_pct = ((100.0 * r / (r + w)).round() as u8).clamp(1, 99);
+            Some(r + w)
+        }
+        (true, None, None) => None,
+        (true, ..) => {
+            return Err(format!(
+                "{l}: {key}={v} paces one direction of rw={} and leaves the other as fast as the device goes (fio issues the unpaced one whenever the paced one is ahead); iogauge paces a job on one schedule: give both directions a rate (e.g. {key}=R,W), or make two jobs",
+                j.rw.name()
+            ))
+        }
+        (false, ..) if !reads && !writes => None,
+        (false, r, w) => {
+            let (mine, other) = if reads { (r, "writes") } else { (w, "reads") };
+            if mine.is_none() && (r.is_some() || w.is_some()) {
+                return Err(format!(
+                    "{l}: {key}={v} paces {other}, and rw={} does none: give the rate for its direction (read,write)",
+                    j.rw.name()
+                ));
+            }
+            mine
+        }
+    };
+    Ok(())
+}
+
+/// thinktime with its companions (fio's handle_thinktime): a pause after every
+/// thinktime_blocks IOs (1 unless set; none counted when only thinktime_iotime bounds the IO
+/// between pauses), its spin at most the pause (fio's clamp). Values were checked as read.
+/// thinktime_blocks_type (fio counts the IOs as issued or as completed) changes nothing here:
+/// iogauge issues at most thinktime_blocks IOs and lets them all complete before the pause,
+/// which is what fio documents for both ("no more than [that many] will be queued before we
+/// have to complete it and do our thinktime").
+fn thinking(j: &mut Job, set: &Set) -> Result<(), String> {
+    let get = |k: &str| set.get(k).map(|(v, _)| v.as_str());
+    let Some(pause) = get("thinktime").map(time_us).transpose()? else {
+        let companion = [
+            "thinktime_spin",
+            "thinktime_blocks",
+            "thinktime_blocks_type",
+            "thinktime_iotime",
+        ]
+        .into_iter()
+        .find(|k| set.contains_key(*k));
+        return match companion {
+            Some(k) => Err(format!(
+                "{}: {k} goes with thinktime, which is not set: give thinktime=, or leave {k} out",
+                set[k].1
+            )),
+            None => Ok(()),
+        };
+    };
+    if pause.is_zero() {
+        return Ok(());
     }
+    if j.rate_iops.is_some() {
+        let (v, l) = &set["thinktime"];
+        return Err(format!(
+            "{l}: thinktime={v} with a rate: iogauge paces a job either by a rate or by pauses between bursts of IO, not both; give one"
+        ));
+    }
+    let iotime = get("thinktime_iotime").map(time).transpose()?;
+    let blocks = match (get("thinktime_blocks").map(count).transpose()?, iotime) {
+        (Some(n), _) => n.max(1),
+        (None, Some(_)) => u32::MAX,
+        (None, None) => 1,
+    };
+    let spin = get("thinktime_spin")
+        .map(time_us)
+        .transpose()?
+        .unwrap_or_default();
+    j.think = Some(crate::workload::Think {
+        pause,
+        spin: spin.min(pause),
+        blocks,
+        iotime: iotime.filter(|t| !t.is_zero()),
+    });
     Ok(())
 }
 

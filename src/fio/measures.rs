@@ -59,17 +59,30 @@ fn stop_and_pace(j: &Job, out: &mut dyn FnMut(String)) {
             units::duration(rt)
         ));
     }
-    if let (true, Some(r)) = (j.has("rate"), j.rate_iops) {
-        out(format!(
-            "{}: rate={} ({WHO}) paces each clone at {} IOs/s of {}: iogauge paces IOs, as rate_iops does, and counts each IO's latency from its planned start",
-            j.at("rate"),
-            j.typed("rate"),
-            units::count(r),
-            match &j.mix {
-                Some(m) => format!("the mix's mean size, {}", units::iec_f64(m.mean(50))),
-                None => format!("bs={}", j.typed("bs")),
-            }
-        ));
+    let key = ["rate", "rate_iops"].into_iter().find(|k| j.has(k));
+    if let (Some(key), Some(r)) = (key, j.rate_iops) {
+        let mixed = j.rw.read_pct(j.read_pct) > 0 && j.rw.writes(j.read_pct);
+        let each = match (key, &j.mix) {
+            (_, _) if mixed => format!(
+                "reads and writes each at their own rate, as fio issues them whatever rwmixread says: {} IOs/s together, {}% reads",
+                units::count(r),
+                j.read_pct
+            ),
+            ("rate_iops", _) => format!("{} IOs/s", units::count(r)),
+            (_, Some(m)) => format!(
+                "{} IOs/s of the mix's mean size, {}",
+                units::count(r),
+                units::iec_f64(m.mean(j.read_pct))
+            ),
+            (_, None) => format!("{} IOs/s of bs={}", units::count(r), j.typed("bs")),
+        };
+        if key == "rate" || mixed {
+            out(format!(
+                "{}: {key}={} ({WHO}) paces each clone, {each}: iogauge paces IOs on one schedule and counts each IO's latency from its planned start",
+                j.at(key),
+                j.typed(key),
+            ));
+        }
     }
 }
 

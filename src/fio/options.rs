@@ -6,7 +6,8 @@
 use super::ini::{Loc, Opt};
 use super::unmapped;
 use super::values::{
-    bs_range, bs_split, count, distribution, file_service, flag, nrfiles, per_direction, size, time,
+    bs_range, bs_split, count, distribution, file_service, flag, nrfiles, per_direction, size,
+    time, time_us,
 };
 use super::{Engine, Job};
 use crate::workload::blocks::BsWeight;
@@ -76,8 +77,9 @@ pub(super) struct Draft {
     pub filename: Option<String>,
     pub directory: Option<String>,
     pub buffered: Option<bool>,
-    /// `rate=` in bytes per second, in IOs once the sizes and the pattern are known.
-    pub rate_bytes: Option<u64>,
+    /// `rate=` (bytes per second) or `rate_iops=` for reads and for writes (a direction
+    /// without one unpaced), in IOs of the job once the sizes and the pattern are known.
+    pub rate: Option<DirRates>,
     pub number_ios: Option<u64>,
     pub blockalign: Option<u64>,
 }
@@ -90,7 +92,7 @@ impl Draft {
             filename: None,
             directory: None,
             buffered: None,
-            rate_bytes: None,
+            rate: None,
             number_ios: None,
             blockalign: None,
         }
@@ -285,6 +287,16 @@ const OPTIONS: &[Mapped] = &[
     // in order (checked in `jobs_of`).
     opt(&["wait_for"], |_, _| Ok(())),
     opt(&["blockalign"], blockalign),
+    // Read together in `fixup` (each needs thinktime); their values are checked here.
+    opt(&["thinktime", "thinktime_spin"], |_, a| {
+        a.check(time_us(a.v))
+    }),
+    opt(&["thinktime_iotime"], |_, a| a.check(time(a.v))),
+    opt(&["thinktime_blocks"], |_, a| a.check(count(a.v))),
+    opt(&["thinktime_blocks_type"], |_, a| match a.v {
+        "complete" | "issue" => Ok(()),
+        _ => Err(a.bad("fio's thinktime_blocks_type is complete or issue")),
+    }),
     // Applied in `fixup`, once the sizes are known.
     opt(&["number_ios"], |d, a| {
         a.put(&mut d.number_ios, count(a.v).map(|n| Some(n.into())))
@@ -400,16 +412,50 @@ fn syncs(d: &mut Draft, a: &Arg) -> Result<(), String> {
     Ok(())
 }
 
-/// Bytes per second per clone; iogauge paces IOs, so it becomes IOs per second at the job's
-/// mean IO size (`fixup`, once the sizes and the pattern are known).
-fn rate(d: &mut Draft, a: &Arg) -> Result<(), String> {
-    if a.v.contains(',') {
-        return Err(a.bad("a rate per direction is not supported; give one number"));
+/// fio's rate= or rate_iops= for reads and for writes (`R,W[,T]`; one value for every
+/// direction, an empty or 0 one leaving that direction unpaced); `bytes` for rate=.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) struct DirRates {
+    pub per_dir: [Option<f64>; 2],
+    pub bytes: bool,
+}
+
+/// Reads `R,W[,T]` with `each` (a trim's rate is checked: iogauge issues no trims).
+fn dir_rates(
+    v: &str,
+    each: &dyn Fn(&str) -> Result<f64, String>,
+) -> Result<[Option<f64>; 2], String> {
+    let parts: Vec<&str> = v.split(',').collect();
+    if parts.len() > 3 {
+        return Err("give at most read,write,trim".into());
     }
+    let one = |p: &str| match p {
+        "" => Ok(None),
+        p => each(p).map(|r| Some(r).filter(|r| *r > 0.0)),
+    };
+    let read = one(parts[0])?;
+    // As fio's parser: the last value given stands for the directions after it.
+    let write = match parts.get(1) {
+        None => read,
+        Some(p) => one(p)?,
+    };
+    if let Some(t) = parts.get(2) {
+        one(t)?;
+    }
+    Ok([read, write])
+}
+
+/// Bytes per second per clone for each direction; iogauge paces IOs, so they become IOs per
+/// second at the job's sizes (`fixup`, once the sizes and the pattern are known).
+fn rate(d: &mut Draft, a: &Arg) -> Result<(), String> {
     if a.set.contains_key("rate_iops") {
         return Err(a.bad("rate and rate_iops both pace the job; give one"));
     }
-    d.rate_bytes = Some(a.size()?);
+    let per_dir = dir_rates(a.v, &|p| Ok(size(p, a.kb_base)? as f64)).map_err(|e| a.bad(e))?;
+    d.rate = Some(DirRates {
+        per_dir,
+        bytes: true,
+    });
     Ok(())
 }
 
@@ -538,13 +584,15 @@ fn directory(d: &mut Draft, a: &Arg) -> Result<(), String> {
 }
 
 fn rate_iops(d: &mut Draft, a: &Arg) -> Result<(), String> {
-    if a.v.contains(',') {
-        return Err(a.bad("a rate per direction is not supported; give one number"));
-    }
-    match a.v.parse::<f64>() {
-        Ok(r) if r > 0.0 && r.is_finite() => d.job.rate_iops = Some(r),
-        _ => return Err(a.bad("give IOs per second, e.g. rate_iops=5000")),
-    }
+    let per_dir = dir_rates(a.v, &|p| match p.parse::<f64>() {
+        Ok(r) if r >= 0.0 && r.is_finite() => Ok(r),
+        _ => Err("give IOs per second, e.g. rate_iops=5000".to_string()),
+    })
+    .map_err(|e| a.bad(e))?;
+    d.rate = Some(DirRates {
+        per_dir,
+        bytes: false,
+    });
     Ok(())
 }
 

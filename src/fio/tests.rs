@@ -174,7 +174,34 @@ fn rate_verify_and_latency_target_map_to_iogauges_own() {
     assert_eq!(j.rate_iops, Some(0.25));
     assert_eq!(jobs("[a]\nbs=4k\nrate=0\n")[0].rate_iops, None);
     assert!(refusal("[a]\nrate=1m\nrate_iops=10\n").contains("give one"));
-    assert!(refusal("[a]\nrate=1m,2m\n").contains("per direction"));
+    // Per direction, as fio's parser reads R,W,T: a job of one direction is paced by its own;
+    // a mix with both paced issues each at its rate whatever rwmixread says (fio's rate_ddir).
+    assert_eq!(
+        jobs("[a]\nrw=write\nbs=4k\nrate=1m,2m\n")[0].rate_iops,
+        Some(512.0)
+    );
+    assert_eq!(
+        jobs("[a]\nrw=read\nbs=4k\nrate=1m,,5m\n")[0].rate_iops,
+        Some(256.0)
+    );
+    let j = &jobs("[a]\nrw=randrw\nrwmixread=90\nbs=4k\nrate=1m,2m\n")[0];
+    assert_eq!((j.rate_iops, j.read_pct), (Some(768.0), 33));
+    let j = &jobs("[a]\nrw=randrw\nrate_iops=300,300,300\n")[0];
+    assert_eq!((j.rate_iops, j.read_pct), (Some(600.0), 50));
+    // One value is every direction's (fio's parser), so a 50/50 mix moves twice it.
+    assert_eq!(
+        jobs("[a]\nrw=randrw\nbs=4k\nrate=1m\n")[0].rate_iops,
+        Some(512.0)
+    );
+    // Near misses: one direction of a mix paced; a pace for the direction a job does not do.
+    let e = refusal("[a]\nrw=randrw\nrate=,500k\n");
+    assert!(
+        e.contains("leaves the other as fast as the device goes"),
+        "{e}"
+    );
+    let e = refusal("[a]\nrw=read\nrate_iops=,50\n");
+    assert!(e.contains("paces writes, and rw=read does none"), "{e}");
+    assert!(refusal("[a]\nrate=1m,2m,3m,4m\n").contains("at most read,write,trim"));
     assert!(jobs("[a]\nverify=md5\n")[0].verify);
     assert!(!jobs("[a]\nverify=md5\ndo_verify=0\n")[0].verify);
     assert!(!jobs("[a]\nverify=0\n")[0].verify);
@@ -185,6 +212,40 @@ fn rate_verify_and_latency_target_map_to_iogauges_own() {
     let t = jobs("[a]\nlatency_target=2ms\n")[0].latency_target.unwrap();
     assert_eq!((t.percentile, t.limit), (100.0, Duration::from_millis(2)));
     assert!(refusal("[a]\nlatency_percentile=99\n").contains("latency_target"));
+}
+
+#[test]
+fn thinktime_and_its_companions_map_to_pauses() {
+    use crate::workload::Think;
+    let think = |text: &str| jobs(text)[0].think;
+    let ms = Duration::from_millis;
+    // Microseconds when bare, after every IO unless thinktime_blocks says; spin within it.
+    assert_eq!(
+        think("[a]\nthinktime=2000\n"),
+        Some(Think {
+            pause: ms(2),
+            spin: Duration::ZERO,
+            blocks: 1,
+            iotime: None
+        })
+    );
+    assert_eq!(
+        think("[a]\nthinktime=10ms\nthinktime_spin=4000\nthinktime_blocks=8\nthinktime_blocks_type=issue\n"),
+        Some(Think { pause: ms(10), spin: ms(4), blocks: 8, iotime: None })
+    );
+    // fio clamps the spin to the pause; with only an iotime, no count of IOs stops the burst.
+    let t = think("[a]\nthinktime=1ms\nthinktime_spin=5ms\nthinktime_iotime=2\n").unwrap();
+    assert_eq!(
+        (t.spin, t.blocks, t.iotime),
+        (ms(1), u32::MAX, Some(Duration::from_secs(2)))
+    );
+    assert_eq!(think("[a]\nthinktime=0\n"), None);
+    // Near misses: a companion without thinktime, a pause beside a rate, a bad count type.
+    let e = refusal("[a]\nthinktime_blocks=4\n");
+    assert!(e.contains("goes with thinktime, which is not set"), "{e}");
+    let e = refusal("[a]\nthinktime=100\nrate_iops=50\n");
+    assert!(e.contains("either by a rate or by pauses"), "{e}");
+    assert!(refusal("[a]\nthinktime=1\nthinktime_blocks_type=both\n").contains("complete or issue"));
 }
 
 #[test]

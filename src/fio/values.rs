@@ -49,12 +49,23 @@ pub(super) fn number_and_unit(v: &str) -> Option<(f64, String)> {
 
 /// A fio time: seconds unless a suffix says us, ms, s, m, h or d.
 pub fn time(v: &str) -> Result<Duration, String> {
+    time_in(v, 1.0)
+}
+
+/// A fio time whose bare number is in microseconds (thinktime's).
+pub(super) fn time_us(v: &str) -> Result<Duration, String> {
+    time_in(v, 1e-6)
+}
+
+/// A fio time, a bare number counting `unit` seconds.
+fn time_in(v: &str, unit_s: f64) -> Result<Duration, String> {
     let (n, unit) =
         number_and_unit(v).ok_or_else(|| format!("'{v}' is not a time; write e.g. 60 or 30s"))?;
     let secs = match unit.as_str() {
         "us" | "usec" => n / 1e6,
         "ms" | "msec" => n / 1e3,
-        "" | "s" | "sec" => n,
+        "" => n * unit_s,
+        "s" | "sec" => n,
         "m" | "min" => n * 60.0,
         "h" | "hr" | "hour" => n * 3600.0,
         "d" | "day" => n * 86400.0,

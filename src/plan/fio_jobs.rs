@@ -5,7 +5,7 @@ use crate::workload::{Beside, Shape};
 
 /// `iogauge fio`: every job of the job files becomes a group of one cell, in file order. What
 /// a job sets for the whole run in iogauge (the target, the engine, the ramp, where random IOs
-/// land, the rate and the seed) must agree across jobs; a job that differs is refused at its
+/// land and the seed) must agree across jobs; a job that differs is refused at its
 /// line rather than run with another job's setting.
 pub fn from_fio(args: &FioArgs) -> Result<Plan> {
     // fio's own --output-format and --output among its options, as iogauge's output.
@@ -172,8 +172,6 @@ fn agree_per_run(jobs: &[Job]) -> Result<()> {
     agree("random_distribution", &|j| {
         j.distribution == first.distribution
     })?;
-    agree("rate_iops", &|j| j.rate_iops == first.rate_iops)?;
-    agree("rate_process", &|j| j.rate_poisson == first.rate_poisson)?;
     agree("verify", &|j| j.verify == first.verify)?;
     agree("ss", &|j| j.steady == first.steady)?;
     agree("latency_target", &|j| {
@@ -295,11 +293,6 @@ fn run_env(jobs: &[Job], seed: u64) -> Env {
     env.invalidate = !jobs
         .iter()
         .any(|j| j.has("invalidate") && j.typed("invalidate") == "0");
-    env.rate = first.rate_iops.map(|iops| Rate {
-        iops,
-        per_thread: true,
-        poisson: first.rate_poisson,
-    });
     // verify=: iogauge's own stamps on every write, read back after each job (--verify).
     if first.verify {
         env.verify = Some(1.0);
@@ -407,7 +400,13 @@ fn group(j: &Job, size: Option<u64>, together: Option<usize>) -> Result<Group> {
             stride: j.offset_increment.filter(|_| j.numjobs > 1),
         },
         together,
-        rate: None,
+        // Each job's own pace, as fio paces each job (and each of its clones) apart.
+        rate: j.rate_iops.map(|iops| Rate {
+            iops,
+            per_thread: true,
+            poisson: j.rate_poisson,
+        }),
+        think: j.think,
         // Beside other jobs: its start after theirs and whether its end ends them.
         beside: match together {
             Some(_) => Beside {

@@ -45,6 +45,7 @@ pub fn from_probe_cache(args: &crate::cli::ProbeCacheArgs) -> Result<Plan> {
             shape: Default::default(),
             together: None,
             rate: None,
+            think: None,
             beside: Default::default(),
         };
         groups.push(group(

@@ -143,6 +143,7 @@ struct Worker<'a, E: Engine> {
     sync_in_flight: bool,
     slots: Slots,
     pacer: Pacer,
+    think: Option<Thinker>,
     tracker: Option<&'a iogauge_verify::Tracker>,
     done: Vec<Done>,
     issuing: bool,
@@ -206,6 +207,7 @@ impl<'a, E: Engine> Worker<'a, E> {
             sync_in_flight: false,
             slots: Slots::new(depth, origin),
             pacer,
+            think: spec.think.map(|t| Thinker::new(t, origin)),
             tracker: cfg.verify.and_then(|v| v.tracker),
             done: Vec::with_capacity(depth * 2),
             issuing: true,
@@ -226,6 +228,18 @@ impl<'a, E: Engine> Worker<'a, E> {
         loop {
             if self.issuing {
                 self.issue()?;
+            }
+            if let Some(t) = self.think.as_mut().filter(|t| t.due) {
+                if self.issuing && self.eng.in_flight() == 0 && self.slots.fresh.is_empty() {
+                    // Every IO before the pause has completed: the application's work.
+                    t.pause(self.deadline, &shared.stop);
+                    if self.deadline.is_some_and(|d| Instant::now() >= d)
+                        || shared.stop.load(Ordering::Relaxed)
+                    {
+                        self.issuing = false;
+                    }
+                    continue;
+                }
             }
             if self.pacer.period.is_some()
                 && self.issuing
@@ -264,6 +278,9 @@ impl<'a, E: Engine> Worker<'a, E> {
                 self.interval.roll(since, tx);
             }
             let batch_ios = self.complete(now, counting)?;
+            if let Some(t) = &mut self.think {
+                t.tick(now);
+            }
             if batch_ios > 0 {
                 let bin = (since.as_nanos() / self.bin_ns) as usize;
                 let out = &mut self.out;
@@ -289,6 +306,9 @@ impl<'a, E: Engine> Worker<'a, E> {
     /// small groups.
     fn issue(&mut self) -> anyhow::Result<()> {
         while let Some(&slot) = self.slots.free.last() {
+            if self.think.as_ref().is_some_and(|t| t.due) {
+                return Ok(());
+            }
             if let Some((op, every)) = self.sync_op {
                 if self.writes_since_sync >= every {
                     if self.eng.in_flight() == 0 && !self.sync_in_flight {
@@ -387,6 +407,9 @@ impl<'a, E: Engine> Worker<'a, E> {
         self.slots.planned[s] = planned;
         self.slots.free.pop();
         self.slots.fresh.push(slot);
+        if let Some(t) = &mut self.think {
+            t.issued();
+        }
         Ok(len)
     }
 
@@ -616,7 +639,7 @@ fn io_error(errno: i32, io: &Io) -> anyhow::Error {
 }
 
 mod state;
-use state::{Interval, Pacer, Slots, Streams};
+use state::{Interval, Pacer, Slots, Streams, Thinker};
 
 #[cfg(test)]
 mod tests;

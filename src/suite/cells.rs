@@ -48,6 +48,8 @@ pub struct Cell {
     pub target: Option<usize>,
     /// Its own pace, over the run's (`--rate` of a stream).
     pub rate: Option<crate::workload::Rate>,
+    /// Its pauses between bursts of IO (fio's thinktime).
+    pub think: Option<crate::workload::Think>,
     /// When it starts among the streams of its cell, and whether its end ends them.
     pub beside: crate::workload::Beside,
 }
@@ -99,6 +101,13 @@ impl Cell {
         }
         if self.files > 1 {
             s.push_str(&format!(" · {} files", self.files));
+        }
+        // fio's thinktime: the pause, and the IOs between two when more than one.
+        if let Some(t) = &self.think {
+            s.push_str(&format!(" · think {}", units::duration(t.pause)));
+            if t.blocks > 1 && t.blocks != u32::MAX {
+                s.push_str(&format!("/{}", t.blocks));
+            }
         }
         // Cells that differ only in their range (a working-set sweep) are told apart by it.
         if let (Some(r), Layout::Plain) = (self.range, self.layout) {
@@ -208,6 +217,7 @@ pub fn expand(suite: &Suite, o: &Overrides) -> Result<Vec<Cell>, String> {
                                 together: g.together,
                                 target: None,
                                 rate: g.rate,
+                                think: g.think,
                                 beside: g.beside,
                             });
                         }

@@ -431,6 +431,7 @@ fn check_group(g: GroupDoc, default_time: Duration) -> Result<Group, CheckError>
         shape: Default::default(),
         together: None,
         rate: None,
+        think: None,
         beside: Default::default(),
     })
 }

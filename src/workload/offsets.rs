@@ -325,6 +325,7 @@ mod tests {
             file_service: Default::default(),
             interval_hists: false,
             rate_poisson: false,
+            think: None,
         }
     }
 

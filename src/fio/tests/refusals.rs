@@ -98,7 +98,11 @@ fn every_refusal_names_its_line_and_why() {
             "exitall_on_error) is not mapped",
         ),
         ("[a]\nexit_what=some\n", 2, "group, stonewall or all"),
-        ("[a]\nthinktime=20\n", 2, "pauses between IOs"),
+        (
+            "[a]\nthinktime_spin=20\n",
+            2,
+            "goes with thinktime, which is not set",
+        ),
         ("[a]\nio_submit_mode=pool\n", 2, "inline or offload"),
         ("[a]\nrate_process=exponential\n", 2, "linear or poisson"),
         ("[a]\ncmdprio_percentage=10\n", 2, "priorities"),
@@ -142,7 +146,7 @@ fn every_refusal_names_its_line_and_why() {
 /// took 34 runs to learn what blocks it, refused alphabetically).
 #[test]
 fn every_blocker_is_named_at_once_in_file_order() {
-    let e = refusal("[a]\nthinktime=10\nrw=randtrim\nbs=4k\nflow=1\n");
+    let e = refusal("[a]\ndedupe_mode=repeat\nrw=randtrim\nbs=4k\nflow=1\n");
     assert!(e.starts_with("t.fio:2: "), "{e}");
     assert!(e.contains("; 2 more: t.fio:3:"), "{e}");
     let (two, three, five) = (

@@ -1,13 +1,16 @@
 //! A worker's small parts, each allocated once before the first IO: the queue's slots, the
-//! streams of offsets (one per file), the pacing of a rate, and the interval being counted.
+//! streams of offsets (one per file), the pacing of a rate, the pauses of a thinktime, and the
+//! interval being counted.
 
 use super::super::IntervalMsg;
 use super::WorkerCfg;
 use crate::measure::{self, Hist};
 use crate::workload::files::FilePicker;
 use crate::workload::offsets::Offsets;
+use crate::workload::Think;
 use iogauge_engine::{Io, Op};
 use iogauge_verify::Ticket;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::Sender;
 use std::time::{Duration, Instant};
 
@@ -147,6 +150,71 @@ impl Pacer {
         if now < until {
             std::thread::sleep((until - now).min(Duration::from_millis(50)));
         }
+    }
+}
+
+/// fio's thinktime as a thread runs it: IOs issued towards the next pause, and whether it is
+/// due (then the thread issues nothing until what is in flight has completed and it paused).
+pub(super) struct Thinker {
+    think: Think,
+    count: u32,
+    pub due: bool,
+    /// When the IO since the last pause began (for `iotime`).
+    since: Instant,
+}
+
+impl Thinker {
+    pub fn new(think: Think, origin: Instant) -> Thinker {
+        Thinker {
+            think,
+            count: 0,
+            due: false,
+            since: origin,
+        }
+    }
+
+    /// At most `blocks` IOs are issued between two pauses (fio: "no more than [thinktime_blocks]
+    /// IO will be queued before we have to complete it and do our thinktime").
+    #[inline]
+    pub fn issued(&mut self) {
+        self.count += 1;
+        if self.count >= self.think.blocks {
+            self.due = true;
+        }
+    }
+
+    /// With `iotime`, the pause is due once that much time of IO has passed.
+    #[inline]
+    pub fn tick(&mut self, now: Instant) {
+        if self
+            .think
+            .iotime
+            .is_some_and(|t| now.saturating_duration_since(self.since) >= t)
+        {
+            self.due = true;
+        }
+    }
+
+    /// Spins for the pause's spin, then sleeps the rest of it, ending at the run's end or at a
+    /// stop request (looked at every 50 ms) if they come first.
+    pub fn pause(&mut self, deadline: Option<Instant>, stop: &AtomicBool) {
+        let start = Instant::now();
+        let end = |d: Duration| deadline.map_or(start + d, |dl| dl.min(start + d));
+        let spun = end(self.think.spin);
+        while Instant::now() < spun {
+            std::hint::spin_loop();
+        }
+        let slept = end(self.think.pause);
+        loop {
+            let now = Instant::now();
+            if now >= slept || stop.load(Ordering::Relaxed) {
+                break;
+            }
+            std::thread::sleep((slept - now).min(Duration::from_millis(50)));
+        }
+        self.count = 0;
+        self.due = false;
+        self.since = Instant::now();
     }
 }
 
