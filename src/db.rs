@@ -55,11 +55,9 @@ use std::collections::BTreeMap;
 pub const BYTES_PER_SCALE: u64 = 15_800_000;
 /// Catalogs of an empty database, which `--data` does not count as pgbench data.
 pub const EMPTY_DB_BYTES: u64 = 7_700_000;
-/// Whether iogauge runs as root: /proc/self belongs to the effective user (libc's geteuid is
-/// `unsafe` to call, which only crates/engine may do).
+/// Whether iogauge runs as root (its effective user).
 pub fn is_root() -> bool {
-    use std::os::unix::fs::MetadataExt;
-    std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0)
+    iogauge_engine::sys::euid() == 0
 }
 
 pub fn pct(r: f64) -> String {

@@ -13,6 +13,7 @@ mod fixup;
 pub mod ini;
 pub mod measures;
 mod options;
+mod prio;
 mod unmapped;
 mod values;
 
@@ -106,6 +107,8 @@ pub struct Job {
     pub exit_later: bool,
     /// `thinktime` and its companions: pauses between bursts of IO.
     pub think: Option<crate::workload::Think>,
+    /// `prioclass`, `prio` and `cmdprio_*`: IO priorities.
+    pub prio: Option<crate::workload::Prio>,
     /// `sync=dsync`: the file opened with O_DSYNC.
     pub odsync: bool,
     /// `io_size` (`io_limit`), or `number_ios` × bs: bytes each clone moves over its region of
@@ -166,6 +169,7 @@ impl Job {
             exitall: false,
             exit_later: false,
             think: None,
+            prio: None,
             submit_batch: None,
             complete_batch: None,
             io_size: None,

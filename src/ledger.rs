@@ -312,7 +312,7 @@ fn checked(dir: &Path, create: bool) -> Result<()> {
 }
 
 fn euid() -> u32 {
-    std::fs::metadata("/proc/self").map_or(u32::MAX, |m| m.uid())
+    iogauge_engine::sys::euid()
 }
 
 /// Opens a file in the run directory for writing, never through a link, readable by its owner

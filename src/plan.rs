@@ -489,6 +489,7 @@ fn workload(
         together: None,
         rate,
         think: None,
+        prio: None,
         beside: Default::default(),
     })
 }

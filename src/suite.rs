@@ -91,6 +91,8 @@ pub struct Group {
     pub rate: Option<crate::workload::Rate>,
     /// Its pauses between bursts of IO (fio's thinktime).
     pub think: Option<crate::workload::Think>,
+    /// Its IO priorities (fio's prioclass, prio, cmdprio_*).
+    pub prio: Option<crate::workload::Prio>,
     /// When its stream starts among the others of its cell, and whether its end ends them.
     pub beside: crate::workload::Beside,
 }

@@ -257,6 +257,8 @@ pub struct Spec {
     pub rate_poisson: bool,
     /// Pauses between bursts of IO (fio's thinktime), or none.
     pub think: Option<Think>,
+    /// IO priorities (fio's prioclass/prio and cmdprio_*), or the kernel's default.
+    pub prio: Option<Prio>,
     /// Block-size mix, `:N` and per-thread regions; the default for most workloads.
     pub shape: Shape,
     /// Which file each IO goes to when the target is several files (fio's `nrfiles`).
@@ -284,6 +286,86 @@ pub struct Think {
     pub spin: Duration,
     pub blocks: u32,
     pub iotime: Option<Duration>,
+}
+
+/// IO priorities as Linux takes them (ioprio values: class << 13 | hint << 3 | level): the
+/// threads' own, which every IO without one of its own carries (fio's prioclass and prio), and
+/// for reads and for writes the shares of IOs, drawn per IO, that carry a value of their own
+/// (fio's cmdprio_percentage or cmdprio_bssplit; io_uring's per-IO priority).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Prio {
+    pub thread: Option<u16>,
+    pub per_io: [Vec<CmdPrio>; 2],
+}
+
+/// A share (percent) of the IOs of one size (`bs`), or of any, with a priority of their own.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CmdPrio {
+    pub bs: Option<u64>,
+    pub pct: u8,
+    pub value: u16,
+}
+
+impl Prio {
+    pub const RT: u8 = 1;
+    pub const BE: u8 = 2;
+    pub const IDLE: u8 = 3;
+
+    pub fn value(class: u8, level: u8) -> u16 {
+        (u16::from(class) << 13) | u16::from(level)
+    }
+
+    /// The priority of an IO of its own (0: the thread's), given a draw `u` in 0..100: the
+    /// shares of its direction that match its size, in order.
+    #[inline]
+    pub fn draw(&self, read: bool, len: u32, u: u8) -> u16 {
+        let mut below = 0u16;
+        for e in &self.per_io[usize::from(!read)] {
+            if e.bs.is_none_or(|b| b == u64::from(len)) {
+                below += u16::from(e.pct);
+                if u16::from(u) < below {
+                    return e.value;
+                }
+            }
+        }
+        0
+    }
+
+    pub fn any_per_io(&self) -> bool {
+        self.per_io.iter().any(|d| !d.is_empty())
+    }
+
+    /// `rt/0`, `be/4`, `idle` (whose level means nothing), as ionice names them, and a hint
+    /// after `+` when there is one.
+    pub fn label(value: u16) -> String {
+        let level = value & 7;
+        let class = match (value >> 13) as u8 {
+            Prio::RT => format!("rt/{level}"),
+            Prio::BE => format!("be/{level}"),
+            Prio::IDLE => "idle".to_string(),
+            _ => "none".to_string(),
+        };
+        match (value >> 3) & 0x3ff {
+            0 => class,
+            hint => format!("{class}+hint {hint}"),
+        }
+    }
+
+    /// Each share of IOs with a priority of its own, e.g. `20% of reads rt/0`, `25% of 64K
+    /// writes rt/1`.
+    pub fn shares(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for (d, name) in [(0, "reads"), (1, "writes")] {
+            for e in &self.per_io[d] {
+                let of = match e.bs {
+                    Some(b) => format!("{} {name}", crate::units::bs_label(b)),
+                    None => name.to_string(),
+                };
+                out.push(format!("{}% of {of} {}", e.pct, Prio::label(e.value)));
+            }
+        }
+        out
+    }
 }
 
 /// A target rate of IOs per second, for all threads together or for each.

@@ -24,6 +24,7 @@ mod fill;
 mod fio;
 mod fio_keys;
 mod fio_pace;
+mod fio_prio;
 mod fsync_check;
 mod gate;
 mod guest;

@@ -64,6 +64,7 @@ pub(crate) fn result(rw: Rw, bs: u64, threads: u32, iodepth: u32, iops: f64) -> 
             interval_s: 1.0,
             distribution: "uniform".into(),
             think: None,
+            prio: None,
             rate_iops: None,
             rate_process: None,
         },

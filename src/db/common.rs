@@ -157,6 +157,7 @@ pub fn storage(
         together: None,
         rate: None,
         think: None,
+        prio: None,
         beside: Default::default(),
     };
     let page = units::iec(cells.page).replace(".0", "");
@@ -586,6 +587,7 @@ pub fn transactions_result(t: Transactions) -> ResultDoc {
             rate_process: None,
             distribution: "uniform".into(),
             think: None,
+            prio: None,
         },
         target: TargetDoc {
             path: s.data().display().to_string(),

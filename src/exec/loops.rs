@@ -248,6 +248,7 @@ pub(super) fn precondition(plan: &Plan, target: &Target, state: &mut State) -> R
         target: None,
         rate: None,
         think: None,
+        prio: None,
         beside: Default::default(),
     };
     let w = work::of(&cell, &plan.env, target.range_bytes, target.logical_block).map_err(usage)?;

@@ -135,6 +135,7 @@ pub fn of(cell: &Cell, env: &Env, range: u64, logical_block: u32) -> Result<Work
         rate_per_thread: cell.rate.or(env.rate).map(|r| r.per_thread(threads)),
         rate_poisson: cell.rate.or(env.rate).is_some_and(|r| r.poisson),
         think: cell.think,
+        prio: cell.prio.clone(),
         shape: cell.shape.clone(),
         file_service: env.file_service,
         interval_hists: env.interval_hists,
@@ -506,6 +507,7 @@ mod tests {
             target: None,
             rate: None,
             think: None,
+            prio: None,
             beside: Default::default(),
         }
     }

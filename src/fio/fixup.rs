@@ -34,6 +34,7 @@ pub(super) fn fixup(d: Draft, set: Set, kb_base: u64) -> Result<Job, String> {
         ));
     }
     thinking(j, &set)?;
+    super::prio::apply(j, &set, kb_base)?;
     pattern_rules(j, &set)?;
     files(j, &set)?;
     job.path = match (directory, filename) {

@@ -6,8 +6,8 @@
 use super::ini::{Loc, Opt};
 use super::unmapped;
 use super::values::{
-    bs_range, bs_split, count, distribution, file_service, flag, nrfiles, per_direction, size,
-    time, time_us,
+    bs_range, bs_split, count, distribution, file_service, flag, nrfiles, per_direction,
+    prio_per_direction, size, time, time_us,
 };
 use super::{Engine, Job};
 use crate::workload::blocks::BsWeight;
@@ -287,6 +287,20 @@ const OPTIONS: &[Mapped] = &[
     // in order (checked in `jobs_of`).
     opt(&["wait_for"], |_, _| Ok(())),
     opt(&["blockalign"], blockalign),
+    // Read together in `fixup` (each goes with the others); their values are checked here.
+    opt(&["prioclass", "cmdprio_class"], |_, a| {
+        a.check(prio_per_direction(a.v, 3))
+    }),
+    opt(&["prio", "cmdprio"], |_, a| {
+        a.check(prio_per_direction(a.v, 7))
+    }),
+    opt(&["priohint", "cmdprio_hint"], |_, a| {
+        a.check(prio_per_direction(a.v, 1023))
+    }),
+    opt(&["cmdprio_percentage"], |_, a| {
+        a.check(prio_per_direction(a.v, 100))
+    }),
+    opt(&["cmdprio_bssplit"], |_, _| Ok(())),
     // Read together in `fixup` (each needs thinktime); their values are checked here.
     opt(&["thinktime", "thinktime_spin"], |_, a| {
         a.check(time_us(a.v))

@@ -249,6 +249,77 @@ fn thinktime_and_its_companions_map_to_pauses() {
 }
 
 #[test]
+fn io_priorities_map_to_the_threads_and_a_share_of_ios() {
+    use crate::workload::{CmdPrio, Prio};
+    let prio = |text: &str| jobs(text)[0].prio.clone();
+    let (idle, rt0) = (Prio::value(Prio::IDLE, 0), Prio::value(Prio::RT, 0));
+    let any = |pct, value| CmdPrio {
+        bs: None,
+        pct,
+        value,
+    };
+    // cmdprio-percentage.fio: the threads idle, a fifth of the IOs real-time (fio's default class).
+    let p = prio("[a]\nioengine=io_uring\nprioclass=3\ncmdprio_percentage=20\n").unwrap();
+    assert_eq!(
+        p,
+        Prio {
+            thread: Some(idle),
+            per_io: [vec![any(20, rt0)], vec![any(20, rt0)]]
+        }
+    );
+    // Per direction, the last value standing for the directions after it; class 2, level 6.
+    let p =
+        prio("[a]\nioengine=libaio\ncmdprio_percentage=5,0\ncmdprio_class=2\ncmdprio=6\n").unwrap();
+    assert_eq!(p.per_io, [vec![any(5, Prio::value(Prio::BE, 6))], vec![]]);
+    // prio alone is best effort at that level; class 0 is the kernel's default; a hint.
+    assert_eq!(
+        prio("[a]\nprio=7\n").unwrap().thread,
+        Some(Prio::value(Prio::BE, 7))
+    );
+    assert_eq!(prio("[a]\nprioclass=0\n"), None);
+    assert_eq!(Prio::label(Prio::value(Prio::BE, 7)), "be/7");
+    assert_eq!(
+        Prio::label(Prio::value(Prio::RT, 1) | 2 << 3),
+        "rt/1+hint 2"
+    );
+    // cmdprio-bssplit.fio: shares per size with their own class and level; the draw walks them.
+    let p = prio(
+        "[a]\nioengine=libaio\nrw=randrw\ncmdprio_bssplit=64k/25/1/1:64k/75/3/2:1024k/0,1024k/0\n",
+    )
+    .unwrap();
+    let k64 = |pct, class, level| CmdPrio {
+        bs: Some(65536),
+        pct,
+        value: Prio::value(class, level),
+    };
+    assert_eq!(
+        p.per_io,
+        [vec![k64(25, Prio::RT, 1), k64(75, Prio::IDLE, 2)], vec![]]
+    );
+    assert_eq!(p.draw(true, 65536, 24), Prio::value(Prio::RT, 1));
+    assert_eq!(p.draw(true, 65536, 25), Prio::value(Prio::IDLE, 2));
+    assert_eq!((p.draw(true, 1 << 20, 0), p.draw(false, 65536, 0)), (0, 0));
+    // The short form takes cmdprio_class and cmdprio; a fifth field is a hint.
+    let p = prio(
+        "[a]\nioengine=io_uring\ncmdprio_bssplit=4k/10:8k/100/2/0/3\ncmdprio_class=1\ncmdprio=2\n",
+    )
+    .unwrap();
+    assert_eq!(p.per_io[0][0].value, Prio::value(Prio::RT, 2));
+    assert_eq!(p.per_io[1][1].value, Prio::value(Prio::BE, 0) | 3 << 3);
+    // Near misses: a per-IO priority on a sync engine, a class without its share, both forms,
+    // shares of one size above 100%, a level out of range.
+    let e = refusal("[a]\ncmdprio_percentage=20\n");
+    assert!(e.contains("io_uring or libaio only"), "{e}");
+    let e = refusal("[a]\nioengine=io_uring\ncmdprio_class=1\n");
+    assert!(e.contains("neither is set: give one of them"), "{e}");
+    let e = refusal("[a]\nioengine=io_uring\ncmdprio_percentage=1\ncmdprio_bssplit=4k/10\n");
+    assert!(e.contains("give one (fio takes one)"), "{e}");
+    let e = refusal("[a]\nioengine=io_uring\ncmdprio_bssplit=4k/60/1/0:4k/50/3/0\n");
+    assert!(e.contains("the shares of 4K add up to 110%"), "{e}");
+    assert!(refusal("[a]\nprio=8\n").contains("from 0 to 7"));
+}
+
+#[test]
 fn size_as_a_share_is_kept_for_the_plan() {
     assert_eq!(jobs("[a]\nsize=50%\n")[0].size_pct, Some(50.0));
     assert!(refusal("[a]\nsize=0%\n").contains("1% to 100%"));

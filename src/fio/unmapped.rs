@@ -140,7 +140,7 @@ const REFUSED: [(&str, &str); 10] = [
 ];
 
 /// Options refused by family (a prefix of fio's name), with the reason.
-const FAMILIES: [(&str, &str); 15] = [
+const FAMILIES: [(&str, &str); 13] = [
     (
         "flow",
         "flow holds jobs that run at the same time to a ratio of their IOs; iogauge runs them side by side, each at its own pace, and does not hold one back for another",
@@ -149,8 +149,6 @@ const FAMILIES: [(&str, &str); 15] = [
         "exit",
         "exitall and exit_what are honoured; ending the run at a job's error (exitall_on_error) is not mapped: iogauge stops a job at its first IO error and says which IO failed",
     ),
-    ("cmdprio", "IO priorities are not mapped"),
-    ("prio", "IO priorities are not mapped"),
     ("numa_", "CPU and memory placement are not mapped"),
     ("cpus_allowed", "CPU placement is not mapped"),
     ("cpumask", "CPU placement is not mapped"),

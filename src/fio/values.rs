@@ -246,3 +246,19 @@ pub(super) fn nrfiles(v: &str) -> Result<u32, String> {
         n => Ok(n),
     }
 }
+
+/// A priority option's `R[,W]` (the last value standing for the directions after it, as fio's
+/// parser reads it; a trim's is ignored, as fio ignores it for priorities), each at most `max`.
+pub(super) fn prio_per_direction(v: &str, max: u32) -> Result<[u16; 2], String> {
+    let parts: Vec<&str> = v.split(',').collect();
+    if parts.len() > 3 {
+        return Err("give at most read,write,trim".into());
+    }
+    let n = |p: &str| match p.trim().parse::<u32>() {
+        Ok(n) if n <= max => Ok(n as u16),
+        _ => Err(format!("give a whole number from 0 to {max}")),
+    };
+    let read = n(parts[0])?;
+    let write = parts.get(1).map(|p| n(p)).transpose()?.unwrap_or(read);
+    Ok([read, write])
+}

@@ -54,6 +54,29 @@ pub struct WorkloadDoc {
     /// Pauses between bursts of IO (fio's thinktime), absent without.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub think: Option<ThinkDoc>,
+    /// IO priorities (fio's prioclass, prio, cmdprio_*), absent without.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prio: Option<PrioDoc>,
+}
+
+/// IO priorities as a result records them, as ionice names them (`rt/0`, `be/4`, `idle`): the
+/// threads' own, and each share of IOs that carried one of their own (`20% of reads rt/0`,
+/// `25% of 64K writes rt/1`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PrioDoc {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thread: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub per_io: Vec<String>,
+}
+
+impl PrioDoc {
+    fn of(p: &crate::workload::Prio) -> PrioDoc {
+        PrioDoc {
+            thread: p.thread.map(crate::workload::Prio::label),
+            per_io: p.shares(),
+        }
+    }
 }
 
 /// fio's thinktime as a result records it: each thread paused `pause_us` (spinning `spin_us`
@@ -164,6 +187,7 @@ impl WorkloadDoc {
             rate_process: (spec.rate_poisson && spec.rate_per_thread.is_some())
                 .then(|| "poisson".to_string()),
             think: spec.think.as_ref().map(ThinkDoc::of),
+            prio: spec.prio.as_ref().map(PrioDoc::of),
         }
     }
 }

@@ -407,6 +407,7 @@ fn group(j: &Job, size: Option<u64>, together: Option<usize>) -> Result<Group> {
             poisson: j.rate_poisson,
         }),
         think: j.think,
+        prio: j.prio.clone(),
         // Beside other jobs: its start after theirs and whether its end ends them.
         beside: match together {
             Some(_) => Beside {

@@ -46,6 +46,7 @@ pub fn from_probe_cache(args: &crate::cli::ProbeCacheArgs) -> Result<Plan> {
             together: None,
             rate: None,
             think: None,
+            prio: None,
             beside: Default::default(),
         };
         groups.push(group(

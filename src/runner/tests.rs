@@ -28,6 +28,7 @@ fn null_spec(limit: Limit) -> Spec {
         interval_hists: false,
         rate_poisson: false,
         think: None,
+        prio: None,
     }
 }
 

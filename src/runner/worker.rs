@@ -33,6 +33,9 @@ pub const FINE_BIN: Duration = Duration::from_millis(100);
 /// place the same thread's offsets.
 const POISSON_SALT: u64 = 0x5851_F42D_4C95_7F2D;
 
+/// Mixed into the seed of the per-IO priority draw, for the same reason.
+const PRIO_SALT: u64 = 0x2545_F491_4F6C_DD1D;
+
 /// What a worker measured.
 pub struct WorkerOut {
     pub read: Hist,
@@ -118,7 +121,18 @@ pub fn work<E: Engine>(
     origin: Instant,
 ) -> (WorkerOut, E) {
     let mut w = Worker::new(eng, cfg, files, origin);
-    if let Err(e) = w.run(shared, tx) {
+    // The thread's own IO priority, before its first IO (every IO without one of its own, and
+    // those io_uring's workers issue for it, carry it).
+    let prio = match cfg.spec.prio.as_ref().and_then(|p| p.thread) {
+        Some(v) => iogauge_engine::sys::set_thread_ioprio(v).map_err(|e| {
+            anyhow!(
+                "setting the IO priority {} failed: {e}",
+                crate::workload::Prio::label(v)
+            )
+        }),
+        None => Ok(()),
+    };
+    if let Err(e) = prio.and_then(|()| w.run(shared, tx)) {
         w.out.error = Some(e);
     }
     w.interval.finish(tx);
@@ -144,6 +158,8 @@ struct Worker<'a, E: Engine> {
     slots: Slots,
     pacer: Pacer,
     think: Option<Thinker>,
+    /// With shares of IOs that carry a priority of their own, the generator of the draws.
+    prio_draw: Option<fastrand::Rng>,
     tracker: Option<&'a iogauge_verify::Tracker>,
     done: Vec<Done>,
     issuing: bool,
@@ -208,6 +224,10 @@ impl<'a, E: Engine> Worker<'a, E> {
             slots: Slots::new(depth, origin),
             pacer,
             think: spec.think.map(|t| Thinker::new(t, origin)),
+            prio_draw: spec.prio.as_ref().filter(|p| p.any_per_io()).map(|_| {
+                let seed = crate::workload::offsets::thread_seed(spec.seed ^ PRIO_SALT, cfg.id);
+                fastrand::Rng::with_seed(seed)
+            }),
             tracker: cfg.verify.and_then(|v| v.tracker),
             done: Vec::with_capacity(depth * 2),
             issuing: true,
@@ -354,6 +374,7 @@ impl<'a, E: Engine> Worker<'a, E> {
             offset: 0,
             len: 0,
             buf_off: 0,
+            prio: 0,
         };
         self.eng
             .queue(io)
@@ -392,6 +413,11 @@ impl<'a, E: Engine> Worker<'a, E> {
                 Op::Write
             }
         };
+        // The share of IOs with a priority of their own, drawn per IO (fio's cmdprio_percentage).
+        let prio = match (&mut self.prio_draw, &self.spec.prio) {
+            (Some(rng), Some(p)) => p.draw(read, len, rng.u8(0..100)),
+            _ => 0,
+        };
         let io = Io {
             slot,
             file,
@@ -399,6 +425,7 @@ impl<'a, E: Engine> Worker<'a, E> {
             offset,
             len,
             buf_off: 0,
+            prio,
         };
         self.eng
             .queue(io)

@@ -50,6 +50,8 @@ pub struct Cell {
     pub rate: Option<crate::workload::Rate>,
     /// Its pauses between bursts of IO (fio's thinktime).
     pub think: Option<crate::workload::Think>,
+    /// Its IO priorities (fio's prioclass, prio, cmdprio_*).
+    pub prio: Option<crate::workload::Prio>,
     /// When it starts among the streams of its cell, and whether its end ends them.
     pub beside: crate::workload::Beside,
 }
@@ -108,6 +110,13 @@ impl Cell {
             if t.blocks > 1 && t.blocks != u32::MAX {
                 s.push_str(&format!("/{}", t.blocks));
             }
+        }
+        // fio's IO priorities: the threads', and the share of IOs with their own.
+        if let Some(p) = &self.prio {
+            use crate::workload::Prio;
+            let mut parts: Vec<String> = p.thread.map(Prio::label).into_iter().collect();
+            parts.extend(p.shares());
+            s.push_str(&format!(" · ioprio {}", parts.join(", ")));
         }
         // Cells that differ only in their range (a working-set sweep) are told apart by it.
         if let (Some(r), Layout::Plain) = (self.range, self.layout) {
@@ -218,6 +227,7 @@ pub fn expand(suite: &Suite, o: &Overrides) -> Result<Vec<Cell>, String> {
                                 target: None,
                                 rate: g.rate,
                                 think: g.think,
+                                prio: g.prio.clone(),
                                 beside: g.beside,
                             });
                         }

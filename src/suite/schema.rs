@@ -432,6 +432,7 @@ fn check_group(g: GroupDoc, default_time: Duration) -> Result<Group, CheckError>
         together: None,
         rate: None,
         think: None,
+        prio: None,
         beside: Default::default(),
     })
 }

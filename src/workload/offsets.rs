@@ -326,6 +326,7 @@ mod tests {
             interval_hists: false,
             rate_poisson: false,
             think: None,
+            prio: None,
         }
     }
 

@@ -37,7 +37,8 @@ pub enum Op {
 
 /// One IO handed to an engine. `slot` names the buffer; `file` the descriptor, an index into
 /// [`EngineConfig::files`] (0 for a one-file job); `buf_off` lets a short read or write be
-/// resubmitted for its remainder in the same buffer.
+/// resubmitted for its remainder in the same buffer. `prio` is the IO's own priority (Linux's
+/// ioprio value: class << 13 | level), or 0 for the thread's; only io_uring carries it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Io {
     pub slot: u32,
@@ -46,6 +47,7 @@ pub struct Io {
     pub offset: u64,
     pub len: u32,
     pub buf_off: u32,
+    pub prio: u16,
 }
 
 /// A completed IO: `res` is the byte count (or 0 for a sync), or a negative errno.
@@ -196,6 +198,7 @@ mod tests {
             offset: 4096,
             len: 4096,
             buf_off: 0,
+            prio: 0,
         };
         eng.queue(io).unwrap();
         eng.submit_and_reap(1, &mut done).unwrap();

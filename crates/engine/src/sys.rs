@@ -277,6 +277,31 @@ pub fn set_timer_slack_ns(ns: u64) {
     }
 }
 
+/// The process's effective user id (0: root).
+pub fn euid() -> u32 {
+    // SAFETY: geteuid takes nothing and cannot fail.
+    unsafe { libc::geteuid() }
+}
+
+/// Sets the calling thread's IO priority (Linux's ioprio value: class << 13 | level), which
+/// every IO it issues without a priority of its own carries (`ionice` for one thread).
+pub fn set_thread_ioprio(value: u16) -> io::Result<()> {
+    const IOPRIO_WHO_PROCESS: libc::c_long = 1;
+    // SAFETY: ioprio_set takes integers only; who = 0 is the calling thread.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_ioprio_set,
+            IOPRIO_WHO_PROCESS,
+            0 as libc::c_long,
+            libc::c_long::from(value),
+        )
+    };
+    if r < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
 /// Sets or clears O_NONBLOCK on an open file (for a pipe: shared by every descriptor of it).
 pub fn set_nonblocking(fd: &impl AsRawFd, on: bool) -> io::Result<()> {
     let fd = fd.as_raw_fd();

@@ -336,18 +336,22 @@ impl UringEngine {
         let e = match (io.op, self.fixed_bufs) {
             (Op::Read, true) => with_fd!(|fd| opcode::ReadFixed::new(fd, ptr, io.len, slot as u16)
                 .offset(io.offset)
+                .ioprio(io.prio)
                 .build()),
             (Op::Write, true) => {
                 with_fd!(|fd| opcode::WriteFixed::new(fd, ptr, io.len, slot as u16)
                     .offset(io.offset)
+                    .ioprio(io.prio)
                     .build())
             }
-            (Op::Read, false) => {
-                with_fd!(|fd| opcode::Read::new(fd, ptr, io.len).offset(io.offset).build())
-            }
+            (Op::Read, false) => with_fd!(|fd| opcode::Read::new(fd, ptr, io.len)
+                .offset(io.offset)
+                .ioprio(io.prio)
+                .build()),
             (Op::Write, false) => {
                 with_fd!(|fd| opcode::Write::new(fd, ptr, io.len)
                     .offset(io.offset)
+                    .ioprio(io.prio)
                     .build())
             }
             (Op::Fsync, _) => with_fd!(|fd| opcode::Fsync::new(fd).build()),

@@ -105,8 +105,12 @@ fn every_refusal_names_its_line_and_why() {
         ),
         ("[a]\nio_submit_mode=pool\n", 2, "inline or offload"),
         ("[a]\nrate_process=exponential\n", 2, "linear or poisson"),
-        ("[a]\ncmdprio_percentage=10\n", 2, "priorities"),
-        ("[a]\nprioclass=1\n", 2, "priorities"),
+        ("[a]\ncmdprio_percentage=10\n", 2, "io_uring or libaio only"),
+        (
+            "[a]\ncmdprio_bssplit=4k/10/1\n",
+            2,
+            "size/percentage/class/level",
+        ),
         ("[a]\nnuma_cpu_nodes=0\n", 2, "placement"),
         ("[a]\nzonemode=strided\n", 2, "zones"),
         (

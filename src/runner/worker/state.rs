@@ -44,6 +44,7 @@ impl Slots {
             offset: 0,
             len: 0,
             buf_off: 0,
+            prio: 0,
         };
         Slots {
             free: (0..depth as u32).rev().collect(),

@@ -88,6 +88,7 @@ fn spec(depth: u32, data: u64) -> Spec {
         interval_hists: false,
         rate_poisson: false,
         think: None,
+        prio: None,
     }
 }
 

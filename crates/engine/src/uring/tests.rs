@@ -74,6 +74,7 @@ fn wait_for_each(eng: &mut UringEngine, op: Op, waits: u32) {
             offset: u64::from(i % 16) * 4096,
             len: 4096,
             buf_off: 0,
+            prio: 0,
         };
         eng.queue(io).unwrap();
         done.clear();
@@ -151,6 +152,7 @@ fn a_ring_that_may_look_moves_where_a_worker_does_the_io_and_finds_its_completio
             offset: 0,
             len: 0,
             buf_off: 0,
+            prio: 0,
         };
         eng.queue(fsync(0)).unwrap();
         eng.queue(fsync(1)).unwrap();
