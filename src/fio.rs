@@ -109,6 +109,8 @@ pub struct Job {
     pub think: Option<crate::workload::Think>,
     /// `prioclass`, `prio` and `cmdprio_*`: IO priorities.
     pub prio: Option<crate::workload::Prio>,
+    /// `zonemode=strided` with `zonesize`, `zonerange`, `zoneskip`.
+    pub zones: Option<crate::workload::Strided>,
     /// `sync=dsync`: the file opened with O_DSYNC.
     pub odsync: bool,
     /// `io_size` (`io_limit`), or `number_ios` × bs: bytes each clone moves over its region of
@@ -170,6 +172,7 @@ impl Job {
             exit_later: false,
             think: None,
             prio: None,
+            zones: None,
             submit_batch: None,
             complete_batch: None,
             io_size: None,

@@ -184,6 +184,18 @@ pub struct Shape {
     /// Thread `i`'s region starts `i × stride` bytes into the range and each region is the
     /// range less `(threads − 1) × stride` (fio's `offset_increment`: a clone per region).
     pub stride: Option<u64>,
+    /// fio's zonemode=strided: IO in one zone at a time (plain path only).
+    pub zones: Option<Strided>,
+}
+
+/// fio's strided zones: a thread's IO stays in a zone of `range` bytes (sequential IO wraps in
+/// it, random IO lands in it) until `size` bytes have moved, then the next zone starts `range +
+/// skip` bytes further on, back at the region's start past its end. All whole blocks.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Strided {
+    pub range: u64,
+    pub size: u64,
+    pub skip: u64,
 }
 
 impl Shape {

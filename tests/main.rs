@@ -25,6 +25,7 @@ mod fio;
 mod fio_keys;
 mod fio_pace;
 mod fio_prio;
+mod fio_zones;
 mod fsync_check;
 mod gate;
 mod guest;

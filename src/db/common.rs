@@ -588,6 +588,7 @@ pub fn transactions_result(t: Transactions) -> ResultDoc {
             distribution: "uniform".into(),
             think: None,
             prio: None,
+            zones: None,
         },
         target: TargetDoc {
             path: s.data().display().to_string(),

@@ -3,8 +3,8 @@
 //! bytes, filesize over nrfiles), and the combinations iogauge refuses. They run in one order,
 //! so a job with several of these problems is told the same one first every time.
 
-use super::options::{DirRates, Draft, Set};
-use super::values::{count, flag, size, time, time_us};
+use super::options::{Draft, Set};
+use super::values::{count, flag, size, time, time_us, DirRates};
 use super::Job;
 use crate::workload::Distribution;
 use std::path::PathBuf;
@@ -35,6 +35,7 @@ pub(super) fn fixup(d: Draft, set: Set, kb_base: u64) -> Result<Job, String> {
     }
     thinking(j, &set)?;
     super::prio::apply(j, &set, kb_base)?;
+    strided(j, &set, kb_base)?;
     pattern_rules(j, &set)?;
     files(j, &set)?;
     job.path = match (directory, filename) {
@@ -263,6 +264,71 @@ fn thinking(j: &mut Job, set: &Set) -> Result<(), String> {
         blocks,
         iotime: iotime.filter(|t| !t.is_zero()),
     });
+    Ok(())
+}
+
+/// zonemode=strided (or zonesize without a zonemode, fio's old spelling): zonesize bytes in a
+/// zone of zonerange bytes (zonesize unless set), then the next zone zonerange + zoneskip on
+/// (fio's init.c rules). In whole blocks, on the plain path of one block size and one file.
+fn strided(j: &mut Job, set: &Set, kb_base: u64) -> Result<(), String> {
+    let get = |k: &str| set.get(k).map(|(v, _)| size(v, kb_base)).transpose();
+    let mode = set.get("zonemode").map(|(v, l)| (v.as_str(), l));
+    let Some(zsize) = get("zonesize")?.filter(|s| *s > 0) else {
+        if let Some(("strided", l)) = mode {
+            return Err(format!(
+                "{l}: zonemode=strided needs zonesize=, the bytes to move in each zone"
+            ));
+        }
+        if let Some(k) = ["zonerange", "zoneskip"]
+            .into_iter()
+            .find(|k| set.contains_key(*k))
+        {
+            return Err(format!(
+                "{}: {k} goes with zonemode=strided and zonesize=, which are not set",
+                set[k].1
+            ));
+        }
+        return Ok(());
+    };
+    let (v, l) = &set["zonesize"];
+    if let Some(("none", ml)) = mode {
+        return Err(format!("{ml}: zonemode=none and zonesize={v} together: fio refuses them; give zonemode=strided, or leave zonesize out"));
+    }
+    let z = crate::workload::Strided {
+        range: get("zonerange")?.filter(|r| *r > 0).unwrap_or(zsize),
+        size: zsize,
+        skip: get("zoneskip")?.unwrap_or(0),
+    };
+    let shaped = ["bssplit", "bsrange", "offset_increment"]
+        .into_iter()
+        .find(|k| set.contains_key(*k));
+    if let Some(k) = shaped
+        .or(j.mix.as_ref().map(|_| "bs"))
+        .or((j.seq_run > 1 || j.seq_skip != 0).then_some("rw"))
+    {
+        return Err(format!(
+            "{l}: zonesize={v} with {k}={}: strided zones are mapped for one block size and a plain pattern; give one bs and no :N suffix",
+            j.typed(k)
+        ));
+    }
+    if j.nrfiles > 1 {
+        return Err(format!("{l}: zonesize={v} with nrfiles={}: fio walks strided zones in one file only (and drops them with more); leave one of them out", j.nrfiles));
+    }
+    for (k, b) in [
+        ("zonesize", z.size),
+        ("zonerange", z.range),
+        ("zoneskip", z.skip),
+    ] {
+        if b % j.bs != 0 {
+            return Err(format!(
+                "{}: {k}={}: give a whole number of blocks of bs={}",
+                set.get(k).map_or(l, |(_, l)| l),
+                set.get(k).map_or("", |(v, _)| v.as_str()),
+                j.typed("bs")
+            ));
+        }
+    }
+    j.zones = Some(z);
     Ok(())
 }
 

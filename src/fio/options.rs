@@ -6,8 +6,8 @@
 use super::ini::{Loc, Opt};
 use super::unmapped;
 use super::values::{
-    bs_range, bs_split, count, distribution, file_service, flag, nrfiles, per_direction,
-    prio_per_direction, size, time, time_us,
+    bs_range, bs_split, count, dir_rates, distribution, file_service, flag, nrfiles, per_direction,
+    prio_per_direction, size, time, time_us, DirRates,
 };
 use super::{Engine, Job};
 use crate::workload::blocks::BsWeight;
@@ -288,6 +288,17 @@ const OPTIONS: &[Mapped] = &[
     opt(&["wait_for"], |_, _| Ok(())),
     opt(&["blockalign"], blockalign),
     // Read together in `fixup` (each goes with the others); their values are checked here.
+    opt(&["zonemode"], |_, a| {
+        match a.v {
+        "none" | "strided" => Ok(()),
+        "zbd" => Err(a.bad("zoned block devices (zonemode=zbd) are not driven by iogauge; strided zones (zonemode=strided) are")),
+        _ => Err(a.bad("fio's zonemode is none, strided or zbd")),
+    }
+    }),
+    opt(&["zonesize", "zonerange", "zoneskip"], |_, a| {
+        a.not_zones()?;
+        a.size().map(drop)
+    }),
     opt(&["prioclass", "cmdprio_class"], |_, a| {
         a.check(prio_per_direction(a.v, 3))
     }),
@@ -424,39 +435,6 @@ fn syncs(d: &mut Draft, a: &Arg) -> Result<(), String> {
         d.job.sync = Some((kind, n));
     }
     Ok(())
-}
-
-/// fio's rate= or rate_iops= for reads and for writes (`R,W[,T]`; one value for every
-/// direction, an empty or 0 one leaving that direction unpaced); `bytes` for rate=.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub(super) struct DirRates {
-    pub per_dir: [Option<f64>; 2],
-    pub bytes: bool,
-}
-
-/// Reads `R,W[,T]` with `each` (a trim's rate is checked: iogauge issues no trims).
-fn dir_rates(
-    v: &str,
-    each: &dyn Fn(&str) -> Result<f64, String>,
-) -> Result<[Option<f64>; 2], String> {
-    let parts: Vec<&str> = v.split(',').collect();
-    if parts.len() > 3 {
-        return Err("give at most read,write,trim".into());
-    }
-    let one = |p: &str| match p {
-        "" => Ok(None),
-        p => each(p).map(|r| Some(r).filter(|r| *r > 0.0)),
-    };
-    let read = one(parts[0])?;
-    // As fio's parser: the last value given stands for the directions after it.
-    let write = match parts.get(1) {
-        None => read,
-        Some(p) => one(p)?,
-    };
-    if let Some(t) = parts.get(2) {
-        one(t)?;
-    }
-    Ok([read, write])
 }
 
 /// Bytes per second per clone for each direction; iogauge paces IOs, so they become IOs per

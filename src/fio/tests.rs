@@ -320,6 +320,39 @@ fn io_priorities_map_to_the_threads_and_a_share_of_ios() {
 }
 
 #[test]
+fn strided_zones_map_with_fios_defaults() {
+    use crate::workload::Strided;
+    // disk-zone-profile.fio: 256 MiB read, 2 GiB skipped; zonerange defaults to zonesize.
+    let j = &jobs("[a]\nbs=64k\nzonemode=strided\nzonesize=256m\nzoneskip=2g\n")[0];
+    assert_eq!(
+        j.zones,
+        Some(Strided {
+            range: 256 << 20,
+            size: 256 << 20,
+            skip: 2 << 30
+        })
+    );
+    // zonesize alone is strided (fio's old spelling); zonerange apart.
+    let j = &jobs("[a]\nzonesize=8k\nzonerange=1m\n")[0];
+    assert_eq!(
+        j.zones,
+        Some(Strided {
+            range: 1 << 20,
+            size: 8192,
+            skip: 0
+        })
+    );
+    assert_eq!(jobs("[a]\nzonemode=none\n")[0].zones, None);
+    // Near misses: strided without a size, none with one, zbd, a mix, part of a block.
+    assert!(refusal("[a]\nzonemode=strided\n").contains("needs zonesize="));
+    assert!(refusal("[a]\nzonemode=none\nzonesize=1m\n").contains("fio refuses them"));
+    assert!(refusal("[a]\nzonemode=zbd\n").contains("zoned block devices (zonemode=zbd)"));
+    assert!(refusal("[a]\nzonesize=1m\nbssplit=4k/50:8k/50\n").contains("one block size"));
+    assert!(refusal("[a]\nbs=64k\nzonesize=1m\nzoneskip=4k\n").contains("whole number of blocks"));
+    assert!(refusal("[a]\nzoneskip=1m\n").contains("goes with zonemode=strided"));
+}
+
+#[test]
 fn size_as_a_share_is_kept_for_the_plan() {
     assert_eq!(jobs("[a]\nsize=50%\n")[0].size_pct, Some(50.0));
     assert!(refusal("[a]\nsize=0%\n").contains("1% to 100%"));

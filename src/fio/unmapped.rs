@@ -131,7 +131,7 @@ const REFUSED: [(&str, &str); 10] = [
     ),
     (
         "max_open_zones",
-        "zones (zonemode, zonesize, zoneskip) are not mapped",
+        "zoned block devices (zonemode=zbd) are not driven by iogauge; strided zones (zonemode=strided) are",
     ),
     (
         "filename_format",
@@ -152,10 +152,13 @@ const FAMILIES: [(&str, &str); 13] = [
     ("numa_", "CPU and memory placement are not mapped"),
     ("cpus_allowed", "CPU placement is not mapped"),
     ("cpumask", "CPU placement is not mapped"),
-    ("zone", "zones (zonemode, zonesize, zoneskip) are not mapped"),
+    (
+        "zone",
+        "zoned block devices (zonemode=zbd) are not driven by iogauge; strided zones (zonemode=strided, zonesize, zonerange, zoneskip) are",
+    ),
     (
         "read_beyond_wp",
-        "reads past a zone's write pointer go with zones (zonemode), which are not mapped",
+        "reads past a zone's write pointer go with zoned block devices (zonemode=zbd), which iogauge does not drive",
     ),
     (
         "spr",

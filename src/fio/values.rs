@@ -262,3 +262,36 @@ pub(super) fn prio_per_direction(v: &str, max: u32) -> Result<[u16; 2], String> 
     let write = parts.get(1).map(|p| n(p)).transpose()?.unwrap_or(read);
     Ok([read, write])
 }
+
+/// fio's rate= or rate_iops= for reads and for writes (`R,W[,T]`; one value for every
+/// direction, an empty or 0 one leaving that direction unpaced); `bytes` for rate=.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) struct DirRates {
+    pub per_dir: [Option<f64>; 2],
+    pub bytes: bool,
+}
+
+/// Reads `R,W[,T]` with `each` (a trim's rate is checked: iogauge issues no trims).
+pub(super) fn dir_rates(
+    v: &str,
+    each: &dyn Fn(&str) -> Result<f64, String>,
+) -> Result<[Option<f64>; 2], String> {
+    let parts: Vec<&str> = v.split(',').collect();
+    if parts.len() > 3 {
+        return Err("give at most read,write,trim".into());
+    }
+    let one = |p: &str| match p {
+        "" => Ok(None),
+        p => each(p).map(|r| Some(r).filter(|r| *r > 0.0)),
+    };
+    let read = one(parts[0])?;
+    // As fio's parser: the last value given stands for the directions after it.
+    let write = match parts.get(1) {
+        None => read,
+        Some(p) => one(p)?,
+    };
+    if let Some(t) = parts.get(2) {
+        one(t)?;
+    }
+    Ok([read, write])
+}

@@ -54,9 +54,22 @@ pub struct WorkloadDoc {
     /// Pauses between bursts of IO (fio's thinktime), absent without.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub think: Option<ThinkDoc>,
+    /// fio's strided zones (zonemode=strided), absent without.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zones: Option<ZonesDoc>,
     /// IO priorities (fio's prioclass, prio, cmdprio_*), absent without.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prio: Option<PrioDoc>,
+}
+
+/// fio's strided zones as a result records them: each thread moved `size_bytes` in a zone of
+/// `range_bytes`, then went `range_bytes + skip_bytes` on to the next (its region's start
+/// again past its end).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ZonesDoc {
+    pub range_bytes: u64,
+    pub size_bytes: u64,
+    pub skip_bytes: u64,
 }
 
 /// IO priorities as a result records them, as ionice names them (`rt/0`, `be/4`, `idle`): the
@@ -188,6 +201,11 @@ impl WorkloadDoc {
                 .then(|| "poisson".to_string()),
             think: spec.think.as_ref().map(ThinkDoc::of),
             prio: spec.prio.as_ref().map(PrioDoc::of),
+            zones: spec.shape.zones.map(|z| ZonesDoc {
+                range_bytes: z.range,
+                size_bytes: z.size,
+                skip_bytes: z.skip,
+            }),
         }
     }
 }

@@ -398,6 +398,7 @@ fn group(j: &Job, size: Option<u64>, together: Option<usize>) -> Result<Group> {
             seq_run: j.seq_run,
             seq_skip: j.seq_skip,
             stride: j.offset_increment.filter(|_| j.numjobs > 1),
+            zones: j.zones,
         },
         together,
         // Each job's own pace, as fio paces each job (and each of its clones) apart.

@@ -111,6 +111,15 @@ impl Cell {
                 s.push_str(&format!("/{}", t.blocks));
             }
         }
+        // fio's strided zones: what moves in each zone, and what is skipped between two.
+        if let Some(z) = &self.shape.zones {
+            s.push_str(&format!(
+                " · {} in each zone of {}, {} skipped",
+                units::iec(z.size),
+                units::iec(z.range),
+                units::iec(z.skip)
+            ));
+        }
         // fio's IO priorities: the threads', and the share of IOs with their own.
         if let Some(p) = &self.prio {
             use crate::workload::Prio;

@@ -26,6 +26,21 @@ pub struct Offsets {
     cursor: [u64; 2],
     /// The shaped path's state; `None` on the plain path.
     shaped: Option<Box<Shaped>>,
+    /// fio's strided zones on the plain path: `base` and `blocks` are then the zone's.
+    zone: Option<ZoneWalk>,
+}
+
+/// Where a stream is in its strided zones (see [`super::Strided`]), in blocks of its region.
+struct ZoneWalk {
+    region_base: u64,
+    region_blocks: u64,
+    /// Blocks of a zone, of IO before the next zone, and skipped between two.
+    range: u64,
+    size: u64,
+    skip: u64,
+    /// The zone's first block in the region, and the blocks moved in it so far.
+    first: u64,
+    moved: u64,
 }
 
 impl Offsets {
@@ -64,7 +79,47 @@ impl Offsets {
             bs,
             cursor: [0, 0],
             shaped: None,
+            zone: None,
         }
+    }
+
+    /// The stream in strided zones over its region: the first zone at the region's start.
+    fn in_zones(mut self, z: super::Strided, distribution: super::Distribution) -> Offsets {
+        let bs = self.bs;
+        let range = (z.range / bs).clamp(1, self.blocks);
+        self.zone = Some(ZoneWalk {
+            region_base: self.base,
+            region_blocks: self.blocks,
+            range,
+            size: (z.size / bs).max(1),
+            skip: z.skip / bs,
+            first: 0,
+            moved: 0,
+        });
+        self.blocks = range;
+        self.sampler = super::distribution::Sampler::new(distribution, range);
+        self
+    }
+
+    /// After an IO in a zone: the next zone once `size` blocks have moved in this one (fio's
+    /// setup_strided_zone_mode), clipped at the region's end, the first again past it.
+    #[inline]
+    fn zone_step(&mut self) {
+        let Some(z) = &mut self.zone else {
+            return;
+        };
+        z.moved += 1;
+        if z.moved < z.size {
+            return;
+        }
+        z.moved = 0;
+        z.first += z.range + z.skip;
+        if z.first >= z.region_blocks {
+            z.first = 0;
+        }
+        self.base = z.region_base + z.first * self.bs;
+        self.blocks = z.range.min(z.region_blocks - z.first);
+        self.cursor = [0, 0];
     }
 
     /// Thread `thread`'s stream of `spec` over `[range_start, range_start + range_len)`: the
@@ -72,7 +127,7 @@ impl Offsets {
     /// The caller guarantees what `Spec::check_target` checks.
     pub fn of(spec: &Spec, thread: u32, range_start: u64, range_len: u64) -> Offsets {
         if spec.shape.is_plain() {
-            return Offsets::new(
+            let o = Offsets::new(
                 spec.rw.random(),
                 spec.distribution,
                 spec.seed,
@@ -82,6 +137,10 @@ impl Offsets {
                 range_len,
                 spec.bs.bytes(),
             );
+            return match spec.shape.zones {
+                Some(z) => o.in_zones(z, spec.distribution),
+                None => o,
+            };
         }
         Offsets::shaped(spec, thread, range_start, range_len)
     }
@@ -90,7 +149,9 @@ impl Offsets {
     #[inline]
     pub fn next_io(&mut self, write: bool) -> (u64, u32) {
         if self.shaped.is_none() {
-            return (self.next_offset(write), self.bs as u32);
+            let offset = self.next_offset(write);
+            self.zone_step();
+            return (offset, self.bs as u32);
         }
         self.next_shaped(write)
     }
@@ -99,7 +160,13 @@ impl Offsets {
     #[inline]
     pub fn next_offset(&mut self, write: bool) -> u64 {
         let block = if self.random {
-            self.sampler.block(&mut self.rng)
+            let b = self.sampler.block(&mut self.rng);
+            // A zone clipped at the region's end is smaller than the sampler's.
+            if b >= self.blocks {
+                b % self.blocks
+            } else {
+                b
+            }
         } else {
             let c = &mut self.cursor[usize::from(write)];
             let b = *c;
@@ -187,6 +254,52 @@ mod tests {
         }
         assert_eq!(reads, [0, bs, 2 * bs, 3 * bs, 4 * bs]);
         assert_eq!(writes, [0, bs, 2 * bs]);
+    }
+
+    /// fio's zonemode=strided: 2 blocks moved in each zone of 3, 4 skipped between zones, back
+    /// at the start past the region's end (16 blocks: zones at 0, 7, 14, the last clipped to 2).
+    #[test]
+    fn strided_zones_move_on_after_each_zones_share_and_wrap() {
+        use crate::workload::{Rw, Shape, Strided};
+        let bs = 4096;
+        let zones = Strided {
+            range: 3 * bs,
+            size: 2 * bs,
+            skip: 4 * bs,
+        };
+        let shape = Shape {
+            zones: Some(zones),
+            ..Default::default()
+        };
+        let mut o = Offsets::of(&spec(Rw::Read, 1, shape.clone()), 0, 0, 16 * bs);
+        let blocks: Vec<u64> = (0..8).map(|_| o.next_io(false).0 / bs).collect();
+        assert_eq!(blocks, [0, 1, 7, 8, 14, 15, 0, 1]);
+        // More to move than a zone holds: the zone again from its start (fio keeps the zone).
+        let shape = Shape {
+            zones: Some(Strided {
+                size: 5 * bs,
+                ..zones
+            }),
+            ..Default::default()
+        };
+        let mut o = Offsets::of(&spec(Rw::Read, 1, shape), 0, 0, 16 * bs);
+        let blocks: Vec<u64> = (0..6).map(|_| o.next_io(false).0 / bs).collect();
+        assert_eq!(blocks, [0, 1, 2, 0, 1, 7]);
+        // Random IO lands in the zone it is in.
+        let shape = Shape {
+            zones: Some(zones),
+            ..Default::default()
+        };
+        let mut o = Offsets::of(&spec(Rw::Randread, 1, shape), 0, 0, 16 * bs);
+        let blocks: Vec<u64> = (0..6).map(|_| o.next_io(false).0 / bs).collect();
+        assert!(
+            blocks[..2].iter().all(|b| *b < 3) && blocks[2..4].iter().all(|b| (7..10).contains(b)),
+            "{blocks:?}"
+        );
+        assert!(
+            blocks[4..].iter().all(|b| (14..16).contains(b)),
+            "{blocks:?}"
+        );
     }
 
     #[test]

@@ -5,6 +5,7 @@
 #![allow(dead_code, unused_macros)]
 
 pub mod guest;
+pub mod trace;
 
 use serde_json::Value;
 use std::os::unix::fs::MetadataExt;

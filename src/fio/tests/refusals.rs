@@ -112,7 +112,7 @@ fn every_refusal_names_its_line_and_why() {
             "size/percentage/class/level",
         ),
         ("[a]\nnuma_cpu_nodes=0\n", 2, "placement"),
-        ("[a]\nzonemode=strided\n", 2, "zones"),
+        ("[a]\nzonemode=zbd\n", 2, "zoned block devices"),
         (
             "[a]\nverify_backlog=8\n",
             2,
@@ -193,8 +193,8 @@ fn the_examples_options_are_refused_for_their_own_reason_or_run() {
         ("fill_device=1", "give size="),
         ("error_dump=1", "continue_on_error"),
         ("random_sequence_stride=2", "random_distribution=sequence"),
-        ("max_open_zones=4", "zones"),
-        ("read_beyond_wp=1", "zones"),
+        ("max_open_zones=4", "zoned block devices"),
+        ("read_beyond_wp=1", "zoned block devices"),
         ("sprandom=1", "SNIA"),
         ("spr_op=0.15", "SNIA"),
     ] {

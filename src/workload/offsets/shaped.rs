@@ -85,6 +85,7 @@ impl Offsets {
             blocks,
             bs: unit,
             cursor: [0, 0],
+            zone: None,
             shaped: Some(Box::new(Shaped {
                 tables: [tr, tw],
                 fixed: [fr, fw],
