@@ -78,7 +78,7 @@ fn rig() -> Option<RamLoop> {
 /// at most 4 IOs per pause: at most 404 in 2 s (its 100 pauses and one burst before them); with
 /// thinktime_blocks=1 (fio's default) at most 101, however deep its queue (refilling the queue
 /// before the pause did 396 here; fio 103). Not pausing would do tens of thousands. fio's own
-/// counts are alike, and the device served what iogauge counted.
+/// counts keep the same bounds, and the device served what iogauge counted.
 #[test]
 fn thinktime_pauses_after_every_few_ios_as_fio_does() {
     let Some(ram) = rig() else {
@@ -109,10 +109,13 @@ fn thinktime_pauses_after_every_few_ios_as_fio_does() {
             " · think 20 ms"
         };
         assert!(r["name"].as_str().unwrap().ends_with(said), "{}", r["name"]);
+        // fio keeps the same bound (its count a little over it: 103 of 101 here, its clock
+        // runs a little past the 2 s); beside a busy machine both sleep past their pauses, fio
+        // more (247 of 404 in a CI run beside the other tests, iogauge 376), so no ratio.
         let theirs = fio.iter().find(|(n, _)| n == name).unwrap().1[0];
         assert!(
-            (ios - theirs).abs() <= 0.25 * theirs,
-            "{name}: iogauge {ios} reads, fio {theirs}"
+            (most * 0.35..=most * 1.05).contains(&theirs),
+            "{name}: fio {theirs} reads, iogauge {ios}"
         );
     }
     assert!(

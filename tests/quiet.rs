@@ -17,6 +17,7 @@ mod cpu_contention;
 mod db_timeline;
 mod fio_together;
 mod ground_truth;
+mod hugepages;
 mod interference;
 mod outlier_gap;
 mod precision;
