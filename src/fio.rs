@@ -109,6 +109,8 @@ pub struct Job {
     pub think: Option<crate::workload::Think>,
     /// `prioclass`, `prio` and `cmdprio_*`: IO priorities.
     pub prio: Option<crate::workload::Prio>,
+    /// `flow` with `flow_id` and `flow_sleep`: a share of the IOs of the jobs beside it.
+    pub flow: Option<crate::workload::Flow>,
     /// `zonemode=strided` with `zonesize`, `zonerange`, `zoneskip`.
     pub zones: Option<crate::workload::Strided>,
     /// `sync=dsync`: the file opened with O_DSYNC.
@@ -172,6 +174,7 @@ impl Job {
             exit_later: false,
             think: None,
             prio: None,
+            flow: None,
             zones: None,
             submit_batch: None,
             complete_batch: None,

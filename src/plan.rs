@@ -490,6 +490,7 @@ fn workload(
         rate,
         think: None,
         prio: None,
+        flow: None,
         beside: Default::default(),
     })
 }

@@ -93,6 +93,8 @@ pub struct Group {
     pub think: Option<crate::workload::Think>,
     /// Its IO priorities (fio's prioclass, prio, cmdprio_*).
     pub prio: Option<crate::workload::Prio>,
+    /// Its share of the IOs of the streams in its flow (fio's flow).
+    pub flow: Option<crate::workload::Flow>,
     /// When its stream starts among the others of its cell, and whether its end ends them.
     pub beside: crate::workload::Beside,
 }

@@ -271,6 +271,8 @@ pub struct Spec {
     pub think: Option<Think>,
     /// IO priorities (fio's prioclass/prio and cmdprio_*), or the kernel's default.
     pub prio: Option<Prio>,
+    /// A share of the IOs of the streams in one flow (fio's flow), or a pace of its own.
+    pub flow: Option<Flow>,
     /// Block-size mix, `:N` and per-thread regions; the default for most workloads.
     pub shape: Shape,
     /// Which file each IO goes to when the target is several files (fio's `nrfiles`).
@@ -298,6 +300,17 @@ pub struct Think {
     pub spin: Duration,
     pub blocks: u32,
     pub iotime: Option<Duration>,
+}
+
+/// fio's flow: the threads of every stream running at once with the same `id` share their IOs
+/// by `weight` (a thread of weight 8 issues about 8 IOs for each one of a thread of weight 1 in
+/// its flow). A thread ahead of its share issues nothing until the others catch up; with
+/// `sleep`, it first lets its IOs in flight complete, then sleeps that long (fio's flow_sleep).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Flow {
+    pub id: u32,
+    pub weight: u32,
+    pub sleep: Duration,
 }
 
 /// IO priorities as Linux takes them (ioprio values: class << 13 | hint << 3 | level): the

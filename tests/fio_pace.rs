@@ -166,3 +166,49 @@ fn a_rate_per_direction_paces_each_direction_and_each_job_its_own() {
         }
     }
 }
+
+/// fio's flow: a random writer of weight 1 beside a random reader of weight 8 in one flow issue
+/// about one write for every 8 reads (without a flow, on a RAM loop device, they issue about as
+/// many each); the same with flow_sleep (the held job sleeps 1 ms once its IOs complete), as
+/// fio's examples/flow.fio runs it. fio itself keeps the same ratio on the same device.
+#[test]
+fn jobs_in_one_flow_share_its_ios_by_their_weights_as_fios_do() {
+    let Some(ram) = rig() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let text = format!(
+        "[global]\nfilename={}\ndirect=1\nioengine=io_uring\nsize=64m\nruntime=2\ntime_based\nbs=4k\niodepth=4\n\
+         [light]\nrw=randwrite\nflow=1\n[heavy]\nrw=randread\nflow=8\n\
+         [light-sleeps]\nstonewall\nrw=randwrite\nflow=1\nflow_id=3\nflow_sleep=1000\n\
+         [heavy-sleeps]\nrw=randread\nflow=8\nflow_id=3\nflow_sleep=1000\n",
+        ram.dev.dev
+    );
+    let jobs = iogauge_jobs(dir.path(), &text);
+    let fio = fio_jobs(dir.path(), &text);
+    for (light, heavy) in [("light", "heavy"), ("light-sleeps", "heavy-sleeps")] {
+        let ours = |name: &str, d: &str| {
+            let r = &jobs.iter().find(|(n, _)| n == name).unwrap().1;
+            assert!(
+                r["name"].as_str().unwrap().contains(" · flow "),
+                "{}",
+                r["name"]
+            );
+            f(&r[d]["ios"])
+        };
+        let theirs = |name: &str, d: usize| fio.iter().find(|(n, _)| n == name).unwrap().1[d];
+        let (w, r) = (ours(light, "write"), ours(heavy, "read"));
+        assert!(
+            w >= 100.0 && (7.2..=8.8).contains(&(r / w)),
+            "{light}: {r} reads, {w} writes"
+        );
+        let (fw, fr) = (theirs(light, 1), theirs(heavy, 0));
+        assert!(
+            fw >= 100.0 && (7.2..=8.8).contains(&(fr / fw)),
+            "fio {light}: {fr} reads, {fw} writes"
+        );
+    }
+    let r = &jobs.iter().find(|(n, _)| n == "heavy-sleeps").unwrap().1;
+    assert_eq!(r["workload"]["flow"]["weight"], 8, "{r}");
+    assert_eq!(r["workload"]["flow"]["sleep_us"], 1000.0, "{r}");
+}

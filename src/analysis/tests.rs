@@ -65,6 +65,7 @@ pub(crate) fn result(rw: Rw, bs: u64, threads: u32, iodepth: u32, iops: f64) -> 
             distribution: "uniform".into(),
             think: None,
             prio: None,
+            flow: None,
             zones: None,
             rate_iops: None,
             rate_process: None,

@@ -158,6 +158,7 @@ pub fn storage(
         rate: None,
         think: None,
         prio: None,
+        flow: None,
         beside: Default::default(),
     };
     let page = units::iec(cells.page).replace(".0", "");
@@ -588,6 +589,7 @@ pub fn transactions_result(t: Transactions) -> ResultDoc {
             distribution: "uniform".into(),
             think: None,
             prio: None,
+            flow: None,
             zones: None,
         },
         target: TargetDoc {

@@ -249,6 +249,7 @@ pub(super) fn precondition(plan: &Plan, target: &Target, state: &mut State) -> R
         rate: None,
         think: None,
         prio: None,
+        flow: None,
         beside: Default::default(),
     };
     let w = work::of(&cell, &plan.env, target.range_bytes, target.logical_block).map_err(usage)?;

@@ -136,6 +136,7 @@ pub fn of(cell: &Cell, env: &Env, range: u64, logical_block: u32) -> Result<Work
         rate_poisson: cell.rate.or(env.rate).is_some_and(|r| r.poisson),
         think: cell.think,
         prio: cell.prio.clone(),
+        flow: cell.flow,
         shape: cell.shape.clone(),
         file_service: env.file_service,
         interval_hists: env.interval_hists,
@@ -508,6 +509,7 @@ mod tests {
             rate: None,
             think: None,
             prio: None,
+            flow: None,
             beside: Default::default(),
         }
     }

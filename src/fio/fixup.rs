@@ -4,10 +4,11 @@
 //! so a job with several of these problems is told the same one first every time.
 
 use super::options::{Draft, Set};
-use super::values::{count, flag, size, time, time_us, DirRates};
+use super::values::{count, flag, flow_weight, size, time, time_us, DirRates};
 use super::Job;
 use crate::workload::Distribution;
 use std::path::PathBuf;
+use std::time::Duration;
 
 /// The job `d` with every rule between its options applied, or the first rule it breaks.
 pub(super) fn fixup(d: Draft, set: Set, kb_base: u64) -> Result<Job, String> {
@@ -34,6 +35,7 @@ pub(super) fn fixup(d: Draft, set: Set, kb_base: u64) -> Result<Job, String> {
         ));
     }
     thinking(j, &set)?;
+    flowing(j, &set)?;
     super::prio::apply(j, &set, kb_base)?;
     strided(j, &set, kb_base)?;
     pattern_rules(j, &set)?;
@@ -263,6 +265,32 @@ fn thinking(j: &mut Job, set: &Set) -> Result<(), String> {
         spin: spin.min(pause),
         blocks,
         iotime: iotime.filter(|t| !t.is_zero()),
+    });
+    Ok(())
+}
+
+/// flow with flow_id (0 unless set) and flow_sleep (µs, 0 unless set); a weight of 0 is no
+/// flow (fio's default), and its companions without a flow would do nothing.
+fn flowing(j: &mut Job, set: &Set) -> Result<(), String> {
+    let get = |k: &str| set.get(k).map(|(v, _)| v.parse::<u32>().unwrap_or(0));
+    let weight = set
+        .get("flow")
+        .map(|(v, _)| flow_weight(v))
+        .transpose()?
+        .unwrap_or(0);
+    if weight == 0 {
+        return match ["flow_id", "flow_sleep"].into_iter().find(|k| set.contains_key(*k)) {
+            Some(k) => Err(format!(
+                "{}: {k} goes with flow=, a weight above 0, which is not set: give flow=, or leave {k} out",
+                set[k].1
+            )),
+            None => Ok(()),
+        };
+    }
+    j.flow = Some(crate::workload::Flow {
+        id: get("flow_id").unwrap_or(0),
+        weight,
+        sleep: Duration::from_micros(get("flow_sleep").unwrap_or(0).into()),
     });
     Ok(())
 }

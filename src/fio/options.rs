@@ -6,8 +6,8 @@
 use super::ini::{Loc, Opt};
 use super::unmapped;
 use super::values::{
-    bs_range, bs_split, count, dir_rates, distribution, file_service, flag, nrfiles, per_direction,
-    prio_per_direction, size, time, time_us, DirRates,
+    bs_range, bs_split, count, dir_rates, distribution, file_service, flag, flow_weight, nrfiles,
+    per_direction, prio_per_direction, size, time, time_us, DirRates,
 };
 use super::{Engine, Job};
 use crate::workload::blocks::BsWeight;
@@ -321,6 +321,14 @@ const OPTIONS: &[Mapped] = &[
     opt(&["thinktime_blocks_type"], |_, a| match a.v {
         "complete" | "issue" => Ok(()),
         _ => Err(a.bad("fio's thinktime_blocks_type is complete or issue")),
+    }),
+    // Read together in `fixup` (flow_id and flow_sleep need a flow).
+    opt(&["flow"], |_, a| a.check(flow_weight(a.v))),
+    opt(&["flow_id", "flow_sleep"], |_, a| {
+        a.check(
+            a.v.parse::<u32>()
+                .map_err(|_| "give a whole number".to_string()),
+        )
     }),
     // Applied in `fixup`, once the sizes are known.
     opt(&["number_ios"], |d, a| {

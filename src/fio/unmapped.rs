@@ -102,7 +102,11 @@ const LOGS: &str = "iogauge writes no log files; every result keeps its latency 
 const TIMES_ALL: &str = "fio measures less to spend less CPU per IO; iogauge always times every IO and shows its own CPU per IO beside the result";
 
 /// Options iogauge knows and cannot honour, with the reason given to the user.
-const REFUSED: [(&str, &str); 10] = [
+const REFUSED: [(&str, &str); 11] = [
+    (
+        "flow_watermark",
+        "fio no longer reads it (deprecated: its flow keeps each job to its weight's share); leave it out",
+    ),
     (
         "buffer_compress_percentage",
         "iogauge writes incompressible data only",
@@ -140,11 +144,7 @@ const REFUSED: [(&str, &str); 10] = [
 ];
 
 /// Options refused by family (a prefix of fio's name), with the reason.
-const FAMILIES: [(&str, &str); 13] = [
-    (
-        "flow",
-        "flow holds jobs that run at the same time to a ratio of their IOs; iogauge runs them side by side, each at its own pace, and does not hold one back for another",
-    ),
+const FAMILIES: [(&str, &str); 12] = [
     (
         "exit",
         "exitall and exit_what are honoured; ending the run at a job's error (exitall_on_error) is not mapped: iogauge stops a job at its first IO error and says which IO failed",

@@ -167,6 +167,14 @@ pub(super) fn bs_split(v: &str, kb_base: u64) -> Result<Vec<BsWeight>, String> {
     Ok(sizes)
 }
 
+/// fio's flow weight: 0 (no flow) to 1,000 (fio's FLOW_MAX_WEIGHT).
+pub(super) fn flow_weight(v: &str) -> Result<u32, String> {
+    match v.parse::<u32>() {
+        Ok(n) if n <= 1000 => Ok(n),
+        _ => Err("give a weight from 0 (no flow) to 1000, as fio takes it".into()),
+    }
+}
+
 pub(super) fn count(v: &str) -> Result<u32, String> {
     match v.parse::<u32>() {
         Ok(n) if n >= 1 => Ok(n),

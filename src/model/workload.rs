@@ -60,6 +60,20 @@ pub struct WorkloadDoc {
     /// IO priorities (fio's prioclass, prio, cmdprio_*), absent without.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prio: Option<PrioDoc>,
+    /// fio's flow: this stream's weight among the streams of its flow, absent without.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flow: Option<FlowDoc>,
+}
+
+/// fio's flow as a result records it: each thread issued about `weight` IOs for each one of a
+/// thread of weight 1 in flow `id` while they ran at once, sleeping `sleep_us` (after its IOs
+/// in flight completed) whenever it was ahead.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FlowDoc {
+    pub id: u32,
+    pub weight: u32,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub sleep_us: f64,
 }
 
 /// fio's strided zones as a result records them: each thread moved `size_bytes` in a zone of
@@ -201,6 +215,11 @@ impl WorkloadDoc {
                 .then(|| "poisson".to_string()),
             think: spec.think.as_ref().map(ThinkDoc::of),
             prio: spec.prio.as_ref().map(PrioDoc::of),
+            flow: spec.flow.map(|f| FlowDoc {
+                id: f.id,
+                weight: f.weight,
+                sleep_us: f.sleep.as_secs_f64() * 1e6,
+            }),
             zones: spec.shape.zones.map(|z| ZonesDoc {
                 range_bytes: z.range,
                 size_bytes: z.size,

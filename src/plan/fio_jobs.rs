@@ -409,6 +409,7 @@ fn group(j: &Job, size: Option<u64>, together: Option<usize>) -> Result<Group> {
         }),
         think: j.think,
         prio: j.prio.clone(),
+        flow: j.flow,
         // Beside other jobs: its start after theirs and whether its end ends them.
         beside: match together {
             Some(_) => Beside {

@@ -47,6 +47,7 @@ pub fn from_probe_cache(args: &crate::cli::ProbeCacheArgs) -> Result<Plan> {
             rate: None,
             think: None,
             prio: None,
+            flow: None,
             beside: Default::default(),
         };
         groups.push(group(

@@ -29,6 +29,7 @@ fn null_spec(limit: Limit) -> Spec {
         rate_poisson: false,
         think: None,
         prio: None,
+        flow: None,
     }
 }
 

@@ -21,6 +21,7 @@ use std::sync::atomic::Ordering;
 use std::sync::mpsc::Sender;
 use std::time::{Duration, Instant};
 
+mod flow;
 mod trial;
 use trial::Trial;
 #[cfg(test)]
@@ -158,6 +159,8 @@ struct Worker<'a, E: Engine> {
     slots: Slots,
     pacer: Pacer,
     think: Option<Thinker>,
+    /// With fio's flow: this thread's place among the threads of its flow.
+    flow: Option<flow::Gate>,
     /// With shares of IOs that carry a priority of their own, the generator of the draws.
     prio_draw: Option<fastrand::Rng>,
     tracker: Option<&'a iogauge_verify::Tracker>,
@@ -224,6 +227,7 @@ impl<'a, E: Engine> Worker<'a, E> {
             slots: Slots::new(depth, origin),
             pacer,
             think: spec.think.map(|t| Thinker::new(t, origin)),
+            flow: spec.flow.map(flow::Gate::join),
             prio_draw: spec.prio.as_ref().filter(|p| p.any_per_io()).map(|_| {
                 let seed = crate::workload::offsets::thread_seed(spec.seed ^ PRIO_SALT, cfg.id);
                 fastrand::Rng::with_seed(seed)
@@ -260,6 +264,21 @@ impl<'a, E: Engine> Worker<'a, E> {
                     }
                     continue;
                 }
+            }
+            let idle = self.eng.in_flight() == 0 && self.slots.fresh.is_empty();
+            if let Some(f) = self.flow.as_mut().filter(|f| f.held && f.may_wait(idle)) {
+                // Ahead of its share of the flow: wait for the others (after its IOs in flight
+                // completed, with a sleep), then look again.
+                if idle {
+                    f.hold(self.deadline, &shared.stop);
+                    if self.deadline.is_some_and(|d| Instant::now() >= d)
+                        || shared.stop.load(Ordering::Relaxed)
+                    {
+                        self.issuing = false;
+                    }
+                    continue;
+                }
+                f.held = false;
             }
             if self.pacer.period.is_some()
                 && self.issuing
@@ -345,10 +364,18 @@ impl<'a, E: Engine> Worker<'a, E> {
                 self.issuing = false;
                 return Ok(());
             }
+            if self.flow.as_ref().is_some_and(|f| f.held)
+                || self.flow.as_mut().is_some_and(flow::Gate::ahead)
+            {
+                return Ok(());
+            }
             let Some(planned) = self.pacer.next(self.origin) else {
                 return Ok(());
             };
             let len = self.queue_next(slot, planned)?;
+            if let Some(f) = &mut self.flow {
+                f.issued();
+            }
             // A fixed amount of data is measured data: what the ramp moves does not count
             // against it (the clock read is one per IO only in ramped, fixed-data runs).
             if !self.ramped || Instant::now() >= self.measure_start {

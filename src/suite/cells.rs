@@ -52,6 +52,8 @@ pub struct Cell {
     pub think: Option<crate::workload::Think>,
     /// Its IO priorities (fio's prioclass, prio, cmdprio_*).
     pub prio: Option<crate::workload::Prio>,
+    /// Its share of the IOs of the streams in its flow (fio's flow).
+    pub flow: Option<crate::workload::Flow>,
     /// When it starts among the streams of its cell, and whether its end ends them.
     pub beside: crate::workload::Beside,
 }
@@ -126,6 +128,10 @@ impl Cell {
             let mut parts: Vec<String> = p.thread.map(Prio::label).into_iter().collect();
             parts.extend(p.shares());
             s.push_str(&format!(" · ioprio {}", parts.join(", ")));
+        }
+        // fio's flow: the stream's weight among those of its flow.
+        if let Some(f) = &self.flow {
+            s.push_str(&format!(" · flow {} weight {}", f.id, f.weight));
         }
         // Cells that differ only in their range (a working-set sweep) are told apart by it.
         if let (Some(r), Layout::Plain) = (self.range, self.layout) {
@@ -237,6 +243,7 @@ pub fn expand(suite: &Suite, o: &Overrides) -> Result<Vec<Cell>, String> {
                                 rate: g.rate,
                                 think: g.think,
                                 prio: g.prio.clone(),
+                                flow: g.flow,
                                 beside: g.beside,
                             });
                         }

@@ -433,6 +433,7 @@ fn check_group(g: GroupDoc, default_time: Duration) -> Result<Group, CheckError>
         rate: None,
         think: None,
         prio: None,
+        flow: None,
         beside: Default::default(),
     })
 }

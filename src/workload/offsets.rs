@@ -440,6 +440,7 @@ mod tests {
             rate_poisson: false,
             think: None,
             prio: None,
+            flow: None,
         }
     }
 

@@ -91,7 +91,9 @@ fn every_refusal_names_its_line_and_why() {
             "give io_size=",
         ),
         ("[a]\nloops=0\n", 2, "at least 1"),
-        ("[a]\nflow=2\n", 2, "run at the same time"),
+        ("[a]\nflow=1001\n", 2, "0 (no flow) to 1000"),
+        ("[a]\nflow_sleep=10\n", 2, "goes with flow="),
+        ("[a]\nflow_watermark=10\n", 2, "no longer reads it"),
         (
             "[a]\nexitall_on_error\n",
             2,
@@ -150,7 +152,7 @@ fn every_refusal_names_its_line_and_why() {
 /// took 34 runs to learn what blocks it, refused alphabetically).
 #[test]
 fn every_blocker_is_named_at_once_in_file_order() {
-    let e = refusal("[a]\ndedupe_mode=repeat\nrw=randtrim\nbs=4k\nflow=1\n");
+    let e = refusal("[a]\ndedupe_mode=repeat\nrw=randtrim\nbs=4k\nflow_watermark=1\n");
     assert!(e.starts_with("t.fio:2: "), "{e}");
     assert!(e.contains("; 2 more: t.fio:3:"), "{e}");
     let (two, three, five) = (
@@ -168,16 +170,16 @@ fn every_blocker_is_named_at_once_in_file_order() {
 #[test]
 fn the_blockers_of_every_job_are_one_list_in_file_order() {
     let e = refusal(
-        "[global]\nflow_sleep=100\n[a]\nrw=read\nnuma_cpu_nodes=0\n[b]\nrw=write\nflow=2\nsize=1m\n",
+        "[global]\nflow_watermark=100\n[a]\nrw=read\nnuma_cpu_nodes=0\n[b]\nrw=write\nfsync_on_close=1\nsize=1m\n",
     );
     let at = |l: &str| {
         e.find(&format!("t.fio:{l}:"))
             .unwrap_or_else(|| panic!("no line {l}: {e}"))
     };
-    assert!(e.starts_with("t.fio:2: flow_sleep"), "{e}");
+    assert!(e.starts_with("t.fio:2: flow_watermark"), "{e}");
     assert!(at("2") < at("5") && at("5") < at("8"), "{e}");
     assert_eq!(
-        e.matches("flow_sleep").count(),
+        e.matches("flow_watermark").count(),
         1,
         "the global option once: {e}"
     );

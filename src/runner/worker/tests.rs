@@ -89,6 +89,7 @@ fn spec(depth: u32, data: u64) -> Spec {
         rate_poisson: false,
         think: None,
         prio: None,
+        flow: None,
     }
 }
 
