@@ -103,8 +103,10 @@ pub struct Job {
     pub startdelay: (Duration, Duration),
     /// `exitall`: the job's end ends the jobs that run beside it.
     pub exitall: bool,
-    /// `exit_what=all`: `exitall` also ends every job after them (fio's default is the group).
-    pub exit_later: bool,
+    /// `exit_what`: what `exitall` ends (fio's default, the job's reporting group).
+    pub exit_what: crate::workload::Ends,
+    /// `new_group`: a reporting group of its own from this job on (as `stonewall` starts one).
+    pub new_group: bool,
     /// `thinktime` and its companions: pauses between bursts of IO.
     pub think: Option<crate::workload::Think>,
     /// `prioclass`, `prio` and `cmdprio_*`: IO priorities.
@@ -171,7 +173,8 @@ impl Job {
             stonewall: false,
             startdelay: (Duration::ZERO, Duration::ZERO),
             exitall: false,
-            exit_later: false,
+            exit_what: crate::workload::Ends::Group,
+            new_group: false,
             think: None,
             prio: None,
             flow: None,
@@ -210,6 +213,21 @@ pub fn run_groups(jobs: &[Job]) -> Vec<usize> {
         .enumerate()
         .map(|(i, j)| {
             if i > 0 && (j.stonewall || j.has("wait_for")) {
+                group += 1;
+            }
+            group
+        })
+        .collect()
+}
+
+/// Each job's reporting group, as fio numbers them: a new one at each `stonewall`,
+/// `wait_for` or `new_group` (fio's groupid, which `exit_what=group` ends).
+pub fn report_groups(jobs: &[Job]) -> Vec<u32> {
+    let mut group = 0;
+    jobs.iter()
+        .enumerate()
+        .map(|(i, j)| {
+            if i > 0 && (j.stonewall || j.has("wait_for") || j.new_group) {
                 group += 1;
             }
             group

@@ -491,6 +491,7 @@ fn workload(
         think: None,
         prio: None,
         flow: None,
+        engine: None,
         beside: Default::default(),
     })
 }

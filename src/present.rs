@@ -272,17 +272,21 @@ fn suite_text(
             units::iec(target.total_bytes)
         )
     };
-    let how = doc.results.first().map(|r| {
-        format!(
-            "{} · {}",
-            r.workload.engine,
-            if r.workload.direct {
-                "O_DIRECT"
-            } else {
-                "buffered"
-            }
-        )
-    });
+    // Each engine and way of IO the cells used, in the order they first did (a fio file's
+    // jobs may each have their own).
+    let mut engines: Vec<&str> = Vec::new();
+    let mut ways: Vec<&str> = Vec::new();
+    for w in doc.results.iter().map(|r| &r.workload) {
+        let way = if w.direct { "O_DIRECT" } else { "buffered" };
+        if !engines.contains(&w.engine.as_str()) {
+            engines.push(&w.engine);
+        }
+        if !ways.contains(&way) {
+            ways.push(way);
+        }
+    }
+    let how = (!engines.is_empty())
+        .then(|| format!("{} · {}", engines.join(" and "), ways.join(" and ")));
     s.push_str(&format!(
         "suite {} — {}\n{} of {} cells on {}{}\n\n",
         suite.name,

@@ -83,13 +83,13 @@ impl StartGate {
         &self,
         workers: usize,
         finished: &AtomicUsize,
-        together: Option<(&Together, Duration)>,
+        together: Option<(&Together, usize, Duration)>,
     ) -> Instant {
         while self.ready.load(Ordering::SeqCst) + finished.load(Ordering::SeqCst) < workers {
             std::thread::sleep(Duration::from_micros(200));
         }
         match together {
-            Some((t, delay)) => {
+            Some((t, _, delay)) => {
                 let at = t.meet() + delay;
                 *self.origin.get_or_init(|| at)
             }
@@ -218,7 +218,7 @@ fn run_gated(
     (range_start, range_bytes): (u64, u64),
     display: &Display,
     verify: Option<&Verifier>,
-    together: Option<(&Together, Duration)>,
+    together: Option<(&Together, usize, Duration)>,
 ) -> Result<Measured> {
     let threads = spec.threads as usize;
     let shared = Shared {
@@ -283,7 +283,7 @@ fn run_gated(
                 .fetch_add(threads - spawned, Ordering::SeqCst);
         }
         let t0 = start.open_when(threads, &shared.finished, together);
-        let gate = (t0, together.map(|(t, _)| t));
+        let gate = (t0, together.map(|(t, i, _)| (t, i)));
         let watched = watch(spec, &shared, &rx, &mut agg, gate, display, threads);
         let outs: Vec<Result<WorkerOut>> = handles
             .into_iter()
@@ -490,7 +490,7 @@ fn watch(
     shared: &Shared,
     rx: &Receiver<IntervalMsg>,
     agg: &mut Intervals,
-    (t0, together): (Instant, Option<&Together>),
+    (t0, together): (Instant, Option<(&Together, usize)>),
     display: &Display,
     threads: usize,
 ) -> Watched {
@@ -544,7 +544,7 @@ fn watch(
         if crate::interrupt::requested().is_some() {
             shared.stop.store(true, Ordering::SeqCst);
         }
-        if together.is_some_and(Together::ended) && !stopped_early {
+        if together.is_some_and(|(t, i)| t.ended(i)) && !stopped_early {
             // Another stream's end ended the cell (fio's exitall): measured until now.
             stopped_early = true;
             shared.stop.store(true, Ordering::SeqCst);

@@ -95,6 +95,8 @@ pub struct Group {
     pub prio: Option<crate::workload::Prio>,
     /// Its share of the IOs of the streams in its flow (fio's flow).
     pub flow: Option<crate::workload::Flow>,
+    /// Its own engine (a fio job's), over the run's.
+    pub engine: Option<iogauge_engine::EngineKind>,
     /// When its stream starts among the others of its cell, and whether its end ends them.
     pub beside: crate::workload::Beside,
 }

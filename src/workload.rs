@@ -281,13 +281,29 @@ pub struct Spec {
     pub interval_hists: bool,
 }
 
-/// A stream's place among the streams of its cell (fio's `startdelay` and `exitall`): how long
-/// after the cell's start it starts, and whether its end ends the others. The default is the
-/// others' start and an end of its own.
+/// A stream's place among the streams of its cell (fio's `startdelay`, `new_group` and
+/// `exitall`): how long after the cell's start it starts, its reporting group, and what its end
+/// ends. The default is the others' start and an end of its own.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Beside {
     pub delay: Duration,
-    pub ends_all: bool,
+    /// fio's reporting group (a new one at each `stonewall` or `new_group`).
+    pub group: u32,
+    pub ends: Ends,
+}
+
+/// What a stream's end ends (fio's `exitall` with `exit_what`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Ends {
+    /// Only itself.
+    #[default]
+    Own,
+    /// The streams of its reporting group (`exit_what=group`, fio's default).
+    Group,
+    /// Every stream of its cell (`exit_what=stonewall`).
+    Cell,
+    /// Every stream of its cell and every cell after it (`exit_what=all`): they never start.
+    Later,
 }
 
 /// fio's thinktime: a thread issues at most `blocks` IOs (or IO for `iotime`, if that comes

@@ -331,9 +331,9 @@ fn unsupported_options_are_refused_with_file_line_and_why() {
             "e.g. size=1g",
         ),
         (
-            "[a]\nioengine=io_uring\n[b]\nioengine=psync\n",
-            "x.fio:4: job b sets ioengine differently from job a (x.fio:2)",
-            "one ioengine per run",
+            "[a]\nramp_time=1\n[b]\nramp_time=2\n",
+            "x.fio:4: job b sets ramp_time differently from job a (x.fio:2)",
+            "one ramp_time per run",
         ),
     ] {
         let job = write_job(dir.path(), "x.fio", text);

@@ -195,7 +195,9 @@ fn a_later_start_and_an_end_for_all_are_fios() {
             &format!("fio --json --no-store {}", file.display()),
         );
         assert!(out.status.success(), "{}", stderr_of(&out));
-        serde_json::from_slice::<Value>(&out.stdout).unwrap()
+        let mut doc = serde_json::from_slice::<Value>(&out.stdout).unwrap();
+        doc["stderr"] = stderr_of(&out).into();
+        doc
     };
     let dev = &ram.dev.dev;
     let global = format!(
@@ -248,4 +250,38 @@ fn a_later_start_and_an_end_for_all_are_fios() {
         long > 2.0 * short,
         "long read {long} beside short's {short}"
     );
+    // exit_what=group (fio's default) ends short's reporting group: with new_group, short's
+    // own, so long reads on (fio's examples/exitwhat.fio says the same of its fast1).
+    let group = run("group.fio", file("exitall\nnew_group\n"));
+    let (long, short) = (ios(&group, "long"), ios(&group, "short"));
+    assert!(
+        long > 2.0 * short,
+        "long read {long} beside short's {short}"
+    );
+    // exit_what=all: short's end ends long and every later job, which never starts; short on
+    // an engine of its own (libaio, which iogauge runs on io_uring) beside long's psync.
+    let all = run(
+        "all.fio",
+        format!(
+            "{}[after]\nstonewall\nruntime=1\ntime_based\n",
+            file("exitall\nexit_what=all\nioengine=libaio\niodepth=2\n")
+        ),
+    );
+    let jobs = by_job(&all);
+    let (long, short) = (ios(&all, "long"), ios(&all, "short"));
+    assert!(
+        long < 1.5 * short,
+        "long read {long} beside short's {short}"
+    );
+    assert!(jobs.iter().all(|(n, _)| n != "after"), "{all}");
+    assert!(
+        all["stderr"]
+            .as_str()
+            .unwrap()
+            .contains("not run: the end of short ended every later job (exit_what=all)"),
+        "{}",
+        all["stderr"]
+    );
+    assert_eq!(job(&jobs, "short")["workload"]["engine"], "io_uring");
+    assert_eq!(job(&jobs, "long")["workload"]["engine"], "psync");
 }

@@ -159,6 +159,7 @@ pub fn storage(
         think: None,
         prio: None,
         flow: None,
+        engine: None,
         beside: Default::default(),
     };
     let page = units::iec(cells.page).replace(".0", "");

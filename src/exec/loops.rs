@@ -41,6 +41,9 @@ pub(super) fn run_cells(
         }
         let Ok(work) = &works[i] else { continue };
         let cell = &cells[i];
+        if ended_later(cells, (&runnable, k), state) {
+            break;
+        }
         // A cell of several streams runs once, from its first stream.
         if let Some(g) = cell.together {
             if k > 0 && cells[runnable[k - 1]].together == Some(g) {
@@ -250,6 +253,7 @@ pub(super) fn precondition(plan: &Plan, target: &Target, state: &mut State) -> R
         think: None,
         prio: None,
         flow: None,
+        engine: None,
         beside: Default::default(),
     };
     let w = work::of(&cell, &plan.env, target.range_bytes, target.logical_block).map_err(usage)?;
@@ -352,4 +356,25 @@ pub(super) fn changed(iops: &[f64], tick: Duration) -> bool {
         .map(|r| (r * bin_s).round().clamp(0.0, f64::from(u32::MAX)) as u32)
         .collect();
     iogauge_analyze::settled(&ios, bin_s, &iogauge_analyze::Thresholds::default())
+}
+
+/// fio's `exit_what=all`: whether a job whose end ends every later job ran before the `k`th
+/// runnable cell (and not in its cell of several streams); then it and every later cell never
+/// start, and the run says why.
+fn ended_later(cells: &[Cell], (runnable, k): (&[usize], usize), state: &mut State) -> bool {
+    let cell = &cells[runnable[k]];
+    let ender = runnable[..k].iter().map(|&j| &cells[j]).find(|c| {
+        c.beside.ends == crate::workload::Ends::Later
+            && (c.together.is_none() || c.together != cell.together)
+    });
+    let Some(ender) = ender else { return false };
+    let why = format!(
+        "not run: the end of {} ended every later job (exit_what=all), as fio ends them",
+        ender.origin.clone().unwrap_or_else(|| ender.name())
+    );
+    say!("[{}/{}] {why}", k + 1, runnable.len());
+    for &j in &runnable[k..] {
+        state.refused.insert(j, why.clone());
+    }
+    true
 }

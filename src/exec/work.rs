@@ -90,7 +90,9 @@ impl Work {
 /// there (the reason is told to the user, and the suite goes on without the cell).
 pub fn of(cell: &Cell, env: &Env, range: u64, logical_block: u32) -> Result<Work, String> {
     let (mut threads, mut iodepth) = (cell.threads, cell.iodepth);
-    if env.engine == EngineKind::Psync && iodepth > 1 {
+    // A fio job's own engine, else the run's.
+    let engine = cell.engine.unwrap_or(env.engine);
+    if engine == EngineKind::Psync && iodepth > 1 {
         // psync keeps one IO in flight per thread: keep the outstanding IOs with threads.
         threads = threads.saturating_mul(iodepth);
         iodepth = 1;
@@ -119,7 +121,7 @@ pub fn of(cell: &Cell, env: &Env, range: u64, logical_block: u32) -> Result<Work
         bs: cell.bs,
         threads,
         iodepth,
-        engine: env.engine,
+        engine,
         direct: cell.direct.unwrap_or(env.direct),
         mix_read_pct: 100,
         sync: cell.sync,
@@ -223,7 +225,7 @@ pub const AUTO_MIN_DEPTH: u32 = 8;
 /// anything (io_uring keeping [`AUTO_MIN_DEPTH`] in flight for a time, without a rate or syncs,
 /// which set the pace themselves) and one completion at a time elsewhere.
 fn complete_batch(env: &Env, cell: &Cell, iodepth: u32) -> u32 {
-    let trial = env.engine == EngineKind::IoUring
+    let trial = cell.engine.unwrap_or(env.engine) == EngineKind::IoUring
         && iodepth >= AUTO_MIN_DEPTH
         && cell.rate.or(env.rate).is_none()
         && cell.sync.is_none()
@@ -510,6 +512,7 @@ mod tests {
             think: None,
             prio: None,
             flow: None,
+            engine: None,
             beside: Default::default(),
         }
     }

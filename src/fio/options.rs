@@ -239,7 +239,9 @@ const OPTIONS: &[Mapped] = &[
     }),
     // A new reporting group: fio still runs the job with the ones before it, and iogauge
     // reports every job apart and each set that ran together as their sum.
-    opt(&["new_group"], |_, a| a.check(flag(a.v))),
+    opt(&["new_group"], |d, a| {
+        a.put(&mut d.job.new_group, flag(a.v))
+    }),
     opt(&["sync"], sync),
     opt(&["iodepth_batch_submit"], submit_batch),
     opt(&["iodepth_batch_complete_min"], complete_batch),
@@ -669,13 +671,15 @@ fn startdelay(d: &mut Draft, a: &Arg) -> Result<(), String> {
     a.put(&mut d.job.startdelay, range)
 }
 
-/// fio's `exit_what`: `group` (its default) and `stonewall` end the jobs running beside the
-/// one that ended, which in iogauge are one cell; `all` ends every later job too.
+/// fio's `exit_what`: `group` (its default) ends the jobs of the ended one's reporting group,
+/// `stonewall` every job running beside it (in iogauge, one cell), `all` every later job too.
 fn exit_what(d: &mut Draft, a: &Arg) -> Result<(), String> {
-    let later = match a.v {
-        "group" | "stonewall" => Ok(false),
-        "all" => Ok(true),
+    use crate::workload::Ends;
+    let ends = match a.v {
+        "group" => Ok(Ends::Group),
+        "stonewall" => Ok(Ends::Cell),
+        "all" => Ok(Ends::Later),
         _ => Err("fio's exit_what is group, stonewall or all".to_string()),
     };
-    a.put(&mut d.job.exit_later, later)
+    a.put(&mut d.job.exit_what, ends)
 }

@@ -1,7 +1,7 @@
 //! fio job files as a plan: each job a cell, every option mapped or refused with its line.
 
 use super::*;
-use crate::workload::{Beside, Shape};
+use crate::workload::{Beside, Ends, Shape};
 
 /// `iogauge fio`: every job of the job files becomes a group of one cell, in file order. What
 /// a job sets for the whole run in iogauge (the target, the engine, the ramp, where random IOs
@@ -24,12 +24,12 @@ pub fn from_fio(args: &FioArgs) -> Result<Plan> {
         .seed
         .unwrap_or_else(|| fastrand::u64(1..u64::MAX >> 11));
     let env = run_env(&jobs, seed);
-    exit_later(&jobs)?;
     let together = together(&jobs)?;
+    let reports = fio::report_groups(&jobs);
     let groups = jobs
         .iter()
-        .zip(&together)
-        .map(|(j, &t)| group(j, size, t))
+        .zip(together.into_iter().zip(reports))
+        .map(|(j, place)| group(j, size, place))
         .collect::<Result<Vec<Group>>>()?;
     let suite = suite_of(args, &jobs, size, groups);
     let cells = cells::expand(&suite, &Overrides::default()).map_err(usage)?;
@@ -161,7 +161,6 @@ fn agree_per_run(jobs: &[Job]) -> Result<()> {
             ))),
         }
     };
-    agree("ioengine", &|j| engine_of(j) == engine_of(first))?;
     agree("filename", &|j| j.path == first.path)?;
     agree("nrfiles", &|j| j.nrfiles == first.nrfiles)?;
     agree("file_service_type", &|j| {
@@ -300,18 +299,6 @@ fn run_env(jobs: &[Job], seed: u64) -> Env {
     env
 }
 
-/// `exitall` with `exit_what=all` ends every later job too: refused at the line that asks it.
-fn exit_later(jobs: &[Job]) -> Result<()> {
-    match jobs.iter().find(|j| j.exitall && j.exit_later) {
-        Some(j) => Err(usage(format!(
-            "{}: exit_what=all on job {}: ending every later job when this one ends is not mapped; iogauge ends the jobs running beside it (exit_what=stonewall, fio's group)",
-            j.at("exit_what"),
-            j.name
-        ))),
-        None => Ok(()),
-    }
-}
-
 /// Each job's cell of several streams (fio's run group, when it has more than one job), or
 /// `None` for a job that runs alone. What iogauge runs once per cell cannot be asked of jobs
 /// that run at once: refused at the line that asks it.
@@ -350,7 +337,8 @@ fn together(jobs: &[Job]) -> Result<Vec<Option<usize>>> {
 
 /// One job as a group of one cell; `size` is the run's target size, `together` its cell of
 /// several streams.
-fn group(j: &Job, size: Option<u64>, together: Option<usize>) -> Result<Group> {
+/// A job's group, with its cell of several streams (or none) and its reporting group.
+fn group(j: &Job, size: Option<u64>, (together, report): (Option<usize>, u32)) -> Result<Group> {
     let bs = check_bs("bs", j.bs, j.direct).map_err(|e| usage(format!("{}: {e}", j.at("bs"))))?;
     if let Some(m) = &j.mix {
         // Where the mix was set: bssplit wins over bsrange over bs, as in fio.
@@ -410,13 +398,21 @@ fn group(j: &Job, size: Option<u64>, together: Option<usize>) -> Result<Group> {
         think: j.think,
         prio: j.prio.clone(),
         flow: j.flow,
-        // Beside other jobs: its start after theirs and whether its end ends them.
-        beside: match together {
-            Some(_) => Beside {
+        // Its own engine: fio runs each job with its own (a sync reader beside libaio ones).
+        engine: Some(engine_of(j)),
+        // Beside other jobs: its start after theirs and what its end ends (exitall); alone,
+        // only exit_what=all does anything: the later jobs never start.
+        beside: match (together, j.exitall) {
+            (Some(_), exitall) => Beside {
                 delay: j.startdelay.0,
-                ends_all: j.exitall,
+                group: report,
+                ends: if exitall { j.exit_what } else { Ends::Own },
             },
-            None => Beside::default(),
+            (None, true) if j.exit_what == Ends::Later => Beside {
+                ends: Ends::Later,
+                ..Beside::default()
+            },
+            (None, _) => Beside::default(),
         },
     })
 }

@@ -221,10 +221,12 @@ fn what_one_job_at_a_time_needs_is_refused_for_jobs_run_together() {
 }
 
 // fio's startdelay and exitall beside other jobs: a stream that starts that long after the
-// others and one whose end ends them (runner::together); on a job alone, a delay and an end
-// change nothing. exit_what=all, which would end every later job too, is refused at its line.
+// others and one whose end ends them (runner::together): by default its reporting group (a new
+// one at new_group), with exit_what=stonewall its cell, with exit_what=all every later job too;
+// on a job alone, a delay and an end of its group change nothing.
 #[test]
 fn a_later_start_and_an_end_for_all_go_to_the_streams() {
+    use crate::workload::{Beside, Ends};
     let p = fio_plan(&[
         "--size=8m",
         "--name=a",
@@ -234,24 +236,51 @@ fn a_later_start_and_an_end_for_all_go_to_the_streams() {
     ])
     .unwrap();
     let beside: Vec<_> = p.cells.iter().map(|c| c.beside).collect();
-    assert_eq!(beside[0], crate::workload::Beside::default());
+    assert_eq!(beside[0], Beside::default());
     assert_eq!(beside[1].delay, std::time::Duration::from_secs(2));
-    assert!(beside[1].ends_all);
+    assert_eq!((beside[1].ends, beside[1].group), (Ends::Group, 0));
     let alone = fio_plan(&["--size=8m", "--name=a", "--startdelay=2", "--exitall"]).unwrap();
-    assert_eq!(alone.cells[0].beside, crate::workload::Beside::default());
-    let e = fio_plan(&[
+    assert_eq!(alone.cells[0].beside, Beside::default());
+    // exitwhat.fio's shape: a sync job in a group of its own beside libaio ones, each with its
+    // own engine; then one whose end ends every later job.
+    let p = fio_plan(&[
         "--size=8m",
-        "--name=a",
         "--exitall",
+        "--name=slow",
+        "--new_group",
+        "--exit_what=stonewall",
+        "--name=fast",
+        "--new_group",
+        "--ioengine=libaio",
+        "--iodepth=8",
+        "--name=last",
+        "--stonewall",
         "--exit_what=all",
-        "--name=b",
+        "--name=never",
+        "--stonewall",
     ])
-    .unwrap_err()
-    .to_string();
-    assert!(
-        e.contains("exit_what=all") && e.contains("not mapped"),
-        "{e}"
+    .unwrap();
+    let ends: Vec<_> = p
+        .cells
+        .iter()
+        .map(|c| (c.beside.ends, c.beside.group))
+        .collect();
+    assert_eq!(
+        ends,
+        [
+            (Ends::Cell, 0),
+            (Ends::Group, 1),
+            (Ends::Later, 0),
+            (Ends::Own, 0)
+        ]
     );
+    let engines: Vec<_> = p.cells.iter().map(|c| c.engine).collect();
+    use iogauge_engine::EngineKind::{IoUring, Psync};
+    assert_eq!(
+        engines,
+        [Some(Psync), Some(IoUring), Some(Psync), Some(Psync)]
+    );
+    assert_eq!((p.cells[0].iodepth, p.cells[1].iodepth), (1, 8));
 }
 
 // fio's own --output-format and --output after --, as iogauge's output: json is fio's JSON on

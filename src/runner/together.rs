@@ -2,7 +2,7 @@
 //! workers, intervals and limit), and their start gates open at one instant.
 
 use super::{run_gated, Display, Measured, Opener};
-use crate::workload::{Beside, Spec};
+use crate::workload::{Beside, Ends, Spec};
 use anyhow::{anyhow, Result};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::OnceLock;
@@ -15,8 +15,8 @@ pub(super) struct Together {
     streams: usize,
     arrived: AtomicUsize,
     origin: OnceLock<Instant>,
-    /// A stream whose end ends the others (fio's exitall) has ended.
-    ended: AtomicBool,
+    /// Each stream's end by another's (fio's exitall): set for the streams that end ends.
+    ended: Vec<AtomicBool>,
 }
 
 impl Together {
@@ -28,9 +28,24 @@ impl Together {
         *self.origin.get_or_init(Instant::now)
     }
 
-    /// Whether a stream that ends the others has ended: each stream's watch then stops it.
-    pub(super) fn ended(&self) -> bool {
-        self.ended.load(Ordering::SeqCst)
+    /// Whether another stream's end has ended stream `i`: its watch then stops it.
+    pub(super) fn ended(&self, i: usize) -> bool {
+        self.ended[i].load(Ordering::SeqCst)
+    }
+
+    /// Stream `i` (of `streams`) has ended: the streams its end ends are told.
+    fn end(&self, i: usize, streams: &[Stream]) {
+        let me = streams[i].beside;
+        for (k, st) in streams.iter().enumerate() {
+            let ends = match me.ends {
+                Ends::Own => false,
+                Ends::Group => st.beside.group == me.group,
+                Ends::Cell | Ends::Later => true,
+            };
+            if ends && k != i {
+                self.ended[k].store(true, Ordering::SeqCst);
+            }
+        }
     }
 
     /// Counted as arrived without waiting: a stream that ended before its gate (a bug) must
@@ -53,7 +68,7 @@ pub struct Stream<'a> {
 
 /// Runs several streams at once, all started at one instant, each measured on its own (its
 /// own histograms, intervals and limit: a timed stream and one of a fixed amount each end on
-/// their own, or all when one that ends the others ends). A stream may start later than the
+/// their own, or those its end ends when one that ends others ends: fio's exitall). A stream may start later than the
 /// others (`Beside::delay`). Only the first stream draws progress; an interrupt stops them all. The CPU
 /// time in each measurement is the process's over that stream's window, so it holds every
 /// stream's work.
@@ -62,7 +77,7 @@ pub fn run_together(streams: &[Stream], display: &Display) -> Result<Vec<Measure
         streams: streams.len(),
         arrived: AtomicUsize::new(0),
         origin: OnceLock::new(),
-        ended: AtomicBool::new(false),
+        ended: streams.iter().map(|_| AtomicBool::new(false)).collect(),
     };
     let quiet = Display::default();
     let outs: Vec<Result<Measured>> = std::thread::scope(|s| {
@@ -74,7 +89,7 @@ pub fn run_together(streams: &[Stream], display: &Display) -> Result<Vec<Measure
                 let display = if i == 0 { display } else { &quiet };
                 s.spawn(move || {
                     let range = (st.range_start, st.range_bytes);
-                    let gate = Some((together, st.beside.delay));
+                    let gate = Some((together, i, st.beside.delay));
                     let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                         run_gated(st.spec, st.open, range, display, None, gate)
                     }))
@@ -82,9 +97,7 @@ pub fn run_together(streams: &[Stream], display: &Display) -> Result<Vec<Measure
                         together.arrive();
                         Err(anyhow!("a stream's thread panicked (a bug in iogauge)"))
                     });
-                    if st.beside.ends_all {
-                        together.ended.store(true, Ordering::SeqCst);
-                    }
+                    together.end(i, streams);
                     out
                 })
             })

@@ -54,6 +54,8 @@ pub struct Cell {
     pub prio: Option<crate::workload::Prio>,
     /// Its share of the IOs of the streams in its flow (fio's flow).
     pub flow: Option<crate::workload::Flow>,
+    /// Its own engine (a fio job's), over the run's.
+    pub engine: Option<iogauge_engine::EngineKind>,
     /// When it starts among the streams of its cell, and whether its end ends them.
     pub beside: crate::workload::Beside,
 }
@@ -244,6 +246,7 @@ pub fn expand(suite: &Suite, o: &Overrides) -> Result<Vec<Cell>, String> {
                                 think: g.think,
                                 prio: g.prio.clone(),
                                 flow: g.flow,
+                                engine: g.engine,
                                 beside: g.beside,
                             });
                         }

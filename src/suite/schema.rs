@@ -434,6 +434,7 @@ fn check_group(g: GroupDoc, default_time: Duration) -> Result<Group, CheckError>
         think: None,
         prio: None,
         flow: None,
+        engine: None,
         beside: Default::default(),
     })
 }
