@@ -492,6 +492,7 @@ fn workload(
         prio: None,
         flow: None,
         engine: None,
+        distribution: None,
         beside: Default::default(),
     })
 }

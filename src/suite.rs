@@ -97,6 +97,8 @@ pub struct Group {
     pub flow: Option<crate::workload::Flow>,
     /// Its own engine (a fio job's), over the run's.
     pub engine: Option<iogauge_engine::EngineKind>,
+    /// Where its random IOs land (a fio job's random_distribution), over the run's.
+    pub distribution: Option<crate::workload::Distribution>,
     /// When its stream starts among the others of its cell, and whether its end ends them.
     pub beside: crate::workload::Beside,
 }

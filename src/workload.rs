@@ -502,6 +502,17 @@ impl Spec {
                 self.shape.seq_skip, logical_block
             )));
         }
+        if let (Distribution::Sequence(s), true) = (&self.distribution, self.rw.random()) {
+            let blocks = range_bytes / self.bs.bytes().max(1);
+            if s.needs() > blocks {
+                return Err(usage(format!(
+                    "the sequence reaches block {}, past the range's last ({} blocks of {}); give a larger size or smaller indices",
+                    s.needs() - 1,
+                    blocks,
+                    crate::units::bs_label(self.bs.bytes())
+                )));
+            }
+        }
         let slice = range_bytes / u64::from(self.threads.max(1));
         if self.shape.seq_skip < 0 && self.shape.seq_skip.unsigned_abs() > slice {
             return Err(usage(format!(

@@ -160,6 +160,7 @@ pub fn storage(
         prio: None,
         flow: None,
         engine: None,
+        distribution: None,
         beside: Default::default(),
     };
     let page = units::iec(cells.page).replace(".0", "");

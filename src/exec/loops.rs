@@ -254,6 +254,7 @@ pub(super) fn precondition(plan: &Plan, target: &Target, state: &mut State) -> R
         prio: None,
         flow: None,
         engine: None,
+        distribution: None,
         beside: Default::default(),
     };
     let w = work::of(&cell, &plan.env, target.range_bytes, target.logical_block).map_err(usage)?;

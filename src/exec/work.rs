@@ -133,7 +133,7 @@ pub fn of(cell: &Cell, env: &Env, range: u64, logical_block: u32) -> Result<Work
         uring: env.uring,
         submit_batch: env.submit_batch,
         complete_batch: complete_batch(env, cell, iodepth),
-        distribution: env.distribution,
+        distribution: cell.distribution.unwrap_or(env.distribution),
         rate_per_thread: cell.rate.or(env.rate).map(|r| r.per_thread(threads)),
         rate_poisson: cell.rate.or(env.rate).is_some_and(|r| r.poisson),
         think: cell.think,
@@ -513,6 +513,7 @@ mod tests {
             prio: None,
             flow: None,
             engine: None,
+            distribution: None,
             beside: Default::default(),
         }
     }

@@ -38,6 +38,7 @@ pub(super) fn fixup(d: Draft, set: Set, kb_base: u64) -> Result<Job, String> {
     flowing(j, &set)?;
     super::prio::apply(j, &set, kb_base)?;
     strided(j, &set, kb_base)?;
+    sequence(j, &set)?;
     pattern_rules(j, &set)?;
     files(j, &set)?;
     job.path = match (directory, filename) {
@@ -391,6 +392,37 @@ fn pattern_rules(j: &Job, set: &Set) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// random_distribution=sequence with random_sequence_stride; the sequence on the plain path
+/// (one block size, no `:N`, no region per clone, no zones).
+fn sequence(j: &mut Job, set: &Set) -> Result<(), String> {
+    let stride = set.get("random_sequence_stride");
+    let Distribution::Sequence(s) = &mut j.distribution else {
+        return match stride {
+            Some((_, l)) => Err(format!(
+                "{l}: random_sequence_stride goes with random_distribution=sequence:…, which is not set: give it, or leave random_sequence_stride out"
+            )),
+            None => Ok(()),
+        };
+    };
+    s.stride = stride.is_some_and(|(v, _)| flag(v) == Ok(true));
+    let shaped = [
+        (j.mix.is_some(), "a block-size mix"),
+        (j.seq_run > 1, "rw=…:N"),
+        (
+            j.offset_increment.is_some() && j.numjobs > 1,
+            "offset_increment",
+        ),
+        (j.zones.is_some(), "zones"),
+    ];
+    match shaped.into_iter().find(|(on, _)| *on) {
+        Some((_, what)) => Err(format!(
+            "{}: random_distribution=sequence with {what} is not mapped: iogauge walks a sequence for one block size over the whole range",
+            set["random_distribution"].1
+        )),
+        None => Ok(()),
+    }
 }
 
 /// A job over several files: iogauge names and opens them all itself, verifies one file only,

@@ -225,6 +225,8 @@ const OPTIONS: &[Mapped] = &[
         &["latency_percentile", "latency_window"],
         latency_target_companions,
     ),
+    // Read in `fixup` (it needs random_distribution=sequence).
+    opt(&["random_sequence_stride"], |_, a| a.check(flag(a.v))),
     opt(&["random_distribution"], |d, a| {
         a.put(&mut d.job.distribution, distribution(a.v))
     }),

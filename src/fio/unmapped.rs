@@ -102,7 +102,7 @@ const LOGS: &str = "iogauge writes no log files; every result keeps its latency 
 const TIMES_ALL: &str = "fio measures less to spend less CPU per IO; iogauge always times every IO and shows its own CPU per IO beside the result";
 
 /// Options iogauge knows and cannot honour, with the reason given to the user.
-const REFUSED: [(&str, &str); 11] = [
+const REFUSED: [(&str, &str); 10] = [
     (
         "flow_watermark",
         "fio no longer reads it (deprecated: its flow keeps each job to its weight's share); leave it out",
@@ -128,10 +128,6 @@ const REFUSED: [(&str, &str); 11] = [
     (
         "error_dump",
         "goes with continue_on_error; iogauge stops a job at its first IO error and says which IO failed",
-    ),
-    (
-        "random_sequence_stride",
-        "goes with random_distribution=sequence, a fixed order of blocks, which is not mapped",
     ),
     (
         "max_open_zones",

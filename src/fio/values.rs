@@ -208,9 +208,14 @@ pub(super) fn distribution(v: &str) -> Result<Distribution, String> {
         "zipf" | "pareto" => Distribution::parse(v),
         "normal" | "gauss" if !arg.is_empty() => Distribution::parse(&format!("normal:{arg}%")),
         "normal" | "gauss" => Err("give the deviation in percent, e.g. normal:5".into()),
-        "sequence" => Err(
-            "a fixed order of blocks repeated (fio's sequence) is not mapped; iogauge draws random offsets from a distribution".into(),
-        ),
+        "sequence" => {
+            let blocks = arg
+                .split(',')
+                .map(|b| b.trim().parse::<u32>())
+                .collect::<Result<Vec<u32>, _>>()
+                .map_err(|_| "give block indices, e.g. sequence:2,0,1".to_string())?;
+            crate::workload::distribution::Sequence::new(&blocks, false).map(Distribution::Sequence)
+        }
         _ => Err(format!(
             "'{kind}' is not one of fio's distributions (random, zipf, pareto, normal, zoned, zoned_abs, sequence)"
         )),

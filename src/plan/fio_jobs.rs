@@ -168,9 +168,6 @@ fn agree_per_run(jobs: &[Job]) -> Result<()> {
     })?;
     agree("offset", &|j| j.offset == first.offset)?;
     agree("ramp_time", &|j| j.ramp == first.ramp)?;
-    agree("random_distribution", &|j| {
-        j.distribution == first.distribution
-    })?;
     agree("verify", &|j| j.verify == first.verify)?;
     agree("ss", &|j| j.steady == first.steady)?;
     agree("latency_target", &|j| {
@@ -286,7 +283,6 @@ fn engine(first: &Job) -> EngineChoice {
 fn run_env(jobs: &[Job], seed: u64) -> Env {
     let first = &jobs[0];
     let mut env = env(engine(first), seed, first.ramp, SUITE_INTERVAL);
-    env.distribution = first.distribution;
     env.file_service = first.file_service;
     // fio drops a job's file from the page cache before it runs unless invalidate=0.
     env.invalidate = !jobs
@@ -400,6 +396,7 @@ fn group(j: &Job, size: Option<u64>, (together, report): (Option<usize>, u32)) -
         flow: j.flow,
         // Its own engine: fio runs each job with its own (a sync reader beside libaio ones).
         engine: Some(engine_of(j)),
+        distribution: Some(j.distribution),
         // Beside other jobs: its start after theirs and what its end ends (exitall); alone,
         // only exit_what=all does anything: the later jobs never start.
         beside: match (together, j.exitall) {

@@ -49,6 +49,7 @@ pub fn from_probe_cache(args: &crate::cli::ProbeCacheArgs) -> Result<Plan> {
             prio: None,
             flow: None,
             engine: None,
+            distribution: None,
             beside: Default::default(),
         };
         groups.push(group(

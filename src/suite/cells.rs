@@ -56,6 +56,8 @@ pub struct Cell {
     pub flow: Option<crate::workload::Flow>,
     /// Its own engine (a fio job's), over the run's.
     pub engine: Option<iogauge_engine::EngineKind>,
+    /// Where its random IOs land (a fio job's random_distribution), over the run's.
+    pub distribution: Option<crate::workload::Distribution>,
     /// When it starts among the streams of its cell, and whether its end ends them.
     pub beside: crate::workload::Beside,
 }
@@ -247,6 +249,7 @@ pub fn expand(suite: &Suite, o: &Overrides) -> Result<Vec<Cell>, String> {
                                 prio: g.prio.clone(),
                                 flow: g.flow,
                                 engine: g.engine,
+                                distribution: g.distribution,
                                 beside: g.beside,
                             });
                         }

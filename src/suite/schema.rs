@@ -435,6 +435,7 @@ fn check_group(g: GroupDoc, default_time: Duration) -> Result<Group, CheckError>
         prio: None,
         flow: None,
         engine: None,
+        distribution: None,
         beside: Default::default(),
     })
 }

@@ -30,6 +30,63 @@ pub enum Distribution {
     /// share of the IOs — (cumulative share of the IOs, cumulative share of the range) at each
     /// zone's end, the last `len` entries used. Not scattered: the zones are places in the file.
     Zoned(Zones),
+    /// fio's `sequence`: a fixed order of block indices, repeated (see [`Sequence`]).
+    Sequence(Sequence),
+}
+
+/// At most this many blocks in a sequence (fio's limit).
+pub const MAX_SEQUENCE: usize = 64;
+
+/// fio's `random_distribution=sequence:2,0,1`: the IOs of each direction go to these blocks of
+/// the range in this order, over and over; with `stride` (fio's random_sequence_stride) each
+/// pass is one group of `len` blocks further on (2, 0, 1, then 5, 3, 4, …), back to the first
+/// group past the range's last whole one.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Sequence {
+    pub len: u8,
+    pub stride: bool,
+    pub blocks: [u32; MAX_SEQUENCE],
+}
+
+impl Sequence {
+    pub fn new(blocks: &[u32], stride: bool) -> Result<Sequence, String> {
+        if blocks.is_empty() || blocks.len() > MAX_SEQUENCE {
+            return Err(format!("give from 1 to {MAX_SEQUENCE} block indices"));
+        }
+        let mut all = [0; MAX_SEQUENCE];
+        all[..blocks.len()].copy_from_slice(blocks);
+        Ok(Sequence {
+            len: blocks.len() as u8,
+            stride,
+            blocks: all,
+        })
+    }
+
+    pub fn blocks(&self) -> &[u32] {
+        &self.blocks[..usize::from(self.len)]
+    }
+
+    /// The blocks a range needs: one past the largest index (a whole group with a stride).
+    pub fn needs(&self) -> u64 {
+        let top = self.blocks().iter().max().map_or(0, |b| u64::from(*b) + 1);
+        match self.stride {
+            true => top.max(u64::from(self.len)),
+            false => top,
+        }
+    }
+
+    /// The block of the `count`th IO of a direction in a range of `n` blocks (at least
+    /// [`Sequence::needs`], checked before the run).
+    #[inline]
+    pub fn block(&self, count: u64, n: u64) -> u64 {
+        let len = u64::from(self.len.max(1));
+        let b = u64::from(self.blocks[(count % len) as usize]);
+        let b = match self.stride {
+            true => (count / len) % (n / len).max(1) * len + b,
+            false => b,
+        };
+        b % n.max(1)
+    }
 }
 
 /// At most this many zones (fio's examples use two to five).
@@ -169,6 +226,11 @@ impl fmt::Display for Distribution {
             Distribution::Pareto(h) => write!(f, "pareto:{h}"),
             Distribution::Normal(s) => write!(f, "normal:{}%", s * 100.0),
             Distribution::Hot(d, i) => write!(f, "hot:{}%/{}%", d * 100.0, i * 100.0),
+            Distribution::Sequence(s) => {
+                let list: Vec<String> = s.blocks().iter().map(u32::to_string).collect();
+                let stride = if s.stride { " strided" } else { "" };
+                write!(f, "sequence:{}{stride}", list.join(","))
+            }
             Distribution::Zoned(z) => {
                 write!(f, "zoned")?;
                 let (mut io, mut range) = (0.0, 0.0);
@@ -252,6 +314,8 @@ impl Sampler {
                     rng.u64(hot..n)
                 }
             }
+            // Drawn by the stream's own count (`Offsets`), never here: uniform if it were.
+            Distribution::Sequence(_) => rng.u64(0..n),
             Distribution::Zoned(z) => {
                 // The zone by its cumulative share of the IOs, then a block inside it.
                 let u = rng.f64();
@@ -269,13 +333,22 @@ impl Sampler {
         }
     }
 
+    /// fio's sequence, which the stream walks by its own count of IOs.
+    #[inline]
+    pub fn sequence(&self) -> Option<&Sequence> {
+        match &self.dist {
+            Distribution::Sequence(s) => Some(s),
+            _ => None,
+        }
+    }
+
     /// The block of the next IO.
     #[inline]
     pub fn block(&self, rng: &mut fastrand::Rng) -> u64 {
         let r = self.rank(rng);
         match self.dist {
             // Zones are places in the file, as fio lays them out: never scattered.
-            Distribution::Uniform | Distribution::Zoned(_) => r,
+            Distribution::Uniform | Distribution::Zoned(_) | Distribution::Sequence(_) => r,
             _ => ((r as u128 * self.scatter as u128) % self.n as u128) as u64,
         }
     }
@@ -439,5 +512,28 @@ mod tests {
         ] {
             assert!(Distribution::parse(bad).is_err(), "{bad}");
         }
+    }
+
+    /// fio's sequence: the blocks in their order, over and over; with a stride each pass a
+    /// group further on, back to the first past the last whole group of the range.
+    #[test]
+    fn a_sequence_repeats_and_a_strided_one_moves_on_by_its_length() {
+        let plain = Sequence::new(&[2, 0, 1], false).unwrap();
+        let walk = |s: &Sequence, n| (0..14).map(|c| s.block(c, n)).collect::<Vec<u64>>();
+        assert_eq!(walk(&plain, 12), [2, 0, 1, 2, 0, 1, 2, 0, 1, 2, 0, 1, 2, 0]);
+        let strided = Sequence::new(&[2, 0, 1], true).unwrap();
+        // 13 blocks hold four whole groups of three.
+        assert_eq!(
+            walk(&strided, 13),
+            [2, 0, 1, 5, 3, 4, 8, 6, 7, 11, 9, 10, 2, 0]
+        );
+        assert_eq!(
+            (plain.needs(), Sequence::new(&[0], true).unwrap().needs()),
+            (3, 1)
+        );
+        assert!(Sequence::new(&[], false).is_err());
+        assert!(Sequence::new(&[0; MAX_SEQUENCE + 1], false).is_err());
+        let d = Distribution::Sequence(strided);
+        assert_eq!(d.to_string(), "sequence:2,0,1 strided");
     }
 }

@@ -160,7 +160,16 @@ impl Offsets {
     #[inline]
     pub fn next_offset(&mut self, write: bool) -> u64 {
         let block = if self.random {
-            let b = self.sampler.block(&mut self.rng);
+            // fio's sequence: the direction's own count of IOs picks the block (the cursor,
+            // which a random stream does not walk).
+            let b = match self.sampler.sequence() {
+                Some(s) => {
+                    let c = &mut self.cursor[usize::from(write)];
+                    *c += 1;
+                    s.block(*c - 1, self.blocks)
+                }
+                None => self.sampler.block(&mut self.rng),
+            };
             // A zone clipped at the region's end is smaller than the sampler's.
             if b >= self.blocks {
                 b % self.blocks

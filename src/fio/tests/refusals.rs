@@ -63,9 +63,19 @@ fn every_refusal_names_its_line_and_why() {
             "add up to 90%",
         ),
         (
-            "[a]\nrw=randread\nrandom_distribution=sequence:1\n",
+            "[a]\nrw=randread\nrandom_distribution=sequence:1,x\n",
             3,
-            "fio's sequence) is not mapped",
+            "give block indices",
+        ),
+        (
+            "[a]\nrw=randread\nrandom_sequence_stride=1\n",
+            3,
+            "goes with random_distribution=sequence",
+        ),
+        (
+            "[a]\nrw=randread\nbssplit=4k/50:8k/50\nrandom_distribution=sequence:1\n",
+            4,
+            "sequence with a block-size mix is not mapped",
         ),
         (
             "[a]\nrw=randread\nrandom_distribution=wobble:1\n",
@@ -194,7 +204,7 @@ fn the_examples_options_are_refused_for_their_own_reason_or_run() {
         ("atomic=1", "RWF_ATOMIC"),
         ("fill_device=1", "give size="),
         ("error_dump=1", "continue_on_error"),
-        ("random_sequence_stride=2", "random_distribution=sequence"),
+        ("random_sequence_stride=1", "random_distribution=sequence"),
         ("max_open_zones=4", "zoned block devices"),
         ("read_beyond_wp=1", "zoned block devices"),
         ("sprandom=1", "SNIA"),
