@@ -479,8 +479,7 @@ impl<'a, E: Engine> Worker<'a, E> {
             }
             (None, Some(buf)) => {
                 self.seq += 1;
-                buf[..8].copy_from_slice(&offset.to_le_bytes());
-                buf[8..16].copy_from_slice(&self.seq.to_le_bytes());
+                stamp_sectors(&mut buf[..len as usize], offset, self.seq);
             }
             _ => {}
         }
@@ -665,35 +664,8 @@ fn expected_secs(spec: &Spec) -> f64 {
     }
 }
 
-fn op_name(op: Op) -> &'static str {
-    match op {
-        Op::Read => "read",
-        Op::Write => "write",
-        Op::Fsync => "fsync",
-        Op::Fdatasync => "fdatasync",
-    }
-}
-
-fn io_error(errno: i32, io: &Io) -> anyhow::Error {
-    let e = std::io::Error::from_raw_os_error(errno);
-    let hint = match errno {
-        libc::EINVAL if matches!(io.op, Op::Read | Op::Write) => {
-            "; the block size or alignment may not suit O_DIRECT on this target (try a multiple of 4k, or --buffered)"
-        }
-        libc::ENOSPC => "; the file system is full",
-        libc::EOPNOTSUPP => "; this target does not support the requested mode (e.g. --hipri without poll queues)",
-        _ => "",
-    };
-    anyhow!(
-        "{} of {} bytes at offset {} failed: {e}{hint}",
-        op_name(io.op),
-        io.len,
-        io.offset
-    )
-}
-
 mod state;
-use state::{Interval, Pacer, Slots, Streams, Thinker};
+use state::{io_error, op_name, stamp_sectors, Interval, Pacer, Slots, Streams, Thinker};
 
 #[cfg(test)]
 mod tests;

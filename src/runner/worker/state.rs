@@ -8,6 +8,7 @@ use crate::measure::{self, Hist};
 use crate::workload::files::FilePicker;
 use crate::workload::offsets::Offsets;
 use crate::workload::Think;
+use anyhow::anyhow;
 use iogauge_engine::{Io, Op};
 use iogauge_verify::Ticket;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -278,4 +279,46 @@ impl Interval {
             hist: Box::new(hist),
         });
     }
+}
+
+/// Every 512-byte sector of a write made its own: its place and the write's number in its
+/// first 16 bytes (as fio's scramble_buffers does). A slot's buffer is otherwise the same random
+/// bytes each time it writes, which storage that dedupes in 4 KiB chunks (VDO, ZFS) would keep
+/// once: a 64 KiB write's 15 later chunks, every time.
+#[inline]
+pub(super) fn stamp_sectors(buf: &mut [u8], offset: u64, seq: u64) {
+    for (k, sector) in buf.chunks_mut(512).enumerate() {
+        let mut head = [0u8; 16];
+        head[..8].copy_from_slice(&(offset + k as u64 * 512).to_le_bytes());
+        head[8..].copy_from_slice(&seq.to_le_bytes());
+        let n = sector.len().min(16);
+        sector[..n].copy_from_slice(&head[..n]);
+    }
+}
+
+pub(super) fn op_name(op: Op) -> &'static str {
+    match op {
+        Op::Read => "read",
+        Op::Write => "write",
+        Op::Fsync => "fsync",
+        Op::Fdatasync => "fdatasync",
+    }
+}
+
+pub(super) fn io_error(errno: i32, io: &Io) -> anyhow::Error {
+    let e = std::io::Error::from_raw_os_error(errno);
+    let hint = match errno {
+        libc::EINVAL if matches!(io.op, Op::Read | Op::Write) => {
+            "; the block size or alignment may not suit O_DIRECT on this target (try a multiple of 4k, or --buffered)"
+        }
+        libc::ENOSPC => "; the file system is full",
+        libc::EOPNOTSUPP => "; this target does not support the requested mode (e.g. --hipri without poll queues)",
+        _ => "",
+    };
+    anyhow!(
+        "{} of {} bytes at offset {} failed: {e}{hint}",
+        op_name(io.op),
+        io.len,
+        io.offset
+    )
 }
