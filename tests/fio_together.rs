@@ -233,31 +233,32 @@ fn a_later_start_and_an_end_for_all_are_fios() {
     assert!((1_600.0..2_200.0).contains(&rate), "sum {rate:.0} IOPS");
 
     // short reads 2,048 blocks (about 2 s at half the throttle) and ends long, which would run
-    // 4 s; without exitall long reads on.
+    // 4 s; without exitall long reads on to its 4 s. Judged by the time each was measured, not
+    // by their counts: beside a busy machine one psync thread may take twice the other's share
+    // of the throttle (long read 4,152 beside short's 2,048 in a CI run with guests beside it,
+    // still ended with short).
     let file =
         |exit: &str| format!("{global}[long]\nruntime=4\ntime_based\n[short]\nio_size=8m\n{exit}");
     let ios = |doc: &Value, name: &str| job(&by_job(doc), name)["ios"].as_f64().unwrap();
+    let secs = |doc: &Value, name: &str| job(&by_job(doc), name)["runtime_s"].as_f64().unwrap();
+    let ended_with_short = |doc: &Value| {
+        let (long, short) = (secs(doc, "long"), secs(doc, "short"));
+        assert!(
+            long < 3.5 && long <= short + 0.3,
+            "long measured {long:.2} s, short {short:.2} s"
+        );
+    };
+    let read_on = |doc: &Value| {
+        let long = secs(doc, "long");
+        assert!(long >= 3.8, "long measured {long:.2} s of its 4 s");
+    };
     let ended = run("exitall.fio", file("exitall\nexit_what=stonewall\n"));
-    let (long, short) = (ios(&ended, "long"), ios(&ended, "short"));
-    assert_eq!(short, 2048.0);
-    assert!(
-        long < 1.5 * short,
-        "long read {long} beside short's {short}"
-    );
-    let on = run("on.fio", file(""));
-    let (long, short) = (ios(&on, "long"), ios(&on, "short"));
-    assert!(
-        long > 2.0 * short,
-        "long read {long} beside short's {short}"
-    );
+    assert_eq!(ios(&ended, "short"), 2048.0);
+    ended_with_short(&ended);
+    read_on(&run("on.fio", file("")));
     // exit_what=group (fio's default) ends short's reporting group: with new_group, short's
     // own, so long reads on (fio's examples/exitwhat.fio says the same of its fast1).
-    let group = run("group.fio", file("exitall\nnew_group\n"));
-    let (long, short) = (ios(&group, "long"), ios(&group, "short"));
-    assert!(
-        long > 2.0 * short,
-        "long read {long} beside short's {short}"
-    );
+    read_on(&run("group.fio", file("exitall\nnew_group\n")));
     // exit_what=all: short's end ends long and every later job, which never starts; short on
     // an engine of its own (libaio, which iogauge runs on io_uring) beside long's psync.
     let all = run(
@@ -268,11 +269,7 @@ fn a_later_start_and_an_end_for_all_are_fios() {
         ),
     );
     let jobs = by_job(&all);
-    let (long, short) = (ios(&all, "long"), ios(&all, "short"));
-    assert!(
-        long < 1.5 * short,
-        "long read {long} beside short's {short}"
-    );
+    ended_with_short(&all);
     assert!(jobs.iter().all(|(n, _)| n != "after"), "{all}");
     assert!(
         all["stderr"]
