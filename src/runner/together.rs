@@ -68,8 +68,8 @@ pub struct Stream<'a> {
 
 /// Runs several streams at once, all started at one instant, each measured on its own (its
 /// own histograms, intervals and limit: a timed stream and one of a fixed amount each end on
-/// their own, or those its end ends when one that ends others ends: fio's exitall). A stream may start later than the
-/// others (`Beside::delay`). Only the first stream draws progress; an interrupt stops them all. The CPU
+/// their own, or when one whose end ends them ends: fio's exitall). A stream may start later
+/// than the others (`Beside::delay`). Only the first stream draws progress; an interrupt stops them all. The CPU
 /// time in each measurement is the process's over that stream's window, so it holds every
 /// stream's work.
 pub fn run_together(streams: &[Stream], display: &Display) -> Result<Vec<Measured>> {

@@ -265,10 +265,10 @@ impl<'a, E: Engine> Worker<'a, E> {
                     continue;
                 }
             }
-            let idle = self.eng.in_flight() == 0 && self.slots.fresh.is_empty();
-            if let Some(f) = self.flow.as_mut().filter(|f| f.held && f.may_wait(idle)) {
+            if let Some(f) = self.flow.as_mut().filter(|f| f.held) {
                 // Ahead of its share of the flow: wait for the others (after its IOs in flight
                 // completed, with a sleep), then look again.
+                let idle = self.eng.in_flight() == 0 && self.slots.fresh.is_empty();
                 if idle {
                     f.hold(self.deadline, &shared.stop);
                     if self.deadline.is_some_and(|d| Instant::now() >= d)
@@ -278,7 +278,9 @@ impl<'a, E: Engine> Worker<'a, E> {
                     }
                     continue;
                 }
-                f.held = false;
+                if f.may_wait(idle) {
+                    f.held = false;
+                }
             }
             if self.pacer.period.is_some()
                 && self.issuing

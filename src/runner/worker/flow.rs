@@ -91,13 +91,7 @@ impl Gate {
         }
         let start = Instant::now();
         let end = deadline.map_or(start + self.sleep, |d| d.min(start + self.sleep));
-        loop {
-            let now = Instant::now();
-            if now >= end || stop.load(Ordering::Relaxed) {
-                return;
-            }
-            std::thread::sleep((end - now).min(Duration::from_millis(50)));
-        }
+        super::state::sleep_until(end, stop);
     }
 }
 

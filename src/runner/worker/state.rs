@@ -206,17 +206,22 @@ impl Thinker {
         while Instant::now() < spun {
             std::hint::spin_loop();
         }
-        let slept = end(self.think.pause);
-        loop {
-            let now = Instant::now();
-            if now >= slept || stop.load(Ordering::Relaxed) {
-                break;
-            }
-            std::thread::sleep((slept - now).min(Duration::from_millis(50)));
-        }
+        sleep_until(end(self.think.pause), stop);
         self.count = 0;
         self.due = false;
         self.since = Instant::now();
+    }
+}
+
+/// Sleeps until `end`, or until a stop request (looked at every 50 ms) if it comes first: a
+/// thread's pause (thinktime) or its wait behind its flow.
+pub(super) fn sleep_until(end: Instant, stop: &AtomicBool) {
+    loop {
+        let now = Instant::now();
+        if now >= end || stop.load(Ordering::Relaxed) {
+            return;
+        }
+        std::thread::sleep((end - now).min(Duration::from_millis(50)));
     }
 }
 
