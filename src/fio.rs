@@ -9,6 +9,7 @@
 //! and why — never dropped, since a job that runs without one of its options measures
 //! something its author did not ask for (fio issue 1629, pbench 423). docs/fio.md lists them.
 
+mod content;
 mod fixup;
 pub mod ini;
 pub mod measures;
@@ -115,6 +116,8 @@ pub struct Job {
     pub flow: Option<crate::workload::Flow>,
     /// `zonemode=strided` with `zonesize`, `zonerange`, `zoneskip`.
     pub zones: Option<crate::workload::Strided>,
+    /// `buffer_compress_*`, `dedupe_*`, `zero_buffers`: what the writes carry.
+    pub content: crate::workload::Content,
     /// `sync=dsync`: the file opened with O_DSYNC.
     pub odsync: bool,
     /// `io_size` (`io_limit`), or `number_ios` × bs: bytes each clone moves over its region of
@@ -179,6 +182,7 @@ impl Job {
             prio: None,
             flow: None,
             zones: None,
+            content: Default::default(),
             submit_batch: None,
             complete_batch: None,
             io_size: None,

@@ -298,9 +298,9 @@ fn unsupported_options_are_refused_with_file_line_and_why() {
             "tracks one block size",
         ),
         (
-            "[a]\nrw=randread\ndedupe_mode=repeat\n",
-            "x.fio:3: dedupe_mode",
-            "unique, incompressible",
+            "[a]\nrw=randread\nbuffer_compress_percentage=50\n",
+            "x.fio:3: buffer_compress_percentage",
+            "writes nothing",
         ),
         ("[a]\nfrob=1\n", "x.fio:2: frob", "does not support"),
         (

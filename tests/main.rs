@@ -22,6 +22,7 @@ mod devices;
 mod docs;
 mod fill;
 mod fio;
+mod fio_content;
 mod fio_keys;
 mod fio_pace;
 mod fio_prio;

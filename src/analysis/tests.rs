@@ -67,6 +67,7 @@ pub(crate) fn result(rw: Rw, bs: u64, threads: u32, iodepth: u32, iops: f64) -> 
             prio: None,
             flow: None,
             zones: None,
+            content: None,
             rate_iops: None,
             rate_process: None,
         },

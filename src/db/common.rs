@@ -593,6 +593,7 @@ pub fn transactions_result(t: Transactions) -> ResultDoc {
             prio: None,
             flow: None,
             zones: None,
+            content: None,
         },
         target: TargetDoc {
             path: s.data().display().to_string(),

@@ -37,6 +37,7 @@ pub(super) fn fixup(d: Draft, set: Set, kb_base: u64) -> Result<Job, String> {
     thinking(j, &set)?;
     flowing(j, &set)?;
     super::prio::apply(j, &set, kb_base)?;
+    super::content::apply(j, &set, kb_base)?;
     strided(j, &set, kb_base)?;
     sequence(j, &set)?;
     pattern_rules(j, &set)?;

@@ -252,17 +252,18 @@ const OPTIONS: &[Mapped] = &[
     opt(&["norandommap"], |_, a| a.check(flag(a.v))),
     // end_fsync is told in a note for jobs that write (fio::measures).
     opt(&["unlink", "end_fsync"], |_, a| a.check(flag(a.v))),
-    // 0 is what iogauge writes anyway; any other value is refused (`unmapped`).
+    // What the writes carry: read together in `content`.
     opt(
         &[
             "zero_buffers",
             "buffer_compress_percentage",
+            "buffer_compress_chunk",
             "dedupe_percentage",
+            "dedupe_mode",
+            "dedupe_working_set_percentage",
+            "dedupe_global",
         ],
-        |_, a| match a.v {
-            "0" => Ok(()),
-            _ => unmapped::accept(a.key, a.at),
-        },
+        |_, _| Ok(()),
     ),
     opt(&["loops"], |d, a| a.put(&mut d.job.loops, count(a.v))),
     opt(&["io_size"], io_size),

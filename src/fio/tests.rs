@@ -3,6 +3,7 @@
 use super::*;
 use crate::workload::blocks::BsWeight;
 
+mod content;
 mod refusals;
 
 fn no_env(_: &str) -> Option<String> {

@@ -28,7 +28,7 @@ const NO_EFFECT: [(&str, &str); 6] = [
     ("description", "text only"),
     (
         "refill_buffers",
-        "iogauge writes incompressible random data",
+        "iogauge fills every write anew: its place stamped in each sector, or the content buffer_compress_percentage and dedupe_percentage ask for",
     ),
     (
         "invalidate",
@@ -102,19 +102,10 @@ const LOGS: &str = "iogauge writes no log files; every result keeps its latency 
 const TIMES_ALL: &str = "fio measures less to spend less CPU per IO; iogauge always times every IO and shows its own CPU per IO beside the result";
 
 /// Options iogauge knows and cannot honour, with the reason given to the user.
-const REFUSED: [(&str, &str); 10] = [
+const REFUSED: [(&str, &str); 7] = [
     (
         "flow_watermark",
         "fio no longer reads it (deprecated: its flow keeps each job to its weight's share); leave it out",
-    ),
-    (
-        "buffer_compress_percentage",
-        "iogauge writes incompressible data only",
-    ),
-    ("dedupe_percentage", "iogauge writes unique data only"),
-    (
-        "zero_buffers",
-        "iogauge writes incompressible random data only",
     ),
     ("fsync_on_close", "not mapped; fsync=N syncs within the job"),
     (
@@ -140,7 +131,7 @@ const REFUSED: [(&str, &str); 10] = [
 ];
 
 /// Options refused by family (a prefix of fio's name), with the reason.
-const FAMILIES: [(&str, &str); 12] = [
+const FAMILIES: [(&str, &str); 10] = [
     (
         "exit",
         "exitall and exit_what are honoured; ending the run at a job's error (exitall_on_error) is not mapped: iogauge stops a job at its first IO error and says which IO failed",
@@ -164,8 +155,6 @@ const FAMILIES: [(&str, &str); 12] = [
         "verify_",
         "iogauge verifies with its own header on every sector it writes, read back after the job (verify=); fio's verify options are not mapped",
     ),
-    ("dedupe", "iogauge writes unique, incompressible data only"),
-    ("compress", "iogauge writes unique, incompressible data only"),
     (
         "continue_on_error",
         "iogauge stops a job at its first IO error and says which IO failed",

@@ -63,6 +63,47 @@ pub struct WorkloadDoc {
     /// fio's flow: this stream's weight among the streams of its flow, absent without.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub flow: Option<FlowDoc>,
+    /// What the writes carried when asked to be compressible or repeated (fio's
+    /// buffer_compress_*, dedupe_*), absent for iogauge's unique, incompressible bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content: Option<ContentDoc>,
+}
+
+/// What the writes carried: `compress_pct` of each chunk of `chunk_bytes` zeros after random
+/// bytes, and `dedupe_pct` of writes repeating an earlier one — the thread's last unique write
+/// (`repeats: "last"`) or one of a working set of the first unique writes, `working_set_pct`
+/// of the range, of every thread that sets `global`, or the thread's own.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ContentDoc {
+    pub compress_pct: u8,
+    pub chunk_bytes: u64,
+    pub dedupe_pct: u8,
+    pub repeats: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub working_set_pct: Option<u8>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub global: bool,
+}
+
+impl ContentDoc {
+    fn of(c: &crate::workload::Content) -> Option<ContentDoc> {
+        use crate::workload::Repeats;
+        (!c.is_plain()).then(|| ContentDoc {
+            compress_pct: c.compress,
+            chunk_bytes: c.chunk_bytes() as u64,
+            dedupe_pct: c.dedupe,
+            repeats: match c.repeats {
+                Repeats::Last => "last",
+                Repeats::WorkingSet { .. } => "working_set",
+            }
+            .to_string(),
+            working_set_pct: match c.repeats {
+                Repeats::WorkingSet { pct, .. } => Some(pct),
+                Repeats::Last => None,
+            },
+            global: matches!(c.repeats, Repeats::WorkingSet { global: true, .. }),
+        })
+    }
 }
 
 /// fio's flow as a result records it: each thread issued about `weight` IOs for each one of a
@@ -225,6 +266,7 @@ impl WorkloadDoc {
                 size_bytes: z.size,
                 skip_bytes: z.skip,
             }),
+            content: ContentDoc::of(&spec.shape.content),
         }
     }
 }

@@ -383,6 +383,7 @@ fn group(j: &Job, size: Option<u64>, (together, report): (Option<usize>, u32)) -
             seq_skip: j.seq_skip,
             stride: j.offset_increment.filter(|_| j.numjobs > 1),
             zones: j.zones,
+            content: j.content,
         },
         together,
         // Each job's own pace, as fio paces each job (and each of its clones) apart.

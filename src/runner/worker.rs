@@ -21,6 +21,7 @@ use std::sync::atomic::Ordering;
 use std::sync::mpsc::Sender;
 use std::time::{Duration, Instant};
 
+mod content;
 mod flow;
 mod trial;
 use trial::Trial;
@@ -161,6 +162,8 @@ struct Worker<'a, E: Engine> {
     think: Option<Thinker>,
     /// With fio's flow: this thread's place among the threads of its flow.
     flow: Option<flow::Gate>,
+    /// With compressible or repeated writes asked for: what fills each write.
+    content: Option<content::Writer>,
     /// With shares of IOs that carry a priority of their own, the generator of the draws.
     prio_draw: Option<fastrand::Rng>,
     tracker: Option<&'a iogauge_verify::Tracker>,
@@ -228,6 +231,14 @@ impl<'a, E: Engine> Worker<'a, E> {
             pacer,
             think: spec.think.map(|t| Thinker::new(t, origin)),
             flow: spec.flow.map(flow::Gate::join),
+            content: (!spec.shape.content.is_plain()).then(|| {
+                content::Writer::new(
+                    spec.shape.content,
+                    spec.seed,
+                    cfg.range_bytes,
+                    spec.bs.bytes(),
+                )
+            }),
             prio_draw: spec.prio.as_ref().filter(|p| p.any_per_io()).map(|_| {
                 let seed = crate::workload::offsets::thread_seed(spec.seed ^ PRIO_SALT, cfg.id);
                 fastrand::Rng::with_seed(seed)
@@ -470,8 +481,8 @@ impl<'a, E: Engine> Worker<'a, E> {
     }
 
     /// What a write carries: with --verify every sector says what it is, so the reads and the
-    /// verify pass can name a block that came back wrong; else a header that makes every
-    /// block unique (no dedup).
+    /// verify pass can name a block that came back wrong; the content asked for (compressible,
+    /// repeated); else a header that makes every block unique (no dedup).
     fn fill_write(&mut self, slot: u32, offset: u64, len: u32) {
         match (self.cfg.verify, self.eng.buffer_mut(slot)) {
             (Some(v), Some(buf)) => {
@@ -479,10 +490,13 @@ impl<'a, E: Engine> Worker<'a, E> {
                 iogauge_verify::stamp(&mut buf[..len as usize], &v.key, offset, ticket.generation);
                 self.slots.ticket[slot as usize] = ticket;
             }
-            (None, Some(buf)) => {
-                self.seq += 1;
-                stamp_sectors(&mut buf[..len as usize], offset, self.seq);
-            }
+            (None, Some(buf)) => match &mut self.content {
+                Some(c) => c.fill(&mut buf[..len as usize]),
+                None => {
+                    self.seq += 1;
+                    stamp_sectors(&mut buf[..len as usize], offset, self.seq);
+                }
+            },
             _ => {}
         }
     }

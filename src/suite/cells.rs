@@ -126,6 +126,10 @@ impl Cell {
                 units::iec(z.skip)
             ));
         }
+        // What the writes carry, when not iogauge's unique, incompressible bytes.
+        if !self.shape.content.is_plain() {
+            s.push_str(&format!(" · {}", self.shape.content));
+        }
         // fio's IO priorities: the threads', and the share of IOs with their own.
         if let Some(p) = &self.prio {
             use crate::workload::Prio;

@@ -258,6 +258,21 @@ pub fn fill_random(buf: &mut [u8], seed: u64) {
     rest.copy_from_slice(&last[..rest.len()]);
 }
 
+/// Fills `buf` as fio's buffer_compress_percentage does: each `chunk` bytes (the last one
+/// shorter) start with `100 - zero_pct`% random bytes, each chunk from its own seed drawn from
+/// `seed`, and end in zeros. 0 is `fill_random`; 100 is all zeros. Repeatable from the seed:
+/// the same seed and length give the same bytes (a deduplicated write is its seed again).
+pub fn fill_compressible(buf: &mut [u8], seed: u64, zero_pct: u8, chunk: usize) {
+    let zero_pct = usize::from(zero_pct.min(100));
+    let mut state = seed;
+    for c in buf.chunks_mut(chunk.max(1)) {
+        let random = c.len() * (100 - zero_pct) / 100;
+        let (head, tail) = c.split_at_mut(random);
+        fill_random(head, splitmix64(&mut state));
+        tail.fill(0);
+    }
+}
+
 fn splitmix64(state: &mut u64) -> u64 {
     *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
     let mut z = *state;
@@ -317,6 +332,31 @@ mod tests {
         assert!(pool.slot(0).iter().any(|&b| b != 7));
         assert!(pool.slot(1).iter().all(|&b| b == 7));
         assert!(pool.slot(2).iter().any(|&b| b != 7));
+    }
+
+    #[test]
+    fn a_compressible_fill_is_its_share_of_zeros_in_every_chunk() {
+        let mut a = vec![0xffu8; 4096 + 100];
+        fill_compressible(&mut a, 7, 75, 512);
+        for c in a.chunks(512) {
+            let random = c.len() / 4;
+            assert!(c[random..].iter().all(|&b| b == 0));
+            // Random bytes: a run of 16 zeros among them is one in 2^128.
+            assert!(c[..random]
+                .chunks(16)
+                .all(|r| r.len() < 16 || r.iter().any(|&b| b != 0)));
+        }
+        let mut b = vec![0u8; a.len()];
+        fill_compressible(&mut b, 7, 75, 512);
+        assert_eq!(a, b, "one seed, one content");
+        fill_compressible(&mut b, 8, 75, 512);
+        assert_ne!(a[..128], b[..128]);
+        // The chunks differ from each other: no chunk repeats the first.
+        assert!(a.chunks(512).skip(1).all(|c| c[..16] != a[..16]));
+        fill_compressible(&mut b, 8, 100, 512);
+        assert!(b.iter().all(|&x| x == 0));
+        fill_compressible(&mut b, 8, 0, 4096);
+        assert!(b[4000..4096].iter().any(|&x| x != 0));
     }
 
     #[test]

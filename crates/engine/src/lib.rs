@@ -19,7 +19,7 @@ mod uring;
 use std::fs::File;
 use std::io;
 
-pub use buffer::{fill_random, Backing, BufferPool};
+pub use buffer::{fill_compressible, fill_random, Backing, BufferPool};
 pub use null::NullEngine;
 pub use psync::PsyncEngine;
 pub use uring::{UringEngine, UringOptions, UringSetup};

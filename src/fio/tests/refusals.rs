@@ -130,7 +130,42 @@ fn every_refusal_names_its_line_and_why() {
             2,
             "its own header on every sector",
         ),
-        ("[a]\ndedupe_mode=repeat\n", 2, "unique, incompressible"),
+        (
+            "[a]\nrw=write\ndedupe_mode=working_set\n",
+            3,
+            "which is not set",
+        ),
+        (
+            "[a]\nrw=write\ndedupe_percentage=10\ndedupe_global=1\n",
+            4,
+            "goes with dedupe_mode=working_set",
+        ),
+        (
+            "[a]\nrw=write\ndedupe_percentage=5\ndedupe_mode=lots\n",
+            4,
+            "repeat or working_set",
+        ),
+        ("[a]\nbuffer_compress_percentage=50\n", 2, "writes nothing"),
+        (
+            "[a]\nrw=write\nverify=crc32c\nbuffer_compress_percentage=50\n",
+            4,
+            "stamps every sector",
+        ),
+        (
+            "[a]\nrw=write\nbuffer_compress_percentage=101\n",
+            3,
+            "0 to 100",
+        ),
+        (
+            "[a]\nrw=write\nbuffer_compress_chunk=4k\n",
+            3,
+            "which is not set",
+        ),
+        (
+            "[a]\nrw=write\nzero_buffers\nbuffer_compress_percentage=20\n",
+            3,
+            "give one",
+        ),
         ("[a]\ncontinue_on_error=all\n", 2, "first IO error"),
         ("[a]\noffset=524z\n", 2, "zones (z)"),
         ("[a]\nsize=8z\n", 2, "size in zones (z)"),
@@ -162,7 +197,7 @@ fn every_refusal_names_its_line_and_why() {
 /// took 34 runs to learn what blocks it, refused alphabetically).
 #[test]
 fn every_blocker_is_named_at_once_in_file_order() {
-    let e = refusal("[a]\ndedupe_mode=repeat\nrw=randtrim\nbs=4k\nflow_watermark=1\n");
+    let e = refusal("[a]\nnuma_cpu_nodes=0\nrw=randtrim\nbs=4k\nflow_watermark=1\n");
     assert!(e.starts_with("t.fio:2: "), "{e}");
     assert!(e.contains("; 2 more: t.fio:3:"), "{e}");
     let (two, three, five) = (
