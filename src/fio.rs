@@ -14,6 +14,7 @@ mod fixup;
 pub mod ini;
 pub mod measures;
 mod options;
+mod place;
 mod prio;
 mod unmapped;
 mod values;
@@ -114,6 +115,8 @@ pub struct Job {
     pub prio: Option<crate::workload::Prio>,
     /// `flow` with `flow_id` and `flow_sleep`: a share of the IOs of the jobs beside it.
     pub flow: Option<crate::workload::Flow>,
+    /// `cpus_allowed`, `cpumask`, `cpus_allowed_policy`, `numa_*`: where its threads run.
+    pub placement: Option<crate::workload::Placement>,
     /// `zonemode=strided` with `zonesize`, `zonerange`, `zoneskip`.
     pub zones: Option<crate::workload::Strided>,
     /// `buffer_compress_*`, `dedupe_*`, `zero_buffers`: what the writes carry.
@@ -181,6 +184,7 @@ impl Job {
             think: None,
             prio: None,
             flow: None,
+            placement: None,
             zones: None,
             content: Default::default(),
             submit_batch: None,

@@ -491,6 +491,7 @@ fn workload(
         think: None,
         prio: None,
         flow: None,
+        placement: None,
         engine: None,
         distribution: None,
         beside: Default::default(),

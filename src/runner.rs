@@ -358,8 +358,14 @@ fn run_worker(
     tx: &Sender<IntervalMsg>,
 ) -> Result<WorkerOut> {
     let spec = cfg.spec;
-    // This worker's own descriptor; an open that fails ends the run like an engine that does.
-    let files = match open() {
+    // Where the thread runs and takes its memory from, before its engine and buffers are made
+    // (they are placed too); then its own descriptor. Either failing ends the run like an
+    // engine that fails.
+    let placed = spec.placement.as_ref().map_or(Ok(()), |p| {
+        p.apply(cfg.id)
+            .map_err(|e| anyhow!("placing worker {} ({p}) failed: {e}", cfg.id))
+    });
+    let files = match placed.and_then(|()| open()) {
         Ok(f) => f,
         Err(e) => {
             shared.stop.store(true, Ordering::SeqCst);

@@ -95,6 +95,8 @@ pub struct Group {
     pub prio: Option<crate::workload::Prio>,
     /// Its share of the IOs of the streams in its flow (fio's flow).
     pub flow: Option<crate::workload::Flow>,
+    /// Where its threads run and take memory from (fio's cpus_allowed, numa_*).
+    pub placement: Option<crate::workload::Placement>,
     /// Its own engine (a fio job's), over the run's.
     pub engine: Option<iogauge_engine::EngineKind>,
     /// Where its random IOs land (a fio job's random_distribution), over the run's.

@@ -25,6 +25,7 @@ mod fio;
 mod fio_content;
 mod fio_keys;
 mod fio_pace;
+mod fio_place;
 mod fio_prio;
 mod fio_zones;
 mod fsync_check;

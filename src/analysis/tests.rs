@@ -66,6 +66,7 @@ pub(crate) fn result(rw: Rw, bs: u64, threads: u32, iodepth: u32, iops: f64) -> 
             think: None,
             prio: None,
             flow: None,
+            placement: None,
             zones: None,
             content: None,
             rate_iops: None,

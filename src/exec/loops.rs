@@ -253,6 +253,7 @@ pub(super) fn precondition(plan: &Plan, target: &Target, state: &mut State) -> R
         think: None,
         prio: None,
         flow: None,
+        placement: None,
         engine: None,
         distribution: None,
         beside: Default::default(),

@@ -38,6 +38,7 @@ pub(super) fn fixup(d: Draft, set: Set, kb_base: u64) -> Result<Job, String> {
     flowing(j, &set)?;
     super::prio::apply(j, &set, kb_base)?;
     super::content::apply(j, &set, kb_base)?;
+    super::place::apply(j, &set)?;
     strided(j, &set, kb_base)?;
     sequence(j, &set)?;
     pattern_rules(j, &set)?;

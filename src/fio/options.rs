@@ -252,6 +252,17 @@ const OPTIONS: &[Mapped] = &[
     opt(&["norandommap"], |_, a| a.check(flag(a.v))),
     // end_fsync is told in a note for jobs that write (fio::measures).
     opt(&["unlink", "end_fsync"], |_, a| a.check(flag(a.v))),
+    // Where the threads run and take memory from: read together in `place`.
+    opt(
+        &[
+            "cpus_allowed",
+            "cpumask",
+            "cpus_allowed_policy",
+            "numa_cpu_nodes",
+            "numa_mem_policy",
+        ],
+        |_, _| Ok(()),
+    ),
     // What the writes carry: read together in `content`.
     opt(
         &[

@@ -4,6 +4,7 @@ use super::*;
 use crate::workload::blocks::BsWeight;
 
 mod content;
+mod place;
 mod refusals;
 
 fn no_env(_: &str) -> Option<String> {

@@ -131,14 +131,11 @@ const REFUSED: [(&str, &str); 7] = [
 ];
 
 /// Options refused by family (a prefix of fio's name), with the reason.
-const FAMILIES: [(&str, &str); 10] = [
+const FAMILIES: [(&str, &str); 7] = [
     (
         "exit",
         "exitall and exit_what are honoured; ending the run at a job's error (exitall_on_error) is not mapped: iogauge stops a job at its first IO error and says which IO failed",
     ),
-    ("numa_", "CPU and memory placement are not mapped"),
-    ("cpus_allowed", "CPU placement is not mapped"),
-    ("cpumask", "CPU placement is not mapped"),
     (
         "zone",
         "zoned block devices (zonemode=zbd) are not driven by iogauge; strided zones (zonemode=strided, zonesize, zonerange, zoneskip) are",

@@ -63,6 +63,10 @@ pub struct WorkloadDoc {
     /// fio's flow: this stream's weight among the streams of its flow, absent without.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub flow: Option<FlowDoc>,
+    /// Where its threads ran (fio's cpus_allowed, numa_*), as its cell's name says it: "CPUs
+    /// 0-3 one each · memory bind:0"; absent for the kernel's choice.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub placement: Option<String>,
     /// What the writes carried when asked to be compressible or repeated (fio's
     /// buffer_compress_*, dedupe_*), absent for iogauge's unique, incompressible bytes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -267,6 +271,7 @@ impl WorkloadDoc {
                 skip_bytes: z.skip,
             }),
             content: ContentDoc::of(&spec.shape.content),
+            placement: spec.placement.as_ref().map(ToString::to_string),
         }
     }
 }

@@ -395,6 +395,7 @@ fn group(j: &Job, size: Option<u64>, (together, report): (Option<usize>, u32)) -
         think: j.think,
         prio: j.prio.clone(),
         flow: j.flow,
+        placement: j.placement.clone(),
         // Its own engine: fio runs each job with its own (a sync reader beside libaio ones).
         engine: Some(engine_of(j)),
         distribution: Some(j.distribution),

@@ -48,6 +48,7 @@ pub fn from_probe_cache(args: &crate::cli::ProbeCacheArgs) -> Result<Plan> {
             think: None,
             prio: None,
             flow: None,
+            placement: None,
             engine: None,
             distribution: None,
             beside: Default::default(),

@@ -30,6 +30,7 @@ fn null_spec(limit: Limit) -> Spec {
         think: None,
         prio: None,
         flow: None,
+        placement: None,
     }
 }
 

@@ -54,6 +54,8 @@ pub struct Cell {
     pub prio: Option<crate::workload::Prio>,
     /// Its share of the IOs of the streams in its flow (fio's flow).
     pub flow: Option<crate::workload::Flow>,
+    /// Where its threads run and take memory from (fio's cpus_allowed, numa_*).
+    pub placement: Option<crate::workload::Placement>,
     /// Its own engine (a fio job's), over the run's.
     pub engine: Option<iogauge_engine::EngineKind>,
     /// Where its random IOs land (a fio job's random_distribution), over the run's.
@@ -125,6 +127,10 @@ impl Cell {
                 units::iec(z.range),
                 units::iec(z.skip)
             ));
+        }
+        // Where its threads run (fio's cpus_allowed, numa_*).
+        if let Some(p) = &self.placement {
+            s.push_str(&format!(" · {p}"));
         }
         // What the writes carry, when not iogauge's unique, incompressible bytes.
         if !self.shape.content.is_plain() {
@@ -252,6 +258,7 @@ pub fn expand(suite: &Suite, o: &Overrides) -> Result<Vec<Cell>, String> {
                                 think: g.think,
                                 prio: g.prio.clone(),
                                 flow: g.flow,
+                                placement: g.placement.clone(),
                                 engine: g.engine,
                                 distribution: g.distribution,
                                 beside: g.beside,

@@ -434,6 +434,7 @@ fn check_group(g: GroupDoc, default_time: Duration) -> Result<Group, CheckError>
         think: None,
         prio: None,
         flow: None,
+        placement: None,
         engine: None,
         distribution: None,
         beside: Default::default(),

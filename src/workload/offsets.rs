@@ -450,6 +450,7 @@ mod tests {
             think: None,
             prio: None,
             flow: None,
+            placement: None,
         }
     }
 

@@ -302,6 +302,107 @@ pub fn set_thread_ioprio(value: u16) -> io::Result<()> {
     Ok(())
 }
 
+/// Keeps the calling thread on `cpus` (sched_setaffinity, as `taskset` and fio's cpus_allowed).
+pub fn set_thread_cpus(cpus: &[u32]) -> io::Result<()> {
+    // SAFETY: cpu_set_t is plain bits; zeroed is the empty set.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    for &c in cpus {
+        if c as usize >= libc::CPU_SETSIZE as usize {
+            return Err(io::Error::from_raw_os_error(libc::EINVAL));
+        }
+        // SAFETY: `c` is below CPU_SETSIZE, checked above.
+        unsafe { libc::CPU_SET(c as usize, &mut set) };
+    }
+    // SAFETY: pid 0 is the calling thread; the set is ours and its size is given.
+    let r = unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) };
+    if r < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// The CPUs the calling thread may run on (sched_getaffinity).
+pub fn thread_cpus() -> io::Result<Vec<u32>> {
+    // SAFETY: as above; the kernel fills the set it is given.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // SAFETY: pid 0 is the calling thread; the set is ours and its size is given.
+    let r = unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) };
+    if r < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok((0..libc::CPU_SETSIZE as u32)
+        // SAFETY: every `c` is below CPU_SETSIZE.
+        .filter(|&c| unsafe { libc::CPU_ISSET(c as usize, &set) })
+        .collect())
+}
+
+/// Linux's memory policies (set_mempolicy(2)): MPOL_DEFAULT, MPOL_PREFERRED, MPOL_BIND,
+/// MPOL_INTERLEAVE, MPOL_LOCAL.
+pub const MPOL_DEFAULT: i32 = 0;
+pub const MPOL_PREFERRED: i32 = 1;
+pub const MPOL_BIND: i32 = 2;
+pub const MPOL_INTERLEAVE: i32 = 3;
+pub const MPOL_LOCAL: i32 = 4;
+
+/// Nodes a mask here can name.
+const MAX_NODES: usize = 1024;
+
+/// Sets the calling thread's memory policy: where the pages it touches first come from
+/// (fio's numa_mem_policy, `numactl --membind`/`--interleave`).
+pub fn set_thread_mempolicy(mode: i32, nodes: &[u32]) -> io::Result<()> {
+    let mut mask = [0 as libc::c_ulong; MAX_NODES / 64];
+    for &n in nodes {
+        let n = n as usize;
+        if n >= MAX_NODES {
+            return Err(io::Error::from_raw_os_error(libc::EINVAL));
+        }
+        mask[n / 64] |= 1 << (n % 64);
+    }
+    let (ptr, maxnode) = if nodes.is_empty() {
+        (std::ptr::null(), 0)
+    } else {
+        (mask.as_ptr(), MAX_NODES as libc::c_ulong + 1)
+    };
+    // SAFETY: the mask is ours and `maxnode` bits long (the kernel reads maxnode - 1 bits);
+    // null with 0 for the modes that take no nodes.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_set_mempolicy,
+            libc::c_long::from(mode),
+            ptr,
+            maxnode,
+        )
+    };
+    if r < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// The calling thread's memory policy: its mode and nodes (get_mempolicy(2)).
+pub fn thread_mempolicy() -> io::Result<(i32, Vec<u32>)> {
+    let mut mode: libc::c_int = 0;
+    let mut mask = [0 as libc::c_ulong; MAX_NODES / 64];
+    // SAFETY: both out-parameters are ours, the mask `MAX_NODES` bits long; no address given.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_get_mempolicy,
+            &mut mode as *mut libc::c_int,
+            mask.as_mut_ptr(),
+            MAX_NODES as libc::c_ulong,
+            std::ptr::null::<libc::c_void>(),
+            0 as libc::c_ulong,
+        )
+    };
+    if r < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let nodes = (0..MAX_NODES as u32)
+        .filter(|&n| mask[n as usize / 64] & (1 << (n % 64)) != 0)
+        .collect();
+    Ok((mode, nodes))
+}
+
 /// Sets or clears O_NONBLOCK on an open file (for a pipe: shared by every descriptor of it).
 pub fn set_nonblocking(fd: &impl AsRawFd, on: bool) -> io::Result<()> {
     let fd = fd.as_raw_fd();
@@ -473,6 +574,28 @@ pub fn total_memory() -> u64 {
 mod tests {
     use super::*;
     use std::io::Write;
+
+    /// The kernel keeps a thread where it was put, and says so: the first online CPU alone,
+    /// then node 0's memory bound and interleaved; another thread is left as it was.
+    #[test]
+    fn a_thread_is_placed_where_asked_and_the_kernel_says_so() {
+        std::thread::spawn(|| {
+            let all = thread_cpus().unwrap();
+            set_thread_cpus(&all[..1]).unwrap();
+            assert_eq!(thread_cpus().unwrap(), all[..1]);
+            for mode in [MPOL_BIND, MPOL_INTERLEAVE] {
+                set_thread_mempolicy(mode, &[0]).unwrap();
+                assert_eq!(thread_mempolicy().unwrap(), (mode, vec![0]));
+            }
+            set_thread_mempolicy(MPOL_LOCAL, &[]).unwrap();
+            assert_eq!(thread_mempolicy().unwrap().0, MPOL_LOCAL);
+            // A node the machine does not have is refused by the kernel.
+            assert!(set_thread_mempolicy(MPOL_BIND, &[1000]).is_err());
+        })
+        .join()
+        .unwrap();
+        assert_eq!(thread_mempolicy().unwrap().0, MPOL_DEFAULT);
+    }
 
     /// A tool started through `die_with_parent` is killed when the thread that started it
     /// ends (as it is when iogauge is killed), and one started without it lives on.

@@ -65,22 +65,48 @@ fn parse_cpu_model(cpuinfo: &str) -> Option<String> {
 
 /// Counts the CPUs in a kernel CPU list such as `0-3,8,10-11`.
 fn parse_cpu_list_count(list: &str) -> Option<u32> {
+    u32::try_from(parse_list(list)?.len()).ok()
+}
+
+/// The kernel's list format (cpu/online, node/online, a node's cpulist, taskset's and fio's
+/// `0-3,8,10-11`): the numbers in order, or `None` when it is not one (or names over 2^16).
+pub fn parse_list(list: &str) -> Option<Vec<u32>> {
     let list = list.trim();
     if list.is_empty() {
         return None;
     }
-    let mut count = 0u32;
+    let mut all = Vec::new();
     for part in list.split(',') {
         let (first, last) = match part.split_once('-') {
-            Some((a, b)) => (a.parse::<u32>().ok()?, b.parse::<u32>().ok()?),
+            Some((a, b)) => (a.trim().parse::<u32>().ok()?, b.trim().parse::<u32>().ok()?),
             None => {
-                let n = part.parse::<u32>().ok()?;
+                let n = part.trim().parse::<u32>().ok()?;
                 (n, n)
             }
         };
-        count = count.checked_add(last.checked_sub(first)?.checked_add(1)?)?;
+        if last < first || last >= 1 << 16 {
+            return None;
+        }
+        all.extend(first..=last);
     }
-    Some(count)
+    all.sort_unstable();
+    all.dedup();
+    Some(all)
+}
+
+/// The CPUs online, or the NUMA nodes online (`"node"`), as the kernel lists them.
+pub fn online(what: &str) -> Vec<u32> {
+    std::fs::read_to_string(format!("/sys/devices/system/{what}/online"))
+        .ok()
+        .and_then(|l| parse_list(&l))
+        .unwrap_or_default()
+}
+
+/// The CPUs of NUMA node `node`, or `None` when the machine has no such node.
+pub fn node_cpus(node: u32) -> Option<Vec<u32>> {
+    let l = std::fs::read_to_string(format!("/sys/devices/system/node/node{node}/cpulist")).ok()?;
+    // A node with memory and no CPUs lists nothing.
+    Some(parse_list(&l).unwrap_or_default())
 }
 
 fn parse_mem_total(meminfo: &str) -> Option<u64> {
@@ -142,6 +168,8 @@ mod tests {
         assert_eq!(parse_cpu_list_count(""), None);
         assert_eq!(parse_cpu_list_count("0-x"), None);
         assert_eq!(parse_cpu_list_count("5-2"), None);
+        assert_eq!(parse_list("3,0-1,1"), Some(vec![0, 1, 3]));
+        assert_eq!(parse_list("0-70000"), None);
     }
 
     #[test]

@@ -13,6 +13,7 @@ mod blockdev;
 pub mod cgroup;
 pub mod diskstats;
 mod host;
+pub use host::{node_cpus, online, parse_list};
 pub mod kthreads;
 mod mountinfo;
 pub mod procio;

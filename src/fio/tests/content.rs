@@ -43,3 +43,45 @@ fn compress_and_dedupe_options_shape_what_writes_carry() {
             [0];
     assert!(j.content.is_plain());
 }
+
+#[test]
+fn content_rules_are_refused_at_their_lines() {
+    super::refusals::refused_at(&[
+        (
+            "[a]\nrw=write\ndedupe_mode=working_set\n",
+            3,
+            "which is not set",
+        ),
+        (
+            "[a]\nrw=write\ndedupe_percentage=10\ndedupe_global=1\n",
+            4,
+            "goes with dedupe_mode=working_set",
+        ),
+        (
+            "[a]\nrw=write\ndedupe_percentage=5\ndedupe_mode=lots\n",
+            4,
+            "repeat or working_set",
+        ),
+        ("[a]\nbuffer_compress_percentage=50\n", 2, "writes nothing"),
+        (
+            "[a]\nrw=write\nverify=crc32c\nbuffer_compress_percentage=50\n",
+            4,
+            "stamps every sector",
+        ),
+        (
+            "[a]\nrw=write\nbuffer_compress_percentage=101\n",
+            3,
+            "0 to 100",
+        ),
+        (
+            "[a]\nrw=write\nbuffer_compress_chunk=4k\n",
+            3,
+            "which is not set",
+        ),
+        (
+            "[a]\nrw=write\nzero_buffers\nbuffer_compress_percentage=20\n",
+            3,
+            "give one",
+        ),
+    ]);
+}

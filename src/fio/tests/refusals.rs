@@ -5,7 +5,7 @@ use super::*;
 
 #[test]
 fn every_refusal_names_its_line_and_why() {
-    for (text, line, why) in [
+    refused_at(&[
         ("[a]\nbssplit=4k/50:64k/40\n", 2, "add up to 90, not 100"),
         ("[a]\nbssplit=4k/60:64k/60:8k\n", 2, "not 100"),
         ("[a]\nbsrange=4k\n", 2, "not a range"),
@@ -123,48 +123,11 @@ fn every_refusal_names_its_line_and_why() {
             2,
             "size/percentage/class/level",
         ),
-        ("[a]\nnuma_cpu_nodes=0\n", 2, "placement"),
         ("[a]\nzonemode=zbd\n", 2, "zoned block devices"),
         (
             "[a]\nverify_backlog=8\n",
             2,
             "its own header on every sector",
-        ),
-        (
-            "[a]\nrw=write\ndedupe_mode=working_set\n",
-            3,
-            "which is not set",
-        ),
-        (
-            "[a]\nrw=write\ndedupe_percentage=10\ndedupe_global=1\n",
-            4,
-            "goes with dedupe_mode=working_set",
-        ),
-        (
-            "[a]\nrw=write\ndedupe_percentage=5\ndedupe_mode=lots\n",
-            4,
-            "repeat or working_set",
-        ),
-        ("[a]\nbuffer_compress_percentage=50\n", 2, "writes nothing"),
-        (
-            "[a]\nrw=write\nverify=crc32c\nbuffer_compress_percentage=50\n",
-            4,
-            "stamps every sector",
-        ),
-        (
-            "[a]\nrw=write\nbuffer_compress_percentage=101\n",
-            3,
-            "0 to 100",
-        ),
-        (
-            "[a]\nrw=write\nbuffer_compress_chunk=4k\n",
-            3,
-            "which is not set",
-        ),
-        (
-            "[a]\nrw=write\nzero_buffers\nbuffer_compress_percentage=20\n",
-            3,
-            "give one",
         ),
         ("[a]\ncontinue_on_error=all\n", 2, "first IO error"),
         ("[a]\noffset=524z\n", 2, "zones (z)"),
@@ -181,7 +144,12 @@ fn every_refusal_names_its_line_and_why() {
         ("[a]\nwait_for=b\n", 2, "no job before this one is named b"),
         ("[b]\nwait_for=a\n[a]\n", 2, "put the job waited for first"),
         ("[global]\nbs=4k\n", 0, "no job"),
-    ] {
+    ]);
+}
+
+/// Each text refused at its line (0: the file), with its reason, on one line.
+pub(super) fn refused_at(cases: &[(&str, usize, &str)]) {
+    for &(text, line, why) in cases {
         let e = refusal(text);
         let want = match line {
             0 => "t.fio: ".to_string(),
@@ -197,7 +165,7 @@ fn every_refusal_names_its_line_and_why() {
 /// took 34 runs to learn what blocks it, refused alphabetically).
 #[test]
 fn every_blocker_is_named_at_once_in_file_order() {
-    let e = refusal("[a]\nnuma_cpu_nodes=0\nrw=randtrim\nbs=4k\nflow_watermark=1\n");
+    let e = refusal("[a]\nsprandom=1\nrw=randtrim\nbs=4k\nflow_watermark=1\n");
     assert!(e.starts_with("t.fio:2: "), "{e}");
     assert!(e.contains("; 2 more: t.fio:3:"), "{e}");
     let (two, three, five) = (
@@ -215,7 +183,7 @@ fn every_blocker_is_named_at_once_in_file_order() {
 #[test]
 fn the_blockers_of_every_job_are_one_list_in_file_order() {
     let e = refusal(
-        "[global]\nflow_watermark=100\n[a]\nrw=read\nnuma_cpu_nodes=0\n[b]\nrw=write\nfsync_on_close=1\nsize=1m\n",
+        "[global]\nflow_watermark=100\n[a]\nrw=read\nsprandom=1\n[b]\nrw=write\nfsync_on_close=1\nsize=1m\n",
     );
     let at = |l: &str| {
         e.find(&format!("t.fio:{l}:"))

@@ -90,6 +90,7 @@ fn spec(depth: u32, data: u64) -> Spec {
         think: None,
         prio: None,
         flow: None,
+        placement: None,
     }
 }
 
