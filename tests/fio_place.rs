@@ -21,7 +21,7 @@ fn workers_while(dir: &Path, job: &str, threads: usize) -> Vec<(String, String, 
         ),
     )
     .unwrap();
-    let mut child = Command::new(BIN)
+    let child = Command::new(BIN)
         .args(["fio", "--no-store", file.to_str().unwrap()])
         .current_dir(dir)
         .env("IOGAUGE_DB", dir.join("results.db"))
