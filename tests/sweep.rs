@@ -778,10 +778,14 @@ fn throttled_sweep(tag: &str, knob: &str, repeat: u32) -> String {
     let cmp = cg.run_in(dir.path(), &format!("compare sweep:{id}"));
     assert!(cmp.status.success(), "{}", stderr_of(&cmp));
     let cmp = String::from_utf8_lossy(&cmp.stdout);
+    // compare also lists the settings as found measured again at the end, which the table does
+    // not show: a mark in the table is in compare, which may have one more (a CI run starved
+    // the loop device's copying, and only the last run reached the throttle: 932, 867 and
+    // 991 IOPS, the last marked).
     let legend = "l: a cgroup's IO limit set the rate";
-    assert_eq!(
-        cmp.contains(" IOPS l ") && cmp.contains(&format!("\n{legend}")),
-        text.contains(&format!("\n  {legend}")),
+    assert!(
+        !text.contains(&format!("\n  {legend}"))
+            || (cmp.contains(" IOPS l ") && cmp.contains(&format!("\n{legend}"))),
         "{text}\n{cmp}"
     );
     text
