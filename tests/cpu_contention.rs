@@ -156,6 +156,13 @@ fn a_stall_that_a_real_time_task_on_the_cpu_made_is_the_cpus() {
     let exited = Instant::now();
     assert!(out.status.success(), "{}", stderr_of(&out));
     let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    // What the threads ran, waited and moved in each fine bin, printed first: a stall named the
+    // device's says why (the CI run of d9d75ce named one so and printed nothing more).
+    let fine = &doc["results"][0]["fine"];
+    eprintln!(
+        "cpu run {}\ncpu wait {}\nios {}",
+        fine["cpu_run"], fine["cpu_wait"], fine["ios"]
+    );
     // One stall, or a few: the kernel gives other tasks 50 ms of each second beside a
     // real-time one, and iogauge reaps a burst then.
     let found = findings_of(&doc, "stall");

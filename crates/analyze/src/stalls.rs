@@ -116,7 +116,7 @@ pub fn stalls(fine_ios: &[u32], bin_s: f64, cpu: CpuBins, th: &Thresholds) -> Ve
             secs(duration_s),
             secs(start_s)
         );
-        let cpus = if let Some((run, wait)) = cpu_stalled(cpu, start..stop, fine_ios.len()) {
+        let cpus = if let Some((run, wait)) = cpu_stalled(cpu, start..stop, k, fine_ios.len()) {
             Some((
                 format!("{when} iogauge's threads, ready to run, waited for a CPU ({wait:.2} CPU-seconds per second waiting, summed over them, against {run:.2} CPU-seconds per second running): other work took the CPU; the device did not stall"),
                 [("cpu_wait", wait), ("cpu_run", run)],
@@ -186,26 +186,48 @@ host otherwise idle, with fewer threads than cores, or pinned (taskset) away fro
 
 /// iogauge's CPU over the fine bins `span` of a stall — (CPUs running, CPUs waiting), means —
 /// when it explains the stall: its threads, ready to run, waited for a CPU [`STALL_CPU_WAIT`]
-/// more than they usually do (the median of the run's other `bins` bins: a run whose threads
-/// always wait, such as more polling threads than cores, says nothing by waiting) and longer
-/// than they ran. A device that stops makes the threads sleep on it, neither running nor
-/// waiting.
+/// more than they usually do (the median of the run's other bins: a run whose threads always
+/// wait, such as more polling threads than cores, says nothing by waiting) and longer than they
+/// ran. A device that stops makes the threads sleep on it, neither running nor waiting.
 ///
-/// The kernel adds a thread's wait when it next gets a CPU, so a stall whose threads got none
-/// at all shows its wait in the bins sampled after it, unless the sampling thread waited too;
-/// such a stall stays the device's (the finding as before).
-fn cpu_stalled(cpu: CpuBins, span: std::ops::Range<usize>, bins: usize) -> Option<(f64, f64)> {
+/// The kernel adds a thread's wait when it next gets a CPU, which is when IO comes back, and
+/// the sampling thread, which waited too, reads it only when it next runs after them: on a CPU
+/// a real-time task holds, that is its next slice, up to a second later, and the wait is
+/// spread over the bins in between (a real-time busy loop on iogauge's CPU, here: 0.27
+/// CPU-seconds a second above the usual in the stall, 2.2 in the nine bins after it; the
+/// stall was named the device's in the CI run of d9d75ce). So the wait booked from the stall's start
+/// through the window in which IO resumed (`after` fine bins), and on through the bins right
+/// after that still wait half a thread more than usual, at most the stall's own length, is the
+/// stall's, per second of the stall. Threads asleep on a device add no wait when it resumes,
+/// so a device's stall stays the device's.
+fn cpu_stalled(
+    cpu: CpuBins,
+    span: std::ops::Range<usize>,
+    after: usize,
+    bins: usize,
+) -> Option<(f64, f64)> {
     let ok = |v: &[f32]| v.len() >= bins && v[..bins].iter().all(|x| x.is_finite() && *x >= 0.0);
     if span.is_empty() || span.end > bins || !(ok(cpu.run) && ok(cpu.wait)) {
         return None;
     }
-    let mean = |v: &[f32]| v.iter().map(|&x| f64::from(x)).sum::<f64>() / v.len() as f64;
-    let (r, w) = (mean(&cpu.run[span.clone()]), mean(&cpu.wait[span.clone()]));
+    let resumed = (span.end + after).min(bins);
     let rest: Vec<f64> = (0..bins)
-        .filter(|i| !span.contains(i))
+        .filter(|i| !(span.start..resumed).contains(i))
         .map(|i| f64::from(cpu.wait[i]))
         .collect();
     let usual = median(rest).unwrap_or(0.0);
+    let elevated = |i: usize| f64::from(cpu.wait[i]) - usual >= STALL_CPU_WAIT;
+    let most = (span.end + after.max(span.len())).min(bins);
+    let mut end = resumed;
+    while end < most && (span.end..end).all(elevated) && elevated(end) {
+        end += 1;
+    }
+    let sum =
+        |v: &[f32], r: std::ops::Range<usize>| v[r].iter().map(|&x| f64::from(x)).sum::<f64>();
+    let len = span.len() as f64;
+    let r = sum(cpu.run, span.clone()) / len;
+    let beyond = sum(cpu.wait, span.start..end) - usual * (end - span.start) as f64;
+    let w = usual + beyond / len;
     (w - usual >= STALL_CPU_WAIT && w > r).then_some((r, w))
 }
 
@@ -593,6 +615,60 @@ mod tests {
         let (r, mut w) = cpu(ios.len(), 40, 60, 0.9, 1.6);
         w.iter_mut().for_each(|x| *x = x.max(1.4));
         device(&r, &w);
+    }
+
+    /// Threads that got no CPU at all book their wait when they next run, as IO comes back:
+    /// the 3.2 CPU-seconds of a 2 s stall read in the bin after it are the stall's. Booked a
+    /// window later (the next bin's IO between), they are not.
+    #[test]
+    fn a_wait_booked_as_io_resumes_is_the_stalls() {
+        let ios = run(10.0, 10_000, 4.0, 6.0, 0);
+        let judge = |at: usize| {
+            let (r, mut w) = cpu(ios.len(), 40, 60, 0.9, 0.0);
+            w[at] += 32.0;
+            let cpu = CpuBins {
+                run: &r,
+                wait: &w,
+                ..CpuBins::default()
+            };
+            let found = stalls(&ios, 0.1, cpu, &Thresholds::default());
+            assert_eq!(found.len(), 1, "{found:?}");
+            found.into_iter().next().unwrap()
+        };
+        let f = judge(60);
+        assert!(f.summary.contains("waited for a CPU"), "{}", f.summary);
+        assert_near(f.evidence["cpu_wait"], 1.6, 0.01);
+        let f = judge(61);
+        assert!(!f.summary.contains("CPU"), "{}", f.summary);
+    }
+
+    /// The sampling thread read the wait only at its next slice, a second on: the stall's
+    /// 1.9 CPU-seconds spread over the ten bins after it, which still wait 1.9 more than the
+    /// usual 0.6, are the stall's. The same wait after a bin at the usual level is not.
+    #[test]
+    fn a_wait_read_a_slice_later_is_the_stalls() {
+        let ios = run(10.0, 10_000, 4.0, 5.0, 0);
+        let judge = |gap: bool| {
+            let (r, mut w) = cpu(ios.len(), 40, 50, 0.9, 0.6);
+            w.iter_mut().for_each(|x| *x = x.max(0.6));
+            w[50..60].iter_mut().for_each(|x| *x = 2.5);
+            if gap {
+                w[50] = 0.6;
+            }
+            let cpu = CpuBins {
+                run: &r,
+                wait: &w,
+                ..CpuBins::default()
+            };
+            let found = stalls(&ios, 0.1, cpu, &Thresholds::default());
+            assert_eq!(found.len(), 1, "{found:?}");
+            found.into_iter().next().unwrap()
+        };
+        let f = judge(false);
+        assert!(f.summary.contains("waited for a CPU"), "{}", f.summary);
+        assert_near(f.evidence["cpu_wait"], 2.5, 0.01);
+        let f = judge(true);
+        assert!(!f.summary.contains("CPU"), "{}", f.summary);
     }
 
     /// A stall with iogauge's threads asleep on a machine that had no idle CPU, other work
