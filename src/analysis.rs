@@ -61,7 +61,11 @@ pub fn result_findings(
         run: &r.fine.cpu_run,
         wait: &r.fine.cpu_wait,
         others: &r.fine.cpu_others,
-        cpus: system.cpu_count.map_or(0.0, f64::from),
+        cpus: r.fine.cpus.or(system.cpu_count).map_or(0.0, f64::from),
+        machine: match r.fine.cpus {
+            Some(_) => system.cpu_count.map_or(0.0, f64::from),
+            None => 0.0,
+        },
     };
     found.extend(iogauge_analyze::stalls(&r.fine.ios, r.fine.bin_s, cpu, th));
     // A fixed amount of data moved in a moment (a timed result is as long as it was asked to be).

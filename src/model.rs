@@ -321,6 +321,10 @@ pub struct FineDoc {
     /// own schedstat cannot see them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub cpu_others: Vec<f32>,
+    /// The CPUs iogauge could run on when fewer than the machine's (taskset, a cpuset):
+    /// `cpu_others` is then the other work on those CPUs alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpus: Option<u32>,
     /// With a stopping rule (`--until-stable`): the rates (IOs per second) the rule judged
     /// live, one per watch tick of about a bin, so the result's steadiness is told from the
     /// very samples that stopped the cell (the bins above, counted by completion time, can
@@ -335,6 +339,7 @@ impl FineDoc {
         let whole = |f: &FineDoc| f.cpu_cover();
         let others = self.cpu_others.len() == self.ios.len()
             && next.cpu_others.len() == next.ios.len()
+            && self.cpus == next.cpus
             && whole(&self)
             && whole(&next);
         let both = whole(&self) && whole(&next);
@@ -355,6 +360,7 @@ impl FineDoc {
             cpu_run,
             cpu_wait,
             cpu_others,
+            cpus: self.cpus.filter(|_| others),
             rule: [self.rule, next.rule].concat(),
         }
     }

@@ -338,6 +338,7 @@ fn run_gated(
         measured.fine.cpu_wait,
         measured.fine.cpu_others,
     ) = watched.sched.per_bin(FINE_BIN, measured.fine.ios.len());
+    measured.fine.cpus = watched.sched.cpus();
     measured.verify = checked;
     measured.engine.buffers = backing
         .into_inner()

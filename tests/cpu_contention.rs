@@ -106,7 +106,16 @@ fn a_fall_that_other_work_on_the_cpu_made_is_the_cpus() {
             assert!(after - before >= 0.1, "waited {before} then {after}");
         }
         None => {
-            assert!(summary.contains("had no idle CPU"), "{summary}");
+            // Counted on CPU 0, the one iogauge may run on: the other CPUs may idle (on a quiet
+            // machine, counted over the whole machine, the fall was named the device's 7 runs
+            // in 8, with a burst size).
+            let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+            let pinned =
+                format!("the CPUs iogauge may run on (1 of the machine's {cpus}) had no idle time");
+            assert!(
+                summary.contains(&pinned) || (cpus == 1 && summary.contains("had no idle CPU")),
+                "{summary}"
+            );
             let others = e["others_cpus_after"].as_f64().unwrap();
             assert!(
                 others >= 0.5,

@@ -1,6 +1,7 @@
 //! Where the CPU went while a workload ran, read by the main thread every tick and never on
 //! the IO path: this process's threads' time on a CPU and waiting for one (schedstat), and the
-//! whole machine's busy time (/proc/stat), each as CPU seconds per second in the run's bins.
+//! busy time of the CPUs it may run on (/proc/stat: the whole machine's, or those of its
+//! affinity when it has fewer), each as CPU seconds per second in the run's bins.
 
 use std::time::{Duration, Instant};
 
@@ -18,12 +19,32 @@ pub(super) struct Sched {
     /// (seconds since the measurement started, [on-CPU ns, waiting ns] summed, and the whole
     /// machine's busy CPU ns from /proc/stat).
     samples: Vec<(f64, [u64; 3])>,
+    /// The CPUs this process may run on, when fewer than the machine's online ones (taskset,
+    /// a cpuset): their busy time is the "machine" then, since a run pinned to CPU 0 beside
+    /// work on CPU 0 is starved however idle the others are.
+    cpus: Option<Vec<u32>>,
 }
 
 impl Sched {
     pub(super) fn start(&mut self, origin: Instant) {
         self.origin = Some(origin);
+        // The main thread's affinity is the process's: workers placed on CPUs of their own
+        // (cpus_allowed) are placed within it.
+        let online = iogauge_sysinfo::online("cpu");
+        self.cpus = iogauge_engine::sys::thread_cpus()
+            .ok()
+            .map(|mine| {
+                mine.into_iter()
+                    .filter(|c| online.contains(c))
+                    .collect::<Vec<_>>()
+            })
+            .filter(|mine| !mine.is_empty() && mine.len() < online.len());
         self.sample();
+    }
+
+    /// How many CPUs the busy series counts when fewer than the machine's.
+    pub(super) fn cpus(&self) -> Option<u32> {
+        self.cpus.as_ref().map(|c| c.len() as u32)
     }
 
     pub(super) fn sample(&mut self) {
@@ -60,7 +81,7 @@ impl Sched {
         let sum = |i: usize| self.retired[i] + self.threads.iter().map(|(_, v)| v[i]).sum::<u64>();
         let at = origin.elapsed().as_secs_f64();
         // Without /proc/stat the machine's series is left out (zero throughout).
-        let busy = machine_busy_ns().unwrap_or(0);
+        let busy = machine_busy_ns(self.cpus.as_deref()).unwrap_or(0);
         self.samples.push((at, [sum(0), sum(1), busy]));
     }
 
@@ -91,24 +112,42 @@ impl Sched {
 /// kernel was built with).
 const USER_HZ: u64 = 100;
 
-/// The whole machine's CPU time busy so far, in nanoseconds: /proc/stat's first line, all but
-/// idle and iowait (guest time is inside user already).
-pub(super) fn machine_busy_ns() -> Option<u64> {
+/// CPU time busy so far, in nanoseconds, of the whole machine (/proc/stat's first line) or of
+/// the CPUs `cpus` (their own lines): all but idle and iowait (guest time is inside user
+/// already). `None` when a line is missing.
+pub(super) fn machine_busy_ns(cpus: Option<&[u32]>) -> Option<u64> {
     let text = std::fs::read_to_string("/proc/stat").ok()?;
-    let line = text.lines().next()?.strip_prefix("cpu ")?;
-    let f: Vec<u64> = line
-        .split_ascii_whitespace()
-        .map(|v| v.parse().ok())
-        .collect::<Option<_>>()?;
-    // user nice system idle iowait irq softirq steal
-    let busy = f
-        .get(..8)?
-        .iter()
-        .enumerate()
-        .filter(|(i, _)| *i != 3 && *i != 4)
-        .map(|(_, v)| v)
-        .sum::<u64>();
-    Some(busy * (1_000_000_000 / USER_HZ))
+    busy_ns(&text, cpus)
+}
+
+pub(super) fn busy_ns(stat: &str, cpus: Option<&[u32]>) -> Option<u64> {
+    let busy = |line: &str| -> Option<u64> {
+        let f: Vec<u64> = line
+            .split_ascii_whitespace()
+            .map(|v| v.parse().ok())
+            .collect::<Option<_>>()?;
+        // user nice system idle iowait irq softirq steal
+        Some(
+            f.get(..8)?
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| *i != 3 && *i != 4)
+                .map(|(_, v)| v)
+                .sum::<u64>(),
+        )
+    };
+    let ticks = match cpus {
+        None => busy(stat.lines().next()?.strip_prefix("cpu ")?)?,
+        Some(cpus) => {
+            let mut sum = 0;
+            for c in cpus {
+                let head = format!("cpu{c} ");
+                sum += busy(stat.lines().find_map(|l| l.strip_prefix(&head))?)?;
+            }
+            sum
+        }
+    };
+    Some(ticks * (1_000_000_000 / USER_HZ))
 }
 
 /// A counter of nanoseconds, sampled at `samples` (seconds, value), as seconds per second in

@@ -182,6 +182,21 @@ fn cpu_time_is_spread_over_the_bins_it_was_sampled_in() {
     );
 }
 
+/// The busy time of the CPUs a run may use: the machine's first line, or the lines of its own
+/// CPUs (user nice system irq softirq steal; not idle or iowait), in nanoseconds.
+#[test]
+fn busy_time_is_the_machines_or_that_of_the_cpus_a_run_may_use() {
+    let stat = "cpu  10 1 5 100 7 2 3 4 0 0\n\
+                cpu0 9 1 4 10 1 1 2 3 0 0\n\
+                cpu1 1 0 1 90 6 1 1 1 0 0\n\
+                intr 12345\n";
+    let ns = |t: u64| t * 10_000_000;
+    assert_eq!(super::sched::busy_ns(stat, None), Some(ns(25)));
+    assert_eq!(super::sched::busy_ns(stat, Some(&[0])), Some(ns(20)));
+    assert_eq!(super::sched::busy_ns(stat, Some(&[0, 1])), Some(ns(25)));
+    assert_eq!(super::sched::busy_ns(stat, Some(&[2])), None, "no such CPU");
+}
+
 /// The watcher's nap ends when the last worker's sender goes, not when its tick is out: with a
 /// tick of an hour, a nap that slept it out would hang this test. What a worker sent before it
 /// went is taken in.

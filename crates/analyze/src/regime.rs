@@ -60,6 +60,29 @@ pub struct CpuBins<'a> {
     /// when unknown.
     pub others: &'a [f32],
     pub cpus: f64,
+    /// The machine's CPUs when `cpus` counts only those iogauge may run on (taskset, a
+    /// cpuset), fewer than the machine's; 0 when `cpus` is the machine's.
+    pub machine: f64,
+}
+
+impl CpuBins<'_> {
+    /// "the machine had no idle CPU (… took `others` of its N CPUs)", or of the CPUs iogauge
+    /// may run on when it may not run on them all: a run pinned to CPU 0 beside work on CPU 0
+    /// is starved there however idle the other CPUs are.
+    pub(crate) fn none_idle(&self, others: &str) -> String {
+        let what = "work other than iogauge's threads, kernel threads among it";
+        match self.machine > self.cpus {
+            false => format!(
+                "the machine had no idle CPU ({what}, took {others} of its {} CPUs)",
+                count(self.cpus)
+            ),
+            true => format!(
+                "the CPUs iogauge may run on ({} of the machine's {}) had no idle time ({what}, took {others} of them)",
+                count(self.cpus),
+                count(self.machine)
+            ),
+        }
+    }
 }
 
 /// Two levels of a series and where the second begins.
@@ -222,17 +245,16 @@ pub fn regime(
             Kind::Regime,
             Severity::Warning,
             format!(
-                "at {} IOPS {} from {} to {} ({}) while the machine had no idle CPU (work other than iogauge's threads, kernel threads among it, took {} of its {} CPUs): the IO waited on the scheduler, and on such a machine a change of rate is the CPU's as likely as the device's",
+                "at {} IOPS {} from {} to {} ({}) while {}: the IO waited on the scheduler, and on such a machine a change of rate is the CPU's as likely as the device's",
                 secs(change_s),
                 if c.after < c.before { "fell" } else { "rose" },
                 count(c.before),
                 count(c.after),
                 signed_pct(frac),
-                match (o[0] - o[1]).abs() < 0.5 {
+                cpu.none_idle(&match (o[0] - o[1]).abs() < 0.5 {
                     true => format!("{:.1}", (o[0] + o[1]) / 2.0),
                     false => format!("{:.1} before and {:.1} after", o[0], o[1]),
-                },
-                count(cpu.cpus),
+                }),
             ),
             "Rates measured on a machine with no idle CPU belong to the scheduler as much as to the device: run again with the host otherwise idle, or with fewer threads than cores.",
         )
@@ -598,6 +620,7 @@ mod tests {
             wait: &wait,
             others: &busy,
             cpus: 2.0,
+            machine: 0.0,
         };
         let found = regime(&f, 0.1, Some(4096.0), false, None, cpu, &th());
         assert_eq!(found.len(), 1);
@@ -633,6 +656,54 @@ mod tests {
         );
     }
 
+    /// A fall on the one CPU of two that iogauge may run on (taskset -c 0), as four busy loops
+    /// came to that CPU (tests/cpu_contention.rs, on a quiet machine): iogauge's threads ran
+    /// 1.0 then 0.22 CPUs, other work 0.0 then 0.78 there, and the threads did 0.55× the IOs
+    /// per CPU-second, so their waiting alone does not name the CPU. Named as the CPUs'
+    /// iogauge may run on. The near miss: the same counted over the whole machine, whose other
+    /// CPU was idle, is the device's.
+    #[test]
+    fn a_fall_on_the_cpus_iogauge_may_run_on_names_them() {
+        let mut f = bins(150_000.0, 15, 0.02, 7);
+        f.extend(bins(18_000.0, 65, 0.02, 8));
+        let n = f.len();
+        let side = |before: f32, after: f32| -> Vec<f32> {
+            (0..n)
+                .map(|i| if i < 15 { before } else { after })
+                .collect()
+        };
+        let (run, wait, others) = (side(1.0, 0.22), side(0.62, 0.97), side(0.0, 0.78));
+        let pinned = CpuBins {
+            run: &run,
+            wait: &wait,
+            others: &others,
+            cpus: 1.0,
+            machine: 2.0,
+        };
+        let found = regime(&f, 0.1, Some(4096.0), false, None, pinned, &th());
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(
+            found[0].summary.contains(
+                "the CPUs iogauge may run on (1 of the machine's 2) had no idle time (work other than iogauge's threads, kernel threads among it, took 0.0 before and 0.8 after of them)"
+            ),
+            "{}",
+            found[0].summary
+        );
+        assert!(!found[0].evidence.contains_key("ios_above_later"));
+        let machine = CpuBins {
+            cpus: 2.0,
+            machine: 0.0,
+            ..pinned
+        };
+        let found = regime(&f, 0.1, Some(4096.0), false, None, machine, &th());
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(
+            found[0].evidence.contains_key("ios_above_later"),
+            "{}",
+            found[0].summary
+        );
+    }
+
     /// The rise of a cell whose machine was saturated only before it: other work (a compiler)
     /// took 1.7 CPUs and then left, iogauge's threads on one. Named as possibly the CPU's, with
     /// both sides' shares. Near misses: the same rise with the other work at 0.9 CPUs before
@@ -655,6 +726,7 @@ mod tests {
             wait: &wait,
             others: &left,
             cpus: 2.0,
+            machine: 0.0,
         };
         let found = regime(&f, 0.1, Some(4096.0), false, None, cpu, &th());
         assert_eq!(found.len(), 1);

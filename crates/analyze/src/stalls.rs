@@ -125,8 +125,8 @@ pub fn stalls(fine_ios: &[u32], bin_s: f64, cpu: CpuBins, th: &Thresholds) -> Ve
             machine_saturated(cpu, start..stop, fine_ios.len()).map(|o| {
                 (
                     format!(
-                        "{when} the machine had no idle CPU (work other than iogauge's threads, kernel threads among it, took {o:.1} of its {} CPUs): the IO waited on the scheduler, and on such a machine a stall is the CPU's as likely as the device's",
-                        count(cpu.cpus)
+                        "{when} {}: the IO waited on the scheduler, and on such a machine a stall is the CPU's as likely as the device's",
+                        cpu.none_idle(&format!("{o:.1}"))
                     ),
                     [("others_cpus", o), ("cpus", cpu.cpus)],
                 )
@@ -617,6 +617,18 @@ mod tests {
         device(&r, &w);
     }
 
+    /// The one stall `ios` holds, judged with iogauge's CPU `run` and `wait`.
+    fn only_stall(ios: &[u32], run: &[f32], wait: &[f32]) -> Finding {
+        let cpu = CpuBins {
+            run,
+            wait,
+            ..CpuBins::default()
+        };
+        let found = stalls(ios, 0.1, cpu, &Thresholds::default());
+        assert_eq!(found.len(), 1, "{found:?}");
+        found.into_iter().next().unwrap()
+    }
+
     /// Threads that got no CPU at all book their wait when they next run, as IO comes back:
     /// the 3.2 CPU-seconds of a 2 s stall read in the bin after it are the stall's. Booked a
     /// window later (the next bin's IO between), they are not.
@@ -626,14 +638,7 @@ mod tests {
         let judge = |at: usize| {
             let (r, mut w) = cpu(ios.len(), 40, 60, 0.9, 0.0);
             w[at] += 32.0;
-            let cpu = CpuBins {
-                run: &r,
-                wait: &w,
-                ..CpuBins::default()
-            };
-            let found = stalls(&ios, 0.1, cpu, &Thresholds::default());
-            assert_eq!(found.len(), 1, "{found:?}");
-            found.into_iter().next().unwrap()
+            only_stall(&ios, &r, &w)
         };
         let f = judge(60);
         assert!(f.summary.contains("waited for a CPU"), "{}", f.summary);
@@ -655,14 +660,7 @@ mod tests {
             if gap {
                 w[50] = 0.6;
             }
-            let cpu = CpuBins {
-                run: &r,
-                wait: &w,
-                ..CpuBins::default()
-            };
-            let found = stalls(&ios, 0.1, cpu, &Thresholds::default());
-            assert_eq!(found.len(), 1, "{found:?}");
-            found.into_iter().next().unwrap()
+            only_stall(&ios, &r, &w)
         };
         let f = judge(false);
         assert!(f.summary.contains("waited for a CPU"), "{}", f.summary);
@@ -692,6 +690,7 @@ mod tests {
                     wait: &w,
                     others: &o,
                     cpus,
+                    machine: 0.0,
                 },
                 &Thresholds::default(),
             )
