@@ -50,11 +50,13 @@ fn fios_json_and_iogauges_have_the_same_keys_but_the_deliberate_ones() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data.bin");
     let job = dir.path().join("two.fio");
+    // Amounts, not times: 256 reads and 8 synced writes, whatever the disk's pace (in 500 ms a
+    // fresh-clone CI, its disk busy with other tests, completed not one synced write).
     std::fs::write(
         &job,
         format!(
-            "[global]\nfilename={}\nsize=16m\ndirect=1\nioengine=io_uring\nruntime=500ms\ntime_based\n\
-             [r]\nrw=randread\nbs=4k\niodepth=4\n[w]\nstonewall\nrw=write\nbs=8k\nfdatasync=1\n",
+            "[global]\nfilename={}\nsize=16m\ndirect=1\nioengine=io_uring\n\
+             [r]\nrw=randread\nbs=4k\niodepth=4\nio_size=1m\n[w]\nstonewall\nrw=write\nbs=8k\nfdatasync=1\nsize=64k\n",
             data.display()
         ),
     )
