@@ -111,10 +111,12 @@ fn thinktime_pauses_after_every_few_ios_as_fio_does() {
         assert!(r["name"].as_str().unwrap().ends_with(said), "{}", r["name"]);
         // fio keeps the same bound (its count a little over it: 103 of 101 here, its clock
         // runs a little past the 2 s); beside a busy machine both sleep past their pauses, fio
-        // more (247 of 404 in a CI run beside the other tests, iogauge 376), so no ratio.
+        // more (247 of 404 in a CI run beside the other tests, iogauge 376; 127 of 404 in
+        // another, iogauge 388), so no ratio and no floor for fio's but that it read: how far
+        // past its pauses fio sleeps is fio's and the machine's, not what is judged here.
         let theirs = fio.iter().find(|(n, _)| n == name).unwrap().1[0];
         assert!(
-            (most * 0.35..=most * 1.05).contains(&theirs),
+            (1.0..=most * 1.05).contains(&theirs),
             "{name}: fio {theirs} reads, iogauge {ios}"
         );
     }
