@@ -91,11 +91,15 @@ fn judge(r: &Value) {
     let t = &r["tpcc"];
     let window = f(&t["window_s"]);
     assert!((9.0..12.0).contains(&window), "a 10 s window: {t}");
-    // The schema's new orders against the terminals' count: they differ only by the orders
-    // in flight at the window's two edges (at most one per terminal at each).
+    // The schema's new orders against the terminals' count: they differ only by what ran
+    // across the window's two edges: an order in flight per terminal, and those completed
+    // between the terminals' switch and the schema's count a query later (up to 50 ms of
+    // them: a fresh-clone CI, its two cores busy, counted 9 orders apart where 4 terminals
+    // alone would allow 8, at 480 new orders a second).
     let (nopm, driver) = (f(&t["nopm"]), f(&t["driver_nopm"]));
     assert!(nopm > 0.0, "{t}");
-    let in_flight = 2.0 * f(&t["terminals"]) * 60.0 / window;
+    let per_edge = f(&t["terminals"]) + driver / 60.0 * 0.05;
+    let in_flight = 2.0 * per_edge * 60.0 / window;
     assert!(
         (nopm - driver).abs() <= in_flight,
         "NOPM {nopm} against the terminals' {driver}"
