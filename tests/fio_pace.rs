@@ -172,7 +172,10 @@ fn a_rate_per_direction_paces_each_direction_and_each_job_its_own() {
 /// fio's flow: a random writer of weight 1 beside a random reader of weight 8 in one flow issue
 /// about one write for every 8 reads (without a flow, on a RAM loop device, they issue about as
 /// many each); the same with flow_sleep (the held job sleeps 1 ms once its IOs complete), as
-/// fio's examples/flow.fio runs it. fio itself keeps the same ratio on the same device.
+/// fio's examples/flow.fio runs it. fio itself, run on the same device, is judged only for the
+/// direction: a CI beside a busy machine saw fio's flow with sleeps at 4.4 reads a write (27,217
+/// and 6,198) while iogauge held 8 in the same run; how closely fio holds its weights when its
+/// threads wait for a CPU is fio's, not iogauge's.
 #[test]
 fn jobs_in_one_flow_share_its_ios_by_their_weights_as_fios_do() {
     let Some(ram) = rig() else {
@@ -206,7 +209,7 @@ fn jobs_in_one_flow_share_its_ios_by_their_weights_as_fios_do() {
         );
         let (fw, fr) = (theirs(light, 1), theirs(heavy, 0));
         assert!(
-            fw >= 100.0 && (7.2..=8.8).contains(&(fr / fw)),
+            fw >= 100.0 && fr / fw >= 3.0,
             "fio {light}: {fr} reads, {fw} writes"
         );
     }

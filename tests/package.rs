@@ -1,8 +1,9 @@
 //! What a DBA copies to a database server: the static binary (packaging/build-static) and the
-//! Debian package (packaging/build-deb), both built by .ci/run before the tests. The binary runs
-//! in a root that holds nothing but itself (no library, no NSS module, no /etc), stores runs in
-//! its bundled SQLite, and runs PostgreSQL (which looks its user up); the package installs into
-//! a root of its own with `dpkg --root`, and its man pages, completions and binary work there.
+//! Debian package (packaging/build-deb), both built by .ci/run beside the other tests, these
+//! tests running once they are built. The binary runs in a root that holds nothing but itself
+//! (no library, no NSS module, no /etc), stores runs in its bundled SQLite, and runs PostgreSQL
+//! (which looks its user up); the package installs into a root of its own with `dpkg --root`,
+//! and its man pages, completions and binary work there.
 
 use crate::common;
 use common::*;

@@ -35,11 +35,11 @@ const NOT_HERE: &[(&str, &str)] = &[
     ),
     (
         "packaging/build-static",
-        ".ci/run builds it before the tests; tests/package.rs runs what it built",
+        ".ci/run builds it beside the tests, before tests/package.rs runs what it built",
     ),
     (
         "packaging/build-deb",
-        ".ci/run builds it before the tests; tests/package.rs installs and runs it",
+        ".ci/run builds it beside the tests, before tests/package.rs installs and runs it",
     ),
     (
         "mpirun",
