@@ -273,14 +273,19 @@ iodepth = [4, 8, 16, 32, 64]
     );
 }
 
-/// Variance over mean of the reads completed in each 100 ms bin.
-fn dispersion(r: &Value) -> f64 {
-    let bins: Vec<f64> = r["fine"]["ios"]
+/// The reads completed in each 100 ms bin.
+fn bins(r: &Value) -> Vec<f64> {
+    r["fine"]["ios"]
         .as_array()
         .unwrap()
         .iter()
         .filter_map(Value::as_f64)
-        .collect();
+        .collect()
+}
+
+/// Variance over mean of the reads completed in each 100 ms bin.
+fn dispersion(r: &Value) -> f64 {
+    let bins = bins(r);
     let n = bins.len() as f64;
     let mean = bins.iter().sum::<f64>() / n;
     let var = bins.iter().map(|b| (b - mean).powi(2)).sum::<f64>() / (n - 1.0);
@@ -290,7 +295,12 @@ fn dispersion(r: &Value) -> f64 {
 /// `--poisson` (fio's rate_process=poisson): at 200 reads a second on a RAM device, where each
 /// read completes within microseconds of its start, the reads completed per 100 ms bin are
 /// Poisson counts (variance about their mean of 20; over 50 bins the estimate is within 0.5–2
-/// by four standard errors), where an even schedule's are all but equal. Both keep the rate.
+/// by four standard errors), where an even schedule's are all but equal: at least four bins in
+/// five within 2 reads of 20, where Poisson counts put about two in five there. The even
+/// schedule is judged by that share, not by its variance: one stall of the machine and the
+/// catch-up after it (0 reads in a bin, 40 in the next) make a variance over mean of 0.5 alone
+/// (a CI run, beside the other rate tests and a release build, saw 0.52), and an even schedule
+/// keeps its bins equal around it. Both keep the rate.
 #[test]
 fn poisson_arrivals_vary_as_poisson_counts_and_even_ones_do_not() {
     let _quiet = quiet_turn(module_path!());
@@ -319,10 +329,24 @@ fn poisson_arrivals_vary_as_poisson_counts_and_even_ones_do_not() {
             "{iops} IOPS for --rate 200"
         );
     }
-    let (e, p) = (dispersion(&even), dispersion(&poisson));
-    assert!(e < 0.2, "even arrivals: variance/mean {e:.2}");
+    let near = |r: &Value| {
+        let bins = bins(r);
+        let near = bins.iter().filter(|b| (*b - 20.0).abs() <= 2.0).count();
+        (near as f64 / bins.len() as f64, bins)
+    };
+    let (e, bins_e) = near(&even);
+    assert!(
+        e >= 0.8,
+        "even arrivals: {e:.2} of the bins within 2 of 20: {bins_e:?}"
+    );
+    let (n, bins_p) = near(&poisson);
+    assert!(
+        n < 0.8,
+        "Poisson arrivals: {n:.2} of the bins within 2 of 20: {bins_p:?}"
+    );
+    let p = dispersion(&poisson);
     assert!(
         (0.5..=2.0).contains(&p),
-        "Poisson arrivals: variance/mean {p:.2}"
+        "Poisson arrivals: variance/mean {p:.2}: {bins_p:?}"
     );
 }
