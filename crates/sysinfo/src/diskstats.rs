@@ -227,6 +227,17 @@ impl DeviceWatch {
                         prev[i] = s;
                     }
                 }
+                // A window shorter than one interval is one sample of its own length (a 1 s
+                // run stopped just before its first second had none, and its device document
+                // no time series). Longer windows keep whole intervals only.
+                if out.iter().all(Vec::is_empty) {
+                    for (i, n) in names.iter().enumerate() {
+                        out[i].push(match (&DiskStat::read(n), &prev[i]) {
+                            (Some(a), Some(b)) => Some(a.since(b)),
+                            _ => None,
+                        });
+                    }
+                }
                 Watched {
                     start,
                     begun,
@@ -308,5 +319,23 @@ mod tests {
         let out = w.stop();
         assert!(out[0].total.is_none());
         assert!(out[0].intervals.iter().all(Option::is_none));
+    }
+
+    #[test]
+    fn a_window_shorter_than_an_interval_is_one_sample() {
+        // Any device the kernel counts will do: the window is only read, never written.
+        let stats = std::fs::read_to_string("/proc/diskstats").unwrap();
+        let name = stats
+            .lines()
+            .next()
+            .unwrap()
+            .split_whitespace()
+            .nth(2)
+            .unwrap();
+        let w = DeviceWatch::start(&[name.to_string()], Duration::from_secs(3600));
+        let out = w.stop();
+        assert_eq!(out[0].intervals.len(), 1, "{:?}", out[0]);
+        assert!(out[0].intervals[0].is_some());
+        assert_eq!(out[0].interval, out[0].elapsed);
     }
 }
