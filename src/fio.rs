@@ -9,7 +9,9 @@
 //! and why — never dropped, since a job that runs without one of its options measures
 //! something its author did not ask for (fio issue 1629, pbench 423). docs/fio.md lists them.
 
+mod amounts;
 mod content;
+mod draft;
 mod fixup;
 pub mod ini;
 pub mod measures;
@@ -18,6 +20,7 @@ mod place;
 mod prio;
 mod unmapped;
 mod values;
+mod zbd;
 
 pub use unmapped::NOTED;
 // The unit tests call size() and time() through `super::*`; nothing else here does.
@@ -25,8 +28,8 @@ pub use unmapped::NOTED;
 use values::{size, time};
 
 use crate::workload::{BsMix, Distribution, FileService, Rw, SyncKind};
+use draft::{Arg, Draft};
 use ini::{Loc, Opt};
-use options::{Arg, Draft};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -119,6 +122,9 @@ pub struct Job {
     pub placement: Option<crate::workload::Placement>,
     /// `zonemode=strided` with `zonesize`, `zonerange`, `zoneskip`.
     pub zones: Option<crate::workload::Strided>,
+    /// `zonemode=zbd` with `zonesize`, `max_open_zones`, `zone_reset_*`: writes at write
+    /// pointers iogauge keeps, as fio does on a target that is not zoned.
+    pub zbd: Option<crate::workload::Zbd>,
     /// `buffer_compress_*`, `dedupe_*`, `zero_buffers`: what the writes carry.
     pub content: crate::workload::Content,
     /// `sync=dsync`: the file opened with O_DSYNC.
@@ -186,6 +192,7 @@ impl Job {
             flow: None,
             placement: None,
             zones: None,
+            zbd: None,
             content: Default::default(),
             submit_batch: None,
             complete_batch: None,

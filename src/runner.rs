@@ -231,6 +231,14 @@ fn run_gated(
     let backing: Mutex<Option<String>> = Mutex::new(None);
     let (tx, rx) = channel::<IntervalMsg>();
     let budgets = data_budgets(spec);
+    let zones = spec.shape.zbd.map(|z| {
+        std::sync::Arc::new(crate::workload::zbd::ZoneTable::new(
+            z,
+            range_start,
+            range_bytes,
+            spec.bs.bytes(),
+        ))
+    });
 
     let mut agg = Intervals::default();
     let (outs, watched) = std::thread::scope(|s| {
@@ -245,6 +253,7 @@ fn run_gated(
                 range_bytes,
                 data_budget: budgets.as_ref().map(|b| b[id as usize]),
                 verify,
+                zones: zones.clone(),
             };
             let h = std::thread::Builder::new()
                 .name(format!("iogauge-w{id}"))

@@ -6,6 +6,8 @@ mod content;
 pub mod distribution;
 pub mod files;
 pub mod offsets;
+pub mod zbd;
+pub use zbd::Zbd;
 mod placement;
 pub use content::{Content, Repeats};
 pub use placement::{list as placement_list, MemPolicy, Placement};
@@ -190,6 +192,9 @@ pub struct Shape {
     pub stride: Option<u64>,
     /// fio's zonemode=strided: IO in one zone at a time (plain path only).
     pub zones: Option<Strided>,
+    /// fio's zonemode=zbd on a target that is not zoned: writes at emulated write pointers
+    /// (plain path only).
+    pub zbd: Option<zbd::Zbd>,
     /// What each write carries; by default unique, incompressible bytes.
     pub content: Content,
 }

@@ -11,20 +11,27 @@ use crate::common;
 use common::trace::Issued;
 use common::*;
 
+/// A RAM loop device of `bytes` and the requests the kernel sends it, with fio at hand; `None`
+/// (said) where the machine cannot give them.
+fn traced_ram(bytes: u64) -> Option<(RamLoop, Issued)> {
+    if !is_root() {
+        skip("needs root (a loop device, the tracepoint)");
+        return None;
+    }
+    if !have("fio") {
+        skip("needs fio");
+        return None;
+    }
+    let ram = RamLoop::new(bytes);
+    let issued = Issued::on(&ram.dev.dev)?;
+    Some((ram, issued))
+}
+
 /// 64 KiB reads one at a time, 1 MiB in each zone, 3 MiB skipped, over 64 MiB: the i-th read at
 /// (i / 16) × 4 MiB + (i % 16) × 64 KiB, the 257th back at the start.
 #[test]
 fn strided_zones_read_each_zones_share_then_skip_as_fio_does() {
-    if !is_root() {
-        skip("needs root (a loop device, the tracepoint)");
-        return;
-    }
-    if !have("fio") {
-        skip("needs fio");
-        return;
-    }
-    let ram = RamLoop::new(64 << 20);
-    let Some(issued) = Issued::on(&ram.dev.dev) else {
+    let Some((ram, issued)) = traced_ram(64 << 20) else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
@@ -148,4 +155,89 @@ fn a_sequence_past_the_range_is_refused_and_one_inside_it_runs() {
     assert!(!target.exists());
     let out = seq("11,0");
     assert!(out.status.success(), "{}", stderr_of(&out));
+}
+
+/// fio's zonemode=zbd on a device that is not zoned (zbd-rand-write.fio, smaller): 64 KiB
+/// random writes into 1 MiB zones go to the zones' write pointers, each zone written from its
+/// start in order, and never more than max_open_zones=4 zones part-written at once, while the
+/// writes still reach far more zones than four. Ground truth: the writes the kernel sent the RAM
+/// loop device, for iogauge and for fio itself. Near miss: without zonemode the same random
+/// writes land anywhere in a zone.
+#[test]
+fn zbd_random_writes_append_at_write_pointers_in_max_open_zones_as_fio_does() {
+    let Some((ram, issued)) = traced_ram(32 << 20) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let job = |name: &str, zones: &str| {
+        let file = dir.path().join(name);
+        std::fs::write(
+            &file,
+            format!(
+                "[w]\nfilename={}\ndirect=1\nioengine=psync\nrw=randwrite\nbs=64k\nsize=32m\n\
+                 io_size=24m\n{zones}\n",
+                ram.dev.dev
+            ),
+        )
+        .unwrap();
+        file
+    };
+    let zbd = job("zbd.fio", "zonemode=zbd\nzonesize=1m\nmax_open_zones=4");
+    let run = |file: &Path| {
+        issued.writes();
+        let out = iogauge(
+            dir.path(),
+            &[
+                "fio",
+                "--no-store",
+                "--json",
+                "--allow-overwrite",
+                file.to_str().unwrap(),
+            ],
+        );
+        assert!(out.status.success(), "{}", stderr_of(&out));
+        (issued.writes(), json_of(&out))
+    };
+    // (writes at their zone's write pointer, most zones part-written at once, zones reached)
+    let judge = |writes: &[(u64, u64)]| {
+        let mut next = [0u64; 32];
+        let (mut appends, mut most) = (0, 0);
+        let mut reached = std::collections::BTreeSet::new();
+        for &(at, len) in writes {
+            assert_eq!(len, 64 << 10, "a write of {len} bytes at {at}");
+            let (z, b) = ((at >> 20) as usize, (at % (1 << 20)) >> 16);
+            if b == next[z] % 16 {
+                appends += 1;
+            }
+            next[z] = b + 1;
+            reached.insert(z);
+            most = most.max(next.iter().filter(|n| **n % 16 != 0).count());
+        }
+        (appends, most, reached.len())
+    };
+    let (ours, doc) = run(&zbd);
+    assert_eq!(ours.len(), 384, "24 MiB in 64 KiB writes");
+    assert_eq!(judge(&ours).0, 384, "writes away from a write pointer");
+    let (_, most, reached) = judge(&ours);
+    assert!(most <= 4, "{most} zones part-written at once");
+    assert!(reached >= 12, "{reached} of 32 zones written");
+    assert_eq!(doc["results"][0]["workload"]["zbd"]["zone_bytes"], 1 << 20);
+    let fio = Command::new("fio")
+        .args(["--output-format=json", zbd.to_str().unwrap()])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(fio.status.success(), "{}", stderr_of(&fio));
+    let theirs = issued.writes();
+    let (appends, most, _) = judge(&theirs);
+    assert_eq!((appends, theirs.len()), (384, 384), "fio's writes");
+    assert!(most <= 4, "fio: {most} zones part-written at once");
+    // Near miss: plain random writes.
+    let (plain, _) = run(&job("plain.fio", ""));
+    let (appends, _, _) = judge(&plain);
+    assert!(
+        appends < 100,
+        "{appends} of {} plain random writes at a write pointer",
+        plain.len()
+    );
 }

@@ -595,6 +595,7 @@ pub fn transactions_result(t: Transactions) -> ResultDoc {
             flow: None,
             placement: None,
             zones: None,
+            zbd: None,
             content: None,
         },
         target: TargetDoc {

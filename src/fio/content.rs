@@ -5,7 +5,7 @@
 //! deduplicates (zram, btrfs and ZFS with compression, VDO, many SSDs and arrays) stores less
 //! of such data than of iogauge's unique, incompressible bytes, which is what these ask to see.
 
-use super::options::Set;
+use super::draft::Set;
 use super::values::{flag, size};
 use super::Job;
 use crate::workload::{Content, Repeats};

@@ -3,7 +3,7 @@
 //! bytes, filesize over nrfiles), and the combinations iogauge refuses. They run in one order,
 //! so a job with several of these problems is told the same one first every time.
 
-use super::options::{Draft, Set};
+use super::draft::{Draft, Set};
 use super::values::{count, flag, flow_weight, size, time, time_us, DirRates};
 use super::Job;
 use crate::workload::Distribution;
@@ -40,6 +40,7 @@ pub(super) fn fixup(d: Draft, set: Set, kb_base: u64) -> Result<Job, String> {
     super::content::apply(j, &set, kb_base)?;
     super::place::apply(j, &set)?;
     strided(j, &set, kb_base)?;
+    super::zbd::apply(j, &set, kb_base)?;
     sequence(j, &set)?;
     pattern_rules(j, &set)?;
     files(j, &set)?;
@@ -304,6 +305,9 @@ fn flowing(j: &mut Job, set: &Set) -> Result<(), String> {
 fn strided(j: &mut Job, set: &Set, kb_base: u64) -> Result<(), String> {
     let get = |k: &str| set.get(k).map(|(v, _)| size(v, kb_base)).transpose();
     let mode = set.get("zonemode").map(|(v, l)| (v.as_str(), l));
+    if let Some(("zbd", _)) = mode {
+        return Ok(());
+    }
     let Some(zsize) = get("zonesize")?.filter(|s| *s > 0) else {
         if let Some(("strided", l)) = mode {
             return Err(format!(
@@ -339,7 +343,7 @@ fn strided(j: &mut Job, set: &Set, kb_base: u64) -> Result<(), String> {
     {
         return Err(format!(
             "{l}: zonesize={v} with {k}={}: strided zones are mapped for one block size and a plain pattern; give one bs and no :N suffix",
-            j.typed(k)
+            set.get(k).map_or("", |(v, _)| v.as_str())
         ));
     }
     if j.nrfiles > 1 {
@@ -355,7 +359,7 @@ fn strided(j: &mut Job, set: &Set, kb_base: u64) -> Result<(), String> {
                 "{}: {k}={}: give a whole number of blocks of bs={}",
                 set.get(k).map_or(l, |(_, l)| l),
                 set.get(k).map_or("", |(v, _)| v.as_str()),
-                j.typed("bs")
+                set.get("bs").map_or("", |(v, _)| v.as_str())
             ));
         }
     }

@@ -141,6 +141,20 @@ fn done_instead(j: &Job, out: &mut dyn FnMut(String)) {
             }
         ));
     }
+    if let Some(z) = j.zbd {
+        out(format!(
+            "{}: zonemode=zbd ({WHO}): on a target that is not zoned, iogauge keeps the zones' write pointers as fio does, every zone empty at the start: each write goes to a zone's pointer ({}){}, a full zone chosen again starts over at its start, and a reset reaches no device; the job's threads share the pointers, as fio's clones do",
+            j.at("zonemode"),
+            match j.rw {
+                Rw::Randwrite => "a random zone's",
+                _ => "the zones in turn",
+            },
+            match z.max_open {
+                0 => String::new(),
+                n => format!(", at most {n} zones written at once"),
+            }
+        ));
+    }
     if let Some(t) = j.latency_target {
         out(format!(
             "{}: latency_target={} at the p{} ({WHO}): fio lowers the queue depth until the target holds; iogauge keeps iodepth={} and searches the highest rate that keeps it (--latency-target) — the same question, asked by rate",

@@ -3,21 +3,17 @@
 //! these names first; an option the table lacks is accepted or refused by `unmapped`. A rule
 //! that needs options read after this one is `fixup`'s, as fio's init.c fixup_options.
 
-use super::ini::{Loc, Opt};
-use super::unmapped;
+use super::draft::{Arg, Draft, Set};
+use super::ini::Opt;
 use super::values::{
     bs_range, bs_split, count, dir_rates, distribution, file_service, flag, flow_weight, nrfiles,
     per_direction, prio_per_direction, size, time, time_us, DirRates,
 };
-use super::{Engine, Job};
+use super::Engine;
+use super::{amounts, unmapped};
 use crate::workload::blocks::BsWeight;
 use crate::workload::{BsMix, LatencyTarget, Rw, SyncKind};
-use std::collections::BTreeMap;
-use std::fmt;
 use std::time::Duration;
-
-/// A job's options by name, each with its value as typed and where it was set.
-pub(super) type Set = BTreeMap<String, (String, Loc)>;
 
 /// fio's aliases (options.c `alias`), each to the name read here.
 const ALIASES: [(&str, &str); 16] = [
@@ -65,84 +61,6 @@ pub(super) fn kb_base(set: &Set) -> Result<u64, String> {
             "1000" => Ok(1000),
             _ => Err(format!("{l}: kb_base={v}: fio takes 1024 or 1000")),
         },
-    }
-}
-
-/// A job as its options are read: the job, and what some options leave for `fixup`, which
-/// needs others read first.
-pub(super) struct Draft {
-    pub job: Job,
-    /// `rwmixread`, or 100 − `rwmixwrite`.
-    pub mix: Option<u8>,
-    pub filename: Option<String>,
-    pub directory: Option<String>,
-    pub buffered: Option<bool>,
-    /// `rate=` (bytes per second) or `rate_iops=` for reads and for writes (a direction
-    /// without one unpaced), in IOs of the job once the sizes and the pattern are known.
-    pub rate: Option<DirRates>,
-    pub number_ios: Option<u64>,
-    pub blockalign: Option<u64>,
-}
-
-impl Draft {
-    pub fn new(job: Job) -> Draft {
-        Draft {
-            job,
-            mix: None,
-            filename: None,
-            directory: None,
-            buffered: None,
-            rate: None,
-            number_ios: None,
-            blockalign: None,
-        }
-    }
-}
-
-/// One option as its reader sees it, with the job's others for the rules that read them.
-pub(super) struct Arg<'a> {
-    pub key: &'a str,
-    pub v: &'a str,
-    pub at: &'a Loc,
-    pub kb_base: u64,
-    pub set: &'a Set,
-}
-
-impl Arg<'_> {
-    /// A refusal of this option's value, with where it was set.
-    fn bad(&self, why: impl fmt::Display) -> String {
-        format!("{}: {}={}: {why}", self.at, self.key, self.v)
-    }
-
-    /// The value read by `value` into `field`, or refused with `value`'s reason.
-    fn put<T>(&self, field: &mut T, value: Result<T, String>) -> Result<(), String> {
-        *field = value.map_err(|e| self.bad(e))?;
-        Ok(())
-    }
-
-    /// The value checked by `value`, and kept in the job's settings only.
-    fn check<T>(&self, value: Result<T, String>) -> Result<(), String> {
-        value.map(drop).map_err(|e| self.bad(e))
-    }
-
-    fn size(&self) -> Result<u64, String> {
-        size(self.v, self.kb_base).map_err(|e| self.bad(e))
-    }
-
-    fn time(&self) -> Result<Duration, String> {
-        time(self.v).map_err(|e| self.bad(e))
-    }
-
-    /// fio counts sizes and offsets in zones (z) in ZBD mode only: a unit it knows, for a kind
-    /// of device iogauge does not drive.
-    fn not_zones(&self) -> Result<(), String> {
-        if self.v.ends_with(['z', 'Z']) {
-            return Err(self.bad(format!(
-                "{} in zones (z) is for zoned block devices (zonemode=zbd), which iogauge does not drive; give a size",
-                self.key
-            )));
-        }
-        Ok(())
     }
 }
 
@@ -195,9 +113,9 @@ const OPTIONS: &[Mapped] = &[
     }),
     opt(&["ramp_time"], |d, a| a.put(&mut d.job.ramp, time(a.v))),
     // filesize comes before size, which wins.
-    opt(&["size", "filesize"], job_size),
-    opt(&["offset"], offset),
-    opt(&["offset_increment"], offset_increment),
+    opt(&["size", "filesize"], amounts::job_size),
+    opt(&["offset"], amounts::offset),
+    opt(&["offset_increment"], amounts::offset_increment),
     opt(&["filename"], filename),
     opt(&["nrfiles"], |d, a| a.put(&mut d.job.nrfiles, nrfiles(a.v))),
     opt(&["file_service_type"], |d, a| {
@@ -277,7 +195,7 @@ const OPTIONS: &[Mapped] = &[
         |_, _| Ok(()),
     ),
     opt(&["loops"], |d, a| a.put(&mut d.job.loops, count(a.v))),
-    opt(&["io_size"], io_size),
+    opt(&["io_size"], amounts::io_size),
     // The next three are noted (`unmapped::NOTED`); their values are checked here.
     opt(&["random_generator"], random_generator),
     opt(&["startdelay"], startdelay),
@@ -304,17 +222,29 @@ const OPTIONS: &[Mapped] = &[
     opt(&["wait_for"], |_, _| Ok(())),
     opt(&["blockalign"], blockalign),
     // Read together in `fixup` (each goes with the others); their values are checked here.
-    opt(&["zonemode"], |_, a| {
-        match a.v {
-        "none" | "strided" => Ok(()),
-        "zbd" => Err(a.bad("zoned block devices (zonemode=zbd) are not driven by iogauge; strided zones (zonemode=strided) are")),
+    opt(&["zonemode"], |_, a| match a.v {
+        "none" | "strided" | "zbd" => Ok(()),
         _ => Err(a.bad("fio's zonemode is none, strided or zbd")),
-    }
     }),
     opt(&["zonesize", "zonerange", "zoneskip"], |_, a| {
-        a.not_zones()?;
+        if a.v.ends_with(['z', 'Z']) {
+            return Err(a.bad("give the zone in bytes, e.g. 256m"));
+        }
         a.size().map(drop)
     }),
+    opt(&["max_open_zones"], |_, a| {
+        a.check(
+            a.v.parse::<u32>()
+                .map_err(|_| "give a count of zones".to_string()),
+        )
+    }),
+    opt(&["zone_reset_threshold", "zone_reset_frequency"], |_, a| {
+        a.check(match a.v.parse::<f64>() {
+            Ok(f) if (0.0..=1.0).contains(&f) => Ok(f),
+            _ => Err("give a fraction from 0 to 1".to_string()),
+        })
+    }),
+    opt(&["read_beyond_wp"], |_, a| a.check(flag(a.v))),
     opt(&["prioclass", "cmdprio_class"], |_, a| {
         a.check(prio_per_direction(a.v, 3))
     }),
@@ -428,21 +358,6 @@ fn ioengine(d: &mut Draft, a: &Arg) -> Result<(), String> {
     Ok(())
 }
 
-fn job_size(d: &mut Draft, a: &Arg) -> Result<(), String> {
-    a.not_zones()?;
-    // A share of the file or device the job names, resolved against its size when the plan
-    // looks at the target.
-    if let Some(p) = a.v.strip_suffix('%') {
-        match p.parse::<f64>() {
-            Ok(p) if p > 0.0 && p <= 100.0 => d.job.size_pct = Some(p),
-            _ => return Err(a.bad("give a share from 1% to 100%")),
-        }
-    } else {
-        d.job.size = Some(a.size()?);
-    }
-    Ok(())
-}
-
 fn syncs(d: &mut Draft, a: &Arg) -> Result<(), String> {
     let n =
         a.v.parse::<u32>()
@@ -550,33 +465,6 @@ fn blockalign(d: &mut Draft, a: &Arg) -> Result<(), String> {
         return Err(a.bad("give a multiple of 512 bytes, e.g. blockalign=4k"));
     }
     d.blockalign = Some(first);
-    Ok(())
-}
-
-fn offset(d: &mut Draft, a: &Arg) -> Result<(), String> {
-    a.not_zones()?;
-    if a.v.ends_with('%') {
-        return Err(a.bad(
-            "an offset as a share of the file is not mapped yet; give a size, e.g. offset=1g",
-        ));
-    }
-    d.job.offset = a.size()?;
-    Ok(())
-}
-
-fn offset_increment(d: &mut Draft, a: &Arg) -> Result<(), String> {
-    if a.v.ends_with('%') {
-        return Err(
-            a.bad("a share of the file is not mapped; give a size, e.g. offset_increment=1g")
-        );
-    }
-    d.job.offset_increment = Some(a.size()?).filter(|i| *i > 0);
-    Ok(())
-}
-
-fn io_size(d: &mut Draft, a: &Arg) -> Result<(), String> {
-    a.not_zones()?;
-    d.job.io_size = Some(a.size()?).filter(|b| *b > 0);
     Ok(())
 }
 

@@ -2,7 +2,7 @@
 //! `cpus_allowed_policy`) and take their memory from (`numa_mem_policy`), once its options are
 //! all read: every CPU and node checked online on this machine before anything runs.
 
-use super::options::Set;
+use super::draft::Set;
 use super::Job;
 use crate::workload::{MemPolicy, Placement};
 

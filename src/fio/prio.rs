@@ -4,7 +4,7 @@
 //! block size with `cmdprio_bssplit`), which only io_uring and libaio carry. Values are
 //! Linux's ioprio: class << 13 | hint << 3 | level.
 
-use super::options::Set;
+use super::draft::Set;
 use super::values::{prio_per_direction as per_direction, size};
 use super::{Engine, Job};
 use crate::workload::{CmdPrio, Prio};

@@ -6,6 +6,7 @@ use crate::workload::blocks::BsWeight;
 mod content;
 mod place;
 mod refusals;
+mod zbd;
 
 fn no_env(_: &str) -> Option<String> {
     None
@@ -348,7 +349,7 @@ fn strided_zones_map_with_fios_defaults() {
     // Near misses: strided without a size, none with one, zbd, a mix, part of a block.
     assert!(refusal("[a]\nzonemode=strided\n").contains("needs zonesize="));
     assert!(refusal("[a]\nzonemode=none\nzonesize=1m\n").contains("fio refuses them"));
-    assert!(refusal("[a]\nzonemode=zbd\n").contains("zoned block devices (zonemode=zbd)"));
+    assert!(refusal("[a]\nzonemode=zbd\n").contains("zonemode=zbd needs zonesize="));
     assert!(refusal("[a]\nzonesize=1m\nbssplit=4k/50:8k/50\n").contains("one block size"));
     assert!(refusal("[a]\nbs=64k\nzonesize=1m\nzoneskip=4k\n").contains("whole number of blocks"));
     assert!(refusal("[a]\nzoneskip=1m\n").contains("goes with zonemode=strided"));

@@ -96,13 +96,13 @@ pub const NOTED: [(&str, &str); 28] = [
     ("create_serialize", LAID_OUT),
 ];
 
-const LAID_OUT: &str = "iogauge lays out each new file before the job's clock starts by writing it whole with incompressible data, so how and when fio would create or preallocate it changes nothing measured";
+const LAID_OUT: &str = "iogauge lays out each new file before the job's clock starts by writing it with incompressible data (from the offset on), so how and when fio would create or preallocate it changes nothing measured";
 
 const LOGS: &str = "iogauge writes no log files; every result keeps its latency histogram and a per-second series (IOPS, bandwidth, p50, p99) in the run document (--json, -o run.json), which report and export read";
 const TIMES_ALL: &str = "fio measures less to spend less CPU per IO; iogauge always times every IO and shows its own CPU per IO beside the result";
 
 /// Options iogauge knows and cannot honour, with the reason given to the user.
-const REFUSED: [(&str, &str); 7] = [
+const REFUSED: [(&str, &str); 6] = [
     (
         "flow_watermark",
         "fio no longer reads it (deprecated: its flow keeps each job to its weight's share); leave it out",
@@ -121,28 +121,20 @@ const REFUSED: [(&str, &str); 7] = [
         "goes with continue_on_error; iogauge stops a job at its first IO error and says which IO failed",
     ),
     (
-        "max_open_zones",
-        "zoned block devices (zonemode=zbd) are not driven by iogauge; strided zones (zonemode=strided) are",
-    ),
-    (
         "filename_format",
         "iogauge names the files it creates itself (iogauge-test.PID, .1, .2 …); leave filename_format out, or give filename= for one existing file",
     ),
 ];
 
 /// Options refused by family (a prefix of fio's name), with the reason.
-const FAMILIES: [(&str, &str); 7] = [
+const FAMILIES: [(&str, &str); 6] = [
     (
         "exit",
         "exitall and exit_what are honoured; ending the run at a job's error (exitall_on_error) is not mapped: iogauge stops a job at its first IO error and says which IO failed",
     ),
     (
         "zone",
-        "zoned block devices (zonemode=zbd) are not driven by iogauge; strided zones (zonemode=strided, zonesize, zonerange, zoneskip) are",
-    ),
-    (
-        "read_beyond_wp",
-        "reads past a zone's write pointer go with zoned block devices (zonemode=zbd), which iogauge does not drive",
+        "not mapped: iogauge emulates zones of zonesize on a target that is not zoned (zonemode=zbd with max_open_zones, zone_reset_threshold, zone_reset_frequency, read_beyond_wp) and walks strided zones (zonemode=strided, zonesize, zonerange, zoneskip); a zoned device is not driven",
     ),
     (
         "spr",

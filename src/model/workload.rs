@@ -57,6 +57,9 @@ pub struct WorkloadDoc {
     /// fio's strided zones (zonemode=strided), absent without.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub zones: Option<ZonesDoc>,
+    /// fio's zonemode=zbd on a target that is not zoned, absent without.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zbd: Option<ZbdDoc>,
     /// IO priorities (fio's prioclass, prio, cmdprio_*), absent without.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prio: Option<PrioDoc>,
@@ -129,6 +132,20 @@ pub struct ZonesDoc {
     pub range_bytes: u64,
     pub size_bytes: u64,
     pub skip_bytes: u64,
+}
+
+/// fio's zonemode=zbd as a result records it: writes at write pointers iogauge kept in zones of
+/// `zone_bytes` (every zone empty at the start, as fio emulates them), at most
+/// `max_open_zones` written at once (0: no limit), and with a reset frequency one write in
+/// every 1/frequency resetting its zone once the zones held the threshold's share.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ZbdDoc {
+    pub zone_bytes: u64,
+    pub max_open_zones: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reset_threshold: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reset_frequency: Option<f64>,
 }
 
 /// IO priorities as a result records them, as ionice names them (`rt/0`, `be/4`, `idle`): the
@@ -269,6 +286,12 @@ impl WorkloadDoc {
                 range_bytes: z.range,
                 size_bytes: z.size,
                 skip_bytes: z.skip,
+            }),
+            zbd: spec.shape.zbd.map(|z| ZbdDoc {
+                zone_bytes: z.zone,
+                max_open_zones: z.max_open,
+                reset_threshold: z.reset.map(|r| r.0),
+                reset_frequency: z.reset.map(|r| r.1),
             }),
             content: ContentDoc::of(&spec.shape.content),
             placement: spec.placement.as_ref().map(ToString::to_string),

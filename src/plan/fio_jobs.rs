@@ -13,6 +13,7 @@ pub fn from_fio(args: &FioArgs) -> Result<Plan> {
     let args = &taken;
     let mut jobs = read_jobs(args)?;
     resolve_shares(&mut jobs)?;
+    not_zoned(&jobs)?;
     agree_per_run(&jobs)?;
     check_regions(&jobs)?;
     let first = &jobs[0];
@@ -142,6 +143,22 @@ fn resolve_shares(jobs: &mut [Job]) -> Result<()> {
         })?;
         let bs = j.bs.max(1);
         j.size = Some((total as f64 * pct / 100.0) as u64 / bs * bs);
+    }
+    Ok(())
+}
+
+/// zonemode=zbd writes at write pointers iogauge keeps: a zoned device, whose pointers are its
+/// own (and refuses writes away from them), is not driven.
+fn not_zoned(jobs: &[Job]) -> Result<()> {
+    for j in jobs.iter().filter(|j| j.zbd.is_some()) {
+        let Some(p) = j.path.as_deref() else { continue };
+        if let Some(model) = iogauge_sysinfo::zoned::zoned_model_for(p) {
+            return Err(usage(format!(
+                "{}: zonemode=zbd on {}, a {model} zoned device: iogauge emulates zones on a device that is not zoned (as fio does there) and does not drive a zoned device's own write pointers; give a device or file that is not zoned",
+                j.at("zonemode"),
+                p.display()
+            )));
+        }
     }
     Ok(())
 }
@@ -383,6 +400,7 @@ fn group(j: &Job, size: Option<u64>, (together, report): (Option<usize>, u32)) -
             seq_skip: j.seq_skip,
             stride: j.offset_increment.filter(|_| j.numjobs > 1),
             zones: j.zones,
+            zbd: j.zbd,
             content: j.content,
         },
         together,

@@ -110,6 +110,8 @@ pub struct WorkerCfg<'a> {
     /// Bytes this worker transfers in a fixed-data run.
     pub data_budget: Option<u64>,
     pub verify: Option<&'a Verifier<'a>>,
+    /// fio's zonemode=zbd: the write pointers the job's threads share.
+    pub zones: Option<std::sync::Arc<crate::workload::zbd::ZoneTable>>,
 }
 
 /// Runs the loop over `files` files (the engine's; 1 but for fio's `nrfiles`); what it measured,

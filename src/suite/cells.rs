@@ -128,6 +128,16 @@ impl Cell {
                 units::iec(z.skip)
             ));
         }
+        // fio's zonemode=zbd: writes at write pointers in zones of this size.
+        if let Some(z) = &self.shape.zbd {
+            s.push_str(&format!(
+                " · writes at write pointers in {} zones",
+                units::iec(z.zone)
+            ));
+            if z.max_open > 0 {
+                s.push_str(&format!(", {} open", z.max_open));
+            }
+        }
         // Where its threads run (fio's cpus_allowed, numa_*).
         if let Some(p) = &self.placement {
             s.push_str(&format!(" · {p}"));

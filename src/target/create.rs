@@ -80,8 +80,8 @@ pub(super) fn to_create<'a>(req: &Request<'a>, path: PathBuf) -> Result<Resolved
         _ => {}
     }
     if let Some(free) = dir.as_ref().and_then(|d| sys::free_bytes(d).ok()) {
-        // All the files together.
-        let all = size.saturating_mul(u64::from(files));
+        // All the files together, each written from the offset on (a hole before it).
+        let all = (size - filled_from(req.offset)).saturating_mul(u64::from(files));
         if free < all {
             let what = match files {
                 1 => path.display().to_string(),
@@ -175,21 +175,32 @@ pub(super) fn create(
     Ok(target)
 }
 
-/// Writes `size` bytes of fresh pseudo-random data, chunk by chunk, not part of any
-/// measurement. O_DIRECT when the file system allows, so the fill leaves no page cache behind.
+/// Where a new file's fill starts: the 4 KiB block of the offset. The bytes before it are a
+/// hole no IO of the job reaches (fio's offset=524z on a scratch file needs its 2 GiB, not
+/// the 131 GiB before them).
+fn filled_from(offset: u64) -> u64 {
+    offset - offset % 4096
+}
+
+/// Writes fresh pseudo-random data from the offset's block to `size`, chunk by chunk, not part
+/// of any measurement. O_DIRECT when the file system allows, so the fill leaves no page cache
+/// behind.
 fn fill(target: &Target, size: u64, req: &Request) -> Result<()> {
     let path = target.path.as_path();
     let (mut file, used_direct) = match target.open(true, true, false) {
         Ok(f) => (f, true),
         Err(_) => (target.open(true, false, false)?, false),
     };
+    let from = filled_from(req.offset);
+    // The whole length at once: the part before the offset a hole, never written.
+    file.set_len(size).map_err(|e| fill_error(path, e, size))?;
     let mut pool = BufferPool::new(1, FILL_CHUNK, 4096, req.seed)
         .ok_or_else(|| anyhow::anyhow!("out of memory for the fill buffer"))?;
     let tty = io::stderr().is_terminal() && !req.quiet;
     let what = format!(
         "Filling {} ({}) with random data",
         path.display(),
-        units::iec(size)
+        units::iec(size - from)
     );
     if !req.quiet {
         // On a terminal one line that updates itself; elsewhere (a log) a line every
@@ -200,7 +211,7 @@ fn fill(target: &Target, size: u64, req: &Request) -> Result<()> {
         }
     }
     let start = Instant::now();
-    let mut written = 0u64;
+    let mut written = from;
     let mut last_report = start;
     let mut chunk_no = 0u64;
     while written < size {
@@ -239,7 +250,7 @@ fn fill(target: &Target, size: u64, req: &Request) -> Result<()> {
         };
         if !req.quiet && last_report.elapsed() >= every {
             last_report = Instant::now();
-            let line = fill_progress(written, size, start.elapsed());
+            let line = fill_progress(written - from, size - from, start.elapsed());
             match tty {
                 true => say_part!("\r{what} ... {line}{}", crate::ui::ERASE_LINE),
                 false => say!("  {line}"),
@@ -256,7 +267,7 @@ fn fill(target: &Target, size: u64, req: &Request) -> Result<()> {
         let done = format!(
             "done in {} ({})",
             units::duration(start.elapsed()),
-            units::bw(size as f64 / secs)
+            units::bw((size - from) as f64 / secs)
         );
         match tty {
             true => say!("\r{what} ... {done}{}", crate::ui::ERASE_LINE),

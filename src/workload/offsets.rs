@@ -28,6 +28,9 @@ pub struct Offsets {
     shaped: Option<Box<Shaped>>,
     /// fio's strided zones on the plain path: `base` and `blocks` are then the zone's.
     zone: Option<ZoneWalk>,
+    /// fio's zonemode=zbd: the job's write pointers, which every write of the plain path
+    /// goes to (reads keep the stream's own offsets).
+    zbd: Option<std::sync::Arc<super::zbd::ZoneTable>>,
 }
 
 /// Where a stream is in its strided zones (see [`super::Strided`]), in blocks of its region.
@@ -80,7 +83,14 @@ impl Offsets {
             cursor: [0, 0],
             shaped: None,
             zone: None,
+            zbd: None,
         }
+    }
+
+    /// The stream's writes at the write pointers of `table` (fio's zonemode=zbd).
+    pub fn at_write_pointers(mut self, table: std::sync::Arc<super::zbd::ZoneTable>) -> Offsets {
+        self.zbd = Some(table);
+        self
     }
 
     /// The stream in strided zones over its region: the first zone at the region's start.
@@ -149,6 +159,9 @@ impl Offsets {
     #[inline]
     pub fn next_io(&mut self, write: bool) -> (u64, u32) {
         if self.shaped.is_none() {
+            if let (Some(t), true) = (&self.zbd, write) {
+                return (t.write(&mut self.rng, self.random), self.bs as u32);
+            }
             let offset = self.next_offset(write);
             self.zone_step();
             return (offset, self.bs as u32);

@@ -86,10 +86,29 @@ impl Issued {
     /// The requests issued since the last take, in order: (first byte, bytes); the trace is
     /// emptied.
     pub fn places(&self) -> Vec<(u64, u64)> {
+        self.places_of(|_| true)
+    }
+
+    /// [`Issued::places`] of the writes only (the request's flags, "W", "WS", "WFS", hold a W).
+    pub fn writes(&self) -> Vec<(u64, u64)> {
+        self.places_of(|rwbs| rwbs.contains('W'))
+    }
+
+    fn places_of(&self, keep: impl Fn(&str) -> bool) -> Vec<(u64, u64)> {
         let text = std::fs::read_to_string(self.0.join("trace")).unwrap();
         std::fs::write(self.0.join("trace"), "").unwrap();
         text.lines()
             .filter(|l| l.contains("block_rq_issue:"))
+            .filter(|l| {
+                // "block_rq_issue: 7,0 WS 65536 () 0 + 128 [iogauge-w0]": the flags follow the
+                // device.
+                let mut w = l
+                    .split("block_rq_issue:")
+                    .nth(1)
+                    .unwrap_or("")
+                    .split_whitespace();
+                keep(w.nth(1).unwrap_or(""))
+            })
             .map(|line| {
                 let words: Vec<&str> = line.split_whitespace().collect();
                 let plus = words.iter().position(|w| *w == "+").unwrap();

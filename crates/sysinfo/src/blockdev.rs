@@ -73,7 +73,7 @@ pub(crate) fn name_dir(roots: &Roots, name: &str) -> Option<PathBuf> {
 
 /// Partitions have no `queue/` or `device/` of their own: their IO is queued and executed by the
 /// disk, so the disk's scheduler, limits and identity are the ones that apply to them.
-fn whole_disk_dir(dir: &Path) -> &Path {
+pub(crate) fn whole_disk_dir(dir: &Path) -> &Path {
     if dir.join("partition").exists() {
         dir.parent().unwrap_or(dir)
     } else {

@@ -19,6 +19,7 @@ mod mountinfo;
 pub mod procio;
 pub mod superblock;
 mod users;
+pub mod zoned;
 
 use serde::{Deserialize, Serialize};
 use std::os::unix::fs::{FileTypeExt, MetadataExt};

@@ -123,7 +123,7 @@ fn every_refusal_names_its_line_and_why() {
             2,
             "size/percentage/class/level",
         ),
-        ("[a]\nzonemode=zbd\n", 2, "zoned block devices"),
+        ("[a]\nzonemode=zbd\n", 2, "needs zonesize="),
         (
             "[a]\nverify_backlog=8\n",
             2,
@@ -208,8 +208,8 @@ fn the_examples_options_are_refused_for_their_own_reason_or_run() {
         ("fill_device=1", "give size="),
         ("error_dump=1", "continue_on_error"),
         ("random_sequence_stride=1", "random_distribution=sequence"),
-        ("max_open_zones=4", "zoned block devices"),
-        ("read_beyond_wp=1", "zoned block devices"),
+        ("max_open_zones=4", "goes with zonemode=zbd"),
+        ("read_beyond_wp=1", "goes with zonemode=zbd"),
         ("sprandom=1", "SNIA"),
         ("spr_op=0.15", "SNIA"),
     ] {

@@ -83,6 +83,11 @@ impl Streams {
         let spec = cfg.spec;
         let files = files.clamp(1, usize::from(u16::MAX) + 1);
         let first = Offsets::of(spec, cfg.id, cfg.range_start, cfg.range_bytes);
+        // One file only: fio's zbd is refused with nrfiles (fio::fixup).
+        let first = match &cfg.zones {
+            Some(t) => first.at_write_pointers(t.clone()),
+            None => first,
+        };
         let more = (1..files as u32)
             .map(|f| Offsets::of_file(spec, cfg.id, f, cfg.range_start, cfg.range_bytes))
             .collect();

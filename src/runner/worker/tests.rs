@@ -106,6 +106,7 @@ fn run<E: Engine>(eng: E, spec: &Spec, files: usize, range: u64) -> WorkerOut {
             Limit::Time(_) => None,
         },
         verify: None,
+        zones: None,
     };
     let shared = Shared {
         stop: AtomicBool::new(false),

@@ -86,6 +86,7 @@ impl Offsets {
             bs: unit,
             cursor: [0, 0],
             zone: None,
+            zbd: None,
             shaped: Some(Box::new(Shaped {
                 tables: [tr, tw],
                 fixed: [fr, fw],
