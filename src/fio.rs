@@ -18,6 +18,7 @@ pub mod measures;
 mod options;
 mod place;
 mod prio;
+mod spr;
 mod unmapped;
 mod values;
 mod zbd;
@@ -125,6 +126,8 @@ pub struct Job {
     /// `zonemode=zbd` with `zonesize`, `max_open_zones`, `zone_reset_*`: writes at write
     /// pointers iogauge keeps, as fio does on a target that is not zoned.
     pub zbd: Option<crate::workload::Zbd>,
+    /// `sprandom` with `spr_op` and `spr_num_regions`: fio's SanDisk random preconditioning.
+    pub spr: Option<crate::workload::Spr>,
     /// `buffer_compress_*`, `dedupe_*`, `zero_buffers`: what the writes carry.
     pub content: crate::workload::Content,
     /// `sync=dsync`: the file opened with O_DSYNC.
@@ -193,6 +196,7 @@ impl Job {
             placement: None,
             zones: None,
             zbd: None,
+            spr: None,
             content: Default::default(),
             submit_batch: None,
             complete_batch: None,

@@ -190,6 +190,8 @@ pub enum Amount {
     /// Several passes over the range: an fio job without size= whose clones each go over the
     /// whole file (numjobs), `loops` times.
     Ranges(u32),
+    /// Thousandths of the range: fio's sprandom writes the range and its over-provisioning.
+    Permille(u32),
 }
 
 /// Command-line lists a group may take in place of its own.

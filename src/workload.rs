@@ -6,7 +6,9 @@ mod content;
 pub mod distribution;
 pub mod files;
 pub mod offsets;
+pub mod sprandom;
 pub mod zbd;
+pub use sprandom::Spr;
 pub use zbd::Zbd;
 mod placement;
 pub use content::{Content, Repeats};
@@ -195,6 +197,9 @@ pub struct Shape {
     /// fio's zonemode=zbd on a target that is not zoned: writes at emulated write pointers
     /// (plain path only).
     pub zbd: Option<zbd::Zbd>,
+    /// fio's sprandom: random writes in regions, a share of each written again in the next
+    /// (plain path only, random writes).
+    pub spr: Option<sprandom::Spr>,
     /// What each write carries; by default unique, incompressible bytes.
     pub content: Content,
 }
@@ -514,6 +519,17 @@ impl Spec {
                 "a skip of {} bytes between sequential IOs is not a multiple of the device's logical block size ({} bytes), which O_DIRECT requires",
                 self.shape.seq_skip, logical_block
             )));
+        }
+        if let Some(s) = self.shape.spr {
+            // fio's region_write_count: at least one write in each region.
+            if range_bytes / self.bs.bytes().max(1) < u64::from(s.regions) {
+                return Err(usage(format!(
+                    "sprandom's {} regions need at least a block each, and the range holds {} blocks of {}; give a larger size or fewer regions (spr_num_regions)",
+                    s.regions,
+                    range_bytes / self.bs.bytes().max(1),
+                    crate::units::bs_label(self.bs.bytes())
+                )));
+            }
         }
         if let (Distribution::Sequence(s), true) = (&self.distribution, self.rw.random()) {
             let blocks = range_bytes / self.bs.bytes().max(1);

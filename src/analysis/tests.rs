@@ -69,6 +69,7 @@ pub(crate) fn result(rw: Rw, bs: u64, threads: u32, iodepth: u32, iops: f64) -> 
             placement: None,
             zones: None,
             zbd: None,
+            sprandom: None,
             content: None,
             rate_iops: None,
             rate_process: None,

@@ -596,6 +596,7 @@ pub fn transactions_result(t: Transactions) -> ResultDoc {
             placement: None,
             zones: None,
             zbd: None,
+            sprandom: None,
             content: None,
         },
         target: TargetDoc {

@@ -41,6 +41,7 @@ pub(super) fn fixup(d: Draft, set: Set, kb_base: u64) -> Result<Job, String> {
     super::place::apply(j, &set)?;
     strided(j, &set, kb_base)?;
     super::zbd::apply(j, &set, kb_base)?;
+    super::spr::apply(j, &set)?;
     sequence(j, &set)?;
     pattern_rules(j, &set)?;
     files(j, &set)?;

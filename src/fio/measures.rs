@@ -155,6 +155,16 @@ fn done_instead(j: &Job, out: &mut dyn FnMut(String)) {
             }
         ));
     }
+    if let Some(s) = j.spr {
+        out(format!(
+            "{}: sprandom ({WHO}): fio's SanDisk random preconditioning, in {} regions at spr_op={}: every block written once in a random order and, at each region's start, a share of the last region's blocks again ({:.1}% after the first region, none after the last), the range and {}% of it in all; iogauge walks the blocks in its own random order and draws its own coins (fio's LFSR and taus88 give another order, the same shares), and the job ends when its sequence does, as fio's, whatever io_size says",
+            j.at("sprandom"),
+            s.regions,
+            s.op,
+            f64::from(crate::workload::sprandom::invalid_pct(s)[0]) / 100.0,
+            (s.op * 100.0).round()
+        ));
+    }
     if let Some(t) = j.latency_target {
         out(format!(
             "{}: latency_target={} at the p{} ({WHO}): fio lowers the queue depth until the target holds; iogauge keeps iodepth={} and searches the highest rate that keeps it (--latency-target) — the same question, asked by rate",

@@ -244,7 +244,9 @@ const OPTIONS: &[Mapped] = &[
             _ => Err("give a fraction from 0 to 1".to_string()),
         })
     }),
-    opt(&["read_beyond_wp"], |_, a| a.check(flag(a.v))),
+    opt(&["read_beyond_wp", "sprandom"], |_, a| a.check(flag(a.v))),
+    // Read together in `spr` (each goes with sprandom=1); checked there.
+    opt(&["spr_op", "spr_num_regions", "spr_cs"], |_, _| Ok(())),
     opt(&["prioclass", "cmdprio_class"], |_, a| {
         a.check(prio_per_direction(a.v, 3))
     }),

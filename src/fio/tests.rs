@@ -6,6 +6,7 @@ use crate::workload::blocks::BsWeight;
 mod content;
 mod place;
 mod refusals;
+mod spr;
 mod zbd;
 
 fn no_env(_: &str) -> Option<String> {

@@ -127,7 +127,7 @@ const REFUSED: [(&str, &str); 6] = [
 ];
 
 /// Options refused by family (a prefix of fio's name), with the reason.
-const FAMILIES: [(&str, &str); 6] = [
+const FAMILIES: [(&str, &str); 5] = [
     (
         "exit",
         "exitall and exit_what are honoured; ending the run at a job's error (exitall_on_error) is not mapped: iogauge stops a job at its first IO error and says which IO failed",
@@ -135,10 +135,6 @@ const FAMILIES: [(&str, &str); 6] = [
     (
         "zone",
         "not mapped: iogauge emulates zones of zonesize on a target that is not zoned (zonemode=zbd with max_open_zones, zone_reset_threshold, zone_reset_frequency, read_beyond_wp) and walks strided zones (zonemode=strided, zonesize, zonerange, zoneskip); a zoned device is not driven",
-    ),
-    (
-        "spr",
-        "fio's sprandom preconditions a flash device by its own scheme; iogauge's preconditioning is that of SNIA's PTS (suite snia-iops and the other snia suites)",
     ),
     (
         "verify_",

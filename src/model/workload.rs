@@ -60,6 +60,9 @@ pub struct WorkloadDoc {
     /// fio's zonemode=zbd on a target that is not zoned, absent without.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub zbd: Option<ZbdDoc>,
+    /// fio's sprandom: its over-provisioning and regions, absent without.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sprandom: Option<SprDoc>,
     /// IO priorities (fio's prioclass, prio, cmdprio_*), absent without.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prio: Option<PrioDoc>,
@@ -146,6 +149,13 @@ pub struct ZbdDoc {
     pub reset_threshold: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reset_frequency: Option<f64>,
+}
+
+/// fio's sprandom as a result records it: the over-provisioning (`spr_op`) and the regions.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SprDoc {
+    pub op: f64,
+    pub regions: u32,
 }
 
 /// IO priorities as a result records them, as ionice names them (`rt/0`, `be/4`, `idle`): the
@@ -292,6 +302,10 @@ impl WorkloadDoc {
                 max_open_zones: z.max_open,
                 reset_threshold: z.reset.map(|r| r.0),
                 reset_frequency: z.reset.map(|r| r.1),
+            }),
+            sprandom: spec.shape.spr.map(|s| SprDoc {
+                op: s.op,
+                regions: s.regions,
             }),
             content: ContentDoc::of(&spec.shape.content),
             placement: spec.placement.as_ref().map(ToString::to_string),

@@ -401,6 +401,7 @@ fn group(j: &Job, size: Option<u64>, (together, report): (Option<usize>, u32)) -
             stride: j.offset_increment.filter(|_| j.numjobs > 1),
             zones: j.zones,
             zbd: j.zbd,
+            spr: j.spr,
             content: j.content,
         },
         together,
@@ -446,6 +447,12 @@ fn length(j: &Job) -> Result<Length> {
             )))
         }
         (Some(t), _, _) => Length::Time(t),
+        // fio's sprandom writes its range and the over-provisioning, then ends by itself
+        // (io_size is fio's to set); a little more than that bounds it.
+        (None, false, _) if j.spr.is_some() => {
+            let op = j.spr.map_or(0.0, |s| s.op);
+            Length::Data(Amount::Permille(1001 + (op * 1000.0).ceil() as u32))
+        }
         (None, true, _) => {
             return Err(usage(format!(
                 "{}: time_based without runtime runs until stopped; give runtime=, e.g. runtime=60",

@@ -388,6 +388,11 @@ impl<'a, E: Engine> Worker<'a, E> {
                 return Ok(());
             };
             let len = self.queue_next(slot, planned)?;
+            if len == 0 {
+                // The stream's sequence has ended (fio's sprandom): the job is done.
+                self.issuing = false;
+                return Ok(());
+            }
             if let Some(f) = &mut self.flow {
                 f.issued();
             }
@@ -438,6 +443,9 @@ impl<'a, E: Engine> Worker<'a, E> {
             pct => stream.coin(pct),
         };
         let (offset, len) = stream.next_io(!read);
+        if len == 0 {
+            return Ok(0);
+        }
         let s = slot as usize;
         self.slots.block[s] = offset;
         self.slots.len[s] = len;

@@ -138,6 +138,14 @@ impl Cell {
                 s.push_str(&format!(", {} open", z.max_open));
             }
         }
+        // fio's sprandom: the over-provisioning and the regions.
+        if let Some(z) = &self.shape.spr {
+            s.push_str(&format!(
+                " · sprandom op {}%, {} regions",
+                (z.op * 100.0).round(),
+                z.regions
+            ));
+        }
         // Where its threads run (fio's cpus_allowed, numa_*).
         if let Some(p) = &self.placement {
             s.push_str(&format!(" · {p}"));
@@ -288,6 +296,7 @@ pub fn data_bytes(amount: Amount, range: u64) -> u64 {
         Amount::Bytes(b) => b,
         Amount::Range => range,
         Amount::Ranges(n) => range.saturating_mul(u64::from(n)),
+        Amount::Permille(n) => (u128::from(range) * u128::from(n) / 1000) as u64,
     }
 }
 

@@ -31,6 +31,8 @@ pub struct Offsets {
     /// fio's zonemode=zbd: the job's write pointers, which every write of the plain path
     /// goes to (reads keep the stream's own offsets).
     zbd: Option<std::sync::Arc<super::zbd::ZoneTable>>,
+    /// fio's sprandom: the blocks of the stream's writes, until its sequence ends.
+    spr: Option<Box<super::sprandom::SpRandom>>,
 }
 
 /// Where a stream is in its strided zones (see [`super::Strided`]), in blocks of its region.
@@ -84,6 +86,7 @@ impl Offsets {
             shaped: None,
             zone: None,
             zbd: None,
+            spr: None,
         }
     }
 
@@ -147,9 +150,18 @@ impl Offsets {
                 range_len,
                 spec.bs.bytes(),
             );
-            return match spec.shape.zones {
-                Some(z) => o.in_zones(z, spec.distribution),
-                None => o,
+            return match (spec.shape.zones, spec.shape.spr) {
+                (Some(z), _) => o.in_zones(z, spec.distribution),
+                (None, Some(s)) => {
+                    let seed = thread_seed(spec.seed, thread);
+                    Offsets {
+                        spr: Some(Box::new(super::sprandom::SpRandom::new(
+                            s, o.blocks, o.bs, seed,
+                        ))),
+                        ..o
+                    }
+                }
+                (None, None) => o,
             };
         }
         Offsets::shaped(spec, thread, range_start, range_len)
@@ -159,6 +171,13 @@ impl Offsets {
     #[inline]
     pub fn next_io(&mut self, write: bool) -> (u64, u32) {
         if self.shaped.is_none() {
+            // A stream whose sequence has ended gives an IO of no bytes: the worker stops.
+            if let Some(s) = &mut self.spr {
+                return match s.next_block() {
+                    Some(b) => (self.base + b * self.bs, self.bs as u32),
+                    None => (self.base, 0),
+                };
+            }
             if let (Some(t), true) = (&self.zbd, write) {
                 return (t.write(&mut self.rng, self.random), self.bs as u32);
             }

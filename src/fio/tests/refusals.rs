@@ -165,7 +165,7 @@ pub(super) fn refused_at(cases: &[(&str, usize, &str)]) {
 /// took 34 runs to learn what blocks it, refused alphabetically).
 #[test]
 fn every_blocker_is_named_at_once_in_file_order() {
-    let e = refusal("[a]\nsprandom=1\nrw=randtrim\nbs=4k\nflow_watermark=1\n");
+    let e = refusal("[a]\natomic=1\nrw=randtrim\nbs=4k\nflow_watermark=1\n");
     assert!(e.starts_with("t.fio:2: "), "{e}");
     assert!(e.contains("; 2 more: t.fio:3:"), "{e}");
     let (two, three, five) = (
@@ -183,7 +183,7 @@ fn every_blocker_is_named_at_once_in_file_order() {
 #[test]
 fn the_blockers_of_every_job_are_one_list_in_file_order() {
     let e = refusal(
-        "[global]\nflow_watermark=100\n[a]\nrw=read\nsprandom=1\n[b]\nrw=write\nfsync_on_close=1\nsize=1m\n",
+        "[global]\nflow_watermark=100\n[a]\nrw=read\natomic=1\n[b]\nrw=write\nfsync_on_close=1\nsize=1m\n",
     );
     let at = |l: &str| {
         e.find(&format!("t.fio:{l}:"))
@@ -210,8 +210,8 @@ fn the_examples_options_are_refused_for_their_own_reason_or_run() {
         ("random_sequence_stride=1", "random_distribution=sequence"),
         ("max_open_zones=4", "goes with zonemode=zbd"),
         ("read_beyond_wp=1", "goes with zonemode=zbd"),
-        ("sprandom=1", "SNIA"),
-        ("spr_op=0.15", "SNIA"),
+        ("sprandom=1", "random writes (rw=randwrite)"),
+        ("spr_op=0.15", "goes with sprandom=1"),
     ] {
         let e = refusal(&format!("[a]\n{opt}\n"));
         assert!(e.starts_with("t.fio:2: ") && e.contains(why), "{opt}: {e}");

@@ -87,6 +87,7 @@ impl Offsets {
             cursor: [0, 0],
             zone: None,
             zbd: None,
+            spr: None,
             shaped: Some(Box::new(Shaped {
                 tables: [tr, tw],
                 fixed: [fr, fw],
