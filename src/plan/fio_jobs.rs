@@ -147,10 +147,22 @@ fn resolve_shares(jobs: &mut [Job]) -> Result<()> {
     Ok(())
 }
 
-/// zonemode=zbd writes at write pointers iogauge keeps: a zoned device, whose pointers are its
-/// own (and refuses writes away from them), is not driven.
+/// zonemode=zbd writes at write pointers iogauge keeps for one job: a zoned device, whose
+/// pointers are its own (and refuses writes away from them), is not driven, and neither are two
+/// zbd jobs of a file, whose pointers fio carries from one job to the next (and shares between
+/// jobs that run together) where iogauge would start each job's zones empty.
 fn not_zoned(jobs: &[Job]) -> Result<()> {
-    for j in jobs.iter().filter(|j| j.zbd.is_some()) {
+    let zbd: Vec<&Job> = jobs.iter().filter(|j| j.zbd.is_some()).collect();
+    if let [first, second, ..] = zbd[..] {
+        return Err(usage(format!(
+            "{}: zonemode=zbd in job {} and in job {} ({}): fio keeps one set of write pointers for the file, carried from one job to the next and shared by jobs that run together, where iogauge keeps one per job; give each zbd job a job file of its own",
+            second.at("zonemode"),
+            first.name,
+            second.name,
+            first.at("zonemode")
+        )));
+    }
+    for j in zbd {
         let Some(p) = j.path.as_deref() else { continue };
         if let Some(model) = iogauge_sysinfo::zoned::zoned_model_for(p) {
             return Err(usage(format!(

@@ -329,3 +329,40 @@ fn one_workload_rules_are_refused_for_streams_run_together() {
         );
     }
 }
+
+/// Two zbd jobs of one file share fio's write pointers (carried from one to the next), which
+/// iogauge keeps per job: refused before anything runs (zbd-rand-write-trim-gc.fio's warmup
+/// and writer). One zbd job beside a job without zones runs.
+#[test]
+fn two_zbd_jobs_of_a_file_are_refused() {
+    let zbd = [
+        "--zonemode=zbd",
+        "--zonesize=1m",
+        "--rw=randwrite",
+        "--size=8m",
+    ];
+    let mut two = zbd.to_vec();
+    two.extend(["--name=warmup", "--name=w", "--stonewall"]);
+    let e = fio_plan(&two).unwrap_err().to_string();
+    assert!(e.contains("one set of write pointers for the file"), "{e}");
+    let mut one = vec!["--name=a"];
+    one.extend(zbd);
+    one.extend(["--name=b", "--stonewall", "--rw=randread", "--size=8m"]);
+    fio_plan(&one).unwrap();
+}
+
+/// fio's sprandom ends by itself; its amount bounds it at a little more than the range and the
+/// over-provisioning, whatever io_size says (fio sets io_size itself).
+#[test]
+fn a_sprandom_job_moves_the_range_and_its_over_provisioning() {
+    let p = fio_plan(&[
+        "--name=p",
+        "--rw=randwrite",
+        "--size=16m",
+        "--io_size=1m",
+        "--sprandom=1",
+        "--spr_op=0.2",
+    ])
+    .unwrap();
+    assert_eq!(p.cells[0].length, Length::Data(Amount::Permille(1201)));
+}

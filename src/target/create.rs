@@ -191,9 +191,8 @@ fn fill(target: &Target, size: u64, req: &Request) -> Result<()> {
         Ok(f) => (f, true),
         Err(_) => (target.open(true, false, false)?, false),
     };
+    // The first write, at the offset's block, leaves a hole before it: never written.
     let from = filled_from(req.offset);
-    // The whole length at once: the part before the offset a hole, never written.
-    file.set_len(size).map_err(|e| fill_error(path, e, size))?;
     let mut pool = BufferPool::new(1, FILL_CHUNK, 4096, req.seed)
         .ok_or_else(|| anyhow::anyhow!("out of memory for the fill buffer"))?;
     let tty = io::stderr().is_terminal() && !req.quiet;
