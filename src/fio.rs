@@ -88,8 +88,15 @@ pub struct Job {
     pub rate_iops: Option<f64>,
     /// `rate_process=poisson`: the IOs' starts a Poisson process at that rate.
     pub rate_poisson: bool,
-    /// `verify=` (any method but none): iogauge's own stamps and read-back (--verify).
+    /// `verify=` (any method but none), or `verify_pattern`: iogauge's own stamps on every
+    /// write (--verify). Off in every job when no job checks anything (see `checks`).
     pub verify: bool,
+    /// `do_verify=0` turns this off: a writing job's blocks are not read back after it. A job
+    /// that only reads checks every read whatever it says, as in fio.
+    pub readback: bool,
+    /// `fill_device=1`: the job writes from its offset to the end of the device, or of the
+    /// file system's free space (the plan turns it into `size`).
+    pub fill_device: bool,
     /// `overwrite=1`: fio lays out a write-only job's new file by writing it, as iogauge
     /// always does; without it fio only preallocates it.
     pub overwrite: bool,
@@ -147,6 +154,12 @@ pub struct Job {
 }
 
 impl Job {
+    /// Whether the job checks what it reads: a writing job reads its blocks back after it
+    /// unless do_verify=0; a job that only reads checks every read, as fio's does.
+    pub fn checks(&self) -> bool {
+        self.verify && (self.readback || !self.rw.writes(self.read_pct))
+    }
+
     /// fio's defaults for a job named `name`, before its options.
     fn fio_default(name: &str, at: Loc) -> Job {
         Job {
@@ -178,6 +191,8 @@ impl Job {
             rate_iops: None,
             rate_poisson: false,
             verify: false,
+            readback: true,
+            fill_device: false,
             overwrite: false,
             steady: false,
             steady_latency: false,
@@ -310,6 +325,14 @@ fn jobs_of(sections: Vec<ini::Section>, file: &str) -> Result<Vec<Job>, String> 
     }
     if !failed.is_empty() {
         return Err(in_file_order(failed));
+    }
+    // fio stamps the writes of a verifying job even with do_verify=0, for a later job (or
+    // run) to check; when no job of the file checks anything, the stamps serve nothing and
+    // iogauge writes its usual data.
+    if !jobs.iter().any(Job::checks) {
+        for j in &mut jobs {
+            j.verify = false;
+        }
     }
     if jobs.is_empty() {
         return Err(format!(

@@ -495,6 +495,7 @@ fn workload(
         engine: None,
         distribution: None,
         beside: Default::default(),
+        no_readback: false,
     })
 }
 

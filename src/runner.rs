@@ -1,11 +1,13 @@
 //! Runs one workload: starts the workers behind a barrier, gathers their per-interval samples,
 //! shows progress, stops them on time, data or a signal, and merges what they measured.
 
+mod checks;
 mod merge;
 mod sched;
 mod together;
 mod worker;
 
+pub use checks::{kept, Earlier, Verifier};
 use together::Together;
 pub use together::{run_together, Stream};
 pub use worker::FINE_BIN;
@@ -20,7 +22,7 @@ use iogauge_engine::{
     sys, Engine, EngineConfig, EngineKind, NullEngine, PsyncEngine, UringEngine, UringOptions,
     UringSetup,
 };
-use iogauge_verify::{RunKey, Tally, Tracker};
+use iogauge_verify::Tally;
 use merge::{merge, Intervals};
 use sched::Sched;
 use std::fs::File;
@@ -163,16 +165,6 @@ impl Measured {
 
 /// Failures kept with their offsets as evidence; the rest are only counted.
 pub const KEEP_FAILURES: usize = 10;
-
-/// What the workers do for `--verify`: stamp every write, check every read they can judge.
-pub struct Verifier<'a> {
-    pub key: RunKey,
-    /// This cell's writes; `None` for a cell that only reads.
-    pub tracker: Option<&'a Tracker>,
-    /// The fill stamped every sector, so a block this cell did not write is still iogauge's
-    /// and a read of it can be checked sector by sector.
-    pub filled: bool,
-}
 
 /// Decides, from the IOPS of each ~100 ms tick completed so far (read from the workers' live
 /// counters), that a run has measured enough (`suite --until-stable`). Called on the watching

@@ -103,6 +103,9 @@ pub struct Group {
     pub distribution: Option<crate::workload::Distribution>,
     /// When its stream starts among the others of its cell, and whether its end ends them.
     pub beside: crate::workload::Beside,
+    /// Under --verify, its writes are stamped and not read back after it (fio's
+    /// do_verify=0): a later cell's reads check them.
+    pub no_readback: bool,
 }
 
 /// How a group's results are printed.

@@ -431,3 +431,110 @@ iodepth = [4]
         run["notes"]
     );
 }
+
+/// fio's surface scan (its examples/surface-scan.fio): a job writes with verify and
+/// do_verify=0, so nothing is read back after it; a later job only reads, and its reads check
+/// what the writer left. A fake disk flips a bit of one write: the reader names that block,
+/// the writer (which read nothing back) none.
+#[test]
+fn a_later_reading_job_checks_what_an_unread_writing_job_left() {
+    let flip = 5 * BLOCK + 777;
+    if !can_mount_fakedisk() {
+        return;
+    }
+    let scan = |args: &[&str]| -> (Option<i32>, Value) {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("mnt")).unwrap();
+        let disk = FakeDisk::mount(
+            &dir.path().join("backing.img"),
+            &dir.path().join("mnt"),
+            64 * BLOCK,
+            args,
+        );
+        let job = format!(
+            "[global]\nfilename={}\nbs=16k\nsize={}\nverify=meta\nverify_pattern=0xaa555aa5\nverify_interval=512\n\n[write-phase]\nrw=write\ndo_verify=0\n\n[verify-phase]\nstonewall\nrw=read\n",
+            disk.target().display(),
+            64 * BLOCK
+        );
+        std::fs::write(dir.path().join("scan.fio"), job).unwrap();
+        let out = iogauge(
+            dir.path(),
+            &[
+                "fio",
+                "scan.fio",
+                "--allow-overwrite",
+                "--no-store",
+                "--json",
+            ],
+        );
+        let doc =
+            serde_json::from_slice(&out.stdout).unwrap_or_else(|_| panic!("{}", stderr_of(&out)));
+        (out.status.code(), doc)
+    };
+    let (code, doc) = scan(&["--flip-at", &flip.to_string()]);
+    assert_eq!(code, Some(1), "{doc:#}");
+    let (w, r) = (&doc["results"][0]["verify"], &doc["results"][1]["verify"]);
+    // The writer stamped its 64 blocks and read none back.
+    assert_eq!(w["written_blocks"], 64, "{w}");
+    assert_eq!(w["pass_checks"], 0, "{w}");
+    assert!(w["failed"].as_object().is_none_or(|m| m.is_empty()), "{w}");
+    // The reader checked each block it read, and found the flipped one where it was flipped.
+    assert_eq!(r["read_checks"], 64, "{r}");
+    assert_eq!(r["failed"]["corrupt"], 1, "{r}");
+    assert_eq!(r["first"][0]["offset"], 5 * BLOCK, "{r}");
+    // The near miss: the same scan of a disk that keeps every write passes, every read checked.
+    let (code, doc) = scan(&[]);
+    let r = &doc["results"][1]["verify"];
+    assert_eq!(code, Some(0), "{doc:#}");
+    assert_eq!(r["read_checks"], 64, "{r}");
+    assert!(r["failed"].as_object().is_none_or(|m| m.is_empty()), "{r}");
+}
+
+/// fill_device=1 writes what the file system has free (less the 1% iogauge keeps), as statvfs
+/// counts it before the run: less by what another file took (the near miss), and the test file
+/// is gone after.
+#[test]
+fn fill_device_writes_the_free_space_of_the_file_system() {
+    if !is_root() {
+        skip("needs root to make and mount a small ext4");
+        return;
+    }
+    let fs = Fs::ext4(96 << 20, "");
+    let dir = tempfile::tempdir().unwrap();
+    let free = || {
+        let out = std::process::Command::new("stat")
+            .args(["-f", "-c", "%a %S", fs.path().to_str().unwrap()])
+            .output()
+            .unwrap();
+        let s = String::from_utf8(out.stdout).unwrap();
+        let v: Vec<u64> = s.split_whitespace().map(|x| x.parse().unwrap()).collect();
+        v[0] * v[1]
+    };
+    let job = format!(
+        "[global]\nfilename={}/datafile.tmp\nbs=64k\nverify=meta\n\n[write-phase]\nrw=write\nfill_device=1\ndo_verify=0\n\n[verify-phase]\nstonewall\nrw=read\n",
+        fs.path().display()
+    );
+    std::fs::write(dir.path().join("fill.fio"), job).unwrap();
+    let written = || {
+        let before = free();
+        let out = iogauge(dir.path(), &["fio", "fill.fio", "--no-store", "--json"]);
+        assert!(out.status.success(), "{}", stderr_of(&out));
+        let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let w = doc["results"][0]["write"]["bytes"].as_u64().unwrap();
+        let want = (before - (before / 100).max(1 << 20)) / (64 << 10) * (64 << 10);
+        assert_eq!(w, want, "free before: {before}");
+        // Every block the writer left was read and checked by the reader.
+        let r = &doc["results"][1]["verify"];
+        assert_eq!(r["read_checks"].as_u64(), Some(w / (64 << 10)), "{r}");
+        assert!(r["failed"].as_object().is_none_or(|m| m.is_empty()), "{r}");
+        assert!(!fs.path().join("datafile.tmp").exists());
+        w
+    };
+    let whole = written();
+    // Another file takes 16 MiB: the fill writes that much less.
+    std::fs::write(fs.path().join("other"), vec![7u8; 16 << 20]).unwrap();
+    std::process::Command::new("sync").status().unwrap();
+    let less = written();
+    let gone = whole - less;
+    assert!((15 << 20..=17 << 20).contains(&gone), "{whole} then {less}");
+}

@@ -163,6 +163,7 @@ pub fn storage(
         engine: None,
         distribution: None,
         beside: Default::default(),
+        no_readback: false,
     };
     let page = units::iec(cells.page).replace(".0", "");
     let suite = Suite {

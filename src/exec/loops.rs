@@ -107,11 +107,9 @@ pub(super) fn run_cells(
                 }
         };
         let stop_when: Option<StopWhen> = (plan.until != Until::Limit || first).then_some(&stop);
-        let tracker = state
-            .verify
-            .as_ref()
-            .and_then(|s| s.tracker(i, work, target));
-        let verifier = state.verify.as_ref().map(|s| s.verifier(tracker.as_ref()));
+        let session = state.verify.as_ref();
+        let tracker = session.and_then(|s| s.tracker(i, work, target));
+        let verifier = session.map(|s| s.verifier(tracker.as_ref(), target));
         // Under MPI: every rank starts the cell at once.
         hooks.before_cell()?;
         // fio's invalidate=1: a buffered cell starts without the target's pages cached.
@@ -164,12 +162,12 @@ pub(super) fn run_cells(
                 // flight at the cut make the last blocks' state unknown.
                 if let Some(s) = state.verify.as_mut() {
                     let whole = !r.interrupted && crate::interrupt::requested().is_none();
-                    let direct = work.specs().iter().any(|s| s.direct);
                     let t = tracker.as_ref().filter(|_| whole);
-                    if t.is_some() && !plan.output.json {
+                    let read_back = !cell.no_readback;
+                    if t.is_some() && read_back && !plan.output.json {
                         say!("verifying what {} wrote ...", cell.name());
                     }
-                    r.verify = Some(s.pass(t, target, direct, during.as_ref())?);
+                    r.verify = Some(s.pass(t, read_back, target, direct, during.as_ref())?);
                 }
                 if r.error.as_deref().is_some_and(|e| refused(e, r.ios)) {
                     skip(state, r.error.unwrap_or_default());
@@ -257,6 +255,7 @@ pub(super) fn precondition(plan: &Plan, target: &Target, state: &mut State) -> R
         engine: None,
         distribution: None,
         beside: Default::default(),
+        no_readback: false,
     };
     let w = work::of(&cell, &plan.env, target.range_bytes, target.logical_block).map_err(usage)?;
     say!(
@@ -265,7 +264,7 @@ pub(super) fn precondition(plan: &Plan, target: &Target, state: &mut State) -> R
     );
     let begun = Instant::now();
     // Under --verify the preconditioning stamps its writes as the fill does.
-    let stamp = state.verify.as_ref().map(|s| s.verifier(None));
+    let stamp = state.verify.as_ref().map(|s| s.verifier(None, target));
     let ran = work::run(
         &w,
         target,

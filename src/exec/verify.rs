@@ -8,7 +8,7 @@
 use super::work::Work;
 use crate::error::usage;
 use crate::model::{FailureDoc, RunVerifyDoc, VerifyDoc};
-use crate::runner::{Verifier, KEEP_FAILURES};
+use crate::runner::{kept, Earlier, Verifier, KEEP_FAILURES};
 use crate::target::Target;
 use crate::units;
 use anyhow::{Context, Result};
@@ -63,11 +63,18 @@ impl Session {
         Ok(())
     }
 
-    pub fn verifier<'a>(&self, tracker: Option<&'a Tracker>) -> Verifier<'a> {
+    /// What a cell's workers check with: its own tracker, and what the earlier cells of the
+    /// run left on `target`.
+    pub fn verifier<'a>(&'a self, tracker: Option<&'a Tracker>, target: &Target) -> Verifier<'a> {
         Verifier {
             key: self.key,
             tracker,
             filled: self.filled,
+            earlier: self.map().map(|(block, generations)| Earlier {
+                offset: target.offset,
+                block,
+                generations,
+            }),
         }
     }
 
@@ -85,11 +92,13 @@ impl Session {
         }
     }
 
-    /// Reads back the blocks the cell wrote and makes the result's verification record of the
-    /// pass and of the reads' checks during the cell.
+    /// Reads back the blocks the cell wrote (unless `read_back` is off: fio's do_verify=0) and
+    /// makes the result's verification record of the pass and of the reads' checks during the
+    /// cell. The cell's generations are kept either way, for a later cell's reads to check.
     pub fn pass(
         &mut self,
         tracker: Option<&Tracker>,
+        read_back: bool,
         target: &Target,
         direct: bool,
         during: Option<&Tally>,
@@ -103,7 +112,11 @@ impl Session {
             doc.read_checks = t.checked();
             all.merge(t);
         }
-        if let Some(tracker) = tracker {
+        if let Some(tracker) = tracker.filter(|_| !read_back) {
+            doc.written_blocks = tracker.written();
+            self.keep(tracker, target);
+        }
+        if let Some(tracker) = tracker.filter(|_| read_back) {
             doc.written_blocks = tracker.written();
             let (start, blocks) = tracker.span();
             let file = open(target, direct)?;
@@ -229,10 +242,7 @@ pub fn check_kept(
         Some((block, map)) => {
             let end = run.offset + map.len() as u64 * block;
             verify_range(file, range.start..end, &key, &opts(block), |o| {
-                match map[((o - run.offset) / block) as usize] {
-                    0 if run.filled => Expect::Written,
-                    g => Expect::from_floor(g),
-                }
+                kept(map[((o - run.offset) / block) as usize], run.filled)
             })?
         }
         None => {

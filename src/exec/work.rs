@@ -517,6 +517,7 @@ mod tests {
             engine: None,
             distribution: None,
             beside: Default::default(),
+            no_readback: false,
         }
     }
 

@@ -55,14 +55,12 @@ pub(super) fn fixup(d: Draft, set: Set, kb_base: u64) -> Result<Job, String> {
     Ok(job)
 }
 
-/// do_verify=0 over verify=, randseed when randrepeat keeps a sequence, buffered against
+/// verify_pattern's verify, randseed when randrepeat keeps a sequence, buffered against
 /// direct.
 fn verify_seed_direct(j: &mut Job, set: &Set, buffered: Option<bool>) -> Result<(), String> {
-    if set
-        .get("do_verify")
-        .is_some_and(|(v, _)| flag(v) == Ok(false))
-    {
-        j.verify = false;
+    // A pattern without verify= verifies (fio's pattern_hdr: a header, then the pattern).
+    if set.contains_key("verify_pattern") && !set.contains_key("verify") {
+        j.verify = true;
     }
     // randseed sets the sequence, and only matters when randrepeat keeps one.
     if let Some((v, l)) = set.get("randseed") {

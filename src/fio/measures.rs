@@ -124,10 +124,41 @@ fn done_instead(j: &Job, out: &mut dyn FnMut(String)) {
         out(format!("{}: {key} ({WHO}): {instead}", j.at(key)));
     }
     if j.verify {
+        let key = if j.has("verify") {
+            "verify"
+        } else {
+            "verify_pattern"
+        };
         out(format!(
-            "{}: verify={} ({WHO}): iogauge stamps every sector it writes with its own header (run, offset, generation) and reads every block back after the job; fio's checksum is not computed, and a wrong, lost or misplaced block is named either way",
-            j.at("verify"),
-            j.typed("verify")
+            "{}: {key}={} ({WHO}): iogauge {}; fio's checksum is not computed, and a wrong, lost or misplaced block is named either way",
+            j.at(key),
+            j.typed(key),
+            match (j.readback, j.rw.writes(j.read_pct)) {
+                (_, false) => "checks every block this job reads against the header (run, offset, generation) the run stamped on each of its sectors",
+                (true, true) => "stamps every sector it writes with its own header (run, offset, generation) and reads every block back after the job",
+                (false, true) => "stamps every sector it writes with its own header (run, offset, generation) and does not read them back after the job (do_verify=0): a later job's reads check them",
+            }
+        ));
+        if j.has("verify_pattern") {
+            out(format!(
+                "{}: verify_pattern={} ({WHO}): iogauge writes its own incompressible payload after each header, not the pattern, so a block that comes back other than written is told from a pattern that happens to match",
+                j.at("verify_pattern"),
+                j.typed("verify_pattern")
+            ));
+        }
+        if j.has("verify_interval") {
+            out(format!(
+                "{}: verify_interval={} ({WHO}): iogauge's header and checksum cover each 4 KiB sector, whatever the interval; damage anywhere in one is found and named by the sector's offset",
+                j.at("verify_interval"),
+                j.typed("verify_interval")
+            ));
+        }
+    }
+    if j.fill_device {
+        out(format!(
+            "{}: fill_device=1 ({WHO}): fio writes until the device ends or a write fails for lack of space; iogauge writes {} from the offset: to the device's end, or the space the file system had free when the run was planned less 1% (at least 1 MiB) kept free",
+            j.at("fill_device"),
+            j.size.map_or_else(String::new, units::iec)
         ));
     }
     if j.steady {

@@ -136,8 +136,18 @@ const OPTIONS: &[Mapped] = &[
     }),
     opt(&["ss"], steady_state),
     opt(&["ss_dur", "ss_ramp", "ss_interval"], steady_state_times),
-    // Applied in `fixup`: keys come sorted, and do_verify=0 must win over verify=.
-    opt(&["do_verify"], |_, a| a.check(flag(a.v))),
+    opt(&["do_verify"], |d, a| a.put(&mut d.job.readback, flag(a.v))),
+    // Turns verify on when verify= is not set (fio's pattern_hdr): in `fixup`.
+    opt(&["verify_pattern"], |_, a| a.check(pattern(a.v))),
+    opt(&["verify_interval"], |_, a| {
+        a.check(a.size().and_then(|n| match n >= 96 {
+            true => Ok(n),
+            false => Err("fio's smallest interval holds two headers: give 96 or more".into()),
+        }))
+    }),
+    opt(&["fill_device"], |d, a| {
+        a.put(&mut d.job.fill_device, flag(a.v))
+    }),
     opt(&["latency_target"], latency_target),
     opt(
         &["latency_percentile", "latency_window"],
@@ -586,4 +596,44 @@ fn exit_what(d: &mut Draft, a: &Arg) -> Result<(), String> {
         _ => Err("fio's exit_what is group, stonewall or all".to_string()),
     };
     a.put(&mut d.job.exit_what, ends)
+}
+
+/// fio's verify_pattern: pieces of hex (`0xaa55`, bytes as written), decimal numbers, quoted
+/// strings and `%o` (the block's offset), one after another.
+fn pattern(v: &str) -> Result<(), String> {
+    // Hex runs until the next `0x` too: `0xff0x14` is two values, as fio reads it.
+    let digits = |s: &str, hex: bool| {
+        let b = s.as_bytes();
+        (0..b.len())
+            .find(|&i| {
+                let c = b[i] as char;
+                !(c.is_ascii_digit() || hex && c.is_ascii_hexdigit())
+                    || hex && i > 0 && c == '0' && matches!(b.get(i + 1), Some(b'x' | b'X'))
+            })
+            .unwrap_or(b.len())
+    };
+    let mut rest = v.trim();
+    let mut pieces = 0;
+    while !rest.is_empty() {
+        let taken = if let Some(h) = rest.strip_prefix("0x").or(rest.strip_prefix("0X")) {
+            Some(digits(h, true)).filter(|&n| n > 0).map(|n| n + 2)
+        } else if let Some(q) = rest.strip_prefix('"') {
+            q.find('"').map(|n| n + 2)
+        } else if rest.starts_with("%o") {
+            Some(2)
+        } else {
+            let n = rest.strip_prefix('-').unwrap_or(rest);
+            let sign = rest.len() - n.len();
+            Some(digits(n, false)).filter(|&d| d > 0).map(|d| d + sign)
+        };
+        let Some(taken) = taken else { break };
+        rest = rest[taken..].trim_start();
+        pieces += 1;
+    }
+    match (pieces, rest) {
+        (1.., "") => Ok(()),
+        _ => Err(format!(
+            "give hex bytes (0xaa555aa5), a number, a quoted string or %o, one after another; {v:?} is not read from {rest:?} on"
+        )),
+    }
 }

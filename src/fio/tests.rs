@@ -7,6 +7,7 @@ mod content;
 mod place;
 mod refusals;
 mod spr;
+mod verify;
 mod zbd;
 
 fn no_env(_: &str) -> Option<String> {
@@ -207,7 +208,9 @@ fn rate_verify_and_latency_target_map_to_iogauges_own() {
     assert!(e.contains("paces writes, and rw=read does none"), "{e}");
     assert!(refusal("[a]\nrate=1m,2m,3m,4m\n").contains("at most read,write,trim"));
     assert!(jobs("[a]\nverify=md5\n")[0].verify);
-    assert!(!jobs("[a]\nverify=md5\ndo_verify=0\n")[0].verify);
+    // A writer with do_verify=0 and nothing after it to read: nothing is checked, so nothing
+    // is stamped either.
+    assert!(!jobs("[a]\nrw=write\nverify=md5\ndo_verify=0\n")[0].verify);
     assert!(!jobs("[a]\nverify=0\n")[0].verify);
     let t = jobs("[a]\nlatency_target=10000\nlatency_percentile=99\nlatency_window=5s\n")[0]
         .latency_target

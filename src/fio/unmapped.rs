@@ -102,7 +102,7 @@ const LOGS: &str = "iogauge writes no log files; every result keeps its latency 
 const TIMES_ALL: &str = "fio measures less to spend less CPU per IO; iogauge always times every IO and shows its own CPU per IO beside the result";
 
 /// Options iogauge knows and cannot honour, with the reason given to the user.
-const REFUSED: [(&str, &str); 6] = [
+const REFUSED: [(&str, &str); 5] = [
     (
         "flow_watermark",
         "fio no longer reads it (deprecated: its flow keeps each job to its weight's share); leave it out",
@@ -111,10 +111,6 @@ const REFUSED: [(&str, &str); 6] = [
     (
         "atomic",
         "atomic writes (RWF_ATOMIC, never torn by a power cut) are not issued by iogauge's engines",
-    ),
-    (
-        "fill_device",
-        "fill_device writes until the device or file system is full; iogauge writes the size= it is given: give size=",
     ),
     (
         "error_dump",

@@ -13,6 +13,7 @@ pub fn from_fio(args: &FioArgs) -> Result<Plan> {
     let args = &taken;
     let mut jobs = read_jobs(args)?;
     resolve_shares(&mut jobs)?;
+    resolve_fill(&mut jobs)?;
     not_zoned(&jobs)?;
     agree_per_run(&jobs)?;
     check_regions(&jobs)?;
@@ -143,6 +144,71 @@ fn resolve_shares(jobs: &mut [Job]) -> Result<()> {
         })?;
         let bs = j.bs.max(1);
         j.size = Some((total as f64 * pct / 100.0) as u64 / bs * bs);
+    }
+    Ok(())
+}
+
+/// What fill_device=1 keeps free on a file system: fio writes until a write fails for lack of
+/// space, where iogauge stops short of it so the run's own files (its results, a server's
+/// logs) still have room.
+pub const FILL_RESERVE: (u64, u64) = (100, 1 << 20);
+
+/// fill_device=1: the job writes from its offset to the end of the device it names, or over
+/// the space free on the file system that will hold its new file, less 1% (at least 1 MiB), in
+/// whole blocks, as counted now.
+fn resolve_fill(jobs: &mut [Job]) -> Result<()> {
+    for j in jobs.iter_mut().filter(|j| j.fill_device) {
+        let refuse = |why: &str| {
+            Err(usage(format!(
+                "{}: fill_device=1 {why}",
+                j.at("fill_device")
+            )))
+        };
+        if j.has("size") || j.has("filesize") {
+            return refuse("and a size both say how much to write; leave one out");
+        }
+        if !j.rw.writes(j.read_pct) {
+            return refuse(
+                "on a job that only reads: fio would first write the file system full for it; give size=, or a writing job before it",
+            );
+        }
+        let path = j.path.clone().unwrap_or_else(|| PathBuf::from("."));
+        let bs = j.bs.max(1);
+        let size = match crate::target::existing_size(&path) {
+            Some(total) if crate::target::is_block_device(&path) => {
+                total.saturating_sub(j.offset)
+            }
+            Some(_) => {
+                return refuse(&format!(
+                    "on {}, a file that exists: fio would remove it and write a new one until the file system is full, and iogauge removes no file it did not create; give a new filename=",
+                    path.display()
+                ))
+            }
+            None => {
+                let dir = match path.parent() {
+                    Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+                    _ => PathBuf::from("."),
+                };
+                let free = std::fs::File::open(&dir)
+                    .and_then(|d| iogauge_engine::sys::free_bytes(&d))
+                    .map_err(|e| {
+                        usage(format!(
+                            "{}: fill_device=1: the space free in {} cannot be read ({e}); give size=",
+                            j.at("fill_device"),
+                            dir.display()
+                        ))
+                    })?;
+                free - (free / FILL_RESERVE.0).max(FILL_RESERVE.1).min(free)
+            }
+        };
+        if size < bs {
+            return refuse(&format!(
+                "finds less than one block of {} to write on {}; give another filename=",
+                units::bs_label(bs),
+                path.display()
+            ));
+        }
+        j.size = Some(size / bs * bs);
     }
     Ok(())
 }
@@ -444,6 +510,7 @@ fn group(j: &Job, size: Option<u64>, (together, report): (Option<usize>, u32)) -
             },
             (None, _) => Beside::default(),
         },
+        no_readback: j.verify && !j.readback,
     })
 }
 

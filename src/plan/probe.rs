@@ -52,6 +52,7 @@ pub fn from_probe_cache(args: &crate::cli::ProbeCacheArgs) -> Result<Plan> {
             engine: None,
             distribution: None,
             beside: Default::default(),
+            no_readback: false,
         };
         groups.push(group(
             format!("warm {}", units::iec(ws)),

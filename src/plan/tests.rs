@@ -366,3 +366,60 @@ fn a_sprandom_job_moves_the_range_and_its_over_provisioning() {
     .unwrap();
     assert_eq!(p.cells[0].length, Length::Data(Amount::Permille(1201)));
 }
+
+/// fill_device=1: as much as the device or the file system's free space holds, less what
+/// iogauge keeps free; a size beside it, a job that only reads, or a file that exists refused.
+#[test]
+fn fill_device_writes_the_free_space_and_its_misuses_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let new = dir.path().join("new").display().to_string();
+    let free = std::fs::File::open(dir.path())
+        .and_then(|d| iogauge_engine::sys::free_bytes(&d))
+        .unwrap();
+    let p = fio_plan(&[
+        "--name=w",
+        "--rw=write",
+        "--bs=64k",
+        "--fill_device=1",
+        &format!("--filename={new}"),
+    ])
+    .unwrap();
+    let want = (free - (free / 100).max(1 << 20)) >> 16 << 16;
+    let got = p.target.size.unwrap();
+    // The directory's free space may move a little between the two reads (other tests).
+    assert!(got.abs_diff(want) <= 64 << 20, "{got} against {want}");
+    assert_eq!(p.cells[0].length, Length::Data(Amount::Bytes(got)));
+    let refused = |extra: &[&str]| {
+        let mut a = vec!["--name=w", "--bs=64k", "--fill_device=1"];
+        a.extend_from_slice(extra);
+        fio_plan(&a).unwrap_err().to_string()
+    };
+    let f = format!("--filename={new}");
+    assert!(refused(&["--rw=write", "--size=1m", &f]).contains("leave one out"));
+    assert!(refused(&["--rw=read", &f]).contains("only reads"));
+    let old = dir.path().join("old");
+    std::fs::write(&old, b"user data").unwrap();
+    let e = refused(&["--rw=write", &format!("--filename={}", old.display())]);
+    assert!(e.contains("removes no file it did not create"), "{e}");
+}
+
+/// do_verify=0 on a writing job: its cell is not read back after it, the reader's cell is.
+#[test]
+fn a_writer_with_do_verify_0_is_not_read_back() {
+    let p = fio_plan(&[
+        "--name=w",
+        "--rw=write",
+        "--size=8m",
+        "--verify=meta",
+        "--do_verify=0",
+        "--name=r",
+        "--stonewall",
+        "--rw=read",
+        "--size=8m",
+        "--verify=meta",
+    ])
+    .unwrap();
+    assert_eq!(p.env.verify, Some(1.0));
+    assert!(p.cells[0].no_readback);
+    assert!(!p.cells[1].no_readback);
+}

@@ -11,12 +11,13 @@
 //! for `CALIBRATION` (crate::workload), and waits for several only when that moved clearly more IOs; the result
 //! says so.
 
+use super::checks::judge_read;
 use super::{IntervalMsg, Shared, Verifier, KEEP_FAILURES};
 use crate::measure::{self, Hist};
 use crate::workload::{Limit, Spec, SyncKind};
 use anyhow::anyhow;
 use iogauge_engine::{Done, Engine, Io, Op};
-use iogauge_verify::{check, Expect, Tally, Verdict, SECTOR};
+use iogauge_verify::{Expect, Tally};
 use std::sync::atomic::Ordering;
 use std::sync::mpsc::Sender;
 use std::time::{Duration, Instant};
@@ -655,31 +656,6 @@ impl<'a, E: Engine> Worker<'a, E> {
             out.write_bytes += len;
         }
         self.interval.record(lat, len);
-    }
-}
-
-/// Checks a block a read brought back, if the tracker says it can be judged: a block this cell
-/// wrote as a whole (torn and lost need its generation), one it did not write sector by sector
-/// (only when the fill stamped them: then every sector is iogauge's own).
-fn judge_read(tally: &mut Tally, v: &Verifier, buf: &[u8], at: u64, expect: Option<Expect>) {
-    match expect {
-        None => {}
-        Some(Expect::Skip) if v.filled => {
-            let worst = buf
-                .chunks_exact(SECTOR)
-                .enumerate()
-                .map(|(i, s)| check(s, &v.key, at + (i * SECTOR) as u64, None))
-                .find(|v| v.class().is_some())
-                .unwrap_or(Verdict::Ok { generation: 0 });
-            tally.record(at, worst);
-        }
-        Some(Expect::Skip) => {}
-        Some(Expect::Written) => {
-            tally.record(at, check(buf, &v.key, at, None));
-        }
-        Some(Expect::AtLeast(g)) => {
-            tally.record(at, check(buf, &v.key, at, Some(g)));
-        }
     }
 }
 

@@ -62,6 +62,9 @@ pub struct Cell {
     pub distribution: Option<crate::workload::Distribution>,
     /// When it starts among the streams of its cell, and whether its end ends them.
     pub beside: crate::workload::Beside,
+    /// Under --verify, its writes are stamped and not read back after it (fio's
+    /// do_verify=0): a later cell's reads check them.
+    pub no_readback: bool,
 }
 
 impl Cell {
@@ -280,6 +283,7 @@ pub fn expand(suite: &Suite, o: &Overrides) -> Result<Vec<Cell>, String> {
                                 engine: g.engine,
                                 distribution: g.distribution,
                                 beside: g.beside,
+                                no_readback: g.no_readback,
                             });
                         }
                     }

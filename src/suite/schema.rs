@@ -438,6 +438,7 @@ fn check_group(g: GroupDoc, default_time: Duration) -> Result<Group, CheckError>
         engine: None,
         distribution: None,
         beside: Default::default(),
+        no_readback: false,
     })
 }
 

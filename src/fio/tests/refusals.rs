@@ -205,7 +205,6 @@ fn the_blockers_of_every_job_are_one_list_in_file_order() {
 fn the_examples_options_are_refused_for_their_own_reason_or_run() {
     for (opt, why) in [
         ("atomic=1", "RWF_ATOMIC"),
-        ("fill_device=1", "give size="),
         ("error_dump=1", "continue_on_error"),
         ("random_sequence_stride=1", "random_distribution=sequence"),
         ("max_open_zones=4", "goes with zonemode=zbd"),
