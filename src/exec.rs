@@ -138,7 +138,8 @@ pub fn prepare(plan: &Plan) -> Result<Prepared<'_>> {
         .enumerate()
         .map(|(k, p)| {
             target::resolve(&target::Request {
-                path: Some(p),
+                path: Some(&p.path),
+                size: p.size.or(req.size),
                 writes: plan.cells.iter().any(|c| c.target == Some(k) && c.writes()),
                 ..req
             })

@@ -25,6 +25,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 pub mod axes;
+mod fio_files;
 mod fio_jobs;
 mod parts;
 mod probe;
@@ -216,7 +217,24 @@ pub struct TargetPlan {
     pub name_tag: Option<String>,
     /// Targets of their own for streams (`--stream 'wal: … --target PATH'`), in the order
     /// typed; a cell's `target` indexes this. Each passes the same gate as `path`.
-    pub streams: Vec<PathBuf>,
+    pub streams: Vec<StreamTarget>,
+}
+
+/// A stream's own target: its path, and its size when it is not the run's (a fio job's file).
+#[derive(Clone, Debug)]
+pub struct StreamTarget {
+    pub path: PathBuf,
+    pub size: Option<u64>,
+}
+
+impl StreamTarget {
+    /// Targets of the run's size.
+    pub fn sized_as_run(paths: Vec<PathBuf>) -> Vec<StreamTarget> {
+        paths
+            .into_iter()
+            .map(|path| StreamTarget { path, size: None })
+            .collect()
+    }
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -332,7 +350,7 @@ fn of_run(args: &RunArgs, ranked: bool) -> Result<Plan> {
         suite,
         env,
         target: TargetPlan {
-            streams: own_targets,
+            streams: StreamTarget::sized_as_run(own_targets),
             ..target(Place::of(&args.target), None)?
         },
         repeat: repeat(&args.repeat),

@@ -393,3 +393,100 @@ fn each_refused(dir: &std::path::Path, first: &[&str], cases: &[(Vec<&str>, &str
         "nothing written"
     );
 }
+
+/// Bytes block device `name` has read and written (/sys/block/NAME/stat, in 512-byte sectors).
+fn sectors_moved(name: &str) -> (u64, u64) {
+    let stat = std::fs::read_to_string(format!("/sys/block/{name}/stat")).unwrap();
+    let v: Vec<u64> = stat
+        .split_whitespace()
+        .map(|x| x.parse().unwrap())
+        .collect();
+    (v[2] * 512, v[6] * 512)
+}
+
+/// fio jobs that name different files run each on its own, at the same time as fio runs
+/// them: a WAL writer on one RAM loop device beside a data reader on another. Each device's
+/// kernel counters hold its job's bytes and none of the other's (on one shared device, the
+/// near miss, the reader's bytes would be on the WAL's), and a verifying job with two files is
+/// refused before a byte is written.
+#[test]
+fn fio_jobs_on_files_of_their_own_each_go_to_their_own_device() {
+    if !is_root() {
+        skip("needs root for loop devices");
+        return;
+    }
+    let (wal, data) = (RamLoop::new(32 << 20), RamLoop::new(32 << 20));
+    let dir = tempfile::tempdir().unwrap();
+    let job = format!(
+        "[global]\ndirect=1\nsize=16m\nruntime=1\ntime_based\n\n[wal]\nfilename={}\nrw=write\nbs=8k\nfdatasync=1\n\n[data]\nfilename={}\nrw=randread\nbs=4k\niodepth=4\nioengine=io_uring\n",
+        wal.dev.dev, data.dev.dev
+    );
+    std::fs::write(dir.path().join("two.fio"), &job).unwrap();
+    let (w0, d0) = (
+        sectors_moved(wal.dev.name()),
+        sectors_moved(data.dev.name()),
+    );
+    let out = iogauge(
+        dir.path(),
+        &[
+            "fio",
+            "two.fio",
+            "--allow-overwrite",
+            "--no-store",
+            "--json",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let (w1, d1) = (
+        sectors_moved(wal.dev.name()),
+        sectors_moved(data.dev.name()),
+    );
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let by = |name: &str| {
+        doc["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["name"].as_str().unwrap().starts_with(name))
+            .unwrap()
+            .clone()
+    };
+    let (w, d) = (by("wal"), by("data"));
+    let written = w["write"]["bytes"].as_u64().unwrap();
+    let read = d["read"]["bytes"].as_u64().unwrap();
+    assert!(written > 0 && read > 0, "{w:#} {d:#}");
+    // Besides the jobs' IO, the gate looks for signatures on each target and udev probes a
+    // device written and closed: some MiB, not the jobs' hundreds. An IO still in flight when
+    // the clock stopped reached the device and is not in the job's count.
+    let look = 16 << 20;
+    assert!(read > 4 * look, "{d:#}");
+    let (w_read, w_written, d_read) = (w1.0 - w0.0, w1.1 - w0.1, d1.0 - d0.0);
+    assert!(
+        (written..written + (64 << 10)).contains(&w_written),
+        "{w_written} against {written}"
+    );
+    assert!(w_read < look, "no data read on the WAL device: {w_read}");
+    assert!(
+        (read..read + look).contains(&d_read),
+        "{d_read} against {read}"
+    );
+    assert_eq!(d1.1 - d0.1, 0, "nothing written on the data device");
+    // Verify follows one file's blocks: jobs on two files with verify (one after the other)
+    // are refused, nothing written.
+    let verifying = job
+        .replace("[global]\n", "[global]\nverify=crc32c\n")
+        .replace("[data]\n", "[data]\nstonewall\n");
+    std::fs::write(dir.path().join("v.fio"), verifying).unwrap();
+    let w2 = sectors_moved(wal.dev.name());
+    let out = iogauge(
+        dir.path(),
+        &["fio", "v.fio", "--allow-overwrite", "--no-store"],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr_of(&out));
+    assert!(
+        stderr_of(&out).contains("stamps and checks the blocks of one file per run"),
+        "{}",
+        stderr_of(&out)
+    );
+    assert_eq!(sectors_moved(wal.dev.name()).1, w2.1);
+}

@@ -372,7 +372,7 @@ fn order(jobs: &[Job]) -> Vec<String> {
     let mut out = vec![match together.is_empty() {
         true => "iogauge runs the jobs one after another, as their stonewall says".to_string(),
         false => format!(
-            "{}: each job's numbers are its share of what the target gave them all, and their sum is reported as well",
+            "{}: each job's numbers are its share of what its target gave while the others ran (a job on a file of its own shares what lies under both), and their sum is reported as well",
             together
                 .iter()
                 .map(|m| format!(

@@ -1,5 +1,6 @@
 //! fio job files as a plan: each job a cell, every option mapped or refused with its line.
 
+use super::fio_files::{files, resolve_fill, resolve_shares, span};
 use super::*;
 use crate::workload::{Beside, Ends, Shape};
 
@@ -19,8 +20,14 @@ pub fn from_fio(args: &FioArgs) -> Result<Plan> {
     check_regions(&jobs)?;
     let first = &jobs[0];
     let nrfiles = first.nrfiles.max(1);
+    let (own, on) = files(&jobs, args)?;
     // The created file (or the range used) is the largest job's; smaller jobs use its start.
-    let size = jobs.iter().filter_map(span).max();
+    let size = jobs
+        .iter()
+        .zip(&on)
+        .filter(|(_, k)| k.is_none())
+        .filter_map(|(j, _)| span(j))
+        .max();
     // randrepeat=0 asks for a new sequence each run: drawn here and kept in the document.
     let seed = first
         .seed
@@ -31,13 +38,19 @@ pub fn from_fio(args: &FioArgs) -> Result<Plan> {
     let groups = jobs
         .iter()
         .zip(together.into_iter().zip(reports))
-        .map(|(j, place)| group(j, size, place))
+        .zip(&on)
+        .map(|((j, place), k)| group(j, k.map_or(size, |k| own[k].size), place))
         .collect::<Result<Vec<Group>>>()?;
     let suite = suite_of(args, &jobs, size, groups);
-    let cells = cells::expand(&suite, &Overrides::default()).map_err(usage)?;
+    let mut cells = cells::expand(&suite, &Overrides::default()).map_err(usage)?;
+    // A fio job is a group of one cell.
+    for c in &mut cells {
+        c.target = on[c.group];
+    }
     let notes = notes(&jobs, env.ram, seed);
     let mut target = target(place(args, first, size), size)?;
     target.files = nrfiles;
+    target.streams = own;
     checked(Plan {
         kind: Kind::Suite,
         target,
@@ -130,89 +143,6 @@ fn read_jobs(args: &FioArgs) -> Result<Vec<Job>> {
     Ok(jobs)
 }
 
-/// size=N%: a share of the file or device the job names, as fio takes it, in whole blocks.
-fn resolve_shares(jobs: &mut [Job]) -> Result<()> {
-    for j in jobs {
-        let Some(pct) = j.size_pct else { continue };
-        let total = j.path.as_deref().and_then(crate::target::existing_size).ok_or_else(|| {
-            usage(format!(
-                "{}: size={} is a share of an existing file or device, and job {} names none; give filename= or a size, e.g. size=4g",
-                j.at("size"),
-                j.typed("size"),
-                j.name
-            ))
-        })?;
-        let bs = j.bs.max(1);
-        j.size = Some((total as f64 * pct / 100.0) as u64 / bs * bs);
-    }
-    Ok(())
-}
-
-/// What fill_device=1 keeps free on a file system: fio writes until a write fails for lack of
-/// space, where iogauge stops short of it so the run's own files (its results, a server's
-/// logs) still have room.
-pub const FILL_RESERVE: (u64, u64) = (100, 1 << 20);
-
-/// fill_device=1: the job writes from its offset to the end of the device it names, or over
-/// the space free on the file system that will hold its new file, less 1% (at least 1 MiB), in
-/// whole blocks, as counted now.
-fn resolve_fill(jobs: &mut [Job]) -> Result<()> {
-    for j in jobs.iter_mut().filter(|j| j.fill_device) {
-        let refuse = |why: &str| {
-            Err(usage(format!(
-                "{}: fill_device=1 {why}",
-                j.at("fill_device")
-            )))
-        };
-        if j.has("size") || j.has("filesize") {
-            return refuse("and a size both say how much to write; leave one out");
-        }
-        if !j.rw.writes(j.read_pct) {
-            return refuse(
-                "on a job that only reads: fio would first write the file system full for it; give size=, or a writing job before it",
-            );
-        }
-        let path = j.path.clone().unwrap_or_else(|| PathBuf::from("."));
-        let bs = j.bs.max(1);
-        let size = match crate::target::existing_size(&path) {
-            Some(total) if crate::target::is_block_device(&path) => {
-                total.saturating_sub(j.offset)
-            }
-            Some(_) => {
-                return refuse(&format!(
-                    "on {}, a file that exists: fio would remove it and write a new one until the file system is full, and iogauge removes no file it did not create; give a new filename=",
-                    path.display()
-                ))
-            }
-            None => {
-                let dir = match path.parent() {
-                    Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-                    _ => PathBuf::from("."),
-                };
-                let free = std::fs::File::open(&dir)
-                    .and_then(|d| iogauge_engine::sys::free_bytes(&d))
-                    .map_err(|e| {
-                        usage(format!(
-                            "{}: fill_device=1: the space free in {} cannot be read ({e}); give size=",
-                            j.at("fill_device"),
-                            dir.display()
-                        ))
-                    })?;
-                free - (free / FILL_RESERVE.0).max(FILL_RESERVE.1).min(free)
-            }
-        };
-        if size < bs {
-            return refuse(&format!(
-                "finds less than one block of {} to write on {}; give another filename=",
-                units::bs_label(bs),
-                path.display()
-            ));
-        }
-        j.size = Some(size / bs * bs);
-    }
-    Ok(())
-}
-
 /// zonemode=zbd writes at write pointers iogauge keeps for one job: a zoned device, whose
 /// pointers are its own (and refuses writes away from them), is not driven, and neither are two
 /// zbd jobs of a file, whose pointers fio carries from one job to the next (and shares between
@@ -256,7 +186,8 @@ fn agree_per_run(jobs: &[Job]) -> Result<()> {
             ))),
         }
     };
-    agree("filename", &|j| j.path == first.path)?;
+    // Files of their own are `files`'; a job that names none beside one that names one is not.
+    agree("filename", &|j| j.path.is_some() == first.path.is_some())?;
     agree("nrfiles", &|j| j.nrfiles == first.nrfiles)?;
     agree("file_service_type", &|j| {
         j.file_service == first.file_service
@@ -332,20 +263,6 @@ fn check_regions(jobs: &[Job]) -> Result<()> {
         }
     }
     Ok(())
-}
-
-/// The bytes a job spans in each of its files: its size (split over nrfiles, in whole 4 KiB
-/// blocks), and with offset_increment the clones' regions after the first (clone i starts
-/// i × offset_increment in, as fio places it).
-fn span(j: &Job) -> Option<u64> {
-    j.size.map(|s| {
-        let s = match j.nrfiles {
-            0 | 1 => s,
-            n => s / u64::from(n) / 4096 * 4096,
-        };
-        let stride = j.offset_increment.filter(|_| j.numjobs > 1).unwrap_or(0);
-        s.saturating_add(stride.saturating_mul(u64::from(j.numjobs - 1)))
-    })
 }
 
 /// Where the jobs' IO goes: the first job's file (the others agree), the largest job's size.

@@ -78,7 +78,7 @@ pub fn from_suite_with(args: &SuiteArgs, suite: Suite) -> Result<Plan> {
     checked(Plan {
         kind: Kind::Suite,
         target: TargetPlan {
-            streams: own,
+            streams: StreamTarget::sized_as_run(own),
             ..target(Place::of(&args.target), suite.size)?
         },
         cells,

@@ -423,3 +423,63 @@ fn a_writer_with_do_verify_0_is_not_read_back() {
     assert!(p.cells[0].no_readback);
     assert!(!p.cells[1].no_readback);
 }
+
+/// Jobs on files of their own: the first job's file is the run's target, each other file a
+/// stream target as large as its largest job, each job's cell pointed at its file.
+#[test]
+fn jobs_on_other_files_run_on_targets_of_their_own() {
+    let p = fio_plan(&[
+        "--name=wal",
+        "--filename=/tmp/iogauge-t-wal",
+        "--rw=write",
+        "--size=8m",
+        "--name=data",
+        "--filename=/tmp/iogauge-t-data",
+        "--rw=randread",
+        "--size=32m",
+        "--name=more",
+        "--filename=/tmp/iogauge-t-data",
+        "--rw=randread",
+        "--size=16m",
+        "--name=again",
+        "--filename=/tmp/iogauge-t-wal",
+        "--rw=randread",
+        "--size=4m",
+    ])
+    .unwrap();
+    assert_eq!(
+        p.target.path.as_deref(),
+        Some(std::path::Path::new("/tmp/iogauge-t-wal"))
+    );
+    assert_eq!(p.target.size, Some(8 << 20));
+    assert_eq!(p.target.streams.len(), 1);
+    assert_eq!(p.target.streams[0].size, Some(32 << 20));
+    let on: Vec<Option<usize>> = p.cells.iter().map(|c| c.target).collect();
+    assert_eq!(on, [None, Some(0), Some(0), None]);
+    // A job smaller than its file uses its own range of it.
+    assert_eq!(p.cells[2].range, Some(16 << 20));
+    // Near misses: one file named by one job and none by the other; verify with two files.
+    let e = fio_plan(&[
+        "--name=a",
+        "--filename=/tmp/iogauge-t-wal",
+        "--size=8m",
+        "--name=b",
+        "--size=8m",
+    ])
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("sets filename differently"), "{e}");
+    let e = fio_plan(&[
+        "--verify=crc32c",
+        "--rw=write",
+        "--size=8m",
+        "--name=a",
+        "--filename=/tmp/iogauge-t-wal",
+        "--name=b",
+        "--filename=/tmp/iogauge-t-data",
+        "--stonewall",
+    ])
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("one file per run"), "{e}");
+}

@@ -206,7 +206,7 @@ pub fn doc(plan: &Plan, prepared: &crate::exec::Prepared) -> PlanDoc {
         let mine = runnable.iter().filter(|c| c.target == Some(k));
         let name = mine.clone().find_map(|c| c.origin.clone());
         let written = mine.clone().any(|c| c.writes());
-        let (t, filled) = target_plan(r, p.display().to_string(), written, name);
+        let (t, filled) = target_plan(r, p.path.display().to_string(), written, name);
         filled_all += filled;
         streams.push(t);
     }
