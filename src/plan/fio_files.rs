@@ -59,7 +59,9 @@ pub(super) fn resolve_fill(jobs: &mut [Job]) -> Result<()> {
                 ))
             }
             None => {
+                // A directory is where iogauge makes its test file.
                 let dir = match path.parent() {
+                    _ if path.is_dir() => path.clone(),
                     Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
                     _ => PathBuf::from("."),
                 };
@@ -96,7 +98,20 @@ pub(super) fn files(
     jobs: &[Job],
     args: &FioArgs,
 ) -> Result<(Vec<StreamTarget>, Vec<Option<usize>>)> {
-    let key = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    // Two spellings of one file are one target, a file still to be made too (by its
+    // directory's real path and its name).
+    let key = |p: &Path| {
+        std::fs::canonicalize(p)
+            .or_else(|e| match (p.parent(), p.file_name()) {
+                (Some(d), Some(n)) => std::fs::canonicalize(match d.as_os_str().is_empty() {
+                    true => Path::new("."),
+                    false => d,
+                })
+                .map(|d| d.join(n)),
+                _ => Err(e),
+            })
+            .unwrap_or_else(|_| p.to_path_buf())
+    };
     let run = jobs[0].path.as_deref().map(key);
     let mut own: Vec<StreamTarget> = Vec::new();
     let mut on = Vec::with_capacity(jobs.len());

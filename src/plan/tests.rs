@@ -445,6 +445,11 @@ fn jobs_on_other_files_run_on_targets_of_their_own() {
         "--filename=/tmp/iogauge-t-wal",
         "--rw=randread",
         "--size=4m",
+        // Another spelling of a file not made yet is the same file.
+        "--name=same",
+        "--filename=/tmp/./iogauge-t-data",
+        "--rw=randread",
+        "--size=4m",
     ])
     .unwrap();
     assert_eq!(
@@ -455,7 +460,7 @@ fn jobs_on_other_files_run_on_targets_of_their_own() {
     assert_eq!(p.target.streams.len(), 1);
     assert_eq!(p.target.streams[0].size, Some(32 << 20));
     let on: Vec<Option<usize>> = p.cells.iter().map(|c| c.target).collect();
-    assert_eq!(on, [None, Some(0), Some(0), None]);
+    assert_eq!(on, [None, Some(0), Some(0), None, Some(0)]);
     // A job smaller than its file uses its own range of it.
     assert_eq!(p.cells[2].range, Some(16 << 20));
     // Near misses: one file named by one job and none by the other; verify with two files.
