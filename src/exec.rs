@@ -287,6 +287,7 @@ pub fn run(plan: &Plan, prepared: Prepared<'_>, hooks: &dyn Hooks) -> Result<Exe
         ));
     }
     notes.append(&mut state.notes);
+    notes.extend(notes::ignored_errors(&state.results));
     if let (Some(e), Kind::Suite) = (&failure, plan.kind) {
         notes.push(format!("the suite stopped at a failing cell: {e:#}"));
     }

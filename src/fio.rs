@@ -12,6 +12,7 @@
 mod amounts;
 mod content;
 mod draft;
+mod errors;
 mod fixup;
 pub mod ini;
 pub mod measures;
@@ -97,6 +98,8 @@ pub struct Job {
     /// `fill_device=1`: the job writes from its offset to the end of the device, or of the
     /// file system's free space (the plan turns it into `size`).
     pub fill_device: bool,
+    /// `continue_on_error` with `ignore_error`: the IO errors the job counts and goes on after.
+    pub tolerate: Option<crate::workload::Tolerate>,
     /// `overwrite=1`: fio lays out a write-only job's new file by writing it, as iogauge
     /// always does; without it fio only preallocates it.
     pub overwrite: bool,
@@ -193,6 +196,7 @@ impl Job {
             verify: false,
             readback: true,
             fill_device: false,
+            tolerate: None,
             overwrite: false,
             steady: false,
             steady_latency: false,

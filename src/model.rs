@@ -543,6 +543,10 @@ pub struct ResultDoc {
     /// `db … --fill`: the level of use the file system holding the database was filled to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fill: Option<FillDoc>,
+    /// IO errors the workload counted and went on after (fio's continue_on_error): the
+    /// numbers above leave those IOs out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ignored_errors: Option<IgnoredDoc>,
 }
 
 /// One repeat of a workload.
@@ -583,4 +587,27 @@ pub struct StatsDoc {
     /// median of the other repeats (crates/stats `material_outliers`).
     pub outliers: Vec<usize>,
     pub mean_without_outliers: f64,
+}
+
+/// IO errors a workload went on after: how many, and the first one's IO and error.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct IgnoredDoc {
+    pub count: u64,
+    /// The first one's error number (fio's first_error).
+    pub errno: i32,
+    /// e.g. "write of 8192 bytes at offset 40960: ENOSPC (No space left on device)".
+    pub first: String,
+}
+
+impl IgnoredDoc {
+    /// Two parts' errors as one (the first part's first error).
+    pub fn sum(a: Option<IgnoredDoc>, b: Option<IgnoredDoc>) -> Option<IgnoredDoc> {
+        match (a, b) {
+            (Some(mut x), Some(y)) => {
+                x.count += y.count;
+                Some(x)
+            }
+            (x, y) => x.or(y),
+        }
+    }
 }

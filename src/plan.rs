@@ -514,6 +514,7 @@ fn workload(
         distribution: None,
         beside: Default::default(),
         no_readback: false,
+        tolerate: None,
     })
 }
 

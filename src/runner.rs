@@ -131,6 +131,8 @@ pub struct Measured {
     pub stopped_early: bool,
     /// With `--verify`: what the reads found as they went.
     pub verify: Option<Tally>,
+    /// IO errors the workers counted and went on after (fio's continue_on_error).
+    pub ignored: Option<crate::model::IgnoredDoc>,
 }
 
 impl Measured {
@@ -159,6 +161,7 @@ impl Measured {
             error: self.error.as_ref().map(|e| anyhow!("{e:#}")),
             stopped_early: self.stopped_early,
             verify: self.verify.clone(),
+            ignored: self.ignored.clone(),
         }
     }
 }
@@ -333,6 +336,7 @@ fn run_gated(
             .max(watched.until.min(Duration::from_millis(1))),
     };
     let setup = setup.into_inner().unwrap_or_else(|e| e.into_inner());
+    let ignored = merge::ignored(&workers);
     let mut measured = merge(spec, workers, agg, runtime, watched.cpu, setup, interrupted);
     (
         measured.fine.cpu_run,
@@ -341,6 +345,7 @@ fn run_gated(
     ) = watched.sched.per_bin(FINE_BIN, measured.fine.ios.len());
     measured.fine.cpus = watched.sched.cpus();
     measured.verify = checked;
+    measured.ignored = ignored;
     measured.engine.buffers = backing
         .into_inner()
         .unwrap_or_else(|e| e.into_inner())

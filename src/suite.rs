@@ -106,6 +106,8 @@ pub struct Group {
     /// Under --verify, its writes are stamped and not read back after it (fio's
     /// do_verify=0): a later cell's reads check them.
     pub no_readback: bool,
+    /// The IO errors its threads count and go on after (fio's continue_on_error).
+    pub tolerate: Option<crate::workload::Tolerate>,
 }
 
 /// How a group's results are printed.

@@ -4,10 +4,12 @@
 pub mod blocks;
 mod content;
 pub mod distribution;
+pub mod errors;
 pub mod files;
 pub mod offsets;
 pub mod sprandom;
 pub mod zbd;
+pub use errors::Tolerate;
 pub use sprandom::Spr;
 pub use zbd::Zbd;
 mod placement;
@@ -297,6 +299,8 @@ pub struct Spec {
     pub file_service: FileService,
     /// Each interval's histogram kept (see `plan::Env::interval_hists`).
     pub interval_hists: bool,
+    /// The IO errors it counts and goes on after (fio's continue_on_error); none stops it.
+    pub tolerate: Option<Tolerate>,
 }
 
 /// A stream's place among the streams of its cell (fio's `startdelay`, `new_group` and

@@ -1217,3 +1217,78 @@ fn a_file_of_jobs_prints_one_table() {
     }
     assert!(!stdout.contains("Summary"), "{stdout}");
 }
+
+/// fio's continue_on_error with ignore_error, on a fake disk whose block 5 fails every write
+/// with ENOSPC: the job goes on, counts the failed write, names it, and leaves it out of its
+/// numbers; fio's JSON has total_err and first_error. Near misses: without continue_on_error
+/// the job stops at that write, and ignore_error listing EIO alone does not cover ENOSPC.
+#[test]
+fn continue_on_error_counts_and_names_the_errors_it_goes_on_after() {
+    const BLOCK: u64 = 16384;
+    if !can_mount_fakedisk() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("mnt")).unwrap();
+    let fail = format!("{}:{}", 5 * BLOCK + 100, 28);
+    let disk = FakeDisk::mount(
+        &dir.path().join("backing.img"),
+        &dir.path().join("mnt"),
+        64 * BLOCK,
+        &["--fail-at", &fail],
+    );
+    let run = |extra: &str, args: &[&str]| {
+        let job = format!(
+            "[w]\nfilename={}\nrw=write\nbs=16k\nsize=1m\n{extra}",
+            disk.target().display()
+        );
+        write_job(dir.path(), "e.fio", &job);
+        let mut all = vec!["fio", "e.fio", "--allow-overwrite", "--no-store"];
+        all.extend_from_slice(args);
+        iogauge(dir.path(), &all)
+    };
+    let out = run(
+        "continue_on_error=write\nignore_error=,ENOSPC\n",
+        &["--json"],
+    );
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let r = &doc["results"][0];
+    let e = &r["ignored_errors"];
+    assert_eq!(e["count"], 1, "{r:#}");
+    assert_eq!(e["errno"], 28);
+    let first = e["first"].as_str().unwrap();
+    assert!(
+        first.contains(&format!("offset {}", 5 * BLOCK)) && first.contains("ENOSPC"),
+        "{first}"
+    );
+    // The other 63 blocks were written and counted; the failed one is not in the numbers.
+    assert_eq!(r["write"]["ios"], 63, "{r:#}");
+    assert!(
+        doc["notes"].as_array().unwrap().iter().any(|n| n
+            .as_str()
+            .unwrap()
+            .contains("1 IO error counted and gone on after")),
+        "{:#}",
+        doc["notes"]
+    );
+    let out = run(
+        "continue_on_error=write\nignore_error=,ENOSPC\n",
+        &["-o", "fio.json", "--format", "fio-json"],
+    );
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let fio: Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("fio.json")).unwrap()).unwrap();
+    assert_eq!(fio["jobs"][0]["total_err"], 1, "{:#}", fio["jobs"][0]);
+    assert_eq!(fio["jobs"][0]["first_error"], 28);
+    // Near misses: no continue_on_error, or a list that leaves ENOSPC out, stop at the write.
+    for extra in ["", "continue_on_error=write\nignore_error=,EIO\n"] {
+        let out = run(extra, &["--json"]);
+        assert_eq!(out.status.code(), Some(1), "{extra}: {}", stderr_of(&out));
+        assert!(
+            stderr_of(&out).contains("No space left on device"),
+            "{extra}: {}",
+            stderr_of(&out)
+        );
+    }
+}

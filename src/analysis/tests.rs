@@ -133,6 +133,7 @@ pub(crate) fn result(rw: Rw, bs: u64, threads: u32, iodepth: u32, iops: f64) -> 
         timeline: None,
         together: None,
         fill: None,
+        ignored_errors: None,
     }
 }
 

@@ -164,6 +164,7 @@ pub fn storage(
         distribution: None,
         beside: Default::default(),
         no_readback: false,
+        tolerate: None,
     };
     let page = units::iec(cells.page).replace(".0", "");
     let suite = Suite {
@@ -648,6 +649,7 @@ pub fn transactions_result(t: Transactions) -> ResultDoc {
         timeline: Some(Box::new(t.timeline)),
         together: None,
         fill: None,
+        ignored_errors: None,
     }
 }
 

@@ -5,8 +5,8 @@
 use super::work::Ran;
 use crate::measure::{self, LatNs};
 use crate::model::{
-    CpuDoc, DeviceDoc, KernelThreadDoc, OpDoc, OthersDoc, RepeatDoc, ResultDoc, Sample, TargetDoc,
-    WorkloadDoc,
+    CpuDoc, DeviceDoc, IgnoredDoc, KernelThreadDoc, OpDoc, OthersDoc, RepeatDoc, ResultDoc, Sample,
+    TargetDoc, WorkloadDoc,
 };
 use crate::runner::Measured;
 use crate::target::Target;
@@ -109,6 +109,7 @@ pub fn result(mut ran: Vec<Ran>, target: &Target, name: Option<String>) -> Resul
         timeline: None,
         together: None,
         fill: None,
+        ignored_errors: m.ignored,
     };
     if !repeats.is_empty() {
         doc.stats = crate::repeats::stats_for(&repeats);
@@ -213,6 +214,7 @@ fn append(mut a: Measured, b: Measured) -> Measured {
     }
     a.interrupted = a.interrupted.or(b.interrupted);
     a.error = a.error.or(b.error);
+    a.ignored = IgnoredDoc::sum(a.ignored, b.ignored);
     a.stopped_early |= b.stopped_early;
     a
 }
@@ -298,6 +300,7 @@ mod tests {
             error: None,
             stopped_early: false,
             verify: None,
+            ignored: None,
         }
     }
 

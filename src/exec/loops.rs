@@ -256,6 +256,7 @@ pub(super) fn precondition(plan: &Plan, target: &Target, state: &mut State) -> R
         distribution: None,
         beside: Default::default(),
         no_readback: false,
+        tolerate: None,
     };
     let w = work::of(&cell, &plan.env, target.range_bytes, target.logical_block).map_err(usage)?;
     say!(

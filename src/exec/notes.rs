@@ -149,3 +149,21 @@ pub(super) fn honesty_notes(spec: &crate::workload::Spec, target: &Target) -> Ve
     }
     notes
 }
+
+/// A result whose IO errors were gone on after (fio's continue_on_error) says how many, the
+/// first, and that its numbers leave them out.
+pub(super) fn ignored_errors(results: &[crate::model::ResultDoc]) -> Vec<String> {
+    results
+        .iter()
+        .filter_map(|r| {
+            let e = r.ignored_errors.as_ref()?;
+            Some(format!(
+                "{}: {} IO error{} counted and gone on after (continue_on_error), the first a {}; the numbers leave those IOs out",
+                r.name.as_deref().unwrap_or("the run"),
+                e.count,
+                if e.count == 1 { "" } else { "s" },
+                e.first
+            ))
+        })
+        .collect()
+}

@@ -143,6 +143,7 @@ pub fn of(cell: &Cell, env: &Env, range: u64, logical_block: u32) -> Result<Work
         shape: cell.shape.clone(),
         file_service: env.file_service,
         interval_hists: env.interval_hists,
+        tolerate: cell.tolerate,
     };
     let limit = |span: u64, share: u64| match cell.length {
         Length::Time(t) => Limit::Time(t),
@@ -518,6 +519,7 @@ mod tests {
             distribution: None,
             beside: Default::default(),
             no_readback: false,
+            tolerate: None,
         }
     }
 

@@ -42,6 +42,7 @@ pub(super) fn fixup(d: Draft, set: Set, kb_base: u64) -> Result<Job, String> {
     strided(j, &set, kb_base)?;
     super::zbd::apply(j, &set, kb_base)?;
     super::spr::apply(j, &set)?;
+    super::errors::apply(j, &set)?;
     sequence(j, &set)?;
     pattern_rules(j, &set)?;
     files(j, &set)?;

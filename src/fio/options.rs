@@ -148,6 +148,11 @@ const OPTIONS: &[Mapped] = &[
     opt(&["fill_device"], |d, a| {
         a.put(&mut d.job.fill_device, flag(a.v))
     }),
+    // Read together in `errors`.
+    opt(
+        &["continue_on_error", "ignore_error", "error_dump"],
+        |_, a| a.check(super::errors::check(a.key, a.v)),
+    ),
     opt(&["latency_target"], latency_target),
     opt(
         &["latency_percentile", "latency_window"],

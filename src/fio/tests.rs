@@ -4,6 +4,7 @@ use super::*;
 use crate::workload::blocks::BsWeight;
 
 mod content;
+mod errors;
 mod place;
 mod refusals;
 mod spr;

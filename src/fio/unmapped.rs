@@ -102,7 +102,7 @@ const LOGS: &str = "iogauge writes no log files; every result keeps its latency 
 const TIMES_ALL: &str = "fio measures less to spend less CPU per IO; iogauge always times every IO and shows its own CPU per IO beside the result";
 
 /// Options iogauge knows and cannot honour, with the reason given to the user.
-const REFUSED: [(&str, &str); 5] = [
+const REFUSED: [(&str, &str); 4] = [
     (
         "flow_watermark",
         "fio no longer reads it (deprecated: its flow keeps each job to its weight's share); leave it out",
@@ -113,17 +113,13 @@ const REFUSED: [(&str, &str); 5] = [
         "atomic writes (RWF_ATOMIC, never torn by a power cut) are not issued by iogauge's engines",
     ),
     (
-        "error_dump",
-        "goes with continue_on_error; iogauge stops a job at its first IO error and says which IO failed",
-    ),
-    (
         "filename_format",
         "iogauge names the files it creates itself (iogauge-test.PID, .1, .2 …); leave filename_format out, or give filename= for one existing file",
     ),
 ];
 
 /// Options refused by family (a prefix of fio's name), with the reason.
-const FAMILIES: [(&str, &str); 5] = [
+const FAMILIES: [(&str, &str); 3] = [
     (
         "exit",
         "exitall and exit_what are honoured; ending the run at a job's error (exitall_on_error) is not mapped: iogauge stops a job at its first IO error and says which IO failed",
@@ -135,13 +131,5 @@ const FAMILIES: [(&str, &str); 5] = [
     (
         "verify_",
         "iogauge verifies with its own header on every sector it writes, read back after the job (verify=); fio's verify options are not mapped",
-    ),
-    (
-        "continue_on_error",
-        "iogauge stops a job at its first IO error and says which IO failed",
-    ),
-    (
-        "ignore_error",
-        "iogauge stops a job at its first IO error and says which IO failed",
     ),
 ];

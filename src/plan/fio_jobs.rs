@@ -428,6 +428,7 @@ fn group(j: &Job, size: Option<u64>, (together, report): (Option<usize>, u32)) -
             (None, _) => Beside::default(),
         },
         no_readback: j.verify && !j.readback,
+        tolerate: j.tolerate,
     })
 }
 

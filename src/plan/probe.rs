@@ -53,6 +53,7 @@ pub fn from_probe_cache(args: &crate::cli::ProbeCacheArgs) -> Result<Plan> {
             distribution: None,
             beside: Default::default(),
             no_readback: false,
+            tolerate: None,
         };
         groups.push(group(
             format!("warm {}", units::iec(ws)),

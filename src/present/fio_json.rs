@@ -246,7 +246,7 @@ fn job(r: &ResultDoc, name: &str) -> Value {
             0.0
         }
     };
-    json!({
+    let mut job = json!({
         "jobname": name,
         "groupid": 0,
         "error": i32::from(r.error.is_some()),
@@ -271,7 +271,13 @@ fn job(r: &ResultDoc, name: &str) -> Value {
         "latency_ns": buckets(&r.lat_hist, 1, &LAT_KEYS[..10]),
         "latency_us": buckets(&r.lat_hist, 1_000, &LAT_KEYS[..10]),
         "latency_ms": buckets(&r.lat_hist, 1_000_000, &LAT_KEYS),
-    })
+    });
+    // fio writes these for a job with continue_on_error.
+    if let (Some(e), Some(o)) = (&r.ignored_errors, job.as_object_mut()) {
+        o.insert("total_err".into(), json!(e.count));
+        o.insert("first_error".into(), json!(e.errno));
+    }
+    job
 }
 
 /// fio's `sync` section: the fsync/fdatasync calls and their latency (no histogram of syncs

@@ -196,5 +196,27 @@ pub(super) fn merge(
         error: None,
         stopped_early: false,
         verify: None,
+        ignored: None,
     }
+}
+
+/// The IO errors the workers went on after: how many, and one worker's first.
+pub(super) fn ignored(workers: &[WorkerOut]) -> Option<crate::model::IgnoredDoc> {
+    let count = workers.iter().map(|w| w.ignored).sum();
+    let (io, errno) = workers.iter().find_map(|w| w.first_ignored)?;
+    Some(crate::model::IgnoredDoc {
+        count,
+        errno,
+        first: format!(
+            "{} of {} bytes at offset {}: {} ({})",
+            match io.op {
+                iogauge_engine::Op::Read => "read",
+                _ => "write",
+            },
+            io.len,
+            io.offset,
+            crate::workload::errors::errno_name(errno),
+            std::io::Error::from_raw_os_error(errno)
+        ),
+    })
 }

@@ -26,6 +26,7 @@ fn null_spec(limit: Limit) -> Spec {
         shape: Default::default(),
         file_service: Default::default(),
         interval_hists: false,
+        tolerate: None,
         rate_poisson: false,
         think: None,
         prio: None,

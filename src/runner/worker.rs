@@ -60,6 +60,9 @@ pub struct WorkerOut {
     pub error: Option<anyhow::Error>,
     /// With `--verify`: the verdicts of the reads this worker could judge.
     pub verify: Tally,
+    /// IO errors gone on after (fio's continue_on_error), and the first: its IO and errno.
+    pub ignored: u64,
+    pub first_ignored: Option<(Io, i32)>,
     /// Completions waited for at a time while measuring (an auto batch's choice).
     pub complete_batch: u32,
     /// An auto batch's trial: completions reaped waiting for one, for half and for all in
@@ -96,6 +99,8 @@ impl WorkerOut {
             } else {
                 0
             }),
+            ignored: 0,
+            first_ignored: None,
             complete_batch: spec.complete_batch.max(1),
             trial: [0; 3],
             trial_time: [Duration::ZERO; 3],
@@ -549,6 +554,18 @@ impl<'a, E: Engine> Worker<'a, E> {
                         self.eng
                             .queue(io)
                             .map_err(|e| anyhow!("requeueing IO failed: {e}"))?;
+                        continue;
+                    }
+                    let write = io.op == Op::Write;
+                    let goes_on = self
+                        .spec
+                        .tolerate
+                        .is_some_and(|t| t.lets_go_on(write, errno));
+                    if goes_on && matches!(io.op, Op::Read | Op::Write) {
+                        // Counted and left out of the numbers, as fio leaves it.
+                        self.out.ignored += 1;
+                        self.out.first_ignored.get_or_insert((io, errno));
+                        self.slots.free.push(d.slot);
                         continue;
                     }
                     return Err(io_error(errno, &io));

@@ -65,6 +65,8 @@ pub struct Cell {
     /// Under --verify, its writes are stamped and not read back after it (fio's
     /// do_verify=0): a later cell's reads check them.
     pub no_readback: bool,
+    /// The IO errors its threads count and go on after (fio's continue_on_error).
+    pub tolerate: Option<crate::workload::Tolerate>,
 }
 
 impl Cell {
@@ -284,6 +286,7 @@ pub fn expand(suite: &Suite, o: &Overrides) -> Result<Vec<Cell>, String> {
                                 distribution: g.distribution,
                                 beside: g.beside,
                                 no_readback: g.no_readback,
+                                tolerate: g.tolerate,
                             });
                         }
                     }

@@ -439,6 +439,7 @@ fn check_group(g: GroupDoc, default_time: Duration) -> Result<Group, CheckError>
         distribution: None,
         beside: Default::default(),
         no_readback: false,
+        tolerate: None,
     })
 }
 

@@ -478,6 +478,7 @@ mod tests {
             shape,
             file_service: Default::default(),
             interval_hists: false,
+            tolerate: None,
             rate_poisson: false,
             think: None,
             prio: None,

@@ -15,6 +15,8 @@
 //! Faults for `--verify`'s tests, each on the write that covers a byte offset:
 //! `--flip-at OFFSET` stores that byte with its lowest bit flipped (a bad transfer), and
 //! `--drop-at OFFSET` acknowledges the first such write and keeps nothing of it (a lost write).
+//! `--fail-at OFFSET:ERRNO` fails every write that covers the offset with that error number (a
+//! bad sector that never takes a write, or a full disk there): for fio's continue_on_error.
 //!
 //! `--read-latency MS` answers every read MS milliseconds after it arrives, each on its own
 //! timer, so reads in flight together overlap as on a drive with many queues: a device of known
@@ -27,7 +29,8 @@
 //! mounting it again over the same backing file, which holds exactly what was persisted.
 //!
 //! Usage: `iogauge-fakedisk BACKING MOUNTPOINT [--size BYTES] [--lie | --lie-cache PAGES]
-//! [--flip-at OFFSET] [--drop-at OFFSET] [--read-latency MS] [--log-reads FILE]`
+//! [--flip-at OFFSET] [--drop-at OFFSET] [--fail-at OFFSET:ERRNO] [--read-latency MS]
+//! [--log-reads FILE]`
 //! (BACKING is created, zero-filled, with --size when missing).
 #![cfg_attr(test, allow(clippy::disallowed_methods))] // fixtures in unit tests
 
@@ -119,6 +122,9 @@ impl Disk {
     fn write_at(&mut self, offset: u64, data: &[u8]) -> std::io::Result<()> {
         let covers =
             |at: Option<u64>| at.is_some_and(|a| a >= offset && a < offset + data.len() as u64);
+        if let Some((_, errno)) = self.faults.fail_at.filter(|(a, _)| covers(Some(*a))) {
+            return Err(std::io::Error::from_raw_os_error(errno));
+        }
         if covers(self.faults.drop_at) {
             self.faults.drop_at = None;
             return Ok(());
@@ -401,6 +407,7 @@ struct Args {
 struct Faults {
     flip_at: Option<u64>,
     drop_at: Option<u64>,
+    fail_at: Option<(u64, i32)>,
 }
 
 fn parse(args: &[String]) -> Result<Args, String> {
@@ -437,6 +444,16 @@ fn parse(args: &[String]) -> Result<Args, String> {
             }
             "--flip-at" => faults.flip_at = offset(it.next(), "--flip-at")?,
             "--drop-at" => faults.drop_at = offset(it.next(), "--drop-at")?,
+            "--fail-at" => {
+                let v = it.next().ok_or("--fail-at needs OFFSET:ERRNO")?;
+                let (at, errno) = v
+                    .split_once(':')
+                    .and_then(|(a, e)| Some((a.parse().ok()?, e.parse().ok()?)))
+                    .ok_or(format!(
+                        "--fail-at {v}: give a byte offset and an error number, e.g. 40960:28"
+                    ))?;
+                faults.fail_at = Some((at, errno));
+            }
             "--log-reads" => {
                 read_log = Some(PathBuf::from(it.next().ok_or("--log-reads needs a file")?));
             }

@@ -2,7 +2,7 @@
 //! (a mix run as two), or parts that ran one after another (a region at a time).
 
 use super::*;
-use crate::model::SyncDoc;
+use crate::model::{IgnoredDoc, SyncDoc};
 
 /// Measurements that ran at the same time (a cell's streams), as one: counts add up, the
 /// runtime is the longest, latencies of reads, writes and syncs merge exactly through their
@@ -139,6 +139,7 @@ fn two(a: Measured, b: Measured) -> Measured {
         error: a.error.or(b.error),
         stopped_early: a.stopped_early || b.stopped_early,
         verify: None,
+        ignored: IgnoredDoc::sum(a.ignored.clone(), b.ignored.clone()),
     }
 }
 
@@ -152,8 +153,10 @@ pub(super) fn sequential(parts: Vec<Measured>) -> Measured {
     let mut fine: Option<FineDoc> = None;
     let mut interrupted = None;
     let mut error = None;
+    let mut ignored = None;
     let mut engine = Default::default();
     for (i, p) in parts.into_iter().enumerate() {
+        ignored = IgnoredDoc::sum(ignored, p.ignored.clone());
         measure::merge(&mut hist, &p.hist);
         measure::merge(&mut read_hist, &p.read_hist);
         timeseries.extend(p.timeseries.iter().map(|s| Sample {
@@ -209,5 +212,6 @@ pub(super) fn sequential(parts: Vec<Measured>) -> Measured {
         error,
         stopped_early: false,
         verify: None,
+        ignored,
     }
 }

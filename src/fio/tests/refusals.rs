@@ -129,7 +129,11 @@ fn every_refusal_names_its_line_and_why() {
             2,
             "its own header on every sector",
         ),
-        ("[a]\ncontinue_on_error=all\n", 2, "first IO error"),
+        (
+            "[a]\ncontinue_on_error=everything\n",
+            2,
+            "give none, read, write",
+        ),
         ("[a]\noffset=524z\n", 2, "zones (z)"),
         ("[a]\nsize=8z\n", 2, "size in zones (z)"),
         (
@@ -205,7 +209,7 @@ fn the_blockers_of_every_job_are_one_list_in_file_order() {
 fn the_examples_options_are_refused_for_their_own_reason_or_run() {
     for (opt, why) in [
         ("atomic=1", "RWF_ATOMIC"),
-        ("error_dump=1", "continue_on_error"),
+        ("error_dump=1", "names the first error"),
         ("random_sequence_stride=1", "random_distribution=sequence"),
         ("max_open_zones=4", "goes with zonemode=zbd"),
         ("read_beyond_wp=1", "goes with zonemode=zbd"),

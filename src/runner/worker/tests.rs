@@ -86,6 +86,7 @@ fn spec(depth: u32, data: u64) -> Spec {
         shape: Default::default(),
         file_service: Default::default(),
         interval_hists: false,
+        tolerate: None,
         rate_poisson: false,
         think: None,
         prio: None,
