@@ -114,7 +114,7 @@ pub fn prepare(plan: &Plan) -> Result<Prepared<'_>> {
     let session = plan
         .env
         .verify
-        .map(|sample| verify::Session::new(plan.env.seed, sample));
+        .map(|sample| verify::Session::new(plan.env.seed, sample, plan.env.verify_fatal));
     let req = target::Request {
         verify: session.as_ref().map(|s| s.key),
         path: plan.target.path.as_deref(),

@@ -98,6 +98,8 @@ pub struct Job {
     /// `fill_device=1`: the job writes from its offset to the end of the device, or of the
     /// file system's free space (the plan turns it into `size`).
     pub fill_device: bool,
+    /// `verify_fatal=1`: the job stops at its first block that comes back wrong.
+    pub verify_fatal: bool,
     /// `continue_on_error` with `ignore_error`: the IO errors the job counts and goes on after.
     pub tolerate: Option<crate::workload::Tolerate>,
     /// `overwrite=1`: fio lays out a write-only job's new file by writing it, as iogauge
@@ -196,6 +198,7 @@ impl Job {
             verify: false,
             readback: true,
             fill_device: false,
+            verify_fatal: false,
             tolerate: None,
             overwrite: false,
             steady: false,

@@ -185,6 +185,9 @@ pub struct Env {
     pub rate: Option<Rate>,
     /// `--verify`: the share of written blocks the pass after each cell reads back.
     pub verify: Option<f64>,
+    /// With verify, a cell stops at its first block that comes back wrong (fio's
+    /// verify_fatal), and so does the pass after it.
+    pub verify_fatal: bool,
     /// Which file each IO goes to when the target is several files (fio's
     /// `file_service_type`).
     pub file_service: crate::workload::FileService,

@@ -442,7 +442,7 @@ fn a_later_reading_job_checks_what_an_unread_writing_job_left() {
     if !can_mount_fakedisk() {
         return;
     }
-    let scan = |args: &[&str]| -> (Option<i32>, Value) {
+    let scan = |args: &[&str], global: &str| -> (Option<i32>, Value) {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir(dir.path().join("mnt")).unwrap();
         let disk = FakeDisk::mount(
@@ -452,7 +452,7 @@ fn a_later_reading_job_checks_what_an_unread_writing_job_left() {
             args,
         );
         let job = format!(
-            "[global]\nfilename={}\nbs=16k\nsize={}\nverify=meta\nverify_pattern=0xaa555aa5\nverify_interval=512\n\n[write-phase]\nrw=write\ndo_verify=0\n\n[verify-phase]\nstonewall\nrw=read\n",
+            "[global]\nfilename={}\nbs=16k\nsize={}\nverify=meta\nverify_pattern=0xaa555aa5\nverify_interval=512\n{global}\n[write-phase]\nrw=write\ndo_verify=0\n\n[verify-phase]\nstonewall\nrw=read\n",
             disk.target().display(),
             64 * BLOCK
         );
@@ -471,7 +471,9 @@ fn a_later_reading_job_checks_what_an_unread_writing_job_left() {
             serde_json::from_slice(&out.stdout).unwrap_or_else(|_| panic!("{}", stderr_of(&out)));
         (out.status.code(), doc)
     };
-    let (code, doc) = scan(&["--flip-at", &flip.to_string()]);
+    let flipped = ["--flip-at".to_string(), flip.to_string()];
+    let flipped: Vec<&str> = flipped.iter().map(String::as_str).collect();
+    let (code, doc) = scan(&flipped, "");
     assert_eq!(code, Some(1), "{doc:#}");
     let (w, r) = (&doc["results"][0]["verify"], &doc["results"][1]["verify"]);
     // The writer stamped its 64 blocks and read none back.
@@ -483,11 +485,22 @@ fn a_later_reading_job_checks_what_an_unread_writing_job_left() {
     assert_eq!(r["failed"]["corrupt"], 1, "{r}");
     assert_eq!(r["first"][0]["offset"], 5 * BLOCK, "{r}");
     // The near miss: the same scan of a disk that keeps every write passes, every read checked.
-    let (code, doc) = scan(&[]);
+    let (code, doc) = scan(&[], "");
     let r = &doc["results"][1]["verify"];
     assert_eq!(code, Some(0), "{doc:#}");
     assert_eq!(r["read_checks"], 64, "{r}");
     assert!(r["failed"].as_object().is_none_or(|m| m.is_empty()), "{r}");
+    // verify_fatal=1: the reader stops at the flipped block, the sixth it reads, and says so.
+    let (code, doc) = scan(&flipped, "verify_fatal=1\n");
+    let reader = &doc["results"][1];
+    assert_eq!(code, Some(1), "{doc:#}");
+    assert_eq!(reader["verify"]["read_checks"], 6, "{reader:#}");
+    assert_eq!(reader["verify"]["failed"]["corrupt"], 1, "{reader:#}");
+    let error = reader["error"].as_str().unwrap_or_default();
+    assert!(
+        error.contains("verify_fatal") && error.contains(&format!("offset {}", 5 * BLOCK)),
+        "{error}"
+    );
 }
 
 /// fill_device=1 writes what the file system has free (less the 1% iogauge keeps), as statvfs

@@ -23,6 +23,8 @@ pub struct Session {
     /// The target was created and filled by this run, so every sector in it is ours.
     pub filled: bool,
     sample: f64,
+    /// Stop a cell, and the pass after it, at the first block that comes back wrong.
+    fatal: bool,
     /// The generations every writing cell left, at one block size for the whole range.
     map: Option<(u64, Vec<u64>)>,
     /// Why no map is kept, when one cannot be.
@@ -31,7 +33,7 @@ pub struct Session {
 
 impl Session {
     /// A key for a run: the clock and the process, so two runs never share one.
-    pub fn new(seed: u64, sample: f64) -> Session {
+    pub fn new(seed: u64, sample: f64, fatal: bool) -> Session {
         let now = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos() as u64);
@@ -40,6 +42,7 @@ impl Session {
             key: RunKey { id, seed },
             filled: false,
             sample,
+            fatal,
             map: None,
             no_map: None,
         }
@@ -70,6 +73,7 @@ impl Session {
             key: self.key,
             tracker,
             filled: self.filled,
+            fatal: self.fatal,
             earlier: self.map().map(|(block, generations)| Earlier {
                 offset: target.offset,
                 block,
@@ -124,6 +128,7 @@ impl Session {
                 block: tracker.block() as usize,
                 sample: self.sample,
                 keep: KEEP_FAILURES,
+                stop_at_first: self.fatal,
                 ..VerifyOptions::default()
             };
             let end = start + blocks as u64 * tracker.block();

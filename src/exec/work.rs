@@ -488,6 +488,7 @@ mod tests {
             interval_hists: false,
             rate: None,
             verify: None,
+            verify_fatal: false,
         }
     }
 

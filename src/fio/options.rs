@@ -148,6 +148,9 @@ const OPTIONS: &[Mapped] = &[
     opt(&["fill_device"], |d, a| {
         a.put(&mut d.job.fill_device, flag(a.v))
     }),
+    opt(&["verify_fatal"], |d, a| {
+        a.put(&mut d.job.verify_fatal, flag(a.v))
+    }),
     // Read together in `errors`.
     opt(
         &["continue_on_error", "ignore_error", "error_dump"],

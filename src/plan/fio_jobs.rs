@@ -195,6 +195,7 @@ fn agree_per_run(jobs: &[Job]) -> Result<()> {
     agree("offset", &|j| j.offset == first.offset)?;
     agree("ramp_time", &|j| j.ramp == first.ramp)?;
     agree("verify", &|j| j.verify == first.verify)?;
+    agree("verify_fatal", &|j| j.verify_fatal == first.verify_fatal)?;
     agree("ss", &|j| j.steady == first.steady)?;
     agree("latency_target", &|j| {
         j.latency_target == first.latency_target
@@ -303,6 +304,7 @@ fn run_env(jobs: &[Job], seed: u64) -> Env {
     // verify=: iogauge's own stamps on every write, read back after each job (--verify).
     if first.verify {
         env.verify = Some(1.0);
+        env.verify_fatal = first.verify_fatal;
     }
     env
 }

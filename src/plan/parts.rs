@@ -57,6 +57,7 @@ pub(super) fn env(e: EngineChoice, seed: u64, ramp: Duration, interval: Duration
         interval_hists: false,
         rate: None,
         verify: e.verify,
+        verify_fatal: false,
     }
 }
 

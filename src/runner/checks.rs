@@ -1,7 +1,7 @@
 //! What the workers check under `--verify`: a read's block against this cell's writes, the
 //! run's earlier cells, or the fill's stamps.
 
-use iogauge_verify::{check, Expect, RunKey, Tally, Tracker, Verdict, SECTOR};
+use iogauge_verify::{check, Class, Expect, RunKey, Tally, Tracker, Verdict, SECTOR};
 
 /// What the workers do for `--verify`: stamp every write, check every read they can judge.
 pub struct Verifier<'a> {
@@ -11,6 +11,8 @@ pub struct Verifier<'a> {
     /// The fill stamped every sector, so a block this cell did not write is still iogauge's
     /// and a read of it can be checked sector by sector.
     pub filled: bool,
+    /// A worker stops at its first block that comes back wrong (fio's verify_fatal).
+    pub fatal: bool,
     /// What the run's earlier cells wrote, for the reads of blocks this cell did not write.
     pub earlier: Option<Earlier<'a>>,
 }
@@ -50,16 +52,16 @@ pub fn kept(g: u64, filled: bool) -> Expect {
 /// Checks a block a read brought back, if the tracker says it can be judged: a block this cell
 /// wrote as a whole (torn and lost need its generation), one it did not write sector by sector,
 /// against what the run's earlier cells left there (or, when the fill stamped every sector,
-/// as any intact sector of the run's own).
+/// as any intact sector of the run's own). What it found wrong, if anything.
 pub(super) fn judge_read(
     tally: &mut Tally,
     v: &Verifier,
     buf: &[u8],
     at: u64,
     expect: Option<Expect>,
-) {
+) -> Option<Class> {
     match expect {
-        None => {}
+        None => None,
         Some(Expect::Skip) => {
             let mut judged = false;
             let worst = buf
@@ -81,15 +83,12 @@ pub(super) fn judge_read(
                     Some(check(s, &v.key, off, g))
                 })
                 .find(|v| v.class().is_some());
-            if judged {
-                tally.record(at, worst.unwrap_or(Verdict::Ok { generation: 0 }));
+            match judged {
+                true => tally.record(at, worst.unwrap_or(Verdict::Ok { generation: 0 })),
+                false => None,
             }
         }
-        Some(Expect::Written) => {
-            tally.record(at, check(buf, &v.key, at, None));
-        }
-        Some(Expect::AtLeast(g)) => {
-            tally.record(at, check(buf, &v.key, at, Some(g)));
-        }
+        Some(Expect::Written) => tally.record(at, check(buf, &v.key, at, None)),
+        Some(Expect::AtLeast(g)) => tally.record(at, check(buf, &v.key, at, Some(g))),
     }
 }

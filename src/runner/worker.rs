@@ -577,7 +577,7 @@ impl<'a, E: Engine> Worker<'a, E> {
                             self.rest_of(slot, io, n)?;
                             continue;
                         }
-                        self.verify(d.slot, io);
+                        self.verify(d.slot, io)?;
                         if counting {
                             self.count(slot, io.op, now);
                             batch_ios += 1;
@@ -624,10 +624,11 @@ impl<'a, E: Engine> Worker<'a, E> {
             .map_err(|e| anyhow!("requeueing a short IO failed: {e}"))
     }
 
-    /// With --verify: a write's end told to the tracker, a read's block judged.
-    fn verify(&mut self, slot: u32, io: Io) {
+    /// With --verify: a write's end told to the tracker, a read's block judged. A block
+    /// found wrong stops the worker under verify_fatal.
+    fn verify(&mut self, slot: u32, io: Io) -> anyhow::Result<()> {
         let Some(v) = self.cfg.verify else {
-            return;
+            return Ok(());
         };
         let s = slot as usize;
         let at = self.slots.block[s];
@@ -644,10 +645,19 @@ impl<'a, E: Engine> Worker<'a, E> {
                 };
                 if let Some(buf) = self.eng.buffer(slot) {
                     let whole = &buf[..self.slots.len[s] as usize];
-                    judge_read(&mut self.out.verify, v, whole, at, expect);
+                    let wrong = judge_read(&mut self.out.verify, v, whole, at, expect);
+                    if let Some(class) = wrong.filter(|_| v.fatal) {
+                        return Err(anyhow!(
+                            "verify_fatal: the block of {} bytes at offset {at} came back {}: {}",
+                            whole.len(),
+                            class.name(),
+                            class.meaning()
+                        ));
+                    }
                 }
             }
         }
+        Ok(())
     }
 
     /// A whole read or write completed while measuring: its latency (from its planned start

@@ -42,6 +42,8 @@ pub struct VerifyOptions {
     pub keep: usize,
     /// Bytes read per system call at most when consecutive blocks are read; rounded to blocks.
     pub chunk: usize,
+    /// Stop at the first block that fails (fio's verify_fatal).
+    pub stop_at_first: bool,
 }
 
 impl Default for VerifyOptions {
@@ -51,6 +53,7 @@ impl Default for VerifyOptions {
             sample: 1.0,
             keep: 10,
             chunk: 1 << 20,
+            stop_at_first: false,
         }
     }
 }
@@ -121,7 +124,9 @@ pub fn verify_range(
                     _ => None,
                 };
                 let v: Verdict = check(&span[at..at + block], run, offset, expected);
-                tally.record(offset, v);
+                if tally.record(offset, v).is_some() && opts.stop_at_first {
+                    return Ok(tally);
+                }
             }
         }
         k += n;

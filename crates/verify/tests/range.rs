@@ -182,3 +182,30 @@ fn bad_options_are_refused() {
         assert!(verify_range(&f, 0..BLOCK as u64, &run, &opts, |_| Expect::Written).is_err());
     }
 }
+
+/// `stop_at_first` (fio's verify_fatal): the pass ends at the first block found wrong, the
+/// blocks after it unread; without it (the near miss) every block is read and both are named.
+#[test]
+fn a_pass_told_to_stop_at_the_first_failure_reads_no_further() {
+    let run = RunKey { id: 7, seed: 9 };
+    let gens = vec![1; BLOCKS as usize];
+    let (_tmp, f) = written(&run, &gens);
+    for k in [10u64, 40] {
+        f.write_all_at(&[0u8; BLOCK], k * BLOCK as u64).unwrap();
+    }
+    let pass = |stop: bool| {
+        let opts = VerifyOptions {
+            block: BLOCK,
+            stop_at_first: stop,
+            ..Default::default()
+        };
+        verify_range(&f, 0..BLOCKS * BLOCK as u64, &run, &opts, |_| {
+            Expect::Written
+        })
+        .unwrap()
+    };
+    let stopped = pass(true);
+    assert_eq!((stopped.checked(), stopped.failed()), (11, 1));
+    let all = pass(false);
+    assert_eq!((all.checked(), all.failed()), (BLOCKS, 2));
+}

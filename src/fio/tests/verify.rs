@@ -49,16 +49,18 @@ fn a_verify_pattern_verifies_and_its_pieces_are_read() {
 
 #[test]
 fn fio_verify_options_that_change_the_run_stay_refused() {
-    for opt in [
-        "verify_backlog=1",
-        "verify_dump=1",
-        "verify_fatal=1",
-        "verify_async=4",
-    ] {
+    for opt in ["verify_backlog=1", "verify_dump=1", "verify_async=4"] {
         let e = refusal(&format!("[a]\nrw=write\nverify=crc32c\n{opt}\n"));
         assert!(
             e.contains("fio's verify options are not mapped"),
             "{opt}: {e}"
         );
     }
+}
+
+#[test]
+fn verify_fatal_is_read_and_agreed_by_every_job() {
+    assert!(jobs("[a]\nverify=md5\nverify_fatal=1\n")[0].verify_fatal);
+    assert!(!jobs("[a]\nverify=md5\n")[0].verify_fatal);
+    assert!(refusal("[a]\nverify_fatal=maybe\n").contains("give 1 or 0"));
 }
