@@ -394,16 +394,6 @@ fn each_refused(dir: &std::path::Path, first: &[&str], cases: &[(Vec<&str>, &str
     );
 }
 
-/// Bytes block device `name` has read and written (/sys/block/NAME/stat, in 512-byte sectors).
-fn sectors_moved(name: &str) -> (u64, u64) {
-    let stat = std::fs::read_to_string(format!("/sys/block/{name}/stat")).unwrap();
-    let v: Vec<u64> = stat
-        .split_whitespace()
-        .map(|x| x.parse().unwrap())
-        .collect();
-    (v[2] * 512, v[6] * 512)
-}
-
 /// fio jobs that name different files run each on its own, at the same time as fio runs
 /// them: a WAL writer on one RAM loop device beside a data reader on another. Each device's
 /// kernel counters hold its job's bytes and none of the other's (on one shared device, the

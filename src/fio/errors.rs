@@ -33,7 +33,7 @@ fn lists(v: &str) -> Result<[Option<Errnos>; 3], String> {
     {
         let mut errnos = Vec::new();
         for name in p.split(':').map(str::trim) {
-            let e = errno_of(name.trim_start_matches('!')).ok_or_else(|| {
+            let e = errno_of(name).ok_or_else(|| {
                 format!("{name} is not an error iogauge knows: give a name such as ENOSPC or EIO, or its number")
             })?;
             errnos.push(e);

@@ -839,14 +839,24 @@ pub fn syscalls_of(pid: u32) -> u64 {
         .sum()
 }
 
-/// IOs block device `name` has completed (/sys/block/NAME/stat: reads + writes).
-pub fn device_ios(name: &str) -> u64 {
+/// The fields of /sys/block/NAME/stat (reads, merges, sectors read, …, writes at 4).
+fn block_stat(name: &str) -> Vec<u64> {
     let stat = std::fs::read_to_string(format!("/sys/block/{name}/stat")).unwrap();
-    let v: Vec<u64> = stat
-        .split_whitespace()
+    stat.split_whitespace()
         .map(|x| x.parse().unwrap())
-        .collect();
+        .collect()
+}
+
+/// IOs block device `name` has completed (reads + writes).
+pub fn device_ios(name: &str) -> u64 {
+    let v = block_stat(name);
     v[0] + v[4]
+}
+
+/// Bytes block device `name` has read and written (its 512-byte sectors).
+pub fn sectors_moved(name: &str) -> (u64, u64) {
+    let v = block_stat(name);
+    (v[2] * 512, v[6] * 512)
 }
 
 /// A spawned process (iogauge, a server, a load) whose stderr is read line by line as it
