@@ -150,6 +150,9 @@ pub fn prepare(plan: &Plan) -> Result<Prepared<'_>> {
             target::check_poll_queues(r)?;
         }
     }
+    for c in plan.cells.iter().filter(|c| c.atomic) {
+        target::check_atomic(c.target.map_or(&resolved, |k| &streams[k]), c.bs.bytes())?;
+    }
     let works: Vec<Result<Work, String>> = plan
         .cells
         .iter()

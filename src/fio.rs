@@ -102,6 +102,8 @@ pub struct Job {
     pub verify_fatal: bool,
     /// `continue_on_error` with `ignore_error`: the IO errors the job counts and goes on after.
     pub tolerate: Option<crate::workload::Tolerate>,
+    /// fio's `atomic=1`: every write carries RWF_ATOMIC, stored whole or not at all.
+    pub atomic: bool,
     /// `overwrite=1`: fio lays out a write-only job's new file by writing it, as iogauge
     /// always does; without it fio only preallocates it.
     pub overwrite: bool,
@@ -200,6 +202,7 @@ impl Job {
             fill_device: false,
             verify_fatal: false,
             tolerate: None,
+            atomic: false,
             overwrite: false,
             steady: false,
             steady_latency: false,

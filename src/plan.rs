@@ -495,7 +495,7 @@ fn workload(
         title: rw.name().into(),
         layout: Layout::Plain,
         origin: None,
-        ops: vec![op_of(rw)],
+        ops: vec![Op::from(rw)],
         read_pct: vec![rw.read_pct(mix)],
         bs: vec![bs],
         threads: vec![w.threads],
@@ -518,6 +518,7 @@ fn workload(
         beside: Default::default(),
         no_readback: false,
         tolerate: None,
+        atomic: false,
     })
 }
 
@@ -633,17 +634,6 @@ pub fn writable_output(path: &std::path::Path, fix: &str) -> Result<()> {
         )));
     }
     Ok(())
-}
-
-fn op_of(rw: Rw) -> Op {
-    match rw {
-        Rw::Read => Op::Read,
-        Rw::Write => Op::Write,
-        Rw::Randread => Op::Randread,
-        Rw::Randwrite => Op::Randwrite,
-        Rw::Rw => Op::Rw,
-        Rw::Randrw => Op::Randrw,
-    }
 }
 
 /// `--until-change DURATION`, refused at zero (it would run nothing).

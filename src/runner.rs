@@ -390,6 +390,11 @@ fn run_worker(
             look: spec.complete_batch == 1 && no_cpu_spare(spec.threads),
             ..spec.uring
         },
+        write_flags: if spec.atomic {
+            iogauge_engine::RWF_ATOMIC
+        } else {
+            0
+        },
     };
     // Build the engine before the start gate so setup cost is not measured; pass the gate
     // either way so one failing worker cannot hang the others.

@@ -108,6 +108,8 @@ pub struct Group {
     pub no_readback: bool,
     /// The IO errors its threads count and go on after (fio's continue_on_error).
     pub tolerate: Option<crate::workload::Tolerate>,
+    /// fio's `atomic=1`: every write carries RWF_ATOMIC, stored whole or not at all.
+    pub atomic: bool,
 }
 
 /// How a group's results are printed.
@@ -142,6 +144,21 @@ pub enum Op {
     /// `cp`: a sequential read stream over the first half of the target and, at the same
     /// time, a sequential write stream over the second half.
     Copy,
+}
+
+/// A workload pattern as a suite's cell names it.
+impl From<crate::workload::Rw> for Op {
+    fn from(rw: crate::workload::Rw) -> Op {
+        use crate::workload::Rw;
+        match rw {
+            Rw::Read => Op::Read,
+            Rw::Write => Op::Write,
+            Rw::Randread => Op::Randread,
+            Rw::Randwrite => Op::Randwrite,
+            Rw::Rw => Op::Rw,
+            Rw::Randrw => Op::Randrw,
+        }
+    }
 }
 
 impl Op {

@@ -10,6 +10,7 @@
 //! /proc, /sys or anything under /dev but a block device. A file iogauge created is removed on
 //! every exit path unless it was replaced meanwhile; when that fails, the user is told.
 
+mod abilities;
 mod create;
 pub mod files;
 pub mod fill;
@@ -19,6 +20,7 @@ pub mod signatures;
 use crate::error::usage;
 use crate::interrupt;
 use crate::units;
+pub use abilities::{check_atomic, check_poll_queues};
 use anyhow::{Context, Result};
 use create::to_create;
 use iogauge_engine::{sys, BufferPool};
@@ -343,25 +345,6 @@ impl Resolved<'_> {
                 Ok(first)
             }
         }
-    }
-}
-
-/// `--hipri` completes IO by polling the device's poll queues (IORING_SETUP_IOPOLL). A device
-/// without them (loop, zram, virtio-blk, NVMe without `nvme.poll_queues`) fails every IO with
-/// EOPNOTSUPP, so it is refused here, after the target is looked at and before a file is made
-/// or filled. A device the kernel does not describe (tmpfs, btrfs) is left to the run.
-pub fn check_poll_queues(resolved: &Resolved) -> Result<()> {
-    // The path the user typed is named, not the test file's made-up name in it.
-    let (path, typed) = match resolved {
-        Resolved::Ready(t) => (t.path.as_path(), t.path.as_path()),
-        Resolved::Create { path, req, .. } => (path.as_path(), req.path.unwrap_or(Path::new("."))),
-    };
-    match iogauge_sysinfo::poll_queues_for(path) {
-        Some((dev, false)) => Err(usage(format!(
-            "--hipri needs a device with poll queues, and {dev} (under {}) has none (/sys/block/{dev}/queue/io_poll is 0); drop --hipri, or use an NVMe device loaded with nvme.poll_queues=N",
-            typed.display()
-        ))),
-        _ => Ok(()),
     }
 }
 

@@ -301,6 +301,8 @@ pub struct Spec {
     pub interval_hists: bool,
     /// The IO errors it counts and goes on after (fio's continue_on_error); none stops it.
     pub tolerate: Option<Tolerate>,
+    /// fio's `atomic=1`: every write carries RWF_ATOMIC, stored whole or not at all.
+    pub atomic: bool,
 }
 
 /// A stream's place among the streams of its cell (fio's `startdelay`, `new_group` and

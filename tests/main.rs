@@ -12,6 +12,7 @@
 mod common;
 
 mod arrays;
+mod atomic;
 mod ci_budget;
 mod consent;
 mod db;

@@ -57,6 +57,7 @@ pub(crate) fn result(rw: Rw, bs: u64, threads: u32, iodepth: u32, iops: f64) -> 
             sync: None,
             sync_every: None,
             odsync: false,
+            atomic: false,
             seed: 1,
             time_s: Some(10.0),
             data_bytes: None,

@@ -165,6 +165,7 @@ pub fn storage(
         beside: Default::default(),
         no_readback: false,
         tolerate: None,
+        atomic: false,
     };
     let page = units::iec(cells.page).replace(".0", "");
     let suite = Suite {
@@ -584,6 +585,7 @@ pub fn transactions_result(t: Transactions) -> ResultDoc {
             sync: None,
             sync_every: None,
             odsync: false,
+            atomic: false,
             seed: 0,
             time_s: Some(t.time.as_secs_f64()),
             data_bytes: None,

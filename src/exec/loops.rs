@@ -257,6 +257,7 @@ pub(super) fn precondition(plan: &Plan, target: &Target, state: &mut State) -> R
         beside: Default::default(),
         no_readback: false,
         tolerate: None,
+        atomic: false,
     };
     let w = work::of(&cell, &plan.env, target.range_bytes, target.logical_block).map_err(usage)?;
     say!(

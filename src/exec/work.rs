@@ -144,6 +144,7 @@ pub fn of(cell: &Cell, env: &Env, range: u64, logical_block: u32) -> Result<Work
         file_service: env.file_service,
         interval_hists: env.interval_hists,
         tolerate: cell.tolerate,
+        atomic: cell.atomic,
     };
     let limit = |span: u64, share: u64| match cell.length {
         Length::Time(t) => Limit::Time(t),
@@ -521,6 +522,7 @@ mod tests {
             beside: Default::default(),
             no_readback: false,
             tolerate: None,
+            atomic: false,
         }
     }
 

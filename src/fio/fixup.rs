@@ -45,6 +45,7 @@ pub(super) fn fixup(d: Draft, set: Set, kb_base: u64) -> Result<Job, String> {
     super::errors::apply(j, &set)?;
     sequence(j, &set)?;
     pattern_rules(j, &set)?;
+    atomic(j, &set)?;
     files(j, &set)?;
     job.path = match (directory, filename) {
         (Some(d), Some(f)) => Some(PathBuf::from(d).join(f)),
@@ -463,4 +464,56 @@ fn files(j: &mut Job, set: &Set) -> Result<(), String> {
         j.size = Some(each.saturating_mul(u64::from(j.nrfiles)));
     }
     Ok(())
+}
+
+/// atomic=1 as the kernel takes RWF_ATOMIC (Documentation/filesystems and fio's HOWTO): a
+/// direct write of one power-of-two size, at an offset that is a multiple of it. What the
+/// target's own atomic sizes allow is asked of it once it is looked at (the plan). And
+/// verify_write_sequence, which means something only with verify.
+fn atomic(j: &Job, set: &Set) -> Result<(), String> {
+    if let (Some((v, l)), false) = (set.get("verify_write_sequence"), j.verify) {
+        return Err(format!(
+            "{l}: verify_write_sequence={v} without verify: it changes how verify checks, and this job does not verify; leave it out or give verify="
+        ));
+    }
+    if !j.atomic {
+        return Ok(());
+    }
+    let (_, l) = &set["atomic"];
+    let bs = crate::units::bs_label(j.bs);
+    let refusal = if !j.rw.writes(j.read_pct) {
+        Some("the job only reads, and only writes are atomic; leave atomic out".to_string())
+    } else if j.engine == super::Engine::Null {
+        Some("ioengine=null writes nothing; leave atomic out".to_string())
+    } else if !j.direct {
+        Some(
+            "the kernel takes atomic writes (RWF_ATOMIC) only with direct IO; give direct=1"
+                .to_string(),
+        )
+    } else if j.mix.is_some() {
+        Some(
+            "an atomic write has one size, and this job mixes block sizes; give one bs".to_string(),
+        )
+    } else if !j.bs.is_power_of_two() {
+        Some(format!(
+            "an atomic write's size is a power of two, and bs is {bs}; give 4k, 8k, 16k …"
+        ))
+    } else if let Some((what, n)) = [
+        ("offset", j.offset),
+        ("offset_increment", j.offset_increment.unwrap_or(0)),
+        ("the skip of rw=", j.seq_skip.unsigned_abs()),
+    ]
+    .into_iter()
+    .find(|(_, n)| !n.is_multiple_of(j.bs))
+    {
+        Some(format!(
+            "an atomic write starts at a multiple of its size, and {what} ({n} bytes) is not a multiple of bs={bs}; give one that is"
+        ))
+    } else {
+        None
+    };
+    match refusal {
+        Some(why) => Err(format!("{l}: atomic=1: {why}")),
+        None => Ok(()),
+    }
 }

@@ -146,6 +146,13 @@ fn done_instead(j: &Job, out: &mut dyn FnMut(String)) {
                 j.typed("verify_pattern")
             ));
         }
+        if j.has("verify_write_sequence") {
+            out(format!(
+                "{}: verify_write_sequence={} ({WHO}): iogauge judges which write of a block landed last only where the order is certain: of writes of one block in flight together either may land last, and a block older than a write that had to land last is named lost, whatever this says",
+                j.at("verify_write_sequence"),
+                j.typed("verify_write_sequence")
+            ));
+        }
         if j.has("verify_interval") {
             out(format!(
                 "{}: verify_interval={} ({WHO}): iogauge's header and checksum cover each 4 KiB sector, whatever the interval; damage anywhere in one is found and named by the sector's offset",

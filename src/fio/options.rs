@@ -148,6 +148,10 @@ const OPTIONS: &[Mapped] = &[
     opt(&["fill_device"], |d, a| {
         a.put(&mut d.job.fill_device, flag(a.v))
     }),
+    // iogauge's verify already accepts either order for writes of one block in flight
+    // together (fio's reason to turn the sequence check off): noted in `measures`.
+    opt(&["verify_write_sequence"], |_, a| a.check(flag(a.v))),
+    opt(&["atomic"], |d, a| a.put(&mut d.job.atomic, flag(a.v))),
     opt(&["verify_fatal"], |d, a| {
         a.put(&mut d.job.verify_fatal, flag(a.v))
     }),

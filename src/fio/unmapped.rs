@@ -102,16 +102,12 @@ const LOGS: &str = "iogauge writes no log files; every result keeps its latency 
 const TIMES_ALL: &str = "fio measures less to spend less CPU per IO; iogauge always times every IO and shows its own CPU per IO beside the result";
 
 /// Options iogauge knows and cannot honour, with the reason given to the user.
-const REFUSED: [(&str, &str); 4] = [
+const REFUSED: [(&str, &str); 3] = [
     (
         "flow_watermark",
         "fio no longer reads it (deprecated: its flow keeps each job to its weight's share); leave it out",
     ),
     ("fsync_on_close", "not mapped; fsync=N syncs within the job"),
-    (
-        "atomic",
-        "atomic writes (RWF_ATOMIC, never torn by a power cut) are not issued by iogauge's engines",
-    ),
     (
         "filename_format",
         "iogauge names the files it creates itself (iogauge-test.PID, .1, .2 …); leave filename_format out, or give filename= for one existing file",

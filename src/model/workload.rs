@@ -34,6 +34,10 @@ pub struct WorkloadDoc {
     pub sync: Option<SyncKind>,
     pub sync_every: Option<u32>,
     pub odsync: bool,
+    /// Every write carried RWF_ATOMIC (fio's atomic=1): stored whole or not at all, as the
+    /// target promised.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub atomic: bool,
     pub seed: u64,
     /// Fixed time in seconds, or null for a fixed amount of data.
     pub time_s: Option<f64>,
@@ -242,6 +246,9 @@ impl WorkloadDoc {
         if w.odsync {
             s.push_str(" O_DSYNC");
         }
+        if w.atomic {
+            s.push_str(" atomic");
+        }
         if let Some(t) = &w.think {
             let _ = write!(
                 s,
@@ -276,6 +283,7 @@ impl WorkloadDoc {
             sync: spec.sync.map(|s| s.0),
             sync_every: spec.sync.map(|s| s.1),
             odsync: spec.odsync,
+            atomic: spec.atomic,
             seed: spec.seed,
             time_s,
             data_bytes,

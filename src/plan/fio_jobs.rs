@@ -375,7 +375,7 @@ fn group(j: &Job, size: Option<u64>, (together, report): (Option<usize>, u32)) -
         title: j.at.to_string(),
         layout: Layout::Plain,
         origin: Some(j.name.clone()),
-        ops: vec![op_of(j.rw)],
+        ops: vec![Op::from(j.rw)],
         read_pct: vec![j.read_pct],
         bs: vec![bs],
         threads: vec![j.numjobs],
@@ -431,6 +431,7 @@ fn group(j: &Job, size: Option<u64>, (together, report): (Option<usize>, u32)) -
         },
         no_readback: j.verify && !j.readback,
         tolerate: j.tolerate,
+        atomic: j.atomic,
     })
 }
 

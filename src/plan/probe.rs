@@ -54,6 +54,7 @@ pub fn from_probe_cache(args: &crate::cli::ProbeCacheArgs) -> Result<Plan> {
             beside: Default::default(),
             no_readback: false,
             tolerate: None,
+            atomic: false,
         };
         groups.push(group(
             format!("warm {}", units::iec(ws)),

@@ -58,6 +58,9 @@ pub fn workload_line(r: &ResultDoc) -> String {
     if w.odsync {
         s.push_str(" · O_DSYNC");
     }
+    if w.atomic {
+        s.push_str(" · atomic writes (RWF_ATOMIC)");
+    }
     if w.distribution != "uniform" {
         let _ = write!(s, " · {}", w.distribution);
     }

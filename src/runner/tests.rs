@@ -27,6 +27,7 @@ fn null_spec(limit: Limit) -> Spec {
         file_service: Default::default(),
         interval_hists: false,
         tolerate: None,
+        atomic: false,
         rate_poisson: false,
         think: None,
         prio: None,

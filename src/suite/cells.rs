@@ -67,6 +67,8 @@ pub struct Cell {
     pub no_readback: bool,
     /// The IO errors its threads count and go on after (fio's continue_on_error).
     pub tolerate: Option<crate::workload::Tolerate>,
+    /// fio's `atomic=1`: every write carries RWF_ATOMIC, stored whole or not at all.
+    pub atomic: bool,
 }
 
 impl Cell {
@@ -113,6 +115,9 @@ impl Cell {
         }
         if self.odsync {
             s.push_str(" O_DSYNC");
+        }
+        if self.atomic {
+            s.push_str(" atomic");
         }
         if self.files > 1 {
             s.push_str(&format!(" · {} files", self.files));
@@ -287,6 +292,7 @@ pub fn expand(suite: &Suite, o: &Overrides) -> Result<Vec<Cell>, String> {
                                 beside: g.beside,
                                 no_readback: g.no_readback,
                                 tolerate: g.tolerate,
+                                atomic: g.atomic,
                             });
                         }
                     }

@@ -440,6 +440,7 @@ fn check_group(g: GroupDoc, default_time: Duration) -> Result<Group, CheckError>
         beside: Default::default(),
         no_readback: false,
         tolerate: None,
+        atomic: false,
     })
 }
 

@@ -479,6 +479,7 @@ mod tests {
             file_service: Default::default(),
             interval_hists: false,
             tolerate: None,
+            atomic: false,
             rate_poisson: false,
             think: None,
             prio: None,

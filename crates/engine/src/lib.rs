@@ -158,7 +158,13 @@ pub struct EngineConfig<'a> {
     /// Seed of the buffers' random content.
     pub seed: u64,
     pub uring: UringOptions,
+    /// `RWF_*` flags every write carries (`RWF_ATOMIC`: fio's `atomic=1`, a write the device
+    /// or file system stores whole or not at all); 0 for none. Reads carry none.
+    pub write_flags: i32,
 }
+
+/// A write stored whole or not at all, never torn by a power cut or a crash (Linux 6.11+).
+pub const RWF_ATOMIC: i32 = libc::RWF_ATOMIC;
 
 #[cfg(test)]
 mod tests {
@@ -225,6 +231,7 @@ mod tests {
             align: 4096,
             seed: 7,
             uring: UringOptions::default(),
+            write_flags: 0,
         }
     }
 

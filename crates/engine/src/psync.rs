@@ -11,6 +11,9 @@ pub struct PsyncEngine {
     files: Vec<File>,
     pool: BufferPool,
     queued: Option<Io>,
+    /// `RWF_*` flags of every write ([`EngineConfig::write_flags`]): with any, a write is
+    /// `pwritev2(2)`, which takes them; without, `pwrite(2)` as before.
+    write_flags: i32,
 }
 
 impl PsyncEngine {
@@ -26,6 +29,7 @@ impl PsyncEngine {
             files,
             pool,
             queued: None,
+            write_flags: cfg.write_flags,
         })
     }
 }
@@ -69,6 +73,12 @@ impl Engine for PsyncEngine {
         };
         let result = match io.op {
             Op::Read => file.read_at(&mut self.pool.slot_mut(0)[start..end], io.offset),
+            Op::Write if self.write_flags != 0 => crate::sys::pwritev2(
+                file,
+                &self.pool.slot(0)[start..end],
+                io.offset,
+                self.write_flags,
+            ),
             Op::Write => file.write_at(&self.pool.slot(0)[start..end], io.offset),
             Op::Fsync => file.sync_all().map(|()| 0),
             Op::Fdatasync => file.sync_data().map(|()| 0),

@@ -267,6 +267,61 @@ pub fn dio_offset_align(path: &std::path::Path) -> Option<u32> {
         .then_some(st.stx_dio_offset_align)
 }
 
+/// `pwritev2(2)` of one buffer with `RWF_*` flags; the bytes written.
+pub fn pwritev2(file: &File, buf: &[u8], offset: u64, flags: i32) -> io::Result<usize> {
+    let iov = libc::iovec {
+        iov_base: buf.as_ptr() as *mut libc::c_void,
+        iov_len: buf.len(),
+    };
+    // SAFETY: the kernel only reads the one iovec, whose buffer is valid for its length and
+    // outlives the call.
+    let n = unsafe { libc::pwritev2(file.as_raw_fd(), &iov, 1, offset as libc::off_t, flags) };
+    if n < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(n as usize)
+}
+
+/// The sizes a write with `RWF_ATOMIC` may have on an open file or block device, smallest and
+/// largest in bytes, as statx(STATX_WRITE_ATOMIC) tells (Linux 6.11+); `None` where it offers
+/// none (most file systems and devices, and kernels before 6.11).
+pub fn atomic_write_units(file: &File) -> Option<(u32, u32)> {
+    let mut st = std::mem::MaybeUninit::<libc::statx>::zeroed();
+    // SAFETY: with AT_EMPTY_PATH and an empty NUL-terminated path statx looks at the
+    // descriptor, and writes one struct statx through the pointer, valid for that size.
+    let rc = unsafe {
+        libc::statx(
+            file.as_raw_fd(),
+            c"".as_ptr(),
+            libc::AT_EMPTY_PATH,
+            libc::STATX_WRITE_ATOMIC,
+            st.as_mut_ptr(),
+        )
+    };
+    if rc != 0 {
+        return None;
+    }
+    // SAFETY: filled (or zeroed) by the kernel.
+    let st = unsafe { st.assume_init() };
+    (st.stx_mask & libc::STATX_WRITE_ATOMIC != 0 && st.stx_atomic_write_unit_max > 0)
+        .then_some((st.stx_atomic_write_unit_min, st.stx_atomic_write_unit_max))
+}
+
+/// The atomic write sizes a new file in `dir` would offer, asked of an unnamed file
+/// (O_TMPFILE) that vanishes when closed: nothing appears in the directory, even in a dry
+/// run. `None` when the file system offers none or cannot make such a file.
+pub fn atomic_write_units_in(dir: &std::path::Path) -> Option<(u32, u32)> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .custom_flags(libc::O_TMPFILE)
+        .mode(0o600)
+        .open(dir)
+        .ok()?;
+    atomic_write_units(&f)
+}
+
 /// Sets the calling thread's timer slack (Linux's default is 50 µs: a sleep may end that much
 /// late). A rate-controlled worker sleeps until each IO's planned start, and 50 µs of slack
 /// would show as latency that no device caused.

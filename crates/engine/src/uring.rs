@@ -218,6 +218,8 @@ pub struct UringEngine {
     fds: Vec<i32>,
     fixed_file: bool,
     fixed_bufs: bool,
+    /// `RWF_*` flags of every write ([`EngineConfig::write_flags`]).
+    write_flags: i32,
     slot_busy: Vec<bool>,
     /// Pushed to the SQ and not yet reaped.
     outstanding: usize,
@@ -294,6 +296,7 @@ impl UringEngine {
         Ok(UringEngine {
             fixed_file: setup.registered_files,
             fixed_bufs: setup.registered_buffers,
+            write_flags: cfg.write_flags,
             ring,
             pool: ManuallyDrop::new(pool),
             _files: files,
@@ -333,7 +336,10 @@ impl UringEngine {
                 }
             };
         }
-        let e = match (io.op, self.fixed_bufs) {
+        // The kernel takes RWF_ATOMIC only on a plain user buffer (generic_atomic_write_valid:
+        // ITER_UBUF), so such writes do not use the registered ones.
+        let fixed_bufs = self.fixed_bufs && (io.op != Op::Write || self.write_flags == 0);
+        let e = match (io.op, fixed_bufs) {
             (Op::Read, true) => with_fd!(|fd| opcode::ReadFixed::new(fd, ptr, io.len, slot as u16)
                 .offset(io.offset)
                 .ioprio(io.prio)
@@ -342,6 +348,7 @@ impl UringEngine {
                 with_fd!(|fd| opcode::WriteFixed::new(fd, ptr, io.len, slot as u16)
                     .offset(io.offset)
                     .ioprio(io.prio)
+                    .rw_flags(self.write_flags)
                     .build())
             }
             (Op::Read, false) => with_fd!(|fd| opcode::Read::new(fd, ptr, io.len)
@@ -352,6 +359,7 @@ impl UringEngine {
                 with_fd!(|fd| opcode::Write::new(fd, ptr, io.len)
                     .offset(io.offset)
                     .ioprio(io.prio)
+                    .rw_flags(self.write_flags)
                     .build())
             }
             (Op::Fsync, _) => with_fd!(|fd| opcode::Fsync::new(fd).build()),

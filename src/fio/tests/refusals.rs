@@ -169,7 +169,7 @@ pub(super) fn refused_at(cases: &[(&str, usize, &str)]) {
 /// took 34 runs to learn what blocks it, refused alphabetically).
 #[test]
 fn every_blocker_is_named_at_once_in_file_order() {
-    let e = refusal("[a]\natomic=1\nrw=randtrim\nbs=4k\nflow_watermark=1\n");
+    let e = refusal("[a]\nfsync_on_close=1\nrw=randtrim\nbs=4k\nflow_watermark=1\n");
     assert!(e.starts_with("t.fio:2: "), "{e}");
     assert!(e.contains("; 2 more: t.fio:3:"), "{e}");
     let (two, three, five) = (
@@ -187,7 +187,7 @@ fn every_blocker_is_named_at_once_in_file_order() {
 #[test]
 fn the_blockers_of_every_job_are_one_list_in_file_order() {
     let e = refusal(
-        "[global]\nflow_watermark=100\n[a]\nrw=read\natomic=1\n[b]\nrw=write\nfsync_on_close=1\nsize=1m\n",
+        "[global]\nflow_watermark=100\n[a]\nrw=read\nfilename_format=x\n[b]\nrw=write\nfsync_on_close=1\nsize=1m\n",
     );
     let at = |l: &str| {
         e.find(&format!("t.fio:{l}:"))
@@ -208,7 +208,7 @@ fn the_blockers_of_every_job_are_one_list_in_file_order() {
 #[test]
 fn the_examples_options_are_refused_for_their_own_reason_or_run() {
     for (opt, why) in [
-        ("atomic=1", "RWF_ATOMIC"),
+        ("atomic=1", "only writes are atomic"),
         ("error_dump=1", "names the first error"),
         ("random_sequence_stride=1", "random_distribution=sequence"),
         ("max_open_zones=4", "goes with zonemode=zbd"),
@@ -229,4 +229,60 @@ fn the_examples_options_are_refused_for_their_own_reason_or_run() {
             "{key}: {n:?}"
         );
     }
+}
+
+/// atomic=1 is a direct write of one power-of-two size at a multiple of it (RWF_ATOMIC's
+/// rules): each way out of them is refused at its line, for its own reason; within them the
+/// job is taken, and verify_write_sequence is refused without verify and noted with it.
+#[test]
+fn atomic_writes_keep_the_kernels_rules() {
+    refused_at(&[
+        ("[a]\nrw=randread\natomic=1\n", 3, "only writes are atomic"),
+        (
+            "[a]\nrw=randwrite\nioengine=null\natomic=1\n",
+            4,
+            "writes nothing",
+        ),
+        (
+            "[a]\nrw=randwrite\ndirect=0\natomic=1\n",
+            4,
+            "give direct=1",
+        ),
+        (
+            "[a]\nrw=randwrite\ndirect=1\nbs=12k\natomic=1\n",
+            5,
+            "power of two",
+        ),
+        (
+            "[a]\nrw=randwrite\ndirect=1\nbssplit=4k/50:16k/50\natomic=1\n",
+            5,
+            "one bs",
+        ),
+        (
+            "[a]\nrw=randwrite\ndirect=1\nbs=16k\noffset=8k\natomic=1\n",
+            6,
+            "offset (8192 bytes)",
+        ),
+        (
+            "[a]\nrw=write:4k\ndirect=1\nbs=16k\natomic=1\n",
+            5,
+            "the skip of rw=",
+        ),
+        (
+            "[a]\nrw=randwrite\nverify_write_sequence=0\n",
+            3,
+            "without verify",
+        ),
+    ]);
+    let j = jobs("[a]\nrw=randwrite\ndirect=1\nbs=16k\noffset=64k\nsize=1m\natomic=1\n");
+    assert!(j[0].atomic);
+    let j = jobs("[a]\nrw=randwrite\ndirect=1\nsize=1m\nverify=crc64\nverify_write_sequence=0\n");
+    assert!(!j[0].atomic);
+    let n = super::measures::notes(&j, 0, &|_| None, &|_| true);
+    assert!(
+        n.iter()
+            .any(|x| x.starts_with("t.fio:6: verify_write_sequence=0")
+                && x.contains("either may land last")),
+        "{n:?}"
+    );
 }

@@ -87,6 +87,7 @@ fn spec(depth: u32, data: u64) -> Spec {
         file_service: Default::default(),
         interval_hists: false,
         tolerate: None,
+        atomic: false,
         rate_poisson: false,
         think: None,
         prio: None,

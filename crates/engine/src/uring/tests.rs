@@ -47,6 +47,7 @@ fn engine(tag: &str, depth: u32, look: bool) -> Option<(std::path::PathBuf, Urin
             look,
             ..UringOptions::default()
         },
+        write_flags: 0,
     };
     match UringEngine::new(&cfg) {
         Ok(e) => Some((path, e)),
