@@ -420,7 +420,19 @@ fn cpu_explains(
     // CPU's doing.
     let (slow, fast) = if fell { (q[1], q[0]) } else { (q[0], q[1]) };
     let still_waiting = slow >= (1.0 - th.regime_frac) * fast;
-    (moved >= CPU_WAIT_SHIFT && same_work && still_waiting && per_cpu.is_finite())
+    // And a starved issuer wants the CPU the whole time: the time its threads were ready (run
+    // or waiting for a CPU) holds on the slower side. Threads the device holds are ready for
+    // less as the rate falls, however long each wake-up waits on a busy machine (a blkio
+    // throttle lowered to a quarter beside two busy loops, in CI: waiting 30% of ready time
+    // before and 51% after, as much in all, and named the CPU's until this).
+    let ready = [r[0] + q[0], r[1] + q[1]];
+    let (slow_ready, fast_ready) = if fell {
+        (ready[1], ready[0])
+    } else {
+        (ready[0], ready[1])
+    };
+    let ready_held = slow_ready >= (1.0 - th.regime_frac) * fast_ready;
+    (moved >= CPU_WAIT_SHIFT && same_work && still_waiting && ready_held && per_cpu.is_finite())
         .then_some(CpuParts { run: r, wait: w })
 }
 
@@ -834,14 +846,20 @@ mod tests {
         // 0.58× as long in all — they slept on the device and woke less often.
         let mut quarter = bins(4000.0, 200, 0.05, 57);
         quarter.extend(bins(1000.0, 200, 0.05, 59));
-        let c = then(cpu(0.4, 0.576, 200), cpu(0.1, 0.335, 200));
-        let found = regime(&quarter, 0.1, Some(4096.0), true, None, bins_of(&c), &th());
-        assert_eq!(found.len(), 1, "{found:?}");
-        assert!(
-            found[0].evidence.contains_key("ios_above_later") && !found[0].summary.contains("CPU"),
-            "{}",
-            found[0].summary
-        );
+        // And one whose threads waited as long in all, each wake-up waiting longer (CI, run
+        // 79): ready time waiting 30% then 61%, the same IOs per CPU second, but ready for
+        // 0.45× as long — the threads slept on the device.
+        for (a, b) in [((0.4, 0.576), (0.1, 0.335)), ((0.4, 0.17), (0.1, 0.155))] {
+            let c = then(cpu(a.0, a.1, 200), cpu(b.0, b.1, 200));
+            let found = regime(&quarter, 0.1, Some(4096.0), true, None, bins_of(&c), &th());
+            assert_eq!(found.len(), 1, "{found:?}");
+            assert!(
+                found[0].evidence.contains_key("ios_above_later")
+                    && !found[0].summary.contains("CPU"),
+                "{a:?}→{b:?}: {}",
+                found[0].summary
+            );
+        }
         // Series that would explain the fall but stop one bin short are not judged by.
         let (mut run, mut wait) = then(cpu(0.3, 0.02, 200), cpu(0.1, 0.2, 200));
         let whole = CpuBins {
