@@ -200,6 +200,8 @@ pub fn run(plan: &Plan, prepared: Prepared<'_>, hooks: &dyn Hooks) -> Result<Exe
     // Under MPI every rank has checked its target by now: one refusal stops all before any
     // rank writes.
     hooks.checked()?;
+    // fio's zones start empty in every run, as in every fio invocation.
+    crate::workload::zbd::forget_shared();
     // Opened before the fill: a results database that cannot be written is told at once.
     let store = match plan.output.no_store {
         true => None,

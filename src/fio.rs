@@ -252,31 +252,32 @@ impl Job {
 /// (`stonewall`, `wait_for_previous`, or `wait_for` a job before it, which iogauge takes as
 /// waiting for every job of that group). Each job's group, numbered from 0 in file order.
 pub fn run_groups(jobs: &[Job]) -> Vec<usize> {
-    let mut group = 0;
-    jobs.iter()
-        .enumerate()
-        .map(|(i, j)| {
-            if i > 0 && (j.stonewall || j.has("wait_for")) {
-                group += 1;
-            }
-            group
-        })
-        .collect()
+    groups(jobs, false)
 }
 
 /// Each job's reporting group, as fio numbers them: a new one at each `stonewall`,
 /// `wait_for` or `new_group` (fio's groupid, which `exit_what=group` ends).
 pub fn report_groups(jobs: &[Job]) -> Vec<u32> {
+    groups(jobs, true).into_iter().map(|g| g as u32).collect()
+}
+
+/// A new group at each job that waits (and, for reporting, at each `new_group`), but for a
+/// `wait_for` whose job's group had ended before the group this job would join began: two
+/// jobs that both wait for a third start together when it ends, as fio starts them
+/// (`zbd-rand-write-trim-gc.fio`'s writer and trimmer after its warm-up).
+fn groups(jobs: &[Job], reporting: bool) -> Vec<usize> {
     let mut group = 0;
-    jobs.iter()
-        .enumerate()
-        .map(|(i, j)| {
-            if i > 0 && (j.stonewall || j.has("wait_for") || j.new_group) {
-                group += 1;
-            }
-            group
-        })
-        .collect()
+    let mut of: Vec<usize> = Vec::with_capacity(jobs.len());
+    for (i, j) in jobs.iter().enumerate() {
+        let waited = j.has("wait_for").then(|| j.typed("wait_for"));
+        let ended = waited.and_then(|x| jobs[..i].iter().position(|p| p.name == x));
+        let joins = !j.stonewall && ended.is_some_and(|k| of[k] < group);
+        if i > 0 && (j.stonewall || (waited.is_some() && !joins) || (reporting && j.new_group)) {
+            group += 1;
+        }
+        of.push(group);
+    }
+    of
 }
 
 /// Reads one job file into its jobs, each with `[global]`'s options before its own.

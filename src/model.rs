@@ -477,6 +477,10 @@ pub struct ResultDoc {
     pub lat_hist: Vec<[u64; 2]>,
     pub read: Option<OpDoc>,
     pub write: Option<OpDoc>,
+    /// fio's trims on emulated zones (zone resets in memory: nothing reached the device), of a
+    /// job that trims; absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trim: Option<OpDoc>,
     pub sync: Option<SyncDoc>,
     /// With `--rate`: latency from submission to completion (the device's service time), while
     /// `lat_ns` counts from each IO's planned start.

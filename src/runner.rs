@@ -108,6 +108,8 @@ pub struct Measured {
     pub lat: LatNs,
     pub read: Option<OpDoc>,
     pub write: Option<OpDoc>,
+    /// fio's trims on emulated zones (zone resets in memory), of a job that trims.
+    pub trim: Option<OpDoc>,
     pub sync: Option<SyncDoc>,
     pub cpu: CpuDoc,
     pub timeseries: Vec<Sample>,
@@ -122,6 +124,7 @@ pub struct Measured {
     /// Whole-run histograms of reads, writes and syncs apart, so repeats fold exactly.
     pub read_hist: Hist,
     pub write_hist: Hist,
+    pub trim_hist: Hist,
     pub sync_hist: Hist,
     /// With a rate: service times (from submission), beside latencies from planned starts.
     pub service_hist: Option<Hist>,
@@ -146,6 +149,7 @@ impl Measured {
             lat: self.lat,
             read: self.read.clone(),
             write: self.write.clone(),
+            trim: self.trim.clone(),
             sync: self.sync.clone(),
             cpu: self.cpu.clone(),
             timeseries: self.timeseries.clone(),
@@ -156,6 +160,7 @@ impl Measured {
             hist: self.hist.clone(),
             read_hist: self.read_hist.clone(),
             write_hist: self.write_hist.clone(),
+            trim_hist: self.trim_hist.clone(),
             sync_hist: self.sync_hist.clone(),
             service_hist: self.service_hist.clone(),
             error: self.error.as_ref().map(|e| anyhow!("{e:#}")),
@@ -225,15 +230,11 @@ fn run_gated(
     let setup: Mutex<Option<UringSetup>> = Mutex::new(None);
     let backing: Mutex<Option<String>> = Mutex::new(None);
     let (tx, rx) = channel::<IntervalMsg>();
-    let budgets = data_budgets(spec);
-    let zones = spec.shape.zbd.map(|z| {
-        std::sync::Arc::new(crate::workload::zbd::ZoneTable::new(
-            z,
-            range_start,
-            range_bytes,
-            spec.bs.bytes(),
-        ))
-    });
+    let budgets = spec.data_budgets();
+    let zones = spec
+        .shape
+        .zbd
+        .map(|z| crate::workload::zbd::table_for(z, range_start, range_bytes, spec.bs.bytes()));
 
     let mut agg = Intervals::default();
     let (outs, watched) = std::thread::scope(|s| {
@@ -383,7 +384,12 @@ fn run_worker(
     let ecfg = EngineConfig {
         files: &files,
         depth: spec.iodepth,
-        buf_size: spec.max_bs() as usize,
+        // A trim moves no data (fio's on emulated zones: a reset in memory).
+        buf_size: if spec.rw.trims() {
+            4096
+        } else {
+            spec.max_bs() as usize
+        },
         align: 4096,
         seed: crate::workload::offsets::thread_seed(spec.seed, cfg.id) ^ 0xA5A5,
         uring: UringOptions {
@@ -404,7 +410,13 @@ fn run_worker(
         Psync(PsyncEngine),
         Null(NullEngine),
     }
-    let built = match spec.engine {
+    // fio's trims on emulated zones reach no device: their IOs complete at once, as the null
+    // engine's do, whatever engine the job names.
+    let kind = match spec.rw.trims() {
+        true => EngineKind::Null,
+        false => spec.engine,
+    };
+    let built = match kind {
         EngineKind::IoUring => UringEngine::new(&ecfg).map(|e| {
             if cfg.id == 0 {
                 *setup.lock().unwrap_or_else(|e| e.into_inner()) = Some(e.setup().clone());
@@ -485,20 +497,6 @@ fn before_measuring(spec: &Spec, ended: Duration) -> Option<String> {
     } else {
         None
     }
-}
-
-/// Per-thread shares of a fixed amount of data, in whole blocks.
-fn data_budgets(spec: &Spec) -> Option<Vec<u64>> {
-    let Limit::Data(total) = spec.limit else {
-        return None;
-    };
-    let blocks = total.div_ceil(spec.bs.bytes());
-    let n = u64::from(spec.threads);
-    Some(
-        (0..n)
-            .map(|i| (blocks / n + u64::from(i < blocks % n)) * spec.bs.bytes())
-            .collect(),
-    )
 }
 
 /// The main thread while the workers run: aggregate intervals, draw progress, pass on a stop

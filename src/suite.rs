@@ -141,6 +141,11 @@ pub enum Op {
     Randwrite,
     Rw,
     Randrw,
+    /// A fio job's trims with zonemode=zbd (zone resets); a suite file cannot name them.
+    #[serde(skip)]
+    Trim,
+    #[serde(skip)]
+    Randtrim,
     /// `cp`: a sequential read stream over the first half of the target and, at the same
     /// time, a sequential write stream over the second half.
     Copy,
@@ -157,6 +162,8 @@ impl From<crate::workload::Rw> for Op {
             Rw::Randwrite => Op::Randwrite,
             Rw::Rw => Op::Rw,
             Rw::Randrw => Op::Randrw,
+            Rw::Trim => Op::Trim,
+            Rw::Randtrim => Op::Randtrim,
         }
     }
 }
@@ -179,6 +186,8 @@ impl Op {
             Op::Randwrite => Rw::Randwrite,
             Op::Rw => Rw::Rw,
             Op::Randrw => Rw::Randrw,
+            Op::Trim => Rw::Trim,
+            Op::Randtrim => Rw::Randtrim,
             Op::Copy => return None,
         })
     }

@@ -55,6 +55,13 @@ impl BlockSize {
         Ok(BlockSize(bytes))
     }
 
+    /// A trim's block on fio's emulated zones: a whole zone (fio's rule), reset in memory. It
+    /// moves no data and no buffer holds it, so it is not held to [`MAX_BS`]; `fio::zbd` keeps
+    /// it to an IO's length.
+    pub fn zone_reset(bytes: u64) -> BlockSize {
+        BlockSize(bytes.max(1))
+    }
+
     /// This block size for direct IO, or why it cannot be: O_DIRECT moves whole sectors.
     pub fn direct(self) -> Result<BlockSize, &'static str> {
         match self.0.is_multiple_of(MIN_BS) {
@@ -91,6 +98,11 @@ pub enum Rw {
     Rw,
     /// Random mix of reads and writes (see --mix).
     Randrw,
+    /// fio's trims, taken only with zonemode=zbd on a target that is not zoned: each resets a
+    /// zone's write pointer in memory (zones in turn, or the nearest holding data to a random
+    /// one), and nothing reaches the device, as in fio.
+    Trim,
+    Randtrim,
 }
 
 impl Rw {
@@ -102,18 +114,29 @@ impl Rw {
             Rw::Randwrite => "randwrite",
             Rw::Rw => "rw",
             Rw::Randrw => "randrw",
+            Rw::Trim => "trim",
+            Rw::Randtrim => "randtrim",
         }
     }
 
     pub fn random(self) -> bool {
-        matches!(self, Rw::Randread | Rw::Randwrite | Rw::Randrw)
+        matches!(
+            self,
+            Rw::Randread | Rw::Randwrite | Rw::Randrw | Rw::Randtrim
+        )
+    }
+
+    /// fio's zone resets (`trims`): they read nothing and, though nothing reaches the device,
+    /// count as changing the target (the zones they reset are written again).
+    pub fn trims(self) -> bool {
+        matches!(self, Rw::Trim | Rw::Randtrim)
     }
 
     /// Percentage of reads this pattern issues, given the mix for the mixed patterns.
     pub fn read_pct(self, mix: u8) -> u8 {
         match self {
             Rw::Read | Rw::Randread => 100,
-            Rw::Write | Rw::Randwrite => 0,
+            Rw::Write | Rw::Randwrite | Rw::Trim | Rw::Randtrim => 0,
             Rw::Rw | Rw::Randrw => mix,
         }
     }
@@ -485,6 +508,20 @@ impl Spec {
 
     pub fn writes(&self) -> bool {
         self.mix_read_pct < 100
+    }
+
+    /// Per-thread shares of a fixed amount of data, in whole blocks; `None` for a timed one.
+    pub fn data_budgets(&self) -> Option<Vec<u64>> {
+        let Limit::Data(total) = self.limit else {
+            return None;
+        };
+        let blocks = total.div_ceil(self.bs.bytes());
+        let n = u64::from(self.threads);
+        Some(
+            (0..n)
+                .map(|i| (blocks / n + u64::from(i < blocks % n)) * self.bs.bytes())
+                .collect(),
+        )
     }
 
     /// The largest IO this workload issues: what each buffer holds.

@@ -30,14 +30,26 @@ fn traced_ram(bytes: u64) -> Option<(RamLoop, Issued)> {
 /// The writes the kernel sent the traced device while `iogauge fio` ran the job file `file`
 /// (writing allowed), and the run's document.
 fn written_by(issued: &Issued, dir: &Path, file: &Path) -> (Vec<(u64, u64)>, serde_json::Value) {
-    issued.writes();
+    let (reqs, doc) = issued_by(issued, dir, file);
+    let writes = reqs.into_iter().filter(|r| r.0.contains('W'));
+    (writes.map(|(_, at, len)| (at, len)).collect(), doc)
+}
+
+/// Every request the kernel sent the traced device, with its flags, while `iogauge fio` ran
+/// the job file `file` (writing allowed), and the run's document.
+fn issued_by(
+    issued: &Issued,
+    dir: &Path,
+    file: &Path,
+) -> (Vec<(String, u64, u64)>, serde_json::Value) {
+    issued.flagged();
     let job = file.to_str().unwrap();
     let out = iogauge(
         dir,
         &["fio", "--no-store", "--json", "--allow-overwrite", job],
     );
     assert!(out.status.success(), "{}", stderr_of(&out));
-    (issued.writes(), json_of(&out))
+    (issued.flagged(), json_of(&out))
 }
 
 /// 64 KiB reads one at a time, 1 MiB in each zone, 3 MiB skipped, over 64 MiB: the i-th read at
@@ -238,6 +250,98 @@ fn zbd_random_writes_append_at_write_pointers_in_max_open_zones_as_fio_does() {
         appends < 100,
         "{appends} of {} plain random writes at a write pointer",
         plain.len()
+    );
+}
+
+/// fio's zbd-rand-write-trim-gc.fio, smaller: a warm-up writes 64 KiB blocks at random zones'
+/// write pointers for a second; then a writer and a trimmer that both waited for it run together,
+/// one trim (a whole 1 MiB zone) for every 8 writes (flow). The three jobs share the file's
+/// pointers: the writer goes on where the warm-up left each zone, and each trim resets a zone in
+/// memory, so the writer's next write there is at the zone's start though it was not full.
+/// Ground truth: the requests the kernel sent the RAM loop device — every write at its zone's
+/// pointer or, after a trim, at its start, and no discard — for iogauge and for fio itself.
+/// Near miss: without the trimmer, a zone starts over only when it is full, which also shows the
+/// pointers carried from the warm-up to the writer (a table of its own would start the writer's
+/// part-written zones over).
+#[test]
+fn zbd_trims_reset_the_zones_the_writers_share_as_fio_does() {
+    let Some((ram, issued)) = traced_ram(16 << 20) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let job = |name: &str, trims: bool| {
+        let file = dir.path().join(name);
+        std::fs::write(
+            &file,
+            format!(
+                "[global]\nfilename={}\ndirect=1\nioengine=psync\nzonemode=zbd\nzonesize=1m\n\
+                 size=16m\ntime_based\nruntime=1\n\n[warmup]\nrw=randwrite\nbs=64k\n\n\
+                 [wjob]\nwait_for=warmup\nrw=randwrite\nbs=64k\nflow=8\n{}",
+                ram.dev.dev,
+                match trims {
+                    true => "\n[trimjob]\nwait_for=warmup\nrw=randtrim\nbs=1m\nflow=1\n",
+                    false => "",
+                }
+            ),
+        )
+        .unwrap();
+        file
+    };
+    // The writes in order, each judged against its zone's pointer: (at the pointer, at the
+    // start of a zone that was not full, anywhere else), and the discards.
+    let judge = |reqs: Vec<(String, u64, u64)>| {
+        let mut next = [0u64; 16];
+        let (mut at_pointer, mut restarts, mut elsewhere) = (0, 0, 0);
+        for (_, at, len) in reqs.iter().filter(|r| r.0.contains('W')) {
+            assert_eq!(*len, 64 << 10, "a write of {len} bytes at {at}");
+            let (z, b) = ((at >> 20) as usize, (at % (1 << 20)) >> 16);
+            match b {
+                _ if b == next[z] % 16 => at_pointer += 1,
+                0 => restarts += 1,
+                _ => elsewhere += 1,
+            }
+            next[z] = b + 1;
+        }
+        let discards = reqs.iter().filter(|r| r.0.contains('D')).count();
+        (at_pointer, restarts, elsewhere, discards)
+    };
+    let trimmed = job("trim-gc.fio", true);
+    let (reqs, doc) = issued_by(&issued, dir.path(), &trimmed);
+    let (at_pointer, restarts, elsewhere, discards) = judge(reqs);
+    let r = &doc["results"];
+    assert_eq!(r[2]["workload"]["rw"], "randtrim", "{r:#}");
+    assert!(r[2]["write"].is_null(), "{:#}", r[2]);
+    let (trims, writes) = (f(&r[2]["trim"]["ios"]), f(&r[1]["write"]["ios"]));
+    assert!(
+        trims >= 10.0 && (4.0..=16.0).contains(&(writes / trims)),
+        "{trims} trims, {writes} writes"
+    );
+    assert_eq!(
+        (elsewhere, discards),
+        (0, 0),
+        "{at_pointer} writes at a pointer"
+    );
+    assert!(
+        restarts > 0 && restarts as f64 <= trims,
+        "{restarts} restarts, {trims} trims"
+    );
+    // fio on the same file: the same kind of writes, restarted by its trims.
+    let fio = Command::new("fio")
+        .args(["--output-format=json", trimmed.to_str().unwrap()])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(fio.status.success(), "{}", stderr_of(&fio));
+    let (_, fio_restarts, fio_elsewhere, fio_discards) = judge(issued.flagged());
+    assert_eq!((fio_elsewhere, fio_discards), (0, 0), "fio's writes");
+    assert!(fio_restarts > 0, "fio's trims restarted no zone");
+    // Near miss: no trimmer.
+    let (reqs, _) = issued_by(&issued, dir.path(), &job("no-trims.fio", false));
+    let (at_pointer, restarts, elsewhere, _) = judge(reqs);
+    assert_eq!(
+        (restarts, elsewhere),
+        (0, 0),
+        "{at_pointer} writes at a pointer"
     );
 }
 

@@ -95,6 +95,7 @@ pub(crate) fn result(rw: Rw, bs: u64, threads: u32, iodepth: u32, iops: f64) -> 
         lat_hist: Vec::new(),
         read: None,
         write: None,
+        trim: None,
         sync: None,
         service_lat_ns: None,
         cpu: CpuDoc::default(),

@@ -624,6 +624,7 @@ pub fn transactions_result(t: Transactions) -> ResultDoc {
         lat_hist: measure::buckets(t.hist),
         read: None,
         write: None,
+        trim: None,
         sync: None,
         service_lat_ns: None,
         cpu: CpuDoc::new(user, sys, t.transactions),

@@ -71,6 +71,7 @@ pub fn result(mut ran: Vec<Ran>, target: &Target, name: Option<String>) -> Resul
         lat_hist: measure::buckets(&m.hist),
         read: m.read,
         write: m.write,
+        trim: m.trim,
         sync: m.sync,
         service_lat_ns: m.service_hist.as_ref().map(LatNs::of),
         cpu: m.cpu,
@@ -185,6 +186,7 @@ fn append(mut a: Measured, b: Measured) -> Measured {
     measure::merge(&mut a.hist, &b.hist);
     measure::merge(&mut a.read_hist, &b.read_hist);
     measure::merge(&mut a.write_hist, &b.write_hist);
+    measure::merge(&mut a.trim_hist, &b.trim_hist);
     measure::merge(&mut a.sync_hist, &b.sync_hist);
     if let (Some(x), Some(y)) = (a.service_hist.as_mut(), b.service_hist.as_ref()) {
         measure::merge(x, y);
@@ -207,6 +209,7 @@ fn append(mut a: Measured, b: Measured) -> Measured {
     let op = |x, y, h: &measure::Hist| joined_op(x, y, h, secs);
     a.read = op(a.read, b.read, &a.read_hist);
     a.write = op(a.write, b.write, &a.write_hist);
+    a.trim = op(a.trim, b.trim, &a.trim_hist);
     if let Some(sync) = a.sync.as_mut() {
         sync.count += b.sync.as_ref().map_or(0, |s| s.count);
         sync.per_s = sync.count as f64 / secs;
@@ -277,6 +280,7 @@ mod tests {
             lat: LatNs::of(&hist),
             read: Some(op(lat.len(), &read_hist)),
             write: Some(op(writes.len(), &write_hist)),
+            trim: None,
             sync: Some(SyncDoc {
                 kind: None,
                 count: syncs.len() as u64,
@@ -295,6 +299,7 @@ mod tests {
             hist,
             read_hist,
             write_hist,
+            trim_hist: measure::run_hist(),
             sync_hist,
             service_hist: None,
             error: None,

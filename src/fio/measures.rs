@@ -118,6 +118,9 @@ fn sizes_and_layout(j: &Job, laid_out: &dyn Fn(&Job) -> bool, out: &mut dyn FnMu
     }
 }
 
+/// How zbd jobs share their zones, said in each one's note.
+const SHARED_ZONES: &str = "the jobs of a file and their threads share one set of pointers for the run, carried from one job to the next and shared by jobs that run together, as fio's are";
+
 /// Options iogauge honours its own way: those of `NOTED`, verify=, ss=, latency_target.
 fn done_instead(j: &Job, out: &mut dyn FnMut(String)) {
     for (key, instead) in super::NOTED.iter().filter(|(k, _)| j.has(k)) {
@@ -179,9 +182,9 @@ fn done_instead(j: &Job, out: &mut dyn FnMut(String)) {
             }
         ));
     }
-    if let Some(z) = j.zbd {
+    if let Some(z) = j.zbd.filter(|_| !j.rw.trims()) {
         out(format!(
-            "{}: zonemode=zbd ({WHO}): on a target that is not zoned, iogauge keeps the zones' write pointers as fio does, every zone empty at the start: each write goes to a zone's pointer ({}){}, a full zone chosen again starts over at its start, and a reset reaches no device; the job's threads share the pointers, as fio's clones do",
+            "{}: zonemode=zbd ({WHO}): on a target that is not zoned, iogauge keeps the zones' write pointers as fio does, every zone empty at the start: each write goes to a zone's pointer ({}){}, a full zone chosen again starts over at its start, and a reset reaches no device; {}",
             j.at("zonemode"),
             match j.rw {
                 Rw::Randwrite => "a random zone's",
@@ -190,7 +193,20 @@ fn done_instead(j: &Job, out: &mut dyn FnMut(String)) {
             match z.max_open {
                 0 => String::new(),
                 n => format!(", at most {n} zones written at once"),
-            }
+            },
+            SHARED_ZONES
+        ));
+    }
+    if j.zbd.is_some() && j.rw.trims() {
+        out(format!(
+            "{}: rw={} with zonemode=zbd ({WHO}): each trim resets a zone's write pointer in memory ({}), as fio's do on a target that is not zoned: nothing reaches the device, and each counts as a trim of one zone; {}",
+            j.at("rw"),
+            j.rw.name(),
+            match j.rw {
+                Rw::Randtrim => "the zone nearest a random one that holds data; none holding any ends the job",
+                _ => "the zones in turn",
+            },
+            SHARED_ZONES
         ));
     }
     if let Some(s) = j.spr {

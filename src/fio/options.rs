@@ -316,8 +316,11 @@ fn rw(d: &mut Draft, a: &Arg) -> Result<(), String> {
         "randwrite" => Rw::Randwrite,
         "rw" | "readwrite" => Rw::Rw,
         "randrw" => Rw::Randrw,
-        "trim" | "randtrim" | "trimwrite" | "randtrimwrite" => {
-            return Err(a.bad("iogauge does not issue trims"))
+        // Taken with zonemode=zbd only (zone resets in memory): refused without it in `zbd`.
+        "trim" => Rw::Trim,
+        "randtrim" => Rw::Randtrim,
+        "trimwrite" | "randtrimwrite" => {
+            return Err(a.bad("iogauge does not issue trims to a device"))
         }
         _ => return Err(a.bad("fio's patterns are read, write, randread, randwrite, rw, randrw")),
     };

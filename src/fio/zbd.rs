@@ -10,6 +10,9 @@ use super::values::{flag, size};
 use super::Job;
 use crate::workload::{Rw, Zbd};
 
+/// The largest zone a trim may reset: one IO's length (an engine's `u32`) with room to spare.
+const MAX_TRIM_ZONE: u64 = 1 << 31;
+
 /// The options that mean something only with zonemode=zbd.
 const ZBD_ONLY: [&str; 4] = [
     "max_open_zones",
@@ -21,6 +24,13 @@ const ZBD_ONLY: [&str; 4] = [
 /// Reads zonemode=zbd and its options into the job, or refuses what iogauge cannot follow.
 pub(super) fn apply(j: &mut Job, set: &Set, kb_base: u64) -> Result<(), String> {
     let Some((_, ml)) = set.get("zonemode").filter(|(m, _)| m == "zbd") else {
+        if j.rw.trims() {
+            return Err(format!(
+                "{}: rw={}: iogauge issues no trims to a device; it takes them with zonemode=zbd, where fio's trims reset the emulated zones' write pointers in memory",
+                at(j, set, "rw"),
+                typed(set, "rw")
+            ));
+        }
         if let Some(k) = ZBD_ONLY.iter().find(|k| set.contains_key(**k)) {
             return Err(format!(
                 "{}: {k} goes with zonemode=zbd, which is not set",
@@ -72,6 +82,20 @@ pub(super) fn apply(j: &mut Job, set: &Set, kb_base: u64) -> Result<(), String> 
             at(j, set, "verify")
         ));
     }
+    if j.rw.trims() && j.bs != zone {
+        return Err(format!(
+            "{}: rw={} with bs={}: a trim resets one zone, so fio takes only bs=zonesize ({zv}) for trims",
+            at(j, set, "rw"),
+            typed(set, "rw"),
+            crate::units::bs_label(j.bs)
+        ));
+    }
+    if j.rw.trims() && zone > MAX_TRIM_ZONE {
+        return Err(format!(
+            "{zl}: zonesize={zv} with trims: iogauge counts a trim of at most {}; give a smaller zone",
+            crate::units::iec(MAX_TRIM_ZONE)
+        ));
+    }
     if !zone.is_multiple_of(j.bs) {
         return Err(format!(
             "{zl}: zonesize={zv}: give a whole number of blocks of bs={}",
@@ -89,7 +113,7 @@ pub(super) fn apply(j: &mut Job, set: &Set, kb_base: u64) -> Result<(), String> 
         Some((v, l)) => flag(v).map_err(|e| format!("{l}: read_beyond_wp={v}: {e}"))?,
         None => false,
     };
-    if !beyond && j.rw != Rw::Write && j.rw != Rw::Randwrite {
+    if !beyond && !matches!(j.rw, Rw::Write | Rw::Randwrite | Rw::Trim | Rw::Randtrim) {
         let what = if matches!(j.rw, Rw::Read | Rw::Randread) {
             "and on a target that is not zoned every zone starts empty: the job would read nothing (fio reads 0 bytes)"
         } else {
@@ -118,6 +142,9 @@ pub(super) fn apply(j: &mut Job, set: &Set, kb_base: u64) -> Result<(), String> 
         max_open,
         reset: (frequency > 0.0)
             .then(|| (number("zone_reset_threshold").unwrap_or(0.0), frequency)),
+        // The plan gives jobs of one file their table (`plan::fio_jobs`).
+        table: 0,
+        unit: 0,
     });
     Ok(())
 }

@@ -15,7 +15,7 @@ pub fn from_fio(args: &FioArgs) -> Result<Plan> {
     let mut jobs = read_jobs(args)?;
     resolve_shares(&mut jobs)?;
     resolve_fill(&mut jobs)?;
-    not_zoned(&jobs)?;
+    shared_zones(&mut jobs)?;
     agree_per_run(&jobs)?;
     check_regions(&jobs)?;
     let first = &jobs[0];
@@ -143,21 +143,68 @@ fn read_jobs(args: &FioArgs) -> Result<Vec<Job>> {
     Ok(jobs)
 }
 
-/// zonemode=zbd writes at write pointers iogauge keeps for one job: a zoned device, whose
-/// pointers are its own (and refuses writes away from them), is not driven, and neither are two
-/// zbd jobs of a file, whose pointers fio carries from one job to the next (and shares between
-/// jobs that run together) where iogauge would start each job's zones empty.
-fn not_zoned(jobs: &[Job]) -> Result<()> {
-    let zbd: Vec<&Job> = jobs.iter().filter(|j| j.zbd.is_some()).collect();
-    if let [first, second, ..] = zbd[..] {
-        return Err(usage(format!(
-            "{}: zonemode=zbd in job {} and in job {} ({}): fio keeps one set of write pointers for the file, carried from one job to the next and shared by jobs that run together, where iogauge keeps one per job; give each zbd job a job file of its own",
-            second.at("zonemode"),
-            first.name,
-            second.name,
-            first.at("zonemode")
-        )));
+/// zonemode=zbd writes at write pointers iogauge keeps in memory: a zoned device, whose
+/// pointers are its own (and refuses writes away from them), is not driven. The zbd jobs of one
+/// file share one table for the run, as fio keeps one per file: carried from one job to the
+/// next and shared by jobs that run together, a trimming job's resets the writing jobs' zones.
+fn shared_zones(jobs: &mut [Job]) -> Result<()> {
+    let mut files: Vec<Option<PathBuf>> = Vec::new();
+    for j in jobs.iter().filter(|j| j.zbd.is_some()) {
+        if !files.contains(&j.path) {
+            files.push(j.path.clone());
+        }
     }
+    for (k, file) in files.iter().enumerate() {
+        let on: Vec<usize> = (0..jobs.len())
+            .filter(|&i| jobs[i].zbd.is_some() && jobs[i].path == *file)
+            .collect();
+        let first = &jobs[on[0]];
+        let writers: Vec<&Job> = on
+            .iter()
+            .map(|&i| &jobs[i])
+            .filter(|j| !j.rw.trims())
+            .collect();
+        let Some(writer) = writers.first() else {
+            return Err(usage(format!(
+                "{}: rw={} with no job writing its file: every zone starts empty, so there is nothing to reset (fio's trims end at once); add the job that writes the zones",
+                first.at("rw"),
+                first.rw.name()
+            )));
+        };
+        for &i in &on[1..] {
+            let (j, z, z0) = (&jobs[i], jobs[i].zbd.unwrap(), first.zbd.unwrap());
+            let differs = if z.zone != z0.zone {
+                Some("zonesize")
+            } else if z.max_open != z0.max_open {
+                Some("max_open_zones")
+            } else if z.reset != z0.reset {
+                Some("zone_reset_threshold and zone_reset_frequency")
+            } else if (j.offset, j.size) != (first.offset, first.size) {
+                Some("offset and size")
+            } else if !j.rw.trims() && j.bs != writer.bs {
+                Some("bs")
+            } else {
+                None
+            };
+            if let Some(what) = differs {
+                return Err(usage(format!(
+                    "{}: zonemode=zbd in job {} and in job {} ({}) of one file with different {what}: fio keeps one set of write pointers for a file, and iogauge one table of zones of one size over one range, counted in the writers' one block size; give them the same {what}, or each a file of its own",
+                    j.at("zonemode"),
+                    first.name,
+                    j.name,
+                    first.at("zonemode")
+                )));
+            }
+        }
+        let unit = writer.bs;
+        for &i in &on {
+            if let Some(z) = &mut jobs[i].zbd {
+                z.table = k as u32 + 1;
+                z.unit = unit;
+            }
+        }
+    }
+    let zbd: Vec<&Job> = jobs.iter().filter(|j| j.zbd.is_some()).collect();
     for j in zbd {
         let Some(p) = j.path.as_deref() else { continue };
         if let Some(model) = iogauge_sysinfo::zoned::zoned_model_for(p) {
@@ -349,7 +396,12 @@ fn together(jobs: &[Job]) -> Result<Vec<Option<usize>>> {
 /// several streams.
 /// A job's group, with its cell of several streams (or none) and its reporting group.
 fn group(j: &Job, size: Option<u64>, (together, report): (Option<usize>, u32)) -> Result<Group> {
-    let bs = check_bs("bs", j.bs, j.direct).map_err(|e| usage(format!("{}: {e}", j.at("bs"))))?;
+    let bs = match j.rw.trims() {
+        true => BlockSize::zone_reset(j.bs),
+        false => {
+            check_bs("bs", j.bs, j.direct).map_err(|e| usage(format!("{}: {e}", j.at("bs"))))?
+        }
+    };
     if let Some(m) = &j.mix {
         // Where the mix was set: bssplit wins over bsrange over bs, as in fio.
         let key = ["bssplit", "bsrange", "bs"]

@@ -31,6 +31,8 @@ pub(super) fn direct_block_sizes(plan: &Plan) -> Result<()> {
         .cells
         .iter()
         .filter(|c| c.direct.unwrap_or(plan.env.direct))
+        // A trim on emulated zones moves no data: its block is a whole zone.
+        .filter(|c| c.op.rw().is_none_or(|rw| !rw.trims()))
     {
         let mix = c.shape.mix.iter().flat_map(|m| m.all().map(|w| w.bs));
         for b in std::iter::once(c.bs.bytes()).chain(mix) {

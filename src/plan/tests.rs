@@ -330,23 +330,71 @@ fn one_workload_rules_are_refused_for_streams_run_together() {
     }
 }
 
-/// Two zbd jobs of one file share fio's write pointers (carried from one to the next), which
-/// iogauge keeps per job: refused before anything runs (zbd-rand-write-trim-gc.fio's warmup
-/// and writer). One zbd job beside a job without zones runs.
+/// fio's zbd-rand-write-trim-gc.fio, smaller: a warm-up, then a writer and a trimmer that both
+/// wait for it and so run together. The jobs of one file share one table of zones for the run,
+/// counted in the writers' block (the trimmer's blocks are whole zones). Jobs of one file that
+/// disagree on the zones, or a trimmer with no writer, are refused; a zbd job beside a job
+/// without zones runs.
 #[test]
-fn two_zbd_jobs_of_a_file_are_refused() {
-    let zbd = [
+fn zbd_jobs_of_a_file_share_one_table_and_trims_reset_it() {
+    let global = [
+        "--zonemode=zbd",
+        "--zonesize=1m",
+        "--size=8m",
+        "--time_based",
+        "--runtime=1",
+    ];
+    let warmup = ["--name=warmup", "--rw=randwrite", "--bs=64k"];
+    let wjob = [
+        "--name=wjob",
+        "--wait_for=warmup",
+        "--rw=randwrite",
+        "--bs=64k",
+        "--flow=8",
+    ];
+    let trim = [
+        "--name=trimjob",
+        "--wait_for=warmup",
+        "--rw=randtrim",
+        "--bs=1m",
+        "--flow=1",
+    ];
+    let plan = |wbs: &str, extra: &[&str]| {
+        let mut a = global.to_vec();
+        a.extend(warmup);
+        a.extend(wjob.map(|o| if o == "--bs=64k" { wbs } else { o }));
+        a.extend(trim);
+        a.extend(extra);
+        fio_plan(&a)
+    };
+    let p = plan("--bs=64k", &[]).unwrap();
+    let zbd: Vec<_> = p.cells.iter().map(|c| c.shape.zbd.unwrap()).collect();
+    assert!(
+        zbd.iter().all(|z| z.table == 1 && z.unit == 64 << 10),
+        "{zbd:?}"
+    );
+    assert_eq!(p.cells[2].bs.bytes(), 1 << 20);
+    assert!(p.cells[0].together.is_none());
+    assert!(p.cells[1].together.is_some() && p.cells[1].together == p.cells[2].together);
+    let w2 = ["--name=w2", "--rw=randwrite", "--bs=64k", "--zonesize=2m"];
+    for (wbs, extra, why) in [
+        ("--bs=128k", &[][..], "different bs"),
+        ("--bs=64k", &w2[..], "different zonesize"),
+    ] {
+        let e = plan(wbs, extra).unwrap_err().to_string();
+        assert!(e.contains(why), "{why}: {e}");
+    }
+    let mut alone = global.to_vec();
+    alone.extend(["--name=trimjob", "--rw=randtrim", "--bs=1m"]);
+    let e = fio_plan(&alone).unwrap_err().to_string();
+    assert!(e.contains("with no job writing its file"), "{e}");
+    let mut one = vec!["--name=a"];
+    one.extend([
         "--zonemode=zbd",
         "--zonesize=1m",
         "--rw=randwrite",
         "--size=8m",
-    ];
-    let mut two = zbd.to_vec();
-    two.extend(["--name=warmup", "--name=w", "--stonewall"]);
-    let e = fio_plan(&two).unwrap_err().to_string();
-    assert!(e.contains("one set of write pointers for the file"), "{e}");
-    let mut one = vec!["--name=a"];
-    one.extend(zbd);
+    ]);
     one.extend(["--name=b", "--stonewall", "--rw=randread", "--size=8m"]);
     fio_plan(&one).unwrap();
 }

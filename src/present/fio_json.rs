@@ -255,7 +255,7 @@ fn job(r: &ResultDoc, name: &str) -> Value {
         "job options": opts,
         "read": dir(&r.read),
         "write": dir(&r.write),
-        "trim": direction(r, &OpDoc::default(), true, 0),
+        "trim": dir(&r.trim),
         "job_runtime": runtime_ms,
         "usr_cpu": pct(r.cpu.user_s),
         "sys_cpu": pct(r.cpu.sys_s),

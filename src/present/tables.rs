@@ -136,6 +136,7 @@ fn tests_title(op: Op, read_pct: u8) -> String {
         Op::Randwrite | Op::Write => "Write Tests:".into(),
         Op::Rw | Op::Randrw => format!("{read_pct}% Read Tests:"),
         Op::Copy => "Copy Tests:".into(),
+        Op::Trim | Op::Randtrim => "Trim Tests:".into(),
     }
 }
 

@@ -87,14 +87,19 @@ pub(super) fn merge(
     let mut read = measure::run_hist();
     let mut write = measure::run_hist();
     let mut sync = measure::run_hist();
+    let mut trim = measure::run_hist();
     let mut service = measure::run_hist();
     let (mut reads, mut writes, mut rb, mut wb, mut syncs) = (0, 0, 0, 0, 0);
+    let (mut trims, mut tb) = (0, 0);
     let mut fine: Vec<u32> = Vec::new();
     for w in &workers {
         measure::merge(&mut read, &w.read);
         measure::merge(&mut write, &w.write);
         measure::merge(&mut sync, &w.sync);
+        measure::merge(&mut trim, &w.trim);
         measure::merge(&mut service, &w.service);
+        trims += w.trims;
+        tb += w.trim_bytes;
         reads += w.reads;
         writes += w.writes;
         rb += w.read_bytes;
@@ -122,7 +127,8 @@ pub(super) fn merge(
     let mut all = measure::run_hist();
     measure::merge(&mut all, &read);
     measure::merge(&mut all, &write);
-    let ios = reads + writes;
+    measure::merge(&mut all, &trim);
+    let ios = reads + writes + trims;
     let cpu = match cpu_window {
         Some((a, b)) => {
             let used = b.since(a);
@@ -160,11 +166,12 @@ pub(super) fn merge(
     };
     Measured {
         ios,
-        bytes: rb + wb,
+        bytes: rb + wb + tb,
         runtime_s: secs,
         lat: LatNs::of(&all),
         read: (spec.mix_read_pct > 0).then(|| op(reads, rb, &read)),
-        write: (spec.mix_read_pct < 100).then(|| op(writes, wb, &write)),
+        write: (spec.mix_read_pct < 100 && !spec.rw.trims()).then(|| op(writes, wb, &write)),
+        trim: spec.rw.trims().then(|| op(trims, tb, &trim)),
         sync: spec.sync.map(|(k, _)| SyncDoc {
             kind: Some(k),
             count: syncs,
@@ -191,6 +198,7 @@ pub(super) fn merge(
         hist: all,
         read_hist: read,
         write_hist: write,
+        trim_hist: trim,
         sync_hist: sync,
         service_hist: spec.rate_per_thread.map(|_| service),
         error: None,

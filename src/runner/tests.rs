@@ -125,9 +125,11 @@ fn fixed_data_is_split_over_threads_in_whole_blocks() {
         threads: 3,
         ..null_spec(Limit::Data(10 * 4096 + 1))
     };
-    let b = data_budgets(&spec).unwrap();
+    let b = spec.data_budgets().unwrap();
     assert_eq!(b, vec![4 * 4096, 4 * 4096, 3 * 4096]);
-    assert!(data_budgets(&null_spec(Limit::Time(Duration::from_secs(1)))).is_none());
+    assert!(null_spec(Limit::Time(Duration::from_secs(1)))
+        .data_budgets()
+        .is_none());
 }
 
 /// An error before the measurement is placed in the trial or the ramp; after it, nowhere.

@@ -13,18 +13,19 @@
 
 use super::checks::judge_read;
 use super::{IntervalMsg, Shared, Verifier, KEEP_FAILURES};
-use crate::measure::{self, Hist};
 use crate::workload::{Limit, Spec, SyncKind};
 use anyhow::anyhow;
 use iogauge_engine::{Done, Engine, Io, Op};
-use iogauge_verify::{Expect, Tally};
+use iogauge_verify::Expect;
 use std::sync::atomic::Ordering;
 use std::sync::mpsc::Sender;
 use std::time::{Duration, Instant};
 
 mod content;
 mod flow;
+mod out;
 mod trial;
+pub use out::WorkerOut;
 use trial::Trial;
 #[cfg(test)]
 use trial::Way;
@@ -38,75 +39,6 @@ const POISSON_SALT: u64 = 0x5851_F42D_4C95_7F2D;
 
 /// Mixed into the seed of the per-IO priority draw, for the same reason.
 const PRIO_SALT: u64 = 0x2545_F491_4F6C_DD1D;
-
-/// What a worker measured.
-pub struct WorkerOut {
-    pub read: Hist,
-    pub write: Hist,
-    pub sync: Hist,
-    /// With a rate: reads' and writes' time from submission, beside the latency from their
-    /// planned start that `read` and `write` hold.
-    pub service: Hist,
-    pub reads: u64,
-    pub writes: u64,
-    pub read_bytes: u64,
-    pub write_bytes: u64,
-    pub syncs: u64,
-    /// Completed IOs per fine bin since the measurement started.
-    pub fine: Vec<u32>,
-    /// Time of the last counted completion since the measurement started.
-    pub last_completion: Duration,
-    /// What stopped this worker early; what it measured until then is kept.
-    pub error: Option<anyhow::Error>,
-    /// With `--verify`: the verdicts of the reads this worker could judge.
-    pub verify: Tally,
-    /// IO errors gone on after (fio's continue_on_error), and the first: its IO and errno.
-    pub ignored: u64,
-    pub first_ignored: Option<(Io, i32)>,
-    /// Completions waited for at a time while measuring (an auto batch's choice).
-    pub complete_batch: u32,
-    /// An auto batch's trial: completions reaped waiting for one, for half and for all in
-    /// flight, and the time each way took.
-    pub trial: [u64; 3],
-    pub trial_time: [Duration; 3],
-}
-
-impl WorkerOut {
-    fn new(cfg: &WorkerCfg, deadline: Option<Instant>) -> WorkerOut {
-        let spec = cfg.spec;
-        WorkerOut {
-            read: measure::run_hist(),
-            write: measure::run_hist(),
-            sync: measure::run_hist(),
-            service: measure::run_hist(),
-            reads: 0,
-            writes: 0,
-            read_bytes: 0,
-            write_bytes: 0,
-            syncs: 0,
-            fine: Vec::with_capacity(match deadline {
-                // At most a day's bins up front (7 MB); a longer run grows the vector a few
-                // times.
-                Some(_) => {
-                    ((expected_secs(spec) / FINE_BIN.as_secs_f64()) as usize).min(864_000) + 2
-                }
-                None => 1024,
-            }),
-            last_completion: Duration::ZERO,
-            error: None,
-            verify: Tally::new(if cfg.verify.is_some() {
-                KEEP_FAILURES
-            } else {
-                0
-            }),
-            ignored: 0,
-            first_ignored: None,
-            complete_batch: spec.complete_batch.max(1),
-            trial: [0; 3],
-            trial_time: [Duration::ZERO; 3],
-        }
-    }
-}
 
 pub struct WorkerCfg<'a> {
     pub id: u32,
@@ -177,6 +109,10 @@ struct Worker<'a, E: Engine> {
     tracker: Option<&'a iogauge_verify::Tracker>,
     done: Vec<Done>,
     issuing: bool,
+    /// A timed trimming job (fio's zbd trims) waits, rather than ends, while no zone holds data;
+    /// `idle`: it found none on its last look.
+    trims_wait: bool,
+    idle: bool,
     issued_bytes: u64,
     /// Writes so far, for the header that makes every written block unique.
     seq: u64,
@@ -254,6 +190,9 @@ impl<'a, E: Engine> Worker<'a, E> {
             tracker: cfg.verify.and_then(|v| v.tracker),
             done: Vec::with_capacity(depth * 2),
             issuing: true,
+            trims_wait: cfg.spec.rw.trims()
+                && matches!(cfg.spec.limit, crate::workload::Limit::Time(_)),
+            idle: false,
             issued_bytes: 0,
             seq: 0,
             submit_batch: spec.submit_batch.max(1) as usize,
@@ -320,7 +259,8 @@ impl<'a, E: Engine> Worker<'a, E> {
                 if !self.issuing {
                     return Ok(());
                 }
-                if self.slots.free.len() == self.depth && self.slots.fresh.is_empty() {
+                if self.slots.free.len() == self.depth && self.slots.fresh.is_empty() && !self.idle
+                {
                     // Nothing could be issued (a sync was due with nothing in flight is handled
                     // in `issue`), so there is nothing left to do.
                     return Ok(());
@@ -351,7 +291,7 @@ impl<'a, E: Engine> Worker<'a, E> {
                 out.last_completion = since;
                 shared.progress[self.cfg.id as usize]
                     .ios
-                    .store(out.reads + out.writes, Ordering::Relaxed);
+                    .store(out.reads + out.writes + out.trims, Ordering::Relaxed);
             }
             if self.issuing
                 && (self.deadline.is_some_and(|d| now >= d) || shared.stop.load(Ordering::Relaxed))
@@ -365,6 +305,7 @@ impl<'a, E: Engine> Worker<'a, E> {
     /// completed, as sysbench does), else the next IO of its stream, handed to the kernel in
     /// small groups.
     fn issue(&mut self) -> anyhow::Result<()> {
+        self.idle = false;
         while let Some(&slot) = self.slots.free.last() {
             if self.think.as_ref().is_some_and(|t| t.due) {
                 return Ok(());
@@ -394,8 +335,16 @@ impl<'a, E: Engine> Worker<'a, E> {
                 return Ok(());
             };
             let len = self.queue_next(slot, planned)?;
+            if len == 0 && self.trims_wait {
+                // No zone holds data to trim: a timed job waits for the writers, as fio's
+                // time_based trimmer starts its pass again (no trim is counted meanwhile).
+                self.idle = true;
+                std::thread::yield_now();
+                return Ok(());
+            }
             if len == 0 {
-                // The stream's sequence has ended (fio's sprandom): the job is done.
+                // The stream's sequence has ended (fio's sprandom), or no zone holds data to
+                // trim: the job is done.
                 self.issuing = false;
                 return Ok(());
             }
@@ -462,6 +411,9 @@ impl<'a, E: Engine> Worker<'a, E> {
                 }
                 Op::Read
             }
+            // A trim (fio's on emulated zones) reset its zone when its offset was drawn; the
+            // null engine completes it at once (`runner::run_worker`), its buffer untouched.
+            false if self.spec.rw.trims() => Op::Write,
             false => {
                 self.fill_write(slot, offset, len);
                 self.writes_since_sync += 1;
@@ -677,19 +629,16 @@ impl<'a, E: Engine> Worker<'a, E> {
             out.read.saturating_record(lat);
             out.reads += 1;
             out.read_bytes += len;
+        } else if self.spec.rw.trims() {
+            out.trim.saturating_record(lat);
+            out.trims += 1;
+            out.trim_bytes += len;
         } else {
             out.write.saturating_record(lat);
             out.writes += 1;
             out.write_bytes += len;
         }
         self.interval.record(lat, len);
-    }
-}
-
-fn expected_secs(spec: &Spec) -> f64 {
-    match spec.limit {
-        Limit::Time(t) => t.as_secs_f64(),
-        Limit::Data(_) => 10.0,
     }
 }
 

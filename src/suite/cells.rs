@@ -140,10 +140,11 @@ impl Cell {
         }
         // fio's zonemode=zbd: writes at write pointers in zones of this size.
         if let Some(z) = &self.shape.zbd {
-            s.push_str(&format!(
-                " · writes at write pointers in {} zones",
-                units::iec(z.zone)
-            ));
+            let what = match self.op.rw().is_some_and(|rw| rw.trims()) {
+                true => "resets write pointers",
+                false => "writes at write pointers",
+            };
+            s.push_str(&format!(" · {what} in {} zones", units::iec(z.zone)));
             if z.max_open > 0 {
                 s.push_str(&format!(", {} open", z.max_open));
             }

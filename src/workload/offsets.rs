@@ -31,6 +31,8 @@ pub struct Offsets {
     /// fio's zonemode=zbd: the job's write pointers, which every write of the plain path
     /// goes to (reads keep the stream's own offsets).
     zbd: Option<std::sync::Arc<super::zbd::ZoneTable>>,
+    /// The stream's IOs are trims of those zones (fio's `rw=trim` there).
+    trims: bool,
     /// fio's sprandom: the blocks of the stream's writes, until its sequence ends.
     spr: Option<Box<super::sprandom::SpRandom>>,
 }
@@ -86,13 +88,21 @@ impl Offsets {
             shaped: None,
             zone: None,
             zbd: None,
+            trims: false,
             spr: None,
         }
     }
 
     /// The stream's writes at the write pointers of `table` (fio's zonemode=zbd).
-    pub fn at_write_pointers(mut self, table: std::sync::Arc<super::zbd::ZoneTable>) -> Offsets {
+    /// With `trims`, each IO resets a zone instead (fio's trims there), the stream's blocks
+    /// being whole zones.
+    pub fn at_write_pointers(
+        mut self,
+        table: std::sync::Arc<super::zbd::ZoneTable>,
+        trims: bool,
+    ) -> Offsets {
         self.zbd = Some(table);
+        self.trims = trims;
         self
     }
 
@@ -179,6 +189,13 @@ impl Offsets {
                 };
             }
             if let (Some(t), true) = (&self.zbd, write) {
+                if self.trims {
+                    // No zone holding data to reset: fio's end of the job.
+                    return match t.trim(&mut self.rng, self.random) {
+                        Some(at) => (at, self.bs as u32),
+                        None => (self.base, 0),
+                    };
+                }
                 return (t.write(&mut self.rng, self.random), self.bs as u32);
             }
             let offset = self.next_offset(write);

@@ -8,9 +8,13 @@
 //! that share of the range, one write in every 1/frequency resets its zone first.
 //!
 //! One table serves all the threads of a job, as fio's clones share their file's write
-//! pointers: lock-free, a few atomic operations per write, nothing allocated after setup.
+//! pointers: lock-free, a few atomic operations per write, nothing allocated after setup. Jobs
+//! of one file share one table for the whole run ([`shared`]), carried from one job to the next
+//! and shared by jobs that run together, as fio keeps one per file: a trimming job's trims
+//! (`rw=trim`, `randtrim`) reset the zones the writing jobs write.
 
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
+use std::sync::{Arc, Mutex};
 
 /// The zones as a workload asks for them (fio's zbd options, whole blocks of one size).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -21,6 +25,47 @@ pub struct Zbd {
     pub max_open: u32,
     /// `zone_reset_threshold` and `zone_reset_frequency`, when the frequency is above 0.
     pub reset: Option<(f64, f64)>,
+    /// The run's table this job uses with the other jobs of its file (1 and up), or 0 for a
+    /// table of its own.
+    pub table: u32,
+    /// The block the table counts its write pointers in: the writing jobs' one block size
+    /// (a trimming job's blocks are whole zones); 0 for the job's own.
+    pub unit: u64,
+}
+
+/// The run's shared tables, by [`Zbd::table`]. Locked only when a cell sets up.
+static SHARED: Mutex<Vec<(u32, Arc<ZoneTable>)>> = Mutex::new(Vec::new());
+
+/// Table `id` of the run, made by `make` for the first job that uses it.
+pub fn shared(id: u32, make: impl FnOnce() -> ZoneTable) -> Arc<ZoneTable> {
+    let mut all = SHARED
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some((_, t)) = all.iter().find(|(k, _)| *k == id) {
+        return t.clone();
+    }
+    let t = Arc::new(make());
+    all.push((id, t.clone()));
+    t
+}
+
+/// The table a job's threads write at: the run's table of its file, or one of its own, over
+/// its range, counted in the writers' block (`bs`, the job's own, when it is the writer).
+pub fn table_for(z: Zbd, range_start: u64, range_bytes: u64, bs: u64) -> Arc<ZoneTable> {
+    let unit = if z.unit > 0 { z.unit } else { bs };
+    let make = || ZoneTable::new(z, range_start, range_bytes, unit);
+    match z.table {
+        0 => Arc::new(make()),
+        id => shared(id, make),
+    }
+}
+
+/// A new run starts with every zone empty again, as a new fio invocation does.
+pub fn forget_shared() {
+    SHARED
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .clear();
 }
 
 /// A slot of the open set that holds no zone.
@@ -37,8 +82,9 @@ pub struct ZoneTable {
     wp: Box<[AtomicU64]>,
     /// The zones being written (`max_open_zones`); empty without a limit.
     open: Box<[AtomicU32]>,
-    /// The zone sequential writes are in.
+    /// The zone sequential writes are in, and the next zone a sequential trim resets.
     current: AtomicU32,
+    trim_next: AtomicU32,
     /// Blocks that hold data in all the zones, when resets follow a threshold.
     data: AtomicU64,
     /// Writes left before the next threshold reset, and how many between two.
@@ -70,6 +116,7 @@ impl ZoneTable {
                 .map(|_| AtomicU32::new(EMPTY))
                 .collect(),
             current: AtomicU32::new(0),
+            trim_next: AtomicU32::new(0),
             data: AtomicU64::new(0),
             countdown: AtomicU32::new(every),
             every,
@@ -127,6 +174,31 @@ impl ZoneTable {
             }
             self.reset(z);
         }
+    }
+
+    /// A trim, as fio's on zones it emulates: the zone reset in memory (nothing reaches the
+    /// device) and its offset. Sequential trims reset the zones in turn; a random one the zone
+    /// nearest a random zone that holds data, or, when none does, none (`None`: fio's end of
+    /// the job).
+    #[inline]
+    pub fn trim(&self, rng: &mut fastrand::Rng, random: bool) -> Option<u64> {
+        let zones = self.zones();
+        let z = if random {
+            let pick = rng.u32(0..zones);
+            let holds = |z: &u32| self.wp[*z as usize].load(Relaxed) > 0;
+            (0..zones).find_map(|d| {
+                let below = pick.checked_sub(d).filter(holds);
+                below.or_else(|| Some(pick + d).filter(|z| *z < zones && holds(z)))
+            })?
+        } else {
+            self.trim_next
+                .fetch_update(Relaxed, Relaxed, |z| Some((z + 1) % zones))
+                .unwrap_or(0)
+        };
+        self.reset(z);
+        // A reset zone leaves the zones being written (fio's zbd_reset_zone).
+        self.filled(z);
+        Some(self.base + u64::from(z) * self.per_zone * self.bs)
     }
 
     /// A zone that may be written: `z` when it is open or a slot is free for it, else one of
@@ -207,6 +279,8 @@ mod tests {
             zone: per_zone * BS,
             max_open,
             reset,
+            table: 0,
+            unit: 0,
         };
         ZoneTable::new(z, 1 << 20, zones * per_zone * BS, BS)
     }
@@ -345,5 +419,32 @@ mod tests {
             assert_eq!(distinct.len(), 512, "max_open {max_open}");
             assert_eq!(t.resets(), 0);
         }
+    }
+
+    /// A random trim resets the zone nearest a random one that holds data, and the next write
+    /// there starts at its start; with no zone holding data there is nothing to trim (fio's
+    /// end of the job). Sequential trims reset the zones in turn, empty or not.
+    #[test]
+    fn trims_reset_the_nearest_zone_holding_data() {
+        let t = table(8, 4, 2, None);
+        let mut rng = fastrand::Rng::with_seed(5);
+        assert_eq!(t.trim(&mut rng, true), None, "every zone starts empty");
+        let first: Vec<(u64, u64)> = (0..2).map(|_| at(&t, t.write(&mut rng, false))).collect();
+        assert_eq!(first, [(0, 0), (0, 1)]);
+        // Wherever the random pick lands, the nearest zone holding data is zone 0.
+        assert_eq!(at(&t, t.trim(&mut rng, true).unwrap()), (0, 0));
+        assert_eq!(t.resets(), 1);
+        assert_eq!(
+            t.trim(&mut rng, true),
+            None,
+            "the one zone with data was reset"
+        );
+        assert_eq!(at(&t, t.write(&mut rng, false)), (0, 0));
+        let s = table(3, 4, 0, None);
+        let zones: Vec<u64> = (0..4)
+            .map(|_| at(&s, s.trim(&mut rng, false).unwrap()).0)
+            .collect();
+        assert_eq!(zones, [0, 1, 2, 0]);
+        assert_eq!(s.resets(), 0, "empty zones: nothing was reset");
     }
 }

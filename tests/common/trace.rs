@@ -95,26 +95,36 @@ impl Issued {
     }
 
     fn places_of(&self, keep: impl Fn(&str) -> bool) -> Vec<(u64, u64)> {
+        self.flagged()
+            .into_iter()
+            .filter(|(flags, _, _)| keep(flags))
+            .map(|(_, at, len)| (at, len))
+            .collect()
+    }
+
+    /// Every request issued since the last take, in order: (its flags, e.g. "WS" or "D" for a
+    /// discard, first byte, bytes); the trace is emptied.
+    pub fn flagged(&self) -> Vec<(String, u64, u64)> {
         let text = std::fs::read_to_string(self.0.join("trace")).unwrap();
         std::fs::write(self.0.join("trace"), "").unwrap();
         text.lines()
             .filter(|l| l.contains("block_rq_issue:"))
-            .filter(|l| {
+            .map(|line| {
                 // "block_rq_issue: 7,0 WS 65536 () 0 + 128 [iogauge-w0]": the flags follow the
                 // device.
-                let mut w = l
+                let flags = line
                     .split("block_rq_issue:")
                     .nth(1)
                     .unwrap_or("")
-                    .split_whitespace();
-                keep(w.nth(1).unwrap_or(""))
-            })
-            .map(|line| {
+                    .split_whitespace()
+                    .nth(1)
+                    .unwrap_or("")
+                    .to_string();
                 let words: Vec<&str> = line.split_whitespace().collect();
                 let plus = words.iter().position(|w| *w == "+").unwrap();
                 let sector: u64 = words[plus - 1].parse().unwrap();
                 let sectors: u64 = words[plus + 1].parse().unwrap();
-                (sector * 512, sectors * 512)
+                (flags, sector * 512, sectors * 512)
             })
             .collect()
     }

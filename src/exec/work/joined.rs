@@ -58,6 +58,7 @@ fn two(a: Measured, b: Measured) -> Measured {
         merged(&a.write_hist, &b.write_hist),
         merged(&a.sync_hist, &b.sync_hist),
     );
+    let trim_hist = merged(&a.trim_hist, &b.trim_hist);
     let runtime_s = a.runtime_s.max(b.runtime_s);
     let secs = runtime_s.max(1e-9);
     let ios = a.ios + b.ios;
@@ -115,6 +116,7 @@ fn two(a: Measured, b: Measured) -> Measured {
         lat: LatNs::of(&hist),
         read: op(a.read, b.read, &read_hist),
         write: op(a.write, b.write, &write_hist),
+        trim: op(a.trim, b.trim, &trim_hist),
         sync,
         cpu: CpuDoc::new(cpu.user_s, cpu.sys_s, ios),
         timeseries,
@@ -134,6 +136,7 @@ fn two(a: Measured, b: Measured) -> Measured {
         hist,
         read_hist,
         write_hist,
+        trim_hist,
         sync_hist,
         service_hist,
         error: a.error.or(b.error),
@@ -194,6 +197,7 @@ pub(super) fn sequential(parts: Vec<Measured>) -> Measured {
         lat,
         read: Some(op),
         write: None,
+        trim: None,
         sync: None,
         cpu: CpuDoc::new(user, sys, ios),
         timeseries,
@@ -207,6 +211,7 @@ pub(super) fn sequential(parts: Vec<Measured>) -> Measured {
         hist,
         read_hist,
         write_hist: measure::run_hist(),
+        trim_hist: measure::run_hist(),
         sync_hist: measure::run_hist(),
         service_hist: None,
         error,

@@ -169,7 +169,7 @@ pub(super) fn refused_at(cases: &[(&str, usize, &str)]) {
 /// took 34 runs to learn what blocks it, refused alphabetically).
 #[test]
 fn every_blocker_is_named_at_once_in_file_order() {
-    let e = refusal("[a]\nfsync_on_close=1\nrw=randtrim\nbs=4k\nflow_watermark=1\n");
+    let e = refusal("[a]\nfsync_on_close=1\nrw=trimwrite\nbs=4k\nflow_watermark=1\n");
     assert!(e.starts_with("t.fio:2: "), "{e}");
     assert!(e.contains("; 2 more: t.fio:3:"), "{e}");
     let (two, three, five) = (

@@ -14,7 +14,9 @@ fn zbd_jobs_map_with_their_zones() {
         Some(Zbd {
             zone: 256 << 20,
             max_open: 32,
-            reset: None
+            reset: None,
+            table: 0,
+            unit: 0,
         })
     );
     // zbd-rand-write-zone-reset-gc.fio: sizes and offsets in zones, the reset rule.
@@ -97,8 +99,37 @@ fn zbd_rules_iogauge_cannot_follow_are_refused() {
             "[a]\nrw=write\nzonemode=zbd\nzonesize=1m\nzonecapacity=512k\n",
             "not mapped",
         ),
+        (
+            "[a]\nrw=randtrim\nbs=1m\n",
+            "iogauge issues no trims to a device",
+        ),
+        ("[a]\nrw=trimwrite\n", "does not issue trims to a device"),
+        (
+            "[a]\nrw=randtrim\nzonemode=zbd\nzonesize=1m\nbs=64k\n",
+            "fio takes only bs=zonesize",
+        ),
+        (
+            "[a]\nrw=trim\nzonemode=zbd\nzonesize=4g\nbs=4g\n",
+            "iogauge counts a trim of at most",
+        ),
     ] {
         let e = refusal(text);
         assert!(e.contains(why), "{text:?}: {e}");
     }
+}
+
+/// fio's zbd-rand-write-trim-gc.fio: a writer and a trimmer that both wait for the warm-up run
+/// together when it ends, as fio starts them; one that waits for the job before it runs after
+/// it. (Their shared zones: `plan::tests`.)
+#[test]
+fn two_jobs_waiting_for_one_start_together() {
+    let text = "[global]\nzonemode=zbd\nzonesize=1m\nsize=8z\ntime_based\nruntime=1\n\
+        [warmup]\nrw=randwrite\nbs=64k\n[wjob]\nwait_for=warmup\nrw=randwrite\nbs=64k\nflow=8\n\
+        [trimjob]\nwait_for=warmup\nrw=randtrim\nbs=1m\nflow=1\n";
+    let js = jobs(text);
+    assert_eq!(super::super::run_groups(&js), [0, 1, 1]);
+    assert_eq!(super::super::report_groups(&js), [0, 1, 1]);
+    assert_eq!(js[2].rw, crate::workload::Rw::Randtrim);
+    let after = text.replace("[trimjob]\nwait_for=warmup", "[trimjob]\nwait_for=wjob");
+    assert_eq!(super::super::run_groups(&jobs(&after)), [0, 1, 2]);
 }

@@ -85,7 +85,7 @@ impl Streams {
         let first = Offsets::of(spec, cfg.id, cfg.range_start, cfg.range_bytes);
         // One file only: fio's zbd is refused with nrfiles (fio::fixup).
         let first = match &cfg.zones {
-            Some(t) => first.at_write_pointers(t.clone()),
+            Some(t) => first.at_write_pointers(t.clone(), spec.rw.trims()),
             None => first,
         };
         let more = (1..files as u32)

@@ -87,6 +87,7 @@ impl Offsets {
             cursor: [0, 0],
             zone: None,
             zbd: None,
+            trims: false,
             spr: None,
             shaped: Some(Box::new(Shaped {
                 tables: [tr, tw],
