@@ -16,7 +16,8 @@ const TWO_CELLS: &str = "[defaults]\ntime = \"300ms\"\n[[group]]\ntitle = \"t\"\
 /// `None` when no guest can run here (said, and a failure under CI=true).
 fn in_guest(dir: &Path, disks: u32, body: &str) -> Option<guest::GuestOutput> {
     let script = format!(
-        "export IOGAUGE={BIN} IOGAUGE_DB={} IOGAUGE_RUN_DIR=/tmp/run\n{body}\necho \"finished yes\"\n",
+        "export IOGAUGE={} IOGAUGE_DB={} IOGAUGE_RUN_DIR=/tmp/run\n{body}\necho \"finished yes\"\n",
+        guest::iogauge(),
         dir.join("g.db").display()
     );
     let out = guest::run(disks, "128M", &script)?;

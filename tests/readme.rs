@@ -461,6 +461,12 @@ struct Desk {
 
 impl Desk {
     fn new() -> Desk {
+        Desk::with(BIN)
+    }
+
+    /// A desk whose `iogauge` is `bin`: a guest's desk runs the guests' binary
+    /// ([`guest::iogauge`]).
+    fn with(bin: &str) -> Desk {
         let dir = tempfile::tempdir().unwrap();
         // A database server's account must reach `/data` (a temporary directory is 0700).
         use std::os::unix::fs::PermissionsExt;
@@ -474,7 +480,7 @@ impl Desk {
         ] {
             std::fs::create_dir_all(dir.path().join(d)).unwrap();
         }
-        std::os::unix::fs::symlink(BIN, dir.path().join("bin/iogauge")).unwrap();
+        std::os::unix::fs::symlink(bin, dir.path().join("bin/iogauge")).unwrap();
         let mut subst = BTreeMap::new();
         let root = dir.path().join("root");
         for (from, to) in [
@@ -754,7 +760,7 @@ fn readme_database_examples_run() {
 /// or `None` where no guest can run. A guest under software emulation is the slowest part of
 /// the tests: what the arrays and database tests would build again, they check here.
 fn in_guest(at: Place, least: usize, then: &str) -> Option<guest::GuestOutput> {
-    let mut desk = Desk::new();
+    let mut desk = Desk::with(&guest::iogauge());
     for (i, name) in ["/dev/sdc", "/dev/sdd", "/dev/sde", "/dev/sdf"]
         .iter()
         .enumerate()

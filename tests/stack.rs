@@ -295,7 +295,7 @@ pvremove -q /dev/md0
 mdadm --stop /dev/md0 2>/dev/null
 echo "finished yes"
 "#,
-        BIN = BIN
+        BIN = guest::iogauge()
     );
     let Some(out) = guest::run_ok(3, "64M", &script) else {
         return;
