@@ -206,10 +206,11 @@ fn ram_loop(size: u64, sector: u32) -> (tempfile::TempDir, LoopDev) {
 /// whatever is named is named as the CPU's — a stall or a change of rate that iogauge's own
 /// threads' waiting explains, or one on a machine with no idle CPU, where the loop device's
 /// kernel workers waited unseen (cells there rose by up to 5× a second or two in, as the
-/// scheduler came round to them) — never as the device's.
+/// scheduler came round to them) — never as the device's. The test keeps the quiet machine but
+/// runs at the usual priority, as iogauge and busy loops do on a user's machine (`at_usual_priority`).
 #[test]
 fn a_busy_machine_gets_only_findings_that_name_the_cpu() {
-    let _quiet = quiet_turn(module_path!());
+    let _quiet = quiet_turn(module_path!()).at_usual_priority();
     needs_root!();
     let _turn = hold(&ONE_AT_A_TIME);
     let dir = tempfile::tempdir().unwrap();

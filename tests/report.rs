@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::common;
 use common::*;
@@ -493,21 +493,23 @@ fn wait_for(mut child: Child, limit: Duration) -> Option<Output> {
     }
     let out = drain(child.stdout.take());
     let err = drain(child.stderr.take());
-    let start = Instant::now();
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break Some(status),
-            Ok(None) if start.elapsed() < limit => std::thread::sleep(Duration::from_millis(100)),
-            _ => {
-                // Chromium's launcher is a script that does not exec: end the whole group.
-                let group = format!("-{}", child.id());
-                let _ = Command::new("kill").args(["-KILL", "--", &group]).status();
-                let _ = child.kill();
-                let _ = child.wait();
-                break None;
-            }
+    let mut status = None;
+    // An error asking for its status ends the wait as an exit would: the child is ended below.
+    poll_until(limit, || match child.try_wait() {
+        Ok(Some(s)) => {
+            status = Some(s);
+            true
         }
-    };
+        Ok(None) => false,
+        Err(_) => true,
+    });
+    if status.is_none() {
+        // Chromium's launcher is a script that does not exec: end the whole group.
+        let group = format!("-{}", child.id());
+        let _ = Command::new("kill").args(["-KILL", "--", &group]).status();
+        let _ = child.kill();
+        let _ = child.wait();
+    }
     let (stdout, stderr) = (
         out.join().unwrap_or_default(),
         err.join().unwrap_or_default(),

@@ -66,13 +66,7 @@ impl Drop for LoopMount {
             // An exited process's io_uring lets go of its files asynchronously, so the mount can
             // stay busy for a while; after 10 s detach it lazily rather than leave it mounted.
             let mnt = self.mnt.to_str().unwrap();
-            let unmounted = (0..100).any(|_| {
-                let done = sh("umount", &[mnt]).is_ok();
-                if !done {
-                    std::thread::sleep(Duration::from_millis(100));
-                }
-                done
-            });
+            let unmounted = poll_until(Duration::from_secs(10), || sh("umount", &[mnt]).is_ok());
             if !unmounted {
                 let _ = sh("umount", &["-l", mnt]);
             }
