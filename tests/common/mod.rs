@@ -708,14 +708,16 @@ impl Drop for QueueSetting {
 pub fn fakedisk_bin() -> PathBuf {
     static BIN_PATH: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
     BIN_PATH
-        .get_or_init(|| build_bin("iogauge-fakedisk", "iogauge-fakedisk"))
+        .get_or_init(|| build_bin("iogauge-fakedisk"))
         .clone()
 }
 
-/// Builds binary `bin` of workspace package `package` with the cargo that runs this test; the
-/// path of the executable. The profile is the one iogauge was built with (the name of the
-/// directory holding it).
-fn build_bin(package: &str, bin: &str) -> PathBuf {
+/// Builds the workspace's binary `bin` with the cargo that runs this test; the path of the
+/// executable. The profile is the one iogauge was built with (the name of the directory holding
+/// it), and the packages and features are the test build's (the whole workspace, with `mpi` when
+/// this test has it): built with its own package alone, the fake disk's dependencies took other
+/// features (log, smallvec, syn's) and were compiled again, 35 s after every CI's test build.
+fn build_bin(bin: &str) -> PathBuf {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let profile = Path::new(BIN)
         .parent()
@@ -726,20 +728,25 @@ fn build_bin(package: &str, bin: &str) -> PathBuf {
         "debug" => "dev",
         other => other,
     };
-    let out = Command::new(&cargo)
+    let mut build = Command::new(&cargo);
+    build
         .args(["build", "--quiet", "--message-format=json", "--profile"])
-        .args([profile, "-p", package, "--bin", bin])
+        .args([profile, "--workspace", "--bin", bin]);
+    if cfg!(feature = "mpi") {
+        build.args(["--features", "iogauge/mpi"]);
+    }
+    let out = build
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .stderr(Stdio::inherit())
         .output()
-        .unwrap_or_else(|e| panic!("{cargo} build -p {package}: {e}"));
-    assert!(out.status.success(), "{cargo} build -p {package} failed");
+        .unwrap_or_else(|e| panic!("{cargo} build --bin {bin}: {e}"));
+    assert!(out.status.success(), "{cargo} build --bin {bin} failed");
     String::from_utf8_lossy(&out.stdout)
         .lines()
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())
         .filter(|m| m["reason"] == "compiler-artifact" && m["target"]["name"] == bin)
         .find_map(|m| m["executable"].as_str().map(PathBuf::from))
-        .unwrap_or_else(|| panic!("{cargo} build -p {package} named no executable {bin}"))
+        .unwrap_or_else(|| panic!("{cargo} build --bin {bin} named no executable"))
 }
 
 /// Whether this machine can mount the fake disk; when not, skips the test saying why.
