@@ -127,7 +127,7 @@ fn judge(
         .iter()
         .filter(|d| 2 * (a..b).filter(|&i| saturated(d, i)).count() >= b - a)
         .filter_map(|d| busiest(d).map(|(i, u, q)| (d, i, u, q)))
-        .filter(|&(_, _, u, q)| u >= th.checkpoint_util || q >= th.checkpoint_queue)
+        .filter(|&(d, i, _, _)| saturated(d, i))
         .max_by(|x, y| x.3.total_cmp(&y.3))?;
     let dip = tps[a..b].iter().sum::<f64>() / (b - a) as f64;
     let fall = 1.0 - dip / median;
