@@ -47,11 +47,19 @@ fn iogauge_run(dir: &Path, target: &str, args: &[&str]) -> Value {
     json_of(&iogauge(dir, &all))
 }
 
+/// fio's job as a thread of its one process (`--thread`), as iogauge runs its workers and as
+/// bench/ runs fio: like for like. In fio's default, a forked process per job, write 8K +
+/// fdatasync under a 2,000 IO/s throttle fell to 480-895 writes/s in 7 of 10 runs beside two
+/// busy loops, against 998-1,002 in 10 of 10 as a thread and iogauge's 1,000 each time (and
+/// 1,000 either way on a quiet machine); CI run 88 failed there (issue 57).
+const FIO_LIKE_FOR_LIKE: &str = "--thread";
+
 /// fio's run of `args` on `target` (one job, direct IO, for `secs` seconds), as its JSON job.
 fn fio_run(target: &str, secs: u32, args: &[&str]) -> Value {
     let out = output_within(
         Command::new("fio")
             .args([
+                FIO_LIKE_FOR_LIKE,
                 "--name=truth",
                 &format!("--filename={target}"),
                 "--direct=1",
@@ -367,8 +375,8 @@ fn iogauge_and_fio_agree_on_the_same_device() {
         let r = result(&doc);
         let ours = f(if c.bw { &r["bw_bytes"] } else { &r["iops"] });
         let doc = in_group(format!(
-            "echo $$ > {}/cgroup.procs && exec fio --name=truth --filename={} --direct=1 \
-             --time_based --ramp_time=1 --runtime=2 --output-format=json {}",
+            "echo $$ > {}/cgroup.procs && exec fio {FIO_LIKE_FOR_LIKE} --name=truth --filename={} \
+             --direct=1 --time_based --ramp_time=1 --runtime=2 --output-format=json {}",
             cg.0.display(),
             dev.dev,
             c.theirs
