@@ -14,7 +14,7 @@ use std::path::Path;
 use std::process::Command;
 
 /// mpirun as root on one machine, three ranks on two cores, ended by mpirun itself if anything
-/// hangs (its --timeout, which with the ranks' 20 s to stop ends before the tests' watchdog, so a
+/// hangs (its --timeout, which with the ranks' time to stop ends before the tests' watchdog, so a
 /// failed test leaves no rank behind), with the test's own run directory.
 fn mpirun(dir: &Path, cg: Option<&Blkio>, args: &str) -> Command {
     let line =
@@ -39,8 +39,11 @@ fn mpirun(dir: &Path, cg: Option<&Blkio>, args: &str) -> Command {
 }
 
 /// mpirun gives a rank 1 s between SIGTERM and SIGKILL by default; a loaded machine needs
-/// longer to stop a cell and remove its test file (docs/multi-host.md says so).
-const SIGKILL_AFTER: &str = "--mca odls_base_sigkill_timeout 20";
+/// longer to stop a cell and remove its test file (docs/multi-host.md says so). Not more than it
+/// needs: mpirun waits this long twice once a job is aborted, even when every rank has already
+/// exited (OpenMPI 4.1.4 here: a refusal took 38.4 s to end at 20, 4.4 s at 3), and each of the
+/// three tests that end a job took 39-40 s of CI's critical path at 20 (issue 57).
+const SIGKILL_AFTER: &str = "--mca odls_base_sigkill_timeout 5";
 
 fn needs_mpirun() -> bool {
     if Command::new("mpirun").arg("--version").output().is_err() {
