@@ -91,8 +91,8 @@ fn held_back(beside: &LatNs, alone: &LatNs, th: &Thresholds) -> Option<(f64, &'s
 /// counters on the cell's sum (without counters, over 512 bytes, the smallest request there is:
 /// more requests, never fewer), and each of their syncs, a flush. Beside two busy loops, commits
 /// beside readers held by blkio to 5 reads a second moved from a p50 of 17.9 µs to 80.4 µs (p99
-/// 583 µs to 3.08 ms): tens of 1 MiB reads beside tens of thousands of commits, which cannot
-/// have held back one in a hundred of them (a fresh-clone CI run, issue 57).
+/// 583 µs to 3.08 ms; a fresh-clone CI run, issue 57): by hand, the same cell's readers made
+/// 10 reads of 1 MiB beside about 3,000 commits, which cannot have held back 1 in 100 of them.
 fn could_hold(doc: &RunDoc, cell: &str, stream: &str, in_flight: u32) -> f64 {
     let in_cell = |r: &&ResultDoc| r.together.as_ref().is_some_and(|t| t.cell == cell);
     let summed = |r: &ResultDoc| r.together.as_ref().is_some_and(|t| t.sum);
