@@ -8,7 +8,7 @@
 //! runs as an unprivileged user (`postgres` if it exists, else `nobody`), the cluster directory
 //! is that user's, and the user is named in the output.
 
-use super::cgroup::Cgroup;
+use super::cgroup::{oom_kills, Cgroup};
 pub use super::owner::{
     check_reachable_by, owner, owner_among, read_back, remove_dirs, Dir, Owner,
 };
@@ -140,8 +140,7 @@ struct Teardown {
     keep: bool,
     cgroup: Option<Cgroup>,
     /// Its entry in the crash ledger as it stands (none when kept), taken out once the rest is
-    /// undone: by `Drop` and by a second Ctrl-C alike, which otherwise left a cluster already
-    /// gone named for the next command and `clean`.
+    /// undone, by `Drop` and a second Ctrl-C alike (else `clean` named a cluster already gone).
     entry: Option<crate::ledger::Entry>,
 }
 
@@ -160,8 +159,10 @@ impl Teardown {
                     .status()
                     .is_ok_and(|s| s.success())
             };
-            // A fast stop first when the run ended normally; an immediate one if that failed.
-            let stopped = (gently && stop("fast")) || stop("immediate");
+            // A fast stop first when the run ended normally; else, or once the OOM killer was in
+            // its cgroup (a fast stop then waited out its 60 s, 2 CI runs in 6), an immediate one.
+            let oom = self.cgroup.as_ref().and_then(|c| oom_kills(&c.dir));
+            let stopped = (gently && oom.is_none() && stop("fast")) || stop("immediate");
             // A server that died while it was asked to stop needs no stopping either.
             let died = || {
                 super::process::pid_file(&self.data.join("postmaster.pid"))
