@@ -822,13 +822,16 @@ fn a_server_the_oom_killer_stopped_is_named_by_its_cause() {
     assert!(out.status.success(), "{err}");
     assert!(!err.contains("OOM"), "{err}");
     let out = run("5", "64MiB", true);
-    assert_eq!(out.status.code(), Some(1), "{}", stderr_of(&out));
+    let err = stderr_of(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    // The kill as the kernel counted it (the cgroup's `oom_kill`): the server's own log line
+    // for it can come after the stop's, beside two busy loops.
+    assert!(err.contains("the kernel's OOM killer killed "), "{err}");
     let kept = clusters_in(&target);
     assert_eq!(kept.len(), 1, "{kept:?}");
     let log = std::fs::read_to_string(kept[0].join("server.log")).unwrap();
     assert!(
-        log.contains("was terminated by signal 9")
-            && log.contains("received immediate shutdown request")
+        log.contains("received immediate shutdown request")
             && !log.contains("received fast shutdown request"),
         "{log}"
     );
