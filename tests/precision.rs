@@ -16,8 +16,12 @@ use common::*;
 use serde_json::Value;
 use std::path::Path;
 
-/// The two tests take turns: each keeps both CPUs busy, and a worker thread starved of CPU
-/// for half a second reaps nothing, which reads as a stall of the device.
+/// These tests take turns: each keeps both CPUs busy, and a worker thread starved of CPU
+/// for half a second reaps nothing, which reads as a stall of the device. Run side by side (the
+/// two with 1 s cells, 2026-11-30: 123 s for both, against 246 s in turn) they failed 4 runs of
+/// 4 on xfs with `randread 1M × 1 thread: no IO completed for 0.8-0.9 s`, 3 at nice −20 and 1
+/// at nice 0: the loop device's kernel worker waited that long for a CPU (a known limit of
+/// `stall`, crates/analyze/src/stalls.rs: STALL_SCHEDULED_DEPTH).
 static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 /// Warnings (and errors) of a run's document about the device, as "kind: summary" lines. A

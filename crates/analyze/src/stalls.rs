@@ -232,13 +232,20 @@ fn cpu_stalled(
 }
 
 /// The least of the median rate a stall must keep to be named as possibly a busy machine's,
-/// unless IO completed in every window of it: the scheduler shares the CPUs out within tens of
-/// milliseconds, so the kernel threads that complete iogauge's IO, kept waiting, still complete
-/// some of it in every window; IO that stopped all but completely for half a second or more
-/// stopped below (a file system frozen on a machine busy with a browser beside it was named the
-/// CPU's without this, in a fresh CI run). A fast device held to one handoff a scheduler tick
+/// unless IO completed in every window of it: the scheduler mostly shares the CPUs out within
+/// tens of milliseconds, so the kernel threads that complete iogauge's IO, kept waiting, still
+/// complete some of it in every window; IO that stopped all but completely for half a second or
+/// more stopped below (a file system frozen on a machine busy with a browser beside it was named
+/// the CPU's without this, in a fresh CI run). A fast device held to one handoff a scheduler tick
 /// stays under it while completing in every window: a RAM loop device at 109,240 IOPS fell to
 /// about 1,000 (0.9%) for a second beside two busy loops (CI run 86).
+///
+/// Not always, though, and such a stall stays the device's (a known limit, docs/findings.md):
+/// 1 MiB reads from xfs on a RAM loop device stopped all but completely for 0.7-0.9 s (3 cells
+/// of 100, each 1 s) while another process's io_uring workers wrote to zram on both CPUs, and the loop device's
+/// kernel worker sat runnable for 0.82 s, its run time still and its wait growing by 0.82 s
+/// (/proc/TID/schedstat sampled every 10 ms, Linux 6.18). Telling that from a frozen file system
+/// needs the device's own busy time in each bin: a frozen file system's IO never reaches it.
 pub const STALL_SCHEDULED_DEPTH: f64 = 0.02;
 
 /// Other work's CPUs over the fine bins `span` of a stall when the machine had no idle CPU
