@@ -66,6 +66,8 @@ pub fn result_findings(
             Some(_) => system.cpu_count.map_or(0.0, f64::from),
             None => 0.0,
         },
+        in_flight: &r.fine.in_flight,
+        worker: system.target.as_ref().is_some_and(|t| t.worker_completes()),
     };
     found.extend(iogauge_analyze::stalls(&r.fine.ios, r.fine.bin_s, cpu, th));
     // A fixed amount of data moved in a moment (a timed result is as long as it was asked to be).

@@ -325,6 +325,11 @@ pub struct FineDoc {
     /// `cpu_others` is then the other work on those CPUs alone.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpus: Option<u32>,
+    /// The IOs in flight at the target's block device (the top of its stack) in each bin, as
+    /// the kernel counted them at the watching thread's last look in it (`inflight` in sysfs);
+    /// empty where not measured. IO held above the device (a frozen file system) is not in it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub in_flight: Vec<f32>,
     /// With a stopping rule (`--until-stable`): the rates (IOs per second) the rule judged
     /// live, one per watch tick of about a bin, so the result's steadiness is told from the
     /// very samples that stopped the cell (the bins above, counted by completion time, can
@@ -334,7 +339,8 @@ pub struct FineDoc {
 }
 
 impl FineDoc {
-    /// Two stretches of bins one after the other; the CPU wait only when both have it whole.
+    /// Two stretches of bins one after the other; the CPU wait and the device's IOs in flight
+    /// only when both have them whole.
     pub fn then(self, next: FineDoc) -> FineDoc {
         let whole = |f: &FineDoc| f.cpu_cover();
         let others = self.cpu_others.len() == self.ios.len()
@@ -354,6 +360,12 @@ impl FineDoc {
             ),
             false => Default::default(),
         };
+        let in_flight = match self.in_flight.len() == self.ios.len()
+            && next.in_flight.len() == next.ios.len()
+        {
+            true => [self.in_flight, next.in_flight].concat(),
+            false => Vec::new(),
+        };
         FineDoc {
             bin_s: self.bin_s,
             ios: [self.ios, next.ios].concat(),
@@ -361,6 +373,7 @@ impl FineDoc {
             cpu_wait,
             cpu_others,
             cpus: self.cpus.filter(|_| others),
+            in_flight,
             rule: [self.rule, next.rule].concat(),
         }
     }

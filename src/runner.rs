@@ -179,7 +179,8 @@ pub const KEEP_FAILURES: usize = 10;
 /// thread, once per tick.
 pub type StopWhen<'a> = &'a (dyn Fn(&[f64]) -> bool + Sync);
 
-/// How the run shows itself while it goes, and when it may stop before its limit.
+/// How the run shows itself while it goes, when it may stop before its limit, and which device
+/// it watches.
 #[derive(Default)]
 pub struct Display<'a> {
     /// A progress line on stderr (only drawn when stderr is a terminal).
@@ -187,6 +188,8 @@ pub struct Display<'a> {
     /// Prefix of the progress line, e.g. the suite cell.
     pub prefix: String,
     pub stop_when: Option<StopWhen<'a>>,
+    /// The target's block device, whose IOs in flight the run samples (`fine.in_flight`).
+    pub device: Option<String>,
 }
 
 /// Opens the target for one worker: each worker has its own file description, as fio opens one
@@ -339,12 +342,7 @@ fn run_gated(
     let setup = setup.into_inner().unwrap_or_else(|e| e.into_inner());
     let ignored = merge::ignored(&workers);
     let mut measured = merge(spec, workers, agg, runtime, watched.cpu, setup, interrupted);
-    (
-        measured.fine.cpu_run,
-        measured.fine.cpu_wait,
-        measured.fine.cpu_others,
-    ) = watched.sched.per_bin(FINE_BIN, measured.fine.ios.len());
-    measured.fine.cpus = watched.sched.cpus();
+    watched.sched.fill(&mut measured.fine, FINE_BIN);
     measured.verify = checked;
     measured.ignored = ignored;
     measured.engine.buffers = backing
@@ -520,7 +518,7 @@ fn watch(
     };
     let bar = progress_bar(spec, display, total);
     let mut cpu_start = None;
-    let mut sched = Sched::default();
+    let mut sched = Sched::with_device(display.device.as_deref());
     let mut last_ios = 0u64;
     let mut last_t = Instant::now();
     let mut rate = 0.0;

@@ -26,20 +26,6 @@ fn pinned_read(dir: &std::path::Path, zram: &Zram, time: &str) -> Command {
 /// One busy loop on CPU 0 at a time.
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
-/// iogauge's CPU seconds so far (utime + stime of /proc/PID/stat, in clock ticks of 10 ms).
-fn cpu_secs(pid: u32) -> f64 {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    let after_name = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
-    // Fields 14 and 15 of the line; the 12th and 13th after the name.
-    let ticks: u64 = after_name
-        .split_whitespace()
-        .skip(11)
-        .take(2)
-        .filter_map(|v| v.parse::<u64>().ok())
-        .sum();
-    ticks as f64 / 100.0
-}
-
 /// Other work taking iogauge's CPU: iogauge pinned to CPU 0 reads a zram device of the test's
 /// own as fast as that CPU lets it (zram does its work in the process's own io_uring worker,
 /// on the same CPU); once iogauge has run 1.5 CPU seconds, four busy loops pinned to CPU 0 take

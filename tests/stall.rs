@@ -3,6 +3,9 @@
 //! in the busy binary, beside QEMU guests and two busy loops, the IO took 3 s after the thaw
 //! to come back in one CI run (a stall of 6.2 s for a freeze of 3.0–3.4 s), which is the
 //! machine's time, not the finding's.
+//!
+//! And a stall the CPU made below iogauge's sight: a loop device's kernel worker held off its
+//! only CPU on a machine with none idle, beside its near miss, a freeze on such a machine.
 
 use serde_json::Value;
 use std::path::PathBuf;
@@ -77,6 +80,9 @@ impl Drop for LoopMount {
     }
 }
 
+/// The tests take turns: two of them keep the CPUs busy on purpose.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 #[test]
 fn a_frozen_file_system_is_a_stall_at_the_right_time() {
     let _quiet = quiet_turn(module_path!());
@@ -84,6 +90,7 @@ fn a_frozen_file_system_is_a_stall_at_the_right_time() {
         skip("needs root");
         return;
     }
+    let _one = hold(&ONE_AT_A_TIME);
     let tmp = tempfile::tempdir().unwrap();
     // The image in RAM: the freeze is then the only thing that holds the IO back. On the root
     // disk, beside the guests' disk images being written back, the IO fell 0.6 s before the
@@ -162,19 +169,7 @@ fn a_frozen_file_system_is_a_stall_at_the_right_time() {
     assert!(out.status.success(), "iogauge failed: {err}");
     let doc: Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout");
 
-    let stalls: Vec<&Value> = doc["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|f| f["kind"] == "stall")
-        .collect();
-    let longest = stalls
-        .iter()
-        .max_by(|a, b| {
-            let d = |f: &Value| f["evidence"]["duration_s"].as_f64().unwrap_or(0.0);
-            d(a).total_cmp(&d(b))
-        })
-        .unwrap_or_else(|| panic!("no stall found: {:#}", doc["findings"]));
+    let longest = &longest_stall(&doc);
     let start = longest["evidence"]["start_s"].as_f64().unwrap();
     let duration = longest["evidence"]["duration_s"].as_f64().unwrap();
     // From a to b, negative when b is earlier.
@@ -208,4 +203,192 @@ fn a_frozen_file_system_is_a_stall_at_the_right_time() {
     assert_eq!(longest["result"], 0);
     let own = doc["results"][0]["findings"].as_array().unwrap();
     assert!(own.iter().any(|f| f["kind"] == "stall"));
+}
+
+/// iogauge run on `target` in `dir` for `time`, with `args`, its JSON on stdout; on the CPUs
+/// `cpus` alone (taskset) when given.
+fn run_on(
+    dir: &std::path::Path,
+    target: &str,
+    time: &str,
+    args: &[&str],
+    cpus: Option<&str>,
+) -> Spawned {
+    let mut c = Command::new("taskset");
+    c.args([
+        "-c",
+        cpus.unwrap_or("0-1023"),
+        env!("CARGO_BIN_EXE_iogauge"),
+    ]);
+    c.args(["run", target, "--time", time])
+        .args(args)
+        .args(["--json", "--no-store"])
+        .env("IOGAUGE_RUN_DIR", own_run_dir(dir));
+    Spawned::start(c)
+}
+
+/// The run's longest stall (a freeze's; the bins around it may hold short ones of their own).
+fn longest_stall(doc: &Value) -> Value {
+    let d = |f: &Value| f["evidence"]["duration_s"].as_f64().unwrap_or(0.0);
+    findings_of(doc, "stall")
+        .into_iter()
+        .max_by(|a, b| d(a).total_cmp(&d(b)))
+        .unwrap_or_else(|| panic!("no stall found: {:#}", doc["findings"]))
+}
+
+/// Each fine series of a result, printed for the log of a failing run.
+fn show_fine(doc: &Value) {
+    let fine = &doc["results"][0]["fine"];
+    for k in ["ios", "in_flight", "cpu_others", "cpu_wait"] {
+        eprintln!("{k}: {}", fine[k]);
+    }
+}
+
+/// A stall the CPU made where iogauge cannot see it: random reads from a RAM loop device,
+/// whose kernel worker completes them, while the kernel's unbound workers (the loop device's
+/// among them) may run on CPU 1 alone, iogauge on CPU 0 alone, a busy loop keeps CPU 0 busy,
+/// and a real-time busy loop takes CPU 1 for 0.8 s. The worker, ready to run, gets no CPU;
+/// iogauge's threads sleep on the IO in flight at the device, waiting for no CPU; nothing
+/// completes. Before iogauge read the device's IOs in flight this was named the device's ("no
+/// IO completed for 0.7 s"); now it is possibly the CPU's, with the count in flight.
+#[test]
+fn a_loop_devices_worker_held_off_its_cpu_is_a_stall_possibly_the_cpus() {
+    let _quiet = quiet_turn(module_path!()).at_usual_priority();
+    needs_root!();
+    needs_tool!("taskset");
+    needs_tool!("chrt");
+    let _one = hold(&ONE_AT_A_TIME);
+    let ram = RamLoop::new(64 << 20);
+    sh(
+        "dd",
+        &[
+            "if=/dev/urandom",
+            &format!("of={}", ram.dev.dev),
+            "bs=1M",
+            "count=64",
+            "oflag=direct",
+        ],
+    )
+    .expect("dd");
+    let Some(mask) = QueueSetting::at("/sys/devices/virtual/workqueue/cpumask", "2") else {
+        skip("cannot set the CPUs of the kernel's unbound workers");
+        return;
+    };
+    let busy = Helper::shell("exec taskset -c 0 sh -c 'while :; do :; done'");
+    let dir = tempfile::tempdir().unwrap();
+    // iogauge on CPU 0: its own threads then never wait behind the real-time loop (on CPU 1,
+    // they did once, and the stall was rightly named the CPU's by their wait).
+    let run = run_on(
+        dir.path(),
+        &ram.dev.dev,
+        "6s",
+        &["--rw", "randread"],
+        Some("0"),
+    );
+    // Well into the measurement, by iogauge's own CPU time (a count of reads would depend on
+    // the rate, 7,000-87,000 IOPS here): its lead-in, a trial of ways to wait for completions,
+    // reads too.
+    let pid = run.pid();
+    wait_until("iogauge to run 1.5 CPU seconds", WATCHDOG, || {
+        cpu_secs(pid) >= 1.5
+    });
+    let hog = Command::new("timeout")
+        .args(["0.8", "chrt", "-f", "50", "taskset", "-c", "1"])
+        .args(["sh", "-c", "while :; do :; done"])
+        .status()
+        .unwrap();
+    // timeout ends it: 124.
+    assert_eq!(hog.code(), Some(124), "{hog:?}");
+    let out = run.finish(WATCHDOG);
+    drop((busy, mask));
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    show_fine(&doc);
+    let found = findings_of(&doc, "stall");
+    assert_eq!(found.len(), 1, "{:#}", doc["findings"]);
+    let f = &found[0];
+    eprintln!("user sees: {}", f["summary"]);
+    let said = f["summary"].as_str().unwrap();
+    assert!(
+        said.contains("had no idle time")
+            && said.contains("in flight")
+            && said.contains("the CPU's as likely as the device's"),
+        "{said}"
+    );
+    assert!(f["evidence"]["in_flight"].as_f64().unwrap() >= 1.0, "{f:#}");
+    assert!(f["evidence"].get("cpu_wait").is_none(), "{f:#}");
+    let duration = f["evidence"]["duration_s"].as_f64().unwrap();
+    assert!((0.5..=1.1).contains(&duration), "{f:#}");
+}
+
+/// The near miss: IO held above a loop device — ext4 on a RAM loop device, frozen for a
+/// second — on a machine whose CPUs two busy loops keep taken. Nothing completes, as above, but
+/// nothing is in flight at the device either: the stall stays the device's (the file
+/// system's), with no CPU named.
+#[test]
+fn a_freeze_above_a_loop_device_on_a_busy_machine_stays_the_devices() {
+    let _quiet = quiet_turn(module_path!()).at_usual_priority();
+    needs_root!();
+    let _one = hold(&ONE_AT_A_TIME);
+    let ram = RamLoop::new(256 << 20);
+    sh("mkfs.ext4", &["-q", "-F", &ram.dev.dev]).expect("mkfs.ext4");
+    let dir = tempfile::tempdir().unwrap();
+    let mnt = dir.path().join("mnt");
+    let _mount = Mount::new(&ram.dev.dev, &mnt, "rw");
+    let busy: Vec<Helper> = (0..2)
+        .map(|_| Helper::shell("exec sh -c 'while :; do :; done'"))
+        .collect();
+    let mut run = run_on(
+        dir.path(),
+        mnt.to_str().unwrap(),
+        "6s",
+        &["--rw", "randwrite", "--size", "64m"],
+        None,
+    );
+    run.wait_for("done in", WATCHDOG);
+    // Well into the measurement, as above.
+    let pid = run.pid();
+    wait_until("iogauge to run 1.5 CPU seconds", WATCHDOG, || {
+        cpu_secs(pid) >= 1.5
+    });
+    let frozen = Frozen::new(&mnt);
+    // The freeze's length; nothing waits on it.
+    std::thread::sleep(Duration::from_secs(1));
+    drop(frozen);
+    let out = run.finish(WATCHDOG);
+    drop(busy);
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    show_fine(&doc);
+    let f = &longest_stall(&doc);
+    eprintln!("user sees: {}", f["summary"]);
+    let said = f["summary"].as_str().unwrap();
+    assert!(!said.contains("CPU"), "{said}");
+    assert!(f["evidence"].get("in_flight").is_none(), "{f:#}");
+    // Near: the machine had no CPU idle and IO stopped all but completely (the depth that
+    // `stall` judges a busy machine's only with IO in flight), as in the test above.
+    let fine = &doc["results"][0]["fine"];
+    let (start, len) = (
+        f["evidence"]["start_s"].as_f64().unwrap(),
+        f["evidence"]["duration_s"].as_f64().unwrap(),
+    );
+    let bins = (start * 10.0).round() as usize..((start + len) * 10.0).round() as usize;
+    let series = |k: &str| -> Vec<f64> {
+        fine[k].as_array().unwrap()[bins.clone()]
+            .iter()
+            .map(|v| v.as_f64().unwrap())
+            .collect()
+    };
+    assert!(f["evidence"]["depth"].as_f64().unwrap() < 0.02, "{f:#}");
+    // The bins at its edges may hold the last IO before the freeze or the first after it.
+    let flight = series("in_flight");
+    assert!(
+        flight[1..flight.len() - 1].iter().all(|&n| n == 0.0),
+        "{fine:#}"
+    );
+    let others = series("cpu_others");
+    assert!(
+        others.iter().sum::<f64>() / others.len() as f64 >= 1.5,
+        "{fine:#}"
+    );
 }

@@ -359,6 +359,7 @@ pub fn run(
                 progress,
                 prefix: format!("{prefix} "),
                 stop_when,
+                device: target.device.clone(),
             };
             let watch = Watch::start(target, spec.interval, spec.lead_in());
             let m = measure(spec, target, *start, *len, &display, verify)?;
@@ -388,6 +389,7 @@ pub fn run(
                 progress,
                 prefix: format!("{prefix} "),
                 stop_when: None,
+                device: target.device.clone(),
             };
             let m = concurrent(runner::run_together(&streams, &display)?);
             let both = Spec {
@@ -448,6 +450,7 @@ fn region(
         progress,
         prefix,
         stop_when: None,
+        device: target.device.clone(),
     };
     measure(spec, target, start, len, &display, None)
 }

@@ -289,6 +289,8 @@ fn completion_bins(agg: &mut ResultDoc, results: &[&ResultDoc], start: &[f64]) {
     // Each host's other work is its own machine's, judged against its own CPUs: a sum over
     // hosts means nothing, so the combined result has none.
     agg.fine.cpu_others = Vec::new();
+    // Each host's device is its own too.
+    agg.fine.in_flight = Vec::new();
     agg.fine.ios = fine;
 }
 

@@ -23,9 +23,26 @@ pub(super) struct Sched {
     /// a cpuset): their busy time is the "machine" then, since a run pinned to CPU 0 beside
     /// work on CPU 0 is starved however idle the others are.
     cpus: Option<Vec<u32>>,
+    /// The target's block device's `inflight` file in sysfs, and what it said at each sample
+    /// (seconds since the measurement started, reads and writes in flight).
+    inflight: Option<std::path::PathBuf>,
+    flights: Vec<(f64, u32)>,
 }
 
 impl Sched {
+    /// Watching `device` (a kernel name: "loop0", "sda1") too: its IOs in flight at each
+    /// sample, for a stall on a machine with no idle CPU (`stall`'s rule).
+    pub(super) fn with_device(device: Option<&str>) -> Sched {
+        Sched {
+            inflight: device.map(|d| {
+                std::path::Path::new("/sys/class/block")
+                    .join(d)
+                    .join("inflight")
+            }),
+            ..Sched::default()
+        }
+    }
+
     pub(super) fn start(&mut self, origin: Instant) {
         self.origin = Some(origin);
         // The main thread's affinity is the process's: workers placed on CPUs of their own
@@ -51,6 +68,10 @@ impl Sched {
         let Some(origin) = self.origin else {
             return;
         };
+        // Read first: the counts are the kernel's at this moment, whatever came before.
+        if let Some(n) = self.inflight.as_deref().and_then(read_inflight) {
+            self.flights.push((origin.elapsed().as_secs_f64(), n));
+        }
         // A kernel without schedstat leaves the run without these series, nothing more.
         let Ok(dir) = std::fs::read_dir("/proc/self/task") else {
             return;
@@ -83,6 +104,15 @@ impl Sched {
         // Without /proc/stat the machine's series is left out (zero throughout).
         let busy = machine_busy_ns(self.cpus.as_deref()).unwrap_or(0);
         self.samples.push((at, [sum(0), sum(1), busy]));
+    }
+
+    /// The fine series of the run's `fine.ios.len()` bins of `bin`: the CPU's (below), the
+    /// CPUs counted, and the device's IOs in flight.
+    pub(super) fn fill(&self, fine: &mut crate::model::FineDoc, bin: Duration) {
+        let bins = fine.ios.len();
+        (fine.cpu_run, fine.cpu_wait, fine.cpu_others) = self.per_bin(bin, bins);
+        fine.cpus = self.cpus();
+        fine.in_flight = flight_per_bin(&self.flights, bin.as_secs_f64(), bins);
     }
 
     /// CPU seconds per second on a CPU, and waiting for one, in each of `bins` bins of `bin`
@@ -182,6 +212,29 @@ pub(super) fn rate_per_bin(samples: &[(f64, u64)], bin_s: f64, bins: usize) -> V
         out.push(rate);
     }
     out
+}
+
+/// A count sampled at `samples` (seconds, value) as the value of each of `bins` bins of
+/// `bin_s`: the last sample taken by the bin's end (the first sample for bins before it). Empty
+/// without a sample.
+pub(super) fn flight_per_bin(samples: &[(f64, u32)], bin_s: f64, bins: usize) -> Vec<f32> {
+    let Some(first) = samples.first() else {
+        return Vec::new();
+    };
+    (0..bins)
+        .map(|j| {
+            let end = (j + 1) as f64 * bin_s + 1e-9;
+            let i = samples.partition_point(|s| s.0 <= end);
+            samples.get(i.wrapping_sub(1)).unwrap_or(first).1 as f32
+        })
+        .collect()
+}
+
+/// Reads and writes in flight from a block device's `inflight` file: "<reads> <writes>".
+fn read_inflight(path: &std::path::Path) -> Option<u32> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let mut f = text.split_ascii_whitespace().map(|v| v.parse::<u32>().ok());
+    Some(f.next()?? + f.next()??)
 }
 
 /// On-CPU and waiting nanoseconds from a schedstat file: "<on cpu> <run delay> <timeslices>".

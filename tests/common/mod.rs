@@ -686,7 +686,13 @@ pub struct QueueSetting {
 impl QueueSetting {
     /// Sets `/sys/block/DEV/queue/ATTR` to `value`; `None` when the kernel refuses.
     pub fn set(dev: &LoopDev, attr: &str, value: &str) -> Option<QueueSetting> {
-        let path = PathBuf::from(format!("/sys/block/{}/queue/{attr}", dev.name()));
+        QueueSetting::at(&format!("/sys/block/{}/queue/{attr}", dev.name()), value)
+    }
+
+    /// Any setting of the kernel's in sysfs or /proc, at `path`, put back on drop the same
+    /// way (the CPUs of the kernel's unbound workers, say).
+    pub fn at(path: &str, value: &str) -> Option<QueueSetting> {
+        let path = PathBuf::from(path);
         let original = std::fs::read_to_string(&path).ok()?.trim().to_string();
         std::fs::write(&path, value).ok()?;
         Some(QueueSetting { path, original })
@@ -866,6 +872,20 @@ fn block_stat(name: &str) -> Vec<u64> {
     stat.split_whitespace()
         .map(|x| x.parse().unwrap())
         .collect()
+}
+
+/// iogauge's CPU seconds so far (utime + stime of /proc/PID/stat, in clock ticks of 10 ms).
+pub fn cpu_secs(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let after_name = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+    // Fields 14 and 15 of the line; the 12th and 13th after the name.
+    let ticks: u64 = after_name
+        .split_whitespace()
+        .skip(11)
+        .take(2)
+        .filter_map(|v| v.parse::<u64>().ok())
+        .sum();
+    ticks as f64 / 100.0
 }
 
 /// IOs block device `name` has completed (reads + writes).

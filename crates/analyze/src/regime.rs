@@ -63,6 +63,12 @@ pub struct CpuBins<'a> {
     /// The machine's CPUs when `cpus` counts only those iogauge may run on (taskset, a
     /// cpuset), fewer than the machine's; 0 when `cpus` is the machine's.
     pub machine: f64,
+    /// The IOs in flight at the target's block device in each bin, and whether a device of its
+    /// stack completes IO in a kernel thread of its own that waits for a CPU unseen (a loop
+    /// device's worker): IO that stopped at such a device, in flight there, on a machine with
+    /// no idle CPU may be that thread's wait ([`crate::stalls`]). Empty and false when unknown.
+    pub in_flight: &'a [f32],
+    pub worker: bool,
 }
 
 impl CpuBins<'_> {
@@ -633,6 +639,7 @@ mod tests {
             others: &busy,
             cpus: 2.0,
             machine: 0.0,
+            ..CpuBins::default()
         };
         let found = regime(&f, 0.1, Some(4096.0), false, None, cpu, &th());
         assert_eq!(found.len(), 1);
@@ -691,6 +698,7 @@ mod tests {
             others: &others,
             cpus: 1.0,
             machine: 2.0,
+            ..CpuBins::default()
         };
         let found = regime(&f, 0.1, Some(4096.0), false, None, pinned, &th());
         assert_eq!(found.len(), 1, "{found:?}");
@@ -739,6 +747,7 @@ mod tests {
             others: &left,
             cpus: 2.0,
             machine: 0.0,
+            ..CpuBins::default()
         };
         let found = regime(&f, 0.1, Some(4096.0), false, None, cpu, &th());
         assert_eq!(found.len(), 1);

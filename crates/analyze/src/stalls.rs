@@ -31,7 +31,8 @@ run to see whether the freezes repeat.";
 /// Evidence: `start_s`, `duration_s` (from the start of `fine_ios`), `depth` (rate during the
 /// stall / reference rate, 0 = nothing completed), `median_iops` (the reference rate) and `bin_s`
 /// (the bin width judged); for a stall the CPU explains (see [`cpu_stalled`]), `cpu_wait` and
-/// `cpu_run` over it too. A run with no IO at all is one finding covering it. Empty input or a
+/// `cpu_run` over it too; for one a machine with no idle CPU may explain, `others_cpus` and
+/// `cpus`, and `in_flight` when it stopped at a loop device ([`held_at_worker`]). A run with no IO at all is one finding covering it. Empty input or a
 /// bin width that is not a positive number gives no findings.
 pub fn stalls(fine_ios: &[u32], bin_s: f64, cpu: CpuBins, th: &Thresholds) -> Vec<Finding> {
     if fine_ios.is_empty() || !(bin_s.is_finite() && bin_s > 0.0) {
@@ -119,7 +120,7 @@ pub fn stalls(fine_ios: &[u32], bin_s: f64, cpu: CpuBins, th: &Thresholds) -> Ve
         let cpus = if let Some((run, wait)) = cpu_stalled(cpu, start..stop, k, fine_ios.len()) {
             Some((
                 format!("{when} iogauge's threads, ready to run, waited for a CPU ({wait:.2} CPU-seconds per second waiting, summed over them, against {run:.2} CPU-seconds per second running): other work took the CPU; the device did not stall"),
-                [("cpu_wait", wait), ("cpu_run", run)],
+                vec![("cpu_wait", wait), ("cpu_run", run)],
             ))
         } else if depth >= STALL_SCHEDULED_DEPTH || windows[first..end].iter().all(|&w| w > 0) {
             machine_saturated(cpu, start..stop, fine_ios.len()).map(|o| {
@@ -128,7 +129,18 @@ pub fn stalls(fine_ios: &[u32], bin_s: f64, cpu: CpuBins, th: &Thresholds) -> Ve
                         "{when} {}: the IO waited on the scheduler, and on such a machine a stall is the CPU's as likely as the device's",
                         cpu.none_idle(&format!("{o:.1}"))
                     ),
-                    [("others_cpus", o), ("cpus", cpu.cpus)],
+                    vec![("others_cpus", o), ("cpus", cpu.cpus)],
+                )
+            })
+        } else if let Some(n) = held_at_worker(cpu, start..stop) {
+            machine_saturated(cpu, start..stop, fine_ios.len()).map(|o| {
+                (
+                    format!(
+                        "{when} {} and the device had IO in flight throughout (at least {}), IO its kernel thread completes (a loop device's worker, whose wait for a CPU iogauge cannot see): on such a machine a stall is the CPU's as likely as the device's",
+                        cpu.none_idle(&format!("{o:.1}")),
+                        count(n)
+                    ),
+                    vec![("others_cpus", o), ("cpus", cpu.cpus), ("in_flight", n)],
                 )
             })
         } else {
@@ -240,13 +252,30 @@ fn cpu_stalled(
 /// stays under it while completing in every window: a RAM loop device at 109,240 IOPS fell to
 /// about 1,000 (0.9%) for a second beside two busy loops (CI run 86).
 ///
-/// Not always, though, and such a stall stays the device's (a known limit, docs/findings.md):
-/// 1 MiB reads from xfs on a RAM loop device stopped all but completely for 0.7-0.9 s (3 cells
-/// of 100, each 1 s) while another process's io_uring workers wrote to zram on both CPUs, and the loop device's
-/// kernel worker sat runnable for 0.82 s, its run time still and its wait growing by 0.82 s
-/// (/proc/TID/schedstat sampled every 10 ms, Linux 6.18). Telling that from a frozen file system
-/// needs the device's own busy time in each bin: a frozen file system's IO never reaches it.
+/// Not always, though: 1 MiB reads from xfs on a RAM loop device stopped all but completely
+/// for 0.7-0.9 s (3 cells of 100, each 1 s) while another process's io_uring workers wrote to
+/// zram on both CPUs, and the loop device's kernel worker sat runnable for 0.82 s, its run time
+/// still and its wait growing by 0.82 s (/proc/TID/schedstat sampled every 10 ms, Linux 6.18).
+/// Such a stall is told from a frozen file system by the IO in flight at the device
+/// ([`held_at_worker`]).
 pub const STALL_SCHEDULED_DEPTH: f64 = 0.02;
+
+/// The least count of IOs in flight at the target's device over the fine bins `span` of a
+/// stall, when a device of its stack completes IO in a kernel thread ([`CpuBins::worker`]) and
+/// IO was in flight there in every bin but the stall's first and last (their counts may have
+/// been read before it began or after it ended: a stall that began just after its first bin's
+/// read, at QD 1, had 0 there and 1 in the seven after): the IO reached the device and waited
+/// on that thread, where IO held above the device (a frozen file system) has none in flight.
+/// Such a thread, ready to run, has waited 0.82 s for a CPU on a machine with none idle (the
+/// limit below).
+fn held_at_worker(cpu: CpuBins, span: std::ops::Range<usize>) -> Option<f64> {
+    if !cpu.worker || span.len() < 3 || span.end > cpu.in_flight.len() {
+        return None;
+    }
+    let inner = &cpu.in_flight[span.start + 1..span.end - 1];
+    let least = inner.iter().fold(f32::INFINITY, |a, &b| a.min(b));
+    (least >= 1.0).then_some(f64::from(least))
+}
 
 /// Other work's CPUs over the fine bins `span` of a stall when the machine had no idle CPU
 /// there (iogauge's threads and other work together within a tenth of a CPU of all of them) and
@@ -701,6 +730,7 @@ mod tests {
                     others: &o,
                     cpus,
                     machine: 0.0,
+                    ..CpuBins::default()
                 },
                 &Thresholds::default(),
             )
@@ -739,5 +769,66 @@ mod tests {
         let found = at(&ios, 0.5, 1.5, 2.0);
         assert_eq!(found.len(), 1, "{found:?}");
         assert!(!found[0].summary.contains("CPU"), "{}", found[0].summary);
+    }
+
+    /// IO that stopped altogether at a loop device, in flight there in every bin of the stall,
+    /// on a machine with no idle CPU: the loop device's worker may have waited for a CPU
+    /// (tests/stall.rs makes it wait), so it is named as possibly the CPU's, with the least
+    /// count in flight. The near misses, each the device's: a bin inside the stall with nothing
+    /// in flight (IO held above the device, a frozen file system), a device no kernel thread
+    /// serves, a machine with a CPU idle, and in-flight counts that stop before the stall ends.
+    #[test]
+    fn io_stopped_in_flight_at_a_loop_device_on_a_busy_machine_names_the_cpu() {
+        let ios = run(10.0, 10_000, 4.0, 6.0, 0);
+        let (r, w) = cpu(ios.len(), 40, 60, 0.9, 0.0);
+        let o = vec![1.9f32; ios.len()];
+        let mut flight = vec![0.0f32; ios.len()];
+        flight[40..60].iter_mut().for_each(|x| *x = 2.0);
+        let at = |flight: &[f32], worker: bool, others: &[f32]| {
+            stalls(
+                &ios,
+                0.1,
+                CpuBins {
+                    run: &r,
+                    wait: &w,
+                    others,
+                    cpus: 2.0,
+                    machine: 0.0,
+                    in_flight: flight,
+                    worker,
+                },
+                &Thresholds::default(),
+            )
+        };
+        let found = at(&flight, true, &o);
+        assert_eq!(found.len(), 1, "{found:?}");
+        let f = &found[0];
+        assert!(
+            f.summary.contains("no idle CPU") && f.summary.contains("in flight"),
+            "{}",
+            f.summary
+        );
+        assert_near(f.evidence["in_flight"], 2.0, 1e-6);
+        assert_near(f.evidence["others_cpus"], 1.9, 1e-6);
+        // Nothing in flight at the stall's first and last bins, read before and after it:
+        // still the CPU's as likely.
+        let mut edges = flight.clone();
+        edges[40] = 0.0;
+        edges[59] = 0.0;
+        let found = at(&edges, true, &o);
+        assert!(found[0].summary.contains("in flight"), "{found:?}");
+        let mut gap = flight.clone();
+        gap[50] = 0.0;
+        let idle = vec![1.4f32; ios.len()];
+        for found in [
+            at(&gap, true, &o),
+            at(&flight, false, &o),
+            at(&flight, true, &idle),
+            at(&flight[..55], true, &o),
+        ] {
+            assert_eq!(found.len(), 1, "{found:?}");
+            assert!(!found[0].summary.contains("CPU"), "{}", found[0].summary);
+            assert!(!found[0].evidence.contains_key("in_flight"));
+        }
     }
 }

@@ -94,6 +94,13 @@ pub struct TargetInfo {
 }
 
 impl TargetInfo {
+    /// Whether a device of the stack completes IO in a kernel thread of its own, which waits
+    /// for a CPU where iogauge's own CPU series cannot see it: a loop device's worker (measured
+    /// so, tests/stall.rs). md's and dm's threads may too; not measured, so not counted.
+    pub fn worker_completes(&self) -> bool {
+        self.devices.iter().any(|d| d.role == DeviceRole::Loop)
+    }
+
     /// What the target's IO ends in when that is memory, said for a reader (`zram0`, `loop0
     /// (a file in tmpfs)`, `tmpfs`): every device at the bottom of the stack is zram, a RAM
     /// disk (brd's ramN) or a loop device over a file in tmpfs or ramfs, or the target is in

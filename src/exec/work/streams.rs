@@ -41,10 +41,11 @@ pub fn together(
             beside: beside_of(i),
         })
         .collect();
+    // Streams on several targets have no one device: their stalls are judged without it.
     let display = Display {
         progress,
         prefix: format!("{prefix} "),
-        stop_when: None,
+        ..Display::default()
     };
     // The devices from the first stream's measurement on (each stream's lead-in and start
     // may differ).
