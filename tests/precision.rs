@@ -16,8 +16,8 @@ use common::*;
 use serde_json::Value;
 use std::path::Path;
 
-/// The tests' turns. The two with 1 s cells share one, side by side (123 s for both, against
-/// 246 s in turn); the others take it alone: each keeps both CPUs busy, and a worker thread
+/// The tests' turns. The two with 1 s cells share one, side by side (124-125 s for both in 3
+/// runs, against 246 s in turn); the others take it alone: each keeps both CPUs busy, and a worker thread
 /// starved of CPU for half a second reaps nothing, which reads as a stall of the device.
 /// Side by side, the two failed 4 runs of 4 on xfs before iogauge read the device's IOs in
 /// flight (2026-11-30), with `randread 1M × 1 thread: no IO completed for 0.8-0.9 s`, 3 at

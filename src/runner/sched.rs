@@ -215,17 +215,21 @@ pub(super) fn rate_per_bin(samples: &[(f64, u64)], bin_s: f64, bins: usize) -> V
 }
 
 /// A count sampled at `samples` (seconds, value) as the value of each of `bins` bins of
-/// `bin_s`: the last sample taken by the bin's end (the first sample for bins before it). Empty
-/// without a sample.
+/// `bin_s`: the last sample taken in the bin, or −1 for a bin with none (the watching thread
+/// looks every 100 ms or a little more, and on a busy machine may not run for longer: a count
+/// read before a stall is not carried into it). Empty without a sample.
 pub(super) fn flight_per_bin(samples: &[(f64, u32)], bin_s: f64, bins: usize) -> Vec<f32> {
-    let Some(first) = samples.first() else {
+    if samples.is_empty() {
         return Vec::new();
-    };
+    }
     (0..bins)
         .map(|j| {
-            let end = (j + 1) as f64 * bin_s + 1e-9;
-            let i = samples.partition_point(|s| s.0 <= end);
-            samples.get(i.wrapping_sub(1)).unwrap_or(first).1 as f32
+            let (from, to) = (j as f64 * bin_s, (j + 1) as f64 * bin_s + 1e-9);
+            samples
+                .iter()
+                .rev()
+                .find(|s| s.0 >= from && s.0 < to)
+                .map_or(-1.0, |s| s.1 as f32)
         })
         .collect()
 }

@@ -136,7 +136,7 @@ pub fn stalls(fine_ios: &[u32], bin_s: f64, cpu: CpuBins, th: &Thresholds) -> Ve
             machine_saturated(cpu, start..stop, fine_ios.len()).map(|o| {
                 (
                     format!(
-                        "{when} {} and the device had IO in flight throughout (at least {}), IO its kernel thread completes (a loop device's worker, whose wait for a CPU iogauge cannot see): on such a machine a stall is the CPU's as likely as the device's",
+                        "{when} {} and the device had at least {} IO in flight at each of iogauge's looks inside it, IO its kernel thread completes (a loop device's worker, whose wait for a CPU iogauge cannot see): on such a machine a stall is the CPU's as likely as the device's",
                         cpu.none_idle(&format!("{o:.1}")),
                         count(n)
                     ),
@@ -254,27 +254,39 @@ fn cpu_stalled(
 ///
 /// Not always, though: 1 MiB reads from xfs on a RAM loop device stopped all but completely
 /// for 0.7-0.9 s (3 cells of 100, each 1 s) while another process's io_uring workers wrote to
-/// zram on both CPUs, and the loop device's kernel worker sat runnable for 0.82 s, its run time
-/// still and its wait growing by 0.82 s (/proc/TID/schedstat sampled every 10 ms, Linux 6.18).
+/// zram on both CPUs, and the loop device's kernel worker sat runnable for 0.82 s, running 3 ms
+/// of it, its wait growing by 0.82 s (/proc/TID/schedstat sampled every 10 ms, Linux 6.18).
 /// Such a stall is told from a frozen file system by the IO in flight at the device
 /// ([`held_at_worker`]).
 pub const STALL_SCHEDULED_DEPTH: f64 = 0.02;
 
 /// The least count of IOs in flight at the target's device over the fine bins `span` of a
 /// stall, when a device of its stack completes IO in a kernel thread ([`CpuBins::worker`]) and
-/// IO was in flight there in every bin but the stall's first and last (their counts may have
-/// been read before it began or after it ended: a stall that began just after its first bin's
-/// read, at QD 1, had 0 there and 1 in the seven after): the IO reached the device and waited
-/// on that thread, where IO held above the device (a frozen file system) has none in flight.
-/// Such a thread, ready to run, has waited 0.82 s for a CPU on a machine with none idle (the
-/// limit below).
+/// every bin of the stall but its first and last (their counts may have been read before it
+/// began or after it ended: a stall that began just after its first bin's look, at QD 1, had 0
+/// there and 1 in the seven after) was looked in and had IO in flight, or was not looked in
+/// (−1) between two that were: the IO reached the device and waited on that thread, where IO
+/// held above the device (a frozen file system) has none in flight. Such a thread, ready to
+/// run, has waited 0.82 s for a CPU on a machine with none idle (the limit below).
 fn held_at_worker(cpu: CpuBins, span: std::ops::Range<usize>) -> Option<f64> {
     if !cpu.worker || span.len() < 3 || span.end > cpu.in_flight.len() {
         return None;
     }
     let inner = &cpu.in_flight[span.start + 1..span.end - 1];
-    let least = inner.iter().fold(f32::INFINITY, |a, &b| a.min(b));
-    (least >= 1.0).then_some(f64::from(least))
+    let looked = |v: f32| v >= 0.0;
+    let held = inner.iter().enumerate().all(|(i, &v)| match looked(v) {
+        true => v >= 1.0,
+        false => {
+            let seen = |j: Option<usize>| j.and_then(|j| inner.get(j)).is_some_and(|&w| looked(w));
+            seen(i.checked_sub(1)) && seen(Some(i + 1))
+        }
+    });
+    let least = inner
+        .iter()
+        .copied()
+        .filter(|&v| looked(v))
+        .fold(f32::INFINITY, f32::min);
+    (held && least.is_finite()).then_some(f64::from(least))
 }
 
 /// Other work's CPUs over the fine bins `span` of a stall when the machine had no idle CPU
@@ -817,6 +829,14 @@ mod tests {
         edges[59] = 0.0;
         let found = at(&edges, true, &o);
         assert!(found[0].summary.contains("in flight"), "{found:?}");
+        // A bin not looked in, alone: still; two in a row: not judged, the device's.
+        let mut unseen = flight.clone();
+        unseen[45] = -1.0;
+        let found = at(&unseen, true, &o);
+        assert!(found[0].summary.contains("in flight"), "{found:?}");
+        unseen[46] = -1.0;
+        let found = at(&unseen, true, &o);
+        assert!(!found[0].summary.contains("CPU"), "{found:?}");
         let mut gap = flight.clone();
         gap[50] = 0.0;
         let idle = vec![1.4f32; ios.len()];

@@ -94,11 +94,17 @@ pub struct TargetInfo {
 }
 
 impl TargetInfo {
-    /// Whether a device of the stack completes IO in a kernel thread of its own, which waits
-    /// for a CPU where iogauge's own CPU series cannot see it: a loop device's worker (measured
-    /// so, tests/stall.rs). md's and dm's threads may too; not measured, so not counted.
+    /// Whether a device of the stack completes IO in a kernel thread of its own with nothing
+    /// below it that can stall, so that IO in flight there and not completing is that thread
+    /// waiting, for a CPU where iogauge's own CPU series cannot see it: a loop device over a
+    /// file in tmpfs or ramfs (measured so, tests/stall.rs). A loop device over a file on a disk
+    /// may be waiting on the disk; md's and dm's threads may wait for a CPU too. Neither is
+    /// measured, so neither counts.
     pub fn worker_completes(&self) -> bool {
-        self.devices.iter().any(|d| d.role == DeviceRole::Loop)
+        self.devices.iter().any(|d| {
+            d.role == DeviceRole::Loop
+                && matches!(d.loop_backing_fs.as_deref(), Some("tmpfs" | "ramfs"))
+        })
     }
 
     /// What the target's IO ends in when that is memory, said for a reader (`zram0`, `loop0
