@@ -418,7 +418,7 @@ impl Store {
 
     /// Stores a whole run document made elsewhere (`iogauge import`); its id here.
     pub fn import(&mut self, doc: &RunDoc) -> Result<i64> {
-        let id = self.insert_run(doc)?;
+        let id = self.insert_run(doc, None)?;
         for (i, r) in doc.results.iter().enumerate() {
             self.insert_result(id, i, r)?;
         }

@@ -18,8 +18,11 @@ impl Store {
         Ok(())
     }
 
-    /// Writes the run row, marked interrupted until [`Store::finish_run`] says otherwise.
-    pub(super) fn insert_run(&mut self, header: &RunDoc) -> Result<i64> {
+    /// Writes the run row, marked interrupted until [`Store::finish_run`] says otherwise, and
+    /// its first result with it when given, in one transaction: a run killed between two would
+    /// be an empty run in the store (`suite quick (0 results)`, a CI run's kill at a random
+    /// moment).
+    pub(super) fn insert_run(&mut self, header: &RunDoc, first: Option<&ResultDoc>) -> Result<i64> {
         let mut doc = header_of(header);
         doc.interrupted = true;
         let tx = self
@@ -42,6 +45,9 @@ impl Store {
             ],
         )?;
         let id = tx.last_insert_rowid();
+        if let Some(r) = first {
+            put_result(&tx, id, 0, r)?;
+        }
         tx.commit()?;
         Ok(id)
     }
@@ -207,7 +213,7 @@ impl Recorder {
                 let header = doc
                     .or(self.header.as_ref())
                     .expect("a recorder with a store has a header");
-                let id = store.insert_run(header)?;
+                let id = store.insert_run(header, None)?;
                 self.id = Some(id);
                 id
             }
@@ -217,12 +223,22 @@ impl Recorder {
 
     /// Stores one finished result (the next position in the run), in its own transaction.
     pub fn add(&mut self, result: &ResultDoc) -> Result<()> {
-        let at = self.added;
-        if let Some((store, id)) = self.row(None)? {
-            store.insert_result(id, at, result)?;
-            self.added += 1;
-            crate::interrupt::note_stored(self.added);
+        let Some(store) = self.store.as_mut() else {
+            return Ok(());
+        };
+        match self.id {
+            Some(id) => store.insert_result(id, self.added, result)?,
+            // The row and the first result together (Store::insert_run).
+            None => {
+                let header = self
+                    .header
+                    .as_ref()
+                    .expect("a recorder with a store has a header");
+                self.id = Some(store.insert_run(header, Some(result))?);
+            }
         }
+        self.added += 1;
+        crate::interrupt::note_stored(self.added);
         Ok(())
     }
 
