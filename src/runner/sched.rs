@@ -222,16 +222,16 @@ pub(super) fn flight_per_bin(samples: &[(f64, u32)], bin_s: f64, bins: usize) ->
     if samples.is_empty() {
         return Vec::new();
     }
-    (0..bins)
-        .map(|j| {
-            let (from, to) = (j as f64 * bin_s, (j + 1) as f64 * bin_s + 1e-9);
-            samples
-                .iter()
-                .rev()
-                .find(|s| s.0 >= from && s.0 < to)
-                .map_or(-1.0, |s| s.1 as f32)
-        })
-        .collect()
+    // One pass: samples come in time order, so a later one in a bin overwrites an earlier (a
+    // search per bin cost bins × samples, 1.3e9 steps for an hour's run).
+    let mut out = vec![-1.0f32; bins];
+    for &(t, n) in samples {
+        let j = (t / bin_s).floor();
+        if j >= 0.0 && (j as usize) < bins {
+            out[j as usize] = n as f32;
+        }
+    }
+    out
 }
 
 /// Reads and writes in flight from a block device's `inflight` file: "<reads> <writes>".
