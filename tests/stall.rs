@@ -227,6 +227,28 @@ fn run_on(
     Spawned::start(c)
 }
 
+/// How many IOs the device completes before a test stops it: at 7,000-87,000 IOPS here (a RAM
+/// loop device beside busy loops), 0.2-2 s into an 8 s measurement.
+const INTO_THE_MEASUREMENT: u64 = 15_000;
+
+/// Waits until block device `name` has completed `ios` IOs in all, by its own count: a place in
+/// the measurement that holds at any pace (iogauge's CPU time did not: beside two busy loops it
+/// ran 0.3 CPU-s a second, and in one CI run a 6 s run ended before its 1.5 CPU-s). The runs
+/// pass `--complete-batch 1`, so no trial of ways to wait comes before the measurement: it
+/// starts with the first IO. Fails at once when the run ends first.
+fn wait_for_ios(run: &mut Spawned, name: &str, ios: u64) {
+    let mut ended = false;
+    wait_until(&format!("{ios} IOs at {name}"), WATCHDOG, || {
+        ended = !run.alive();
+        ended || device_ios(name) >= ios
+    });
+    assert!(
+        !ended,
+        "the run ended before {name} had completed {ios} IOs (it has {})",
+        device_ios(name)
+    );
+}
+
 /// The run's longest stall (a freeze's; the bins around it may hold short ones of their own).
 fn longest_stall(doc: &Value) -> Value {
     let d = |f: &Value| f["evidence"]["duration_s"].as_f64().unwrap_or(0.0);
@@ -278,20 +300,15 @@ fn a_loop_devices_worker_held_off_its_cpu_is_a_stall_possibly_the_cpus() {
     let dir = tempfile::tempdir().unwrap();
     // iogauge on CPU 0: its own threads then never wait behind the real-time loop (on CPU 1,
     // they did once, and the stall was rightly named the CPU's by their wait).
-    let run = run_on(
+    let before = device_ios(ram.dev.name());
+    let mut run = run_on(
         dir.path(),
         &ram.dev.dev,
-        "6s",
-        &["--rw", "randread"],
+        "8s",
+        &["--rw", "randread", "--complete-batch", "1"],
         Some("0"),
     );
-    // Well into the measurement, by iogauge's own CPU time (a count of reads would depend on
-    // the rate, 7,000-87,000 IOPS here): its lead-in, a trial of ways to wait for completions,
-    // reads too.
-    let pid = run.pid();
-    wait_until("iogauge to run 1.5 CPU seconds", WATCHDOG, || {
-        cpu_secs(pid) >= 1.5
-    });
+    wait_for_ios(&mut run, ram.dev.name(), before + INTO_THE_MEASUREMENT);
     // KILL: a real-time loop must not outlive the test, whatever stops it.
     let hog = Command::new("timeout")
         .args([
@@ -350,16 +367,21 @@ fn a_freeze_above_a_loop_device_on_a_busy_machine_stays_the_devices() {
     let mut run = run_on(
         dir.path(),
         mnt.to_str().unwrap(),
-        "6s",
-        &["--rw", "randwrite", "--size", "64m"],
+        "8s",
+        &[
+            "--rw",
+            "randwrite",
+            "--size",
+            "64m",
+            "--complete-batch",
+            "1",
+        ],
         None,
     );
+    // Filled: the IO from here on is the measurement's.
     run.wait_for("done in", WATCHDOG);
-    // Well into the measurement, as above.
-    let pid = run.pid();
-    wait_until("iogauge to run 1.5 CPU seconds", WATCHDOG, || {
-        cpu_secs(pid) >= 1.5
-    });
+    let before = device_ios(ram.dev.name());
+    wait_for_ios(&mut run, ram.dev.name(), before + INTO_THE_MEASUREMENT);
     let frozen = Frozen::new(&mnt);
     // The freeze's length; nothing waits on it.
     std::thread::sleep(Duration::from_secs(1));
