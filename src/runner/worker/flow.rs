@@ -68,7 +68,8 @@ impl Gate {
         ahead
     }
 
-    /// One IO issued.
+    /// One IO issued, or a look for one that found none (a trimmer with no zone holding data):
+    /// fio counts a pass of the flow check, not the IO after it.
     #[inline]
     pub fn issued(&mut self) {
         self.share.issued.fetch_add(1, Ordering::Relaxed);
