@@ -4,7 +4,6 @@
 
 use serde_json::Value;
 use std::collections::BTreeSet;
-use std::process::Command;
 
 use crate::common;
 use common::*;
@@ -61,13 +60,7 @@ fn fios_json_and_iogauges_have_the_same_keys_but_the_deliberate_ones() {
         ),
     )
     .unwrap();
-    let fio = Command::new("fio")
-        .args(["--output-format=json", job.to_str().unwrap()])
-        .current_dir(dir.path())
-        .output()
-        .unwrap();
-    assert!(fio.status.success(), "{}", stderr_of(&fio));
-    let fio: Value = serde_json::from_slice(&fio.stdout).unwrap();
+    let fio = fio_json(dir.path(), &job);
     let ours = dir.path().join("ours.json");
     let out = iogauge(
         dir.path(),

@@ -5,7 +5,6 @@
 //! fio itself on the same RAM loop device.
 
 use std::path::Path;
-use std::process::Command;
 
 use crate::common;
 use common::trace::Issued;
@@ -87,12 +86,7 @@ fn strided_zones_read_each_zones_share_then_skip_as_fio_does() {
     for (i, &(at, len)) in ours.iter().enumerate() {
         assert_eq!((at, len), (want(i), 64 << 10), "read {i} of {}", ours.len());
     }
-    let fio = Command::new("fio")
-        .args(["--output-format=json", file.to_str().unwrap()])
-        .current_dir(Path::new(dir.path()))
-        .output()
-        .unwrap();
-    assert!(fio.status.success(), "{}", stderr_of(&fio));
+    fio_json(dir.path(), &file);
     let theirs = issued.places();
     let n = theirs.len().min(ours.len()).min(400);
     assert_eq!(theirs[..n], ours[..n]);
@@ -233,12 +227,7 @@ fn zbd_random_writes_append_at_write_pointers_in_max_open_zones_as_fio_does() {
     assert!(most <= 4, "{most} zones part-written at once");
     assert!(reached >= 12, "{reached} of 32 zones written");
     assert_eq!(doc["results"][0]["workload"]["zbd"]["zone_bytes"], 1 << 20);
-    let fio = Command::new("fio")
-        .args(["--output-format=json", zbd.to_str().unwrap()])
-        .current_dir(dir.path())
-        .output()
-        .unwrap();
-    assert!(fio.status.success(), "{}", stderr_of(&fio));
+    fio_json(dir.path(), &zbd);
     let theirs = issued.writes();
     let (appends, most, _) = judge(&theirs);
     assert_eq!((appends, theirs.len()), (384, 384), "fio's writes");
@@ -326,12 +315,7 @@ fn zbd_trims_reset_the_zones_the_writers_share_as_fio_does() {
         "{restarts} restarts, {trims} trims"
     );
     // fio on the same file: the same kind of writes, restarted by its trims.
-    let fio = Command::new("fio")
-        .args(["--output-format=json", trimmed.to_str().unwrap()])
-        .current_dir(dir.path())
-        .output()
-        .unwrap();
-    assert!(fio.status.success(), "{}", stderr_of(&fio));
+    fio_json(dir.path(), &trimmed);
     let (_, fio_restarts, fio_elsewhere, fio_discards) = judge(issued.flagged());
     assert_eq!((fio_elsewhere, fio_discards), (0, 0), "fio's writes");
     assert!(fio_restarts > 0, "fio's trims restarted no zone");
@@ -452,12 +436,7 @@ fn a_trimmer_with_nothing_to_trim_does_not_hold_its_flows_writer() {
     );
     assert!(trims >= 1.0, "{trims} trims");
     // fio on the same job, the reference.
-    let fio = Command::new("fio")
-        .args(["--output-format=json", file.to_str().unwrap()])
-        .current_dir(dir.path())
-        .output()
-        .unwrap();
-    assert!(fio.status.success(), "{}", stderr_of(&fio));
+    fio_json(dir.path(), &file);
     let theirs = issued.flagged();
     let fio_writes = theirs.iter().filter(|r| r.0.contains('W')).count();
     assert!(fio_writes >= 100, "fio: {fio_writes} writes");

@@ -305,6 +305,17 @@ pub fn stderr_of(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
+/// fio itself run on job file `job` in `dir`, the reference a test holds iogauge to: its JSON.
+pub fn fio_json(dir: &Path, job: &Path) -> Value {
+    let out = Command::new("fio")
+        .args(["--output-format=json", job.to_str().unwrap()])
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "fio: {}", stderr_of(&out));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
 /// Whether PostgreSQL's programs are installed where iogauge looks for them (Debian's
 /// /usr/lib/postgresql/N/bin); says why not, as a skip.
 pub fn have_postgres() -> bool {
