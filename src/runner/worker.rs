@@ -338,12 +338,12 @@ impl<'a, E: Engine> Worker<'a, E> {
             if len == 0 && self.trims_wait {
                 // No zone holds data to trim: a timed job waits for the writers, as fio's
                 // time_based trimmer starts its pass again (no trim is counted meanwhile).
-                // The look is its turn in its flow all the same, as fio counts a job's pass of
-                // the flow check before it looks for an IO: else a writer ahead of its share
-                // waits for trims that wait for its writes, and neither moves (a writer of
-                // weight 1 beside a trimmer of 8 wrote once in 1 s; fio's, 13,981 times).
+                // It is counted up to its share of its flow (fio counts each pass of the flow
+                // check, not the IO after it): else a writer ahead of its share waits for trims
+                // that wait for its writes, and neither moves (a writer of weight 1 beside a
+                // trimmer of 8 wrote once in 1 s; fio's, 13,981 times).
                 if let Some(f) = &mut self.flow {
-                    f.issued();
+                    f.caught_up();
                 }
                 self.idle = true;
                 std::thread::yield_now();

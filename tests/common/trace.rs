@@ -105,26 +105,35 @@ impl Issued {
     /// Every request issued since the last take, in order: (its flags, e.g. "WS" or "D" for a
     /// discard, first byte, bytes); the trace is emptied.
     pub fn flagged(&self) -> Vec<(String, u64, u64)> {
+        self.timed()
+            .into_iter()
+            .map(|(_, flags, at, len)| (flags, at, len))
+            .collect()
+    }
+
+    /// [`Issued::flagged`], each request with the kernel's time of its issue first (seconds
+    /// on the trace clock).
+    pub fn timed(&self) -> Vec<(f64, String, u64, u64)> {
         let text = std::fs::read_to_string(self.0.join("trace")).unwrap();
         std::fs::write(self.0.join("trace"), "").unwrap();
         text.lines()
             .filter(|l| l.contains("block_rq_issue:"))
             .map(|line| {
-                // "block_rq_issue: 7,0 WS 65536 () 0 + 128 [iogauge-w0]": the flags follow the
-                // device.
-                let flags = line
-                    .split("block_rq_issue:")
-                    .nth(1)
-                    .unwrap_or("")
+                // "iogauge-w0-123 [001] ..... 38349.569514: block_rq_issue: 7,0 WS 65536 () 0 +
+                // 128 [iogauge-w0]": the time ends in a colon before the event, the flags
+                // follow the device.
+                let (head, event) = line.split_once("block_rq_issue:").unwrap();
+                let at: f64 = head
                     .split_whitespace()
-                    .nth(1)
-                    .unwrap_or("")
-                    .to_string();
+                    .last()
+                    .and_then(|t| t.trim_end_matches(':').parse().ok())
+                    .unwrap();
+                let flags = event.split_whitespace().nth(1).unwrap_or("").to_string();
                 let words: Vec<&str> = line.split_whitespace().collect();
                 let plus = words.iter().position(|w| *w == "+").unwrap();
                 let sector: u64 = words[plus - 1].parse().unwrap();
                 let sectors: u64 = words[plus + 1].parse().unwrap();
-                (flags, sector * 512, sectors * 512)
+                (at, flags, sector * 512, sectors * 512)
             })
             .collect()
     }

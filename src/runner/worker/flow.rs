@@ -68,12 +68,32 @@ impl Gate {
         ahead
     }
 
-    /// One IO issued, or a look for one that found none (a trimmer with no zone holding data):
-    /// fio counts a pass of the flow check, not the IO after it.
+    /// One IO issued.
     #[inline]
     pub fn issued(&mut self) {
         self.share.issued.fetch_add(1, Ordering::Relaxed);
         self.mine += 1;
+    }
+
+    /// A look for an IO that found none (a timed trimmer with no zone holding data): this
+    /// thread is counted up to its share at once, so the others of its flow are never held
+    /// waiting for it. fio counts each pass of its flow check, not the IO after it, and its idle
+    /// trimmer passes many times while a writer issues one; counting one look at a time, with a
+    /// yield between looks, left a writer of weight 1 beside a trimmer of 8 at 50 writes in a
+    /// second on a busy machine, against 37,723 on a quiet one.
+    pub fn caught_up(&mut self) {
+        let issued = self.share.issued.load(Ordering::Relaxed);
+        let weights = self.share.weight.load(Ordering::Relaxed);
+        if weights <= self.weight {
+            // Alone in its flow: nobody waits for it.
+            return;
+        }
+        // The d that makes (mine + d) / (issued + d) reach weight / weights, and one more, so
+        // that `ahead` holds it until the others have issued.
+        let behind = (self.weight * issued).saturating_sub(self.mine * weights);
+        let d = behind / (weights - self.weight) + 1;
+        self.share.issued.fetch_add(d, Ordering::Relaxed);
+        self.mine += d;
     }
 
     /// Whether the wait may begin: with a sleep, once every IO in flight has completed (fio
@@ -137,6 +157,20 @@ mod tests {
         let ratio = heavy.mine as f64 / light.mine as f64;
         assert!((7.9..=8.1).contains(&ratio), "{ratio}");
         assert_eq!(apart.mine, 9_000);
+        // The heavier finds nothing to issue, and is counted up to its share: the lighter
+        // may issue at once, and the heavier is held until it has.
+        let (l, h) = (light.mine, heavy.mine);
+        heavy.caught_up();
+        assert!(heavy.ahead(), "{} of {h}", heavy.mine);
+        assert!(!light.ahead());
+        // Counted up to its share and no further: 8 of every 9 IOs, and one over.
+        let share = heavy.mine as f64 / (heavy.mine + light.mine + 1) as f64;
+        let over = 1.0 / (h + l) as f64;
+        assert!((8.0 / 9.0..8.0 / 9.0 + over).contains(&share), "{share}");
+        // Alone in its flow, a thread is never counted up.
+        let before = apart.mine;
+        apart.caught_up();
+        assert_eq!(apart.mine, before);
         // The lighter one leaves: the heavier goes on alone, never held.
         drop(light);
         assert!((0..100).all(|_| {
