@@ -41,14 +41,24 @@ fn issued_by(
     dir: &Path,
     file: &Path,
 ) -> (Vec<(String, u64, u64)>, serde_json::Value) {
-    issued.flagged();
+    let (reqs, doc) = timed_by(issued, dir, file);
+    let reqs = reqs.into_iter().map(|(_, f, at, len)| (f, at, len));
+    (reqs.collect(), doc)
+}
+
+/// Requests as [`Issued::timed`] gives them: the kernel's time of the issue first.
+type Timed = Vec<(f64, String, u64, u64)>;
+
+/// [`issued_by`], each request with the kernel's time of its issue.
+fn timed_by(issued: &Issued, dir: &Path, file: &Path) -> (Timed, serde_json::Value) {
+    issued.timed();
     let job = file.to_str().unwrap();
     let out = iogauge(
         dir,
         &["fio", "--no-store", "--json", "--allow-overwrite", job],
     );
     assert!(out.status.success(), "{}", stderr_of(&out));
-    (issued.flagged(), json_of(&out))
+    (issued.timed(), json_of(&out))
 }
 
 /// 64 KiB reads one at a time, 1 MiB in each zone, 3 MiB skipped, over 64 MiB: the i-th read at
@@ -424,9 +434,8 @@ fn a_trimmer_with_nothing_to_trim_does_not_hold_its_flows_writer() {
     .unwrap();
     // The writes' times on the kernel's clock: from the first to the last, at least half the
     // run's second (a held writer's all fall in its first moments), and more than a few.
-    let spread = |who: &str| {
-        let writes: Vec<f64> = issued
-            .timed()
+    let spread = |who: &str, reqs: Timed| {
+        let writes: Vec<f64> = reqs
             .into_iter()
             .filter(|r| r.1.contains('W'))
             .map(|r| r.0)
@@ -439,20 +448,8 @@ fn a_trimmer_with_nothing_to_trim_does_not_hold_its_flows_writer() {
         );
         writes.len()
     };
-    issued.timed();
-    let out = iogauge(
-        dir.path(),
-        &[
-            "fio",
-            "--no-store",
-            "--json",
-            "--allow-overwrite",
-            file.to_str().unwrap(),
-        ],
-    );
-    assert!(out.status.success(), "{}", stderr_of(&out));
-    let writes = spread("iogauge");
-    let doc = json_of(&out);
+    let (reqs, doc) = timed_by(&issued, dir.path(), &file);
+    let writes = spread("iogauge", reqs);
     let r = &doc["results"];
     assert_eq!(r[1]["workload"]["rw"], "randtrim", "{r:#}");
     let (counted, trims) = (f(&r[0]["write"]["ios"]), f(&r[1]["trim"]["ios"]));
@@ -464,5 +461,5 @@ fn a_trimmer_with_nothing_to_trim_does_not_hold_its_flows_writer() {
     assert!(trims >= 1.0, "{trims} trims");
     // fio on the same job, the reference.
     fio_json(dir.path(), &file);
-    spread("fio");
+    spread("fio", issued.timed());
 }
